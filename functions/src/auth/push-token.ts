@@ -1,0 +1,91 @@
+import type { Certificates, OAuth2Client } from 'google-auth-library';
+
+/**
+ * Verification of the OIDC token Pub/Sub attaches to push requests
+ * (`Authorization: Bearer <jwt>`, signed by Google with RS256).
+ */
+export type AuthResult =
+  | { readonly ok: true; readonly email: string }
+  | { readonly ok: false; readonly status: 401 | 403; readonly error: string };
+
+/** Supplies the signing certificates; Google's by default (fetched and cached by google-auth-library). */
+export type CertSource = () => Promise<Certificates>;
+
+export interface PushTokenVerifierOptions {
+  /** The audience configured on the push subscription (the endpoint URL by default). */
+  readonly audience: string;
+  /** Service accounts allowed to push (the subscription's push service account). */
+  readonly allowedEmails: readonly string[];
+  /** Where certificates come from. Tests pass locally generated keys. */
+  readonly certs: CertSource;
+  /** google-auth-library client that performs the signature and claim checks. */
+  readonly client: OAuth2Client;
+}
+
+export type PushTokenVerifier = (authorization: string | undefined) => Promise<AuthResult>;
+
+const GOOGLE_ISSUERS = ['accounts.google.com', 'https://accounts.google.com'];
+
+function deny(status: 401 | 403, error: string): AuthResult {
+  return { ok: false, status, error };
+}
+
+/** The algorithm a JWT claims, without trusting anything else in it. */
+function headerAlg(jwt: string): string | null {
+  const [header] = jwt.split('.');
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(header ?? '', 'base64url').toString('utf8'));
+    const alg = typeof parsed === 'object' && parsed !== null ? (parsed as { alg?: unknown }).alg : undefined;
+    return typeof alg === 'string' ? alg : null;
+  } catch {
+    return null;
+  }
+}
+
+/** First clause of a library error, without the token it may quote. */
+function reasonOf(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  return message.split(/[:,]/)[0]?.slice(0, 100) ?? 'invalid token';
+}
+
+/**
+ * Builds the verifier. Certificate fetch failures are thrown (technical: the
+ * caller answers 503 and Pub/Sub retries); every token problem is a 401, a
+ * valid token of a service account that may not push is a 403.
+ */
+export function createPushTokenVerifier(options: PushTokenVerifierOptions): PushTokenVerifier {
+  const allowed = new Set(options.allowedEmails.map((e) => e.toLowerCase()));
+  return async (authorization) => {
+    const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
+    const jwt = match?.[1];
+    if (jwt === undefined) return deny(401, 'missing bearer token (Authorization: Bearer <OIDC token>)');
+    // Google signs push tokens with RS256; refuse anything else (alg "none" included) up front.
+    const alg = headerAlg(jwt);
+    if (alg !== 'RS256') return deny(401, `token algorithm ${JSON.stringify(alg)} is not RS256`);
+
+    const certs = await options.certs();
+    let claims: Record<string, unknown>;
+    try {
+      const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, options.audience, GOOGLE_ISSUERS);
+      claims = (ticket.getPayload() ?? {}) as Record<string, unknown>;
+    } catch (err) {
+      return deny(401, `invalid token: ${reasonOf(err)}`);
+    }
+    const email = typeof claims['email'] === 'string' ? claims['email'] : '';
+    if (claims['email_verified'] !== true) return deny(403, 'token email is not verified');
+    if (!allowed.has(email.toLowerCase())) return deny(403, `service account ${email} may not push to this endpoint`);
+    return { ok: true, email };
+  };
+}
+
+/** The production verifier: Google's certificates through google-auth-library's cache. */
+export async function googlePushTokenVerifier(audience: string, allowedEmails: readonly string[]): Promise<PushTokenVerifier> {
+  const { OAuth2Client } = await import('google-auth-library');
+  const client = new OAuth2Client();
+  return createPushTokenVerifier({
+    audience,
+    allowedEmails,
+    client,
+    certs: async () => (await client.getFederatedSignonCertsAsync()).certs,
+  });
+}

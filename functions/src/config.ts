@@ -1,0 +1,104 @@
+import { z } from 'zod';
+
+/**
+ * Every setting the functions read, with its default. Parsed once at start-up
+ * by {@link loadConfig}; nothing else in the code reads `process.env`.
+ */
+export const DEFAULTS = {
+  /** Push authentication is on unless explicitly disabled (the Pub/Sub emulator sends no token). */
+  INBOX_PUSH_AUTH: 'enabled',
+  /**
+   * Largest decoded `message.data` accepted, in bytes. 10 MiB is the Pub/Sub
+   * maximum, so the default never refuses a message Pub/Sub could deliver.
+   */
+  INBOX_MAX_DATA_BYTES: 10 * 1024 * 1024,
+  /**
+   * Deadline for the inbox write, in ms. It must stay below the push
+   * subscription's ack deadline (10 s minimum): a late 2xx counts as a nack.
+   */
+  INBOX_WRITE_TIMEOUT_MS: 8_000,
+  /** Number of shards of the relay's candidate index (see docs/data-model.md). */
+  INBOX_SHARDS: 16,
+} as const;
+
+/** Room for the envelope around base64 data: attributes (Pub/Sub allows 100 of up to 1.25 KiB), ids, JSON. */
+const ENVELOPE_ALLOWANCE_BYTES = 512 * 1024;
+
+const emailList = z
+  .string()
+  .transform((s) => s.split(',').map((e) => e.trim()).filter((e) => e.length > 0))
+  .pipe(z.array(z.email()).min(1, 'name at least one service-account email'));
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+const EnvSchema = z
+  .object({
+    GOOGLE_CLOUD_PROJECT: z.string().min(1, 'set it to the Google Cloud project id'),
+    INBOX_PUSH_AUTH: z.enum(['enabled', 'disabled']).default(DEFAULTS.INBOX_PUSH_AUTH),
+    INBOX_PUSH_AUDIENCE: z.string().min(1).optional(),
+    INBOX_PUSH_SERVICE_ACCOUNTS: emailList.optional(),
+    INBOX_MAX_DATA_BYTES: positiveInt(DEFAULTS.INBOX_MAX_DATA_BYTES),
+    INBOX_WRITE_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_WRITE_TIMEOUT_MS),
+    INBOX_SHARDS: z.coerce.number().int().min(1).max(256).default(DEFAULTS.INBOX_SHARDS),
+  })
+  .superRefine((env, ctx) => {
+    if (env.INBOX_PUSH_AUTH === 'disabled') return;
+    for (const key of ['INBOX_PUSH_AUDIENCE', 'INBOX_PUSH_SERVICE_ACCOUNTS'] as const) {
+      if (env[key] === undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: 'required while INBOX_PUSH_AUTH=enabled (set INBOX_PUSH_AUTH=disabled only for the local emulator)',
+        });
+      }
+    }
+  });
+
+/** Push authentication: either off, or the audience and the allowed push service accounts. */
+export type PushAuthConfig =
+  | { readonly mode: 'disabled' }
+  | { readonly mode: 'enabled'; readonly audience: string; readonly allowedEmails: readonly string[] };
+
+/** The parsed configuration. */
+export interface Config {
+  readonly projectId: string;
+  readonly pushAuth: PushAuthConfig;
+  /** See {@link DEFAULTS.INBOX_MAX_DATA_BYTES}. */
+  readonly maxDataBytes: number;
+  /** Largest request body: base64 of maxDataBytes plus the envelope allowance. */
+  readonly maxBodyBytes: number;
+  readonly writeTimeoutMs: number;
+  readonly shards: number;
+}
+
+/** A configuration error; its message names every offending variable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Parses the environment once. Throws {@link ConfigError} naming each bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  const e = parsed.data;
+  const pushAuth: PushAuthConfig =
+    e.INBOX_PUSH_AUTH === 'disabled'
+      ? { mode: 'disabled' }
+      : {
+          mode: 'enabled',
+          // superRefine guarantees both are present here.
+          audience: e.INBOX_PUSH_AUDIENCE ?? '',
+          allowedEmails: e.INBOX_PUSH_SERVICE_ACCOUNTS ?? [],
+        };
+  return {
+    projectId: e.GOOGLE_CLOUD_PROJECT,
+    pushAuth,
+    maxDataBytes: e.INBOX_MAX_DATA_BYTES,
+    maxBodyBytes: Math.ceil(e.INBOX_MAX_DATA_BYTES / 3) * 4 + ENVELOPE_ALLOWANCE_BYTES,
+    writeTimeoutMs: e.INBOX_WRITE_TIMEOUT_MS,
+    shards: e.INBOX_SHARDS,
+  };
+}

@@ -1,0 +1,79 @@
+/**
+ * The error vocabulary of the project. Every failure is either
+ * - technical: the same call may succeed later (retry, answer 5xx, back off), or
+ * - a rejection: retrying changes nothing (park with a reason, answer 4xx).
+ * {@link classifyFailure} is the one place that decides which.
+ */
+
+/**
+ * gRPC status codes that a retry can heal. Firestore surfaces these on
+ * outages, overload, contention and timeouts. Everything else (INVALID_ARGUMENT,
+ * PERMISSION_DENIED, ...) is a defect or misconfiguration: still never acked,
+ * but logged as such.
+ */
+export const RETRYABLE_GRPC_CODES: ReadonlyMap<number, string> = new Map([
+  [1, 'CANCELLED'],
+  [2, 'UNKNOWN'],
+  [4, 'DEADLINE_EXCEEDED'],
+  [8, 'RESOURCE_EXHAUSTED'],
+  [10, 'ABORTED'],
+  [13, 'INTERNAL'],
+  [14, 'UNAVAILABLE'],
+]);
+
+/** gRPC ALREADY_EXISTS: what Firestore's create() reports for an existing document. */
+export const GRPC_ALREADY_EXISTS = 6;
+
+/** Node socket errors that mean "the backend is not reachable right now". */
+const RETRYABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);
+
+/** A deadline of ours ran out before the backend answered. Always retryable. */
+export class DeadlineExceededError extends Error {
+  override readonly name = 'DeadlineExceededError';
+  constructor(what: string, readonly timeoutMs: number) {
+    super(`${what} did not finish within ${timeoutMs} ms`);
+  }
+}
+
+export type FailureClass =
+  /** Retry heals it: answer 503, back off. */
+  | { readonly kind: 'retryable'; readonly code: string }
+  /** Unexpected: a defect or misconfiguration. Still never acked (answer 500), logged as ERROR. */
+  | { readonly kind: 'unexpected'; readonly code: string };
+
+/** Reads the numeric gRPC code or string socket code an error carries, if any. */
+export function errorCode(err: unknown): number | string | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'number' || typeof code === 'string' ? code : undefined;
+}
+
+/** Decides whether a thrown error is worth a retry. Pure. */
+export function classifyFailure(err: unknown): FailureClass {
+  if (err instanceof DeadlineExceededError) return { kind: 'retryable', code: 'DEADLINE_EXCEEDED' };
+  const code = errorCode(err);
+  if (typeof code === 'number') {
+    const name = RETRYABLE_GRPC_CODES.get(code);
+    return name === undefined ? { kind: 'unexpected', code: `GRPC_${code}` } : { kind: 'retryable', code: name };
+  }
+  if (typeof code === 'string' && RETRYABLE_SOCKET_CODES.has(code)) return { kind: 'retryable', code };
+  // The gRPC client reports a refused connection as a message on a code-less error in some paths.
+  const message = err instanceof Error ? err.message : String(err);
+  if (/ECONNREFUSED|Connection dropped|No connection established|socket hang up/i.test(message)) {
+    return { kind: 'retryable', code: 'UNAVAILABLE' };
+  }
+  return { kind: 'unexpected', code: typeof code === 'string' ? code : 'UNKNOWN' };
+}
+
+/** Runs `work` but gives up after `timeoutMs`; the work itself may still finish later. */
+export async function withDeadline<T>(what: string, timeoutMs: number, work: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlineExceededError(what, timeoutMs)), timeoutMs);
+  });
+  try {
+    return await Promise.race([work(), deadline]);
+  } finally {
+    if (timer !== undefined) clearTimeout(timer);
+  }
+}

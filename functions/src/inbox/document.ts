@@ -1,0 +1,164 @@
+import type { PushEnvelope } from '../receiver/envelope';
+import type { InvalidDraft, ValidDraft } from '../receiver/interpret';
+import { collisionDocId, shardOf } from './ids';
+
+/** Name of the inbox collection (docs/data-model.md describes every field). */
+export const INBOX = 'inbox';
+/** Subcollection holding the raw bytes of a message too large to keep inline. */
+export const RAW_CHUNKS = 'rawChunks';
+
+/**
+ * Life of an inbox document: OPEN until the relay correlates it (DONE) or
+ * gives up on it for a business reason (PARKED). An operator can requeue a
+ * PARKED document (back to OPEN). See docs/inbox-states.md.
+ */
+export type InboxStatus = 'OPEN' | 'DONE' | 'PARKED';
+
+/** Why a document is PARKED. The receiver sets the first two. */
+export type ParkReason =
+  | 'INVALID_PAYLOAD'
+  | 'KEY_COLLISION'
+  | 'NO_WAITING_INSTANCE'
+  | 'AMBIGUOUS_CORRELATION'
+  | 'DEAD_LETTERED'
+  | 'MANUAL';
+
+/** Where the message came from, as Pub/Sub described it. */
+export interface InboxSource {
+  readonly subscription: string | null;
+  readonly messageId: string;
+  /** Null when the sender (the emulator, for one) left it out. */
+  readonly publishTime: Date | null;
+  readonly orderingKey: string | null;
+  readonly deliveryAttempt: number | null;
+  /**
+   * Attributes as a list of pairs, sorted by key. Not a map: Firestore reserves
+   * field names like `__x__` and rejects empty ones, and attribute keys are
+   * the sender's choice.
+   */
+  readonly attributes: ReadonlyArray<{ readonly key: string; readonly value: string }>;
+}
+
+/** The stored form of an inbox document (what the receiver writes). */
+export interface InboxDocument {
+  readonly status: InboxStatus;
+  readonly reason: ParkReason | null;
+  readonly messageName: string | null;
+  readonly correlationKey: string | null;
+  readonly dedupKey: string | null;
+  readonly payload: Readonly<Record<string, unknown>> | null;
+  readonly payloadHash: string;
+  /** Raw bytes, inline when small; otherwise null and split over `rawChunks`. Set for invalid messages only. */
+  readonly rawData: Buffer | null;
+  readonly rawDataForm: InvalidDraft['rawDataForm'] | null;
+  readonly rawDataBytes: number;
+  readonly rawDataChunks: number;
+  readonly validationError: string | null;
+  /** For KEY_COLLISION: the id of the document that holds the first payload. */
+  readonly collidesWith: string | null;
+  readonly attempts: number;
+  /** When the relay may next look at it; null while PARKED. */
+  readonly nextAttemptAt: Date | null;
+  readonly receivedAt: Date;
+  readonly parkedAt: Date | null;
+  readonly lastError: string | null;
+  /** See shardOf(). */
+  readonly shard: number;
+  readonly source: InboxSource;
+}
+
+/** Raw data up to this size stays on the document; Firestore caps a document at 1 MiB. */
+export const INLINE_RAW_BYTES = 256 * 1024;
+/** Chunk size for larger raw data; below Firestore's 1 MiB field limit. */
+export const RAW_CHUNK_BYTES = 768 * 1024;
+
+export function sourceOf(envelope: PushEnvelope): InboxSource {
+  const attributes = Object.keys(envelope.attributes)
+    .sort()
+    .map((key) => ({ key, value: envelope.attributes[key] ?? '' }));
+  return {
+    subscription: envelope.subscription,
+    messageId: envelope.messageId,
+    publishTime: envelope.publishTime,
+    orderingKey: envelope.orderingKey,
+    deliveryAttempt: envelope.deliveryAttempt,
+    attributes,
+  };
+}
+
+interface Context {
+  readonly envelope: PushEnvelope;
+  readonly now: Date;
+  readonly shards: number;
+}
+
+const EMPTY_RAW = { rawData: null, rawDataForm: null, rawDataBytes: 0, rawDataChunks: 0 } as const;
+
+/** A readable message: OPEN and due at once. */
+export function openDocument(draft: ValidDraft, ctx: Context): InboxDocument {
+  return {
+    status: 'OPEN',
+    reason: null,
+    messageName: draft.messageName,
+    correlationKey: draft.correlationKey,
+    dedupKey: draft.dedupKey,
+    payload: draft.payload,
+    payloadHash: draft.payloadHash,
+    ...EMPTY_RAW,
+    validationError: null,
+    collidesWith: null,
+    attempts: 0,
+    nextAttemptAt: ctx.now,
+    receivedAt: ctx.now,
+    parkedAt: null,
+    lastError: null,
+    shard: shardOf(draft.id, ctx.shards),
+    source: sourceOf(ctx.envelope),
+  };
+}
+
+/** A second, different payload under an existing dedup key: kept, PARKED, pointing at the first. */
+export function collisionDocument(draft: ValidDraft, firstId: string, ctx: Context): { id: string; doc: InboxDocument } {
+  const id = collisionDocId(firstId, draft.payloadHash);
+  const open = openDocument(draft, ctx);
+  return {
+    id,
+    doc: { ...open, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: firstId, nextAttemptAt: null, parkedAt: ctx.now, shard: shardOf(id, ctx.shards) },
+  };
+}
+
+/** An unreadable message: PARKED with its raw bytes and the validation error. */
+export function invalidDocument(draft: InvalidDraft, ctx: Context): InboxDocument {
+  const inline = draft.rawData.length <= INLINE_RAW_BYTES;
+  return {
+    status: 'PARKED',
+    reason: 'INVALID_PAYLOAD',
+    messageName: draft.messageName,
+    correlationKey: null,
+    dedupKey: null,
+    payload: null,
+    payloadHash: draft.payloadHash,
+    rawData: inline ? draft.rawData : null,
+    rawDataForm: draft.rawDataForm,
+    rawDataBytes: draft.rawData.length,
+    rawDataChunks: inline ? 0 : Math.ceil(draft.rawData.length / RAW_CHUNK_BYTES),
+    validationError: draft.error,
+    collidesWith: null,
+    attempts: 0,
+    nextAttemptAt: null,
+    receivedAt: ctx.now,
+    parkedAt: ctx.now,
+    lastError: null,
+    shard: shardOf(draft.id, ctx.shards),
+    source: sourceOf(ctx.envelope),
+  };
+}
+
+/** Splits raw data into the chunks stored under `rawChunks/{index}`. */
+export function rawChunks(rawData: Buffer): Buffer[] {
+  const chunks: Buffer[] = [];
+  for (let offset = 0; offset < rawData.length; offset += RAW_CHUNK_BYTES) {
+    chunks.push(rawData.subarray(offset, offset + RAW_CHUNK_BYTES));
+  }
+  return chunks;
+}

@@ -1,0 +1,121 @@
+import { z } from 'zod';
+
+/**
+ * The body Pub/Sub POSTs to a push endpoint. Pub/Sub's JSON mapping writes
+ * camelCase (`messageId`, `publishTime`) and, for compatibility, snake_case
+ * duplicates (`message_id`, `publish_time`); both are accepted.
+ *
+ * Emulator quirks: the Pub/Sub emulator may leave out `publishTime`,
+ * `orderingKey` and `deliveryAttempt`, so all three are optional.
+ */
+const Timestamp = z.string().min(1).max(64);
+const Id = z.string().min(1).max(1024);
+
+const MessageSchema = z.object({
+  data: z.string().optional(),
+  // Checked by readAttributes(): zod's record drops a "__proto__" key.
+  attributes: z.unknown().optional(),
+  messageId: Id.optional(),
+  message_id: Id.optional(),
+  publishTime: Timestamp.optional(),
+  publish_time: Timestamp.optional(),
+  orderingKey: z.string().max(1024).optional(),
+  ordering_key: z.string().max(1024).optional(),
+});
+
+const EnvelopeSchema = z.object({
+  message: MessageSchema,
+  subscription: z.string().max(1024).optional(),
+  deliveryAttempt: z.number().int().nonnegative().nullish(),
+});
+
+/** A push envelope, normalised: one spelling per field, absent fields as null. */
+export interface PushEnvelope {
+  readonly messageId: string;
+  /** Full subscription name, e.g. `projects/p/subscriptions/s`; null if the sender left it out. */
+  readonly subscription: string | null;
+  /** The base64 text exactly as received; may be invalid base64 (decoded later). Empty if absent. */
+  readonly data: string;
+  /** Attributes in a null-prototype object, so keys such as `__proto__` are plain data. */
+  readonly attributes: Readonly<Record<string, string>>;
+  readonly publishTime: Date | null;
+  readonly orderingKey: string | null;
+  readonly deliveryAttempt: number | null;
+}
+
+export type EnvelopeResult =
+  | { readonly ok: true; readonly envelope: PushEnvelope }
+  | { readonly ok: false; readonly error: string };
+
+function parseTime(text: string | undefined): Date | null {
+  if (text === undefined) return null;
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? null : new Date(ms);
+}
+
+/**
+ * Twice what Pub/Sub allows (100 attributes, 256-byte keys, 1 KiB values), so
+ * no real push is refused, while a stored document stays far below 1 MiB.
+ */
+export const MAX_ATTRIBUTE_CHARS = 256 * 1024;
+
+/**
+ * Attributes into a null-prototype object: every own key of the parsed JSON,
+ * `__proto__` and `constructor` included, stays plain data.
+ */
+function readAttributes(value: unknown): { ok: true; attributes: Record<string, string> } | { ok: false; error: string } {
+  const attributes = Object.create(null) as Record<string, string>;
+  if (value === null || value === undefined) return { ok: true, attributes };
+  if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'message.attributes is not an object' };
+  let size = 0;
+  for (const key of Object.keys(value)) {
+    const item = (value as Record<string, unknown>)[key];
+    if (typeof item !== 'string') return { ok: false, error: `message.attributes[${JSON.stringify(key.slice(0, 64))}] is not a string` };
+    size += key.length + item.length;
+    attributes[key] = item;
+  }
+  if (size > MAX_ATTRIBUTE_CHARS) return { ok: false, error: `message.attributes exceed ${MAX_ATTRIBUTE_CHARS} characters` };
+  return { ok: true, attributes };
+}
+
+/**
+ * Accepts a request body only if it is a Pub/Sub push envelope: an object with
+ * `message.messageId` (or `message_id`). Everything about the payload itself is
+ * judged later, so a bad payload is stored and parked rather than refused here.
+ */
+export function parsePushEnvelope(body: unknown): EnvelopeResult {
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || Buffer.isBuffer(body)) {
+    return { ok: false, error: 'body is not a JSON object (expected a Pub/Sub push envelope)' };
+  }
+  const parsed = EnvelopeSchema.safeParse(body);
+  if (!parsed.success) {
+    return { ok: false, error: `not a Pub/Sub push envelope: ${z.prettifyError(parsed.error)}` };
+  }
+  const { message, subscription, deliveryAttempt } = parsed.data;
+  const messageId = message.messageId ?? message.message_id;
+  if (messageId === undefined) {
+    return { ok: false, error: 'not a Pub/Sub push envelope: message.messageId is missing' };
+  }
+  const attributes = readAttributes(message.attributes);
+  if (!attributes.ok) return { ok: false, error: `not a Pub/Sub push envelope: ${attributes.error}` };
+  return {
+    ok: true,
+    envelope: {
+      messageId,
+      subscription: subscription ?? null,
+      data: message.data ?? '',
+      attributes: attributes.attributes,
+      publishTime: parseTime(message.publishTime ?? message.publish_time),
+      orderingKey: message.orderingKey ?? message.ordering_key ?? null,
+      deliveryAttempt: deliveryAttempt ?? null,
+    },
+  };
+}
+
+// A plain character-class run: linear on 14 MB of text, no backtracking.
+const BASE64_CHARS = /^[A-Za-z0-9+/]*={0,2}$/;
+
+/** Strict base64 decoding (Buffer.from is lenient and would accept garbage). */
+export function decodeBase64(text: string): Buffer | null {
+  return text.length % 4 === 0 && BASE64_CHARS.test(text) ? Buffer.from(text, 'base64') : null;
+}

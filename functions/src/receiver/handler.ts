@@ -1,0 +1,108 @@
+import type { Request, Response } from '@google-cloud/functions-framework';
+import type { Firestore } from '@google-cloud/firestore';
+import { classifyFailure, withDeadline } from '../core/errors';
+import { type Answer, send } from '../http/answer';
+import { storeMessage, type StoreOutcome } from '../inbox/store-message';
+import type { Logger } from '../log';
+import type { PushTokenVerifier } from '../auth/push-token';
+import { parsePushEnvelope, type PushEnvelope } from './envelope';
+import { interpretMessage } from './interpret';
+import type { MessageRegistry } from './registry';
+
+/** Everything the push receiver needs, passed in (tests build their own). */
+export interface ReceiverDeps {
+  readonly db: () => Firestore;
+  readonly registry: MessageRegistry;
+  /** null when push authentication is disabled (local emulator). */
+  readonly verifier: (() => Promise<PushTokenVerifier>) | null;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly maxBodyBytes: number;
+  readonly writeTimeoutMs: number;
+  readonly shards: number;
+}
+
+function bodySize(req: Request): number {
+  const raw = (req as { rawBody?: unknown }).rawBody;
+  if (Buffer.isBuffer(raw)) return raw.length;
+  const declared = Number(req.get('content-length'));
+  return Number.isFinite(declared) ? declared : 0;
+}
+
+function ackFor(outcome: StoreOutcome): Answer {
+  switch (outcome.kind) {
+    case 'STORED':
+      return { kind: 'ack', body: { outcome: 'stored', id: outcome.id, status: outcome.doc.status, reason: outcome.doc.reason } };
+    case 'DUPLICATE':
+      return { kind: 'ack', body: { outcome: 'duplicate', id: outcome.id } };
+    case 'COLLISION':
+      return { kind: 'ack', body: { outcome: 'stored', id: outcome.id, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: outcome.firstId } };
+  }
+}
+
+function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope): void {
+  const fields = { inboxId: outcome.id, messageId: envelope.messageId, subscription: envelope.subscription };
+  switch (outcome.kind) {
+    case 'STORED':
+      if (outcome.doc.status === 'PARKED') {
+        log.warn('message parked on receipt', { ...fields, outcome: 'parked', reason: outcome.doc.reason, validationError: outcome.doc.validationError });
+      } else {
+        log.info('message stored', { ...fields, outcome: 'stored', messageName: outcome.doc.messageName, correlationKey: outcome.doc.correlationKey });
+      }
+      return;
+    case 'DUPLICATE':
+      log.info('duplicate delivery, nothing changed', { ...fields, outcome: 'duplicate' });
+      return;
+    case 'COLLISION':
+      log.warn('same dedup key, different payload: parked as KEY_COLLISION', { ...fields, outcome: 'parked', reason: 'KEY_COLLISION', collidesWith: outcome.firstId, duplicate: outcome.duplicate });
+      return;
+  }
+}
+
+/**
+ * The push endpoint. Before the 2xx stand only steps that cannot fail for a
+ * business reason: authenticate, read the envelope, store under a
+ * deterministic id. A technical failure is answered 5xx so Pub/Sub redelivers.
+ */
+export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Response) => Promise<void> {
+  const receive = async (req: Request): Promise<Answer> => {
+    if (req.method !== 'POST') return { kind: 'reject', status: 405, error: 'use POST (Pub/Sub push)' };
+    if (bodySize(req) > deps.maxBodyBytes) {
+      return { kind: 'reject', status: 413, error: `body exceeds ${deps.maxBodyBytes} bytes (INBOX_MAX_DATA_BYTES plus envelope)` };
+    }
+    if (deps.verifier !== null) {
+      const verify = await deps.verifier();
+      const auth = await verify(req.get('authorization'));
+      if (!auth.ok) return { kind: 'reject', status: auth.status, error: auth.error };
+    }
+    const parsed = parsePushEnvelope(req.body);
+    if (!parsed.ok) return { kind: 'reject', status: 400, error: parsed.error };
+
+    const envelope = parsed.envelope;
+    const draft = interpretMessage(envelope, deps.registry);
+    const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () =>
+      storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards }),
+    );
+    logOutcome(deps.log, outcome, envelope);
+    return ackFor(outcome);
+  };
+
+  return async (req, res) => {
+    let answer: Answer;
+    try {
+      answer = await receive(req);
+    } catch (err) {
+      const failure = classifyFailure(err);
+      const message = err instanceof Error ? err.message : String(err);
+      if (failure.kind === 'retryable') {
+        deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { code: failure.code, error: message });
+        answer = { kind: 'retry', code: failure.code, error: 'temporarily unable to store the message' };
+      } else {
+        deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { code: failure.code, error: message });
+        answer = { kind: 'fail', code: failure.code, error: 'unable to store the message' };
+      }
+    }
+    if (answer.kind === 'reject') deps.log.warn('request rejected', { status: answer.status, error: answer.error });
+    send(res, answer);
+  };
+}

@@ -1,0 +1,100 @@
+import { z } from 'zod';
+import { canonicalJson, sha256Hex } from '../core/hash';
+import { invalidDocId, messageDocId } from '../inbox/ids';
+import { decodeBase64, type PushEnvelope } from './envelope';
+import { DEFAULT_NAME_ATTRIBUTE, findMessageType, type MessageRegistry } from './registry';
+
+/** A message the relay can work on. */
+export interface ValidDraft {
+  readonly kind: 'valid';
+  readonly id: string;
+  readonly messageName: string;
+  readonly correlationKey: string;
+  readonly dedupKey: string;
+  /** Schema output: known fields only, bounded sizes. */
+  readonly payload: Readonly<Record<string, unknown>>;
+  /** SHA-256 of the canonical JSON of `payload`: equal events hash equally. */
+  readonly payloadHash: string;
+}
+
+/** A message nobody can work on: kept with its raw bytes and the reason. */
+export interface InvalidDraft {
+  readonly kind: 'invalid';
+  readonly id: string;
+  /** The name it claimed, if any. */
+  readonly messageName: string | null;
+  readonly error: string;
+  /** Decoded bytes, or the received text when it was not valid base64. */
+  readonly rawData: Buffer;
+  readonly rawDataForm: 'DECODED' | 'UNDECODABLE_BASE64';
+  /** SHA-256 of rawData. */
+  readonly payloadHash: string;
+}
+
+export type InboxDraft = ValidDraft | InvalidDraft;
+
+/** Longest validation message kept on a document. */
+const MAX_ERROR_CHARS = 2_000;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+function clip(text: string): string {
+  return text.length <= MAX_ERROR_CHARS ? text : `${text.slice(0, MAX_ERROR_CHARS)}… (truncated)`;
+}
+
+/**
+ * Reads a push envelope into what the inbox stores. Pure and total: any
+ * envelope yields a draft, a bad payload an InvalidDraft with its reason.
+ */
+export function interpretMessage(envelope: PushEnvelope, registry: MessageRegistry): InboxDraft {
+  const decoded = decodeBase64(envelope.data);
+  const rawData = decoded ?? Buffer.from(envelope.data, 'utf8');
+  const claimedName = envelope.attributes[DEFAULT_NAME_ATTRIBUTE] ?? null;
+  const invalid = (error: string, messageName: string | null = claimedName): InvalidDraft => ({
+    kind: 'invalid',
+    id: invalidDocId(envelope.subscription, envelope.messageId),
+    messageName,
+    error: clip(error),
+    rawData,
+    rawDataForm: decoded === null ? 'UNDECODABLE_BASE64' : 'DECODED',
+    payloadHash: sha256Hex(rawData),
+  });
+
+  if (decoded === null) return invalid('message.data is not valid base64');
+  const type = findMessageType(registry, envelope.attributes);
+  if (type === null) {
+    const known = registry.map((t) => `${t.name} (attribute ${t.nameAttribute})`).join(', ');
+    return invalid(
+      claimedName === null
+        ? `message name missing: no attribute names a known type; known: ${known}`
+        : `unknown message name ${JSON.stringify(claimedName)}; known: ${known}`,
+    );
+  }
+  let text: string;
+  try {
+    text = utf8.decode(decoded);
+  } catch {
+    return invalid('message.data is not UTF-8 text', type.name);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    return invalid(`message.data is not JSON: ${err instanceof Error ? err.message : String(err)}`, type.name);
+  }
+  const parsed = type.schema.safeParse(json);
+  if (!parsed.success) {
+    return invalid(`${type.name} does not match its schema: ${z.prettifyError(parsed.error)}`, type.name);
+  }
+  const payload = parsed.data as Record<string, unknown>;
+  const dedupKey = type.dedupKey(payload);
+  return {
+    kind: 'valid',
+    id: messageDocId(type.name, dedupKey),
+    messageName: type.name,
+    correlationKey: type.correlationKey(payload),
+    dedupKey,
+    payload,
+    payloadHash: sha256Hex(canonicalJson(payload)),
+  };
+}

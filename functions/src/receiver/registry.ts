@@ -1,0 +1,66 @@
+import { z } from 'zod';
+
+/**
+ * What the inbox knows about one kind of message: how to recognise it, how to
+ * validate it, which process it addresses (correlation key) and which messages
+ * are the same message (dedup key). Add a message type here and nowhere else.
+ */
+export interface MessageType<P = unknown> {
+  /** Message name, also the BPMN message name it correlates to. */
+  readonly name: string;
+  /** Attribute whose value names the type. Default `eventType`. */
+  readonly nameAttribute: string;
+  /** Validates the decoded JSON; unknown fields are dropped (never stored). */
+  readonly schema: z.ZodType<P>;
+  /** The process variable value the message is correlated on. */
+  correlationKey(payload: P): string;
+  /**
+   * Identity of the business event. Prefer the sender's event id: without it,
+   * two different events for one key (say, two tranches) share a dedup key and
+   * the second becomes a KEY_COLLISION, parked rather than swallowed.
+   */
+  dedupKey(payload: P): string;
+}
+
+/** Default attribute that carries the message name. */
+export const DEFAULT_NAME_ATTRIBUTE = 'eventType';
+
+/** Bounded strings keep every stored payload far below Firestore's 1 MiB document limit. */
+const Key = z.string().trim().min(1).max(256);
+
+export const WorkOrderCompletedSchema = z.object({
+  workOrderId: Key,
+  completedItems: z.number().int().nonnegative(),
+  completionTimestamp: z.iso.datetime({ offset: true }),
+  eventId: Key.optional(),
+});
+export type WorkOrderCompleted = z.infer<typeof WorkOrderCompletedSchema>;
+
+/** The completion message from the article: the provider reports a work order as done. */
+export const WorkOrderCompletedType: MessageType<WorkOrderCompleted> = {
+  name: 'WorkOrderCompleted',
+  nameAttribute: DEFAULT_NAME_ATTRIBUTE,
+  schema: WorkOrderCompletedSchema,
+  correlationKey: (p) => p.workOrderId,
+  dedupKey: (p) => p.eventId ?? `WorkOrderCompleted:${p.workOrderId}`,
+};
+
+/** A registry is a list; order does not matter because names must be unique. */
+export type MessageRegistry = readonly MessageType[];
+
+/** Erases the payload type so types of different payloads share one list. */
+function entry<P>(type: MessageType<P>): MessageType {
+  return type as unknown as MessageType;
+}
+
+export const DEFAULT_REGISTRY: MessageRegistry = [entry(WorkOrderCompletedType)];
+
+/** The type an attribute set names, or null. Own properties only (no prototype lookups). */
+export function findMessageType(registry: MessageRegistry, attributes: Readonly<Record<string, string>>): MessageType | null {
+  for (const type of registry) {
+    if (Object.prototype.hasOwnProperty.call(attributes, type.nameAttribute) && attributes[type.nameAttribute] === type.name) {
+      return type;
+    }
+  }
+  return null;
+}

@@ -1,0 +1,77 @@
+import { interpretMessage } from '../../functions/src/receiver/interpret';
+import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import type { PushEnvelope } from '../../functions/src/receiver/envelope';
+import { messageDocId } from '../../functions/src/inbox/ids';
+
+function env(data: string, attributes: Record<string, string> = { eventType: 'WorkOrderCompleted' }, messageId = 'm-1'): PushEnvelope {
+  return { messageId, subscription: 'projects/p/subscriptions/s', data, attributes, publishTime: null, orderingKey: null, deliveryAttempt: null };
+}
+const b64 = (v: unknown): string => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64');
+const valid = { workOrderId: 'WO-1', completedItems: 5, completionTimestamp: '2026-11-29T10:00:00Z' };
+
+describe('interpretMessage', () => {
+  test('a valid completion gets its keys from the registry', () => {
+    const draft = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY);
+    expect(draft).toMatchObject({ kind: 'valid', messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', dedupKey: 'WorkOrderCompleted:WO-1' });
+    expect(draft.id).toBe(messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-1'));
+  });
+
+  test("the sender's eventId is the dedup key when present", () => {
+    const draft = interpretMessage(env(b64({ ...valid, eventId: 'evt-9' })), DEFAULT_REGISTRY);
+    expect(draft).toMatchObject({ kind: 'valid', dedupKey: 'evt-9' });
+  });
+
+  test('payload hash ignores key order and whitespace, and unknown fields are dropped', () => {
+    const a = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY);
+    const b = interpretMessage(env(b64(`{ "completionTimestamp":"2026-11-29T10:00:00Z",  "completedItems":5, "workOrderId":"WO-1", "extra": {"x":1} }`)), DEFAULT_REGISTRY);
+    expect(a.kind === 'valid' && b.kind === 'valid').toBe(true);
+    expect(b.payloadHash).toBe(a.payloadHash);
+    expect(b.kind === 'valid' && b.payload).toEqual(valid);
+  });
+
+  test('a different payload under the same key hashes differently', () => {
+    const a = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY);
+    const b = interpretMessage(env(b64({ ...valid, completedItems: 6 })), DEFAULT_REGISTRY);
+    expect(a.id).toBe(b.id);
+    expect(a.payloadHash).not.toBe(b.payloadHash);
+  });
+
+  const invalid: Array<[string, PushEnvelope, string]> = [
+    ['invalid base64', env('not base64!'), 'not valid base64'],
+    ['no eventType attribute', env(b64(valid), {}), 'message name missing'],
+    ['unknown message name', env(b64(valid), { eventType: 'WorkOrderCancelled' }), 'unknown message name "WorkOrderCancelled"'],
+    ['not UTF-8', env(Buffer.from([0xff, 0xfe, 0x00]).toString('base64')), 'not UTF-8'],
+    ['not JSON', env(b64('hello')), 'not JSON'],
+    ['empty data', env(''), 'not JSON'],
+    ['JSON array', env(b64([1, 2])), 'does not match its schema'],
+    ['missing correlation key', env(b64({ completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' })), 'workOrderId'],
+    ['empty correlation key', env(b64({ ...valid, workOrderId: '   ' })), 'workOrderId'],
+    ['negative completedItems', env(b64({ ...valid, completedItems: -1 })), 'completedItems'],
+    ['fractional completedItems', env(b64({ ...valid, completedItems: 1.5 })), 'completedItems'],
+    ['timestamp not ISO-8601', env(b64({ ...valid, completionTimestamp: '29.11.2026' })), 'completionTimestamp'],
+    ['huge correlation key', env(b64({ ...valid, workOrderId: 'x'.repeat(300) })), 'workOrderId'],
+    ['deeply nested JSON', env(b64('['.repeat(100_000) + ']'.repeat(100_000))), 'does not match its schema'],
+  ];
+  test.each(invalid)('%s is parked as INVALID_PAYLOAD material', (_name, envelope, error) => {
+    const draft = interpretMessage(envelope, DEFAULT_REGISTRY);
+    expect(draft.kind).toBe('invalid');
+    if (draft.kind !== 'invalid') return;
+    expect(draft.error).toContain(error);
+    expect(draft.error.length).toBeLessThanOrEqual(2_100);
+    expect(draft.payloadHash).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  test('invalid messages are keyed by subscription and messageId', () => {
+    const a = interpretMessage(env('bad!', {}, 'm-1'), DEFAULT_REGISTRY);
+    const b = interpretMessage(env('bad!', {}, 'm-2'), DEFAULT_REGISTRY);
+    const c = interpretMessage({ ...env('bad!', {}, 'm-1'), subscription: 'projects/p/subscriptions/other' }, DEFAULT_REGISTRY);
+    expect(new Set([a.id, b.id, c.id]).size).toBe(3);
+    expect(interpretMessage(env('bad!', {}, 'm-1'), DEFAULT_REGISTRY).id).toBe(a.id);
+  });
+
+  test('undecodable base64 keeps the received text as raw data', () => {
+    const draft = interpretMessage(env('@@@'), DEFAULT_REGISTRY);
+    expect(draft).toMatchObject({ kind: 'invalid', rawDataForm: 'UNDECODABLE_BASE64' });
+    expect(draft.kind === 'invalid' && draft.rawData.toString()).toBe('@@@');
+  });
+});
