@@ -35,3 +35,19 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * A client aimed at an explicit emulator host (another emulator, or a dead
+ * port for outage tests). The SDK reads FIRESTORE_EMULATOR_HOST in its
+ * constructor and lets it win over settings, so it is swapped for that moment.
+ */
+export function firestoreAt(host: string, projectId: string): Firestore {
+  const saved = process.env.FIRESTORE_EMULATOR_HOST;
+  process.env.FIRESTORE_EMULATOR_HOST = host;
+  try {
+    return new Firestore({ projectId, ignoreUndefinedProperties: true });
+  } finally {
+    if (saved === undefined) delete process.env.FIRESTORE_EMULATOR_HOST;
+    else process.env.FIRESTORE_EMULATOR_HOST = saved;
+  }
+}

@@ -1,0 +1,161 @@
+import request from 'supertest';
+import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
+import { collisionDocId, invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
+import { isolatedFirestore } from '../support/firestore';
+import { base64Json, completion, completionEnvelope, envelope, TEST_SUBSCRIPTION } from '../support/push';
+import { testReceiver } from '../support/receiver';
+
+const db = isolatedFirestore('receiver');
+const { server, logs } = testReceiver(db);
+const inbox = db.collection(INBOX);
+
+async function count(): Promise<number> {
+  return (await inbox.count().get()).data().count;
+}
+
+afterAll(async () => {
+  await db.terminate();
+});
+
+describe('receivePubSubPush: outcomes', () => {
+  test('a new message is stored OPEN under its deterministic id, then acked', async () => {
+    const body = completionEnvelope({ workOrderId: 'WO-new' }, { messageId: 'm-new', publishTime: '2026-11-29T09:59:00Z', deliveryAttempt: 1 });
+    const res = await request(server).post('/').send(body);
+    expect(res.status).toBe(200);
+    const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-new');
+    expect(res.body).toEqual({ outcome: 'stored', id, status: 'OPEN', reason: null });
+
+    const doc = (await inbox.doc(id).get()).data();
+    expect(doc).toMatchObject({
+      status: 'OPEN',
+      reason: null,
+      messageName: 'WorkOrderCompleted',
+      correlationKey: 'WO-new',
+      dedupKey: 'WorkOrderCompleted:WO-new',
+      payload: completion({ workOrderId: 'WO-new' }),
+      attempts: 0,
+      lastError: null,
+      source: {
+        subscription: TEST_SUBSCRIPTION,
+        messageId: 'm-new',
+        deliveryAttempt: 1,
+        orderingKey: null,
+        attributes: [{ key: 'eventType', value: 'WorkOrderCompleted' }],
+      },
+    });
+    expect(doc?.payloadHash).toMatch(/^[0-9a-f]{64}$/);
+    expect(doc?.shard).toEqual(expect.any(Number));
+    expect(doc?.source.publishTime.toDate().toISOString()).toBe('2026-11-29T09:59:00.000Z');
+    expect(doc?.nextAttemptAt.toMillis()).toBe(doc?.receivedAt.toMillis());
+  });
+
+  test('a redelivery changes nothing and is logged as a duplicate', async () => {
+    const body = completionEnvelope({ workOrderId: 'WO-redelivered' }, { messageId: 'm-r' });
+    expect((await request(server).post('/').send(body)).status).toBe(200);
+    const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-redelivered');
+    const before = await inbox.doc(id).get();
+
+    const again = await request(server).post('/').send(body);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ outcome: 'duplicate', id });
+    const after = await inbox.doc(id).get();
+    expect(after.updateTime?.isEqual(before.updateTime!)).toBe(true);
+    expect(logs.some((l) => l.outcome === 'duplicate' && l.inboxId === id)).toBe(true);
+  });
+
+  test('a duplicate publish (new messageId, same event) is a duplicate too', async () => {
+    await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dup', eventId: 'e-1' }, { messageId: 'a' }));
+    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dup', eventId: 'e-1', completionTimestamp: '2026-11-29T10:00:00.000Z' }, { messageId: 'b' }));
+    // Same instant written differently is a different payload: the event id alone does not decide.
+    expect(res.body.outcome).toBe('stored');
+    const same = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dup', eventId: 'e-1' }, { messageId: 'c' }));
+    expect(same.body).toEqual({ outcome: 'duplicate', id: messageDocId('WorkOrderCompleted', 'e-1') });
+  });
+
+  test('same dedup key, different payload: the second is kept as PARKED KEY_COLLISION pointing at the first', async () => {
+    const first = completionEnvelope({ workOrderId: 'WO-tranche', completedItems: 100 }, { messageId: 't1' });
+    const second = completionEnvelope({ workOrderId: 'WO-tranche', completedItems: 250 }, { messageId: 't2' });
+    const firstId = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-tranche');
+    await request(server).post('/').send(first);
+    const res = await request(server).post('/').send(second);
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ outcome: 'stored', status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: firstId });
+
+    const collision = (await inbox.doc(res.body.id as string).get()).data();
+    expect(collision).toMatchObject({ status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: firstId, payload: { completedItems: 250 }, nextAttemptAt: null });
+    expect((await inbox.doc(firstId).get()).get('payload.completedItems')).toBe(100);
+
+    // Redelivering the colliding message does not create a third document.
+    const again = await request(server).post('/').send(second);
+    expect(again.body.id).toBe(res.body.id);
+    const collisions = await inbox.where('collidesWith', '==', firstId).get();
+    expect(collisions.size).toBe(1);
+    expect(res.body.id).toBe(collisionDocId(firstId, collision?.payloadHash as string));
+  });
+
+  const invalid: Array<[string, Record<string, unknown>, string]> = [
+    ['data that is not base64', envelope({ data: '%%%', attributes: { eventType: 'WorkOrderCompleted' } }), 'not valid base64'],
+    ['data that is not JSON', envelope({ data: Buffer.from('hello').toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }), 'not JSON'],
+    ['an unknown message name', envelope({ data: base64Json(completion({ workOrderId: 'x' })), attributes: { eventType: 'Nope' } }), 'unknown message name'],
+    ['no message name at all', envelope({ data: base64Json(completion({ workOrderId: 'x' })) }), 'message name missing'],
+    ['a schema violation', envelope({ data: base64Json({ workOrderId: 'x', completedItems: -3, completionTimestamp: 'now' }), attributes: { eventType: 'WorkOrderCompleted' } }), 'completedItems'],
+    ['a missing correlation key', envelope({ data: base64Json({ completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }), attributes: { eventType: 'WorkOrderCompleted' } }), 'workOrderId'],
+    ['no data at all', envelope({ attributes: { eventType: 'WorkOrderCompleted' } }), 'not JSON'],
+  ];
+  test.each(invalid)('%s is stored PARKED as INVALID_PAYLOAD with raw data, attributes and the error', async (_name, body, error) => {
+    const res = await request(server).post('/').send(body);
+    expect(res.status).toBe(200);
+    const message = body.message as { messageId: string; data: string };
+    const id = invalidDocId(TEST_SUBSCRIPTION, message.messageId);
+    expect(res.body).toEqual({ outcome: 'stored', id, status: 'PARKED', reason: 'INVALID_PAYLOAD' });
+    const doc = (await inbox.doc(id).get()).data();
+    expect(doc).toMatchObject({ status: 'PARKED', reason: 'INVALID_PAYLOAD', nextAttemptAt: null, payload: null, rawDataChunks: 0 });
+    expect(doc?.validationError).toContain(error);
+    expect(doc?.source.messageId).toBe(message.messageId);
+    const raw = Buffer.from(doc?.rawData as Uint8Array);
+    expect(doc?.rawDataForm === 'DECODED' ? raw.toString('base64') : raw.toString('utf8')).toBe(message.data);
+
+    const again = await request(server).post('/').send(body);
+    expect(again.body).toEqual({ outcome: 'duplicate', id });
+  });
+
+  test('raw data too large for one document is split into chunks and reassembles exactly', async () => {
+    const data = Buffer.alloc(2 * 1024 * 1024 + 17, 0x5a);
+    data.write('{"not": "closed"', 0);
+    const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } });
+    const res = await request(server).post('/').send(body);
+    expect(res.status).toBe(200);
+    const doc = (await inbox.doc(res.body.id as string).get()).data();
+    expect(doc).toMatchObject({ reason: 'INVALID_PAYLOAD', rawData: null, rawDataBytes: data.length, rawDataChunks: 3 });
+    const chunks = await inbox.doc(res.body.id as string).collection(RAW_CHUNKS).orderBy('index').get();
+    const joined = Buffer.concat(chunks.docs.map((c) => Buffer.from(c.get('bytes') as Uint8Array)));
+    expect(joined.equals(data)).toBe(true);
+  });
+});
+
+describe('receivePubSubPush: requests that are not pushes', () => {
+  const cases: Array<[string, (r: request.Agent) => request.Test, number, string]> = [
+    ['a JSON body without messageId', (r) => r.post('/').send({ message: { data: 'e30=' } }), 400, 'messageId'],
+    ['a JSON array', (r) => r.post('/').send([1, 2, 3]), 400, 'not a JSON object'],
+    ['plain text', (r) => r.post('/').set('content-type', 'text/plain').send('hello'), 400, 'not a JSON object'],
+    ['an empty body', (r) => r.post('/'), 400, 'not a JSON object'],
+    ['a GET', (r) => r.get('/'), 405, 'POST'],
+  ];
+  test.each(cases)('%s: a 4xx with a JSON error, nothing stored', async (_name, send, status, error) => {
+    const before = await count();
+    const res = await send(request.agent(server));
+    expect(res.status).toBe(status);
+    expect(res.type).toBe('application/json');
+    expect(res.body.error).toContain(error);
+    expect(await count()).toBe(before);
+  });
+
+  test('a body over the configured limit: 413, nothing stored', async () => {
+    const small = testReceiver(db, { maxBodyBytes: 1_000 });
+    const before = await count();
+    const res = await request(small.server).post('/').send(completionEnvelope({ workOrderId: 'x'.repeat(200) }, { attributes: { pad: 'p'.repeat(2_000) } }));
+    expect(res.status).toBe(413);
+    expect(res.body.error).toContain('exceeds 1000 bytes');
+    expect(await count()).toBe(before);
+  });
+});

@@ -1,0 +1,37 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { http } from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import type { Server } from 'node:http';
+import { createLogger } from '../../functions/src/log';
+import { createPushHandler, type ReceiverDeps } from '../../functions/src/receiver/handler';
+import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+
+let registered = 0;
+
+export interface TestReceiver {
+  readonly server: Server;
+  /** Every log line the receiver wrote, parsed. */
+  readonly logs: Array<Record<string, unknown>>;
+}
+
+/**
+ * The push handler registered with the Functions Framework under a fresh name
+ * and served in process (getTestServer), with its logs captured.
+ */
+export function testReceiver(db: Firestore, overrides: Partial<ReceiverDeps> = {}): TestReceiver {
+  const logs: Array<Record<string, unknown>> = [];
+  const handler = createPushHandler({
+    db: () => db,
+    registry: DEFAULT_REGISTRY,
+    verifier: null,
+    log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
+    now: () => new Date(),
+    maxBodyBytes: 14 * 1024 * 1024,
+    writeTimeoutMs: 5_000,
+    shards: 16,
+    ...overrides,
+  });
+  const name = `receiverUnderTest${++registered}`;
+  http(name, handler);
+  return { server: getTestServer(name), logs };
+}
