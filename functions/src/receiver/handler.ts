@@ -65,7 +65,12 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
  * deterministic id. A technical failure is answered 5xx so Pub/Sub redelivers.
  */
 export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Response) => Promise<void> {
-  const receive = async (req: Request): Promise<Answer> => {
+  /** What is known about the request so far, for the failure log. */
+  interface Seen {
+    messageId?: string;
+    subscription?: string | null;
+  }
+  const receive = async (req: Request, seen: Seen): Promise<Answer> => {
     if (req.method !== 'POST') return { kind: 'reject', status: 405, error: 'use POST (Pub/Sub push)' };
     if (bodySize(req) > deps.maxBodyBytes) {
       return { kind: 'reject', status: 413, error: `body exceeds ${deps.maxBodyBytes} bytes (INBOX_MAX_DATA_BYTES plus envelope)` };
@@ -79,6 +84,8 @@ export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Respo
     if (!parsed.ok) return { kind: 'reject', status: 400, error: parsed.error };
 
     const envelope = parsed.envelope;
+    seen.messageId = envelope.messageId;
+    seen.subscription = envelope.subscription;
     const draft = interpretMessage(envelope, deps.registry);
     const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () =>
       storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards }),
@@ -89,16 +96,17 @@ export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Respo
 
   return async (req, res) => {
     let answer: Answer;
+    const seen: Seen = {};
     try {
-      answer = await receive(req);
+      answer = await receive(req, seen);
     } catch (err) {
       const failure = classifyFailure(err);
       const message = err instanceof Error ? err.message : String(err);
       if (failure.kind === 'retryable') {
-        deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { code: failure.code, error: message });
+        deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
         answer = { kind: 'retry', code: failure.code, error: 'temporarily unable to store the message' };
       } else {
-        deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { code: failure.code, error: message });
+        deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
         answer = { kind: 'fail', code: failure.code, error: 'unable to store the message' };
       }
     }

@@ -1,0 +1,25 @@
+/**
+ * jest globalSetup: makes sure a Firestore and a Pub/Sub emulator are
+ * reachable for the whole run and exports their hosts through
+ * FIRESTORE_EMULATOR_HOST / PUBSUB_EMULATOR_HOST (workers inherit this env).
+ *
+ * If both variables are already set and both hosts answer (e.g. emulators
+ * from `npm run emulators`), they are reused and nothing is started.
+ * Otherwise both are started here and stopped by global-teardown.ts.
+ */
+import { useEmulators, type EmulatorSession } from '../../tools/local/use-emulators';
+
+declare global {
+  /** Emulators of this jest run; stopped by globalTeardown if this run started them. */
+  var __jestEmulators__: EmulatorSession | undefined;
+}
+
+export default async function globalSetup(): Promise<void> {
+  const started = Date.now();
+  // Tests never run on Google Cloud: skip google-auth's metadata-server probe (and its warning).
+  process.env.METADATA_SERVER_DETECTION ??= 'none';
+  const session = await useEmulators();
+  globalThis.__jestEmulators__ = session;
+  const hosts = `FIRESTORE_EMULATOR_HOST=${session.firestoreHost} PUBSUB_EMULATOR_HOST=${session.pubsubHost}`;
+  console.log(session.started ? `\n[emulators] started ${hosts} in ${Date.now() - started} ms` : `\n[emulators] reusing ${hosts}`);
+}

@@ -1,0 +1,91 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { freePort } from '../emulators/ports';
+
+/** Repository root: functions are served from here, as gcloud deploys them (package.json main → dist/). */
+export const REPO_ROOT = join(__dirname, '..', '..');
+
+export interface ServedFunction {
+  readonly target: string;
+  /** `http://127.0.0.1:PORT/` */
+  readonly url: string;
+  readonly port: number;
+  /** Every stdout line the function wrote (its structured logs), parsed when JSON. */
+  readonly logs: Array<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+export interface ServeOptions {
+  readonly target: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly port?: number;
+  /** Echo the function's output to this process's stderr. */
+  readonly echo?: boolean;
+  readonly readyTimeoutMs?: number;
+}
+
+/**
+ * Runs one function of the compiled project under the real Functions
+ * Framework CLI on a loopback port, exactly as `npx functions-framework
+ * --target=NAME` from the repository root would. Requires `npm run build`.
+ */
+export async function serveFunction(options: ServeOptions): Promise<ServedFunction> {
+  const port = options.port ?? (await freePort());
+  // The package's exports hide its CLI module; its bin entry points here.
+  const cli = join(REPO_ROOT, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
+  const child: ChildProcess = spawn(process.execPath, [cli, `--target=${options.target}`, `--port=${port}`, `--source=${REPO_ROOT}`], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, METADATA_SERVER_DETECTION: 'none', ...options.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  let output = '';
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      if (options.echo === true) process.stderr.write(`[${options.target}] ${line}\n`);
+      try {
+        logs.push(JSON.parse(line) as Record<string, unknown>);
+      } catch {
+        output += `${line}\n`;
+      }
+    }
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    output += chunk.toString('utf8');
+    if (options.echo === true) process.stderr.write(`[${options.target}] ${chunk.toString('utf8')}`);
+  });
+
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = `http://127.0.0.1:${port}/`;
+  const deadline = Date.now() + (options.readyTimeoutMs ?? 20_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${options.target} exited with ${child.exitCode}:\n${output}`);
+    try {
+      await fetch(url, { method: 'GET' });
+      break;
+    } catch {
+      if (Date.now() > deadline) {
+        child.kill('SIGKILL');
+        throw new Error(`${options.target} did not answer on ${url}:\n${output}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    target: options.target,
+    url,
+    port,
+    logs,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}

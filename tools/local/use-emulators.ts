@@ -1,0 +1,28 @@
+import { startEmulators, type RunningEmulators } from '../emulators/harness';
+import { answers } from '../emulators/ready';
+
+export interface EmulatorSession {
+  readonly firestoreHost: string;
+  readonly pubsubHost: string;
+  /** True when this session started them (and stop() will stop them). */
+  readonly started: boolean;
+  stop(): Promise<void>;
+}
+
+/**
+ * Emulators for a local run: the ones named by FIRESTORE_EMULATOR_HOST and
+ * PUBSUB_EMULATOR_HOST when both answer, otherwise fresh ones from the
+ * harness. Exports both variables into this process's environment.
+ */
+export async function useEmulators(): Promise<EmulatorSession> {
+  const firestoreHost = process.env.FIRESTORE_EMULATOR_HOST ?? '';
+  const pubsubHost = process.env.PUBSUB_EMULATOR_HOST ?? '';
+  if (firestoreHost !== '' && pubsubHost !== '') {
+    const [firestoreUp, pubsubUp] = await Promise.all([answers(firestoreHost), answers(pubsubHost)]);
+    if (firestoreUp && pubsubUp) return { firestoreHost, pubsubHost, started: false, stop: async () => undefined };
+  }
+  const running: RunningEmulators = await startEmulators();
+  const env = { FIRESTORE_EMULATOR_HOST: running.env.FIRESTORE_EMULATOR_HOST ?? '', PUBSUB_EMULATOR_HOST: running.env.PUBSUB_EMULATOR_HOST ?? '' };
+  Object.assign(process.env, env);
+  return { firestoreHost: env.FIRESTORE_EMULATOR_HOST, pubsubHost: env.PUBSUB_EMULATOR_HOST, started: true, stop: () => running.stop() };
+}
