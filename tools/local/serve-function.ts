@@ -10,6 +10,8 @@ export interface ServedFunction {
   /** `http://127.0.0.1:PORT/` */
   readonly url: string;
   readonly port: number;
+  /** Process id of the Functions Framework process (for RSS readings). */
+  readonly pid: number;
   /** Every stdout line the function wrote (its structured logs), parsed when JSON. */
   readonly logs: Array<Record<string, unknown>>;
   stop(): Promise<void>;
@@ -22,6 +24,10 @@ export interface ServeOptions {
   /** Echo the function's output to this process's stderr. */
   readonly echo?: boolean;
   readonly readyTimeoutMs?: number;
+  /** Keep the function's log lines in `logs` (default) or send them to /dev/null (benchmarks). */
+  readonly logs?: 'capture' | 'discard';
+  /** Extra node flags, e.g. ['--cpu-prof'] for profiling. */
+  readonly nodeArgs?: readonly string[];
 }
 
 /**
@@ -33,10 +39,10 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
   const port = options.port ?? (await freePort());
   // The package's exports hide its CLI module; its bin entry points here.
   const cli = join(REPO_ROOT, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
-  const child: ChildProcess = spawn(process.execPath, [cli, `--target=${options.target}`, `--port=${port}`, `--source=${REPO_ROOT}`], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, `--target=${options.target}`, `--port=${port}`, `--source=${REPO_ROOT}`], {
     cwd: REPO_ROOT,
     env: { ...process.env, METADATA_SERVER_DETECTION: 'none', ...options.env, PORT: String(port) },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', options.logs === 'discard' ? 'ignore' : 'pipe', 'pipe'],
   });
   const logs: Array<Record<string, unknown>> = [];
   let output = '';
@@ -79,6 +85,7 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
     target: options.target,
     url,
     port,
+    pid: child.pid ?? -1,
     logs,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

@@ -1,0 +1,45 @@
+/** Runs `task(i)` for i in [0, count) with at most `concurrency` in flight. */
+export async function runPool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      await task(i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+}
+
+/** Peak resident set size (VmHWM) of a process, in bytes; Linux only. */
+export async function peakRss(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = /VmHWM:\s+(\d+)\s+kB/.exec(status);
+  if (match?.[1] === undefined) throw new Error(`no VmHWM for pid ${pid}`);
+  return Number(match[1]) * 1024;
+}
+
+export function argNumber(name: string, fallback: number): number {
+  const flag = process.argv.find((a) => a.startsWith(`--${name}=`));
+  const value = flag === undefined ? fallback : Number(flag.slice(name.length + 3));
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  return value;
+}
+
+/** CPU time (user + system) a process has used so far, in ms; Linux only. */
+export async function cpuMs(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of those.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const ticks = Number(fields[11]) + Number(fields[12]);
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** Current resident set size (VmRSS) of a process, in bytes; Linux only. */
+export async function currentRss(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const match = /VmRSS:\s+(\d+)\s+kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
+  if (match?.[1] === undefined) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(match[1]) * 1024;
+}
