@@ -14,4 +14,9 @@ export default tseslint.config(
       'max-lines': ['warn', { max: 400, skipBlankLines: true, skipComments: true }],
     },
   },
+  {
+    // Plain CommonJS fixtures run by the Functions Framework CLI.
+    files: ['**/*.js'],
+    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', module: 'writable' } },
+  },
 );

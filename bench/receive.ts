@@ -13,6 +13,7 @@
  */
 import type { Firestore } from '@google-cloud/firestore';
 import { Agent, request } from 'node:http';
+import { join } from 'node:path';
 import { createFirestore } from '../functions/src/firestore';
 import { INBOX, openDocument } from '../functions/src/inbox/document';
 import { parsePushEnvelope } from '../functions/src/receiver/envelope';
@@ -71,14 +72,16 @@ async function main(): Promise<void> {
       ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== ''),
     ],
   });
+  const bareProject = `bench-bare-${run}`;
+  const bare = await serveFunction({ target: 'bareCreate', source: join(__dirname, 'fixtures'), env: { GOOGLE_CLOUD_PROJECT: bareProject }, logs: 'discard' });
   const receiverDb = createFirestore(receiverProject);
   // A lean keep-alive client: on two cores the load generator competes with the receiver for CPU.
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   try {
-    const push = (side: string, i: number): Promise<void> =>
+    const post = (url: string, side: string, i: number): Promise<void> =>
       new Promise((resolve, reject) => {
         const body = JSON.stringify(envelopeFor(side, i));
-        const req = request(receiver.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+        const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
           res.resume();
           res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`receiver answered ${res.statusCode ?? '?'}`))));
         });
@@ -92,33 +95,43 @@ async function main(): Promise<void> {
       if (draft.kind !== 'valid') throw new Error('bench message is invalid');
       await directDb.collection(INBOX).doc(draft.id).create(openDocument(draft, { envelope: parsed.envelope, now: new Date(), shards: 16 }));
     };
-    // Warm both paths (connections, JIT, the emulator's caches).
-    await runPool(200, CONCURRENCY, (i) => push('warm', i));
+    type Side = 'receiver' | 'bare' | 'direct';
+    const send: Record<Side, (i: number) => Promise<void>> = {
+      receiver: (i) => post(receiver.url, 'r', i),
+      bare: (i) => post(bare.url, 'b', i),
+      direct: (i) => write('d', i),
+    };
+    // CPU spent per message: by the serving process for the two HTTP sides, by this process for the direct client.
+    const cpuNow = async (side: Side): Promise<number> => {
+      if (side === 'direct') {
+        const used = process.cpuUsage();
+        return (used.user + used.system) / 1000;
+      }
+      return cpuMs(side === 'receiver' ? receiver.pid : bare.pid);
+    };
+    // Warm every path (connections, JIT, the emulator's caches).
+    await runPool(200, CONCURRENCY, (i) => post(receiver.url, 'warm', i));
+    await runPool(200, CONCURRENCY, (i) => post(bare.url, 'warm', i));
     await runPool(200, CONCURRENCY, (i) => write('warm', i));
 
     const half = Math.floor(N / 2);
-    const rounds: Array<['receiver' | 'direct', number, number]> = [
-      ['direct', 0, half],
-      ['receiver', 0, half],
-      ['receiver', half, N],
-      ['direct', half, N],
-    ];
+    // Mirrored order, so drift on a shared machine hits every side alike.
+    const order: Side[] = ['direct', 'bare', 'receiver', 'receiver', 'bare', 'direct'];
+    const seen: Record<Side, number> = { receiver: 0, bare: 0, direct: 0 };
     const warmRss = await currentRss(receiver.pid);
-    const elapsed = { receiver: 0, direct: 0 };
-    // CPU spent per message: by the receiver process on its side, by this process (the direct client) on the other.
-    const cpu = { receiver: 0, direct: 0 };
-    for (const [side, from, to] of rounds) {
+    const elapsed: Record<Side, number> = { receiver: 0, bare: 0, direct: 0 };
+    const cpu: Record<Side, number> = { receiver: 0, bare: 0, direct: 0 };
+    for (const side of order) {
+      const [from, to] = seen[side] === 0 ? [0, half] : [half, N];
+      seen[side] += 1;
       const started = process.hrtime.bigint();
-      const cpuBefore = side === 'receiver' ? await cpuMs(receiver.pid) : process.cpuUsage();
-      await runPool(to - from, CONCURRENCY, (k) => (side === 'receiver' ? push('r', from + k) : write('d', from + k)));
+      const cpuBefore = await cpuNow(side);
+      await runPool(to - from, CONCURRENCY, (k) => send[side](from + k));
       elapsed[side] += Number(process.hrtime.bigint() - started) / 1e9;
-      if (typeof cpuBefore === 'number') cpu.receiver += (await cpuMs(receiver.pid)) - cpuBefore;
-      else {
-        const used = process.cpuUsage(cpuBefore);
-        cpu.direct += (used.user + used.system) / 1000;
-      }
+      cpu[side] += (await cpuNow(side)) - cpuBefore;
     }
     const rss = await peakRss(receiver.pid);
+    const bareRss = await peakRss(bare.pid);
     const receiverCheck = await verify(receiverDb, 'r', N);
     const directCheck = await verify(directDb, 'd', N);
     // The warm-up documents are in the same projects: 200 each.
@@ -127,16 +140,21 @@ async function main(): Promise<void> {
 
     const receiverRate = N / elapsed.receiver;
     const directRate = N / elapsed.direct;
+    const bareRate = N / elapsed.bare;
     const result = {
       messages: N,
       concurrency: CONCURRENCY,
       receiverPerSecond: Math.round(receiverRate),
       directPerSecond: Math.round(directRate),
+      bareFunctionPerSecond: Math.round(bareRate),
       ratio: Number((receiverRate / directRate).toFixed(3)),
+      ratioToBareFunction: Number((receiverRate / bareRate).toFixed(3)),
       receiverPeakRssMb: Number((rss / 1024 / 1024).toFixed(1)),
       receiverRssAfterWarmupMb: Number((warmRss / 1024 / 1024).toFixed(1)),
+      bareFunctionPeakRssMb: Number((bareRss / 1024 / 1024).toFixed(1)),
       receiverCpuMsPerMessage: Number((cpu.receiver / N).toFixed(2)),
       directClientCpuMsPerMessage: Number((cpu.direct / N).toFixed(2)),
+      bareFunctionCpuMsPerMessage: Number((cpu.bare / N).toFixed(2)),
       missing: receiverCheck.missing,
       doubled: receiverCheck.extra,
       directMissing: directCheck.missing,
@@ -146,14 +164,17 @@ async function main(): Promise<void> {
       console.log(JSON.stringify(result));
     } else {
       console.log(`receiver: ${result.receiverPerSecond} msg/s   direct create(): ${result.directPerSecond} docs/s   ratio receiver/direct: ${result.ratio} (target >= 0.8)`);
-      console.log(`receiver peak RSS: ${result.receiverPeakRssMb} MB (target <= 200; ${result.receiverRssAfterWarmupMb} MB after warm-up)   missing: ${result.missing}   doubled: ${result.doubled}`);
-      console.log(`CPU per message: receiver process ${result.receiverCpuMsPerMessage} ms, direct client ${result.directClientCpuMsPerMessage} ms   (${N} messages, concurrency ${CONCURRENCY})`);
+      console.log(`bare functions-framework create(): ${result.bareFunctionPerSecond} msg/s   ratio receiver/bare function: ${result.ratioToBareFunction}`);
+      console.log(`receiver peak RSS: ${result.receiverPeakRssMb} MB (target <= 200; ${result.receiverRssAfterWarmupMb} MB after warm-up; bare function ${result.bareFunctionPeakRssMb} MB)   missing: ${result.missing}   doubled: ${result.doubled}`);
+      console.log(
+        `CPU per message: receiver process ${result.receiverCpuMsPerMessage} ms, bare function ${result.bareFunctionCpuMsPerMessage} ms, direct client ${result.directClientCpuMsPerMessage} ms   (${N} messages, concurrency ${CONCURRENCY})`,
+      );
     }
     const ok = result.missing === 0 && result.doubled === 0 && directCheck.missing === 0;
     process.exitCode = ok ? 0 : 1;
   } finally {
     agent.destroy();
-    await receiver.stop();
+    await Promise.all([receiver.stop(), bare.stop()]);
     await Promise.all([directDb.terminate(), receiverDb.terminate()]);
     await emulators.stop();
   }

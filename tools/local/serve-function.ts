@@ -26,6 +26,8 @@ export interface ServeOptions {
   readonly readyTimeoutMs?: number;
   /** Keep the function's log lines in `logs` (default) or send them to /dev/null (benchmarks). */
   readonly logs?: 'capture' | 'discard';
+  /** Directory holding the function's package (default: the repository root). */
+  readonly source?: string;
   /** Extra node flags, e.g. ['--cpu-prof'] for profiling. */
   readonly nodeArgs?: readonly string[];
 }
@@ -39,7 +41,7 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
   const port = options.port ?? (await freePort());
   // The package's exports hide its CLI module; its bin entry points here.
   const cli = join(REPO_ROOT, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, `--target=${options.target}`, `--port=${port}`, `--source=${REPO_ROOT}`], {
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, `--target=${options.target}`, `--port=${port}`, `--source=${options.source ?? REPO_ROOT}`], {
     cwd: REPO_ROOT,
     env: { ...process.env, METADATA_SERVER_DETECTION: 'none', ...options.env, PORT: String(port) },
     stdio: ['ignore', options.logs === 'discard' ? 'ignore' : 'pipe', 'pipe'],
