@@ -19,6 +19,13 @@ export const DEFAULTS = {
   INBOX_WRITE_TIMEOUT_MS: 8_000,
   /** Number of shards of the relay's candidate index (see docs/data-model.md). */
   INBOX_SHARDS: 16,
+  /** Cloud Tasks location and queue of the async process steps. */
+  INBOX_TASKS_LOCATION: 'europe-west1',
+  INBOX_TASKS_QUEUE: 'process-jobs',
+  /** Topic the "Hand over work order" step publishes to. */
+  INBOX_PROVIDER_TOPIC: 'work-orders',
+  /** Failed runs of a job before it is FAILED (an incident); keep it below the queue's maxAttempts. */
+  INBOX_JOB_MAX_ATTEMPTS: 10,
 } as const;
 
 /** Room for the envelope around base64 data: attributes (Pub/Sub allows 100 of up to 1.25 KiB), ids, JSON. */
@@ -40,6 +47,14 @@ const EnvSchema = z
     INBOX_MAX_DATA_BYTES: positiveInt(DEFAULTS.INBOX_MAX_DATA_BYTES),
     INBOX_WRITE_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_WRITE_TIMEOUT_MS),
     INBOX_SHARDS: z.coerce.number().int().min(1).max(256).default(DEFAULTS.INBOX_SHARDS),
+    INBOX_TASKS_LOCATION: z.string().min(1).default(DEFAULTS.INBOX_TASKS_LOCATION),
+    INBOX_TASKS_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_TASKS_QUEUE),
+    INBOX_RUN_JOB_URL: z.url().optional(),
+    INBOX_TASKS_SERVICE_ACCOUNT: z.email().optional(),
+    INBOX_TASKS_EMULATOR_HOST: z.string().regex(/^[^:]+:\d+$/, 'HOST:PORT').optional(),
+    INBOX_PROVIDER_TOPIC: z.string().min(1).default(DEFAULTS.INBOX_PROVIDER_TOPIC),
+    INBOX_JOB_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
+    INBOX_BPMN_DIR: z.string().min(1).optional(),
   })
   .superRefine((env, ctx) => {
     if (env.INBOX_PUSH_AUTH === 'disabled') return;
@@ -69,6 +84,23 @@ export interface Config {
   readonly maxBodyBytes: number;
   readonly writeTimeoutMs: number;
   readonly shards: number;
+  readonly tasks: TasksConfig;
+  readonly providerTopic: string;
+  readonly jobMaxAttempts: number;
+  /** Directory of the deployed BPMN models; null: the repository's `bpmn/`. */
+  readonly bpmnDir: string | null;
+}
+
+/** Where async process steps go. */
+export interface TasksConfig {
+  readonly location: string;
+  readonly queue: string;
+  /** URL of the runJob function; required by functions that create jobs (see {@link requireRunJobUrl}). */
+  readonly runJobUrl: string | null;
+  /** Service account Cloud Tasks signs OIDC tokens as; null: no token (the local emulator). */
+  readonly serviceAccount: string | null;
+  /** HOST:PORT of the local Cloud Tasks emulator; null: the real service. */
+  readonly emulatorHost: string | null;
 }
 
 /** A configuration error; its message names every offending variable. */
@@ -100,5 +132,24 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: Math.ceil(e.INBOX_MAX_DATA_BYTES / 3) * 4 + ENVELOPE_ALLOWANCE_BYTES,
     writeTimeoutMs: e.INBOX_WRITE_TIMEOUT_MS,
     shards: e.INBOX_SHARDS,
+    tasks: {
+      location: e.INBOX_TASKS_LOCATION,
+      queue: e.INBOX_TASKS_QUEUE,
+      runJobUrl: e.INBOX_RUN_JOB_URL ?? null,
+      serviceAccount: e.INBOX_TASKS_SERVICE_ACCOUNT ?? null,
+      emulatorHost: e.INBOX_TASKS_EMULATOR_HOST ?? null,
+    },
+    providerTopic: e.INBOX_PROVIDER_TOPIC,
+    jobMaxAttempts: e.INBOX_JOB_MAX_ATTEMPTS,
+    bpmnDir: e.INBOX_BPMN_DIR ?? null,
   };
+}
+
+/** The runJob URL, for functions that create jobs; a ConfigError naming the variable if unset. */
+export function requireRunJobUrl(config: Config): string {
+  if (config.tasks.runJobUrl === null) throw new ConfigError('invalid configuration:\n  INBOX_RUN_JOB_URL: required by functions that start async steps (the URL of runJob)');
+  if (config.pushAuth.mode === 'enabled' && config.tasks.serviceAccount === null) {
+    throw new ConfigError('invalid configuration:\n  INBOX_TASKS_SERVICE_ACCOUNT: required while INBOX_PUSH_AUTH=enabled (Cloud Tasks signs its OIDC token as this account)');
+  }
+  return config.tasks.runJobUrl;
 }

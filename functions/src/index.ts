@@ -1,13 +1,40 @@
 /**
- * Entry point: registers every function with the Functions Framework.
- * `functions-framework --target=<name>` (and Cloud Functions) serves one of them.
+ * Entry point: registers the project's functions with the Functions
+ * Framework. `functions-framework --target=<name>` (and Cloud Functions)
+ * serves one of them.
+ *
  * Configuration is parsed here, once, so a bad variable stops the start-up
- * with a message that names it.
+ * with a message that names it. Only the function being served is built
+ * (the Functions Framework's target: its --target flag or FUNCTION_TARGET,
+ * which Cloud Functions sets), so its settings are checked and the others'
+ * are not needed. Without a target (tests importing this module) all are.
  */
 import { http } from '@google-cloud/functions-framework';
 import { loadConfig } from './config';
 import { createReceivePubSubPush } from './receiver/function';
+import { createRuntime } from './runtime';
+import { type FunctionFactory, runJobFunction, startProcessFunction, sweepJobsFunction } from './wiring';
 
 const config = loadConfig();
+const runtime = createRuntime(config);
 
-http('receivePubSubPush', createReceivePubSubPush(config));
+const FUNCTIONS: Readonly<Record<string, FunctionFactory>> = {
+  receivePubSubPush: (c) => createReceivePubSubPush(c),
+  startProcess: startProcessFunction,
+  runJob: runJobFunction,
+  sweepJobs: sweepJobsFunction,
+};
+
+/** The target the Functions Framework will serve, read the way it reads it (flag first, then env). */
+function servedTarget(argv: readonly string[], env: NodeJS.ProcessEnv): string | undefined {
+  for (const [i, arg] of argv.entries()) {
+    if (arg.startsWith('--target=')) return arg.slice('--target='.length);
+    if (arg === '--target') return argv[i + 1];
+  }
+  return env.FUNCTION_TARGET;
+}
+
+const target = servedTarget(process.argv, process.env);
+for (const [name, factory] of Object.entries(FUNCTIONS)) {
+  if (target === undefined || target === '' || target === name) http(name, factory(config, runtime));
+}

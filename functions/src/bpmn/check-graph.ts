@@ -1,0 +1,98 @@
+/**
+ * The structural rules of a process graph, checked once at load time so the
+ * engine can rely on them: one way in, every node reachable, no path that
+ * silently stops, and exclusive gateways that always know where to go.
+ */
+import { ModelError, type FlowNode, type SequenceFlow } from '../engine/model';
+
+type WithoutFlows<T> = T extends unknown ? Omit<T, 'incoming' | 'outgoing'> : never;
+/** A flow node as read from the XML, before its flows are known. */
+export type NodeDraft = WithoutFlows<FlowNode>;
+/** A flow node whose flow lists are still being filled, in document order. */
+export type Draft = NodeDraft & { readonly incoming: string[]; readonly outgoing: string[] };
+
+function theStartEvent(processId: string, nodes: ReadonlyMap<string, Draft>): Draft {
+  const starts = [...nodes.values()].filter((n) => n.kind === 'startEvent');
+  const [start, second] = starts;
+  if (start === undefined) throw new ModelError('no start event: the process needs exactly one none start event', processId);
+  if (second !== undefined) throw new ModelError(`a second start event (the first is ${start.id}): the process needs exactly one`, second.id);
+  return start;
+}
+
+function checkOutgoing(node: Draft): void {
+  const count = node.outgoing.length;
+  switch (node.kind) {
+    case 'endEvent':
+      if (count > 0) throw new ModelError('an end event has no outgoing sequence flows', node.id);
+      return;
+    case 'exclusiveGateway':
+      if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
+      return;
+    default:
+      if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
+      if (count > 1) {
+        throw new ModelError(`${count} outgoing sequence flows (${node.outgoing.join(', ')}): only an exclusive gateway may branch`, node.id);
+      }
+  }
+}
+
+function checkGateway(node: Draft & { readonly kind: 'exclusiveGateway' }, flows: ReadonlyMap<string, SequenceFlow>): void {
+  if (node.defaultFlowId !== null) {
+    if (!node.outgoing.includes(node.defaultFlowId)) {
+      throw new ModelError(`default flow ${node.defaultFlowId} is not one of its outgoing flows (${node.outgoing.join(', ')})`, node.id);
+    }
+    if (flows.get(node.defaultFlowId)?.condition !== null) {
+      throw new ModelError(`the default flow of ${node.id} has a condition; a default flow is taken when no condition holds, so it has none`, node.defaultFlowId);
+    }
+  }
+  if (node.outgoing.length < 2) return;
+  for (const flowId of node.outgoing) {
+    if (flowId !== node.defaultFlowId && flows.get(flowId)?.condition === null) {
+      throw new ModelError(`no condition on a flow leaving exclusive gateway ${node.id}: give it a condition or make it the gateway's default`, flowId);
+    }
+  }
+}
+
+function checkReachable(start: Draft, nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): void {
+  const reached = new Set([start.id]);
+  const pending = [start];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    for (const flowId of node.outgoing) {
+      const target = nodes.get(flows.get(flowId)?.targetId ?? '');
+      if (target !== undefined && !reached.has(target.id)) {
+        reached.add(target.id);
+        pending.push(target);
+      }
+    }
+  }
+  for (const node of nodes.values()) {
+    if (!reached.has(node.id)) throw new ModelError(`unreachable from start event ${start.id}: no path of sequence flows leads here`, node.id);
+  }
+}
+
+/**
+ * Checks the graph rules over nodes and flows whose ends are known to exist:
+ * exactly one start event, without incoming and with one outgoing flow; end
+ * events without outgoing flows; tasks and events with exactly one; conditions
+ * only on flows leaving an exclusive gateway; gateway defaults that are
+ * outgoing and unconditioned, and a condition on every other branch; every
+ * node reachable from the start.
+ *
+ * @returns the id of the start event.
+ * @throws ModelError naming the first offending element in document order.
+ */
+export function checkGraph(processId: string, nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): string {
+  const start = theStartEvent(processId, nodes);
+  if (start.incoming.length > 0) throw new ModelError(`a start event has no incoming sequence flows (${start.incoming.join(', ')})`, start.id);
+  for (const flow of flows.values()) {
+    if (flow.condition !== null && nodes.get(flow.sourceId)?.kind !== 'exclusiveGateway') {
+      throw new ModelError(`a condition on a flow whose source ${flow.sourceId} is not an exclusive gateway; only gateways branch`, flow.id);
+    }
+  }
+  for (const node of nodes.values()) {
+    checkOutgoing(node);
+    if (node.kind === 'exclusiveGateway') checkGateway(node, flows);
+  }
+  checkReachable(start, nodes, flows);
+  return start.id;
+}

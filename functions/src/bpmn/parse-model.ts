@@ -1,0 +1,223 @@
+/**
+ * Loads a BPMN 2.0 file into the engine's {@link ProcessModel}. Reading is
+ * bpmn-moddle's job; this module decides what the engine supports and turns
+ * everything else into a {@link ModelError} at load time, so that a model
+ * either runs as drawn or does not load at all.
+ */
+import { readFile } from 'node:fs/promises';
+import BpmnModdle from 'bpmn-moddle';
+import { sha256Hex } from '../core/hash';
+import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow } from '../engine/model';
+import { parseCondition } from './condition';
+import { checkGraph, type Draft, type NodeDraft } from './check-graph';
+import inboxDescriptor from './inbox-moddle.json';
+
+type Element = BpmnModdle.ModdleElement;
+
+const SUPPORTED =
+  'supported are: startEvent (none), endEvent (none), serviceTask, sendTask, ' +
+  'intermediateCatchEvent (one messageEventDefinition), receiveTask, exclusiveGateway, sequenceFlow';
+/** Our attributes by local name: seen outside our namespace, they are a namespace mistake, not foreign data. */
+const OWN_ATTRIBUTES: ReadonlySet<string> = new Set(['async', 'correlationKey']);
+/** Correlation keys name a top-level process variable. */
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function isElement(value: unknown): value is Element {
+  return typeof value === 'object' && value !== null && typeof (value as { $type?: unknown }).$type === 'string';
+}
+
+function elements(owner: Element, property: string): Element[] {
+  const value = owner[property];
+  return Array.isArray(value) ? value.filter(isElement) : [];
+}
+
+function text(owner: Element, property: string): string | null {
+  const value = owner[property];
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** `bpmn:ServiceTask` → `serviceTask`, the spelling of the XML. */
+function xmlName(element: Element): string {
+  const local = element.$type.slice(element.$type.indexOf(':') + 1);
+  return local.charAt(0).toLowerCase() + local.slice(1);
+}
+
+function idOf(element: Element): string {
+  const id = text(element, 'id');
+  if (id === null) throw new ModelError(`a ${xmlName(element)} has no id; every element needs one`);
+  return id;
+}
+
+function unsupported(element: Element, what = xmlName(element)): ModelError {
+  return new ModelError(`unsupported element ${what}; ${SUPPORTED}`, idOf(element));
+}
+
+/** Moddle reports what it skipped as warnings; a skipped attribute would silently change behaviour, so each is fatal. */
+function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
+  // An event definition is drawn as its event; name the event, which is what the modeller sees.
+  const parent = warning.element?.$parent;
+  const element = warning.element?.$type.endsWith('EventDefinition') === true && isElement(parent) ? parent : warning.element;
+  const elementId = element === undefined ? null : text(element, 'id');
+  const value = typeof warning.value === 'string' ? warning.value : '';
+  if (warning.message.startsWith('unresolved reference')) {
+    if (warning.property === 'bpmn:sourceRef' || warning.property === 'bpmn:targetRef') {
+      return new ModelError(`dangling flow: ${warning.property.slice(5)} "${value}" names no element`, elementId);
+    }
+    if (warning.property === 'bpmn:messageRef') return new ModelError(`messageRef "${value}" names no bpmn:message`, elementId);
+  }
+  return new ModelError(`${warning.message.replace(/\s+/g, ' ')} (the model must read without warnings)`, elementId);
+}
+
+async function readDefinitions(xml: string): Promise<Element> {
+  let result: BpmnModdle.ParseResult;
+  try {
+    result = await new BpmnModdle({ inbox: inboxDescriptor }).fromXML(xml);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new ModelError(`not readable as BPMN XML: ${message.replace(/\s+/g, ' ')}`);
+  }
+  const [warning] = result.warnings;
+  if (warning !== undefined) throw warningToError(warning);
+  return result.rootElement;
+}
+
+function singleExecutableProcess(definitions: Element): Element {
+  const processes = elements(definitions, 'rootElements').filter((e) => e.$type === 'bpmn:Process' && e.isExecutable === true);
+  const [process] = processes;
+  if (process === undefined) throw new ModelError('no executable process: mark exactly one bpmn:process isExecutable="true"');
+  if (processes.length > 1) {
+    throw new ModelError(`${processes.length} executable processes (${processes.map(idOf).join(', ')}): a file must hold exactly one`);
+  }
+  return process;
+}
+
+function messageWait(element: Element, kind: MessageWaitNode['kind'], messageRef: unknown): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
+  const id = idOf(element);
+  if (!isElement(messageRef)) throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
+  if (messageRef.$type !== 'bpmn:Message') throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
+  const messageName = text(messageRef, 'name');
+  if (messageName === null) throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
+  const correlationVariable = text(element, 'correlationKey');
+  if (correlationVariable === null) {
+    throw new ModelError("missing inbox:correlationKey: name the process variable the message's correlation key must equal", id);
+  }
+  if (!VARIABLE_NAME.test(correlationVariable)) {
+    throw new ModelError(`inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`, id);
+  }
+  return { kind, id, name: text(element, 'name'), messageName, correlationVariable };
+}
+
+/**
+ * `inbox:async` is declared a String, not a Boolean: moddle reads a Boolean as
+ * `value === 'true'`, so "True", "yes" or "1" would silently mean false.
+ */
+function asyncFlag(element: Element, id: string): boolean {
+  const value = element.async;
+  if (value === undefined || value === 'false') return false;
+  if (value === 'true') return true;
+  throw new ModelError(`inbox:async must be "true" or "false", not ${JSON.stringify(value)}`, id);
+}
+
+/** One flow node without its flows, or an error for anything the engine cannot run. */
+function toNode(element: Element): NodeDraft {
+  const id = idOf(element);
+  for (const attribute of Object.keys(element.$attrs ?? {})) {
+    if (OWN_ATTRIBUTES.has(attribute.slice(attribute.indexOf(':') + 1))) {
+      throw new ModelError(`attribute ${attribute} is not in the inbox namespace; declare xmlns:inbox="${inboxDescriptor.uri}"`, id);
+    }
+  }
+  const definitions = elements(element, 'eventDefinitions');
+  if (element.loopCharacteristics !== undefined) throw unsupported(element, `${xmlName(element)} with loop or multi-instance characteristics`);
+  const name = text(element, 'name');
+  switch (element.$type) {
+    case 'bpmn:StartEvent':
+    case 'bpmn:EndEvent': {
+      const [definition] = definitions;
+      if (definition !== undefined) throw unsupported(element, `${xmlName(element)} with ${xmlName(definition)}`);
+      return { kind: element.$type === 'bpmn:StartEvent' ? 'startEvent' : 'endEvent', id, name };
+    }
+    case 'bpmn:ServiceTask':
+    case 'bpmn:SendTask':
+      return { kind: element.$type === 'bpmn:ServiceTask' ? 'serviceTask' : 'sendTask', id, name, async: asyncFlag(element, id) };
+    case 'bpmn:IntermediateCatchEvent': {
+      const [definition] = definitions;
+      if (definition?.$type !== 'bpmn:MessageEventDefinition' || definitions.length !== 1) {
+        throw unsupported(element, `intermediateCatchEvent with ${definitions.map(xmlName).join(' and ') || 'no event definition'}`);
+      }
+      return messageWait(element, 'messageCatchEvent', definition.messageRef);
+    }
+    case 'bpmn:ReceiveTask':
+      return messageWait(element, 'receiveTask', element.messageRef);
+    case 'bpmn:ExclusiveGateway': {
+      const defaultFlow = element.default;
+      return { kind: 'exclusiveGateway', id, name, defaultFlowId: isElement(defaultFlow) ? idOf(defaultFlow) : null };
+    }
+    default:
+      throw unsupported(element);
+  }
+}
+
+function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): SequenceFlow {
+  const id = idOf(element);
+  const end = (property: 'sourceRef' | 'targetRef'): string => {
+    const ref = element[property];
+    const refId = isElement(ref) ? text(ref, 'id') : null;
+    if (refId === null || !nodes.has(refId)) {
+      throw new ModelError(`dangling flow: ${property} ${refId === null ? 'is missing' : `"${refId}" is not a flow node of this process`}`, id);
+    }
+    return refId;
+  };
+  const sourceId = end('sourceRef');
+  const targetId = end('targetRef');
+  const expression = element.conditionExpression;
+  if (!isElement(expression)) return { id, sourceId, targetId, condition: null, conditionText: null };
+  const conditionText = typeof expression.body === 'string' ? expression.body : '';
+  try {
+    return { id, sourceId, targetId, condition: parseCondition(conditionText), conditionText };
+  } catch (error) {
+    throw new ModelError(error instanceof Error ? error.message : String(error), id);
+  }
+}
+
+/**
+ * Parses BPMN 2.0 XML into a validated {@link ProcessModel}: exactly one
+ * executable process (`isExecutable="true"`; others are ignored) made only of
+ * none start/end events, service and send tasks (`inbox:async`), message
+ * catch events and receive tasks (`inbox:correlationKey`), exclusive gateways
+ * and sequence flows; documentation, lanes, annotations and diagram data are
+ * ignored. Moddle warnings, such as a misspelt `inbox:` attribute, are errors.
+ * `version` is the first 16 hex digits of the SHA-256 of `xml`.
+ *
+ * @throws ModelError naming the offending element id and the problem.
+ */
+export async function parseProcessModel(xml: string): Promise<ProcessModel> {
+  const process = singleExecutableProcess(await readDefinitions(xml));
+  const key = idOf(process);
+  const drafts = new Map<string, Draft>();
+  for (const element of elements(process, 'flowElements')) {
+    if (element.$type !== 'bpmn:SequenceFlow') drafts.set(idOf(element), { ...toNode(element), incoming: [], outgoing: [] });
+  }
+  const flows = new Map<string, SequenceFlow>();
+  for (const element of elements(process, 'flowElements')) {
+    if (element.$type !== 'bpmn:SequenceFlow') continue;
+    const flow = toFlow(element, drafts);
+    flows.set(flow.id, flow);
+    drafts.get(flow.sourceId)?.outgoing.push(flow.id);
+    drafts.get(flow.targetId)?.incoming.push(flow.id);
+  }
+  const startEventId = checkGraph(key, drafts, flows);
+  return {
+    key,
+    name: text(process, 'name'),
+    version: sha256Hex(xml).slice(0, 16),
+    startEventId,
+    // fromEntries defines own properties: no id is ever assigned through a prototype setter.
+    nodes: Object.fromEntries(drafts),
+    flows: Object.fromEntries(flows),
+  };
+}
+
+/** Reads a BPMN file (UTF-8) and parses it with {@link parseProcessModel}. File system errors pass through unchanged. */
+export async function loadProcessModel(path: string): Promise<ProcessModel> {
+  return parseProcessModel(await readFile(path, 'utf8'));
+}

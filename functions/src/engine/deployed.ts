@@ -1,0 +1,26 @@
+import { existsSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { loadProcessModel } from '../bpmn/parse-model';
+import { Engine } from './engine';
+import type { SyncHandler } from './transitions';
+
+/**
+ * The repository's `bpmn/` directory, found by walking up from here: the
+ * same code runs from functions/src (tests) and from dist/ (deployed).
+ */
+export function defaultBpmnDir(from: string = __dirname): string {
+  for (let dir = from; ; dir = dirname(dir)) {
+    const candidate = join(dir, 'bpmn');
+    if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return candidate;
+    if (dirname(dir) === dir) throw new Error(`no bpmn/ directory above ${from}; set INBOX_BPMN_DIR`);
+  }
+}
+
+/** Loads every `*.bpmn` of a directory and validates them against the registered handlers. */
+export async function loadEngine(bpmnDir: string, sync: Readonly<Record<string, SyncHandler>>, asyncHandlerIds: ReadonlySet<string>): Promise<Engine> {
+  const files = (await readdir(bpmnDir)).filter((f) => f.endsWith('.bpmn')).sort();
+  if (files.length === 0) throw new Error(`no .bpmn files in ${bpmnDir}`);
+  const models = await Promise.all(files.map((f) => loadProcessModel(join(bpmnDir, f))));
+  return new Engine(models, sync, asyncHandlerIds);
+}

@@ -1,0 +1,23 @@
+import { stableId } from '../core/hash';
+
+/** Deterministic, hashed ids of process state (never sequential: Firestore hotspots on those). */
+
+/** One instance per (process key, business key): a second start finds the first. */
+export function instanceId(processKey: string, businessKey: string): string {
+  return stableId('instance', processKey, businessKey);
+}
+
+/** The token a start creates; repairs create further tokens with their own seed. */
+export function executionId(processInstanceId: string, seed: string): string {
+  return stableId('execution', processInstanceId, seed);
+}
+
+/** A job per (token, node entry): a re-run of the same step finds the same job. */
+export function jobId(executionIdValue: string, step: number): string {
+  return stableId('job', executionIdValue, String(step));
+}
+
+/** The per-correlation-key document: waiting points (and later the inbox lane) of one key. */
+export function correlationKeyDocId(correlationKey: string): string {
+  return stableId('correlation-key', correlationKey);
+}

@@ -1,0 +1,99 @@
+/**
+ * A validated, executable process model: what the BPMN parser
+ * (functions/src/bpmn/) produces and the engine core runs. Plain data, no
+ * moddle objects, so the engine stays pure and the model serialisable.
+ */
+
+/** A literal a condition compares with. */
+export type Literal = string | number | boolean | null;
+
+export type ComparisonOperator = '==' | '!=' | '<' | '<=' | '>' | '>=';
+
+/**
+ * A condition on process variables, parsed from a sequence flow's
+ * conditionExpression. Deliberately tiny: comparisons of one variable with a
+ * literal, combined with && and ||, and parentheses; never evaluated as code.
+ */
+export type Condition =
+  | { readonly kind: 'compare'; readonly variable: string; readonly op: ComparisonOperator; readonly value: Literal }
+  | { readonly kind: 'and' | 'or'; readonly left: Condition; readonly right: Condition }
+  | { readonly kind: 'not'; readonly operand: Condition };
+
+export interface SequenceFlow {
+  readonly id: string;
+  readonly sourceId: string;
+  readonly targetId: string;
+  /** null: unconditional. */
+  readonly condition: Condition | null;
+  /** The source text of the condition, for messages. */
+  readonly conditionText: string | null;
+}
+
+interface NodeBase {
+  readonly id: string;
+  readonly name: string | null;
+  /** Ids of outgoing sequence flows, in document order. */
+  readonly outgoing: readonly string[];
+  /** Ids of incoming sequence flows. */
+  readonly incoming: readonly string[];
+}
+
+export interface StartEventNode extends NodeBase {
+  readonly kind: 'startEvent';
+}
+export interface EndEventNode extends NodeBase {
+  readonly kind: 'endEvent';
+}
+
+/**
+ * A service or send task. The handler is looked up by the task id.
+ * `async`: the token stops here and a job runs the handler later (Cloud
+ * Tasks); otherwise the handler runs inside the transaction and must be pure.
+ */
+export interface TaskNode extends NodeBase {
+  readonly kind: 'serviceTask' | 'sendTask';
+  readonly async: boolean;
+}
+
+/**
+ * An intermediate message catch event or a receive task: the token waits
+ * until a message named `messageName` arrives whose correlation key equals
+ * the value of the process variable `correlationVariable`.
+ */
+export interface MessageWaitNode extends NodeBase {
+  readonly kind: 'messageCatchEvent' | 'receiveTask';
+  readonly messageName: string;
+  readonly correlationVariable: string;
+}
+
+export interface ExclusiveGatewayNode extends NodeBase {
+  readonly kind: 'exclusiveGateway';
+  /** Flow taken when no condition holds; null if none is marked default. */
+  readonly defaultFlowId: string | null;
+}
+
+export type FlowNode = StartEventNode | EndEventNode | TaskNode | MessageWaitNode | ExclusiveGatewayNode;
+
+export interface ProcessModel {
+  /** The BPMN process id: the process key startProcess takes. */
+  readonly key: string;
+  readonly name: string | null;
+  /** SHA-256 (hex, 16 chars) of the BPMN source, stored on instances for traceability. */
+  readonly version: string;
+  /** Id of the (single) none start event. */
+  readonly startEventId: string;
+  readonly nodes: Readonly<Record<string, FlowNode>>;
+  readonly flows: Readonly<Record<string, SequenceFlow>>;
+}
+
+/** A model could not be loaded. The message names the element and what is wrong. */
+export class ModelError extends Error {
+  override readonly name = 'ModelError';
+  constructor(
+    message: string,
+    /** Id of the offending BPMN element, when there is one. */
+    readonly elementId: string | null = null,
+  ) {
+    super(elementId === null ? message : `${elementId}: ${message}`);
+  }
+}

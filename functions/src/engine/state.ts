@@ -1,0 +1,104 @@
+/**
+ * Process state as the engine core sees it: plain values in, plain values
+ * out. The Firestore store (functions/src/engine/store/) maps these to the
+ * collections described in docs/data-model.md.
+ */
+
+export type InstanceStatus = 'RUNNING' | 'COMPLETED' | 'INCIDENT';
+
+/** Why an instance needs a human. */
+export type IncidentReason =
+  /** Two tokens wait for the same message and key: the next message would be ambiguous. */
+  | 'DUPLICATE_WAITING_POINT'
+  /** An async step failed on every attempt. */
+  | 'JOB_FAILED'
+  /** An exclusive gateway found no condition true and has no default flow. */
+  | 'NO_MATCHING_FLOW'
+  /** A message wait's correlation variable is missing or not a string/number. */
+  | 'MISSING_CORRELATION_KEY'
+  /** A token passed more nodes in one step than any sane model needs (a loop without wait). */
+  | 'STEP_LIMIT';
+
+export interface Incident {
+  readonly reason: IncidentReason;
+  readonly executionId: string;
+  readonly activityId: string;
+  readonly message: string;
+  readonly at: Date;
+}
+
+export interface InstanceState {
+  readonly id: string;
+  readonly processKey: string;
+  readonly processVersion: string;
+  readonly businessKey: string;
+  readonly status: InstanceStatus;
+  readonly variables: Readonly<Record<string, unknown>>;
+  /** Executions (tokens) not yet ended: the instance completes when this is empty. */
+  readonly activeExecutionIds: readonly string[];
+  readonly incidents: readonly Incident[];
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+  readonly completedAt: Date | null;
+}
+
+export type ExecutionStatus =
+  /** Moving (only inside a transition) or stopped by an incident. */
+  | 'ACTIVE'
+  /** At an async task; a job will move it on. */
+  | 'WAITING_JOB'
+  /** At a message wait; correlation will move it on. */
+  | 'WAITING_MESSAGE'
+  | 'ENDED'
+  | 'CANCELLED';
+
+export interface ExecutionState {
+  readonly id: string;
+  readonly processInstanceId: string;
+  readonly activityId: string;
+  readonly status: ExecutionStatus;
+  /** Node entries so far; makes job ids unique when a token visits a task twice. */
+  readonly step: number;
+  readonly jobId: string | null;
+  readonly waitingFor: { readonly messageName: string; readonly correlationKey: string } | null;
+  readonly createdAt: Date;
+  readonly updatedAt: Date;
+}
+
+export type JobStatus = 'PENDING' | 'DONE' | 'FAILED';
+
+/** An async continuation: run the handler of `activityId`, then move the token on. */
+export interface JobState {
+  readonly id: string;
+  readonly processInstanceId: string;
+  readonly executionId: string;
+  readonly activityId: string;
+  readonly status: JobStatus;
+  readonly attempts: number;
+  readonly lastError: string | null;
+  readonly createdAt: Date;
+  /** When its Cloud Task was created; null until then (the sweep re-dispatches those). */
+  readonly dispatchedAt: Date | null;
+  readonly finishedAt: Date | null;
+}
+
+/** A token waiting for a message: what the correlation looks up. */
+export interface WaitingPoint {
+  readonly messageName: string;
+  readonly correlationKey: string;
+  readonly processInstanceId: string;
+  readonly executionId: string;
+  readonly activityId: string;
+  readonly createdAt: Date;
+}
+
+/** What one step of the engine changed. The store writes all of it in one transaction. */
+export interface Transition {
+  readonly instance: InstanceState;
+  /** New or changed executions. */
+  readonly executions: readonly ExecutionState[];
+  /** New jobs (PENDING); dispatched to Cloud Tasks after the commit. */
+  readonly jobs: readonly JobState[];
+  readonly subscribe: readonly WaitingPoint[];
+  readonly unsubscribe: readonly WaitingPoint[];
+}

@@ -1,0 +1,78 @@
+import type { Incident, InstanceState, Transition, WaitingPoint } from '../state';
+import { asCorrelationKey, asInstance, plain, refs } from './collections';
+import type { UnitOfWork } from './unit-of-work';
+
+/** Two or more tokens now wait for the same message under the same key. */
+export interface DuplicateWaitingPoint {
+  readonly messageName: string;
+  readonly correlationKey: string;
+  readonly waiting: readonly WaitingPoint[];
+}
+
+const samePoint = (a: WaitingPoint, b: WaitingPoint): boolean => a.executionId === b.executionId && a.messageName === b.messageName;
+
+function withDuplicateIncident(instance: InstanceState, point: WaitingPoint, count: number, now: Date): InstanceState {
+  const already = instance.incidents.some((i) => i.reason === 'DUPLICATE_WAITING_POINT' && i.executionId === point.executionId);
+  if (already) return instance;
+  const incident: Incident = {
+    reason: 'DUPLICATE_WAITING_POINT',
+    executionId: point.executionId,
+    activityId: point.activityId,
+    message: `${count} tokens wait for ${point.messageName} with correlation key ${point.correlationKey}: the next such message cannot be correlated`,
+    at: now,
+  };
+  return { ...instance, status: 'INCIDENT', incidents: [...instance.incidents, incident], updatedAt: now };
+}
+
+/**
+ * Writes a Transition into the unit of work: instance, executions, new jobs,
+ * waiting points (per-key document and one eventSubscriptions document each).
+ *
+ * The double-token guard lives here, because this is where a waiting point
+ * is created: if another token already waits for the same message and key,
+ * the new point is still recorded (no state is lost), and every instance
+ * involved is marked INCIDENT / DUPLICATE_WAITING_POINT now, not months later
+ * when the next message cannot be correlated.
+ */
+export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date): Promise<DuplicateWaitingPoint[]> {
+  const db = uow.db;
+  let instance = t.instance;
+  const others = new Map<string, InstanceState>();
+  const duplicates: DuplicateWaitingPoint[] = [];
+
+  const keys = new Set([...t.subscribe, ...t.unsubscribe].map((p) => p.correlationKey));
+  for (const key of keys) {
+    const ref = refs.correlationKey(db, key);
+    const stored = await uow.get(ref);
+    let waiting = (stored === undefined ? [] : asCorrelationKey(stored).waiting).filter((w) => !t.unsubscribe.some((u) => samePoint(u, w)));
+    for (const point of t.subscribe.filter((p) => p.correlationKey === key)) {
+      waiting = [...waiting.filter((w) => !samePoint(w, point)), point];
+      const rivals = waiting.filter((w) => w.messageName === point.messageName);
+      if (rivals.length < 2) continue;
+      duplicates.push({ messageName: point.messageName, correlationKey: key, waiting: rivals });
+      for (const rival of rivals) {
+        if (rival.processInstanceId === instance.id) {
+          instance = withDuplicateIncident(instance, rival, rivals.length, now);
+          continue;
+        }
+        const current = others.get(rival.processInstanceId) ?? (await loadInstance(uow, rival.processInstanceId));
+        if (current !== null) others.set(current.id, withDuplicateIncident(current, rival, rivals.length, now));
+      }
+    }
+    if (waiting.length === 0) uow.delete(ref);
+    else uow.set(ref, { correlationKey: key, waiting, updatedAt: now });
+  }
+
+  uow.set(refs.instance(db, instance.id), plain(instance));
+  for (const other of others.values()) uow.set(refs.instance(db, other.id), plain(other));
+  for (const execution of t.executions) uow.set(refs.execution(db, execution.id), plain(execution));
+  for (const job of t.jobs) uow.create(refs.job(db, job.id), plain(job));
+  for (const point of t.unsubscribe) uow.delete(refs.eventSubscription(db, point.executionId));
+  for (const point of t.subscribe) uow.set(refs.eventSubscription(db, point.executionId), plain(point));
+  return duplicates;
+}
+
+export async function loadInstance(uow: UnitOfWork, id: string): Promise<InstanceState | null> {
+  const data = await uow.get(refs.instance(uow.db, id));
+  return data === undefined ? null : asInstance(data);
+}

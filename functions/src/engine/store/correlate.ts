@@ -1,0 +1,51 @@
+import type { Engine } from '../engine';
+import { deliverMessage } from '../transitions';
+import type { Transition, WaitingPoint } from '../state';
+import { applyTransition, type DuplicateWaitingPoint, loadInstance } from './apply';
+import { asCorrelationKey, asExecution, refs } from './collections';
+import type { UnitOfWork } from './unit-of-work';
+
+/** What correlating one message did. Only CORRELATED changed anything. */
+export type CorrelationOutcome =
+  | {
+      readonly kind: 'CORRELATED';
+      readonly processInstanceId: string;
+      readonly executionId: string;
+      readonly transition: Transition;
+      readonly duplicates: readonly DuplicateWaitingPoint[];
+    }
+  /** Nobody waits for this message and key (not yet, or not any more). */
+  | { readonly kind: 'NO_WAITING_INSTANCE' }
+  /** More than one token waits: no right choice, so none is made. */
+  | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] };
+
+export interface MessageToCorrelate {
+  readonly messageName: string;
+  readonly correlationKey: string;
+  /** Merged into the process variables. */
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly now: Date;
+}
+
+/**
+ * Correlates a message inside the caller's unit of work (so the caller can
+ * change its inbox document in the same transaction). Reads by id only: the
+ * per-key document, then the one waiting instance and execution.
+ */
+export async function correlate(uow: UnitOfWork, engine: Engine, message: MessageToCorrelate): Promise<CorrelationOutcome> {
+  const keyDoc = await uow.get(refs.correlationKey(uow.db, message.correlationKey));
+  const waiting = keyDoc === undefined ? [] : asCorrelationKey(keyDoc).waiting.filter((w) => w.messageName === message.messageName);
+  if (waiting.length === 0) return { kind: 'NO_WAITING_INSTANCE' };
+  if (waiting.length > 1) return { kind: 'AMBIGUOUS', count: waiting.length, waiting };
+
+  const point = waiting[0] as WaitingPoint;
+  const instance = await loadInstance(uow, point.processInstanceId);
+  const executionData = await uow.get(refs.execution(uow.db, point.executionId));
+  const execution = executionData === undefined ? null : asExecution(executionData);
+  // A waiting point whose token is gone is stale state: nobody really waits.
+  if (instance === null || execution === null || execution.status !== 'WAITING_MESSAGE') return { kind: 'NO_WAITING_INSTANCE' };
+
+  const transition = deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, message.variables, message.now);
+  const duplicates = await applyTransition(uow, transition, message.now);
+  return { kind: 'CORRELATED', processInstanceId: instance.id, executionId: execution.id, transition, duplicates };
+}

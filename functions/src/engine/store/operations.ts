@@ -1,0 +1,167 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../engine';
+import { executionId as newExecutionId, instanceId as newInstanceId } from '../ids';
+import type { ExecutionState, InstanceState, JobState, Transition } from '../state';
+import { cancelToken, completeJob, failJob, placeToken, startInstance } from '../transitions';
+import { applyTransition, type DuplicateWaitingPoint, loadInstance } from './apply';
+import { asCorrelationKey, asExecution, asJob, plain, refs } from './collections';
+import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
+
+/**
+ * One Firestore transaction per state change. Each operation returns the new
+ * jobs (dispatch them after the commit: the transaction may run several
+ * times, Cloud Tasks must be called once) and any duplicate waiting points
+ * (log them as errors).
+ */
+export interface Changed {
+  readonly jobs: readonly JobState[];
+  readonly duplicates: readonly DuplicateWaitingPoint[];
+}
+
+const NOTHING: Changed = { jobs: [], duplicates: [] };
+
+async function loadExecution(uow: UnitOfWork, id: string): Promise<ExecutionState | null> {
+  const data = await uow.get(refs.execution(uow.db, id));
+  return data === undefined ? null : asExecution(data);
+}
+
+async function commit(uow: UnitOfWork, t: Transition, now: Date): Promise<Changed> {
+  return { jobs: t.jobs, duplicates: await applyTransition(uow, t, now) };
+}
+
+export interface StartRequest {
+  readonly processKey: string;
+  readonly businessKey: string;
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly now: Date;
+}
+
+/** Starts an instance, idempotent by (process key, business key): a second start returns the first. */
+export async function startProcessInstance(db: Firestore, engine: Engine, request: StartRequest): Promise<Changed & { created: boolean; instance: InstanceState }> {
+  const model = engine.model(request.processKey);
+  const id = newInstanceId(request.processKey, request.businessKey);
+  const { result } = await runUnitOfWork(db, async (uow) => {
+    const existing = await loadInstance(uow, id);
+    if (existing !== null) return { ...NOTHING, created: false, instance: existing };
+    const t = startInstance(model, engine.sync, { instanceId: id, executionId: newExecutionId(id, 'start'), businessKey: request.businessKey, variables: request.variables, now: request.now });
+    return { ...(await commit(uow, t, request.now)), created: true, instance: t.instance };
+  });
+  return result;
+}
+
+/** Outcome of finishing a job. */
+export type JobCompletion = Changed & { readonly status: 'COMPLETED' | 'ALREADY_FINISHED' | 'NOT_FOUND' | 'STALE' };
+
+/**
+ * Marks a job DONE and moves its token on, in one transaction. A job already
+ * DONE or FAILED, or whose token no longer waits for it (moved by a repair),
+ * changes nothing: a duplicate Cloud Tasks delivery is harmless.
+ */
+export async function completeJobRun(db: Firestore, engine: Engine, jobIdValue: string, result: Readonly<Record<string, unknown>>, now: Date): Promise<JobCompletion> {
+  const run = await runUnitOfWork(db, async (uow): Promise<JobCompletion> => {
+    const jobData = await uow.get(refs.job(db, jobIdValue));
+    if (jobData === undefined) return { ...NOTHING, status: 'NOT_FOUND' };
+    const job = asJob(jobData);
+    if (job.status !== 'PENDING') return { ...NOTHING, status: 'ALREADY_FINISHED' };
+    const instance = await loadInstance(uow, job.processInstanceId);
+    const execution = await loadExecution(uow, job.executionId);
+    if (instance === null || execution === null || execution.status !== 'WAITING_JOB' || execution.jobId !== job.id) {
+      uow.set(refs.job(db, job.id), plain({ ...job, status: 'DONE', finishedAt: now, lastError: 'token no longer waits for this job' }));
+      return { ...NOTHING, status: 'STALE' };
+    }
+    const t = completeJob(engine.model(instance.processKey), engine.sync, { instance, execution, job }, result, now);
+    uow.set(refs.job(db, job.id), plain(t.job));
+    return { ...(await commit(uow, t, now)), status: 'COMPLETED' };
+  });
+  return run.result;
+}
+
+/** Outcome of a failed job run: retry (Cloud Tasks tries again) or FAILED for good (incident). */
+export type JobFailure = { readonly status: 'RETRY' | 'FAILED' | 'ALREADY_FINISHED' | 'NOT_FOUND'; readonly attempts: number };
+
+/** Counts a failed attempt; after `maxAttempts` the job is FAILED and its instance shows a JOB_FAILED incident. */
+export async function recordJobFailure(db: Firestore, jobIdValue: string, error: string, maxAttempts: number, now: Date): Promise<JobFailure> {
+  const run = await runUnitOfWork(db, async (uow): Promise<JobFailure> => {
+    const jobData = await uow.get(refs.job(db, jobIdValue));
+    if (jobData === undefined) return { status: 'NOT_FOUND', attempts: 0 };
+    const job = asJob(jobData);
+    if (job.status !== 'PENDING') return { status: 'ALREADY_FINISHED', attempts: job.attempts };
+    const counted: JobState = { ...job, attempts: job.attempts + 1, lastError: error };
+    if (counted.attempts < maxAttempts) {
+      uow.set(refs.job(db, job.id), plain(counted));
+      return { status: 'RETRY', attempts: counted.attempts };
+    }
+    const instance = await loadInstance(uow, job.processInstanceId);
+    const execution = await loadExecution(uow, job.executionId);
+    if (instance === null || execution === null) {
+      uow.set(refs.job(db, job.id), plain({ ...counted, status: 'FAILED', finishedAt: now }));
+      return { status: 'FAILED', attempts: counted.attempts };
+    }
+    const t = failJob({ instance, execution, job: counted }, error, now);
+    uow.set(refs.job(db, job.id), plain(t.job));
+    await commit(uow, t, now);
+    return { status: 'FAILED', attempts: counted.attempts };
+  });
+  return run.result;
+}
+
+/** A repair would create a second waiting point for a key; refused unless forced. */
+export class RepairRefusedError extends Error {
+  override readonly name = 'RepairRefusedError';
+}
+
+export interface MoveTokenRequest {
+  readonly processInstanceId: string;
+  /** The token to move; null creates a new token (the article's "change state" that adds one). */
+  readonly executionId: string | null;
+  readonly activityId: string;
+  /** Allow a duplicate waiting point (it is still recorded as an incident). */
+  readonly force: boolean;
+  readonly now: Date;
+}
+
+/** Repair: move (or add) a token to an activity and run it, guarded against double tokens. */
+export async function moveToken(db: Firestore, engine: Engine, request: MoveTokenRequest): Promise<Changed & { executionId: string }> {
+  const { result } = await runUnitOfWork(db, async (uow) => {
+    const instance = await loadInstance(uow, request.processInstanceId);
+    if (instance === null) throw new RepairRefusedError(`process instance ${request.processInstanceId} does not exist`);
+    let execution = request.executionId === null ? null : await loadExecution(uow, request.executionId);
+    if (request.executionId !== null && (execution === null || execution.processInstanceId !== instance.id)) {
+      throw new RepairRefusedError(`execution ${request.executionId} is not a token of ${instance.id}`);
+    }
+    if (execution === null) {
+      const id = newExecutionId(instance.id, `repair:${request.now.toISOString()}:${instance.activeExecutionIds.length}`);
+      execution = { id, processInstanceId: instance.id, activityId: request.activityId, status: 'ACTIVE', step: 0, jobId: null, waitingFor: null, createdAt: request.now, updatedAt: request.now };
+    }
+    const t = placeToken(engine.model(instance.processKey), engine.sync, { instance, execution }, request.activityId, request.now);
+    if (!request.force) await refuseDuplicates(uow, t);
+    return { ...(await commit(uow, t, request.now)), executionId: execution.id };
+  });
+  return result;
+}
+
+/** Repair: end a token where it stands. */
+export async function cancelTokenRun(db: Firestore, processInstanceId: string, executionIdValue: string, now: Date): Promise<Changed> {
+  const { result } = await runUnitOfWork(db, async (uow) => {
+    const instance = await loadInstance(uow, processInstanceId);
+    const execution = await loadExecution(uow, executionIdValue);
+    if (instance === null || execution === null || execution.processInstanceId !== instance.id) {
+      throw new RepairRefusedError(`execution ${executionIdValue} is not a token of ${processInstanceId}`);
+    }
+    if (execution.status === 'ENDED' || execution.status === 'CANCELLED') throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
+    return commit(uow, cancelToken({ instance, execution }, now), now);
+  });
+  return result;
+}
+
+async function refuseDuplicates(uow: UnitOfWork, t: Transition): Promise<void> {
+  for (const point of t.subscribe) {
+    const data = await uow.get(refs.correlationKey(uow.db, point.correlationKey));
+    const rival = data === undefined ? undefined : asCorrelationKey(data).waiting.find((w) => w.messageName === point.messageName && w.executionId !== point.executionId);
+    if (rival !== undefined) {
+      throw new RepairRefusedError(
+        `refused: execution ${rival.executionId} of ${rival.processInstanceId} already waits for ${point.messageName} with key ${point.correlationKey}; a second waiting point would make the next message ambiguous (use --force to do it anyway)`,
+      );
+    }
+  }
+}

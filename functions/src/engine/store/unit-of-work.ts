@@ -1,0 +1,103 @@
+import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
+import { Timestamp } from '@google-cloud/firestore';
+
+/**
+ * A Firestore transaction that lets code read and write in any order.
+ * Firestore requires every read before the first write; composing engine
+ * steps (correlate, then update the inbox, then guard a waiting point) would
+ * break that. Reads go through at once (by id only: a query inside a
+ * transaction serialises concurrent transactions on the emulator) and are
+ * cached; writes are buffered and applied when the callback returns.
+ * Counts reads and writes, for the benchmarks.
+ */
+export class UnitOfWork {
+  private readonly cache = new Map<string, Record<string, unknown> | undefined>();
+  private readonly writes = new Map<string, { ref: DocumentReference; op: 'create' | 'set' | 'delete'; data?: Record<string, unknown> }>();
+  reads = 0;
+
+  constructor(
+    readonly db: Firestore,
+    private readonly tx: Transaction,
+  ) {}
+
+  /** The document's data (Timestamps as Dates), or undefined; sees this unit's own pending writes. */
+  async get(ref: DocumentReference): Promise<Record<string, unknown> | undefined> {
+    const pending = this.writes.get(ref.path);
+    if (pending !== undefined) return pending.op === 'delete' ? undefined : pending.data;
+    if (this.cache.has(ref.path)) return this.cache.get(ref.path);
+    this.reads += 1;
+    const snap = await this.tx.get(ref);
+    const data = snap.exists ? (toDates(snap.data()) as Record<string, unknown>) : undefined;
+    this.cache.set(ref.path, data);
+    return data;
+  }
+
+  /** Creates a document that must not exist (the commit fails with ALREADY_EXISTS otherwise). */
+  create(ref: DocumentReference, data: Record<string, unknown>): void {
+    const known = this.cache.get(ref.path);
+    // A document read as absent in this unit and created now is a plain set.
+    this.writes.set(ref.path, { ref, op: this.cache.has(ref.path) && known === undefined ? 'set' : 'create', data });
+  }
+
+  set(ref: DocumentReference, data: Record<string, unknown>): void {
+    const previous = this.writes.get(ref.path);
+    this.writes.set(ref.path, { ref, op: previous?.op === 'create' ? 'create' : 'set', data });
+  }
+
+  delete(ref: DocumentReference): void {
+    const previous = this.writes.get(ref.path);
+    if (previous?.op === 'create') this.writes.delete(ref.path);
+    else this.writes.set(ref.path, { ref, op: 'delete' });
+  }
+
+  get writeCount(): number {
+    return this.writes.size;
+  }
+
+  /** Applies the buffered writes to the transaction. Called once, by {@link runUnitOfWork}. */
+  flush(): void {
+    for (const { ref, op, data } of this.writes.values()) {
+      if (op === 'delete') this.tx.delete(ref);
+      else if (op === 'create') this.tx.create(ref, data ?? {});
+      else this.tx.set(ref, data ?? {});
+    }
+  }
+}
+
+/** Counters of one committed unit of work. */
+export interface UnitStats {
+  readonly reads: number;
+  readonly writes: number;
+}
+
+/**
+ * Runs `work` in a Firestore transaction through a UnitOfWork. `work` may run
+ * several times (contention): it must not have side effects beyond the unit.
+ */
+export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { maxAttempts?: number } = {}): Promise<{ result: T; stats: UnitStats }> {
+  let stats: UnitStats = { reads: 0, writes: 0 };
+  const result = await db.runTransaction(
+    async (tx) => {
+      const uow = new UnitOfWork(db, tx);
+      const value = await work(uow);
+      uow.flush();
+      stats = { reads: uow.reads, writes: uow.writeCount };
+      return value;
+    },
+    { maxAttempts: options.maxAttempts ?? 5 },
+  );
+  return { result, stats };
+}
+
+/** Firestore Timestamps → Dates, recursively; everything else as it is. */
+export function toDates(value: unknown): unknown {
+  if (value instanceof Timestamp) return value.toDate();
+  if (Array.isArray(value)) return value.map(toDates);
+  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    // defineProperty: a key named "__proto__" stays data instead of replacing the prototype.
+    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: toDates(v), enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,63 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { errorCode, GRPC_ALREADY_EXISTS } from '../core/errors';
+import { refs } from '../engine/store/collections';
+import type { InstanceState, JobState } from '../engine/state';
+
+/**
+ * Async task handlers, registered by BPMN task id. They run in runJob,
+ * outside any transaction, and may run more than once (Cloud Tasks is
+ * at-least-once, and a crash after the side effect re-runs the job): each
+ * must be idempotent. They return variables to merge into the instance.
+ */
+export interface JobContext {
+  readonly job: JobState;
+  readonly instance: InstanceState;
+  readonly now: Date;
+}
+export type AsyncHandler = (ctx: JobContext) => Promise<Readonly<Record<string, unknown>>>;
+
+export interface WorkOrderHandlerDeps {
+  readonly db: () => Firestore;
+  /** Publishes to a topic, returns the message id. */
+  readonly publish: (topic: string, data: Buffer, attributes: Readonly<Record<string, string>>) => Promise<string>;
+  readonly providerTopic: string;
+}
+
+function workOrderIdOf(instance: InstanceState): string {
+  const value = instance.variables['workOrderId'];
+  return typeof value === 'string' && value.length > 0 ? value : instance.businessKey;
+}
+
+/** Handlers of bpmn/work-order-execution.bpmn. */
+export function workOrderHandlers(deps: WorkOrderHandlerDeps): Readonly<Record<string, AsyncHandler>> {
+  return {
+    /**
+     * Publishes the work order to the provider. At-least-once: a re-run
+     * publishes again, and the provider dedups by workOrderId (the jobId
+     * attribute identifies the hand-over).
+     */
+    handOverWorkOrder: async ({ job, instance }) => {
+      const workOrderId = workOrderIdOf(instance);
+      const data = Buffer.from(JSON.stringify({ workOrderId, processInstanceId: instance.id, variables: instance.variables }));
+      const messageId = await deps.publish(deps.providerTopic, data, { eventType: 'WorkOrderHandedOver', workOrderId, jobId: job.id });
+      return { handedOverMessageId: messageId };
+    },
+    /**
+     * Bills a work order once: invoices/{workOrderId} with create(). A re-run
+     * finds the invoice and succeeds without billing again; an invoice of
+     * another instance (a double token that reached billing) is not doubled.
+     */
+    createInvoice: async ({ job, instance, now }) => {
+      const workOrderId = workOrderIdOf(instance);
+      const ref = refs.invoice(deps.db(), workOrderId);
+      try {
+        await ref.create({ workOrderId, processInstanceId: instance.id, jobId: job.id, completedItems: instance.variables['completedItems'] ?? null, createdAt: now });
+        return { invoiceId: workOrderId };
+      } catch (err) {
+        if (errorCode(err) !== GRPC_ALREADY_EXISTS) throw err;
+        const existing = await ref.get();
+        return { invoiceId: workOrderId, invoiceAlreadyExisted: true, invoicedByInstance: existing.get('processInstanceId') ?? null };
+      }
+    },
+  };
+}

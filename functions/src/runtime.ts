@@ -1,0 +1,47 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type * as PubSubModule from '@google-cloud/pubsub';
+import type { Config } from './config';
+import { lazy, lazyAsync } from './core/lazy';
+import type { Engine } from './engine/engine';
+import type { AsyncHandler } from './jobs/handlers';
+import type { JobQueue } from './tasks/job-queue';
+
+/**
+ * Clients and the engine, shared by the functions of one process and created
+ * on first use: a function only pays (in cold start) for what it touches.
+ */
+export interface Runtime {
+  readonly db: () => Firestore;
+  readonly engine: () => Promise<Engine>;
+  readonly handlers: () => Readonly<Record<string, AsyncHandler>>;
+  readonly queue: (runJobUrl: string) => JobQueue;
+}
+
+export function createRuntime(config: Config): Runtime {
+  const db = lazy(() => (require('./firestore') as typeof import('./firestore')).createFirestore(config.projectId));
+  const pubsub = lazy(() => {
+    const { PubSub } = require('@google-cloud/pubsub') as typeof PubSubModule;
+    return new PubSub({ projectId: config.projectId });
+  });
+  const handlers = lazy(() =>
+    (require('./jobs/handlers') as typeof import('./jobs/handlers')).workOrderHandlers({
+      db,
+      providerTopic: config.providerTopic,
+      publish: (topic, data, attributes) => pubsub().topic(topic).publishMessage({ data, attributes: { ...attributes } }),
+    }),
+  );
+  const engine = lazyAsync(async () => {
+    const { loadEngine, defaultBpmnDir } = await import('./engine/deployed');
+    return loadEngine(config.bpmnDir ?? defaultBpmnDir(), {}, new Set(Object.keys(handlers())));
+  });
+  const queues = new Map<string, JobQueue>();
+  const queue = (runJobUrl: string): JobQueue => {
+    let q = queues.get(runJobUrl);
+    if (q === undefined) {
+      q = (require('./tasks/job-queue') as typeof import('./tasks/job-queue')).cloudTasksQueue(config, runJobUrl);
+      queues.set(runJobUrl, q);
+    }
+    return q;
+  };
+  return { db, engine, handlers, queue };
+}

@@ -1,0 +1,134 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../../functions/src/engine/engine';
+import { instanceId } from '../../functions/src/engine/ids';
+import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { correlate } from '../../functions/src/engine/store/correlate';
+import { cancelTokenRun, completeJobRun, moveToken, recordJobFailure, RepairRefusedError, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
+import { workOrderEngine } from '../support/engine';
+import { isolatedFirestore } from '../support/firestore';
+
+let engine: Engine;
+let db: Firestore;
+const now = (): Date => new Date();
+const PROCESS = 'work-order-execution';
+
+beforeAll(async () => {
+  engine = await workOrderEngine();
+  db = isolatedFirestore('engine-store');
+});
+afterAll(async () => {
+  await db.terminate();
+});
+
+/** Starts a work order and runs its hand-over job, so its token waits for WorkOrderCompleted. */
+async function waitingWorkOrder(businessKey: string, workOrderId = businessKey) {
+  const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey, variables: { workOrderId }, now: now() });
+  const handOver = started.jobs[0];
+  if (handOver === undefined) throw new Error('no hand-over job');
+  const done = await completeJobRun(db, engine, handOver.id, { handedOverMessageId: 'm' }, now());
+  return { instance: started.instance, handOver, done };
+}
+
+const message = (correlationKey: string, variables: Record<string, unknown> = { completedItems: 4 }) => ({ messageName: 'WorkOrderCompleted', correlationKey, variables, now: now() });
+
+describe('engine store on the Firestore emulator', () => {
+  test('a second start answers with the existing instance and creates no second token', async () => {
+    const first = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-dup', variables: { workOrderId: 'WO-dup' }, now: now() });
+    const second = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-dup', variables: { workOrderId: 'WO-dup' }, now: now() });
+    expect(first.created).toBe(true);
+    expect(second.created).toBe(false);
+    expect(second.jobs).toEqual([]);
+    expect(second.instance.id).toBe(first.instance.id);
+    expect(first.instance.id).toBe(instanceId(PROCESS, 'WO-dup'));
+    const executions = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', first.instance.id).get();
+    expect(executions.size).toBe(1);
+  });
+
+  test('hand-over, correlation and invoice job: state moves in one transaction each', async () => {
+    const { instance, done } = await waitingWorkOrder('WO-path');
+    expect(done.status).toBe('COMPLETED');
+    const keyDoc = await refs.correlationKey(db, 'WO-path').get();
+    expect(keyDoc.get('waiting')).toHaveLength(1);
+    const subscription = await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get();
+    expect(subscription.docs.map((d) => d.data())).toMatchObject([{ messageName: 'WorkOrderCompleted', correlationKey: 'WO-path', activityId: 'waitForCompletion' }]);
+
+    const { result, stats } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-path')));
+    expect(result.kind).toBe('CORRELATED');
+    if (result.kind !== 'CORRELATED') return;
+    expect(result.transition.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+    // Reads by id only: key document, instance, execution.
+    expect(stats.reads).toBe(3);
+    expect((await refs.correlationKey(db, 'WO-path').get()).exists).toBe(false);
+    expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get()).size).toBe(0);
+    expect((await refs.instance(db, instance.id).get()).get('variables')).toMatchObject({ workOrderId: 'WO-path', completedItems: 4 });
+
+    const again = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-path')));
+    expect(again.result.kind).toBe('NO_WAITING_INSTANCE');
+
+    const invoiceJob = result.transition.jobs[0]!;
+    expect((await completeJobRun(db, engine, invoiceJob.id, { invoiceId: 'WO-path' }, now())).status).toBe('COMPLETED');
+    expect((await refs.instance(db, instance.id).get()).get('status')).toBe('COMPLETED');
+    expect((await completeJobRun(db, engine, invoiceJob.id, {}, now())).status).toBe('ALREADY_FINISHED');
+  });
+
+  test('no waiting point yet: NO_WAITING_INSTANCE, nothing written', async () => {
+    const { result, stats } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-nobody')));
+    expect(result).toEqual({ kind: 'NO_WAITING_INSTANCE' });
+    expect(stats.writes).toBe(0);
+  });
+
+  test('double token across instances: both marked INCIDENT at once, and correlation is AMBIGUOUS with the count', async () => {
+    const a = await waitingWorkOrder('WO-twin-a', 'WO-twin');
+    expect(a.done.duplicates).toEqual([]);
+    const b = await waitingWorkOrder('WO-twin-b', 'WO-twin');
+    expect(b.done.duplicates).toHaveLength(1);
+    expect(b.done.duplicates[0]).toMatchObject({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-twin' });
+    for (const id of [a.instance.id, b.instance.id]) {
+      const snap = await refs.instance(db, id).get();
+      expect(snap.get('status')).toBe('INCIDENT');
+      expect(snap.get('incidents')).toEqual([expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT' })]);
+    }
+    // The second waiting point is recorded, not lost.
+    expect((await refs.correlationKey(db, 'WO-twin').get()).get('waiting')).toHaveLength(2);
+    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-twin')));
+    expect(result).toMatchObject({ kind: 'AMBIGUOUS', count: 2 });
+  });
+
+  test('repair: moving a token to a second waiting point is refused unless forced; cancelling removes it', async () => {
+    const { instance } = await waitingWorkOrder('WO-repair');
+    await expect(moveToken(db, engine, { processInstanceId: instance.id, executionId: null, activityId: 'waitForCompletion', force: false, now: now() })).rejects.toThrow(RepairRefusedError);
+    expect((await refs.correlationKey(db, 'WO-repair').get()).get('waiting')).toHaveLength(1);
+
+    const forced = await moveToken(db, engine, { processInstanceId: instance.id, executionId: null, activityId: 'waitForCompletion', force: true, now: now() });
+    expect(forced.duplicates).toHaveLength(1);
+    expect((await refs.instance(db, instance.id).get()).get('status')).toBe('INCIDENT');
+
+    await cancelTokenRun(db, instance.id, forced.executionId, now());
+    const waiting = (await refs.correlationKey(db, 'WO-repair').get()).get('waiting') as Array<{ executionId: string }>;
+    expect(waiting.map((w) => w.executionId)).not.toContain(forced.executionId);
+    expect(waiting).toHaveLength(1);
+    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-repair')));
+    expect(result.kind).toBe('CORRELATED');
+  });
+
+  test('a job that keeps failing is retried, then FAILED with a JOB_FAILED incident', async () => {
+    const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-fail', variables: { workOrderId: 'WO-fail' }, now: now() });
+    const job = started.jobs[0]!;
+    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 1 });
+    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 2 });
+    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'FAILED', attempts: 3 });
+    expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'FAILED', attempts: 3, lastError: 'provider down' });
+    const instance = await refs.instance(db, started.instance.id).get();
+    expect(instance.get('status')).toBe('INCIDENT');
+    expect(instance.get('incidents')).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' })]);
+    expect(await recordJobFailure(db, job.id, 'again', 3, now())).toEqual({ status: 'ALREADY_FINISHED', attempts: 3 });
+  });
+
+  test('competing correlations of one message: exactly one wins', async () => {
+    await waitingWorkOrder('WO-race');
+    const outcomes = await Promise.all(Array.from({ length: 4 }, () => runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-race'))).then((r) => r.result.kind)));
+    expect(outcomes.filter((k) => k === 'CORRELATED')).toHaveLength(1);
+    expect(outcomes.filter((k) => k === 'NO_WAITING_INSTANCE')).toHaveLength(3);
+  });
+});

@@ -1,0 +1,120 @@
+import { join } from 'node:path';
+import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
+import type { ProcessModel } from '../../functions/src/engine/model';
+import type { ExecutionState, InstanceState, JobState, Transition } from '../../functions/src/engine/state';
+import { cancelToken, completeJob, deliverMessage, failJob, placeToken, startInstance } from '../../functions/src/engine/transitions';
+
+const REPO = join(__dirname, '..', '..');
+const t0 = new Date('2026-11-29T10:00:00Z');
+const t1 = new Date('2026-11-29T10:05:00Z');
+let workOrder: ProcessModel;
+let routing: ProcessModel;
+
+beforeAll(async () => {
+  workOrder = await loadProcessModel(join(REPO, 'bpmn', 'work-order-execution.bpmn'));
+  routing = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'gateway.bpmn'));
+});
+
+const only = <T>(items: readonly T[]): T => {
+  expect(items).toHaveLength(1);
+  return items[0] as T;
+};
+const start = (model: ProcessModel, variables: Record<string, unknown>): Transition =>
+  startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'WO-1', variables, now: t0 });
+const stateOf = (t: Transition): { instance: InstanceState; execution: ExecutionState } => ({ instance: t.instance, execution: only(t.executions) });
+
+describe('work-order-execution', () => {
+  test('start: the token stops at the async hand-over with one PENDING job', () => {
+    const t = start(workOrder, { workOrderId: 'WO-1' });
+    expect(t.instance).toMatchObject({ status: 'RUNNING', activeExecutionIds: ['e-1'], processKey: 'work-order-execution', businessKey: 'WO-1' });
+    const job = only(t.jobs);
+    expect(job).toMatchObject({ activityId: 'handOverWorkOrder', status: 'PENDING', executionId: 'e-1', attempts: 0, dispatchedAt: null });
+    expect(only(t.executions)).toMatchObject({ activityId: 'handOverWorkOrder', status: 'WAITING_JOB', jobId: job.id });
+    expect(t.subscribe).toEqual([]);
+  });
+
+  test('the whole path: hand-over → waiting point → correlation → invoice job → completed', () => {
+    const started = start(workOrder, { workOrderId: 'WO-1' });
+    const handOver = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, { handedOverMessageId: 'm-1' }, t0);
+    expect(handOver.job.status).toBe('DONE');
+    expect(only(handOver.subscribe)).toMatchObject({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', executionId: 'e-1', activityId: 'waitForCompletion' });
+    expect(only(handOver.executions)).toMatchObject({ status: 'WAITING_MESSAGE', waitingFor: { messageName: 'WorkOrderCompleted', correlationKey: 'WO-1' } });
+    expect(handOver.instance.variables).toEqual({ workOrderId: 'WO-1', handedOverMessageId: 'm-1' });
+
+    const correlated = deliverMessage(workOrder, {}, stateOf(handOver), { completedItems: 7 }, t1);
+    expect(only(correlated.unsubscribe)).toMatchObject({ correlationKey: 'WO-1', executionId: 'e-1' });
+    const invoiceJob = only(correlated.jobs);
+    expect(invoiceJob).toMatchObject({ activityId: 'createInvoice' });
+    // A second visit to an async task would get another job id: ids come from (execution, step).
+    expect(invoiceJob.id).not.toBe(only(started.jobs).id);
+
+    const done = completeJob(workOrder, {}, { ...stateOf(correlated), job: invoiceJob }, { invoiceId: 'WO-1' }, t1);
+    expect(done.instance).toMatchObject({ status: 'COMPLETED', activeExecutionIds: [], completedAt: t1 });
+    expect(only(done.executions).status).toBe('ENDED');
+    expect(done.jobs).toEqual([]);
+  });
+
+  test.each([
+    ['missing', {}],
+    ['empty', { workOrderId: '' }],
+    ['an object', { workOrderId: { id: 1 } }],
+  ])('a %s correlation variable raises MISSING_CORRELATION_KEY instead of waiting', (_name, variables) => {
+    const started = start(workOrder, variables);
+    const t = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
+    expect(t.subscribe).toEqual([]);
+    expect(t.instance.status).toBe('INCIDENT');
+    expect(only(t.instance.incidents)).toMatchObject({ reason: 'MISSING_CORRELATION_KEY', activityId: 'waitForCompletion' });
+  });
+
+  test('a message for a token that does not wait is refused', () => {
+    const started = start(workOrder, { workOrderId: 'WO-1' });
+    expect(() => deliverMessage(workOrder, {}, stateOf(started), {}, t0)).toThrow('does not wait for a message');
+  });
+
+  test('failJob: the job is FAILED, the token stays, the instance shows JOB_FAILED', () => {
+    const started = start(workOrder, { workOrderId: 'WO-1' });
+    const t = failJob({ ...stateOf(started), job: { ...only(started.jobs), attempts: 10 } }, 'provider down', t1);
+    expect(t.job).toMatchObject({ status: 'FAILED', lastError: 'provider down' });
+    expect(t.instance.status).toBe('INCIDENT');
+    expect(only(t.instance.incidents)).toMatchObject({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' });
+    expect(only(t.executions)).toMatchObject({ status: 'WAITING_JOB', activityId: 'handOverWorkOrder' });
+  });
+
+  test('repairs: a token placed at the catch event waits there; cancelling it drops its waiting point', () => {
+    const started = start(workOrder, { workOrderId: 'WO-1' });
+    const second: ExecutionState = { ...only(started.executions), id: 'e-2', status: 'ACTIVE', step: 0 };
+    const placed = placeToken(workOrder, {}, { instance: started.instance, execution: second }, 'waitForCompletion', t1);
+    expect(only(placed.subscribe)).toMatchObject({ executionId: 'e-2', correlationKey: 'WO-1' });
+    expect(placed.instance.activeExecutionIds).toEqual(['e-1', 'e-2']);
+    expect(() => placeToken(workOrder, {}, { instance: started.instance, execution: second }, 'noSuchActivity', t1)).toThrow('noSuchActivity');
+
+    const cancelled = cancelToken({ instance: placed.instance, execution: only(placed.executions) }, t1);
+    expect(only(cancelled.unsubscribe)).toMatchObject({ executionId: 'e-2' });
+    expect(only(cancelled.executions).status).toBe('CANCELLED');
+    expect(cancelled.instance.activeExecutionIds).toEqual(['e-1']);
+    expect(cancelled.instance.status).toBe('RUNNING');
+  });
+});
+
+describe('exclusive gateway (invoice-routing)', () => {
+  test.each([
+    ['items completed: the conditioned flow to the invoice', 5, 'createInvoice', 'RUNNING'],
+    ['nothing completed: the default flow to the end', 0, null, 'COMPLETED'],
+    ['negative count: the default flow', -1, null, 'COMPLETED'],
+  ])('%s', (_name, completedItems, jobActivity, status) => {
+    const t = start(routing, { completedItems });
+    expect(t.instance.status).toBe(status);
+    expect(t.jobs.map((j: JobState) => j.activityId)).toEqual(jobActivity === null ? [] : [jobActivity]);
+  });
+
+  test('no condition holds and no default flow: NO_MATCHING_FLOW incident', () => {
+    const gateway = routing.nodes['checkItems'];
+    if (gateway?.kind !== 'exclusiveGateway') throw new Error('fixture changed');
+    // The gateway keeps only its conditioned flow.
+    const outgoing = gateway.outgoing.filter((id) => id !== gateway.defaultFlowId);
+    const withoutDefault: ProcessModel = { ...routing, nodes: { ...routing.nodes, checkItems: { ...gateway, outgoing, defaultFlowId: null } } };
+    const t = start(withoutDefault, { completedItems: 0 });
+    expect(t.instance.status).toBe('INCIDENT');
+    expect(only(t.instance.incidents)).toMatchObject({ reason: 'NO_MATCHING_FLOW', activityId: 'checkItems' });
+  });
+});
