@@ -49,7 +49,11 @@ export const runJobFunction: FunctionFactory = (config, runtime) => {
 export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
   const log = createLogger(undefined, { function: 'sweepJobs' });
-  return async (_req, res) => {
+  return async (req, res) => {
+    if (req.method !== 'POST') {
+      res.status(405).json({ error: 'use POST (Cloud Scheduler)' });
+      return;
+    }
     const { sweepUndispatchedJobs } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
     try {
       const dispatched = await sweepUndispatchedJobs(runtime.db(), runtime.queue(runJobUrl), log, new Date());

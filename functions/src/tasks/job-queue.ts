@@ -31,7 +31,8 @@ export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
       } else {
         const { credentials } = require('@grpc/grpc-js') as typeof Grpc;
         const [host, port] = emulatorHost.split(':');
-        client = new CloudTasksClient({ apiEndpoint: host, port: Number(port), sslCreds: credentials.createInsecure() });
+        // universeDomain set: otherwise the client looks for Google credentials (and probes the metadata server) first.
+        client = new CloudTasksClient({ apiEndpoint: host, port: Number(port), sslCreds: credentials.createInsecure(), universeDomain: 'googleapis.com' });
       }
     }
     return client;

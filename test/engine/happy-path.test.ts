@@ -1,0 +1,143 @@
+import type { Firestore } from '@google-cloud/firestore';
+import request from 'supertest';
+import { instanceId } from '../../functions/src/engine/ids';
+import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { correlate } from '../../functions/src/engine/store/correlate';
+import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
+import { dispatchJobs, logDuplicates } from '../../functions/src/jobs/dispatch';
+import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
+import { createLogger } from '../../functions/src/log';
+import type { Message, Subscription } from '@google-cloud/pubsub';
+import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { startProcessStack, type ProcessStack } from '../support/process-stack';
+
+const PROCESS = 'work-order-execution';
+const log = createLogger(() => undefined);
+const projectId = uniqueProjectId('happy-path');
+let db: Firestore;
+let stack: ProcessStack;
+/** What the provider received on its topic. */
+const handedOver: Message[] = [];
+let provider: Subscription;
+
+beforeAll(async () => {
+  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+  stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders', maxAttempts: 2 });
+  await stack.pubsub.createTopic('work-orders');
+  [provider] = await stack.pubsub.topic('work-orders').createSubscription('provider');
+  provider.on('error', () => undefined);
+  provider.on('message', (m: Message) => {
+    handedOver.push(m);
+    m.ack();
+  });
+});
+afterAll(async () => {
+  await provider.close();
+  await stack.stop();
+  await db.terminate();
+});
+
+const instanceStatus = async (id: string): Promise<string | undefined> => (await refs.instance(db, id).get()).get('status') as string | undefined;
+const waitingCount = async (key: string): Promise<number> => ((await refs.correlationKey(db, key).get()).get('waiting') as unknown[] | undefined)?.length ?? 0;
+
+/** What the relay will do: correlate in a transaction, then dispatch the follow-up jobs. */
+async function deliverCompletion(workOrderId: string, completedItems: number) {
+  const { result } = await runUnitOfWork(db, (uow) => correlate(uow, stack.engine, { messageName: 'WorkOrderCompleted', correlationKey: workOrderId, variables: { completedItems }, now: new Date() }));
+  if (result.kind === 'CORRELATED') {
+    logDuplicates(log, result.duplicates);
+    await dispatchJobs(db, stack.queue, result.transition.jobs, log);
+  }
+  return result;
+}
+
+describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators', () => {
+  test('start → hand-over job → waiting point → correlation → invoice job → COMPLETED, exactly one invoice', async () => {
+    const res = await request(stack.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-4711', variables: { workOrderId: 'WO-4711' } });
+    expect(res.status).toBe(201);
+    const id = res.body.processInstanceId as string;
+    expect(id).toBe(instanceId(PROCESS, 'WO-4711'));
+
+    // Cloud Tasks runs the hand-over: the provider gets the work order, the token waits.
+    await waitFor('the waiting point', async () => ((await waitingCount('WO-4711')) === 1 ? true : undefined));
+    await waitFor('the hand-over on the provider topic', async () => (handedOver.some((m) => m.attributes.workOrderId === 'WO-4711') ? true : undefined));
+
+    expect((await deliverCompletion('WO-4711', 12)).kind).toBe('CORRELATED');
+    await waitFor('COMPLETED', async () => ((await instanceStatus(id)) === 'COMPLETED' ? true : undefined));
+    const invoices = await db.collection(COLLECTIONS.invoices).where('workOrderId', '==', 'WO-4711').get();
+    expect(invoices.docs.map((d) => d.data())).toEqual([expect.objectContaining({ processInstanceId: id, completedItems: 12 })]);
+    const jobs = await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', id).get();
+    expect(jobs.docs.map((d) => [d.get('activityId'), d.get('status')]).sort()).toEqual([['createInvoice', 'DONE'], ['handOverWorkOrder', 'DONE']]);
+  });
+
+  test('a second start answers 200 with the existing instance and no second token', async () => {
+    const body = { processKey: PROCESS, businessKey: 'WO-twice', variables: { workOrderId: 'WO-twice' } };
+    expect((await request(stack.startServer).post('/').send(body)).status).toBe(201);
+    const again = await request(stack.startServer).post('/').send(body);
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ created: false, processInstanceId: instanceId(PROCESS, 'WO-twice') });
+    await waitFor('the waiting point', async () => ((await waitingCount('WO-twice')) === 1 ? true : undefined));
+    const executions = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', again.body.processInstanceId).get();
+    expect(executions.size).toBe(1);
+  });
+
+  test.each([
+    ['no processKey', { businessKey: 'x' }, 'processKey'],
+    ['unknown process', { processKey: 'nope', businessKey: 'x' }, 'unknown processKey'],
+    ['empty business key', { processKey: PROCESS, businessKey: '  ' }, 'businessKey'],
+    ['variables not an object', { processKey: PROCESS, businessKey: 'x', variables: [1] }, 'variables'],
+    ['a reserved variable name', { processKey: PROCESS, businessKey: 'x', variables: { __name__: 1 } }, 'Firestore does not allow'],
+  ])('startProcess with %s: 400 with the reason', async (_name, body, error) => {
+    const res = await request(stack.startServer).post('/').send(body);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain(error);
+  });
+
+  test('a job re-run after a crash bills once: the invoice handler is idempotent', async () => {
+    await request(stack.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-crash', variables: { workOrderId: 'WO-crash' } });
+    await waitFor('the waiting point', async () => ((await waitingCount('WO-crash')) === 1 ? true : undefined));
+    // Correlate without dispatching, then run the invoice handler as a worker would, and "crash" before finishing the job.
+    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, stack.engine, { messageName: 'WorkOrderCompleted', correlationKey: 'WO-crash', variables: { completedItems: 3 }, now: new Date() }));
+    if (result.kind !== 'CORRELATED') throw new Error(result.kind);
+    const job = result.transition.jobs[0]!;
+    const instance = result.transition.instance;
+    await stack.handlers.createInvoice!({ job, instance, now: new Date() });
+    // The task is delivered (again): runJob runs the handler once more and finishes the job.
+    await dispatchJobs(db, stack.queue, [job], log);
+    await waitFor('COMPLETED', async () => ((await instanceStatus(instance.id)) === 'COMPLETED' ? true : undefined));
+    const invoices = await db.collection(COLLECTIONS.invoices).where('workOrderId', '==', 'WO-crash').get();
+    expect(invoices.size).toBe(1);
+    expect((await refs.job(db, job.id).get()).get('status')).toBe('DONE');
+  });
+
+  test('a job whose handler keeps failing ends FAILED with a JOB_FAILED incident, and Cloud Tasks stops', async () => {
+    // The provider topic does not exist: publishing fails on every run.
+    const lonely = await startProcessStack(db, projectId, { providerTopic: 'no-such-topic', maxAttempts: 2 });
+    try {
+      const res = await request(lonely.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-unreachable', variables: { workOrderId: 'WO-unreachable' } });
+      const id = res.body.processInstanceId as string;
+      await waitFor('INCIDENT', async () => ((await instanceStatus(id)) === 'INCIDENT' ? true : undefined));
+      await lonely.tasks.idle();
+      const incidents = (await refs.instance(db, id).get()).get('incidents') as Array<{ reason: string }>;
+      expect(incidents.map((i) => i.reason)).toEqual(['JOB_FAILED']);
+      const jobs = await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', id).get();
+      expect(jobs.docs.map((d) => d.data())).toEqual([expect.objectContaining({ activityId: 'handOverWorkOrder', status: 'FAILED', attempts: 2 })]);
+      // Two runs: a 503 (retry), then a 200 that ends the task.
+      expect(lonely.tasks.dispatchLog.map((r) => r.status)).toEqual([503, 200]);
+      expect(lonely.logs.some((l) => l.incident === 'JOB_FAILED' && l.severity === 'ERROR')).toBe(true);
+    } finally {
+      await lonely.stop();
+    }
+  });
+
+  test('the sweep dispatches a job whose task was never created (crash between commit and enqueue)', async () => {
+    const started = await startProcessInstance(db, stack.engine, { processKey: PROCESS, businessKey: 'WO-orphan', variables: { workOrderId: 'WO-orphan' }, now: new Date() });
+    expect(started.jobs).toHaveLength(1);
+    // No dispatch: the process "crashed". Nothing moves until the sweep runs.
+    expect(await sweepUndispatchedJobs(db, stack.queue, log, new Date())).toBe(0); // too young
+    const swept = await sweepUndispatchedJobs(db, stack.queue, log, new Date(Date.now() + 120_000));
+    expect(swept).toBeGreaterThanOrEqual(1);
+    await waitFor('the waiting point', async () => ((await waitingCount('WO-orphan')) === 1 ? true : undefined));
+    expect((await refs.job(db, started.jobs[0]!.id).get()).get('status')).toBe('DONE');
+  });
+});

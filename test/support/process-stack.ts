@@ -1,0 +1,93 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { http } from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import { PubSub } from '@google-cloud/pubsub';
+import type { Server } from 'node:http';
+import { loadConfig } from '../../functions/src/config';
+import type { Engine } from '../../functions/src/engine/engine';
+import { type AsyncHandler, workOrderHandlers } from '../../functions/src/jobs/handlers';
+import { createRunJobHandler } from '../../functions/src/jobs/run-job';
+import { createLogger } from '../../functions/src/log';
+import { createStartProcessHandler } from '../../functions/src/process/start-process';
+import { cloudTasksQueue, type JobQueue } from '../../functions/src/tasks/job-queue';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../../tools/cloud-tasks-emulator';
+import { workOrderEngine } from './engine';
+
+let registered = 0;
+
+/**
+ * startProcess and runJob served in process on real loopback ports, the
+ * local Cloud Tasks emulator dispatching to runJob through the production
+ * queue adapter, and handlers publishing to the Pub/Sub emulator.
+ */
+export interface ProcessStack {
+  readonly engine: Engine;
+  readonly tasks: CloudTasksEmulator;
+  readonly queue: JobQueue;
+  readonly startServer: Server;
+  readonly handlers: Readonly<Record<string, AsyncHandler>>;
+  readonly logs: Array<Record<string, unknown>>;
+  readonly pubsub: PubSub;
+  stop(): Promise<void>;
+}
+
+export async function startProcessStack(db: Firestore, projectId: string, options: { providerTopic: string; maxAttempts?: number }): Promise<ProcessStack> {
+  const engine = await workOrderEngine();
+  const tasks = await startCloudTasksEmulator();
+  const logs: Array<Record<string, unknown>> = [];
+  const log = createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>));
+  const pubsub = new PubSub({ projectId });
+  const handlers = workOrderHandlers({
+    db: () => db,
+    providerTopic: options.providerTopic,
+    publish: (topic, data, attributes) => pubsub.topic(topic).publishMessage({ data, attributes: { ...attributes } }),
+  });
+
+  // runJob first: its URL goes into the queue's tasks, and runJob needs the queue (set below).
+  const late: { queue?: JobQueue } = {};
+  const queueOf = (): JobQueue => {
+    if (late.queue === undefined) throw new Error('queue not ready');
+    return late.queue;
+  };
+  const runJobName = `runJobUnderTest${++registered}`;
+  http(
+    runJobName,
+    createRunJobHandler({ db: () => db, engine: async () => engine, queue: queueOf, handlers: () => handlers, verifier: null, log, now: () => new Date(), maxAttempts: options.maxAttempts ?? 3 }),
+  );
+  const runJobServer = getTestServer(runJobName);
+  await new Promise<void>((resolve) => runJobServer.listen(0, '127.0.0.1', resolve));
+  const address = runJobServer.address();
+  if (address === null || typeof address === 'string') throw new Error('runJob has no address');
+  const runJobUrl = `http://127.0.0.1:${address.port}/`;
+
+  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_RUN_JOB_URL: runJobUrl, INBOX_TASKS_EMULATOR_HOST: tasks.host });
+  const admin = emulatorClient(tasks.host);
+  await admin.createQueue({
+    parent: `projects/${projectId}/locations/${config.tasks.location}`,
+    queue: {
+      name: `projects/${projectId}/locations/${config.tasks.location}/queues/${config.tasks.queue}`,
+      retryConfig: { maxAttempts: 10, minBackoff: { nanos: 50_000_000 }, maxBackoff: { seconds: 1 } },
+    },
+  });
+  await admin.close();
+  const queue = cloudTasksQueue(config, runJobUrl);
+  late.queue = queue;
+
+  const startName = `startProcessUnderTest${registered}`;
+  http(startName, createStartProcessHandler({ db: () => db, engine: async () => engine, queue: queueOf, log, now: () => new Date() }));
+
+  return {
+    engine,
+    tasks,
+    queue,
+    startServer: getTestServer(startName),
+    handlers,
+    logs,
+    pubsub,
+    async stop() {
+      await tasks.stop();
+      await new Promise((resolve) => runJobServer.close(resolve));
+      await pubsub.close();
+    },
+  };
+}

@@ -1,0 +1,148 @@
+import * as grpc from '@grpc/grpc-js';
+import { Dispatcher, type DispatchRecord } from './dispatcher';
+import { Faults, type DispatchFault, type DispatchFilter } from './faults';
+import { shortName } from './names';
+import { cloudTasksService } from './protos';
+import { Registry } from './queues';
+import { cloudTasksHandlers } from './server';
+import type { HttpTarget } from './tasks';
+
+/** A live task as the emulator sees it (introspection for tests). */
+export interface EmulatorTask {
+  /** Full name, `projects/P/locations/L/queues/Q/tasks/ID`. */
+  readonly name: string;
+  /** Full queue name. */
+  readonly queue: string;
+  readonly url: string;
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: Buffer;
+  /** When the next attempt is due (or was, while in flight). */
+  readonly scheduleTime: Date;
+  readonly dispatchCount: number;
+  readonly responseCount: number;
+  readonly inFlight: boolean;
+  /**
+   * The OIDC/OAuth token the task asked Cloud Tasks to attach. The emulator
+   * cannot mint Google-signed tokens and sends none (an OIDC audience is
+   * passed in the `X-CloudTasks-Emulator-OIDC-Audience` header instead).
+   */
+  readonly authRequested?: HttpTarget['auth'];
+}
+
+/** A running emulator. */
+export interface CloudTasksEmulator {
+  /** "127.0.0.1:PORT", for {@link emulatorClient} or an endpoint setting. */
+  readonly host: string;
+  readonly port: number;
+  /** The next `count` CreateTask calls fail with `code` (default UNAVAILABLE) and create nothing. */
+  failNextCreateTask(count?: number, code?: grpc.status): void;
+  /**
+   * Dispatch attempts fail with `fault` (default: the target "answered" 503)
+   * without calling the target: the next `rule` attempts if it is a number,
+   * else every attempt the filter accepts until the returned function is
+   * called. They count as attempts and are retried like real failures.
+   */
+  failDispatches(rule: number | DispatchFilter, fault?: DispatchFault): () => void;
+  /** Drops every pending injected fault. */
+  clearFaults(): void;
+  /** Live tasks, of one queue (full name or short id) or of all, ordered by schedule time. */
+  tasks(queue?: string): EmulatorTask[];
+  /** Every finished dispatch attempt, oldest first. */
+  readonly dispatchLog: readonly DispatchRecord[];
+  /**
+   * Resolves once no task is in flight and no task waits in a running queue
+   * (tasks of paused queues do not count; a task scheduled later does). Also
+   * resolves on stop().
+   */
+  idle(): Promise<void>;
+  /** Aborts in-flight dispatches, clears every timer and closes the server (forced after a short grace). Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Options of {@link startCloudTasksEmulator}. */
+export interface CloudTasksEmulatorOptions {
+  /** Port on 127.0.0.1; 0 (default) picks a free one. */
+  port?: number;
+  /**
+   * How long the name of a completed, given-up or deleted task stays
+   * reserved (CreateTask with it answers ALREADY_EXISTS). Default 1 hour,
+   * Cloud Tasks' retention for deleted tasks of API-created queues.
+   */
+  tombstoneMs?: number;
+  /** Receives one line per RPC and per dispatch attempt. Default: silent. */
+  log?: (line: string) => void;
+}
+
+const SHUTDOWN_GRACE_MS = 1000;
+
+/** Starts a Cloud Tasks emulator on 127.0.0.1. */
+export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = {}): Promise<CloudTasksEmulator> {
+  const log = opts.log ?? ((): void => undefined);
+  const faults = new Faults();
+  // The registry reports changes to the dispatcher, which reads the registry;
+  // neither calls the other before both exist.
+  const dispatcher = new Dispatcher(() => reg, faults, log);
+  const reg = new Registry(opts.tombstoneMs ?? 3_600_000, () => dispatcher.requestPump());
+
+  const server = new grpc.Server();
+  server.addService(cloudTasksService(), cloudTasksHandlers({ registry: reg, dispatcher, faults, log }));
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`127.0.0.1:${opts.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+      err === null ? resolve(bound) : reject(err),
+    );
+  });
+  const host = `127.0.0.1:${port}`;
+  log(`cloud tasks emulator listening on ${host}`);
+
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= new Promise<void>((resolve) => {
+      dispatcher.stop();
+      faults.clear();
+      // tryShutdown waits for open calls; a client that never hangs up must not hold us.
+      const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS);
+      force.unref();
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        resolve();
+      });
+    });
+    return stopping;
+  };
+
+  return {
+    host,
+    port,
+    failNextCreateTask: (count, code) => faults.failNextCreateTask(count, code),
+    failDispatches: (rule, fault) => faults.failDispatches(rule, fault),
+    clearFaults: () => faults.clear(),
+    tasks(queue) {
+      const out: EmulatorTask[] = [];
+      for (const q of reg.allQueues()) {
+        if (queue !== undefined && q.name !== queue && shortName(q.name) !== queue) continue;
+        for (const t of q.tasks.values()) {
+          out.push({
+            name: t.name,
+            queue: t.queue,
+            url: t.http.url,
+            method: t.http.method,
+            headers: t.http.headers,
+            body: t.http.body,
+            scheduleTime: new Date(t.scheduleMs),
+            dispatchCount: t.dispatchCount,
+            responseCount: t.responseCount,
+            inFlight: t.inFlight > 0,
+            authRequested: t.http.auth,
+          });
+        }
+      }
+      return out.sort((a, b) => a.scheduleTime.getTime() - b.scheduleTime.getTime() || a.name.localeCompare(b.name));
+    },
+    get dispatchLog() {
+      return dispatcher.log;
+    },
+    idle: () => dispatcher.idle(),
+    stop,
+  };
+}
