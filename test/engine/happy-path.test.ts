@@ -46,7 +46,7 @@ async function deliverCompletion(workOrderId: string, completedItems: number) {
   const { result } = await runUnitOfWork(db, (uow) => correlate(uow, stack.engine, { messageName: 'WorkOrderCompleted', correlationKey: workOrderId, variables: { completedItems }, now: new Date() }));
   if (result.kind === 'CORRELATED') {
     logDuplicates(log, result.duplicates);
-    await dispatchJobs(db, stack.queue, result.transition.jobs, log);
+    await dispatchJobs(db, stack.queue, result.jobs, log);
   }
   return result;
 }
@@ -99,7 +99,7 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
     // Correlate without dispatching, then run the invoice handler as a worker would, and "crash" before finishing the job.
     const { result } = await runUnitOfWork(db, (uow) => correlate(uow, stack.engine, { messageName: 'WorkOrderCompleted', correlationKey: 'WO-crash', variables: { completedItems: 3 }, now: new Date() }));
     if (result.kind !== 'CORRELATED') throw new Error(result.kind);
-    const job = result.transition.jobs[0]!;
+    const job = result.jobs[0]!;
     const instance = result.transition.instance;
     await stack.handlers.createInvoice!({ job, instance, now: new Date() });
     // The task is delivered (again): runJob runs the handler once more and finishes the job.

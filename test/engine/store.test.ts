@@ -56,7 +56,7 @@ describe('engine store on the Firestore emulator', () => {
     const { result, stats } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-path')));
     expect(result.kind).toBe('CORRELATED');
     if (result.kind !== 'CORRELATED') return;
-    expect(result.transition.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+    expect(result.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
     // Reads by id only: key document, instance, execution.
     expect(stats.reads).toBe(3);
     expect((await refs.correlationKey(db, 'WO-path').get()).exists).toBe(false);
@@ -66,7 +66,7 @@ describe('engine store on the Firestore emulator', () => {
     const again = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-path')));
     expect(again.result.kind).toBe('NO_WAITING_INSTANCE');
 
-    const invoiceJob = result.transition.jobs[0]!;
+    const invoiceJob = result.jobs[0]!;
     expect((await completeJobRun(db, engine, invoiceJob.id, { invoiceId: 'WO-path' }, now())).status).toBe('COMPLETED');
     expect((await refs.instance(db, instance.id).get()).get('status')).toBe('COMPLETED');
     expect((await completeJobRun(db, engine, invoiceJob.id, {}, now())).status).toBe('ALREADY_FINISHED');
@@ -104,7 +104,7 @@ describe('engine store on the Firestore emulator', () => {
     expect(forced.duplicates).toHaveLength(1);
     expect((await refs.instance(db, instance.id).get()).get('status')).toBe('INCIDENT');
 
-    await cancelTokenRun(db, instance.id, forced.executionId, now());
+    await cancelTokenRun(db, engine, instance.id, forced.executionId, now());
     const waiting = (await refs.correlationKey(db, 'WO-repair').get()).get('waiting') as Array<{ executionId: string }>;
     expect(waiting.map((w) => w.executionId)).not.toContain(forced.executionId);
     expect(waiting).toHaveLength(1);

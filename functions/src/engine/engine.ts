@@ -1,5 +1,21 @@
 import { ModelError, type ProcessModel } from './model';
+import type { WaitingPoint } from './state';
+import type { UnitOfWork } from './store/unit-of-work';
 import type { SyncHandler } from './transitions';
+
+/**
+ * Messages that arrived before anyone waited for them (the inbox, seen from
+ * the engine). When a token starts waiting, the same transaction asks the
+ * buffer for the oldest such message of its key and, if there is one,
+ * delivers it at once: what Zeebe does with a message time-to-live.
+ */
+export interface MessageBuffer {
+  /**
+   * If the oldest buffered message of the point's key is one this point waits
+   * for, consume it within `uow` and return its variables; otherwise null.
+   */
+  take(uow: UnitOfWork, point: WaitingPoint, now: Date): Promise<{ readonly inboxId: string; readonly variables: Readonly<Record<string, unknown>> } | null>;
+}
 
 /**
  * The deployed process models and their synchronous handlers, validated
@@ -15,6 +31,8 @@ export class Engine {
     readonly sync: Readonly<Record<string, SyncHandler>>,
     /** Ids of tasks whose async handlers runJob knows. */
     asyncHandlerIds: ReadonlySet<string>,
+    /** Where early messages wait; null: no buffering (a message must find its waiting point). */
+    readonly buffer: MessageBuffer | null = null,
   ) {
     const byKey = new Map<string, ProcessModel>();
     for (const model of models) {

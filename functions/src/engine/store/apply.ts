@@ -1,5 +1,7 @@
-import type { Incident, InstanceState, Transition, WaitingPoint } from '../state';
-import { asCorrelationKey, asInstance, plain, refs } from './collections';
+import type { Engine } from '../engine';
+import type { Incident, InstanceState, JobState, Transition, WaitingPoint } from '../state';
+import { deliverMessage } from '../transitions';
+import { asCorrelationKey, asExecution, asInstance, plain, refs, saveCorrelationKey } from './collections';
 import type { UnitOfWork } from './unit-of-work';
 
 /** Two or more tokens now wait for the same message under the same key. */
@@ -42,9 +44,8 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
 
   const keys = new Set([...t.subscribe, ...t.unsubscribe].map((p) => p.correlationKey));
   for (const key of keys) {
-    const ref = refs.correlationKey(db, key);
-    const stored = await uow.get(ref);
-    let waiting = (stored === undefined ? [] : asCorrelationKey(stored).waiting).filter((w) => !t.unsubscribe.some((u) => samePoint(u, w)));
+    const stored = asCorrelationKey(await uow.get(refs.correlationKey(db, key)), key);
+    let waiting = stored.waiting.filter((w) => !t.unsubscribe.some((u) => samePoint(u, w)));
     for (const point of t.subscribe.filter((p) => p.correlationKey === key)) {
       waiting = [...waiting.filter((w) => !samePoint(w, point)), point];
       const rivals = waiting.filter((w) => w.messageName === point.messageName);
@@ -59,8 +60,7 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
         if (current !== null) others.set(current.id, withDuplicateIncident(current, rival, rivals.length, now));
       }
     }
-    if (waiting.length === 0) uow.delete(ref);
-    else uow.set(ref, { correlationKey: key, waiting, updatedAt: now });
+    saveCorrelationKey(uow, { ...stored, waiting }, now);
   }
 
   uow.set(refs.instance(db, instance.id), plain(instance));
@@ -75,4 +75,43 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
 export async function loadInstance(uow: UnitOfWork, id: string): Promise<InstanceState | null> {
   const data = await uow.get(refs.instance(uow.db, id));
   return data === undefined ? null : asInstance(data);
+}
+
+/** Everything one unit of work changed, after buffered messages were delivered. */
+export interface Settled {
+  readonly jobs: readonly JobState[];
+  readonly duplicates: readonly DuplicateWaitingPoint[];
+  /** Inbox ids the buffer consumed on the way. */
+  readonly consumed: readonly string[];
+}
+
+/**
+ * Applies a transition, then lets every new waiting point take its buffered
+ * message (if the engine has a buffer), applying what that delivery changes,
+ * until nothing more moves. All in the caller's unit of work.
+ */
+export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Transition, now: Date): Promise<Settled> {
+  const jobs: JobState[] = [];
+  const duplicates: DuplicateWaitingPoint[] = [];
+  const consumed: string[] = [];
+  const pending: Transition[] = [first];
+  for (let t = pending.shift(); t !== undefined; t = pending.shift()) {
+    const dups = await applyTransition(uow, t, now);
+    duplicates.push(...dups);
+    jobs.push(...t.jobs);
+    if (engine.buffer === null) continue;
+    for (const point of t.subscribe) {
+      // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
+      if (dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName)) continue;
+      const instance = await loadInstance(uow, point.processInstanceId);
+      const executionData = await uow.get(refs.execution(uow.db, point.executionId));
+      const execution = executionData === undefined ? null : asExecution(executionData);
+      if (instance === null || execution === null || execution.status !== 'WAITING_MESSAGE') continue;
+      const buffered = await engine.buffer.take(uow, point, now);
+      if (buffered === null) continue;
+      consumed.push(buffered.inboxId);
+      pending.push(deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, buffered.variables, now));
+    }
+  }
+  return { jobs, duplicates, consumed };
 }

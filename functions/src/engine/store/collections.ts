@@ -1,6 +1,7 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { correlationKeyDocId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
+import type { UnitOfWork } from './unit-of-work';
 
 /** Collection names: a public contract, see docs/data-model.md. */
 export const COLLECTIONS = {
@@ -19,7 +20,22 @@ export const COLLECTIONS = {
 export interface CorrelationKeyDoc {
   readonly correlationKey: string;
   readonly waiting: readonly WaitingPoint[];
+  /**
+   * The key's lane: OPEN inbox documents, added by the receiver when it stores
+   * one, removed by the relay when it finishes one. Gives the relay's per-key
+   * order check and the waiting point's buffer lookup as a read by id.
+   */
+  readonly open: readonly LaneEntry[];
   readonly updatedAt: Date;
+}
+
+/** An OPEN inbox document in its key's lane, with what orders it. */
+export interface LaneEntry {
+  readonly inboxId: string;
+  readonly messageName: string;
+  /** Sender's order; null when Pub/Sub (or its emulator) left it out. */
+  readonly publishTime: Date | null;
+  readonly receivedAt: Date;
 }
 
 export const refs = {
@@ -36,5 +52,16 @@ export const refs = {
 export const asInstance = (data: Record<string, unknown>): InstanceState => data as unknown as InstanceState;
 export const asExecution = (data: Record<string, unknown>): ExecutionState => data as unknown as ExecutionState;
 export const asJob = (data: Record<string, unknown>): JobState => data as unknown as JobState;
-export const asCorrelationKey = (data: Record<string, unknown>): CorrelationKeyDoc => data as unknown as CorrelationKeyDoc;
+/** The key document with absent lists as empty ones (older documents, or one written by only one side). */
+export const asCorrelationKey = (data: Record<string, unknown> | undefined, correlationKey: string): CorrelationKeyDoc => {
+  const doc = (data ?? {}) as Partial<CorrelationKeyDoc>;
+  return { correlationKey, waiting: doc.waiting ?? [], open: doc.open ?? [], updatedAt: doc.updatedAt ?? new Date(0) };
+};
+
+/** Writes the key document through a unit of work, or deletes it once both lists are empty. */
+export function saveCorrelationKey(uow: UnitOfWork, doc: CorrelationKeyDoc, now: Date): void {
+  const ref = refs.correlationKey(uow.db, doc.correlationKey);
+  if (doc.waiting.length === 0 && doc.open.length === 0) uow.delete(ref);
+  else uow.set(ref, { correlationKey: doc.correlationKey, waiting: doc.waiting, open: doc.open, updatedAt: now });
+}
 export const plain = <T extends object>(value: T): Record<string, unknown> => ({ ...value }) as Record<string, unknown>;

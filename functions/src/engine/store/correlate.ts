@@ -1,19 +1,19 @@
 import type { Engine } from '../engine';
 import { deliverMessage } from '../transitions';
 import type { Transition, WaitingPoint } from '../state';
-import { applyTransition, type DuplicateWaitingPoint, loadInstance } from './apply';
+import { applyAndSettle, loadInstance, type Settled } from './apply';
 import { asCorrelationKey, asExecution, refs } from './collections';
 import type { UnitOfWork } from './unit-of-work';
 
 /** What correlating one message did. Only CORRELATED changed anything. */
 export type CorrelationOutcome =
-  | {
+  | ({
       readonly kind: 'CORRELATED';
       readonly processInstanceId: string;
       readonly executionId: string;
+      /** The instance after the message (and any buffered ones it unlocked). */
       readonly transition: Transition;
-      readonly duplicates: readonly DuplicateWaitingPoint[];
-    }
+    } & Settled)
   /** Nobody waits for this message and key (not yet, or not any more). */
   | { readonly kind: 'NO_WAITING_INSTANCE' }
   /** More than one token waits: no right choice, so none is made. */
@@ -33,8 +33,8 @@ export interface MessageToCorrelate {
  * per-key document, then the one waiting instance and execution.
  */
 export async function correlate(uow: UnitOfWork, engine: Engine, message: MessageToCorrelate): Promise<CorrelationOutcome> {
-  const keyDoc = await uow.get(refs.correlationKey(uow.db, message.correlationKey));
-  const waiting = keyDoc === undefined ? [] : asCorrelationKey(keyDoc).waiting.filter((w) => w.messageName === message.messageName);
+  const keyDoc = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, message.correlationKey)), message.correlationKey);
+  const waiting = keyDoc.waiting.filter((w) => w.messageName === message.messageName);
   if (waiting.length === 0) return { kind: 'NO_WAITING_INSTANCE' };
   if (waiting.length > 1) return { kind: 'AMBIGUOUS', count: waiting.length, waiting };
 
@@ -46,6 +46,6 @@ export async function correlate(uow: UnitOfWork, engine: Engine, message: Messag
   if (instance === null || execution === null || execution.status !== 'WAITING_MESSAGE') return { kind: 'NO_WAITING_INSTANCE' };
 
   const transition = deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, message.variables, message.now);
-  const duplicates = await applyTransition(uow, transition, message.now);
-  return { kind: 'CORRELATED', processInstanceId: instance.id, executionId: execution.id, transition, duplicates };
+  const settled = await applyAndSettle(uow, engine, transition, message.now);
+  return { kind: 'CORRELATED', processInstanceId: instance.id, executionId: execution.id, transition, ...settled };
 }

@@ -3,7 +3,7 @@ import type { Engine } from '../engine';
 import { executionId as newExecutionId, instanceId as newInstanceId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, Transition } from '../state';
 import { cancelToken, completeJob, failJob, placeToken, startInstance } from '../transitions';
-import { applyTransition, type DuplicateWaitingPoint, loadInstance } from './apply';
+import { applyAndSettle, applyTransition, loadInstance, type Settled } from './apply';
 import { asCorrelationKey, asExecution, asJob, plain, refs } from './collections';
 import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
 
@@ -13,21 +13,16 @@ import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
  * times, Cloud Tasks must be called once) and any duplicate waiting points
  * (log them as errors).
  */
-export interface Changed {
-  readonly jobs: readonly JobState[];
-  readonly duplicates: readonly DuplicateWaitingPoint[];
-}
+export type Changed = Settled;
 
-const NOTHING: Changed = { jobs: [], duplicates: [] };
+const NOTHING: Changed = { jobs: [], duplicates: [], consumed: [] };
 
 async function loadExecution(uow: UnitOfWork, id: string): Promise<ExecutionState | null> {
   const data = await uow.get(refs.execution(uow.db, id));
   return data === undefined ? null : asExecution(data);
 }
 
-async function commit(uow: UnitOfWork, t: Transition, now: Date): Promise<Changed> {
-  return { jobs: t.jobs, duplicates: await applyTransition(uow, t, now) };
-}
+
 
 export interface StartRequest {
   readonly processKey: string;
@@ -44,7 +39,7 @@ export async function startProcessInstance(db: Firestore, engine: Engine, reques
     const existing = await loadInstance(uow, id);
     if (existing !== null) return { ...NOTHING, created: false, instance: existing };
     const t = startInstance(model, engine.sync, { instanceId: id, executionId: newExecutionId(id, 'start'), businessKey: request.businessKey, variables: request.variables, now: request.now });
-    return { ...(await commit(uow, t, request.now)), created: true, instance: t.instance };
+    return { ...(await applyAndSettle(uow, engine, t, request.now)), created: true, instance: t.instance };
   });
   return result;
 }
@@ -71,7 +66,7 @@ export async function completeJobRun(db: Firestore, engine: Engine, jobIdValue: 
     }
     const t = completeJob(engine.model(instance.processKey), engine.sync, { instance, execution, job }, result, now);
     uow.set(refs.job(db, job.id), plain(t.job));
-    return { ...(await commit(uow, t, now)), status: 'COMPLETED' };
+    return { ...(await applyAndSettle(uow, engine, t, now)), status: 'COMPLETED' };
   });
   return run.result;
 }
@@ -99,7 +94,7 @@ export async function recordJobFailure(db: Firestore, jobIdValue: string, error:
     }
     const t = failJob({ instance, execution, job: counted }, error, now);
     uow.set(refs.job(db, job.id), plain(t.job));
-    await commit(uow, t, now);
+    await applyTransition(uow, t, now);
     return { status: 'FAILED', attempts: counted.attempts };
   });
   return run.result;
@@ -135,13 +130,13 @@ export async function moveToken(db: Firestore, engine: Engine, request: MoveToke
     }
     const t = placeToken(engine.model(instance.processKey), engine.sync, { instance, execution }, request.activityId, request.now);
     if (!request.force) await refuseDuplicates(uow, t);
-    return { ...(await commit(uow, t, request.now)), executionId: execution.id };
+    return { ...(await applyAndSettle(uow, engine, t, request.now)), executionId: execution.id };
   });
   return result;
 }
 
 /** Repair: end a token where it stands. */
-export async function cancelTokenRun(db: Firestore, processInstanceId: string, executionIdValue: string, now: Date): Promise<Changed> {
+export async function cancelTokenRun(db: Firestore, engine: Engine, processInstanceId: string, executionIdValue: string, now: Date): Promise<Changed> {
   const { result } = await runUnitOfWork(db, async (uow) => {
     const instance = await loadInstance(uow, processInstanceId);
     const execution = await loadExecution(uow, executionIdValue);
@@ -149,15 +144,15 @@ export async function cancelTokenRun(db: Firestore, processInstanceId: string, e
       throw new RepairRefusedError(`execution ${executionIdValue} is not a token of ${processInstanceId}`);
     }
     if (execution.status === 'ENDED' || execution.status === 'CANCELLED') throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
-    return commit(uow, cancelToken({ instance, execution }, now), now);
+    return applyAndSettle(uow, engine, cancelToken({ instance, execution }, now), now);
   });
   return result;
 }
 
 async function refuseDuplicates(uow: UnitOfWork, t: Transition): Promise<void> {
   for (const point of t.subscribe) {
-    const data = await uow.get(refs.correlationKey(uow.db, point.correlationKey));
-    const rival = data === undefined ? undefined : asCorrelationKey(data).waiting.find((w) => w.messageName === point.messageName && w.executionId !== point.executionId);
+    const keyDoc = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, point.correlationKey)), point.correlationKey);
+    const rival = keyDoc.waiting.find((w) => w.messageName === point.messageName && w.executionId !== point.executionId);
     if (rival !== undefined) {
       throw new RepairRefusedError(
         `refused: execution ${rival.executionId} of ${rival.processInstanceId} already waits for ${point.messageName} with key ${point.correlationKey}; a second waiting point would make the next message ambiguous (use --force to do it anyway)`,
