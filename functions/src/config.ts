@@ -26,6 +26,23 @@ export const DEFAULTS = {
   INBOX_PROVIDER_TOPIC: 'work-orders',
   /** Failed runs of a job before it is FAILED (an incident); keep it below the queue's maxAttempts. */
   INBOX_JOB_MAX_ATTEMPTS: 10,
+  /** One relay call stops starting work after this long; below Cloud Scheduler's deadline. */
+  INBOX_RELAY_BUDGET_MS: 50_000,
+  /** Correlation keys one relay call works on at once. */
+  INBOX_RELAY_PARALLELISM: 8,
+  /** Candidates fetched per round, spread over the shards. */
+  INBOX_RELAY_BATCH_SIZE: 200,
+  /** Queue of the receiver's fast-path tasks (one per new message). */
+  INBOX_RELAY_QUEUE: 'inbox-relay',
+  /** Relay backoff: first step and cap. */
+  INBOX_BACKOFF_BASE_MS: 5_000,
+  INBOX_BACKOFF_CAP_MS: 15 * 60_000,
+  /** How long a message may wait for its process to arrive before it is parked (from receipt). */
+  INBOX_BUFFER_WINDOW_MS: 24 * 60 * 60_000,
+  /** Technical failures are logged as ERROR from this attempt on. */
+  INBOX_ERROR_AFTER_ATTEMPTS: 5,
+  /** Days DONE documents are kept (expireAt, for a Firestore TTL policy). */
+  INBOX_DONE_RETENTION_DAYS: 7,
 } as const;
 
 /** Room for the envelope around base64 data: attributes (Pub/Sub allows 100 of up to 1.25 KiB), ids, JSON. */
@@ -55,6 +72,16 @@ const EnvSchema = z
     INBOX_PROVIDER_TOPIC: z.string().min(1).default(DEFAULTS.INBOX_PROVIDER_TOPIC),
     INBOX_JOB_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
     INBOX_BPMN_DIR: z.string().min(1).optional(),
+    INBOX_RELAY_BUDGET_MS: positiveInt(DEFAULTS.INBOX_RELAY_BUDGET_MS),
+    INBOX_RELAY_PARALLELISM: positiveInt(DEFAULTS.INBOX_RELAY_PARALLELISM),
+    INBOX_RELAY_BATCH_SIZE: positiveInt(DEFAULTS.INBOX_RELAY_BATCH_SIZE),
+    INBOX_RELAY_URL: z.url().optional(),
+    INBOX_RELAY_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_RELAY_QUEUE),
+    INBOX_BACKOFF_BASE_MS: positiveInt(DEFAULTS.INBOX_BACKOFF_BASE_MS),
+    INBOX_BACKOFF_CAP_MS: positiveInt(DEFAULTS.INBOX_BACKOFF_CAP_MS),
+    INBOX_BUFFER_WINDOW_MS: positiveInt(DEFAULTS.INBOX_BUFFER_WINDOW_MS),
+    INBOX_ERROR_AFTER_ATTEMPTS: positiveInt(DEFAULTS.INBOX_ERROR_AFTER_ATTEMPTS),
+    INBOX_DONE_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DONE_RETENTION_DAYS),
   })
   .superRefine((env, ctx) => {
     if (env.INBOX_PUSH_AUTH === 'disabled') return;
@@ -89,6 +116,19 @@ export interface Config {
   readonly jobMaxAttempts: number;
   /** Directory of the deployed BPMN models; null: the repository's `bpmn/`. */
   readonly bpmnDir: string | null;
+  readonly relay: RelayConfig;
+}
+
+/** The relay's settings (see DEFAULTS for each). */
+export interface RelayConfig {
+  readonly budgetMs: number;
+  readonly parallelism: number;
+  readonly batchSize: number;
+  /** URL of relayInbox for the receiver's fast path; null: no fast path, the schedule alone relays. */
+  readonly url: string | null;
+  readonly queue: string;
+  readonly policy: { readonly backoffBaseMs: number; readonly backoffCapMs: number; readonly bufferWindowMs: number; readonly errorAfterAttempts: number };
+  readonly retentionMs: number;
 }
 
 /** Where async process steps go. */
@@ -142,6 +182,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     providerTopic: e.INBOX_PROVIDER_TOPIC,
     jobMaxAttempts: e.INBOX_JOB_MAX_ATTEMPTS,
     bpmnDir: e.INBOX_BPMN_DIR ?? null,
+    relay: {
+      budgetMs: e.INBOX_RELAY_BUDGET_MS,
+      parallelism: e.INBOX_RELAY_PARALLELISM,
+      batchSize: e.INBOX_RELAY_BATCH_SIZE,
+      url: e.INBOX_RELAY_URL ?? null,
+      queue: e.INBOX_RELAY_QUEUE,
+      policy: {
+        backoffBaseMs: e.INBOX_BACKOFF_BASE_MS,
+        backoffCapMs: e.INBOX_BACKOFF_CAP_MS,
+        bufferWindowMs: e.INBOX_BUFFER_WINDOW_MS,
+        errorAfterAttempts: e.INBOX_ERROR_AFTER_ATTEMPTS,
+      },
+      retentionMs: e.INBOX_DONE_RETENTION_DAYS * 24 * 60 * 60_000,
+    },
   };
 }
 

@@ -13,7 +13,7 @@ import { http } from '@google-cloud/functions-framework';
 import { loadConfig } from './config';
 import { createReceivePubSubPush } from './receiver/function';
 import { createRuntime } from './runtime';
-import { type FunctionFactory, runJobFunction, startProcessFunction, sweepJobsFunction } from './wiring';
+import { type FunctionFactory, relayInboxFunction, runJobFunction, startProcessFunction, sweepJobsFunction } from './wiring';
 
 const config = loadConfig();
 const runtime = createRuntime(config);
@@ -23,6 +23,7 @@ const FUNCTIONS: Readonly<Record<string, FunctionFactory>> = {
   startProcess: startProcessFunction,
   runJob: runJobFunction,
   sweepJobs: sweepJobsFunction,
+  relayInbox: relayInboxFunction,
 };
 
 /** The target the Functions Framework will serve, read the way it reads it (flag first, then env). */

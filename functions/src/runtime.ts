@@ -32,7 +32,9 @@ export function createRuntime(config: Config): Runtime {
   );
   const engine = lazyAsync(async () => {
     const { loadEngine, defaultBpmnDir } = await import('./engine/deployed');
-    return loadEngine(config.bpmnDir ?? defaultBpmnDir(), {}, new Set(Object.keys(handlers())));
+    const { inboxBuffer } = await import('./relay/buffer');
+    // The inbox is the engine's message buffer: a token that starts waiting takes its early message at once.
+    return loadEngine(config.bpmnDir ?? defaultBpmnDir(), {}, new Set(Object.keys(handlers())), inboxBuffer(config.relay.retentionMs));
   });
   const queues = new Map<string, JobQueue>();
   const queue = (runJobUrl: string): JobQueue => {

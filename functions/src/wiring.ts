@@ -64,3 +64,18 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
     }
   };
 };
+
+export const relayInboxFunction: FunctionFactory = (config, runtime) => {
+  const runJobUrl = requireRunJobUrl(config);
+  const { createRelayHandler } = require('./relay/function') as typeof import('./relay/function');
+  return createRelayHandler({
+    db: runtime.db,
+    engine: runtime.engine,
+    queue: () => runtime.queue(runJobUrl),
+    log: createLogger(undefined, { function: 'relayInbox' }),
+    relay: config.relay,
+    shards: config.shards,
+    now: () => new Date(),
+    random: Math.random,
+  });
+};

@@ -10,6 +10,7 @@ describe('dist/index.js under functions-framework --target', () => {
     ['startProcess', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }],
     ['runJob', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }],
     ['sweepJobs', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }],
+    ['relayInbox', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }],
   ])('%s serves and refuses a GET with a JSON answer', async (target, extra) => {
     const fn = await serveFunction({ target, env: { ...base, ...extra } });
     try {

@@ -29,6 +29,7 @@ export function testReceiver(db: Firestore, overrides: Partial<ReceiverDeps> = {
     maxBodyBytes: 14 * 1024 * 1024,
     writeTimeoutMs: 5_000,
     shards: 16,
+    fastPath: null,
     ...overrides,
   });
   const name = `receiverUnderTest${++registered}`;

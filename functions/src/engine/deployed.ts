@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { loadProcessModel } from '../bpmn/parse-model';
-import { Engine } from './engine';
+import { Engine, type MessageBuffer } from './engine';
 import type { SyncHandler } from './transitions';
 
 /**
@@ -18,9 +18,14 @@ export function defaultBpmnDir(from: string = __dirname): string {
 }
 
 /** Loads every `*.bpmn` of a directory and validates them against the registered handlers. */
-export async function loadEngine(bpmnDir: string, sync: Readonly<Record<string, SyncHandler>>, asyncHandlerIds: ReadonlySet<string>): Promise<Engine> {
+export async function loadEngine(
+  bpmnDir: string,
+  sync: Readonly<Record<string, SyncHandler>>,
+  asyncHandlerIds: ReadonlySet<string>,
+  buffer: MessageBuffer | null = null,
+): Promise<Engine> {
   const files = (await readdir(bpmnDir)).filter((f) => f.endsWith('.bpmn')).sort();
   if (files.length === 0) throw new Error(`no .bpmn files in ${bpmnDir}`);
   const models = await Promise.all(files.map((f) => loadProcessModel(join(bpmnDir, f))));
-  return new Engine(models, sync, asyncHandlerIds);
+  return new Engine(models, sync, asyncHandlerIds, buffer);
 }

@@ -1,4 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
+import type * as FirestoreModule from '@google-cloud/firestore';
+import { correlationKeyDocId } from '../engine/ids';
+import { COLLECTIONS, type LaneEntry } from '../engine/store/collections';
 import { errorCode, GRPC_ALREADY_EXISTS } from '../core/errors';
 import type { PushEnvelope } from '../receiver/envelope';
 import type { InboxDraft, InvalidDraft, ValidDraft } from '../receiver/interpret';
@@ -36,9 +39,31 @@ async function createIfAbsent(db: Firestore, id: string, doc: InboxDocument): Pr
   }
 }
 
+/**
+ * create() of an OPEN document, atomically with its entry in the key's lane
+ * (correlationKeys/{hash}.open, an arrayUnion: no read, no transaction). The
+ * lane gives the relay its per-key order and the engine its buffer as reads
+ * by id. If the document exists, the batch fails whole and the lane is untouched.
+ */
+async function createOpen(db: Firestore, id: string, doc: InboxDocument): Promise<boolean> {
+  const { FieldValue } = require('@google-cloud/firestore') as typeof FirestoreModule;
+  const correlationKey = doc.correlationKey ?? '';
+  const entry: LaneEntry = { inboxId: id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime, receivedAt: doc.receivedAt };
+  const batch = db.batch();
+  batch.create(db.collection(INBOX).doc(id), doc);
+  batch.set(db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)), { correlationKey, open: FieldValue.arrayUnion(entry), updatedAt: doc.receivedAt }, { merge: true });
+  try {
+    await batch.commit();
+    return true;
+  } catch (err) {
+    if (isAlreadyExists(err)) return false;
+    throw err;
+  }
+}
+
 async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): Promise<StoreOutcome> {
   const doc = openDocument(draft, ctx);
-  if (await createIfAbsent(db, draft.id, doc)) return { kind: 'STORED', id: draft.id, doc };
+  if (await createOpen(db, draft.id, doc)) return { kind: 'STORED', id: draft.id, doc };
 
   const existing = await db.collection(INBOX).doc(draft.id).get();
   if (existing.get('payloadHash') === draft.payloadHash) return { kind: 'DUPLICATE', id: draft.id };

@@ -9,6 +9,9 @@ import { DEFAULT_REGISTRY } from './registry';
 /** Builds `receivePubSubPush` from the parsed configuration; clients are created on first use. */
 export function createReceivePubSubPush(config: Config): (req: Request, res: Response) => Promise<void> {
   const auth = config.pushAuth;
+  const relayUrl = config.relay.url;
+  // The Cloud Tasks client is loaded on the first fast-path task, not at start-up.
+  const queue = lazy(() => (require('../tasks/job-queue') as typeof import('../tasks/job-queue')).relayQueue(config, relayUrl ?? ''));
   return createPushHandler({
     // require() on first use keeps the Firestore SDK out of the cold start.
     db: lazy(() => (require('../firestore') as typeof FirestoreModule).createFirestore(config.projectId)),
@@ -22,5 +25,6 @@ export function createReceivePubSubPush(config: Config): (req: Request, res: Res
     maxBodyBytes: config.maxBodyBytes,
     writeTimeoutMs: config.writeTimeoutMs,
     shards: config.shards,
+    fastPath: relayUrl === null ? null : (inboxId) => queue().enqueue(inboxId),
   });
 }

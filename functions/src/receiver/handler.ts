@@ -20,7 +20,16 @@ export interface ReceiverDeps {
   readonly maxBodyBytes: number;
   readonly writeTimeoutMs: number;
   readonly shards: number;
+  /**
+   * Fast path: asks for a relay of one new OPEN document within seconds (a
+   * Cloud Task named after its id). null: the scheduled relay alone.
+   * Its failure never changes the answer; the scheduled sweep is the net.
+   */
+  readonly fastPath: ((inboxId: string) => Promise<unknown>) | null;
 }
+
+/** Longest wait for the fast-path task before the receiver answers anyway. */
+export const FAST_PATH_TIMEOUT_MS = 2_000;
 
 function bodySize(req: Request): number {
   const raw = (req as { rawBody?: unknown }).rawBody;
@@ -91,6 +100,12 @@ export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Respo
       storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards }),
     );
     logOutcome(deps.log, outcome, envelope);
+    if (deps.fastPath !== null && outcome.kind === 'STORED' && outcome.doc.status === 'OPEN') {
+      const fastPath = deps.fastPath;
+      await withDeadline('fast-path task', FAST_PATH_TIMEOUT_MS, () => fastPath(outcome.id)).catch((err: unknown) => {
+        deps.log.warn('fast-path relay task not created; the scheduled relay will pick the message up', { inboxId: outcome.id, error: err instanceof Error ? err.message : String(err) });
+      });
+    }
     return ackFor(outcome);
   };
 

@@ -3,54 +3,66 @@ import type * as Grpc from '@grpc/grpc-js';
 import type { Config } from '../config';
 
 /**
- * Where the engine sends async steps. The only implementation is Cloud Tasks
- * (the real client; locally pointed at the project's emulator).
+ * Where the project sends work for later: async process steps (runJob) and
+ * the receiver's fast path (relayInbox). The only implementation is Cloud
+ * Tasks: the real client, locally pointed at the project's emulator.
  */
 export interface JobQueue {
-  /** Creates the task that runs `jobId`. 'EXISTS': a task of that name exists or existed (dedup). */
-  enqueue(jobId: string): Promise<'CREATED' | 'EXISTS'>;
+  /** Creates the task for `id`. 'EXISTS': a task of that name exists or existed (dedup). */
+  enqueue(id: string): Promise<'CREATED' | 'EXISTS'>;
 }
 
 const ALREADY_EXISTS = 6;
 
+/** One client per process, created on first use (keeps it out of cold starts). */
+let shared: { key: string; client: Tasks.CloudTasksClient } | undefined;
+
+function clientFor(emulatorHost: string | null): Tasks.CloudTasksClient {
+  const key = emulatorHost ?? 'google';
+  if (shared?.key === key) return shared.client;
+  const { CloudTasksClient } = require('@google-cloud/tasks') as typeof Tasks;
+  let client: Tasks.CloudTasksClient;
+  if (emulatorHost === null) {
+    client = new CloudTasksClient();
+  } else {
+    const { credentials } = require('@grpc/grpc-js') as typeof Grpc;
+    const [host, port] = emulatorHost.split(':');
+    // universeDomain set: otherwise the client looks for Google credentials (and probes the metadata server) first.
+    client = new CloudTasksClient({ apiEndpoint: host, port: Number(port), sslCreds: credentials.createInsecure(), universeDomain: 'googleapis.com' });
+  }
+  shared = { key, client };
+  return client;
+}
+
+export interface TaskTarget {
+  readonly queue: string;
+  /** The function the task POSTs to (also the OIDC audience). */
+  readonly url: string;
+  /** The JSON body for an id. */
+  readonly body: (id: string) => Readonly<Record<string, unknown>>;
+}
+
 /**
- * A Cloud Tasks queue that POSTs `{ "jobId": ... }` to runJob. The task is
- * named after the job id (a hash already: Cloud Tasks dedups names, and
- * sequential names are slow), so a second enqueue of a job is ALREADY_EXISTS.
- * The client is created on first use, keeping it out of cold starts.
+ * A Cloud Tasks queue of HTTP tasks named after ids that are hashes already:
+ * Cloud Tasks dedups names (a second enqueue is ALREADY_EXISTS) and
+ * sequential names are slow.
  */
-export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
-  const { location, queue, serviceAccount, emulatorHost } = config.tasks;
-  type Client = Tasks.CloudTasksClient;
-  let client: Client | undefined;
-  const getClient = (): Client => {
-    if (client === undefined) {
-      const { CloudTasksClient } = require('@google-cloud/tasks') as typeof Tasks;
-      if (emulatorHost === null) {
-        client = new CloudTasksClient();
-      } else {
-        const { credentials } = require('@grpc/grpc-js') as typeof Grpc;
-        const [host, port] = emulatorHost.split(':');
-        // universeDomain set: otherwise the client looks for Google credentials (and probes the metadata server) first.
-        client = new CloudTasksClient({ apiEndpoint: host, port: Number(port), sslCreds: credentials.createInsecure(), universeDomain: 'googleapis.com' });
-      }
-    }
-    return client;
-  };
-  const parent = `projects/${config.projectId}/locations/${location}/queues/${queue}`;
+export function taskQueue(config: Config, target: TaskTarget): JobQueue {
+  const { location, serviceAccount, emulatorHost } = config.tasks;
+  const parent = `projects/${config.projectId}/locations/${location}/queues/${target.queue}`;
   return {
-    async enqueue(jobId) {
+    async enqueue(id) {
       try {
-        await getClient().createTask({
+        await clientFor(emulatorHost).createTask({
           parent,
           task: {
-            name: `${parent}/tasks/${jobId}`,
+            name: `${parent}/tasks/${id}`,
             httpRequest: {
               httpMethod: 'POST',
-              url: runJobUrl,
+              url: target.url,
               headers: { 'Content-Type': 'application/json' },
-              body: Buffer.from(JSON.stringify({ jobId })),
-              ...(serviceAccount === null ? {} : { oidcToken: { serviceAccountEmail: serviceAccount, audience: runJobUrl } }),
+              body: Buffer.from(JSON.stringify(target.body(id))),
+              ...(serviceAccount === null ? {} : { oidcToken: { serviceAccountEmail: serviceAccount, audience: target.url } }),
             },
           },
         });
@@ -61,4 +73,14 @@ export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
       }
     },
   };
+}
+
+/** The queue of async process steps: POSTs `{ jobId }` to runJob. */
+export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
+  return taskQueue(config, { queue: config.tasks.queue, url: runJobUrl, body: (jobId) => ({ jobId }) });
+}
+
+/** The receiver's fast path: POSTs `{ inboxId }` to relayInbox. */
+export function relayQueue(config: Config, relayUrl: string): JobQueue {
+  return taskQueue(config, { queue: config.relay.queue, url: relayUrl, body: (inboxId) => ({ inboxId }) });
 }

@@ -1,0 +1,39 @@
+import { type Firestore, Timestamp } from '@google-cloud/firestore';
+import type { LaneEntry } from '../engine/store/collections';
+import { INBOX } from '../inbox/document';
+
+const toDate = (value: unknown): Date | null => (value instanceof Timestamp ? value.toDate() : null);
+
+/** An OPEN, due inbox document, as listed by the candidate query. */
+export interface Candidate extends LaneEntry {
+  readonly id: string;
+  readonly correlationKey: string;
+  readonly nextAttemptAt: Date;
+}
+
+/**
+ * OPEN documents whose nextAttemptAt has come, oldest first, from every shard
+ * in parallel. The index leads with `shard` (firestore.indexes.json): an
+ * index on an ever-growing time field alone caps writes at about 500/s, and
+ * the shard prefix spreads those entries over `shards` ranges.
+ * Registered in functions/src/queries.ts.
+ */
+export async function findCandidates(db: Firestore, shards: number, now: Date, perShard: number): Promise<Candidate[]> {
+  const pages = await Promise.all(
+    Array.from({ length: shards }, (_, shard) =>
+      db.collection(INBOX).where('shard', '==', shard).where('status', '==', 'OPEN').where('nextAttemptAt', '<=', now).orderBy('nextAttemptAt').limit(perShard).get(),
+    ),
+  );
+  const candidates = pages.flatMap((page) =>
+    page.docs.map((d) => ({
+      id: d.id,
+      inboxId: d.id,
+      messageName: String(d.get('messageName') ?? ''),
+      correlationKey: String(d.get('correlationKey') ?? ''),
+      nextAttemptAt: toDate(d.get('nextAttemptAt')) ?? now,
+      publishTime: toDate(d.get('source.publishTime')),
+      receivedAt: toDate(d.get('receivedAt')) ?? now,
+    })),
+  );
+  return candidates.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
+}

@@ -1,0 +1,76 @@
+import type { FailureClass } from '../core/errors';
+import type { WaitingPoint } from '../engine/state';
+import { backoffMs } from './backoff';
+
+/** How the relay treats outcomes; defaults in config.ts. */
+export interface RelayPolicy {
+  /** First backoff step, ms. */
+  readonly backoffBaseMs: number;
+  /** Largest backoff step, ms. */
+  readonly backoffCapMs: number;
+  /** How long after receipt a message may wait for its waiting point before it is parked, ms. */
+  readonly bufferWindowMs: number;
+  /** From this many attempts on, a technical failure is logged as ERROR (it is still retried). */
+  readonly errorAfterAttempts: number;
+}
+
+/** What correlating one candidate produced. */
+export type RelayOutcome =
+  | { readonly kind: 'CORRELATED'; readonly processInstanceId: string }
+  | { readonly kind: 'NO_WAITING_INSTANCE' }
+  | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] }
+  | { readonly kind: 'TECHNICAL'; readonly failure: FailureClass; readonly error: string };
+
+/** What happens to the inbox document. */
+export type Decision =
+  | { readonly kind: 'DONE'; readonly processInstanceId: string }
+  | { readonly kind: 'RETRY'; readonly attempts: number; readonly nextAttemptAt: Date; readonly lastError: string; readonly alarm: boolean }
+  | {
+      readonly kind: 'PARK';
+      readonly reason: 'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION';
+      readonly attempts: number;
+      readonly lastError: string;
+      readonly details: Readonly<Record<string, unknown>>;
+    };
+
+export interface CandidateState {
+  readonly attempts: number;
+  readonly receivedAt: Date;
+}
+
+/**
+ * The relay's decision table. Pure: the outcome, the document's attempts and
+ * age, the policy, the clock and a random number in; the fate out.
+ * - CORRELATED: DONE.
+ * - NO_WAITING_INSTANCE: may heal (the process is still on its way): retry
+ *   with backoff until the buffer window has passed since receipt, then park.
+ * - AMBIGUOUS: no retry in the world picks the right token: park at once.
+ * - TECHNICAL: a retry heals it; never parked, an ERROR log from
+ *   `errorAfterAttempts` on.
+ */
+export function decide(outcome: RelayOutcome, doc: CandidateState, policy: RelayPolicy, now: Date, random: number): Decision {
+  const attempts = doc.attempts + 1;
+  const retryAt = (): Date => new Date(now.getTime() + backoffMs(attempts, policy.backoffBaseMs, policy.backoffCapMs, random));
+  switch (outcome.kind) {
+    case 'CORRELATED':
+      return { kind: 'DONE', processInstanceId: outcome.processInstanceId };
+    case 'NO_WAITING_INSTANCE': {
+      const lastError = 'no process instance waits for this message (not yet, or not any more)';
+      const waited = now.getTime() - doc.receivedAt.getTime();
+      if (waited >= policy.bufferWindowMs) {
+        return { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts, lastError: `${lastError}; buffer window of ${Math.round(policy.bufferWindowMs / 60_000)} min passed`, details: { waitedMs: waited } };
+      }
+      return { kind: 'RETRY', attempts, nextAttemptAt: retryAt(), lastError, alarm: false };
+    }
+    case 'AMBIGUOUS':
+      return {
+        kind: 'PARK',
+        reason: 'AMBIGUOUS_CORRELATION',
+        attempts,
+        lastError: `${outcome.count} process executions wait for this message; correlating to one of them would be a guess`,
+        details: { count: outcome.count, waiting: outcome.waiting.map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId })) },
+      };
+    case 'TECHNICAL':
+      return { kind: 'RETRY', attempts, nextAttemptAt: retryAt(), lastError: `${outcome.failure.code}: ${outcome.error}`, alarm: attempts >= policy.errorAfterAttempts };
+  }
+}

@@ -1,0 +1,63 @@
+import type { Request, Response } from '@google-cloud/functions-framework';
+import type { Firestore } from '@google-cloud/firestore';
+import { z } from 'zod';
+import type { RelayConfig } from '../config';
+import type { Engine } from '../engine/engine';
+import type { Logger } from '../log';
+import type { JobQueue } from '../tasks/job-queue';
+import { readGauges } from './gauges';
+import { account, emptySummary, relayBatch } from './relay-batch';
+import { relayOne, type RelayDeps } from './relay-one';
+
+export interface RelayFunctionDeps {
+  readonly db: () => Firestore;
+  readonly engine: () => Promise<Engine>;
+  readonly queue: () => JobQueue;
+  readonly log: Logger;
+  readonly relay: RelayConfig;
+  readonly shards: number;
+  readonly now: () => Date;
+  readonly random: () => number;
+}
+
+const FastPathBody = z.object({ inboxId: z.string().regex(/^[0-9a-f]{40}$/, 'an inbox id (40 hex digits)') });
+
+/**
+ * `relayInbox`. Called by Cloud Scheduler every minute with no body: works in
+ * rounds until the time budget is spent, logs one summary with the gauges.
+ * Called by a fast-path task with `{ inboxId }`: relays that document now.
+ * 200 when the call ran (whatever happened to single documents: those are
+ * in the summary and on the documents), 503 when Firestore could not even be
+ * queried, so the caller retries.
+ */
+export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res: Response) => Promise<void> {
+  return async (req, res) => {
+    if (req.method !== 'POST') {
+      res.status(405).json({ error: 'use POST (Cloud Scheduler, or a fast-path task with {inboxId})' });
+      return;
+    }
+    const body: unknown = req.body;
+    const fast = typeof body === 'object' && body !== null && 'inboxId' in body ? FastPathBody.safeParse(body) : null;
+    if (fast !== null && !fast.success) {
+      res.status(400).json({ error: z.prettifyError(fast.error) });
+      return;
+    }
+    try {
+      const relayDeps: RelayDeps = { db: deps.db(), engine: await deps.engine(), policy: deps.relay.policy, retentionMs: deps.relay.retentionMs, now: deps.now, random: deps.random };
+      if (fast !== null && fast.success) {
+        const summary = emptySummary();
+        const result = await relayOne(relayDeps, fast.data.inboxId);
+        await account(summary, fast.data.inboxId, result, relayDeps, deps.queue(), deps.log);
+        res.status(200).json({ inboxId: fast.data.inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind });
+        return;
+      }
+      const summary = await relayBatch(relayDeps, deps.queue(), deps.log, { budgetMs: deps.relay.budgetMs, parallelism: deps.relay.parallelism, batchSize: deps.relay.batchSize, shards: deps.shards });
+      const gauges = await readGauges(relayDeps.db, deps.shards, deps.now());
+      deps.log.info('relay summary', { relaySummary: summary, gauges });
+      res.status(200).json({ ...summary, gauges });
+    } catch (err) {
+      deps.log.error('relay call failed; documents stay OPEN for the next call', { error: err instanceof Error ? err.message : String(err) });
+      res.status(503).json({ error: 'relay failed', retry: true });
+    }
+  };
+}

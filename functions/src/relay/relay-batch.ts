@@ -1,0 +1,114 @@
+import type { Logger } from '../log';
+import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
+import type { JobQueue } from '../tasks/job-queue';
+import { findCandidates, type Candidate } from './candidates';
+import { isOlder } from './lane';
+import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
+
+export interface BatchOptions {
+  /** Stop starting new work after this long, ms (default 50 s: below the scheduler's deadline). */
+  readonly budgetMs: number;
+  /** Correlation keys worked on at once. */
+  readonly parallelism: number;
+  /** Candidates fetched per round (spread over the shards). */
+  readonly batchSize: number;
+  readonly shards: number;
+}
+
+/** One relay call's summary: logged as one structured entry. */
+export interface RelaySummary {
+  candidates: number;
+  correlated: number;
+  retried: number;
+  parked: Record<string, number>;
+  skippedForOrder: number;
+  skipped: number;
+  technicalFailures: number;
+  consumedFromBuffer: number;
+  reads: number;
+  writes: number;
+  rounds: number;
+  durationMs: number;
+}
+
+export function emptySummary(): RelaySummary {
+  return { candidates: 0, correlated: 0, retried: 0, parked: {}, skippedForOrder: 0, skipped: 0, technicalFailures: 0, consumedFromBuffer: 0, reads: 0, writes: 0, rounds: 0, durationMs: 0 };
+}
+
+/** Adds one result to the summary, dispatches its jobs and logs what needs attention. */
+export async function account(summary: RelaySummary, id: string, result: RelayResult, deps: RelayDeps, queue: JobQueue, log: Logger): Promise<void> {
+  switch (result.kind) {
+    case 'SKIPPED':
+      summary.skipped += 1;
+      return;
+    case 'ORDER_BLOCKED':
+      summary.skippedForOrder += 1;
+      return;
+    case 'FAILED':
+      summary.technicalFailures += 1;
+      if (result.decision?.kind === 'RETRY' && result.decision.alarm) {
+        log.error('inbox document keeps failing technically (still retried)', { inboxId: id, attempts: result.decision.attempts, code: result.failure.code, error: result.error });
+      } else {
+        log.warn('technical failure while relaying; will retry', { inboxId: id, code: result.failure.code, error: result.error });
+      }
+      return;
+    case 'DECIDED': {
+      summary.reads += result.stats.reads;
+      summary.writes += result.stats.writes;
+      summary.consumedFromBuffer += result.consumed.length;
+      const { decision } = result;
+      if (decision.kind === 'DONE') summary.correlated += 1;
+      if (decision.kind === 'RETRY') summary.retried += 1;
+      if (decision.kind === 'PARK') {
+        summary.parked[decision.reason] = (summary.parked[decision.reason] ?? 0) + 1;
+        log.error('inbox document parked', { inboxId: id, reason: decision.reason, attempts: decision.attempts, lastError: decision.lastError, details: decision.details });
+      }
+      logDuplicates(log, result.duplicates);
+      await dispatchJobs(deps.db, queue, result.jobs, log);
+    }
+  }
+}
+
+/** Candidates grouped by correlation key, each group in per-key order (publishTime, receivedAt, id). */
+function byKey(candidates: readonly Candidate[]): Candidate[][] {
+  const groups = new Map<string, Candidate[]>();
+  for (const c of candidates) groups.set(c.correlationKey, [...(groups.get(c.correlationKey) ?? []), c]);
+  return [...groups.values()].map((g) => g.sort((a, b) => (isOlder(a, b) ? -1 : isOlder(b, a) ? 1 : 0)));
+}
+
+/**
+ * One relay call: rounds of candidates until the budget is spent or nothing
+ * is left. Keys run in parallel (bounded); documents of one key run one after
+ * the other, and a key's group stops at the first document that cannot go
+ * (order-blocked or retried): the younger ones would only be blocked behind it.
+ */
+export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, options: BatchOptions): Promise<RelaySummary> {
+  const started = Date.now();
+  const summary = emptySummary();
+  const perShard = Math.max(1, Math.ceil(options.batchSize / options.shards));
+  // Rounds go on while they change something; a round of only order-blocked or skipped documents ends the call.
+  for (let progress = true; progress && Date.now() - started < options.budgetMs; ) {
+    const candidates = await findCandidates(deps.db, options.shards, deps.now(), perShard);
+    if (candidates.length === 0) break;
+    summary.rounds += 1;
+    summary.candidates += candidates.length;
+    progress = false;
+    const groups = byKey(candidates);
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      for (let group = groups[next++]; group !== undefined; group = groups[next++]) {
+        for (const candidate of group) {
+          if (Date.now() - started >= options.budgetMs) return;
+          const result = await relayOne(deps, candidate.id);
+          await account(summary, candidate.id, result, deps, queue, log);
+          if (result.kind === 'DECIDED') progress = true;
+          const moved = result.kind === 'DECIDED' && result.decision.kind !== 'RETRY';
+          if (!moved && result.kind !== 'SKIPPED') break;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(options.parallelism, groups.length) }, worker));
+  }
+  summary.durationMs = Date.now() - started;
+  return summary;
+}
