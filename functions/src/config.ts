@@ -41,6 +41,8 @@ export const DEFAULTS = {
   INBOX_BUFFER_WINDOW_MS: 24 * 60 * 60_000,
   /** Technical failures are logged as ERROR from this attempt on. */
   INBOX_ERROR_AFTER_ATTEMPTS: 5,
+  /** Deadline of one relay transaction; the Firestore client alone would retry an outage for minutes. */
+  INBOX_RELAY_TX_TIMEOUT_MS: 20_000,
   /** Days DONE documents are kept (expireAt, for a Firestore TTL policy). */
   INBOX_DONE_RETENTION_DAYS: 7,
 } as const;
@@ -82,6 +84,7 @@ const EnvSchema = z
     INBOX_BUFFER_WINDOW_MS: positiveInt(DEFAULTS.INBOX_BUFFER_WINDOW_MS),
     INBOX_ERROR_AFTER_ATTEMPTS: positiveInt(DEFAULTS.INBOX_ERROR_AFTER_ATTEMPTS),
     INBOX_DONE_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DONE_RETENTION_DAYS),
+    INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
   })
   .superRefine((env, ctx) => {
     if (env.INBOX_PUSH_AUTH === 'disabled') return;
@@ -129,6 +132,7 @@ export interface RelayConfig {
   readonly queue: string;
   readonly policy: { readonly backoffBaseMs: number; readonly backoffCapMs: number; readonly bufferWindowMs: number; readonly errorAfterAttempts: number };
   readonly retentionMs: number;
+  readonly transactionTimeoutMs: number;
 }
 
 /** Where async process steps go. */
@@ -195,6 +199,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         errorAfterAttempts: e.INBOX_ERROR_AFTER_ATTEMPTS,
       },
       retentionMs: e.INBOX_DONE_RETENTION_DAYS * 24 * 60 * 60_000,
+      transactionTimeoutMs: e.INBOX_RELAY_TX_TIMEOUT_MS,
     },
   };
 }

@@ -43,7 +43,15 @@ export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res:
       return;
     }
     try {
-      const relayDeps: RelayDeps = { db: deps.db(), engine: await deps.engine(), policy: deps.relay.policy, retentionMs: deps.relay.retentionMs, now: deps.now, random: deps.random };
+      const relayDeps: RelayDeps = {
+        db: deps.db(),
+        engine: await deps.engine(),
+        policy: deps.relay.policy,
+        retentionMs: deps.relay.retentionMs,
+        transactionTimeoutMs: deps.relay.transactionTimeoutMs,
+        now: deps.now,
+        random: deps.random,
+      };
       if (fast !== null && fast.success) {
         const summary = emptySummary();
         const result = await relayOne(relayDeps, fast.data.inboxId);

@@ -1,5 +1,5 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { classifyFailure, type FailureClass } from '../core/errors';
+import { classifyFailure, type FailureClass, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
@@ -18,6 +18,13 @@ export interface RelayDeps {
   readonly retentionMs: number;
   readonly now: () => Date;
   readonly random: () => number;
+  /**
+   * Deadline of one relay transaction, ms. The Firestore client retries an
+   * unreachable backend for minutes; the relay gives up sooner and leaves the
+   * document OPEN for the next round. A transaction abandoned at the deadline
+   * may still commit later, which is safe: it is atomic either way.
+   */
+  readonly transactionTimeoutMs: number;
 }
 
 /** What relaying one inbox document did. */
@@ -61,7 +68,7 @@ async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date)
  */
 export async function relayOne(deps: RelayDeps, id: string): Promise<RelayResult> {
   try {
-    const { result, stats } = await runUnitOfWork(deps.db, async (uow): Promise<InTransaction> => {
+    const { result, stats } = await withDeadline('relay transaction', deps.transactionTimeoutMs, () => runUnitOfWork(deps.db, async (uow): Promise<InTransaction> => {
       const now = deps.now();
       const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
       if (doc === undefined) return { kind: 'SKIPPED', why: 'GONE' };
@@ -86,7 +93,7 @@ export async function relayOne(deps: RelayDeps, id: string): Promise<RelayResult
       writeDecision(uow, id, doc, decision, now, deps.retentionMs);
       const settled = outcome.kind === 'CORRELATED' ? outcome : { jobs: [], duplicates: [], consumed: [] };
       return { kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed };
-    });
+    }));
     return result.kind === 'DECIDED' ? { ...result, stats } : result;
   } catch (err) {
     const failure = classifyFailure(err);
@@ -103,7 +110,7 @@ export async function relayOne(deps: RelayDeps, id: string): Promise<RelayResult
  */
 async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: FailureClass, error: string): Promise<Decision | null> {
   try {
-    const { result } = await runUnitOfWork(
+    const { result } = await withDeadline('recording a relay failure', deps.transactionTimeoutMs, () => runUnitOfWork(
       deps.db,
       async (uow) => {
         const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
@@ -114,7 +121,7 @@ async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: Fail
         return decision;
       },
       { maxAttempts: 1 },
-    );
+    ));
     return result;
   } catch {
     return null;

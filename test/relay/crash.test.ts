@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+import type { Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../../functions/src/engine/engine';
+import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { completeJobRun, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { INBOX } from '../../functions/src/inbox/document';
+import { createLogger } from '../../functions/src/log';
+import { relayBatch } from '../../functions/src/relay/relay-batch';
+import { runPool } from '../../bench/pool';
+import { REPO_ROOT, workOrderEngine } from '../support/engine';
+import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { completionPayload, storePushed } from '../support/inbox';
+
+const ORDERS = 300;
+const projectId = uniqueProjectId('relay-crash');
+let db: Firestore;
+let engine: Engine;
+
+beforeAll(async () => {
+  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+  engine = await workOrderEngine();
+});
+afterAll(async () => {
+  await db.terminate();
+});
+
+const doneCount = async (): Promise<number> => (await db.collection(INBOX).where('status', '==', 'DONE').count().get()).data().count;
+
+/** For one work order: the inbox document is DONE exactly when the process has moved past the catch event. */
+async function consistent(workOrderId: string, inboxId: string): Promise<string | null> {
+  const [inbox, instanceSnap] = await Promise.all([db.collection(INBOX).doc(inboxId).get(), db.collection(COLLECTIONS.instances).where('businessKey', '==', workOrderId).get()]);
+  const instance = instanceSnap.docs[0];
+  if (instance === undefined) return `${workOrderId}: no instance`;
+  const executions = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', instance.id).get();
+  const activity = executions.docs[0]?.get('activityId') as string;
+  const subscriptions = (await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get()).size;
+  const jobs = (await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', instance.id).where('activityId', '==', 'createInvoice').get()).size;
+  const done = inbox.get('status') === 'DONE';
+  const moved = activity === 'createInvoice' && subscriptions === 0 && jobs === 1 && instance.get('variables.completedItems') === 9;
+  const waiting = activity === 'waitForCompletion' && subscriptions === 1 && jobs === 0;
+  if (done && moved) return null;
+  if (!done && inbox.get('status') === 'OPEN' && waiting) return null;
+  return `${workOrderId}: inbox ${String(inbox.get('status'))}, token at ${activity}, ${subscriptions} subscriptions, ${jobs} invoice jobs`;
+}
+
+test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next relay finishes the rest', async () => {
+  const ids = new Map<string, string>();
+  await runPool(ORDERS, 16, async (i) => {
+    const workOrderId = `WO-crash-${i}`;
+    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+    await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+    ids.set(workOrderId, await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId, { completedItems: 9 }) }));
+  });
+
+  // One node process (tsx as a loader, not its CLI, which would run the script in a grandchild), in its own group.
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test', 'support', 'relay-child.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, RELAY_PROJECT: projectId },
+    stdio: ['ignore', 'ignore', 'inherit'],
+    detached: true,
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    await waitFor('the child relay to correlate some documents', async () => ((await doneCount()) >= 30 ? true : undefined), 60_000, 20);
+  } finally {
+    process.kill(-(child.pid ?? 0), 'SIGKILL');
+    await exited;
+  }
+  const doneAtKill = await doneCount();
+  expect(doneAtKill).toBeGreaterThanOrEqual(30);
+  expect(doneAtKill).toBeLessThan(ORDERS);
+
+  // Every work order is either fully correlated or untouched: no inbox DONE without the token moved, or the reverse.
+  const problems = (await Promise.all([...ids].map(([wo, id]) => consistent(wo, id)))).filter((p) => p !== null);
+  expect(problems).toEqual([]);
+
+  // The next relay picks up the rest; each work order ends with exactly one invoice job.
+  const deps = { db, engine, policy: { backoffBaseMs: 100, backoffCapMs: 1_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: Math.random };
+  // Calls keep coming, as from the scheduler: a document whose lock the killed relay still held is retried after its backoff.
+  await waitFor('every document DONE', async () => {
+    await relayBatch(deps, { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 });
+    return (await doneCount()) === ORDERS ? true : undefined;
+  }, 120_000, 200);
+  expect(await doneCount()).toBe(ORDERS);
+  const invoiceJobs = await db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').get();
+  expect(invoiceJobs.size).toBe(ORDERS);
+  expect(new Set(invoiceJobs.docs.map((d) => d.get('processInstanceId'))).size).toBe(ORDERS);
+  expect((await refs.correlationKey(db, 'WO-crash-0').get()).exists).toBe(false);
+}, 240_000);

@@ -1,0 +1,186 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../../functions/src/engine/engine';
+import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { completeJobRun, moveToken, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { INBOX } from '../../functions/src/inbox/document';
+import { createLogger } from '../../functions/src/log';
+import type { RelayPolicy } from '../../functions/src/relay/classify';
+import { relayBatch } from '../../functions/src/relay/relay-batch';
+import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
+import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
+import { roundsEngine, workOrderEngine } from '../support/engine';
+import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { completionPayload, storePushed } from '../support/inbox';
+
+const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
+const WEEK = 7 * 24 * 3_600_000;
+const projectId = uniqueProjectId('relay');
+let proxy: TcpProxy;
+let db: Firestore;
+let engine: Engine;
+const logs: Array<Record<string, unknown>> = [];
+const log = createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>));
+const noQueue = { enqueue: async (): Promise<'CREATED'> => 'CREATED' };
+
+beforeAll(async () => {
+  proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
+  db = firestoreAt(proxy.host, projectId);
+  engine = await workOrderEngine();
+});
+afterAll(async () => {
+  await db.terminate();
+  await proxy.close();
+});
+
+const deps = (overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine, policy, retentionMs: WEEK, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, ...overrides });
+const inboxDoc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+
+/** A work order whose token waits at "Wait for completion". */
+async function waiting(workOrderId: string): Promise<string> {
+  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  return started.instance.id;
+}
+
+describe('relayOne: each class of outcome', () => {
+  test('CORRELATED: the document is DONE with expireAt, the process moved, in one transaction', async () => {
+    const instanceId = await waiting('WO-r-ok');
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-ok', { completedItems: 8 }) });
+    const result = await relayOne(deps(), id);
+    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId } });
+    if (result.kind !== 'DECIDED') return;
+    expect(result.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+    // Reads: inbox document, key document, instance, execution. Target for the whole correlation: <= 10 reads + writes.
+    expect(result.stats.reads).toBe(4);
+    expect(result.stats.reads + result.stats.writes).toBeLessThanOrEqual(10);
+    const doc = await inboxDoc(id);
+    expect(doc).toMatchObject({ status: 'DONE', processInstanceId: instanceId, correlatedVia: 'RELAY' });
+    const expireAt = (doc.expireAt as FirebaseFirestore.Timestamp).toMillis();
+    const processedAt = (doc.processedAt as FirebaseFirestore.Timestamp).toMillis();
+    expect(expireAt - processedAt).toBe(WEEK);
+    expect((await refs.instance(db, instanceId).get()).get('variables.completedItems')).toBe(8);
+    expect((await refs.correlationKey(db, 'WO-r-ok').get()).exists).toBe(false);
+  });
+
+  test('NO_WAITING_INSTANCE inside the buffer window: retried later with backoff, attempts counted', async () => {
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-early') });
+    const now = new Date();
+    const result = await relayOne(deps({ now: () => now }), id);
+    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY', attempts: 1 } });
+    const doc = await inboxDoc(id);
+    expect(doc).toMatchObject({ status: 'OPEN', attempts: 1 });
+    expect((doc.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis()).toBeGreaterThanOrEqual(now.getTime() + 30_000);
+    // Still in its key's lane, so a waiting point that arrives later finds it.
+    expect(((await refs.correlationKey(db, 'WO-r-early').get()).get('open') as unknown[]).length).toBe(1);
+    expect(await relayOne(deps({ now: () => now }), id)).toEqual({ kind: 'SKIPPED', why: 'NOT_DUE' });
+  });
+
+  test('NO_WAITING_INSTANCE after the buffer window: PARKED with the reason, payload kept, never expires', async () => {
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-late') });
+    const later = new Date(Date.now() + 25 * 3_600_000);
+    const result = await relayOne(deps({ now: () => later }), id);
+    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'NO_WAITING_INSTANCE' } });
+    const doc = await inboxDoc(id);
+    expect(doc).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', attempts: 1, payload: completionPayload('WO-r-late') });
+    expect(doc.expireAt).toBeUndefined();
+    expect(String(doc.lastError)).toContain('buffer window');
+    expect((await refs.correlationKey(db, 'WO-r-late').get()).exists).toBe(false);
+    expect(logs.some((l) => l.severity === 'ERROR')).toBe(false); // relayOne itself does not log; the batch does (below)
+  });
+
+  test('a double token: PARKED as AMBIGUOUS_CORRELATION at once, with the count and the waiting executions', async () => {
+    const instanceId = await waiting('WO-r-twin');
+    await moveToken(db, engine, { processInstanceId: instanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-twin') });
+    const result = await relayOne(deps(), id);
+    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'AMBIGUOUS_CORRELATION', attempts: 1 } });
+    const doc = await inboxDoc(id);
+    expect(doc).toMatchObject({ status: 'PARKED', reason: 'AMBIGUOUS_CORRELATION', parkDetails: { count: 2 } });
+    expect((doc.parkDetails as { waiting: unknown[] }).waiting).toHaveLength(2);
+  });
+
+});
+
+describe('buffering at the waiting point', () => {
+  test('a completion that overtook its process is consumed the moment the token arrives, not at its next backoff', async () => {
+    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-r-race', variables: { workOrderId: 'WO-r-race' }, now: new Date() });
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-race', { completedItems: 2 }) });
+    expect(await relayOne(deps(), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
+
+    // The hand-over finishes: in the same transaction the token reaches the catch event and takes the message.
+    const done = await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+    expect(done.consumed).toEqual([id]);
+    expect(done.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+    expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', correlatedVia: 'BUFFER', processInstanceId: started.instance.id });
+    expect((await refs.instance(db, started.instance.id).get()).get('variables.completedItems')).toBe(2);
+    expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', started.instance.id).get()).size).toBe(0);
+  });
+});
+
+describe('relayBatch', () => {
+  test('per-key order: the older message (by publishTime) goes first even when it was received later', async () => {
+    const rounds = await roundsEngine();
+    const db2 = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', uniqueProjectId('relay-order'));
+    try {
+      const key = 'WO-order';
+      await startProcessInstance(db2, rounds, { processKey: 'rounds', businessKey: key, variables: { workOrderId: key }, now: new Date() });
+      const t0 = Date.now() - 60_000;
+      // Published: started (t0), completed (t0 + 1 s). Received: completed first.
+      const completed = await storePushed(db2, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: 'c1' }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 2_000) });
+      const started = await storePushed(db2, { name: 'ExecutionStarted', payload: { workOrderId: key, eventId: 's1' }, publishTime: new Date(t0), receivedAt: new Date(t0 + 3_000) });
+      const summary = await relayBatch({ ...deps(), db: db2, engine: rounds }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16 });
+      expect(summary.retried).toBe(0);
+      for (const id of [started, completed]) {
+        expect((await db2.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'DONE', attempts: 0 });
+      }
+      // The completion went second: either the relay took it after the start, or the start's waiting point consumed it.
+      expect(summary.correlated + summary.consumedFromBuffer).toBe(2);
+    } finally {
+      await db2.terminate();
+    }
+  });
+
+  test('a parked document is logged as ERROR with its reason; the summary counts it', async () => {
+    const db3 = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', uniqueProjectId('relay-park'));
+    try {
+      await storePushed(db3, { name: 'WorkOrderCompleted', payload: completionPayload('WO-nobody'), receivedAt: new Date(Date.now() - 48 * 3_600_000) });
+      const summary = await relayBatch({ ...deps(), db: db3 }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16 });
+      expect(summary).toMatchObject({ candidates: 1, parked: { NO_WAITING_INSTANCE: 1 }, correlated: 0 });
+      expect(logs.some((l) => l.severity === 'ERROR' && l.reason === 'NO_WAITING_INSTANCE')).toBe(true);
+    } finally {
+      await db3.terminate();
+    }
+  });
+});
+
+describe('technical failure', () => {
+  // Last, with a client of its own: after an outage the gRPC channel reconnects with its own backoff.
+  test('Firestore unreachable: the document stays OPEN, nothing is parked or counted; after recovery it is DONE', async () => {
+    const own = firestoreAt(proxy.host, projectId);
+    const direct = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+    try {
+      await waiting('WO-r-outage');
+      const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-outage') });
+      proxy.setMode('refuse');
+      let result;
+      try {
+        result = await relayOne(deps({ db: own, transactionTimeoutMs: 1_500 }), id);
+        expect(result).toMatchObject({ kind: 'FAILED', failure: { kind: 'retryable' }, decision: null });
+        // Read past the proxy while the relay's line is still cut: OPEN, not parked, no attempt counted.
+        expect(await direct.collection(INBOX).doc(id).get().then((d) => d.data())).toMatchObject({ status: 'OPEN', attempts: 0, reason: null });
+      } finally {
+        proxy.setMode('forward');
+      }
+      // The next rounds (the schedule) retry until Firestore answers again.
+      const healed = await waitFor('the relay to get through', async () => {
+        const r = await relayOne(deps({ db: own, transactionTimeoutMs: 1_500 }), id);
+        return r.kind === 'DECIDED' || r.kind === 'SKIPPED' ? r : undefined;
+      }, 60_000, 200);
+      // The transaction abandoned at the deadline may have committed after recovery: either way, DONE once.
+      expect(['DONE', 'SKIPPED']).toContain(healed.kind === 'DECIDED' ? healed.decision.kind : healed.kind);
+      expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', attempts: 0 });
+    } finally {
+      await Promise.all([own.terminate(), direct.terminate()]);
+    }
+  });
+});

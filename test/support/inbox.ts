@@ -1,0 +1,52 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import { storeMessage } from '../../functions/src/inbox/store-message';
+import { parsePushEnvelope } from '../../functions/src/receiver/envelope';
+import { interpretMessage } from '../../functions/src/receiver/interpret';
+import { DEFAULT_NAME_ATTRIBUTE, type MessageRegistry, type MessageType, WorkOrderCompletedType } from '../../functions/src/receiver/registry';
+
+/** A second message type for tests of per-key order: the provider reports the start of execution. */
+const ExecutionStartedSchema = z.object({ workOrderId: z.string().min(1), eventId: z.string().min(1).optional(), seq: z.number().int().optional() });
+export const ExecutionStartedType: MessageType<z.infer<typeof ExecutionStartedSchema>> = {
+  name: 'ExecutionStarted',
+  nameAttribute: DEFAULT_NAME_ATTRIBUTE,
+  schema: ExecutionStartedSchema,
+  correlationKey: (p) => p.workOrderId,
+  dedupKey: (p) => p.eventId ?? `ExecutionStarted:${p.workOrderId}`,
+};
+
+export const TEST_REGISTRY: MessageRegistry = [WorkOrderCompletedType as unknown as MessageType, ExecutionStartedType as unknown as MessageType];
+
+export interface PushedMessage {
+  readonly name: 'WorkOrderCompleted' | 'ExecutionStarted';
+  readonly payload: Record<string, unknown>;
+  readonly publishTime?: Date;
+  /** When the receiver stores it (its receivedAt). */
+  readonly receivedAt?: Date;
+}
+
+/** Stores a message exactly as the receiver does (document, lane entry), returning its inbox id. */
+export async function storePushed(db: Firestore, message: PushedMessage): Promise<string> {
+  const parsed = parsePushEnvelope({
+    message: {
+      data: Buffer.from(JSON.stringify(message.payload)).toString('base64'),
+      attributes: { eventType: message.name },
+      messageId: randomUUID(),
+      ...(message.publishTime === undefined ? {} : { publishTime: message.publishTime.toISOString() }),
+    },
+    subscription: 'projects/test/subscriptions/inbox-push',
+  });
+  if (!parsed.ok) throw new Error(parsed.error);
+  const draft = interpretMessage(parsed.envelope, TEST_REGISTRY);
+  if (draft.kind !== 'valid') throw new Error(`test message is invalid: ${draft.error}`);
+  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now: message.receivedAt ?? new Date(), shards: 16 });
+  return outcome.id;
+}
+
+export const completionPayload = (workOrderId: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  workOrderId,
+  completedItems: 5,
+  completionTimestamp: '2026-11-29T10:00:00Z',
+  ...extra,
+});
