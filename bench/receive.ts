@@ -3,8 +3,10 @@
  *
  * Pushes N envelopes (default 5,000) over loopback HTTP at concurrency 32
  * into receivePubSubPush (Functions Framework CLI, auth off, real Firestore
- * emulator) and, in the same run, creates the same number of equivalent
- * inbox documents straight through the Firestore client. The two alternate
+ * emulator) and, in the same run, stores the same number of equivalent
+ * messages straight through the Firestore client with the receiver's own
+ * write (inbox document + lane entry in one batch), and through a bare
+ * Functions Framework function doing one create(). The two alternate
  * in ABBA rounds so drift on a shared machine hits both. Prints both rates,
  * the ratio receiver/direct (target >= 0.8), the receiver's peak RSS
  * (target <= 200 MB) and a check that no document is missing or doubled.
@@ -15,7 +17,8 @@ import type { Firestore } from '@google-cloud/firestore';
 import { Agent, request } from 'node:http';
 import { join } from 'node:path';
 import { createFirestore } from '../functions/src/firestore';
-import { INBOX, openDocument } from '../functions/src/inbox/document';
+import { INBOX } from '../functions/src/inbox/document';
+import { storeMessage } from '../functions/src/inbox/store-message';
 import { parsePushEnvelope } from '../functions/src/receiver/envelope';
 import { interpretMessage } from '../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../functions/src/receiver/registry';
@@ -93,7 +96,8 @@ async function main(): Promise<void> {
       if (!parsed.ok) throw new Error(parsed.error);
       const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY);
       if (draft.kind !== 'valid') throw new Error('bench message is invalid');
-      await directDb.collection(INBOX).doc(draft.id).create(openDocument(draft, { envelope: parsed.envelope, now: new Date(), shards: 16 }));
+      // The receiver's own write (inbox document + lane entry, one batch), without HTTP and the framework.
+      await storeMessage(directDb, draft, { envelope: parsed.envelope, now: new Date(), shards: 16 });
     };
     type Side = 'receiver' | 'bare' | 'direct';
     const send: Record<Side, (i: number) => Promise<void>> = {

@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { collisionDocId, invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
+import { correlationKeyDocId } from '../../functions/src/engine/ids';
 import { isolatedFirestore } from '../support/firestore';
 import { base64Json, completion, completionEnvelope, envelope, TEST_SUBSCRIPTION } from '../support/push';
 import { testReceiver } from '../support/receiver';
@@ -47,6 +48,16 @@ describe('receivePubSubPush: outcomes', () => {
     expect(doc?.shard).toEqual(expect.any(Number));
     expect(doc?.source.publishTime.toDate().toISOString()).toBe('2026-11-29T09:59:00.000Z');
     expect(doc?.nextAttemptAt.toMillis()).toBe(doc?.receivedAt.toMillis());
+  });
+
+  test("the new document joins its key's lane atomically; a duplicate does not", async () => {
+    const body = completionEnvelope({ workOrderId: 'WO-lane' }, { messageId: 'm-lane', publishTime: '2026-11-29T09:00:00Z' });
+    const res = await request(server).post('/').send(body);
+    await request(server).post('/').send(body);
+    const lane = (await db.collection('correlationKeys').doc(correlationKeyDocId('WO-lane')).get()).get('open') as Array<Record<string, unknown>>;
+    expect(lane).toHaveLength(1);
+    expect(lane[0]).toMatchObject({ inboxId: res.body.id, messageName: 'WorkOrderCompleted' });
+    expect((lane[0]!.publishTime as FirebaseFirestore.Timestamp).toDate().toISOString()).toBe('2026-11-29T09:00:00.000Z');
   });
 
   test('a redelivery changes nothing and is logged as a duplicate', async () => {
