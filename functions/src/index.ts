@@ -11,7 +11,7 @@
  */
 import { http } from '@google-cloud/functions-framework';
 import { loadConfig } from './config';
-import { createReceivePubSubPush } from './receiver/function';
+import { createReceiveDeadLetter, createReceivePubSubPush } from './receiver/function';
 import { createRuntime } from './runtime';
 import { type FunctionFactory, relayInboxFunction, runJobFunction, startProcessFunction, sweepJobsFunction } from './wiring';
 
@@ -19,7 +19,8 @@ const config = loadConfig();
 const runtime = createRuntime(config);
 
 const FUNCTIONS: Readonly<Record<string, FunctionFactory>> = {
-  receivePubSubPush: (c) => createReceivePubSubPush(c),
+  receivePubSubPush: createReceivePubSubPush,
+  receiveDeadLetter: createReceiveDeadLetter,
   startProcess: startProcessFunction,
   runJob: runJobFunction,
   sweepJobs: sweepJobsFunction,

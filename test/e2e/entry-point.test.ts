@@ -7,6 +7,7 @@ const base = { GOOGLE_CLOUD_PROJECT: uniqueProjectId('entry'), INBOX_PUSH_AUTH: 
 describe('dist/index.js under functions-framework --target', () => {
   test.each([
     ['receivePubSubPush', {}],
+    ['receiveDeadLetter', {}],
     ['startProcess', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }],
     ['runJob', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }],
     ['sweepJobs', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }],

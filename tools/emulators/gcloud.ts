@@ -45,6 +45,9 @@ export function findOnPath(command: string, searchPath: string | undefined = pro
   return undefined;
 }
 
+/** The repository's Firestore security rules. */
+export const FIRESTORE_RULES = path.join(__dirname, '..', '..', 'firestore.rules');
+
 /**
  * gcloud arguments that start `name` on `host` ("127.0.0.1:PORT").
  * `dataDir` is required for Pub/Sub: it must exist (gcloud writes env.yaml
@@ -52,7 +55,9 @@ export function findOnPath(command: string, searchPath: string | undefined = pro
  */
 export function gcloudArgs(name: EmulatorName, host: string, dataDir?: string): string[] {
   if (name === 'firestore') {
-    return ['emulators', 'firestore', 'start', `--host-port=${host}`];
+    // The project's security rules (deny all client access), so a rules test runs against what is deployed.
+    // The server SDK authenticates to the emulator as owner and is not subject to rules, as in production.
+    return ['emulators', 'firestore', 'start', `--host-port=${host}`, `--rules=${FIRESTORE_RULES}`];
   }
   if (dataDir === undefined) throw new Error('the Pub/Sub emulator needs a data dir');
   return ['beta', 'emulators', 'pubsub', 'start', `--host-port=${host}`, `--data-dir=${dataDir}`, `--project=${PUBSUB_PROJECT}`];

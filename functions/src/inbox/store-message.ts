@@ -75,21 +75,26 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
   return { kind: 'COLLISION', id: collision.id, firstId: draft.id, doc: collision.doc, duplicate: !created };
 }
 
+/**
+ * Writes raw data too large for the document into `inbox/{id}/rawChunks`.
+ * Chunks first, document last: the document's existence means "complete";
+ * set() with deterministic ids makes a retried partial write harmless.
+ */
+export async function writeRawChunks(db: Firestore, id: string, rawData: Buffer): Promise<void> {
+  const chunks = rawChunks(rawData);
+  const ref = db.collection(INBOX).doc(id).collection(RAW_CHUNKS);
+  for (let start = 0; start < chunks.length; start += CHUNKS_PER_BATCH) {
+    const batch = db.batch();
+    chunks.slice(start, start + CHUNKS_PER_BATCH).forEach((bytes, i) => {
+      batch.set(ref.doc(String(start + i)), { index: start + i, bytes });
+    });
+    await batch.commit();
+  }
+}
+
 async function storeInvalid(db: Firestore, draft: InvalidDraft, ctx: StoreContext): Promise<StoreOutcome> {
   const doc = invalidDocument(draft, ctx);
-  if (doc.rawDataChunks > 0) {
-    // Chunks first, document last: the document's existence means "complete".
-    // set() with deterministic ids makes a retried partial write harmless.
-    const chunks = rawChunks(draft.rawData);
-    const ref = db.collection(INBOX).doc(draft.id).collection(RAW_CHUNKS);
-    for (let start = 0; start < chunks.length; start += CHUNKS_PER_BATCH) {
-      const batch = db.batch();
-      chunks.slice(start, start + CHUNKS_PER_BATCH).forEach((bytes, i) => {
-        batch.set(ref.doc(String(start + i)), { index: start + i, bytes });
-      });
-      await batch.commit();
-    }
-  }
+  if (doc.rawDataChunks > 0) await writeRawChunks(db, draft.id, draft.rawData);
   return (await createIfAbsent(db, draft.id, doc)) ? { kind: 'STORED', id: draft.id, doc } : { kind: 'DUPLICATE', id: draft.id };
 }
 

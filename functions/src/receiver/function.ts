@@ -1,30 +1,51 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
+import type { PushTokenVerifier } from '../auth/push-token';
 import type { Config } from '../config';
-import type * as FirestoreModule from '../firestore';
 import { lazy, lazyAsync } from '../core/lazy';
 import { createLogger } from '../log';
+import type { Runtime } from '../runtime';
 import { createPushHandler } from './handler';
 import { DEFAULT_REGISTRY } from './registry';
 
-/** Builds `receivePubSubPush` from the parsed configuration; clients are created on first use. */
-export function createReceivePubSubPush(config: Config): (req: Request, res: Response) => Promise<void> {
+type HttpFunction = (req: Request, res: Response) => Promise<void>;
+
+/** The push token check both push endpoints share; null while INBOX_PUSH_AUTH=disabled. */
+function pushVerifier(config: Config): (() => Promise<PushTokenVerifier>) | null {
   const auth = config.pushAuth;
+  if (auth.mode === 'disabled') return null;
+  // google-auth-library is loaded on the first request, not at start-up.
+  return lazyAsync(async () => (await import('../auth/push-token')).googlePushTokenVerifier(auth.audience, auth.allowedEmails));
+}
+
+/** Builds `receivePubSubPush` from the parsed configuration; clients are created on first use. */
+export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpFunction {
   const relayUrl = config.relay.url;
   // The Cloud Tasks client is loaded on the first fast-path task, not at start-up.
   const queue = lazy(() => (require('../tasks/job-queue') as typeof import('../tasks/job-queue')).relayQueue(config, relayUrl ?? ''));
   return createPushHandler({
-    // require() on first use keeps the Firestore SDK out of the cold start.
-    db: lazy(() => (require('../firestore') as typeof FirestoreModule).createFirestore(config.projectId)),
+    db: runtime.db,
     registry: DEFAULT_REGISTRY,
-    verifier:
-      auth.mode === 'disabled'
-        ? null
-        : lazyAsync(async () => (await import('../auth/push-token')).googlePushTokenVerifier(auth.audience, auth.allowedEmails)),
+    verifier: pushVerifier(config),
     log: createLogger(undefined, { function: 'receivePubSubPush' }),
     now: () => new Date(),
     maxBodyBytes: config.maxBodyBytes,
     writeTimeoutMs: config.writeTimeoutMs,
     shards: config.shards,
     fastPath: relayUrl === null ? null : (inboxId) => queue().enqueue(inboxId),
+  });
+}
+
+/** Builds `receiveDeadLetter`: same authentication and limits as the receiver. */
+export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpFunction {
+  const { createDeadLetterHandler } = require('../deadletter/handler') as typeof import('../deadletter/handler');
+  return createDeadLetterHandler({
+    db: runtime.db,
+    registry: DEFAULT_REGISTRY,
+    verifier: pushVerifier(config),
+    log: createLogger(undefined, { function: 'receiveDeadLetter' }),
+    now: () => new Date(),
+    maxBodyBytes: config.maxBodyBytes,
+    writeTimeoutMs: config.writeTimeoutMs,
+    shards: config.shards,
   });
 }

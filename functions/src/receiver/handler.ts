@@ -1,11 +1,12 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
-import { classifyFailure, withDeadline } from '../core/errors';
-import { type Answer, send } from '../http/answer';
+import { withDeadline } from '../core/errors';
+import type { Answer } from '../http/answer';
 import { storeMessage, type StoreOutcome } from '../inbox/store-message';
 import type { Logger } from '../log';
 import type { PushTokenVerifier } from '../auth/push-token';
-import { parsePushEnvelope, type PushEnvelope } from './envelope';
+import type { PushEnvelope } from './envelope';
+import { createPushEndpoint } from './push-endpoint';
 import { interpretMessage } from './interpret';
 import type { MessageRegistry } from './registry';
 
@@ -31,12 +32,6 @@ export interface ReceiverDeps {
 /** Longest wait for the fast-path task before the receiver answers anyway. */
 export const FAST_PATH_TIMEOUT_MS = 2_000;
 
-function bodySize(req: Request): number {
-  const raw = (req as { rawBody?: unknown }).rawBody;
-  if (Buffer.isBuffer(raw)) return raw.length;
-  const declared = Number(req.get('content-length'));
-  return Number.isFinite(declared) ? declared : 0;
-}
 
 function ackFor(outcome: StoreOutcome): Answer {
   switch (outcome.kind) {
@@ -69,32 +64,12 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
 }
 
 /**
- * The push endpoint. Before the 2xx stand only steps that cannot fail for a
+ * `receivePubSubPush`. Before the 2xx stand only steps that cannot fail for a
  * business reason: authenticate, read the envelope, store under a
  * deterministic id. A technical failure is answered 5xx so Pub/Sub redelivers.
  */
 export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Response) => Promise<void> {
-  /** What is known about the request so far, for the failure log. */
-  interface Seen {
-    messageId?: string;
-    subscription?: string | null;
-  }
-  const receive = async (req: Request, seen: Seen): Promise<Answer> => {
-    if (req.method !== 'POST') return { kind: 'reject', status: 405, error: 'use POST (Pub/Sub push)' };
-    if (bodySize(req) > deps.maxBodyBytes) {
-      return { kind: 'reject', status: 413, error: `body exceeds ${deps.maxBodyBytes} bytes (INBOX_MAX_DATA_BYTES plus envelope)` };
-    }
-    if (deps.verifier !== null) {
-      const verify = await deps.verifier();
-      const auth = await verify(req.get('authorization'));
-      if (!auth.ok) return { kind: 'reject', status: auth.status, error: auth.error };
-    }
-    const parsed = parsePushEnvelope(req.body);
-    if (!parsed.ok) return { kind: 'reject', status: 400, error: parsed.error };
-
-    const envelope = parsed.envelope;
-    seen.messageId = envelope.messageId;
-    seen.subscription = envelope.subscription;
+  return createPushEndpoint(deps, async (envelope) => {
     const draft = interpretMessage(envelope, deps.registry);
     const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () =>
       storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards }),
@@ -107,25 +82,5 @@ export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Respo
       });
     }
     return ackFor(outcome);
-  };
-
-  return async (req, res) => {
-    let answer: Answer;
-    const seen: Seen = {};
-    try {
-      answer = await receive(req, seen);
-    } catch (err) {
-      const failure = classifyFailure(err);
-      const message = err instanceof Error ? err.message : String(err);
-      if (failure.kind === 'retryable') {
-        deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
-        answer = { kind: 'retry', code: failure.code, error: 'temporarily unable to store the message' };
-      } else {
-        deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
-        answer = { kind: 'fail', code: failure.code, error: 'unable to store the message' };
-      }
-    }
-    if (answer.kind === 'reject') deps.log.warn('request rejected', { status: answer.status, error: answer.error });
-    send(res, answer);
-  };
+  });
 }

@@ -1,6 +1,6 @@
 import { type Firestore, Timestamp } from '@google-cloud/firestore';
 import type { LaneEntry } from '../engine/store/collections';
-import { INBOX } from '../inbox/document';
+import { QUERIES } from '../queries';
 
 const toDate = (value: unknown): Date | null => (value instanceof Timestamp ? value.toDate() : null);
 
@@ -16,12 +16,11 @@ export interface Candidate extends LaneEntry {
  * in parallel. The index leads with `shard` (firestore.indexes.json): an
  * index on an ever-growing time field alone caps writes at about 500/s, and
  * the shard prefix spreads those entries over `shards` ranges.
- * Registered in functions/src/queries.ts.
  */
 export async function findCandidates(db: Firestore, shards: number, now: Date, perShard: number): Promise<Candidate[]> {
   const pages = await Promise.all(
     Array.from({ length: shards }, (_, shard) =>
-      db.collection(INBOX).where('shard', '==', shard).where('status', '==', 'OPEN').where('nextAttemptAt', '<=', now).orderBy('nextAttemptAt').limit(perShard).get(),
+      QUERIES.relayCandidates.build(db, shard, now, perShard).get(),
     ),
   );
   const candidates = pages.flatMap((page) =>

@@ -1,5 +1,5 @@
 import type { Firestore, Timestamp } from '@google-cloud/firestore';
-import { INBOX } from '../inbox/document';
+import { QUERIES } from '../queries';
 
 /** The relay's gauges, logged with every summary (log-based metrics read them). */
 export interface Gauges {
@@ -15,11 +15,10 @@ export interface Gauges {
  * leads with the shard for the same reason as the candidate index).
  */
 export async function readGauges(db: Firestore, shards: number, now: Date): Promise<Gauges> {
-  const inbox = db.collection(INBOX);
   const [open, parked, ...oldest] = await Promise.all([
-    inbox.where('status', '==', 'OPEN').count().get(),
-    inbox.where('status', '==', 'PARKED').count().get(),
-    ...Array.from({ length: shards }, (_, shard) => inbox.where('shard', '==', shard).where('status', '==', 'OPEN').orderBy('receivedAt').limit(1).get()),
+    QUERIES.byStatus.build(db, 'OPEN').count().get(),
+    QUERIES.byStatus.build(db, 'PARKED').count().get(),
+    ...Array.from({ length: shards }, (_, shard) => QUERIES.oldestOpen.build(db, shard).get()),
   ]);
   const times = oldest.flatMap((q) => q.docs.map((d) => (d.get('receivedAt') as Timestamp).toMillis()));
   return {

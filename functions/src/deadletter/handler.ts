@@ -1,0 +1,37 @@
+import type { Request, Response } from '@google-cloud/functions-framework';
+import type { Firestore } from '@google-cloud/firestore';
+import { withDeadline } from '../core/errors';
+import type { Logger } from '../log';
+import { interpretMessage } from '../receiver/interpret';
+import { createPushEndpoint, type PushEndpointDeps } from '../receiver/push-endpoint';
+import type { MessageRegistry } from '../receiver/registry';
+import { storeDeadLetter } from './store-dead-letter';
+import { unwrapDeadLetter } from './source';
+
+export interface DeadLetterDeps extends PushEndpointDeps {
+  readonly db: () => Firestore;
+  readonly registry: MessageRegistry;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly writeTimeoutMs: number;
+  readonly shards: number;
+}
+
+/**
+ * `receiveDeadLetter`: the push endpoint of the dead-letter topic's
+ * subscription. Whatever Pub/Sub gave up on is kept in the inbox for good
+ * (PARKED / DEAD_LETTERED, never expires), with an ERROR log for the alert.
+ * Same authentication as the receiver; a technical failure answers 503 and
+ * the dead-letter subscription retries (its retention is 31 days).
+ */
+export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, res: Response) => Promise<void> {
+  return createPushEndpoint(deps, async (envelope) => {
+    const { original, source } = unwrapDeadLetter(envelope);
+    const draft = interpretMessage(original, deps.registry);
+    const outcome = await withDeadline('dead-letter write', deps.writeTimeoutMs, () => storeDeadLetter(deps.db(), draft, original, source, deps.now(), deps.shards));
+    const fields = { inboxId: outcome.id, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, messageName: draft.messageName };
+    if (outcome.kind === 'PARKED') deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', { ...fields, outcome: 'dead-lettered', reason: 'DEAD_LETTERED' });
+    else deps.log.warn('dead-lettered message already in the inbox: event recorded, status unchanged', { ...fields, outcome: 'dead-letter-recorded', status: outcome.status });
+    return { kind: 'ack', body: { outcome: outcome.kind === 'PARKED' ? 'parked' : 'recorded', id: outcome.id } };
+  });
+}

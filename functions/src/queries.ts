@@ -1,0 +1,53 @@
+import type { Firestore, Query } from '@google-cloud/firestore';
+
+/**
+ * Every Firestore query the project issues, in one registry, each with the
+ * shape the index check reads (test/indexes): the emulator runs any query
+ * without an index, production refuses one that no index serves.
+ * Transactions never query (they read by id); these run outside them.
+ */
+export interface QueryShape {
+  readonly collection: string;
+  /** Fields compared with ==, in any order. */
+  readonly equality: readonly string[];
+  /** The field compared with <, <=, >, >= (at most one), if any. */
+  readonly range: string | null;
+  /** orderBy fields with direction. */
+  readonly orderBy: ReadonlyArray<{ readonly field: string; readonly direction: 'asc' | 'desc' }>;
+}
+
+interface Registered<Args extends unknown[]> {
+  readonly shape: QueryShape;
+  readonly build: (db: Firestore, ...args: Args) => Query;
+}
+
+function query<Args extends unknown[]>(shape: QueryShape, build: (db: Firestore, ...args: Args) => Query): Registered<Args> {
+  return { shape, build };
+}
+
+export const QUERIES = {
+  /** The relay's candidates of one shard: OPEN and due, oldest due first. */
+  relayCandidates: query(
+    { collection: 'inbox', equality: ['shard', 'status'], range: 'nextAttemptAt', orderBy: [{ field: 'nextAttemptAt', direction: 'asc' }] },
+    (db, shard: number, now: Date, limit: number) =>
+      db.collection('inbox').where('shard', '==', shard).where('status', '==', 'OPEN').where('nextAttemptAt', '<=', now).orderBy('nextAttemptAt').limit(limit),
+  ),
+  /** Gauge: the oldest OPEN document of one shard. */
+  oldestOpen: query({ collection: 'inbox', equality: ['shard', 'status'], range: null, orderBy: [{ field: 'receivedAt', direction: 'asc' }] }, (db, shard: number) =>
+    db.collection('inbox').where('shard', '==', shard).where('status', '==', 'OPEN').orderBy('receivedAt').limit(1),
+  ),
+  /** Gauges and stats: documents of a status (count() aggregation). */
+  byStatus: query({ collection: 'inbox', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('inbox').where('status', '==', status)),
+  /** Stats and bulk requeue: PARKED documents of a reason. */
+  byStatusAndReason: query({ collection: 'inbox', equality: ['status', 'reason'], range: null, orderBy: [] }, (db, status: string, reason: string) =>
+    db.collection('inbox').where('status', '==', status).where('reason', '==', reason),
+  ),
+  /** sweepJobs: PENDING jobs whose task was never created, old enough. */
+  undispatchedJobs: query(
+    { collection: 'jobs', equality: ['status', 'dispatchedAt'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
+    (db, before: Date, limit: number) =>
+      db.collection('jobs').where('status', '==', 'PENDING').where('dispatchedAt', '==', null).where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
+  ),
+} as const;
+
+export type QueryName = keyof typeof QUERIES;

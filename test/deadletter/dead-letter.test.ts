@@ -1,0 +1,113 @@
+import { http } from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import request from 'supertest';
+import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/handler';
+import { INBOX } from '../../functions/src/inbox/document';
+import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
+import { createLogger } from '../../functions/src/log';
+import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import { startTcpProxy } from '../../tools/faults/tcp-proxy';
+import { firestoreAt, isolatedFirestore, uniqueProjectId } from '../support/firestore';
+import { base64Json, completion, completionEnvelope, envelope } from '../support/push';
+import { testReceiver } from '../support/receiver';
+
+const db = isolatedFirestore('dead-letter');
+const inbox = db.collection(INBOX);
+let registered = 0;
+
+function deadLetterServer(overrides: Partial<DeadLetterDeps> = {}): { server: ReturnType<typeof getTestServer>; logs: Array<Record<string, unknown>> } {
+  const logs: Array<Record<string, unknown>> = [];
+  const name = `deadLetterUnderTest${++registered}`;
+  http(
+    name,
+    createDeadLetterHandler({
+      db: () => db,
+      registry: DEFAULT_REGISTRY,
+      verifier: null,
+      log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
+      now: () => new Date(),
+      maxBodyBytes: 14 * 1024 * 1024,
+      writeTimeoutMs: 5_000,
+      shards: 16,
+      ...overrides,
+    }),
+  );
+  return { server: getTestServer(name), logs };
+}
+const { server, logs } = deadLetterServer();
+
+/** What Pub/Sub adds when it forwards a message to the dead-letter topic. */
+const deadLetterAttributes = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: 'test', CloudPubSubDeadLetterSourceDeliveryCount: '10', CloudPubSubDeadLetterSourceTopicPublishTime: '2026-11-29T10:00:00Z' };
+
+afterAll(async () => {
+  await db.terminate();
+});
+
+describe('receiveDeadLetter', () => {
+  test('a message the inbox never got is kept as PARKED / DEAD_LETTERED with payload and source, for good', async () => {
+    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-1' }, { attributes: deadLetterAttributes, subscription: 'projects/test/subscriptions/dead-letter-push' }));
+    expect(res.status).toBe(200);
+    const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-dl-1');
+    expect(res.body).toEqual({ outcome: 'parked', id });
+    const doc = (await inbox.doc(id).get()).data();
+    expect(doc).toMatchObject({
+      status: 'PARKED',
+      reason: 'DEAD_LETTERED',
+      payload: completion({ workOrderId: 'WO-dl-1' }),
+      correlationKey: 'WO-dl-1',
+      deadLetter: { sourceSubscription: 'projects/test/subscriptions/work-order-completed-push', deliveryCount: 10 },
+      source: { subscription: 'projects/test/subscriptions/work-order-completed-push', attributes: [{ key: 'eventType', value: 'WorkOrderCompleted' }] },
+    });
+    expect(doc?.expireAt).toBeUndefined();
+    expect(logs.some((l) => l.severity === 'ERROR' && l.reason === 'DEAD_LETTERED' && l.inboxId === id)).toBe(true);
+  });
+
+  test.each(['OPEN', 'DONE'])('a message the inbox already holds (%s): the event is recorded, the status stays', async (status) => {
+    const workOrderId = `WO-dl-known-${status}`;
+    const receiver = testReceiver(db);
+    const stored = await request(receiver.server).post('/').send(completionEnvelope({ workOrderId }));
+    if (status === 'DONE') await inbox.doc(stored.body.id as string).update({ status: 'DONE' });
+    const res = await request(server).post('/').send(completionEnvelope({ workOrderId }, { attributes: deadLetterAttributes, messageId: 'dl-known' }));
+    expect(res.body).toEqual({ outcome: 'recorded', id: stored.body.id });
+    const doc = (await inbox.doc(stored.body.id as string).get()).data();
+    expect(doc?.status).toBe(status);
+    expect(doc?.deadLetterEvents).toEqual([expect.objectContaining({ messageId: 'dl-known', deliveryCount: 10 })]);
+    // The same dead-letter delivery again adds nothing.
+    await request(server).post('/').send(completionEnvelope({ workOrderId }, { attributes: deadLetterAttributes, messageId: 'dl-known' }));
+    expect((await inbox.doc(stored.body.id as string).get()).get('deadLetterEvents')).toHaveLength(1);
+  });
+
+  test('an unreadable dead-lettered message keeps its raw bytes and the validation error', async () => {
+    const body = envelope({ data: Buffer.from('not json').toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...deadLetterAttributes }, messageId: 'm-dl-bad' });
+    const res = await request(server).post('/').send(body);
+    const id = invalidDocId('projects/test/subscriptions/work-order-completed-push', 'm-dl-bad');
+    expect(res.body).toEqual({ outcome: 'parked', id });
+    const doc = (await inbox.doc(id).get()).data();
+    expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataForm: 'DECODED' });
+    expect(Buffer.from(doc?.rawData as Uint8Array).toString()).toBe('not json');
+    expect(String(doc?.validationError)).toContain('not JSON');
+  });
+
+  test('a different payload under a key the inbox holds gets its own PARKED document pointing at the first', async () => {
+    const receiver = testReceiver(db);
+    const first = await request(receiver.server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-col', completedItems: 1 }));
+    const res = await request(server).post('/').send(envelope({ data: base64Json(completion({ workOrderId: 'WO-dl-col', completedItems: 2 })), attributes: { eventType: 'WorkOrderCompleted', ...deadLetterAttributes } }));
+    expect(res.body.outcome).toBe('parked');
+    expect(res.body.id).not.toBe(first.body.id);
+    expect((await inbox.doc(res.body.id as string).get()).data()).toMatchObject({ reason: 'DEAD_LETTERED', collidesWith: first.body.id, payload: { completedItems: 2 } });
+  });
+
+  test('not a push envelope: 400, nothing stored; Firestore unreachable: 503 so the dead-letter subscription retries', async () => {
+    expect((await request(server).post('/').send({ hello: 'world' })).status).toBe(400);
+    const proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', 'refuse');
+    const down = firestoreAt(proxy.host, uniqueProjectId('dl-down'));
+    try {
+      const broken = deadLetterServer({ db: () => down, writeTimeoutMs: 1_000 });
+      const res = await request(broken.server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-down' }, { attributes: deadLetterAttributes }));
+      expect(res.status).toBe(503);
+    } finally {
+      proxy.setMode('forward');
+      await proxy.close();
+    }
+  });
+});

@@ -1,0 +1,58 @@
+import { PubSub } from '@google-cloud/pubsub';
+import { INBOX } from '../../functions/src/inbox/document';
+import { messageDocId } from '../../functions/src/inbox/ids';
+import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
+import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
+import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { completion } from '../support/push';
+
+/**
+ * Dead-lettering end to end on the Pub/Sub emulator: the receiver fails
+ * technically on every delivery (its Firestore line is cut), Pub/Sub gives up
+ * after the maximum attempts and forwards the message to the dead-letter
+ * topic, whose push subscription delivers it to receiveDeadLetter.
+ */
+const projectId = uniqueProjectId('dl-e2e');
+const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const pubsub = new PubSub({ projectId });
+let proxy: TcpProxy;
+let receiver: ServedFunction;
+let deadLetter: ServedFunction;
+
+beforeAll(async () => {
+  proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', 'refuse');
+  const env = { GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_WRITE_TIMEOUT_MS: '1000' };
+  [receiver, deadLetter] = await Promise.all([
+    serveFunction({ target: 'receivePubSubPush', env: { ...env, FIRESTORE_EMULATOR_HOST: proxy.host } }),
+    serveFunction({ target: 'receiveDeadLetter', env }),
+  ]);
+  const [topic] = await pubsub.createTopic('work-order-completed');
+  const [dlt] = await pubsub.createTopic('work-order-completed-dlt');
+  await dlt.createSubscription('work-order-completed-dlt-push', { pushConfig: { pushEndpoint: deadLetter.url } });
+  await topic.createSubscription('work-order-completed-push', {
+    pushConfig: { pushEndpoint: receiver.url },
+    deadLetterPolicy: { deadLetterTopic: dlt.name, maxDeliveryAttempts: 5 },
+    retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } },
+  });
+});
+
+afterAll(async () => {
+  await pubsub.close();
+  await Promise.all([receiver?.stop(), deadLetter?.stop()]);
+  await proxy?.close();
+  await db.terminate();
+});
+
+test('after the maximum delivery attempts the message arrives through the dead-letter topic and is kept PARKED / DEAD_LETTERED', async () => {
+  await pubsub.topic('work-order-completed').publishMessage({ json: completion({ workOrderId: 'WO-dlq' }), attributes: { eventType: 'WorkOrderCompleted' } });
+  const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-dlq');
+  const doc = await waitFor('the dead-lettered document', async () => {
+    const snap = await db.collection(INBOX).doc(id).get();
+    return snap.exists ? snap.data() : undefined;
+  }, 90_000, 250);
+  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'WO-dlq', payload: completion({ workOrderId: 'WO-dlq' }) });
+  expect(String(doc?.deadLetter?.sourceSubscription)).toContain('work-order-completed-push');
+  // The receiver answered 503 on every attempt it saw.
+  const refusals = receiver.logs.filter((l) => String(l.message).includes('not acked'));
+  expect(refusals.length).toBeGreaterThanOrEqual(4);
+}, 120_000);
