@@ -48,6 +48,19 @@ export const QUERIES = {
     (db, before: Date, limit: number) =>
       db.collection('jobs').where('status', '==', 'PENDING').where('dispatchedAt', '==', null).where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
   ),
+  /** CLI `instances`: the instances of a business key. */
+  instancesByBusinessKey: query({ collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] }, (db, businessKey: string) =>
+    db.collection('processInstances').where('businessKey', '==', businessKey),
+  ),
+  /** CLI `incidents`: instances that need a human. */
+  instancesByStatus: query({ collection: 'processInstances', equality: ['status'], range: null, orderBy: [] }, (db, status: string) =>
+    db.collection('processInstances').where('status', '==', status),
+  ),
+  /** CLI `incidents` and `instances`: jobs by status, and the tokens of an instance. */
+  jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('jobs').where('status', '==', status)),
+  executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
+    db.collection('executions').where('processInstanceId', '==', processInstanceId),
+  ),
 } as const;
 
 export type QueryName = keyof typeof QUERIES;

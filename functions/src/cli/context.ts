@@ -1,0 +1,41 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { type Config, loadConfig } from '../config';
+import { lazy } from '../core/lazy';
+import { createRuntime, type Runtime } from '../runtime';
+
+/** Where a command writes, and how it asks. Tests pass their own. */
+export interface CliIo {
+  out(text: string): void;
+  err(text: string): void;
+  /** Asks a yes/no question; false when nobody can answer (no TTY). */
+  confirm(question: string): Promise<boolean>;
+}
+
+export interface CliContext {
+  readonly config: Config;
+  readonly runtime: Runtime;
+  readonly db: () => Firestore;
+  readonly io: CliIo;
+  readonly json: boolean;
+  readonly now: () => Date;
+}
+
+/**
+ * The CLI reads the same configuration as the functions, so it works against
+ * the emulators (FIRESTORE_EMULATOR_HOST) or a real project
+ * (GOOGLE_CLOUD_PROJECT and application default credentials). Push
+ * authentication settings do not apply: the CLI receives no pushes.
+ */
+export function cliContext(env: NodeJS.ProcessEnv, io: CliIo, json: boolean): CliContext {
+  const config = loadConfig({ ...env, INBOX_PUSH_AUTH: 'disabled' });
+  const runtime = createRuntime(config);
+  return { config, runtime, db: lazy(runtime.db), io, json, now: () => new Date() };
+}
+
+/** A value for a table cell. */
+export function cell(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'object') return JSON.stringify(value);
+  return String(value);
+}

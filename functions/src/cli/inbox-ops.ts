@@ -1,0 +1,51 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
+import { runUnitOfWork } from '../engine/store/unit-of-work';
+import { INBOX } from '../inbox/document';
+import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
+import { withoutEntry } from '../relay/lane';
+
+/** Why an operator command refused to change a document. */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError';
+}
+
+/**
+ * PARKED back to OPEN: attempts 0, due now, back in its key's lane (so per-key
+ * order and the waiting point's buffer see it again). The article's
+ * `UPDATE ... SET status = 'OPEN', attempts = 0, next_attempt = now()`, as one
+ * transaction. Unreadable messages (no correlation key) cannot be requeued:
+ * there is nothing to correlate; fix the sender and publish again.
+ */
+export async function requeue(db: Firestore, id: string, now: Date): Promise<{ previousReason: string | null }> {
+  const { result } = await runUnitOfWork(db, async (uow) => {
+    const ref = db.collection(INBOX).doc(id);
+    const doc = (await uow.get(ref)) as InboxView | undefined;
+    if (doc === undefined) throw new RefusedError(`no inbox document ${id}`);
+    if (doc.status !== 'PARKED') throw new RefusedError(`${id} is ${doc.status}, only PARKED documents can be requeued`);
+    if (doc.correlationKey === null || doc.messageName === null || doc.payload === null) {
+      throw new RefusedError(`${id} is unreadable (${doc.reason ?? 'no reason'}): nothing to correlate; fix the sender and publish it again`);
+    }
+    const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);
+    const reopened: InboxView = { ...doc, status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
+    saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, now);
+    uow.set(ref, { ...reopened, requeuedAt: now, previousReason: doc.reason });
+    return { previousReason: doc.reason };
+  });
+  return result;
+}
+
+/** OPEN to PARKED (reason MANUAL) with the operator's text; out of its key's lane. */
+export async function park(db: Firestore, id: string, text: string, now: Date): Promise<void> {
+  await runUnitOfWork(db, async (uow) => {
+    const ref = db.collection(INBOX).doc(id);
+    const doc = (await uow.get(ref)) as InboxView | undefined;
+    if (doc === undefined) throw new RefusedError(`no inbox document ${id}`);
+    if (doc.status !== 'OPEN') throw new RefusedError(`${id} is ${doc.status}, only OPEN documents can be parked`);
+    if (doc.correlationKey !== null) {
+      const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);
+      saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
+    }
+    uow.set(ref, { ...doc, status: 'PARKED', reason: 'MANUAL', lastError: text, parkedAt: now, nextAttemptAt: null });
+  });
+}

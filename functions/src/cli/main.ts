@@ -1,0 +1,103 @@
+#!/usr/bin/env node
+/**
+ * `inbox`: the operator CLI. Tables for people, --json for scripts.
+ * Exit codes: 0 done, 1 refused or failed (unknown id, nothing to do, a
+ * technical error), 2 bad usage (unknown command, bad filter value).
+ */
+import { Command, CommanderError } from 'commander';
+import { createInterface } from 'node:readline/promises';
+import { ConfigError } from '../config';
+import { RepairRefusedError } from '../engine/store/operations';
+import { type CliContext, cliContext, type CliIo } from './context';
+import { RefusedError } from './inbox-ops';
+import { UsageError } from './parse';
+
+const terminalIo: CliIo = {
+  out: (text) => process.stdout.write(`${text}\n`),
+  err: (text) => process.stderr.write(`${text}\n`),
+  async confirm(question) {
+    if (process.stdin.isTTY !== true) return false;
+    const rl = createInterface({ input: process.stdin, output: process.stderr });
+    try {
+      return /^y(es)?$/i.test((await rl.question(question)).trim());
+    } finally {
+      rl.close();
+    }
+  },
+};
+
+/** Runs the CLI on `argv` (without node and script) and returns the exit code. */
+export async function runCli(argv: readonly string[], io: CliIo = terminalIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const program = new Command('inbox').description('Operate the transactional inbox: see, requeue, park and repair.').option('--json', 'machine-readable output');
+  program.exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+  let ctx: CliContext | undefined;
+  const context = (): CliContext => (ctx ??= cliContext(env, io, program.opts<{ json?: boolean }>().json === true));
+  // Commands load their modules (and the SDKs behind them) only when they run.
+  const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands') as typeof import('./inbox-commands');
+  const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
+
+  program.command('stats').description('counts by status and reason, age of the oldest OPEN document').action(() => inbox().stats(context()));
+  program
+    .command('list')
+    .description('inbox documents, filtered')
+    .option('--status <status>', 'OPEN, DONE or PARKED')
+    .option('--reason <reason>', 'park reason')
+    .option('--message-name <name>', 'message name')
+    .option('--key <key>', 'correlation key')
+    .option('--older-than <duration>', 'received at least this long ago (15m, 2h, 7d)')
+    .option('--limit <n>', 'at most this many', '100')
+    .action((options) => inbox().list(context(), options));
+  program.command('show <id>').description('a document with payload, attempts, errors and its process state').action((id: string) => inbox().show(context(), id));
+  program
+    .command('requeue [ids...]')
+    .description('PARKED back to OPEN (attempts 0, due now): by id, or all of a --reason')
+    .option('--reason <reason>', 'every PARKED document of this reason')
+    .option('--since <time>', 'with --reason: parked at or after (ISO time or 2h)')
+    .option('--dry-run', 'show what would be requeued')
+    .option('--yes', 'do not ask before a bulk requeue')
+    .action((ids: string[], options) => inbox().requeueCommand(context(), ids, options));
+  program.command('park <id>').description('OPEN to PARKED (reason MANUAL)').requiredOption('--reason <text>', 'why').action((id: string, options: { reason: string }) => inbox().parkCommand(context(), id, options.reason));
+  program.command('instances <businessKey>').description('process state of a work order').action((key: string) => processes().instances(context(), key));
+  program.command('incidents').description('instances in INCIDENT (duplicate waiting points, …) and failed jobs').action(() => processes().incidents(context()));
+  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force)');
+  repair
+    .command('move-token')
+    .requiredOption('--instance <id>', 'process instance')
+    .requiredOption('--activity <id>', 'BPMN element to move the token to')
+    .option('--execution <id>', 'the token to move (default: add a new token)')
+    .option('--force', 'allow a second waiting point for the same message and key')
+    .action((options) => processes().moveTokenCommand(context(), options));
+  repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options) => processes().cancelTokenCommand(context(), options));
+  program
+    .command('purge')
+    .description('delete DONE documents processed before a time (the emulator runs no TTL deletion)')
+    .option('--done-before <time>', 'ISO time or a duration ago (7d)')
+    .option('--dry-run', 'count only')
+    .option('--yes', 'do not ask')
+    .action((options) => inbox().purge(context(), options));
+
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
+    if (err instanceof UsageError || err instanceof ConfigError) {
+      io.err(`inbox: ${err.message}`);
+      return 2;
+    }
+    if (err instanceof RefusedError || err instanceof RepairRefusedError) {
+      io.err(`inbox: ${err.message}`);
+      return 1;
+    }
+    io.err(`inbox: ${err instanceof Error ? err.message : String(err)}`);
+    return 1;
+  } finally {
+    await ctx?.runtime.db().terminate().catch(() => undefined);
+  }
+}
+
+if (require.main === module) {
+  void runCli(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

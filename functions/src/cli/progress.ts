@@ -1,0 +1,20 @@
+import { SingleBar } from 'cli-progress';
+import type { CliContext } from './context';
+
+/** Runs `work` over items, 8 at a time, with a progress bar on stderr for people (none with --json or without a terminal). */
+export async function withProgress<T>(ctx: CliContext, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  const bar = !ctx.json && process.stderr.isTTY === true && items.length > 1 ? new SingleBar({ stream: process.stderr, format: '{bar} {value}/{total}' }) : null;
+  bar?.start(items.length, 0);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) {
+      await work(items[i] as T);
+      bar?.increment();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(8, items.length) }, worker));
+  } finally {
+    bar?.stop();
+  }
+}
