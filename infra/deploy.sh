@@ -1,0 +1,185 @@
+#!/usr/bin/env bash
+# shellcheck source-path=SCRIPTDIR
+# Deploys the transactional inbox to one Google Cloud project: APIs,
+# Firestore, service accounts, topics, queues, IAM, the six functions, push
+# subscriptions, scheduler jobs and monitoring.
+#
+# Idempotent: every resource is looked up first (describe/list) and created
+# only when missing, otherwise updated to the state described here; IAM
+# bindings and `functions deploy` are idempotent by themselves. Rerun it after
+# any change. With --dry-run it prints every command and calls nothing.
+set -euo pipefail
+
+if ((BASH_VERSINFO[0] < 4)); then
+  echo "error: bash 4 or newer is needed (associative arrays); on macOS: brew install bash" >&2
+  exit 1
+fi
+
+INFRA_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+REPO_ROOT=$(cd -- "$INFRA_DIR/.." && pwd)
+
+# Resource names. The functions' defaults (functions/src/config.ts) match these.
+COMPLETION_TOPIC=work-order-completed
+COMPLETION_SUBSCRIPTION=work-order-completed-push
+DEAD_LETTER_TOPIC=work-order-completed-dlt
+DEAD_LETTER_SUBSCRIPTION=work-order-completed-dlt-push
+PROVIDER_TOPIC=work-orders
+JOBS_QUEUE=process-jobs
+RELAY_QUEUE=inbox-relay
+RELAY_JOB=inbox-relay
+SWEEP_JOB=inbox-sweep-jobs
+# runJob marks a job FAILED after INBOX_JOB_MAX_ATTEMPTS runs; the queue must
+# allow more attempts than that, or Cloud Tasks drops the task first.
+JOB_MAX_ATTEMPTS=10
+JOBS_QUEUE_MAX_ATTEMPTS=20
+
+usage() {
+  cat <<EOF
+Usage: infra/deploy.sh --project PROJECT_ID [options]
+
+Deploys (or updates) the transactional inbox in one Google Cloud project.
+
+Options:
+  --project ID                  target project (required)
+  --region REGION               functions, queues, scheduler (default: europe-west1)
+  --firestore-location LOC      location of a new Firestore database (default: the region;
+                                e.g. eur3 for the European multi-region)
+  --max-delivery-attempts N     Pub/Sub deliveries before dead-lettering, 5..100 (default: 10)
+  --alert-email ADDRESS         email notification channel for the alert policies (optional)
+  --start-process-invoker M     IAM member allowed to call startProcess, e.g.
+                                serviceAccount:orders@PROJECT.iam.gserviceaccount.com (optional)
+  --dry-run                     print every command (prefixed "+ ") and run nothing, not even
+                                look-ups: placeholders such as PROJECT_NUMBER stand in for them
+  -h, --help                    this text
+
+Needs: gcloud with the alpha and beta components, node, and a caller allowed to
+administer the project (Owner, or the admin roles of each service plus
+Service Account User on the inbox-* accounts). Firestore security rules need the
+Firebase CLI (gcloud has no command for them); the script says so when it is missing.
+EOF
+}
+
+PROJECT=""
+REGION="europe-west1"
+FIRESTORE_LOCATION=""
+MAX_DELIVERY_ATTEMPTS=10
+ALERT_EMAIL=""
+START_PROCESS_INVOKER=""
+DRY_RUN=false
+
+usage_error() {
+  printf 'error: %s\n' "$1" >&2
+  printf "Run 'infra/deploy.sh --help' for the options.\n" >&2
+  exit 2
+}
+
+# Options with a value take it as "--opt value" or "--opt=value".
+parse_args() {
+  local opt value
+  local valued='--project|--region|--firestore-location|--max-delivery-attempts|--alert-email|--start-process-invoker'
+  while (($# > 0)); do
+    opt=$1
+    case $opt in
+      -h | --help)
+        usage
+        exit 0
+        ;;
+      --dry-run)
+        DRY_RUN=true
+        shift
+        continue
+        ;;
+      --*=*)
+        value=${opt#*=}
+        opt=${opt%%=*}
+        shift
+        ;;
+      *)
+        [[ $opt =~ ^($valued)$ ]] || usage_error "unknown option: $opt"
+        (($# >= 2)) || usage_error "$opt needs a value"
+        value=$2
+        shift 2
+        ;;
+    esac
+    case $opt in
+      --project) PROJECT=$value ;;
+      --region) REGION=$value ;;
+      --firestore-location) FIRESTORE_LOCATION=$value ;;
+      --max-delivery-attempts) MAX_DELIVERY_ATTEMPTS=$value ;;
+      --alert-email) ALERT_EMAIL=$value ;;
+      --start-process-invoker) START_PROCESS_INVOKER=$value ;;
+      *) usage_error "unknown option: $opt" ;;
+    esac
+  done
+}
+
+validate_args() {
+  [[ -n $PROJECT ]] || usage_error "--project is required"
+  [[ $PROJECT =~ ^[a-z][a-z0-9-]{4,28}[a-z0-9]$ ]] ||
+    usage_error "--project '$PROJECT' is not a project id (6-30 lowercase letters, digits, hyphens)"
+  [[ $REGION =~ ^[a-z]+-[a-z]+[0-9]+$ ]] || usage_error "--region '$REGION' is not a region such as europe-west1"
+  FIRESTORE_LOCATION=${FIRESTORE_LOCATION:-$REGION}
+  [[ $FIRESTORE_LOCATION =~ ^[a-z0-9-]+$ ]] || usage_error "--firestore-location '$FIRESTORE_LOCATION' is not a location"
+  # Pub/Sub accepts 5..100 delivery attempts for a dead-letter policy.
+  if ! [[ $MAX_DELIVERY_ATTEMPTS =~ ^[0-9]+$ ]] || ((10#$MAX_DELIVERY_ATTEMPTS < 5 || 10#$MAX_DELIVERY_ATTEMPTS > 100)); then
+    usage_error "--max-delivery-attempts must be a whole number from 5 to 100 (Pub/Sub's limits), got '$MAX_DELIVERY_ATTEMPTS'"
+  fi
+  MAX_DELIVERY_ATTEMPTS=$((10#$MAX_DELIVERY_ATTEMPTS))
+  if [[ -n $ALERT_EMAIL && ! $ALERT_EMAIL =~ ^[^@[:space:]]+@[^@[:space:]]+\.[^@[:space:]]+$ ]]; then
+    usage_error "--alert-email '$ALERT_EMAIL' is not an email address"
+  fi
+  if [[ -n $START_PROCESS_INVOKER && ! $START_PROCESS_INVOKER =~ ^(serviceAccount|user|group|domain):.+$ ]]; then
+    usage_error "--start-process-invoker must be an IAM member such as serviceAccount:EMAIL"
+  fi
+  ((JOBS_QUEUE_MAX_ATTEMPTS > JOB_MAX_ATTEMPTS)) || die "the $JOBS_QUEUE queue must allow more attempts than INBOX_JOB_MAX_ATTEMPTS"
+}
+
+# shellcheck source=lib/common.sh
+source "$INFRA_DIR/lib/common.sh"
+# shellcheck source=lib/platform.sh
+source "$INFRA_DIR/lib/platform.sh"
+# shellcheck source=lib/functions.sh
+source "$INFRA_DIR/lib/functions.sh"
+# shellcheck source=lib/monitoring.sh
+source "$INFRA_DIR/lib/monitoring.sh"
+
+main() {
+  parse_args "$@"
+  validate_args
+  init_service_account_names
+  command -v node >/dev/null 2>&1 || die "node is required (it reads firestore.indexes.json and the monitoring files)"
+  if [[ $DRY_RUN != true ]]; then
+    command -v gcloud >/dev/null 2>&1 || die "gcloud is required (or use --dry-run)"
+    export CLOUDSDK_CORE_DISABLE_PROMPTS=1
+  fi
+  # --source=. and the monitoring paths are relative to the repository root.
+  cd "$REPO_ROOT"
+  WORK_DIR=$(mktemp -d)
+  trap 'rm -rf "$WORK_DIR"' EXIT
+
+  if [[ $DRY_RUN == true ]]; then
+    note "dry run: nothing below is executed; look-ups are replaced by placeholders"
+  fi
+  note "project=$PROJECT region=$REGION firestore-location=$FIRESTORE_LOCATION max-delivery-attempts=$MAX_DELIVERY_ATTEMPTS"
+
+  enable_apis
+  local project_number
+  project_number=$(gc_lookup PROJECT_NUMBER projects describe "$PROJECT" --format='value(projectNumber)')
+  PUBSUB_AGENT="service-$project_number@gcp-sa-pubsub.iam.gserviceaccount.com"
+
+  setup_firestore
+  create_service_accounts
+  create_topics
+  create_queues
+  grant_iam
+  deploy_functions
+  create_subscriptions
+  create_scheduler_jobs
+  apply_monitoring
+
+  section "Done"
+  note "receivePubSubPush: ${URL[receivePubSubPush]}"
+  note "startProcess:      ${URL[startProcess]}"
+}
+
+main "$@"

@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+/**
+ * JSON helper for infra/deploy.sh (node is required by the repository, jq is
+ * not). Reads local files only; never calls a cloud API.
+ *
+ *   indexes FILE [EXISTING]   one line per composite index of firestore.indexes.json
+ *                             missing from EXISTING (`gcloud firestore indexes composite
+ *                             list --format=json` output; omitted: all of them):
+ *                             "<collectionGroup> <query-scope> <field-config> ..."
+ *   overrides FILE            one line per field override:
+ *                             "<collectionGroup> <fieldPath> <gcloud flag> ..."
+ *   get FILE KEY              a top-level string field (e.g. displayName)
+ *   get-each KEY FILE...      "FILE<TAB>value" of a top-level string field, per file
+ *   pick FILE KEY             a top-level field as JSON ([] when absent)
+ *   render FILE OUT [K=JSON]  writes FILE to OUT with top-level keys set (K=JSON) or
+ *                             removed (K=, an empty value)
+ */
+'use strict';
+
+const fs = require('fs');
+
+function readJson(file) {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new Error(`${file}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+}
+
+/** gcloud's --query-scope value for the API's queryScope. */
+function queryScope(scope) {
+  const map = { COLLECTION: 'collection', COLLECTION_GROUP: 'collection-group', COLLECTION_RECURSIVE: 'collection-recursive' };
+  const value = map[scope || 'COLLECTION'];
+  if (value === undefined) throw new Error(`unknown queryScope ${scope}`);
+  return value;
+}
+
+/** The --field-config value of one index field. */
+function fieldConfig(field) {
+  if (field.order) return `field-path=${field.fieldPath},order=${field.order.toLowerCase()}`;
+  if (field.arrayConfig) return `field-path=${field.fieldPath},array-config=${field.arrayConfig.toLowerCase()}`;
+  throw new Error(`index field ${field.fieldPath}: only order and arrayConfig are supported`);
+}
+
+/** Identity of an index: collection group, scope and fields (the API appends __name__; ignored). */
+function signature(collectionGroup, scope, fields) {
+  const parts = fields.filter((f) => f.fieldPath !== '__name__').map((f) => `${f.fieldPath}:${(f.order || f.arrayConfig || '').toUpperCase()}`);
+  return `${collectionGroup}|${scope || 'COLLECTION'}|${parts.join(',')}`;
+}
+
+function indexes(file, existingFile) {
+  const wanted = readJson(file).indexes || [];
+  const existing = new Set();
+  if (existingFile) {
+    for (const index of readJson(existingFile)) {
+      const match = /collectionGroups\/([^/]+)\/indexes\//.exec(index.name || '');
+      if (match) existing.add(signature(match[1], index.queryScope, index.fields || []));
+    }
+  }
+  const lines = [];
+  for (const index of wanted) {
+    if (existing.has(signature(index.collectionGroup, index.queryScope, index.fields))) continue;
+    lines.push([index.collectionGroup, queryScope(index.queryScope), ...index.fields.map(fieldConfig)].join(' '));
+  }
+  return lines;
+}
+
+function overrides(file) {
+  return (readJson(file).fieldOverrides || []).map((o) => {
+    const list = o.indexes || [];
+    const flags =
+      list.length === 0
+        ? ['--disable-indexes']
+        : list.map((i) => (i.order ? `--index=order=${i.order.toLowerCase()}` : `--index=array-config=${String(i.arrayConfig).toLowerCase()}`));
+    return [o.collectionGroup, o.fieldPath, ...flags].join(' ');
+  });
+}
+
+function stringField(file, key) {
+  const value = readJson(file)[key];
+  if (typeof value !== 'string' || /[\t\n]/.test(value)) throw new Error(`${file}: no single-line string field ${key}`);
+  return value;
+}
+
+function render(file, out, assignments) {
+  const doc = readJson(file);
+  for (const assignment of assignments) {
+    const eq = assignment.indexOf('=');
+    if (eq < 1) throw new Error(`render: expected KEY=JSON, got ${assignment}`);
+    const key = assignment.slice(0, eq);
+    const value = assignment.slice(eq + 1);
+    if (value === '') delete doc[key];
+    else doc[key] = JSON.parse(value);
+  }
+  fs.writeFileSync(out, `${JSON.stringify(doc, null, 2)}\n`);
+  return [];
+}
+
+function main(argv) {
+  const [command, ...args] = argv;
+  switch (command) {
+    case 'indexes':
+      return indexes(args[0], args[1]);
+    case 'overrides':
+      return overrides(args[0]);
+    case 'get':
+      return [stringField(args[0], args[1])];
+    case 'get-each':
+      return args.slice(1).map((file) => `${file}\t${stringField(file, args[0])}`);
+    case 'pick': {
+      const value = readJson(args[0])[args[1]];
+      return [JSON.stringify(value === undefined ? [] : value)];
+    }
+    case 'render':
+      return render(args[0], args[1], args.slice(2));
+    default:
+      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick or render`);
+  }
+}
+
+try {
+  for (const line of main(process.argv.slice(2))) process.stdout.write(`${line}\n`);
+} catch (err) {
+  process.stderr.write(`json-tool: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+}

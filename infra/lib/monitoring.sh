@@ -1,0 +1,110 @@
+# shellcheck shell=bash
+# Log-based metrics, alert policies, the dashboard and the optional email
+# channel, all from the files under infra/monitoring/. Sourced by infra/deploy.sh.
+
+MONITORING_DIR="infra/monitoring"
+
+apply_log_metrics() {
+  local file name
+  # The file name is the metric name (the test checks it matches the "name" field).
+  for file in "$MONITORING_DIR"/metrics/*.json; do
+    name=$(basename "$file" .json)
+    if gc_exists logging metrics describe "$name"; then
+      gc logging metrics update "$name" --config-from-file="$file"
+    else
+      gc logging metrics create "$name" --config-from-file="$file"
+    fi
+  done
+}
+
+# Sets CHANNEL to the email notification channel (created when missing); empty without --alert-email.
+CHANNEL=""
+ensure_notification_channel() {
+  CHANNEL=""
+  [[ -n $ALERT_EMAIL ]] || return 0
+  if [[ $DRY_RUN != true ]]; then
+    CHANNEL=$(gcloud beta monitoring channels list --filter="type=\"email\" AND labels.email_address=\"$ALERT_EMAIL\"" \
+      --format='value(name)' --limit=1 --project="$PROJECT")
+  fi
+  if [[ -n $CHANNEL ]]; then
+    note "notification channel for $ALERT_EMAIL exists: $CHANNEL"
+    return 0
+  fi
+  local -a create=(gcloud beta monitoring channels create --type=email --display-name="Inbox alerts ($ALERT_EMAIL)"
+    --channel-labels=email_address="$ALERT_EMAIL" --format='value(name)' --project="$PROJECT")
+  show_cmd "${create[@]}"
+  if [[ $DRY_RUN == true ]]; then
+    CHANNEL="projects/$PROJECT/notificationChannels/CHANNEL_ID"
+  else
+    CHANNEL=$("${create[@]}")
+  fi
+}
+
+# The channels a policy should carry: --alert-email's, else (on update) the
+# ones it has now, so a rerun without --alert-email keeps channels set by hand.
+policy_channels() {
+  local existing=$1
+  if [[ -n $CHANNEL ]]; then
+    printf '["%s"]' "$CHANNEL"
+  elif [[ -n $existing ]]; then
+    gcloud alpha monitoring policies describe "$existing" --format=json --project="$PROJECT" >"$WORK_DIR/current-policy.json"
+    json_tool pick "$WORK_DIR/current-policy.json" notificationChannels
+  else
+    printf '[]'
+  fi
+}
+
+apply_alert_policies() {
+  local listing file display existing rendered channels
+  listing=$(json_tool get-each displayName "$MONITORING_DIR"/policies/*.json)
+  while IFS=$'\t' read -r -u 3 file display; do
+    # Policies have generated ids: the display name is the key. gcloud has
+    # alert policy commands in alpha only.
+    existing=$(gc_lookup "" alpha monitoring policies list --filter="displayName=\"$display\"" --format='value(name)' --limit=1)
+    # The files carry no channels (they differ per project); they are added to
+    # a temporary copy, which is what gcloud reads (a dry run shows the original).
+    channels=$(policy_channels "$existing")
+    if [[ $DRY_RUN == true ]]; then
+      note "$file: applied with \"notificationChannels\": $channels"
+      rendered=$file
+    else
+      rendered="$WORK_DIR/$(basename "$file")"
+      json_tool render "$file" "$rendered" "notificationChannels=$channels"
+    fi
+    if [[ -n $existing ]]; then
+      # Replaces the whole policy with the file's content.
+      gc alpha monitoring policies update "$existing" --policy-from-file="$rendered"
+    else
+      # A new log-based metric's descriptor can take a minute to appear.
+      run_retry gcloud alpha monitoring policies create --policy-from-file="$rendered" --project="$PROJECT"
+    fi
+  done 3<<<"$listing"
+}
+
+apply_dashboards() {
+  local listing file display existing etag rendered
+  listing=$(json_tool get-each displayName "$MONITORING_DIR"/dashboards/*.json)
+  while IFS=$'\t' read -r -u 3 file display; do
+    existing=$(gc_lookup "" monitoring dashboards list --filter="displayName=\"$display\"" --format='value(name)' --limit=1)
+    if [[ -n $existing ]]; then
+      # An update must carry the current etag.
+      etag=$(gcloud monitoring dashboards describe "$existing" --format='value(etag)' --project="$PROJECT")
+      rendered="$WORK_DIR/$(basename "$file")"
+      json_tool render "$file" "$rendered" "etag=\"$etag\""
+      gc monitoring dashboards update "$existing" --config-from-file="$rendered"
+    else
+      gc monitoring dashboards create --config-from-file="$file"
+    fi
+  done 3<<<"$listing"
+}
+
+apply_monitoring() {
+  section "Monitoring: log-based metrics, alert policies, dashboard"
+  apply_log_metrics
+  ensure_notification_channel
+  if [[ -z $CHANNEL ]]; then
+    note "no --alert-email: new alert policies get no notification channel (existing ones keep theirs)"
+  fi
+  apply_alert_policies
+  apply_dashboards
+}

@@ -1,0 +1,180 @@
+# shellcheck shell=bash
+# Project-level resources: APIs, Firestore, service accounts, topics, queues
+# and the IAM bindings between them. Sourced by infra/deploy.sh.
+
+enable_apis() {
+  section "APIs"
+  # Cloud Functions gen2 builds with Cloud Build into Artifact Registry and
+  # runs on Cloud Run; Eventarc is enabled by gen2 deploys even for HTTP functions.
+  gc services enable \
+    firestore.googleapis.com \
+    pubsub.googleapis.com \
+    cloudfunctions.googleapis.com \
+    run.googleapis.com \
+    cloudbuild.googleapis.com \
+    artifactregistry.googleapis.com \
+    eventarc.googleapis.com \
+    cloudtasks.googleapis.com \
+    cloudscheduler.googleapis.com \
+    logging.googleapis.com \
+    monitoring.googleapis.com \
+    iam.googleapis.com \
+    cloudresourcemanager.googleapis.com \
+    serviceusage.googleapis.com
+  # The Pub/Sub service agent signs push tokens and moves messages to the
+  # dead-letter topic; create it now so the bindings below find it.
+  gc beta services identity create --service=pubsub.googleapis.com
+}
+
+setup_firestore() {
+  section "Firestore (Native mode)"
+  if gc_exists firestore databases describe --database='(default)'; then
+    note "database (default) exists"
+  else
+    gc firestore databases create --database='(default)' --location="$FIRESTORE_LOCATION" --type=firestore-native
+  fi
+
+  # Composite indexes of firestore.indexes.json that do not exist yet. A
+  # second create of an existing index fails, so compare with the list first.
+  local existing="" line
+  if [[ $DRY_RUN != true ]]; then
+    existing="$WORK_DIR/indexes.json"
+    gcloud firestore indexes composite list --database='(default)' --format=json --project="$PROJECT" >"$existing"
+  fi
+  local -a parts fields
+  local missing overrides
+  # Captured first, so a bad JSON file stops the script (set -e) before anything is created.
+  missing=$(json_tool indexes "$REPO_ROOT/firestore.indexes.json" ${existing:+"$existing"})
+  overrides=$(json_tool overrides "$REPO_ROOT/firestore.indexes.json")
+  # fd 3: nothing inside the loop can eat the list from stdin.
+  while read -r -u 3 -a parts; do
+    [[ ${#parts[@]} -ge 3 ]] || continue
+    fields=()
+    for line in "${parts[@]:2}"; do fields+=("--field-config=$line"); done
+    # --async: an index builds in the background; the relay answers 503 until it is READY.
+    gc firestore indexes composite create --database='(default)' --collection-group="${parts[0]}" \
+      --query-scope="${parts[1]}" "${fields[@]}" --async
+  done 3<<<"$missing"
+
+  # Single-field index exemptions: growing timestamps and large maps are not
+  # indexed (see docs/data-model.md). `fields update` sets the state, so a
+  # repeated run changes nothing.
+  while read -r -u 3 -a parts; do
+    [[ ${#parts[@]} -ge 3 ]] || continue
+    gc firestore indexes fields update "${parts[1]}" --database='(default)' --collection-group="${parts[0]}" "${parts[@]:2}"
+  done 3<<<"$overrides"
+
+  # TTL: DONE documents carry expireAt = processedAt + 7 days.
+  local ttl_state
+  ttl_state=$(gc_lookup "" firestore indexes fields describe expireAt --database='(default)' \
+    --collection-group=inbox --format='value(ttlConfig.state)' 2>/dev/null || true)
+  if [[ $ttl_state == ACTIVE || $ttl_state == CREATING ]]; then
+    note "TTL on inbox.expireAt is $ttl_state"
+  else
+    gc firestore fields ttls update expireAt --database='(default)' --collection-group=inbox --enable-ttl
+  fi
+
+  # Security rules have no gcloud command (they belong to the Firebase Rules
+  # API); firebase.json points the Firebase CLI at firestore.rules.
+  note "Firestore security rules: gcloud cannot deploy them. firestore.rules denies every client SDK"
+  note "access (only server SDKs with IAM reach the data). Deploy it with the Firebase CLI:"
+  if [[ $DRY_RUN == true ]] || command -v firebase >/dev/null 2>&1; then
+    # Not fatal: the rules are deny-all, the server SDKs do not use them.
+    run firebase deploy --only firestore:rules --project "$PROJECT" --non-interactive ||
+      warn "firebase deploy failed: run 'npx firebase-tools deploy --only firestore:rules --project $PROJECT' yourself"
+  else
+    note "  npx firebase-tools deploy --only firestore:rules --project $PROJECT   (not found on PATH: run it yourself)"
+  fi
+}
+
+create_service_accounts() {
+  section "Service accounts (one per role, least privilege)"
+  local name
+  local -A purpose=(
+    [inbox-receiver]="Runs receivePubSubPush and receiveDeadLetter"
+    [inbox-relay]="Runs relayInbox"
+    [inbox-jobs]="Runs startProcess, runJob and sweepJobs"
+    [inbox-push]="OIDC identity of the push subscriptions"
+    [inbox-tasks]="OIDC identity of Cloud Tasks"
+    [inbox-scheduler]="OIDC identity of Cloud Scheduler"
+  )
+  for name in inbox-receiver inbox-relay inbox-jobs inbox-push inbox-tasks inbox-scheduler; do
+    if gc_exists iam service-accounts describe "${SA[$name]}"; then
+      note "service account $name exists"
+    else
+      gc iam service-accounts create "$name" --display-name="$name" --description="${purpose[$name]}"
+    fi
+  done
+}
+
+create_topics() {
+  section "Pub/Sub topics"
+  local topic
+  for topic in "$COMPLETION_TOPIC" "$DEAD_LETTER_TOPIC" "$PROVIDER_TOPIC"; do
+    if gc_exists pubsub topics describe "$topic"; then
+      note "topic $topic exists"
+    else
+      gc pubsub topics create "$topic"
+    fi
+  done
+}
+
+# create or update: both take the same retry flags.
+apply_queue() {
+  local queue=$1
+  shift
+  if gc_exists tasks queues describe "$queue" --location="$REGION"; then
+    gc tasks queues update "$queue" --location="$REGION" "$@"
+  else
+    gc tasks queues create "$queue" --location="$REGION" "$@"
+  fi
+}
+
+create_queues() {
+  section "Cloud Tasks queues"
+  # Created before the functions: they enqueue as soon as traffic arrives.
+  # process-jobs: maxAttempts stays ABOVE INBOX_JOB_MAX_ATTEMPTS, so runJob
+  # marks a job FAILED (an incident with an ERROR log) before Cloud Tasks
+  # would silently drop the task.
+  apply_queue "$JOBS_QUEUE" --max-attempts="$JOBS_QUEUE_MAX_ATTEMPTS" --min-backoff=1s --max-backoff=300s --max-doublings=5
+  # inbox-relay: fast-path tasks only; if they give up, the scheduled relay picks the message up.
+  apply_queue "$RELAY_QUEUE" --max-attempts=5 --min-backoff=1s --max-backoff=60s
+}
+
+grant_iam() {
+  section "IAM (roles on the narrowest resource that works)"
+  local member sa
+  # Firestore access has no finer IAM scope than the project.
+  for sa in inbox-receiver inbox-relay inbox-jobs; do
+    gc projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:${SA[$sa]}" \
+      --role=roles/datastore.user --condition=None --format=none
+  done
+
+  # Enqueue rights per queue: the receiver creates fast-path tasks, the relay
+  # and the job functions create job tasks.
+  gc tasks queues add-iam-policy-binding "$RELAY_QUEUE" --location="$REGION" \
+    --member="serviceAccount:${SA[inbox-receiver]}" --role=roles/cloudtasks.enqueuer --format=none
+  for sa in inbox-relay inbox-jobs; do
+    gc tasks queues add-iam-policy-binding "$JOBS_QUEUE" --location="$REGION" \
+      --member="serviceAccount:${SA[$sa]}" --role=roles/cloudtasks.enqueuer --format=none
+  done
+
+  # A task with an OIDC token for inbox-tasks needs actAs on that account.
+  for sa in inbox-receiver inbox-relay inbox-jobs; do
+    gc iam service-accounts add-iam-policy-binding "${SA[inbox-tasks]}" \
+      --member="serviceAccount:${SA[$sa]}" --role=roles/iam.serviceAccountUser --format=none
+  done
+
+  # "Hand over work order" publishes to the provider topic.
+  gc pubsub topics add-iam-policy-binding "$PROVIDER_TOPIC" \
+    --member="serviceAccount:${SA[inbox-jobs]}" --role=roles/pubsub.publisher --format=none
+
+  # The Pub/Sub service agent forwards messages to the dead-letter topic
+  # (publisher on it). Projects that enabled Pub/Sub before 2021-04-08 also
+  # need it to mint the push OIDC tokens as inbox-push (token creator, granted
+  # on that one account only; harmless for newer projects).
+  member="serviceAccount:$PUBSUB_AGENT"
+  gc pubsub topics add-iam-policy-binding "$DEAD_LETTER_TOPIC" --member="$member" --role=roles/pubsub.publisher --format=none
+  gc iam service-accounts add-iam-policy-binding "${SA[inbox-push]}" \
+    --member="$member" --role=roles/iam.serviceAccountTokenCreator --format=none
+}
