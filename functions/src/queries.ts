@@ -42,11 +42,10 @@ export const QUERIES = {
   byStatusAndReason: query({ collection: 'inbox', equality: ['status', 'reason'], range: null, orderBy: [] }, (db, status: string, reason: string) =>
     db.collection('inbox').where('status', '==', status).where('reason', '==', reason),
   ),
-  /** sweepJobs: PENDING jobs whose task was never created, old enough. */
-  undispatchedJobs: query(
-    { collection: 'jobs', equality: ['status', 'dispatchedAt'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
-    (db, before: Date, limit: number) =>
-      db.collection('jobs').where('status', '==', 'PENDING').where('dispatchedAt', '==', null).where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
+  /** sweepJobs: PENDING jobs old enough that their task should have run (or was never created). */
+  stalePendingJobs: query(
+    { collection: 'jobs', equality: ['status'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
+    (db, before: Date, limit: number) => db.collection('jobs').where('status', '==', 'PENDING').where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
   ),
   /** CLI `instances`: the instances of a business key. */
   instancesByBusinessKey: query({ collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] }, (db, businessKey: string) =>

@@ -28,7 +28,7 @@ describe('work-order-execution', () => {
     const t = start(workOrder, { workOrderId: 'WO-1' });
     expect(t.instance).toMatchObject({ status: 'RUNNING', activeExecutionIds: ['e-1'], processKey: 'work-order-execution', businessKey: 'WO-1' });
     const job = only(t.jobs);
-    expect(job).toMatchObject({ activityId: 'handOverWorkOrder', status: 'PENDING', executionId: 'e-1', attempts: 0, dispatchedAt: null });
+    expect(job).toMatchObject({ activityId: 'handOverWorkOrder', status: 'PENDING', executionId: 'e-1', attempts: 0 });
     expect(only(t.executions)).toMatchObject({ activityId: 'handOverWorkOrder', status: 'WAITING_JOB', jobId: job.id });
     expect(t.subscribe).toEqual([]);
   });

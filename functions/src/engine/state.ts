@@ -77,8 +77,6 @@ export interface JobState {
   readonly attempts: number;
   readonly lastError: string | null;
   readonly createdAt: Date;
-  /** When its Cloud Task was created; null until then (the sweep re-dispatches those). */
-  readonly dispatchedAt: Date | null;
   readonly finishedAt: Date | null;
 }
 

@@ -109,7 +109,6 @@ function enter(run: Run, start: ExecutionState, firstNodeId: string): void {
             attempts: 0,
             lastError: null,
             createdAt: run.now,
-            dispatchedAt: null,
             finishedAt: null,
           };
           run.jobs.push(job);

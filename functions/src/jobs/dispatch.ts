@@ -1,23 +1,22 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
-import { refs } from '../engine/store/collections';
 import type { JobState } from '../engine/state';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 
 /**
- * After a commit: create the Cloud Task of every new job, then note
- * `dispatchedAt`. Never inside the transaction (it may run several times).
- * A failure here loses nothing: the job document exists, and the sweep
- * re-dispatches jobs whose task was never created.
+ * After a commit: create the Cloud Task of every new job. Never inside the
+ * transaction (it may run several times). A failure here loses nothing: the
+ * job document exists, and the sweep re-dispatches PENDING jobs (a task that
+ * does exist answers ALREADY_EXISTS). No write records the dispatch: it would
+ * cost one more Firestore write per job for what the task name already tells.
  */
-export async function dispatchJobs(db: Firestore, queue: JobQueue, jobs: readonly Pick<JobState, 'id' | 'activityId'>[], log: Logger): Promise<number> {
+export async function dispatchJobs(_db: Firestore, queue: JobQueue, jobs: readonly Pick<JobState, 'id' | 'activityId'>[], log: Logger): Promise<number> {
   let dispatched = 0;
   await Promise.all(
     jobs.map(async (job) => {
       try {
         const outcome = await queue.enqueue(job.id);
-        await refs.job(db, job.id).update({ dispatchedAt: new Date() });
         dispatched += 1;
         if (outcome === 'EXISTS') log.info('job task already existed', { jobId: job.id, activityId: job.activityId });
       } catch (err) {

@@ -8,14 +8,15 @@ import { dispatchJobs } from './dispatch';
 export const SWEEP_GRACE_MS = 60_000;
 
 /**
- * Re-dispatches PENDING jobs whose Cloud Task was never created (a crash
- * between commit and enqueue). Creating a task that does exist answers
- * ALREADY_EXISTS, so a sweep racing the normal dispatch is harmless.
+ * Re-dispatches PENDING jobs older than the grace period: the ones whose Cloud
+ * Task was never created (a crash between commit and enqueue) get it now; for
+ * the others (still retrying) the task exists and the call answers
+ * ALREADY_EXISTS, which changes nothing.
  */
 export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log: Logger, now: Date, limit = 500): Promise<number> {
-  const snap = await QUERIES.undispatchedJobs.build(db, new Date(now.getTime() - SWEEP_GRACE_MS), limit).get();
+  const snap = await QUERIES.stalePendingJobs.build(db, new Date(now.getTime() - SWEEP_GRACE_MS), limit).get();
   if (snap.empty) return 0;
   const jobs = snap.docs.map((d) => ({ id: d.id, activityId: String(d.get('activityId')) }));
-  log.warn('re-dispatching jobs whose task was never created', { count: jobs.length });
+  log.info('re-dispatching PENDING jobs older than the grace period', { count: jobs.length });
   return dispatchJobs(db, queue, jobs, log);
 }
