@@ -106,7 +106,9 @@ describe('receiveDeadLetter', () => {
       const res = await request(broken.server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-down' }, { attributes: deadLetterAttributes }));
       expect(res.status).toBe(503);
     } finally {
+      // Let the abandoned write finish against the emulator before the client and the proxy go.
       proxy.setMode('forward');
+      await down.terminate();
       await proxy.close();
     }
   });
