@@ -167,7 +167,7 @@ async function main(): Promise<void> {
     if (JSON_OUTPUT) {
       console.log(JSON.stringify(result));
     } else {
-      console.log(`receiver: ${result.receiverPerSecond} msg/s   direct create(): ${result.directPerSecond} docs/s   ratio receiver/direct: ${result.ratio} (target >= 0.8)`);
+      console.log(`receiver: ${result.receiverPerSecond} msg/s   direct storeMessage(): ${result.directPerSecond} msg/s   ratio receiver/direct: ${result.ratio} (target >= 0.8)`);
       console.log(`bare functions-framework create(): ${result.bareFunctionPerSecond} msg/s   ratio receiver/bare function: ${result.ratioToBareFunction}`);
       console.log(`receiver peak RSS: ${result.receiverPeakRssMb} MB (target <= 200; ${result.receiverRssAfterWarmupMb} MB after warm-up; bare function ${result.bareFunctionPeakRssMb} MB)   missing: ${result.missing}   doubled: ${result.doubled}`);
       console.log(
