@@ -85,24 +85,16 @@ const EnvSchema = z
     INBOX_ERROR_AFTER_ATTEMPTS: positiveInt(DEFAULTS.INBOX_ERROR_AFTER_ATTEMPTS),
     INBOX_DONE_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DONE_RETENTION_DAYS),
     INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
-  })
-  .superRefine((env, ctx) => {
-    if (env.INBOX_PUSH_AUTH === 'disabled') return;
-    for (const key of ['INBOX_PUSH_AUDIENCE', 'INBOX_PUSH_SERVICE_ACCOUNTS'] as const) {
-      if (env[key] === undefined) {
-        ctx.addIssue({
-          code: 'custom',
-          path: [key],
-          message: 'required while INBOX_PUSH_AUTH=enabled (set INBOX_PUSH_AUTH=disabled only for the local emulator)',
-        });
-      }
-    }
   });
 
-/** Push authentication: either off, or the audience and the allowed push service accounts. */
+/**
+ * Push authentication: off, or on with the audience and the allowed push
+ * service accounts. Only the push endpoints need those two settings; they ask
+ * for them with {@link requirePushAuth}, so the other functions start without.
+ */
 export type PushAuthConfig =
   | { readonly mode: 'disabled' }
-  | { readonly mode: 'enabled'; readonly audience: string; readonly allowedEmails: readonly string[] };
+  | { readonly mode: 'enabled'; readonly audience: string | null; readonly allowedEmails: readonly string[] };
 
 /** The parsed configuration. */
 export interface Config {
@@ -165,8 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? { mode: 'disabled' }
       : {
           mode: 'enabled',
-          // superRefine guarantees both are present here.
-          audience: e.INBOX_PUSH_AUDIENCE ?? '',
+          audience: e.INBOX_PUSH_AUDIENCE ?? null,
           allowedEmails: e.INBOX_PUSH_SERVICE_ACCOUNTS ?? [],
         };
   return {
@@ -202,6 +193,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       transactionTimeoutMs: e.INBOX_RELAY_TX_TIMEOUT_MS,
     },
   };
+}
+
+/**
+ * The push endpoints' token check settings: null while INBOX_PUSH_AUTH=disabled
+ * (the local emulator sends no token); a ConfigError naming each missing
+ * variable while it is enabled.
+ */
+export function requirePushAuth(config: Config): { readonly audience: string; readonly allowedEmails: readonly string[] } | null {
+  const auth = config.pushAuth;
+  if (auth.mode === 'disabled') return null;
+  const missing = [
+    ...(auth.audience === null ? ['INBOX_PUSH_AUDIENCE'] : []),
+    ...(auth.allowedEmails.length === 0 ? ['INBOX_PUSH_SERVICE_ACCOUNTS'] : []),
+  ];
+  if (missing.length > 0 || auth.audience === null) {
+    const hint = 'required while INBOX_PUSH_AUTH=enabled (set INBOX_PUSH_AUTH=disabled only for the local emulator)';
+    throw new ConfigError(`invalid configuration:\n${missing.map((m) => `  ${m}: ${hint}`).join('\n')}`);
+  }
+  return { audience: auth.audience, allowedEmails: auth.allowedEmails };
 }
 
 /** The runJob URL, for functions that create jobs; a ConfigError naming the variable if unset. */

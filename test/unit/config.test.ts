@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from '../../functions/src/config';
+import { ConfigError, loadConfig, requirePushAuth } from '../../functions/src/config';
 
 describe('loadConfig', () => {
   const base = { GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUDIENCE: 'https://x', INBOX_PUSH_SERVICE_ACCOUNTS: 'push@p.iam.gserviceaccount.com' };
@@ -16,13 +16,20 @@ describe('loadConfig', () => {
 
   const bad: Array<[string, Record<string, string>, string]> = [
     ['missing project', { INBOX_PUSH_AUTH: 'disabled' }, 'GOOGLE_CLOUD_PROJECT'],
-    ['auth on without audience', { GOOGLE_CLOUD_PROJECT: 'p' }, 'INBOX_PUSH_AUDIENCE'],
-    ['auth on without service accounts', { GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUDIENCE: 'a' }, 'INBOX_PUSH_SERVICE_ACCOUNTS'],
     ['bad auth mode', { ...base, INBOX_PUSH_AUTH: 'off' }, 'INBOX_PUSH_AUTH'],
     ['bad email', { ...base, INBOX_PUSH_SERVICE_ACCOUNTS: 'nobody' }, 'INBOX_PUSH_SERVICE_ACCOUNTS'],
     ['timeout not a number', { ...base, INBOX_WRITE_TIMEOUT_MS: 'soon' }, 'INBOX_WRITE_TIMEOUT_MS'],
     ['zero shards', { ...base, INBOX_SHARDS: '0' }, 'INBOX_SHARDS'],
   ];
+  test.each([
+    ['auth on without audience', { GOOGLE_CLOUD_PROJECT: 'p' }, 'INBOX_PUSH_AUDIENCE'],
+    ['auth on without service accounts', { GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUDIENCE: 'a' }, 'INBOX_PUSH_SERVICE_ACCOUNTS'],
+  ])('push endpoints: %s names the variable (other functions start without it)', (_name, env, variable) => {
+    const config = loadConfig(env);
+    expect(() => requirePushAuth(config)).toThrow(ConfigError);
+    expect(() => requirePushAuth(config)).toThrow(variable);
+  });
+
   test.each(bad)('%s names the variable', (_name, env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(variable);

@@ -23,11 +23,10 @@ export interface CliContext {
 /**
  * The CLI reads the same configuration as the functions, so it works against
  * the emulators (FIRESTORE_EMULATOR_HOST) or a real project
- * (GOOGLE_CLOUD_PROJECT and application default credentials). Push
- * authentication settings do not apply: the CLI receives no pushes.
+ * (GOOGLE_CLOUD_PROJECT and application default credentials).
  */
 export function cliContext(env: NodeJS.ProcessEnv, io: CliIo, json: boolean): CliContext {
-  const config = loadConfig({ ...env, INBOX_PUSH_AUTH: 'disabled' });
+  const config = loadConfig(env);
   const runtime = createRuntime(config);
   return { config, runtime, db: lazy(runtime.db), io, json, now: () => new Date() };
 }

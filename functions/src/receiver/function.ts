@@ -1,6 +1,6 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { PushTokenVerifier } from '../auth/push-token';
-import type { Config } from '../config';
+import { type Config, requirePushAuth } from '../config';
 import { lazy, lazyAsync } from '../core/lazy';
 import { createLogger } from '../log';
 import type { Runtime } from '../runtime';
@@ -11,8 +11,8 @@ type HttpFunction = (req: Request, res: Response) => Promise<void>;
 
 /** The push token check both push endpoints share; null while INBOX_PUSH_AUTH=disabled. */
 function pushVerifier(config: Config): (() => Promise<PushTokenVerifier>) | null {
-  const auth = config.pushAuth;
-  if (auth.mode === 'disabled') return null;
+  const auth = requirePushAuth(config);
+  if (auth === null) return null;
   // google-auth-library is loaded on the first request, not at start-up.
   return lazyAsync(async () => (await import('../auth/push-token')).googlePushTokenVerifier(auth.audience, auth.allowedEmails));
 }
