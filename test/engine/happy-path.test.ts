@@ -46,7 +46,7 @@ async function deliverCompletion(workOrderId: string, completedItems: number) {
   const { result } = await runUnitOfWork(db, (uow) => correlate(uow, stack.engine, { messageName: 'WorkOrderCompleted', correlationKey: workOrderId, variables: { completedItems }, now: new Date() }));
   if (result.kind === 'CORRELATED') {
     logDuplicates(log, result.duplicates);
-    await dispatchJobs(db, stack.queue, result.jobs, log);
+    await dispatchJobs(stack.queue, result.jobs, log);
   }
   return result;
 }
@@ -103,7 +103,7 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
     const instance = result.transition.instance;
     await stack.handlers.createInvoice!({ job, instance, now: new Date() });
     // The task is delivered (again): runJob runs the handler once more and finishes the job.
-    await dispatchJobs(db, stack.queue, [job], log);
+    await dispatchJobs(stack.queue, [job], log);
     await waitFor('COMPLETED', async () => ((await instanceStatus(instance.id)) === 'COMPLETED' ? true : undefined));
     const invoices = await db.collection(COLLECTIONS.invoices).where('workOrderId', '==', 'WO-crash').get();
     expect(invoices.size).toBe(1);

@@ -41,7 +41,7 @@ async function report(ctx: CliContext, what: string, changed: Changed): Promise<
   const log = createLogger((line) => ctx.io.err(line), { function: 'inbox-cli' });
   logDuplicates(log, changed.duplicates);
   const url = ctx.config.tasks.runJobUrl;
-  const dispatched = url === null ? 0 : await dispatchJobs(ctx.db(), ctx.runtime.queue(url), changed.jobs, log);
+  const dispatched = url === null ? 0 : await dispatchJobs(ctx.runtime.queue(url), changed.jobs, log);
   const pending = changed.jobs.length - dispatched;
   print(ctx, { ...changed, dispatched }, ['repair', 'new jobs', 'dispatched', 'consumed messages'], [[what, changed.jobs.length, dispatched, changed.consumed.length]]);
   if (pending > 0 && !ctx.json) ctx.io.out(`${pending} job(s) not dispatched here (INBOX_RUN_JOB_URL unset or Cloud Tasks failed): sweepJobs dispatches them within a few minutes`);

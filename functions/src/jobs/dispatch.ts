@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import type { JobState } from '../engine/state';
 import type { Logger } from '../log';
@@ -11,7 +10,7 @@ import type { JobQueue } from '../tasks/job-queue';
  * does exist answers ALREADY_EXISTS). No write records the dispatch: it would
  * cost one more Firestore write per job for what the task name already tells.
  */
-export async function dispatchJobs(_db: Firestore, queue: JobQueue, jobs: readonly Pick<JobState, 'id' | 'activityId'>[], log: Logger): Promise<number> {
+export async function dispatchJobs(queue: JobQueue, jobs: readonly Pick<JobState, 'id' | 'activityId'>[], log: Logger): Promise<number> {
   let dispatched = 0;
   await Promise.all(
     jobs.map(async (job) => {

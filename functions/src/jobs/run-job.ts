@@ -78,7 +78,7 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       const engine = await deps.engine();
       const done = await completeJobRun(db, engine, jobId, result, deps.now());
       logDuplicates(deps.log, done.duplicates);
-      await dispatchJobs(db, deps.queue(), done.jobs, deps.log);
+      await dispatchJobs(deps.queue(), done.jobs, deps.log);
       deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length });
       res.status(200).json({ outcome: done.status.toLowerCase(), jobId });
     } catch (err) {

@@ -18,5 +18,5 @@ export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log:
   if (snap.empty) return 0;
   const jobs = snap.docs.map((d) => ({ id: d.id, activityId: String(d.get('activityId')) }));
   log.info('re-dispatching PENDING jobs older than the grace period', { count: jobs.length });
-  return dispatchJobs(db, queue, jobs, log);
+  return dispatchJobs(queue, jobs, log);
 }

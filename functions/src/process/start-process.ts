@@ -73,7 +73,7 @@ export function createStartProcessHandler(deps: StartProcessDeps): (req: Request
       }
       const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now() });
       logDuplicates(deps.log, started.duplicates);
-      await dispatchJobs(deps.db(), deps.queue(), started.jobs, deps.log);
+      await dispatchJobs(deps.queue(), started.jobs, deps.log);
       const { instance } = started;
       deps.log.info(started.created ? 'process started' : 'process already started', { processInstanceId: instance.id, processKey, businessKey });
       res.status(started.created ? 201 : 200).json({ processInstanceId: instance.id, created: started.created, status: instance.status });

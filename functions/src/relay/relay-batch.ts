@@ -64,7 +64,7 @@ export async function account(summary: RelaySummary, id: string, result: RelayRe
         log.error('inbox document parked', { inboxId: id, reason: decision.reason, attempts: decision.attempts, lastError: decision.lastError, details: decision.details });
       }
       logDuplicates(log, result.duplicates);
-      await dispatchJobs(deps.db, queue, result.jobs, log);
+      await dispatchJobs(queue, result.jobs, log);
     }
   }
 }
