@@ -125,6 +125,28 @@ describe('emulator harness with the real emulators', () => {
     await expect(writeAndRead(host, 'after-restart')).resolves.toEqual({ docId: 'after-restart', n: 42 });
   });
 
+  it('restart({ keepDataOf }) exports that project before the stop and imports it at the start', async () => {
+    const written = new Date('2026-11-30T01:02:03.456Z');
+    const before = firestoreAt(firestore().host);
+    try {
+      await before.collection('kept').doc('a').set({ n: 7, at: written, nested: { list: [1, 'two'] } });
+    } finally {
+      await before.terminate();
+    }
+    const { pgid } = firestore();
+    await firestore().restart({ keepDataOf: PROJECT, downMs: 200 });
+    expect(groupSignalError(pgid)).toBe('ESRCH');
+    const after = firestoreAt(firestore().host);
+    try {
+      const data = (await after.collection('kept').doc('a').get()).data();
+      expect(data?.n).toBe(7);
+      expect((data?.at as FirebaseFirestore.Timestamp).toDate()).toEqual(written);
+      expect(data?.nested).toEqual({ list: [1, 'two'] });
+    } finally {
+      await after.terminate();
+    }
+  });
+
   it('stop() ends the process group and frees the port; stopping again is a no-op', async () => {
     const handles = [firestore(), pubsub()];
     await Promise.all([required(firestoreSet, 'set').stop(), required(pubsubSet, 'set').stop()]);

@@ -27,10 +27,23 @@ export interface EmulatorHandle {
   readonly pgid: number;
   /** SIGTERM to the group, SIGKILL after 5 s; resolves when the group is gone. Idempotent. */
   stop(): Promise<void>;
-  /** stop then start again on the SAME port (data of the Firestore emulator is lost; fine) */
-  restart(): Promise<void>;
+  /**
+   * Stop, then start again on the SAME port. The Firestore emulator keeps its
+   * data in memory only, so it is lost, unless `keepDataOf` names a project:
+   * that project's documents are exported before the stop (the emulator's
+   * export endpoint) and imported at the start (`--import-data`).
+   */
+  restart(options?: RestartOptions): Promise<void>;
   /** gcloud/emulator output of every run of this handle (appended on restart). */
   readonly logFile: string;
+}
+
+/** Options of {@link EmulatorHandle.restart}. */
+export interface RestartOptions {
+  /** Firestore only: export this project's data before the stop and import it at the start. */
+  readonly keepDataOf?: string;
+  /** Time to stay down between stop and start, ms (an outage). Default 0. */
+  readonly downMs?: number;
 }
 
 /** The emulators started by one {@link startEmulators} call. */
@@ -85,7 +98,7 @@ class ManagedEmulator implements EmulatorHandle, Cleanable {
     return this.lastPgid;
   }
 
-  async start(): Promise<void> {
+  async start(importData?: string): Promise<void> {
     if (this.group !== undefined) throw new Error(`${this.name} emulator on ${this.host} is already running`);
     // Classify failures by this run's output only; restarts append to the same file.
     const logStart = fs.existsSync(this.logFile) ? fs.statSync(this.logFile).size : 0;
@@ -97,7 +110,7 @@ class ManagedEmulator implements EmulatorHandle, Cleanable {
     }
     let group: GroupProcess;
     try {
-      group = spawnGroup(this.gcloud, gcloudArgs(this.name, this.host, this.dataDir), { logFile: this.logFile, env: gcloudEnv() });
+      group = spawnGroup(this.gcloud, [...gcloudArgs(this.name, this.host, this.dataDir), ...(importData === undefined ? [] : [`--import-data=${importData}`])], { logFile: this.logFile, env: gcloudEnv() });
     } catch (err) {
       this.removeDataDir();
       throw err;
@@ -137,9 +150,32 @@ class ManagedEmulator implements EmulatorHandle, Cleanable {
     return this.stopping;
   }
 
-  async restart(): Promise<void> {
-    await this.stop();
-    await this.start();
+  async restart(options: RestartOptions = {}): Promise<void> {
+    const exported = options.keepDataOf === undefined ? undefined : await this.exportData(options.keepDataOf);
+    try {
+      await this.stop();
+      if ((options.downMs ?? 0) > 0) await new Promise((r) => setTimeout(r, options.downMs));
+      await this.start(exported?.metadataFile);
+    } finally {
+      if (exported !== undefined) fs.rmSync(exported.dir, { recursive: true, force: true });
+    }
+  }
+
+  /** Exports one project's documents through the Firestore emulator's export endpoint. */
+  private async exportData(projectId: string): Promise<{ dir: string; metadataFile: string }> {
+    if (this.name !== 'firestore') throw new Error('only the Firestore emulator keeps data across a restart');
+    const dir = fs.mkdtempSync(path.join(path.dirname(this.logFile), 'firestore-export-'));
+    const response = await fetch(`http://${this.host}/emulator/v1/projects/${encodeURIComponent(projectId)}:export`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ database: `projects/${projectId}/databases/(default)`, export_directory: dir }),
+    });
+    if (!response.ok) throw new Error(`Firestore emulator export of ${projectId} failed: ${response.status} ${await response.text()}`);
+    // The emulator writes <dir>/firestore_export_<n>/firestore_export_<n>.overall_export_metadata.
+    const [sub] = fs.readdirSync(dir);
+    const metadata = sub === undefined ? undefined : fs.readdirSync(path.join(dir, sub)).find((f) => f.endsWith('.overall_export_metadata'));
+    if (sub === undefined || metadata === undefined) throw new Error(`Firestore emulator export of ${projectId} wrote no metadata file under ${dir}`);
+    return { dir, metadataFile: path.join(dir, sub, metadata) };
   }
 
   killSync(): void {
