@@ -26,6 +26,8 @@ export interface ServeOptions {
   readonly readyTimeoutMs?: number;
   /** Keep the function's log lines in `logs` (default) or send them to /dev/null (benchmarks). */
   readonly logs?: 'capture' | 'discard';
+  /** Called with each log line instead of keeping it in `logs` (long-running stacks keep counts, not lines). */
+  readonly onLog?: (line: Record<string, unknown>, raw: string) => void;
   /** Directory holding the function's package (default: the repository root). */
   readonly source?: string;
   /** Extra node flags, e.g. ['--cpu-prof'] for profiling. */
@@ -56,14 +58,16 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
     for (const line of lines) {
       if (options.echo === true) process.stderr.write(`[${options.target}] ${line}\n`);
       try {
-        logs.push(JSON.parse(line) as Record<string, unknown>);
+        const parsed = JSON.parse(line) as Record<string, unknown>;
+        if (options.onLog === undefined) logs.push(parsed);
+        else options.onLog(parsed, line);
       } catch {
-        output += `${line}\n`;
+        output = keepTail(`${output}${line}\n`);
       }
     }
   });
   child.stderr?.on('data', (chunk: Buffer) => {
-    output += chunk.toString('utf8');
+    output = keepTail(output + chunk.toString('utf8'));
     if (options.echo === true) process.stderr.write(`[${options.target}] ${chunk.toString('utf8')}`);
   });
 
@@ -97,4 +101,9 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
       clearTimeout(timer);
     },
   };
+}
+
+/** Non-JSON output is kept for start-up errors only; a long-running function must not grow it forever. */
+function keepTail(text: string): string {
+  return text.length > 65_536 ? text.slice(-65_536) : text;
 }

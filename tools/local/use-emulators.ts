@@ -1,4 +1,4 @@
-import { startEmulators, type RunningEmulators } from '../emulators/harness';
+import { type EmulatorHandle, startEmulators, type RunningEmulators } from '../emulators/harness';
 import { answers } from '../emulators/ready';
 
 export interface EmulatorSession {
@@ -6,6 +6,8 @@ export interface EmulatorSession {
   readonly pubsubHost: string;
   /** True when this session started them (and stop() will stop them). */
   readonly started: boolean;
+  /** The Firestore emulator's process, when this session started it (an outage can restart it). */
+  readonly firestore: EmulatorHandle | null;
   stop(): Promise<void>;
 }
 
@@ -19,10 +21,10 @@ export async function useEmulators(): Promise<EmulatorSession> {
   const pubsubHost = process.env.PUBSUB_EMULATOR_HOST ?? '';
   if (firestoreHost !== '' && pubsubHost !== '') {
     const [firestoreUp, pubsubUp] = await Promise.all([answers(firestoreHost), answers(pubsubHost)]);
-    if (firestoreUp && pubsubUp) return { firestoreHost, pubsubHost, started: false, stop: async () => undefined };
+    if (firestoreUp && pubsubUp) return { firestoreHost, pubsubHost, started: false, firestore: null, stop: async () => undefined };
   }
   const running: RunningEmulators = await startEmulators();
   const env = { FIRESTORE_EMULATOR_HOST: running.env.FIRESTORE_EMULATOR_HOST ?? '', PUBSUB_EMULATOR_HOST: running.env.PUBSUB_EMULATOR_HOST ?? '' };
   Object.assign(process.env, env);
-  return { firestoreHost: env.FIRESTORE_EMULATOR_HOST, pubsubHost: env.PUBSUB_EMULATOR_HOST, started: true, stop: () => running.stop() };
+  return { firestoreHost: env.FIRESTORE_EMULATOR_HOST, pubsubHost: env.PUBSUB_EMULATOR_HOST, started: true, firestore: running.firestore ?? null, stop: () => running.stop() };
 }

@@ -1,0 +1,194 @@
+/**
+ * The whole system on one machine: the Firestore and Pub/Sub emulators, the
+ * local Cloud Tasks emulator, every function under the Functions Framework on
+ * its own loopback port, the topics and push subscriptions (with dead-letter
+ * policy), a simulated Cloud Scheduler calling relayInbox and sweepJobs, and
+ * a simulated provider. `npm start` and `npm run demo` build on it.
+ */
+import { PubSub } from '@google-cloud/pubsub';
+import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../functions/src/config';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../cloud-tasks-emulator';
+import { freePort } from '../emulators/ports';
+import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy';
+import type { FunctionLogCounts, FunctionTarget, OutageReport, StackControl, StackInfo, StackStatus } from './control';
+import { startProvider, type SimulatedProvider } from './provider';
+import { every, type Schedule } from './scheduler';
+import { serveFunction, type ServedFunction } from './serve-function';
+import { createTopology, TOPOLOGY } from './topology';
+import { useEmulators, type EmulatorSession } from './use-emulators';
+
+/** Options of {@link startLocalStack}; every one has a default suited to a laptop. */
+export interface StackOptions {
+  /** Google Cloud project id the emulators use. Default `demo-inbox`. */
+  readonly projectId?: string;
+  /** Simulated provider: usual delay before it answers, ms. Default 500. */
+  readonly providerDelayMs?: number;
+  /** Simulated provider: share of work orders answered at once (0..1). Default 0.1. */
+  readonly providerEarlyRatio?: number;
+  /** Simulated Cloud Scheduler: relayInbox every this many ms. Default 2000 (a deployment: every minute). */
+  readonly relayEveryMs?: number;
+  /** Simulated Cloud Scheduler: sweepJobs every this many ms. Default 10000. */
+  readonly sweepEveryMs?: number;
+  /** Extra INBOX_* settings for every function. */
+  readonly env?: Readonly<Record<string, string>>;
+  /** Progress lines while starting. */
+  readonly progress?: (line: string) => void;
+}
+
+export interface LocalStack extends StackControl {
+  /** Stops everything this stack started, and nothing else. */
+  stop(): Promise<void>;
+}
+
+const TARGETS: readonly FunctionTarget[] = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'sweepJobs', 'relayInbox'];
+
+/** Settings for a laptop: short backoffs and deadlines, so failures heal in seconds rather than minutes. */
+const LOCAL_ENV = {
+  INBOX_PUSH_AUTH: 'disabled', // the Pub/Sub emulator and the local Cloud Tasks send no OIDC token
+  INBOX_WRITE_TIMEOUT_MS: '3000',
+  INBOX_BACKOFF_BASE_MS: '1000',
+  INBOX_BACKOFF_CAP_MS: '10000',
+  INBOX_RELAY_TX_TIMEOUT_MS: '5000',
+  INBOX_RELAY_BUDGET_MS: '20000',
+} as const;
+
+/** Cloud Tasks queues of the stack: retries long enough to outlast a Firestore outage of seconds. */
+const QUEUE_RETRY = { maxAttempts: 100, minBackoff: { nanos: 100_000_000 }, maxBackoff: { seconds: 2 } };
+
+export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
+  const projectId = options.projectId ?? 'demo-inbox';
+  // Local only: the Google clients need not look for a GCE metadata server (they warn when it is absent).
+  process.env.METADATA_SERVER_DETECTION ??= 'none';
+  const progress = options.progress ?? ((): void => undefined);
+  const cleanup: Array<() => Promise<void>> = [];
+  const stopAll = async (): Promise<void> => {
+    for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => console.error('[stack] stop:', err instanceof Error ? err.message : err));
+  };
+  try {
+    const emulators: EmulatorSession = await useEmulators();
+    cleanup.push(() => emulators.stop());
+    progress(`emulators: Firestore ${emulators.firestoreHost}, Pub/Sub ${emulators.pubsubHost}${emulators.started ? '' : ' (already running)'}`);
+    // Functions reach Firestore through a gate (for outages); the receiver through a second one of its own (to cut it off alone).
+    const gate: TcpProxy = await startTcpProxy(emulators.firestoreHost);
+    cleanup.push(() => gate.close());
+    const receiverLine: TcpProxy = await startTcpProxy(gate.host);
+    cleanup.push(() => receiverLine.close());
+    const tasks: CloudTasksEmulator = await startCloudTasksEmulator();
+    cleanup.push(() => tasks.stop());
+
+    const logDir = mkdtempSync(join(tmpdir(), 'inbox-stack-'));
+    const counts = Object.fromEntries(TARGETS.map((t) => [t, { lines: 0, warnings: 0, errors: 0, notAcked: 0 }])) as Record<FunctionTarget, { -readonly [K in keyof FunctionLogCounts]: number }>;
+    const runJobUrl = `http://127.0.0.1:${await freePort()}/`;
+    const common: Record<string, string> = {
+      GOOGLE_CLOUD_PROJECT: projectId,
+      FIRESTORE_EMULATOR_HOST: gate.host,
+      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
+      INBOX_TASKS_EMULATOR_HOST: tasks.host,
+      INBOX_RUN_JOB_URL: runJobUrl,
+      ...LOCAL_ENV,
+      ...options.env,
+    };
+    const served = new Map<FunctionTarget, ServedFunction>();
+    const serve = async (target: FunctionTarget, env: Readonly<Record<string, string>> = {}, port?: number): Promise<ServedFunction> => {
+      const file: WriteStream = createWriteStream(join(logDir, `${target}.log`), { flags: 'a' });
+      const count = counts[target];
+      const fn = await serveFunction({
+        target,
+        env: { ...common, ...env },
+        ...(port === undefined ? {} : { port }),
+        onLog: (line, raw) => {
+          count.lines += 1;
+          // The readiness probe's GET is answered 405 and logged as a WARNING: not a finding.
+          if (line.severity === 'WARNING' && line.status !== 405) count.warnings += 1;
+          if (line.severity === 'ERROR' || line.severity === 'CRITICAL') count.errors += 1;
+          if (String(line.message).includes('not acked')) count.notAcked += 1;
+          file.write(`${raw}\n`);
+        },
+      });
+      served.set(target, fn);
+      cleanup.push(async () => {
+        await fn.stop();
+        await new Promise((resolve) => file.end(resolve));
+      });
+      return fn;
+    };
+    const [, relay] = await Promise.all([serve('runJob', {}, Number(new URL(runJobUrl).port)), serve('relayInbox')]);
+    const [receiver, deadLetter] = await Promise.all([
+      serve('receivePubSubPush', { INBOX_RELAY_URL: relay.url, FIRESTORE_EMULATOR_HOST: receiverLine.host }),
+      serve('receiveDeadLetter'),
+      serve('startProcess'),
+      serve('sweepJobs'),
+    ]);
+    progress(`functions: ${[...served.values()].map((f) => `${f.target} ${f.url}`).join(', ')}`);
+
+    const config = loadConfig(common);
+    const admin = emulatorClient(tasks.host);
+    try {
+      const parent = `projects/${projectId}/locations/${config.tasks.location}`;
+      for (const queue of [config.tasks.queue, config.relay.queue]) await admin.createQueue({ parent, queue: { name: `${parent}/queues/${queue}`, retryConfig: QUEUE_RETRY } });
+    } finally {
+      await admin.close();
+    }
+    const pubsub = new PubSub({ projectId, apiEndpoint: emulators.pubsubHost });
+    cleanup.push(() => pubsub.close());
+    await createTopology(pubsub, { receiverUrl: receiver.url, deadLetterUrl: deadLetter.url, providerTopic: config.providerTopic });
+    const provider: SimulatedProvider = startProvider(pubsub, TOPOLOGY.providerPull, TOPOLOGY.completions, {
+      delayMs: options.providerDelayMs ?? 500,
+      earlyRatio: options.providerEarlyRatio ?? 0.1,
+    });
+    cleanup.push(() => provider.stop());
+    const relaySchedule: Schedule = every(options.relayEveryMs ?? 2_000, relay.url);
+    const sweepSchedule: Schedule = every(options.sweepEveryMs ?? 10_000, served.get('sweepJobs')?.url ?? '');
+    cleanup.push(() => relaySchedule.stop(), () => sweepSchedule.stop());
+
+    let outages = 0;
+    const info: StackInfo = {
+      projectId,
+      firestoreHost: emulators.firestoreHost,
+      pubsubHost: emulators.pubsubHost,
+      tasksHost: tasks.host,
+      functions: Object.fromEntries([...served].map(([t, f]) => [t, f.url])) as Record<FunctionTarget, string>,
+      topics: { completions: TOPOLOGY.completions, deadLetter: TOPOLOGY.deadLetter, provider: config.providerTopic },
+      completionSubscription: `projects/${projectId}/subscriptions/${TOPOLOGY.completionsPush}`,
+      logDir,
+      emulatorsStarted: emulators.started,
+    };
+    return {
+      info: async () => info,
+      status: async (): Promise<StackStatus> => ({
+        functions: structuredClone(counts),
+        provider: provider.stats(),
+        relaySchedule: relaySchedule.stats(),
+        sweepSchedule: sweepSchedule.stats(),
+        outages,
+      }),
+      async firestoreOutage(downMs: number): Promise<OutageReport> {
+        const started = Date.now();
+        outages += 1;
+        // Close the gate first, so nothing commits after the export: a real outage loses no committed write.
+        gate.setMode('refuse');
+        try {
+          if (emulators.firestore === null) {
+            await new Promise((r) => setTimeout(r, downMs));
+            return { kind: 'REFUSED', downMs, totalMs: Date.now() - started };
+          }
+          await emulators.firestore.restart({ keepDataOf: projectId, downMs });
+          return { kind: 'RESTARTED', downMs, totalMs: Date.now() - started };
+        } finally {
+          gate.setMode('forward');
+        }
+      },
+      async receiverLine(mode) {
+        receiverLine.setMode(mode);
+      },
+      stop: stopAll,
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+

@@ -1,0 +1,87 @@
+/**
+ * `npm start`: the local stack in one command (see stack.ts). Prints the
+ * endpoints and the CLI commands to look inside, leaves its control URL in
+ * .inbox-stack.json for `npm run demo`, and stops everything it started on
+ * Ctrl-C (or SIGTERM), and nothing else.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { rmSync, writeFileSync } from 'node:fs';
+import { serveControl, STACK_FILE } from './control';
+import { startLocalStack } from './stack';
+import { formatTable } from './table';
+
+const number = (min: number, max: number) => (value: string): number => {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`a number from ${min} to ${max}`);
+  return n;
+};
+
+async function main(): Promise<void> {
+  const options = new Command('npm start')
+    .description('Run the whole inbox locally: emulators, functions, subscriptions, scheduler and a simulated provider.')
+    .option('--project <id>', 'project id on the emulators', 'demo-inbox')
+    .option('--provider-delay <ms>', 'the simulated provider answers a work order after this long', number(0, 600_000), 500)
+    .option('--provider-early <ratio>', 'share of work orders it answers at once, often before the process waits', number(0, 1), 0.1)
+    .option('--relay-every <ms>', 'the simulated Cloud Scheduler calls relayInbox this often', number(100, 3_600_000), 2_000)
+    .option('--control-port <port>', 'port of the control API (0: any free one)', number(0, 65_535), 0)
+    .parse(process.argv)
+    .opts<{ project: string; providerDelay: number; providerEarly: number; relayEvery: number; controlPort: number }>();
+
+  const stack = await startLocalStack({
+    projectId: options.project,
+    providerDelayMs: options.providerDelay,
+    providerEarlyRatio: options.providerEarly,
+    relayEveryMs: options.relayEvery,
+    progress: (line) => console.error(`[stack] ${line}`),
+  });
+  const control = await serveControl(stack, options.controlPort);
+  writeFileSync(STACK_FILE, `${JSON.stringify({ controlUrl: control.url, pid: process.pid }, null, 2)}\n`);
+  const info = await stack.info();
+  const env = `export GOOGLE_CLOUD_PROJECT=${info.projectId} FIRESTORE_EMULATOR_HOST=${info.firestoreHost} PUBSUB_EMULATOR_HOST=${info.pubsubHost} METADATA_SERVER_DETECTION=none`;
+  console.log(`\nThe inbox runs locally (project ${info.projectId}).\n`);
+  console.log(formatTable(['function', 'URL'], Object.entries(info.functions).map(([name, url]) => [name, url])));
+  console.log(`
+Firestore emulator  ${info.firestoreHost}        Pub/Sub emulator  ${info.pubsubHost}
+Cloud Tasks (local) ${info.tasksHost}        function logs     ${info.logDir}
+Topics: ${info.topics.completions} (push → receivePubSubPush, dead letters → ${info.topics.deadLetter} → receiveDeadLetter), ${info.topics.provider} (→ simulated provider)
+Control API: ${control.url} (GET /info, GET /status, POST /outage {"downMs":3000}, POST /receiver-line {"mode":"refuse"})
+
+Start a work order (the provider answers it after ${options.providerDelay} ms):
+  curl -s -X POST ${info.functions.startProcess} -H 'content-type: application/json' \\
+    -d '{"processKey":"work-order-execution","businessKey":"WO-1","variables":{"workOrderId":"WO-1"}}'
+
+Look inside (another terminal):
+  ${env}
+  npm run inbox -- stats
+  npm run inbox -- list --status PARKED
+  npm run inbox -- instances WO-1
+
+Run the failure-mode demo against this stack:  npm run demo
+Ctrl-C stops everything started here.
+`);
+
+  // `on`, not `once`: while our listener is there, the emulator harness leaves exiting to us (tools/emulators/cleanup.ts).
+  let stopOn: (signal: NodeJS.Signals) => void = () => undefined;
+  await new Promise<void>((resolve) => {
+    stopOn = (signal) => {
+      console.error(`\n[stack] ${signal}: stopping`);
+      resolve();
+    };
+    process.on('SIGINT', stopOn);
+    process.on('SIGTERM', stopOn);
+  });
+  try {
+    rmSync(STACK_FILE, { force: true });
+    await control.close();
+    await stack.stop();
+  } finally {
+    process.off('SIGINT', stopOn);
+    process.off('SIGTERM', stopOn);
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err instanceof Error ? err.message : err);
+  rmSync(STACK_FILE, { force: true });
+  process.exitCode = 1;
+});
