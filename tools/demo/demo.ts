@@ -1,0 +1,96 @@
+/**
+ * `npm run demo`: starts the local stack (or uses a running `npm start`),
+ * replays the article's failure modes with N work orders, and prints a report:
+ * per scenario the expected and observed outcome, totals by status and
+ * reason, and the invariants. Exits 1 when a scenario or an invariant fails,
+ * 2 on a usage error. `--json` prints the report as JSON for scripts.
+ */
+import { Firestore } from '@google-cloud/firestore';
+import { PubSub } from '@google-cloud/pubsub';
+import { SingleBar } from 'cli-progress';
+import { Command, InvalidArgumentError } from 'commander';
+import { controlClient, findRunningStack, type StackControl } from '../local/control';
+import { startLocalStack } from '../local/stack';
+import { MIN_ORDERS } from './plan';
+import { formatReport } from './report';
+import { runDemo } from './run';
+
+const integer = (min: number, max: number) => (value: string): number => {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
+  return n;
+};
+
+async function main(): Promise<number> {
+  const options = new Command('npm run demo')
+    .description("Replay the article's failure modes on the local emulators and report what became of every message.")
+    .option('--orders <n>', 'work orders in the run', integer(MIN_ORDERS, 5_000), 200)
+    .option('--outage-ms <ms>', 'how long Firestore stays down', integer(0, 60_000), 3_000)
+    .option('--phase-timeout-s <s>', 'give up on a phase after this long', integer(10, 3_600), 90)
+    .option('--json', 'print the report as JSON')
+    .exitOverride()
+    .parse(process.argv)
+    .opts<{ orders: number; outageMs: number; phaseTimeoutS: number; json?: boolean }>();
+  const json = options.json === true;
+  const say = (line: string): void => {
+    if (!json) console.error(line);
+  };
+
+  const running = await findRunningStack();
+  const stack = running === null ? await startLocalStack({ progress: (l) => say(`[stack] ${l}`) }) : null;
+  const control: StackControl = stack ?? controlClient(running ?? '');
+  if (running !== null) say(`[demo] using the running stack at ${running}`);
+  const info = await control.info();
+  process.env.METADATA_SERVER_DETECTION ??= 'none';
+  // The operator CLI's commands run in this process, against this stack's emulators.
+  process.env.FIRESTORE_EMULATOR_HOST = info.firestoreHost;
+  process.env.GOOGLE_CLOUD_PROJECT = info.projectId;
+  const db = new Firestore({ projectId: info.projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
+  const pubsub = new PubSub({ projectId: info.projectId, apiEndpoint: info.pubsubHost });
+  const bar = !json && process.stderr.isTTY === true ? new SingleBar({ stream: process.stderr, format: '{bar} {value}/{total} work orders as expected · {phase}' }) : null;
+  let lastPhase = '';
+  try {
+    bar?.start(options.orders, 0, { phase: 'starting' });
+    const result = await runDemo({
+      info,
+      control,
+      db,
+      pubsub,
+      options: {
+        orders: options.orders,
+        outageMs: options.outageMs,
+        phaseTimeoutMs: options.phaseTimeoutS * 1_000,
+        progress: (done, total, phase) => {
+          if (bar !== null) {
+            if (total > 0) bar.update(done, { phase });
+            else bar.update({ phase });
+          } else if (phase !== lastPhase) say(`[demo] ${phase}`);
+          lastPhase = phase;
+        },
+      },
+    });
+    bar?.stop();
+    console.log(json ? JSON.stringify(result, null, 2) : `\n${formatReport(result)}`);
+    return result.ok ? 0 : 1;
+  } finally {
+    bar?.stop();
+    await pubsub.close();
+    await db.terminate();
+    await stack?.stop();
+  }
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const usage = err instanceof Error && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number';
+    if (usage) {
+      process.exitCode = (err as { exitCode: number }).exitCode === 0 ? 0 : 2;
+      return;
+    }
+    console.error(`[demo] ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  },
+);

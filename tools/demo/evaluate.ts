@@ -1,0 +1,141 @@
+/**
+ * Pure evaluation of a demo run: what each work order and message ended as,
+ * per scenario against the expectation, totals, and the invariants of the
+ * promise (nothing lost, nothing billed twice, nothing completed unbilled).
+ */
+import { type PlannedOrder, POISON, SCENARIOS, type ScenarioId } from './plan';
+
+/** The inbox document fields the demo reads. */
+export interface InboxView {
+  readonly id: string;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly correlationKey: string | null;
+  readonly correlatedVia: string | null;
+  readonly deadLettered: boolean;
+}
+
+/** What the demo read back from Firestore (this run's data only). */
+export interface Snapshot {
+  readonly inbox: readonly InboxView[];
+  readonly instances: ReadonlyArray<{ readonly id: string; readonly businessKey: string; readonly status: string }>;
+  readonly invoices: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
+  /** createInvoice jobs: which instance each belongs to. */
+  readonly invoiceJobs: ReadonlyArray<{ readonly processInstanceId: string }>;
+}
+
+/** Messages the run published: where each must end up. */
+export interface Published {
+  /** Inbox id each work order's completion maps to (duplicates map to the same id). */
+  readonly completionIds: ReadonlyMap<string, string>;
+  /** Inbox ids of the poison messages. */
+  readonly poisonIds: readonly string[];
+}
+
+export interface ScenarioRow {
+  readonly scenario: ScenarioId;
+  readonly title: string;
+  readonly count: number;
+  readonly expected: string;
+  /** Observed outcomes with how often each occurred, most frequent first. */
+  readonly observed: ReadonlyArray<{ readonly outcome: string; readonly count: number }>;
+  readonly ok: boolean;
+}
+
+export interface Invariant {
+  readonly name: string;
+  readonly violations: readonly string[];
+}
+
+export interface Evaluation {
+  readonly scenarios: readonly ScenarioRow[];
+  readonly totals: ReadonlyArray<{ readonly status: string; readonly reason: string | null; readonly count: number }>;
+  readonly invariants: readonly Invariant[];
+  readonly ok: boolean;
+}
+
+const describeDoc = (d: InboxView, showsPath = false): string => {
+  if (d.status === 'DONE' && showsPath) return d.deadLettered ? 'DONE after dead letter' : d.correlatedVia === 'BUFFER' ? 'DONE via buffer' : 'DONE';
+  if (d.status === 'DONE') return 'DONE';
+  return d.reason === null ? d.status : `${d.status} ${d.reason}`;
+};
+
+/** One work order as a line: its inbox documents (with the path they took, if `showsPath`), its process, its invoice. */
+export function observeOrder(snapshot: Snapshot, workOrderId: string, showsPath = false): string {
+  const docs = snapshot.inbox.filter((d) => d.correlationKey === workOrderId).map((d) => describeDoc(d, showsPath)).sort();
+  const instances = snapshot.instances.filter((i) => i.businessKey === workOrderId);
+  const invoiced = snapshot.invoices.some((i) => i.workOrderId === workOrderId);
+  const inbox = docs.length === 0 ? 'no inbox document' : docs.join(' + ');
+  const process = instances.length === 0 ? 'no process' : instances.map((i) => i.status).join(' + ');
+  return `${inbox} · ${process} · ${invoiced ? 'invoiced' : 'not invoiced'}`;
+}
+
+function tally(outcomes: readonly string[]): Array<{ outcome: string; count: number }> {
+  const counts = new Map<string, number>();
+  for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1);
+  return [...counts].map(([outcome, count]) => ({ outcome, count })).sort((a, b) => b.count - a.count || a.outcome.localeCompare(b.outcome));
+}
+
+export function evaluate(plan: readonly PlannedOrder[], published: Published, snapshot: Snapshot): Evaluation {
+  const scenarios: ScenarioRow[] = SCENARIOS.map((s) => {
+    const orders = plan.filter((o) => o.scenario === s.id);
+    const observed = tally(orders.map((o) => observeOrder(snapshot, o.workOrderId, s.showsPath)));
+    return { scenario: s.id, title: s.title, count: orders.length, expected: s.expected, observed, ok: observed.length === 1 && observed[0]?.outcome === s.expected };
+  });
+  const byId = new Map(snapshot.inbox.map((d) => [d.id, d]));
+  const poison = tally(published.poisonIds.map((id) => {
+    const d = byId.get(id);
+    return d === undefined ? 'no inbox document' : describeDoc(d);
+  }));
+  scenarios.push({ scenario: 'poison', title: POISON.title, count: published.poisonIds.length, expected: POISON.expected, observed: poison, ok: poison.length === 1 && poison[0]?.outcome === POISON.expected });
+
+  const totals = tally(snapshot.inbox.map((d) => `${d.status}\u0000${d.reason ?? ''}`)).map(({ outcome, count }) => {
+    const [status = '', reason = ''] = outcome.split('\u0000');
+    return { status, reason: reason === '' ? null : reason, count };
+  }).sort((a, b) => a.status.localeCompare(b.status) || (a.reason ?? '').localeCompare(b.reason ?? ''));
+
+  const invariants = [accountedFor(published, snapshot), invoicedOnce(plan, snapshot), completedInvoiced(snapshot)];
+  return { scenarios, totals, invariants, ok: scenarios.every((s) => s.ok) && invariants.every((i) => i.violations.length === 0) };
+}
+
+/** Every published message is DONE or PARKED with a reason: none missing, none left OPEN. */
+function accountedFor(published: Published, snapshot: Snapshot): Invariant {
+  const byId = new Map(snapshot.inbox.map((d) => [d.id, d]));
+  const violations: string[] = [];
+  const expected = [...[...published.completionIds].map(([wo, id]) => [`completion of ${wo}`, id] as const), ...published.poisonIds.map((id) => [`poison message ${id.slice(0, 12)}`, id] as const)];
+  for (const [what, id] of expected) {
+    const d = byId.get(id);
+    if (d === undefined) violations.push(`${what}: no inbox document`);
+  }
+  for (const d of snapshot.inbox) {
+    const terminal = d.status === 'DONE' || (d.status === 'PARKED' && d.reason !== null);
+    if (!terminal) violations.push(`${d.id.slice(0, 12)} (${d.correlationKey ?? 'no key'}): ${d.status}${d.reason === null ? '' : ` ${d.reason}`}`);
+  }
+  return { name: 'every published message is DONE or PARKED with a reason', violations };
+}
+
+/** No work order invoiced twice: at most one instance per work order, and at most one instance reached "Create invoice". */
+function invoicedOnce(plan: readonly PlannedOrder[], snapshot: Snapshot): Invariant {
+  const violations: string[] = [];
+  const instanceKey = new Map(snapshot.instances.map((i) => [i.id, i.businessKey]));
+  for (const { workOrderId } of plan) {
+    const instances = snapshot.instances.filter((i) => i.businessKey === workOrderId).length;
+    if (instances > 1) violations.push(`${workOrderId}: ${instances} process instances`);
+    const billing = new Set(snapshot.invoiceJobs.filter((j) => instanceKey.get(j.processInstanceId) === workOrderId).map((j) => j.processInstanceId));
+    if (billing.size > 1) violations.push(`${workOrderId}: ${billing.size} instances reached "Create invoice"`);
+    const invoices = snapshot.invoices.filter((i) => i.workOrderId === workOrderId).length;
+    if (invoices > 1) violations.push(`${workOrderId}: ${invoices} invoices`);
+  }
+  return { name: 'no work order invoiced twice', violations };
+}
+
+/** No completed work order without its invoice (made by that very instance). */
+function completedInvoiced(snapshot: Snapshot): Invariant {
+  const violations: string[] = [];
+  for (const i of snapshot.instances.filter((x) => x.status === 'COMPLETED')) {
+    const invoice = snapshot.invoices.find((v) => v.workOrderId === i.businessKey);
+    if (invoice === undefined) violations.push(`${i.businessKey}: COMPLETED without an invoice`);
+    else if (invoice.processInstanceId !== i.id) violations.push(`${i.businessKey}: invoiced by another instance (${invoice.processInstanceId.slice(0, 12)})`);
+  }
+  return { name: 'no completed work order without its invoice', violations };
+}

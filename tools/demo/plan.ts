@@ -1,0 +1,76 @@
+/**
+ * The demo's plan: which work order plays which failure mode of the article.
+ * Pure, so the split and the expectations are table-tested.
+ */
+import type { ProviderScript } from '../local/provider';
+
+export type ScenarioId = 'normal' | 'duplicate' | 'overtake' | 'conflict' | 'ambiguous' | 'outage' | 'deadLetter' | 'poison';
+
+export interface Scenario {
+  readonly id: ScenarioId;
+  readonly title: string;
+  /** What a reader should see for each work order (or message) of the scenario. */
+  readonly expected: string;
+  /** How the simulated provider answers its work orders. */
+  readonly providerScript: ProviderScript;
+  /** Share of the work orders (the rest are `normal`); at least one each. */
+  readonly share: number;
+  /**
+   * Whether the way the completion was correlated is part of the outcome
+   * (via the buffer, after a dead letter). Elsewhere a completion may come
+   * before or after its process waits for it (the provider is fast), and
+   * "DONE" is DONE either way.
+   */
+  readonly showsPath: boolean;
+}
+
+const ORDER_DONE = 'DONE · COMPLETED · invoiced';
+
+export const SCENARIOS: readonly Scenario[] = [
+  { id: 'normal', showsPath: false, title: 'normal completion', expected: ORDER_DONE, providerScript: 'answer', share: 0 },
+  { id: 'duplicate', showsPath: false, title: 'duplicate delivery (published twice)', expected: ORDER_DONE, providerScript: 'duplicate', share: 0.05 },
+  { id: 'overtake', showsPath: true, title: 'completion overtakes its process', expected: 'DONE via buffer · COMPLETED · invoiced', providerScript: 'silent', share: 0.05 },
+  { id: 'conflict', showsPath: false, title: 'two different completions, one key', expected: 'DONE + PARKED KEY_COLLISION · COMPLETED · invoiced', providerScript: 'conflict', share: 0.03 },
+  { id: 'ambiguous', showsPath: false, title: 'manual repair left a double token', expected: 'PARKED AMBIGUOUS_CORRELATION · INCIDENT · not invoiced', providerScript: 'silent', share: 0.02 },
+  { id: 'outage', showsPath: false, title: 'Firestore outage during delivery', expected: ORDER_DONE, providerScript: 'answer', share: 0.2 },
+  { id: 'deadLetter', showsPath: true, title: 'dead-lettered, then requeued', expected: 'DONE after dead letter · COMPLETED · invoiced', providerScript: 'silent', share: 0.03 },
+];
+
+export const POISON: Scenario = { id: 'poison', showsPath: false, title: 'poison payload', expected: 'PARKED INVALID_PAYLOAD', providerScript: 'silent', share: 0 };
+
+/** Poison messages the demo publishes: each must be stored and parked with its reason, never retried. */
+export const POISON_MESSAGES: ReadonlyArray<{ readonly what: string; readonly data: Buffer; readonly attributes: Readonly<Record<string, string>> }> = [
+  { what: 'not JSON', data: Buffer.from('<xml>not json</xml>'), attributes: { eventType: 'WorkOrderCompleted' } },
+  { what: 'unknown message type', data: Buffer.from(JSON.stringify({ workOrderId: 'WO-x' })), attributes: { eventType: 'WorkOrderCancelled' } },
+  { what: 'schema violation', data: Buffer.from(JSON.stringify({ workOrderId: 'WO-y', completedItems: -1, completionTimestamp: 'soon' })), attributes: { eventType: 'WorkOrderCompleted' } },
+  { what: 'no message type', data: Buffer.from(JSON.stringify({ hello: 'world' })), attributes: {} },
+];
+
+export interface PlannedOrder {
+  readonly workOrderId: string;
+  readonly scenario: ScenarioId;
+}
+
+/** The smallest run that gives every scenario a work order and leaves some normal ones. */
+export const MIN_ORDERS = 10;
+
+/** Splits `orders` work orders of run `run` over the scenarios: each gets its share (at least one), the rest are normal. */
+export function planOrders(run: string, orders: number): PlannedOrder[] {
+  if (!Number.isInteger(orders) || orders < MIN_ORDERS) throw new RangeError(`orders: an integer of at least ${MIN_ORDERS}`);
+  const plan: PlannedOrder[] = [];
+  let n = 0;
+  const next = (scenario: ScenarioId): PlannedOrder => ({ workOrderId: `WO-${run}-${String(++n).padStart(4, '0')}`, scenario });
+  for (const s of SCENARIOS) {
+    if (s.id === 'normal') continue;
+    const count = Math.max(1, Math.round(orders * s.share));
+    for (let i = 0; i < count; i++) plan.push(next(s.id));
+  }
+  while (plan.length < orders) plan.push(next('normal'));
+  return plan;
+}
+
+export function scenarioOf(id: ScenarioId): Scenario {
+  const found = id === 'poison' ? POISON : SCENARIOS.find((s) => s.id === id);
+  if (found === undefined) throw new Error(`unknown scenario ${id}`);
+  return found;
+}

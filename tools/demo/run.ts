@@ -1,0 +1,209 @@
+/**
+ * Drives one demo run against a local stack, phase by phase, then reads the
+ * state back and evaluates it. Everything goes through the deployed paths:
+ * work orders start over HTTP (startProcess), completions arrive over
+ * Pub/Sub push, repairs are the operator CLI's commands.
+ */
+import type { Firestore } from '@google-cloud/firestore';
+import type { PubSub } from '@google-cloud/pubsub';
+import { runCli } from '../../functions/src/cli/main';
+import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { INBOX } from '../../functions/src/inbox/document';
+import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
+import type { StackControl, StackInfo, StackStatus } from '../local/control';
+import { COMPLETION_ATTRIBUTES, completionOf } from '../local/provider';
+import { evaluate, observeOrder, type Evaluation, type Published, type Snapshot } from './evaluate';
+import { readSnapshot } from './observe';
+import { type PlannedOrder, planOrders, POISON_MESSAGES, scenarioOf, type ScenarioId } from './plan';
+
+export interface DemoOptions {
+  readonly orders: number;
+  /** How long Firestore stays down in the outage scenario, ms. */
+  readonly outageMs: number;
+  /** Give up waiting for a phase after this long, ms. */
+  readonly phaseTimeoutMs: number;
+  /** Progress: done so far of the total, and what is happening. */
+  readonly progress: (done: number, total: number, phase: string) => void;
+}
+
+export interface DemoResult {
+  readonly run: string;
+  readonly orders: number;
+  readonly messagesPublished: number;
+  readonly evaluation: Evaluation;
+  /** The operator commands the run used, as a person would type them. */
+  readonly commands: readonly string[];
+  readonly phases: ReadonlyArray<{ readonly phase: string; readonly seconds: number; readonly error: string | null }>;
+  /** Every scenario as expected, every invariant holds, no phase failed. */
+  readonly ok: boolean;
+  readonly outage: { readonly kind: string; readonly totalMs: number } | null;
+  readonly status: StackStatus;
+  readonly seconds: number;
+}
+
+interface Context {
+  readonly info: StackInfo;
+  readonly control: StackControl;
+  readonly db: Firestore;
+  readonly pubsub: PubSub;
+  readonly options: DemoOptions;
+}
+
+export async function runDemo(ctx: Context): Promise<DemoResult> {
+  const started = Date.now();
+  const run = Date.now().toString(36);
+  const prefix = `WO-${run}-`;
+  const plan = planOrders(run, ctx.options.orders);
+  const of = (s: ScenarioId): PlannedOrder[] => plan.filter((o) => o.scenario === s);
+  const published: { completionIds: Map<string, string>; poisonIds: string[] } = { completionIds: new Map(), poisonIds: [] };
+  for (const o of plan) published.completionIds.set(o.workOrderId, messageDocId('WorkOrderCompleted', `done-${o.workOrderId}`));
+  const commands: string[] = [];
+  const phases: Array<{ phase: string; seconds: number; error: string | null }> = [];
+  let messages = 0;
+  const topic = ctx.pubsub.topic(ctx.info.topics.completions);
+  const publishCompletion = async (workOrderId: string): Promise<void> => {
+    await topic.publishMessage({ json: completionOf(workOrderId), attributes: COMPLETION_ATTRIBUTES });
+    messages += 1;
+  };
+  const snapshot = (): Promise<Snapshot> => readSnapshot(ctx.db, prefix, published.poisonIds);
+  const settled = (s: Snapshot, orders: readonly PlannedOrder[]): number => orders.filter((o) => observeOrder(s, o.workOrderId, scenarioOf(o.scenario).showsPath) === scenarioOf(o.scenario).expected).length;
+  // A phase that fails (a timeout) is recorded and the run goes on: the report then shows where things stand.
+  const phase = async (name: string, body: () => Promise<void>): Promise<void> => {
+    const t = Date.now();
+    ctx.options.progress(0, 0, name);
+    let error: string | null = null;
+    try {
+      await body();
+    } catch (err) {
+      error = err instanceof Error ? err.message : String(err);
+    }
+    phases.push({ phase: name, seconds: Math.round((Date.now() - t) / 100) / 10, error });
+  };
+  /** Waits until every order given has its expected outcome, reporting progress over the whole plan. */
+  const untilSettled = async (orders: readonly PlannedOrder[], what: string): Promise<void> => {
+    await until(async () => {
+      const s = await snapshot();
+      ctx.options.progress(settled(s, plan), plan.length, what);
+      return settled(s, orders) === orders.length;
+    }, what, ctx.options.phaseTimeoutMs);
+  };
+  const cli = async (...argv: string[]): Promise<string> => {
+    commands.push(`npm run inbox -- ${argv.join(' ')}`);
+    let out = '';
+    const code = await runCli(argv, { out: (t) => (out += `${t}\n`), err: (t) => (out += `${t}\n`), confirm: async () => true }, {
+      ...process.env,
+      GOOGLE_CLOUD_PROJECT: ctx.info.projectId,
+      FIRESTORE_EMULATOR_HOST: ctx.info.firestoreHost,
+    });
+    if (code !== 0) throw new Error(`inbox ${argv.join(' ')} exited ${code}:\n${out}`);
+    return out;
+  };
+  let outage: DemoResult['outage'] = null;
+
+  await phase('poison messages and early completions', async () => {
+    for (const p of POISON_MESSAGES) {
+      const messageId = await topic.publishMessage({ data: p.data, attributes: { ...p.attributes } });
+      messages += 1;
+      published.poisonIds.push(invalidDocId(ctx.info.completionSubscription, messageId));
+    }
+    // The completion of an "overtake" order is in the inbox before its process exists.
+    await Promise.all(of('overtake').map((o) => publishCompletion(o.workOrderId)));
+    await until(async () => {
+      const snaps = await ctx.db.getAll(...of('overtake').map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
+      return snaps.every((s) => s.exists);
+    }, 'the early completions to be stored', ctx.options.phaseTimeoutMs);
+  });
+
+  const first = plan.filter((o) => o.scenario !== 'outage');
+  await phase('work orders started', async () => {
+    await startOrders(ctx, first);
+  });
+
+  await phase('double token by a forced repair', async () => {
+    for (const o of of('ambiguous')) {
+      const instanceId = await waitingInstance(ctx, o.workOrderId);
+      await cli('repair', 'move-token', '--instance', instanceId, '--activity', 'waitForCompletion', '--force');
+      await publishCompletion(o.workOrderId);
+    }
+  });
+
+  await phase('Firestore outage during delivery', async () => {
+    const wave = of('outage');
+    const half = Math.ceil(wave.length / 2);
+    await startOrders(ctx, wave.slice(0, half));
+    // The emulator goes down while the first half is being delivered; the second half starts during the outage and retries.
+    const [report] = await Promise.all([ctx.control.firestoreOutage(ctx.options.outageMs), startOrders(ctx, wave.slice(half))]);
+    outage = { kind: report.kind, totalMs: report.totalMs };
+  });
+
+  await phase('everything delivered and correlated', async () => {
+    await untilSettled(plan.filter((o) => o.scenario !== 'deadLetter'), 'delivery and correlation');
+  });
+
+  await phase('dead letters, then one requeue', async () => {
+    const orders = of('deadLetter');
+    await ctx.control.receiverLine('refuse');
+    try {
+      await Promise.all(orders.map((o) => publishCompletion(o.workOrderId)));
+      await until(async () => {
+        const snaps = await ctx.db.getAll(...orders.map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
+        return snaps.every((s) => s.get('reason') === 'DEAD_LETTERED');
+      }, 'Pub/Sub to dead-letter the completions', ctx.options.phaseTimeoutMs);
+    } finally {
+      await ctx.control.receiverLine('forward');
+    }
+    await cli('requeue', '--reason', 'DEAD_LETTERED', '--yes');
+    await untilSettled(plan, 'requeued dead letters');
+  });
+
+  const evaluation = evaluate(plan, published as Published, await snapshot());
+  const ok = evaluation.ok && phases.every((p) => p.error === null);
+  return { ok, run, orders: plan.length, messagesPublished: messages + (await ctx.control.status()).provider.completionsPublished, evaluation, commands, phases, outage, status: await ctx.control.status(), seconds: Math.round((Date.now() - started) / 100) / 10 };
+}
+
+/** Starts work orders through startProcess (idempotent per business key), 8 at a time, retrying 5xx and refused connections. */
+async function startOrders(ctx: Context, orders: readonly PlannedOrder[]): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < orders.length) {
+      const o = orders[next++] as PlannedOrder;
+      const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: o.workOrderId, variables: { workOrderId: o.workOrderId, providerScript: scenarioOf(o.scenario).providerScript } });
+      await until(async () => {
+        try {
+          const response = await fetch(ctx.info.functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15_000) });
+          if (response.status >= 400 && response.status < 500) throw new Error(`startProcess ${o.workOrderId}: ${response.status} ${await response.text()}`);
+          return response.ok;
+        } catch (err) {
+          if (err instanceof Error && err.message.startsWith('startProcess')) throw err;
+          return false;
+        }
+      }, `startProcess for ${o.workOrderId}`, ctx.options.phaseTimeoutMs, 250);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, worker));
+}
+
+/** The instance of a work order once its token waits at "Wait for completion". */
+async function waitingInstance(ctx: Context, workOrderId: string): Promise<string> {
+  return until(async () => {
+    const subs = await ctx.db.collection(COLLECTIONS.eventSubscriptions).where('correlationKey', '==', workOrderId).get();
+    return subs.docs[0]?.get('processInstanceId') as string | undefined;
+  }, `${workOrderId} to wait for its completion`, ctx.options.phaseTimeoutMs);
+}
+
+/** Polls `check` until it returns a value other than undefined/false; technical errors (an outage) count as "not yet". */
+async function until<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs: number, everyMs = 500): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith('startProcess')) throw err;
+      lastError = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
