@@ -45,6 +45,13 @@ export const DEFAULTS = {
   INBOX_RELAY_TX_TIMEOUT_MS: 20_000,
   /** Days DONE documents are kept (expireAt, for a Firestore TTL policy). */
   INBOX_DONE_RETENTION_DAYS: 7,
+  /**
+   * sweepJobs re-dispatches PENDING jobs older than this: long enough that
+   * their creator has dispatched them, short enough that a job whose task was
+   * never created (a crash, a transaction that committed after its deadline)
+   * does not wait long. Re-dispatching a dispatched job changes nothing.
+   */
+  INBOX_SWEEP_GRACE_MS: 60_000,
 } as const;
 
 /** Room for the envelope around base64 data: attributes (Pub/Sub allows 100 of up to 1.25 KiB), ids, JSON. */
@@ -85,6 +92,7 @@ const EnvSchema = z
     INBOX_ERROR_AFTER_ATTEMPTS: positiveInt(DEFAULTS.INBOX_ERROR_AFTER_ATTEMPTS),
     INBOX_DONE_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DONE_RETENTION_DAYS),
     INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
+    INBOX_SWEEP_GRACE_MS: positiveInt(DEFAULTS.INBOX_SWEEP_GRACE_MS),
   });
 
 /**
@@ -109,6 +117,8 @@ export interface Config {
   readonly tasks: TasksConfig;
   readonly providerTopic: string;
   readonly jobMaxAttempts: number;
+  /** See {@link DEFAULTS.INBOX_SWEEP_GRACE_MS}. */
+  readonly sweepGraceMs: number;
   /** Directory of the deployed BPMN models; null: the repository's `bpmn/`. */
   readonly bpmnDir: string | null;
   readonly relay: RelayConfig;
@@ -176,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     providerTopic: e.INBOX_PROVIDER_TOPIC,
     jobMaxAttempts: e.INBOX_JOB_MAX_ATTEMPTS,
+    sweepGraceMs: e.INBOX_SWEEP_GRACE_MS,
     bpmnDir: e.INBOX_BPMN_DIR ?? null,
     relay: {
       budgetMs: e.INBOX_RELAY_BUDGET_MS,

@@ -56,7 +56,7 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
     }
     const { sweepUndispatchedJobs } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
     try {
-      const dispatched = await sweepUndispatchedJobs(runtime.db(), runtime.queue(runJobUrl), log, new Date());
+      const dispatched = await sweepUndispatchedJobs(runtime.db(), runtime.queue(runJobUrl), log, new Date(), config.sweepGraceMs);
       res.status(200).json({ dispatched });
     } catch (err) {
       log.error('job sweep failed', { error: err instanceof Error ? err.message : String(err) });

@@ -100,6 +100,21 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
   };
   let outage: DemoResult['outage'] = null;
 
+  // First, while Pub/Sub has seen no failures: the emulator stretches its redelivery backoff after many failed pushes.
+  await phase('receiver cut off from Firestore: dead letters', async () => {
+    const orders = of('deadLetter');
+    await ctx.control.receiverLine('refuse');
+    try {
+      await Promise.all(orders.map((o) => publishCompletion(o.workOrderId)));
+      await until(async () => {
+        const snaps = await ctx.db.getAll(...orders.map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
+        return snaps.every((s) => s.get('reason') === 'DEAD_LETTERED');
+      }, 'Pub/Sub to dead-letter the completions', ctx.options.phaseTimeoutMs);
+    } finally {
+      await ctx.control.receiverLine('forward');
+    }
+  });
+
   await phase('poison messages and early completions', async () => {
     for (const p of POISON_MESSAGES) {
       const messageId = await topic.publishMessage({ data: p.data, attributes: { ...p.attributes } });
@@ -140,18 +155,7 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     await untilSettled(plan.filter((o) => o.scenario !== 'deadLetter'), 'delivery and correlation');
   });
 
-  await phase('dead letters, then one requeue', async () => {
-    const orders = of('deadLetter');
-    await ctx.control.receiverLine('refuse');
-    try {
-      await Promise.all(orders.map((o) => publishCompletion(o.workOrderId)));
-      await until(async () => {
-        const snaps = await ctx.db.getAll(...orders.map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
-        return snaps.every((s) => s.get('reason') === 'DEAD_LETTERED');
-      }, 'Pub/Sub to dead-letter the completions', ctx.options.phaseTimeoutMs);
-    } finally {
-      await ctx.control.receiverLine('forward');
-    }
+  await phase('one requeue for the dead letters', async () => {
     await cli('requeue', '--reason', 'DEAD_LETTERED', '--yes');
     await untilSettled(plan, 'requeued dead letters');
   });

@@ -30,7 +30,7 @@ export interface StackOptions {
   readonly providerEarlyRatio?: number;
   /** Simulated Cloud Scheduler: relayInbox every this many ms. Default 2000 (a deployment: every minute). */
   readonly relayEveryMs?: number;
-  /** Simulated Cloud Scheduler: sweepJobs every this many ms. Default 10000. */
+  /** Simulated Cloud Scheduler: sweepJobs every this many ms. Default 5000. */
   readonly sweepEveryMs?: number;
   /** Extra INBOX_* settings for every function. */
   readonly env?: Readonly<Record<string, string>>;
@@ -47,11 +47,13 @@ const TARGETS: readonly FunctionTarget[] = ['receivePubSubPush', 'receiveDeadLet
 
 /** Settings for a laptop: short backoffs and deadlines, so failures heal in seconds rather than minutes. */
 const LOCAL_ENV = {
+  // Pub/Sub emulator: a push answered after ~3 s stretched five delivery attempts past 90 s; 1 s keeps dead-lettering at ~20 s.
   INBOX_PUSH_AUTH: 'disabled', // the Pub/Sub emulator and the local Cloud Tasks send no OIDC token
-  INBOX_WRITE_TIMEOUT_MS: '3000',
+  INBOX_WRITE_TIMEOUT_MS: '1000',
   INBOX_BACKOFF_BASE_MS: '1000',
   INBOX_BACKOFF_CAP_MS: '10000',
-  INBOX_RELAY_TX_TIMEOUT_MS: '5000',
+  INBOX_RELAY_TX_TIMEOUT_MS: '10000',
+  INBOX_SWEEP_GRACE_MS: '5000',
   INBOX_RELAY_BUDGET_MS: '20000',
 } as const;
 
@@ -141,7 +143,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     });
     cleanup.push(() => provider.stop());
     const relaySchedule: Schedule = every(options.relayEveryMs ?? 2_000, relay.url);
-    const sweepSchedule: Schedule = every(options.sweepEveryMs ?? 10_000, served.get('sweepJobs')?.url ?? '');
+    const sweepSchedule: Schedule = every(options.sweepEveryMs ?? 5_000, served.get('sweepJobs')?.url ?? '');
     cleanup.push(() => relaySchedule.stop(), () => sweepSchedule.stop());
 
     let outages = 0;

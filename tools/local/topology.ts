@@ -47,12 +47,12 @@ export async function createTopology(pubsub: PubSub, endpoints: TopologyEndpoint
   const deadLetter = await topic(TOPOLOGY.deadLetter);
   const provider = await topic(endpoints.providerTopic);
   for (const name of [TOPOLOGY.completionsPush, TOPOLOGY.deadLetterPush, TOPOLOGY.providerPull]) await fresh(name);
-  await pubsub.topic(deadLetter).createSubscription(TOPOLOGY.deadLetterPush, { pushConfig: { pushEndpoint: endpoints.deadLetterUrl }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 20 });
+  await pubsub.topic(deadLetter).createSubscription(TOPOLOGY.deadLetterPush, { pushConfig: { pushEndpoint: endpoints.deadLetterUrl }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 10 });
   await pubsub.topic(completions).createSubscription(TOPOLOGY.completionsPush, {
     pushConfig: { pushEndpoint: endpoints.receiverUrl },
     deadLetterPolicy: { deadLetterTopic: deadLetter, maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS },
     retryPolicy: RETRY_POLICY,
-    ackDeadlineSeconds: 20,
+    ackDeadlineSeconds: 10,
   });
   await pubsub.topic(provider).createSubscription(TOPOLOGY.providerPull, { ackDeadlineSeconds: 30 });
 }
