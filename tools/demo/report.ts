@@ -19,10 +19,10 @@ export function formatReport(r: DemoResult): string {
   const evidence = [
     r.outage === null ? null : `Firestore outage: emulator ${r.outage.kind === 'RESTARTED' ? 'stopped and restarted' : 'cut off'}, ${(r.outage.totalMs / 1000).toFixed(1)} s without Firestore; the receiver answered ${receiver.notAcked} deliveries 5xx (not acked), Pub/Sub redelivered them.`,
     `Relay: ${r.status.relaySchedule.calls} scheduled calls; functions logged ${sum(r, 'warnings')} warnings and ${sum(r, 'errors')} errors (parked messages are logged as ERROR, by design).`,
-    `Operator commands run: ${r.commands.length === 0 ? 'none' : ''}`,
+    r.commands.length === 0 ? 'Operator commands run: none' : 'Operator commands run (each repairs with one command):',
     ...r.commands.map((c) => `  ${c}`),
   ].filter((l): l is string => l !== null);
-  const phases = r.phases.map((p) => `${p.phase} ${p.seconds} s${p.error === null ? '' : ' (FAILED)'}`).join(' · ');
+  const phases = r.phases.map((p) => `  ${p.seconds.toFixed(1).padStart(6)} s  ${p.phase}${p.error === null ? '' : ' (FAILED)'}`);
   const failedPhases = r.phases.filter((p) => p.error !== null).map((p) => `Phase "${p.phase}" FAILED: ${p.error ?? ''}`);
   return [
     `Demo run ${r.run}: ${r.orders} work orders, ${r.messagesPublished} messages published, ${r.seconds} s.`,
@@ -34,7 +34,8 @@ export function formatReport(r: DemoResult): string {
     invariants,
     '',
     ...evidence,
-    `Phases: ${phases}`,
+    'Phases:',
+    ...phases,
     ...failedPhases,
     '',
     r.ok ? 'Every scenario ended as expected and every invariant holds.' : 'NOT as expected: see FAILED above.',
