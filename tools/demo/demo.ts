@@ -8,25 +8,21 @@
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { SingleBar } from 'cli-progress';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { controlClient, findRunningStack, type StackControl } from '../local/control';
+import { numberIn } from '../local/options';
 import { startLocalStack } from '../local/stack';
 import { MIN_ORDERS } from './plan';
 import { formatReport } from './report';
 import { runDemo } from './run';
 
-const integer = (min: number, max: number) => (value: string): number => {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min || n > max) throw new InvalidArgumentError(`an integer from ${min} to ${max}`);
-  return n;
-};
 
 async function main(): Promise<number> {
   const options = new Command('npm run demo')
     .description("Replay the article's failure modes on the local emulators and report what became of every message.")
-    .option('--orders <n>', 'work orders in the run', integer(MIN_ORDERS, 5_000), 200)
-    .option('--outage-ms <ms>', 'how long Firestore stays down', integer(0, 60_000), 3_000)
-    .option('--phase-timeout-s <s>', 'give up on a phase after this long', integer(10, 3_600), 90)
+    .option('--orders <n>', 'work orders in the run', numberIn(MIN_ORDERS, 5_000, true), 200)
+    .option('--outage-ms <ms>', 'how long Firestore stays down', numberIn(0, 60_000, true), 3_000)
+    .option('--phase-timeout-s <s>', 'give up on a phase after this long', numberIn(10, 3_600, true), 90)
     .option('--json', 'print the report as JSON')
     .exitOverride()
     .parse(process.argv)

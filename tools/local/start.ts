@@ -4,26 +4,22 @@
  * .inbox-stack.json for `npm run demo`, and stops everything it started on
  * Ctrl-C (or SIGTERM), and nothing else.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command } from 'commander';
 import { rmSync, writeFileSync } from 'node:fs';
 import { serveControl, STACK_FILE } from './control';
+import { numberIn } from './options';
 import { startLocalStack } from './stack';
 import { formatTable } from './table';
 
-const number = (min: number, max: number) => (value: string): number => {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < min || n > max) throw new InvalidArgumentError(`a number from ${min} to ${max}`);
-  return n;
-};
 
 async function main(): Promise<void> {
   const options = new Command('npm start')
     .description('Run the whole inbox locally: emulators, functions, subscriptions, scheduler and a simulated provider.')
     .option('--project <id>', 'project id on the emulators', 'demo-inbox')
-    .option('--provider-delay <ms>', 'the simulated provider answers a work order after this long', number(0, 600_000), 500)
-    .option('--provider-early <ratio>', 'share of work orders it answers at once, often before the process waits', number(0, 1), 0.1)
-    .option('--relay-every <ms>', 'the simulated Cloud Scheduler calls relayInbox this often', number(100, 3_600_000), 2_000)
-    .option('--control-port <port>', 'port of the control API (0: any free one)', number(0, 65_535), 0)
+    .option('--provider-delay <ms>', 'the simulated provider answers a work order after this long', numberIn(0, 600_000), 500)
+    .option('--provider-early <ratio>', 'share of work orders it answers at once, often before the process waits', numberIn(0, 1), 0.1)
+    .option('--relay-every <ms>', 'the simulated Cloud Scheduler calls relayInbox this often', numberIn(100, 3_600_000), 2_000)
+    .option('--control-port <port>', 'port of the control API (0: any free one)', numberIn(0, 65_535), 0)
     .parse(process.argv)
     .opts<{ project: string; providerDelay: number; providerEarly: number; relayEvery: number; controlPort: number }>();
 
