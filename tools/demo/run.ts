@@ -65,6 +65,9 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     await topic.publishMessage({ json: completionOf(workOrderId), attributes: COMPLETION_ATTRIBUTES });
     messages += 1;
   };
+  /** The inbox documents the orders' completions map to (read by id). */
+  const completionDocs = (orders: readonly PlannedOrder[]): Promise<FirebaseFirestore.DocumentSnapshot[]> =>
+    ctx.db.getAll(...orders.map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
   const snapshot = (): Promise<Snapshot> => readSnapshot(ctx.db, prefix, published.poisonIds);
   const settled = (s: Snapshot, orders: readonly PlannedOrder[]): number => orders.filter((o) => observeOrder(s, o.workOrderId, scenarioOf(o.scenario).showsPath) === scenarioOf(o.scenario).expected).length;
   // A phase that fails (a timeout) is recorded and the run goes on: the report then shows where things stand.
@@ -106,10 +109,7 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     await ctx.control.receiverLine('refuse');
     try {
       await Promise.all(orders.map((o) => publishCompletion(o.workOrderId)));
-      await until(async () => {
-        const snaps = await ctx.db.getAll(...orders.map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
-        return snaps.every((s) => s.get('reason') === 'DEAD_LETTERED');
-      }, 'Pub/Sub to dead-letter the completions', ctx.options.phaseTimeoutMs);
+      await until(async () => (await completionDocs(orders)).every((s) => s.get('reason') === 'DEAD_LETTERED'), 'Pub/Sub to dead-letter the completions', ctx.options.phaseTimeoutMs);
     } finally {
       await ctx.control.receiverLine('forward');
     }
@@ -123,10 +123,7 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     }
     // The completion of an "overtake" order is in the inbox before its process exists.
     await Promise.all(of('overtake').map((o) => publishCompletion(o.workOrderId)));
-    await until(async () => {
-      const snaps = await ctx.db.getAll(...of('overtake').map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
-      return snaps.every((s) => s.exists);
-    }, 'the early completions to be stored', ctx.options.phaseTimeoutMs);
+    await until(async () => (await completionDocs(of('overtake'))).every((s) => s.exists), 'the early completions to be stored', ctx.options.phaseTimeoutMs);
   });
 
   const first = plan.filter((o) => o.scenario !== 'outage');
