@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
 import type { ProcessModel } from '../../functions/src/engine/model';
-import type { ExecutionState, InstanceState, JobState, Transition } from '../../functions/src/engine/state';
+import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type InstanceState, type JobState, type Transition } from '../../functions/src/engine/state';
 import { cancelToken, completeJob, deliverMessage, failJob, placeToken, startInstance } from '../../functions/src/engine/transitions';
 
 const REPO = join(__dirname, '..', '..');
@@ -64,6 +64,18 @@ describe('work-order-execution', () => {
     expect(t.subscribe).toEqual([]);
     expect(t.instance.status).toBe('INCIDENT');
     expect(only(t.instance.incidents)).toMatchObject({ reason: 'MISSING_CORRELATION_KEY', activityId: 'waitForCompletion' });
+  });
+
+  test('the audit trail: each delivered message id is appended, the last CORRELATED_MESSAGES_KEPT kept; a message without id leaves it alone', () => {
+    const started = start(workOrder, { workOrderId: 'WO-1' });
+    const waiting = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
+    expect(deliverMessage(workOrder, {}, stateOf(waiting), {}, t1, 'inbox-1').instance.correlatedMessages).toEqual(['inbox-1']);
+    expect(deliverMessage(workOrder, {}, stateOf(waiting), {}, t1).instance.correlatedMessages).toBeUndefined();
+    const long = Array.from({ length: CORRELATED_MESSAGES_KEPT }, (_, i) => `old-${i}`);
+    const trail = deliverMessage(workOrder, {}, { ...stateOf(waiting), instance: { ...waiting.instance, correlatedMessages: long } }, {}, t1, 'new').instance.correlatedMessages ?? [];
+    expect(trail).toHaveLength(CORRELATED_MESSAGES_KEPT);
+    expect(trail[0]).toBe('old-1');
+    expect(trail.at(-1)).toBe('new');
   });
 
   test('a message for a token that does not wait is refused', () => {

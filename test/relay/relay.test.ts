@@ -59,6 +59,8 @@ describe('relayOne: each class of outcome', () => {
     const processedAt = (doc.processedAt as FirebaseFirestore.Timestamp).toMillis();
     expect(expireAt - processedAt).toBe(WEEK);
     expect((await refs.instance(db, instanceId).get()).get('variables.completedItems')).toBe(8);
+    // The instance's audit trail names the message that moved it.
+    expect((await refs.instance(db, instanceId).get()).get('correlatedMessages')).toEqual([id]);
     expect((await refs.correlationKey(db, 'WO-r-ok').get()).exists).toBe(false);
   });
 
@@ -113,6 +115,7 @@ describe('buffering at the waiting point', () => {
     expect(done.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
     expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', correlatedVia: 'BUFFER', processInstanceId: started.instance.id });
     expect((await refs.instance(db, started.instance.id).get()).get('variables.completedItems')).toBe(2);
+    expect((await refs.instance(db, started.instance.id).get()).get('correlatedMessages')).toEqual([id]);
     expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', started.instance.id).get()).size).toBe(0);
   });
 });

@@ -27,6 +27,9 @@ export interface Incident {
   readonly at: Date;
 }
 
+/** How many correlated message ids an instance keeps (bounds the document for looping models). */
+export const CORRELATED_MESSAGES_KEPT = 100;
+
 export interface InstanceState {
   readonly id: string;
   readonly processKey: string;
@@ -37,6 +40,13 @@ export interface InstanceState {
   /** Executions (tokens) not yet ended: the instance completes when this is empty. */
   readonly activeExecutionIds: readonly string[];
   readonly incidents: readonly Incident[];
+  /**
+   * Inbox ids of the messages correlated into this instance, oldest first,
+   * the last {@link CORRELATED_MESSAGES_KEPT} only. An audit trail: the same
+   * id twice means a message moved the process twice. Absent on instances
+   * that never received a message.
+   */
+  readonly correlatedMessages?: readonly string[];
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly completedAt: Date | null;

@@ -1,7 +1,7 @@
 import { evaluateCondition } from '../bpmn/condition';
 import { jobId } from './ids';
 import type { FlowNode, ProcessModel } from './model';
-import type { ExecutionState, Incident, IncidentReason, InstanceState, JobState, Transition, WaitingPoint } from './state';
+import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type Incident, type IncidentReason, type InstanceState, type JobState, type Transition, type WaitingPoint } from './state';
 
 /**
  * The engine core: pure functions from state to a Transition. No I/O, no
@@ -212,19 +212,25 @@ export function completeJob(
   return { ...finish(run), job: { ...state.job, status: 'DONE', finishedAt: now } };
 }
 
-/** A message reached a waiting token: merge its variables, drop the waiting point, move on. */
+/**
+ * A message reached a waiting token: merge its variables, drop the waiting
+ * point, move on. `messageId` (the inbox id) is appended to the instance's
+ * audit trail `correlatedMessages`.
+ */
 export function deliverMessage(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
   state: { instance: InstanceState; execution: ExecutionState },
   variables: Readonly<Record<string, unknown>>,
   now: Date,
+  messageId: string | null = null,
 ): Transition {
-  const { execution } = state;
+  const { execution, instance } = state;
   if (execution.status !== 'WAITING_MESSAGE' || execution.waitingFor === null) {
     throw new Error(`execution ${execution.id} does not wait for a message`);
   }
-  const run = newRun(model, sync, { ...state.instance, variables: { ...state.instance.variables, ...variables }, updatedAt: now }, now);
+  const audit = messageId === null ? {} : { correlatedMessages: [...(instance.correlatedMessages ?? []), messageId].slice(-CORRELATED_MESSAGES_KEPT) };
+  const run = newRun(model, sync, { ...instance, variables: { ...instance.variables, ...variables }, ...audit, updatedAt: now }, now);
   run.unsubscribe.push({ ...execution.waitingFor, processInstanceId: execution.processInstanceId, executionId: execution.id, activityId: execution.activityId, createdAt: execution.createdAt });
   leave(run, execution);
   return finish(run);

@@ -83,7 +83,7 @@ export async function relayOne(deps: RelayDeps, id: string): Promise<RelayResult
       const key = asCorrelationKey(await uow.get(keyRef), correlationKey);
       saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
 
-      const outcome = await correlate(uow, deps.engine, { messageName: doc.messageName ?? '', correlationKey, variables: doc.payload ?? {}, now });
+      const outcome = await correlate(uow, deps.engine, { messageName: doc.messageName ?? '', correlationKey, variables: doc.payload ?? {}, now, messageId: id });
       const relayOutcome: RelayOutcome = outcome.kind === 'CORRELATED' ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId } : outcome;
       const decision = decide(relayOutcome, doc, deps.policy, now, deps.random());
       if (decision.kind === 'RETRY') {

@@ -110,7 +110,7 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
       const buffered = await engine.buffer.take(uow, point, now);
       if (buffered === null) continue;
       consumed.push(buffered.inboxId);
-      pending.push(deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, buffered.variables, now));
+      pending.push(deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, buffered.variables, now, buffered.inboxId));
     }
   }
   return { jobs, duplicates, consumed };

@@ -25,6 +25,8 @@ export interface MessageToCorrelate {
   /** Merged into the process variables. */
   readonly variables: Readonly<Record<string, unknown>>;
   readonly now: Date;
+  /** The inbox id, kept in the instance's audit trail (`correlatedMessages`); absent for a message from elsewhere. */
+  readonly messageId?: string;
 }
 
 /**
@@ -45,7 +47,7 @@ export async function correlate(uow: UnitOfWork, engine: Engine, message: Messag
   // A waiting point whose token is gone is stale state: nobody really waits.
   if (instance === null || execution === null || execution.status !== 'WAITING_MESSAGE') return { kind: 'NO_WAITING_INSTANCE' };
 
-  const transition = deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, message.variables, message.now);
+  const transition = deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, message.variables, message.now, message.messageId ?? null);
   const settled = await applyAndSettle(uow, engine, transition, message.now);
   return { kind: 'CORRELATED', processInstanceId: instance.id, executionId: execution.id, transition, ...settled };
 }
