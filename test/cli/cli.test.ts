@@ -99,6 +99,15 @@ describe('inbox CLI against the emulator', () => {
     const unreadable = await cli('requeue', ids.invalid!);
     expect(unreadable.code).toBe(1);
     expect(unreadable.err).toContain('unreadable');
+    // A KEY_COLLISION is a second payload of an event the inbox holds: requeueing it would correlate the event twice.
+    const receiver = testReceiver(db).server;
+    await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(completionPayload('WO-cli-k', { eventId: 'ev-k' }))).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+    const second = await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(completionPayload('WO-cli-k', { eventId: 'ev-k', completedItems: 99 }))).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+    expect(second.body).toMatchObject({ reason: 'KEY_COLLISION' });
+    const collision = await cli('requeue', second.body.id as string);
+    expect(collision.code).toBe(1);
+    expect(collision.err).toContain('KEY_COLLISION');
+    expect(await status(second.body.id as string)).toBe('PARKED');
   });
 
   test('bulk requeue asks first (and refuses without an answer), shows with --dry-run, runs with --yes', async () => {

@@ -15,7 +15,9 @@ export class RefusedError extends Error {
  * order and the waiting point's buffer see it again). The article's
  * `UPDATE ... SET status = 'OPEN', attempts = 0, next_attempt = now()`, as one
  * transaction. Unreadable messages (no correlation key) cannot be requeued:
- * there is nothing to correlate; fix the sender and publish again.
+ * there is nothing to correlate; fix the sender and publish again. Nor can a
+ * key collision (also when it was dead-lettered): its event is in the inbox
+ * already.
  */
 export async function requeue(db: Firestore, id: string, now: Date): Promise<{ previousReason: string | null }> {
   const { result } = await runUnitOfWork(db, async (uow) => {
@@ -25,6 +27,10 @@ export async function requeue(db: Firestore, id: string, now: Date): Promise<{ p
     if (doc.status !== 'PARKED') throw new RefusedError(`${id} is ${doc.status}, only PARKED documents can be requeued`);
     if (doc.correlationKey === null || doc.messageName === null || doc.payload === null) {
       throw new RefusedError(`${id} is unreadable (${doc.reason ?? 'no reason'}): nothing to correlate; fix the sender and publish it again`);
+    }
+    // A second payload under an event id the inbox already holds: correlating it would count that business event twice.
+    if (typeof doc.collidesWith === 'string') {
+      throw new RefusedError(`${id} is a second payload of the event in ${doc.collidesWith} (KEY_COLLISION): compare the two with \`inbox show\`; correlating it would count the event twice`);
     }
     const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);
     const reopened: InboxView = { ...doc, status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
