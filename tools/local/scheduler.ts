@@ -3,6 +3,8 @@ export interface ScheduleStats {
   readonly calls: number;
   readonly failures: number;
   readonly lastStatus: number | null;
+  /** A call is under way (the chaos run kills a relay only then: mid-batch). */
+  readonly inFlight: boolean;
 }
 
 export interface Schedule {
@@ -20,6 +22,7 @@ export function every(everyMs: number, url: string, timeoutMs = 60_000): Schedul
   let calls = 0;
   let failures = 0;
   let lastStatus: number | null = null;
+  let busy = false;
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let inFlight: Promise<void> = Promise.resolve();
@@ -27,6 +30,7 @@ export function every(everyMs: number, url: string, timeoutMs = 60_000): Schedul
 
   const call = async (): Promise<void> => {
     calls += 1;
+    busy = true;
     try {
       const timeout = AbortSignal.timeout(timeoutMs);
       const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: AbortSignal.any([timeout, controller.signal]) });
@@ -36,6 +40,8 @@ export function every(everyMs: number, url: string, timeoutMs = 60_000): Schedul
     } catch {
       lastStatus = null;
       failures += 1;
+    } finally {
+      busy = false;
     }
   };
   const next = (): void => {
@@ -46,7 +52,7 @@ export function every(everyMs: number, url: string, timeoutMs = 60_000): Schedul
   };
   next();
   return {
-    stats: () => ({ calls, failures, lastStatus }),
+    stats: () => ({ calls, failures, lastStatus, inFlight: busy }),
     async stop() {
       stopped = true;
       if (timer !== undefined) clearTimeout(timer);

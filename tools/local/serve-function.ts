@@ -14,7 +14,10 @@ export interface ServedFunction {
   readonly pid: number;
   /** Every stdout line the function wrote (its structured logs), parsed when JSON. */
   readonly logs: Array<Record<string, unknown>>;
+  /** SIGTERM, SIGKILL after 5 s; resolves when the process is gone. */
   stop(): Promise<void>;
+  /** SIGKILL at once, as a crash or an instance the platform reclaims; resolves when the process is gone. */
+  kill(): Promise<void>;
 }
 
 export interface ServeOptions {
@@ -99,6 +102,11 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
     },
   };
 }

@@ -15,7 +15,7 @@ import { freePort } from '../emulators/ports';
 import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy';
 import type { FunctionLogCounts, FunctionTarget, OutageReport, StackControl, StackInfo, StackStatus } from './control';
 import { startProvider, type SimulatedProvider } from './provider';
-import { every, type Schedule } from './scheduler';
+import { every, type Schedule, type ScheduleStats } from './scheduler';
 import { serveFunction, type ServedFunction } from './serve-function';
 import { createTopology, TOPOLOGY } from './topology';
 import { useEmulators, type EmulatorSession } from './use-emulators';
@@ -30,8 +30,20 @@ export interface StackOptions {
   readonly providerEarlyRatio?: number;
   /** Simulated Cloud Scheduler: relayInbox every this many ms. Default 2000 (a deployment: every minute). */
   readonly relayEveryMs?: number;
+  /**
+   * relayInbox instances, each with its own scheduler loop: concurrent relays,
+   * as Cloud Functions scales one out. Default 1. The receiver's fast path
+   * calls the first.
+   */
+  readonly relays?: number;
   /** Simulated Cloud Scheduler: sweepJobs every this many ms. Default 5000. */
   readonly sweepEveryMs?: number;
+  /**
+   * Use the emulators named by FIRESTORE_EMULATOR_HOST / PUBSUB_EMULATOR_HOST
+   * when they answer (default), or always start fresh ones: only those can
+   * be stopped and restarted by {@link StackControl.firestoreOutage}.
+   */
+  readonly reuseEmulators?: boolean;
   /** Extra INBOX_* settings for every function. */
   readonly env?: Readonly<Record<string, string>>;
   /** Progress lines while starting. */
@@ -39,6 +51,16 @@ export interface StackOptions {
 }
 
 export interface LocalStack extends StackControl {
+  /**
+   * SIGKILLs relay instance `index` and starts it again on the same port. It
+   * waits up to 5 s for a scheduled call to be under way, so the crash comes
+   * mid-batch; `busy` says whether one was.
+   */
+  killRelay(index: number): Promise<{ readonly busy: boolean }>;
+  /** Cloud Tasks dispatch attempts fail without reaching the target (see the emulator's failDispatches). */
+  failDispatches: CloudTasksEmulator['failDispatches'];
+  /** The next CreateTask calls fail: the functions cannot dispatch their jobs (sweepJobs must). */
+  failNextCreateTask: CloudTasksEmulator['failNextCreateTask'];
   /** Stops everything this stack started, and nothing else. */
   stop(): Promise<void>;
 }
@@ -70,7 +92,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => console.error('[stack] stop:', err instanceof Error ? err.message : err));
   };
   try {
-    const emulators: EmulatorSession = await useEmulators();
+    const emulators: EmulatorSession = await useEmulators(options.reuseEmulators ?? true);
     cleanup.push(() => emulators.stop());
     progress(`emulators: Firestore ${emulators.firestoreHost}, Pub/Sub ${emulators.pubsubHost}${emulators.started ? '' : ' (already running)'}`);
     // Functions reach Firestore through a gate (for outages); the receiver through a second one of its own (to cut it off alone).
@@ -117,7 +139,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       });
       return fn;
     };
-    const [, relay] = await Promise.all([serve('runJob', {}, Number(new URL(runJobUrl).port)), serve('relayInbox')]);
+    const relayCount = options.relays ?? 1;
+    if (!Number.isInteger(relayCount) || relayCount < 1) throw new RangeError('relays: an integer of at least 1');
+    const [, ...relays] = await Promise.all([serve('runJob', {}, Number(new URL(runJobUrl).port)), ...Array.from({ length: relayCount }, () => serve('relayInbox'))]);
+    const relay = relays[0] as ServedFunction;
     const [receiver, deadLetter] = await Promise.all([
       serve('receivePubSubPush', { INBOX_RELAY_URL: relay.url, FIRESTORE_EMULATOR_HOST: receiverLine.host }),
       serve('receiveDeadLetter'),
@@ -142,9 +167,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       earlyRatio: options.providerEarlyRatio ?? 0.1,
     });
     cleanup.push(() => provider.stop());
-    const relaySchedule: Schedule = every(options.relayEveryMs ?? 2_000, relay.url);
+    const relaySchedules: Schedule[] = relays.map((r) => every(options.relayEveryMs ?? 2_000, r.url));
     const sweepSchedule: Schedule = every(options.sweepEveryMs ?? 5_000, served.get('sweepJobs')?.url ?? '');
-    cleanup.push(() => relaySchedule.stop(), () => sweepSchedule.stop());
+    cleanup.push(...relaySchedules.map((r) => () => r.stop()), () => sweepSchedule.stop());
 
     let outages = 0;
     const info: StackInfo = {
@@ -163,7 +188,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       status: async (): Promise<StackStatus> => ({
         functions: structuredClone(counts),
         provider: provider.stats(),
-        relaySchedule: relaySchedule.stats(),
+        relaySchedule: combined(relaySchedules.map((r) => r.stats())),
         sweepSchedule: sweepSchedule.stats(),
         outages,
       }),
@@ -186,6 +211,18 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       async receiverLine(mode) {
         receiverLine.setMode(mode);
       },
+      async killRelay(index) {
+        const victim = relays[index];
+        const schedule = relaySchedules[index];
+        if (victim === undefined || schedule === undefined) throw new RangeError(`relay ${index}: the stack runs ${relays.length}`);
+        for (const deadline = Date.now() + 5_000; !schedule.stats().inFlight && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+        const busy = schedule.stats().inFlight;
+        await victim.kill();
+        relays[index] = await serve('relayInbox', {}, victim.port);
+        return { busy };
+      },
+      failDispatches: (rule, fault) => tasks.failDispatches(rule, fault),
+      failNextCreateTask: (count, code) => tasks.failNextCreateTask(count, code),
       stop: stopAll,
     };
   } catch (err) {
@@ -194,3 +231,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   }
 }
 
+/** Several scheduler loops as one: summed counts, the first's last status, busy if any is. */
+function combined(stats: readonly ScheduleStats[]): ScheduleStats {
+  return {
+    calls: stats.reduce((n, s) => n + s.calls, 0),
+    failures: stats.reduce((n, s) => n + s.failures, 0),
+    lastStatus: stats[0]?.lastStatus ?? null,
+    inFlight: stats.some((s) => s.inFlight),
+  };
+}

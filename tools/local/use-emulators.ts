@@ -13,13 +13,14 @@ export interface EmulatorSession {
 
 /**
  * Emulators for a local run: the ones named by FIRESTORE_EMULATOR_HOST and
- * PUBSUB_EMULATOR_HOST when both answer, otherwise fresh ones from the
- * harness. Exports both variables into this process's environment.
+ * PUBSUB_EMULATOR_HOST when both answer (unless `reuse` is false), otherwise
+ * fresh ones from the harness. Exports both variables into this process's
+ * environment.
  */
-export async function useEmulators(): Promise<EmulatorSession> {
+export async function useEmulators(reuse = true): Promise<EmulatorSession> {
   const firestoreHost = process.env.FIRESTORE_EMULATOR_HOST ?? '';
   const pubsubHost = process.env.PUBSUB_EMULATOR_HOST ?? '';
-  if (firestoreHost !== '' && pubsubHost !== '') {
+  if (reuse && firestoreHost !== '' && pubsubHost !== '') {
     const [firestoreUp, pubsubUp] = await Promise.all([answers(firestoreHost), answers(pubsubHost)]);
     if (firestoreUp && pubsubUp) return { firestoreHost, pubsubHost, started: false, firestore: null, stop: async () => undefined };
   }

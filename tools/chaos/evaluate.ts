@@ -1,0 +1,161 @@
+/**
+ * Pure evaluation of a chaos run: where every planned message ended, against
+ * the promise. Lost: a message without its document, left OPEN, or DONE
+ * without having moved its process. Double correlation: an inbox id twice in
+ * the instances' audit trails. Double invoice: a work order billed by more
+ * than one instance or job.
+ */
+import type { ChaosPlan } from './plan';
+
+export interface ChaosInboxDoc {
+  readonly id: string;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly processInstanceId: string | null;
+  readonly deadLettered: boolean;
+  readonly requeued: boolean;
+}
+
+export interface ChaosSnapshot {
+  readonly inbox: readonly ChaosInboxDoc[];
+  readonly instances: ReadonlyArray<{ readonly id: string; readonly businessKey: string; readonly status: string; readonly correlatedMessages: readonly string[] }>;
+  /** Jobs of the "Create invoice" step. */
+  readonly invoiceJobs: ReadonlyArray<{ readonly processInstanceId: string }>;
+  readonly invoices: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
+}
+
+export interface ChaosCounts {
+  readonly messages: number;
+  readonly orders: number;
+  readonly documents: number;
+  readonly done: number;
+  readonly parkedByReason: Readonly<Record<string, number>>;
+  readonly deadLettered: number;
+  readonly requeued: number;
+  readonly ordersInvoiced: number;
+  readonly lost: number;
+  readonly doubleCorrelations: number;
+  readonly doubleInvoices: number;
+  /** Everything that breaks the promise, one line each (the first few are printed). */
+  readonly violations: readonly string[];
+}
+
+/** Reasons an unreadable message may end with: its own, or DEAD_LETTERED when Pub/Sub gave up on it before it was stored. */
+const UNREADABLE_REASONS: ReadonlySet<string> = new Set(['INVALID_PAYLOAD', 'DEAD_LETTERED']);
+
+/** `poisonIds[i]`: the inbox id of the i-th poison message of the plan (from its Pub/Sub messageId). */
+export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], snapshot: ChaosSnapshot): ChaosCounts {
+  const byId = new Map(snapshot.inbox.map((d) => [d.id, d]));
+  const violations: string[] = [];
+  const lost = (what: string): void => {
+    violations.push(`lost: ${what}`);
+    lostCount += 1;
+  };
+  let lostCount = 0;
+  const expected = new Set<string>();
+  const trailCount = new Map<string, number>();
+  const trailOwner = new Map<string, string>();
+  for (const instance of snapshot.instances) {
+    for (const id of instance.correlatedMessages) {
+      trailCount.set(id, (trailCount.get(id) ?? 0) + 1);
+      trailOwner.set(id, instance.id);
+    }
+  }
+  /** A document that must be DONE and have moved exactly the instance it names. */
+  const mustBeCorrelated = (id: string, what: string): void => {
+    const doc = byId.get(id);
+    if (doc === undefined) return lost(`${what}: no inbox document`);
+    if (doc.status !== 'DONE') return lost(`${what}: ${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`);
+    if (trailOwner.get(id) !== doc.processInstanceId) lost(`${what}: DONE, but not in the audit trail of instance ${doc.processInstanceId ?? 'none'}`);
+  };
+
+  let poisonIndex = 0;
+  for (const [index, m] of plan.messages.entries()) {
+    const what = `message ${index} (${m.kind})`;
+    switch (m.kind) {
+      case 'completion':
+      case 'duplicate':
+        expected.add(m.docId);
+        if (m.kind === 'completion') mustBeCorrelated(m.docId, `${what} ${m.workOrderId} tranche ${m.tranche}`);
+        break;
+      case 'collision': {
+        expected.add(m.docId);
+        const parked = m.collisionIds.map((id) => byId.get(id)).filter((d) => d !== undefined);
+        for (const id of m.collisionIds) expected.add(id);
+        // One of the two payloads owns the event id (DONE, checked with the completion); the other is parked as the collision.
+        if (parked.length !== 1) lost(`${what}: ${parked.length} collision documents, expected 1`);
+        else if (parked[0]?.status !== 'PARKED' || (parked[0].reason !== 'KEY_COLLISION' && parked[0].reason !== 'DEAD_LETTERED')) lost(`${what}: collision ${parked[0]?.status} ${parked[0]?.reason ?? ''}`);
+        break;
+      }
+      case 'poison': {
+        const id = poisonIds[poisonIndex++];
+        if (id === undefined) {
+          lost(`${what}: never published`);
+          break;
+        }
+        expected.add(id);
+        const doc = byId.get(id);
+        if (doc === undefined) lost(`${what} (${m.variant}): no inbox document`);
+        else if (doc.status !== 'PARKED' || doc.reason === null || !UNREADABLE_REASONS.has(doc.reason)) lost(`${what} (${m.variant}): ${doc.status} ${doc.reason ?? ''}`);
+        break;
+      }
+    }
+  }
+  for (const doc of snapshot.inbox) {
+    if (!expected.has(doc.id)) violations.push(`unexpected document ${doc.id.slice(0, 12)}: ${doc.status} ${doc.reason ?? ''}`);
+    else if (doc.status === 'OPEN') violations.push(`still OPEN: ${doc.id.slice(0, 12)}`);
+  }
+
+  let doubleCorrelations = 0;
+  for (const [id, n] of trailCount) {
+    if (n > 1) {
+      doubleCorrelations += n - 1;
+      violations.push(`double correlation: ${id.slice(0, 12)} moved processes ${n} times`);
+    }
+  }
+  const instancesOf = new Map<string, string[]>();
+  for (const i of snapshot.instances) instancesOf.set(i.businessKey, [...(instancesOf.get(i.businessKey) ?? []), i.id]);
+  const jobsOf = new Map<string, number>();
+  for (const j of snapshot.invoiceJobs) jobsOf.set(j.processInstanceId, (jobsOf.get(j.processInstanceId) ?? 0) + 1);
+  let doubleInvoices = 0;
+  let ordersInvoiced = 0;
+  for (const { workOrderId } of plan.orders) {
+    const instances = instancesOf.get(workOrderId) ?? [];
+    const jobs = instances.reduce((n, id) => n + (jobsOf.get(id) ?? 0), 0);
+    const invoices = snapshot.invoices.filter((v) => v.workOrderId === workOrderId);
+    if (instances.length > 1) violations.push(`${workOrderId}: ${instances.length} process instances`);
+    if (jobs > 1 || invoices.length > 1) {
+      doubleInvoices += 1;
+      violations.push(`double invoice: ${workOrderId} has ${jobs} "Create invoice" jobs and ${invoices.length} invoices`);
+    }
+    const completed = snapshot.instances.some((i) => i.businessKey === workOrderId && i.status === 'COMPLETED');
+    if (completed && invoices.length === 1) ordersInvoiced += 1;
+    else violations.push(`${workOrderId}: not completed and invoiced (${instances.length} instances, ${invoices.length} invoices)`);
+  }
+
+  const parkedByReason: Record<string, number> = {};
+  for (const d of snapshot.inbox) if (d.status === 'PARKED') parkedByReason[d.reason ?? 'none'] = (parkedByReason[d.reason ?? 'none'] ?? 0) + 1;
+  return {
+    messages: plan.messages.length,
+    orders: plan.orders.length,
+    documents: snapshot.inbox.length,
+    done: snapshot.inbox.filter((d) => d.status === 'DONE').length,
+    parkedByReason,
+    deadLettered: snapshot.inbox.filter((d) => d.deadLettered).length,
+    requeued: snapshot.inbox.filter((d) => d.requeued).length,
+    ordersInvoiced,
+    lost: lostCount,
+    doubleCorrelations,
+    doubleInvoices,
+    violations,
+  };
+}
+
+/** The promise held: nothing lost, nothing twice, every order billed once, nothing unexpected. */
+export const chaosPassed = (c: ChaosCounts): boolean => c.violations.length === 0;
+
+/** The run's one line. */
+export function chaosLine(seed: number, c: ChaosCounts, seconds: number): string {
+  const parked = Object.entries(c.parkedByReason).sort(([a], [b]) => a.localeCompare(b)).map(([r, n]) => `${r} ${n}`).join(', ');
+  return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, work orders invoiced ${c.ordersInvoiced}/${c.orders} (${seconds} s)`;
+}

@@ -1,0 +1,181 @@
+/**
+ * The chaos run's plan, pure and seeded: which work orders, which messages
+ * (tranche completions, duplicate publishes, key collisions, poison), in
+ * which order they are started and published, and when the faults strike.
+ * The same seed and sizes give the same plan, so a failed run can be replayed.
+ */
+import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import { interpretMessage } from '../../functions/src/receiver/interpret';
+import { collisionDocId } from '../../functions/src/inbox/ids';
+
+/** Distinct completions each work order needs (waits in tools/chaos/bpmn/work-order-execution.bpmn). */
+export const TRANCHES = 4;
+/** Shares of the mix, of all messages (poison, collisions) or of work orders (overtake). */
+export const SHARES = { poison: 0.01, collision: 0.01, overtake: 0.1 } as const;
+
+export interface ChaosSizes {
+  readonly seed: number;
+  readonly orders: number;
+  /** Messages published in all; what completions, poison and collisions leave are duplicate publishes. */
+  readonly messages: number;
+  readonly relayKills: number;
+  readonly firestoreRestarts: number;
+  /** Bursts of failing Cloud Tasks dispatches (and failing CreateTask calls). */
+  readonly dispatchFaults: number;
+}
+
+export const DEFAULT_SIZES: ChaosSizes = { seed: 1, orders: 2_000, messages: 10_000, relayKills: 5, firestoreRestarts: 2, dispatchFaults: 3 };
+
+export type PoisonVariant = 'not JSON' | 'unknown type' | 'schema violation' | 'no type attribute' | 'not UTF-8';
+const POISON_VARIANTS: readonly PoisonVariant[] = ['not JSON', 'unknown type', 'schema violation', 'no type attribute', 'not UTF-8'];
+
+export type PlannedMessage =
+  /** Tranche `tranche` of a work order: must end DONE, correlated once. */
+  | { readonly kind: 'completion'; readonly workOrderId: string; readonly tranche: number; readonly data: Buffer; readonly docId: string }
+  /** The same bytes as message `of` published again: must add nothing. */
+  | { readonly kind: 'duplicate'; readonly of: number; readonly data: Buffer; readonly docId: string }
+  /** Message `of`'s event id with another payload: one of the two ends PARKED KEY_COLLISION, the other DONE. */
+  | { readonly kind: 'collision'; readonly of: number; readonly data: Buffer; readonly docId: string; readonly collisionIds: readonly [string, string] }
+  /** Unreadable: PARKED with its reason, under an id known only once published (subscription + messageId). */
+  | { readonly kind: 'poison'; readonly variant: PoisonVariant; readonly data: Buffer; readonly attributes: Readonly<Record<string, string>> };
+
+export type Step = { readonly kind: 'start'; readonly workOrderId: string } | { readonly kind: 'publish'; readonly message: number };
+
+export type FaultKind = 'relay-kill' | 'firestore-restart' | 'dispatch-faults';
+/** A fault strikes once `atStep` steps have been taken. */
+export interface PlannedFault {
+  readonly kind: FaultKind;
+  readonly atStep: number;
+  /** relay-kill: which relay instance. */
+  readonly target: number;
+}
+
+export interface ChaosPlan {
+  readonly sizes: ChaosSizes;
+  readonly run: string;
+  readonly orders: ReadonlyArray<{ readonly workOrderId: string; readonly overtakes: boolean }>;
+  readonly messages: readonly PlannedMessage[];
+  readonly steps: readonly Step[];
+  readonly faults: readonly PlannedFault[];
+}
+
+export const COMPLETION_ATTRIBUTES = { eventType: 'WorkOrderCompleted' } as const;
+
+/** mulberry32: small, fast, and the same sequence on every machine for a seed. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** The inbox id and payload hash the receiver gives these bytes (the production code decides, not a copy of it). */
+function interpreted(data: Buffer): { id: string; payloadHash: string } {
+  const draft = interpretMessage({ messageId: 'plan', subscription: null, data: data.toString('base64'), attributes: COMPLETION_ATTRIBUTES, publishTime: null, orderingKey: null, deliveryAttempt: null }, DEFAULT_REGISTRY);
+  if (draft.kind !== 'valid') throw new Error(`planned completion is not valid: ${draft.error}`);
+  return { id: draft.id, payloadHash: draft.payloadHash };
+}
+
+const completionData = (workOrderId: string, tranche: number, completedItems: number): Buffer =>
+  Buffer.from(JSON.stringify({ workOrderId, completedItems, completionTimestamp: '2026-11-30T08:00:00.000Z', eventId: `${workOrderId}/tranche-${tranche}` }));
+
+function poisonData(variant: PoisonVariant, n: number): { data: Buffer; attributes: Record<string, string> } {
+  switch (variant) {
+    case 'not JSON':
+      return { data: Buffer.from(`<poison n="${n}"/>`), attributes: { ...COMPLETION_ATTRIBUTES } };
+    case 'unknown type':
+      return { data: Buffer.from(JSON.stringify({ workOrderId: `poison-${n}` })), attributes: { eventType: 'WorkOrderCancelled' } };
+    case 'schema violation':
+      return { data: Buffer.from(JSON.stringify({ workOrderId: `poison-${n}`, completedItems: -n, completionTimestamp: 'soon' })), attributes: { ...COMPLETION_ATTRIBUTES } };
+    case 'no type attribute':
+      return { data: Buffer.from(JSON.stringify({ poison: n })), attributes: {} };
+    case 'not UTF-8':
+      return { data: Buffer.from([0xff, 0xfe, 0xfd, n & 0xff]), attributes: { ...COMPLETION_ATTRIBUTES } };
+  }
+}
+
+/** Validates sizes; every problem names the option. */
+export function checkSizes(sizes: ChaosSizes): void {
+  const ints: Array<[keyof ChaosSizes, number]> = [['orders', 1], ['messages', 1], ['relayKills', 0], ['firestoreRestarts', 0], ['dispatchFaults', 0], ['seed', 0]];
+  for (const [name, min] of ints) {
+    const v = sizes[name];
+    if (!Number.isSafeInteger(v) || v < min) throw new RangeError(`${name}: an integer of at least ${min} (got ${v})`);
+  }
+  const floor = sizes.orders * TRANCHES + Math.round(sizes.messages * SHARES.poison) + Math.round(sizes.messages * SHARES.collision);
+  if (sizes.messages < floor) throw new RangeError(`messages: at least ${floor} for ${sizes.orders} work orders (${TRANCHES} completions each, plus poison and collisions)`);
+}
+
+/** The plan for `sizes`. Time is a number in [0, 1): starts and publishes are sorted by it. */
+export function planChaos(sizes: ChaosSizes): ChaosPlan {
+  checkSizes(sizes);
+  const random = seededRandom(sizes.seed);
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
+  const run = `s${sizes.seed}`;
+  const timed: Array<{ at: number; step: Step }> = [];
+  const messages: PlannedMessage[] = [];
+  const at: number[] = []; // publish time of each message
+  const publish = (message: PlannedMessage, time: number): void => {
+    at.push(time);
+    timed.push({ at: time, step: { kind: 'publish', message: messages.length } });
+    messages.push(message);
+  };
+
+  const orders = Array.from({ length: sizes.orders }, (_, i) => ({ workOrderId: `WO-${run}-${String(i + 1).padStart(5, '0')}`, overtakes: random() < SHARES.overtake }));
+  for (const order of orders) {
+    // An overtaking order starts late and one of its completions comes before it; the others start early enough that theirs follow.
+    const startAt = order.overtakes ? 0.1 + random() * 0.85 : random() * 0.85;
+    timed.push({ at: startAt, step: { kind: 'start', workOrderId: order.workOrderId } });
+    const early = Math.floor(random() * TRANCHES) + 1;
+    for (let tranche = 1; tranche <= TRANCHES; tranche++) {
+      const data = completionData(order.workOrderId, tranche, tranche);
+      const time = order.overtakes && tranche === early ? random() * startAt : startAt + random() * (1 - startAt);
+      publish({ kind: 'completion', workOrderId: order.workOrderId, tranche, data, docId: interpreted(data).id }, time);
+    }
+  }
+  const completions = messages.length;
+  const later = (of: number): number => {
+    const t = at[of] ?? 0;
+    return t + random() * (1 - t);
+  };
+  const poison = Math.round(sizes.messages * SHARES.poison);
+  const collisions = Math.round(sizes.messages * SHARES.collision);
+  for (let i = 0; i < collisions; i++) {
+    const of = Math.floor(random() * completions);
+    const original = messages[of];
+    if (original?.kind !== 'completion') throw new Error('collisions are planned on completions');
+    const data = completionData(original.workOrderId, original.tranche, 100 + i);
+    const mine = interpreted(data);
+    // Whichever of the two arrives first owns the id; the other gets the collision id of its own payload.
+    const theirs = interpreted(original.data);
+    publish({ kind: 'collision', of, data, docId: original.docId, collisionIds: [collisionDocId(original.docId, mine.payloadHash), collisionDocId(original.docId, theirs.payloadHash)] }, later(of));
+  }
+  for (let i = 0; i < poison; i++) {
+    const variant = pick(POISON_VARIANTS);
+    publish({ kind: 'poison', variant, ...poisonData(variant, i) }, random());
+  }
+  const duplicates = sizes.messages - messages.length;
+  for (let i = 0; i < duplicates; i++) {
+    const of = Math.floor(random() * completions);
+    const original = messages[of];
+    if (original?.kind !== 'completion') throw new Error('duplicates are planned on completions');
+    publish({ kind: 'duplicate', of, data: original.data, docId: original.docId }, later(of));
+  }
+
+  const steps = timed.sort((a, b) => a.at - b.at).map((t) => t.step);
+  const faults: PlannedFault[] = [];
+  const strike = (kind: FaultKind, count: number, from: number, to: number, targets: number): void => {
+    for (let i = 0; i < count; i++) faults.push({ kind, atStep: Math.floor(steps.length * (from + ((to - from) * (i + random())) / count)), target: Math.floor(random() * targets) });
+  };
+  strike('relay-kill', sizes.relayKills, 0.05, 0.95, RELAYS);
+  strike('firestore-restart', sizes.firestoreRestarts, 0.15, 0.85, 1);
+  strike('dispatch-faults', sizes.dispatchFaults, 0.1, 0.9, 1);
+  faults.sort((a, b) => a.atStep - b.atStep);
+  return { sizes, run, orders, messages, steps, faults };
+}
+
+/** Concurrent relay instances of the run. */
+export const RELAYS = 4;

@@ -1,0 +1,192 @@
+/**
+ * Drives one chaos run: a local stack of its own (fresh emulators, four
+ * relays, the chaos model), the plan's starts and publishes with flow
+ * control, the faults at their steps, then settling, the operator's one
+ * requeue of dead letters, and the evaluation.
+ */
+import { Firestore } from '@google-cloud/firestore';
+import { PubSub } from '@google-cloud/pubsub';
+import { join } from 'node:path';
+import { runCli } from '../../functions/src/cli/main';
+import { invalidDocId } from '../../functions/src/inbox/ids';
+import { startLocalStack, type LocalStack } from '../local/stack';
+import { REPO_ROOT } from '../local/serve-function';
+import { chaosLine, chaosPassed, evaluateChaos, type ChaosCounts } from './evaluate';
+import { openWork, readChaosSnapshot } from './observe';
+import { COMPLETION_ATTRIBUTES, planChaos, RELAYS, type ChaosPlan, type ChaosSizes, type PlannedFault } from './plan';
+
+export interface ChaosOptions extends ChaosSizes {
+  /** Documents published but not yet stored before publishing pauses (keeps the 2-core machine out of overload). */
+  readonly maxBacklog: number;
+  /** How long Firestore stays down at each restart, ms (plus the restart itself). */
+  readonly downMs: number;
+  /** Give up settling after this long, ms. */
+  readonly settleTimeoutMs: number;
+  readonly progress: (line: string) => void;
+}
+
+export interface ChaosResult {
+  readonly line: string;
+  readonly ok: boolean;
+  readonly counts: ChaosCounts;
+  readonly faults: ReadonlyArray<PlannedFault & { readonly note: string }>;
+  readonly seconds: number;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
+  const started = Date.now();
+  const plan = planChaos(options);
+  const projectId = `chaos-${options.seed}-${Date.now().toString(36)}`;
+  options.progress(`seed ${options.seed}: ${plan.orders.length} work orders, ${plan.messages.length} messages, ${plan.faults.length} faults; project ${projectId}`);
+  const stack = await startLocalStack({
+    projectId,
+    relays: RELAYS,
+    reuseEmulators: false,
+    env: { INBOX_BPMN_DIR: join(REPO_ROOT, 'tools', 'chaos', 'bpmn') },
+    progress: options.progress,
+  });
+  const info = await stack.info();
+  // Straight to the emulator (not through the functions' gate): the run reads its results even while an outage is staged.
+  const db = new Firestore({ projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
+  const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
+  try {
+    const { poisonIds, faults } = await drive(plan, stack, db, pubsub, options);
+    await settleAndRepair(stack, db, projectId, options);
+    const counts = evaluateChaos(plan, poisonIds, await readChaosSnapshot(db));
+    const seconds = Math.round((Date.now() - started) / 1000);
+    return { line: chaosLine(options.seed, counts, seconds), ok: chaosPassed(counts), counts, faults, seconds };
+  } finally {
+    await pubsub.close();
+    await db.terminate();
+    await stack.stop();
+  }
+}
+
+/** Takes the plan's steps in order (16 at a time), holding back while the receiver is behind, and fires each fault at its step. */
+async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: PubSub, options: ChaosOptions): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }> }> {
+  const info = await stack.info();
+  const topic = pubsub.topic(info.topics.completions);
+  const poisonIds: string[] = [];
+  const poisonSlot = new Map<number, number>();
+  for (const [i, m] of plan.messages.entries()) if (m.kind === 'poison') poisonSlot.set(i, poisonSlot.size);
+  // Documents the publishes so far will make (a duplicate makes none), against documents stored.
+  let willExist = 0;
+  let stored = 0;
+  let counting = true;
+  const counter = (async () => {
+    while (counting) {
+      stored = await db.collection('inbox').count().get().then((s) => s.data().count, () => stored);
+      await sleep(500);
+    }
+  })();
+
+  const fired: Array<PlannedFault & { note: string }> = [];
+  let faultChain: Promise<void> = Promise.resolve();
+  let nextFault = 0;
+  const fire = (fault: PlannedFault): void => {
+    faultChain = faultChain.then(async () => {
+      options.progress(`fault at step ${fault.atStep}: ${fault.kind}${fault.kind === 'relay-kill' ? ` of relay ${fault.target}` : ''}`);
+      fired.push({ ...fault, note: await strike(stack, fault, options.downMs) });
+    });
+  };
+
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < plan.steps.length) {
+      const index = next++;
+      while (nextFault < plan.faults.length && (plan.faults[nextFault]?.atStep ?? Infinity) <= index) fire(plan.faults[nextFault++] as PlannedFault);
+      const step = plan.steps[index];
+      if (step === undefined) break;
+      if (step.kind === 'start') {
+        await startOrder(info.functions.startProcess, step.workOrderId);
+        continue;
+      }
+      while (willExist - stored > options.maxBacklog) await sleep(100);
+      const message = plan.messages[step.message];
+      if (message === undefined) throw new Error(`step ${index}: no message ${step.message}`);
+      const attributes = message.kind === 'poison' ? message.attributes : COMPLETION_ATTRIBUTES;
+      if (message.kind !== 'duplicate') willExist += 1;
+      const messageId = await topic.publishMessage({ data: message.data, attributes: { ...attributes } });
+      const slot = poisonSlot.get(step.message);
+      if (slot !== undefined) poisonIds[slot] = invalidDocId(info.completionSubscription, messageId);
+      if (index % 500 === 0) options.progress(`step ${index}/${plan.steps.length}: ${stored} documents stored`);
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: 16 }, worker));
+    while (nextFault < plan.faults.length) fire(plan.faults[nextFault++] as PlannedFault);
+    await faultChain;
+  } finally {
+    counting = false;
+    await counter;
+  }
+  return { poisonIds, faults: fired };
+}
+
+async function strike(stack: LocalStack, fault: PlannedFault, downMs: number): Promise<string> {
+  switch (fault.kind) {
+    case 'relay-kill': {
+      const { busy } = await stack.killRelay(fault.target);
+      return busy ? 'killed mid-batch' : 'killed (no batch under way)';
+    }
+    case 'firestore-restart': {
+      const report = await stack.firestoreOutage(downMs);
+      return `${report.kind} in ${report.totalMs} ms`;
+    }
+    case 'dispatch-faults':
+      // Task attempts answered 503 (Cloud Tasks retries them), and CreateTask calls that fail (jobs wait for sweepJobs).
+      stack.failDispatches(40, 503);
+      stack.failDispatches(10, 'connection-refused');
+      stack.failNextCreateTask(10);
+      return '50 dispatch attempts and 10 CreateTask calls failed';
+  }
+}
+
+/** startProcess until it answers 2xx (idempotent per work order); 5xx and refused connections are retried. */
+async function startOrder(url: string, workOrderId: string): Promise<void> {
+  // providerScript "silent": the simulated provider leaves the completions to the chaos run.
+  const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId, providerScript: 'silent' } });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15_000) });
+      if (response.ok) return;
+      if (response.status < 500) throw new Error(`startProcess ${workOrderId}: ${response.status} ${await response.text()}`);
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith('startProcess')) throw err;
+    }
+    if (attempt >= 240) throw new Error(`startProcess ${workOrderId}: no 2xx after ${attempt} attempts`);
+    await sleep(250);
+  }
+}
+
+/**
+ * Waits until nothing is OPEN or PENDING (twice in a row), then does what an
+ * operator would: one `inbox requeue --reason DEAD_LETTERED --yes`. Repeats
+ * while that finds something to requeue (a dead letter may land late).
+ */
+async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: string, options: ChaosOptions): Promise<void> {
+  const deadline = Date.now() + options.settleTimeoutMs;
+  const settle = async (): Promise<void> => {
+    let quiet = 0;
+    while (quiet < 2) {
+      if (Date.now() > deadline) throw new Error(`not settled after ${options.settleTimeoutMs} ms`);
+      await sleep(2_000);
+      const work = await openWork(db).catch(() => null);
+      quiet = work !== null && work.open === 0 && work.pendingJobs === 0 ? quiet + 1 : 0;
+      if (work !== null) options.progress(`settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.documents} documents`);
+    }
+  };
+  const info = await stack.info();
+  for (let round = 1; round <= 3; round++) {
+    await settle();
+    let out = '';
+    const argv = ['--json', 'requeue', '--reason', 'DEAD_LETTERED', '--yes'];
+    await runCli(argv, { out: (t) => (out += t), err: () => undefined, confirm: async () => true }, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: info.firestoreHost });
+    const requeued = (JSON.parse(out === '' ? '{}' : out) as { requeued?: number }).requeued ?? 0;
+    options.progress(`npm run inbox -- requeue --reason DEAD_LETTERED --yes: ${requeued} requeued`);
+    if (requeued === 0) return;
+  }
+  await settle();
+}
