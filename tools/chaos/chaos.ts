@@ -32,6 +32,8 @@ async function main(): Promise<number> {
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const json = options.json === true;
   process.env.METADATA_SERVER_DETECTION ??= 'none';
+  // Interrupted: exit, which stops the functions (serve-function's exit hook) and the emulators (the harness's guard).
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => process.exit(130));
   const result = await runChaos({
     seed,
     orders: options.orders,

@@ -37,6 +37,20 @@ export interface ServeOptions {
   readonly nodeArgs?: readonly string[];
 }
 
+/** Function processes still running; killed when this process exits, so an interrupted run leaves none behind. */
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function killOnExit(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  // 'exit' handlers may only do synchronous work: a signal to each child is that.
+  process.once('exit', () => {
+    for (const c of live) c.kill('SIGKILL');
+  });
+}
+
 /**
  * Runs one function of the compiled project under the real Functions
  * Framework CLI on a loopback port, exactly as `npx functions-framework
@@ -51,6 +65,7 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
     env: { ...process.env, METADATA_SERVER_DETECTION: 'none', ...options.env, PORT: String(port) },
     stdio: ['ignore', options.logs === 'discard' ? 'ignore' : 'pipe', 'pipe'],
   });
+  killOnExit(child);
   const logs: Array<Record<string, unknown>> = [];
   let output = '';
   let buffered = '';

@@ -69,6 +69,15 @@ export async function account(summary: RelaySummary, id: string, result: RelayRe
   }
 }
 
+/** Fisher-Yates with the injected random source. */
+function shuffled<T>(items: T[], random: () => number): T[] {
+  for (let i = items.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [items[i], items[j]] = [items[j] as T, items[i] as T];
+  }
+  return items;
+}
+
 /** Candidates grouped by correlation key, each group in per-key order (publishTime, receivedAt, id). */
 function byKey(candidates: readonly Candidate[]): Candidate[][] {
   const groups = new Map<string, Candidate[]>();
@@ -78,7 +87,8 @@ function byKey(candidates: readonly Candidate[]): Candidate[][] {
 
 /**
  * One relay call: rounds of candidates until the budget is spent or nothing
- * is left. Keys run in parallel (bounded); documents of one key run one after
+ * is left. A round takes the oldest due candidates, then works on their keys
+ * in random order. Keys run in parallel (bounded); documents of one key run one after
  * the other, and a key's group stops at the first document that cannot go
  * (order-blocked or retried): the younger ones would only be blocked behind it.
  */
@@ -93,7 +103,8 @@ export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, 
     summary.rounds += 1;
     summary.candidates += candidates.length;
     progress = false;
-    const groups = byKey(candidates);
+    // Keys in random order: relays running at once (Cloud Functions scales out) then start on different keys instead of queueing for the same locks.
+    const groups = shuffled(byKey(candidates), deps.random);
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let group = groups[next++]; group !== undefined; group = groups[next++]) {
