@@ -8,7 +8,7 @@
  * a run (the seed is in the line).
  */
 import { Command } from 'commander';
-import { numberIn } from '../local/options';
+import { numberIn, runMain } from '../local/options';
 import { DEFAULT_SIZES } from './plan';
 import { runChaos } from './run';
 
@@ -57,17 +57,4 @@ async function main(): Promise<number> {
   return result.ok ? 0 : 1;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    const usage = err instanceof Error && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number';
-    if (usage) {
-      process.exitCode = (err as { exitCode: number }).exitCode === 0 ? 0 : 2;
-      return;
-    }
-    console.error(`[chaos] ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = 1;
-  },
-);
+runMain('chaos', main);

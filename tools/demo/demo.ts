@@ -10,7 +10,7 @@ import { PubSub } from '@google-cloud/pubsub';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { controlClient, findRunningStack, type StackControl } from '../local/control';
-import { numberIn } from '../local/options';
+import { numberIn, runMain } from '../local/options';
 import { startLocalStack } from '../local/stack';
 import { MIN_ORDERS } from './plan';
 import { formatReport } from './report';
@@ -76,17 +76,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    const usage = err instanceof Error && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number';
-    if (usage) {
-      process.exitCode = (err as { exitCode: number }).exitCode === 0 ? 0 : 2;
-      return;
-    }
-    console.error(`[demo] ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = 1;
-  },
-);
+runMain('demo', main);

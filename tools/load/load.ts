@@ -5,7 +5,7 @@
  * RSS at the end is within 20 % of RSS after warm-up; 1 otherwise.
  */
 import { Command } from 'commander';
-import { numberIn } from '../local/options';
+import { numberIn, runMain } from '../local/options';
 import { runLoad } from './run-load';
 
 async function main(): Promise<number> {
@@ -44,17 +44,4 @@ async function main(): Promise<number> {
   return result.ok ? 0 : 1;
 }
 
-main().then(
-  (code) => {
-    process.exitCode = code;
-  },
-  (err: unknown) => {
-    const usage = err instanceof Error && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number';
-    if (usage) {
-      process.exitCode = (err as { exitCode: number }).exitCode === 0 ? 0 : 2;
-      return;
-    }
-    console.error(`[load] ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = 1;
-  },
-);
+runMain('load', main);

@@ -10,3 +10,25 @@ export function numberIn(min: number, max: number, integer = false): (value: str
     return n;
   };
 }
+
+/**
+ * Runs a command-line entry point: its number is the exit code; a commander
+ * usage error exits 2 (0 for --help), anything else prints `[tag] message`
+ * and exits 1.
+ */
+export function runMain(tag: string, main: () => Promise<number>): void {
+  main().then(
+    (code) => {
+      process.exitCode = code;
+    },
+    (err: unknown) => {
+      const usage = err instanceof Error && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number';
+      if (usage) {
+        process.exitCode = (err as { exitCode: number }).exitCode === 0 ? 0 : 2;
+        return;
+      }
+      console.error(`[${tag}] ${err instanceof Error ? err.message : String(err)}`);
+      process.exitCode = 1;
+    },
+  );
+}
