@@ -97,6 +97,19 @@ describe('receiveDeadLetter', () => {
     expect((await inbox.doc(res.body.id as string).get()).data()).toMatchObject({ reason: 'DEAD_LETTERED', collidesWith: first.body.id, payload: { completedItems: 2 } });
   });
 
+  // Found by the hostile suite: source attributes become map keys of deadLetter.attributes, and Firestore
+  // refused these (500, or a transaction retried until the deadline: 503), on every redelivery.
+  test.each([
+    ['a source attribute key longer than a Firestore map key', { [`CloudPubSubDeadLetterSource${'x'.repeat(2_000)}`]: 'v' }, 'exceeds 512 bytes'],
+    ['a lone surrogate in a source attribute key', { 'CloudPubSubDeadLetterSourceA\ud800': '1' }, 'not valid Unicode'],
+  ])('%s: refused with a 400, nothing stored', async (_name, attributes, error) => {
+    const before = (await inbox.count().get()).data().count;
+    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-odd-key' }, { attributes }));
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain(error);
+    expect((await inbox.count().get()).data().count).toBe(before);
+  });
+
   test('not a push envelope: 400, nothing stored; Firestore unreachable: 503 so the dead-letter subscription retries', async () => {
     expect((await request(server).post('/').send({ hello: 'world' })).status).toBe(400);
     const proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', 'refuse');

@@ -112,6 +112,8 @@ describe('receivePubSubPush: outcomes', () => {
     ['a schema violation', envelope({ data: base64Json({ workOrderId: 'x', completedItems: -3, completionTimestamp: 'now' }), attributes: { eventType: 'WorkOrderCompleted' } }), 'completedItems'],
     ['a missing correlation key', envelope({ data: base64Json({ completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }), attributes: { eventType: 'WorkOrderCompleted' } }), 'workOrderId'],
     ['no data at all', envelope({ attributes: { eventType: 'WorkOrderCompleted' } }), 'not JSON'],
+    // Found by the hostile suite (test/hostile): Firestore refused the text (503 on every redelivery).
+    ['an escaped lone surrogate in the work order id', envelope({ data: Buffer.from('{"workOrderId":"WO-\\ud800","completedItems":1,"completionTimestamp":"2026-11-29T10:00:00Z"}').toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }), 'not valid Unicode'],
   ];
   test.each(invalid)('%s is stored PARKED as INVALID_PAYLOAD with raw data, attributes and the error', async (_name, body, error) => {
     const res = await request(server).post('/').send(body);
@@ -128,6 +130,22 @@ describe('receivePubSubPush: outcomes', () => {
 
     const again = await request(server).post('/').send(body);
     expect(again.body).toEqual({ outcome: 'duplicate', id });
+  });
+
+  // Found by the hostile suite: a Date Firestore's Timestamp cannot hold made every write throw (500 on every redelivery).
+  test('a publishTime outside Firestore\'s range is stored as null, the message OPEN', async () => {
+    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-year-0' }, { publishTime: '0000-01-01T00:00:00Z' }));
+    expect(res.status).toBe(200);
+    expect((await inbox.doc(res.body.id as string).get()).data()).toMatchObject({ status: 'OPEN', source: { publishTime: null } });
+  });
+
+  // Found by the hostile suite: attributes were counted in characters, so 3-byte characters plus inline raw data passed 1 MiB (500).
+  test('the largest attributes accepted plus the largest inline raw data still fit in one document', async () => {
+    const raw = Buffer.alloc(256 * 1024, 0x41);
+    const big = '中'.repeat(Math.floor((256 * 1024 - 200) / 3));
+    const res = await request(server).post('/').send(envelope({ data: raw.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', big } }));
+    expect(res.status).toBe(200);
+    expect((await inbox.doc(res.body.id as string).get()).data()).toMatchObject({ reason: 'INVALID_PAYLOAD', rawDataBytes: raw.length, rawDataChunks: 0 });
   });
 
   test('raw data too large for one document is split into chunks and reassembles exactly', async () => {

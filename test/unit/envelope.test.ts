@@ -18,6 +18,15 @@ describe('parsePushEnvelope', () => {
     ['attributes an array', { message: { messageId: '1', attributes: ['a'] } }, 'attributes is not an object'],
     ['attributes beyond any Pub/Sub message', { message: { messageId: '1', attributes: { big: 'x'.repeat(300 * 1024) } } }, 'attributes exceed'],
     ['deliveryAttempt negative', { message: { messageId: '1' }, deliveryAttempt: -1 }, 'not a Pub/Sub push envelope'],
+    // Found by the hostile suite: each of these used to reach Firestore and fail there, on every redelivery.
+    ['attributes over 256 KiB in UTF-8, though under 256 Ki characters', { message: { messageId: '1', attributes: { big: '中'.repeat(90_000) } } }, 'attributes exceed 262144 bytes'],
+    ['many tiny attributes, whose stored pairs outweigh their text', { message: { messageId: '1', attributes: Object.fromEntries(Array.from({ length: 15_000 }, (_, i) => [`k${i}`, 'v'])) } }, 'attributes exceed'],
+    ['an attribute key longer than a Firestore map key may be', { message: { messageId: '1', attributes: { [`CloudPubSubDeadLetterSource${'x'.repeat(2_000)}`]: 'v' } } }, 'exceeds 512 bytes'],
+    ['a lone surrogate in an attribute value', { message: { messageId: '1', attributes: { k: 'a\ud800' } } }, 'not valid Unicode'],
+    ['a lone surrogate in an attribute key', { message: { messageId: '1', attributes: { 'k\udfff': 'v' } } }, 'not valid Unicode'],
+    ['a lone surrogate in messageId', { message: { messageId: 'm\udc00' } }, 'message.messageId is not valid Unicode'],
+    ['a lone surrogate in the subscription', { message: { messageId: '1' }, subscription: 's\ud800' }, 'subscription is not valid Unicode'],
+    ['a lone surrogate in ordering_key', { message: { messageId: '1', ordering_key: '\udbff' } }, 'message.orderingKey is not valid Unicode'],
   ];
   test.each(cases)('%s', (_name, body, error) => {
     const result = parsePushEnvelope(body);
@@ -51,6 +60,19 @@ describe('parsePushEnvelope', () => {
   test('an unparseable publishTime becomes null instead of failing the message', () => {
     const result = parsePushEnvelope({ message: { messageId: '1', publishTime: 'yesterday-ish' } });
     expect(result.ok && result.envelope.publishTime).toBeNull();
+  });
+
+  // Found by the hostile suite: Date.parse accepts these, Firestore's Timestamp (years 1 to 9999) does not, so every write threw.
+  test.each(['0000-01-01T00:00:00Z', '-000001-01-01T00:00:00Z', '+275760-09-13T00:00:00.000Z', '+010000-01-01T00:00:00Z'])('a publishTime Firestore cannot store (%s) becomes null', (publishTime) => {
+    const result = parsePushEnvelope({ message: { messageId: '1', publishTime } });
+    expect(result.ok && result.envelope.publishTime).toBeNull();
+  });
+
+  test('publishTime at both ends of Firestore\'s range is kept', () => {
+    for (const publishTime of ['0001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z']) {
+      const result = parsePushEnvelope({ message: { messageId: '1', publishTime } });
+      expect(result.ok && result.envelope.publishTime?.toISOString()).toBe(new Date(publishTime).toISOString());
+    }
   });
 });
 

@@ -51,6 +51,9 @@ describe('interpretMessage', () => {
     ['timestamp not ISO-8601', env(b64({ ...valid, completionTimestamp: '29.11.2026' })), 'completionTimestamp'],
     ['huge correlation key', env(b64({ ...valid, workOrderId: 'x'.repeat(300) })), 'workOrderId'],
     ['deeply nested JSON', env(b64('['.repeat(100_000) + ']'.repeat(100_000))), 'does not match its schema'],
+    // Found by the hostile suite: valid JSON and schema, but text Firestore cannot store (the write failed on every redelivery).
+    ['an escaped lone surrogate in the correlation key', env(b64('{"workOrderId":"WO-\\ud800","completedItems":1,"completionTimestamp":"2026-11-29T10:00:00Z"}')), 'workOrderId is not valid Unicode (lone surrogate)'],
+    ['an escaped lone surrogate in the event id', env(b64({ ...valid, eventId: 'e-\udc00' })), 'eventId is not valid Unicode (lone surrogate)'],
   ];
   test.each(invalid)('%s is parked as INVALID_PAYLOAD material', (_name, envelope, error) => {
     const draft = interpretMessage(envelope, DEFAULT_REGISTRY);

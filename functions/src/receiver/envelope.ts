@@ -47,17 +47,37 @@ export type EnvelopeResult =
   | { readonly ok: true; readonly envelope: PushEnvelope }
   | { readonly ok: false; readonly error: string };
 
+/** Firestore Timestamps span years 1 to 9999; a Date outside makes every write throw. */
+const TIMESTAMP_MIN_MS = -62_135_596_800_000; // 0001-01-01T00:00:00Z
+const TIMESTAMP_MAX_MS = 253_402_300_799_999; // 9999-12-31T23:59:59.999Z
+
 function parseTime(text: string | undefined): Date | null {
   if (text === undefined) return null;
   const ms = Date.parse(text);
-  return Number.isNaN(ms) ? null : new Date(ms);
+  return Number.isNaN(ms) || ms < TIMESTAMP_MIN_MS || ms > TIMESTAMP_MAX_MS ? null : new Date(ms);
 }
 
 /**
  * Twice what Pub/Sub allows (100 attributes, 256-byte keys, 1 KiB values), so
  * no real push is refused, while a stored document stays far below 1 MiB.
+ * Counted in UTF-8 bytes (what Firestore counts), plus a per-attribute
+ * allowance for the stored `{key, value}` pair.
  */
-export const MAX_ATTRIBUTE_CHARS = 256 * 1024;
+export const MAX_ATTRIBUTE_BYTES = 256 * 1024;
+/** Stored size of one attribute pair besides its key and value (field names and terminators). */
+const ATTRIBUTE_OVERHEAD_BYTES = 16;
+/** Twice Pub/Sub's 256 bytes; also below Firestore's 1,500-byte limit on a map key (dead-letter source attributes). */
+export const MAX_ATTRIBUTE_KEY_BYTES = 512;
+
+/**
+ * True if the text holds an unpaired UTF-16 surrogate (JSON can escape one,
+ * "\ud800"; UTF-8 cannot carry it, so Pub/Sub never sends it). Firestore's
+ * client encodes a short such string as invalid UTF-8 and the write fails,
+ * on every redelivery; a longer one is silently stored altered (U+FFFD).
+ */
+export function hasLoneSurrogate(text: string): boolean {
+  return /\p{Cs}/u.test(text);
+}
 
 /**
  * Attributes into a null-prototype object: every own key of the parsed JSON,
@@ -70,11 +90,14 @@ function readAttributes(value: unknown): { ok: true; attributes: Record<string, 
   let size = 0;
   for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
-    if (typeof item !== 'string') return { ok: false, error: `message.attributes[${JSON.stringify(key.slice(0, 64))}] is not a string` };
-    size += key.length + item.length;
+    const name = JSON.stringify(key.slice(0, 64));
+    if (typeof item !== 'string') return { ok: false, error: `message.attributes[${name}] is not a string` };
+    if (Buffer.byteLength(key) > MAX_ATTRIBUTE_KEY_BYTES) return { ok: false, error: `message.attributes key ${name}… exceeds ${MAX_ATTRIBUTE_KEY_BYTES} bytes` };
+    if (hasLoneSurrogate(key) || hasLoneSurrogate(item)) return { ok: false, error: `message.attributes[${name}] is not valid Unicode (lone surrogate)` };
+    size += Buffer.byteLength(key) + Buffer.byteLength(item) + ATTRIBUTE_OVERHEAD_BYTES;
     attributes[key] = item;
   }
-  if (size > MAX_ATTRIBUTE_CHARS) return { ok: false, error: `message.attributes exceed ${MAX_ATTRIBUTE_CHARS} characters` };
+  if (size > MAX_ATTRIBUTE_BYTES) return { ok: false, error: `message.attributes exceed ${MAX_ATTRIBUTE_BYTES} bytes` };
   return { ok: true, attributes };
 }
 
@@ -96,6 +119,13 @@ export function parsePushEnvelope(body: unknown): EnvelopeResult {
   if (messageId === undefined) {
     return { ok: false, error: 'not a Pub/Sub push envelope: message.messageId is missing' };
   }
+  const texts: ReadonlyArray<[string, string | undefined]> = [
+    ['message.messageId', messageId],
+    ['subscription', subscription],
+    ['message.orderingKey', message.orderingKey ?? message.ordering_key],
+  ];
+  const unpaired = texts.find(([, text]) => text !== undefined && hasLoneSurrogate(text));
+  if (unpaired !== undefined) return { ok: false, error: `not a Pub/Sub push envelope: ${unpaired[0]} is not valid Unicode (lone surrogate)` };
   const attributes = readAttributes(message.attributes);
   if (!attributes.ok) return { ok: false, error: `not a Pub/Sub push envelope: ${attributes.error}` };
   return {

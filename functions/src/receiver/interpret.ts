@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../core/hash';
 import { invalidDocId, messageDocId } from '../inbox/ids';
-import { decodeBase64, type PushEnvelope } from './envelope';
+import { decodeBase64, hasLoneSurrogate, type PushEnvelope } from './envelope';
 import { DEFAULT_NAME_ATTRIBUTE, findMessageType, type MessageRegistry } from './registry';
 
 /** A message the relay can work on. */
@@ -40,6 +40,17 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 function clip(text: string): string {
   return text.length <= MAX_ERROR_CHARS ? text : `${text.slice(0, MAX_ERROR_CHARS)}… (truncated)`;
+}
+
+/** Path of the first string in a (schema-output, shallow) value that holds a lone surrogate, or null. */
+function loneSurrogatePath(value: unknown, path: string): string | null {
+  if (typeof value === 'string') return hasLoneSurrogate(value) ? path : null;
+  if (typeof value !== 'object' || value === null) return null;
+  for (const [key, item] of Object.entries(value)) {
+    const found = loneSurrogatePath(item, path === '' ? key : `${path}.${key}`);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /**
@@ -87,6 +98,9 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
     return invalid(`${type.name} does not match its schema: ${z.prettifyError(parsed.error)}`, type.name);
   }
   const payload = parsed.data as Record<string, unknown>;
+  // A JSON escape such as "\ud800" decodes to text Firestore cannot store as is: park the message instead.
+  const unpaired = loneSurrogatePath(payload, '');
+  if (unpaired !== null) return invalid(`${type.name} payload: ${unpaired} is not valid Unicode (lone surrogate)`, type.name);
   const dedupKey = type.dedupKey(payload);
   return {
     kind: 'valid',
