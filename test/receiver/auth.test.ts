@@ -2,13 +2,13 @@ import { OAuth2Client } from 'google-auth-library';
 import request from 'supertest';
 import { createPushTokenVerifier } from '../../functions/src/auth/push-token';
 import { INBOX } from '../../functions/src/inbox/document';
+import { pushAuthCases, PUSHER } from '../support/auth-cases';
 import { isolatedFirestore } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
-import { createSigner, unsignedToken } from '../support/tokens';
+import { createSigner } from '../support/tokens';
 
 const AUDIENCE = 'https://inbox.example.test/receivePubSubPush';
-const PUSHER = 'pubsub-push@test-project.iam.gserviceaccount.com';
 
 const signer = createSigner();
 const stranger = createSigner(signer.kid); // same kid, different key: a forged signature
@@ -22,26 +22,8 @@ afterAll(async () => {
   await db.terminate();
 });
 
-const now = Math.floor(Date.now() / 1000);
-const cases: Array<{ name: string; authorization: string | undefined; status: number; reason: string }> = [
-  { name: 'no Authorization header', authorization: undefined, status: 401, reason: 'missing bearer token' },
-  { name: 'not a bearer token', authorization: 'Basic dXNlcjpwYXNz', status: 401, reason: 'missing bearer token' },
-  { name: 'garbage bearer token', authorization: 'Bearer not.a.jwt', status: 401, reason: 'not RS256' },
-  { name: 'expired token', authorization: `Bearer ${signer.token({ iat: now - 7200, exp: now - 3600 })}`, status: 401, reason: 'Token used too late' },
-  { name: 'wrong audience', authorization: `Bearer ${signer.token({ aud: 'https://elsewhere.example.test' })}`, status: 401, reason: 'Wrong recipient' },
-  { name: 'wrong issuer', authorization: `Bearer ${signer.token({ iss: 'https://evil.example.test' })}`, status: 401, reason: 'Invalid issuer' },
-  { name: 'bad signature', authorization: `Bearer ${stranger.token()}`, status: 401, reason: 'Invalid token signature' },
-  { name: 'unknown key id', authorization: `Bearer ${signer.token({}, { kid: 'other-key' })}`, status: 401, reason: 'No pem found' },
-  {
-    name: 'alg none',
-    authorization: `Bearer ${unsignedToken({ iss: 'https://accounts.google.com', aud: AUDIENCE, email: PUSHER, email_verified: true, iat: now, exp: now + 600 })}`,
-    status: 401,
-    reason: 'not RS256',
-  },
-  { name: 'HS256 claimed in the header', authorization: `Bearer ${signer.token({}, { alg: 'HS256' })}`, status: 401, reason: 'not RS256' },
-  { name: 'wrong service account', authorization: `Bearer ${signer.token({ email: 'someone@else.iam.gserviceaccount.com' })}`, status: 403, reason: 'may not push' },
-  { name: 'email not verified', authorization: `Bearer ${signer.token({ email_verified: false })}`, status: 403, reason: 'not verified' },
-];
+// The matrix is shared with receiveDeadLetter (test/hostile/dead-letter-auth.test.ts).
+const cases = pushAuthCases(signer, stranger, AUDIENCE);
 
 describe('push authentication', () => {
   test.each(cases)('$name: rejected with $status, nothing stored', async ({ name, authorization, status, reason }) => {

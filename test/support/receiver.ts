@@ -2,6 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import type { Server } from 'node:http';
+import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/handler';
 import { createLogger } from '../../functions/src/log';
 import { createPushHandler, type ReceiverDeps } from '../../functions/src/receiver/handler';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
@@ -33,6 +34,29 @@ export function testReceiver(db: Firestore, overrides: Partial<ReceiverDeps> = {
     ...overrides,
   });
   const name = `receiverUnderTest${++registered}`;
+  http(name, handler);
+  return { server: getTestServer(name), logs };
+}
+
+/**
+ * `receiveDeadLetter` registered and served in process like
+ * {@link testReceiver}: same defaults (no push authentication, 14 MiB
+ * bodies, 5 s write deadline), logs captured.
+ */
+export function testDeadLetterReceiver(db: Firestore, overrides: Partial<DeadLetterDeps> = {}): TestReceiver {
+  const logs: Array<Record<string, unknown>> = [];
+  const handler = createDeadLetterHandler({
+    db: () => db,
+    registry: DEFAULT_REGISTRY,
+    verifier: null,
+    log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
+    now: () => new Date(),
+    maxBodyBytes: 14 * 1024 * 1024,
+    writeTimeoutMs: 5_000,
+    shards: 16,
+    ...overrides,
+  });
+  const name = `deadLetterReceiverUnderTest${++registered}`;
   http(name, handler);
   return { server: getTestServer(name), logs };
 }
