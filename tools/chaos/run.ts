@@ -8,6 +8,7 @@ import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { join } from 'node:path';
 import { runCli } from '../../functions/src/cli/main';
+import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId } from '../../functions/src/inbox/ids';
 import { startLocalStack, type LocalStack } from '../local/stack';
 import { REPO_ROOT } from '../local/serve-function';
@@ -77,7 +78,7 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
   let counting = true;
   const counter = (async () => {
     while (counting) {
-      stored = await db.collection('inbox').count().get().then((s) => s.data().count, () => stored);
+      stored = await db.collection(INBOX).count().get().then((s) => s.data().count, () => stored);
       await sleep(500);
     }
   })();
