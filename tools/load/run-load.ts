@@ -38,7 +38,7 @@ export interface LoadResult {
   readonly requestsPerSecond: number;
   readonly messages: number;
   readonly redeliveries: number;
-  /** 503s answered while the line was cut, or within the recovery grace after: retried, as Pub/Sub would. */
+  /** 503s of requests under way while the line was cut, or within the recovery grace after: retried, as Pub/Sub would. */
   readonly injectedErrors: number;
   readonly faultWindows: number;
   /** Any other answer than 200, or a 503 outside the fault windows, by status. */
@@ -50,6 +50,8 @@ export interface LoadResult {
   readonly rssAtEndMb: number;
   /** rssAtEnd / rssAfterWarmup; the target is at most 1.2. */
   readonly rssRatio: number;
+  /** RSS every 5 s from the start, MB: the trend behind the ratio. */
+  readonly rssSamplesMb: readonly number[];
   readonly ok: boolean;
 }
 
@@ -77,14 +79,15 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const line = await startTcpProxy(emulators.firestoreHost);
   const receiver = await serveFunction({
     target: 'receivePubSubPush',
-    env: { GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: line.host, INBOX_PUSH_AUTH: 'disabled', INBOX_WRITE_TIMEOUT_MS: '2000' },
+    env: { GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: line.host, INBOX_PUSH_AUTH: 'disabled' },
     logs: 'discard',
   });
   const db = new Firestore({ projectId, host: emulators.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
   const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
   try {
     const windows: Array<{ from: number; to: number }> = [];
-    const injected = (at: number): boolean => windows.some((w) => at >= w.from && at <= w.to + RECOVERY_GRACE_MS);
+    /** A request that was under way at any moment of a cut (or its recovery grace) met the injected fault. */
+    const injected = (sent: number, answered: number): boolean => windows.some((w) => sent <= w.to + RECOVERY_GRACE_MS && answered >= w.from);
     const post = (i: number): Promise<number> =>
       new Promise((resolve) => {
         const body = JSON.stringify(envelopeFor(run, i));
@@ -107,11 +110,11 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     /** Sends message i until it is acknowledged (200), as Pub/Sub redelivers a 5xx. */
     const deliver = async (i: number): Promise<void> => {
       for (;;) {
-        const at = Date.now();
+        const sent = Date.now();
         const status = await post(i);
         requests += 1;
         if (status === 200) return;
-        if (status === 503 && injected(at)) injectedErrors += 1;
+        if (status === 503 && injected(sent, Date.now())) injectedErrors += 1;
         else unexpected[String(status)] = (unexpected[String(status)] ?? 0) + 1;
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -129,6 +132,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         acked.push(i);
       }
     };
+    const rssSamplesMb: number[] = [];
+    const sampler = setInterval(() => {
+      void currentRss(receiver.pid).then((rss) => rssSamplesMb.push(mb(rss)), () => undefined);
+    }, 5_000);
     let rssAfterWarmup = 0;
     const warm = setTimeout(() => {
       void currentRss(receiver.pid).then((rss) => {
@@ -138,7 +145,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     }, options.warmupMs);
     const faults = options.faultEveryMs <= 0 ? null : setInterval(() => {
       const from = Date.now();
-      if (from + options.faultMs > stopAt) return;
+      // No cut that outlasts the run or overlaps the one under way.
+      if (from + options.faultMs > stopAt || line.mode() !== 'forward') return;
       // Recorded at once, so 503s during the cut are recognised; its end is set when the line is back.
       const window = { from, to: from + options.faultMs };
       windows.push(window);
@@ -151,6 +159,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     }, options.faultEveryMs);
     await Promise.all(Array.from({ length: options.concurrency }, client));
     clearTimeout(warm);
+    clearInterval(sampler);
     if (faults !== null) clearInterval(faults);
     const rssAtEnd = await currentRss(receiver.pid);
     const seconds = (Date.now() - started) / 1000;
@@ -180,6 +189,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
       rssAfterWarmupMb: mb(rssAfterWarmup),
       rssAtEndMb: mb(rssAtEnd),
       rssRatio,
+      rssSamplesMb,
       ok: clean && rssRatio <= 1.2,
     };
   } finally {
