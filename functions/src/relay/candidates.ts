@@ -1,8 +1,9 @@
-import { type Firestore, Timestamp } from '@google-cloud/firestore';
+import type { Firestore } from '@google-cloud/firestore';
+import { isTimestamp } from '../core/timestamp';
 import type { LaneEntry } from '../engine/store/collections';
 import { QUERIES } from '../queries';
 
-const toDate = (value: unknown): Date | null => (value instanceof Timestamp ? value.toDate() : null);
+const toDate = (value: unknown): Date | null => (isTimestamp(value) ? value.toDate() : null);
 
 /** An OPEN, due inbox document, as listed by the candidate query. */
 export interface Candidate extends LaneEntry {

@@ -1,5 +1,5 @@
+import { isTimestamp } from '../../core/timestamp';
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
-import { Timestamp } from '@google-cloud/firestore';
 
 /**
  * A Firestore transaction that lets code read and write in any order.
@@ -91,7 +91,7 @@ export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) =>
 
 /** Firestore Timestamps → Dates, recursively; everything else as it is. */
 export function toDates(value: unknown): unknown {
-  if (value instanceof Timestamp) return value.toDate();
+  if (isTimestamp(value)) return value.toDate();
   if (Array.isArray(value)) return value.map(toDates);
   if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
     const out: Record<string, unknown> = {};
