@@ -18,7 +18,7 @@ export const TOPOLOGY = {
  * cut off for longer is dead-lettered.
  */
 export const MAX_DELIVERY_ATTEMPTS = 5;
-const RETRY_POLICY = { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } };
+export const RETRY_POLICY = { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } };
 
 export interface TopologyEndpoints {
   readonly receiverUrl: string;
