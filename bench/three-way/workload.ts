@@ -6,7 +6,7 @@
  */
 import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
-import { seededRandom } from '../../tools/chaos/plan';
+import { seededRandom } from '../../tools/seeded-random';
 
 export type Fate = 'normal' | 'overtake' | 'double-token' | 'poison';
 

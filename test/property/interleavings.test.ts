@@ -14,6 +14,7 @@ import { workOrderEngine } from '../support/engine';
 import { isolatedFirestore } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { seededRandom } from '../../tools/seeded-random';
 
 /**
  * The headline property of the inbox, on the real Firestore emulator: for any
@@ -73,16 +74,6 @@ beforeAll(async () => {
   engine = await workOrderEngine();
 });
 
-/** mulberry32: a tiny seeded PRNG, numbers in [0, 1). */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 const millis = (value: unknown): number => (value as FirebaseFirestore.Timestamp).toMillis();
 
 async function runScenario(s: Scenario): Promise<void> {

@@ -15,48 +15,38 @@ export interface TestReceiver {
   readonly logs: Array<Record<string, unknown>>;
 }
 
+/** What both push endpoints need, with the test defaults: no push authentication, 14 MiB bodies, 5 s write deadline, logs into `logs`. */
+function endpointDeps(db: Firestore, logs: Array<Record<string, unknown>>): DeadLetterDeps {
+  return {
+    db: () => db,
+    registry: DEFAULT_REGISTRY,
+    verifier: null,
+    log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
+    now: () => new Date(),
+    maxBodyBytes: 14 * 1024 * 1024,
+    writeTimeoutMs: 5_000,
+    shards: 16,
+  };
+}
+
+/** Registers `handler` with the Functions Framework under a fresh name and serves it in process. */
+function serve(prefix: string, handler: Parameters<typeof http>[1], logs: Array<Record<string, unknown>>): TestReceiver {
+  const name = `${prefix}${++registered}`;
+  http(name, handler);
+  return { server: getTestServer(name), logs };
+}
+
 /**
  * The push handler registered with the Functions Framework under a fresh name
  * and served in process (getTestServer), with its logs captured.
  */
 export function testReceiver(db: Firestore, overrides: Partial<ReceiverDeps> = {}): TestReceiver {
   const logs: Array<Record<string, unknown>> = [];
-  const handler = createPushHandler({
-    db: () => db,
-    registry: DEFAULT_REGISTRY,
-    verifier: null,
-    log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
-    now: () => new Date(),
-    maxBodyBytes: 14 * 1024 * 1024,
-    writeTimeoutMs: 5_000,
-    shards: 16,
-    fastPath: null,
-    ...overrides,
-  });
-  const name = `receiverUnderTest${++registered}`;
-  http(name, handler);
-  return { server: getTestServer(name), logs };
+  return serve('receiverUnderTest', createPushHandler({ ...endpointDeps(db, logs), fastPath: null, ...overrides }), logs);
 }
 
-/**
- * `receiveDeadLetter` registered and served in process like
- * {@link testReceiver}: same defaults (no push authentication, 14 MiB
- * bodies, 5 s write deadline), logs captured.
- */
+/** `receiveDeadLetter` registered and served in process like {@link testReceiver}, with the same defaults. */
 export function testDeadLetterReceiver(db: Firestore, overrides: Partial<DeadLetterDeps> = {}): TestReceiver {
   const logs: Array<Record<string, unknown>> = [];
-  const handler = createDeadLetterHandler({
-    db: () => db,
-    registry: DEFAULT_REGISTRY,
-    verifier: null,
-    log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
-    now: () => new Date(),
-    maxBodyBytes: 14 * 1024 * 1024,
-    writeTimeoutMs: 5_000,
-    shards: 16,
-    ...overrides,
-  });
-  const name = `deadLetterReceiverUnderTest${++registered}`;
-  http(name, handler);
-  return { server: getTestServer(name), logs };
+  return serve('deadLetterReceiverUnderTest', createDeadLetterHandler({ ...endpointDeps(db, logs), ...overrides }), logs);
 }

@@ -7,6 +7,7 @@
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
 import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { collisionDocId } from '../../functions/src/inbox/ids';
+import { seededRandom } from '../seeded-random';
 
 /** Distinct completions each work order needs (waits in tools/chaos/bpmn/work-order-execution.bpmn). */
 export const TRANCHES = 4;
@@ -60,18 +61,6 @@ export interface ChaosPlan {
 }
 
 export const COMPLETION_ATTRIBUTES = { eventType: 'WorkOrderCompleted' } as const;
-
-/** mulberry32: small, fast, and the same sequence on every machine for a seed. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 /** The inbox id and payload hash the receiver gives these bytes (the production code decides, not a copy of it). */
 function interpreted(data: Buffer): { id: string; payloadHash: string } {

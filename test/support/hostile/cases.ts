@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { type CaseBuilder, type Endpoint, type Expected, formEnvelope, type HostileRequest, wellFormedEnvelope } from './envelopes';
 import { envelopeDefect, formNotEnvelope, frameworkRefusal, tooLarge, wrongContentType, wrongMethod } from './not-a-push';
 import { badBase64, hugeInvalid, hugeValidCompletion, loneSurrogateInPayload, nameMissing, notJson, notUtf8, schemaViolation, unknownName, validCompletion } from './payloads';
+import { seededRandom } from '../../../tools/seeded-random';
 
 /** One generated request and the answer (and inbox document) it must get. */
 export interface HostileCase {
@@ -52,17 +53,6 @@ export function hostileClasses(endpoint: Endpoint, maxBodyBytes: number): Hostil
   ];
 }
 
-/** mulberry32: a small seeded PRNG for the sending order. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
-
 /**
  * Every case of `classes`, generated from `seed` (class i samples with seed
  * + i) and shuffled by it, so classes interleave in flight and the same seed
@@ -70,7 +60,7 @@ function prng(seed: number): () => number {
  */
 export function generateCases(classes: readonly HostileClass[], seed: number): HostileCase[] {
   const drafts = classes.flatMap((c, ci) => fc.sample(c.arbitrary, { seed: seed + ci, numRuns: c.count }).map((build, i) => ({ className: c.name, ...build(`${ci}.${i}`) })));
-  const random = prng(seed);
+  const random = seededRandom(seed);
   for (let i = drafts.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));
     [drafts[i], drafts[j]] = [drafts[j]!, drafts[i]!];

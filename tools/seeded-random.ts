@@ -1,0 +1,15 @@
+/**
+ * mulberry32: a small, fast seeded PRNG, numbers in [0, 1). The same seed
+ * gives the same sequence on every machine, so a chaos run, a property test
+ * or a benchmark workload replays from the seed it prints.
+ */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
