@@ -69,10 +69,11 @@ export async function account(summary: RelaySummary, id: string, result: RelayRe
   }
 }
 
-/** Fisher-Yates with the injected random source. */
+/** Fisher-Yates with the injected random source; a value outside [0, 1) (or NaN) leaves the item where it is, never loses it. */
 function shuffled<T>(items: T[], random: () => number): T[] {
   for (let i = items.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1));
+    const r = random();
+    const j = Number.isFinite(r) ? Math.min(i, Math.max(0, Math.floor(r * (i + 1)))) : i;
     [items[i], items[j]] = [items[j] as T, items[i] as T];
   }
   return items;
