@@ -39,14 +39,16 @@ export function completionId(workOrderId: string): string {
 
 /**
  * Starts a work order and completes its hand-over job, in two transactions
- * of the engine: the token then waits at waitForCompletion.
+ * of the engine: the token then waits at waitForCompletion. Returns the
+ * process instance id.
  */
-export async function waitingWorkOrder(db: Firestore, engine: Engine, workOrderId: string): Promise<void> {
+export async function waitingWorkOrder(db: Firestore, engine: Engine, workOrderId: string): Promise<string> {
   const started = await startProcessInstance(db, engine, { processKey: PROCESS_KEY, businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
   const handOver = started.jobs.find((j) => j.activityId === 'handOverWorkOrder');
   if (handOver === undefined) throw new Error(`${workOrderId}: no hand-over job (created: ${started.created})`);
   const done = await completeJobRun(db, engine, handOver.id, { handedOverMessageId: `bench-${workOrderId}` }, new Date());
   if (done.status !== 'COMPLETED') throw new Error(`${workOrderId}: hand-over job ${done.status}`);
+  return started.instance.id;
 }
 
 /** Stores a work order's completion exactly as receivePubSubPush does (one batch: inbox create + lane arrayUnion). */

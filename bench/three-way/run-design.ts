@@ -71,7 +71,7 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
   const pubsub = new PubSub({ projectId, apiEndpoint: s.pubsubHost });
   const closers: Array<() => Promise<void>> = [() => pubsub.close(), () => db.terminate()];
   try {
-    // The design's own Firestore line, to cut for the outage.
+    // Per design: how to cut its Firestore line, where to publish, where dead letters end up.
     let outage: () => Promise<void>;
     let topicName: string;
     let deadLetters: () => Promise<Set<string>>;
@@ -115,11 +115,8 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
     const early = workload.filter((m) => m.fate === 'normal' || m.fate === 'double-token');
     await runPool(early.length, 16, async (i) => {
       const m = early[i] as BenchMessage;
-      await waitingWorkOrder(db, engine, m.workOrderId ?? '');
-      if (m.fate === 'double-token') {
-        const instance = (await db.collection(COLLECTIONS.instances).where('businessKey', '==', m.workOrderId).limit(1).get()).docs[0];
-        await moveToken(db, engine, { processInstanceId: instance?.id ?? '', executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
-      }
+      const processInstanceId = await waitingWorkOrder(db, engine, m.workOrderId ?? '');
+      if (m.fate === 'double-token') await moveToken(db, engine, { processInstanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
     });
     s.progress(`${design}: ${early.length} work orders waiting; publishing ${workload.length} messages at ${s.rate}/s`);
 
@@ -139,28 +136,28 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
     await outageDone;
     await sleep(s.lateStartMs);
     const late = workload.filter((m) => m.fate === 'overtake');
-    await runPool(late.length, 16, (i) => waitingWorkOrder(db, engine, late[i]?.workOrderId ?? ''));
+    await runPool(late.length, 16, async (i) => void (await waitingWorkOrder(db, engine, late[i]?.workOrderId ?? '')));
     s.progress(`${design}: published; ${late.length} overtaken work orders started ${s.lateStartMs} ms later; settling`);
 
     // Settled: every message accounted for (nack: correlated or dead-lettered; the others: delivered, nothing
     // OPEN) and nothing changing for 10 s, or the timeout (a message still retried then is reported as such).
     const deadline = Date.now() + s.settleTimeoutMs;
     const expectedIds = new Set(workload.flatMap((m) => (m.docId === null ? [] : [m.docId])));
-    const accounted = async (): Promise<boolean> => {
+    const accounted = async (dead: ReadonlySet<string>): Promise<boolean> => {
       if (design === 'system') return (await db.collection(INBOX).where('status', '==', 'OPEN').count().get()).data().count === 0;
       if (design === 'naive') return (baseline?.ledger.requests ?? 0) >= workload.length;
-      const dead = await deadLetters();
       const done = [...expectedIds].filter((id) => baseline?.ledger.correlated.has(id) === true || dead.has(id)).length;
       return done + (dead.size - [...dead].filter((id) => expectedIds.has(id)).length) >= workload.length;
     };
     let last = '';
     for (let quiet = 0; quiet < 5 && Date.now() < deadline; ) {
       await sleep(2_000);
-      const now = `${baseline?.ledger.requests ?? 0}/${baseline?.ledger.correlated.size ?? 0}/${(await deadLetters()).size}`;
-      quiet = now === last && (await accounted()) ? quiet + 1 : 0;
+      const dead = await deadLetters();
+      const now = `${baseline?.ledger.requests ?? 0}/${baseline?.ledger.correlated.size ?? 0}/${dead.size}`;
+      quiet = now === last && (await accounted(dead)) ? quiet + 1 : 0;
       last = now;
     }
-    const settled = await accounted();
+    const settled = await accounted(await deadLetters());
 
     // What became of every message.
     const correlatedAt = new Map<string, number>();
