@@ -11,6 +11,7 @@
  */
 import { http } from '@google-cloud/functions-framework';
 import { loadConfig } from './config';
+import { outsideRequestDomain } from './http/outside-request-domain';
 import { createReceiveDeadLetter, createReceivePubSubPush } from './receiver/function';
 import { createRuntime } from './runtime';
 import { type FunctionFactory, relayInboxFunction, runJobFunction, startProcessFunction, sweepJobsFunction } from './wiring';
@@ -38,5 +39,5 @@ function servedTarget(argv: readonly string[], env: NodeJS.ProcessEnv): string |
 
 const target = servedTarget(process.argv, process.env);
 for (const [name, factory] of Object.entries(FUNCTIONS)) {
-  if (target === undefined || target === '' || target === name) http(name, factory(config, runtime));
+  if (target === undefined || target === '' || target === name) http(name, outsideRequestDomain(factory(config, runtime)));
 }

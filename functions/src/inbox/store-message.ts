@@ -3,6 +3,7 @@ import type * as FirestoreModule from '@google-cloud/firestore';
 import { correlationKeyDocId } from '../engine/ids';
 import { COLLECTIONS, type LaneEntry } from '../engine/store/collections';
 import { errorCode, GRPC_ALREADY_EXISTS } from '../core/errors';
+import { lazy } from '../core/lazy';
 import type { PushEnvelope } from '../receiver/envelope';
 import type { InboxDraft, InvalidDraft, ValidDraft } from '../receiver/interpret';
 import { collisionDocument, INBOX, type InboxDocument, invalidDocument, openDocument, RAW_CHUNKS, rawChunks } from './document';
@@ -20,6 +21,9 @@ export interface StoreContext {
   readonly now: Date;
   readonly shards: number;
 }
+
+/** Loaded on first use (the receiver starts without Google client libraries); cached, as require() from here resolves the path again on every call. */
+const firestoreModule = lazy(() => require('@google-cloud/firestore') as typeof FirestoreModule);
 
 /** Chunks per batch: 8 × 768 KiB stays below Firestore's 10 MiB request limit. */
 const CHUNKS_PER_BATCH = 8;
@@ -46,7 +50,7 @@ async function createIfAbsent(db: Firestore, id: string, doc: InboxDocument): Pr
  * by id. If the document exists, the batch fails whole and the lane is untouched.
  */
 async function createOpen(db: Firestore, id: string, doc: InboxDocument): Promise<boolean> {
-  const { FieldValue } = require('@google-cloud/firestore') as typeof FirestoreModule;
+  const { FieldValue } = firestoreModule();
   const correlationKey = doc.correlationKey ?? '';
   const entry: LaneEntry = { inboxId: id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime, receivedAt: doc.receivedAt };
   const batch = db.batch();
