@@ -162,6 +162,7 @@ async function main(): Promise<void> {
       missing: receiverCheck.missing,
       doubled: receiverCheck.extra,
       directMissing: directCheck.missing,
+      directDoubled: directCheck.extra,
       targets: { ratio: '>= 0.8', receiverPeakRssMb: '<= 200', missing: 0, doubled: 0 },
     };
     if (JSON_OUTPUT) {
@@ -169,12 +170,12 @@ async function main(): Promise<void> {
     } else {
       console.log(`receiver: ${result.receiverPerSecond} msg/s   direct storeMessage(): ${result.directPerSecond} msg/s   ratio receiver/direct: ${result.ratio} (target >= 0.8)`);
       console.log(`bare functions-framework create(): ${result.bareFunctionPerSecond} msg/s   ratio receiver/bare function: ${result.ratioToBareFunction}`);
-      console.log(`receiver peak RSS: ${result.receiverPeakRssMb} MB (target <= 200; ${result.receiverRssAfterWarmupMb} MB after warm-up; bare function ${result.bareFunctionPeakRssMb} MB)   missing: ${result.missing}   doubled: ${result.doubled}`);
+      console.log(`receiver peak RSS: ${result.receiverPeakRssMb} MB (target <= 200; ${result.receiverRssAfterWarmupMb} MB after warm-up; bare function ${result.bareFunctionPeakRssMb} MB)   missing: ${result.missing}   doubled: ${result.doubled} (direct: ${result.directMissing} / ${result.directDoubled})`);
       console.log(
         `CPU per message: receiver process ${result.receiverCpuMsPerMessage} ms, bare function ${result.bareFunctionCpuMsPerMessage} ms, direct client ${result.directClientCpuMsPerMessage} ms   (${N} messages, concurrency ${CONCURRENCY})`,
       );
     }
-    const ok = result.missing === 0 && result.doubled === 0 && directCheck.missing === 0;
+    const ok = result.missing === 0 && result.doubled === 0 && result.directMissing === 0 && result.directDoubled === 0;
     process.exitCode = ok ? 0 : 1;
   } finally {
     agent.destroy();

@@ -64,7 +64,8 @@ describe('Pub/Sub emulator → push → receiver → Firestore', () => {
     const messageId = await publishCompletion('WO-e2e-outage');
     // Pub/Sub pushes, the receiver cannot store and answers 503 (logged, not acked).
     await waitFor('a 503 from the receiver', async () =>
-      receiver.logs.some((l) => l.messageId === messageId && String(l.message).includes('not acked')) ? true : undefined,
+      // The retryable branch (WARNING, a retryable gRPC code), which push-endpoint answers 503; the unexpected one is an ERROR answered 500.
+      receiver.logs.some((l) => l.messageId === messageId && l.severity === 'WARNING' && String(l.message).startsWith('technical failure, not acked')) ? true : undefined,
     );
     expect((await docFor('WO-e2e-outage').get()).exists).toBe(false);
 

@@ -5,6 +5,7 @@ import { correlationKeyDocId } from '../../functions/src/engine/ids';
 import { isolatedFirestore } from '../support/firestore';
 import { base64Json, completion, completionEnvelope, envelope, TEST_SUBSCRIPTION } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { loadConfig } from '../../functions/src/config';
 
 const db = isolatedFirestore('receiver');
 const { server, logs } = testReceiver(db);
@@ -159,6 +160,28 @@ describe('receivePubSubPush: outcomes', () => {
     const chunks = await inbox.doc(res.body.id as string).collection(RAW_CHUNKS).orderBy('index').get();
     const joined = Buffer.concat(chunks.docs.map((c) => Buffer.from(c.get('bytes') as Uint8Array)));
     expect(joined.equals(data)).toBe(true);
+  });
+
+  test('the default limit takes the largest message Pub/Sub sends (10 MiB of data) and refuses one byte more than the limit', async () => {
+    const { maxBodyBytes } = loadConfig({ GOOGLE_CLOUD_PROJECT: 'limit-test' });
+    const receiver = testReceiver(db, { maxBodyBytes });
+    const data = Buffer.alloc(10 * 1024 * 1024, 0x7a);
+    const largest = JSON.stringify(envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+    expect(Buffer.byteLength(largest)).toBeLessThanOrEqual(maxBodyBytes);
+    const res = await request(receiver.server).post('/').set('content-type', 'application/json').send(largest);
+    expect(res.status).toBe(200);
+    const doc = (await inbox.doc(res.body.id as string).get()).data();
+    expect(doc).toMatchObject({ reason: 'INVALID_PAYLOAD', rawDataBytes: data.length });
+    const chunks = (await inbox.doc(res.body.id as string).collection(RAW_CHUNKS).count().get()).data().count;
+    expect(chunks).toBe(doc?.rawDataChunks);
+
+    const shell = JSON.stringify(envelope({ data: '', messageId: 'over-the-limit' }));
+    const over = shell.replace('"data":""', `"data":"${'A'.repeat(maxBodyBytes + 1 - Buffer.byteLength(shell))}"`);
+    expect(Buffer.byteLength(over)).toBe(maxBodyBytes + 1);
+    const before = await count();
+    const refused = await request(receiver.server).post('/').set('content-type', 'application/json').send(over);
+    expect(refused.status).toBe(413);
+    expect(await count()).toBe(before);
   });
 });
 
