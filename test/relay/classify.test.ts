@@ -61,6 +61,16 @@ describe('per-key order', () => {
     expect(isOlder(a, b)).toBe(older);
     expect(isOlder(b, a)).toBe(!older);
   });
+  test('mixed present and missing publishTime still give one order (a < c < b; was a < c < b < a)', () => {
+    // b has no publishTime: it sorts by its receipt (5) among the others' publish times (1, 2).
+    const a = e('a', 1, 9);
+    const b = e('b', null, 5);
+    const c = e('c', 2, 0);
+    expect([isOlder(a, c), isOlder(c, b), isOlder(b, a)]).toEqual([true, true, false]);
+    expect(isOlder(a, b)).toBe(true);
+    for (const lane of [[a, b, c], [b, c, a], [c, a, b]]) expect(oldestOf(lane)?.inboxId).toBe('a');
+    expect(olderThan([a, b, c], a)).toBeNull();
+  });
   test('oldestOf and olderThan', () => {
     const lane = [e('x', 3, 3), e('y', 1, 9), e('z', 2, 0)];
     expect(oldestOf(lane)?.inboxId).toBe('y');

@@ -2,7 +2,7 @@ import type { Logger } from '../log';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { JobQueue } from '../tasks/job-queue';
 import { findCandidates, type Candidate } from './candidates';
-import { isOlder } from './lane';
+import { compareLane } from './lane';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
 
 export interface BatchOptions {
@@ -79,11 +79,11 @@ function shuffled<T>(items: T[], random: () => number): T[] {
   return items;
 }
 
-/** Candidates grouped by correlation key, each group in per-key order (publishTime, receivedAt, id). */
+/** Candidates grouped by correlation key, each group in per-key order (lane.ts). */
 function byKey(candidates: readonly Candidate[]): Candidate[][] {
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) groups.set(c.correlationKey, [...(groups.get(c.correlationKey) ?? []), c]);
-  return [...groups.values()].map((g) => g.sort((a, b) => (isOlder(a, b) ? -1 : isOlder(b, a) ? 1 : 0)));
+  return [...groups.values()].map((g) => g.sort(compareLane));
 }
 
 /**
