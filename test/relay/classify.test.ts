@@ -1,6 +1,6 @@
 import { backoffMs } from '../../functions/src/relay/backoff';
 import { decide, type RelayOutcome, type RelayPolicy } from '../../functions/src/relay/classify';
-import { isOlder, olderThan, oldestOf } from '../../functions/src/relay/lane';
+import { holdUntil, isOlder, olderThan, oldestOf } from '../../functions/src/relay/lane';
 import type { LaneEntry } from '../../functions/src/engine/store/collections';
 
 const policy: RelayPolicy = { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
@@ -70,6 +70,19 @@ describe('per-key order', () => {
     expect(isOlder(a, b)).toBe(true);
     for (const lane of [[a, b, c], [b, c, a], [c, a, b]]) expect(oldestOf(lane)?.inboxId).toBe('a');
     expect(olderThan([a, b, c], a)).toBeNull();
+  });
+  test.each([
+    ['due before its older one (in backoff): moved to 1 ms after it', 0, 45, 45_001],
+    ['due before its older one (due too): moved behind it, still due', -60, -30, -29_999],
+    ['already 1 ms after its older one: unchanged (no write)', 45.001, 45, null],
+    ['later than its older one: unchanged, never earlier', 90, 45, null],
+  ])('holdUntil: %s', (_name, own, older, expected) => {
+    const result = holdUntil(at(own), at(older), now);
+    expect(result === null ? null : result.getTime() - now.getTime()).toBe(expected);
+  });
+  test('holdUntil: an older document without nextAttemptAt counts as due now', () => {
+    expect(holdUntil(at(-10), null, now)?.getTime()).toBe(now.getTime() + 1);
+    expect(holdUntil(null, at(5), now)?.getTime()).toBe(now.getTime() + 5_001);
   });
   test('oldestOf and olderThan', () => {
     const lane = [e('x', 3, 3), e('y', 1, 9), e('z', 2, 0)];

@@ -41,3 +41,18 @@ export function olderThan(lane: readonly LaneEntry[], entry: LaneEntry): LaneEnt
 export function withoutEntry(lane: readonly LaneEntry[], inboxId: string): LaneEntry[] {
   return lane.filter((e) => e.inboxId !== inboxId);
 }
+
+/**
+ * The new nextAttemptAt of a document held back behind an older OPEN one of
+ * its key, or null to leave it as it is. Held back, it keeps no attempt but
+ * moves to just after the older document's nextAttemptAt (1 ms later, so the
+ * candidate query, earliest nextAttemptAt first and ties by id, always lists
+ * the older one before it), never earlier than it already was. Why: the
+ * sweep fills a bounded number of slots per shard with the earliest due
+ * documents; documents left due while their older one waits in backoff would
+ * take those slots in every round and starve the rest of the shard.
+ */
+export function holdUntil(own: Date | null, older: Date | null, now: Date): Date | null {
+  const target = (older ?? now).getTime() + 1;
+  return own !== null && own.getTime() >= target ? null : new Date(target);
+}
