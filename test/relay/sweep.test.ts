@@ -80,6 +80,9 @@ describe('held-back documents do not starve the sweep', () => {
       expect(millis(doc.nextAttemptAt)).toBe(millis(older.nextAttemptAt) + 1);
     }
     for (const head of heads) expect(await inboxDoc(db, head)).toMatchObject({ status: 'OPEN', attempts: 1 });
+    // Counted: each hold is a write, besides the correlation's; one shard: a billed read per listed document, and one for the final empty query.
+    expect(summary.writes).toBeGreaterThan(younger.length);
+    expect(summary.candidateReads).toBe(summary.candidates + 1);
   });
 });
 

@@ -114,9 +114,12 @@ function byKey(candidates: readonly Candidate[]): Candidate[][] {
  * the other, and a key's group stops at the first document that cannot go
  * (order-blocked or retried): the younger ones would only be blocked behind it.
  *
- * Time: no document is started after `budgetMs`, and nothing started runs
- * past `budgetMs + graceMs` (see BatchOptions.graceMs), so the call ends well
- * inside the scheduler's attempt deadline (infra/lib/functions.sh).
+ * Time: no document is started after `budgetMs`, and no transaction (nor
+ * the candidate query) is waited for past `budgetMs + graceMs` (see
+ * BatchOptions.graceMs), so the call ends well inside the scheduler's
+ * attempt deadline (infra/lib/functions.sh). Not cut: creating the Cloud
+ * Tasks of a document that did commit (the client's own deadline applies,
+ * and the sweep re-dispatches a job whose task is missing).
  */
 export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, options: BatchOptions): Promise<RelaySummary> {
   const clock = options.clock ?? Date.now;
