@@ -51,6 +51,6 @@ export const round = (value: number, digits = 0): number => Number(value.toFixed
 
 /** Adds one relay call's summary to a running total. */
 export function addSummary(total: RelaySummary, s: RelaySummary): void {
-  for (const k of ['candidates', 'correlated', 'retried', 'skippedForOrder', 'skipped', 'technicalFailures', 'consumedFromBuffer', 'reads', 'writes', 'rounds', 'durationMs'] as const) total[k] += s[k];
+  for (const k of ['candidates', 'correlated', 'retried', 'skippedForOrder', 'skipped', 'technicalFailures', 'consumedFromBuffer', 'reads', 'writes', 'candidateReads', 'rounds', 'durationMs'] as const) total[k] += s[k];
   for (const [reason, count] of Object.entries(s.parked)) total.parked[reason] = (total.parked[reason] ?? 0) + count;
 }

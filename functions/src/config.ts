@@ -28,6 +28,13 @@ export const DEFAULTS = {
   INBOX_JOB_MAX_ATTEMPTS: 10,
   /** One relay call stops starting work after this long; below Cloud Scheduler's deadline. */
   INBOX_RELAY_BUDGET_MS: 50_000,
+  /**
+   * How far past its budget work already started in a relay call may run:
+   * each transaction's deadline, and the failure record's, is cut to what is
+   * left of budget + grace. 50 s + 5 s + the gauge reads stays well below the
+   * scheduler's 90 s attempt deadline.
+   */
+  INBOX_RELAY_GRACE_MS: 5_000,
   /** Correlation keys one relay call works on at once. */
   INBOX_RELAY_PARALLELISM: 8,
   /** Candidates fetched per round, spread over the shards. */
@@ -82,6 +89,7 @@ const EnvSchema = z
     INBOX_JOB_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
     INBOX_BPMN_DIR: z.string().min(1).optional(),
     INBOX_RELAY_BUDGET_MS: positiveInt(DEFAULTS.INBOX_RELAY_BUDGET_MS),
+    INBOX_RELAY_GRACE_MS: positiveInt(DEFAULTS.INBOX_RELAY_GRACE_MS),
     INBOX_RELAY_PARALLELISM: positiveInt(DEFAULTS.INBOX_RELAY_PARALLELISM),
     INBOX_RELAY_BATCH_SIZE: positiveInt(DEFAULTS.INBOX_RELAY_BATCH_SIZE),
     INBOX_RELAY_URL: z.url().optional(),
@@ -127,6 +135,8 @@ export interface Config {
 /** The relay's settings (see DEFAULTS for each). */
 export interface RelayConfig {
   readonly budgetMs: number;
+  /** See {@link DEFAULTS.INBOX_RELAY_GRACE_MS}. */
+  readonly graceMs: number;
   readonly parallelism: number;
   readonly batchSize: number;
   /** URL of relayInbox for the receiver's fast path; null: no fast path, the schedule alone relays. */
@@ -190,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bpmnDir: e.INBOX_BPMN_DIR ?? null,
     relay: {
       budgetMs: e.INBOX_RELAY_BUDGET_MS,
+      graceMs: e.INBOX_RELAY_GRACE_MS,
       parallelism: e.INBOX_RELAY_PARALLELISM,
       batchSize: e.INBOX_RELAY_BATCH_SIZE,
       url: e.INBOX_RELAY_URL ?? null,

@@ -23,7 +23,8 @@ declare -A FN_MEMORY=(
   [relayInbox]=512Mi
 )
 # relayInbox works for INBOX_RELAY_BUDGET_MS (50 s), then finishes the
-# transactions in flight (up to INBOX_RELAY_TX_TIMEOUT_MS, 20 s) and reads the gauges.
+# transactions in flight (cut at the budget + INBOX_RELAY_GRACE_MS, 5 s) and
+# reads the gauges (at most 10 s).
 declare -A FN_TIMEOUT=(
   [receivePubSubPush]=60s
   [receiveDeadLetter]=60s
@@ -171,8 +172,9 @@ apply_scheduler_job() {
 
 create_scheduler_jobs() {
   section "Cloud Scheduler (every minute)"
-  # The relay's deadline covers its 50 s budget plus the transactions in
-  # flight; a missed minute is harmless, the next call picks up what is due.
+  # The relay's deadline covers its 50 s budget, the 5 s grace of the
+  # transactions in flight and the gauge reads (at most 10 s): 65 s at worst.
+  # A missed minute is harmless, the next call picks up what is due.
   apply_scheduler_job "$RELAY_JOB" "${URL[relayInbox]}" 90s "Relays stored inbox messages into their processes"
   apply_scheduler_job "$SWEEP_JOB" "${URL[sweepJobs]}" 60s "Re-dispatches jobs whose Cloud Task was never created"
 }

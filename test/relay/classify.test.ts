@@ -1,6 +1,6 @@
 import { backoffMs } from '../../functions/src/relay/backoff';
 import { decide, type RelayOutcome, type RelayPolicy } from '../../functions/src/relay/classify';
-import { isOlder, olderThan, oldestOf } from '../../functions/src/relay/lane';
+import { holdUntil, isOlder, olderThan, oldestOf } from '../../functions/src/relay/lane';
 import type { LaneEntry } from '../../functions/src/engine/store/collections';
 
 const policy: RelayPolicy = { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
@@ -60,6 +60,29 @@ describe('per-key order', () => {
   ])('%s', (_name, a, b, older) => {
     expect(isOlder(a, b)).toBe(older);
     expect(isOlder(b, a)).toBe(!older);
+  });
+  test('mixed present and missing publishTime still give one order (a < c < b; was a < c < b < a)', () => {
+    // b has no publishTime: it sorts by its receipt (5) among the others' publish times (1, 2).
+    const a = e('a', 1, 9);
+    const b = e('b', null, 5);
+    const c = e('c', 2, 0);
+    expect([isOlder(a, c), isOlder(c, b), isOlder(b, a)]).toEqual([true, true, false]);
+    expect(isOlder(a, b)).toBe(true);
+    for (const lane of [[a, b, c], [b, c, a], [c, a, b]]) expect(oldestOf(lane)?.inboxId).toBe('a');
+    expect(olderThan([a, b, c], a)).toBeNull();
+  });
+  test.each([
+    ['due before its older one (in backoff): moved to 1 ms after it', 0, 45, 45_001],
+    ['due before its older one (due too): moved behind it, still due', -60, -30, -29_999],
+    ['already 1 ms after its older one: unchanged (no write)', 45.001, 45, null],
+    ['later than its older one: unchanged, never earlier', 90, 45, null],
+  ])('holdUntil: %s', (_name, own, older, expected) => {
+    const result = holdUntil(at(own), at(older), now);
+    expect(result === null ? null : result.getTime() - now.getTime()).toBe(expected);
+  });
+  test('holdUntil: an older document without nextAttemptAt counts as due now', () => {
+    expect(holdUntil(at(-10), null, now)?.getTime()).toBe(now.getTime() + 1);
+    expect(holdUntil(null, at(5), now)?.getTime()).toBe(now.getTime() + 5_001);
   });
   test('oldestOf and olderThan', () => {
     const lane = [e('x', 3, 3), e('y', 1, 9), e('z', 2, 0)];

@@ -27,17 +27,21 @@ afterAll(async () => {
 
 test(`${RELAYS} concurrent relays over ${KEYS * ROUNDS * 2} documents for ${KEYS} keys, each pair delivered in reverse: every message correlated exactly once, in order`, async () => {
   const base = Date.now() - 3_600_000;
+  const instanceOf: string[] = [];
   await runPool(KEYS, 16, async (k) => {
-    await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: `K-${k}`, variables: { workOrderId: `K-${k}` }, now: new Date() });
+    instanceOf[k] = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: `K-${k}`, variables: { workOrderId: `K-${k}` }, now: new Date() })).instance.id;
   });
   // Per key and round: "started" is published first, "completed" second, but completed is received first.
   const messages = Array.from({ length: KEYS * ROUNDS }, (_, n) => ({ k: n % KEYS, r: Math.floor(n / KEYS) }));
+  /** Per key, per round: the inbox ids in publish order (started, completed). */
+  const published: Array<Array<[string, string]>> = Array.from({ length: KEYS }, () => []);
   await runPool(messages.length, 32, async (n) => {
     const { k, r } = messages[n]!;
     const key = `K-${k}`;
-    const published = base + r * 10_000;
-    await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: `c-${k}-${r}` }), publishTime: new Date(published + 1_000), receivedAt: new Date(published + 2_000) });
-    await storePushed(db, { name: 'ExecutionStarted', payload: { workOrderId: key, eventId: `s-${k}-${r}` }, publishTime: new Date(published), receivedAt: new Date(published + 3_000) });
+    const at = base + r * 10_000;
+    const completed = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: `c-${k}-${r}` }), publishTime: new Date(at + 1_000), receivedAt: new Date(at + 2_000) });
+    const started = await storePushed(db, { name: 'ExecutionStarted', payload: { workOrderId: key, eventId: `s-${k}-${r}` }, publishTime: new Date(at), receivedAt: new Date(at + 3_000) });
+    published[k]![r] = [started, completed];
   });
   expect((await db.collection(INBOX).where('status', '==', 'OPEN').count().get()).data().count).toBe(KEYS * ROUNDS * 2);
 
@@ -63,4 +67,13 @@ test(`${RELAYS} concurrent relays over ${KEYS * ROUNDS * 2} documents for ${KEYS
   const instances = await db.collection(COLLECTIONS.instances).get();
   expect(instances.size).toBe(KEYS);
   expect(instances.docs.filter((d) => d.get('status') !== 'COMPLETED' || d.get('variables.rounds') !== ROUNDS).length).toBe(0);
+  // Exactly once and in order, per key: the instance's audit trail (the last 100 correlated inbox ids, here 10)
+  // lists exactly the key's inbox ids, each once, in publish order, whether the relay or the buffer delivered them.
+  const trail = new Map(instances.docs.map((d) => [d.id, d.get('correlatedMessages') as unknown]));
+  const wrong = instanceOf.flatMap((instanceId, k) => {
+    const expected = published[k]!.flat();
+    expect(expected).toHaveLength(ROUNDS * 2);
+    return JSON.stringify(trail.get(instanceId)) === JSON.stringify(expected) ? [] : [{ key: `K-${k}`, expected, got: trail.get(instanceId) }];
+  });
+  expect(wrong).toEqual([]);
 }, 300_000);

@@ -8,7 +8,7 @@ import type { RelayPolicy } from '../../functions/src/relay/classify';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
-import { roundsEngine, workOrderEngine } from '../support/engine';
+import { failingEngine, roundsEngine, workOrderEngine } from '../support/engine';
 import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 
@@ -74,7 +74,7 @@ describe('relayOne: each class of outcome', () => {
     expect((doc.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis()).toBeGreaterThanOrEqual(now.getTime() + 30_000);
     // Still in its key's lane, so a waiting point that arrives later finds it.
     expect(((await refs.correlationKey(db, 'WO-r-early').get()).get('open') as unknown[]).length).toBe(1);
-    expect(await relayOne(deps({ now: () => now }), id)).toEqual({ kind: 'SKIPPED', why: 'NOT_DUE' });
+    expect(await relayOne(deps({ now: () => now }), id)).toMatchObject({ kind: 'SKIPPED', why: 'NOT_DUE' });
   });
 
   test('NO_WAITING_INSTANCE after the buffer window: PARKED with the reason, payload kept, never expires', async () => {
@@ -110,10 +110,15 @@ describe('buffering at the waiting point', () => {
     expect(await relayOne(deps(), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
 
     // The hand-over finishes: in the same transaction the token reaches the catch event and takes the message.
-    const done = await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+    const handedOver = new Date(Date.now() + 1_234);
+    const done = await completeJobRun(db, engine, started.jobs[0]!.id, {}, handedOver);
     expect(done.consumed).toEqual([id]);
     expect(done.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
-    expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', correlatedVia: 'BUFFER', processInstanceId: started.instance.id });
+    const doc = await inboxDoc(id);
+    expect(doc).toMatchObject({ status: 'DONE', correlatedVia: 'BUFFER', processInstanceId: started.instance.id, nextAttemptAt: null });
+    // Finished by the buffer like by the relay: processedAt is the transaction's clock, expireAt the retention after it.
+    expect((doc.processedAt as FirebaseFirestore.Timestamp).toMillis()).toBe(handedOver.getTime());
+    expect((doc.expireAt as FirebaseFirestore.Timestamp).toMillis()).toBe(handedOver.getTime() + WEEK);
     expect((await refs.instance(db, started.instance.id).get()).get('variables.completedItems')).toBe(2);
     expect((await refs.instance(db, started.instance.id).get()).get('correlatedMessages')).toEqual([id]);
     expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', started.instance.id).get()).size).toBe(0);
@@ -131,8 +136,28 @@ describe('relayBatch', () => {
       // Published: started (t0), completed (t0 + 1 s). Received: completed first.
       const completed = await storePushed(db2, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: 'c1' }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 2_000) });
       const started = await storePushed(db2, { name: 'ExecutionStarted', payload: { workOrderId: key, eventId: 's1' }, publishTime: new Date(t0), receivedAt: new Date(t0 + 3_000) });
+
+      // A call between the two receipts: only the completion is due, and its older message is OPEN in the lane.
+      // The call's clock is injected: it steps 10 ms per reading, so durationMs is known exactly.
+      const readings: number[] = [];
+      const clock = (): number => {
+        const reading = 5_000 + readings.length * 10;
+        readings.push(reading);
+        return reading;
+      };
+      const early = await relayBatch({ ...deps(), db: db2, engine: rounds, now: () => new Date(t0 + 2_500) }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16, clock });
+      expect(early).toMatchObject({ candidates: 1, skippedForOrder: 1, correlated: 0, retried: 0, technicalFailures: 0 });
+      expect(early.skippedForOrder).toBeGreaterThan(0);
+      expect(early.durationMs).toBe((readings.at(-1) as number) - (readings[0] as number));
+      expect(early.durationMs).toBeGreaterThanOrEqual(0);
+      // Held back, not tried: no attempt, and moved just behind its older message (started, due at its receipt).
+      const held = (await db2.collection(INBOX).doc(completed).get()).data() ?? {};
+      expect(held).toMatchObject({ status: 'OPEN', attempts: 0 });
+      expect((held.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis()).toBe(t0 + 3_001);
+
       const summary = await relayBatch({ ...deps(), db: db2, engine: rounds }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16 });
       expect(summary.retried).toBe(0);
+      expect(summary.durationMs).toBeGreaterThanOrEqual(0);
       for (const id of [started, completed]) {
         expect((await db2.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'DONE', attempts: 0 });
       }
@@ -157,6 +182,40 @@ describe('relayBatch', () => {
 });
 
 describe('technical failure', () => {
+  test('logged as WARNING below errorAfterAttempts, then as exactly one ERROR carrying the attempt count', async () => {
+    const db4 = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', uniqueProjectId('relay-alarm'));
+    try {
+      const workOrderId = 'WO-r-alarm';
+      const started = await startProcessInstance(db4, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+      await completeJobRun(db4, engine, started.jobs[0]!.id, {}, new Date());
+      const id = await storePushed(db4, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) });
+      const lines: Array<Record<string, unknown>> = [];
+      const own = createLogger((l) => lines.push(JSON.parse(l) as Record<string, unknown>));
+      // The transaction fails inside (the waiting instance is found, then the engine throws ECONNRESET); the failure record goes through.
+      const broken = failingEngine(engine);
+      let now = new Date();
+      for (let attempt = 1; attempt <= policy.errorAfterAttempts + 1; attempt++) {
+        const summary = await relayBatch({ ...deps(), db: db4, engine: broken, now: () => now }, noQueue, own, { budgetMs: 20_000, parallelism: 1, batchSize: 16, shards: 16 });
+        expect(summary).toMatchObject({ technicalFailures: 1, correlated: 0, parked: {} });
+        const doc = (await db4.collection(INBOX).doc(id).get()).data() ?? {};
+        expect(doc).toMatchObject({ status: 'OPEN', attempts: attempt });
+        const errors = lines.filter((l) => l.severity === 'ERROR' && l.inboxId === id);
+        const warnings = lines.filter((l) => l.severity === 'WARNING' && l.inboxId === id);
+        // policy.errorAfterAttempts is 3: attempts 1 and 2 warn; 3 and 4 each log one ERROR.
+        expect(warnings).toHaveLength(Math.min(attempt, policy.errorAfterAttempts - 1));
+        expect(errors).toHaveLength(Math.max(0, attempt - policy.errorAfterAttempts + 1));
+        if (attempt === policy.errorAfterAttempts) {
+          expect(errors).toEqual([expect.objectContaining({ message: 'inbox document keeps failing technically (still retried)', attempts: policy.errorAfterAttempts, code: 'ECONNRESET' })]);
+        }
+        // The next call comes after the backoff (the injected clock, no waiting).
+        now = new Date((doc.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis());
+      }
+      expect(lines.filter((l) => l.severity === 'ERROR' && l.inboxId === id).map((l) => l.attempts)).toEqual([3, 4]);
+    } finally {
+      await db4.terminate();
+    }
+  });
+
   // Last, with a client of its own: after an outage the gRPC channel reconnects with its own backoff.
   test('Firestore unreachable: the document stays OPEN, nothing is parked or counted; after recovery it is DONE', async () => {
     const own = firestoreAt(proxy.host, projectId);

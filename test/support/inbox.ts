@@ -24,6 +24,8 @@ export interface PushedMessage {
   readonly publishTime?: Date;
   /** When the receiver stores it (its receivedAt). */
   readonly receivedAt?: Date;
+  /** Shards of the candidate index the receiver writes with; default 16 (the deployed default). */
+  readonly shards?: number;
 }
 
 /** Stores a message exactly as the receiver does (document, lane entry), returning its inbox id. */
@@ -40,7 +42,7 @@ export async function storePushed(db: Firestore, message: PushedMessage): Promis
   if (!parsed.ok) throw new Error(parsed.error);
   const draft = interpretMessage(parsed.envelope, TEST_REGISTRY);
   if (draft.kind !== 'valid') throw new Error(`test message is invalid: ${draft.error}`);
-  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now: message.receivedAt ?? new Date(), shards: 16 });
+  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now: message.receivedAt ?? new Date(), shards: message.shards ?? 16 });
   return outcome.id;
 }
 

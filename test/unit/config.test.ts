@@ -10,6 +10,30 @@ describe('loadConfig', () => {
     expect(config.maxBodyBytes).toBeGreaterThan(config.maxDataBytes * 4 / 3);
   });
 
+  test('relay defaults, in full', () => {
+    expect(loadConfig(base).relay).toEqual({
+      budgetMs: 50_000, // below Cloud Scheduler's 90 s attempt deadline, with the grace and the gauge reads
+      graceMs: 5_000,
+      parallelism: 8,
+      batchSize: 200,
+      url: null, // no fast path: the schedule alone relays
+      queue: 'inbox-relay',
+      policy: {
+        backoffBaseMs: 5_000,
+        backoffCapMs: 15 * 60_000,
+        bufferWindowMs: 24 * 60 * 60_000,
+        errorAfterAttempts: 5,
+      },
+      retentionMs: 7 * 24 * 60 * 60_000,
+      transactionTimeoutMs: 20_000,
+    });
+  });
+
+  test('relay settings are read from the environment', () => {
+    const relay = loadConfig({ ...base, INBOX_RELAY_BUDGET_MS: '1000', INBOX_RELAY_GRACE_MS: '200', INBOX_DONE_RETENTION_DAYS: '2', INBOX_ERROR_AFTER_ATTEMPTS: '9' }).relay;
+    expect(relay).toMatchObject({ budgetMs: 1_000, graceMs: 200, retentionMs: 2 * 24 * 60 * 60_000, policy: { errorAfterAttempts: 9 } });
+  });
+
   test('auth can be disabled for the emulator, and then needs no audience', () => {
     expect(loadConfig({ GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUTH: 'disabled' }).pushAuth).toEqual({ mode: 'disabled' });
   });
@@ -20,6 +44,7 @@ describe('loadConfig', () => {
     ['bad email', { ...base, INBOX_PUSH_SERVICE_ACCOUNTS: 'nobody' }, 'INBOX_PUSH_SERVICE_ACCOUNTS'],
     ['timeout not a number', { ...base, INBOX_WRITE_TIMEOUT_MS: 'soon' }, 'INBOX_WRITE_TIMEOUT_MS'],
     ['zero shards', { ...base, INBOX_SHARDS: '0' }, 'INBOX_SHARDS'],
+    ['negative relay grace', { ...base, INBOX_RELAY_GRACE_MS: '-1' }, 'INBOX_RELAY_GRACE_MS'],
   ];
   test.each([
     ['auth on without audience', { GOOGLE_CLOUD_PROJECT: 'p' }, 'INBOX_PUSH_AUDIENCE'],

@@ -12,13 +12,21 @@ export interface Candidate extends LaneEntry {
   readonly nextAttemptAt: Date;
 }
 
+/** One round of the candidate query: the candidates and what the queries cost. */
+export interface CandidateRound {
+  /** Earliest nextAttemptAt first. */
+  readonly candidates: Candidate[];
+  /** Document reads billed for the shard queries: one per document returned, at least one per query (Firestore's minimum). */
+  readonly reads: number;
+}
+
 /**
  * OPEN documents whose nextAttemptAt has come, oldest first, from every shard
  * in parallel. The index leads with `shard` (firestore.indexes.json): an
  * index on an ever-growing time field alone caps writes at about 500/s, and
  * the shard prefix spreads those entries over `shards` ranges.
  */
-export async function findCandidates(db: Firestore, shards: number, now: Date, perShard: number): Promise<Candidate[]> {
+export async function findCandidates(db: Firestore, shards: number, now: Date, perShard: number): Promise<CandidateRound> {
   const pages = await Promise.all(
     Array.from({ length: shards }, (_, shard) =>
       QUERIES.relayCandidates.build(db, shard, now, perShard).get(),
@@ -35,5 +43,6 @@ export async function findCandidates(db: Firestore, shards: number, now: Date, p
       receivedAt: toDate(d.get('receivedAt')) ?? now,
     })),
   );
-  return candidates.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime());
+  const reads = pages.reduce((n, page) => n + Math.max(1, page.size), 0);
+  return { candidates: candidates.sort((a, b) => a.nextAttemptAt.getTime() - b.nextAttemptAt.getTime()), reads };
 }

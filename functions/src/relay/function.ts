@@ -2,10 +2,11 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { RelayConfig } from '../config';
+import { withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
-import { readGauges } from './gauges';
+import { type Gauges, readGauges } from './gauges';
 import { account, emptySummary, relayBatch } from './relay-batch';
 import { relayOne, type RelayDeps } from './relay-one';
 
@@ -20,6 +21,13 @@ export interface RelayFunctionDeps {
   readonly random: () => number;
 }
 
+/**
+ * Deadline of the gauge reads after a scheduled call, ms: with the budget and
+ * its grace (INBOX_RELAY_BUDGET_MS + INBOX_RELAY_GRACE_MS) the call stays
+ * well below the scheduler's 90 s attempt deadline even when Firestore hangs.
+ */
+const GAUGES_TIMEOUT_MS = 10_000;
+
 const FastPathBody = z.object({ inboxId: z.string().regex(/^[0-9a-f]{40}$/, 'an inbox id (40 hex digits)') });
 
 /**
@@ -27,8 +35,9 @@ const FastPathBody = z.object({ inboxId: z.string().regex(/^[0-9a-f]{40}$/, 'an 
  * rounds until the time budget is spent, logs one summary with the gauges.
  * Called by a fast-path task with `{ inboxId }`: relays that document now.
  * 200 when the call ran (whatever happened to single documents: those are
- * in the summary and on the documents), 503 when Firestore could not even be
- * queried, so the caller retries.
+ * in the summary and on the documents; `gauges` is null if they could not be
+ * read in time), 503 when Firestore could not even be queried for
+ * candidates, so the caller retries.
  */
 export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
@@ -53,14 +62,31 @@ export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res:
         random: deps.random,
       };
       if (fast !== null && fast.success) {
+        // The fast path relays one document, one task per message (some 50 a second at the target load):
+        // it logs no summary and reads no gauges on purpose. A summary per message would multiply the log
+        // volume, and the gauges cost 2 count() aggregations + one query per shard each time; the
+        // scheduled call logs both once a minute. What needs attention (a park, a technical failure) is
+        // still logged by account().
         const summary = emptySummary();
         const result = await relayOne(relayDeps, fast.data.inboxId);
         await account(summary, fast.data.inboxId, result, relayDeps, deps.queue(), deps.log);
         res.status(200).json({ inboxId: fast.data.inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind });
         return;
       }
-      const summary = await relayBatch(relayDeps, deps.queue(), deps.log, { budgetMs: deps.relay.budgetMs, parallelism: deps.relay.parallelism, batchSize: deps.relay.batchSize, shards: deps.shards });
-      const gauges = await readGauges(relayDeps.db, deps.shards, deps.now());
+      const summary = await relayBatch(relayDeps, deps.queue(), deps.log, {
+        budgetMs: deps.relay.budgetMs,
+        graceMs: deps.relay.graceMs,
+        parallelism: deps.relay.parallelism,
+        batchSize: deps.relay.batchSize,
+        shards: deps.shards,
+      });
+      // The summary is logged even if the gauges cannot be read: the work it reports is done.
+      let gauges: Gauges | null = null;
+      try {
+        gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, () => readGauges(relayDeps.db, deps.shards, deps.now()));
+      } catch (err) {
+        deps.log.warn('relay gauges not read', { error: err instanceof Error ? err.message : String(err) });
+      }
       deps.log.info('relay summary', { relaySummary: summary, gauges });
       res.status(200).json({ ...summary, gauges });
     } catch (err) {

@@ -12,7 +12,10 @@ export interface Gauges {
 /**
  * Counts from count() aggregations (no document reads), and the oldest OPEN
  * document from one ordered limit-1 query per shard (the receivedAt index
- * leads with the shard for the same reason as the candidate index).
+ * leads with the shard for the same reason as the candidate index). The
+ * requirement says one ordered query; one per shard is the deliberate
+ * deviation sharding forces (an unsharded receivedAt index would cap inbox
+ * writes at about 500/s), see docs/data-model.md, "Indexes".
  */
 export async function readGauges(db: Firestore, shards: number, now: Date): Promise<Gauges> {
   const [open, parked, ...oldest] = await Promise.all([

@@ -1,18 +1,34 @@
+import { DEFAULTS } from '../config';
+import { withDeadline } from '../core/errors';
 import type { Logger } from '../log';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { JobQueue } from '../tasks/job-queue';
 import { findCandidates, type Candidate } from './candidates';
-import { isOlder } from './lane';
+import { compareLane } from './lane';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
 
+/** Relays one document with `timeLeftMs()` left for its transactions: {@link relayOne}, or an instrumented stand-in. */
+export type RelayOneStep = (deps: RelayDeps, id: string, timeLeftMs: () => number) => Promise<RelayResult>;
+
 export interface BatchOptions {
-  /** Stop starting new work after this long, ms (default 50 s: below the scheduler's deadline). */
+  /** Stop starting new work after this long, ms (default 50 s, INBOX_RELAY_BUDGET_MS: below the scheduler's deadline). */
   readonly budgetMs: number;
-  /** Correlation keys worked on at once. */
+  /**
+   * Work already started may run this much past the budget, ms: every
+   * transaction's deadline (and the candidate query's) is cut to what is left
+   * of budget + grace, and a failure is not recorded after it. Default
+   * 5,000 (INBOX_RELAY_GRACE_MS).
+   */
+  readonly graceMs?: number;
+  /** Correlation keys worked on at once (default 8, INBOX_RELAY_PARALLELISM). */
   readonly parallelism: number;
-  /** Candidates fetched per round (spread over the shards). */
+  /** Candidates fetched per round, spread over the shards (default 200, INBOX_RELAY_BATCH_SIZE). */
   readonly batchSize: number;
   readonly shards: number;
+  /** Milliseconds for the budget and `durationMs`; default `Date.now`. Injected by tests (a clock they step). */
+  readonly clock?: () => number;
+  /** The per-document step; default {@link relayOne}. Injected by tests to observe or stand in for it. */
+  readonly relayOne?: RelayOneStep;
 }
 
 /** One relay call's summary: logged as one structured entry. */
@@ -25,18 +41,25 @@ export interface RelaySummary {
   skipped: number;
   technicalFailures: number;
   consumedFromBuffer: number;
+  /** Document reads of the relay's transactions: every attempt of every transaction, whatever its outcome, failure records included. */
   reads: number;
+  /** Document writes of the relay's committed transactions (including held-back documents moved behind their older one). */
   writes: number;
+  /** Document reads billed for the candidate queries (one per document listed, at least one per shard query). */
+  candidateReads: number;
   rounds: number;
   durationMs: number;
 }
 
 export function emptySummary(): RelaySummary {
-  return { candidates: 0, correlated: 0, retried: 0, parked: {}, skippedForOrder: 0, skipped: 0, technicalFailures: 0, consumedFromBuffer: 0, reads: 0, writes: 0, rounds: 0, durationMs: 0 };
+  return { candidates: 0, correlated: 0, retried: 0, parked: {}, skippedForOrder: 0, skipped: 0, technicalFailures: 0, consumedFromBuffer: 0, reads: 0, writes: 0, candidateReads: 0, rounds: 0, durationMs: 0 };
 }
 
 /** Adds one result to the summary, dispatches its jobs and logs what needs attention. */
 export async function account(summary: RelaySummary, id: string, result: RelayResult, deps: RelayDeps, queue: JobQueue, log: Logger): Promise<void> {
+  // Every result costs reads (and maybe writes), not only decided ones: an honest total per correlated message.
+  summary.reads += result.stats.reads;
+  summary.writes += result.stats.writes;
   switch (result.kind) {
     case 'SKIPPED':
       summary.skipped += 1;
@@ -53,8 +76,6 @@ export async function account(summary: RelaySummary, id: string, result: RelayRe
       }
       return;
     case 'DECIDED': {
-      summary.reads += result.stats.reads;
-      summary.writes += result.stats.writes;
       summary.consumedFromBuffer += result.consumed.length;
       const { decision } = result;
       if (decision.kind === 'DONE') summary.correlated += 1;
@@ -79,11 +100,11 @@ function shuffled<T>(items: T[], random: () => number): T[] {
   return items;
 }
 
-/** Candidates grouped by correlation key, each group in per-key order (publishTime, receivedAt, id). */
+/** Candidates grouped by correlation key, each group in per-key order (lane.ts). */
 function byKey(candidates: readonly Candidate[]): Candidate[][] {
   const groups = new Map<string, Candidate[]>();
   for (const c of candidates) groups.set(c.correlationKey, [...(groups.get(c.correlationKey) ?? []), c]);
-  return [...groups.values()].map((g) => g.sort((a, b) => (isOlder(a, b) ? -1 : isOlder(b, a) ? 1 : 0)));
+  return [...groups.values()].map((g) => g.sort(compareLane));
 }
 
 /**
@@ -92,14 +113,28 @@ function byKey(candidates: readonly Candidate[]): Candidate[][] {
  * in random order. Keys run in parallel (bounded); documents of one key run one after
  * the other, and a key's group stops at the first document that cannot go
  * (order-blocked or retried): the younger ones would only be blocked behind it.
+ *
+ * Time: no document is started after `budgetMs`, and no transaction (nor
+ * the candidate query) is waited for past `budgetMs + graceMs` (see
+ * BatchOptions.graceMs), so the call ends well inside the scheduler's
+ * attempt deadline (infra/lib/functions.sh). Not cut: creating the Cloud
+ * Tasks of a document that did commit (the client's own deadline applies,
+ * and the sweep re-dispatches a job whose task is missing).
  */
 export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, options: BatchOptions): Promise<RelaySummary> {
-  const started = Date.now();
+  const clock = options.clock ?? Date.now;
+  const step = options.relayOne ?? relayOne;
+  const graceMs = options.graceMs ?? DEFAULTS.INBOX_RELAY_GRACE_MS;
+  const started = clock();
+  const withinBudget = (): boolean => clock() - started < options.budgetMs;
+  const timeLeftMs = (): number => started + options.budgetMs + graceMs - clock();
   const summary = emptySummary();
   const perShard = Math.max(1, Math.ceil(options.batchSize / options.shards));
-  // Rounds go on while they change something; a round of only order-blocked or skipped documents ends the call.
-  for (let progress = true; progress && Date.now() - started < options.budgetMs; ) {
-    const candidates = await findCandidates(deps.db, options.shards, deps.now(), perShard);
+  // Rounds go on while they change something; a round of only order-blocked (already held) or skipped documents ends the call.
+  for (let progress = true; progress && withinBudget(); ) {
+    const round = await withDeadline('the candidate query', timeLeftMs(), () => findCandidates(deps.db, options.shards, deps.now(), perShard));
+    summary.candidateReads += round.reads;
+    const { candidates } = round;
     if (candidates.length === 0) break;
     summary.rounds += 1;
     summary.candidates += candidates.length;
@@ -110,10 +145,11 @@ export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, 
     const worker = async (): Promise<void> => {
       for (let group = groups[next++]; group !== undefined; group = groups[next++]) {
         for (const candidate of group) {
-          if (Date.now() - started >= options.budgetMs) return;
-          const result = await relayOne(deps, candidate.id);
+          if (!withinBudget()) return;
+          const result = await step(deps, candidate.id, timeLeftMs);
           await account(summary, candidate.id, result, deps, queue, log);
-          if (result.kind === 'DECIDED') progress = true;
+          // A held-back document moved behind its older one is progress too: the next round's query lists other documents.
+          if (result.kind === 'DECIDED' || (result.kind === 'ORDER_BLOCKED' && result.heldUntil !== null)) progress = true;
           const moved = result.kind === 'DECIDED' && result.decision.kind !== 'RETRY';
           if (!moved && result.kind !== 'SKIPPED') break;
         }
@@ -121,6 +157,6 @@ export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, 
     };
     await Promise.all(Array.from({ length: Math.min(options.parallelism, groups.length) }, worker));
   }
-  summary.durationMs = Date.now() - started;
+  summary.durationMs = clock() - started;
   return summary;
 }

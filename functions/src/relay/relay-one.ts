@@ -4,11 +4,11 @@ import type { Engine } from '../engine/engine';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
 import { correlate } from '../engine/store/correlate';
-import { runUnitOfWork, type UnitOfWork, type UnitStats } from '../engine/store/unit-of-work';
+import { runUnitOfWork, type StatsTally, type UnitOfWork, type UnitStats } from '../engine/store/unit-of-work';
 import type { JobState } from '../engine/state';
 import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './classify';
 import { inboxRef, type InboxView, laneEntryOf, writeDecision } from './inbox-writes';
-import { olderThan, withoutEntry } from './lane';
+import { holdUntil, olderThan, withoutEntry } from './lane';
 
 export interface RelayDeps {
   readonly db: Firestore;
@@ -27,32 +27,46 @@ export interface RelayDeps {
   readonly transactionTimeoutMs: number;
 }
 
-/** What relaying one inbox document did. */
-export type RelayResult =
+/**
+ * What relaying one inbox document did. Every kind carries the Firestore
+ * reads and writes it cost: every attempt of its transaction (contention
+ * retries included) and of the failure record, not only decided documents.
+ */
+export type RelayResult = (
   /** Not OPEN (any more), not due yet, or gone: another relay or the buffer got there first. */
   | { readonly kind: 'SKIPPED'; readonly why: 'GONE' | 'NOT_OPEN' | 'NOT_DUE' }
-  /** An older OPEN document of the same key goes first; no attempt counted. */
-  | { readonly kind: 'ORDER_BLOCKED'; readonly olderId: string }
+  /**
+   * An older OPEN document of the same key goes first; no attempt counted.
+   * `heldUntil`: the nextAttemptAt it was moved to (see lane.ts, holdUntil),
+   * null when it was already there.
+   */
+  | { readonly kind: 'ORDER_BLOCKED'; readonly olderId: string; readonly heldUntil: Date | null }
   | {
       readonly kind: 'DECIDED';
       readonly decision: Decision;
       readonly jobs: readonly JobState[];
       readonly duplicates: readonly DuplicateWaitingPoint[];
       readonly consumed: readonly string[];
-      readonly stats: UnitStats;
     }
-  /** The transaction failed (technical); the attempt is recorded if Firestore lets us. */
-  | { readonly kind: 'FAILED'; readonly failure: FailureClass; readonly error: string; readonly decision: Decision | null };
+  /** The transaction failed (technical); the attempt is recorded if Firestore lets us and the call has time left. */
+  | { readonly kind: 'FAILED'; readonly failure: FailureClass; readonly error: string; readonly decision: Decision | null }
+) & { readonly stats: UnitStats };
 
-type InTransaction = Exclude<RelayResult, { kind: 'FAILED' } | { kind: 'DECIDED' }> | (Omit<Extract<RelayResult, { kind: 'DECIDED' }>, 'stats'>);
+/** Each kind of a union without its stats (distributes over the union, unlike Omit). */
+type WithoutStats<R> = R extends RelayResult ? Omit<R, 'stats'> : never;
+/** What the transaction itself returns; the stats are added after it, from the tally. */
+type InTransaction = WithoutStats<Exclude<RelayResult, { kind: 'FAILED' }>>;
+
+/** No time limit beyond the transaction deadline: the fast path, and callers without a budget. */
+const UNLIMITED = (): number => Number.POSITIVE_INFINITY;
 
 /** Finds the oldest OPEN document of the lane older than ours, dropping stale entries on the way. */
-async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date): Promise<string | null> {
+async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date): Promise<{ readonly id: string; readonly doc: InboxView } | null> {
   const correlationKey = doc.correlationKey ?? '';
   let key = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, correlationKey)), correlationKey);
   for (let older = olderThan(key.open, laneEntryOf(id, doc)); older !== null; older = olderThan(key.open, laneEntryOf(id, doc))) {
     const other = (await uow.get(inboxRef(uow, older.inboxId))) as InboxView | undefined;
-    if (other !== undefined && other.status === 'OPEN') return older.inboxId;
+    if (other !== undefined && other.status === 'OPEN') return { id: older.inboxId, doc: other };
     key = { ...key, open: withoutEntry(key.open, older.inboxId) };
     saveCorrelationKey(uow, key, now);
   }
@@ -65,18 +79,31 @@ async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date)
  * correlate through the engine, and write the inbox decision, the token's
  * move, variables and follow-up jobs together. Never a correlated process
  * with an OPEN inbox document, or the reverse.
+ *
+ * `timeLeftMs`: how long the calling relay call may still run, ms. Each
+ * transaction's deadline is the smaller of it and `transactionTimeoutMs`, and
+ * a failure is not recorded once it has run out, so one call ends within its
+ * budget plus grace (relay-batch.ts) instead of a full transaction deadline
+ * and a failure-record deadline after it. Default: no limit.
  */
-export async function relayOne(deps: RelayDeps, id: string): Promise<RelayResult> {
+export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => number = UNLIMITED): Promise<RelayResult> {
+  const tally: StatsTally = { reads: 0, writes: 0 };
+  const stats = (): UnitStats => ({ reads: tally.reads, writes: tally.writes });
   try {
-    const { result, stats } = await withDeadline('relay transaction', deps.transactionTimeoutMs, () => runUnitOfWork(deps.db, async (uow): Promise<InTransaction> => {
+    const { result } = await withDeadline('relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), () => runUnitOfWork(deps.db, async (uow): Promise<InTransaction> => {
       const now = deps.now();
       const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
       if (doc === undefined) return { kind: 'SKIPPED', why: 'GONE' };
       if (doc.status !== 'OPEN') return { kind: 'SKIPPED', why: 'NOT_OPEN' };
       if (doc.nextAttemptAt !== null && doc.nextAttemptAt.getTime() > now.getTime()) return { kind: 'SKIPPED', why: 'NOT_DUE' };
       const correlationKey = doc.correlationKey ?? '';
-      const olderId = await olderOpen(uow, id, doc, now);
-      if (olderId !== null) return { kind: 'ORDER_BLOCKED', olderId };
+      const older = await olderOpen(uow, id, doc, now);
+      if (older !== null) {
+        // Held back: no attempt counted, but not left due ahead of its older document either (lane.ts, holdUntil).
+        const heldUntil = holdUntil(doc.nextAttemptAt, older.doc.nextAttemptAt, now);
+        if (heldUntil !== null) uow.set(inboxRef(uow, id), { ...doc, nextAttemptAt: heldUntil });
+        return { kind: 'ORDER_BLOCKED', olderId: older.id, heldUntil };
+      }
 
       // Out of the lane before correlating, so a waiting point reached on the way sees the next message.
       const keyRef = refs.correlationKey(uow.db, correlationKey);
@@ -93,12 +120,16 @@ export async function relayOne(deps: RelayDeps, id: string): Promise<RelayResult
       writeDecision(uow, id, doc, decision, now, deps.retentionMs);
       const settled = outcome.kind === 'CORRELATED' ? outcome : { jobs: [], duplicates: [], consumed: [] };
       return { kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed };
-    }));
-    return result.kind === 'DECIDED' ? { ...result, stats } : result;
+    }, { tally }));
+    return { ...result, stats: stats() };
   } catch (err) {
     const failure = classifyFailure(err);
     const error = err instanceof Error ? err.message : String(err);
-    return { kind: 'FAILED', failure, error, decision: await recordTechnicalFailure(deps, id, failure, error) };
+    const left = timeLeftMs();
+    // Past the call's hard stop: not recording loses nothing. The document stays OPEN and due, this attempt is
+    // simply not counted, and the next call (or round) tries it again; waiting here would overrun the scheduler's deadline.
+    const decision = left > 0 ? await recordTechnicalFailure(deps, id, failure, error, Math.min(deps.transactionTimeoutMs, left), tally) : null;
+    return { kind: 'FAILED', failure, error, decision, stats: stats() };
   }
 }
 
@@ -108,9 +139,9 @@ export async function relayOne(deps: RelayDeps, id: string): Promise<RelayResult
  * the document simply stays OPEN and due, and the next round tries again.
  * Never parks: a retry heals technical failures.
  */
-async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: FailureClass, error: string): Promise<Decision | null> {
+async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: FailureClass, error: string, timeoutMs: number, tally: StatsTally): Promise<Decision | null> {
   try {
-    const { result } = await withDeadline('recording a relay failure', deps.transactionTimeoutMs, () => runUnitOfWork(
+    const { result } = await withDeadline('recording a relay failure', timeoutMs, () => runUnitOfWork(
       deps.db,
       async (uow) => {
         const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
@@ -120,7 +151,7 @@ async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: Fail
         writeDecision(uow, id, doc, decision, now, deps.retentionMs);
         return decision;
       },
-      { maxAttempts: 1 },
+      { maxAttempts: 1, tally },
     ));
     return result;
   } catch {

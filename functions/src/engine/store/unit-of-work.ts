@@ -8,7 +8,7 @@ import type { DocumentReference, Firestore, Transaction } from '@google-cloud/fi
  * break that. Reads go through at once (by id only: a query inside a
  * transaction serialises concurrent transactions on the emulator) and are
  * cached; writes are buffered and applied when the callback returns.
- * Counts reads and writes, for the benchmarks.
+ * Counts reads and writes, for the relay's summary and the benchmarks.
  */
 export class UnitOfWork {
   private readonly cache = new Map<string, Record<string, unknown> | undefined>();
@@ -64,29 +64,55 @@ export class UnitOfWork {
   }
 }
 
-/** Counters of one committed unit of work. */
+/**
+ * Counters of one unit of work: the reads of every attempt (a contention
+ * retry reads again, and Firestore bills reads whether or not the attempt
+ * commits) and the writes of the attempt that committed (the writes of an
+ * attempt that did not commit were never made).
+ */
 export interface UnitStats {
   readonly reads: number;
   readonly writes: number;
 }
 
 /**
+ * A running total that several units of work add to as they go, so a caller
+ * also counts the reads of a transaction that ended in an error (which
+ * returns no stats). A transaction abandoned at a deadline of the caller may
+ * add to it after the caller has moved on; those late counts are missed.
+ */
+export interface StatsTally {
+  reads: number;
+  writes: number;
+}
+
+/**
  * Runs `work` in a Firestore transaction through a UnitOfWork. `work` may run
  * several times (contention): it must not have side effects beyond the unit.
+ * The stats cover every attempt (see {@link UnitStats}); `tally`, if given,
+ * is added to attempt by attempt.
  */
-export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { maxAttempts?: number } = {}): Promise<{ result: T; stats: UnitStats }> {
-  let stats: UnitStats = { reads: 0, writes: 0 };
+export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { maxAttempts?: number; tally?: StatsTally } = {}): Promise<{ result: T; stats: UnitStats }> {
+  let reads = 0;
+  let writes = 0;
   const result = await db.runTransaction(
     async (tx) => {
       const uow = new UnitOfWork(db, tx);
-      const value = await work(uow);
-      uow.flush();
-      stats = { reads: uow.reads, writes: uow.writeCount };
-      return value;
+      try {
+        const value = await work(uow);
+        uow.flush();
+        // Only the attempt whose commit succeeds is the last one to get here.
+        writes = uow.writeCount;
+        return value;
+      } finally {
+        reads += uow.reads;
+        if (options.tally !== undefined) options.tally.reads += uow.reads;
+      }
     },
     { maxAttempts: options.maxAttempts ?? 5 },
   );
-  return { result, stats };
+  if (options.tally !== undefined) options.tally.writes += writes;
+  return { result, stats: { reads, writes } };
 }
 
 /** Firestore Timestamps → Dates, recursively; everything else as it is. */
