@@ -9,10 +9,12 @@ const t0 = new Date('2026-11-29T10:00:00Z');
 const t1 = new Date('2026-11-29T10:05:00Z');
 let workOrder: ProcessModel;
 let routing: ProcessModel;
+let approval: ProcessModel;
 
 beforeAll(async () => {
   workOrder = await loadProcessModel(join(REPO, 'bpmn', 'work-order-execution.bpmn'));
   routing = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'gateway.bpmn'));
+  approval = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'receive-task.bpmn'));
 });
 
 const only = <T>(items: readonly T[]): T => {
@@ -128,5 +130,32 @@ describe('exclusive gateway (invoice-routing)', () => {
     const t = start(withoutDefault, { completedItems: 0 });
     expect(t.instance.status).toBe('INCIDENT');
     expect(only(t.instance.incidents)).toMatchObject({ reason: 'NO_MATCHING_FLOW', activityId: 'checkItems' });
+  });
+});
+
+describe('receive task (order-approval)', () => {
+  test('the token waits at the receive task; the correlated message moves it on to the next step', () => {
+    const started = start(approval, { orderId: 4711 });
+    expect(started.instance.status).toBe('RUNNING');
+    expect(started.jobs).toEqual([]);
+    // A number is a valid key: it is waited for as its string.
+    expect(only(started.subscribe)).toMatchObject({ messageName: 'ApprovalGiven', correlationKey: '4711', executionId: 'e-1', activityId: 'receiveApproval' });
+    expect(only(started.executions)).toMatchObject({ activityId: 'receiveApproval', status: 'WAITING_MESSAGE', waitingFor: { messageName: 'ApprovalGiven', correlationKey: '4711' } });
+
+    const approved = deliverMessage(approval, {}, stateOf(started), { approvedBy: 'ops' }, t1, 'inbox-1');
+    expect(only(approved.unsubscribe)).toMatchObject({ messageName: 'ApprovalGiven', correlationKey: '4711', executionId: 'e-1', activityId: 'receiveApproval' });
+    expect(approved.subscribe).toEqual([]);
+    expect(only(approved.jobs)).toMatchObject({ activityId: 'shipOrder', status: 'PENDING', executionId: 'e-1' });
+    expect(only(approved.executions)).toMatchObject({ activityId: 'shipOrder', status: 'WAITING_JOB', waitingFor: null });
+    expect(approved.instance).toMatchObject({ status: 'RUNNING', variables: { orderId: 4711, approvedBy: 'ops' }, correlatedMessages: ['inbox-1'] });
+
+    const shipped = completeJob(approval, {}, { ...stateOf(approved), job: only(approved.jobs) }, {}, t1);
+    expect(shipped.instance).toMatchObject({ status: 'COMPLETED', activeExecutionIds: [] });
+  });
+
+  test('without its correlation variable the receive task raises MISSING_CORRELATION_KEY', () => {
+    const t = start(approval, {});
+    expect(t.subscribe).toEqual([]);
+    expect(only(t.instance.incidents)).toMatchObject({ reason: 'MISSING_CORRELATION_KEY', activityId: 'receiveApproval' });
   });
 });
