@@ -22,8 +22,6 @@ async function loadExecution(uow: UnitOfWork, id: string): Promise<ExecutionStat
   return data === undefined ? null : asExecution(data);
 }
 
-
-
 export interface StartRequest {
   readonly processKey: string;
   readonly businessKey: string;
@@ -44,6 +42,13 @@ export async function startProcessInstance(db: Firestore, engine: Engine, reques
   return result;
 }
 
+/**
+ * `lastError` of a job ended DONE without moving anything: a repair had moved
+ * or cancelled its token. DONE (not FAILED): nothing is left to do or repair.
+ * Documented in docs/data-model.md (jobs).
+ */
+export const STALE_JOB_ERROR = 'token no longer waits for this job';
+
 /** Outcome of finishing a job. */
 export type JobCompletion = Changed & { readonly status: 'COMPLETED' | 'ALREADY_FINISHED' | 'NOT_FOUND' | 'STALE' };
 
@@ -61,7 +66,7 @@ export async function completeJobRun(db: Firestore, engine: Engine, jobIdValue: 
     const instance = await loadInstance(uow, job.processInstanceId);
     const execution = await loadExecution(uow, job.executionId);
     if (instance === null || execution === null || execution.status !== 'WAITING_JOB' || execution.jobId !== job.id) {
-      uow.set(refs.job(db, job.id), plain({ ...job, status: 'DONE', finishedAt: now, lastError: 'token no longer waits for this job' }));
+      uow.set(refs.job(db, job.id), plain({ ...job, status: 'DONE', finishedAt: now, lastError: STALE_JOB_ERROR }));
       return { ...NOTHING, status: 'STALE' };
     }
     const t = completeJob(engine.model(instance.processKey), engine.sync, { instance, execution, job }, result, now);
