@@ -79,15 +79,19 @@ export async function completeJobRun(db: Firestore, engine: Engine, jobIdValue: 
 /** Outcome of a failed job run: retry (Cloud Tasks tries again) or FAILED for good (incident). */
 export type JobFailure = { readonly status: 'RETRY' | 'FAILED' | 'ALREADY_FINISHED' | 'NOT_FOUND'; readonly attempts: number };
 
-/** Counts a failed attempt; after `maxAttempts` the job is FAILED and its instance shows a JOB_FAILED incident. */
-export async function recordJobFailure(db: Firestore, jobIdValue: string, error: string, maxAttempts: number, now: Date): Promise<JobFailure> {
+/**
+ * Counts a failed attempt; after `maxAttempts`, or at once when `final` (the
+ * queue's last attempt, or a failure no retry heals), the job is FAILED and
+ * its instance shows a JOB_FAILED incident, in this one transaction.
+ */
+export async function recordJobFailure(db: Firestore, jobIdValue: string, error: string, maxAttempts: number, now: Date, options: { readonly final?: boolean } = {}): Promise<JobFailure> {
   const run = await runUnitOfWork(db, async (uow): Promise<JobFailure> => {
     const jobData = await uow.get(refs.job(db, jobIdValue));
     if (jobData === undefined) return { status: 'NOT_FOUND', attempts: 0 };
     const job = asJob(jobData);
     if (job.status !== 'PENDING') return { status: 'ALREADY_FINISHED', attempts: job.attempts };
     const counted: JobState = { ...job, attempts: job.attempts + 1, lastError: error };
-    if (counted.attempts < maxAttempts) {
+    if (counted.attempts < maxAttempts && options.final !== true) {
       uow.set(refs.job(db, job.id), plain(counted));
       return { status: 'RETRY', attempts: counted.attempts };
     }
