@@ -29,7 +29,9 @@ RELAY_QUEUE=inbox-relay
 RELAY_JOB=inbox-relay
 SWEEP_JOB=inbox-sweep-jobs
 # runJob marks a job FAILED after INBOX_JOB_MAX_ATTEMPTS runs; the queue must
-# allow more attempts than that, or Cloud Tasks drops the task first.
+# allow more attempts than that, or Cloud Tasks drops the task first. runJob
+# is told the queue's maxAttempts too (INBOX_JOBS_QUEUE_MAX_ATTEMPTS): on that
+# last attempt it records any failure, also one outside the handler.
 JOB_MAX_ATTEMPTS=10
 JOBS_QUEUE_MAX_ATTEMPTS=20
 

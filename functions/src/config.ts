@@ -26,6 +26,21 @@ export const DEFAULTS = {
   INBOX_PROVIDER_TOPIC: 'work-orders',
   /** Failed runs of a job before it is FAILED (an incident); keep it below the queue's maxAttempts. */
   INBOX_JOB_MAX_ATTEMPTS: 10,
+  /**
+   * The jobs queue's retryConfig.maxAttempts (infra/deploy.sh sets both). On
+   * the attempt Cloud Tasks numbers as the last (X-CloudTasks-TaskRetryCount
+   * + 1 = this), runJob records the job FAILED whatever failed: after it
+   * Cloud Tasks drops the task, and nothing would run the job again.
+   */
+  INBOX_JOBS_QUEUE_MAX_ATTEMPTS: 20,
+  /**
+   * sweepJobs: a PENDING job older than this whose Cloud Task still exists
+   * (or its name is still reserved, ~1 h after Cloud Tasks dropped it) is
+   * logged at ERROR. Longer than the queue's whole retry schedule (about
+   * 50 min with deploy.sh's 20 attempts, 1 s to 300 s backoff), so a job
+   * still retrying normally is not reported.
+   */
+  INBOX_JOB_STUCK_AFTER_MS: 2 * 60 * 60_000,
   /** One relay call stops starting work after this long; below Cloud Scheduler's deadline. */
   INBOX_RELAY_BUDGET_MS: 50_000,
   /**
@@ -87,6 +102,8 @@ const EnvSchema = z
     INBOX_TASKS_EMULATOR_HOST: z.string().regex(/^[^:]+:\d+$/, 'HOST:PORT').optional(),
     INBOX_PROVIDER_TOPIC: z.string().min(1).default(DEFAULTS.INBOX_PROVIDER_TOPIC),
     INBOX_JOB_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
+    INBOX_JOBS_QUEUE_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS),
+    INBOX_JOB_STUCK_AFTER_MS: positiveInt(DEFAULTS.INBOX_JOB_STUCK_AFTER_MS),
     INBOX_BPMN_DIR: z.string().min(1).optional(),
     INBOX_RELAY_BUDGET_MS: positiveInt(DEFAULTS.INBOX_RELAY_BUDGET_MS),
     INBOX_RELAY_GRACE_MS: positiveInt(DEFAULTS.INBOX_RELAY_GRACE_MS),
@@ -125,6 +142,10 @@ export interface Config {
   readonly tasks: TasksConfig;
   readonly providerTopic: string;
   readonly jobMaxAttempts: number;
+  /** See {@link DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS}. */
+  readonly jobsQueueMaxAttempts: number;
+  /** See {@link DEFAULTS.INBOX_JOB_STUCK_AFTER_MS}. */
+  readonly jobStuckAfterMs: number;
   /** See {@link DEFAULTS.INBOX_SWEEP_GRACE_MS}. */
   readonly sweepGraceMs: number;
   /** Directory of the deployed BPMN models; null: the repository's `bpmn/`. */
@@ -196,6 +217,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     providerTopic: e.INBOX_PROVIDER_TOPIC,
     jobMaxAttempts: e.INBOX_JOB_MAX_ATTEMPTS,
+    jobsQueueMaxAttempts: e.INBOX_JOBS_QUEUE_MAX_ATTEMPTS,
+    jobStuckAfterMs: e.INBOX_JOB_STUCK_AFTER_MS,
     sweepGraceMs: e.INBOX_SWEEP_GRACE_MS,
     bpmnDir: e.INBOX_BPMN_DIR ?? null,
     relay: {

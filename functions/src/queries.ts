@@ -55,6 +55,10 @@ export const QUERIES = {
   instancesByStatus: query({ collection: 'processInstances', equality: ['status'], range: null, orderBy: [] }, (db, status: string) =>
     db.collection('processInstances').where('status', '==', status),
   ),
+  /** CLI `incidents --all`: instances with resolved incidents (those with open ones are INCIDENT). */
+  instancesWithResolvedIncidents: query({ collection: 'processInstances', equality: [], range: 'resolvedIncidents', orderBy: [] }, (db) =>
+    db.collection('processInstances').where('resolvedIncidents', '>', 0),
+  ),
   /** CLI `incidents` and `instances`: jobs by status, and the tokens of an instance. */
   jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('jobs').where('status', '==', status)),
   executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>

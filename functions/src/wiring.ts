@@ -43,6 +43,7 @@ export const runJobFunction: FunctionFactory = (config, runtime) => {
     log: createLogger(undefined, { function: 'runJob' }),
     now: () => new Date(),
     maxAttempts: config.jobMaxAttempts,
+    queueMaxAttempts: config.jobsQueueMaxAttempts,
   });
 };
 
@@ -56,7 +57,7 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
     }
     const { sweepUndispatchedJobs } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
     try {
-      const dispatched = await sweepUndispatchedJobs(runtime.db(), runtime.queue(runJobUrl), log, new Date(), config.sweepGraceMs);
+      const dispatched = await sweepUndispatchedJobs(runtime.db(), runtime.queue(runJobUrl), log, new Date(), { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs });
       res.status(200).json({ dispatched });
     } catch (err) {
       log.error('job sweep failed', { error: err instanceof Error ? err.message : String(err) });

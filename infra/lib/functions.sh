@@ -59,6 +59,8 @@ function_env() {
     "INBOX_RELAY_URL=$relay_url"
     "INBOX_PROVIDER_TOPIC=$PROVIDER_TOPIC"
     "INBOX_JOB_MAX_ATTEMPTS=$JOB_MAX_ATTEMPTS"
+    # runJob records a job FAILED on the queue's last attempt, so it must know the queue's maxAttempts.
+    "INBOX_JOBS_QUEUE_MAX_ATTEMPTS=$JOBS_QUEUE_MAX_ATTEMPTS"
   )
   local IFS=,
   printf '%s' "${env[*]}"

@@ -85,6 +85,13 @@ describe('parseProcessModel: valid models', () => {
     expect(model.nodes['waitForCompleted']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'WorkOrderCompleted', correlationVariable: 'workOrderId' });
   });
 
+  test('fixtures/bpmn/receive-task.bpmn: a receive task with its message and correlation variable', async () => {
+    const model = await loadProcessModel(join(FIXTURES, 'receive-task.bpmn'));
+    expect(model.key).toBe('order-approval');
+    expect(model.nodes['receiveApproval']).toMatchObject({ kind: 'receiveTask', messageName: 'ApprovalGiven', correlationVariable: 'orderId', incoming: ['Flow_start_approval'], outgoing: ['Flow_approval_ship'] });
+    expect(model.nodes['shipOrder']).toMatchObject({ kind: 'serviceTask', async: true });
+  });
+
   test('receive tasks, sync tasks, branches that merge, and loops back', async () => {
     const model = await parseProcessModel(bpmn(
       start() + '<bpmn:receiveTask id="recv" messageRef="m" inbox:correlationKey="orderId" />' + task('retry') + task('sync', 'inbox:async="false"') +

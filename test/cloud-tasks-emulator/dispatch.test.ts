@@ -134,6 +134,26 @@ it('deletes the task after maxAttempts and makes no further attempt', async () =
   expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(ALREADY_EXISTS);
 });
 
+it('numbers the attempts in the headers so a target can tell the last one (retry count = maxAttempts - 1), and counts non-5xx answers as executions', async () => {
+  const queue = await fastQueue(4);
+  // 503, 429, 503, 500: the task gives up after its 4th attempt; only the 429 reached "execution".
+  const answers = [503, 429, 503, 500];
+  target.respondWith((_, i) => answers[i] ?? 200);
+  const name = `${queue}/tasks/last-attempt`;
+  await client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } });
+  await emulator.idle();
+  expect(target.received.map((r) => r.headers['x-cloudtasks-taskretrycount'])).toEqual(['0', '1', '2', '3']);
+  expect(target.received.map((r) => r.headers['x-cloudtasks-taskexecutioncount'])).toEqual(['0', '0', '1', '1']);
+  expect(target.received.map((r) => r.headers['x-cloudtasks-taskpreviousresponse'])).toEqual([undefined, '503', '429', '503']);
+  // runJob's rule: retry count + 1 >= maxAttempts is the last attempt, after which the task is gone.
+  expect(emulator.dispatchLog.filter((d) => d.task === name).map((d) => [d.attempt, d.outcome])).toEqual([
+    [1, 'retrying'],
+    [2, 'retrying'],
+    [3, 'retrying'],
+    [4, 'gave-up'],
+  ]);
+});
+
 it('counts a connection error as a failed attempt', async () => {
   const queue = await fastQueue(1);
   const name = `${queue}/tasks/unreachable`;

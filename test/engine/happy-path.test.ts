@@ -130,6 +130,27 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
     }
   });
 
+  test('a double token: both instances INCIDENT / DUPLICATE_WAITING_POINT, and one ERROR line naming both', async () => {
+    // Two work orders started under different business keys for the same workOrderId: both tokens reach the wait for WO-twin.
+    const ids: string[] = [];
+    for (const businessKey of ['WO-twin-a', 'WO-twin-b']) {
+      const res = await request(stack.startServer).post('/').send({ processKey: PROCESS, businessKey, variables: { workOrderId: 'WO-twin' } });
+      ids.push(res.body.processInstanceId as string);
+      // One after the other, so the second hand-over (in runJob) is the one that creates the duplicate.
+      await waitFor(`the waiting point of ${businessKey}`, async () => ((await waitingCount('WO-twin')) === ids.length ? true : undefined));
+    }
+    for (const id of ids) {
+      const snap = await refs.instance(db, id).get();
+      expect(snap.get('status')).toBe('INCIDENT');
+      expect((snap.get('incidents') as Array<{ reason: string }>).map((i) => i.reason)).toEqual(['DUPLICATE_WAITING_POINT']);
+    }
+    const errors = stack.logs.filter((l) => l.severity === 'ERROR' && l.correlationKey === 'WO-twin');
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ incident: 'DUPLICATE_WAITING_POINT', messageName: 'WorkOrderCompleted', count: 2 });
+    const named = (errors[0]!.executions as Array<{ processInstanceId: string }>).map((e) => e.processInstanceId).sort();
+    expect(named).toEqual([...ids].sort());
+  });
+
   test('the sweep dispatches a job whose task was never created (crash between commit and enqueue)', async () => {
     const started = await startProcessInstance(db, stack.engine, { processKey: PROCESS, businessKey: 'WO-orphan', variables: { workOrderId: 'WO-orphan' }, now: new Date() });
     expect(started.jobs).toHaveLength(1);

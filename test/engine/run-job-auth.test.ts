@@ -25,6 +25,7 @@ http(
     log: createLogger(() => undefined),
     now: () => new Date(),
     maxAttempts: 3,
+    queueMaxAttempts: 5,
   }),
 );
 const server = getTestServer('runJobAuthTest');

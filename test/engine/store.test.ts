@@ -3,7 +3,7 @@ import type { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { correlate } from '../../functions/src/engine/store/correlate';
-import { cancelTokenRun, completeJobRun, moveToken, recordJobFailure, RepairRefusedError, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { cancelTokenRun, completeJobRun, moveToken, recordJobFailure, RepairRefusedError, STALE_JOB_ERROR, startProcessInstance } from '../../functions/src/engine/store/operations';
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { workOrderEngine } from '../support/engine';
 import { isolatedFirestore } from '../support/firestore';
@@ -110,6 +110,23 @@ describe('engine store on the Firestore emulator', () => {
     expect(waiting).toHaveLength(1);
     const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-repair')));
     expect(result.kind).toBe('CORRELATED');
+  });
+
+  test('a job whose token a repair moved away ends DONE with the stale-job lastError, and moves nothing', async () => {
+    const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-stale', variables: { workOrderId: 'WO-stale' }, now: now() });
+    const job = started.jobs[0]!;
+    const executionId = (await refs.job(db, job.id).get()).get('executionId') as string;
+    // The operator skips the hand-over: the token now waits for the completion message.
+    await moveToken(db, engine, { processInstanceId: started.instance.id, executionId, activityId: 'waitForCompletion', force: false, now: now() });
+    const before = (await refs.instance(db, started.instance.id).get()).data();
+
+    const done = await completeJobRun(db, engine, job.id, { handedOverMessageId: 'late' }, now());
+    expect(done).toMatchObject({ status: 'STALE', jobs: [] });
+    expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
+    expect(STALE_JOB_ERROR).toBe('token no longer waits for this job');
+    // The late result is not merged and the token stays where the repair put it.
+    expect((await refs.instance(db, started.instance.id).get()).data()).toEqual(before);
+    expect((await refs.execution(db, executionId).get()).data()).toMatchObject({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' });
   });
 
   test('a job that keeps failing is retried, then FAILED with a JOB_FAILED incident', async () => {

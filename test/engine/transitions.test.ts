@@ -1,18 +1,20 @@
 import { join } from 'node:path';
 import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
 import type { ProcessModel } from '../../functions/src/engine/model';
-import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type InstanceState, type JobState, type Transition } from '../../functions/src/engine/state';
-import { cancelToken, completeJob, deliverMessage, failJob, placeToken, startInstance } from '../../functions/src/engine/transitions';
+import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type Incident, type InstanceState, type JobState, type Transition, type WaitingPoint } from '../../functions/src/engine/state';
+import { cancelToken, completeJob, deliverMessage, failJob, type IncidentState, placeToken, resolveIncidents, startInstance } from '../../functions/src/engine/transitions';
 
 const REPO = join(__dirname, '..', '..');
 const t0 = new Date('2026-11-29T10:00:00Z');
 const t1 = new Date('2026-11-29T10:05:00Z');
 let workOrder: ProcessModel;
 let routing: ProcessModel;
+let approval: ProcessModel;
 
 beforeAll(async () => {
   workOrder = await loadProcessModel(join(REPO, 'bpmn', 'work-order-execution.bpmn'));
   routing = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'gateway.bpmn'));
+  approval = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'receive-task.bpmn'));
 });
 
 const only = <T>(items: readonly T[]): T => {
@@ -128,5 +130,85 @@ describe('exclusive gateway (invoice-routing)', () => {
     const t = start(withoutDefault, { completedItems: 0 });
     expect(t.instance.status).toBe('INCIDENT');
     expect(only(t.instance.incidents)).toMatchObject({ reason: 'NO_MATCHING_FLOW', activityId: 'checkItems' });
+  });
+});
+
+describe('receive task (order-approval)', () => {
+  test('the token waits at the receive task; the correlated message moves it on to the next step', () => {
+    const started = start(approval, { orderId: 4711 });
+    expect(started.instance.status).toBe('RUNNING');
+    expect(started.jobs).toEqual([]);
+    // A number is a valid key: it is waited for as its string.
+    expect(only(started.subscribe)).toMatchObject({ messageName: 'ApprovalGiven', correlationKey: '4711', executionId: 'e-1', activityId: 'receiveApproval' });
+    expect(only(started.executions)).toMatchObject({ activityId: 'receiveApproval', status: 'WAITING_MESSAGE', waitingFor: { messageName: 'ApprovalGiven', correlationKey: '4711' } });
+
+    const approved = deliverMessage(approval, {}, stateOf(started), { approvedBy: 'ops' }, t1, 'inbox-1');
+    expect(only(approved.unsubscribe)).toMatchObject({ messageName: 'ApprovalGiven', correlationKey: '4711', executionId: 'e-1', activityId: 'receiveApproval' });
+    expect(approved.subscribe).toEqual([]);
+    expect(only(approved.jobs)).toMatchObject({ activityId: 'shipOrder', status: 'PENDING', executionId: 'e-1' });
+    expect(only(approved.executions)).toMatchObject({ activityId: 'shipOrder', status: 'WAITING_JOB', waitingFor: null });
+    expect(approved.instance).toMatchObject({ status: 'RUNNING', variables: { orderId: 4711, approvedBy: 'ops' }, correlatedMessages: ['inbox-1'] });
+
+    const shipped = completeJob(approval, {}, { ...stateOf(approved), job: only(approved.jobs) }, {}, t1);
+    expect(shipped.instance).toMatchObject({ status: 'COMPLETED', activeExecutionIds: [] });
+  });
+
+  test('without its correlation variable the receive task raises MISSING_CORRELATION_KEY', () => {
+    const t = start(approval, {});
+    expect(t.subscribe).toEqual([]);
+    expect(only(t.instance.incidents)).toMatchObject({ reason: 'MISSING_CORRELATION_KEY', activityId: 'receiveApproval' });
+  });
+});
+
+describe('resolveIncidents: an operator closes the incidents once their cause is gone', () => {
+  const t2 = new Date('2026-11-29T11:00:00Z');
+  const incident = (reason: Incident['reason'], extra: Partial<Incident> = {}): Incident => ({ reason, executionId: 'e-1', activityId: 'x', message: 'm', at: t0, ...extra });
+  // A literal, not start(): the tables below are built before beforeAll loads the models.
+  const instance = (changes: Partial<InstanceState>): InstanceState => ({
+    id: 'i-1', processKey: 'work-order-execution', processVersion: 'v', businessKey: 'WO-1', status: 'INCIDENT', variables: { workOrderId: 'WO-1' },
+    activeExecutionIds: ['e-1'], incidents: [incident('JOB_FAILED')], createdAt: t0, updatedAt: t0, completedAt: null, ...changes,
+  });
+  const token = (changes: Partial<ExecutionState>): ExecutionState => ({ id: 'e-1', processInstanceId: 'i-1', activityId: 'handOverWorkOrder', status: 'WAITING_JOB', step: 1, jobId: 'j-1', waitingFor: null, createdAt: t0, updatedAt: t0, ...changes });
+  const job = (status: JobState['status']): JobState => ({ id: 'j-1', processInstanceId: 'i-1', executionId: 'e-1', activityId: 'handOverWorkOrder', status, attempts: 1, lastError: null, createdAt: t0, finishedAt: null });
+  const point = (executionId: string, processInstanceId = 'i-1'): WaitingPoint => ({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', processInstanceId, executionId, activityId: 'waitForCompletion', createdAt: t0 });
+  const waitingToken = token({ activityId: 'waitForCompletion', status: 'WAITING_MESSAGE', jobId: null, waitingFor: { messageName: 'WorkOrderCompleted', correlationKey: 'WO-1' } });
+  const state = (changes: Partial<IncidentState>): IncidentState => ({ instance: instance({}), executions: [], jobs: {}, waiting: {}, ...changes });
+
+  test.each<[string, IncidentState, string]>([
+    ['nothing open: a RUNNING instance without incidents', state({ instance: instance({ status: 'RUNNING', incidents: [] }) }), 'has no open incident'],
+    ['nothing open: every incident resolved already', state({ instance: instance({ status: 'RUNNING', incidents: [incident('JOB_FAILED', { resolvedAt: t1 })] }) }), 'has no open incident'],
+    ['a token stopped by the incident (ACTIVE)', state({ executions: [token({ status: 'ACTIVE', activityId: 'checkItems', jobId: null })] }), 'token e-1 is stopped at checkItems'],
+    ['the token still waits for its FAILED job', state({ executions: [token({})], jobs: { 'j-1': job('FAILED') } }), 'waits at handOverWorkOrder for FAILED job j-1'],
+    ['another token waits for the same message and key', state({ executions: [waitingToken], waiting: { 'WO-1': [point('e-1'), point('e-9', 'i-9')] } }), 'and so does e-9 of i-9: cancel one'],
+  ])('refused: %s', (_name, s, cause) => {
+    const r = resolveIncidents(s, 'note', t2);
+    expect(r.kind).toBe('REFUSED');
+    expect(r.kind === 'REFUSED' ? r.causes.join('; ') : '').toContain(cause);
+  });
+
+  test.each<[string, InstanceState['status'], IncidentState]>([
+    ['the job was re-run (a new PENDING job)', 'RUNNING', state({ executions: [token({ jobId: 'j-2' })], jobs: { 'j-2': { ...job('PENDING'), id: 'j-2' } } })],
+    ['the failed job is PENDING again', 'RUNNING', state({ executions: [token({})], jobs: { 'j-1': job('PENDING') } })],
+    ['one waiting point left for the key', 'RUNNING', state({ instance: instance({ incidents: [incident('DUPLICATE_WAITING_POINT')] }), executions: [waitingToken], waiting: { 'WO-1': [point('e-1')] } })],
+    ['the other waiting point is for another message', 'RUNNING', state({ executions: [waitingToken], waiting: { 'WO-1': [point('e-1'), { ...point('e-9', 'i-9'), messageName: 'Other' }] } })],
+    ['every token ended while INCIDENT', 'COMPLETED', state({ instance: instance({ activeExecutionIds: [], completedAt: t1 }) })],
+  ])('resolved: %s → %s', (_name, status, s) => {
+    const r = resolveIncidents(s, 'fixed the topic', t2);
+    if (r.kind !== 'RESOLVED') throw new Error(`refused: ${r.causes.join('; ')}`);
+    expect(r.resolved).toBe(1);
+    expect(r.instance.status).toBe(status);
+    expect(r.instance.completedAt).toEqual(status === 'COMPLETED' ? t1 : null);
+    expect(only(r.instance.incidents)).toMatchObject({ resolvedAt: t2, resolution: 'fixed the topic' });
+    expect(r.instance.resolvedIncidents).toBe(1);
+    expect(r.instance.updatedAt).toBe(t2);
+  });
+
+  test('only open incidents are resolved: an earlier resolution keeps its time and note; the count adds up', () => {
+    const earlier = incident('DUPLICATE_WAITING_POINT', { resolvedAt: t0, resolution: 'first' });
+    const r = resolveIncidents(state({ instance: instance({ incidents: [earlier, incident('JOB_FAILED')], resolvedIncidents: 1, activeExecutionIds: [], completedAt: null }) }), null, t2);
+    if (r.kind !== 'RESOLVED') throw new Error('refused');
+    expect(r.resolved).toBe(1);
+    expect(r.instance.incidents).toEqual([earlier, expect.objectContaining({ reason: 'JOB_FAILED', resolvedAt: t2, resolution: null })]);
+    expect(r.instance).toMatchObject({ resolvedIncidents: 2, status: 'COMPLETED', completedAt: t2 });
   });
 });

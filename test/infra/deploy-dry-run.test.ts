@@ -149,6 +149,7 @@ describe('deploy.sh --dry-run', () => {
         INBOX_RELAY_QUEUE: DEFAULTS.INBOX_RELAY_QUEUE,
         INBOX_PROVIDER_TOPIC: DEFAULTS.INBOX_PROVIDER_TOPIC,
         INBOX_JOB_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
+        INBOX_JOBS_QUEUE_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS),
       });
     }
     const relayTimeout = Number.parseInt(flag(deploys.find((c) => c.includes(' relayInbox ')) as string, 'timeout') ?? '0', 10);
@@ -218,6 +219,8 @@ describe('deploy.sh --dry-run', () => {
     const jobs = only(commands, (c) => c.startsWith('gcloud tasks queues create process-jobs '), 'process-jobs queue');
     expect(flag(jobs, 'location')).toBe(REGION);
     expect(Number(flag(jobs, 'max-attempts'))).toBe(20);
+    // runJob is told the same number: its last-attempt check depends on it.
+    expect(Number(flag(jobs, 'max-attempts'))).toBe(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS);
     expect(Number(flag(jobs, 'max-attempts'))).toBeGreaterThan(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS);
     expect(jobs).toContain(' --min-backoff=1s');
     expect(jobs).toContain(' --max-backoff=300s');

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import { type AsyncHandler, workOrderHandlers } from '../../functions/src/jobs/handlers';
-import { createRunJobHandler } from '../../functions/src/jobs/run-job';
+import { createRunJobHandler, type RunJobDeps } from '../../functions/src/jobs/run-job';
 import { createLogger } from '../../functions/src/log';
 import { createStartProcessHandler } from '../../functions/src/process/start-process';
 import { cloudTasksQueue, type JobQueue } from '../../functions/src/tasks/job-queue';
@@ -25,13 +25,25 @@ export interface ProcessStack {
   readonly tasks: CloudTasksEmulator;
   readonly queue: JobQueue;
   readonly startServer: Server;
+  /** Where runJob listens (what the queue's tasks POST to). */
+  readonly runJobUrl: string;
   readonly handlers: Readonly<Record<string, AsyncHandler>>;
   readonly logs: Array<Record<string, unknown>>;
   readonly pubsub: PubSub;
   stop(): Promise<void>;
 }
 
-export async function startProcessStack(db: Firestore, projectId: string, options: { providerTopic: string; maxAttempts?: number }): Promise<ProcessStack> {
+export interface ProcessStackOptions {
+  readonly providerTopic: string;
+  /** runJob's INBOX_JOB_MAX_ATTEMPTS (default 3). */
+  readonly maxAttempts?: number;
+  /** The jobs queue's retryConfig.maxAttempts, also told to runJob (default 10). */
+  readonly queueMaxAttempts?: number;
+  /** Replace runJob's adapters, e.g. an engine loader that fails (a failure outside the handler). */
+  readonly runJob?: Partial<Pick<RunJobDeps, 'engine' | 'handlers'>>;
+}
+
+export async function startProcessStack(db: Firestore, projectId: string, options: ProcessStackOptions): Promise<ProcessStack> {
   const engine = await workOrderEngine();
   const tasks = await startCloudTasksEmulator();
   const logs: Array<Record<string, unknown>> = [];
@@ -49,10 +61,22 @@ export async function startProcessStack(db: Firestore, projectId: string, option
     if (late.queue === undefined) throw new Error('queue not ready');
     return late.queue;
   };
+  const queueMaxAttempts = options.queueMaxAttempts ?? 10;
   const runJobName = `runJobUnderTest${++registered}`;
   http(
     runJobName,
-    createRunJobHandler({ db: () => db, engine: async () => engine, queue: queueOf, handlers: () => handlers, verifier: null, log, now: () => new Date(), maxAttempts: options.maxAttempts ?? 3 }),
+    createRunJobHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: queueOf,
+      handlers: () => handlers,
+      verifier: null,
+      log,
+      now: () => new Date(),
+      maxAttempts: options.maxAttempts ?? 3,
+      queueMaxAttempts,
+      ...options.runJob,
+    }),
   );
   const runJobServer = getTestServer(runJobName);
   await new Promise<void>((resolve) => runJobServer.listen(0, '127.0.0.1', resolve));
@@ -66,7 +90,7 @@ export async function startProcessStack(db: Firestore, projectId: string, option
     parent: `projects/${projectId}/locations/${config.tasks.location}`,
     queue: {
       name: `projects/${projectId}/locations/${config.tasks.location}/queues/${config.tasks.queue}`,
-      retryConfig: { maxAttempts: 10, minBackoff: { nanos: 50_000_000 }, maxBackoff: { seconds: 1 } },
+      retryConfig: { maxAttempts: queueMaxAttempts, minBackoff: { nanos: 50_000_000 }, maxBackoff: { seconds: 1 } },
     },
   });
   await admin.close();
@@ -81,6 +105,7 @@ export async function startProcessStack(db: Firestore, projectId: string, option
     tasks,
     queue,
     startServer: getTestServer(startName),
+    runJobUrl,
     handlers,
     logs,
     pubsub,

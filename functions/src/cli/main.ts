@@ -58,8 +58,12 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .action((ids: string[], options) => inbox().requeueCommand(context(), ids, options));
   program.command('park <id>').description('OPEN to PARKED (reason MANUAL)').requiredOption('--reason <text>', 'why').action((id: string, options: { reason: string }) => inbox().parkCommand(context(), id, options.reason));
   program.command('instances <businessKey>').description('process state of a work order').action((key: string) => processes().instances(context(), key));
-  program.command('incidents').description('instances in INCIDENT (duplicate waiting points, …) and failed jobs').action(() => processes().incidents(context()));
-  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force)');
+  program
+    .command('incidents')
+    .description('open incidents (duplicate waiting points, failed jobs, …) and the FAILED jobs of instances in INCIDENT')
+    .option('--all', 'also resolved incidents and every FAILED job')
+    .action((options: { all?: boolean }) => processes().incidents(context(), options));
+  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents');
   repair
     .command('move-token')
     .requiredOption('--instance <id>', 'process instance')
@@ -67,6 +71,11 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--execution <id>', 'the token to move (default: add a new token)')
     .option('--force', 'allow a second waiting point for the same message and key')
     .action((options) => processes().moveTokenCommand(context(), options));
+  repair
+    .command('resolve-incident <instanceId>')
+    .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
+    .option('--note <text>', 'what was done, kept with each incident')
+    .action((id: string, options: { note?: string }) => processes().resolveIncidentCommand(context(), id, options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options) => processes().cancelTokenCommand(context(), options));
   program
     .command('purge')

@@ -1,11 +1,12 @@
 import type { DocumentSnapshot } from '@google-cloud/firestore';
 import { refs } from '../engine/store/collections';
 import { cancelTokenRun, type Changed, moveToken } from '../engine/store/operations';
+import { resolveIncident } from '../engine/store/repairs';
 import { toDates } from '../engine/store/unit-of-work';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import { createLogger } from '../log';
 import { QUERIES } from '../queries';
-import type { CliContext } from './context';
+import { cell, type CliContext } from './context';
 import { RefusedError } from './inbox-ops';
 import { print } from './output';
 
@@ -22,18 +23,41 @@ export async function instances(ctx: CliContext, businessKey: string): Promise<v
   ));
 }
 
-/** Instances in INCIDENT (duplicate waiting points, failed jobs, …) and FAILED jobs. */
-export async function incidents(ctx: CliContext): Promise<void> {
+const isOpen = (incident: Record<string, unknown>): boolean => incident.resolvedAt === undefined || incident.resolvedAt === null;
+
+/**
+ * The open incidents of instances in INCIDENT and the FAILED jobs of those
+ * instances. A FAILED job of an instance whose incidents are resolved is
+ * history (its token was moved on or cancelled): shown with --all only, as
+ * are resolved incidents.
+ */
+export async function incidents(ctx: CliContext, options: { all?: boolean } = {}): Promise<void> {
   const db = ctx.db();
-  const [instanceSnap, jobSnap] = await Promise.all([QUERIES.instancesByStatus.build(db, 'INCIDENT').get(), QUERIES.jobsByStatus.build(db, 'FAILED').get()]);
-  const list = instanceSnap.docs
-    .map(view)
-    .flatMap((i) => ((i.incidents as Array<Record<string, unknown>> | undefined) ?? []).map((x): Record<string, unknown> => ({ ...x, instance: i.id, businessKey: i.businessKey })));
-  const failedJobs = jobSnap.docs.map(view);
-  print(ctx, { incidents: list, failedJobs }, ['instance', 'business key', 'reason', 'execution', 'activity', 'message'], [
-    ...list.map((x) => [x.instance, x.businessKey, x.reason, x.executionId, x.activityId, x.message]),
-    ...failedJobs.map((j) => [j.processInstanceId, '', 'FAILED JOB', j.executionId, j.activityId, `job ${j.id}: ${String(j.lastError)}`]),
+  const all = options.all === true;
+  const [open, resolved, jobSnap] = await Promise.all([
+    QUERIES.instancesByStatus.build(db, 'INCIDENT').get(),
+    all ? QUERIES.instancesWithResolvedIncidents.build(db).get() : null,
+    QUERIES.jobsByStatus.build(db, 'FAILED').get(),
   ]);
+  const byId = new Map<string, Doc>();
+  for (const snap of [...open.docs, ...(resolved?.docs ?? [])]) byId.set(snap.id, view(snap));
+  const list = [...byId.values()].flatMap((i) =>
+    ((i.incidents as Array<Record<string, unknown>> | undefined) ?? [])
+      .filter((x) => all || isOpen(x))
+      .map((x): Record<string, unknown> => ({ ...x, instance: i.id, businessKey: i.businessKey, instanceStatus: i.status })),
+  );
+  const inIncident = new Set(open.docs.map((d) => d.id));
+  const failedJobs = jobSnap.docs.map(view).filter((j) => all || inIncident.has(String(j.processInstanceId)));
+  print(ctx, { incidents: list, failedJobs }, ['instance', 'business key', 'reason', 'execution', 'activity', 'message', 'resolved'], [
+    ...list.map((x) => [x.instance, x.businessKey, x.reason, x.executionId, x.activityId, x.message, isOpen(x) ? '' : `${cell(x.resolvedAt)} ${cell(x.resolution)}`.trim()]),
+    ...failedJobs.map((j) => [j.processInstanceId, '', 'FAILED JOB', j.executionId, j.activityId, `job ${j.id}: ${String(j.lastError)}`, '']),
+  ]);
+}
+
+/** Closes an instance's open incidents once their cause is repaired (refused, naming the causes, before). */
+export async function resolveIncidentCommand(ctx: CliContext, instanceId: string, options: { note?: string }): Promise<void> {
+  const done = await resolveIncident(ctx.db(), instanceId, options.note ?? null, ctx.now());
+  print(ctx, done, ['instance', 'status', 'incidents resolved'], [[done.instance.id, done.instance.status, done.resolved]]);
 }
 
 /** After a repair: create the Cloud Tasks of new jobs (if runJob's URL is configured) and report. */

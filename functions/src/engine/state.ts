@@ -25,7 +25,14 @@ export interface Incident {
   readonly activityId: string;
   readonly message: string;
   readonly at: Date;
+  /** Set when an operator resolved it (`inbox repair resolve-incident`); absent or null while open. */
+  readonly resolvedAt?: Date | null;
+  /** The operator's note on the resolution (`--note`), or null. */
+  readonly resolution?: string | null;
 }
+
+/** An incident nobody has resolved yet. */
+export const isOpenIncident = (incident: Incident): boolean => incident.resolvedAt === undefined || incident.resolvedAt === null;
 
 /** How many correlated message ids an instance keeps (bounds the document for looping models). */
 export const CORRELATED_MESSAGES_KEPT = 100;
@@ -47,6 +54,12 @@ export interface InstanceState {
    * that never received a message.
    */
   readonly correlatedMessages?: readonly string[];
+  /**
+   * How many of `incidents` an operator resolved; absent until the first.
+   * A top-level number so `inbox incidents --all` finds instances whose
+   * incidents are all resolved (no longer INCIDENT) with one query.
+   */
+  readonly resolvedIncidents?: number;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly completedAt: Date | null;

@@ -5,7 +5,7 @@ import type { PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { asInstance, asJob, refs } from '../engine/store/collections';
-import { completeJobRun, recordJobFailure } from '../engine/store/operations';
+import { completeJobRun, type JobFailure, recordJobFailure } from '../engine/store/operations';
 import { toDates } from '../engine/store/unit-of-work';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
@@ -20,7 +20,10 @@ export interface RunJobDeps {
   readonly verifier: (() => Promise<PushTokenVerifier>) | null;
   readonly log: Logger;
   readonly now: () => Date;
+  /** Failed handler runs before the job is FAILED (INBOX_JOB_MAX_ATTEMPTS). */
   readonly maxAttempts: number;
+  /** The queue's retryConfig.maxAttempts (INBOX_JOBS_QUEUE_MAX_ATTEMPTS): its last attempt records any failure. */
+  readonly queueMaxAttempts: number;
 }
 
 const Body = z.object({ jobId: z.string().regex(/^[0-9a-f]{40}$/, 'a job id (40 hex digits)') });
@@ -28,11 +31,27 @@ const Body = z.object({ jobId: z.string().regex(/^[0-9a-f]{40}$/, 'a job id (40 
 const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
+ * Cloud Tasks' 1-based number of this attempt: X-CloudTasks-TaskRetryCount
+ * ("0 on the first attempt, includes attempts that failed with 5xx") + 1.
+ * Null without the header (a caller that is not Cloud Tasks): never the last.
+ */
+export function attemptOf(retryCountHeader: string | undefined): number | null {
+  if (retryCountHeader === undefined || !/^\d{1,9}$/.test(retryCountHeader.trim())) return null;
+  return Number(retryCountHeader.trim()) + 1;
+}
+
+/** Why a failure ends the job now rather than after more retries. */
+type Final = null | 'LAST_ATTEMPT' | 'PERMANENT';
+
+/**
  * `runJob`, the target of the Cloud Tasks queue: runs a job's handler, then
  * finishes the job and moves its token on in one transaction. The answer
  * steers Cloud Tasks: 2xx ends the task, 5xx makes it retry with the queue's
- * backoff. After `maxAttempts` failed runs the job is FAILED, its instance
- * shows a JOB_FAILED incident, and the answer is 200 so retries stop.
+ * backoff. The job is FAILED (its instance INCIDENT / JOB_FAILED, an ERROR
+ * log, and 200 so retries stop) after `maxAttempts` failed handler runs, on
+ * a failure no retry heals (no handler for the job's task), and on the
+ * queue's last attempt whatever failed: Cloud Tasks drops the task after it,
+ * and a job left PENDING then would never run again.
  */
 export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
@@ -54,6 +73,39 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
     }
     const { jobId } = body.data;
     const db = deps.db();
+    const attempt = attemptOf(req.get('x-cloudtasks-taskretrycount'));
+    const lastAttempt = attempt !== null && attempt >= deps.queueMaxAttempts;
+    const context = { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts };
+
+    /** Counts the failure (or ends the job when `final`) and answers: 200 once FAILED, 503 to retry. */
+    const settleFailure = async (error: string, code: string, final: Final): Promise<void> => {
+      let counted: JobFailure;
+      try {
+        counted = await recordJobFailure(db, jobId, error, deps.maxAttempts, deps.now(), { final: final !== null });
+      } catch (recordErr) {
+        if (final !== null) {
+          // The task ends here (last attempt) or would fail forever: the job stays PENDING; sweepJobs reports it at ERROR.
+          deps.log.error('job failed and the failure could not be recorded: the job stays PENDING', { ...context, final, error, recordError: message(recordErr) });
+        } else {
+          deps.log.warn('job failed and the failure could not be counted; Cloud Tasks will retry', { ...context, error, recordError: message(recordErr) });
+        }
+        res.status(503).json({ error: 'job failed', retry: true });
+        return;
+      }
+      if (counted.status === 'FAILED') {
+        deps.log.error('job failed for good: instance marked INCIDENT', { incident: 'JOB_FAILED', ...context, final: final ?? 'ATTEMPTS_EXHAUSTED', attempts: counted.attempts, error });
+        res.status(200).json({ outcome: 'failed', jobId, attempts: counted.attempts });
+        return;
+      }
+      if (counted.status !== 'RETRY') {
+        // Finished meanwhile (a concurrent delivery) or gone: nothing left to retry.
+        res.status(200).json({ outcome: counted.status.toLowerCase().replace('_', ' '), jobId });
+        return;
+      }
+      deps.log.warn('job handler failed; Cloud Tasks will retry', { ...context, attempts: counted.attempts, code, error });
+      res.status(503).json({ error: 'job handler failed', retry: true });
+    };
+
     let inHandler = false;
     try {
       const jobSnap = await refs.job(db, jobId).get();
@@ -69,7 +121,11 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       const instanceSnap = await refs.instance(db, job.processInstanceId).get();
       const instance = asInstance(toDates(instanceSnap.data() ?? {}) as Record<string, unknown>);
       const handler = deps.handlers()[job.activityId];
-      if (handler === undefined) throw new Error(`no async handler registered for ${job.activityId}`);
+      if (handler === undefined) {
+        // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
+        await settleFailure(`no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');
+        return;
+      }
 
       inHandler = true;
       const result = await handler({ job, instance, now: deps.now() });
@@ -83,20 +139,18 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       res.status(200).json({ outcome: done.status.toLowerCase(), jobId });
     } catch (err) {
       const failure = classifyFailure(err);
-      if (!inHandler) {
-        // Reading or committing failed: nothing was finished; the retry re-runs the (idempotent) handler.
-        deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', { jobId, code: failure.code, error: message(err) });
-        res.status(503).json({ error: 'temporarily unable to run the job', retry: true });
+      if (inHandler) {
+        await settleFailure(message(err), failure.code, lastAttempt ? 'LAST_ATTEMPT' : null);
         return;
       }
-      const counted = await recordJobFailure(db, jobId, message(err), deps.maxAttempts, deps.now()).catch(() => null);
-      if (counted?.status === 'FAILED') {
-        deps.log.error('job failed for good: instance marked INCIDENT', { incident: 'JOB_FAILED', jobId, attempts: counted.attempts, error: message(err) });
-        res.status(200).json({ outcome: 'failed', jobId, attempts: counted.attempts });
+      if (lastAttempt) {
+        // Reading, loading the engine or committing failed on the last attempt: record it now, or the job stays PENDING for good.
+        await settleFailure(message(err), failure.code, 'LAST_ATTEMPT');
         return;
       }
-      deps.log.warn('job handler failed; Cloud Tasks will retry', { jobId, attempts: counted?.attempts ?? null, code: failure.code, error: message(err) });
-      res.status(503).json({ error: 'job handler failed', retry: true });
+      // Not the step's fault (Firestore, the engine): not counted against the job; the retry re-runs the (idempotent) handler.
+      deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', { ...context, code: failure.code, error: message(err) });
+      res.status(503).json({ error: 'temporarily unable to run the job', retry: true });
     }
   };
 }

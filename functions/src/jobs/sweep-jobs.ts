@@ -1,24 +1,66 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { QUERIES } from '../queries';
+import { DEFAULTS } from '../config';
+import { isTimestamp } from '../core/timestamp';
 import type { Logger } from '../log';
+import { QUERIES } from '../queries';
 import type { JobQueue } from '../tasks/job-queue';
 import { dispatchJobs } from './dispatch';
 
-import { DEFAULTS } from '../config';
-
 /** Jobs younger than this are left alone: their creator is probably still dispatching them (INBOX_SWEEP_GRACE_MS). */
 export const SWEEP_GRACE_MS = DEFAULTS.INBOX_SWEEP_GRACE_MS;
+/** PENDING jobs older than this whose task still exists are reported at ERROR (INBOX_JOB_STUCK_AFTER_MS). */
+export const JOB_STUCK_AFTER_MS = DEFAULTS.INBOX_JOB_STUCK_AFTER_MS;
+
+export interface SweepOptions {
+  readonly graceMs?: number;
+  readonly stuckAfterMs?: number;
+  readonly limit?: number;
+}
+
+interface SweptJob {
+  readonly id: string;
+  readonly activityId: string;
+  readonly processInstanceId: string;
+  readonly createdAt: Date | null;
+}
 
 /**
  * Re-dispatches PENDING jobs older than the grace period: the ones whose Cloud
  * Task was never created (a crash between commit and enqueue) get it now; for
  * the others (still retrying) the task exists and the call answers
  * ALREADY_EXISTS, which changes nothing.
+ *
+ * ALREADY_EXISTS for a job older than `stuckAfterMs` (longer than the queue's
+ * whole retry schedule) means the job is stuck: its task was dropped after
+ * the queue's last attempt without runJob recording the failure (Firestore
+ * failed then too), and the task name stays reserved for about an hour. That
+ * is logged at ERROR, so the alert on ERROR logs fires; once the name is
+ * free again a later sweep creates the task anew and the job runs again.
  */
-export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log: Logger, now: Date, graceMs: number = SWEEP_GRACE_MS, limit = 500): Promise<number> {
+export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log: Logger, now: Date, options: SweepOptions = {}): Promise<number> {
+  const { graceMs = SWEEP_GRACE_MS, stuckAfterMs = JOB_STUCK_AFTER_MS, limit = 500 } = options;
   const snap = await QUERIES.stalePendingJobs.build(db, new Date(now.getTime() - graceMs), limit).get();
   if (snap.empty) return 0;
-  const jobs = snap.docs.map((d) => ({ id: d.id, activityId: String(d.get('activityId')) }));
+  const jobs = snap.docs.map((d): SweptJob => {
+    const createdAt: unknown = d.get('createdAt');
+    return { id: d.id, activityId: String(d.get('activityId')), processInstanceId: String(d.get('processInstanceId')), createdAt: isTimestamp(createdAt) ? createdAt.toDate() : null };
+  });
   log.info('re-dispatching PENDING jobs older than the grace period', { count: jobs.length });
-  return dispatchJobs(queue, jobs, log);
+  const stuckBefore = now.getTime() - stuckAfterMs;
+  return dispatchJobs(queue, jobs, log, {
+    onExists: (l, job) => {
+      const ageMs = job.createdAt === null ? null : now.getTime() - job.createdAt.getTime();
+      if (job.createdAt !== null && job.createdAt.getTime() > stuckBefore) {
+        l.info('job task already existed', { jobId: job.id, activityId: job.activityId });
+        return;
+      }
+      l.error('job stuck: PENDING longer than its task can retry, and its task name is still taken (the task was dropped, or retries far too long)', {
+        incident: 'JOB_STUCK',
+        jobId: job.id,
+        activityId: job.activityId,
+        processInstanceId: job.processInstanceId,
+        ageMs,
+      });
+    },
+  });
 }

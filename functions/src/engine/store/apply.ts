@@ -1,5 +1,5 @@
 import type { Engine } from '../engine';
-import type { Incident, InstanceState, JobState, Transition, WaitingPoint } from '../state';
+import { type Incident, type InstanceState, isOpenIncident, type JobState, type Transition, type WaitingPoint } from '../state';
 import { deliverMessage } from '../transitions';
 import { asCorrelationKey, asExecution, asInstance, plain, refs, saveCorrelationKey } from './collections';
 import type { UnitOfWork } from './unit-of-work';
@@ -14,7 +14,8 @@ export interface DuplicateWaitingPoint {
 const samePoint = (a: WaitingPoint, b: WaitingPoint): boolean => a.executionId === b.executionId && a.messageName === b.messageName;
 
 function withDuplicateIncident(instance: InstanceState, point: WaitingPoint, count: number, now: Date): InstanceState {
-  const already = instance.incidents.some((i) => i.reason === 'DUPLICATE_WAITING_POINT' && i.executionId === point.executionId);
+  // Only an open incident covers this one: a duplicate that comes back after a resolution is a new incident.
+  const already = instance.incidents.some((i) => i.reason === 'DUPLICATE_WAITING_POINT' && i.executionId === point.executionId && isOpenIncident(i));
   if (already) return instance;
   const incident: Incident = {
     reason: 'DUPLICATE_WAITING_POINT',

@@ -22,8 +22,6 @@ async function loadExecution(uow: UnitOfWork, id: string): Promise<ExecutionStat
   return data === undefined ? null : asExecution(data);
 }
 
-
-
 export interface StartRequest {
   readonly processKey: string;
   readonly businessKey: string;
@@ -44,6 +42,13 @@ export async function startProcessInstance(db: Firestore, engine: Engine, reques
   return result;
 }
 
+/**
+ * `lastError` of a job ended DONE without moving anything: a repair had moved
+ * or cancelled its token. DONE (not FAILED): nothing is left to do or repair.
+ * Documented in docs/data-model.md (jobs).
+ */
+export const STALE_JOB_ERROR = 'token no longer waits for this job';
+
 /** Outcome of finishing a job. */
 export type JobCompletion = Changed & { readonly status: 'COMPLETED' | 'ALREADY_FINISHED' | 'NOT_FOUND' | 'STALE' };
 
@@ -61,7 +66,7 @@ export async function completeJobRun(db: Firestore, engine: Engine, jobIdValue: 
     const instance = await loadInstance(uow, job.processInstanceId);
     const execution = await loadExecution(uow, job.executionId);
     if (instance === null || execution === null || execution.status !== 'WAITING_JOB' || execution.jobId !== job.id) {
-      uow.set(refs.job(db, job.id), plain({ ...job, status: 'DONE', finishedAt: now, lastError: 'token no longer waits for this job' }));
+      uow.set(refs.job(db, job.id), plain({ ...job, status: 'DONE', finishedAt: now, lastError: STALE_JOB_ERROR }));
       return { ...NOTHING, status: 'STALE' };
     }
     const t = completeJob(engine.model(instance.processKey), engine.sync, { instance, execution, job }, result, now);
@@ -74,15 +79,19 @@ export async function completeJobRun(db: Firestore, engine: Engine, jobIdValue: 
 /** Outcome of a failed job run: retry (Cloud Tasks tries again) or FAILED for good (incident). */
 export type JobFailure = { readonly status: 'RETRY' | 'FAILED' | 'ALREADY_FINISHED' | 'NOT_FOUND'; readonly attempts: number };
 
-/** Counts a failed attempt; after `maxAttempts` the job is FAILED and its instance shows a JOB_FAILED incident. */
-export async function recordJobFailure(db: Firestore, jobIdValue: string, error: string, maxAttempts: number, now: Date): Promise<JobFailure> {
+/**
+ * Counts a failed attempt; after `maxAttempts`, or at once when `final` (the
+ * queue's last attempt, or a failure no retry heals), the job is FAILED and
+ * its instance shows a JOB_FAILED incident, in this one transaction.
+ */
+export async function recordJobFailure(db: Firestore, jobIdValue: string, error: string, maxAttempts: number, now: Date, options: { readonly final?: boolean } = {}): Promise<JobFailure> {
   const run = await runUnitOfWork(db, async (uow): Promise<JobFailure> => {
     const jobData = await uow.get(refs.job(db, jobIdValue));
     if (jobData === undefined) return { status: 'NOT_FOUND', attempts: 0 };
     const job = asJob(jobData);
     if (job.status !== 'PENDING') return { status: 'ALREADY_FINISHED', attempts: job.attempts };
     const counted: JobState = { ...job, attempts: job.attempts + 1, lastError: error };
-    if (counted.attempts < maxAttempts) {
+    if (counted.attempts < maxAttempts && options.final !== true) {
       uow.set(refs.job(db, job.id), plain(counted));
       return { status: 'RETRY', attempts: counted.attempts };
     }

@@ -1,0 +1,48 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
+import { resolveIncidents } from '../transitions';
+import { loadInstance } from './apply';
+import { asCorrelationKey, asExecution, asJob, plain, refs } from './collections';
+import { RepairRefusedError } from './operations';
+import { runUnitOfWork } from './unit-of-work';
+
+export interface ResolvedIncidents {
+  readonly instance: InstanceState;
+  /** How many open incidents were closed. */
+  readonly resolved: number;
+}
+
+/**
+ * Repair: `inbox repair resolve-incident`. One transaction, reads by id only:
+ * the instance, each active token, the job a token waits for, the key
+ * document a token waits under; the pure {@link resolveIncidents} decides.
+ * Throws {@link RepairRefusedError} naming every cause that persists.
+ */
+export async function resolveIncident(db: Firestore, processInstanceId: string, note: string | null, now: Date): Promise<ResolvedIncidents> {
+  const { result } = await runUnitOfWork(db, async (uow) => {
+    const instance = await loadInstance(uow, processInstanceId);
+    if (instance === null) throw new RepairRefusedError(`process instance ${processInstanceId} does not exist`);
+    const executions: ExecutionState[] = [];
+    const jobs: Record<string, JobState> = {};
+    const waiting: Record<string, readonly WaitingPoint[]> = {};
+    for (const id of instance.activeExecutionIds) {
+      const data = await uow.get(refs.execution(db, id));
+      if (data === undefined) continue;
+      const execution = asExecution(data);
+      executions.push(execution);
+      if (execution.status === 'WAITING_JOB' && execution.jobId !== null) {
+        const job = await uow.get(refs.job(db, execution.jobId));
+        if (job !== undefined) jobs[execution.jobId] = asJob(job);
+      }
+      if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null) {
+        const key = execution.waitingFor.correlationKey;
+        waiting[key] ??= asCorrelationKey(await uow.get(refs.correlationKey(db, key)), key).waiting;
+      }
+    }
+    const decided = resolveIncidents({ instance, executions, jobs, waiting }, note, now);
+    if (decided.kind === 'REFUSED') throw new RepairRefusedError(`refused: ${decided.causes.join('; ')}`);
+    uow.set(refs.instance(db, instance.id), plain(decided.instance));
+    return { instance: decided.instance, resolved: decided.resolved };
+  });
+  return result;
+}

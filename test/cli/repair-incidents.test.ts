@@ -1,0 +1,132 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { runCli } from '../../functions/src/cli/main';
+import type { Engine } from '../../functions/src/engine/engine';
+import { refs } from '../../functions/src/engine/store/collections';
+import { completeJobRun, moveToken, recordJobFailure, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { workOrderEngine } from '../support/engine';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
+
+/** `inbox repair resolve-incident` and `inbox incidents [--all]` against the emulator, in a project of their own. */
+const projectId = uniqueProjectId('cli-incidents');
+let db: Firestore;
+let engine: Engine;
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string; json: () => unknown }> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId });
+  return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as unknown };
+}
+
+interface Listed {
+  incidents: Array<{ instance: string; reason: string; resolvedAt?: string | null; resolution?: string | null }>;
+  failedJobs: Array<{ id: string; processInstanceId: string }>;
+}
+const listed = async (...flags: string[]): Promise<Listed> => (await cli('--json', 'incidents', ...flags)).json() as Listed;
+const reasonsOf = (l: Listed, instance: string): string[] => l.incidents.filter((i) => i.instance === instance).map((i) => i.reason);
+const stored = async (id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
+
+/** A work order whose token waits for WorkOrderCompleted under `workOrderId`. */
+async function waiting(businessKey: string, workOrderId = businessKey): Promise<{ instanceId: string; executionId: string }> {
+  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey, variables: { workOrderId }, now: new Date() });
+  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
+}
+
+beforeAll(async () => {
+  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+  engine = await workOrderEngine();
+});
+afterAll(async () => {
+  await db.terminate();
+});
+
+describe('inbox repair resolve-incident and inbox incidents', () => {
+  test('a double token: refused while both wait; after cancelling one token, resolved (RUNNING / COMPLETED) and listed with --all only', async () => {
+    const a = await waiting('WO-res-a', 'WO-res');
+    const b = await waiting('WO-res-b', 'WO-res');
+    expect(reasonsOf(await listed(), a.instanceId)).toEqual(['DUPLICATE_WAITING_POINT']);
+    expect(reasonsOf(await listed(), b.instanceId)).toEqual(['DUPLICATE_WAITING_POINT']);
+
+    const refused = await cli('repair', 'resolve-incident', a.instanceId);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`and so does ${b.executionId} of ${b.instanceId}: cancel one`);
+    expect(await stored(a.instanceId)).toMatchObject({ status: 'INCIDENT', incidents: [expect.not.objectContaining({ resolvedAt: expect.anything() })] });
+
+    // B was the wrong one: cancel its token. B has no token left, A's is the only waiting point.
+    expect((await cli('repair', 'cancel-token', '--instance', b.instanceId, '--execution', b.executionId)).code).toBe(0);
+    const resolvedA = await cli('--json', 'repair', 'resolve-incident', a.instanceId, '--note', 'WO-res-b was a second start of WO-res');
+    expect(resolvedA.err).toBe('');
+    expect(resolvedA.code).toBe(0);
+    expect(resolvedA.json()).toMatchObject({ resolved: 1, instance: { id: a.instanceId, status: 'RUNNING' } });
+    const resolvedB = await cli('--json', 'repair', 'resolve-incident', b.instanceId);
+    expect(resolvedB.json()).toMatchObject({ resolved: 1, instance: { status: 'COMPLETED' } });
+
+    expect(await stored(a.instanceId)).toMatchObject({
+      status: 'RUNNING',
+      resolvedIncidents: 1,
+      incidents: [expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT', resolvedAt: expect.anything(), resolution: 'WO-res-b was a second start of WO-res' })],
+    });
+    const open = await listed();
+    expect(reasonsOf(open, a.instanceId)).toEqual([]);
+    expect(reasonsOf(open, b.instanceId)).toEqual([]);
+    const all = await listed('--all');
+    expect(all.incidents.find((i) => i.instance === a.instanceId)).toMatchObject({ reason: 'DUPLICATE_WAITING_POINT', resolution: 'WO-res-b was a second start of WO-res', resolvedAt: expect.any(String) });
+    expect(reasonsOf(all, b.instanceId)).toEqual(['DUPLICATE_WAITING_POINT']);
+    // The table marks the resolution.
+    expect((await cli('incidents', '--all')).out).toContain('WO-res-b was a second start of WO-res');
+
+    // Nothing left to resolve.
+    const again = await cli('repair', 'resolve-incident', a.instanceId);
+    expect(again.code).toBe(1);
+    expect(again.err).toContain('has no open incident');
+    // A duplicate that comes back after the resolution is a new, open incident.
+    await moveToken(db, engine, { processInstanceId: a.instanceId, executionId: a.executionId, activityId: 'waitForCompletion', force: true, now: new Date() });
+    expect(reasonsOf(await listed(), a.instanceId)).toEqual([]);
+    await moveToken(db, engine, { processInstanceId: a.instanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
+    // One open incident per token involved (both are A's now); the resolved one stays resolved.
+    expect(reasonsOf(await listed(), a.instanceId)).toEqual(['DUPLICATE_WAITING_POINT', 'DUPLICATE_WAITING_POINT']);
+    expect(reasonsOf(await listed('--all'), a.instanceId)).toHaveLength(3);
+    expect(await stored(a.instanceId)).toMatchObject({ status: 'INCIDENT' });
+  });
+
+  test('a FAILED job: refused while the token waits for it; after move-token re-runs the step, resolved, and the FAILED job is listed with --all only', async () => {
+    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-res-job', variables: { workOrderId: 'WO-res-job' }, now: new Date() });
+    const failed = started.jobs[0]!;
+    const executionId = started.instance.activeExecutionIds[0]!;
+    expect(await recordJobFailure(db, failed.id, 'provider down', 10, new Date(), { final: true })).toMatchObject({ status: 'FAILED' });
+    const before = await listed();
+    expect(reasonsOf(before, started.instance.id)).toEqual(['JOB_FAILED']);
+    expect(before.failedJobs.map((j) => j.id)).toContain(failed.id);
+
+    const refused = await cli('repair', 'resolve-incident', started.instance.id);
+    expect(refused.code).toBe(1);
+    expect(refused.err).toContain(`for FAILED job ${failed.id}`);
+    expect(await stored(started.instance.id)).toMatchObject({ status: 'INCIDENT' });
+
+    // The runbook's repair: put the token back on the step (a new job), then resolve.
+    expect((await cli('repair', 'move-token', '--instance', started.instance.id, '--execution', executionId, '--activity', 'handOverWorkOrder')).code).toBe(0);
+    const resolved = await cli('--json', 'repair', 'resolve-incident', started.instance.id, '--note', 'topic recreated');
+    expect(resolved.code).toBe(0);
+    expect(resolved.json()).toMatchObject({ resolved: 1, instance: { status: 'RUNNING' } });
+
+    const after = await listed();
+    expect(reasonsOf(after, started.instance.id)).toEqual([]);
+    expect(after.failedJobs.map((j) => j.id)).not.toContain(failed.id);
+    const all = await listed('--all');
+    expect(all.failedJobs.map((j) => j.id)).toContain(failed.id);
+    expect(all.incidents.find((i) => i.instance === started.instance.id)).toMatchObject({ reason: 'JOB_FAILED', resolution: 'topic recreated' });
+  });
+
+  test('refused for an unknown instance and for one that never had an incident', async () => {
+    const unknown = await cli('repair', 'resolve-incident', 'f'.repeat(40));
+    expect(unknown.code).toBe(1);
+    expect(unknown.err).toContain('does not exist');
+    const { instanceId } = await waiting('WO-res-fine');
+    const fine = await cli('repair', 'resolve-incident', instanceId);
+    expect(fine.code).toBe(1);
+    expect(fine.err).toContain('has no open incident');
+    expect(await stored(instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
+    expect((await cli('repair', 'resolve-incident')).code).toBe(2);
+  });
+});

@@ -1,0 +1,177 @@
+import type { Firestore } from '@google-cloud/firestore';
+import request from 'supertest';
+import { loadConfig } from '../../functions/src/config';
+import { refs } from '../../functions/src/engine/store/collections';
+import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import type { AsyncHandler } from '../../functions/src/jobs/handlers';
+import { attemptOf } from '../../functions/src/jobs/run-job';
+import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
+import { createLogger } from '../../functions/src/log';
+import { emulatorClient } from '../../tools/cloud-tasks-emulator';
+import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { startProcessStack, type ProcessStack } from '../support/process-stack';
+
+/**
+ * A job must never be silently stuck: runJob ends it FAILED (instance
+ * INCIDENT / JOB_FAILED) when no retry can help (no handler) and on the
+ * queue's last attempt whatever failed, and sweepJobs reports at ERROR a
+ * PENDING job whose task name is still taken long after it should have run.
+ */
+const PROCESS = 'work-order-execution';
+const QUEUE_MAX_ATTEMPTS = 3;
+const projectId = uniqueProjectId('run-job-failures');
+let db: Firestore;
+/** runJob without a handler for the hand-over. */
+let noHandler: ProcessStack;
+/** runJob whose handlers succeed but whose engine loader always fails: a failure outside the handler. */
+let brokenEngine: ProcessStack;
+const brokenProject = uniqueProjectId('run-job-engine');
+
+const succeeding: Readonly<Record<string, AsyncHandler>> = { handOverWorkOrder: async () => ({ handedOverMessageId: 'm' }), createInvoice: async () => ({}) };
+
+beforeAll(async () => {
+  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+  noHandler = await startProcessStack(db, projectId, { providerTopic: 'unused', runJob: { handlers: () => ({ createInvoice: async () => ({}) }) } });
+  brokenEngine = await startProcessStack(db, brokenProject, {
+    providerTopic: 'unused',
+    queueMaxAttempts: QUEUE_MAX_ATTEMPTS,
+    runJob: {
+      handlers: () => succeeding,
+      engine: async () => {
+        throw new Error('engine unavailable');
+      },
+    },
+  });
+});
+afterAll(async () => {
+  await noHandler.stop();
+  await brokenEngine.stop();
+  await db.terminate();
+});
+
+const job = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.job(db, id).get()).data();
+const instance = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.instance(db, id).get()).data();
+
+/** A started work order whose hand-over job exists but was not dispatched: the test plays Cloud Tasks. */
+async function undispatched(businessKey: string): Promise<{ instanceId: string; jobId: string }> {
+  const started = await startProcessInstance(db, brokenEngine.engine, { processKey: PROCESS, businessKey, variables: { workOrderId: businessKey }, now: new Date() });
+  return { instanceId: started.instance.id, jobId: started.jobs[0]!.id };
+}
+
+/** One delivery of the job as Cloud Tasks would send it, as attempt `retryCount` + 1 (no header: not Cloud Tasks). */
+const deliver = (stack: ProcessStack, jobId: string, retryCount?: number) => {
+  const r = request(stack.runJobUrl).post('/');
+  return retryCount === undefined ? r.send({ jobId }) : r.set('X-CloudTasks-TaskRetryCount', String(retryCount)).send({ jobId });
+};
+
+describe('attemptOf: the attempt number from X-CloudTasks-TaskRetryCount', () => {
+  test.each([
+    ['0', 1],
+    ['19', 20],
+    [' 2 ', 3],
+    [undefined, null],
+    ['', null],
+    ['-1', null],
+    ['1.5', null],
+    ['x', null],
+  ])('%p → %p', (header, attempt) => {
+    expect(attemptOf(header)).toBe(attempt);
+  });
+});
+
+describe('runJob: a job never stays PENDING after its last chance', () => {
+  test('no handler for the job: FAILED and INCIDENT / JOB_FAILED on the first attempt, 200 so Cloud Tasks stops', async () => {
+    const res = await request(noHandler.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-no-handler', variables: { workOrderId: 'WO-no-handler' } });
+    const id = res.body.processInstanceId as string;
+    await waitFor('INCIDENT', async () => ((await instance(id))?.status === 'INCIDENT' ? true : undefined));
+    await noHandler.tasks.idle();
+    expect(noHandler.tasks.dispatchLog.map((d) => [d.attempt, d.status, d.outcome])).toEqual([[1, 200, 'completed']]);
+    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' })]);
+    const [jobId] = (await db.collection('jobs').where('processInstanceId', '==', id).get()).docs.map((d) => d.id);
+    expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'no async handler registered for handOverWorkOrder' });
+    const errors = noHandler.logs.filter((l) => l.severity === 'ERROR' && l.jobId === jobId);
+    expect(errors).toEqual([expect.objectContaining({ incident: 'JOB_FAILED', final: 'PERMANENT' })]);
+  });
+
+  test('a failure outside the handler that persists: 503 until the queue`s last attempt, then FAILED / INCIDENT and 200', async () => {
+    const res = await request(brokenEngine.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-broken', variables: { workOrderId: 'WO-broken' } });
+    const id = res.body.processInstanceId as string;
+    await waitFor('INCIDENT', async () => ((await instance(id))?.status === 'INCIDENT' ? true : undefined));
+    await brokenEngine.tasks.idle();
+    // Attempts 1 and 2 answered 503 (retry); attempt 3 is the queue's last: recorded, answered 200, the task completes.
+    expect(brokenEngine.tasks.dispatchLog.map((d) => [d.attempt, d.status, d.outcome])).toEqual([
+      [1, 503, 'retrying'],
+      [2, 503, 'retrying'],
+      [3, 200, 'completed'],
+    ]);
+    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder', message: expect.stringContaining('engine unavailable') })]);
+    const [jobId] = (await db.collection('jobs').where('processInstanceId', '==', id).get()).docs.map((d) => d.id);
+    // Failures outside the handler are not the step's fault: only the final one is counted.
+    expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'engine unavailable' });
+    expect(brokenEngine.logs.filter((l) => l.severity === 'ERROR' && l.jobId === jobId)).toEqual([expect.objectContaining({ incident: 'JOB_FAILED', final: 'LAST_ATTEMPT', attempt: 3 })]);
+  });
+
+  test('below the last attempt (or without the header): 503, and the job stays PENDING, the instance RUNNING', async () => {
+    const { instanceId, jobId } = await undispatched('WO-below-last');
+    for (const retryCount of [undefined, 0, QUEUE_MAX_ATTEMPTS - 2]) {
+      const res = await deliver(brokenEngine, jobId, retryCount);
+      expect(res.status).toBe(503);
+      expect(await job(jobId)).toMatchObject({ status: 'PENDING', attempts: 0 });
+      expect(await instance(instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
+    }
+    // The last one of the queue's attempts ends it.
+    const last = await deliver(brokenEngine, jobId, QUEUE_MAX_ATTEMPTS - 1);
+    expect(last.status).toBe(200);
+    expect(last.body).toMatchObject({ outcome: 'failed', jobId });
+    expect(await job(jobId)).toMatchObject({ status: 'FAILED' });
+    expect(await instance(instanceId)).toMatchObject({ status: 'INCIDENT' });
+    // A late duplicate delivery changes nothing.
+    expect((await deliver(brokenEngine, jobId, QUEUE_MAX_ATTEMPTS - 1)).body).toMatchObject({ outcome: 'already finished' });
+  });
+
+  test('a handler failure on the queue`s last attempt ends the job even before INBOX_JOB_MAX_ATTEMPTS failures', async () => {
+    const failing = await startProcessStack(db, projectId, {
+      providerTopic: 'unused',
+      maxAttempts: 10,
+      queueMaxAttempts: QUEUE_MAX_ATTEMPTS,
+      runJob: { handlers: () => ({ ...succeeding, handOverWorkOrder: async () => Promise.reject(new Error('provider down')) }) },
+    });
+    try {
+      const started = await startProcessInstance(db, failing.engine, { processKey: PROCESS, businessKey: 'WO-handler-last', variables: { workOrderId: 'WO-handler-last' }, now: new Date() });
+      const jobId = started.jobs[0]!.id;
+      expect((await deliver(failing, jobId, 0)).status).toBe(503);
+      expect(await job(jobId)).toMatchObject({ status: 'PENDING', attempts: 1 });
+      expect((await deliver(failing, jobId, QUEUE_MAX_ATTEMPTS - 1)).status).toBe(200);
+      expect(await job(jobId)).toMatchObject({ status: 'FAILED', attempts: 2, lastError: 'provider down' });
+      expect(await instance(started.instance.id)).toMatchObject({ status: 'INCIDENT' });
+    } finally {
+      await failing.stop();
+    }
+  });
+});
+
+describe('sweepJobs: a PENDING job whose task name stays taken is reported at ERROR', () => {
+  test('ALREADY_EXISTS for a job older than the stuck threshold is an ERROR naming the job; a younger one is INFO', async () => {
+    const { jobId, instanceId } = await undispatched('WO-stuck');
+    // The task exists but does not run: its queue is paused (for the sweep as good as a task Cloud Tasks dropped, whose name stays reserved).
+    const { location, queue } = loadConfig({ GOOGLE_CLOUD_PROJECT: brokenProject, INBOX_PUSH_AUTH: 'disabled' }).tasks;
+    const admin = emulatorClient(brokenEngine.tasks.host);
+    await admin.pauseQueue({ name: `projects/${brokenProject}/locations/${location}/queues/${queue}` });
+    await admin.close();
+    expect(await brokenEngine.queue.enqueue(jobId)).toBe('CREATED');
+
+    const lines: Array<Record<string, unknown>> = [];
+    const log = createLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
+    const young = new Date(Date.now() + 5 * 60_000);
+    await sweepUndispatchedJobs(db, brokenEngine.queue, log, young, { graceMs: 60_000, stuckAfterMs: 3_600_000 });
+    expect(lines.filter((l) => l.jobId === jobId).map((l) => [l.severity, l.message])).toEqual([['INFO', 'job task already existed']]);
+
+    lines.length = 0;
+    const old = new Date(Date.now() + 2 * 3_600_000);
+    await sweepUndispatchedJobs(db, brokenEngine.queue, log, old, { graceMs: 60_000, stuckAfterMs: 3_600_000 });
+    const mine = lines.filter((l) => l.jobId === jobId);
+    expect(mine).toEqual([expect.objectContaining({ severity: 'ERROR', incident: 'JOB_STUCK', activityId: 'handOverWorkOrder', processInstanceId: instanceId })]);
+    expect(mine[0]!.ageMs).toBeGreaterThanOrEqual(2 * 3_600_000 - 60_000);
+    expect(await job(jobId)).toMatchObject({ status: 'PENDING' });
+  });
+});
