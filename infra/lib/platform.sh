@@ -87,7 +87,8 @@ show_rules_call() {
 }
 
 # One Firebase Rules API call: METHOD URL BODY_FILE (or "") RESPONSE_FILE.
-# Prints the call; in real mode runs it, the HTTP status in RESPONSE_FILE.status.
+# Prints the call; in real mode runs it with deploy_rules' RULES_TOKEN, the
+# HTTP status in RESPONSE_FILE.status.
 rules_call() {
   local method=$1 url=$2 body=$3 out=$4
   local -a args=(--silent --show-error -X "$method" -H "x-goog-user-project: $PROJECT" -H 'Content-Type: application/json')
@@ -111,7 +112,7 @@ rules_status() { cat "$1.status" 2>/dev/null || printf '000'; }
 deploy_rules() {
   section "Firestore security rules (Firebase Rules API; gcloud has none)"
   local body="$WORK_DIR/ruleset.json" release_body="$WORK_DIR/release.json" out="$WORK_DIR/rules-response.json"
-  local release="projects/$PROJECT/releases/cloud.firestore" ruleset status
+  local release="projects/$PROJECT/releases/cloud.firestore" ruleset status RULES_TOKEN
   json_tool ruleset firestore.rules >"$body"
   if [[ $DRY_RUN == true ]]; then
     note "ruleset body (a temporary file): {\"source\":{\"files\":[{\"name\":\"firestore.rules\",\"content\":<firestore.rules>}]}}"

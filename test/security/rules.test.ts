@@ -1,4 +1,5 @@
 import { assertFails, initializeTestEnvironment, type RulesTestContext, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
+import { setLogLevel } from 'firebase/firestore';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { uniqueProjectId } from '../support/firestore';
@@ -20,6 +21,8 @@ let env: RulesTestEnvironment;
 type ClientDb = ReturnType<RulesTestContext['firestore']>;
 
 beforeAll(async () => {
+  // The SDK warns about every denied write; here a denial is the expected answer.
+  setLogLevel('error');
   env = await initializeTestEnvironment({ projectId, firestore: { host, port: Number(port) } });
   // Control: with rules switched off (the owner credential the server SDK gets) the probes are written,
   // so the denials below come from the rules, not from a wrong path or a missing document.

@@ -33,7 +33,11 @@ async function byReason(db: Firestore, options: BulkOptions, now: Date): Promise
   const reason = parseChoice('--reason', options.reason ?? '', REASONS);
   const since = options.since === undefined ? null : parseTime('--since', options.since, now);
   const snaps = (await QUERIES.byStatusAndReason.build(db, 'PARKED', reason).get()).docs;
-  return snaps.filter((s) => { const parkedAt = view(s).parkedAt; return since === null || (parkedAt instanceof Date && parkedAt >= since); }).map(targetOf);
+  const parkedSince = (s: DocumentSnapshot): boolean => {
+    const parkedAt = view(s).parkedAt;
+    return since === null || (parkedAt instanceof Date && parkedAt >= since);
+  };
+  return snaps.filter(parkedSince).map(targetOf);
 }
 
 /** Reads every target (by id) and applies the real run's checks: what it would requeue and what it would refuse. */
