@@ -77,6 +77,8 @@ setup_firestore() {
 }
 
 RULES_API="https://firebaserules.googleapis.com/v1"
+# Seconds between the ruleset attempts grow by this much (the tests set 0).
+RULES_RETRY_SECONDS=${RULES_RETRY_SECONDS:-15}
 
 # Prints a Firebase Rules API call as a curl line that can be pasted: the
 # token as $(gcloud auth print-access-token), so no token lands in a log.
@@ -125,9 +127,16 @@ deploy_rules() {
   fi
 
   RULES_TOKEN=$(gcloud auth print-access-token) || die "gcloud auth print-access-token failed: run 'gcloud auth login' and deploy again"
-  rules_call POST "$RULES_API/projects/$PROJECT/rulesets" "$body" "$out"
-  status=$(rules_status "$out")
-  [[ $status == 200 ]] || die "creating the ruleset from firestore.rules failed (HTTP $status): $(cat "$out" 2>/dev/null). Check that firebaserules.googleapis.com is enabled and that you may edit rules (roles/firebaserules.admin), then deploy again"
+  # Retried: right after `services enable` the API can answer 403 for a minute or two.
+  local attempt
+  for attempt in 1 2 3 4; do
+    rules_call POST "$RULES_API/projects/$PROJECT/rulesets" "$body" "$out"
+    status=$(rules_status "$out")
+    [[ $status == 200 || $attempt == 4 ]] && break
+    warn "creating the ruleset answered HTTP $status (attempt $attempt); retrying in $((attempt * RULES_RETRY_SECONDS))s"
+    sleep $((attempt * RULES_RETRY_SECONDS))
+  done
+  [[ $status == 200 ]] || die "creating the ruleset from firestore.rules failed (HTTP $status, 4 attempts): $(cat "$out" 2>/dev/null). Check that firebaserules.googleapis.com is enabled and that you may edit rules (roles/firebaserules.admin), then deploy again"
   ruleset=$(json_tool get "$out" name)
 
   # The release exists after the first deploy (or one made in the console): update it then.

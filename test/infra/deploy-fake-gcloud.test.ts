@@ -111,9 +111,11 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
   }, 60_000);
 
   it('stops with what to do when the rules cannot be deployed', () => {
-    const { status, stderr, calls } = realRun('fresh', { FAKE_RULES_STATUS: '403' });
+    const { status, stderr, calls } = realRun('fresh', { FAKE_RULES_STATUS: '403', RULES_RETRY_SECONDS: '0' });
     expect(status).toBe(1);
-    expect(stderr).toContain('creating the ruleset from firestore.rules failed (HTTP 403)');
+    // Retried (a just-enabled API answers 403 for a while), then given up.
+    expect(calls.filter((c) => c.startsWith(`curl POST https://firebaserules.googleapis.com/v1/projects/${PROJECT}/rulesets `))).toHaveLength(4);
+    expect(stderr).toContain('creating the ruleset from firestore.rules failed (HTTP 403, 4 attempts)');
     expect(stderr).toContain('The caller does not have permission');
     expect(stderr).toContain('roles/firebaserules.admin');
     // Nothing after the rules ran.
