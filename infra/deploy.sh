@@ -56,8 +56,9 @@ Options:
 
 Needs: gcloud with the alpha and beta components, node, and a caller allowed to
 administer the project (Owner, or the admin roles of each service plus
-Service Account User on the inbox-* accounts). Firestore security rules need the
-Firebase CLI (gcloud has no command for them); the script says so when it is missing.
+Service Account User on the inbox-* accounts, and roles/firebaserules.admin for
+the Firestore security rules), and curl: gcloud has no command for the rules, so
+they go through the Firebase Rules REST API with gcloud's access token.
 EOF
 }
 
@@ -152,6 +153,7 @@ main() {
   command -v node >/dev/null 2>&1 || die "node is required (it reads firestore.indexes.json and the monitoring files)"
   if [[ $DRY_RUN != true ]]; then
     command -v gcloud >/dev/null 2>&1 || die "gcloud is required (or use --dry-run)"
+    command -v curl >/dev/null 2>&1 || die "curl is required (it deploys firestore.rules through the Firebase Rules API)"
     export CLOUDSDK_CORE_DISABLE_PROMPTS=1
   fi
   # --source=. and the monitoring paths are relative to the repository root.
@@ -170,6 +172,7 @@ main() {
   PUBSUB_AGENT="service-$project_number@gcp-sa-pubsub.iam.gserviceaccount.com"
 
   setup_firestore
+  deploy_rules
   create_service_accounts
   create_topics
   create_queues

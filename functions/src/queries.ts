@@ -1,4 +1,4 @@
-import type { Firestore, Query } from '@google-cloud/firestore';
+import type { DocumentSnapshot, Firestore, Query } from '@google-cloud/firestore';
 
 /**
  * Every Firestore query the project issues, in one registry, each with the
@@ -17,13 +17,21 @@ export interface QueryShape {
 }
 
 interface Registered<Args extends unknown[]> {
-  readonly shape: QueryShape;
+  /** Every shape the builder can produce (one per filter combination when filters are optional). */
+  readonly shapes: readonly QueryShape[];
   readonly build: (db: Firestore, ...args: Args) => Query;
 }
 
-function query<Args extends unknown[]>(shape: QueryShape, build: (db: Firestore, ...args: Args) => Query): Registered<Args> {
-  return { shape, build };
+function query<Args extends unknown[]>(shapes: QueryShape | readonly QueryShape[], build: (db: Firestore, ...args: Args) => Query): Registered<Args> {
+  return { shapes: 'collection' in shapes ? [shapes] : shapes, build };
 }
+
+/** The optional equality filters of `inbox list`, by field. */
+export const LIST_FILTER_FIELDS = ['status', 'reason', 'messageName', 'correlationKey'] as const;
+export type ListFilters = Partial<Record<(typeof LIST_FILTER_FIELDS)[number], string>>;
+
+/** All subsets of the fields, so the registry holds the shape of every filter combination the CLI can send. */
+const subsets = <T>(items: readonly T[]): T[][] => items.reduce<T[][]>((all, item) => [...all, ...all.map((s) => [...s, item])], [[]]);
 
 export const QUERIES = {
   /** The relay's candidates of one shard: OPEN and due, oldest due first. */
@@ -51,7 +59,7 @@ export const QUERIES = {
   instancesByBusinessKey: query({ collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] }, (db, businessKey: string) =>
     db.collection('processInstances').where('businessKey', '==', businessKey),
   ),
-  /** CLI `incidents`: instances that need a human. */
+  /** CLI `incidents` and the relay's gauge of open incidents (count() of INCIDENT): instances that need a human. */
   instancesByStatus: query({ collection: 'processInstances', equality: ['status'], range: null, orderBy: [] }, (db, status: string) =>
     db.collection('processInstances').where('status', '==', status),
   ),
@@ -59,8 +67,29 @@ export const QUERIES = {
   instancesWithResolvedIncidents: query({ collection: 'processInstances', equality: [], range: 'resolvedIncidents', orderBy: [] }, (db) =>
     db.collection('processInstances').where('resolvedIncidents', '>', 0),
   ),
-  /** CLI `incidents` and `instances`: jobs by status, and the tokens of an instance. */
+  /** CLI `incidents` and the relay's gauge of FAILED jobs (count()): jobs by status. */
   jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('jobs').where('status', '==', status)),
+  /**
+   * CLI `list`: inbox documents by any combination of equality filters, one
+   * page after a cursor. Equality filters merge the single-field indexes, and
+   * their results come in document-id order, which is what startAfter pages on.
+   */
+  inboxList: query(
+    subsets(LIST_FILTER_FIELDS).map((equality): QueryShape => ({ collection: 'inbox', equality, range: null, orderBy: [] })),
+    (db, filters: ListFilters, after: DocumentSnapshot | null, pageSize: number) => {
+      let q: Query = db.collection('inbox');
+      for (const field of LIST_FILTER_FIELDS) {
+        const value = filters[field];
+        if (value !== undefined) q = q.where(field, '==', value);
+      }
+      return (after === null ? q : q.startAfter(after)).limit(pageSize);
+    },
+  ),
+  /** CLI `show`: the raw chunks of one inbox document (a count() of its subcollection). */
+  rawChunksOf: query({ collection: 'rawChunks', equality: [], range: null, orderBy: [] }, (db, inboxId: string) =>
+    db.collection('inbox').doc(inboxId).collection('rawChunks'),
+  ),
+  /** CLI `instances`: the tokens of an instance. */
   executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
     db.collection('executions').where('processInstanceId', '==', processInstanceId),
   ),

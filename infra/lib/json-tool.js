@@ -14,6 +14,8 @@
  *   pick FILE KEY             a top-level field as JSON ([] when absent)
  *   render FILE OUT [K=JSON]  writes FILE to OUT with top-level keys set (K=JSON) or
  *                             removed (K=, an empty value)
+ *   ruleset FILE              the Firebase Rules API body that creates a ruleset from
+ *                             a rules file: {"source":{"files":[{name, content}]}}
  */
 'use strict';
 
@@ -113,8 +115,10 @@ function main(argv) {
     }
     case 'render':
       return render(args[0], args[1], args.slice(2));
+    case 'ruleset':
+      return [JSON.stringify({ source: { files: [{ name: require('path').basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick or render`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick, render or ruleset`);
   }
 }
 

@@ -20,7 +20,8 @@ enable_apis() {
     monitoring.googleapis.com \
     iam.googleapis.com \
     cloudresourcemanager.googleapis.com \
-    serviceusage.googleapis.com
+    serviceusage.googleapis.com \
+    firebaserules.googleapis.com
   # The Pub/Sub service agent signs push tokens and moves messages to the
   # dead-letter topic; create it now so the bindings below find it.
   gc beta services identity create --service=pubsub.googleapis.com
@@ -73,18 +74,83 @@ setup_firestore() {
   else
     gc firestore fields ttls update expireAt --database='(default)' --collection-group=inbox --enable-ttl
   fi
+}
 
-  # Security rules have no gcloud command (they belong to the Firebase Rules
-  # API); firebase.json points the Firebase CLI at firestore.rules.
-  note "Firestore security rules: gcloud cannot deploy them. firestore.rules denies every client SDK"
-  note "access (only server SDKs with IAM reach the data). Deploy it with the Firebase CLI:"
-  if [[ $DRY_RUN == true ]] || command -v firebase >/dev/null 2>&1; then
-    # Not fatal: the rules are deny-all, the server SDKs do not use them.
-    run firebase deploy --only firestore:rules --project "$PROJECT" --non-interactive ||
-      warn "firebase deploy failed: run 'npx firebase-tools deploy --only firestore:rules --project $PROJECT' yourself"
-  else
-    note "  npx firebase-tools deploy --only firestore:rules --project $PROJECT   (not found on PATH: run it yourself)"
+RULES_API="https://firebaserules.googleapis.com/v1"
+# Seconds between the ruleset attempts grow by this much (the tests set 0).
+RULES_RETRY_SECONDS=${RULES_RETRY_SECONDS:-15}
+
+# Prints a Firebase Rules API call as a curl line that can be pasted: the
+# token as $(gcloud auth print-access-token), so no token lands in a log.
+show_rules_call() {
+  local line
+  line=$(show_cmd curl "$@")
+  printf '%s\n' "${line/#+ curl/+ curl -H \"Authorization: Bearer \$(gcloud auth print-access-token)\"}"
+}
+
+# One Firebase Rules API call: METHOD URL BODY_FILE (or "") RESPONSE_FILE.
+# Prints the call; in real mode runs it with deploy_rules' RULES_TOKEN, the
+# HTTP status in RESPONSE_FILE.status.
+rules_call() {
+  local method=$1 url=$2 body=$3 out=$4
+  local -a args=(--silent --show-error -X "$method" -H "x-goog-user-project: $PROJECT" -H 'Content-Type: application/json')
+  [[ -n $body ]] && args+=(--data-binary "@$body")
+  args+=("$url")
+  # A GET only looks (like gc_exists): not printed, not made in a dry run.
+  [[ $method == GET ]] || show_rules_call "${args[@]}"
+  [[ $DRY_RUN == true ]] && return 0
+  # No --fail: an error's body says why, and the caller reports it. A transport error is status 000.
+  curl -o "$out" -w '%{http_code}' -H "Authorization: Bearer $RULES_TOKEN" "${args[@]}" >"$out.status" || true
+}
+
+rules_status() { cat "$1.status" 2>/dev/null || printf '000'; }
+
+# Security rules (firestore.rules: deny every client SDK; only server SDKs
+# with IAM reach the data). gcloud has no command for them, so they go
+# through the Firebase Rules REST API: a new ruleset from the file, then the
+# release cloud.firestore (the (default) database's rules) points at it.
+# Any failure stops the deploy: a project without them is open to clients
+# under the default rules of its creation mode.
+deploy_rules() {
+  section "Firestore security rules (Firebase Rules API; gcloud has none)"
+  local body="$WORK_DIR/ruleset.json" release_body="$WORK_DIR/release.json" out="$WORK_DIR/rules-response.json"
+  local release="projects/$PROJECT/releases/cloud.firestore" ruleset status RULES_TOKEN
+  json_tool ruleset firestore.rules >"$body"
+  if [[ $DRY_RUN == true ]]; then
+    note "ruleset body (a temporary file): {\"source\":{\"files\":[{\"name\":\"firestore.rules\",\"content\":<firestore.rules>}]}}"
+    rules_call POST "$RULES_API/projects/$PROJECT/rulesets" "$body" "$out"
+    ruleset="projects/$PROJECT/rulesets/RULESET_ID"
+    printf '{"name":"%s","rulesetName":"%s"}' "$release" "$ruleset" >"$release_body"
+    note "release body: $(cat "$release_body")   (an existing release is updated instead: PATCH $RULES_API/$release)"
+    rules_call POST "$RULES_API/projects/$PROJECT/releases" "$release_body" "$out"
+    return 0
   fi
+
+  RULES_TOKEN=$(gcloud auth print-access-token) || die "gcloud auth print-access-token failed: run 'gcloud auth login' and deploy again"
+  # Retried: right after `services enable` the API can answer 403 for a minute or two.
+  local attempt
+  for attempt in 1 2 3 4; do
+    rules_call POST "$RULES_API/projects/$PROJECT/rulesets" "$body" "$out"
+    status=$(rules_status "$out")
+    [[ $status == 200 || $attempt == 4 ]] && break
+    warn "creating the ruleset answered HTTP $status (attempt $attempt); retrying in $((attempt * RULES_RETRY_SECONDS))s"
+    sleep $((attempt * RULES_RETRY_SECONDS))
+  done
+  [[ $status == 200 ]] || die "creating the ruleset from firestore.rules failed (HTTP $status, 4 attempts): $(cat "$out" 2>/dev/null). Check that firebaserules.googleapis.com is enabled and that you may edit rules (roles/firebaserules.admin), then deploy again"
+  ruleset=$(json_tool get "$out" name)
+
+  # The release exists after the first deploy (or one made in the console): update it then.
+  rules_call GET "$RULES_API/$release" "" "$out"
+  if [[ $(rules_status "$out") == 200 ]]; then
+    printf '{"release":{"name":"%s","rulesetName":"%s"},"updateMask":"rulesetName"}' "$release" "$ruleset" >"$release_body"
+    rules_call PATCH "$RULES_API/$release" "$release_body" "$out"
+  else
+    printf '{"name":"%s","rulesetName":"%s"}' "$release" "$ruleset" >"$release_body"
+    rules_call POST "$RULES_API/projects/$PROJECT/releases" "$release_body" "$out"
+  fi
+  status=$(rules_status "$out")
+  [[ $status == 200 ]] || die "releasing $ruleset as cloud.firestore failed (HTTP $status): $(cat "$out" 2>/dev/null). The rules are not in force; fix the cause and deploy again"
+  note "rules in force: $ruleset"
 }
 
 create_service_accounts() {

@@ -1,13 +1,31 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { QUERIES, type QueryShape } from '../../functions/src/queries';
+import { LIST_FILTER_FIELDS, QUERIES, type QueryShape } from '../../functions/src/queries';
 import { coverage, type IndexFile } from '../../tools/indexes/coverage';
 
 const file = JSON.parse(readFileSync(join(__dirname, '..', '..', 'firestore.indexes.json'), 'utf8')) as IndexFile;
 
+const describeShape = (s: QueryShape): string => `${s.collection} ==[${s.equality.join(',')}]${s.range === null ? '' : ` range ${s.range}`}${s.orderBy.map((o) => ` by ${o.field} ${o.direction}`).join('')}`;
+
 describe('every query the code issues is served by firestore.indexes.json', () => {
-  test.each(Object.entries(QUERIES).map(([name, q]) => [name, q.shape] as const))('%s', (_name, shape) => {
+  test.each(Object.entries(QUERIES).flatMap(([name, q]) => q.shapes.map((shape) => [name, describeShape(shape), shape] as const)))('%s: %s', (_name, _what, shape) => {
     expect(coverage(shape, file)).toEqual({ covered: true });
+  });
+
+  test('`inbox list` has a registered shape for each of its 16 filter combinations', () => {
+    const combos = new Set(QUERIES.inboxList.shapes.map((s) => [...s.equality].sort().join(',')));
+    expect(combos.size).toBe(2 ** LIST_FILTER_FIELDS.length);
+    expect(combos).toContain([...LIST_FILTER_FIELDS].sort().join(','));
+    expect(combos).toContain('');
+  });
+
+  // Equality-only queries merge single-field indexes, so they need no composite index;
+  // they still fail in production if a field override switches a filtered field's index off.
+  test.each(LIST_FILTER_FIELDS.map((f) => [f]))('a field override exempting %s would make the list queries on it uncovered', (field) => {
+    const exempted: IndexFile = { ...file, fieldOverrides: [...(file.fieldOverrides ?? []), { collectionGroup: 'inbox', fieldPath: field, indexes: [] }] };
+    const uncovered = QUERIES.inboxList.shapes.filter((s) => !coverage(s, exempted).covered);
+    expect(uncovered.length).toBe(2 ** (LIST_FILTER_FIELDS.length - 1));
+    for (const s of uncovered) expect(s.equality).toContain(field);
   });
 });
 

@@ -1,81 +1,15 @@
 /**
  * infra/deploy.sh and infra/monitoring/, without Google Cloud: the dry run
  * must print every command with the required flags and call no gcloud at
- * all; the real mode is driven by a fake gcloud to check "create if missing,
- * else update". No emulator needed.
+ * all (the real mode: deploy-fake-gcloud.test.ts). No emulator needed.
  */
-import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { DEFAULTS } from '../../functions/src/config';
+import { commandsOf, deploy, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, sa, SCRIPT, useSandbox } from './helpers';
 
-const ROOT = join(__dirname, '..', '..');
-const SCRIPT = join(ROOT, 'infra', 'deploy.sh');
-const MONITORING = join(ROOT, 'infra', 'monitoring');
-const PROJECT = 'demo-proj';
-const REGION = 'europe-west1';
-const FUNCTIONS = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'sweepJobs', 'relayInbox'] as const;
-const sa = (name: string): string => `${name}@${PROJECT}.iam.gserviceaccount.com`;
-const PUBSUB_AGENT = 'serviceAccount:service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com';
-
-interface IndexField {
-  fieldPath: string;
-  order?: string;
-  arrayConfig?: string;
-}
-interface IndexesFile {
-  indexes: { collectionGroup: string; queryScope: string; fields: IndexField[] }[];
-  fieldOverrides: { collectionGroup: string; fieldPath: string; indexes: unknown[] }[];
-}
-const INDEXES = JSON.parse(readFileSync(join(ROOT, 'firestore.indexes.json'), 'utf8')) as IndexesFile;
-
-let sandbox: string;
-
-/** A directory with fake gcloud and firebase that leave a marker when called, first on PATH. */
-function fakeTools(): { bin: string; marker: string } {
-  const bin = mkdtempSync(join(sandbox, 'bin-'));
-  const marker = join(bin, 'CALLED');
-  for (const tool of ['gcloud', 'firebase']) {
-    writeFileSync(join(bin, tool), `#!/bin/sh\necho "${tool} $*" >> '${marker}'\nexit 1\n`);
-    chmodSync(join(bin, tool), 0o755);
-  }
-  return { bin, marker };
-}
-
-function deploy(args: readonly string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
-  const { bin } = fakeTools();
-  return spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, ...env }, timeout: 60_000 });
-}
-
-/** Printed commands ("+ gcloud ..." lines, without the "+ "). */
-const commandsOf = (stdout: string): string[] => stdout.split('\n').filter((l) => l.startsWith('+ ')).map((l) => l.slice(2));
-
-/** The value of --flag=VALUE in a printed command (unquoted). */
-function flag(command: string, name: string): string | undefined {
-  const match = new RegExp(`(?:^| )'?--${name}=([^' ]+|[^']*)'?(?= |$)`).exec(command);
-  return match?.[1];
-}
-
-function only(commands: readonly string[], predicate: (c: string) => boolean, what: string): string {
-  const found = commands.filter(predicate);
-  if (found.length !== 1) throw new Error(`expected exactly one ${what}, found ${found.length}:\n${found.join('\n')}`);
-  return found[0] as string;
-}
-
-function jsonFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsonFiles(join(dir, e.name)) : e.name.endsWith('.json') ? [join(dir, e.name)] : []));
-}
-
-/** GitHub's heading anchors. */
-const slug = (heading: string): string => heading.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');
-
-beforeAll(() => {
-  sandbox = mkdtempSync(join(tmpdir(), 'infra-test-'));
-});
-afterAll(() => {
-  rmSync(sandbox, { recursive: true, force: true });
-});
+useSandbox();
 
 describe('deploy.sh --dry-run', () => {
   let stdout: string;
@@ -95,17 +29,17 @@ describe('deploy.sh --dry-run', () => {
     commands = commandsOf(stdout);
   }, 60_000);
 
-  it('calls no gcloud (nor firebase) at all, and prints only commands and comments', () => {
+  it('calls no gcloud (nor curl, nor firebase) at all, and prints only commands and comments', () => {
     expect(existsSync(marker)).toBe(false);
     expect(commands.length).toBeGreaterThan(50);
     for (const line of stdout.split('\n')) expect(line === '' || line.startsWith('+ ') || line.startsWith('# ')).toBe(true);
-    for (const c of commands) expect(c).toMatch(/^(gcloud|firebase) /);
+    for (const c of commands) expect(c).toMatch(/^(gcloud|curl) /);
     for (const c of commands.filter((x) => x.startsWith('gcloud '))) expect(c).toContain(`--project=${PROJECT}`);
   });
 
   it('enables the APIs gen2 functions and the rest need', () => {
     const enable = only(commands, (c) => c.startsWith('gcloud services enable '), 'services enable');
-    for (const api of ['firestore', 'pubsub', 'cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'cloudtasks', 'cloudscheduler', 'logging', 'monitoring', 'iam', 'eventarc']) {
+    for (const api of ['firestore', 'pubsub', 'cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'cloudtasks', 'cloudscheduler', 'logging', 'monitoring', 'iam', 'eventarc', 'firebaserules']) {
       expect(enable).toContain(` ${api}.googleapis.com`);
     }
   });
@@ -202,6 +136,8 @@ describe('deploy.sh --dry-run', () => {
     expect(flag(sub, 'push-auth-token-audience')).toBe('https://URL_OF_receiveDeadLetter');
     expect(sub).toContain(' --message-retention-duration=31d');
     expect(sub).not.toContain('--dead-letter-topic');
+    // receiveDeadLetter writes with the same deadline as the receiver: the ack deadline must stay above it.
+    expect(Number(flag(sub, 'ack-deadline')) * 1000).toBeGreaterThan(DEFAULTS.INBOX_WRITE_TIMEOUT_MS);
   });
 
   it('lets the Pub/Sub service agent publish to the dead-letter topic and ack the source subscription', () => {
@@ -256,7 +192,29 @@ describe('deploy.sh --dry-run', () => {
     }
   });
 
-  it('applies the field overrides and the TTL on inbox.expireAt, and says how to deploy the rules', () => {
+  it('creates the (default) database in Native mode at the region (the default Firestore location)', () => {
+    const create = only(commands, (c) => c.startsWith('gcloud firestore databases create '), 'databases create');
+    expect(create).toContain(" '--database=(default)' ");
+    expect(flag(create, 'location')).toBe(REGION);
+    expect(flag(create, 'type')).toBe('firestore-native');
+  });
+
+  it('deploys firestore.rules through the Firebase Rules API: a ruleset, then the cloud.firestore release, without the firebase CLI', () => {
+    const auth = 'curl -H "Authorization: Bearer $(gcloud auth print-access-token)" ';
+    const ruleset = only(commands, (c) => c.startsWith(auth) && c.endsWith(` https://firebaserules.googleapis.com/v1/projects/${PROJECT}/rulesets`), 'ruleset create');
+    expect(ruleset).toContain(' -X POST ');
+    expect(ruleset).toMatch(/ --data-binary @\S+ruleset\.json /);
+    const release = only(commands, (c) => c.startsWith(auth) && c.endsWith(` https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases`), 'release create');
+    expect(release).toContain(' -X POST ');
+    expect(stdout).toContain(`"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/${PROJECT}/rulesets/RULESET_ID"`);
+    expect(stdout).toContain(`PATCH https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore`);
+    // The ruleset comes before its release, and the rules API is enabled before both.
+    expect(commands.indexOf(ruleset)).toBeLessThan(commands.indexOf(release));
+    expect(commands.findIndex((c) => c.startsWith('gcloud services enable '))).toBeLessThan(commands.indexOf(ruleset));
+    expect(stdout).not.toContain('firebase deploy');
+  });
+
+  it('applies the field overrides and the TTL on inbox.expireAt', () => {
     const updates = commands.filter((c) => c.startsWith('gcloud firestore indexes fields update '));
     expect(updates).toHaveLength(INDEXES.fieldOverrides.length);
     for (const o of INDEXES.fieldOverrides) {
@@ -266,7 +224,6 @@ describe('deploy.sh --dry-run', () => {
     const ttl = only(commands, (c) => c.startsWith('gcloud firestore fields ttls update expireAt '), 'TTL');
     expect(ttl).toContain(' --collection-group=inbox ');
     expect(ttl).toContain(' --enable-ttl');
-    expect(stdout).toContain('firebase deploy --only firestore:rules');
   });
 
   it('applies every log-based metric, alert policy and dashboard under infra/monitoring', () => {
@@ -287,6 +244,27 @@ describe('deploy.sh --dry-run', () => {
     expect(result.status).toBe(0);
     only(commandsOf(result.stdout), (c) => c.startsWith('gcloud beta monitoring channels create ') && c.includes('--channel-labels=email_address=oncall@example.com'), 'channel');
     expect(result.stdout).toContain('"notificationChannels": ["projects/demo-proj/notificationChannels/CHANNEL_ID"]');
+  }, 60_000);
+
+  it('puts a non-default --region everywhere a location goes, and --firestore-location on the database', () => {
+    const other = 'us-east4';
+    const result = deploy(['--project', PROJECT, '--dry-run', '--region', other]);
+    expect(result.status).toBe(0);
+    const cs = commandsOf(result.stdout);
+    expect(result.stdout).not.toContain(REGION);
+    for (const c of cs.filter((x) => x.startsWith('gcloud functions deploy '))) {
+      expect(flag(c, 'region')).toBe(other);
+      expect(flag(c, 'set-env-vars')).toContain(`INBOX_TASKS_LOCATION=${other}`);
+    }
+    for (const c of cs.filter((x) => x.startsWith('gcloud functions add-invoker-policy-binding '))) expect(flag(c, 'region')).toBe(other);
+    for (const c of cs.filter((x) => x.startsWith('gcloud tasks queues ') || x.startsWith('gcloud scheduler jobs '))) expect(flag(c, 'location')).toBe(other);
+    expect(cs.filter((x) => x.startsWith('gcloud tasks queues create ') || x.startsWith('gcloud scheduler jobs create ')).length).toBe(4);
+    expect(flag(only(cs, (c) => c.startsWith('gcloud firestore databases create '), 'databases create'), 'location')).toBe(other);
+
+    const located = deploy(['--project', PROJECT, '--dry-run', '--region', other, '--firestore-location', 'nam5']);
+    expect(located.status).toBe(0);
+    expect(flag(only(commandsOf(located.stdout), (c) => c.startsWith('gcloud firestore databases create '), 'databases create'), 'location')).toBe('nam5');
+    expect(flag(only(commandsOf(located.stdout), (c) => c.startsWith('gcloud tasks queues create process-jobs '), 'queue'), 'location')).toBe(other);
   }, 60_000);
 
   it('passes --max-delivery-attempts through', () => {
@@ -322,132 +300,6 @@ describe('deploy.sh argument errors exit 2 before doing anything', () => {
   });
 });
 
-/**
- * A fake gcloud for the real mode: SCENARIO=fresh (nothing exists) or
- * existing (everything does, one index and the TTL included). It logs every
- * call and answers the look-ups the script makes.
- */
-const FAKE_GCLOUD = String.raw`#!/usr/bin/env bash
-echo "$*" >> "$FAKE_LOG"
-args="$*"
-fn=$3
-case "$args" in
-  "projects describe"*) echo 123456789 ;;
-  "functions describe"*)
-    if [[ $SCENARIO == existing || -f "$FAKE_STATE/deployed-$fn" ]]; then echo "https://$(printf '%s' "$fn" | tr '[:upper:]' '[:lower:]')-abc-ew.a.run.app"; else exit 1; fi ;;
-  "functions deploy"*) touch "$FAKE_STATE/deployed-$fn" ;;
-  "firestore indexes composite list"*)
-    if [[ $SCENARIO == existing ]]; then
-      echo '[{"name":"projects/p/databases/(default)/collectionGroups/inbox/indexes/A1","queryScope":"COLLECTION","fields":[{"fieldPath":"shard","order":"ASCENDING"},{"fieldPath":"status","order":"ASCENDING"},{"fieldPath":"nextAttemptAt","order":"ASCENDING"},{"fieldPath":"__name__","order":"ASCENDING"}]}]'
-    else echo '[]'; fi ;;
-  "firestore indexes fields describe"*) if [[ $SCENARIO == existing ]]; then echo ACTIVE; fi ;;
-  "alpha monitoring policies list"*) if [[ $SCENARIO == existing ]]; then echo projects/p/alertPolicies/42; fi ;;
-  "alpha monitoring policies describe"*) echo '{"notificationChannels":["projects/p/notificationChannels/7"]}' ;;
-  "alpha monitoring policies"*) for a in "$@"; do case $a in --policy-from-file=*) cat "$(printf '%s' "$a" | cut -d= -f2-)" >> "$FAKE_STATE/policies.json" ;; esac; done ;;
-  "monitoring dashboards list"*) if [[ $SCENARIO == existing ]]; then echo projects/1/dashboards/d1; fi ;;
-  "monitoring dashboards describe"*) echo etag-1 ;;
-  *" describe "*) if [[ $SCENARIO != existing ]]; then exit 1; fi ;;
-esac
-exit 0
-`;
-
-describe('deploy.sh against a fake gcloud (create if missing, else update)', () => {
-  function realRun(scenario: 'fresh' | 'existing'): { calls: string[]; stdout: string; policies: string } {
-    const dir = mkdtempSync(join(sandbox, `${scenario}-`));
-    writeFileSync(join(dir, 'gcloud'), FAKE_GCLOUD);
-    chmodSync(join(dir, 'gcloud'), 0o755);
-    const log = join(dir, 'calls.log');
-    const result = spawnSync('bash', [SCRIPT, '--project', PROJECT], {
-      cwd: ROOT,
-      encoding: 'utf8',
-      env: { ...process.env, PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`, SCENARIO: scenario, FAKE_LOG: log, FAKE_STATE: dir },
-      timeout: 60_000,
-    });
-    if (result.status !== 0) throw new Error(`deploy.sh failed (${String(result.status)}):\n${result.stderr}`);
-    const policies = existsSync(join(dir, 'policies.json')) ? readFileSync(join(dir, 'policies.json'), 'utf8') : '';
-    return { calls: readFileSync(log, 'utf8').trim().split('\n'), stdout: result.stdout, policies };
-  }
-
-  it('creates everything in a new project, deploying each function twice (URLs exist only after the first deploy)', () => {
-    const { calls } = realRun('fresh');
-    for (const fn of FUNCTIONS) {
-      const deploys = calls.filter((c) => c.startsWith(`functions deploy ${fn} `));
-      expect(deploys).toHaveLength(2);
-      expect(deploys[0]).toContain(`INBOX_PUSH_AUDIENCE=https://pending.invalid/${fn}`);
-      expect(deploys[1]).toContain(`INBOX_PUSH_AUDIENCE=https://${fn.toLowerCase()}-abc-ew.a.run.app`);
-    }
-    expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length);
-    expect(calls.some((c) => c.startsWith('firestore fields ttls update expireAt '))).toBe(true);
-    expect(calls.some((c) => c.startsWith('pubsub subscriptions create work-order-completed-push ') && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app'))).toBe(true);
-    expect(calls.some((c) => c.includes('service-123456789@gcp-sa-pubsub.iam.gserviceaccount.com'))).toBe(true);
-    expect(calls.filter((c) => c.startsWith('alpha monitoring policies create '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
-  }, 60_000);
-
-  it('updates instead of creating when everything exists, and keeps the alert channels set by hand', () => {
-    const { calls, policies } = realRun('existing');
-    const creates = calls.filter((c) => / create( |$)/.test(c) && !c.startsWith('firestore indexes composite create ') && !c.startsWith('beta services identity create '));
-    expect(creates).toEqual([]);
-    for (const fn of FUNCTIONS) expect(calls.filter((c) => c.startsWith(`functions deploy ${fn} `))).toHaveLength(1);
-    // Only the indexes that are not there yet (the fake has the first one).
-    expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length - 1);
-    expect(calls.some((c) => c.startsWith('firestore fields ttls update'))).toBe(false);
-    for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
-      expect(calls.some((c) => c.startsWith(prefix))).toBe(true);
-    }
-    expect(calls.filter((c) => c.startsWith('logging metrics update '))).toHaveLength(readdirSync(join(MONITORING, 'metrics')).length);
-    expect(calls.filter((c) => c.startsWith('alpha monitoring policies update projects/p/alertPolicies/42 '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
-    expect(policies).toContain('projects/p/notificationChannels/7');
-  }, 60_000);
-});
-
-describe('infra/monitoring files', () => {
-  const files = jsonFiles(MONITORING);
-  const parse = (file: string): Record<string, unknown> => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
-  const metricNames = readdirSync(join(MONITORING, 'metrics')).map((f) => f.replace(/\.json$/, ''));
-
-  it('are all valid JSON', () => {
-    expect(files.length).toBeGreaterThan(0);
-    for (const file of files) expect(() => parse(file)).not.toThrow();
-  });
-
-  it('name each log-based metric after its file and extract only fields the functions log', () => {
-    const source = readSources(join(ROOT, 'functions', 'src'));
-    for (const name of metricNames) {
-      const metric = parse(join(MONITORING, 'metrics', `${name}.json`));
-      expect(metric.name).toBe(name);
-      expect(typeof metric.filter).toBe('string');
-      for (const [, field] of JSON.stringify(metric).matchAll(/jsonPayload\.([A-Za-z]+)/g)) expect(source).toContain(field);
-    }
-  });
-
-  it('point every alert policy at its runbook section, and use only metrics defined here', () => {
-    const runbook = readFileSync(join(ROOT, 'docs', 'runbook.md'), 'utf8');
-    const anchors = new Set([...runbook.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] as string)));
-    const policies = readdirSync(join(MONITORING, 'policies'));
-    expect(policies.length).toBeGreaterThanOrEqual(6);
-    for (const file of policies) {
-      const policy = parse(join(MONITORING, 'policies', file)) as { displayName?: string; documentation?: { content?: string }; conditions?: unknown[] };
-      expect(policy.displayName).toMatch(/^Inbox: /);
-      expect(policy.conditions?.length).toBeGreaterThan(0);
-      const content = policy.documentation?.content ?? '';
-      expect(content).toContain('docs/runbook.md');
-      const anchor = /docs\/runbook\.md#([a-z0-9-]+)/.exec(content)?.[1];
-      expect(anchor !== undefined && anchors.has(anchor)).toBe(true);
-      expect(runbook).toContain(file);
-    }
-    for (const file of [...policies.map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
-      for (const [, used] of readFileSync(file, 'utf8').matchAll(/logging\.googleapis\.com\/user\/([a-z0-9_]+)/g)) {
-        expect({ file: relative(ROOT, file), metric: used, defined: metricNames.includes(used as string) }).toMatchObject({ defined: true });
-      }
-    }
-  });
-});
-
-function readSources(dir: string): string {
-  return readdirSync(dir, { withFileTypes: true })
-    .map((e) => (e.isDirectory() ? readSources(join(dir, e.name)) : e.name.endsWith('.ts') ? readFileSync(join(dir, e.name), 'utf8') : ''))
-    .join('\n');
-}
 
 const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' }).status === 0;
 (shellcheck ? it : it.skip)('deploy.sh and its libraries pass shellcheck (skipped where shellcheck is not installed)', () => {

@@ -1,45 +1,59 @@
+import { assertFails, initializeTestEnvironment, type RulesTestContext, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
+import { setLogLevel } from 'firebase/firestore';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
-import { INBOX } from '../../functions/src/inbox/document';
+import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { uniqueProjectId } from '../support/firestore';
 
 /**
  * firestore.rules against the emulator (the harness starts it with
- * --rules=firestore.rules): a client SDK, signed in or not, can neither read
- * nor write any collection. Client SDKs talk to the same REST/gRPC API; a
- * request without the emulator's owner credential is judged by the rules.
+ * --rules=firestore.rules), through the Firebase web SDK a client app would
+ * use: signed in as a user or not, it can neither read, list nor write any
+ * collection, nor the raw chunks below an inbox document. The test
+ * environment does not load rules of its own, so what is judged is the file
+ * the emulator was started with.
  */
-const host = process.env.FIRESTORE_EMULATOR_HOST ?? '';
+const [host = '127.0.0.1', port = '8080'] = (process.env.FIRESTORE_EMULATOR_HOST ?? '').split(':');
 const projectId = uniqueProjectId('rules');
-const base = `http://${host}/v1/projects/${projectId}/databases/(default)/documents`;
-const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
-/** What a signed-in client's request carries (the emulator does not check the signature). */
-const userToken = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'user-1', user_id: 'user-1', aud: projectId, iss: `https://securetoken.google.com/${projectId}`, iat: Math.floor(Date.now() / 1000), exp: Math.floor(Date.now() / 1000) + 3600, firebase: { sign_in_provider: 'password' } })}.`;
-
-const collections = [INBOX, ...Object.values(COLLECTIONS)];
-const callers: Array<[string, Record<string, string>]> = [
-  ['an anonymous client', {}],
-  ['a signed-in client', { authorization: `Bearer ${userToken}` }],
-];
-
-async function write(collection: string, headers: Record<string, string>): Promise<number> {
-  const res = await fetch(`${base}/${collection}/probe`, { method: 'PATCH', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ fields: { x: { stringValue: 'y' } } }) });
-  await res.arrayBuffer();
-  return res.status;
-}
+/** Every collection the server writes, and the subcollection of an inbox document. */
+const paths = [INBOX, ...Object.values(COLLECTIONS), `${INBOX}/probe/${RAW_CHUNKS}`];
+let env: RulesTestEnvironment;
+/** The client SDK's Firestore (the web SDK, through its namespaced API). */
+type ClientDb = ReturnType<RulesTestContext['firestore']>;
 
 beforeAll(async () => {
-  // Control: with the owner credential (what the server SDK uses) the same write goes through,
-  // so the denials below come from the rules, not from a wrong URL.
-  for (const collection of collections) expect(await write(collection, { authorization: 'Bearer owner' })).toBe(200);
+  // The SDK warns about every denied write; here a denial is the expected answer.
+  setLogLevel('error');
+  env = await initializeTestEnvironment({ projectId, firestore: { host, port: Number(port) } });
+  // Control: with rules switched off (the owner credential the server SDK gets) the probes are written,
+  // so the denials below come from the rules, not from a wrong path or a missing document.
+  await env.withSecurityRulesDisabled(async (owner) => {
+    const db = owner.firestore();
+    for (const path of paths) await db.collection(path).doc('probe').set({ x: 'y' });
+    for (const path of paths) expect((await db.collection(path).doc('probe').get()).exists).toBe(true);
+  });
+});
+afterAll(async () => {
+  await env.cleanup();
 });
 
-describe.each(callers)('%s', (_name, headers) => {
-  test.each(collections)('cannot write %s', async (collection) => {
-    expect(await write(collection, headers)).toBe(403);
+const callers: Array<[string, () => ClientDb]> = [
+  ['a signed-in user', () => env.authenticatedContext('user-1', { email: 'user-1@example.com' }).firestore()],
+  ['an unauthenticated client', () => env.unauthenticatedContext().firestore()],
+];
+
+/** The error code of a denied call (assertFails throws when the call succeeds). */
+const denied = async (call: Promise<unknown>): Promise<string> => ((await assertFails(call)) as { code?: string }).code ?? 'no code';
+
+describe.each(callers)('%s', (_name, client) => {
+  test.each(paths)('cannot read or list %s', async (path) => {
+    const db = client();
+    expect(await denied(db.collection(path).doc('probe').get())).toBe('permission-denied');
+    expect(await denied(db.collection(path).get())).toBe('permission-denied');
   });
-  test.each(collections)('cannot read or list %s', async (collection) => {
-    const one = await fetch(`${base}/${collection}/probe`, { headers });
-    const list = await fetch(`${base}/${collection}`, { headers });
-    expect([one.status, list.status]).toEqual([403, 403]);
+  test.each(paths)('cannot create, update or delete in %s', async (path) => {
+    const db = client();
+    expect(await denied(db.collection(path).doc('new').set({ x: 'y' }))).toBe('permission-denied');
+    expect(await denied(db.collection(path).doc('probe').update({ x: 'z' }))).toBe('permission-denied');
+    expect(await denied(db.collection(path).doc('probe').delete())).toBe('permission-denied');
   });
 });

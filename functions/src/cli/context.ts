@@ -9,6 +9,8 @@ export interface CliIo {
   err(text: string): void;
   /** Asks a yes/no question; false when nobody can answer (no TTY). */
   confirm(question: string): Promise<boolean>;
+  /** Where the progress bar of bulk changes goes, drawn only when it is a terminal. Default: stderr. */
+  readonly progress?: NodeJS.WritableStream & { readonly isTTY?: boolean };
 }
 
 export interface CliContext {

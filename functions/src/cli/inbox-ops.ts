@@ -10,6 +10,26 @@ export class RefusedError extends Error {
   override readonly name = 'RefusedError';
 }
 
+export type RequeueCheck = { readonly ok: true; readonly doc: InboxView; readonly correlationKey: string } | { readonly ok: false; readonly why: string };
+
+/**
+ * Whether `requeue` can requeue a document as read (undefined: no such
+ * document). The one check of the real run (inside its transaction) and of
+ * --dry-run (a plain read), so the dry run lists what the real run refuses.
+ */
+export function checkRequeue(id: string, doc: InboxView | undefined): RequeueCheck {
+  if (doc === undefined) return { ok: false, why: `no inbox document ${id}: check the id (\`inbox list\` shows them)` };
+  if (doc.status !== 'PARKED') return { ok: false, why: `${id} is ${doc.status}, only PARKED documents can be requeued` };
+  if (doc.correlationKey === null || doc.messageName === null || doc.payload === null) {
+    return { ok: false, why: `${id} is unreadable (${doc.reason ?? 'no reason'}): nothing to correlate; fix the sender and publish it again` };
+  }
+  // A second payload under an event id the inbox already holds: correlating it would count that business event twice.
+  if (typeof doc.collidesWith === 'string') {
+    return { ok: false, why: `${id} is a second payload of the event in ${doc.collidesWith} (KEY_COLLISION): compare the two with \`inbox show\`; correlating it would count the event twice` };
+  }
+  return { ok: true, doc, correlationKey: doc.correlationKey };
+}
+
 /**
  * PARKED back to OPEN: attempts 0, due now, back in its key's lane (so per-key
  * order and the waiting point's buffer see it again). The article's
@@ -22,17 +42,10 @@ export class RefusedError extends Error {
 export async function requeue(db: Firestore, id: string, now: Date): Promise<{ previousReason: string | null }> {
   const { result } = await runUnitOfWork(db, async (uow) => {
     const ref = db.collection(INBOX).doc(id);
-    const doc = (await uow.get(ref)) as InboxView | undefined;
-    if (doc === undefined) throw new RefusedError(`no inbox document ${id}`);
-    if (doc.status !== 'PARKED') throw new RefusedError(`${id} is ${doc.status}, only PARKED documents can be requeued`);
-    if (doc.correlationKey === null || doc.messageName === null || doc.payload === null) {
-      throw new RefusedError(`${id} is unreadable (${doc.reason ?? 'no reason'}): nothing to correlate; fix the sender and publish it again`);
-    }
-    // A second payload under an event id the inbox already holds: correlating it would count that business event twice.
-    if (typeof doc.collidesWith === 'string') {
-      throw new RefusedError(`${id} is a second payload of the event in ${doc.collidesWith} (KEY_COLLISION): compare the two with \`inbox show\`; correlating it would count the event twice`);
-    }
-    const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);
+    const check = checkRequeue(id, (await uow.get(ref)) as InboxView | undefined);
+    if (!check.ok) throw new RefusedError(check.why);
+    const { doc } = check;
+    const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
     const reopened: InboxView = { ...doc, status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
     saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, now);
     uow.set(ref, { ...reopened, requeuedAt: now, previousReason: doc.reason });
@@ -46,7 +59,7 @@ export async function park(db: Firestore, id: string, text: string, now: Date): 
   await runUnitOfWork(db, async (uow) => {
     const ref = db.collection(INBOX).doc(id);
     const doc = (await uow.get(ref)) as InboxView | undefined;
-    if (doc === undefined) throw new RefusedError(`no inbox document ${id}`);
+    if (doc === undefined) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
     if (doc.status !== 'OPEN') throw new RefusedError(`${id} is ${doc.status}, only OPEN documents can be parked`);
     if (doc.correlationKey !== null) {
       const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);

@@ -85,7 +85,7 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       } catch (recordErr) {
         if (final !== null) {
           // The task ends here (last attempt) or would fail forever: the job stays PENDING; sweepJobs reports it at ERROR.
-          deps.log.error('job failed and the failure could not be recorded: the job stays PENDING', { ...context, final, error, recordError: message(recordErr) });
+          deps.log.error('job failed and the failure could not be recorded: the job stays PENDING', { incident: 'JOB_FAILED', ...context, final, error, recordError: message(recordErr) });
         } else {
           deps.log.warn('job failed and the failure could not be counted; Cloud Tasks will retry', { ...context, error, recordError: message(recordErr) });
         }

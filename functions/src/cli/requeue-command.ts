@@ -1,0 +1,78 @@
+import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import { INBOX } from '../inbox/document';
+import { QUERIES } from '../queries';
+import type { InboxView } from '../relay/inbox-writes';
+import { type BulkOptions, confirmBulk } from './bulk';
+import type { CliContext } from './context';
+import { view } from './documents';
+import { checkRequeue, RefusedError, requeue } from './inbox-ops';
+import { print } from './output';
+import { parseChoice, parseTime, REASONS, UsageError } from './parse';
+import { withProgress } from './progress';
+
+interface Target {
+  readonly id: string;
+  /** As read; undefined when there is no such document. */
+  readonly doc: InboxView | undefined;
+}
+
+const targetOf = (snap: DocumentSnapshot): Target => ({ id: snap.id, doc: snap.exists ? (snap.data() as InboxView) : undefined });
+
+/** Named ids or --reason [--since]; never both, since a filter next to ids would be silently ignored. */
+function checkUsage(ids: readonly string[], options: BulkOptions): void {
+  if (ids.length > 0) {
+    const filters = (['reason', 'since'] as const).filter((f) => options[f] !== undefined).map((f) => `--${f}`);
+    if (filters.length > 0) throw new UsageError(`requeue takes either IDs or --reason [--since], not both: drop ${filters.join(' and ')} or the IDs`);
+  } else if (options.reason === undefined) {
+    throw new UsageError(options.since === undefined ? 'requeue needs IDs or --reason REASON' : '--since filters a bulk requeue: it needs --reason REASON');
+  }
+}
+
+/** The PARKED documents of --reason, parked at or after --since. */
+async function byReason(db: Firestore, options: BulkOptions, now: Date): Promise<Target[]> {
+  const reason = parseChoice('--reason', options.reason ?? '', REASONS);
+  const since = options.since === undefined ? null : parseTime('--since', options.since, now);
+  const snaps = (await QUERIES.byStatusAndReason.build(db, 'PARKED', reason).get()).docs;
+  const parkedSince = (s: DocumentSnapshot): boolean => {
+    const parkedAt = view(s).parkedAt;
+    return since === null || (parkedAt instanceof Date && parkedAt >= since);
+  };
+  return snaps.filter(parkedSince).map(targetOf);
+}
+
+/** Reads every target (by id) and applies the real run's checks: what it would requeue and what it would refuse. */
+async function dryRun(ctx: CliContext, targets: readonly Target[]): Promise<void> {
+  const checks = targets.map((t) => ({ id: t.id, check: checkRequeue(t.id, t.doc) }));
+  const wouldRequeue = checks.filter((c) => c.check.ok).map((c) => c.id);
+  const wouldRefuse = checks.flatMap((c) => (c.check.ok ? [] : [{ id: c.id, why: c.check.why }]));
+  print(ctx, { wouldRequeue, wouldRefuse }, ['id', 'would', 'because'], [...wouldRequeue.map((id) => [id, 'requeue', '']), ...wouldRefuse.map((r) => [r.id, 'refuse', r.why])]);
+  for (const r of wouldRefuse) ctx.io.err(`${r.id}: ${r.why}`);
+  // Exits as the real run would: 1 when any target would be refused (an unknown id included).
+  if (wouldRefuse.length > 0) throw new RefusedError(`dry run: ${wouldRefuse.length} of ${targets.length} documents would be refused, nothing changed`);
+}
+
+export async function requeueCommand(ctx: CliContext, ids: readonly string[], options: BulkOptions): Promise<void> {
+  checkUsage(ids, options);
+  const db = ctx.db();
+  const named = [...new Set(ids)];
+  if (options.dryRun === true) {
+    await dryRun(ctx, named.length > 0 ? (await db.getAll(...named.map((id) => db.collection(INBOX).doc(id)))).map(targetOf) : await byReason(db, options, ctx.now()));
+    return;
+  }
+  const targets = named.length > 0 ? named : (await byReason(db, options, ctx.now())).map((t) => t.id);
+  // Naming the ids is the confirmation; a bulk requeue by reason asks.
+  if (named.length === 0 && !(await confirmBulk(ctx, 'Requeue', targets.length, options))) throw new RefusedError('not confirmed');
+  const failures: Array<[string, string]> = [];
+  await withProgress(ctx, targets, async (id) => {
+    try {
+      await requeue(db, id, ctx.now());
+    } catch (err) {
+      if (!(err instanceof RefusedError)) throw err;
+      failures.push([id, err.message]);
+    }
+  });
+  print(ctx, { requeued: targets.length - failures.length, refused: failures.map(([id, why]) => ({ id, why })) }, ['id', 'refused because'], failures);
+  if (!ctx.json) ctx.io.out(`requeued ${targets.length - failures.length} of ${targets.length}`);
+  for (const [id, why] of failures) ctx.io.err(`${id}: ${why}`);
+  if (failures.length > 0) throw new RefusedError(`${failures.length} of ${targets.length} documents could not be requeued`);
+}

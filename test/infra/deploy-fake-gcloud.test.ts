@@ -1,0 +1,143 @@
+/**
+ * infra/deploy.sh in real mode, driven by a fake gcloud and a fake curl (no
+ * Google Cloud): "create if missing, else update", and a failed rules
+ * deployment stops the run.
+ */
+import { spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, useSandbox } from './helpers';
+
+useSandbox();
+
+/**
+ * A fake gcloud for the real mode: SCENARIO=fresh (nothing exists) or
+ * existing (everything does, one index and the TTL included). It logs every
+ * call and answers the look-ups the script makes.
+ */
+const FAKE_GCLOUD = String.raw`#!/usr/bin/env bash
+echo "$*" >> "$FAKE_LOG"
+args="$*"
+fn=$3
+case "$args" in
+  "projects describe"*) echo 123456789 ;;
+  "functions describe"*)
+    if [[ $SCENARIO == existing || -f "$FAKE_STATE/deployed-$fn" ]]; then echo "https://$(printf '%s' "$fn" | tr '[:upper:]' '[:lower:]')-abc-ew.a.run.app"; else exit 1; fi ;;
+  "functions deploy"*) touch "$FAKE_STATE/deployed-$fn" ;;
+  "firestore indexes composite list"*)
+    if [[ $SCENARIO == existing ]]; then
+      echo '[{"name":"projects/p/databases/(default)/collectionGroups/inbox/indexes/A1","queryScope":"COLLECTION","fields":[{"fieldPath":"shard","order":"ASCENDING"},{"fieldPath":"status","order":"ASCENDING"},{"fieldPath":"nextAttemptAt","order":"ASCENDING"},{"fieldPath":"__name__","order":"ASCENDING"}]}]'
+    else echo '[]'; fi ;;
+  "firestore indexes fields describe"*) if [[ $SCENARIO == existing ]]; then echo ACTIVE; fi ;;
+  "alpha monitoring policies list"*) if [[ $SCENARIO == existing ]]; then echo projects/p/alertPolicies/42; fi ;;
+  "alpha monitoring policies describe"*) echo '{"notificationChannels":["projects/p/notificationChannels/7"]}' ;;
+  "alpha monitoring policies"*) for a in "$@"; do case $a in --policy-from-file=*) cat "$(printf '%s' "$a" | cut -d= -f2-)" >> "$FAKE_STATE/policies.json" ;; esac; done ;;
+  "monitoring dashboards list"*) if [[ $SCENARIO == existing ]]; then echo projects/1/dashboards/d1; fi ;;
+  "monitoring dashboards describe"*) echo etag-1 ;;
+  "auth print-access-token"*) echo fake-token ;;
+  *" describe "*) if [[ $SCENARIO != existing ]]; then exit 1; fi ;;
+esac
+exit 0
+`;
+
+/**
+ * A fake curl for the Firebase Rules API: logs "curl METHOD URL TOKEN-HEADER BODY",
+ * answers a ruleset create with its name, a GET of the release with 200 when
+ * SCENARIO=existing (404 otherwise), and FAKE_RULES_STATUS (default 200) to
+ * the rest.
+ */
+const FAKE_CURL = String.raw`#!/usr/bin/env bash
+out=/dev/null method=GET url= auth= body=
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    -o) out=$2; shift ;;
+    -X) method=$2; shift ;;
+    -w) shift ;;
+    -H) [[ $2 == Authorization:* ]] && auth=$2; shift ;;
+    --data-binary) body=$(cat "$(printf '%s' "$2" | cut -c2-)"); shift ;;
+    http*) url=$1 ;;
+  esac
+  shift
+done
+echo "curl $method $url [$auth] $body" >> "$FAKE_LOG"
+status=$FAKE_RULES_STATUS; [[ -n $status ]] || status=200
+case "$method $url" in
+  "GET "*) if [[ $SCENARIO == existing ]]; then status=200; else status=404; fi; echo '{}' > "$out" ;;
+  "POST "*/rulesets) if [[ $status == 200 ]]; then echo '{"name":"projects/demo-proj/rulesets/rs-1"}' > "$out"; else echo '{"error":{"message":"The caller does not have permission"}}' > "$out"; fi ;;
+  *) echo '{}' > "$out" ;;
+esac
+printf '%s' "$status"
+`;
+
+describe('deploy.sh against a fake gcloud (create if missing, else update)', () => {
+  function realRun(scenario: 'fresh' | 'existing', env: NodeJS.ProcessEnv = {}): { calls: string[]; stdout: string; stderr: string; status: number | null; policies: string } {
+    const dir = mkdtempSync(join(sandbox(), `${scenario}-`));
+    for (const [tool, script] of [['gcloud', FAKE_GCLOUD], ['curl', FAKE_CURL]] as const) {
+      writeFileSync(join(dir, tool), script);
+      chmodSync(join(dir, tool), 0o755);
+    }
+    const log = join(dir, 'calls.log');
+    const result = spawnSync('bash', [SCRIPT, '--project', PROJECT], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`, SCENARIO: scenario, FAKE_LOG: log, FAKE_STATE: dir, ...env },
+      timeout: 60_000,
+    });
+    const policies = existsSync(join(dir, 'policies.json')) ? readFileSync(join(dir, 'policies.json'), 'utf8') : '';
+    return { calls: readFileSync(log, 'utf8').trim().split('\n'), stdout: result.stdout, stderr: result.stderr, status: result.status, policies };
+  }
+
+  it('creates everything in a new project, deploying each function twice (URLs exist only after the first deploy)', () => {
+    const { calls, status, stderr } = realRun('fresh');
+    expect({ status, stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    for (const fn of FUNCTIONS) {
+      const deploys = calls.filter((c) => c.startsWith(`functions deploy ${fn} `));
+      expect(deploys).toHaveLength(2);
+      expect(deploys[0]).toContain(`INBOX_PUSH_AUDIENCE=https://pending.invalid/${fn}`);
+      expect(deploys[1]).toContain(`INBOX_PUSH_AUDIENCE=https://${fn.toLowerCase()}-abc-ew.a.run.app`);
+    }
+    expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length);
+    expect(calls.some((c) => c.startsWith('firestore fields ttls update expireAt '))).toBe(true);
+    expect(calls.some((c) => c.startsWith('pubsub subscriptions create work-order-completed-push ') && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app'))).toBe(true);
+    expect(calls.some((c) => c.includes('service-123456789@gcp-sa-pubsub.iam.gserviceaccount.com'))).toBe(true);
+    expect(calls.filter((c) => c.startsWith('alpha monitoring policies create '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
+    // The rules: a ruleset with the content of firestore.rules, then a new release pointing at it.
+    const rules = calls.filter((c) => c.startsWith('curl '));
+    expect(rules).toHaveLength(3);
+    expect(rules[0]).toContain(`curl POST https://firebaserules.googleapis.com/v1/projects/${PROJECT}/rulesets [Authorization: Bearer fake-token] `);
+    expect(JSON.parse(rules[0]!.slice(rules[0]!.indexOf('] ') + 2))).toEqual({ source: { files: [{ name: 'firestore.rules', content: readFileSync(join(ROOT, 'firestore.rules'), 'utf8') }] } });
+    expect(rules[1]).toContain(`curl GET https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore `);
+    expect(rules[2]).toContain(`curl POST https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases [Authorization: Bearer fake-token] {"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"}`);
+  }, 60_000);
+
+  it('stops with what to do when the rules cannot be deployed', () => {
+    const { status, stderr, calls } = realRun('fresh', { FAKE_RULES_STATUS: '403', RULES_RETRY_SECONDS: '0' });
+    expect(status).toBe(1);
+    // Retried (a just-enabled API answers 403 for a while), then given up.
+    expect(calls.filter((c) => c.startsWith(`curl POST https://firebaserules.googleapis.com/v1/projects/${PROJECT}/rulesets `))).toHaveLength(4);
+    expect(stderr).toContain('creating the ruleset from firestore.rules failed (HTTP 403, 4 attempts)');
+    expect(stderr).toContain('The caller does not have permission');
+    expect(stderr).toContain('roles/firebaserules.admin');
+    // Nothing after the rules ran.
+    expect(calls.some((c) => c.startsWith('functions deploy '))).toBe(false);
+  }, 60_000);
+
+  it('updates instead of creating when everything exists, and keeps the alert channels set by hand', () => {
+    const { calls, policies } = realRun('existing');
+    const creates = calls.filter((c) => / create( |$)/.test(c) && !c.startsWith('firestore indexes composite create ') && !c.startsWith('beta services identity create '));
+    expect(creates).toEqual([]);
+    for (const fn of FUNCTIONS) expect(calls.filter((c) => c.startsWith(`functions deploy ${fn} `))).toHaveLength(1);
+    // Only the indexes that are not there yet (the fake has the first one).
+    expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length - 1);
+    expect(calls.some((c) => c.startsWith('firestore fields ttls update'))).toBe(false);
+    for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
+      expect(calls.some((c) => c.startsWith(prefix))).toBe(true);
+    }
+    expect(calls.filter((c) => c.startsWith('logging metrics update '))).toHaveLength(readdirSync(join(MONITORING, 'metrics')).length);
+    expect(calls.filter((c) => c.startsWith('alpha monitoring policies update projects/p/alertPolicies/42 '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
+    expect(policies).toContain('projects/p/notificationChannels/7');
+    // An existing release is updated to the new ruleset.
+    expect(calls.filter((c) => c.startsWith('curl ')).at(-1)).toContain(`curl PATCH https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore [Authorization: Bearer fake-token] {"release":{"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"},"updateMask":"rulesetName"}`);
+  }, 60_000);
+});
+

@@ -1,0 +1,84 @@
+/** infra/monitoring/: valid files, metrics on logged fields, policies with their runbook section, every alerting metric charted. */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { jsonFiles, MONITORING, ROOT, slug } from './helpers';
+
+describe('infra/monitoring files', () => {
+  const files = jsonFiles(MONITORING);
+  const parse = (file: string): Record<string, unknown> => JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>;
+  const metricNames = readdirSync(join(MONITORING, 'metrics')).map((f) => f.replace(/\.json$/, ''));
+
+  it('are all valid JSON', () => {
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) expect(() => parse(file)).not.toThrow();
+  });
+
+  it('name each log-based metric after its file and extract only fields the functions log', () => {
+    const source = readSources(join(ROOT, 'functions', 'src'));
+    for (const name of metricNames) {
+      const metric = parse(join(MONITORING, 'metrics', `${name}.json`));
+      expect(metric.name).toBe(name);
+      expect(typeof metric.filter).toBe('string');
+      for (const [, field] of JSON.stringify(metric).matchAll(/jsonPayload\.([A-Za-z]+)/g)) expect(source).toContain(field);
+    }
+  });
+
+  it('point every alert policy at its runbook section, and use only metrics defined here', () => {
+    const runbook = readFileSync(join(ROOT, 'docs', 'runbook.md'), 'utf8');
+    const anchors = new Set([...runbook.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] as string)));
+    const policies = readdirSync(join(MONITORING, 'policies'));
+    expect(policies.length).toBeGreaterThanOrEqual(6);
+    for (const file of policies) {
+      const policy = parse(join(MONITORING, 'policies', file)) as { displayName?: string; documentation?: { content?: string }; conditions?: unknown[] };
+      expect(policy.displayName).toMatch(/^Inbox: /);
+      expect(policy.conditions?.length).toBeGreaterThan(0);
+      const content = policy.documentation?.content ?? '';
+      expect(content).toContain('docs/runbook.md');
+      const anchor = /docs\/runbook\.md#([a-z0-9-]+)/.exec(content)?.[1];
+      expect(anchor !== undefined && anchors.has(anchor)).toBe(true);
+      expect(runbook).toContain(file);
+    }
+    for (const file of [...policies.map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
+      for (const [, used] of readFileSync(file, 'utf8').matchAll(/logging\.googleapis\.com\/user\/([a-z0-9_]+)/g)) {
+        expect({ file: relative(ROOT, file), metric: used, defined: metricNames.includes(used as string) }).toMatchObject({ defined: true });
+      }
+    }
+  });
+});
+
+describe('alerts and the dashboard', () => {
+  const metricsOf = (file: string): Set<string> => new Set([...readFileSync(file, 'utf8').matchAll(/logging\.googleapis\.com\/user\/([a-z0-9_]+)/g)].map((m) => m[1] as string));
+
+  it('every metric an alert policy reads has a chart on the dashboard', () => {
+    const charted = new Set(jsonFiles(join(MONITORING, 'dashboards')).flatMap((f) => [...metricsOf(f)]));
+    for (const file of readdirSync(join(MONITORING, 'policies'))) {
+      for (const metric of metricsOf(join(MONITORING, 'policies', file))) expect({ policy: file, metric, charted: charted.has(metric) }).toEqual({ policy: file, metric, charted: true });
+    }
+  });
+
+  it.each([
+    ['documents-parked.json', 'inbox_gauge_parked'],
+    ['incidents.json', 'inbox_gauge_open_incidents'],
+  ])('%s alerts on the level (%s above 0), so it stays open while something is there', (file, gauge) => {
+    const policy = JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')) as { conditions: Array<{ conditionThreshold?: { filter: string; comparison: string; thresholdValue: number; evaluationMissingData?: string } }> };
+    const level = policy.conditions.find((c) => c.conditionThreshold?.filter.includes(`/user/${gauge}"`))?.conditionThreshold;
+    expect(level).toMatchObject({ comparison: 'COMPARISON_GT', thresholdValue: 0, evaluationMissingData: 'EVALUATION_MISSING_DATA_NO_OP' });
+    // The event condition (new ones in the last 5 minutes) stays as a second condition.
+    expect(policy.conditions.length).toBe(2);
+    const metric = JSON.parse(readFileSync(join(MONITORING, 'metrics', `${gauge}.json`), 'utf8')) as { valueExtractor: string };
+    const field = /gauges\.([A-Za-z]+)/.exec(metric.valueExtractor)?.[1];
+    expect(['parked', 'openIncidents']).toContain(field);
+  });
+
+  it('jobs-failed.json alerts on each new failure only: a FAILED job stays FAILED as a record, so a level on it would never close (the incident level covers the lasting state)', () => {
+    const policy = JSON.parse(readFileSync(join(MONITORING, 'policies', 'jobs-failed.json'), 'utf8')) as { conditions: Array<{ conditionThreshold: { filter: string } }> };
+    expect(policy.conditions.map((c) => /user\/([a-z_]+)/.exec(c.conditionThreshold.filter)?.[1])).toEqual(['inbox_jobs_failed']);
+  });
+});
+
+function readSources(dir: string): string {
+  return readdirSync(dir, { withFileTypes: true })
+    .map((e) => (e.isDirectory() ? readSources(join(dir, e.name)) : e.name.endsWith('.ts') ? readFileSync(join(dir, e.name), 'utf8') : ''))
+    .join('\n');
+}
+
