@@ -68,7 +68,7 @@ test('exact counts and the age of the oldest OPEN document, across shards', asyn
   const shards = new Set((await db.collection(INBOX).where('status', '==', 'OPEN').get()).docs.map((d) => d.get('shard') as number));
   expect(shards.size).toBeGreaterThan(1);
 
-  expect(await readGauges(db, SHARDS, now)).toEqual({ open: 6, parked: 3, oldestOpenAgeSeconds: 7_200 });
+  expect(await readGauges(db, SHARDS, now)).toEqual({ open: 6, parked: 3, oldestOpenAgeSeconds: 7_200, openIncidents: 0, failedJobs: 0 });
   // The age follows the clock it is given.
   expect((await readGauges(db, SHARDS, new Date(now.getTime() + 90_000))).oldestOpenAgeSeconds).toBe(7_290);
 });
@@ -78,5 +78,5 @@ test('nothing OPEN: the age is null', async () => {
   const now = new Date();
   const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-g-only'), receivedAt: new Date(now.getTime() - 30 * HOUR), shards: SHARDS });
   expect(await relayOne(deps(db, now), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK' } });
-  expect(await readGauges(db, SHARDS, now)).toEqual({ open: 0, parked: 1, oldestOpenAgeSeconds: null });
+  expect(await readGauges(db, SHARDS, now)).toEqual({ open: 0, parked: 1, oldestOpenAgeSeconds: null, openIncidents: 0, failedJobs: 0 });
 });
