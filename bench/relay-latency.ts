@@ -103,10 +103,12 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       INBOX_TASKS_EMULATOR_HOST: o.tasks.host,
       INBOX_RUN_JOB_URL: runJobUrl,
     };
-    served.push(await serveFunction({ target: 'runJob', port: Number(new URL(runJobUrl).port), env: common }));
-    const relay = await serveFunction({ target: 'relayInbox', env: common });
+    // BENCH_PROFILE=DIR writes a CPU profile of each function process there.
+    const nodeArgs = process.env.BENCH_PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`];
+    served.push(await serveFunction({ target: 'runJob', port: Number(new URL(runJobUrl).port), env: common, nodeArgs }));
+    const relay = await serveFunction({ target: 'relayInbox', env: common, nodeArgs });
     served.push(relay);
-    const receiver = await serveFunction({ target: 'receivePubSubPush', env: { ...common, INBOX_RELAY_URL: relay.url } });
+    const receiver = await serveFunction({ target: 'receivePubSubPush', env: { ...common, INBOX_RELAY_URL: relay.url }, nodeArgs });
     served.push(receiver);
     const pids = {
       ...Object.fromEntries(served.map((f) => [f.target, f.pid])),
