@@ -6,26 +6,14 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { waitFor } from './support/firestore';
+import { connectResult } from './support/net';
 
 jest.setTimeout(180_000);
 
 const CLI = path.join(__dirname, '..', 'tools', 'emulators', 'cli.ts');
 
-/** Resolves with the error code of a TCP connect to `host` ("ip:port"), or 'connected'. */
-function connectResult(host: string): Promise<string> {
-  const [ip, port] = host.split(':');
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: ip, port: Number(port) });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-  });
-}
 
 /** Processes whose command line names `host` (gcloud: --host-port=ip:port; the emulator JVMs: --port=port). */
 function processesServing(host: string): number[] {

@@ -3,12 +3,12 @@
  * start their own, independent emulator sets next to the ones of globalSetup.
  */
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { EmulatorsUnavailableError, startEmulators, type EmulatorHandle, type RunningEmulators } from '../tools/emulators/harness';
+import { connectResult } from './support/net';
 
 // Each emulator needs a few seconds to start (a JVM each), more on busy CI machines.
 jest.setTimeout(120_000);
@@ -47,18 +47,6 @@ async function writeAndRead(host: string, docId: string): Promise<unknown> {
   }
 }
 
-/** Resolves with the error code of a TCP connect to `host` ("ip:port"), or 'connected'. */
-function connectResult(host: string): Promise<string> {
-  const [ip, port] = host.split(':');
-  return new Promise((resolve) => {
-    const socket = net.connect({ host: ip, port: Number(port) });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve('connected');
-    });
-    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-  });
-}
 
 function groupSignalError(pgid: number): string | undefined {
   try {

@@ -5,7 +5,7 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { readGauges } from '../../functions/src/relay/gauges';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 
 /**
@@ -18,20 +18,11 @@ import { completionPayload, storePushed } from '../support/inbox';
 const SHARDS = 16;
 const HOUR = 3_600_000;
 let engine: Engine;
-const open: Firestore[] = [];
 
 beforeAll(async () => {
   engine = await workOrderEngine();
 });
-afterAll(async () => {
-  await Promise.all(open.map((db) => db.terminate()));
-});
-
-function freshDb(label: string): Firestore {
-  const db = isolatedFirestore(label);
-  open.push(db);
-  return db;
-}
+const freshDb = freshFirestores();
 const deps = (db: Firestore, now: Date): RelayDeps => ({
   db,
   engine,

@@ -7,7 +7,7 @@ import type { RelayPolicy } from '../../functions/src/relay/classify';
 import { relayBatch, type RelayOneStep } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps, type RelayResult } from '../../functions/src/relay/relay-one';
 import { failingEngine, HANGING_BUFFER, roundsEngine, workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 
 /**
@@ -20,20 +20,11 @@ const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, buff
 const noQueue = { enqueue: async (): Promise<'CREATED'> => 'CREATED' };
 const quiet = createLogger(() => undefined);
 let engine: Engine;
-const open: Firestore[] = [];
 
 beforeAll(async () => {
   engine = await workOrderEngine();
 });
-afterAll(async () => {
-  await Promise.all(open.map((db) => db.terminate()));
-});
-
-function freshDb(label: string): Firestore {
-  const db = isolatedFirestore(label);
-  open.push(db);
-  return db;
-}
+const freshDb = freshFirestores();
 const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine, policy, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: () => 0.5, ...overrides });
 const inboxDoc = async (db: Firestore, id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
 const millis = (value: unknown): number => (value as FirebaseFirestore.Timestamp).toMillis();

@@ -12,6 +12,19 @@ export function isolatedFirestore(label: string): Firestore {
   return new Firestore({ projectId: uniqueProjectId(label), ignoreUndefinedProperties: true });
 }
 
+/** A maker of {@link isolatedFirestore} clients for one test file; every client it made is terminated after the file's tests. */
+export function freshFirestores(): (label: string) => Firestore {
+  const made: Firestore[] = [];
+  afterAll(async () => {
+    await Promise.all(made.map((db) => db.terminate()));
+  });
+  return (label) => {
+    const db = isolatedFirestore(label);
+    made.push(db);
+    return db;
+  };
+}
+
 /** A project id unique to this call, valid for the emulators (lowercase, digits, dashes). */
 export function uniqueProjectId(label: string): string {
   const slug = label.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 16).replace(/-+$/, '');
