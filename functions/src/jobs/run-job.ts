@@ -139,13 +139,10 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       res.status(200).json({ outcome: done.status.toLowerCase(), jobId });
     } catch (err) {
       const failure = classifyFailure(err);
-      if (inHandler) {
+      // A handler failure is counted against the job. Any failure on the queue's last attempt (reading,
+      // loading the engine, committing) is recorded now, or the job would stay PENDING for good.
+      if (inHandler || lastAttempt) {
         await settleFailure(message(err), failure.code, lastAttempt ? 'LAST_ATTEMPT' : null);
-        return;
-      }
-      if (lastAttempt) {
-        // Reading, loading the engine or committing failed on the last attempt: record it now, or the job stays PENDING for good.
-        await settleFailure(message(err), failure.code, 'LAST_ATTEMPT');
         return;
       }
       // Not the step's fault (Firestore, the engine): not counted against the job; the retry re-runs the (idempotent) handler.

@@ -34,7 +34,8 @@ interface SweptJob {
  * whole retry schedule) means the job is stuck: its task was dropped after
  * the queue's last attempt without runJob recording the failure (Firestore
  * failed then too), and the task name stays reserved for about an hour. That
- * is logged at ERROR, so the alert on ERROR logs fires; once the name is
+ * is logged at ERROR with `incident: JOB_STUCK`, which the incidents alert
+ * counts (metric inbox_incidents); once the name is
  * free again a later sweep creates the task anew and the job runs again.
  */
 export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log: Logger, now: Date, options: SweepOptions = {}): Promise<number> {

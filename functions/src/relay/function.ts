@@ -64,7 +64,7 @@ export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res:
       if (fast !== null && fast.success) {
         // The fast path relays one document, one task per message (some 50 a second at the target load):
         // it logs no summary and reads no gauges on purpose. A summary per message would multiply the log
-        // volume, and the gauges cost 2 count() aggregations + one query per shard each time; the
+        // volume, and the gauges cost 4 count() aggregations + one query per shard each time; the
         // scheduled call logs both once a minute. What needs attention (a park, a technical failure) is
         // still logged by account().
         const summary = emptySummary();

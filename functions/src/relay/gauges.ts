@@ -3,16 +3,21 @@ import { QUERIES } from '../queries';
 
 /**
  * The relay's gauges, logged with every summary: log-based metrics read them,
- * and the alert policies alert on these levels (something is there now), not
- * only on the log entry of the moment it appeared, so an alert stays open
- * until the operator has dealt with every document, incident and job.
+ * and the parked and incidents alert policies alert on their levels
+ * (something is there now), not only on the log entry of the moment it
+ * appeared, so an alert stays open until the operator has dealt with every
+ * parked document and incident.
  */
 export interface Gauges {
   readonly open: number;
   readonly parked: number;
   /** Process instances in INCIDENT (duplicate waiting point, failed job, …), however they got there (`repair move-token --force` logs only on the operator's terminal). */
   readonly openIncidents: number;
-  /** Jobs FAILED after their last attempt (their instance is INCIDENT too). */
+  /**
+   * Jobs FAILED after their last attempt. They stay FAILED as a record after
+   * a repair, so no alert is on this level: the instance's incident (above)
+   * carries the lasting state until `inbox repair resolve-incident`.
+   */
   readonly failedJobs: number;
   /** Age of the oldest OPEN document in seconds; null when none is open. */
   readonly oldestOpenAgeSeconds: number | null;
