@@ -90,6 +90,9 @@ const EnvSchema = z
   .object({
     GOOGLE_CLOUD_PROJECT: z.string().min(1, 'set it to the Google Cloud project id'),
     INBOX_PUSH_AUTH: z.enum(['enabled', 'disabled']).default(DEFAULTS.INBOX_PUSH_AUTH),
+    INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN: z.literal('intended', "the only value is 'intended'").optional(),
+    // Set by Cloud Run (and so by Cloud Functions gen2) in every instance; never by this project.
+    K_SERVICE: z.string().optional(),
     INBOX_PUSH_AUDIENCE: z.string().min(1).optional(),
     INBOX_PUSH_SERVICE_ACCOUNTS: emailList.optional(),
     INBOX_MAX_DATA_BYTES: positiveInt(DEFAULTS.INBOX_MAX_DATA_BYTES),
@@ -99,6 +102,7 @@ const EnvSchema = z
     INBOX_TASKS_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_TASKS_QUEUE),
     INBOX_RUN_JOB_URL: z.url().optional(),
     INBOX_TASKS_SERVICE_ACCOUNT: z.email().optional(),
+    INBOX_RELAY_TASKS_SERVICE_ACCOUNT: z.email().optional(),
     INBOX_TASKS_EMULATOR_HOST: z.string().regex(/^[^:]+:\d+$/, 'HOST:PORT').optional(),
     INBOX_PROVIDER_TOPIC: z.string().min(1).default(DEFAULTS.INBOX_PROVIDER_TOPIC),
     INBOX_JOB_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
@@ -118,6 +122,16 @@ const EnvSchema = z
     INBOX_DONE_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DONE_RETENTION_DAYS),
     INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
     INBOX_SWEEP_GRACE_MS: positiveInt(DEFAULTS.INBOX_SWEEP_GRACE_MS),
+  })
+  .superRefine((e, ctx) => {
+    // Without a token check, anyone who can reach the URL pushes messages into the inbox or runs jobs.
+    if (e.INBOX_PUSH_AUTH === 'disabled' && e.K_SERVICE !== undefined && e.INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['INBOX_PUSH_AUTH'],
+        message: `'disabled' is refused on Cloud Run (K_SERVICE=${e.K_SERVICE} is set): it is only for the local emulators, which send no token. Remove it, or set INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN=intended if every caller is authenticated in front of the service`,
+      });
+    }
   });
 
 /**
@@ -163,6 +177,13 @@ export interface RelayConfig {
   /** URL of relayInbox for the receiver's fast path; null: no fast path, the schedule alone relays. */
   readonly url: string | null;
   readonly queue: string;
+  /**
+   * Service account the fast-path tasks' OIDC tokens are signed as
+   * (INBOX_RELAY_TASKS_SERVICE_ACCOUNT, default INBOX_TASKS_SERVICE_ACCOUNT).
+   * A separate one, allowed to invoke relayInbox only, means the receiver
+   * (which creates these tasks) can never mint a token that runJob accepts.
+   */
+  readonly tasksServiceAccount: string | null;
   readonly policy: { readonly backoffBaseMs: number; readonly backoffCapMs: number; readonly bufferWindowMs: number; readonly errorAfterAttempts: number };
   readonly retentionMs: number;
   readonly transactionTimeoutMs: number;
@@ -174,7 +195,7 @@ export interface TasksConfig {
   readonly queue: string;
   /** URL of the runJob function; required by functions that create jobs (see {@link requireRunJobUrl}). */
   readonly runJobUrl: string | null;
-  /** Service account Cloud Tasks signs OIDC tokens as; null: no token (the local emulator). */
+  /** Service account Cloud Tasks signs the job tasks' OIDC tokens as (runJob accepts only it); null: no token (the local emulator). */
   readonly serviceAccount: string | null;
   /** HOST:PORT of the local Cloud Tasks emulator; null: the real service. */
   readonly emulatorHost: string | null;
@@ -228,6 +249,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       batchSize: e.INBOX_RELAY_BATCH_SIZE,
       url: e.INBOX_RELAY_URL ?? null,
       queue: e.INBOX_RELAY_QUEUE,
+      tasksServiceAccount: e.INBOX_RELAY_TASKS_SERVICE_ACCOUNT ?? e.INBOX_TASKS_SERVICE_ACCOUNT ?? null,
       policy: {
         backoffBaseMs: e.INBOX_BACKOFF_BASE_MS,
         backoffCapMs: e.INBOX_BACKOFF_CAP_MS,

@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       batchSize: 200,
       url: null, // no fast path: the schedule alone relays
       queue: 'inbox-relay',
+      tasksServiceAccount: null, // no OIDC token on fast-path tasks (the local emulator)
       policy: {
         backoffBaseMs: 5_000,
         backoffCapMs: 15 * 60_000,
@@ -58,5 +59,33 @@ describe('loadConfig', () => {
   test.each(bad)('%s names the variable', (_name, env, variable) => {
     expect(() => loadConfig(env)).toThrow(ConfigError);
     expect(() => loadConfig(env)).toThrow(variable);
+  });
+
+  describe('INBOX_PUSH_AUTH=disabled on Cloud Run', () => {
+    const off = { GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUTH: 'disabled' };
+
+    test('is refused at start-up when K_SERVICE is set (Cloud Run sets it in every instance), naming both variables', () => {
+      const start = (): unknown => loadConfig({ ...off, K_SERVICE: 'receivepubsubpush' });
+      expect(start).toThrow(ConfigError);
+      expect(start).toThrow(/INBOX_PUSH_AUTH: 'disabled' is refused on Cloud Run \(K_SERVICE=receivepubsubpush/);
+      expect(start).toThrow('INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN=intended');
+    });
+
+    test('starts when a second variable says it is intended, and only with its one value', () => {
+      expect(loadConfig({ ...off, K_SERVICE: 'x', INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN: 'intended' }).pushAuth).toEqual({ mode: 'disabled' });
+      expect(() => loadConfig({ ...off, K_SERVICE: 'x', INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN: 'yes' })).toThrow('INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN');
+    });
+
+    test('auth on is unaffected by K_SERVICE', () => {
+      expect(loadConfig({ ...base, K_SERVICE: 'x' }).pushAuth.mode).toBe('enabled');
+    });
+  });
+
+  test('fast-path tasks are signed as their own account, falling back to the jobs account', () => {
+    const jobs = 'inbox-tasks@p.iam.gserviceaccount.com';
+    const relay = 'inbox-relay-tasks@p.iam.gserviceaccount.com';
+    expect(loadConfig({ ...base, INBOX_TASKS_SERVICE_ACCOUNT: jobs, INBOX_RELAY_TASKS_SERVICE_ACCOUNT: relay })).toMatchObject({ tasks: { serviceAccount: jobs }, relay: { tasksServiceAccount: relay } });
+    expect(loadConfig({ ...base, INBOX_TASKS_SERVICE_ACCOUNT: jobs }).relay.tasksServiceAccount).toBe(jobs);
+    expect(() => loadConfig({ ...base, INBOX_RELAY_TASKS_SERVICE_ACCOUNT: 'relay' })).toThrow('INBOX_RELAY_TASKS_SERVICE_ACCOUNT');
   });
 });

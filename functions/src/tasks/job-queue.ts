@@ -40,6 +40,8 @@ export interface TaskTarget {
   readonly url: string;
   /** The JSON body for an id. */
   readonly body: (id: string) => Readonly<Record<string, unknown>>;
+  /** The account Cloud Tasks signs the task's OIDC token as; null: no token (the local emulator). */
+  readonly serviceAccount: string | null;
 }
 
 /**
@@ -48,7 +50,8 @@ export interface TaskTarget {
  * sequential names are slow.
  */
 export function taskQueue(config: Config, target: TaskTarget): JobQueue {
-  const { location, serviceAccount, emulatorHost } = config.tasks;
+  const { location, emulatorHost } = config.tasks;
+  const { serviceAccount } = target;
   const parent = `projects/${config.projectId}/locations/${location}/queues/${target.queue}`;
   return {
     async enqueue(id) {
@@ -77,10 +80,10 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
 
 /** The queue of async process steps: POSTs `{ jobId }` to runJob. */
 export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
-  return taskQueue(config, { queue: config.tasks.queue, url: runJobUrl, body: (jobId) => ({ jobId }) });
+  return taskQueue(config, { queue: config.tasks.queue, url: runJobUrl, body: (jobId) => ({ jobId }), serviceAccount: config.tasks.serviceAccount });
 }
 
 /** The receiver's fast path: POSTs `{ inboxId }` to relayInbox. */
 export function relayQueue(config: Config, relayUrl: string): JobQueue {
-  return taskQueue(config, { queue: config.relay.queue, url: relayUrl, body: (inboxId) => ({ inboxId }) });
+  return taskQueue(config, { queue: config.relay.queue, url: relayUrl, body: (inboxId) => ({ inboxId }), serviceAccount: config.relay.tasksServiceAccount });
 }
