@@ -35,6 +35,18 @@ export interface ServeOptions {
   readonly source?: string;
   /** Extra node flags, e.g. ['--cpu-prof'] for profiling. */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Serve with the Functions Framework installed in `source` (its own
+   * node_modules, as the platform does) instead of the repository's, with
+   * `source` as the working directory.
+   */
+  readonly ownFramework?: boolean;
+  /**
+   * Start from an empty environment (PATH and HOME only) plus `env`, as a
+   * platform does, instead of this process's environment (default: inherit,
+   * with METADATA_SERVER_DETECTION=none).
+   */
+  readonly cleanEnv?: boolean;
 }
 
 /** Function processes still running; killed when this process exits, so an interrupted run leaves none behind. */
@@ -58,11 +70,14 @@ function killOnExit(child: ChildProcess): void {
  */
 export async function serveFunction(options: ServeOptions): Promise<ServedFunction> {
   const port = options.port ?? (await freePort());
+  const source = options.source ?? REPO_ROOT;
+  const home = options.ownFramework === true ? source : REPO_ROOT;
   // The package's exports hide its CLI module; its bin entry points here.
-  const cli = join(REPO_ROOT, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, `--target=${options.target}`, `--port=${port}`, `--source=${options.source ?? REPO_ROOT}`], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, METADATA_SERVER_DETECTION: 'none', ...options.env, PORT: String(port) },
+  const cli = join(home, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
+  const base: NodeJS.ProcessEnv = options.cleanEnv === true ? { PATH: process.env.PATH, HOME: process.env.HOME } : { ...process.env, METADATA_SERVER_DETECTION: 'none' };
+  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, `--target=${options.target}`, `--port=${port}`, `--source=${source}`], {
+    cwd: home,
+    env: { ...base, ...options.env, PORT: String(port) },
     stdio: ['ignore', options.logs === 'discard' ? 'ignore' : 'pipe', 'pipe'],
   });
   killOnExit(child);
