@@ -75,9 +75,10 @@ run_retry() {
 
 # The project's dedicated service accounts: SA[name] is the email (set by init_service_account_names).
 declare -A SA=()
+SERVICE_ACCOUNTS=(inbox-receiver inbox-relay inbox-jobs inbox-push inbox-tasks inbox-relay-tasks inbox-scheduler inbox-build)
 init_service_account_names() {
   local name
-  for name in inbox-receiver inbox-relay inbox-jobs inbox-push inbox-tasks inbox-scheduler; do
+  for name in "${SERVICE_ACCOUNTS[@]}"; do
     # shellcheck disable=SC2034 # read by the other sections
     SA[$name]="$name@$PROJECT.iam.gserviceaccount.com"
   done

@@ -13,14 +13,80 @@ declare -A FN_SA=(
   [sweepJobs]=inbox-jobs
   [relayInbox]=inbox-relay
 )
-# The push endpoints take up to 10 MiB messages (base64 in JSON: ~3 copies in memory).
+# Cloud Run settings of each function, each with its reason. Measured with
+# `npm run test:load -- --concurrency 80` (one receiver process, concurrency
+# 80): see docs/performance.md for the figures these rest on.
+#
+# Memory. The push endpoints take messages of up to 10 MiB; base64 in JSON
+# means ~3 copies of a message in memory while it is parsed and decoded
+# (~40 MiB for the largest). 1 GiB leaves room for ~20 such messages in
+# flight next to the ~230 MB the receiver settles at under load; small
+# messages need far less. Memory costs ~10 % of CPU per second on Cloud Run,
+# so the headroom is cheap. The others handle small JSON bodies.
 declare -A FN_MEMORY=(
-  [receivePubSubPush]=512Mi
-  [receiveDeadLetter]=512Mi
+  [receivePubSubPush]=1Gi
+  [receiveDeadLetter]=1Gi
   [startProcess]=256Mi
   [runJob]=256Mi
   [sweepJobs]=256Mi
   [relayInbox]=512Mi
+)
+# CPU. A concurrency above 1 needs a whole vCPU (a Cloud Run rule). sweepJobs
+# runs once a minute, alone, and does a few queries: a sixth of a vCPU.
+declare -A FN_CPU=(
+  [receivePubSubPush]=1
+  [receiveDeadLetter]=1
+  [startProcess]=1
+  [runJob]=1
+  [sweepJobs]=0.167
+  [relayInbox]=1
+)
+# Concurrency (requests one instance serves at once). The receiver is I/O
+# bound (one Firestore write per message, ~7 ms of CPU): one instance takes a
+# burst of pushes instead of one cold start per push; 80 is Cloud Run's
+# default and what the load test measures. The dead-letter endpoint sees
+# floods only when the receiver is misconfigured; 20 drains one without the
+# memory of 80 large messages. startProcess and runJob wait on Firestore,
+# Pub/Sub and Cloud Tasks. A scheduled relay call is one long request (up to
+# ~65 s) that works 8 keys in parallel itself; 10 lets the short fast-path
+# calls share its instance instead of starting new ones while it runs.
+# sweepJobs is one request a minute.
+declare -A FN_CONCURRENCY=(
+  [receivePubSubPush]=80
+  [receiveDeadLetter]=20
+  [startProcess]=40
+  [runJob]=20
+  [sweepJobs]=1
+  [relayInbox]=10
+)
+# Maximum instances: the brakes on what a burst can do to Firestore (new
+# traffic should start at ~500 writes/s and grow 50 % every 5 minutes) and
+# to the bill. 20 receivers at ~140 messages/s per vCPU take ~2,800
+# messages/s, one write each; more pushes wait (Pub/Sub retries with
+# backoff, nothing is acked early). 10 relays x 10 requests bound the
+# correlations in flight (6 writes each); the fast-path queue's dispatch rate
+# (platform.sh) bounds their rate. One sweep at a time is enough: it is
+# idempotent, and two would only repeat each other. Raise these as traffic
+# grows (docs/runbook.md, "Deploying and changing the setup").
+declare -A FN_MAX_INSTANCES=(
+  [receivePubSubPush]=20
+  [receiveDeadLetter]=5
+  [startProcess]=10
+  [runJob]=10
+  [sweepJobs]=1
+  [relayInbox]=10
+)
+# Minimum instances: 0 everywhere. Nothing here needs an instance waiting: a
+# push or task that meets a cold start (~1 s, `npm run bench:cold-start`) is
+# only slower, and one that fails is redelivered. A warm receiver
+# (--min-instances=1) costs about one idle vCPU-month of instance time.
+declare -A FN_MIN_INSTANCES=(
+  [receivePubSubPush]=0
+  [receiveDeadLetter]=0
+  [startProcess]=0
+  [runJob]=0
+  [sweepJobs]=0
+  [relayInbox]=0
 )
 # relayInbox works for INBOX_RELAY_BUDGET_MS (50 s), then finishes the
 # transactions in flight (cut at the budget + INBOX_RELAY_GRACE_MS, 5 s) and
@@ -55,6 +121,8 @@ function_env() {
     "INBOX_TASKS_QUEUE=$JOBS_QUEUE"
     "INBOX_RELAY_QUEUE=$RELAY_QUEUE"
     "INBOX_TASKS_SERVICE_ACCOUNT=${SA[inbox-tasks]}"
+    # Fast-path tasks carry a token of their own account, which may invoke relayInbox only.
+    "INBOX_RELAY_TASKS_SERVICE_ACCOUNT=${SA[inbox-relay-tasks]}"
     "INBOX_RUN_JOB_URL=$run_job_url"
     "INBOX_RELAY_URL=$relay_url"
     "INBOX_PROVIDER_TOPIC=$PROVIDER_TOPIC"
@@ -68,18 +136,39 @@ function_env() {
 
 # `functions deploy` creates or updates, so it is idempotent by itself.
 # --set-env-vars replaces the whole set: a variable removed here is removed there.
+# The upload is the repository minus infra/gcloudignore (a deny-list: see
+# that file); Cloud Build runs `npm ci` and `npm run gcp-build` on it as
+# inbox-build. test/infra/deploy-rehearsal.test.ts runs these exact commands
+# with the real gcloud against a local stand-in and builds and starts the
+# upload.
 deploy_function() {
   local fn=$1 env_vars=$2
   gc functions deploy "$fn" --gen2 --runtime=nodejs22 --region="$REGION" \
     --source=. --ignore-file=infra/gcloudignore --entry-point="$fn" \
     --trigger-http --no-allow-unauthenticated \
     --service-account="${SA[${FN_SA[$fn]}]}" \
-    --memory="${FN_MEMORY[$fn]}" --timeout="${FN_TIMEOUT[$fn]}" \
+    --build-service-account="projects/$PROJECT/serviceAccounts/${SA[inbox-build]}" \
+    --memory="${FN_MEMORY[$fn]}" --cpu="${FN_CPU[$fn]}" --timeout="${FN_TIMEOUT[$fn]}" \
+    --concurrency="${FN_CONCURRENCY[$fn]}" \
+    --max-instances="${FN_MAX_INSTANCES[$fn]}" --min-instances="${FN_MIN_INSTANCES[$fn]}" \
     --set-env-vars="$env_vars"
 }
 
 invoker() {
   gc functions add-invoker-policy-binding "$1" --region="$REGION" --member="serviceAccount:${SA[$2]}" --format=none
+}
+
+# Removes an invoker binding an earlier version of this script granted, if
+# it is there (a remove of a missing binding fails). A dry run prints it.
+revoke_invoker_if_present() {
+  local fn=$1 member="serviceAccount:${SA[$2]}" policy="$WORK_DIR/invoker-policy.json" found
+  if [[ $DRY_RUN != true ]]; then
+    gcloud run services get-iam-policy "${fn,,}" --region="$REGION" --format=json --project="$PROJECT" >"$policy"
+    # An assignment, so a policy json-tool cannot read stops the run (set -e).
+    found=$(json_tool has-binding "$policy" roles/run.invoker "$member")
+    [[ $found == yes ]] || return 0
+  fi
+  gc functions remove-invoker-policy-binding "$fn" --region="$REGION" --member="$member" --format=none
 }
 
 deploy_functions() {
@@ -109,8 +198,10 @@ deploy_functions() {
   invoker receivePubSubPush inbox-push
   invoker receiveDeadLetter inbox-push
   invoker runJob inbox-tasks
-  invoker relayInbox inbox-tasks
+  invoker relayInbox inbox-relay-tasks
   invoker relayInbox inbox-scheduler
+  # Before fast-path tasks had their own account, inbox-tasks signed them too.
+  revoke_invoker_if_present relayInbox inbox-tasks
   invoker sweepJobs inbox-scheduler
   if [[ -n $START_PROCESS_INVOKER ]]; then
     gc functions add-invoker-policy-binding startProcess --region="$REGION" --member="$START_PROCESS_INVOKER" --format=none

@@ -16,6 +16,9 @@
  *                             removed (K=, an empty value)
  *   ruleset FILE              the Firebase Rules API body that creates a ruleset from
  *                             a rules file: {"source":{"files":[{name, content}]}}
+ *   has-binding FILE ROLE MEMBER
+ *                             "yes" if the IAM policy in FILE (get-iam-policy --format=json)
+ *                             grants ROLE to MEMBER unconditionally, "no" otherwise
  */
 'use strict';
 
@@ -98,6 +101,12 @@ function render(file, out, assignments) {
   return [];
 }
 
+function hasBinding(file, role, member) {
+  const bindings = readJson(file).bindings || [];
+  const found = bindings.some((b) => b.role === role && b.condition === undefined && (b.members || []).includes(member));
+  return [found ? 'yes' : 'no'];
+}
+
 function main(argv) {
   const [command, ...args] = argv;
   switch (command) {
@@ -117,8 +126,10 @@ function main(argv) {
       return render(args[0], args[1], args.slice(2));
     case 'ruleset':
       return [JSON.stringify({ source: { files: [{ name: require('path').basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
+    case 'has-binding':
+      return hasBinding(args[0], args[1], args[2]);
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick, render or ruleset`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick, render, ruleset or has-binding`);
   }
 }
 

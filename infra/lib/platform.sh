@@ -89,8 +89,8 @@ show_rules_call() {
 }
 
 # One Firebase Rules API call: METHOD URL BODY_FILE (or "") RESPONSE_FILE.
-# Prints the call; in real mode runs it with deploy_rules' RULES_TOKEN, the
-# HTTP status in RESPONSE_FILE.status.
+# Prints the call; in real mode runs it with the header file deploy_rules
+# wrote (RULES_AUTH_HEADER), the HTTP status in RESPONSE_FILE.status.
 rules_call() {
   local method=$1 url=$2 body=$3 out=$4
   local -a args=(--silent --show-error -X "$method" -H "x-goog-user-project: $PROJECT" -H 'Content-Type: application/json')
@@ -100,7 +100,8 @@ rules_call() {
   [[ $method == GET ]] || show_rules_call "${args[@]}"
   [[ $DRY_RUN == true ]] && return 0
   # No --fail: an error's body says why, and the caller reports it. A transport error is status 000.
-  curl -o "$out" -w '%{http_code}' -H "Authorization: Bearer $RULES_TOKEN" "${args[@]}" >"$out.status" || true
+  # The token goes in a header file (-H @FILE), never on the command line, where ps and /proc show it.
+  curl -o "$out" -w '%{http_code}' -H "@$RULES_AUTH_HEADER" "${args[@]}" >"$out.status" || true
 }
 
 rules_status() { cat "$1.status" 2>/dev/null || printf '000'; }
@@ -114,7 +115,7 @@ rules_status() { cat "$1.status" 2>/dev/null || printf '000'; }
 deploy_rules() {
   section "Firestore security rules (Firebase Rules API; gcloud has none)"
   local body="$WORK_DIR/ruleset.json" release_body="$WORK_DIR/release.json" out="$WORK_DIR/rules-response.json"
-  local release="projects/$PROJECT/releases/cloud.firestore" ruleset status RULES_TOKEN
+  local release="projects/$PROJECT/releases/cloud.firestore" ruleset status RULES_AUTH_HEADER
   json_tool ruleset firestore.rules >"$body"
   if [[ $DRY_RUN == true ]]; then
     note "ruleset body (a temporary file): {\"source\":{\"files\":[{\"name\":\"firestore.rules\",\"content\":<firestore.rules>}]}}"
@@ -126,7 +127,12 @@ deploy_rules() {
     return 0
   fi
 
-  RULES_TOKEN=$(gcloud auth print-access-token) || die "gcloud auth print-access-token failed: run 'gcloud auth login' and deploy again"
+  local token
+  token=$(gcloud auth print-access-token) || die "gcloud auth print-access-token failed: run 'gcloud auth login' and deploy again"
+  RULES_AUTH_HEADER="$WORK_DIR/rules-auth-header"
+  # Only this user can read it; WORK_DIR is removed when the script exits. printf is a builtin: no process sees the token.
+  (umask 077 && printf 'Authorization: Bearer %s\n' "$token" >"$RULES_AUTH_HEADER")
+  unset token
   # Retried: right after `services enable` the API can answer 403 for a minute or two.
   local attempt
   for attempt in 1 2 3 4; do
@@ -161,10 +167,12 @@ create_service_accounts() {
     [inbox-relay]="Runs relayInbox"
     [inbox-jobs]="Runs startProcess, runJob and sweepJobs"
     [inbox-push]="OIDC identity of the push subscriptions"
-    [inbox-tasks]="OIDC identity of Cloud Tasks"
+    [inbox-tasks]="OIDC identity of the job tasks (invokes runJob only)"
+    [inbox-relay-tasks]="OIDC identity of the fast-path relay tasks (invokes relayInbox only)"
     [inbox-scheduler]="OIDC identity of Cloud Scheduler"
+    [inbox-build]="Cloud Build identity that builds the functions"
   )
-  for name in inbox-receiver inbox-relay inbox-jobs inbox-push inbox-tasks inbox-scheduler; do
+  for name in "${SERVICE_ACCOUNTS[@]}"; do
     if gc_exists iam service-accounts describe "${SA[$name]}"; then
       note "service account $name exists"
     else
@@ -203,8 +211,23 @@ create_queues() {
   # marks a job FAILED (an incident with an ERROR log) before Cloud Tasks
   # would silently drop the task.
   apply_queue "$JOBS_QUEUE" --max-attempts="$JOBS_QUEUE_MAX_ATTEMPTS" --min-backoff=1s --max-backoff=300s --max-doublings=5
-  # inbox-relay: fast-path tasks only; if they give up, the scheduled relay picks the message up.
-  apply_queue "$RELAY_QUEUE" --max-attempts=5 --min-backoff=1s --max-backoff=60s
+  # inbox-relay: fast-path tasks only; if they give up, the scheduled relay
+  # picks the message up. 100 dispatches/s (~600 Firestore writes/s of
+  # correlations) keeps a burst near the rate new Firestore traffic should
+  # start at; what waits is relayed by the schedule. Raise it with the traffic.
+  apply_queue "$RELAY_QUEUE" --max-attempts=5 --min-backoff=1s --max-backoff=60s --max-dispatches-per-second=100
+}
+
+# Removes actAs (serviceAccountUser) on account $1 from account $2 if an
+# earlier version of this script granted it. A dry run prints the removal.
+revoke_account_user_if_present() {
+  local account=${SA[$1]} member="serviceAccount:${SA[$2]}" policy="$WORK_DIR/account-policy.json" found
+  if [[ $DRY_RUN != true ]]; then
+    gcloud iam service-accounts get-iam-policy "$account" --format=json --project="$PROJECT" >"$policy"
+    found=$(json_tool has-binding "$policy" roles/iam.serviceAccountUser "$member")
+    [[ $found == yes ]] || return 0
+  fi
+  gc iam service-accounts remove-iam-policy-binding "$account" --member="$member" --role=roles/iam.serviceAccountUser --format=none
 }
 
 grant_iam() {
@@ -225,10 +248,28 @@ grant_iam() {
       --member="serviceAccount:${SA[$sa]}" --role=roles/cloudtasks.enqueuer --format=none
   done
 
-  # A task with an OIDC token for inbox-tasks needs actAs on that account.
-  for sa in inbox-receiver inbox-relay inbox-jobs; do
+  # A task with an OIDC token needs actAs on the token's account. The
+  # receiver signs only fast-path tasks (inbox-relay-tasks, which may invoke
+  # relayInbox alone); the relay and the job functions sign only job tasks
+  # (inbox-tasks, the one account runJob accepts). So the receiver, the one
+  # function that takes outside input, can never mint a runJob call.
+  gc iam service-accounts add-iam-policy-binding "${SA[inbox-relay-tasks]}" \
+    --member="serviceAccount:${SA[inbox-receiver]}" --role=roles/iam.serviceAccountUser --format=none
+  for sa in inbox-relay inbox-jobs; do
     gc iam service-accounts add-iam-policy-binding "${SA[inbox-tasks]}" \
       --member="serviceAccount:${SA[$sa]}" --role=roles/iam.serviceAccountUser --format=none
+  done
+  # An earlier version of this script let the receiver act as inbox-tasks.
+  revoke_account_user_if_present inbox-tasks inbox-receiver
+
+  # The build identity (--build-service-account): new projects no longer let
+  # Cloud Build use a default account with broad rights. It writes build
+  # logs, pushes the image to Artifact Registry and reads the uploaded
+  # source. The repository and the source bucket are created by the first
+  # deploy, so the roles are on the project.
+  for role in roles/logging.logWriter roles/artifactregistry.writer roles/storage.objectAdmin; do
+    gc projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:${SA[inbox-build]}" \
+      --role="$role" --condition=None --format=none
   done
 
   # "Hand over work order" publishes to the provider topic.

@@ -66,8 +66,10 @@ describe('deploy.sh --dry-run', () => {
         expect(c).toContain(` --entry-point=${fn}`);
         expect(c).toContain(` --region=${REGION}`);
         expect(flag(c, 'service-account')).toBe(sa(serviceAccount[fn]));
-        expect(flag(c, 'memory')).toMatch(/^(256|512)Mi$/);
-        expect(flag(c, 'timeout')).toMatch(/^\d+s$/);
+        // Built by the project's own build identity (newer projects have no usable default).
+        expect(flag(c, 'build-service-account')).toBe(`projects/${PROJECT}/serviceAccounts/${sa('inbox-build')}`);
+        // Every Cloud Run setting is explicit (their values, as gcloud sends them: deploy-rehearsal.test.ts).
+        for (const setting of ['memory', 'cpu', 'timeout', 'concurrency', 'max-instances', 'min-instances']) expect({ fn, setting, value: flag(c, setting) }).toEqual({ fn, setting, value: expect.stringMatching(/^[0-9.]+(Mi|Gi|s)?$/) });
       }
       // The last deploy carries the real URLs (placeholders in a dry run).
       const env = Object.fromEntries((flag(mine[mine.length - 1] as string, 'set-env-vars') ?? '').split(',').map((kv) => kv.split('=', 2) as [string, string]));
@@ -78,6 +80,7 @@ describe('deploy.sh --dry-run', () => {
         INBOX_RUN_JOB_URL: 'https://URL_OF_runJob',
         INBOX_RELAY_URL: 'https://URL_OF_relayInbox',
         INBOX_TASKS_SERVICE_ACCOUNT: sa('inbox-tasks'),
+        INBOX_RELAY_TASKS_SERVICE_ACCOUNT: sa('inbox-relay-tasks'),
         INBOX_TASKS_LOCATION: REGION,
         INBOX_TASKS_QUEUE: DEFAULTS.INBOX_TASKS_QUEUE,
         INBOX_RELAY_QUEUE: DEFAULTS.INBOX_RELAY_QUEUE,
@@ -99,16 +102,38 @@ describe('deploy.sh --dry-run', () => {
         `receivePubSubPush serviceAccount:${sa('inbox-push')}`,
         `receiveDeadLetter serviceAccount:${sa('inbox-push')}`,
         `runJob serviceAccount:${sa('inbox-tasks')}`,
-        `relayInbox serviceAccount:${sa('inbox-tasks')}`,
+        `relayInbox serviceAccount:${sa('inbox-relay-tasks')}`,
         `relayInbox serviceAccount:${sa('inbox-scheduler')}`,
         `sweepJobs serviceAccount:${sa('inbox-scheduler')}`,
       ].sort(),
     );
   });
 
+  it('keeps the task identities apart: the receiver can sign only fast-path tasks, which may invoke only relayInbox', () => {
+    const actAs = commands
+      .filter((c) => c.startsWith('gcloud iam service-accounts add-iam-policy-binding ') && flag(c, 'role') === 'roles/iam.serviceAccountUser')
+      .map((c) => `${(flag(c, 'member') ?? '').replace('serviceAccount:', '')} -> ${c.split(' ')[4] ?? ''}`)
+      .sort();
+    expect(actAs).toEqual([`${sa('inbox-jobs')} -> ${sa('inbox-tasks')}`, `${sa('inbox-receiver')} -> ${sa('inbox-relay-tasks')}`, `${sa('inbox-relay')} -> ${sa('inbox-tasks')}`].sort());
+    // Enqueue rights: the receiver only on the fast-path queue.
+    const enqueue = commands.filter((c) => c.startsWith('gcloud tasks queues add-iam-policy-binding ')).map((c) => `${c.split(' ')[4] ?? ''} ${flag(c, 'member') ?? ''}`);
+    expect(enqueue.filter((e) => e.includes('inbox-receiver@'))).toEqual([`inbox-relay serviceAccount:${sa('inbox-receiver')}`]);
+    // An upgrade removes what an earlier version granted (the real look-up decides: deploy-fake-gcloud.test.ts).
+    only(commands, (c) => c.startsWith(`gcloud iam service-accounts remove-iam-policy-binding ${sa('inbox-tasks')} `) && flag(c, 'member') === `serviceAccount:${sa('inbox-receiver')}`, 'stale actAs removal');
+    only(commands, (c) => c.startsWith('gcloud functions remove-invoker-policy-binding relayInbox ') && flag(c, 'member') === `serviceAccount:${sa('inbox-tasks')}`, 'stale invoker removal');
+  });
+
+  it('gives the build identity what Cloud Build needs, on the project', () => {
+    const roles = commands.filter((c) => c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `) && flag(c, 'member') === `serviceAccount:${sa('inbox-build')}`).map((c) => flag(c, 'role'));
+    expect(roles.sort()).toEqual(['roles/artifactregistry.writer', 'roles/logging.logWriter', 'roles/storage.objectAdmin']);
+    // Granted before the first build.
+    const firstDeploy = commands.findIndex((c) => c.startsWith('gcloud functions deploy '));
+    for (const c of commands.filter((x) => flag(x, 'member') === `serviceAccount:${sa('inbox-build')}`)) expect(commands.indexOf(c)).toBeLessThan(firstDeploy);
+  });
+
   it('creates the topics and the dedicated service accounts', () => {
     for (const topic of ['work-order-completed', 'work-order-completed-dlt', 'work-orders']) only(commands, (c) => c.startsWith(`gcloud pubsub topics create ${topic} `), `topic ${topic}`);
-    for (const name of ['inbox-receiver', 'inbox-relay', 'inbox-jobs', 'inbox-push', 'inbox-tasks', 'inbox-scheduler']) {
+    for (const name of ['inbox-receiver', 'inbox-relay', 'inbox-jobs', 'inbox-push', 'inbox-tasks', 'inbox-relay-tasks', 'inbox-scheduler', 'inbox-build']) {
       only(commands, (c) => c.startsWith(`gcloud iam service-accounts create ${name} `), `service account ${name}`);
     }
   });
@@ -166,6 +191,8 @@ describe('deploy.sh --dry-run', () => {
     expect(relay).toContain(' --max-attempts=5');
     expect(relay).toContain(' --min-backoff=1s');
     expect(relay).toContain(' --max-backoff=60s');
+    // The fast path's rate brake (see platform.sh): a burst cannot correlate faster than this.
+    expect(relay).toContain(' --max-dispatches-per-second=100');
   });
 
   it('schedules the relay and the job sweep every minute with an OIDC token of inbox-scheduler', () => {

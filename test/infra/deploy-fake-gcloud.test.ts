@@ -35,6 +35,9 @@ case "$args" in
   "monitoring dashboards list"*) if [[ $SCENARIO == existing ]]; then echo projects/1/dashboards/d1; fi ;;
   "monitoring dashboards describe"*) echo etag-1 ;;
   "auth print-access-token"*) echo fake-token ;;
+  # An existing project still has the bindings an earlier version granted (fast-path tasks signed as inbox-tasks).
+  "run services get-iam-policy relayinbox"*) if [[ $SCENARIO == existing ]]; then echo '{"bindings":[{"role":"roles/run.invoker","members":["serviceAccount:inbox-tasks@demo-proj.iam.gserviceaccount.com"]}]}'; else echo '{"etag":"ACAB"}'; fi ;;
+  "iam service-accounts get-iam-policy inbox-tasks@"*) if [[ $SCENARIO == existing ]]; then echo '{"bindings":[{"role":"roles/iam.serviceAccountUser","members":["serviceAccount:inbox-receiver@demo-proj.iam.gserviceaccount.com","serviceAccount:inbox-jobs@demo-proj.iam.gserviceaccount.com"]}]}'; else echo '{"etag":"ACAB"}'; fi ;;
   *" describe "*) if [[ $SCENARIO != existing ]]; then exit 1; fi ;;
 esac
 exit 0
@@ -53,7 +56,7 @@ while [[ $# -gt 0 ]]; do
     -o) out=$2; shift ;;
     -X) method=$2; shift ;;
     -w) shift ;;
-    -H) [[ $2 == Authorization:* ]] && auth=$2; shift ;;
+    -H) [[ $2 == Authorization:* ]] && auth="$2 (ON THE COMMAND LINE)"; [[ $2 == @* ]] && auth=$(head -n1 "$(printf '%s' "$2" | cut -c2-)"); shift ;;
     --data-binary) body=$(cat "$(printf '%s' "$2" | cut -c2-)"); shift ;;
     http*) url=$1 ;;
   esac
@@ -108,6 +111,17 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     expect(JSON.parse(rules[0]!.slice(rules[0]!.indexOf('] ') + 2))).toEqual({ source: { files: [{ name: 'firestore.rules', content: readFileSync(join(ROOT, 'firestore.rules'), 'utf8') }] } });
     expect(rules[1]).toContain(`curl GET https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore `);
     expect(rules[2]).toContain(`curl POST https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases [Authorization: Bearer fake-token] {"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"}`);
+    // A new project has no binding of an earlier version to remove.
+    expect(calls.filter((c) => c.includes('remove-'))).toEqual([]);
+  }, 60_000);
+
+  it('never puts the access token on a command line (ps and /proc show every argument)', () => {
+    const { calls } = realRun('fresh');
+    const curls = calls.filter((c) => c.startsWith('curl '));
+    expect(curls.length).toBeGreaterThan(0);
+    // The fake curl tags a header given as an argument; a header file (-H @FILE) is read and shown plainly.
+    for (const c of curls) expect(c).not.toContain('ON THE COMMAND LINE');
+    for (const c of curls.filter((x) => !x.startsWith('curl GET '))) expect(c).toContain('[Authorization: Bearer fake-token]');
   }, 60_000);
 
   it('stops with what to do when the rules cannot be deployed', () => {
@@ -136,6 +150,12 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     expect(calls.filter((c) => c.startsWith('logging metrics update '))).toHaveLength(readdirSync(join(MONITORING, 'metrics')).length);
     expect(calls.filter((c) => c.startsWith('alpha monitoring policies update projects/p/alertPolicies/42 '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
     expect(policies).toContain('projects/p/notificationChannels/7');
+    // The bindings an earlier version granted are removed: the receiver may no longer act as the job tasks' account,
+    // and that account may no longer invoke relayInbox (the fast path has its own).
+    expect(calls.filter((c) => c.includes('remove-')).map((c) => c.replace(/ --project=.*$/, ''))).toEqual([
+      'iam service-accounts remove-iam-policy-binding inbox-tasks@demo-proj.iam.gserviceaccount.com --member=serviceAccount:inbox-receiver@demo-proj.iam.gserviceaccount.com --role=roles/iam.serviceAccountUser --format=none',
+      'functions remove-invoker-policy-binding relayInbox --region=europe-west1 --member=serviceAccount:inbox-tasks@demo-proj.iam.gserviceaccount.com --format=none',
+    ]);
     // An existing release is updated to the new ruleset.
     expect(calls.filter((c) => c.startsWith('curl ')).at(-1)).toContain(`curl PATCH https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore [Authorization: Bearer fake-token] {"release":{"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"},"updateMask":"rulesetName"}`);
   }, 60_000);
