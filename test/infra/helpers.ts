@@ -69,6 +69,3 @@ export function only(commands: readonly string[], predicate: (c: string) => bool
 export function jsonFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsonFiles(join(dir, e.name)) : e.name.endsWith('.json') ? [join(dir, e.name)] : []));
 }
-
-/** GitHub's heading anchors. */
-export const slug = (heading: string): string => heading.trim().toLowerCase().replace(/[^a-z0-9 -]/g, '').replace(/ /g, '-');

@@ -1,7 +1,8 @@
 /** infra/monitoring/: valid files, metrics on logged fields, policies with their runbook section, every alerting metric charted. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { jsonFiles, MONITORING, ROOT, slug } from './helpers';
+import { headingAnchors } from '../support/markdown';
+import { jsonFiles, MONITORING, ROOT } from './helpers';
 
 describe('infra/monitoring files', () => {
   const files = jsonFiles(MONITORING);
@@ -25,7 +26,7 @@ describe('infra/monitoring files', () => {
 
   it('point every alert policy at its runbook section, and use only metrics defined here', () => {
     const runbook = readFileSync(join(ROOT, 'docs', 'runbook.md'), 'utf8');
-    const anchors = new Set([...runbook.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] as string)));
+    const anchors = headingAnchors(runbook);
     const policies = readdirSync(join(MONITORING, 'policies'));
     expect(policies.length).toBeGreaterThanOrEqual(6);
     for (const file of policies) {
