@@ -9,6 +9,8 @@
  *                             "<collectionGroup> <query-scope> <field-config> ..."
  *   overrides FILE            one line per field override:
  *                             "<collectionGroup> <fieldPath> <gcloud flag> ..."
+ *   ttls FILE                 one line per field override with "ttl": true (the key the
+ *                             Firebase CLI deploys as a TTL policy): "<collectionGroup> <fieldPath>"
  *   get FILE KEY              a top-level string field (e.g. displayName)
  *   get-each KEY FILE...      "FILE<TAB>value" of a top-level string field, per file
  *   pick FILE KEY             a top-level field as JSON ([] when absent)
@@ -81,6 +83,19 @@ function overrides(file) {
   });
 }
 
+/**
+ * TTL fields: the overrides with "ttl": true. A ttl that is not a boolean is an
+ * error, as it is for the Firebase CLI (which rejects it before deploying anything),
+ * so a typo such as "ttl": "true" cannot silently leave a collection without TTL.
+ */
+function ttls(file) {
+  return (readJson(file).fieldOverrides || []).flatMap((o) => {
+    if (o.ttl === undefined) return [];
+    if (typeof o.ttl !== 'boolean') throw new Error(`${file}: field override ${o.collectionGroup}.${o.fieldPath}: "ttl" must be true or false, got ${JSON.stringify(o.ttl)}`);
+    return o.ttl ? [`${o.collectionGroup} ${o.fieldPath}`] : [];
+  });
+}
+
 function stringField(file, key) {
   const value = readJson(file)[key];
   if (typeof value !== 'string' || /[\t\n]/.test(value)) throw new Error(`${file}: no single-line string field ${key}`);
@@ -114,6 +129,8 @@ function main(argv) {
       return indexes(args[0], args[1]);
     case 'overrides':
       return overrides(args[0]);
+    case 'ttls':
+      return ttls(args[0]);
     case 'get':
       return [stringField(args[0], args[1])];
     case 'get-each':
@@ -129,7 +146,7 @@ function main(argv) {
     case 'has-binding':
       return hasBinding(args[0], args[1], args[2]);
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick, render, ruleset or has-binding`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset or has-binding`);
   }
 }
 

@@ -43,10 +43,11 @@ setup_firestore() {
     gcloud firestore indexes composite list --database='(default)' --format=json --project="$PROJECT" >"$existing"
   fi
   local -a parts fields
-  local missing overrides
+  local missing overrides ttls
   # Captured first, so a bad JSON file stops the script (set -e) before anything is created.
   missing=$(json_tool indexes "$REPO_ROOT/firestore.indexes.json" ${existing:+"$existing"})
   overrides=$(json_tool overrides "$REPO_ROOT/firestore.indexes.json")
+  ttls=$(json_tool ttls "$REPO_ROOT/firestore.indexes.json")
   # fd 3: nothing inside the loop can eat the list from stdin.
   while read -r -u 3 -a parts; do
     [[ ${#parts[@]} -ge 3 ]] || continue
@@ -65,15 +66,22 @@ setup_firestore() {
     gc firestore indexes fields update "${parts[1]}" --database='(default)' --collection-group="${parts[0]}" "${parts[@]:2}"
   done 3<<<"$overrides"
 
-  # TTL: DONE documents carry expireAt = processedAt + 7 days.
+  # TTL policies: every field override with "ttl": true in firestore.indexes.json,
+  # the file `firebase deploy --only firestore` reads too, so both paths set the
+  # same policies (inbox.expireAt: DONE documents carry processedAt + 7 days).
+  # A field whose TTL is ACTIVE or CREATING already is left alone, so a repeated
+  # run changes nothing.
   local ttl_state
-  ttl_state=$(gc_lookup "" firestore indexes fields describe expireAt --database='(default)' \
-    --collection-group=inbox --format='value(ttlConfig.state)' 2>/dev/null || true)
-  if [[ $ttl_state == ACTIVE || $ttl_state == CREATING ]]; then
-    note "TTL on inbox.expireAt is $ttl_state"
-  else
-    gc firestore fields ttls update expireAt --database='(default)' --collection-group=inbox --enable-ttl
-  fi
+  while read -r -u 3 -a parts; do
+    [[ ${#parts[@]} -eq 2 ]] || continue
+    ttl_state=$(gc_lookup "" firestore indexes fields describe "${parts[1]}" --database='(default)' \
+      --collection-group="${parts[0]}" --format='value(ttlConfig.state)' 2>/dev/null || true)
+    if [[ $ttl_state == ACTIVE || $ttl_state == CREATING ]]; then
+      note "TTL on ${parts[0]}.${parts[1]} is $ttl_state"
+    else
+      gc firestore fields ttls update "${parts[1]}" --database='(default)' --collection-group="${parts[0]}" --enable-ttl
+    fi
+  done 3<<<"$ttls"
 }
 
 RULES_API="https://firebaserules.googleapis.com/v1"

@@ -4,10 +4,10 @@
  * all (the real mode: deploy-fake-gcloud.test.ts). No emulator needed.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../functions/src/config';
-import { commandsOf, deploy, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, sa, SCRIPT, useSandbox } from './helpers';
+import { commandsOf, deploy, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, sa, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -241,16 +241,21 @@ describe('deploy.sh --dry-run', () => {
     expect(stdout).not.toContain('firebase deploy');
   });
 
-  it('applies the field overrides and the TTL on inbox.expireAt', () => {
+  it('applies the field overrides, and a TTL on every field firestore.indexes.json marks "ttl": true', () => {
     const updates = commands.filter((c) => c.startsWith('gcloud firestore indexes fields update '));
     expect(updates).toHaveLength(INDEXES.fieldOverrides.length);
     for (const o of INDEXES.fieldOverrides) {
       const c = only(updates, (x) => x.startsWith(`gcloud firestore indexes fields update ${o.fieldPath} `) && x.includes(`--collection-group=${o.collectionGroup} `), `override ${o.fieldPath}`);
       if (o.indexes.length === 0) expect(c).toContain(' --disable-indexes');
     }
-    const ttl = only(commands, (c) => c.startsWith('gcloud firestore fields ttls update expireAt '), 'TTL');
-    expect(ttl).toContain(' --collection-group=inbox ');
-    expect(ttl).toContain(' --enable-ttl');
+    // The relay sets expireAt on DONE documents; without its TTL they would pile up.
+    expect(TTL_FIELDS.map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toContain('inbox.expireAt');
+    const ttls = commands.filter((c) => c.startsWith('gcloud firestore fields ttls update '));
+    expect(ttls).toHaveLength(TTL_FIELDS.length);
+    for (const o of TTL_FIELDS) {
+      const ttl = only(ttls, (c) => c.startsWith(`gcloud firestore fields ttls update ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `), `TTL ${o.fieldPath}`);
+      expect(ttl).toContain(' --enable-ttl');
+    }
   });
 
   it('applies every log-based metric, alert policy and dashboard under infra/monitoring', () => {
@@ -334,4 +339,30 @@ const shellcheck = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' }).
   const result = spawnSync('shellcheck', ['-x', 'infra/deploy.sh'], { cwd: ROOT, encoding: 'utf8' });
   expect(result.stdout).toBe('');
   expect(result.status).toBe(0);
+});
+
+describe('json-tool ttls (the TTL fields deploy.sh enables)', () => {
+  const ttls = (fieldOverrides: unknown): ReturnType<typeof spawnSync> => {
+    const file = join(sandbox(), `indexes-${Math.random().toString(36).slice(2)}.json`);
+    writeFileSync(file, JSON.stringify({ indexes: [], fieldOverrides }));
+    return spawnSync('node', [join(ROOT, 'infra', 'lib', 'json-tool.js'), 'ttls', file], { encoding: 'utf8' });
+  };
+
+  it('lists every override with "ttl": true and skips false and absent', () => {
+    const result = ttls([
+      { collectionGroup: 'inbox', fieldPath: 'expireAt', ttl: true, indexes: [] },
+      { collectionGroup: 'jobs', fieldPath: 'purgeAt', ttl: true, indexes: [] },
+      { collectionGroup: 'inbox', fieldPath: 'receivedAt', ttl: false, indexes: [] },
+      { collectionGroup: 'inbox', fieldPath: 'payload', indexes: [] },
+    ]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toBe('inbox expireAt\njobs purgeAt\n');
+  });
+
+  it('rejects a ttl that is not a boolean, as the Firebase CLI does', () => {
+    const result = ttls([{ collectionGroup: 'inbox', fieldPath: 'expireAt', ttl: 'true', indexes: [] }]);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('field override inbox.expireAt: "ttl" must be true or false, got "true"');
+    expect(result.stdout).toBe('');
+  });
 });

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, useSandbox } from './helpers';
+import { FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -100,7 +100,14 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
       expect(deploys[1]).toContain(`INBOX_PUSH_AUDIENCE=https://${fn.toLowerCase()}-abc-ew.a.run.app`);
     }
     expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length);
-    expect(calls.some((c) => c.startsWith('firestore fields ttls update expireAt '))).toBe(true);
+    // One TTL per "ttl": true field override (inbox.expireAt), looked up first.
+    const ttls = calls.filter((c) => c.startsWith('firestore fields ttls update '));
+    expect(ttls).toHaveLength(TTL_FIELDS.length);
+    expect(TTL_FIELDS.length).toBeGreaterThan(0);
+    for (const o of TTL_FIELDS) {
+      expect(ttls.filter((c) => c.startsWith(`firestore fields ttls update ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `) && c.includes(' --enable-ttl'))).toHaveLength(1);
+      expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `))).toBe(true);
+    }
     expect(calls.some((c) => c.startsWith('pubsub subscriptions create work-order-completed-push ') && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app'))).toBe(true);
     expect(calls.some((c) => c.includes('service-123456789@gcp-sa-pubsub.iam.gserviceaccount.com'))).toBe(true);
     expect(calls.filter((c) => c.startsWith('alpha monitoring policies create '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
@@ -143,7 +150,9 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     for (const fn of FUNCTIONS) expect(calls.filter((c) => c.startsWith(`functions deploy ${fn} `))).toHaveLength(1);
     // Only the indexes that are not there yet (the fake has the first one).
     expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length - 1);
+    // The TTLs are ACTIVE in this project: looked up, left alone.
     expect(calls.some((c) => c.startsWith('firestore fields ttls update'))).toBe(false);
+    for (const o of TTL_FIELDS) expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `))).toBe(true);
     for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
       expect(calls.some((c) => c.startsWith(prefix))).toBe(true);
     }

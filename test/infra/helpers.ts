@@ -30,9 +30,11 @@ export interface IndexField {
 }
 export interface IndexesFile {
   indexes: { collectionGroup: string; queryScope: string; fields: IndexField[] }[];
-  fieldOverrides: { collectionGroup: string; fieldPath: string; indexes: unknown[] }[];
+  fieldOverrides: { collectionGroup: string; fieldPath: string; ttl?: boolean; indexes: unknown[] }[];
 }
 export const INDEXES = JSON.parse(readFileSync(join(ROOT, 'firestore.indexes.json'), 'utf8')) as IndexesFile;
+/** The fields with a TTL policy: every field override with "ttl": true (what both deploy paths read). */
+export const TTL_FIELDS = INDEXES.fieldOverrides.filter((o) => o.ttl === true);
 
 
 /** A directory with fake gcloud, firebase and curl that leave a marker when called, first on PATH. */
