@@ -1,7 +1,7 @@
 /** infra/monitoring/: valid files, metrics on logged fields, policies with their runbook section, every alerting metric charted. */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { jsonFiles, MONITORING, ROOT, slug } from './helpers';
+import { jsonFiles, MONITORING, ROOT, SCRIPT, slug } from './helpers';
 
 describe('infra/monitoring files', () => {
   const files = jsonFiles(MONITORING);
@@ -47,13 +47,35 @@ describe('infra/monitoring files', () => {
 });
 
 describe('alerts and the dashboard', () => {
-  const metricsOf = (file: string): Set<string> => new Set([...readFileSync(file, 'utf8').matchAll(/logging\.googleapis\.com\/user\/([a-z0-9_]+)/g)].map((m) => m[1] as string));
+  /** Every metric type a file's filters name: log-based (logging.googleapis.com/user/…) and Google's own (pubsub.googleapis.com/…). */
+  const metricsOf = (file: string): Set<string> => new Set([...readFileSync(file, 'utf8').matchAll(/metric\.type=\\"([^"\\]+)\\"/g)].map((m) => m[1] as string));
 
   it('every metric an alert policy reads has a chart on the dashboard', () => {
     const charted = new Set(jsonFiles(join(MONITORING, 'dashboards')).flatMap((f) => [...metricsOf(f)]));
-    for (const file of readdirSync(join(MONITORING, 'policies'))) {
-      for (const metric of metricsOf(join(MONITORING, 'policies', file))) expect({ policy: file, metric, charted: charted.has(metric) }).toEqual({ policy: file, metric, charted: true });
+    const read = readdirSync(join(MONITORING, 'policies')).flatMap((file) => [...metricsOf(join(MONITORING, 'policies', file))].map((metric) => ({ policy: file, metric })));
+    // Pub/Sub's own metrics are among them (the last-resort paths), not only our log-based ones.
+    expect(read.map((r) => r.metric)).toEqual(expect.arrayContaining(['pubsub.googleapis.com/subscription/oldest_unacked_message_age', 'pubsub.googleapis.com/subscription/num_undelivered_messages', 'pubsub.googleapis.com/subscription/push_request_count', 'logging.googleapis.com/user/inbox_push_rejections']));
+    for (const { policy, metric } of read) expect({ policy, metric, charted: charted.has(metric) }).toEqual({ policy, metric, charted: true });
+  });
+
+  it("name the subscriptions exactly as infra/deploy.sh creates them (COMPLETION_SUBSCRIPTION, DEAD_LETTER_SUBSCRIPTION)", () => {
+    const script = readFileSync(SCRIPT, 'utf8');
+    const constant = (name: string): string => {
+      const value = new RegExp(`^${name}=([A-Za-z0-9._-]+)$`, 'm').exec(script)?.[1];
+      if (value === undefined) throw new Error(`infra/deploy.sh has no line ${name}=…`);
+      return value;
+    };
+    const deployed = [constant('COMPLETION_SUBSCRIPTION'), constant('DEAD_LETTER_SUBSCRIPTION')];
+    const named = new Map<string, Set<string>>();
+    for (const file of [...readdirSync(join(MONITORING, 'policies')).map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
+      const text = readFileSync(file, 'utf8');
+      const ids = [...text.matchAll(/subscription_id=\\"([^"\\]+)\\"/g)].map((m) => m[1] as string);
+      for (const [, alternatives] of text.matchAll(/subscription_id=monitoring\.regex\.full_match\(\\"([^"\\]+)\\"\)/g)) ids.push(...(alternatives as string).split('|'));
+      for (const id of ids) named.set(id, (named.get(id) ?? new Set()).add(relative(ROOT, file)));
     }
+    // Each subscription the script creates is watched, and nothing else is named.
+    expect([...named.keys()].sort()).toEqual([...deployed].sort());
+    for (const id of deployed) expect([...(named.get(id) ?? [])]).toEqual(expect.arrayContaining(['infra/monitoring/policies/push-not-acked.json', 'infra/monitoring/dashboards/inbox.json']));
   });
 
   it.each([
