@@ -22,7 +22,9 @@ export interface DeadLetterDeps extends PushEndpointDeps {
  * subscription. Whatever Pub/Sub gave up on is kept in the inbox for good
  * (PARKED / DEAD_LETTERED, never expires), with an ERROR log for the alert.
  * Same authentication as the receiver; a technical failure answers 503 and
- * the dead-letter subscription retries (its retention is 31 days).
+ * the dead-letter subscription retries (its retention is 31 days). Every
+ * refusal is logged at ERROR: nothing comes after this endpoint, so what it
+ * refuses is dropped when that retention ends.
  */
 export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, res: Response) => Promise<void> {
   return createPushEndpoint(deps, async (envelope) => {
@@ -33,5 +35,5 @@ export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, re
     if (outcome.kind === 'PARKED') deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', { ...fields, outcome: 'dead-lettered', reason: 'DEAD_LETTERED' });
     else deps.log.warn('dead-lettered message already in the inbox: event recorded, status unchanged', { ...fields, outcome: 'dead-letter-recorded', status: outcome.status });
     return { kind: 'ack', body: { outcome: outcome.kind === 'PARKED' ? 'parked' : 'recorded', id: outcome.id } };
-  });
+  }, { severity: 'ERROR' });
 }
