@@ -1,7 +1,10 @@
 /** infra/monitoring/: valid files, metrics on logged fields, policies with their runbook section, every alerting metric charted. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { jsonFiles, MONITORING, ROOT, SCRIPT, slug } from './helpers';
+import { checkSchemas, type SchemaKind } from '../../tools/gcloud-schema/schema';
+import { jsonFiles, MONITORING, ROOT, sandbox, SCRIPT, slug, useSandbox } from './helpers';
+
+useSandbox();
 
 describe('infra/monitoring files', () => {
   const files = jsonFiles(MONITORING);
@@ -44,6 +47,31 @@ describe('infra/monitoring files', () => {
       }
     }
   });
+});
+
+describe("infra/monitoring against the APIs' schemas (gcloud's own message classes)", () => {
+  const KINDS: Readonly<Record<string, SchemaKind>> = { metrics: 'log-metric', policies: 'alert-policy', dashboards: 'dashboard' };
+  const kindOf = (file: string): SchemaKind => {
+    const kind = KINDS[relative(MONITORING, file).split('/')[0] ?? ''];
+    if (kind === undefined) throw new Error(`${relative(ROOT, file)}: no API message for this directory; add it to KINDS`);
+    return kind;
+  };
+
+  it('decode without a type error, unknown field or unknown enum value, as gcloud decodes them before the API call', () => {
+    const files = jsonFiles(MONITORING);
+    const results = checkSchemas(files.map((file) => ({ kind: kindOf(file), file })));
+    expect(results.map((r) => ({ file: relative(ROOT, r.file), errors: r.errors }))).toEqual(files.map((f) => ({ file: relative(ROOT, f), errors: [] })));
+  }, 120_000);
+
+  it('the check finds what the decoder only sets aside: a bogus field and an enum value the API does not have', () => {
+    const policy = JSON.parse(readFileSync(join(MONITORING, 'policies', 'push-refused.json'), 'utf8')) as { combiner: string; conditions: Array<Record<string, Record<string, unknown>>> };
+    policy.combiner = 'EITHER';
+    (policy.conditions[1]?.conditionThreshold as Record<string, unknown>).thresholdVal = 0;
+    const copy = join(sandbox(), 'broken-policy.json');
+    writeFileSync(copy, JSON.stringify(policy));
+    const [result] = checkSchemas([{ kind: 'alert-policy', file: copy }]);
+    expect(result?.errors).toEqual(['AlertPolicy.combiner: invalid enum value (value "EITHER")', 'AlertPolicy.conditions[1].conditionThreshold.thresholdVal: unknown field (value 0)']);
+  }, 120_000);
 });
 
 describe('alerts and the dashboard', () => {
