@@ -16,6 +16,11 @@
  *                             removed (K=, an empty value)
  *   ruleset FILE              the Firebase Rules API body that creates a ruleset from
  *                             a rules file: {"source":{"files":[{name, content}]}}
+ *   runbook-links FILE OUT URL
+ *                             writes the alert policy FILE to OUT with every
+ *                             "docs/runbook.md#ANCHOR" of documentation.content made a link
+ *                             to URL#ANCHOR, and documentation.links set to the section
+ *                             its "Runbook: section "..."" line names; prints each URL
  */
 'use strict';
 
@@ -98,6 +103,36 @@ function render(file, out, assignments) {
   return [];
 }
 
+/**
+ * Alert texts name their runbook section as docs/runbook.md#anchor, which
+ * opens nowhere outside the repository (Cloud Console, an email). With the
+ * runbook's absolute URL (deploy.sh --runbook-url) each reference becomes a
+ * link, and the section named in the "Runbook: section" line becomes the
+ * policy's documentation link (the API allows up to 3, display names of at
+ * most 63 characters).
+ */
+function runbookLinks(file, out, url) {
+  if (!/^https?:\/\/[^\s#"'<>()[\]`]+$/.test(url || '')) {
+    throw new Error(`--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment (the anchor is appended), got ${JSON.stringify(url)}`);
+  }
+  const policy = readJson(file);
+  const doc = policy.documentation || {};
+  const content = String(doc.content || '');
+  const rendered = [];
+  doc.content = content.replace(/docs\/runbook\.md#([a-z0-9-]+)/g, (reference, anchor) => {
+    rendered.push(`${url}#${anchor}`);
+    return `[${reference}](${url}#${anchor})`;
+  });
+  const pointer = /Runbook: section "([^"]+)" of docs\/runbook\.md \(docs\/runbook\.md#([a-z0-9-]+)\)/.exec(content);
+  if (pointer) {
+    const name = `Runbook: ${pointer[1]}`;
+    doc.links = [{ displayName: name.length <= 63 ? name : 'Runbook', url: `${url}#${pointer[2]}` }];
+  }
+  policy.documentation = doc;
+  fs.writeFileSync(out, `${JSON.stringify(policy, null, 2)}\n`);
+  return rendered;
+}
+
 function main(argv) {
   const [command, ...args] = argv;
   switch (command) {
@@ -115,10 +150,12 @@ function main(argv) {
     }
     case 'render':
       return render(args[0], args[1], args.slice(2));
+    case 'runbook-links':
+      return runbookLinks(args[0], args[1], args[2]);
     case 'ruleset':
       return [JSON.stringify({ source: { files: [{ name: require('path').basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick, render or ruleset`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, get, get-each, pick, render, ruleset or runbook-links`);
   }
 }
 

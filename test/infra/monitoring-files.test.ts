@@ -26,6 +26,22 @@ describe('infra/monitoring files', () => {
     }
   });
 
+  it('carry in each alert text what the on-call needs without the repository: what it means, the first command, the fix', () => {
+    for (const file of readdirSync(join(MONITORING, 'policies'))) {
+      const { documentation } = parse(join(MONITORING, 'policies', file)) as { documentation: { mimeType: string; content: string } };
+      expect(documentation.mimeType).toBe('text/markdown');
+      const sections = documentation.content.split('\n\n');
+      expect({ file, sections: sections.map((p) => /^\*\*(Means|First command|Fix)[^*]*\.\*\*|^Runbook: /.exec(p)?.[0]) }).toEqual({ file, sections: ['**Means.**', '**First command.**', expect.stringMatching(/^\*\*Fix[^*]*\.\*\*$/), 'Runbook: '] });
+      // The first command is there to copy: a code span.
+      expect(sections[1]).toMatch(/`(npx inbox|gcloud) [^`]+`/);
+      // No link that only opens inside the repository (a Markdown link to a relative path or an anchor).
+      expect({ file, relativeLinks: documentation.content.match(/\]\((?!https?:)[^)]*\)/g) ?? [] }).toEqual({ file, relativeLinks: [] });
+      // The API's limit: 8,192 characters and 10,240 UTF-8 bytes.
+      expect(documentation.content.length).toBeLessThanOrEqual(8_192);
+      expect(Buffer.byteLength(documentation.content)).toBeLessThanOrEqual(10_240);
+    }
+  });
+
   it('point every alert policy at its runbook section, and use only metrics defined here', () => {
     const runbook = readFileSync(join(ROOT, 'docs', 'runbook.md'), 'utf8');
     const anchors = new Set([...runbook.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1] as string)));
@@ -36,9 +52,12 @@ describe('infra/monitoring files', () => {
       expect(policy.displayName).toMatch(/^Inbox: /);
       expect(policy.conditions?.length).toBeGreaterThan(0);
       const content = policy.documentation?.content ?? '';
-      expect(content).toContain('docs/runbook.md');
-      const anchor = /docs\/runbook\.md#([a-z0-9-]+)/.exec(content)?.[1];
-      expect(anchor !== undefined && anchors.has(anchor)).toBe(true);
+      // The section by name and anchor (deploy.sh --runbook-url makes the anchor a link).
+      const pointer = /Runbook: section "([^"]+)" of docs\/runbook\.md \(docs\/runbook\.md#([a-z0-9-]+)\)\.$/.exec(content);
+      expect({ file, pointer: pointer !== null }).toEqual({ file, pointer: true });
+      expect(slug(pointer?.[1] ?? '')).toBe(pointer?.[2]);
+      expect(anchors.has(pointer?.[2] ?? '')).toBe(true);
+      for (const [, anchor] of content.matchAll(/docs\/runbook\.md#([a-z0-9-]+)/g)) expect({ file, anchor, inRunbook: anchors.has(anchor as string) }).toEqual({ file, anchor, inRunbook: true });
       expect(runbook).toContain(file);
     }
     for (const file of [...policies.map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
