@@ -7,7 +7,7 @@
  * - every 4xx of both push endpoints: one `request rejected` line that
  *   inbox_push_rejections counts, with the function, status and reason the
  *   policy push-refused.json selects on (401/403/413 at the receiver, every
- *   refusal at receiveDeadLetter, which logs them at ERROR);
+ *   refused push at receiveDeadLetter, which logs them at ERROR);
  * - a relay call that cannot read its gauges: its summary is not counted by
  *   the gauge metrics (so relay-gauges-missing.json sees their absence), and
  *   an ERROR line says why.
@@ -52,8 +52,8 @@ function refusalCondition(fn: string): (labels: Readonly<Record<string, unknown>
   expect(filters).toHaveLength(1);
   const checks = (filters[0] as string).split(/\s+AND\s+/).map((term): ((labels: Readonly<Record<string, unknown>>) => boolean) => {
     if (term === `metric.type="logging.googleapis.com/user/${rejections.name}"` || term === 'resource.type="cloud_run_revision"') return () => true;
-    const equal = /^metric\.label\.([a-z]+)="([^"]*)"$/.exec(term);
-    if (equal !== null) return (labels) => String(labels[equal[1] as string]) === equal[2];
+    const equal = /^metric\.label\.([a-z]+)(!?=)"([^"]*)"$/.exec(term);
+    if (equal !== null) return (labels) => (String(labels[equal[1] as string]) === equal[3]) === (equal[2] === '=');
     const regex = /^metric\.label\.([a-z]+)=monitoring\.regex\.full_match\("([^"]*)"\)$/.exec(term);
     if (regex !== null) return (labels) => new RegExp(`^(?:${regex[2] as string})$`).test(String(labels[regex[1] as string]));
     throw new UnsupportedFilterError(`push-refused.json condition term not evaluated here: ${term}`);
@@ -99,12 +99,13 @@ describe.each(ENDPOINTS)('$fn: every refusal is one line inbox_push_rejections c
     const lines = logs.filter((l) => l.message === 'request rejected');
     expect(lines).toHaveLength(1);
     const line = lines[0] as Line;
-    expect(line.severity).toBe(severity);
+    // A request that is not a POST carries no message: a WARNING even at the last stop.
+    expect(line.severity).toBe(status === 405 ? 'WARNING' : severity);
     expect(unmetTerms(rejections.filter, line)).toEqual([]);
     const labels = extractLabels(rejections, line);
     expect(labels).toEqual({ function: fn, status, reason });
-    // The receiver pages on configuration faults only; the last stop on every refusal.
-    const shouldAlert = fn === 'receiveDeadLetter' || [401, 403, 413].includes(status);
+    // The receiver pages on configuration faults only; the last stop on every refused push.
+    const shouldAlert = fn === 'receiveDeadLetter' ? status !== 405 : [401, 403, 413].includes(status);
     expect(alerts(labels)).toBe(shouldAlert);
   });
 

@@ -32,6 +32,8 @@ export interface RefusalLogging {
    * WARNING for the receiver (Pub/Sub redelivers, then dead-letters, and the
    * alerts read the metric); ERROR for receiveDeadLetter, the last stop: what
    * it refuses is dropped when the dead-letter subscription's retention ends.
+   * A request that is not a POST carries no message (a probe, a browser): a
+   * WARNING at either endpoint.
    */
   readonly severity: Severity;
 }
@@ -78,7 +80,8 @@ export function createPushEndpoint(
       if (received.kind === 'refused') {
         // The fields the log-based metric inbox_push_rejections counts (outcome, status, reason; the
         // logger adds the function); test/infra/log-contract.test.ts holds each line to its filter.
-        deps.log.log(refusals.severity, 'request rejected', { outcome: 'rejected', status: received.answer.status, reason: received.reason, error: received.answer.error });
+        const severity = received.answer.status === 405 ? 'WARNING' : refusals.severity;
+        deps.log.log(severity, 'request rejected', { outcome: 'rejected', status: received.answer.status, reason: received.reason, error: received.answer.error });
         send(res, received.answer);
         return;
       }
