@@ -48,6 +48,9 @@ Options:
                                 e.g. eur3 for the European multi-region)
   --max-delivery-attempts N     Pub/Sub deliveries before dead-lettering, 5..100 (default: 10)
   --alert-email ADDRESS         email notification channel for the alert policies (optional)
+  --runbook-url URL             absolute URL of docs/runbook.md, e.g.
+                                https://github.com/ORG/REPO/blob/main/docs/runbook.md: the alert
+                                texts then link to their section (URL#anchor) (optional)
   --start-process-invoker M     IAM member allowed to call startProcess, e.g.
                                 serviceAccount:orders@PROJECT.iam.gserviceaccount.com (optional)
   --dry-run                     print every command (prefixed "+ ") and run nothing, not even
@@ -79,7 +82,7 @@ usage_error() {
 # Options with a value take it as "--opt value" or "--opt=value".
 parse_args() {
   local opt value
-  local valued='--project|--region|--firestore-location|--max-delivery-attempts|--alert-email|--start-process-invoker'
+  local valued='--project|--region|--firestore-location|--max-delivery-attempts|--alert-email|--start-process-invoker|--runbook-url'
   while (($# > 0)); do
     opt=$1
     case $opt in
@@ -111,6 +114,7 @@ parse_args() {
       --max-delivery-attempts) MAX_DELIVERY_ATTEMPTS=$value ;;
       --alert-email) ALERT_EMAIL=$value ;;
       --start-process-invoker) START_PROCESS_INVOKER=$value ;;
+      --runbook-url) RUNBOOK_URL=$value ;;
       *) usage_error "unknown option: $opt" ;;
     esac
   done

@@ -21,6 +21,11 @@
  *   has-binding FILE ROLE MEMBER
  *                             "yes" if the IAM policy in FILE (get-iam-policy --format=json)
  *                             grants ROLE to MEMBER unconditionally, "no" otherwise
+ *   runbook-links FILE OUT URL
+ *                             writes the alert policy FILE to OUT with every
+ *                             "docs/runbook.md#ANCHOR" of documentation.content made a link
+ *                             to URL#ANCHOR, and documentation.links set to the section
+ *                             its "Runbook: section "..."" line names; prints each URL
  */
 'use strict';
 
@@ -122,6 +127,36 @@ function hasBinding(file, role, member) {
   return [found ? 'yes' : 'no'];
 }
 
+/**
+ * Alert texts name their runbook section as docs/runbook.md#anchor, which
+ * opens nowhere outside the repository (Cloud Console, an email). With the
+ * runbook's absolute URL (deploy.sh --runbook-url) each reference becomes a
+ * link, and the section named in the "Runbook: section" line becomes the
+ * policy's documentation link (the API allows up to 3, display names of at
+ * most 63 characters).
+ */
+function runbookLinks(file, out, url) {
+  if (!/^https?:\/\/[^\s#"'<>()[\]`]+$/.test(url || '')) {
+    throw new Error(`--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment (the anchor is appended), got ${JSON.stringify(url)}`);
+  }
+  const policy = readJson(file);
+  const doc = policy.documentation || {};
+  const content = String(doc.content || '');
+  const rendered = [];
+  doc.content = content.replace(/docs\/runbook\.md#([a-z0-9-]+)/g, (reference, anchor) => {
+    rendered.push(`${url}#${anchor}`);
+    return `[${reference}](${url}#${anchor})`;
+  });
+  const pointer = /Runbook: section "([^"]+)" of docs\/runbook\.md \(docs\/runbook\.md#([a-z0-9-]+)\)/.exec(content);
+  if (pointer) {
+    const name = `Runbook: ${pointer[1]}`;
+    doc.links = [{ displayName: name.length <= 63 ? name : 'Runbook', url: `${url}#${pointer[2]}` }];
+  }
+  policy.documentation = doc;
+  fs.writeFileSync(out, `${JSON.stringify(policy, null, 2)}\n`);
+  return rendered;
+}
+
 function main(argv) {
   const [command, ...args] = argv;
   switch (command) {
@@ -141,12 +176,14 @@ function main(argv) {
     }
     case 'render':
       return render(args[0], args[1], args.slice(2));
+    case 'runbook-links':
+      return runbookLinks(args[0], args[1], args[2]);
     case 'ruleset':
       return [JSON.stringify({ source: { files: [{ name: require('path').basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
     case 'has-binding':
       return hasBinding(args[0], args[1], args[2]);
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset or has-binding`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding or runbook-links`);
   }
 }
 

@@ -3,6 +3,11 @@
 # channel, all from the files under infra/monitoring/. Sourced by infra/deploy.sh.
 
 MONITORING_DIR="infra/monitoring"
+# --runbook-url: the absolute URL of docs/runbook.md (e.g. on GitHub). The
+# alert texts name their runbook section as docs/runbook.md#anchor, which
+# opens nowhere outside the repository; with the URL each becomes a link.
+# Set here, before parse_args runs, so deploy.sh needs no default of its own.
+RUNBOOK_URL=""
 
 apply_log_metrics() {
   local file name
@@ -64,12 +69,19 @@ apply_alert_policies() {
     # The files carry no channels (they differ per project); they are added to
     # a temporary copy, which is what gcloud reads (a dry run shows the original).
     channels=$(policy_channels "$existing")
+    rendered="$WORK_DIR/$(basename "$file")"
     if [[ $DRY_RUN == true ]]; then
       note "$file: applied with \"notificationChannels\": $channels"
+      if [[ -n $RUNBOOK_URL ]]; then
+        # Rendered all the same (local work only), so a dry run shows the links and checks the URL.
+        note "$file: runbook links: $(json_tool runbook-links "$file" "$rendered" "$RUNBOOK_URL" | tr '\n' ' ')"
+      fi
       rendered=$file
     else
-      rendered="$WORK_DIR/$(basename "$file")"
       json_tool render "$file" "$rendered" "notificationChannels=$channels"
+      if [[ -n $RUNBOOK_URL ]]; then
+        json_tool runbook-links "$rendered" "$rendered" "$RUNBOOK_URL" >/dev/null
+      fi
     fi
     if [[ -n $existing ]]; then
       # Replaces the whole policy with the file's content.
@@ -100,6 +112,12 @@ apply_dashboards() {
 
 apply_monitoring() {
   section "Monitoring: log-based metrics, alert policies, dashboard"
+  if [[ -n $RUNBOOK_URL && ! $RUNBOOK_URL =~ ^https?://[^[:space:]#\"\'\<\>\(\)\`]+$ ]]; then
+    die "--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment (the anchor is appended), got '$RUNBOOK_URL'" 2
+  fi
+  if [[ -z $RUNBOOK_URL ]]; then
+    note "no --runbook-url: the alert texts name their runbook section (docs/runbook.md#...) and carry what the on-call needs"
+  fi
   apply_log_metrics
   ensure_notification_channel
   if [[ -z $CHANNEL ]]; then

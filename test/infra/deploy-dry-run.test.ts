@@ -4,7 +4,7 @@
  * all (the real mode: deploy-fake-gcloud.test.ts). No emulator needed.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../functions/src/config';
 import { commandsOf, deploy, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, sa, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
@@ -297,6 +297,36 @@ describe('deploy.sh --dry-run', () => {
     expect(located.status).toBe(0);
     expect(flag(only(commandsOf(located.stdout), (c) => c.startsWith('gcloud firestore databases create '), 'databases create'), 'location')).toBe('nam5');
     expect(flag(only(commandsOf(located.stdout), (c) => c.startsWith('gcloud tasks queues create process-jobs '), 'queue'), 'location')).toBe(other);
+  }, 60_000);
+
+  it('without --runbook-url applies the policy files as they are: texts that name their runbook section and need no link', () => {
+    expect(stdout).toContain('# no --runbook-url: the alert texts name their runbook section');
+    expect(stdout).not.toContain('runbook links:');
+    for (const file of readdirSync(join(MONITORING, 'policies'))) {
+      const content = (JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')) as { documentation: { content: string } }).documentation.content;
+      expect({ file, links: /\]\(|https?:\/\//.test(content) }).toEqual({ file, links: false });
+    }
+  });
+
+  it('with --runbook-url renders every docs/runbook.md#anchor of every policy as URL#anchor', () => {
+    const url = 'https://github.com/example/inbox/blob/main/docs/runbook.md';
+    const result = deploy(['--project', PROJECT, '--dry-run', `--runbook-url=${url}`]);
+    expect(result.status).toBe(0);
+    expect(result.stdout).not.toContain('# no --runbook-url');
+    for (const file of readdirSync(join(MONITORING, 'policies'))) {
+      const content = (JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')) as { documentation: { content: string } }).documentation.content;
+      const anchors = [...content.matchAll(/docs\/runbook\.md#([a-z0-9-]+)/g)].map((m) => `${url}#${m[1] as string}`);
+      expect(anchors.length).toBeGreaterThan(0);
+      const note = result.stdout.split('\n').find((l) => l.startsWith(`# infra/monitoring/policies/${file}: runbook links: `));
+      expect(note?.split(': runbook links: ')[1]?.trim().split(' ')).toEqual(anchors);
+    }
+  }, 60_000);
+
+  it.each(['ftp://example.com/runbook.md', 'https://github.com/example/inbox/blob/main/docs/runbook.md#alerts', 'docs/runbook.md'])('--runbook-url %s is refused (exit 2) before any monitoring command', (url) => {
+    const result = deploy(['--project', PROJECT, '--dry-run', '--runbook-url', url]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain('--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment');
+    expect(commandsOf(result.stdout).filter((c) => c.includes(' monitoring ') || c.startsWith('gcloud logging metrics '))).toEqual([]);
   }, 60_000);
 
   it('passes --max-delivery-attempts through', () => {

@@ -6,6 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { checkSchemas } from '../../tools/gcloud-schema/schema';
 import { FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
 
 useSandbox();
@@ -73,14 +74,14 @@ printf '%s' "$status"
 `;
 
 describe('deploy.sh against a fake gcloud (create if missing, else update)', () => {
-  function realRun(scenario: 'fresh' | 'existing', env: NodeJS.ProcessEnv = {}): { calls: string[]; stdout: string; stderr: string; status: number | null; policies: string } {
+  function realRun(scenario: 'fresh' | 'existing', env: NodeJS.ProcessEnv = {}, args: readonly string[] = []): { calls: string[]; stdout: string; stderr: string; status: number | null; policies: string } {
     const dir = mkdtempSync(join(sandbox(), `${scenario}-`));
     for (const [tool, script] of [['gcloud', FAKE_GCLOUD], ['curl', FAKE_CURL]] as const) {
       writeFileSync(join(dir, tool), script);
       chmodSync(join(dir, tool), 0o755);
     }
     const log = join(dir, 'calls.log');
-    const result = spawnSync('bash', [SCRIPT, '--project', PROJECT], {
+    const result = spawnSync('bash', [SCRIPT, '--project', PROJECT, ...args], {
       cwd: ROOT,
       encoding: 'utf8',
       env: { ...process.env, PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`, SCENARIO: scenario, FAKE_LOG: log, FAKE_STATE: dir, ...env },
@@ -130,6 +131,29 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     for (const c of curls) expect(c).not.toContain('ON THE COMMAND LINE');
     for (const c of curls.filter((x) => !x.startsWith('curl GET '))) expect(c).toContain('[Authorization: Bearer fake-token]');
   }, 60_000);
+
+  it('--runbook-url: the policies gcloud receives link each runbook reference to URL#anchor and carry the section as their link', () => {
+    const url = 'https://github.com/example/inbox/blob/main/docs/runbook.md';
+    const sent = (run: ReturnType<typeof realRun>): Array<{ displayName: string; documentation: { content: string; links?: unknown } }> =>
+      run.policies.split(/\n(?=\{\n)/).map((text) => JSON.parse(text) as { displayName: string; documentation: { content: string; links?: unknown } });
+    const plain = sent(realRun('fresh'));
+    const linked = sent(realRun('fresh', {}, [`--runbook-url=${url}`]));
+    expect(linked).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
+    for (const [i, policy] of linked.entries()) {
+      const anchor = /docs\/runbook\.md#([a-z0-9-]+)\)\.$/.exec(plain[i]?.documentation.content ?? '')?.[1];
+      expect(plain[i]?.documentation.links).toBeUndefined();
+      expect(policy.documentation.content).toContain(`(${url}#${anchor})`);
+      expect(policy.documentation.content.match(/\]\(([^)]+)\)/g)?.every((link) => link.startsWith(`](${url}#`))).toBe(true);
+      expect(policy.documentation.links).toEqual([{ displayName: expect.stringMatching(/^Runbook: Alert: .{1,45}$/), url: `${url}#${anchor}` }]);
+    }
+    // What gcloud receives still decodes cleanly into its AlertPolicy message (documentation.links included).
+    const files = linked.map((policy, i) => {
+      const file = join(sandbox(), `sent-policy-${i}.json`);
+      writeFileSync(file, JSON.stringify(policy));
+      return { kind: 'alert-policy' as const, file };
+    });
+    expect(checkSchemas(files).flatMap((r) => r.errors)).toEqual([]);
+  }, 120_000);
 
   it('stops with what to do when the rules cannot be deployed', () => {
     const { status, stderr, calls } = realRun('fresh', { FAKE_RULES_STATUS: '403', RULES_RETRY_SECONDS: '0' });

@@ -1,8 +1,11 @@
 /** infra/monitoring/: valid files, metrics on logged fields, policies with their runbook section, every alerting metric charted. */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { headingAnchors } from '../support/markdown';
-import { jsonFiles, MONITORING, ROOT } from './helpers';
+import { checkSchemas, type SchemaKind } from '../../tools/gcloud-schema/schema';
+import { headingAnchors, slug } from '../support/markdown';
+import { jsonFiles, MONITORING, ROOT, sandbox, SCRIPT, useSandbox } from './helpers';
+
+useSandbox();
 
 describe('infra/monitoring files', () => {
   const files = jsonFiles(MONITORING);
@@ -24,6 +27,22 @@ describe('infra/monitoring files', () => {
     }
   });
 
+  it('carry in each alert text what the on-call needs without the repository: what it means, the first command, the fix', () => {
+    for (const file of readdirSync(join(MONITORING, 'policies'))) {
+      const { documentation } = parse(join(MONITORING, 'policies', file)) as { documentation: { mimeType: string; content: string } };
+      expect(documentation.mimeType).toBe('text/markdown');
+      const sections = documentation.content.split('\n\n');
+      expect({ file, sections: sections.map((p) => /^\*\*(Means|First command|Fix)[^*]*\.\*\*|^Runbook: /.exec(p)?.[0]) }).toEqual({ file, sections: ['**Means.**', '**First command.**', expect.stringMatching(/^\*\*Fix[^*]*\.\*\*$/), 'Runbook: '] });
+      // The first command is there to copy: a code span.
+      expect(sections[1]).toMatch(/`(npx inbox|gcloud) [^`]+`/);
+      // No link that only opens inside the repository (a Markdown link to a relative path or an anchor).
+      expect({ file, relativeLinks: documentation.content.match(/\]\((?!https?:)[^)]*\)/g) ?? [] }).toEqual({ file, relativeLinks: [] });
+      // The API's limit: 8,192 characters and 10,240 UTF-8 bytes.
+      expect(documentation.content.length).toBeLessThanOrEqual(8_192);
+      expect(Buffer.byteLength(documentation.content)).toBeLessThanOrEqual(10_240);
+    }
+  });
+
   it('point every alert policy at its runbook section, and use only metrics defined here', () => {
     const runbook = readFileSync(join(ROOT, 'docs', 'runbook.md'), 'utf8');
     const anchors = headingAnchors(runbook);
@@ -34,9 +53,12 @@ describe('infra/monitoring files', () => {
       expect(policy.displayName).toMatch(/^Inbox: /);
       expect(policy.conditions?.length).toBeGreaterThan(0);
       const content = policy.documentation?.content ?? '';
-      expect(content).toContain('docs/runbook.md');
-      const anchor = /docs\/runbook\.md#([a-z0-9-]+)/.exec(content)?.[1];
-      expect(anchor !== undefined && anchors.has(anchor)).toBe(true);
+      // The section by name and anchor (deploy.sh --runbook-url makes the anchor a link).
+      const pointer = /Runbook: section "([^"]+)" of docs\/runbook\.md \(docs\/runbook\.md#([a-z0-9-]+)\)\.$/.exec(content);
+      expect({ file, pointer: pointer !== null }).toEqual({ file, pointer: true });
+      expect(slug(pointer?.[1] ?? '')).toBe(pointer?.[2]);
+      expect(anchors.has(pointer?.[2] ?? '')).toBe(true);
+      for (const [, anchor] of content.matchAll(/docs\/runbook\.md#([a-z0-9-]+)/g)) expect({ file, anchor, inRunbook: anchors.has(anchor as string) }).toEqual({ file, anchor, inRunbook: true });
       expect(runbook).toContain(file);
     }
     for (const file of [...policies.map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
@@ -47,14 +69,61 @@ describe('infra/monitoring files', () => {
   });
 });
 
+describe("infra/monitoring against the APIs' schemas (gcloud's own message classes)", () => {
+  const KINDS: Readonly<Record<string, SchemaKind>> = { metrics: 'log-metric', policies: 'alert-policy', dashboards: 'dashboard' };
+  const kindOf = (file: string): SchemaKind => {
+    const kind = KINDS[relative(MONITORING, file).split('/')[0] ?? ''];
+    if (kind === undefined) throw new Error(`${relative(ROOT, file)}: no API message for this directory; add it to KINDS`);
+    return kind;
+  };
+
+  it('decode without a type error, unknown field or unknown enum value, as gcloud decodes them before the API call', () => {
+    const files = jsonFiles(MONITORING);
+    const results = checkSchemas(files.map((file) => ({ kind: kindOf(file), file })));
+    expect(results.map((r) => ({ file: relative(ROOT, r.file), errors: r.errors }))).toEqual(files.map((f) => ({ file: relative(ROOT, f), errors: [] })));
+  }, 120_000);
+
+  it('the check finds what the decoder only sets aside: a bogus field and an enum value the API does not have', () => {
+    const policy = JSON.parse(readFileSync(join(MONITORING, 'policies', 'push-refused.json'), 'utf8')) as { combiner: string; conditions: Array<Record<string, Record<string, unknown>>> };
+    policy.combiner = 'EITHER';
+    (policy.conditions[1]?.conditionThreshold as Record<string, unknown>).thresholdVal = 0;
+    const copy = join(sandbox(), 'broken-policy.json');
+    writeFileSync(copy, JSON.stringify(policy));
+    const [result] = checkSchemas([{ kind: 'alert-policy', file: copy }]);
+    expect(result?.errors).toEqual(['AlertPolicy.combiner: invalid enum value (value "EITHER")', 'AlertPolicy.conditions[1].conditionThreshold.thresholdVal: unknown field (value 0)']);
+  }, 120_000);
+});
+
 describe('alerts and the dashboard', () => {
-  const metricsOf = (file: string): Set<string> => new Set([...readFileSync(file, 'utf8').matchAll(/logging\.googleapis\.com\/user\/([a-z0-9_]+)/g)].map((m) => m[1] as string));
+  /** Every metric type a file's filters name: log-based (logging.googleapis.com/user/…) and Google's own (pubsub.googleapis.com/…). */
+  const metricsOf = (file: string): Set<string> => new Set([...readFileSync(file, 'utf8').matchAll(/metric\.type=\\"([^"\\]+)\\"/g)].map((m) => m[1] as string));
 
   it('every metric an alert policy reads has a chart on the dashboard', () => {
     const charted = new Set(jsonFiles(join(MONITORING, 'dashboards')).flatMap((f) => [...metricsOf(f)]));
-    for (const file of readdirSync(join(MONITORING, 'policies'))) {
-      for (const metric of metricsOf(join(MONITORING, 'policies', file))) expect({ policy: file, metric, charted: charted.has(metric) }).toEqual({ policy: file, metric, charted: true });
+    const read = readdirSync(join(MONITORING, 'policies')).flatMap((file) => [...metricsOf(join(MONITORING, 'policies', file))].map((metric) => ({ policy: file, metric })));
+    // Pub/Sub's own metrics are among them (the last-resort paths), not only our log-based ones.
+    expect(read.map((r) => r.metric)).toEqual(expect.arrayContaining(['pubsub.googleapis.com/subscription/oldest_unacked_message_age', 'pubsub.googleapis.com/subscription/num_undelivered_messages', 'pubsub.googleapis.com/subscription/push_request_count', 'logging.googleapis.com/user/inbox_push_rejections']));
+    for (const { policy, metric } of read) expect({ policy, metric, charted: charted.has(metric) }).toEqual({ policy, metric, charted: true });
+  });
+
+  it("name the subscriptions exactly as infra/deploy.sh creates them (COMPLETION_SUBSCRIPTION, DEAD_LETTER_SUBSCRIPTION)", () => {
+    const script = readFileSync(SCRIPT, 'utf8');
+    const constant = (name: string): string => {
+      const value = new RegExp(`^${name}=([A-Za-z0-9._-]+)$`, 'm').exec(script)?.[1];
+      if (value === undefined) throw new Error(`infra/deploy.sh has no line ${name}=…`);
+      return value;
+    };
+    const deployed = [constant('COMPLETION_SUBSCRIPTION'), constant('DEAD_LETTER_SUBSCRIPTION')];
+    const named = new Map<string, Set<string>>();
+    for (const file of [...readdirSync(join(MONITORING, 'policies')).map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
+      const text = readFileSync(file, 'utf8');
+      const ids = [...text.matchAll(/subscription_id=\\"([^"\\]+)\\"/g)].map((m) => m[1] as string);
+      for (const [, alternatives] of text.matchAll(/subscription_id=monitoring\.regex\.full_match\(\\"([^"\\]+)\\"\)/g)) ids.push(...(alternatives as string).split('|'));
+      for (const id of ids) named.set(id, (named.get(id) ?? new Set()).add(relative(ROOT, file)));
     }
+    // Each subscription the script creates is watched, and nothing else is named.
+    expect([...named.keys()].sort()).toEqual([...deployed].sort());
+    for (const id of deployed) expect([...(named.get(id) ?? [])]).toEqual(expect.arrayContaining(['infra/monitoring/policies/push-not-acked.json', 'infra/monitoring/dashboards/inbox.json']));
   });
 
   it.each([

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import type { AuthFailure } from '../../functions/src/auth/push-token';
 import { type TestSigner, unsignedToken } from './tokens';
 
 /**
@@ -17,6 +18,8 @@ export interface AuthCase {
   readonly authorization: string | undefined;
   readonly status: 401 | 403;
   readonly reason: string;
+  /** The check's word the endpoint logs (`reason` of its `request rejected` line). */
+  readonly failure: AuthFailure;
 }
 
 /**
@@ -28,23 +31,24 @@ export function pushAuthCases(signer: TestSigner, stranger: TestSigner, audience
   const now = Math.floor(Date.now() / 1000);
   const bearer = (claims: Record<string, unknown> = {}, header: Record<string, unknown> = {}, by: TestSigner = signer) => `Bearer ${by.token({ aud: audience, ...claims }, header)}`;
   return [
-    { name: 'no Authorization header', authorization: undefined, status: 401, reason: 'missing bearer token' },
-    { name: 'not a bearer token', authorization: 'Basic dXNlcjpwYXNz', status: 401, reason: 'missing bearer token' },
-    { name: 'garbage bearer token', authorization: 'Bearer not.a.jwt', status: 401, reason: 'not RS256' },
-    { name: 'expired token', authorization: bearer({ iat: now - 7200, exp: now - 3600 }), status: 401, reason: 'Token used too late' },
-    { name: 'wrong audience', authorization: bearer({ aud: 'https://elsewhere.example.test' }), status: 401, reason: 'Wrong recipient' },
-    { name: 'wrong issuer', authorization: bearer({ iss: 'https://evil.example.test' }), status: 401, reason: 'Invalid issuer' },
-    { name: 'bad signature', authorization: bearer({}, {}, stranger), status: 401, reason: 'Invalid token signature' },
-    { name: 'unknown key id', authorization: bearer({}, { kid: 'other-key' }), status: 401, reason: 'No pem found' },
+    { name: 'no Authorization header', authorization: undefined, status: 401, reason: 'missing bearer token', failure: 'MISSING_TOKEN' },
+    { name: 'not a bearer token', authorization: 'Basic dXNlcjpwYXNz', status: 401, reason: 'missing bearer token', failure: 'MISSING_TOKEN' },
+    { name: 'garbage bearer token', authorization: 'Bearer not.a.jwt', status: 401, reason: 'not RS256', failure: 'NOT_RS256' },
+    { name: 'expired token', authorization: bearer({ iat: now - 7200, exp: now - 3600 }), status: 401, reason: 'Token used too late', failure: 'TOKEN_EXPIRED' },
+    { name: 'wrong audience', authorization: bearer({ aud: 'https://elsewhere.example.test' }), status: 401, reason: 'Wrong recipient', failure: 'WRONG_AUDIENCE' },
+    { name: 'wrong issuer', authorization: bearer({ iss: 'https://evil.example.test' }), status: 401, reason: 'Invalid issuer', failure: 'WRONG_ISSUER' },
+    { name: 'bad signature', authorization: bearer({}, {}, stranger), status: 401, reason: 'Invalid token signature', failure: 'BAD_SIGNATURE' },
+    { name: 'unknown key id', authorization: bearer({}, { kid: 'other-key' }), status: 401, reason: 'No pem found', failure: 'BAD_SIGNATURE' },
     {
       name: 'alg none',
       authorization: `Bearer ${unsignedToken({ iss: 'https://accounts.google.com', aud: audience, email: PUSHER, email_verified: true, iat: now, exp: now + 600 })}`,
       status: 401,
       reason: 'not RS256',
+      failure: 'NOT_RS256',
     },
-    { name: 'HS256 claimed in the header', authorization: bearer({}, { alg: 'HS256' }), status: 401, reason: 'not RS256' },
-    { name: 'wrong service account', authorization: bearer({ email: 'someone@else.iam.gserviceaccount.com' }), status: 403, reason: 'may not push' },
-    { name: 'email not verified', authorization: bearer({ email_verified: false }), status: 403, reason: 'not verified' },
+    { name: 'HS256 claimed in the header', authorization: bearer({}, { alg: 'HS256' }), status: 401, reason: 'not RS256', failure: 'NOT_RS256' },
+    { name: 'wrong service account', authorization: bearer({ email: 'someone@else.iam.gserviceaccount.com' }), status: 403, reason: 'may not push', failure: 'ACCOUNT_NOT_ALLOWED' },
+    { name: 'email not verified', authorization: bearer({ email_verified: false }), status: 403, reason: 'not verified', failure: 'EMAIL_NOT_VERIFIED' },
   ];
 }
 

@@ -6,7 +6,25 @@ import type { Certificates, OAuth2Client } from 'google-auth-library';
  */
 export type AuthResult =
   | { readonly ok: true; readonly email: string }
-  | { readonly ok: false; readonly status: 401 | 403; readonly error: string };
+  | { readonly ok: false; readonly status: 401 | 403; readonly reason: AuthFailure; readonly error: string };
+
+/**
+ * Which check refused a push token: a fixed word for logs and the
+ * log-based metric inbox_push_rejections (label `reason`), so an alert can
+ * tell a wrong audience after a URL change (WRONG_AUDIENCE) from a push
+ * service account that is not allowed (ACCOUNT_NOT_ALLOWED) without parsing
+ * the library's error text.
+ */
+export type AuthFailure =
+  | 'MISSING_TOKEN'
+  | 'NOT_RS256'
+  | 'TOKEN_EXPIRED'
+  | 'WRONG_AUDIENCE'
+  | 'WRONG_ISSUER'
+  | 'BAD_SIGNATURE'
+  | 'INVALID_TOKEN'
+  | 'EMAIL_NOT_VERIFIED'
+  | 'ACCOUNT_NOT_ALLOWED';
 
 /** Supplies the signing certificates; Google's by default (fetched and cached by google-auth-library). */
 export type CertSource = () => Promise<Certificates>;
@@ -26,8 +44,8 @@ export type PushTokenVerifier = (authorization: string | undefined) => Promise<A
 
 const GOOGLE_ISSUERS = ['accounts.google.com', 'https://accounts.google.com'];
 
-function deny(status: 401 | 403, error: string): AuthResult {
-  return { ok: false, status, error };
+function deny(status: 401 | 403, reason: AuthFailure, error: string): AuthResult {
+  return { ok: false, status, reason, error };
 }
 
 /** The algorithm a JWT claims, without trusting anything else in it. */
@@ -49,6 +67,22 @@ function reasonOf(err: unknown): string {
 }
 
 /**
+ * google-auth-library's verifySignedJwtWithCertsAsync says which claim
+ * failed only in its message (as of v10); anything not recognised here is
+ * INVALID_TOKEN, still a 401.
+ */
+const LIBRARY_FAILURES: ReadonlyArray<readonly [RegExp, AuthFailure]> = [
+  [/^Wrong recipient/, 'WRONG_AUDIENCE'],
+  [/^Token used too (late|early)/, 'TOKEN_EXPIRED'],
+  [/^Invalid issuer/, 'WRONG_ISSUER'],
+  [/^(Invalid token signature|No pem found)/, 'BAD_SIGNATURE'],
+];
+
+function libraryFailure(clause: string): AuthFailure {
+  return LIBRARY_FAILURES.find(([pattern]) => pattern.test(clause))?.[1] ?? 'INVALID_TOKEN';
+}
+
+/**
  * Builds the verifier. Certificate fetch failures are thrown (technical: the
  * caller answers 503 and Pub/Sub retries); every token problem is a 401, a
  * valid token of a service account that may not push is a 403.
@@ -58,10 +92,10 @@ export function createPushTokenVerifier(options: PushTokenVerifierOptions): Push
   return async (authorization) => {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     const jwt = match?.[1];
-    if (jwt === undefined) return deny(401, 'missing bearer token (Authorization: Bearer <OIDC token>)');
+    if (jwt === undefined) return deny(401, 'MISSING_TOKEN', 'missing bearer token (Authorization: Bearer <OIDC token>)');
     // Google signs push tokens with RS256; refuse anything else (alg "none" included) up front.
     const alg = headerAlg(jwt);
-    if (alg !== 'RS256') return deny(401, `token algorithm ${JSON.stringify(alg)} is not RS256`);
+    if (alg !== 'RS256') return deny(401, 'NOT_RS256', `token algorithm ${JSON.stringify(alg)} is not RS256`);
 
     const certs = await options.certs();
     let claims: Record<string, unknown>;
@@ -69,11 +103,12 @@ export function createPushTokenVerifier(options: PushTokenVerifierOptions): Push
       const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, options.audience, GOOGLE_ISSUERS);
       claims = (ticket.getPayload() ?? {}) as Record<string, unknown>;
     } catch (err) {
-      return deny(401, `invalid token: ${reasonOf(err)}`);
+      const clause = reasonOf(err);
+      return deny(401, libraryFailure(clause), `invalid token: ${clause}`);
     }
     const email = typeof claims['email'] === 'string' ? claims['email'] : '';
-    if (claims['email_verified'] !== true) return deny(403, 'token email is not verified');
-    if (!allowed.has(email.toLowerCase())) return deny(403, `service account ${email} may not push to this endpoint`);
+    if (claims['email_verified'] !== true) return deny(403, 'EMAIL_NOT_VERIFIED', 'token email is not verified');
+    if (!allowed.has(email.toLowerCase())) return deny(403, 'ACCOUNT_NOT_ALLOWED', `service account ${email} may not push to this endpoint`);
     return { ok: true, email };
   };
 }

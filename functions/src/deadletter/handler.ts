@@ -8,6 +8,22 @@ import type { MessageRegistry } from '../receiver/registry';
 import { storeDeadLetter } from './store-dead-letter';
 import { unwrapDeadLetter } from './source';
 
+/** Pub/Sub's largest message data: nothing larger can reach the dead-letter topic. */
+const PUBSUB_MAX_DATA_BYTES = 10 * 1024 * 1024;
+/** Room for the envelope around the base64 data (attributes, ids, JSON), as config.ts allows the receiver. */
+const ENVELOPE_ALLOWANCE_BYTES = 512 * 1024;
+
+/**
+ * receiveDeadLetter's only size limit: the largest push body Pub/Sub can
+ * send (base64 of 10 MiB of data plus the envelope), whatever
+ * INBOX_MAX_DATA_BYTES says. It is the last stop, so a message the receiver
+ * refused for its size (a lowered INBOX_MAX_DATA_BYTES) must be kept here,
+ * not refused again and dropped after the retention; large raw data goes to
+ * `rawChunks` as in the receiver. Equal to the receiver's limit at the
+ * default INBOX_MAX_DATA_BYTES (test/deadletter/dead-letter-size.test.ts).
+ */
+export const DEAD_LETTER_MAX_BODY_BYTES = Math.ceil(PUBSUB_MAX_DATA_BYTES / 3) * 4 + ENVELOPE_ALLOWANCE_BYTES;
+
 export interface DeadLetterDeps extends PushEndpointDeps {
   readonly db: () => Firestore;
   readonly registry: MessageRegistry;
@@ -22,7 +38,9 @@ export interface DeadLetterDeps extends PushEndpointDeps {
  * subscription. Whatever Pub/Sub gave up on is kept in the inbox for good
  * (PARKED / DEAD_LETTERED, never expires), with an ERROR log for the alert.
  * Same authentication as the receiver; a technical failure answers 503 and
- * the dead-letter subscription retries (its retention is 31 days).
+ * the dead-letter subscription retries (its retention is 31 days). Every
+ * refusal is logged at ERROR: nothing comes after this endpoint, so what it
+ * refuses is dropped when that retention ends.
  */
 export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, res: Response) => Promise<void> {
   return createPushEndpoint(deps, async (envelope) => {
@@ -33,5 +51,5 @@ export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, re
     if (outcome.kind === 'PARKED') deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', { ...fields, outcome: 'dead-lettered', reason: 'DEAD_LETTERED' });
     else deps.log.warn('dead-lettered message already in the inbox: event recorded, status unchanged', { ...fields, outcome: 'dead-letter-recorded', status: outcome.status });
     return { kind: 'ack', body: { outcome: outcome.kind === 'PARKED' ? 'parked' : 'recorded', id: outcome.id } };
-  });
+  }, { severity: 'ERROR' });
 }

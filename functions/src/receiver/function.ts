@@ -35,16 +35,20 @@ export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpF
   });
 }
 
-/** Builds `receiveDeadLetter`: same authentication and limits as the receiver. */
+/**
+ * Builds `receiveDeadLetter`: same authentication as the receiver, but not
+ * its size limit: it takes whatever Pub/Sub can deliver (the larger of the
+ * receiver's limit and Pub/Sub's maximum), since what it refuses is lost.
+ */
 export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpFunction {
-  const { createDeadLetterHandler } = require('../deadletter/handler') as typeof import('../deadletter/handler');
+  const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('../deadletter/handler') as typeof import('../deadletter/handler');
   return createDeadLetterHandler({
     db: runtime.db,
     registry: DEFAULT_REGISTRY,
     verifier: pushVerifier(config),
     log: createLogger(undefined, { function: 'receiveDeadLetter' }),
     now: () => new Date(),
-    maxBodyBytes: config.maxBodyBytes,
+    maxBodyBytes: Math.max(config.maxBodyBytes, DEAD_LETTER_MAX_BODY_BYTES),
     writeTimeoutMs: config.writeTimeoutMs,
     shards: config.shards,
   });

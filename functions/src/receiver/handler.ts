@@ -1,12 +1,11 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { withDeadline } from '../core/errors';
-import type { Answer } from '../http/answer';
 import { storeMessage, type StoreOutcome } from '../inbox/store-message';
 import type { Logger } from '../log';
 import type { PushTokenVerifier } from '../auth/push-token';
 import type { PushEnvelope } from './envelope';
-import { createPushEndpoint } from './push-endpoint';
+import { type AcceptAnswer, createPushEndpoint } from './push-endpoint';
 import { interpretMessage } from './interpret';
 import type { MessageRegistry } from './registry';
 
@@ -33,7 +32,7 @@ export interface ReceiverDeps {
 export const FAST_PATH_TIMEOUT_MS = 2_000;
 
 
-function ackFor(outcome: StoreOutcome): Answer {
+function ackFor(outcome: StoreOutcome): AcceptAnswer {
   switch (outcome.kind) {
     case 'STORED':
       return { kind: 'ack', body: { outcome: 'stored', id: outcome.id, status: outcome.doc.status, reason: outcome.doc.reason } };

@@ -1,8 +1,8 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
-import type { PushTokenVerifier } from '../auth/push-token';
+import type { AuthFailure, PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure } from '../core/errors';
 import { type Answer, send } from '../http/answer';
-import type { Logger } from '../log';
+import type { Logger, Severity } from '../log';
 import { parsePushEnvelope, type PushEnvelope } from './envelope';
 
 /** What every Pub/Sub push endpoint of the project checks before it looks at a message. */
@@ -11,6 +11,31 @@ export interface PushEndpointDeps {
   readonly verifier: (() => Promise<PushTokenVerifier>) | null;
   readonly log: Logger;
   readonly maxBodyBytes: number;
+}
+
+/**
+ * Why a push endpoint refused a request, as logged in `reason` of its
+ * `request rejected` line (the log-based metric inbox_push_rejections reads
+ * it): the token check's word for a 401/403, else what was wrong.
+ */
+export type RefusalReason = AuthFailure | 'METHOD_NOT_ALLOWED' | 'BODY_TOO_LARGE' | 'NOT_A_PUSH_ENVELOPE';
+
+type Rejection = Extract<Answer, { kind: 'reject' }>;
+/** What `accept` may answer: every 4xx is decided here, before it, so each one is logged with its reason. */
+export type AcceptAnswer = Exclude<Answer, Rejection>;
+/** A 4xx answer and why; the reason goes to the log, the HTTP body keeps only the error text. */
+type Refusal = { readonly kind: 'refused'; readonly answer: Rejection; readonly reason: RefusalReason };
+
+/** How an endpoint logs its refusals. */
+export interface RefusalLogging {
+  /**
+   * WARNING for the receiver (Pub/Sub redelivers, then dead-letters, and the
+   * alerts read the metric); ERROR for receiveDeadLetter, the last stop: what
+   * it refuses is dropped when the dead-letter subscription's retention ends.
+   * A request that is not a POST carries no message (a probe, a browser): a
+   * WARNING at either endpoint.
+   */
+  readonly severity: Severity;
 }
 
 function bodySize(req: Request): number {
@@ -27,18 +52,21 @@ function bodySize(req: Request): number {
  * Pub/Sub redelivers: 503 when a retry can heal it, 500 for the unexpected
  * (never 2xx either way). This is the one place that maps them.
  */
-export function createPushEndpoint(deps: PushEndpointDeps, accept: (envelope: PushEnvelope) => Promise<Answer>): (req: Request, res: Response) => Promise<void> {
-  const receive = async (req: Request, seen: { messageId?: string; subscription?: string | null }): Promise<Answer> => {
-    if (req.method !== 'POST') return { kind: 'reject', status: 405, error: 'use POST (Pub/Sub push)' };
-    if (bodySize(req) > deps.maxBodyBytes) {
-      return { kind: 'reject', status: 413, error: `body exceeds ${deps.maxBodyBytes} bytes (INBOX_MAX_DATA_BYTES plus envelope)` };
-    }
+export function createPushEndpoint(
+  deps: PushEndpointDeps,
+  accept: (envelope: PushEnvelope) => Promise<AcceptAnswer>,
+  refusals: RefusalLogging = { severity: 'WARNING' },
+): (req: Request, res: Response) => Promise<void> {
+  const refuse = (status: Rejection['status'], reason: RefusalReason, error: string): Refusal => ({ kind: 'refused', answer: { kind: 'reject', status, error }, reason });
+  const receive = async (req: Request, seen: { messageId?: string; subscription?: string | null }): Promise<AcceptAnswer | Refusal> => {
+    if (req.method !== 'POST') return refuse(405, 'METHOD_NOT_ALLOWED', 'use POST (Pub/Sub push)');
+    if (bodySize(req) > deps.maxBodyBytes) return refuse(413, 'BODY_TOO_LARGE', `body exceeds ${deps.maxBodyBytes} bytes`);
     if (deps.verifier !== null) {
       const auth = await (await deps.verifier())(req.get('authorization'));
-      if (!auth.ok) return { kind: 'reject', status: auth.status, error: auth.error };
+      if (!auth.ok) return refuse(auth.status, auth.reason, auth.error);
     }
     const parsed = parsePushEnvelope(req.body);
-    if (!parsed.ok) return { kind: 'reject', status: 400, error: parsed.error };
+    if (!parsed.ok) return refuse(400, 'NOT_A_PUSH_ENVELOPE', parsed.error);
     seen.messageId = parsed.envelope.messageId;
     seen.subscription = parsed.envelope.subscription;
     return accept(parsed.envelope);
@@ -48,7 +76,16 @@ export function createPushEndpoint(deps: PushEndpointDeps, accept: (envelope: Pu
     let answer: Answer;
     const seen: { messageId?: string; subscription?: string | null } = {};
     try {
-      answer = await receive(req, seen);
+      const received = await receive(req, seen);
+      if (received.kind === 'refused') {
+        // The fields the log-based metric inbox_push_rejections counts (outcome, status, reason; the
+        // logger adds the function); test/infra/log-contract.test.ts holds each line to its filter.
+        const severity = received.answer.status === 405 ? 'WARNING' : refusals.severity;
+        deps.log.log(severity, 'request rejected', { outcome: 'rejected', status: received.answer.status, reason: received.reason, error: received.answer.error });
+        send(res, received.answer);
+        return;
+      }
+      answer = received;
     } catch (err) {
       const failure = classifyFailure(err);
       const message = err instanceof Error ? err.message : String(err);
@@ -60,7 +97,6 @@ export function createPushEndpoint(deps: PushEndpointDeps, accept: (envelope: Pu
         answer = { kind: 'fail', code: failure.code, error: 'unable to store the message' };
       }
     }
-    if (answer.kind === 'reject') deps.log.warn('request rejected', { status: answer.status, error: answer.error });
     send(res, answer);
   };
 }

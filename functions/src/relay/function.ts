@@ -2,7 +2,7 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { RelayConfig } from '../config';
-import { withDeadline } from '../core/errors';
+import { classifyFailure, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
@@ -85,7 +85,9 @@ export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res:
       try {
         gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, () => readGauges(relayDeps.db, deps.shards, deps.now()));
       } catch (err) {
-        deps.log.warn('relay gauges not read', { error: err instanceof Error ? err.message : String(err) });
+        // ERROR, not WARNING: without gauges the oldest-OPEN alert sees no data (and so does not fire) and
+        // the level alerts freeze; relay-gauges-missing.json alerts on their absence, this line says why.
+        deps.log.error('relay gauges not read', { code: classifyFailure(err).code, error: err instanceof Error ? err.message : String(err) });
       }
       deps.log.info('relay summary', { relaySummary: summary, gauges });
       res.status(200).json({ ...summary, gauges });

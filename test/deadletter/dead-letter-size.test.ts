@@ -1,0 +1,59 @@
+import { http } from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import { randomBytes } from 'node:crypto';
+import request from 'supertest';
+import { loadConfig } from '../../functions/src/config';
+import { DEAD_LETTER_MAX_BODY_BYTES } from '../../functions/src/deadletter/handler';
+import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
+import { invalidDocId } from '../../functions/src/inbox/ids';
+import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/receiver/function';
+import { createRuntime } from '../../functions/src/runtime';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { envelope } from '../support/push';
+
+/**
+ * receiveDeadLetter's size limit, through the wiring deploy.sh runs
+ * (functions/src/receiver/function.ts): INBOX_MAX_DATA_BYTES binds the
+ * receiver only; the dead-letter endpoint refuses only what Pub/Sub could
+ * never send. The whole road through the Pub/Sub emulator:
+ * test/e2e/dead-letter-size.test.ts.
+ */
+const projectId = uniqueProjectId('dl-size-wired');
+const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(64 * 1024) });
+const runtime = createRuntime(config);
+http('receiverSizeWired', createReceivePubSubPush(config, runtime));
+http('deadLetterSizeWired', createReceiveDeadLetter(config, runtime));
+const receiver = getTestServer('receiverSizeWired');
+const deadLetter = getTestServer('deadLetterSizeWired');
+
+afterAll(async () => {
+  await Promise.all([db.terminate(), runtime.db().terminate()]);
+});
+
+const SOURCE = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '10' };
+
+test("the ceiling is Pub/Sub's: the receiver's limit at the default INBOX_MAX_DATA_BYTES (10 MiB)", () => {
+  expect(DEAD_LETTER_MAX_BODY_BYTES).toBe(loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }).maxBodyBytes);
+});
+
+test('a message over a lowered INBOX_MAX_DATA_BYTES: 413 at the receiver, kept by receiveDeadLetter with its bytes', async () => {
+  const data = randomBytes(1024 * 1024);
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-1' });
+  const refused = await request(receiver).post('/').send(body);
+  expect(refused.status).toBe(413);
+  const kept = await request(deadLetter).post('/').send(body);
+  expect(kept.status).toBe(200);
+  const id = invalidDocId(`projects/${projectId}/subscriptions/work-order-completed-push`, 'dl-size-1');
+  expect(kept.body).toEqual({ outcome: 'parked', id });
+  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataBytes: data.length, rawDataChunks: 2 });
+  const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).orderBy('index').get();
+  expect(Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array))).equals(data)).toBe(true);
+});
+
+test('a body Pub/Sub could never send (over 10 MiB of data plus the envelope) is still refused: 413', async () => {
+  const body = envelope({ data: 'A'.repeat(DEAD_LETTER_MAX_BODY_BYTES), attributes: SOURCE });
+  const res = await request(deadLetter).post('/').send(body);
+  expect(res.status).toBe(413);
+  expect(res.body.error).toContain(`body exceeds ${DEAD_LETTER_MAX_BODY_BYTES} bytes`);
+});
