@@ -138,6 +138,7 @@ validate_args() {
   if [[ -n $START_PROCESS_INVOKER && ! $START_PROCESS_INVOKER =~ ^(serviceAccount|user|group|domain):.+$ ]]; then
     usage_error "--start-process-invoker must be an IAM member such as serviceAccount:EMAIL"
   fi
+  validate_runbook_url
   ((JOBS_QUEUE_MAX_ATTEMPTS > JOB_MAX_ATTEMPTS)) || die "the $JOBS_QUEUE queue must allow more attempts than INBOX_JOB_MAX_ATTEMPTS"
 }
 

@@ -136,6 +136,9 @@ function_env() {
 
 # `functions deploy` creates or updates, so it is idempotent by itself.
 # --set-env-vars replaces the whole set: a variable removed here is removed there.
+# --serve-all-traffic-latest-revision: after a rollback by traffic split
+# (docs/runbook.md), the next deploy serves the new code again instead of
+# leaving traffic pinned to the old revision.
 # The upload is the repository minus infra/gcloudignore (a deny-list: see
 # that file); Cloud Build runs `npm ci` and `npm run gcp-build` on it as
 # inbox-build. test/infra/deploy-rehearsal.test.ts runs these exact commands
@@ -151,6 +154,7 @@ deploy_function() {
     --memory="${FN_MEMORY[$fn]}" --cpu="${FN_CPU[$fn]}" --timeout="${FN_TIMEOUT[$fn]}" \
     --concurrency="${FN_CONCURRENCY[$fn]}" \
     --max-instances="${FN_MAX_INSTANCES[$fn]}" --min-instances="${FN_MIN_INSTANCES[$fn]}" \
+    --serve-all-traffic-latest-revision \
     --set-env-vars="$env_vars"
 }
 

@@ -110,11 +110,15 @@ apply_dashboards() {
   done 3<<<"$listing"
 }
 
+# Called by deploy.sh's validate_args, so a bad URL stops the run before anything is created.
+validate_runbook_url() {
+  if [[ -n $RUNBOOK_URL && ! $RUNBOOK_URL =~ ^https?://[^[:space:]#\"\'\<\>\(\)\`]+$ ]]; then
+    usage_error "--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment (the anchor is appended), got '$RUNBOOK_URL'"
+  fi
+}
+
 apply_monitoring() {
   section "Monitoring: log-based metrics, alert policies, dashboard"
-  if [[ -n $RUNBOOK_URL && ! $RUNBOOK_URL =~ ^https?://[^[:space:]#\"\'\<\>\(\)\`]+$ ]]; then
-    die "--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment (the anchor is appended), got '$RUNBOOK_URL'" 2
-  fi
   if [[ -z $RUNBOOK_URL ]]; then
     note "no --runbook-url: the alert texts name their runbook section (docs/runbook.md#...) and carry what the on-call needs"
   fi

@@ -131,6 +131,8 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       // A Cloud Run rule: more than one request at a time needs a whole vCPU.
       const service = sent?.serviceConfig ?? {};
       if (Number(service.maxInstanceRequestConcurrency) > 1) expect(Number(service.availableCpu)).toBeGreaterThanOrEqual(1);
+      // A deploy after a rollback by traffic split serves the new revision again.
+      expect(service.allTrafficOnLatestRevision).toBe(true);
     }
   });
 
