@@ -34,7 +34,7 @@ export function completionPayload(workOrderId: string): Record<string, unknown> 
 
 /** Inbox id of a work order's completion (deterministic: the receiver's dedup key). */
 export function completionId(workOrderId: string): string {
-  return messageDocId('WorkOrderCompleted', `done-${workOrderId}`);
+  return messageDocId('WorkOrderCompleted', workOrderId, `done-${workOrderId}`);
 }
 
 /**

@@ -47,7 +47,7 @@ describe('receiveDeadLetter', () => {
   test('a message the inbox never got is kept as PARKED / DEAD_LETTERED with payload and source, for good', async () => {
     const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-1' }, { attributes: deadLetterAttributes, subscription: 'projects/test/subscriptions/dead-letter-push' }));
     expect(res.status).toBe(200);
-    const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-dl-1');
+    const id = messageDocId('WorkOrderCompleted', 'WO-dl-1', 'WorkOrderCompleted:WO-dl-1');
     expect(res.body).toEqual({ outcome: 'parked', id });
     const doc = (await inbox.doc(id).get()).data();
     expect(doc).toMatchObject({

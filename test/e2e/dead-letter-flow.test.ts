@@ -45,7 +45,7 @@ afterAll(async () => {
 
 test('after the maximum delivery attempts the message arrives through the dead-letter topic and is kept PARKED / DEAD_LETTERED', async () => {
   await pubsub.topic('work-order-completed').publishMessage({ json: completion({ workOrderId: 'WO-dlq' }), attributes: { eventType: 'WorkOrderCompleted' } });
-  const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-dlq');
+  const id = messageDocId('WorkOrderCompleted', 'WO-dlq', 'WorkOrderCompleted:WO-dlq');
   const doc = await waitFor('the dead-lettered document', async () => {
     const snap = await db.collection(INBOX).doc(id).get();
     return snap.exists ? snap.data() : undefined;

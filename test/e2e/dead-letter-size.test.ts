@@ -53,7 +53,7 @@ test('messages the receiver refused for their size end PARKED / DEAD_LETTERED wi
 
   // An unreadable message's id is made of the dead-letter delivery's message id, which Pub/Sub assigns anew
   // when it forwards the message: found by its size instead.
-  const validId = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-dl-size');
+  const validId = messageDocId('WorkOrderCompleted', 'WO-dl-size', 'WorkOrderCompleted:WO-dl-size');
   const [rawDoc, validDoc] = await Promise.all([
     waitFor('the unreadable message in the inbox', async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0], 110_000, 250),
     waitFor(`inbox/${validId}`, async () => {

@@ -46,7 +46,7 @@ async function publishCompletion(workOrderId: string): Promise<string> {
 }
 
 function docFor(workOrderId: string): FirebaseFirestore.DocumentReference {
-  return db.collection(INBOX).doc(messageDocId('WorkOrderCompleted', `WorkOrderCompleted:${workOrderId}`));
+  return db.collection(INBOX).doc(messageDocId('WorkOrderCompleted', workOrderId, `WorkOrderCompleted:${workOrderId}`));
 }
 
 describe('Pub/Sub emulator → push → receiver → Firestore', () => {

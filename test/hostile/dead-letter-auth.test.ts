@@ -37,7 +37,7 @@ let served: Served[] = [];
 /** What Pub/Sub adds when it forwards a message to the dead-letter topic. */
 const deadLetterAttributes = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: 'test', CloudPubSubDeadLetterSourceDeliveryCount: '10' };
 const deadLettered = (workOrderId: string) => completionEnvelope({ workOrderId }, { attributes: deadLetterAttributes });
-const idOf = (workOrderId: string) => messageDocId('WorkOrderCompleted', `WorkOrderCompleted:${workOrderId}`);
+const idOf = (workOrderId: string) => messageDocId('WorkOrderCompleted', workOrderId, `WorkOrderCompleted:${workOrderId}`);
 
 beforeAll(async () => {
   served = [await serve(deadLetter.server), await serve(receiver.server)];

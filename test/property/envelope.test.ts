@@ -132,7 +132,7 @@ describe('round trip of a valid message', () => {
         if (draft.kind !== 'valid') return;
         expect(draft.payload).toEqual(payload);
         const dedupKey = payload.eventId ?? `WorkOrderCompleted:${payload.workOrderId}`;
-        expect(draft).toMatchObject({ correlationKey: payload.workOrderId, dedupKey, id: messageDocId('WorkOrderCompleted', dedupKey) });
+        expect(draft).toMatchObject({ correlationKey: payload.workOrderId, dedupKey, id: messageDocId('WorkOrderCompleted', payload.workOrderId, dedupKey) });
       }),
       RUNS,
     );

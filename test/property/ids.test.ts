@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { stableId } from '../../functions/src/core/hash';
 import { correlationKeyDocId, executionId, instanceId, jobId } from '../../functions/src/engine/ids';
-import { collisionDocId, invalidDocId, messageDocId, shardOf } from '../../functions/src/inbox/ids';
+import { collisionDocId, invalidDocId, legacyMessageDocId, messageDocId, shardOf } from '../../functions/src/inbox/ids';
 
 /**
  * Properties of the deterministic document ids (inbox/ids.ts, engine/ids.ts,
@@ -23,7 +23,8 @@ const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.array(fc.
 
 /** Every id function, as a function of two strings (the shapes the code passes in). */
 const ID_FUNCTIONS: ReadonlyArray<readonly [string, (a: string, b: string) => string]> = [
-  ['messageDocId', messageDocId],
+  ['messageDocId', (a, b) => messageDocId('WorkOrderCompleted', a, b)],
+  ['legacyMessageDocId', legacyMessageDocId],
   ['invalidDocId', (a, b) => invalidDocId(a, b)],
   ['collisionDocId', collisionDocId],
   ['instanceId', instanceId],
@@ -50,7 +51,8 @@ describe('document ids', () => {
     const split = fc.tuple(text, text.filter((b) => b.length > 0), text, fc.constantFrom('', ':', ',', '","', '\\"', '/'));
     fc.assert(
       fc.property(split, ([a, b, c, sep]) => {
-        expect(messageDocId(a, b + sep + c)).not.toBe(messageDocId(a + sep + b, c));
+        expect(messageDocId('N', a, b + sep + c)).not.toBe(messageDocId('N', a + sep + b, c));
+        expect(legacyMessageDocId(a, b + sep + c)).not.toBe(legacyMessageDocId(a + sep + b, c));
         expect(instanceId(a, b + sep + c)).not.toBe(instanceId(a + sep + b, c));
         expect(stableId(a, b, c)).not.toBe(stableId(a + b, c));
         expect(stableId(a, b, c)).not.toBe(stableId(a, b + c));
@@ -65,9 +67,9 @@ describe('document ids', () => {
     fc.assert(
       fc.property(fc.uniqueArray(fc.tuple(text, text), { minLength: 2, maxLength: 60, selector: ([a, b]) => JSON.stringify([a, b]) }), (pairs) => {
         const ids = new Set<string>();
-        for (const [a, b] of pairs) for (const [, id] of ID_FUNCTIONS.slice(0, 5)) ids.add(id(a, b));
-        // Five kinds of id per distinct pair, all different: the kind tag separates kinds, the hash separates inputs.
-        expect(ids.size).toBe(pairs.length * 5);
+        for (const [a, b] of pairs) for (const [, id] of ID_FUNCTIONS.slice(0, 6)) ids.add(id(a, b));
+        // Six kinds of id per distinct pair, all different: the kind tag (and the number of parts) separates kinds, the hash separates inputs.
+        expect(ids.size).toBe(pairs.length * 6);
       }),
       { ...RUNS, numRuns: 200 },
     );
@@ -76,7 +78,7 @@ describe('document ids', () => {
   test('a collision document never lands on the document it collides with', () => {
     fc.assert(
       fc.property(text, text, fc.string({ unit: 'binary' }), (name, key, payloadHash) => {
-        const first = messageDocId(name, key);
+        const first = messageDocId(name, key, key);
         expect(collisionDocId(first, payloadHash)).not.toBe(first);
       }),
       RUNS,
@@ -98,7 +100,7 @@ describe('shardOf', () => {
   test('is an integer in [0, shards) for every id the code produces', () => {
     fc.assert(
       fc.property(text, text, fc.integer({ min: 1, max: 10_000 }), (a, b, shards) => {
-        const shard = shardOf(messageDocId(a, b), shards);
+        const shard = shardOf(messageDocId('M', a, b), shards);
         expect(Number.isInteger(shard)).toBe(true);
         expect(shard).toBeGreaterThanOrEqual(0);
         expect(shard).toBeLessThan(shards);
@@ -112,7 +114,7 @@ describe('shardOf', () => {
     const keys = [...fc.sample(text, { seed: 7, numRuns: 10_000 }), ...Array.from({ length: 10_000 }, (_, i) => `WO-${i}`)];
     const counts = new Array<number>(shards).fill(0);
     keys.forEach((key, i) => {
-      const shard = shardOf(messageDocId('WorkOrderCompleted', `${i}:${key}`), shards);
+      const shard = shardOf(messageDocId('WorkOrderCompleted', `${i}:${key}`, 'evt'), shards);
       counts[shard] = (counts[shard] ?? 0) + 1;
     });
     const expected = keys.length / shards;

@@ -24,7 +24,7 @@ describe('receivePubSubPush: outcomes', () => {
     const body = completionEnvelope({ workOrderId: 'WO-new' }, { messageId: 'm-new', publishTime: '2026-11-29T09:59:00Z', deliveryAttempt: 1 });
     const res = await request(server).post('/').send(body);
     expect(res.status).toBe(200);
-    const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-new');
+    const id = messageDocId('WorkOrderCompleted', 'WO-new', 'WorkOrderCompleted:WO-new');
     expect(res.body).toEqual({ outcome: 'stored', id, status: 'OPEN', reason: null });
 
     const doc = (await inbox.doc(id).get()).data();
@@ -64,7 +64,7 @@ describe('receivePubSubPush: outcomes', () => {
   test('a redelivery changes nothing and is logged as a duplicate', async () => {
     const body = completionEnvelope({ workOrderId: 'WO-redelivered' }, { messageId: 'm-r' });
     expect((await request(server).post('/').send(body)).status).toBe(200);
-    const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-redelivered');
+    const id = messageDocId('WorkOrderCompleted', 'WO-redelivered', 'WorkOrderCompleted:WO-redelivered');
     const before = await inbox.doc(id).get();
 
     const again = await request(server).post('/').send(body);
@@ -81,13 +81,13 @@ describe('receivePubSubPush: outcomes', () => {
     // Same instant written differently is a different payload: the event id alone does not decide.
     expect(res.body.outcome).toBe('stored');
     const same = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dup', eventId: 'e-1' }, { messageId: 'c' }));
-    expect(same.body).toEqual({ outcome: 'duplicate', id: messageDocId('WorkOrderCompleted', 'e-1') });
+    expect(same.body).toEqual({ outcome: 'duplicate', id: messageDocId('WorkOrderCompleted', 'WO-dup', 'e-1') });
   });
 
   test('same dedup key, different payload: the second is kept as PARKED KEY_COLLISION pointing at the first', async () => {
     const first = completionEnvelope({ workOrderId: 'WO-tranche', completedItems: 100 }, { messageId: 't1' });
     const second = completionEnvelope({ workOrderId: 'WO-tranche', completedItems: 250 }, { messageId: 't2' });
-    const firstId = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-tranche');
+    const firstId = messageDocId('WorkOrderCompleted', 'WO-tranche', 'WorkOrderCompleted:WO-tranche');
     await request(server).post('/').send(first);
     const res = await request(server).post('/').send(second);
     expect(res.status).toBe(200);

@@ -37,7 +37,7 @@ describe('technical failures are never acked', () => {
     // not outlive this test (a retry after db.terminate() throws inside the
     // finished function, and jest fails the run for a log after the tests).
     proxy.setMode('forward');
-    const id = messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-outage');
+    const id = messageDocId('WorkOrderCompleted', 'WO-outage', 'WorkOrderCompleted:WO-outage');
     await waitFor('the abandoned write to land', async () => ((await db.collection(INBOX).doc(id).get()).exists ? true : undefined), 30_000);
     // Pub/Sub keeps redelivering until it gets a 2xx: the redelivery finds the message stored.
     const again = await waitFor('a 2xx after recovery', async () => {

@@ -1,27 +1,31 @@
-import { collisionDocId, invalidDocId, messageDocId, shardOf } from '../../functions/src/inbox/ids';
+import { collisionDocId, invalidDocId, legacyMessageDocId, messageDocId, shardOf } from '../../functions/src/inbox/ids';
 import { canonicalJson } from '../../functions/src/core/hash';
 import { classifyFailure, DeadlineExceededError, withDeadline } from '../../functions/src/core/errors';
 
 describe('document ids', () => {
   test('are deterministic, hex, and differ per part', () => {
-    expect(messageDocId('A', 'k')).toBe(messageDocId('A', 'k'));
-    expect(messageDocId('A', 'k')).toMatch(/^[0-9a-f]{40}$/);
-    expect(messageDocId('A', 'k')).not.toBe(messageDocId('B', 'k'));
+    expect(messageDocId('A', 'WO-1', 'k')).toBe(messageDocId('A', 'WO-1', 'k'));
+    expect(messageDocId('A', 'WO-1', 'k')).toMatch(/^[0-9a-f]{40}$/);
+    expect(messageDocId('A', 'WO-1', 'k')).not.toBe(messageDocId('B', 'WO-1', 'k'));
+    // The correlation key is part of the identity: one event id under two keys is two events.
+    expect(messageDocId('A', 'WO-1', 'k')).not.toBe(messageDocId('A', 'WO-2', 'k'));
     // Part boundaries matter: ("a:b","c") is not ("a","b:c").
-    expect(messageDocId('a:b', 'c')).not.toBe(messageDocId('a', 'b:c'));
+    expect(messageDocId('a:b', 'c', 'd')).not.toBe(messageDocId('a', 'b:c', 'd'));
+    // The old scheme (name, dedup key) never meets the new one.
+    expect(legacyMessageDocId('A', 'k')).not.toBe(messageDocId('A', '', 'k'));
     expect(invalidDocId(null, 'm')).not.toBe(invalidDocId('s', 'm'));
     expect(collisionDocId('x', 'h1')).not.toBe(collisionDocId('x', 'h2'));
   });
 
   test('are not sequential for sequential keys', () => {
-    const ids = Array.from({ length: 50 }, (_, i) => messageDocId('WorkOrderCompleted', `WO-${i}`));
+    const ids = Array.from({ length: 50 }, (_, i) => messageDocId('WorkOrderCompleted', `WO-${i}`, `WorkOrderCompleted:WO-${i}`));
     const sorted = [...ids].sort();
     expect(sorted).not.toEqual(ids);
   });
 
   test('shards spread evenly', () => {
     const counts = new Array<number>(16).fill(0);
-    for (let i = 0; i < 16_000; i++) counts[shardOf(messageDocId('M', String(i)), 16)]! += 1;
+    for (let i = 0; i < 16_000; i++) counts[shardOf(messageDocId('M', String(i), 'e'), 16)]! += 1;
     for (const c of counts) expect(c).toBeGreaterThan(800);
   });
 });

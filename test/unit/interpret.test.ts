@@ -13,7 +13,7 @@ describe('interpretMessage', () => {
   test('a valid completion gets its keys from the registry', () => {
     const draft = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY);
     expect(draft).toMatchObject({ kind: 'valid', messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', dedupKey: 'WorkOrderCompleted:WO-1' });
-    expect(draft.id).toBe(messageDocId('WorkOrderCompleted', 'WorkOrderCompleted:WO-1'));
+    expect(draft.id).toBe(messageDocId('WorkOrderCompleted', 'WO-1', 'WorkOrderCompleted:WO-1'));
   });
 
   test("the sender's eventId is the dedup key when present", () => {

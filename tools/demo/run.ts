@@ -56,7 +56,7 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
   const plan = planOrders(run, ctx.options.orders);
   const of = (s: ScenarioId): PlannedOrder[] => plan.filter((o) => o.scenario === s);
   const published: { completionIds: Map<string, string>; poisonIds: string[] } = { completionIds: new Map(), poisonIds: [] };
-  for (const o of plan) published.completionIds.set(o.workOrderId, messageDocId('WorkOrderCompleted', `done-${o.workOrderId}`));
+  for (const o of plan) published.completionIds.set(o.workOrderId, messageDocId('WorkOrderCompleted', o.workOrderId, `done-${o.workOrderId}`));
   const commands: string[] = [];
   const phases: Array<{ phase: string; seconds: number; error: string | null }> = [];
   let messages = 0;

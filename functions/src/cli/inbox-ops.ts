@@ -25,7 +25,7 @@ export function checkRequeue(id: string, doc: InboxView | undefined): RequeueChe
   }
   // A second payload under an event id the inbox already holds: correlating it would count that business event twice.
   if (typeof doc.collidesWith === 'string') {
-    return { ok: false, why: `${id} is a second payload of the event in ${doc.collidesWith} (KEY_COLLISION): compare the two with \`inbox show\`; correlating it would count the event twice` };
+    return { ok: false, why: `${id} is a second payload of the event in ${doc.collidesWith} (KEY_COLLISION): requeueing it would count that event twice; if it is an event of its own, \`inbox repair admit-collision ${id} --dry-run\` shows both payloads, then run it without --dry-run` };
   }
   return { ok: true, doc, correlationKey: doc.correlationKey };
 }

@@ -35,6 +35,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   // Commands load their modules (and the SDKs behind them) only when they run.
   const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands') as typeof import('./inbox-commands');
   const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
+  const admission = (): typeof import('./admit-collision') => require('./admit-collision') as typeof import('./admit-collision');
 
   program.command('stats').description('counts by status and reason, age of the oldest OPEN document').action(() => inbox().stats(context()));
   program
@@ -63,7 +64,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .description('open incidents (duplicate waiting points, failed jobs, …) and the FAILED jobs of instances in INCIDENT')
     .option('--all', 'also resolved incidents and every FAILED job')
     .action((options: { all?: boolean }) => processes().incidents(context(), options));
-  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents');
+  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents, admit a key collision');
   repair
     .command('move-token')
     .requiredOption('--instance <id>', 'process instance')
@@ -76,6 +77,12 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
     .option('--note <text>', 'what was done, kept with each incident')
     .action((id: string, options: { note?: string }) => processes().resolveIncidentCommand(context(), id, options));
+  repair
+    .command('admit-collision <id>')
+    .description('after comparing both payloads: a KEY_COLLISION document becomes an event of its own (OPEN, its own id), never a second copy of the first')
+    .option('--dry-run', 'show both payloads and what would change; change nothing')
+    .option('--note <text>', 'why, kept with the document')
+    .action((id: string, options: { dryRun?: boolean; note?: string }) => admission().admitCollisionCommand(context(), id, options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options) => processes().cancelTokenCommand(context(), options));
   program
     .command('purge')

@@ -23,6 +23,23 @@ export const RETRYABLE_GRPC_CODES: ReadonlyMap<number, string> = new Map([
 
 /** gRPC ALREADY_EXISTS: what Firestore's create() reports for an existing document. */
 export const GRPC_ALREADY_EXISTS = 6;
+/** gRPC FAILED_PRECONDITION. */
+export const GRPC_FAILED_PRECONDITION = 9;
+/** gRPC ABORTED: retryable (contention, or a write that must be tried again). */
+export const GRPC_ABORTED = 10;
+
+/**
+ * A write refused because a document it must not find exists: ALREADY_EXISTS
+ * for create() and for a delete that asserts absence (`{ exists: false }`;
+ * the emulator answers ALREADY_EXISTS for both). FAILED_PRECONDITION is what
+ * the API calls a failed precondition elsewhere, so it is taken the same way:
+ * callers read what exists before they conclude anything, so a refusal for
+ * another reason is never taken for a duplicate.
+ */
+export function isRefusedAsExisting(err: unknown): boolean {
+  const code = errorCode(err);
+  return code === GRPC_ALREADY_EXISTS || code === GRPC_FAILED_PRECONDITION;
+}
 
 /** Node socket errors that mean "the backend is not reachable right now". */
 const RETRYABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'ENOTFOUND']);

@@ -1,5 +1,6 @@
-import type { Firestore } from '@google-cloud/firestore';
-import { runUnitOfWork } from '../engine/store/unit-of-work';
+import type { DocumentReference, Firestore } from '@google-cloud/firestore';
+import { runUnitOfWork, type UnitOfWork } from '../engine/store/unit-of-work';
+import { dedupVerdict } from '../inbox/dedup';
 import { collisionDocument, INBOX, INLINE_RAW_BYTES, type InboxDocument, invalidDocument, openDocument } from '../inbox/document';
 import { writeRawChunks } from '../inbox/store-message';
 import type { PushEnvelope } from '../receiver/envelope';
@@ -31,37 +32,57 @@ function parkedDocument(draft: InboxDraft, envelope: PushEnvelope, now: Date, sh
   };
 }
 
+/** Appends the event to an existing document (once per messageId); its status stays. */
+function recordOn(uow: UnitOfWork, ref: DocumentReference, existing: Record<string, unknown>, event: DeadLetterEvent): void {
+  const events = Array.isArray(existing.deadLetterEvents) ? (existing.deadLetterEvents as DeadLetterEvent[]) : [];
+  if (!events.some((e) => e.messageId === event.messageId)) uow.set(ref, { ...existing, deadLetterEvents: [...events, event] });
+}
+
 /**
  * Stores a dead-lettered message for good. Under the id the receiver would
- * have used: if that document exists (the receiver did store it, and Pub/Sub
- * still gave up, e.g. its 2xx came too late), the event is appended to it and
- * its status (OPEN, DONE, PARKED) stays; a different payload under that id
- * gets its own PARKED document pointing at the first. Otherwise a new PARKED
- * / DEAD_LETTERED document keeps the payload (or raw bytes) and never expires.
- * Raw data larger than 256 KiB goes to `rawChunks` first, as in the receiver.
+ * have used: if the message is known there (the receiver did store it, and
+ * Pub/Sub still gave up, e.g. its 2xx came too late), the event is appended
+ * to its document and its status (OPEN, DONE, PARKED) stays; a different
+ * payload gets its own PARKED document pointing at the first. Like the receiver it looks under the old-scheme id too
+ * (ids.ts, legacyMessageDocId). Otherwise a new PARKED / DEAD_LETTERED
+ * document keeps the payload (or raw bytes) and never expires. Raw data
+ * larger than 256 KiB goes to `rawChunks` first, as in the receiver.
  */
 export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope: PushEnvelope, source: DeadLetterSource, now: Date, shards: number): Promise<DeadLetterOutcome> {
   const event: DeadLetterEvent = { at: now, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount };
   if (draft.kind === 'invalid' && draft.rawData.length > INLINE_RAW_BYTES) await writeRawChunks(db, draft.id, draft.rawData);
+  const deadLetter = { sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, attributes: source.attributes };
   const { result } = await runUnitOfWork(db, async (uow): Promise<DeadLetterOutcome> => {
-    const ref = db.collection(INBOX).doc(draft.id);
-    const existing = await uow.get(ref);
-    if (existing === undefined) {
-      const parked = parkedDocument(draft, envelope, now, shards, event, source);
-      uow.create(ref, parked.doc);
+    const inbox = (id: string): DocumentReference => db.collection(INBOX).doc(id);
+    const createParked = (): DeadLetterOutcome => {
+      uow.create(inbox(draft.id), parkedDocument(draft, envelope, now, shards, event, source).doc);
       return { kind: 'PARKED', id: draft.id };
-    }
-    if (existing.payloadHash === draft.payloadHash || draft.kind === 'invalid') {
-      const events = Array.isArray(existing.deadLetterEvents) ? (existing.deadLetterEvents as DeadLetterEvent[]) : [];
-      if (!events.some((e) => e.messageId === event.messageId)) uow.set(ref, { ...existing, deadLetterEvents: [...events, event] });
+    };
+    if (draft.kind === 'invalid') {
+      const existing = await uow.get(inbox(draft.id));
+      if (existing === undefined) return createParked();
+      recordOn(uow, inbox(draft.id), existing, event);
       return { kind: 'RECORDED', id: draft.id, status: String(existing.status) };
     }
-    // Same key, different payload: the receiver's KEY_COLLISION rule, parked as dead-lettered.
-    const collision = collisionDocument(draft, draft.id, { envelope, now, shards });
-    const collisionRef = db.collection(INBOX).doc(collision.id);
-    if ((await uow.get(collisionRef)) !== undefined) return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
-    uow.create(collisionRef, { ...collision.doc, reason: 'DEAD_LETTERED', deadLetter: { sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, attributes: source.attributes }, deadLetterEvents: [event] });
-    return { kind: 'PARKED', id: collision.id };
+    const found = { doc: await uow.get(inbox(draft.id)), legacyDoc: await uow.get(inbox(draft.legacyId)) };
+    const verdict = dedupVerdict(draft, found);
+    switch (verdict.kind) {
+      case 'NOTHING':
+      case 'OTHER_KEY_UNDER_LEGACY_ID':
+        return createParked();
+      case 'DUPLICATE': {
+        const existing = (await uow.get(inbox(verdict.id))) ?? {};
+        recordOn(uow, inbox(verdict.id), existing, event);
+        return { kind: 'RECORDED', id: verdict.id, status: String(existing.status) };
+      }
+      case 'COLLISION': {
+        // Same identity, different payload: the receiver's KEY_COLLISION rule, parked as dead-lettered.
+        const collision = collisionDocument(draft, verdict.firstId, { envelope, now, shards });
+        if ((await uow.get(inbox(collision.id))) !== undefined) return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
+        uow.create(inbox(collision.id), { ...collision.doc, reason: 'DEAD_LETTERED', deadLetter, deadLetterEvents: [event] });
+        return { kind: 'PARKED', id: collision.id };
+      }
+    }
   });
   return result;
 }

@@ -5,8 +5,21 @@ import { stableId } from '../core/hash';
  * id, so storing it is a create() that a redelivery cannot repeat.
  */
 
-/** A valid message: one document per (message name, dedup key). */
-export function messageDocId(messageName: string, dedupKey: string): string {
+/**
+ * A valid message: one document per (message name, correlation key, dedup
+ * key). The correlation key is part of the identity so that two work orders
+ * whose sender reuses an event id are two events, never a KEY_COLLISION.
+ */
+export function messageDocId(messageName: string, correlationKey: string, dedupKey: string): string {
+  return stableId('message', messageName, correlationKey, dedupKey);
+}
+
+/**
+ * The id the receiver gave a valid message before the correlation key was
+ * part of it. Documents (and processed records) stored under it keep that id;
+ * the receiver checks it too before it creates a document (store-message.ts).
+ */
+export function legacyMessageDocId(messageName: string, dedupKey: string): string {
   return stableId('message', messageName, dedupKey);
 }
 

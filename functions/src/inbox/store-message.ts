@@ -2,18 +2,19 @@ import type { Firestore } from '@google-cloud/firestore';
 import type * as FirestoreModule from '@google-cloud/firestore';
 import { correlationKeyDocId } from '../engine/ids';
 import { COLLECTIONS, type LaneEntry } from '../engine/store/collections';
-import { errorCode, GRPC_ALREADY_EXISTS } from '../core/errors';
+import { errorCode, GRPC_ABORTED, GRPC_ALREADY_EXISTS, isRefusedAsExisting } from '../core/errors';
 import { lazy } from '../core/lazy';
 import type { PushEnvelope } from '../receiver/envelope';
 import type { InboxDraft, InvalidDraft, ValidDraft } from '../receiver/interpret';
+import { dedupVerdict, type Found } from './dedup';
 import { collisionDocument, INBOX, type InboxDocument, invalidDocument, openDocument, RAW_CHUNKS, rawChunks } from './document';
 
 /** What storing one pushed message did. Every outcome is safe to ack. */
 export type StoreOutcome =
   | { readonly kind: 'STORED'; readonly id: string; readonly doc: InboxDocument }
-  /** The same message again (redelivery or duplicate publish): nothing changed. */
+  /** The same message again (redelivery or duplicate publish): nothing changed. `id`: where it is. */
   | { readonly kind: 'DUPLICATE'; readonly id: string }
-  /** Same dedup key, different payload: stored as its own PARKED document. */
+  /** Same dedup identity (name, key, dedup key), different payload: stored as its own PARKED document. */
   | { readonly kind: 'COLLISION'; readonly id: string; readonly firstId: string; readonly doc: InboxDocument; readonly duplicate: boolean };
 
 export interface StoreContext {
@@ -33,8 +34,76 @@ const firestoreModule = lazy(() => require('@google-cloud/firestore') as typeof 
  */
 const CHUNKS_PER_BATCH = 4;
 
-function isAlreadyExists(err: unknown): boolean {
-  return errorCode(err) === GRPC_ALREADY_EXISTS;
+/**
+ * A delete that changes nothing and fails the whole commit if the document
+ * exists: "this must not exist" as part of a batch, at no extra round trip
+ * (a read before the commit would be one more on the ack path).
+ */
+const ABSENT = { exists: false } as const;
+
+/**
+ * create() of an OPEN document, atomically with its entry in the key's lane
+ * (correlationKeys/{hash}.open, an arrayUnion: no read, no transaction). The
+ * lane gives the relay its per-key order and the engine its buffer as reads
+ * by id. With `legacy`, the same commit asserts that no document exists under
+ * the id the message had before the correlation key was part of it. If
+ * either exists, the commit fails whole.
+ */
+async function createOpen(db: Firestore, draft: ValidDraft, doc: InboxDocument, legacy: boolean): Promise<{ readonly refused: unknown } | null> {
+  const { FieldValue } = firestoreModule();
+  const correlationKey = doc.correlationKey ?? '';
+  const entry: LaneEntry = { inboxId: draft.id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime, receivedAt: doc.receivedAt };
+  const batch = db.batch();
+  batch.create(db.collection(INBOX).doc(draft.id), doc);
+  if (legacy) batch.delete(db.collection(INBOX).doc(draft.legacyId), ABSENT);
+  batch.set(db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)), { correlationKey, open: FieldValue.arrayUnion(entry), updatedAt: doc.receivedAt }, { merge: true });
+  try {
+    await batch.commit();
+    return null;
+  } catch (err) {
+    if (isRefusedAsExisting(err)) return { refused: err };
+    throw err;
+  }
+}
+
+/** The places a message may already be, in one round trip. */
+async function findStored(db: Firestore, draft: ValidDraft): Promise<Found> {
+  const [doc, legacyDoc] = (await db.getAll(db.collection(INBOX).doc(draft.id), db.collection(INBOX).doc(draft.legacyId))).map((s) => s.data());
+  return { doc, legacyDoc };
+}
+
+/** Attempts of the create: a refusal whose cause is gone by the time it is read (a deletion in between) is tried again. */
+const STORE_ATTEMPTS = 3;
+
+async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): Promise<StoreOutcome> {
+  const doc = openDocument(draft, ctx);
+  let legacy = true;
+  let refusal: unknown;
+  for (let attempt = 0; attempt < STORE_ATTEMPTS; attempt++) {
+    const result = await createOpen(db, draft, doc, legacy);
+    if (result === null) return { kind: 'STORED', id: draft.id, doc };
+    refusal = result.refused;
+    const verdict = dedupVerdict(draft, await findStored(db, draft));
+    switch (verdict.kind) {
+      case 'DUPLICATE':
+        return { kind: 'DUPLICATE', id: verdict.id };
+      case 'COLLISION': {
+        // The dedup identity is taken by another payload. Swallowing this one would be the
+        // silent loss the article warns about; keep it as its own parked document.
+        const collision = collisionDocument(draft, verdict.firstId, ctx);
+        const created = await createIfAbsent(db, collision.id, collision.doc);
+        return { kind: 'COLLISION', id: collision.id, firstId: verdict.firstId, doc: collision.doc, duplicate: !created };
+      }
+      case 'OTHER_KEY_UNDER_LEGACY_ID':
+        legacy = false;
+        break;
+      case 'NOTHING':
+        break;
+    }
+  }
+  // Refused each time, yet nothing found: not a duplicate. Never acked; Pub/Sub redelivers.
+  if (errorCode(refusal) === GRPC_ALREADY_EXISTS) throw Object.assign(new Error(`inbox write for ${draft.id} refused as existing ${STORE_ATTEMPTS} times, but nothing exists under its ids`), { code: GRPC_ABORTED });
+  throw refusal;
 }
 
 /** create(); false if the document already exists. Any other error propagates (technical). */
@@ -43,45 +112,9 @@ async function createIfAbsent(db: Firestore, id: string, doc: InboxDocument): Pr
     await db.collection(INBOX).doc(id).create(doc);
     return true;
   } catch (err) {
-    if (isAlreadyExists(err)) return false;
+    if (errorCode(err) === GRPC_ALREADY_EXISTS) return false;
     throw err;
   }
-}
-
-/**
- * create() of an OPEN document, atomically with its entry in the key's lane
- * (correlationKeys/{hash}.open, an arrayUnion: no read, no transaction). The
- * lane gives the relay its per-key order and the engine its buffer as reads
- * by id. If the document exists, the batch fails whole and the lane is untouched.
- */
-async function createOpen(db: Firestore, id: string, doc: InboxDocument): Promise<boolean> {
-  const { FieldValue } = firestoreModule();
-  const correlationKey = doc.correlationKey ?? '';
-  const entry: LaneEntry = { inboxId: id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime, receivedAt: doc.receivedAt };
-  const batch = db.batch();
-  batch.create(db.collection(INBOX).doc(id), doc);
-  batch.set(db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)), { correlationKey, open: FieldValue.arrayUnion(entry), updatedAt: doc.receivedAt }, { merge: true });
-  try {
-    await batch.commit();
-    return true;
-  } catch (err) {
-    if (isAlreadyExists(err)) return false;
-    throw err;
-  }
-}
-
-async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): Promise<StoreOutcome> {
-  const doc = openDocument(draft, ctx);
-  if (await createOpen(db, draft.id, doc)) return { kind: 'STORED', id: draft.id, doc };
-
-  const existing = await db.collection(INBOX).doc(draft.id).get();
-  if (existing.get('payloadHash') === draft.payloadHash) return { kind: 'DUPLICATE', id: draft.id };
-
-  // The dedup key is taken by another payload. Swallowing this one would be the
-  // silent loss the article warns about; keep it as its own parked document.
-  const collision = collisionDocument(draft, draft.id, ctx);
-  const created = await createIfAbsent(db, collision.id, collision.doc);
-  return { kind: 'COLLISION', id: collision.id, firstId: draft.id, doc: collision.doc, duplicate: !created };
 }
 
 /**

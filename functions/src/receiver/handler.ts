@@ -39,6 +39,8 @@ function ackFor(outcome: StoreOutcome): AcceptAnswer {
     case 'DUPLICATE':
       return { kind: 'ack', body: { outcome: 'duplicate', id: outcome.id } };
     case 'COLLISION':
+      // A redelivery of a known second payload changes nothing (it may have been admitted since: inbox repair admit-collision).
+      if (outcome.duplicate) return { kind: 'ack', body: { outcome: 'duplicate', id: outcome.id } };
       return { kind: 'ack', body: { outcome: 'stored', id: outcome.id, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: outcome.firstId } };
   }
 }
@@ -57,7 +59,9 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
       log.info('duplicate delivery, nothing changed', { ...fields, outcome: 'duplicate' });
       return;
     case 'COLLISION':
-      log.warn('same dedup key, different payload: parked as KEY_COLLISION', { ...fields, outcome: 'parked', reason: 'KEY_COLLISION', collidesWith: outcome.firstId, duplicate: outcome.duplicate });
+      // Logged as parked once: the "documents parked" metric counts these lines, and a redelivery parks nothing.
+      if (outcome.duplicate) log.info('duplicate delivery, nothing changed', { ...fields, outcome: 'duplicate', collidesWith: outcome.firstId });
+      else log.warn('same dedup key, different payload: parked as KEY_COLLISION', { ...fields, outcome: 'parked', reason: 'KEY_COLLISION', collidesWith: outcome.firstId });
       return;
   }
 }

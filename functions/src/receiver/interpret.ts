@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../core/hash';
-import { invalidDocId, messageDocId } from '../inbox/ids';
+import { invalidDocId, legacyMessageDocId, messageDocId } from '../inbox/ids';
 import { decodeBase64, hasLoneSurrogate, type PushEnvelope } from './envelope';
 import { DEFAULT_NAME_ATTRIBUTE, findMessageType, type MessageRegistry } from './registry';
 
@@ -8,6 +8,8 @@ import { DEFAULT_NAME_ATTRIBUTE, findMessageType, type MessageRegistry } from '.
 export interface ValidDraft {
   readonly kind: 'valid';
   readonly id: string;
+  /** The id the same message had before the correlation key was part of it (ids.ts, legacyMessageDocId). */
+  readonly legacyId: string;
   readonly messageName: string;
   readonly correlationKey: string;
   readonly dedupKey: string;
@@ -102,11 +104,13 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
   const unpaired = loneSurrogatePath(payload, '');
   if (unpaired !== null) return invalid(`${type.name} payload: ${unpaired} is not valid Unicode (lone surrogate)`, type.name);
   const dedupKey = type.dedupKey(payload);
+  const correlationKey = type.correlationKey(payload);
   return {
     kind: 'valid',
-    id: messageDocId(type.name, dedupKey),
+    id: messageDocId(type.name, correlationKey, dedupKey),
+    legacyId: legacyMessageDocId(type.name, dedupKey),
     messageName: type.name,
-    correlationKey: type.correlationKey(payload),
+    correlationKey,
     dedupKey,
     payload,
     payloadHash: sha256Hex(canonicalJson(payload)),

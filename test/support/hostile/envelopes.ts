@@ -118,7 +118,7 @@ export function storedExpectation(endpoint: Endpoint, messageId: string, subscri
   const storedSubscription = dl ? deadLetterSubscription(attributes, subscription) : subscription;
   return {
     kind: 'stored',
-    id: verdict.valid ? messageDocId(MESSAGE_NAME, verdict.dedupKey) : invalidDocId(storedSubscription, messageId),
+    id: verdict.valid ? messageDocId(MESSAGE_NAME, verdict.correlationKey, verdict.dedupKey) : invalidDocId(storedSubscription, messageId),
     messageId,
     subscription: storedSubscription,
     attributes: sortedPairs(original),
