@@ -68,6 +68,18 @@ export const DEFAULTS = {
   /** Days DONE documents are kept (expireAt, for a Firestore TTL policy). */
   INBOX_DONE_RETENTION_DAYS: 7,
   /**
+   * Days the record of a processed message (`processedMessages/{id}`: id,
+   * payload hash, when, which instance; no payload) is kept after its DONE
+   * document became DONE, so that Pub/Sub bringing the message back (a
+   * subscription rewound by a seek, a snapshot, retained acked messages)
+   * finds it a duplicate instead of a new message. 31: the longest a topic
+   * or subscription keeps a message, counted from its publication, which is
+   * before processing. Set it to the longest message retention of any topic
+   * or subscription that pushes here; a value below
+   * INBOX_DONE_RETENTION_DAYS protects no longer than the DONE document does.
+   */
+  INBOX_DEDUP_RETENTION_DAYS: 31,
+  /**
    * sweepJobs re-dispatches PENDING jobs older than this: long enough that
    * their creator has dispatched them, short enough that a job whose task was
    * never created (a crash, a transaction that committed after its deadline)
@@ -75,6 +87,11 @@ export const DEFAULTS = {
    */
   INBOX_SWEEP_GRACE_MS: 60_000,
 } as const;
+
+const DAY_MS = 24 * 60 * 60_000;
+
+/** {@link DEFAULTS.INBOX_DEDUP_RETENTION_DAYS} in ms: what callers that are not given the configuration use. */
+export const DEFAULT_RECORD_RETENTION_MS = DEFAULTS.INBOX_DEDUP_RETENTION_DAYS * DAY_MS;
 
 /** Room for the envelope around base64 data: attributes (Pub/Sub allows 100 of up to 1.25 KiB), ids, JSON. */
 const ENVELOPE_ALLOWANCE_BYTES = 512 * 1024;
@@ -120,6 +137,7 @@ const EnvSchema = z
     INBOX_BUFFER_WINDOW_MS: positiveInt(DEFAULTS.INBOX_BUFFER_WINDOW_MS),
     INBOX_ERROR_AFTER_ATTEMPTS: positiveInt(DEFAULTS.INBOX_ERROR_AFTER_ATTEMPTS),
     INBOX_DONE_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DONE_RETENTION_DAYS),
+    INBOX_DEDUP_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DEDUP_RETENTION_DAYS),
     INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
     INBOX_SWEEP_GRACE_MS: positiveInt(DEFAULTS.INBOX_SWEEP_GRACE_MS),
   })
@@ -186,6 +204,8 @@ export interface RelayConfig {
   readonly tasksServiceAccount: string | null;
   readonly policy: { readonly backoffBaseMs: number; readonly backoffCapMs: number; readonly bufferWindowMs: number; readonly errorAfterAttempts: number };
   readonly retentionMs: number;
+  /** See {@link DEFAULTS.INBOX_DEDUP_RETENTION_DAYS}. */
+  readonly recordRetentionMs: number;
   readonly transactionTimeoutMs: number;
 }
 
@@ -256,7 +276,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         bufferWindowMs: e.INBOX_BUFFER_WINDOW_MS,
         errorAfterAttempts: e.INBOX_ERROR_AFTER_ATTEMPTS,
       },
-      retentionMs: e.INBOX_DONE_RETENTION_DAYS * 24 * 60 * 60_000,
+      retentionMs: e.INBOX_DONE_RETENTION_DAYS * DAY_MS,
+      recordRetentionMs: e.INBOX_DEDUP_RETENTION_DAYS * DAY_MS,
       transactionTimeoutMs: e.INBOX_RELAY_TX_TIMEOUT_MS,
     },
   };

@@ -34,7 +34,7 @@ export function createRuntime(config: Config): Runtime {
     const { loadEngine, defaultBpmnDir } = await import('./engine/deployed');
     const { inboxBuffer } = await import('./relay/buffer');
     // The inbox is the engine's message buffer: a token that starts waiting takes its early message at once.
-    return loadEngine(config.bpmnDir ?? defaultBpmnDir(), {}, new Set(Object.keys(handlers())), inboxBuffer(config.relay.retentionMs));
+    return loadEngine(config.bpmnDir ?? defaultBpmnDir(), {}, new Set(Object.keys(handlers())), inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs));
   });
   const queues = new Map<string, JobQueue>();
   const queue = (runJobUrl: string): JobQueue => {

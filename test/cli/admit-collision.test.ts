@@ -10,6 +10,7 @@ import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { TEST_REGISTRY } from '../support/inbox';
 import { base64Json, completionEnvelope, envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { expireAsTtlWould } from '../support/ttl';
 import { cliFor } from './run-cli';
 
 /**
@@ -101,7 +102,10 @@ describe('repair admit-collision', () => {
     expect(again.code).toBe(1);
     expect(again.err).toContain(`${collisionId} was admitted at`);
 
-    // Redeliveries of either payload: duplicates of their own documents.
+    // Redeliveries of either payload: duplicates of their own documents, now and after the DONE documents expired.
+    expect(await push(second)).toEqual({ outcome: 'duplicate', id: collisionId });
+    expect(await push(first)).toEqual({ outcome: 'duplicate', id: firstId });
+    await expireAsTtlWould(db, new Date(Date.now() + 8 * DAY));
     expect(await push(second)).toEqual({ outcome: 'duplicate', id: collisionId });
     expect(await push(first)).toEqual({ outcome: 'duplicate', id: firstId });
     expect((await db.collection(INBOX).where('correlationKey', '==', key).where('status', 'in', ['OPEN', 'PARKED']).get()).size).toBe(0);

@@ -80,7 +80,7 @@ describe('firestore.indexes.json as `firebase deploy --only firestore` reads it'
     const spec = readSpec(config.path('firestore.indexes.json'));
     expect(() => new FirestoreApi().validateSpec(spec)).not.toThrow();
     expect(spec.indexes).toEqual(INDEXES.indexes.map((i) => ({ collectionGroup: i.collectionGroup, queryScope: i.queryScope, fields: i.fields })));
-    expect(spec.fieldOverrides.filter((o) => o.ttl === true).map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(['inbox.expireAt']);
+    expect(spec.fieldOverrides.filter((o) => o.ttl === true).map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(['inbox.expireAt', 'processedMessages.expireAt']);
   });
 
   it.each([

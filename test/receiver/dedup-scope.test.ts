@@ -2,6 +2,7 @@ import request from 'supertest';
 import { stableId } from '../../functions/src/core/hash';
 import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
+import { PROCESSED } from '../../functions/src/inbox/processed';
 import { freshFirestores } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { createLogger } from '../../functions/src/log';
@@ -87,5 +88,16 @@ describe('documents stored under the previous id scheme keep working', () => {
     await storedBeforeUpgrade(completionEnvelope({ workOrderId: 'WO-legacy-x', eventId: 'evt-legacy-shared' }), 'DONE');
     const res = await push(completionEnvelope({ workOrderId: 'WO-legacy-y', eventId: 'evt-legacy-shared' }));
     expect(res).toMatchObject({ outcome: 'stored', status: 'OPEN', id: messageDocId('WorkOrderCompleted', 'WO-legacy-y', 'evt-legacy-shared') });
+  });
+
+  test("a message processed under the old id, whose DONE document is gone, is still a duplicate through that id's record", async () => {
+    const body = completionEnvelope({ workOrderId: 'WO-legacy-gone', eventId: 'evt-legacy-gone' });
+    const id = await storedBeforeUpgrade(body, 'DONE');
+    const payloadHash = (await inbox.doc(id).get()).get('payloadHash') as string;
+    // What the relay writes when it finishes an old document after the upgrade; then the TTL takes the document.
+    await db.collection(PROCESSED).doc(id).set({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-legacy-gone', payloadHash, processedAt: new Date(), processInstanceId: 'i-before', correlatedVia: 'RELAY', expireAt: new Date(Date.now() + 31 * 86_400_000) });
+    await inbox.doc(id).delete();
+    expect(await push(body)).toEqual({ outcome: 'duplicate', id });
+    expect((await inbox.where('correlationKey', '==', 'WO-legacy-gone').get()).size).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { assertFails, initializeTestEnvironment, type RulesTestContext, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
 import { setLogLevel } from 'firebase/firestore';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { PROCESSED } from '../../functions/src/inbox/processed';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { uniqueProjectId } from '../support/firestore';
 
@@ -15,7 +16,7 @@ import { uniqueProjectId } from '../support/firestore';
 const [host = '127.0.0.1', port = '8080'] = (process.env.FIRESTORE_EMULATOR_HOST ?? '').split(':');
 const projectId = uniqueProjectId('rules');
 /** Every collection the server writes, and the subcollection of an inbox document. */
-const paths = [INBOX, ...Object.values(COLLECTIONS), `${INBOX}/probe/${RAW_CHUNKS}`];
+const paths = [INBOX, PROCESSED, ...Object.values(COLLECTIONS), `${INBOX}/probe/${RAW_CHUNKS}`];
 let env: RulesTestEnvironment;
 /** The client SDK's Firestore (the web SDK, through its namespaced API). */
 type ClientDb = ReturnType<RulesTestContext['firestore']>;

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
 import { runUnitOfWork } from '../engine/store/unit-of-work';
 import { INBOX } from '../inbox/document';
+import { processedRef } from '../inbox/processed';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
 import { cell, type CliContext } from './context';
@@ -18,7 +19,8 @@ import { print } from './output';
  * one: OPEN, due now, in its key's lane, under its own id, which is
  * deterministic (`id(["collision", firstId, payloadHash])`) and never the
  * first one's. A redelivery of either payload stays a duplicate of its own
- * document, so neither can be correlated twice.
+ * document (or, after the DONE retention, of its processed record), so
+ * neither can be correlated twice.
  */
 
 /** One entry of a document's `repairs`: what a repair command changed, under the request id it chose once per run. */
@@ -92,12 +94,13 @@ export async function admitCollision(db: Firestore, id: string, request: AdmitRe
   return result;
 }
 
-/** Both payloads side by side: the first as stored. */
+/** Both payloads side by side: the first as stored, or its processed record once the DONE document expired. */
 async function comparison(db: Firestore, id: string, second: InboxView, firstId: string): Promise<Record<string, unknown>> {
-  const firstSnap = await db.collection(INBOX).doc(firstId).get();
-  const first = firstSnap.exists ? view(firstSnap) : null;
+  const [firstSnap, recordSnap] = await db.getAll(db.collection(INBOX).doc(firstId), processedRef(db, firstId));
+  const first = firstSnap?.exists === true ? view(firstSnap) : null;
+  const record = recordSnap?.exists === true ? view(recordSnap) : null;
   return {
-    first: { id: firstId, status: first?.status ?? 'GONE', payload: first?.payload ?? null, processInstanceId: first?.processInstanceId ?? null, payloadHash: first?.payloadHash ?? null },
+    first: { id: firstId, status: first?.status ?? (record === null ? 'GONE' : 'DONE (document expired)'), payload: first?.payload ?? null, processInstanceId: first?.processInstanceId ?? record?.processInstanceId ?? null, payloadHash: first?.payloadHash ?? record?.payloadHash ?? null },
     second: { id, status: second.status, reason: second.reason, payload: second.payload, payloadHash: second.payloadHash },
   };
 }

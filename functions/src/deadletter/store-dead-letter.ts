@@ -2,6 +2,7 @@ import type { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { runUnitOfWork, type UnitOfWork } from '../engine/store/unit-of-work';
 import { dedupVerdict } from '../inbox/dedup';
 import { collisionDocument, INBOX, INLINE_RAW_BYTES, type InboxDocument, invalidDocument, openDocument } from '../inbox/document';
+import { processedRef } from '../inbox/processed';
 import { writeRawChunks } from '../inbox/store-message';
 import type { PushEnvelope } from '../receiver/envelope';
 import type { InboxDraft } from '../receiver/interpret';
@@ -42,8 +43,10 @@ function recordOn(uow: UnitOfWork, ref: DocumentReference, existing: Record<stri
  * Stores a dead-lettered message for good. Under the id the receiver would
  * have used: if the message is known there (the receiver did store it, and
  * Pub/Sub still gave up, e.g. its 2xx came too late), the event is appended
- * to its document and its status (OPEN, DONE, PARKED) stays; a different
- * payload gets its own PARKED document pointing at the first. Like the receiver it looks under the old-scheme id too
+ * to its document and its status (OPEN, DONE, PARKED) stays; if only its
+ * processed record is left (DONE, and the document expired), nothing is
+ * written; a different payload gets its own PARKED document pointing at the
+ * first. Like the receiver it looks under the old-scheme id too
  * (ids.ts, legacyMessageDocId). Otherwise a new PARKED / DEAD_LETTERED
  * document keeps the payload (or raw bytes) and never expires. Raw data
  * larger than 256 KiB goes to `rawChunks` first, as in the receiver.
@@ -64,21 +67,22 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
       recordOn(uow, inbox(draft.id), existing, event);
       return { kind: 'RECORDED', id: draft.id, status: String(existing.status) };
     }
-    const found = { doc: await uow.get(inbox(draft.id)), legacyDoc: await uow.get(inbox(draft.legacyId)) };
+    const found = { doc: await uow.get(inbox(draft.id)), record: await uow.get(processedRef(db, draft.id)), legacyDoc: await uow.get(inbox(draft.legacyId)), legacyRecord: await uow.get(processedRef(db, draft.legacyId)) };
     const verdict = dedupVerdict(draft, found);
     switch (verdict.kind) {
       case 'NOTHING':
       case 'OTHER_KEY_UNDER_LEGACY_ID':
         return createParked();
       case 'DUPLICATE': {
-        const existing = (await uow.get(inbox(verdict.id))) ?? {};
+        const existing = await uow.get(inbox(verdict.id));
+        if (existing === undefined) return { kind: 'RECORDED', id: verdict.id, status: 'DONE' };
         recordOn(uow, inbox(verdict.id), existing, event);
         return { kind: 'RECORDED', id: verdict.id, status: String(existing.status) };
       }
       case 'COLLISION': {
         // Same identity, different payload: the receiver's KEY_COLLISION rule, parked as dead-lettered.
         const collision = collisionDocument(draft, verdict.firstId, { envelope, now, shards });
-        if ((await uow.get(inbox(collision.id))) !== undefined) return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
+        if ((await uow.get(inbox(collision.id))) !== undefined || (await uow.get(processedRef(db, collision.id))) !== undefined) return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
         uow.create(inbox(collision.id), { ...collision.doc, reason: 'DEAD_LETTERED', deadLetter, deadLetterEvents: [event] });
         return { kind: 'PARKED', id: collision.id };
       }

@@ -1,17 +1,20 @@
 /**
  * Which stored message a new one is, decided from what exists under its ids.
- * Pure: the receiver and receiveDeadLetter read the inbox document under the
- * message's id and under the id the same message had before the correlation
- * key was part of it, and this says what the message is.
+ * Pure: the receiver and receiveDeadLetter read the four places (the inbox
+ * document and the processed record, under the message's id and under the id
+ * the same message had before the correlation key was part of it) and this
+ * says what the message is.
  */
 
-/** A stored message under one id, as read: an inbox document (`payloadHash`, `correlationKey`). */
+/** What is kept of a stored message under one id, as read: an inbox document or a processed record (both have `payloadHash` and `correlationKey`). */
 export type StoredEntry = Readonly<Record<string, unknown>>;
 
-/** The places, as read (undefined: nothing there). */
+/** The four places, as read (undefined: nothing there). */
 export interface Found {
   readonly doc: StoredEntry | undefined;
+  readonly record: StoredEntry | undefined;
   readonly legacyDoc: StoredEntry | undefined;
+  readonly legacyRecord: StoredEntry | undefined;
 }
 
 export interface Identity {
@@ -22,9 +25,9 @@ export interface Identity {
 }
 
 export type Verdict =
-  /** The same message is stored under `id`: nothing to do. */
-  | { readonly kind: 'DUPLICATE'; readonly id: string }
-  /** Another payload holds the identity under `firstId`. */
+  /** The same message is stored (or was processed) under `id`: nothing to do. */
+  | { readonly kind: 'DUPLICATE'; readonly id: string; readonly documentExists: boolean }
+  /** Another payload holds the identity under `firstId` (its document, or only its record once that expired). */
   | { readonly kind: 'COLLISION'; readonly firstId: string }
   /**
    * Only an old-scheme entry of another correlation key: the event id was
@@ -36,10 +39,10 @@ export type Verdict =
   | { readonly kind: 'NOTHING' };
 
 export function dedupVerdict(message: Identity, found: Found): Verdict {
-  const own = found.doc;
-  if (own !== undefined) return own.payloadHash === message.payloadHash ? { kind: 'DUPLICATE', id: message.id } : { kind: 'COLLISION', firstId: message.id };
-  const legacy = found.legacyDoc;
+  const own = found.doc ?? found.record;
+  if (own !== undefined) return own.payloadHash === message.payloadHash ? { kind: 'DUPLICATE', id: message.id, documentExists: found.doc !== undefined } : { kind: 'COLLISION', firstId: message.id };
+  const legacy = found.legacyDoc ?? found.legacyRecord;
   if (legacy === undefined) return { kind: 'NOTHING' };
   if (legacy.correlationKey !== message.correlationKey) return { kind: 'OTHER_KEY_UNDER_LEGACY_ID' };
-  return legacy.payloadHash === message.payloadHash ? { kind: 'DUPLICATE', id: message.legacyId } : { kind: 'COLLISION', firstId: message.legacyId };
+  return legacy.payloadHash === message.payloadHash ? { kind: 'DUPLICATE', id: message.legacyId, documentExists: found.legacyDoc !== undefined } : { kind: 'COLLISION', firstId: message.legacyId };
 }

@@ -8,12 +8,13 @@ import type { PushEnvelope } from '../receiver/envelope';
 import type { InboxDraft, InvalidDraft, ValidDraft } from '../receiver/interpret';
 import { dedupVerdict, type Found } from './dedup';
 import { collisionDocument, INBOX, type InboxDocument, invalidDocument, openDocument, RAW_CHUNKS, rawChunks } from './document';
+import { processedRef } from './processed';
 
 /** What storing one pushed message did. Every outcome is safe to ack. */
 export type StoreOutcome =
   | { readonly kind: 'STORED'; readonly id: string; readonly doc: InboxDocument }
-  /** The same message again (redelivery or duplicate publish): nothing changed. `id`: where it is. */
-  | { readonly kind: 'DUPLICATE'; readonly id: string }
+  /** The same message again (redelivery, duplicate publish, a replay after its DONE document expired): nothing changed. `id`: where it is (or was). */
+  | { readonly kind: 'DUPLICATE'; readonly id: string; readonly documentExists: boolean }
   /** Same dedup identity (name, key, dedup key), different payload: stored as its own PARKED document. */
   | { readonly kind: 'COLLISION'; readonly id: string; readonly firstId: string; readonly doc: InboxDocument; readonly duplicate: boolean };
 
@@ -42,12 +43,33 @@ const CHUNKS_PER_BATCH = 4;
 const ABSENT = { exists: false } as const;
 
 /**
+ * create() that fails if the document or its processed record exists: false
+ * then, once a read confirms one of them is there. Any other error propagates (technical).
+ */
+async function createUnlessKnown(db: Firestore, id: string, doc: InboxDocument): Promise<boolean> {
+  const ref = db.collection(INBOX).doc(id);
+  const batch = db.batch();
+  batch.create(ref, doc);
+  batch.delete(processedRef(db, id), ABSENT);
+  try {
+    await batch.commit();
+    return true;
+  } catch (err) {
+    if (!isRefusedAsExisting(err)) throw err;
+    const found = await db.getAll(ref, processedRef(db, id));
+    if (found.some((s) => s.exists)) return false;
+    throw err;
+  }
+}
+
+/**
  * create() of an OPEN document, atomically with its entry in the key's lane
  * (correlationKeys/{hash}.open, an arrayUnion: no read, no transaction). The
  * lane gives the relay its per-key order and the engine its buffer as reads
- * by id. With `legacy`, the same commit asserts that no document exists under
- * the id the message had before the correlation key was part of it. If
- * either exists, the commit fails whole.
+ * by id. In the same commit it asserts that no processed record exists under
+ * the id (a replay after the DONE document expired) and, with `legacy`, that
+ * neither a document nor a record exists under the id the message had before
+ * the correlation key was part of it. If any exists, the commit fails whole.
  */
 async function createOpen(db: Firestore, draft: ValidDraft, doc: InboxDocument, legacy: boolean): Promise<{ readonly refused: unknown } | null> {
   const { FieldValue } = firestoreModule();
@@ -55,7 +77,11 @@ async function createOpen(db: Firestore, draft: ValidDraft, doc: InboxDocument, 
   const entry: LaneEntry = { inboxId: draft.id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime, receivedAt: doc.receivedAt };
   const batch = db.batch();
   batch.create(db.collection(INBOX).doc(draft.id), doc);
-  if (legacy) batch.delete(db.collection(INBOX).doc(draft.legacyId), ABSENT);
+  batch.delete(processedRef(db, draft.id), ABSENT);
+  if (legacy) {
+    batch.delete(db.collection(INBOX).doc(draft.legacyId), ABSENT);
+    batch.delete(processedRef(db, draft.legacyId), ABSENT);
+  }
   batch.set(db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)), { correlationKey, open: FieldValue.arrayUnion(entry), updatedAt: doc.receivedAt }, { merge: true });
   try {
     await batch.commit();
@@ -66,13 +92,14 @@ async function createOpen(db: Firestore, draft: ValidDraft, doc: InboxDocument, 
   }
 }
 
-/** The places a message may already be, in one round trip. */
+/** The four places a message may already be, in one round trip. */
 async function findStored(db: Firestore, draft: ValidDraft): Promise<Found> {
-  const [doc, legacyDoc] = (await db.getAll(db.collection(INBOX).doc(draft.id), db.collection(INBOX).doc(draft.legacyId))).map((s) => s.data());
-  return { doc, legacyDoc };
+  const refs = [db.collection(INBOX).doc(draft.id), processedRef(db, draft.id), db.collection(INBOX).doc(draft.legacyId), processedRef(db, draft.legacyId)];
+  const [doc, record, legacyDoc, legacyRecord] = (await db.getAll(...refs)).map((s) => s.data());
+  return { doc, record, legacyDoc, legacyRecord };
 }
 
-/** Attempts of the create: a refusal whose cause is gone by the time it is read (a deletion in between) is tried again. */
+/** Attempts of the create: a refusal whose cause is gone by the time it is read (a TTL deletion in between) is tried again. */
 const STORE_ATTEMPTS = 3;
 
 async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): Promise<StoreOutcome> {
@@ -86,12 +113,12 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
     const verdict = dedupVerdict(draft, await findStored(db, draft));
     switch (verdict.kind) {
       case 'DUPLICATE':
-        return { kind: 'DUPLICATE', id: verdict.id };
+        return { kind: 'DUPLICATE', id: verdict.id, documentExists: verdict.documentExists };
       case 'COLLISION': {
         // The dedup identity is taken by another payload. Swallowing this one would be the
         // silent loss the article warns about; keep it as its own parked document.
         const collision = collisionDocument(draft, verdict.firstId, ctx);
-        const created = await createIfAbsent(db, collision.id, collision.doc);
+        const created = await createUnlessKnown(db, collision.id, collision.doc);
         return { kind: 'COLLISION', id: collision.id, firstId: verdict.firstId, doc: collision.doc, duplicate: !created };
       }
       case 'OTHER_KEY_UNDER_LEGACY_ID':
@@ -137,7 +164,7 @@ export async function writeRawChunks(db: Firestore, id: string, rawData: Buffer)
 async function storeInvalid(db: Firestore, draft: InvalidDraft, ctx: StoreContext): Promise<StoreOutcome> {
   const doc = invalidDocument(draft, ctx);
   if (doc.rawDataChunks > 0) await writeRawChunks(db, draft.id, draft.rawData);
-  return (await createIfAbsent(db, draft.id, doc)) ? { kind: 'STORED', id: draft.id, doc } : { kind: 'DUPLICATE', id: draft.id };
+  return (await createIfAbsent(db, draft.id, doc)) ? { kind: 'STORED', id: draft.id, doc } : { kind: 'DUPLICATE', id: draft.id, documentExists: true };
 }
 
 /**

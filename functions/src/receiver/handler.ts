@@ -56,7 +56,8 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
       }
       return;
     case 'DUPLICATE':
-      log.info('duplicate delivery, nothing changed', { ...fields, outcome: 'duplicate' });
+      // documentExists false: a replay of a message processed before its DONE document expired, known by its processed record.
+      log.info('duplicate delivery, nothing changed', { ...fields, outcome: 'duplicate', documentExists: outcome.documentExists });
       return;
     case 'COLLISION':
       // Logged as parked once: the "documents parked" metric counts these lines, and a redelivery parks nothing.

@@ -1,3 +1,4 @@
+import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import type { MessageBuffer } from '../engine/engine';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
 import { oldestOf, withoutEntry } from './lane';
@@ -9,7 +10,7 @@ import { inboxRef, type InboxView, writeDecision } from './inbox-writes';
  * if it is the message the token waits for. Only the oldest: consuming a
  * younger one would break per-key order.
  */
-export function inboxBuffer(retentionMs: number): MessageBuffer {
+export function inboxBuffer(retentionMs: number, recordRetentionMs: number = DEFAULT_RECORD_RETENTION_MS): MessageBuffer {
   return {
     async take(uow, point, now) {
       const keyRef = refs.correlationKey(uow.db, point.correlationKey);
@@ -26,7 +27,7 @@ export function inboxBuffer(retentionMs: number): MessageBuffer {
           continue;
         }
         saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, oldest.inboxId) }, now);
-        writeDecision(uow, oldest.inboxId, doc, { kind: 'DONE', processInstanceId: point.processInstanceId }, now, retentionMs, 'BUFFER');
+        writeDecision(uow, oldest.inboxId, doc, { kind: 'DONE', processInstanceId: point.processInstanceId }, now, { doneMs: retentionMs, recordMs: recordRetentionMs }, 'BUFFER');
         return { inboxId: oldest.inboxId, variables: doc.payload ?? {} };
       }
     },

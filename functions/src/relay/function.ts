@@ -57,6 +57,7 @@ export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res:
         engine: await deps.engine(),
         policy: deps.relay.policy,
         retentionMs: deps.relay.retentionMs,
+        recordRetentionMs: deps.relay.recordRetentionMs,
         transactionTimeoutMs: deps.relay.transactionTimeoutMs,
         now: deps.now,
         random: deps.random,

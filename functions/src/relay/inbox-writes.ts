@@ -2,6 +2,7 @@ import type { DocumentReference } from '@google-cloud/firestore';
 import type { LaneEntry } from '../engine/store/collections';
 import type { UnitOfWork } from '../engine/store/unit-of-work';
 import { INBOX, type InboxDocument } from '../inbox/document';
+import { processedRecord, processedRef } from '../inbox/processed';
 import type { Decision } from './classify';
 
 /** An inbox document as the relay reads it (Timestamps already Dates). */
@@ -16,16 +17,28 @@ export function laneEntryOf(id: string, doc: InboxView): LaneEntry {
   return { inboxId: id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime ?? null, receivedAt: doc.receivedAt };
 }
 
+/** How long what a DONE document leaves behind is kept, ms. */
+export interface Retention {
+  /** The DONE document with its payload (INBOX_DONE_RETENTION_DAYS). */
+  readonly doneMs: number;
+  /** Its processed record (INBOX_DEDUP_RETENTION_DAYS): the receiver's memory of it after the document expired. */
+  readonly recordMs: number;
+}
+
 /**
  * Writes a relay decision onto the inbox document. DONE gets `expireAt`
- * (retention, for a Firestore TTL policy); PARKED never expires and keeps
+ * (retention, for a Firestore TTL policy) and, in the same transaction, its
+ * processed record (inbox/processed.ts), which outlives it so that a replay
+ * of the message is still a duplicate; PARKED never expires and keeps
  * payload, reason, lastError and attempts.
  */
-export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decision: Decision, now: Date, retentionMs: number, via: 'RELAY' | 'BUFFER' = 'RELAY'): void {
+export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decision: Decision, now: Date, retention: Retention, via: 'RELAY' | 'BUFFER' = 'RELAY'): void {
   const ref = inboxRef(uow, id);
   switch (decision.kind) {
     case 'DONE':
-      uow.set(ref, { ...doc, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + retentionMs), correlatedVia: via, nextAttemptAt: null });
+      uow.set(ref, { ...doc, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + retention.doneMs), correlatedVia: via, nextAttemptAt: null });
+      // A blind set: no read, one write. Set, not create: a document requeued and correlated again after its record expired gets a new one.
+      uow.set(processedRef(uow.db, id), { ...processedRecord(doc, decision.processInstanceId, via, now, retention.recordMs) });
       return;
     case 'RETRY':
       uow.set(ref, { ...doc, attempts: decision.attempts, nextAttemptAt: decision.nextAttemptAt, lastError: decision.lastError, lastAttemptAt: now });

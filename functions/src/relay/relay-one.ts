@@ -7,7 +7,8 @@ import { correlate } from '../engine/store/correlate';
 import { runUnitOfWork, type StatsTally, type UnitOfWork, type UnitStats } from '../engine/store/unit-of-work';
 import type { JobState } from '../engine/state';
 import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './classify';
-import { inboxRef, type InboxView, laneEntryOf, writeDecision } from './inbox-writes';
+import { DEFAULT_RECORD_RETENTION_MS } from '../config';
+import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } from './inbox-writes';
 import { holdUntil, olderThan, withoutEntry } from './lane';
 
 export interface RelayDeps {
@@ -16,6 +17,8 @@ export interface RelayDeps {
   readonly policy: RelayPolicy;
   /** How long DONE documents are kept (expireAt), ms. */
   readonly retentionMs: number;
+  /** How long the processed record of a DONE document is kept, ms; default INBOX_DEDUP_RETENTION_DAYS' default. */
+  readonly recordRetentionMs?: number;
   readonly now: () => Date;
   readonly random: () => number;
   /**
@@ -56,6 +59,8 @@ export type RelayResult = (
 type WithoutStats<R> = R extends RelayResult ? Omit<R, 'stats'> : never;
 /** What the transaction itself returns; the stats are added after it, from the tally. */
 type InTransaction = WithoutStats<Exclude<RelayResult, { kind: 'FAILED' }>>;
+
+const retentionOf = (deps: RelayDeps): Retention => ({ doneMs: deps.retentionMs, recordMs: deps.recordRetentionMs ?? DEFAULT_RECORD_RETENTION_MS });
 
 /** No time limit beyond the transaction deadline: the fast path, and callers without a budget. */
 const UNLIMITED = (): number => Number.POSITIVE_INFINITY;
@@ -117,7 +122,7 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
         const current = asCorrelationKey(await uow.get(keyRef), correlationKey);
         saveCorrelationKey(uow, { ...current, open: [...withoutEntry(current.open, id), laneEntryOf(id, doc)] }, now);
       }
-      writeDecision(uow, id, doc, decision, now, deps.retentionMs);
+      writeDecision(uow, id, doc, decision, now, retentionOf(deps));
       const settled = outcome.kind === 'CORRELATED' ? outcome : { jobs: [], duplicates: [], consumed: [] };
       return { kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed };
     }, { tally }));
@@ -148,7 +153,7 @@ async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: Fail
         if (doc === undefined || doc.status !== 'OPEN') return null;
         const now = deps.now();
         const decision = decide({ kind: 'TECHNICAL', failure, error }, doc, deps.policy, now, deps.random());
-        writeDecision(uow, id, doc, decision, now, deps.retentionMs);
+        writeDecision(uow, id, doc, decision, now, retentionOf(deps));
         return decision;
       },
       { maxAttempts: 1, tally },
