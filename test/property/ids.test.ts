@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { stableId } from '../../functions/src/core/hash';
-import { correlationKeyDocId, executionId, instanceId, jobId } from '../../functions/src/engine/ids';
+import { correlationKeyDocId, executionId, instanceId, invoiceDocId, jobId } from '../../functions/src/engine/ids';
 import { collisionDocId, invalidDocId, legacyMessageDocId, messageDocId, shardOf } from '../../functions/src/inbox/ids';
 
 /**
@@ -31,6 +31,7 @@ const ID_FUNCTIONS: ReadonlyArray<readonly [string, (a: string, b: string) => st
   ['executionId', executionId],
   ['jobId', (a, b) => jobId(a, b.length)],
   ['correlationKeyDocId', (a, b) => correlationKeyDocId(a + b)],
+  ['invoiceDocId', (a, b) => invoiceDocId(a + b)],
 ];
 
 describe('document ids', () => {

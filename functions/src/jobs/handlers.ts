@@ -1,5 +1,5 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { errorCode, GRPC_ALREADY_EXISTS } from '../core/errors';
+import { isRefusedAsExisting } from '../core/errors';
 import { refs } from '../engine/store/collections';
 import type { InstanceState, JobState } from '../engine/state';
 
@@ -43,20 +43,31 @@ export function workOrderHandlers(deps: WorkOrderHandlerDeps): Readonly<Record<s
       return { handedOverMessageId: messageId };
     },
     /**
-     * Bills a work order once: invoices/{workOrderId} with create(). A re-run
-     * finds the invoice and succeeds without billing again; an invoice of
-     * another instance (a double token that reached billing) is not doubled.
+     * Bills a work order once: invoices/{id(["invoice", workOrderId])} with
+     * create(). A re-run finds the invoice and succeeds without billing
+     * again; an invoice of another instance (a double token that reached
+     * billing) is not doubled. The same commit asserts that no invoice
+     * exists under the raw workOrderId, where invoices were written before
+     * their ids were hashed, so those still count.
      */
     createInvoice: async ({ job, instance, now }) => {
       const workOrderId = workOrderIdOf(instance);
-      const ref = refs.invoice(deps.db(), workOrderId);
+      const db = deps.db();
+      const ref = refs.invoice(db, workOrderId);
+      const legacy = refs.legacyInvoice(db, workOrderId);
+      const batch = db.batch();
+      batch.create(ref, { workOrderId, processInstanceId: instance.id, jobId: job.id, completedItems: instance.variables['completedItems'] ?? null, createdAt: now });
+      // A delete that changes nothing and fails the commit if the document exists.
+      if (legacy !== null) batch.delete(legacy, { exists: false });
       try {
-        await ref.create({ workOrderId, processInstanceId: instance.id, jobId: job.id, completedItems: instance.variables['completedItems'] ?? null, createdAt: now });
-        return { invoiceId: workOrderId };
+        await batch.commit();
+        return { invoiceId: ref.id };
       } catch (err) {
-        if (errorCode(err) !== GRPC_ALREADY_EXISTS) throw err;
-        const existing = await ref.get();
-        return { invoiceId: workOrderId, invoiceAlreadyExisted: true, invoicedByInstance: existing.get('processInstanceId') ?? null };
+        if (!isRefusedAsExisting(err)) throw err;
+        const [current, old] = await db.getAll(ref, ...(legacy === null ? [] : [legacy]));
+        const existing = current?.exists === true ? current : old;
+        if (existing?.exists !== true) throw err;
+        return { invoiceId: existing.id, invoiceAlreadyExisted: true, invoicedByInstance: existing.get('processInstanceId') ?? null };
       }
     },
   };

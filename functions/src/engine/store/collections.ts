@@ -1,5 +1,5 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { correlationKeyDocId } from '../ids';
+import { correlationKeyDocId, invoiceDocId, isDocumentId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -45,7 +45,9 @@ export const refs = {
   /** One document per waiting point; a token waits at one point at a time, so it is keyed by execution. */
   eventSubscription: (db: Firestore, executionId: string): DocumentReference => db.collection(COLLECTIONS.eventSubscriptions).doc(executionId),
   correlationKey: (db: Firestore, correlationKey: string): DocumentReference => db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
-  invoice: (db: Firestore, workOrderId: string): DocumentReference => db.collection(COLLECTIONS.invoices).doc(workOrderId),
+  invoice: (db: Firestore, workOrderId: string): DocumentReference => db.collection(COLLECTIONS.invoices).doc(invoiceDocId(workOrderId)),
+  /** Where an invoice was written before invoice ids were hashed (`invoices/{workOrderId}`); null when the key could not have been an id. */
+  legacyInvoice: (db: Firestore, workOrderId: string): DocumentReference | null => (isDocumentId(workOrderId) ? db.collection(COLLECTIONS.invoices).doc(workOrderId) : null),
 };
 
 /** Stored documents are written by this code only; reading them back is a typed view. */
