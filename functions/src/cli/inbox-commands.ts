@@ -1,4 +1,5 @@
 import { asCorrelationKey, refs } from '../engine/store/collections';
+import { newRequestId } from '../engine/store/repair-request';
 import { toDates } from '../engine/store/unit-of-work';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
@@ -7,7 +8,7 @@ import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
 import { view } from './documents';
 import { park, RefusedError } from './inbox-ops';
-import { print } from './output';
+import { ALREADY_APPLIED, print } from './output';
 import { parseTime, REASONS, STATUSES, UsageError } from './parse';
 import { withProgress } from './progress';
 
@@ -61,8 +62,9 @@ export async function show(ctx: CliContext, id: string): Promise<void> {
 }
 
 export async function parkCommand(ctx: CliContext, id: string, text: string): Promise<void> {
-  await park(ctx.db(), id, text, ctx.now());
-  print(ctx, { parked: id, reason: 'MANUAL' }, ['parked', 'reason'], [[id, 'MANUAL']]);
+  const { alreadyApplied } = await park(ctx.db(), id, text, ctx.now(), newRequestId());
+  print(ctx, { parked: id, reason: 'MANUAL', alreadyApplied }, ['parked', 'reason'], [[id, 'MANUAL']]);
+  if (alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
 /** Deletes DONE documents processed before a time: for the emulator, where TTL deletion does not run. */
