@@ -80,7 +80,8 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   program
     .command('purge')
     .description('delete DONE documents processed before a time (the emulator runs no TTL deletion)')
-    .option('--done-before <time>', 'ISO time or a duration ago (7d)')
+    .option('--done-before <time>', 'ISO time or a duration ago (7d); at least the DONE retention ago unless --force')
+    .option('--force', 'allow a bound inside the DONE retention (deletes dedup records of messages Pub/Sub may redeliver)')
     .option('--dry-run', 'count only')
     .option('--yes', 'do not ask')
     .action((options) => inbox().purge(context(), options));
