@@ -49,6 +49,10 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .action((options) => inbox().list(context(), options));
   program.command('show <id>').description('a document with payload, attempts, errors and its process state').action((id: string) => inbox().show(context(), id));
   program
+    .command('explain <id>')
+    .description('why a document is where it is (OPEN, PARKED, DONE) and what to do next')
+    .action((id: string) => (require('./explain-command') as typeof import('./explain-command')).explainCommand(context(), id));
+  program
     .command('requeue [ids...]')
     .description('PARKED back to OPEN (attempts 0, due now): by id, or all of a --reason')
     .option('--reason <reason>', 'every PARKED document of this reason')
