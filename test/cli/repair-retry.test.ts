@@ -34,7 +34,7 @@ beforeAll(async () => {
   db = firestoreAt(emulator, projectId);
   engine = await workOrderEngine();
   proxy = await startGrpcFaultProxy(emulator);
-  cli = spawnCli({ PATH: process.env.PATH, FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: projectId, METADATA_SERVER_DETECTION: 'none' });
+  cli = spawnCli({ PATH: process.env.PATH, FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: projectId });
 });
 afterAll(async () => {
   await db.terminate();

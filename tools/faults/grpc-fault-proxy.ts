@@ -19,6 +19,13 @@ export interface GrpcFaultProxy {
    * that the target answers with OK are answered with `code` instead.
    */
   loseReplies(method: string, options?: { readonly code?: number; readonly times?: number }): void;
+  /**
+   * From now on, answers every call itself with this gRPC status and message,
+   * without passing it on: a stand-in for a backend that refuses (a
+   * PERMISSION_DENIED of real Firestore, which the emulator never answers to
+   * the server SDK). null passes calls through again.
+   */
+  refuseAll(status: { readonly code: number; readonly message: string } | null): void;
   /** How many replies were lost so far, by method. */
   lost(method: string): number;
   /** How many calls of `method` went through, lost or not. */
@@ -27,7 +34,7 @@ export interface GrpcFaultProxy {
 }
 
 /** gRPC status codes used here (grpc/status.proto). */
-export const GRPC_STATUS = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, PERMISSION_DENIED: 7, UNAVAILABLE: 14 } as const;
+export const GRPC_STATUS = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, UNAVAILABLE: 14 } as const;
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
 
@@ -47,10 +54,14 @@ function responseHeaders(headers: http2.IncomingHttpHeaders): http2.OutgoingHttp
 
 const methodOf = (path: string | undefined): string => (path ?? '').split('/').pop() ?? '';
 
+/** grpc-message as the gRPC HTTP/2 spec has it: percent-encoded outside printable ASCII, and '%' itself. */
+const grpcMessage = (text: string): string => Array.from(Buffer.from(text, 'utf8')).map((b) => (b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+
 export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProxy> {
   const armed = new Map<string, { code: number; times: number }>();
   const lostCount = new Map<string, number>();
   const callCount = new Map<string, number>();
+  let refusal: { readonly code: number; readonly message: string } | null = null;
   let upstream: http2.ClientHttp2Session | null = null;
   const session = (): http2.ClientHttp2Session => {
     if (upstream === null || upstream.closed || upstream.destroyed) {
@@ -70,6 +81,11 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
   server.on('stream', (down, headers) => {
     const method = methodOf(headers[':path']);
     callCount.set(method, (callCount.get(method) ?? 0) + 1);
+    if (refusal !== null) {
+      down.resume();
+      down.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(refusal.code), 'grpc-message': grpcMessage(refusal.message) }, { endStream: true });
+      return;
+    }
     const up = session().request(forwardable(headers));
     down.pipe(up);
     down.on('error', () => up.close(http2.constants.NGHTTP2_CANCEL));
@@ -95,7 +111,7 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
           }
           fault.times -= 1;
           lostCount.set(method, (lostCount.get(method) ?? 0) + 1);
-          down.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(fault.code), 'grpc-message': encodeURIComponent(`injected: the ${method} reply was lost after it took effect`) }, { endStream: true });
+          down.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(fault.code), 'grpc-message': grpcMessage(`injected: the ${method} reply was lost after it took effect`) }, { endStream: true });
         });
         return;
       }
@@ -123,6 +139,9 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
     host: `127.0.0.1:${address.port}`,
     loseReplies(method, options = {}) {
       armed.set(method, { code: options.code ?? GRPC_STATUS.UNAVAILABLE, times: options.times ?? 1 });
+    },
+    refuseAll(status) {
+      refusal = status;
     },
     lost: (method) => lostCount.get(method) ?? 0,
     calls: (method) => callCount.get(method) ?? 0,
