@@ -59,7 +59,7 @@ export const DEFAULTS = {
   /** Relay backoff: first step and cap. */
   INBOX_BACKOFF_BASE_MS: 5_000,
   INBOX_BACKOFF_CAP_MS: 15 * 60_000,
-  /** How long a message may wait for its process to arrive before it is parked (from receipt). */
+  /** How long a message may wait for its process to arrive before it is parked (from receipt, or from its last requeue). */
   INBOX_BUFFER_WINDOW_MS: 24 * 60 * 60_000,
   /** Technical failures are logged as ERROR from this attempt on. */
   INBOX_ERROR_AFTER_ATTEMPTS: 5,

@@ -136,6 +136,21 @@ describe('requeue', () => {
     expect(due).toBeLessThanOrEqual(after);
   });
 
+  test('a requeued document gets a fresh buffer window, counted from the requeue, not from its receipt', async () => {
+    // Received 30 h ago: the buffer window (24 h) counted from receipt is long gone.
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-fresh'), receivedAt: new Date(Date.now() - 30 * HOUR) });
+    const relayAt = (at: Date) => relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => at, random: () => 0.5 }, id);
+    await relayAt(new Date());
+    expect((await doc(id)).reason).toBe('NO_WAITING_INSTANCE');
+    expect((await cli('requeue', id)).code).toBe(0);
+    // Nobody waits yet, one minute after the requeue: retried with backoff, not parked again at once.
+    await relayAt(new Date(Date.now() + 60_000));
+    expect(await doc(id)).toMatchObject({ status: 'OPEN', attempts: 1, reason: null });
+    // Once the window has passed since the requeue, it is parked again, and the reason says from when it counted.
+    await relayAt(new Date(Date.now() + 25 * HOUR));
+    expect(await doc(id)).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', lastError: expect.stringContaining('since the requeue') });
+  });
+
   test('a bulk requeue draws a progress bar on a terminal, and none with --json', async () => {
     await parkedNoWaiting('WO-ops-bar-1');
     await parkedNoWaiting('WO-ops-bar-2');

@@ -1,3 +1,5 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { runCli } from '../../functions/src/cli/main';
 
@@ -25,4 +27,25 @@ export function cliFor(projectId: string, progress?: NodeJS.WritableStream & { i
     const code = await runCli(args, io, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId });
     return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as unknown };
   };
+}
+
+/** Where `npm run build` puts the CLI (package.json bin); tests that spawn it need a build first (npm test builds). */
+export const BUILT_CLI = join(__dirname, '..', '..', 'dist', 'cli', 'main.js');
+
+/**
+ * Runs the built CLI as its own process, as an operator does (`npx inbox ARGS`),
+ * with exactly `env` (nothing inherited): what it prints and its exit code.
+ */
+export function spawnCli(env: NodeJS.ProcessEnv): (...args: string[]) => Promise<CliRun> {
+  return (...args) =>
+    new Promise((resolve, reject) => {
+      execFile(process.execPath, [BUILT_CLI, ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+        if (code === null) {
+          reject(new Error(`inbox ${args.join(' ')} did not exit by itself (${error?.message ?? ''}); stderr: ${stderr}`));
+          return;
+        }
+        resolve({ code, out: stdout.trimEnd(), err: stderr.trimEnd(), json: () => JSON.parse(stdout) as unknown });
+      });
+    });
 }

@@ -37,7 +37,9 @@ const ambiguous: fc.Arbitrary<RelayOutcome> = fc.array(pointArb, { minLength: 2,
 const technical: fc.Arbitrary<RelayOutcome> = fc.record({ kind: fc.constant('TECHNICAL' as const), failure: failureArb, error: fc.string() });
 /** Ages from "received in the future" (clock skew between receiver and relay) to a year old. */
 const docArb = (now: Date): fc.Arbitrary<CandidateState> =>
-  fc.record({ attempts: fc.nat({ max: 10_000 }), ageMs: fc.integer({ min: -60_000, max: 365 * 86_400_000 }) }).map(({ attempts, ageMs }) => ({ attempts, receivedAt: new Date(now.getTime() - ageMs) }));
+  fc
+    .record({ attempts: fc.nat({ max: 10_000 }), ageMs: fc.integer({ min: -60_000, max: 365 * 86_400_000 }), requeuedAgoMs: fc.option(fc.integer({ min: -60_000, max: 365 * 86_400_000 })) })
+    .map(({ attempts, ageMs, requeuedAgoMs }) => ({ attempts, receivedAt: new Date(now.getTime() - ageMs), requeuedAt: requeuedAgoMs === null ? null : new Date(now.getTime() - requeuedAgoMs) }));
 const nowArb = fc.integer({ min: T0 - 365 * 86_400_000, max: T0 + 365 * 86_400_000 }).map((ms) => new Date(ms));
 const randomArb = fc.double({ min: 0, max: 1, noNaN: true });
 const caseOf = (outcome: fc.Arbitrary<RelayOutcome>) =>
@@ -103,11 +105,11 @@ describe('decide', () => {
     );
   });
 
-  test('NO_WAITING_INSTANCE parks iff the buffer window has passed since receipt, else retries without alarm', () => {
+  test('NO_WAITING_INSTANCE parks iff the buffer window has passed since receipt (since the requeue, if requeued), else retries without alarm', () => {
     fc.assert(
       fc.property(caseOf(noWaiting), ({ outcome, doc, policy, now, random }) => {
         const decision = decide(outcome, doc, policy, now, random);
-        const waited = now.getTime() - doc.receivedAt.getTime();
+        const waited = now.getTime() - (doc.requeuedAt ?? doc.receivedAt).getTime();
         if (waited >= policy.bufferWindowMs) {
           expect(decision).toMatchObject({ kind: 'PARK', reason: 'NO_WAITING_INSTANCE', details: { waitedMs: waited } });
         } else {

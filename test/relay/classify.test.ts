@@ -9,17 +9,19 @@ const received = (hoursAgo: number): Date => new Date(now.getTime() - hoursAgo *
 const point = { messageName: 'M', correlationKey: 'K', processInstanceId: 'p', executionId: 'e', activityId: 'a', createdAt: now };
 
 describe('decide: the relay decision table', () => {
-  const table: Array<[string, RelayOutcome, { attempts: number; hoursAgo: number }, Record<string, unknown>]> = [
+  const table: Array<[string, RelayOutcome, { attempts: number; hoursAgo: number; requeuedHoursAgo?: number }, Record<string, unknown>]> = [
     ['correlated', { kind: 'CORRELATED', processInstanceId: 'p-1' }, { attempts: 0, hoursAgo: 0 }, { kind: 'DONE', processInstanceId: 'p-1' }],
     ['no waiting instance, inside the buffer window', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 2, hoursAgo: 1 }, { kind: 'RETRY', attempts: 3, alarm: false }],
     ['no waiting instance, window just passed', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 9, hoursAgo: 24 }, { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 10 }],
+    ['no waiting instance, received long ago but requeued an hour ago: the window counts from the requeue', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 0, hoursAgo: 48, requeuedHoursAgo: 1 }, { kind: 'RETRY', attempts: 1, alarm: false }],
+    ['no waiting instance, window passed since the requeue', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 4, hoursAgo: 72, requeuedHoursAgo: 24 }, { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 5, lastError: expect.stringContaining('since the requeue') }],
     ['ambiguous on the first attempt', { kind: 'AMBIGUOUS', count: 2, waiting: [point, { ...point, executionId: 'e2' }] }, { attempts: 0, hoursAgo: 0 }, { kind: 'PARK', reason: 'AMBIGUOUS_CORRELATION', attempts: 1, details: { count: 2, waiting: [{ processInstanceId: 'p', executionId: 'e', activityId: 'a' }, { processInstanceId: 'p', executionId: 'e2', activityId: 'a' }] } }],
     ['technical, early', { kind: 'TECHNICAL', failure: { kind: 'retryable', code: 'UNAVAILABLE' }, error: 'down' }, { attempts: 0, hoursAgo: 0 }, { kind: 'RETRY', attempts: 1, alarm: false, lastError: 'UNAVAILABLE: down' }],
     ['technical, from the alarm threshold on', { kind: 'TECHNICAL', failure: { kind: 'retryable', code: 'ABORTED' }, error: 'contention' }, { attempts: 2, hoursAgo: 0 }, { kind: 'RETRY', attempts: 3, alarm: true }],
     ['technical, long past the buffer window: still never parked', { kind: 'TECHNICAL', failure: { kind: 'unexpected', code: 'UNKNOWN' }, error: 'bug' }, { attempts: 500, hoursAgo: 24 * 30 }, { kind: 'RETRY', attempts: 501, alarm: true }],
   ];
   test.each(table)('%s', (_name, outcome, doc, expected) => {
-    const decision = decide(outcome, { attempts: doc.attempts, receivedAt: received(doc.hoursAgo) }, policy, now, 0.5);
+    const decision = decide(outcome, { attempts: doc.attempts, receivedAt: received(doc.hoursAgo), requeuedAt: doc.requeuedHoursAgo === undefined ? null : received(doc.requeuedHoursAgo) }, policy, now, 0.5);
     expect(decision).toMatchObject(expected);
     if (decision.kind === 'RETRY') expect(decision.nextAttemptAt.getTime()).toBeGreaterThan(now.getTime());
   });

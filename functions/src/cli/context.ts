@@ -17,6 +17,8 @@ export interface CliContext {
   readonly config: Config;
   readonly runtime: Runtime;
   readonly db: () => Firestore;
+  /** Closes the Firestore client if a command created it (a failure before that leaves nothing to close). */
+  readonly close: () => Promise<void>;
   readonly io: CliIo;
   readonly json: boolean;
   readonly now: () => Date;
@@ -30,7 +32,15 @@ export interface CliContext {
 export function cliContext(env: NodeJS.ProcessEnv, io: CliIo, json: boolean): CliContext {
   const config = loadConfig(env);
   const runtime = createRuntime(config);
-  return { config, runtime, db: lazy(runtime.db), io, json, now: () => new Date() };
+  let opened = false;
+  const db = lazy(() => {
+    opened = true;
+    return runtime.db();
+  });
+  const close = async (): Promise<void> => {
+    if (opened) await runtime.db().terminate();
+  };
+  return { config, runtime, db, close, io, json, now: () => new Date() };
 }
 
 /** A value for a table cell. */

@@ -1,19 +1,19 @@
 import { asCorrelationKey, refs } from '../engine/store/collections';
+import { newRequestId } from '../engine/store/repair-request';
 import { toDates } from '../engine/store/unit-of-work';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { readGauges } from '../relay/gauges';
-import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
 import { view } from './documents';
 import { park, RefusedError } from './inbox-ops';
-import { print } from './output';
-import { parseTime, REASONS, STATUSES, UsageError } from './parse';
-import { withProgress } from './progress';
+import { ALREADY_APPLIED, print } from './output';
+import { REASONS, STATUSES } from './parse';
 
 // main.ts loads this module for every inbox command.
 export { list, type ListOptions } from './list-command';
 export { requeueCommand } from './requeue-command';
+export { purge } from './purge-command';
 export type { BulkOptions } from './bulk';
 
 export async function stats(ctx: CliContext): Promise<void> {
@@ -61,22 +61,7 @@ export async function show(ctx: CliContext, id: string): Promise<void> {
 }
 
 export async function parkCommand(ctx: CliContext, id: string, text: string): Promise<void> {
-  await park(ctx.db(), id, text, ctx.now());
-  print(ctx, { parked: id, reason: 'MANUAL' }, ['parked', 'reason'], [[id, 'MANUAL']]);
-}
-
-/** Deletes DONE documents processed before a time: for the emulator, where TTL deletion does not run. */
-export async function purge(ctx: CliContext, options: BulkOptions & { doneBefore?: string }): Promise<void> {
-  if (options.doneBefore === undefined) throw new UsageError('purge needs --done-before TIME');
-  const before = parseTime('--done-before', options.doneBefore, ctx.now());
-  const docs = (await QUERIES.byStatus.build(ctx.db(), 'DONE').get()).docs.map(view).filter((d) => d.processedAt instanceof Date && d.processedAt < before);
-  if (options.dryRun === true) {
-    print(ctx, { wouldDelete: docs.length }, ['would delete'], [[docs.length]]);
-    return;
-  }
-  if (!(await confirmBulk(ctx, 'Delete', docs.length, options))) throw new RefusedError('not confirmed');
-  await withProgress(ctx, docs, async (d) => {
-    await ctx.db().collection(INBOX).doc(d.id).delete();
-  });
-  print(ctx, { deleted: docs.length }, ['deleted'], [[docs.length]]);
+  const { alreadyApplied } = await park(ctx.db(), id, text, ctx.now(), newRequestId());
+  print(ctx, { parked: id, reason: 'MANUAL', alreadyApplied }, ['parked', 'reason'], [[id, 'MANUAL']]);
+  if (alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }

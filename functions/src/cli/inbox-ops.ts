@@ -1,6 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
-import { runUnitOfWork } from '../engine/store/unit-of-work';
+import { appliedRepair, newRequestId, runRepair, withRepair } from '../engine/store/repair-request';
 import { INBOX } from '../inbox/document';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
@@ -37,34 +37,39 @@ export function checkRequeue(id: string, doc: InboxView | undefined): RequeueChe
  * transaction. Unreadable messages (no correlation key) cannot be requeued:
  * there is nothing to correlate; fix the sender and publish again. Nor can a
  * key collision (also when it was dead-lettered): its event is in the inbox
- * already.
+ * already. Idempotent per request id (one per command run, see
+ * repair-request.ts): a re-run that finds it recorded reports it requeued.
  */
-export async function requeue(db: Firestore, id: string, now: Date): Promise<{ previousReason: string | null }> {
-  const { result } = await runUnitOfWork(db, async (uow) => {
+export async function requeue(db: Firestore, id: string, now: Date, requestId: string = newRequestId()): Promise<{ previousReason: string | null; alreadyApplied: boolean }> {
+  return runRepair(db, async (uow) => {
     const ref = db.collection(INBOX).doc(id);
-    const check = checkRequeue(id, (await uow.get(ref)) as InboxView | undefined);
+    const stored = (await uow.get(ref)) as InboxView | undefined;
+    const applied = appliedRepair(stored, requestId);
+    if (applied !== null) return { previousReason: typeof applied.details.previousReason === 'string' ? applied.details.previousReason : null, alreadyApplied: true };
+    const check = checkRequeue(id, stored);
     if (!check.ok) throw new RefusedError(check.why);
     const { doc } = check;
     const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
     const reopened: InboxView = { ...doc, status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
     saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, now);
-    uow.set(ref, { ...reopened, requeuedAt: now, previousReason: doc.reason });
-    return { previousReason: doc.reason };
+    uow.set(ref, withRepair({ ...reopened, requeuedAt: now, previousReason: doc.reason }, { requestId, kind: 'requeue', at: now, details: { previousReason: doc.reason } }));
+    return { previousReason: doc.reason, alreadyApplied: false };
   });
-  return result;
 }
 
-/** OPEN to PARKED (reason MANUAL) with the operator's text; out of its key's lane. */
-export async function park(db: Firestore, id: string, text: string, now: Date): Promise<void> {
-  await runUnitOfWork(db, async (uow) => {
+/** OPEN to PARKED (reason MANUAL) with the operator's text; out of its key's lane. Idempotent per request id, as {@link requeue}. */
+export async function park(db: Firestore, id: string, text: string, now: Date, requestId: string = newRequestId()): Promise<{ alreadyApplied: boolean }> {
+  return runRepair(db, async (uow) => {
     const ref = db.collection(INBOX).doc(id);
     const doc = (await uow.get(ref)) as InboxView | undefined;
     if (doc === undefined) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
+    if (appliedRepair(doc, requestId) !== null) return { alreadyApplied: true };
     if (doc.status !== 'OPEN') throw new RefusedError(`${id} is ${doc.status}, only OPEN documents can be parked`);
     if (doc.correlationKey !== null) {
       const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);
       saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
     }
-    uow.set(ref, { ...doc, status: 'PARKED', reason: 'MANUAL', lastError: text, parkedAt: now, nextAttemptAt: null });
+    uow.set(ref, withRepair({ ...doc, status: 'PARKED', reason: 'MANUAL', lastError: text, parkedAt: now, nextAttemptAt: null }, { requestId, kind: 'park', at: now, details: {} }));
+    return { alreadyApplied: false };
   });
 }

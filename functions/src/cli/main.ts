@@ -1,14 +1,18 @@
 #!/usr/bin/env node
 /**
  * `inbox`: the operator CLI. Tables for people, --json for scripts.
- * Exit codes: 0 done, 1 refused or failed (unknown id, nothing to do, a
- * technical error), 2 bad usage (unknown command, bad filter value).
+ * Exit codes (failures.ts, EXIT): 0 done, 1 refused or failed (unknown id,
+ * nothing to do, a technical error), 2 bad usage (unknown command, bad
+ * filter value, bad configuration), 3 no credentials, 4 wrong project,
+ * 5 Firestore (or its emulator) unreachable, 6 permission denied. Every
+ * failure is one line on stderr that says what to do.
  */
 import { Command, CommanderError } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { ConfigError } from '../config';
 import { RepairRefusedError } from '../engine/store/operations';
 import { type CliContext, cliContext, type CliIo } from './context';
+import { classifyCliError, EXIT, preflight, type Target } from './failures';
 import { RefusedError } from './inbox-ops';
 import { UsageError } from './parse';
 
@@ -32,6 +36,10 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   program.exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   let ctx: CliContext | undefined;
   const context = (): CliContext => (ctx ??= cliContext(env, io, program.opts<{ json?: boolean }>().json === true));
+  const emulatorHost = env.FIRESTORE_EMULATOR_HOST === undefined || env.FIRESTORE_EMULATOR_HOST === '' ? null : env.FIRESTORE_EMULATOR_HOST;
+  const target = (): Target => ({ projectId: context().config.projectId, emulatorHost });
+  // Every command talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
+  program.hook('preAction', () => preflight(target(), env));
   // Commands load their modules (and the SDKs behind them) only when they run.
   const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands') as typeof import('./inbox-commands');
   const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
@@ -49,6 +57,10 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--limit <n>', 'at most this many', '100')
     .action((options) => inbox().list(context(), options));
   program.command('show <id>').description('a document with payload, attempts, errors and its process state').action((id: string) => inbox().show(context(), id));
+  program
+    .command('explain <id>')
+    .description('why a document is where it is (OPEN, PARKED, DONE) and what to do next')
+    .action((id: string) => (require('./explain-command') as typeof import('./explain-command')).explainCommand(context(), id));
   program
     .command('requeue [ids...]')
     .description('PARKED back to OPEN (attempts 0, due now): by id, or all of a --reason')
@@ -87,32 +99,68 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   program
     .command('purge')
     .description('delete DONE documents processed before a time (the emulator runs no TTL deletion)')
-    .option('--done-before <time>', 'ISO time or a duration ago (7d)')
+    .option('--done-before <time>', 'ISO time or a duration ago (7d); at least the DONE retention ago unless --force')
+    .option('--force', 'allow a bound inside the DONE retention (deletes dedup records of messages Pub/Sub may redeliver)')
     .option('--dry-run', 'count only')
     .option('--yes', 'do not ask')
     .action((options) => inbox().purge(context(), options));
 
   try {
     await program.parseAsync([...argv], { from: 'user' });
-    return 0;
+    return EXIT.OK;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? 0 : 2;
-    if (err instanceof UsageError || err instanceof ConfigError) {
+    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+    if (err instanceof UsageError) {
       io.err(`inbox: ${err.message}`);
-      return 2;
+      return EXIT.USAGE;
+    }
+    if (err instanceof ConfigError) {
+      // One line, as every expected failure: the configuration lists one problem per line.
+      const problems = err.message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join(' ');
+      io.err(`inbox: ${problems}: set the variables it names (GOOGLE_CLOUD_PROJECT is the project id; FIRESTORE_EMULATOR_HOST too for the emulators)`);
+      return EXIT.USAGE;
     }
     if (err instanceof RefusedError || err instanceof RepairRefusedError) {
       io.err(`inbox: ${err.message}`);
-      return 1;
+      return EXIT.FAILED;
     }
-    io.err(`inbox: ${err instanceof Error ? err.message : String(err)}`);
-    return 1;
+    const expected = ctx === undefined ? null : classifyCliError(err, target(), env);
+    if (expected !== null) {
+      io.err(`inbox: ${expected.message}`);
+      return expected.exitCode;
+    }
+    io.err(`inbox: ${(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')}`);
+    return EXIT.FAILED;
   } finally {
-    await ctx?.runtime.db().terminate().catch(() => undefined);
+    await ctx?.close().catch(() => undefined);
   }
 }
 
+/**
+ * The process around the CLI, for an operator's terminal. Node prints
+ * library warnings (google-auth-library's MetadataLookupWarning when it
+ * probes for a metadata server) on stderr by default: only the CLI's own
+ * line belongs there, so warnings are kept off it (INBOX_CLI_DEBUG=1 shows
+ * them). The Google client libraries also leave internal promises rejected
+ * once a call has failed (every method stub of a client whose credentials
+ * failed): the failure itself reaches the command and is reported, so these
+ * are not a crash with a stack trace either. On the emulator there is no
+ * metadata server to look for.
+ */
+export function quietProcess(proc: NodeJS.Process = process): void {
+  const debug = proc.env.INBOX_CLI_DEBUG === '1';
+  proc.removeAllListeners('warning');
+  proc.on('warning', (warning) => {
+    if (debug) proc.stderr.write(`inbox (debug): ${warning.name}: ${warning.message}\n`);
+  });
+  proc.on('unhandledRejection', (reason) => {
+    if (debug) proc.stderr.write(`inbox (debug): unhandled rejection inside a client library: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
+  });
+  if ((proc.env.FIRESTORE_EMULATOR_HOST ?? '') !== '') proc.env.METADATA_SERVER_DETECTION ??= 'none';
+}
+
 if (require.main === module) {
+  quietProcess();
   void runCli(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

@@ -12,3 +12,10 @@ export function print(ctx: CliContext, value: unknown, headers: readonly string[
   for (const row of rows) table.push(row.map(cell));
   ctx.io.out(rows.length === 0 ? '(none)' : table.toString());
 }
+
+/**
+ * Said when a repair's transaction found its own request id recorded: the
+ * first attempt had committed and Firestore reported an error after it
+ * (the SDK then runs the transaction again). The repair is done, once.
+ */
+export const ALREADY_APPLIED = 'already applied: an earlier attempt of this command committed it (Firestore reported an error after the commit); nothing was done twice';

@@ -1,6 +1,7 @@
 import type { DocumentSnapshot } from '@google-cloud/firestore';
 import { refs } from '../engine/store/collections';
-import { cancelTokenRun, type Changed, moveToken } from '../engine/store/operations';
+import { cancelTokenRun, moveToken, type Repaired } from '../engine/store/operations';
+import { newRequestId } from '../engine/store/repair-request';
 import { resolveIncident } from '../engine/store/repairs';
 import { toDates } from '../engine/store/unit-of-work';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
@@ -8,7 +9,7 @@ import { createLogger } from '../log';
 import { QUERIES } from '../queries';
 import { cell, type CliContext } from './context';
 import { RefusedError } from './inbox-ops';
-import { print } from './output';
+import { ALREADY_APPLIED, print } from './output';
 
 type Doc = Record<string, unknown> & { id: string };
 const view = (snap: DocumentSnapshot): Doc => ({ ...(toDates(snap.data() ?? {}) as Record<string, unknown>), id: snap.id });
@@ -56,12 +57,13 @@ export async function incidents(ctx: CliContext, options: { all?: boolean } = {}
 
 /** Closes an instance's open incidents once their cause is repaired (refused, naming the causes, before). */
 export async function resolveIncidentCommand(ctx: CliContext, instanceId: string, options: { note?: string }): Promise<void> {
-  const done = await resolveIncident(ctx.db(), instanceId, options.note ?? null, ctx.now());
+  const done = await resolveIncident(ctx.db(), instanceId, options.note ?? null, ctx.now(), newRequestId());
   print(ctx, done, ['instance', 'status', 'incidents resolved'], [[done.instance.id, done.instance.status, done.resolved]]);
+  if (done.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
 /** After a repair: create the Cloud Tasks of new jobs (if runJob's URL is configured) and report. */
-async function report(ctx: CliContext, what: string, changed: Changed): Promise<void> {
+async function report(ctx: CliContext, what: string, changed: Repaired): Promise<void> {
   const log = createLogger((line) => ctx.io.err(line), { function: 'inbox-cli' });
   logDuplicates(log, changed.duplicates);
   const url = ctx.config.tasks.runJobUrl;
@@ -69,18 +71,19 @@ async function report(ctx: CliContext, what: string, changed: Changed): Promise<
   const pending = changed.jobs.length - dispatched;
   print(ctx, { ...changed, dispatched }, ['repair', 'new jobs', 'dispatched', 'consumed messages'], [[what, changed.jobs.length, dispatched, changed.consumed.length]]);
   if (pending > 0 && !ctx.json) ctx.io.out(`${pending} job(s) not dispatched here (INBOX_RUN_JOB_URL unset or Cloud Tasks failed): sweepJobs dispatches them within a few minutes`);
+  if (changed.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
 export async function moveTokenCommand(ctx: CliContext, options: { instance: string; activity: string; execution?: string; force?: boolean }): Promise<void> {
   const engine = await ctx.runtime.engine();
   const instance = await refs.instance(ctx.db(), options.instance).get();
   if (!instance.exists) throw new RefusedError(`no process instance ${options.instance}`);
-  const changed = await moveToken(ctx.db(), engine, { processInstanceId: options.instance, executionId: options.execution ?? null, activityId: options.activity, force: options.force === true, now: ctx.now() });
+  const changed = await moveToken(ctx.db(), engine, { processInstanceId: options.instance, executionId: options.execution ?? null, activityId: options.activity, force: options.force === true, now: ctx.now(), requestId: newRequestId() });
   await report(ctx, `token ${changed.executionId} to ${options.activity}`, changed);
 }
 
 export async function cancelTokenCommand(ctx: CliContext, options: { instance: string; execution: string }): Promise<void> {
   const engine = await ctx.runtime.engine();
-  const changed = await cancelTokenRun(ctx.db(), engine, options.instance, options.execution, ctx.now());
+  const changed = await cancelTokenRun(ctx.db(), engine, options.instance, options.execution, ctx.now(), newRequestId());
   await report(ctx, `token ${options.execution} cancelled`, changed);
 }

@@ -1,4 +1,5 @@
 import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import { newRequestId } from '../engine/store/repair-request';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import type { InboxView } from '../relay/inbox-writes';
@@ -6,7 +7,7 @@ import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
 import { view } from './documents';
 import { checkRequeue, RefusedError, requeue } from './inbox-ops';
-import { print } from './output';
+import { ALREADY_APPLIED, print } from './output';
 import { parseChoice, parseTime, REASONS, UsageError } from './parse';
 import { withProgress } from './progress';
 
@@ -63,16 +64,19 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
   // Naming the ids is the confirmation; a bulk requeue by reason asks.
   if (named.length === 0 && !(await confirmBulk(ctx, 'Requeue', targets.length, options))) throw new RefusedError('not confirmed');
   const failures: Array<[string, string]> = [];
+  // One request id for the whole run: each document records it, so a transaction re-run finds its own requeue.
+  const requestId = newRequestId();
+  let alreadyApplied = 0;
   await withProgress(ctx, targets, async (id) => {
     try {
-      await requeue(db, id, ctx.now());
+      if ((await requeue(db, id, ctx.now(), requestId)).alreadyApplied) alreadyApplied += 1;
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       failures.push([id, err.message]);
     }
   });
-  print(ctx, { requeued: targets.length - failures.length, refused: failures.map(([id, why]) => ({ id, why })) }, ['id', 'refused because'], failures);
-  if (!ctx.json) ctx.io.out(`requeued ${targets.length - failures.length} of ${targets.length}`);
+  print(ctx, { requeued: targets.length - failures.length, alreadyApplied, refused: failures.map(([id, why]) => ({ id, why })) }, ['id', 'refused because'], failures);
+  if (!ctx.json) ctx.io.out(`requeued ${targets.length - failures.length} of ${targets.length}${alreadyApplied > 0 ? ` (${alreadyApplied} ${ALREADY_APPLIED})` : ''}`);
   for (const [id, why] of failures) ctx.io.err(`${id}: ${why}`);
   if (failures.length > 0) throw new RefusedError(`${failures.length} of ${targets.length} documents could not be requeued`);
 }

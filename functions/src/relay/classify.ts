@@ -8,7 +8,7 @@ export interface RelayPolicy {
   readonly backoffBaseMs: number;
   /** Largest backoff step, ms. */
   readonly backoffCapMs: number;
-  /** How long after receipt a message may wait for its waiting point before it is parked, ms. */
+  /** How long after receipt (or after its last requeue) a message may wait for its waiting point before it is parked, ms. */
   readonly bufferWindowMs: number;
   /** From this many attempts on, a technical failure is logged as ERROR (it is still retried). */
   readonly errorAfterAttempts: number;
@@ -36,6 +36,12 @@ export type Decision =
 export interface CandidateState {
   readonly attempts: number;
   readonly receivedAt: Date;
+  /**
+   * When an operator last requeued it (`inbox requeue`); null or absent if
+   * never. The buffer window counts from here when set: a requeue is a fresh
+   * chance, not one attempt on a window that ran out before it.
+   */
+  readonly requeuedAt?: Date | null;
 }
 
 /**
@@ -43,7 +49,8 @@ export interface CandidateState {
  * age, the policy, the clock and a random number in; the fate out.
  * - CORRELATED: DONE.
  * - NO_WAITING_INSTANCE: may heal (the process is still on its way): retry
- *   with backoff until the buffer window has passed since receipt, then park.
+ *   with backoff until the buffer window has passed since receipt (since
+ *   the last requeue, if there was one), then park.
  * - AMBIGUOUS: no retry in the world picks the right token: park at once.
  * - TECHNICAL: a retry heals it; never parked, an ERROR log from
  *   `errorAfterAttempts` on.
@@ -56,9 +63,12 @@ export function decide(outcome: RelayOutcome, doc: CandidateState, policy: Relay
       return { kind: 'DONE', processInstanceId: outcome.processInstanceId };
     case 'NO_WAITING_INSTANCE': {
       const lastError = 'no process instance waits for this message (not yet, or not any more)';
-      const waited = now.getTime() - doc.receivedAt.getTime();
+      const requeued = doc.requeuedAt instanceof Date;
+      const since = doc.requeuedAt instanceof Date ? doc.requeuedAt : doc.receivedAt;
+      const waited = now.getTime() - since.getTime();
       if (waited >= policy.bufferWindowMs) {
-        return { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts, lastError: `${lastError}; buffer window of ${Math.round(policy.bufferWindowMs / 60_000)} min passed`, details: { waitedMs: waited } };
+        const window = `buffer window of ${Math.round(policy.bufferWindowMs / 60_000)} min passed since the ${requeued ? 'requeue' : 'receipt'}`;
+        return { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts, lastError: `${lastError}; ${window}`, details: { waitedMs: waited, windowFrom: requeued ? 'REQUEUE' : 'RECEIPT' } };
       }
       return { kind: 'RETRY', attempts, nextAttemptAt: retryAt(), lastError, alarm: false };
     }

@@ -6,7 +6,11 @@ import { processedRecord, processedRef } from '../inbox/processed';
 import type { Decision } from './classify';
 
 /** An inbox document as the relay reads it (Timestamps already Dates). */
-export type InboxView = InboxDocument & { readonly processInstanceId?: string | null };
+export type InboxView = InboxDocument & {
+  readonly processInstanceId?: string | null;
+  /** Set by `inbox requeue`; the relay's buffer window counts from it (classify.ts). */
+  readonly requeuedAt?: Date | null;
+};
 
 export function inboxRef(uow: UnitOfWork, id: string): DocumentReference {
   return uow.db.collection(INBOX).doc(id);

@@ -3,8 +3,9 @@ import type { Engine } from '../engine';
 import { executionId as newExecutionId, instanceId as newInstanceId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, Transition } from '../state';
 import { cancelToken, completeJob, failJob, placeToken, startInstance } from '../transitions';
-import { applyAndSettle, applyTransition, loadInstance, type Settled } from './apply';
+import { applyAndSettle, applyTransition, type DuplicateWaitingPoint, loadInstance, type Settled } from './apply';
 import { asCorrelationKey, asExecution, asJob, plain, refs } from './collections';
+import { appliedRepair, newRequestId, type RepairKind, type RepairRecord, runRepair, withRepair } from './repair-request';
 import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
 
 /**
@@ -122,40 +123,82 @@ export interface MoveTokenRequest {
   /** Allow a duplicate waiting point (it is still recorded as an incident). */
   readonly force: boolean;
   readonly now: Date;
+  /** Chosen once per command run (repair-request.ts); default: a new one per call. */
+  readonly requestId?: string;
 }
 
-/** Repair: move (or add) a token to an activity and run it, guarded against double tokens. */
-export async function moveToken(db: Firestore, engine: Engine, request: MoveTokenRequest): Promise<Changed & { executionId: string }> {
-  const { result } = await runUnitOfWork(db, async (uow) => {
+/** What a repair of tokens did; `alreadyApplied`: found done by an earlier attempt of the same request. */
+export type Repaired = Changed & { readonly alreadyApplied: boolean };
+
+/**
+ * Records a token repair on its instance, after everything else of the unit
+ * of work (the instance as the unit holds it now, buffered deliveries
+ * included), with what a re-run must report: the token, the new jobs (so the
+ * caller still dispatches them), consumed messages and duplicates.
+ */
+async function recordOnInstance(uow: UnitOfWork, instanceId: string, kind: RepairKind, requestId: string, executionId: string, changed: Changed, now: Date): Promise<void> {
+  const instance = await loadInstance(uow, instanceId);
+  if (instance === null) return;
+  const record: RepairRecord = { requestId, kind, at: now, details: { executionId, jobIds: changed.jobs.map((j) => j.id), consumed: changed.consumed, duplicates: changed.duplicates } };
+  uow.set(refs.instance(uow.db, instanceId), plain(withRepair(instance, record)));
+}
+
+/** What an applied repair did, re-read for a re-run: its jobs that are still PENDING (dispatching one twice is harmless). */
+async function changedBy(uow: UnitOfWork, record: RepairRecord): Promise<Repaired> {
+  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+  const jobs: JobState[] = [];
+  for (const id of strings(record.details.jobIds)) {
+    const data = await uow.get(refs.job(uow.db, id));
+    if (data !== undefined && asJob(data).status === 'PENDING') jobs.push(asJob(data));
+  }
+  const duplicates = Array.isArray(record.details.duplicates) ? (record.details.duplicates as DuplicateWaitingPoint[]) : [];
+  return { jobs, duplicates, consumed: strings(record.details.consumed), alreadyApplied: true };
+}
+
+/**
+ * Repair: move (or add) a token to an activity and run it, guarded against
+ * double tokens. Idempotent per request id: a new token's id derives from
+ * it, and a re-run that finds the request recorded on the instance reports
+ * the first attempt's token and jobs instead of moving anything again.
+ */
+export async function moveToken(db: Firestore, engine: Engine, request: MoveTokenRequest): Promise<Repaired & { executionId: string }> {
+  const requestId = request.requestId ?? newRequestId();
+  return runRepair(db, async (uow) => {
     const instance = await loadInstance(uow, request.processInstanceId);
     if (instance === null) throw new RepairRefusedError(`process instance ${request.processInstanceId} does not exist`);
+    const applied = appliedRepair(instance, requestId);
+    if (applied !== null) return { ...(await changedBy(uow, applied)), executionId: String(applied.details.executionId) };
     let execution = request.executionId === null ? null : await loadExecution(uow, request.executionId);
     if (request.executionId !== null && (execution === null || execution.processInstanceId !== instance.id)) {
       throw new RepairRefusedError(`execution ${request.executionId} is not a token of ${instance.id}`);
     }
     if (execution === null) {
-      const id = newExecutionId(instance.id, `repair:${request.now.toISOString()}:${instance.activeExecutionIds.length}`);
+      const id = newExecutionId(instance.id, `repair:${requestId}`);
       execution = { id, processInstanceId: instance.id, activityId: request.activityId, status: 'ACTIVE', step: 0, jobId: null, waitingFor: null, createdAt: request.now, updatedAt: request.now };
     }
     const t = placeToken(engine.model(instance.processKey), engine.sync, { instance, execution }, request.activityId, request.now);
     if (!request.force) await refuseDuplicates(uow, t);
-    return { ...(await applyAndSettle(uow, engine, t, request.now)), executionId: execution.id };
+    const changed = await applyAndSettle(uow, engine, t, request.now);
+    await recordOnInstance(uow, instance.id, 'move-token', requestId, execution.id, changed, request.now);
+    return { ...changed, executionId: execution.id, alreadyApplied: false };
   });
-  return result;
 }
 
-/** Repair: end a token where it stands. */
-export async function cancelTokenRun(db: Firestore, engine: Engine, processInstanceId: string, executionIdValue: string, now: Date): Promise<Changed> {
-  const { result } = await runUnitOfWork(db, async (uow) => {
+/** Repair: end a token where it stands. Idempotent per request id (default: a new one per call), as {@link moveToken}. */
+export async function cancelTokenRun(db: Firestore, engine: Engine, processInstanceId: string, executionIdValue: string, now: Date, requestId: string = newRequestId()): Promise<Repaired> {
+  return runRepair(db, async (uow) => {
     const instance = await loadInstance(uow, processInstanceId);
     const execution = await loadExecution(uow, executionIdValue);
     if (instance === null || execution === null || execution.processInstanceId !== instance.id) {
       throw new RepairRefusedError(`execution ${executionIdValue} is not a token of ${processInstanceId}`);
     }
+    const applied = appliedRepair(instance, requestId);
+    if (applied !== null) return changedBy(uow, applied);
     if (execution.status === 'ENDED' || execution.status === 'CANCELLED') throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
-    return applyAndSettle(uow, engine, cancelToken({ instance, execution }, now), now);
+    const changed = await applyAndSettle(uow, engine, cancelToken({ instance, execution }, now), now);
+    await recordOnInstance(uow, instance.id, 'cancel-token', requestId, execution.id, changed, now);
+    return { ...changed, alreadyApplied: false };
   });
-  return result;
 }
 
 async function refuseDuplicates(uow: UnitOfWork, t: Transition): Promise<void> {

@@ -4,12 +4,14 @@ import { resolveIncidents } from '../transitions';
 import { loadInstance } from './apply';
 import { asCorrelationKey, asExecution, asJob, plain, refs } from './collections';
 import { RepairRefusedError } from './operations';
-import { runUnitOfWork } from './unit-of-work';
+import { appliedRepair, newRequestId, runRepair, withRepair } from './repair-request';
 
 export interface ResolvedIncidents {
   readonly instance: InstanceState;
   /** How many open incidents were closed. */
   readonly resolved: number;
+  /** Found done by an earlier attempt of the same request (a transaction re-run after its commit landed). */
+  readonly alreadyApplied: boolean;
 }
 
 /**
@@ -17,11 +19,14 @@ export interface ResolvedIncidents {
  * the instance, each active token, the job a token waits for, the key
  * document a token waits under; the pure {@link resolveIncidents} decides.
  * Throws {@link RepairRefusedError} naming every cause that persists.
+ * Idempotent per request id (default: a new one per call; see repair-request.ts).
  */
-export async function resolveIncident(db: Firestore, processInstanceId: string, note: string | null, now: Date): Promise<ResolvedIncidents> {
-  const { result } = await runUnitOfWork(db, async (uow) => {
+export async function resolveIncident(db: Firestore, processInstanceId: string, note: string | null, now: Date, requestId: string = newRequestId()): Promise<ResolvedIncidents> {
+  return runRepair(db, async (uow) => {
     const instance = await loadInstance(uow, processInstanceId);
     if (instance === null) throw new RepairRefusedError(`process instance ${processInstanceId} does not exist`);
+    const applied = appliedRepair(instance, requestId);
+    if (applied !== null) return { instance, resolved: Number(applied.details.resolved ?? 0), alreadyApplied: true };
     const executions: ExecutionState[] = [];
     const jobs: Record<string, JobState> = {};
     const waiting: Record<string, readonly WaitingPoint[]> = {};
@@ -41,8 +46,8 @@ export async function resolveIncident(db: Firestore, processInstanceId: string, 
     }
     const decided = resolveIncidents({ instance, executions, jobs, waiting }, note, now);
     if (decided.kind === 'REFUSED') throw new RepairRefusedError(`refused: ${decided.causes.join('; ')}`);
-    uow.set(refs.instance(db, instance.id), plain(decided.instance));
-    return { instance: decided.instance, resolved: decided.resolved };
+    const resolved = withRepair(decided.instance, { requestId, kind: 'resolve-incident', at: now, details: { resolved: decided.resolved } });
+    uow.set(refs.instance(db, instance.id), plain(resolved));
+    return { instance: resolved, resolved: decided.resolved, alreadyApplied: false };
   });
-  return result;
 }

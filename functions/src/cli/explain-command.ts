@@ -1,0 +1,99 @@
+import type { DocumentReference, Firestore } from '@google-cloud/firestore';
+import { asCorrelationKey, type CorrelationKeyDoc, refs } from '../engine/store/collections';
+import { isOpenIncident, type Incident } from '../engine/state';
+import { toDates } from '../engine/store/unit-of-work';
+import { INBOX } from '../inbox/document';
+import { QUERIES } from '../queries';
+import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
+import { olderThan, withoutEntry } from '../relay/lane';
+import type { CliContext } from './context';
+import { type ExplainedDoc, type ExplainFacts, explain, type Explanation, type InstanceFact, type TokenFact } from './explain';
+import { RefusedError } from './inbox-ops';
+
+type Data = Record<string, unknown>;
+const date = (v: unknown): Date | null => (v instanceof Date ? v : null);
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const data = async (ref: DocumentReference): Promise<Data | undefined> => toDates((await ref.get()).data()) as Data | undefined;
+
+function explainedDoc(d: Data): ExplainedDoc {
+  const deadLetter = (d.deadLetter ?? null) as Data | null;
+  return {
+    status: String(d.status),
+    reason: text(d.reason),
+    messageName: text(d.messageName),
+    correlationKey: text(d.correlationKey),
+    attempts: typeof d.attempts === 'number' ? d.attempts : 0,
+    nextAttemptAt: date(d.nextAttemptAt),
+    receivedAt: date(d.receivedAt),
+    requeuedAt: date(d.requeuedAt),
+    parkedAt: date(d.parkedAt),
+    lastError: text(d.lastError),
+    validationError: text(d.validationError),
+    collidesWith: text(d.collidesWith),
+    deliveryCount: typeof deadLetter?.deliveryCount === 'number' ? deadLetter.deliveryCount : null,
+    sourceSubscription: text(deadLetter?.sourceSubscription),
+    processInstanceId: text(d.processInstanceId),
+    processedAt: date(d.processedAt),
+    correlatedVia: text(d.correlatedVia),
+    expireAt: date(d.expireAt),
+  };
+}
+
+/** The oldest OPEN document of the lane older than this one, as the relay would find it (stale entries skipped, nothing written). */
+async function heldBehind(db: Firestore, id: string, doc: Data, key: CorrelationKeyDoc): Promise<ExplainFacts['heldBehind']> {
+  const self = laneEntryOf(id, doc as unknown as InboxView);
+  let lane = key.open;
+  for (let older = olderThan(lane, self); older !== null; older = olderThan(lane, self)) {
+    const other = await data(db.collection(INBOX).doc(older.inboxId));
+    if (other?.status === 'OPEN') return { id: older.inboxId, nextAttemptAt: date(other.nextAttemptAt) };
+    lane = withoutEntry(lane, older.inboxId);
+  }
+  return null;
+}
+
+async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | null> {
+  const i = await data(refs.instance(db, id));
+  if (i === undefined) return null;
+  const active = Array.isArray(i.activeExecutionIds) ? i.activeExecutionIds.filter((e): e is string => typeof e === 'string') : [];
+  const tokens = (await Promise.all(active.map(async (e): Promise<TokenFact | null> => {
+    const x = await data(refs.execution(db, e));
+    if (x === undefined) return null;
+    const waitingFor = (x.waitingFor ?? null) as TokenFact['waitingFor'];
+    return { executionId: e, activityId: String(x.activityId), status: String(x.status), waitingFor, jobId: text(x.jobId) };
+  }))).filter((t): t is TokenFact => t !== null);
+  const incidents = (Array.isArray(i.incidents) ? i.incidents : []) as Incident[];
+  return { id, businessKey: String(i.businessKey), status: String(i.status), completedAt: date(i.completedAt), tokens, openIncidents: incidents.filter(isOpenIncident).map((x) => x.reason) };
+}
+
+/**
+ * Reads what explaining a document needs, by id and with one query: the
+ * document, its key's document (waiting points, lane), the older document
+ * it may be held behind, and the instances related to its key: those that
+ * wait under it, the one it went to, and those whose business key is the
+ * correlation key (the convention `inbox instances KEY` relies on too).
+ */
+export async function explainFacts(db: Firestore, id: string, bufferWindowMs: number): Promise<ExplainFacts> {
+  const d = await data(db.collection(INBOX).doc(id));
+  if (d === undefined) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
+  const doc = explainedDoc(d);
+  const keyName = doc.correlationKey;
+  const key = keyName === null ? null : asCorrelationKey(await data(refs.correlationKey(db, keyName)), keyName);
+  const waiting = (key?.waiting ?? []).filter((w) => w.messageName === doc.messageName).map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId }));
+  const behind = key !== null && doc.status === 'OPEN' ? await heldBehind(db, id, d, key) : null;
+  const byBusinessKey = keyName === null ? [] : (await QUERIES.instancesByBusinessKey.build(db, keyName).get()).docs.map((s) => s.id);
+  const ids = new Set([...(key?.waiting ?? []).map((w) => w.processInstanceId), ...(doc.processInstanceId === null ? [] : [doc.processInstanceId]), ...byBusinessKey]);
+  const instances = (await Promise.all([...ids].map((i) => instanceFact(db, i)))).filter((i): i is InstanceFact => i !== null);
+  return { id, doc, waiting, heldBehind: behind, instances, bufferWindowMs };
+}
+
+function printHuman(ctx: CliContext, e: Explanation): void {
+  const lines = [`${e.id}: ${e.summary}`, ...(e.because.length > 0 ? ['because:', ...e.because.map((b) => `  - ${b}`)] : []), e.next.length > 0 ? 'next:' : 'next: nothing to do', ...e.next.map((n) => `  ${n}`)];
+  ctx.io.out(lines.join('\n'));
+}
+
+/** `inbox explain ID`: why a document is where it is, and what to do next. */
+export async function explainCommand(ctx: CliContext, id: string): Promise<void> {
+  const e = explain(await explainFacts(ctx.db(), id, ctx.config.relay.policy.bufferWindowMs), ctx.now());
+  if (ctx.json) ctx.io.out(JSON.stringify(e, null, 2));
+  else printHuman(ctx, e);
+}

@@ -1,0 +1,86 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { randomUUID } from 'node:crypto';
+import { DeadlineExceededError, errorCode } from '../../core/errors';
+import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
+
+/**
+ * Idempotent repairs. The Firestore SDK runs a transaction callback again
+ * when a commit reports UNAVAILABLE, DEADLINE_EXCEEDED or UNKNOWN, also when
+ * that commit landed. A repair that decides afresh on the re-run sees its own
+ * work and refuses ("already OPEN"), or does it twice (a second token). So
+ * every repair command chooses one request id per run ({@link newRequestId}),
+ * the transaction records it on the document it changes ({@link withRepair}),
+ * and looks for it first ({@link appliedRepair}): found, the repair is
+ * "already applied", a success that reports what the first attempt did.
+ */
+
+/** Which operator command recorded a repair. */
+export type RepairKind = 'requeue' | 'park' | 'move-token' | 'cancel-token' | 'resolve-incident' | 'admit-collision';
+
+/** One applied repair, kept on the document it changed (`repairs`, the last {@link REPAIRS_KEPT}). */
+export interface RepairRecord {
+  /** Chosen once per command run; the same for every attempt of its transactions. */
+  readonly requestId: string;
+  readonly kind: RepairKind;
+  readonly at: Date;
+  /** What the repair did, as a re-run reports it (plain values only: they are stored). */
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * How many repair records a document keeps. A re-run follows its commit
+ * within seconds, so it only has to find its own among the latest; the list
+ * stays bounded however often a document is repaired.
+ */
+export const REPAIRS_KEPT = 20;
+
+/** A stored document that may carry repair records. */
+export interface RepairLogged {
+  readonly repairs?: readonly RepairRecord[];
+}
+
+/** A request id for one run of a repair command. */
+export const newRequestId = (): string => randomUUID();
+
+/** The record of `requestId` on a document as read in the transaction, or null: not applied (yet). */
+export function appliedRepair(doc: object | null | undefined, requestId: string): RepairRecord | null {
+  const repairs = (doc as RepairLogged | null | undefined)?.repairs;
+  if (!Array.isArray(repairs)) return null;
+  return (repairs as readonly RepairRecord[]).find((r) => r.requestId === requestId) ?? null;
+}
+
+/** The document with `record` appended to its repairs (the last {@link REPAIRS_KEPT} kept). */
+export function withRepair<T extends object>(doc: T, record: RepairRecord): T & { readonly repairs: readonly RepairRecord[] } {
+  const stored = (doc as RepairLogged).repairs;
+  const before = Array.isArray(stored) ? stored : [];
+  return { ...doc, repairs: [...before, record].slice(-REPAIRS_KEPT) };
+}
+
+/**
+ * Whether a failed repair transaction may have committed all the same: an
+ * error from the wire (a gRPC status or a socket error) or a deadline. Our
+ * own refusals carry no code. The emulator, for one, answers the SDK's resent
+ * commit of a transaction that did commit with INVALID_ARGUMENT.
+ */
+export function outcomeUnknown(err: unknown): boolean {
+  return err instanceof DeadlineExceededError || errorCode(err) !== undefined;
+}
+
+/**
+ * Runs a repair's transaction. `work` must look for its request id first
+ * ({@link appliedRepair}) and record it with what it changes ({@link withRepair}).
+ * If the transaction fails with an error after which it may have committed
+ * ({@link outcomeUnknown}), `work` runs once more in a new transaction with
+ * the same request id: it then finds its record (it had committed: "already
+ * applied"), or applies the repair now, or fails again (the error is thrown).
+ */
+export async function runRepair<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { readonly verifyRuns?: number } = {}): Promise<T> {
+  const verifyRuns = options.verifyRuns ?? 1;
+  for (let run = 0; ; run++) {
+    try {
+      return (await runUnitOfWork(db, work)).result;
+    } catch (err) {
+      if (run >= verifyRuns || !outcomeUnknown(err)) throw err;
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../../functions/src/engine/engine';
+import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { cancelTokenRun, completeJobRun, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { INBOX } from '../../functions/src/inbox/document';
+import { relayOne } from '../../functions/src/relay/relay-one';
+import { GRPC_STATUS, type GrpcFaultProxy, startGrpcFaultProxy } from '../../tools/faults/grpc-fault-proxy';
+import { workOrderEngine } from '../support/engine';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { completionPayload, storePushed } from '../support/inbox';
+import { type CliRun, spawnCli } from './run-cli';
+
+/**
+ * Every repair is idempotent under the Firestore SDK's re-runs. The commit
+ * of the repair's transaction reaches the emulator and lands; the proxy in
+ * between then answers the CLI with an error instead of OK, once:
+ * - DEADLINE_EXCEEDED: the SDK re-runs the transaction callback at once;
+ * - UNAVAILABLE: the SDK first resends the commit, which the emulator
+ *   refuses (the transaction is closed: INVALID_ARGUMENT, where production
+ *   says "transaction has expired" and the SDK re-runs the callback).
+ * Either way the repair must be applied once and reported as done.
+ * The CLI runs as its own process, talking to the emulator through the proxy.
+ */
+const projectId = uniqueProjectId('cli-retry');
+let db: Firestore;
+let engine: Engine;
+let proxy: GrpcFaultProxy;
+let cli: (...args: string[]) => Promise<CliRun>;
+const HOUR = 3_600_000;
+const CODES = [['UNAVAILABLE', GRPC_STATUS.UNAVAILABLE], ['DEADLINE_EXCEEDED', GRPC_STATUS.DEADLINE_EXCEEDED]] as const;
+
+beforeAll(async () => {
+  const emulator = process.env.FIRESTORE_EMULATOR_HOST ?? '';
+  db = firestoreAt(emulator, projectId);
+  engine = await workOrderEngine();
+  proxy = await startGrpcFaultProxy(emulator);
+  cli = spawnCli({ PATH: process.env.PATH, FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: projectId });
+});
+afterAll(async () => {
+  await db.terminate();
+  await proxy.close();
+});
+
+/** Runs the CLI with the next commit's answer lost after it landed, and checks the fault was really injected. */
+async function withLostCommit(code: number, ...args: string[]): Promise<CliRun> {
+  const before = proxy.lost('Commit');
+  proxy.loseReplies('Commit', { code });
+  const run = await cli(...args);
+  expect(proxy.lost('Commit')).toBe(before + 1);
+  return run;
+}
+
+async function waitingOrder(workOrderId: string): Promise<{ instanceId: string; executionId: string }> {
+  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
+}
+
+const inboxDoc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const instanceDoc = async (id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
+
+describe.each(CODES)('a repair whose commit landed and then reported %s', (_name, code) => {
+  test('move-token onto an async step adds one token and one job, and reports success', async () => {
+    const { instanceId } = await waitingOrder(`WO-retry-move-${code}`);
+    const r = await withLostCommit(code, '--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOverWorkOrder');
+    // The waiting token and exactly one new one, with exactly one new job.
+    expect((await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', instanceId).get()).size).toBe(2);
+    expect((await instanceDoc(instanceId)).activeExecutionIds).toHaveLength(2);
+    const pending = await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', instanceId).where('status', '==', 'PENDING').get();
+    expect(pending.size).toBe(1);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    // The job is reported (so the CLI dispatches it), and so is the id of the token the repair added.
+    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending.docs[0]!.id, activityId: 'handOverWorkOrder' })] });
+    expect((await instanceDoc(instanceId)).activeExecutionIds).toContain((r.json() as { executionId: string }).executionId);
+  });
+
+  test('requeue reports the document requeued, not refused', async () => {
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(`WO-retry-requeue-${code}`), receivedAt: new Date(Date.now() - 30 * HOUR) });
+    await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 }, id);
+    expect((await inboxDoc(id)).status).toBe('PARKED');
+    const r = await withLostCommit(code, 'requeue', id);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('requeued 1 of 1 (1 already applied');
+    expect(await inboxDoc(id)).toMatchObject({ status: 'OPEN', attempts: 0, previousReason: 'NO_WAITING_INSTANCE' });
+  });
+
+  test('park reports the document parked', async () => {
+    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(`WO-retry-park-${code}`) });
+    const r = await withLostCommit(code, 'park', id, '--reason', 'sender withdrew it');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('already applied');
+    expect(await inboxDoc(id)).toMatchObject({ status: 'PARKED', reason: 'MANUAL', lastError: 'sender withdrew it' });
+  });
+
+  test('cancel-token reports the token cancelled', async () => {
+    const { instanceId, executionId } = await waitingOrder(`WO-retry-cancel-${code}`);
+    const r = await withLostCommit(code, 'repair', 'cancel-token', '--instance', instanceId, '--execution', executionId);
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('already applied');
+    expect((await refs.execution(db, executionId).get()).get('status')).toBe('CANCELLED');
+  });
+
+  test('resolve-incident reports the incident resolved', async () => {
+    const a = await waitingOrder(`WO-retry-res-a-${code}`);
+    const b = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: `WO-retry-res-b-${code}`, variables: { workOrderId: `WO-retry-res-a-${code}` }, now: new Date() });
+    await completeJobRun(db, engine, b.jobs[0]!.id, {}, new Date());
+    expect((await instanceDoc(a.instanceId)).status).toBe('INCIDENT');
+    await cancelTokenRun(db, engine, b.instance.id, b.instance.activeExecutionIds[0]!, new Date());
+    const r = await withLostCommit(code, '--json', 'repair', 'resolve-incident', a.instanceId, '--note', 'second start cancelled');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ resolved: 1, alreadyApplied: true, instance: { status: 'RUNNING' } });
+    expect(await instanceDoc(a.instanceId)).toMatchObject({ status: 'RUNNING', resolvedIncidents: 1 });
+  });
+});
