@@ -87,7 +87,7 @@ describe('repair admit-collision', () => {
     const r = await cli('repair', 'admit-collision', collisionId, '--note', 'second tranche, confirmed by the provider');
     expect(r.code).toBe(0);
     expect(r.out).toContain(`admitted ${collisionId}`);
-    expect(await doc(collisionId)).toMatchObject({ status: 'OPEN', reason: null, collidesWith: null, admittedFrom: firstId, attempts: 0, repairs: [expect.objectContaining({ kind: 'admit-collision', note: 'second tranche, confirmed by the provider' })] });
+    expect(await doc(collisionId)).toMatchObject({ status: 'OPEN', reason: null, collidesWith: null, admittedFrom: firstId, attempts: 0, repairs: [expect.objectContaining({ kind: 'admit-collision', details: expect.objectContaining({ note: 'second tranche, confirmed by the provider', collidesWith: firstId }) })] });
     expect(await lane(key)).toEqual([collisionId]);
 
     await relayOne(relayDeps(), collisionId);

@@ -1,7 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { randomUUID } from 'node:crypto';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
-import { runUnitOfWork } from '../engine/store/unit-of-work';
+import { appliedRepair, newRequestId, type RepairLogged, runRepair, withRepair } from '../engine/store/repair-request';
 import { INBOX } from '../inbox/document';
 import { processedRef } from '../inbox/processed';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
@@ -23,29 +22,15 @@ import { print } from './output';
  * neither can be correlated twice.
  */
 
-/** One entry of a document's `repairs`: what a repair command changed, under the request id it chose once per run. */
-export interface RepairEntry {
-  readonly requestId: string;
-  readonly kind: string;
-  readonly at: Date;
-  readonly note: string | null;
-  readonly [detail: string]: unknown;
-}
-
-/** The last entries a document keeps: a record for the operator, bounded so a document never grows without limit. */
-const MAX_REPAIRS = 20;
-
 /** An inbox document with what repairs leave on it. */
-type Repaired = InboxView & { readonly repairs?: readonly RepairEntry[] };
-
-const repairsOf = (doc: Repaired | undefined): readonly RepairEntry[] => (Array.isArray(doc?.repairs) ? doc.repairs : []);
+type Repaired = InboxView & RepairLogged;
 
 export type AdmitCheck = { readonly ok: true; readonly doc: Repaired; readonly firstId: string; readonly correlationKey: string } | { readonly ok: false; readonly why: string };
 
 /** Whether a document (as read; undefined: none) can be admitted. The one check of the real run (in its transaction) and of --dry-run. */
 export function checkAdmission(id: string, doc: Repaired | undefined): AdmitCheck {
   if (doc === undefined) return { ok: false, why: `no inbox document ${id}: check the id (\`inbox list --status PARKED --reason KEY_COLLISION\` shows them)` };
-  const earlier = repairsOf(doc).find((r) => r.kind === ADMIT);
+  const earlier = (doc.repairs ?? []).find((r) => r.kind === ADMIT);
   if (earlier !== undefined) return { ok: false, why: `${id} was admitted at ${cell(earlier.at)} (request ${earlier.requestId}): it is an event of its own, now ${doc.status}` };
   if (doc.status !== 'PARKED' || typeof doc.collidesWith !== 'string') {
     return { ok: false, why: `${id} is ${doc.status}${doc.reason === null ? '' : ` / ${doc.reason}`}, not a KEY_COLLISION: only a parked second payload (collidesWith set) can be admitted` };
@@ -54,7 +39,7 @@ export function checkAdmission(id: string, doc: Repaired | undefined): AdmitChec
   return { ok: true, doc, firstId: doc.collidesWith, correlationKey: doc.correlationKey };
 }
 
-const ADMIT = 'admit-collision';
+const ADMIT = 'admit-collision' as const;
 
 export interface AdmitRequest {
   /** Chosen once per command run: a re-run of the transaction that finds it applied reports success. */
@@ -77,21 +62,21 @@ export interface Admitted {
  * Idempotent under the transaction's re-runs: its request id on `repairs`.
  */
 export async function admitCollision(db: Firestore, id: string, request: AdmitRequest): Promise<Admitted> {
-  const { result } = await runUnitOfWork(db, async (uow): Promise<Admitted> => {
+  // runRepair runs the transaction once more after an error that may hide a commit that landed.
+  return runRepair(db, async (uow): Promise<Admitted> => {
     const ref = db.collection(INBOX).doc(id);
     const doc = (await uow.get(ref)) as Repaired | undefined;
-    const applied = repairsOf(doc).find((r) => r.requestId === request.requestId);
-    if (applied !== undefined) return { id, firstId: String(applied.collidesWith), alreadyApplied: true };
+    const applied = appliedRepair(doc, request.requestId);
+    if (applied !== null) return { id, firstId: String(applied.details.collidesWith), alreadyApplied: true };
     const check = checkAdmission(id, doc);
     if (!check.ok) throw new RefusedError(check.why);
     const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
     const reopened: InboxView = { ...check.doc, status: 'OPEN', reason: null, collidesWith: null, attempts: 0, nextAttemptAt: request.now, parkedAt: null };
-    const entry: RepairEntry = { requestId: request.requestId, kind: ADMIT, at: request.now, note: request.note, collidesWith: check.firstId, previousReason: check.doc.reason };
+    const record = { requestId: request.requestId, kind: ADMIT, at: request.now, details: { note: request.note, collidesWith: check.firstId, previousReason: check.doc.reason } };
     saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, request.now);
-    uow.set(ref, { ...reopened, admittedFrom: check.firstId, requeuedAt: request.now, previousReason: check.doc.reason, repairs: [...repairsOf(check.doc), entry].slice(-MAX_REPAIRS) });
+    uow.set(ref, withRepair({ ...reopened, admittedFrom: check.firstId, requeuedAt: request.now, previousReason: check.doc.reason }, record));
     return { id, firstId: check.firstId, alreadyApplied: false };
   });
-  return result;
 }
 
 /** Both payloads side by side: the first as stored, or its processed record once the DONE document expired. */
@@ -129,7 +114,7 @@ export async function admitCollisionCommand(ctx: CliContext, id: string, options
     return;
   }
   // The transaction checks again (the real run's check); this read is only for the comparison printed after it.
-  const done = await admitCollision(db, id, { requestId: randomUUID(), note: options.note ?? null, now: ctx.now() });
+  const done = await admitCollision(db, id, { requestId: newRequestId(), note: options.note ?? null, now: ctx.now() });
   const admittedDoc = view(await db.collection(INBOX).doc(id).get()) as unknown as InboxView;
   const message = `admitted ${id}${done.alreadyApplied ? ' (already applied)' : ''}: OPEN, due now; the relay correlates it within a minute (\`inbox show ${id}\`)`;
   printComparison(ctx, { admitted: id, alreadyApplied: done.alreadyApplied }, await comparison(db, id, admittedDoc, done.firstId), message);
