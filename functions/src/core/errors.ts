@@ -65,6 +65,22 @@ export function classifyFailure(err: unknown): FailureClass {
   return { kind: 'unexpected', code: typeof code === 'string' ? code : 'UNKNOWN' };
 }
 
+/** Longest error text kept on a document (a job's lastError, an incident's message). */
+export const MAX_STORED_ERROR_CHARS = 2_000;
+
+/**
+ * Error text Firestore can store: clipped to `max` characters, and every lone
+ * surrogate (a half pair, also one the clip split) replaced by U+FFFD. A
+ * message is often not ours (a handler's, a library's quoting its input):
+ * stored as is, a short one with a lone surrogate fails every write (the
+ * client sends it as invalid UTF-8) and a huge one exceeds the 1 MiB document,
+ * so the failure could never be recorded.
+ */
+export function storableText(text: string, max = MAX_STORED_ERROR_CHARS): string {
+  const clipped = text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+  return clipped.replace(/\p{Cs}/gu, '\uFFFD');
+}
+
 /** Runs `work` but gives up after `timeoutMs`; the work itself may still finish later. */
 export async function withDeadline<T>(what: string, timeoutMs: number, work: () => Promise<T>): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

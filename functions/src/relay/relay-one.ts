@@ -1,5 +1,5 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { classifyFailure, type FailureClass, withDeadline } from '../core/errors';
+import { classifyFailure, type FailureClass, storableText, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
@@ -124,7 +124,8 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
     return { ...result, stats: stats() };
   } catch (err) {
     const failure = classifyFailure(err);
-    const error = err instanceof Error ? err.message : String(err);
+    // Stored as the document's lastError: bounded and storable whatever threw it.
+    const error = storableText(err instanceof Error ? err.message : String(err));
     const left = timeLeftMs();
     // Past the call's hard stop: not recording loses nothing. The document stays OPEN and due, this attempt is
     // simply not counted, and the next call (or round) tries it again; waiting here would overrun the scheduler's deadline.
