@@ -35,11 +35,36 @@ export class DeadlineExceededError extends Error {
   }
 }
 
+/**
+ * A failure its thrower declares permanent: no retry can heal it (BullMQ's
+ * UnrecoverableError, Temporal's non-retryable ApplicationFailure). A job
+ * handler throws it (re-exported as `PermanentJobError` from
+ * jobs/handlers.ts) so that runJob ends the job FAILED at once, the
+ * instance INCIDENT / JOB_FAILED with this message, instead of spending
+ * every retry on it. Recognised directly or as the `cause` of what is
+ * thrown.
+ */
+export class PermanentFailureError extends Error {
+  override readonly name: string = 'PermanentFailureError';
+}
+
 export type FailureClass =
   /** Retry heals it: answer 503, back off. */
   | { readonly kind: 'retryable'; readonly code: string }
+  /** Declared permanent by its thrower ({@link PermanentFailureError}): end it now, no retry. */
+  | { readonly kind: 'permanent'; readonly code: 'PERMANENT' }
   /** Unexpected: a defect or misconfiguration. Still never acked (answer 500), logged as ERROR. */
   | { readonly kind: 'unexpected'; readonly code: string };
+
+/** The {@link PermanentFailureError} an error is or was caused by (a few levels of `cause`), or null. */
+function permanentIn(err: unknown): PermanentFailureError | null {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof PermanentFailureError) return current;
+    current = current.cause;
+  }
+  return null;
+}
 
 /** Reads the numeric gRPC code or string socket code an error carries, if any. */
 export function errorCode(err: unknown): number | string | undefined {
@@ -51,6 +76,7 @@ export function errorCode(err: unknown): number | string | undefined {
 /** Decides whether a thrown error is worth a retry. Pure. */
 export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof DeadlineExceededError) return { kind: 'retryable', code: 'DEADLINE_EXCEEDED' };
+  if (permanentIn(err) !== null) return { kind: 'permanent', code: 'PERMANENT' };
   const code = errorCode(err);
   if (typeof code === 'number') {
     const name = RETRYABLE_GRPC_CODES.get(code);
