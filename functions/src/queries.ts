@@ -40,6 +40,13 @@ export const QUERIES = {
     (db, shard: number, now: Date, limit: number) =>
       db.collection('inbox').where('shard', '==', shard).where('status', '==', 'OPEN').where('nextAttemptAt', '<=', now).orderBy('nextAttemptAt').limit(limit),
   ),
+  /**
+   * The relay's stray documents: OPEN with a shard outside `0..shards-1`
+   * (stored under another INBOX_SHARDS), to be moved into range (relay/reshard.ts).
+   */
+  strayShards: query({ collection: 'inbox', equality: ['status'], range: 'shard', orderBy: [{ field: 'shard', direction: 'asc' }] }, (db, shards: number, limit: number) =>
+    db.collection('inbox').where('status', '==', 'OPEN').where('shard', '>=', shards).orderBy('shard').limit(limit),
+  ),
   /** Gauge: the oldest OPEN document of one shard. */
   oldestOpen: query({ collection: 'inbox', equality: ['shard', 'status'], range: null, orderBy: [{ field: 'receivedAt', direction: 'asc' }] }, (db, shard: number) =>
     db.collection('inbox').where('shard', '==', shard).where('status', '==', 'OPEN').orderBy('receivedAt').limit(1),

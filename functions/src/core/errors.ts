@@ -52,11 +52,36 @@ export class DeadlineExceededError extends Error {
   }
 }
 
+/**
+ * A failure its thrower declares permanent: no retry can heal it (BullMQ's
+ * UnrecoverableError, Temporal's non-retryable ApplicationFailure). A job
+ * handler throws it (re-exported as `PermanentJobError` from
+ * jobs/handlers.ts) so that runJob ends the job FAILED at once, the
+ * instance INCIDENT / JOB_FAILED with this message, instead of spending
+ * every retry on it. Recognised directly or as the `cause` of what is
+ * thrown.
+ */
+export class PermanentFailureError extends Error {
+  override readonly name: string = 'PermanentFailureError';
+}
+
 export type FailureClass =
   /** Retry heals it: answer 503, back off. */
   | { readonly kind: 'retryable'; readonly code: string }
+  /** Declared permanent by its thrower ({@link PermanentFailureError}): end it now, no retry. */
+  | { readonly kind: 'permanent'; readonly code: 'PERMANENT' }
   /** Unexpected: a defect or misconfiguration. Still never acked (answer 500), logged as ERROR. */
   | { readonly kind: 'unexpected'; readonly code: string };
+
+/** The {@link PermanentFailureError} an error is or was caused by (a few levels of `cause`), or null. */
+function permanentIn(err: unknown): PermanentFailureError | null {
+  let current: unknown = err;
+  for (let depth = 0; depth < 5 && current instanceof Error; depth++) {
+    if (current instanceof PermanentFailureError) return current;
+    current = current.cause;
+  }
+  return null;
+}
 
 /** Reads the numeric gRPC code or string socket code an error carries, if any. */
 export function errorCode(err: unknown): number | string | undefined {
@@ -68,6 +93,7 @@ export function errorCode(err: unknown): number | string | undefined {
 /** Decides whether a thrown error is worth a retry. Pure. */
 export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof DeadlineExceededError) return { kind: 'retryable', code: 'DEADLINE_EXCEEDED' };
+  if (permanentIn(err) !== null) return { kind: 'permanent', code: 'PERMANENT' };
   const code = errorCode(err);
   if (typeof code === 'number') {
     const name = RETRYABLE_GRPC_CODES.get(code);
@@ -80,6 +106,22 @@ export function classifyFailure(err: unknown): FailureClass {
     return { kind: 'retryable', code: 'UNAVAILABLE' };
   }
   return { kind: 'unexpected', code: typeof code === 'string' ? code : 'UNKNOWN' };
+}
+
+/** Longest error text kept on a document (a job's lastError, an incident's message). */
+export const MAX_STORED_ERROR_CHARS = 2_000;
+
+/**
+ * Error text Firestore can store: clipped to `max` characters, and every lone
+ * surrogate (a half pair, also one the clip split) replaced by U+FFFD. A
+ * message is often not ours (a handler's, a library's quoting its input):
+ * stored as is, a short one with a lone surrogate fails every write (the
+ * client sends it as invalid UTF-8) and a huge one exceeds the 1 MiB document,
+ * so the failure could never be recorded.
+ */
+export function storableText(text: string, max = MAX_STORED_ERROR_CHARS): string {
+  const clipped = text.length <= max ? text : `${text.slice(0, max)}… (${text.length - max} more characters)`;
+  return clipped.replace(/\p{Cs}/gu, '\uFFFD');
 }
 
 /** Runs `work` but gives up after `timeoutMs`; the work itself may still finish later. */

@@ -76,7 +76,8 @@ function chooseFlow(model: ProcessModel, gatewayId: string, variables: Readonly<
   return defaultFlowId;
 }
 
-function correlationValue(value: unknown): string | null {
+/** The key a message wait waits under for a variable's value: a non-empty string, or a finite number as text; null for anything else. */
+export function correlationValue(value: unknown): string | null {
   if (typeof value === 'string' && value.length > 0) return value;
   if (typeof value === 'number' && Number.isFinite(value)) return String(value);
   return null;

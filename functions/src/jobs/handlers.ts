@@ -1,5 +1,5 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { isRefusedAsExisting } from '../core/errors';
+import { isRefusedAsExisting, PermanentFailureError } from '../core/errors';
 import { refs } from '../engine/store/collections';
 import type { InstanceState, JobState } from '../engine/state';
 
@@ -15,6 +15,20 @@ export interface JobContext {
   readonly now: Date;
 }
 export type AsyncHandler = (ctx: JobContext) => Promise<Readonly<Record<string, unknown>>>;
+
+/**
+ * What a handler throws for a failure no retry can heal (the provider
+ * refuses the work order for good, the data can never be valid): the job is
+ * FAILED at once, without spending INBOX_JOB_MAX_ATTEMPTS, and its instance
+ * shows INCIDENT / JOB_FAILED with this message, for an operator to repair
+ * (move or cancel the token). Anything else a handler throws is retried.
+ * Also recognised as the `cause` of the error thrown.
+ *
+ * @example throw new PermanentJobError(`work order ${id} is unknown to the provider`);
+ */
+export class PermanentJobError extends PermanentFailureError {
+  override readonly name: string = 'PermanentJobError';
+}
 
 export interface WorkOrderHandlerDeps {
   readonly db: () => Firestore;

@@ -2,7 +2,7 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { PushTokenVerifier } from '../auth/push-token';
-import { classifyFailure } from '../core/errors';
+import { classifyFailure, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { asInstance, asJob, refs } from '../engine/store/collections';
 import { completeJobRun, type JobFailure, recordJobFailure } from '../engine/store/operations';
@@ -28,7 +28,8 @@ export interface RunJobDeps {
 
 const Body = z.object({ jobId: z.string().regex(/^[0-9a-f]{40}$/, 'a job id (40 hex digits)') });
 
-const message = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+/** An error's text as it is logged and stored (lastError, the incident): bounded and storable whatever threw it. */
+const message = (err: unknown): string => storableText(err instanceof Error ? err.message : String(err));
 
 /**
  * Cloud Tasks' 1-based number of this attempt: X-CloudTasks-TaskRetryCount
@@ -49,7 +50,8 @@ type Final = null | 'LAST_ATTEMPT' | 'PERMANENT';
  * steers Cloud Tasks: 2xx ends the task, 5xx makes it retry with the queue's
  * backoff. The job is FAILED (its instance INCIDENT / JOB_FAILED, an ERROR
  * log, and 200 so retries stop) after `maxAttempts` failed handler runs, on
- * a failure no retry heals (no handler for the job's task), and on the
+ * a failure no retry heals (no handler for the job's task, or a handler
+ * that throws a PermanentJobError), and on the
  * queue's last attempt whatever failed: Cloud Tasks drops the task after it,
  * and a job left PENDING then would never run again.
  */
@@ -142,7 +144,9 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       // A handler failure is counted against the job. Any failure on the queue's last attempt (reading,
       // loading the engine, committing) is recorded now, or the job would stay PENDING for good.
       if (inHandler || lastAttempt) {
-        await settleFailure(message(err), failure.code, lastAttempt ? 'LAST_ATTEMPT' : null);
+        // The handler said no retry heals it (PermanentJobError): end the job now rather than burn every retry.
+        const final: Final = inHandler && failure.kind === 'permanent' ? 'PERMANENT' : lastAttempt ? 'LAST_ATTEMPT' : null;
+        await settleFailure(message(err), failure.code, final);
         return;
       }
       // Not the step's fault (Firestore, the engine): not counted against the job; the retry re-runs the (idempotent) handler.

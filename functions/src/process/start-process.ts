@@ -6,7 +6,9 @@ import type { Engine } from '../engine/engine';
 import { startProcessInstance } from '../engine/store/operations';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { Logger } from '../log';
+import { hasLoneSurrogate } from '../receiver/envelope';
 import type { JobQueue } from '../tasks/job-queue';
+import { correlationProblem, variablesProblem } from './variables';
 
 export interface StartProcessDeps {
   readonly db: () => Firestore;
@@ -14,26 +16,6 @@ export interface StartProcessDeps {
   readonly queue: () => JobQueue;
   readonly log: Logger;
   readonly now: () => Date;
-}
-
-/** Firestore field names: not empty, not `__x__` (reserved); depth bounded well below Firestore's 20. */
-const MAX_DEPTH = 10;
-function variablesProblem(value: unknown, depth = 0, path = 'variables'): string | null {
-  if (depth > MAX_DEPTH) return `${path} is nested deeper than ${MAX_DEPTH} levels`;
-  if (Array.isArray(value)) {
-    for (const [i, item] of value.entries()) {
-      const problem = variablesProblem(item, depth + 1, `${path}[${i}]`);
-      if (problem !== null) return problem;
-    }
-    return null;
-  }
-  if (typeof value !== 'object' || value === null) return null;
-  for (const key of Object.keys(value)) {
-    if (key === '' || /^__.*__$/.test(key)) return `${path} has the key ${JSON.stringify(key)}, which Firestore does not allow`;
-    const problem = variablesProblem((value as Record<string, unknown>)[key], depth + 1, `${path}.${key}`);
-    if (problem !== null) return problem;
-  }
-  return null;
 }
 
 const Body = z.object({
@@ -45,7 +27,12 @@ const Body = z.object({
 /**
  * `startProcess`: starts a process instance, idempotent by (process key,
  * business key): a second start answers 200 with the existing instance and
- * creates no second token. Bad input: 400 with the reason.
+ * creates no second token. Bad input: 400 with the reason, before anything
+ * is written: a body of the wrong shape, variables Firestore cannot store or
+ * beyond our bounds (variables.ts), a correlation variable of the model
+ * missing or of a kind the engine cannot wait under. 503 (`retry: true`)
+ * only when a retry can heal it; any other failure is a defect: 500,
+ * `retry: false`, logged at ERROR.
  */
 export function createStartProcessHandler(deps: StartProcessDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
@@ -58,17 +45,27 @@ export function createStartProcessHandler(deps: StartProcessDeps): (req: Request
       res.status(400).json({ error: z.prettifyError(parsed.error) });
       return;
     }
+    const { processKey, businessKey, variables } = parsed.data;
+    // Firestore's client sends a short string with a lone surrogate as invalid UTF-8 (refused, as UNKNOWN,
+    // on every retry) and silently replaces it in a longer one; two such business keys would also share an id.
+    const unpaired = (['processKey', 'businessKey'] as const).find((field) => hasLoneSurrogate(parsed.data[field]));
     // zod's record parser drops a "__proto__" key; check the raw body so it is refused, not lost.
-    const problem = variablesProblem((req.body as { variables?: unknown }).variables ?? {});
+    const problem = unpaired === undefined ? variablesProblem((req.body as { variables?: unknown }).variables ?? {}) : `${unpaired} is not valid Unicode (lone surrogate)`;
     if (problem !== null) {
       res.status(400).json({ error: problem });
       return;
     }
-    const { processKey, businessKey, variables } = parsed.data;
     try {
       const engine = await deps.engine();
-      if (engine.find(processKey) === null) {
+      const model = engine.find(processKey);
+      if (model === null) {
         res.status(400).json({ error: `unknown processKey ${JSON.stringify(processKey)}; deployed: ${engine.processKeys.join(', ')}` });
+        return;
+      }
+      // A start the model can never correlate would end in INCIDENT / MISSING_CORRELATION_KEY, which no command repairs.
+      const uncorrelatable = correlationProblem(model, variables);
+      if (uncorrelatable !== null) {
+        res.status(400).json({ error: uncorrelatable });
         return;
       }
       const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now() });
@@ -79,8 +76,10 @@ export function createStartProcessHandler(deps: StartProcessDeps): (req: Request
       res.status(started.created ? 201 : 200).json({ processInstanceId: instance.id, created: started.created, status: instance.status });
     } catch (err) {
       const failure = classifyFailure(err);
-      deps.log.error('could not start the process', { processKey, businessKey, code: failure.code, error: err instanceof Error ? err.message : String(err) });
-      res.status(failure.kind === 'retryable' ? 503 : 500).json({ error: 'could not start the process', retry: true });
+      const retry = failure.kind === 'retryable';
+      deps.log.error('could not start the process', { processKey, businessKey, code: failure.code, retry, error: err instanceof Error ? err.message : String(err) });
+      // Unexpected (a defect, a misconfiguration, input the checks above missed): the same request fails the same way.
+      res.status(retry ? 503 : 500).json({ error: 'could not start the process', code: failure.code, retry });
     }
   };
 }

@@ -5,11 +5,15 @@ import { INBOX, type InboxDocument } from '../inbox/document';
 import { processedRecord, processedRef } from '../inbox/processed';
 import type { Decision } from './classify';
 
-/** An inbox document as the relay reads it (Timestamps already Dates). */
+/**
+ * An inbox document as the relay reads it (Timestamps already Dates).
+ * `relayAttempt`: the relay call and attempt that last wrote it (relay-one.ts, Ledger).
+ */
 export type InboxView = InboxDocument & {
   readonly processInstanceId?: string | null;
   /** Set by `inbox requeue`; the relay's buffer window counts from it (classify.ts). */
   readonly requeuedAt?: Date | null;
+  readonly relayAttempt?: string | null;
 };
 
 export function inboxRef(uow: UnitOfWork, id: string): DocumentReference {
@@ -34,21 +38,24 @@ export interface Retention {
  * (retention, for a Firestore TTL policy) and, in the same transaction, its
  * processed record (inbox/processed.ts), which outlives it so that a replay
  * of the message is still a duplicate; PARKED never expires and keeps
- * payload, reason, lastError and attempts.
+ * payload, reason, lastError and attempts. `relayAttempt` marks the relay
+ * call and attempt that wrote it (null for the buffer's write).
  */
-export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decision: Decision, now: Date, retention: Retention, via: 'RELAY' | 'BUFFER' = 'RELAY'): void {
+export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decision: Decision, now: Date, retention: Retention, via: 'RELAY' | 'BUFFER' = 'RELAY', relayAttempt: string | null = null): void {
   const ref = inboxRef(uow, id);
+  // The buffer's write is part of another document's transaction, which carries that one's mark.
+  const base = { ...doc, relayAttempt };
   switch (decision.kind) {
     case 'DONE':
-      uow.set(ref, { ...doc, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + retention.doneMs), correlatedVia: via, nextAttemptAt: null });
+      uow.set(ref, { ...base, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + retention.doneMs), correlatedVia: via, nextAttemptAt: null });
       // A blind set: no read, one write. Set, not create: a document requeued and correlated again after its record expired gets a new one.
       uow.set(processedRef(uow.db, id), { ...processedRecord(doc, decision.processInstanceId, via, now, retention.recordMs) });
       return;
     case 'RETRY':
-      uow.set(ref, { ...doc, attempts: decision.attempts, nextAttemptAt: decision.nextAttemptAt, lastError: decision.lastError, lastAttemptAt: now });
+      uow.set(ref, { ...base, attempts: decision.attempts, nextAttemptAt: decision.nextAttemptAt, lastError: decision.lastError, lastAttemptAt: now });
       return;
     case 'PARK':
-      uow.set(ref, { ...doc, status: 'PARKED', reason: decision.reason, attempts: decision.attempts, lastError: decision.lastError, parkDetails: decision.details, parkedAt: now, nextAttemptAt: null, lastAttemptAt: now });
+      uow.set(ref, { ...base, status: 'PARKED', reason: decision.reason, attempts: decision.attempts, lastError: decision.lastError, parkDetails: decision.details, parkedAt: now, nextAttemptAt: null, lastAttemptAt: now });
       return;
   }
 }

@@ -5,6 +5,7 @@ import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { JobQueue } from '../tasks/job-queue';
 import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
+import { reshardStrays } from './reshard';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
 
 /** Relays one document with `timeLeftMs()` left for its transactions: {@link relayOne}, or an instrumented stand-in. */
@@ -41,18 +42,20 @@ export interface RelaySummary {
   skipped: number;
   technicalFailures: number;
   consumedFromBuffer: number;
+  /** OPEN documents moved from a shard at or above INBOX_SHARDS into range (stored under another shard count; reshard.ts). */
+  resharded: number;
   /** Document reads of the relay's transactions: every attempt of every transaction, whatever its outcome, failure records included. */
   reads: number;
   /** Document writes of the relay's committed transactions (including held-back documents moved behind their older one). */
   writes: number;
-  /** Document reads billed for the candidate queries (one per document listed, at least one per shard query). */
+  /** Document reads billed for the candidate queries and the stray-shard query (one per document listed, at least one per query). */
   candidateReads: number;
   rounds: number;
   durationMs: number;
 }
 
 export function emptySummary(): RelaySummary {
-  return { candidates: 0, correlated: 0, retried: 0, parked: {}, skippedForOrder: 0, skipped: 0, technicalFailures: 0, consumedFromBuffer: 0, reads: 0, writes: 0, candidateReads: 0, rounds: 0, durationMs: 0 };
+  return { candidates: 0, correlated: 0, retried: 0, parked: {}, skippedForOrder: 0, skipped: 0, technicalFailures: 0, consumedFromBuffer: 0, resharded: 0, reads: 0, writes: 0, candidateReads: 0, rounds: 0, durationMs: 0 };
 }
 
 /** Adds one result to the summary, dispatches its jobs and logs what needs attention. */
@@ -108,6 +111,29 @@ function byKey(candidates: readonly Candidate[]): Candidate[][] {
 }
 
 /**
+ * First step of a call: documents stored under another shard count into
+ * range (reshard.ts), so the rounds and the gauges see them. A failure here
+ * (e.g. the stray-shard index still building after a deploy) is logged and
+ * the call goes on: the documents in range must not wait for the strays.
+ */
+async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, log: Logger, withinBudget: () => boolean, timeLeftMs: () => number): Promise<void> {
+  try {
+    const { moved, reads } = await reshardStrays(deps.db, shards, { withinBudget, timeLeftMs });
+    summary.resharded += moved;
+    summary.candidateReads += reads;
+    if (moved > 0) {
+      log.warn('OPEN documents were in shards at or above INBOX_SHARDS: moved into range', {
+        resharded: moved,
+        shards,
+        hint: 'INBOX_SHARDS changed, or a receiver runs with another value than the relay (keep them equal)',
+      });
+    }
+  } catch (err) {
+    log.warn('stray shards not checked; the next call tries again', { shards, error: err instanceof Error ? err.message : String(err) });
+  }
+}
+
+/**
  * One relay call: rounds of candidates until the budget is spent or nothing
  * is left. A round takes the oldest due candidates, then works on their keys
  * in random order. Keys run in parallel (bounded); documents of one key run one after
@@ -129,6 +155,7 @@ export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, 
   const withinBudget = (): boolean => clock() - started < options.budgetMs;
   const timeLeftMs = (): number => started + options.budgetMs + graceMs - clock();
   const summary = emptySummary();
+  await reshard(deps, options.shards, summary, log, withinBudget, timeLeftMs);
   const perShard = Math.max(1, Math.ceil(options.batchSize / options.shards));
   // Rounds go on while they change something; a round of only order-blocked (already held) or skipped documents ends the call.
   for (let progress = true; progress && withinBudget(); ) {

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
-import { classifyFailure, type FailureClass, withDeadline } from '../core/errors';
+import { classifyFailure, DeadlineExceededError, type FailureClass, storableText, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
@@ -62,6 +63,71 @@ type InTransaction = WithoutStats<Exclude<RelayResult, { kind: 'FAILED' }>>;
 
 const retentionOf = (deps: RelayDeps): Retention => ({ doneMs: deps.retentionMs, recordMs: deps.recordRetentionMs ?? DEFAULT_RECORD_RETENTION_MS });
 
+/** Thrown into an attempt of a transaction whose caller has given up on it: it must not commit behind the caller's back. */
+class AbandonedError extends Error {
+  override readonly name = 'AbandonedError';
+}
+
+/**
+ * Runs a unit of work under a deadline, after which no attempt of it
+ * commits any more: an attempt still running (a slow read, a hanging buffer
+ * lookup) or started by the client's retry throws AbandonedError instead of
+ * returning, so the client rolls it back. Without this, a transaction the
+ * relay had already counted as a technical failure could still correlate
+ * its document, uncounted. Only a commit already on its way at the deadline
+ * can still land; the failure record reads the document to find out.
+ * `work` gets the attempt number (1, 2, … as the client re-runs it).
+ */
+async function abandonAfter<T>(db: Firestore, what: string, timeoutMs: number, work: (uow: UnitOfWork, attempt: number) => Promise<T>, options: { maxAttempts?: number; tally: StatsTally }): Promise<T> {
+  let abandoned = false;
+  let attempt = 0;
+  try {
+    const { result } = await withDeadline(what, timeoutMs, () =>
+      runUnitOfWork(
+        db,
+        async (uow) => {
+          attempt += 1;
+          if (abandoned) throw new AbandonedError(`${what}: abandoned at its deadline`);
+          const value = await work(uow, attempt);
+          if (abandoned) throw new AbandonedError(`${what}: abandoned at its deadline`);
+          return value;
+        },
+        options,
+      ),
+    );
+    return result;
+  } catch (err) {
+    if (err instanceof DeadlineExceededError) abandoned = true;
+    throw err;
+  }
+}
+
+/**
+ * What one relayOne call wrote, attempt by attempt. Every write of the call
+ * to the inbox document carries `relayAttempt` (call id and attempt), so an
+ * attempt that finds the document changed by an earlier attempt of this
+ * very call (a commit that landed but reported an error, so the client ran
+ * the callback again; or one that landed after the deadline) knows it and
+ * reports that attempt's result, jobs and writes, instead of SKIPPED.
+ */
+interface Ledger {
+  readonly call: string;
+  /** The result each attempt returned and the writes it made, by its relayAttempt token. */
+  readonly attempts: Map<string, { readonly result: InTransaction; readonly writes: number; readonly status: InboxView['status'] }>;
+  /** The decision each failure-record attempt wrote, by its token. */
+  readonly records: Map<string, Decision>;
+}
+
+/** The attempt of this call that last wrote the document, if one did and the document still shows its outcome. */
+function ownAttempt(ledger: Ledger, doc: InboxView): { readonly result: InTransaction; readonly writes: number } | null {
+  const token = doc.relayAttempt ?? null;
+  const applied = token === null ? undefined : ledger.attempts.get(token);
+  return applied !== undefined && applied.status === doc.status ? applied : null;
+}
+
+/** The status a decision leaves the document in. */
+const statusAfter = (decision: Decision): InboxView['status'] => (decision.kind === 'DONE' ? 'DONE' : decision.kind === 'PARK' ? 'PARKED' : 'OPEN');
+
 /** No time limit beyond the transaction deadline: the fast path, and callers without a budget. */
 const UNLIMITED = (): number => Number.POSITIVE_INFINITY;
 
@@ -85,6 +151,11 @@ async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date)
  * move, variables and follow-up jobs together. Never a correlated process
  * with an OPEN inbox document, or the reverse.
  *
+ * The result is exactly what this call did to the document, also when the
+ * Firestore client ran the transaction again after a commit that landed but
+ * reported an error, or when the commit landed after the deadline (see
+ * {@link Ledger}): the relay's counters count every committed decision once.
+ *
  * `timeLeftMs`: how long the calling relay call may still run, ms. Each
  * transaction's deadline is the smaller of it and `transactionTimeoutMs`, and
  * a failure is not recorded once it has run out, so one call ends within its
@@ -94,11 +165,25 @@ async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date)
 export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => number = UNLIMITED): Promise<RelayResult> {
   const tally: StatsTally = { reads: 0, writes: 0 };
   const stats = (): UnitStats => ({ reads: tally.reads, writes: tally.writes });
+  const ledger: Ledger = { call: randomUUID(), attempts: new Map(), records: new Map() };
+  /** The writes of the earlier attempt whose result the last attempt replayed (it found the document as that one left it), or null. */
+  const replayed: { writes: number | null } = { writes: null };
   try {
-    const { result } = await withDeadline('relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), () => runUnitOfWork(deps.db, async (uow): Promise<InTransaction> => {
+    const result = await abandonAfter(deps.db, 'relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), async (uow, attempt): Promise<InTransaction> => {
+      replayed.writes = null;
+      const token = `${ledger.call}:${attempt}`;
       const now = deps.now();
       const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
       if (doc === undefined) return { kind: 'SKIPPED', why: 'GONE' };
+      const own = ownAttempt(ledger, doc);
+      if (own !== null) {
+        replayed.writes = own.writes;
+        return own.result;
+      }
+      const done = (result: InTransaction, status: InboxView['status']): InTransaction => {
+        ledger.attempts.set(token, { result, writes: uow.writeCount, status });
+        return result;
+      };
       if (doc.status !== 'OPEN') return { kind: 'SKIPPED', why: 'NOT_OPEN' };
       if (doc.nextAttemptAt !== null && doc.nextAttemptAt.getTime() > now.getTime()) return { kind: 'SKIPPED', why: 'NOT_DUE' };
       const correlationKey = doc.correlationKey ?? '';
@@ -106,8 +191,8 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
       if (older !== null) {
         // Held back: no attempt counted, but not left due ahead of its older document either (lane.ts, holdUntil).
         const heldUntil = holdUntil(doc.nextAttemptAt, older.doc.nextAttemptAt, now);
-        if (heldUntil !== null) uow.set(inboxRef(uow, id), { ...doc, nextAttemptAt: heldUntil });
-        return { kind: 'ORDER_BLOCKED', olderId: older.id, heldUntil };
+        if (heldUntil !== null) uow.set(inboxRef(uow, id), { ...doc, nextAttemptAt: heldUntil, relayAttempt: token });
+        return done({ kind: 'ORDER_BLOCKED', olderId: older.id, heldUntil }, 'OPEN');
       }
 
       // Out of the lane before correlating, so a waiting point reached on the way sees the next message.
@@ -122,44 +207,69 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
         const current = asCorrelationKey(await uow.get(keyRef), correlationKey);
         saveCorrelationKey(uow, { ...current, open: [...withoutEntry(current.open, id), laneEntryOf(id, doc)] }, now);
       }
-      writeDecision(uow, id, doc, decision, now, retentionOf(deps));
+      writeDecision(uow, id, doc, decision, now, retentionOf(deps), 'RELAY', token);
       const settled = outcome.kind === 'CORRELATED' ? outcome : { jobs: [], duplicates: [], consumed: [] };
-      return { kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed };
-    }, { tally }));
+      return done({ kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed }, statusAfter(decision));
+    }, { tally });
+    // The attempt that replayed wrote nothing; the one whose commit landed wrote these.
+    if (replayed.writes !== null) tally.writes += replayed.writes;
     return { ...result, stats: stats() };
   } catch (err) {
     const failure = classifyFailure(err);
-    const error = err instanceof Error ? err.message : String(err);
+    // Stored as the document's lastError: bounded and storable whatever threw it.
+    const error = storableText(err instanceof Error ? err.message : String(err));
     const left = timeLeftMs();
     // Past the call's hard stop: not recording loses nothing. The document stays OPEN and due, this attempt is
     // simply not counted, and the next call (or round) tries it again; waiting here would overrun the scheduler's deadline.
-    const decision = left > 0 ? await recordTechnicalFailure(deps, id, failure, error, Math.min(deps.transactionTimeoutMs, left), tally) : null;
-    return { kind: 'FAILED', failure, error, decision, stats: stats() };
+    const record = left > 0 ? await recordTechnicalFailure(deps, id, failure, error, Math.min(deps.transactionTimeoutMs, left), tally, ledger) : null;
+    if (record?.kind === 'APPLIED') {
+      // The transaction did commit (its answer was lost or came too late): count what it did, not a failure.
+      tally.writes += record.writes;
+      return { ...record.result, stats: stats() };
+    }
+    return { kind: 'FAILED', failure, error, decision: record?.decision ?? null, stats: stats() };
   }
 }
+
+/** What the failure record found: the failure counted (or not), or the relay transaction's own commit. */
+type Recorded =
+  | { readonly kind: 'RECORDED'; readonly decision: Decision | null }
+  | { readonly kind: 'APPLIED'; readonly result: InTransaction; readonly writes: number };
 
 /**
  * Counts a technical failure on the document (backoff, attempts, lastError)
  * in a transaction of its own. If Firestore is what failed, this fails too:
  * the document simply stays OPEN and due, and the next round tries again.
- * Never parks: a retry heals technical failures.
+ * Never parks: a retry heals technical failures. If the document shows the
+ * relay transaction's own commit (it landed after all), that is the result.
+ * Two attempts: a record that loses the document's lock to that very
+ * commit reads it again; a record whose own commit landed but reported an
+ * error finds its own write ({@link Ledger}) and does not count twice.
  */
-async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: FailureClass, error: string, timeoutMs: number, tally: StatsTally): Promise<Decision | null> {
+async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: FailureClass, error: string, timeoutMs: number, tally: StatsTally, ledger: Ledger): Promise<Recorded> {
   try {
-    const { result } = await withDeadline('recording a relay failure', timeoutMs, () => runUnitOfWork(
+    return await abandonAfter(
       deps.db,
-      async (uow) => {
+      'recording a relay failure',
+      timeoutMs,
+      async (uow, attempt): Promise<Recorded> => {
         const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
-        if (doc === undefined || doc.status !== 'OPEN') return null;
+        if (doc === undefined) return { kind: 'RECORDED', decision: null };
+        const own = ownAttempt(ledger, doc);
+        if (own !== null) return { kind: 'APPLIED', result: own.result, writes: own.writes };
+        const recorded = doc.relayAttempt === undefined || doc.relayAttempt === null ? undefined : ledger.records.get(doc.relayAttempt);
+        if (recorded !== undefined) return { kind: 'RECORDED', decision: recorded };
+        if (doc.status !== 'OPEN') return { kind: 'RECORDED', decision: null };
         const now = deps.now();
+        const token = `${ledger.call}:record:${attempt}`;
         const decision = decide({ kind: 'TECHNICAL', failure, error }, doc, deps.policy, now, deps.random());
-        writeDecision(uow, id, doc, decision, now, retentionOf(deps));
-        return decision;
+        writeDecision(uow, id, doc, decision, now, retentionOf(deps), 'RELAY', token);
+        ledger.records.set(token, decision);
+        return { kind: 'RECORDED', decision };
       },
-      { maxAttempts: 1, tally },
-    ));
-    return result;
+      { maxAttempts: 2, tally },
+    );
   } catch {
-    return null;
+    return { kind: 'RECORDED', decision: null };
   }
 }
