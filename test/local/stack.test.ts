@@ -1,4 +1,4 @@
-import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
@@ -32,7 +32,7 @@ async function startWorkOrder(workOrderId: string): Promise<Response> {
 async function completedWithInvoice(workOrderId: string): Promise<unknown> {
   return waitFor(`${workOrderId} to be completed and invoiced`, async () => {
     const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', workOrderId).get();
-    const invoice = await db.collection(COLLECTIONS.invoices).doc(workOrderId).get();
+    const invoice = await refs.invoice(db, workOrderId).get();
     return instances.docs[0]?.get('status') === 'COMPLETED' && invoice.exists ? invoice.data() : undefined;
   }, 60_000, 200);
 }

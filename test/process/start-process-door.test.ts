@@ -68,6 +68,23 @@ describe('startProcess: the variables the model correlates on are required', () 
     expect(await stored(businessKey)).toBe(false);
   });
 
+  test.each([
+    ['whitespace around it', ' WO-7 ', 'whitespace around it'],
+    ['over the 256 characters a message key may have', 'W'.repeat(257), '257 characters long'],
+  ])('workOrderId with %s: 400, since no message could ever carry that key (the receiver trims and bounds keys)', async (_name, workOrderId, why) => {
+    const businessKey = `WO-unreachable-${workOrderId.length}`;
+    const res = await start({ processKey: PROCESS, businessKey, variables: { workOrderId } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain('variables.workOrderId');
+    expect(res.body.error).toContain(why);
+    expect(await stored(businessKey)).toBe(false);
+  });
+
+  test('a key of exactly 256 characters is the longest a message can carry, so it starts', async () => {
+    const res = await start({ processKey: PROCESS, businessKey: 'WO-256', variables: { workOrderId: 'W'.repeat(256) } });
+    expect(res.status).toBe(201);
+  });
+
   test('a number is a valid correlation key (the engine waits under its text)', async () => {
     const res = await start({ processKey: PROCESS, businessKey: 'WO-number', variables: { workOrderId: 4711 } });
     expect(res.status).toBe(201);

@@ -60,6 +60,13 @@ export interface InstanceState {
    * incidents are all resolved (no longer INCIDENT) with one query.
    */
   readonly resolvedIncidents?: number;
+  /**
+   * The start request that created the instance (startProcess chooses one
+   * per HTTP request). A re-run of the start's transaction after a commit
+   * that landed but reported an error finds it here and reports the start as
+   * its own (201, its jobs dispatched), not as someone else's (200).
+   */
+  readonly startRequestId?: string;
   readonly createdAt: Date;
   readonly updatedAt: Date;
   readonly completedAt: Date | null;

@@ -1,5 +1,6 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
+import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { classifyFailure } from '../core/errors';
 import type { Engine } from '../engine/engine';
@@ -68,7 +69,8 @@ export function createStartProcessHandler(deps: StartProcessDeps): (req: Request
         res.status(400).json({ error: uncorrelatable });
         return;
       }
-      const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now() });
+      // One id per request: if the commit lands but its answer is lost, the re-run knows the instance as its own.
+      const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now(), requestId: randomUUID() });
       logDuplicates(deps.log, started.duplicates);
       await dispatchJobs(deps.queue(), started.jobs, deps.log);
       const { instance } = started;

@@ -9,6 +9,7 @@
 import { correlationValue } from '../engine/transitions';
 import type { MessageWaitNode, ProcessModel } from '../engine/model';
 import { hasLoneSurrogate } from '../receiver/envelope';
+import { MAX_KEY_CHARS } from '../receiver/registry';
 
 /**
  * Largest storage size of `variables` (Firestore's count: UTF-8 bytes + 1 per
@@ -146,7 +147,13 @@ function kindOf(value: unknown): string {
 export function correlationProblem(model: ProcessModel, variables: Readonly<Record<string, unknown>>): string | null {
   for (const { variable, waits } of correlationRequirements(model)) {
     const value = Object.prototype.hasOwnProperty.call(variables, variable) ? variables[variable] : undefined;
-    if (correlationValue(value) !== null) continue;
+    const key = correlationValue(value);
+    // The receiver trims a message's key and bounds it: a value it could never carry would wait forever.
+    if (key !== null && key.length <= MAX_KEY_CHARS && key === key.trim()) continue;
+    if (key !== null) {
+      const why = key.length > MAX_KEY_CHARS ? `is ${key.length} characters long, over the ${MAX_KEY_CHARS} a message key may have` : 'has whitespace around it, which a message key never has (messages are trimmed)';
+      return `variables.${variable} ${why}: process ${model.key} correlates on it, so no message could ever reach this instance`;
+    }
     const where = waits.map((w) => `${w.id} waits for ${w.messageName}`).join(', ');
     const got = value === undefined ? 'is required' : `is ${kindOf(value)}`;
     return `variables.${variable} ${got}: process ${model.key} correlates on it (${where}); give a non-empty string or a number`;

@@ -26,7 +26,15 @@ export interface MessageType<P = unknown> {
 export const DEFAULT_NAME_ATTRIBUTE = 'eventType';
 
 /** Bounded strings keep every stored payload far below Firestore's 1 MiB document limit. */
-const Key = z.string().trim().min(1).max(256);
+/**
+ * Longest correlation or dedup key a message may carry, in characters.
+ * startProcess refuses a correlation variable longer than this, or with
+ * whitespace around it (a message's key is trimmed), because no message
+ * could ever be correlated to it.
+ */
+export const MAX_KEY_CHARS = 256;
+
+const Key = z.string().trim().min(1).max(MAX_KEY_CHARS);
 
 export const WorkOrderCompletedSchema = z.object({
   workOrderId: Key,

@@ -28,17 +28,26 @@ export interface StartRequest {
   readonly businessKey: string;
   readonly variables: Readonly<Record<string, unknown>>;
   readonly now: Date;
+  /** Chosen once per start request; see {@link InstanceState.startRequestId}. */
+  readonly requestId?: string;
 }
 
 /** Starts an instance, idempotent by (process key, business key): a second start returns the first. */
 export async function startProcessInstance(db: Firestore, engine: Engine, request: StartRequest): Promise<Changed & { created: boolean; instance: InstanceState }> {
   const model = engine.model(request.processKey);
   const id = newInstanceId(request.processKey, request.businessKey);
+  const start = (now: Date) => startInstance(model, engine.sync, { instanceId: id, executionId: newExecutionId(id, 'start'), businessKey: request.businessKey, variables: request.variables, now });
   const { result } = await runUnitOfWork(db, async (uow) => {
     const existing = await loadInstance(uow, id);
-    if (existing !== null) return { ...NOTHING, created: false, instance: existing };
-    const t = startInstance(model, engine.sync, { instanceId: id, executionId: newExecutionId(id, 'start'), businessKey: request.businessKey, variables: request.variables, now: request.now });
-    return { ...(await applyAndSettle(uow, engine, t, request.now)), created: true, instance: t.instance };
+    if (existing !== null) {
+      // This very request created it (its commit landed, the answer was lost): the same start, the same jobs (ids are
+      // deterministic), so the caller answers 201 and dispatches them (a task that exists already is a no-op).
+      if (request.requestId !== undefined && existing.startRequestId === request.requestId) return { ...NOTHING, jobs: start(existing.createdAt).jobs, created: true, instance: existing };
+      return { ...NOTHING, created: false, instance: existing };
+    }
+    const t = start(request.now);
+    const tagged = request.requestId === undefined ? t : { ...t, instance: { ...t.instance, startRequestId: request.requestId } };
+    return { ...(await applyAndSettle(uow, engine, tagged, request.now)), created: true, instance: tagged.instance };
   });
   return result;
 }

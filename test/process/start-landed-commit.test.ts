@@ -1,0 +1,54 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { http } from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import request from 'supertest';
+import { createLogger } from '../../functions/src/log';
+import { createStartProcessHandler } from '../../functions/src/process/start-process';
+import type { JobQueue } from '../../functions/src/tasks/job-queue';
+import { commitFaults } from '../support/commit-faults';
+import { workOrderEngine } from '../support/engine';
+import { isolatedFirestore } from '../support/firestore';
+
+/**
+ * A start whose commit lands but whose answer is lost: the Firestore client
+ * runs the transaction again and finds the instance. Without a request id on
+ * the instance that re-run took it for someone else's start: 200
+ * `created: false`, and the hand-over job waited for the sweep.
+ */
+let db: Firestore;
+const enqueued: string[] = [];
+const queue: JobQueue = {
+  enqueue: async (id) => {
+    enqueued.push(id);
+    return 'CREATED';
+  },
+};
+
+beforeAll(async () => {
+  db = isolatedFirestore('start-landed');
+  const engine = await workOrderEngine();
+  http('startLanded', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => queue, log: createLogger(() => undefined), now: () => new Date() }));
+});
+afterAll(async () => {
+  await db.terminate();
+});
+
+test('a re-run after a landed commit answers 201 and dispatches the start job, once per start', async () => {
+  const faults = commitFaults(db);
+  try {
+    faults.afterLanding(() => true, { kind: 'UNAVAILABLE' });
+    const body = { processKey: 'work-order-execution', businessKey: 'WO-landed-1', variables: { workOrderId: 'WO-landed-1' } };
+    const first = await request(getTestServer('startLanded')).post('/').send(body);
+    expect(faults.fired()).toBe(1);
+    expect(first.status).toBe(201);
+    expect(first.body.created).toBe(true);
+    expect(enqueued).toHaveLength(1);
+    // A second request is someone else's start: 200, nothing dispatched again.
+    const second = await request(getTestServer('startLanded')).post('/').send(body);
+    expect(second.status).toBe(200);
+    expect(second.body).toMatchObject({ created: false, processInstanceId: first.body.processInstanceId });
+    expect(enqueued).toHaveLength(1);
+  } finally {
+    faults.restore();
+  }
+});
