@@ -7,7 +7,7 @@ import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
 import { startTcpProxy } from '../../tools/faults/tcp-proxy';
-import { firestoreAt, isolatedFirestore, uniqueProjectId } from '../support/firestore';
+import { firestoreAt, isolatedFirestore, uniqueProjectId, waitFor } from '../support/firestore';
 import { base64Json, completion, completionEnvelope, envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 
@@ -119,8 +119,10 @@ describe('receiveDeadLetter', () => {
       const res = await request(broken.server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-down' }, { attributes: deadLetterAttributes }));
       expect(res.status).toBe(503);
     } finally {
-      // Let the abandoned write finish against the emulator before the client and the proxy go.
+      // The 503 left the write running (withDeadline gives up waiting, not the work): let it land before the client
+      // goes, or its next retry meets a terminated client after the test, which jest reports as a failed run.
       proxy.setMode('forward');
+      await waitFor('the abandoned dead-letter write to land', async () => ((await down.collection(INBOX).count().get()).data().count > 0 ? true : undefined));
       await down.terminate();
       await proxy.close();
     }
