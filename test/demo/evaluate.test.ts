@@ -9,7 +9,8 @@ describe('planOrders', () => {
     for (const s of SCENARIOS) {
       const count = plan.filter((o) => o.scenario === s.id).length;
       expect(count).toBeGreaterThanOrEqual(1);
-      if (s.id !== 'normal') expect(count).toBe(Math.max(1, Math.round(orders * s.share)));
+      if (s.id !== 'normal') expect(count).toBe(Math.min(s.maxCount ?? Infinity, Math.max(1, Math.round(orders * s.share))));
+      if (s.maxCount !== undefined) expect(count).toBeLessThanOrEqual(s.maxCount);
     }
     expect(plan.every((o) => o.workOrderId.startsWith('WO-r1-'))).toBe(true);
   });

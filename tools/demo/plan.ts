@@ -15,6 +15,8 @@ export interface Scenario {
   readonly providerScript: ProviderScript;
   /** Share of the work orders (the rest are `normal`); at least one each. */
   readonly share: number;
+  /** At most this many work orders, whatever the share (no cap when absent). */
+  readonly maxCount?: number;
   /**
    * Whether the way the completion was correlated is part of the outcome
    * (via the buffer, after a dead letter). Elsewhere a completion may come
@@ -33,7 +35,11 @@ export const SCENARIOS: readonly Scenario[] = [
   { id: 'conflict', showsPath: false, title: 'two different completions, one key', expected: 'DONE + PARKED KEY_COLLISION · COMPLETED · invoiced', providerScript: 'conflict', share: 0.03 },
   { id: 'ambiguous', showsPath: false, title: 'manual repair left a double token', expected: 'PARKED AMBIGUOUS_CORRELATION · INCIDENT · not invoiced', providerScript: 'silent', share: 0.02 },
   { id: 'outage', showsPath: false, title: 'Firestore outage during delivery', expected: ORDER_DONE, providerScript: 'answer', share: 0.2 },
-  { id: 'deadLetter', showsPath: true, title: 'dead-lettered, then requeued', expected: 'DONE after dead letter · COMPLETED · invoiced', providerScript: 'silent', share: 0.03 },
+  // Two at most: the Pub/Sub emulator (gcloud 528) stops redelivering when three or more messages of one
+  // push subscription fail at once. Measured with a bare endpoint answering 503 after 1 s (5 attempts,
+  // retry 0-1 s): 1 or 2 messages were dead-lettered in 19 of 19 runs, 3 or 4 in 5 of 8, 6 in 3 of 18;
+  // the stalled ones got no push for the next 80 s. The real service has no such limit.
+  { id: 'deadLetter', showsPath: true, title: 'dead-lettered, then requeued', expected: 'DONE after dead letter · COMPLETED · invoiced', providerScript: 'silent', share: 0.03, maxCount: 2 },
 ];
 
 export const POISON: Scenario = { id: 'poison', showsPath: false, title: 'poison payload', expected: 'PARKED INVALID_PAYLOAD', providerScript: 'silent', share: 0 };
@@ -62,7 +68,7 @@ export function planOrders(run: string, orders: number): PlannedOrder[] {
   const next = (scenario: ScenarioId): PlannedOrder => ({ workOrderId: `WO-${run}-${String(++n).padStart(4, '0')}`, scenario });
   for (const s of SCENARIOS) {
     if (s.id === 'normal') continue;
-    const count = Math.max(1, Math.round(orders * s.share));
+    const count = Math.min(s.maxCount ?? Infinity, Math.max(1, Math.round(orders * s.share)));
     for (let i = 0; i < count; i++) plan.push(next(s.id));
   }
   while (plan.length < orders) plan.push(next('normal'));
