@@ -1,12 +1,34 @@
-/** @type {import('jest').Config} */
-module.exports = {
+/**
+ * Two projects:
+ * - `unit`: pure code (decoding, classification, BPMN, plans, property tests), no global setup,
+ *   no emulators: `npm run test:unit`, the loop to run while editing.
+ * - `emulators`: everything that talks to the Firestore / Pub/Sub emulators, gcloud or served
+ *   functions; its global setup starts the emulators (or reuses running ones).
+ * `npm test` runs both. A test belongs in test/unit/ or test/property/ exactly when it needs none
+ * of those; the import rules (`npm run lint`) keep those folders away from the emulator helpers.
+ *
+ * @type {import('jest').Config}
+ */
+const shared = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
-  testMatch: ['**/*.test.ts'],
   // Type checking is `npm run typecheck`; tests only transpile, which is much faster.
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
-  globalSetup: '<rootDir>/test/setup/global-setup.ts',
-  globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
   // Emulator round trips are slow on a 2-core machine; individual tests wait on conditions, never on sleeps.
   testTimeout: 60_000,
+};
+const UNIT = ['<rootDir>/test/unit/', '<rootDir>/test/property/'];
+
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', roots: UNIT, testMatch: ['**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'emulators',
+      roots: ['<rootDir>/test'],
+      testMatch: ['**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...UNIT],
+      globalSetup: '<rootDir>/test/setup/global-setup.ts',
+      globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
+    },
+  ],
 };

@@ -6,7 +6,7 @@ import { type CandidateState, decide, type Decision, type RelayOutcome, type Rel
 /**
  * Properties of the relay's decision table (functions/src/relay/classify.ts):
  * what happens to an inbox document for every outcome, attempt count, age,
- * policy and clock, not only the rows of test/relay/classify.test.ts.
+ * policy and clock, not only the rows of test/unit/relay-classify.test.ts.
  */
 
 const RUNS = { seed: 20_261_129, numRuns: 1_000 };
