@@ -13,8 +13,6 @@ const shared = {
   testEnvironment: 'node',
   // Type checking is `npm run typecheck`; tests only transpile, which is much faster.
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
-  // Emulator round trips are slow on a 2-core machine; individual tests wait on conditions, never on sleeps.
-  testTimeout: 60_000,
 };
 const UNIT = ['<rootDir>/test/unit/', '<rootDir>/test/property/'];
 
@@ -31,4 +29,7 @@ module.exports = {
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },
   ],
+  // A global option (ignored inside a project). Emulator round trips are slow on a 2-core machine;
+  // individual tests wait on conditions, never on sleeps.
+  testTimeout: 60_000,
 };
