@@ -8,7 +8,7 @@ import { completeJobRun, startProcessInstance } from '../../functions/src/engine
 import { INBOX } from '../../functions/src/inbox/document';
 import { collisionDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';
-import type { RelayPolicy } from '../../functions/src/relay/classify';
+import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { workOrderEngine } from '../support/engine';
 import { isolatedFirestore } from '../support/firestore';

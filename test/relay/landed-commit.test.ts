@@ -6,7 +6,7 @@ import { completeJobRun, startProcessInstance } from '../../functions/src/engine
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
-import type { RelayPolicy } from '../../functions/src/relay/classify';
+import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { account, emptySummary, relayBatch } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import type { JobQueue } from '../../functions/src/tasks/job-queue';

@@ -4,7 +4,7 @@ import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections'
 import { completeJobRun, moveToken, startProcessInstance } from '../../functions/src/engine/store/operations';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
-import type { RelayPolicy } from '../../functions/src/relay/classify';
+import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';

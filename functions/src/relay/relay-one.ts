@@ -7,7 +7,7 @@ import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/coll
 import { correlate } from '../engine/store/correlate';
 import { runUnitOfWork, type StatsTally, type UnitOfWork, type UnitStats } from '../engine/store/unit-of-work';
 import type { JobState } from '../engine/state';
-import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './classify';
+import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './decide';
 import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } from './inbox-writes';
 import { holdUntil, olderThan, withoutEntry } from './lane';
