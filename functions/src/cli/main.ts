@@ -10,7 +10,7 @@
 import { Command, CommanderError } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { ConfigError } from '../config';
-import { RepairRefusedError } from '../engine/store/operations';
+import { RepairRefusedError } from '../engine/store/repair-request';
 import { type CliContext, cliContext, type CliIo } from './context';
 import { classifyCliError, EXIT, preflight, type Target } from './failures';
 import { RefusedError } from './inbox-ops';

@@ -1,8 +1,10 @@
 import type { DocumentSnapshot } from '@google-cloud/firestore';
 import { refs } from '../engine/store/collections';
-import { cancelTokenRun, moveToken, type Repaired } from '../engine/store/operations';
+import { cancelTokenRun } from '../engine/store/cancel-token';
+import { moveToken } from '../engine/store/move-token';
 import { newRequestId } from '../engine/store/repair-request';
-import { resolveIncident } from '../engine/store/repairs';
+import { resolveIncident } from '../engine/store/resolve-incident';
+import type { Repaired } from '../engine/store/token-repair';
 import { toDates } from '../engine/store/unit-of-work';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import { createLogger } from '../log';
