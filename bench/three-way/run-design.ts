@@ -10,7 +10,7 @@ import { type Message, PubSub } from '@google-cloud/pubsub';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
-import { moveToken } from '../../functions/src/engine/store/operations';
+import { moveToken } from '../../functions/src/engine/store/move-token';
 import { INBOX } from '../../functions/src/inbox/document';
 import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';

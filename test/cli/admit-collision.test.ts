@@ -2,7 +2,7 @@ import { type Firestore, Transaction } from '@google-cloud/firestore';
 import request from 'supertest';
 import type { Engine } from '../../functions/src/engine/engine';
 import { refs } from '../../functions/src/engine/store/collections';
-import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { roundsEngine } from '../support/engine';

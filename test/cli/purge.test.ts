@@ -1,7 +1,8 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { purgeDone } from '../../functions/src/cli/purge-command';
 import type { Engine } from '../../functions/src/engine/engine';
-import { completeJobRun, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';

@@ -2,7 +2,10 @@ import type { Firestore } from '@google-cloud/firestore';
 import { runCli } from '../../functions/src/cli/main';
 import type { Engine } from '../../functions/src/engine/engine';
 import { refs } from '../../functions/src/engine/store/collections';
-import { completeJobRun, moveToken, recordJobFailure, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { moveToken } from '../../functions/src/engine/store/move-token';
+import { recordJobFailure } from '../../functions/src/engine/store/record-job-failure';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { workOrderEngine } from '../support/engine';
 import { firestoreAt, uniqueProjectId } from '../support/firestore';
 

@@ -1,7 +1,9 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
-import { cancelTokenRun, completeJobRun, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { GRPC_STATUS, type GrpcFaultProxy, startGrpcFaultProxy } from '../../tools/faults/grpc-fault-proxy';

@@ -4,7 +4,7 @@ import { PubSub, type Subscription, type Topic } from '@google-cloud/pubsub';
 import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import { refs } from '../../functions/src/engine/store/collections';
-import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { instanceId } from '../../functions/src/engine/ids';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { correlate } from '../../functions/src/engine/store/correlate';
-import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { dispatchJobs, logDuplicates } from '../../functions/src/jobs/dispatch';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';

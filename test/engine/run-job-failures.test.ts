@@ -2,7 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
 import { refs } from '../../functions/src/engine/store/collections';
-import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import type { AsyncHandler } from '../../functions/src/jobs/handlers';
 import { attemptOf } from '../../functions/src/jobs/run-job';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';

@@ -1,7 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { refs } from '../../functions/src/engine/store/collections';
-import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { dispatchJobs } from '../../functions/src/jobs/dispatch';
 import { type AsyncHandler, PermanentJobError } from '../../functions/src/jobs/handlers';
 import { createLogger } from '../../functions/src/log';

@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import type { FailureClass } from '../../functions/src/core/errors';
 import type { WaitingPoint } from '../../functions/src/engine/state';
-import { type CandidateState, decide, type Decision, type RelayOutcome, type RelayPolicy } from '../../functions/src/relay/classify';
+import { type CandidateState, decide, type Decision, type RelayOutcome, type RelayPolicy } from '../../functions/src/relay/decide';
 
 /**
- * Properties of the relay's decision table (functions/src/relay/classify.ts):
+ * Properties of the relay's decision table (functions/src/relay/decide.ts):
  * what happens to an inbox document for every outcome, attempt count, age,
- * policy and clock, not only the rows of test/unit/relay-classify.test.ts.
+ * policy and clock, not only the rows of test/unit/relay-decide.test.ts.
  */
 
 const RUNS = { seed: 20_261_129, numRuns: 1_000 };

@@ -1,7 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
-import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch, type RelaySummary } from '../../functions/src/relay/relay-batch';

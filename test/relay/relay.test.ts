@@ -1,10 +1,12 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
-import { completeJobRun, moveToken, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { moveToken } from '../../functions/src/engine/store/move-token';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
-import type { RelayPolicy } from '../../functions/src/relay/classify';
+import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import { refs } from '../../functions/src/engine/store/collections';
-import { startProcessInstance } from '../../functions/src/engine/store/operations';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { PROCESSED } from '../../functions/src/inbox/processed';
 import { createLogger } from '../../functions/src/log';

@@ -1,6 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
-import { completeJobRun, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { shardOf } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';

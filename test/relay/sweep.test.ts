@@ -1,9 +1,10 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
-import { completeJobRun, startProcessInstance } from '../../functions/src/engine/store/operations';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
-import type { RelayPolicy } from '../../functions/src/relay/classify';
+import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch, type RelayOneStep } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps, type RelayResult } from '../../functions/src/relay/relay-one';
 import { failingEngine, HANGING_BUFFER, roundsEngine, workOrderEngine } from '../support/engine';

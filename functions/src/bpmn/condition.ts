@@ -106,69 +106,95 @@ function tokenize(text: string, start: number, end: number): Token[] {
  */
 export function parseCondition(text: string): Condition {
   if (text.length > MAX_LENGTH) throw new Error(`invalid condition: longer than ${MAX_LENGTH} characters`);
-  let start = 0;
-  let end = text.length;
-  const trimmed = text.trim();
-  if (trimmed.startsWith('${')) {
-    start = text.indexOf('${') + 2;
-    end = text.lastIndexOf('}');
-    if (!trimmed.endsWith('}')) fail(text, text.length, "missing closing '}' of '${'");
-  }
-  const tokens = tokenize(text, start, end);
-  let index = 0;
-  let depth = 0;
-  const peek = (): Token => tokens[index] ?? fail(text, end, 'unexpected end');
-  const next = (): Token => { const t = peek(); index++; return t; };
-  const isOp = (t: Token, op: string): boolean => t.kind === 'op' && t.text === op;
+  const { start, end } = bodyOf(text);
+  return new Parser(text, tokenize(text, start, end), end).parse();
+}
 
-  function parseOr(): Condition {
-    let left = parseAnd();
-    while (isOp(peek(), '||')) { next(); left = { kind: 'or', left, right: parseAnd() }; }
+/** Where the condition itself lies in `text`: inside `${ ... }` when it is so wrapped, else all of it. */
+function bodyOf(text: string): { start: number; end: number } {
+  const trimmed = text.trim();
+  if (!trimmed.startsWith('${')) return { start: 0, end: text.length };
+  if (!trimmed.endsWith('}')) fail(text, text.length, "missing closing '}' of '${'");
+  return { start: text.indexOf('${') + 2, end: text.lastIndexOf('}') };
+}
+
+const isOp = (t: Token, op: string): boolean => t.kind === 'op' && t.text === op;
+
+/** Recursive descent over the tokens of one condition, one method per rule of the grammar above. */
+class Parser {
+  private index = 0;
+  /** Open parentheses and `!` around the current token, bounded by {@link MAX_DEPTH}. */
+  private depth = 0;
+
+  constructor(
+    private readonly text: string,
+    private readonly tokens: readonly Token[],
+    /** Where the condition ends in `text`, for errors at its end. */
+    private readonly end: number,
+  ) {}
+
+  /** The whole condition: one `or`, and nothing after it. */
+  parse(): Condition {
+    if (this.peek().kind === 'end') fail(this.text, this.end, 'empty condition');
+    const condition = this.or();
+    const rest = this.peek();
+    if (rest.kind !== 'end') fail(this.text, rest.pos, `unexpected ${rest.text}`);
+    return condition;
+  }
+
+  private peek(): Token {
+    return this.tokens[this.index] ?? fail(this.text, this.end, 'unexpected end');
+  }
+
+  private next(): Token {
+    const t = this.peek();
+    this.index++;
+    return t;
+  }
+
+  private or(): Condition {
+    let left = this.and();
+    while (isOp(this.peek(), '||')) { this.next(); left = { kind: 'or', left, right: this.and() }; }
     return left;
   }
-  function parseAnd(): Condition {
-    let left = parseUnary();
-    while (isOp(peek(), '&&')) { next(); left = { kind: 'and', left, right: parseUnary() }; }
+
+  private and(): Condition {
+    let left = this.unary();
+    while (isOp(this.peek(), '&&')) { this.next(); left = { kind: 'and', left, right: this.unary() }; }
     return left;
   }
-  function parseUnary(): Condition {
-    const t = peek();
-    if (isOp(t, '!') || isOp(t, '(')) {
-      if (++depth > MAX_DEPTH) fail(text, t.pos, `nested deeper than ${MAX_DEPTH} levels`);
-      next();
-      let result: Condition;
-      if (t.text === '!') {
-        result = { kind: 'not', operand: parseUnary() };
-      } else {
-        result = parseOr();
-        const close = next();
-        if (!isOp(close, ')')) fail(text, close.pos, `expected ')' to close the '(' at position ${t.pos + 1} but found ${close.text}`);
-      }
-      depth--;
-      return result;
+
+  private unary(): Condition {
+    const t = this.peek();
+    if (!isOp(t, '!') && !isOp(t, '(')) return this.compare();
+    if (++this.depth > MAX_DEPTH) fail(this.text, t.pos, `nested deeper than ${MAX_DEPTH} levels`);
+    this.next();
+    let result: Condition;
+    if (t.text === '!') {
+      result = { kind: 'not', operand: this.unary() };
+    } else {
+      result = this.or();
+      const close = this.next();
+      if (!isOp(close, ')')) fail(this.text, close.pos, `expected ')' to close the '(' at position ${t.pos + 1} but found ${close.text}`);
     }
-    return parseCompare();
+    this.depth--;
+    return result;
   }
-  function parseCompare(): Condition {
-    const variable = next();
-    if (variable.kind !== 'path') fail(text, variable.pos, `expected a variable name but found ${variable.text}`);
-    const op = next();
+
+  private compare(): Condition {
+    const variable = this.next();
+    if (variable.kind !== 'path') fail(this.text, variable.pos, `expected a variable name but found ${variable.text}`);
+    const op = this.next();
     if (op.kind !== 'op' || !COMPARISONS.has(op.text)) {
-      fail(text, op.pos, `expected a comparison (== != < <= > >=) after ${variable.text} but found ${op.text}`);
+      fail(this.text, op.pos, `expected a comparison (== != < <= > >=) after ${variable.text} but found ${op.text}`);
     }
-    const literal = next();
-    if (literal.kind !== 'literal') fail(text, literal.pos, `expected a literal (number, string, true, false, null) after ${op.text} but found ${literal.text}`);
+    const literal = this.next();
+    if (literal.kind !== 'literal') fail(this.text, literal.pos, `expected a literal (number, string, true, false, null) after ${op.text} but found ${literal.text}`);
     if (op.text !== '==' && op.text !== '!=' && typeof literal.value !== 'number') {
-      fail(text, literal.pos, `${op.text} compares numbers only, not ${literal.text}`);
+      fail(this.text, literal.pos, `${op.text} compares numbers only, not ${literal.text}`);
     }
     return { kind: 'compare', variable: variable.text, op: op.text as ComparisonOperator, value: literal.value };
   }
-
-  if (peek().kind === 'end') fail(text, end, 'empty condition');
-  const condition = parseOr();
-  const rest = peek();
-  if (rest.kind !== 'end') fail(text, rest.pos, `unexpected ${rest.text}`);
-  return condition;
 }
 
 /**

@@ -1,7 +1,7 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { asCorrelationKey, type CorrelationKeyDoc, refs } from '../engine/store/collections';
 import { isOpenIncident, type Incident } from '../engine/state';
-import { toDates } from '../engine/store/unit-of-work';
+import { STORED } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
@@ -13,7 +13,7 @@ import { RefusedError } from './inbox-ops';
 type Data = Record<string, unknown>;
 const date = (v: unknown): Date | null => (v instanceof Date ? v : null);
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const data = async (ref: DocumentReference): Promise<Data | undefined> => toDates((await ref.get()).data()) as Data | undefined;
+const data = async (ref: DocumentReference): Promise<Data | undefined> => (await ref.withConverter(STORED).get()).data();
 
 function explainedDoc(d: Data): ExplainedDoc {
   const deadLetter = (d.deadLetter ?? null) as Data | null;

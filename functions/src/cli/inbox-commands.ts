@@ -1,6 +1,6 @@
 import { asCorrelationKey, refs } from '../engine/store/collections';
+import { STORED } from '../engine/store/converters';
 import { newRequestId } from '../engine/store/repair-request';
-import { toDates } from '../engine/store/unit-of-work';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { readGauges } from '../relay/gauges';
@@ -41,7 +41,7 @@ export async function show(ctx: CliContext, id: string): Promise<void> {
   if (!snap.exists) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
   const doc = view(snap);
   const chunks = Number(doc.rawDataChunks ?? 0) > 0 ? (await QUERIES.rawChunksOf.build(db, id).count().get()).data().count : 0;
-  const key = typeof doc.correlationKey === 'string' ? asCorrelationKey(toDates((await refs.correlationKey(db, doc.correlationKey).get()).data()) as Record<string, unknown> | undefined, doc.correlationKey) : null;
+  const key = typeof doc.correlationKey === 'string' ? asCorrelationKey((await refs.correlationKey(db, doc.correlationKey).withConverter(STORED).get()).data(), doc.correlationKey) : null;
   const instanceIds = new Set<string>([...(key?.waiting.map((w) => w.processInstanceId) ?? []), ...(typeof doc.processInstanceId === 'string' ? [doc.processInstanceId] : [])]);
   const instances = await Promise.all([...instanceIds].map(async (i) => view(await refs.instance(db, i).get())));
   const rawData = doc.rawData instanceof Uint8Array ? Buffer.from(doc.rawData).toString('base64') : null;

@@ -10,9 +10,9 @@
 import { Command, CommanderError } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { ConfigError } from '../config';
-import { RepairRefusedError } from '../engine/store/operations';
+import { RepairRefusedError } from '../engine/store/repair-request';
 import { type CliContext, cliContext, type CliIo } from './context';
-import { classifyCliError, EXIT, preflight, type Target } from './failures';
+import { classifyCliError, type CliFailure, EXIT, preflight, type Target } from './failures';
 import { RefusedError } from './inbox-ops';
 import { UsageError } from './parse';
 
@@ -30,6 +30,12 @@ const terminalIo: CliIo = {
   },
 };
 
+// Commands load their modules (and the SDKs behind them) only when they run.
+const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands') as typeof import('./inbox-commands');
+const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
+const admission = (): typeof import('./admit-collision') => require('./admit-collision') as typeof import('./admit-collision');
+const explanation = (): typeof import('./explain-command') => require('./explain-command') as typeof import('./explain-command');
+
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = terminalIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const program = new Command('inbox').description('Operate the transactional inbox: see, requeue, park and repair.').option('--json', 'machine-readable output');
@@ -40,11 +46,23 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   const target = (): Target => ({ projectId: context().config.projectId, emulatorHost });
   // Every command talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
   program.hook('preAction', () => preflight(target(), env));
-  // Commands load their modules (and the SDKs behind them) only when they run.
-  const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands') as typeof import('./inbox-commands');
-  const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
-  const admission = (): typeof import('./admit-collision') => require('./admit-collision') as typeof import('./admit-collision');
+  // In the order `inbox --help` lists them.
+  addDocumentCommands(program, context);
+  addProcessCommands(program, context);
+  addPurgeCommand(program, context);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return EXIT.OK;
+  } catch (err) {
+    // Firestore and credential failures are recognised only once a command has made its context (and so has a target).
+    return failureExit(err, io, () => (ctx === undefined ? null : classifyCliError(err, target(), env)));
+  } finally {
+    await ctx?.close().catch(() => undefined);
+  }
+}
 
+/** stats, list, show, explain, requeue, park: seeing inbox documents and moving them between OPEN and PARKED. */
+function addDocumentCommands(program: Command, context: () => CliContext): void {
   program.command('stats').description('counts by status and reason, age of the oldest OPEN document').action(() => inbox().stats(context()));
   program
     .command('list')
@@ -60,7 +78,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   program
     .command('explain <id>')
     .description('why a document is where it is (OPEN, PARKED, DONE) and what to do next')
-    .action((id: string) => (require('./explain-command') as typeof import('./explain-command')).explainCommand(context(), id));
+    .action((id: string) => explanation().explainCommand(context(), id));
   program
     .command('requeue [ids...]')
     .description('PARKED back to OPEN (attempts 0, due now): by id, or all of a --reason')
@@ -70,6 +88,10 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--yes', 'do not ask before a bulk requeue')
     .action((ids: string[], options) => inbox().requeueCommand(context(), ids, options));
   program.command('park <id>').description('OPEN to PARKED (reason MANUAL)').requiredOption('--reason <text>', 'why').action((id: string, options: { reason: string }) => inbox().parkCommand(context(), id, options.reason));
+}
+
+/** instances, incidents, repair: process state and its repairs. */
+function addProcessCommands(program: Command, context: () => CliContext): void {
   program.command('instances <businessKey>').description('process state of a work order').action((key: string) => processes().instances(context(), key));
   program
     .command('incidents')
@@ -96,6 +118,10 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--note <text>', 'why, kept with the document')
     .action((id: string, options: { dryRun?: boolean; note?: string }) => admission().admitCollisionCommand(context(), id, options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options) => processes().cancelTokenCommand(context(), options));
+}
+
+/** purge: deletes DONE documents processed before a time. */
+function addPurgeCommand(program: Command, context: () => CliContext): void {
   program
     .command('purge')
     .description('delete DONE documents processed before a time (the emulator runs no TTL deletion)')
@@ -104,36 +130,35 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--dry-run', 'count only')
     .option('--yes', 'do not ask')
     .action((options) => inbox().purge(context(), options));
+}
 
-  try {
-    await program.parseAsync([...argv], { from: 'user' });
-    return EXIT.OK;
-  } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
-    if (err instanceof UsageError) {
-      io.err(`inbox: ${err.message}`);
-      return EXIT.USAGE;
-    }
-    if (err instanceof ConfigError) {
-      // One line, as every expected failure: the configuration lists one problem per line.
-      const problems = err.message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join(' ');
-      io.err(`inbox: ${problems}: set the variables it names (GOOGLE_CLOUD_PROJECT is the project id; FIRESTORE_EMULATOR_HOST too for the emulators)`);
-      return EXIT.USAGE;
-    }
-    if (err instanceof RefusedError || err instanceof RepairRefusedError) {
-      io.err(`inbox: ${err.message}`);
-      return EXIT.FAILED;
-    }
-    const expected = ctx === undefined ? null : classifyCliError(err, target(), env);
-    if (expected !== null) {
-      io.err(`inbox: ${expected.message}`);
-      return expected.exitCode;
-    }
-    io.err(`inbox: ${(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')}`);
-    return EXIT.FAILED;
-  } finally {
-    await ctx?.close().catch(() => undefined);
+/**
+ * The exit code of a run that threw, after its one line on stderr.
+ * `expected` names a failure of Firestore or the credentials (null: none).
+ */
+function failureExit(err: unknown, io: CliIo, expected: () => CliFailure | null): number {
+  if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.OK : EXIT.USAGE;
+  if (err instanceof UsageError) {
+    io.err(`inbox: ${err.message}`);
+    return EXIT.USAGE;
   }
+  if (err instanceof ConfigError) {
+    // One line, as every expected failure: the configuration lists one problem per line.
+    const problems = err.message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join(' ');
+    io.err(`inbox: ${problems}: set the variables it names (GOOGLE_CLOUD_PROJECT is the project id; FIRESTORE_EMULATOR_HOST too for the emulators)`);
+    return EXIT.USAGE;
+  }
+  if (err instanceof RefusedError || err instanceof RepairRefusedError) {
+    io.err(`inbox: ${err.message}`);
+    return EXIT.FAILED;
+  }
+  const failure = expected();
+  if (failure !== null) {
+    io.err(`inbox: ${failure.message}`);
+    return failure.exitCode;
+  }
+  io.err(`inbox: ${(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')}`);
+  return EXIT.FAILED;
 }
 
 /**

@@ -1,18 +1,16 @@
-import type { DocumentSnapshot } from '@google-cloud/firestore';
 import { refs } from '../engine/store/collections';
-import { cancelTokenRun, moveToken, type Repaired } from '../engine/store/operations';
+import { cancelTokenRun } from '../engine/store/cancel-token';
+import { moveToken } from '../engine/store/move-token';
 import { newRequestId } from '../engine/store/repair-request';
-import { resolveIncident } from '../engine/store/repairs';
-import { toDates } from '../engine/store/unit-of-work';
+import { resolveIncident } from '../engine/store/resolve-incident';
+import type { Repaired } from '../engine/store/token-repair';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import { createLogger } from '../log';
 import { QUERIES } from '../queries';
 import { cell, type CliContext } from './context';
+import { type Doc, view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
-
-type Doc = Record<string, unknown> & { id: string };
-const view = (snap: DocumentSnapshot): Doc => ({ ...(toDates(snap.data() ?? {}) as Record<string, unknown>), id: snap.id });
 
 export async function instances(ctx: CliContext, businessKey: string): Promise<void> {
   const db = ctx.db();

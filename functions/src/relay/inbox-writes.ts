@@ -3,7 +3,7 @@ import type { LaneEntry } from '../engine/store/collections';
 import type { UnitOfWork } from '../engine/store/unit-of-work';
 import { INBOX, type InboxDocument } from '../inbox/document';
 import { processedRecord, processedRef } from '../inbox/processed';
-import type { Decision } from './classify';
+import type { Decision } from './decide';
 
 /**
  * An inbox document as the relay reads it (Timestamps already Dates).
@@ -11,7 +11,7 @@ import type { Decision } from './classify';
  */
 export type InboxView = InboxDocument & {
   readonly processInstanceId?: string | null;
-  /** Set by `inbox requeue`; the relay's buffer window counts from it (classify.ts). */
+  /** Set by `inbox requeue`; the relay's buffer window counts from it (decide.ts). */
   readonly requeuedAt?: Date | null;
   readonly relayAttempt?: string | null;
 };

@@ -7,7 +7,7 @@ import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/coll
 import { correlate } from '../engine/store/correlate';
 import { runUnitOfWork, type StatsTally, type UnitOfWork, type UnitStats } from '../engine/store/unit-of-work';
 import type { JobState } from '../engine/state';
-import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './classify';
+import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './decide';
 import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } from './inbox-writes';
 import { holdUntil, olderThan, withoutEntry } from './lane';
@@ -169,48 +169,7 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
   /** The writes of the earlier attempt whose result the last attempt replayed (it found the document as that one left it), or null. */
   const replayed: { writes: number | null } = { writes: null };
   try {
-    const result = await abandonAfter(deps.db, 'relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), async (uow, attempt): Promise<InTransaction> => {
-      replayed.writes = null;
-      const token = `${ledger.call}:${attempt}`;
-      const now = deps.now();
-      const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
-      if (doc === undefined) return { kind: 'SKIPPED', why: 'GONE' };
-      const own = ownAttempt(ledger, doc);
-      if (own !== null) {
-        replayed.writes = own.writes;
-        return own.result;
-      }
-      const done = (result: InTransaction, status: InboxView['status']): InTransaction => {
-        ledger.attempts.set(token, { result, writes: uow.writeCount, status });
-        return result;
-      };
-      if (doc.status !== 'OPEN') return { kind: 'SKIPPED', why: 'NOT_OPEN' };
-      if (doc.nextAttemptAt !== null && doc.nextAttemptAt.getTime() > now.getTime()) return { kind: 'SKIPPED', why: 'NOT_DUE' };
-      const correlationKey = doc.correlationKey ?? '';
-      const older = await olderOpen(uow, id, doc, now);
-      if (older !== null) {
-        // Held back: no attempt counted, but not left due ahead of its older document either (lane.ts, holdUntil).
-        const heldUntil = holdUntil(doc.nextAttemptAt, older.doc.nextAttemptAt, now);
-        if (heldUntil !== null) uow.set(inboxRef(uow, id), { ...doc, nextAttemptAt: heldUntil, relayAttempt: token });
-        return done({ kind: 'ORDER_BLOCKED', olderId: older.id, heldUntil }, 'OPEN');
-      }
-
-      // Out of the lane before correlating, so a waiting point reached on the way sees the next message.
-      const keyRef = refs.correlationKey(uow.db, correlationKey);
-      const key = asCorrelationKey(await uow.get(keyRef), correlationKey);
-      saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
-
-      const outcome = await correlate(uow, deps.engine, { messageName: doc.messageName ?? '', correlationKey, variables: doc.payload ?? {}, now, messageId: id });
-      const relayOutcome: RelayOutcome = outcome.kind === 'CORRELATED' ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId } : outcome;
-      const decision = decide(relayOutcome, doc, deps.policy, now, deps.random());
-      if (decision.kind === 'RETRY') {
-        const current = asCorrelationKey(await uow.get(keyRef), correlationKey);
-        saveCorrelationKey(uow, { ...current, open: [...withoutEntry(current.open, id), laneEntryOf(id, doc)] }, now);
-      }
-      writeDecision(uow, id, doc, decision, now, retentionOf(deps), 'RELAY', token);
-      const settled = outcome.kind === 'CORRELATED' ? outcome : { jobs: [], duplicates: [], consumed: [] };
-      return done({ kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed }, statusAfter(decision));
-    }, { tally });
+    const result = await abandonAfter(deps.db, 'relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), (uow, attempt) => relayAttempt(deps, id, ledger, replayed, uow, attempt), { tally });
     // The attempt that replayed wrote nothing; the one whose commit landed wrote these.
     if (replayed.writes !== null) tally.writes += replayed.writes;
     return { ...result, stats: stats() };
@@ -229,6 +188,64 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
     }
     return { kind: 'FAILED', failure, error, decision: record?.decision ?? null, stats: stats() };
   }
+}
+
+/**
+ * One attempt of relayOne's transaction (the Firestore client may run it
+ * again). An attempt that finds the document as an earlier attempt of this
+ * call left it replays that attempt's result and sets `replayed.writes` to
+ * its writes; every other outcome it records in the ledger.
+ */
+async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replayed: { writes: number | null }, uow: UnitOfWork, attempt: number): Promise<InTransaction> {
+  replayed.writes = null;
+  const token = `${ledger.call}:${attempt}`;
+  const now = deps.now();
+  const doc = (await uow.get(inboxRef(uow, id))) as InboxView | undefined;
+  if (doc === undefined) return { kind: 'SKIPPED', why: 'GONE' };
+  const own = ownAttempt(ledger, doc);
+  if (own !== null) {
+    replayed.writes = own.writes;
+    return own.result;
+  }
+  const done = (result: InTransaction, status: InboxView['status']): InTransaction => {
+    ledger.attempts.set(token, { result, writes: uow.writeCount, status });
+    return result;
+  };
+  if (doc.status !== 'OPEN') return { kind: 'SKIPPED', why: 'NOT_OPEN' };
+  if (doc.nextAttemptAt !== null && doc.nextAttemptAt.getTime() > now.getTime()) return { kind: 'SKIPPED', why: 'NOT_DUE' };
+  const older = await olderOpen(uow, id, doc, now);
+  if (older !== null) {
+    // Held back: no attempt counted, but not left due ahead of its older document either (lane.ts, holdUntil).
+    const heldUntil = holdUntil(doc.nextAttemptAt, older.doc.nextAttemptAt, now);
+    if (heldUntil !== null) uow.set(inboxRef(uow, id), { ...doc, nextAttemptAt: heldUntil, relayAttempt: token });
+    return done({ kind: 'ORDER_BLOCKED', olderId: older.id, heldUntil }, 'OPEN');
+  }
+  const decided = await correlateAndDecide(deps, uow, id, doc, now, token);
+  return done(decided, statusAfter(decided.decision));
+}
+
+/**
+ * The document, OPEN, due and first in its lane: out of the lane, correlated
+ * through the engine, its decision written (and back into the lane if it is
+ * a retry), all in the caller's unit of work.
+ */
+async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, doc: InboxView, now: Date, token: string): Promise<Extract<InTransaction, { kind: 'DECIDED' }>> {
+  // Out of the lane before correlating, so a waiting point reached on the way sees the next message.
+  const correlationKey = doc.correlationKey ?? '';
+  const keyRef = refs.correlationKey(uow.db, correlationKey);
+  const key = asCorrelationKey(await uow.get(keyRef), correlationKey);
+  saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
+
+  const outcome = await correlate(uow, deps.engine, { messageName: doc.messageName ?? '', correlationKey, variables: doc.payload ?? {}, now, messageId: id });
+  const relayOutcome: RelayOutcome = outcome.kind === 'CORRELATED' ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId } : outcome;
+  const decision = decide(relayOutcome, doc, deps.policy, now, deps.random());
+  if (decision.kind === 'RETRY') {
+    const current = asCorrelationKey(await uow.get(keyRef), correlationKey);
+    saveCorrelationKey(uow, { ...current, open: [...withoutEntry(current.open, id), laneEntryOf(id, doc)] }, now);
+  }
+  writeDecision(uow, id, doc, decision, now, retentionOf(deps), 'RELAY', token);
+  const settled = outcome.kind === 'CORRELATED' ? outcome : { jobs: [], duplicates: [], consumed: [] };
+  return { kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed };
 }
 
 /** What the failure record found: the failure counted (or not), or the relay transaction's own commit. */

@@ -1,5 +1,5 @@
 import type { Engine } from '../engine';
-import { type Incident, type InstanceState, isOpenIncident, type JobState, type Transition, type WaitingPoint } from '../state';
+import { type ExecutionState, type Incident, type InstanceState, isOpenIncident, type JobState, type Transition, type WaitingPoint } from '../state';
 import { deliverMessage } from '../transitions';
 import { asCorrelationKey, asExecution, asInstance, plain, refs, saveCorrelationKey } from './collections';
 import type { UnitOfWork } from './unit-of-work';
@@ -78,13 +78,26 @@ export async function loadInstance(uow: UnitOfWork, id: string): Promise<Instanc
   return data === undefined ? null : asInstance(data);
 }
 
-/** Everything one unit of work changed, after buffered messages were delivered. */
+export async function loadExecution(uow: UnitOfWork, id: string): Promise<ExecutionState | null> {
+  const data = await uow.get(refs.execution(uow.db, id));
+  return data === undefined ? null : asExecution(data);
+}
+
+/**
+ * Everything one unit of work changed, after buffered messages were
+ * delivered. The store's operations return it: dispatch the new jobs after
+ * the commit (the transaction may run several times, Cloud Tasks must be
+ * called once) and log the duplicate waiting points as errors.
+ */
 export interface Settled {
   readonly jobs: readonly JobState[];
   readonly duplicates: readonly DuplicateWaitingPoint[];
   /** Inbox ids the buffer consumed on the way. */
   readonly consumed: readonly string[];
 }
+
+/** An operation that changed nothing (found its work done, or nothing to do). */
+export const NOTHING_SETTLED: Settled = { jobs: [], duplicates: [], consumed: [] };
 
 /**
  * Applies a transition, then lets every new waiting point take its buffered

@@ -39,6 +39,15 @@ export interface RepairLogged {
   readonly repairs?: readonly RepairRecord[];
 }
 
+/**
+ * A process repair refused, nothing changed: its instance or token does not
+ * exist, it would create a second waiting point for a key (unless forced), or
+ * the cause of an incident persists. The message says which.
+ */
+export class RepairRefusedError extends Error {
+  override readonly name = 'RepairRefusedError';
+}
+
 /** A request id for one run of a repair command. */
 export const newRequestId = (): string => randomUUID();
 

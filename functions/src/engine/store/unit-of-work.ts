@@ -1,5 +1,8 @@
-import { isTimestamp } from '../../core/timestamp';
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
+import { STORED, type StoredData } from './converters';
+
+// jobs/run-job.ts still imports toDates from here (it is being changed on another branch); it belongs to converters.ts.
+export { toDates } from './converters';
 
 /**
  * A Firestore transaction that lets code read and write in any order.
@@ -11,7 +14,7 @@ import type { DocumentReference, Firestore, Transaction } from '@google-cloud/fi
  * Counts reads and writes, for the relay's summary and the benchmarks.
  */
 export class UnitOfWork {
-  private readonly cache = new Map<string, Record<string, unknown> | undefined>();
+  private readonly cache = new Map<string, StoredData | undefined>();
   private readonly writes = new Map<string, { ref: DocumentReference; op: 'create' | 'set' | 'delete'; data?: Record<string, unknown> }>();
   reads = 0;
 
@@ -21,13 +24,12 @@ export class UnitOfWork {
   ) {}
 
   /** The document's data (Timestamps as Dates), or undefined; sees this unit's own pending writes. */
-  async get(ref: DocumentReference): Promise<Record<string, unknown> | undefined> {
+  async get(ref: DocumentReference): Promise<StoredData | undefined> {
     const pending = this.writes.get(ref.path);
     if (pending !== undefined) return pending.op === 'delete' ? undefined : pending.data;
     if (this.cache.has(ref.path)) return this.cache.get(ref.path);
     this.reads += 1;
-    const snap = await this.tx.get(ref);
-    const data = snap.exists ? (toDates(snap.data()) as Record<string, unknown>) : undefined;
+    const data = (await this.tx.get(ref.withConverter(STORED))).data();
     this.cache.set(ref.path, data);
     return data;
   }
@@ -113,17 +115,4 @@ export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) =>
   );
   if (options.tally !== undefined) options.tally.writes += writes;
   return { result, stats: { reads, writes } };
-}
-
-/** Firestore Timestamps → Dates, recursively; everything else as it is. */
-export function toDates(value: unknown): unknown {
-  if (isTimestamp(value)) return value.toDate();
-  if (Array.isArray(value)) return value.map(toDates);
-  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    // defineProperty: a key named "__proto__" stays data instead of replacing the prototype.
-    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k, { value: toDates(v), enumerable: true, writable: true, configurable: true });
-    return out;
-  }
-  return value;
 }

@@ -3,8 +3,7 @@ import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../s
 import { resolveIncidents } from '../transitions';
 import { loadInstance } from './apply';
 import { asCorrelationKey, asExecution, asJob, plain, refs } from './collections';
-import { RepairRefusedError } from './operations';
-import { appliedRepair, newRequestId, runRepair, withRepair } from './repair-request';
+import { appliedRepair, newRequestId, RepairRefusedError, runRepair, withRepair } from './repair-request';
 
 export interface ResolvedIncidents {
   readonly instance: InstanceState;

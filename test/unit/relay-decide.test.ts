@@ -1,5 +1,5 @@
 import { backoffMs } from '../../functions/src/relay/backoff';
-import { decide, type RelayOutcome, type RelayPolicy } from '../../functions/src/relay/classify';
+import { decide, type RelayOutcome, type RelayPolicy } from '../../functions/src/relay/decide';
 import { holdUntil, isOlder, olderThan, oldestOf } from '../../functions/src/relay/lane';
 import type { LaneEntry } from '../../functions/src/engine/store/collections';
 

@@ -1,0 +1,64 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../engine';
+import { executionId as newExecutionId } from '../ids';
+import type { Transition } from '../state';
+import { placeToken } from '../transitions';
+import { applyAndSettle, loadExecution, loadInstance } from './apply';
+import { asCorrelationKey, refs } from './collections';
+import { appliedRepair, newRequestId, RepairRefusedError, runRepair } from './repair-request';
+import { changedBy, recordOnInstance, type Repaired } from './token-repair';
+import type { UnitOfWork } from './unit-of-work';
+
+/** What `inbox repair move-token` asks for. */
+export interface MoveTokenRequest {
+  readonly processInstanceId: string;
+  /** The token to move; null creates a new token (the article's "change state" that adds one). */
+  readonly executionId: string | null;
+  readonly activityId: string;
+  /** Allow a duplicate waiting point (it is still recorded as an incident). */
+  readonly force: boolean;
+  readonly now: Date;
+  /** Chosen once per command run (repair-request.ts); default: a new one per call. */
+  readonly requestId?: string;
+}
+
+/**
+ * Repair: move (or add) a token to an activity and run it, guarded against
+ * double tokens. Idempotent per request id: a new token's id derives from
+ * it, and a re-run that finds the request recorded on the instance reports
+ * the first attempt's token and jobs instead of moving anything again.
+ */
+export async function moveToken(db: Firestore, engine: Engine, request: MoveTokenRequest): Promise<Repaired & { executionId: string }> {
+  const requestId = request.requestId ?? newRequestId();
+  return runRepair(db, async (uow) => {
+    const instance = await loadInstance(uow, request.processInstanceId);
+    if (instance === null) throw new RepairRefusedError(`process instance ${request.processInstanceId} does not exist`);
+    const applied = appliedRepair(instance, requestId);
+    if (applied !== null) return { ...(await changedBy(uow, applied)), executionId: String(applied.details.executionId) };
+    let execution = request.executionId === null ? null : await loadExecution(uow, request.executionId);
+    if (request.executionId !== null && (execution === null || execution.processInstanceId !== instance.id)) {
+      throw new RepairRefusedError(`execution ${request.executionId} is not a token of ${instance.id}`);
+    }
+    if (execution === null) {
+      const id = newExecutionId(instance.id, `repair:${requestId}`);
+      execution = { id, processInstanceId: instance.id, activityId: request.activityId, status: 'ACTIVE', step: 0, jobId: null, waitingFor: null, createdAt: request.now, updatedAt: request.now };
+    }
+    const t = placeToken(engine.model(instance.processKey), engine.sync, { instance, execution }, request.activityId, request.now);
+    if (!request.force) await refuseDuplicates(uow, t);
+    const changed = await applyAndSettle(uow, engine, t, request.now);
+    await recordOnInstance(uow, instance.id, 'move-token', requestId, execution.id, changed, request.now);
+    return { ...changed, executionId: execution.id, alreadyApplied: false };
+  });
+}
+
+async function refuseDuplicates(uow: UnitOfWork, t: Transition): Promise<void> {
+  for (const point of t.subscribe) {
+    const keyDoc = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, point.correlationKey)), point.correlationKey);
+    const rival = keyDoc.waiting.find((w) => w.messageName === point.messageName && w.executionId !== point.executionId);
+    if (rival !== undefined) {
+      throw new RepairRefusedError(
+        `refused: execution ${rival.executionId} of ${rival.processInstanceId} already waits for ${point.messageName} with key ${point.correlationKey}; a second waiting point would make the next message ambiguous (use --force to do it anyway)`,
+      );
+    }
+  }
+}
