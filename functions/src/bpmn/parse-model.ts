@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import BpmnModdle from 'bpmn-moddle';
 import { sha256Hex } from '../core/hash';
-import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow } from '../engine/model';
+import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow } from './model';
 import { parseCondition } from './condition';
 import { checkGraph, type Draft, type NodeDraft } from './check-graph';
 import inboxDescriptor from './inbox-moddle.json';
