@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
+import { loadProcessModel } from '../../functions/src/engine/deployed';
 import { Engine } from '../../functions/src/engine/engine';
 import { ModelError, type ProcessModel } from '../../functions/src/bpmn/model';
 
