@@ -12,9 +12,16 @@
 import { http } from '@google-cloud/functions-framework';
 import { loadConfig } from './config';
 import { outsideRequestDomain } from './http/outside-request-domain';
-import { createReceiveDeadLetter, createReceivePubSubPush } from './receiver/function';
 import { createRuntime } from './runtime';
-import { type FunctionFactory, relayInboxFunction, runJobFunction, startProcessFunction, sweepJobsFunction } from './wiring';
+import {
+  createReceiveDeadLetter,
+  createReceivePubSubPush,
+  type FunctionFactory,
+  relayInboxFunction,
+  runJobFunction,
+  startProcessFunction,
+  sweepJobsFunction,
+} from './wiring';
 
 const config = loadConfig();
 const runtime = createRuntime(config);

@@ -6,14 +6,14 @@ import { loadConfig } from '../../functions/src/config';
 import { DEAD_LETTER_MAX_BODY_BYTES } from '../../functions/src/deadletter/handler';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { invalidDocId } from '../../functions/src/inbox/ids';
-import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/receiver/function';
+import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
 import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { envelope } from '../support/push';
 
 /**
  * receiveDeadLetter's size limit, through the wiring deploy.sh runs
- * (functions/src/receiver/function.ts): INBOX_MAX_DATA_BYTES binds the
+ * (functions/src/wiring.ts): INBOX_MAX_DATA_BYTES binds the
  * receiver only; the dead-letter endpoint refuses only what Pub/Sub could
  * never send. The whole road through the Pub/Sub emulator:
  * test/e2e/dead-letter-size.test.ts.

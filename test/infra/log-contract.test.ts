@@ -23,7 +23,7 @@ import { loadConfig } from '../../functions/src/config';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { createRelayHandler } from '../../functions/src/relay/function';
-import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/receiver/function';
+import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
 import { pushAuthCases, PUSHER } from '../support/auth-cases';
 import { workOrderEngine } from '../support/engine';
@@ -88,7 +88,7 @@ const refusedRequests: Refused[] = [
 
 describe.each(ENDPOINTS)('$fn: every refusal is one line inbox_push_rejections counts', ({ fn, severity, serve }) => {
   const logs: Line[] = [];
-  // The function name comes from the logger's base fields, as in functions/src/receiver/function.ts (checked below).
+  // The function name comes from the logger's base fields, as in functions/src/wiring.ts (checked below).
   const { server } = serve(db, { verifier: async () => verifier, maxBodyBytes: 2_048, log: createLogger((l) => logs.push(JSON.parse(l) as Line), { function: fn }) });
   const alerts = refusalCondition(fn);
 
@@ -118,7 +118,7 @@ describe.each(ENDPOINTS)('$fn: every refusal is one line inbox_push_rejections c
   });
 });
 
-describe('the deployed wiring (functions/src/receiver/function.ts) logs refusals the same way', () => {
+describe('the deployed wiring (functions/src/wiring.ts) logs refusals the same way', () => {
   /** The lines the functions write to stdout (their real sink) while `work` runs. */
   async function stdoutLines(work: () => Promise<unknown>): Promise<Line[]> {
     const write = process.stdout.write.bind(process.stdout);

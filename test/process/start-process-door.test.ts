@@ -2,7 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
-import { ModelError } from '../../functions/src/engine/model';
+import { ModelError } from '../../functions/src/bpmn/model';
 import { instanceId } from '../../functions/src/engine/ids';
 import { refs } from '../../functions/src/engine/store/collections';
 import { createLogger } from '../../functions/src/log';

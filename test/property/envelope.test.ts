@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { messageDocId } from '../../functions/src/inbox/ids';
-import { decodeBase64, parsePushEnvelope, type PushEnvelope } from '../../functions/src/receiver/envelope';
+import type { PushEnvelope } from '../../functions/src/inbox/draft';
+import { decodeBase64, parsePushEnvelope } from '../../functions/src/receiver/envelope';
 import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
 import { base64Json, envelope } from '../support/push';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { join } from 'node:path';
-import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
-import type { ProcessModel } from '../../functions/src/engine/model';
+import { loadProcessModel } from '../../functions/src/engine/deployed';
+import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type InstanceState, type JobState, type Transition, type WaitingPoint } from '../../functions/src/engine/state';
 import { cancelToken, completeJob, deliverMessage, failJob, placeToken, type SyncHandler, startInstance } from '../../functions/src/engine/transitions';
 import { REPO_ROOT, roundsEngine } from '../support/engine';

@@ -55,7 +55,7 @@ describe('the dedup identity is scoped by message name and correlation key', () 
 describe('a KEY_COLLISION is parked once', () => {
   test('its redelivery answers duplicate and is not counted again by inbox_documents_parked (it may have been admitted since)', async () => {
     const logs: Array<Record<string, unknown>> = [];
-    // The function name comes from the logger's base fields, as in functions/src/receiver/function.ts.
+    // The function name comes from the logger's base fields, as in functions/src/wiring.ts.
     const counted = testReceiver(db, { log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>), { function: 'receivePubSubPush' }) });
     // The metric's receiver clause (its filter ORs one clause per function; log-filter evaluates conjunctions only).
     const clause = /\((jsonPayload\.function="receivePubSubPush"[^)]*)\)/.exec(logMetric('inbox_documents_parked').filter)?.[1];

@@ -1,7 +1,6 @@
 import { join } from 'node:path';
-import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
 import { Engine, type MessageBuffer } from '../../functions/src/engine/engine';
-import { loadEngine } from '../../functions/src/engine/deployed';
+import { loadEngine, loadProcessModel } from '../../functions/src/engine/deployed';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
 
 export const REPO_ROOT = join(__dirname, '..', '..');

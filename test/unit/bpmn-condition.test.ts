@@ -1,5 +1,5 @@
 import { evaluateCondition, parseCondition } from '../../functions/src/bpmn/condition';
-import type { Condition } from '../../functions/src/engine/model';
+import type { Condition } from '../../functions/src/bpmn/model';
 
 const cmp = (variable: string, op: '==' | '!=' | '<' | '<=' | '>' | '>=', value: string | number | boolean | null): Condition => ({ kind: 'compare', variable, op, value });
 

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { loadProcessModel, parseProcessModel } from '../../functions/src/bpmn/parse-model';
-import { ModelError } from '../../functions/src/engine/model';
+import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
+import { loadProcessModel } from '../../functions/src/engine/deployed';
+import { ModelError } from '../../functions/src/bpmn/model';
 
 const ROOT = join(__dirname, '..', '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'bpmn');

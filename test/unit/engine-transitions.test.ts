@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
-import type { ProcessModel } from '../../functions/src/engine/model';
+import { loadProcessModel } from '../../functions/src/engine/deployed';
+import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type Incident, type InstanceState, type JobState, type Transition, type WaitingPoint } from '../../functions/src/engine/state';
 import { cancelToken, completeJob, deliverMessage, failJob, type IncidentState, placeToken, resolveIncidents, startInstance } from '../../functions/src/engine/transitions';
 

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { loadProcessModel } from '../../functions/src/bpmn/parse-model';
+import { loadProcessModel } from '../../functions/src/engine/deployed';
 import { Engine } from '../../functions/src/engine/engine';
-import { ModelError, type ProcessModel } from '../../functions/src/engine/model';
+import { ModelError, type ProcessModel } from '../../functions/src/bpmn/model';
 
 const REPO = join(__dirname, '..', '..');
 let workOrder: ProcessModel;

@@ -1,6 +1,6 @@
 import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
-import type { PushEnvelope } from '../../functions/src/receiver/envelope';
+import type { PushEnvelope } from '../../functions/src/inbox/draft';
 import { messageDocId } from '../../functions/src/inbox/ids';
 
 function env(data: string, attributes: Record<string, string> = { eventType: 'WorkOrderCompleted' }, messageId = 'm-1'): PushEnvelope {

@@ -3,7 +3,7 @@
  * engine can rely on them: one way in, every node reachable, no path that
  * silently stops, and exclusive gateways that always know where to go.
  */
-import { ModelError, type FlowNode, type SequenceFlow } from '../engine/model';
+import { ModelError, type FlowNode, type SequenceFlow } from './model';
 
 type WithoutFlows<T> = T extends unknown ? Omit<T, 'incoming' | 'outgoing'> : never;
 /** A flow node as read from the XML, before its flows are known. */

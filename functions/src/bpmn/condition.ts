@@ -13,7 +13,7 @@
  *   path    := ident ( '.' ident )*          ident := [A-Za-z_][A-Za-z0-9_]*
  *   literal := number | string | true | false | null
  */
-import type { ComparisonOperator, Condition, Literal } from '../engine/model';
+import type { ComparisonOperator, Condition, Literal } from './model';
 
 /** Longer conditions belong in a task, not in a diagram. */
 const MAX_LENGTH = 4096;

@@ -4,10 +4,9 @@
  * everything else into a {@link ModelError} at load time, so that a model
  * either runs as drawn or does not load at all.
  */
-import { readFile } from 'node:fs/promises';
 import BpmnModdle from 'bpmn-moddle';
 import { sha256Hex } from '../core/hash';
-import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow } from '../engine/model';
+import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow } from './model';
 import { parseCondition } from './condition';
 import { checkGraph, type Draft, type NodeDraft } from './check-graph';
 import inboxDescriptor from './inbox-moddle.json';
@@ -215,9 +214,4 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
     nodes: Object.fromEntries(drafts),
     flows: Object.fromEntries(flows),
   };
-}
-
-/** Reads a BPMN file (UTF-8) and parses it with {@link parseProcessModel}. File system errors pass through unchanged. */
-export async function loadProcessModel(path: string): Promise<ProcessModel> {
-  return parseProcessModel(await readFile(path, 'utf8'));
 }

@@ -1,4 +1,4 @@
-import type { PushEnvelope } from '../receiver/envelope';
+import type { PushEnvelope } from '../inbox/draft';
 
 /**
  * Pub/Sub wraps a dead-lettered message: same data, the original attributes

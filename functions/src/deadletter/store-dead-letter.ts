@@ -4,8 +4,7 @@ import { dedupVerdict } from '../inbox/dedup';
 import { collisionDocument, INBOX, INLINE_RAW_BYTES, type InboxDocument, invalidDocument, openDocument } from '../inbox/document';
 import { processedRef } from '../inbox/processed';
 import { writeRawChunks } from '../inbox/store-message';
-import type { PushEnvelope } from '../receiver/envelope';
-import type { InboxDraft } from '../receiver/interpret';
+import type { InboxDraft, PushEnvelope } from '../inbox/draft';
 import type { DeadLetterSource } from './source';
 
 /** What storing a dead-lettered message did. */

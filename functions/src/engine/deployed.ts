@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { loadProcessModel } from '../bpmn/parse-model';
+import type { ProcessModel } from '../bpmn/model';
+import { parseProcessModel } from '../bpmn/parse-model';
 import { Engine, type MessageBuffer } from './engine';
 import type { SyncHandler } from './transitions';
 
@@ -15,6 +16,15 @@ export function defaultBpmnDir(from: string = __dirname): string {
     if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return candidate;
     if (dirname(dir) === dir) throw new Error(`no bpmn/ directory above ${from}; set INBOX_BPMN_DIR`);
   }
+}
+
+/**
+ * Reads a BPMN file (UTF-8) and parses it with {@link parseProcessModel}. File
+ * system errors pass through unchanged. Here, not in bpmn/, so the parser
+ * stays free of I/O (the pure core, ARCHITECTURE.md).
+ */
+export async function loadProcessModel(path: string): Promise<ProcessModel> {
+  return parseProcessModel(await readFile(path, 'utf8'));
 }
 
 /** Loads every `*.bpmn` of a directory and validates them against the registered handlers. */

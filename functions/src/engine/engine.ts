@@ -1,4 +1,4 @@
-import { ModelError, type ProcessModel } from './model';
+import { ModelError, type ProcessModel } from '../bpmn/model';
 import type { WaitingPoint } from './state';
 import type { UnitOfWork } from './store/unit-of-work';
 import type { SyncHandler } from './transitions';

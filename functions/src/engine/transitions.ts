@@ -1,6 +1,6 @@
 import { evaluateCondition } from '../bpmn/condition';
 import { jobId } from './ids';
-import type { FlowNode, ProcessModel } from './model';
+import type { FlowNode, ProcessModel } from '../bpmn/model';
 import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type Incident, type IncidentReason, type InstanceState, isOpenIncident, type JobState, type Transition, type WaitingPoint } from './state';
 
 /**

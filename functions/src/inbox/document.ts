@@ -1,5 +1,4 @@
-import type { PushEnvelope } from '../receiver/envelope';
-import type { InvalidDraft, ValidDraft } from '../receiver/interpret';
+import type { InvalidDraft, PushEnvelope, ValidDraft } from './draft';
 import { collisionDocId, shardOf } from './ids';
 
 /** Name of the inbox collection (docs/data-model.md describes every field). */

@@ -7,7 +7,7 @@
  * each checked against the emulator in test/process/start-process-door.test.ts.
  */
 import { correlationValue } from '../engine/transitions';
-import type { MessageWaitNode, ProcessModel } from '../engine/model';
+import type { MessageWaitNode, ProcessModel } from '../bpmn/model';
 import { hasLoneSurrogate } from '../receiver/envelope';
 import { MAX_KEY_CHARS } from '../receiver/registry';
 

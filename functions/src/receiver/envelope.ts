@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PushEnvelope } from '../inbox/draft';
 
 /**
  * The body Pub/Sub POSTs to a push endpoint. Pub/Sub's JSON mapping writes
@@ -28,20 +29,6 @@ const EnvelopeSchema = z.object({
   subscription: z.string().max(1024).optional(),
   deliveryAttempt: z.number().int().nonnegative().nullish(),
 });
-
-/** A push envelope, normalised: one spelling per field, absent fields as null. */
-export interface PushEnvelope {
-  readonly messageId: string;
-  /** Full subscription name, e.g. `projects/p/subscriptions/s`; null if the sender left it out. */
-  readonly subscription: string | null;
-  /** The base64 text exactly as received; may be invalid base64 (decoded later). Empty if absent. */
-  readonly data: string;
-  /** Attributes in a null-prototype object, so keys such as `__proto__` are plain data. */
-  readonly attributes: Readonly<Record<string, string>>;
-  readonly publishTime: Date | null;
-  readonly orderingKey: string | null;
-  readonly deliveryAttempt: number | null;
-}
 
 export type EnvelopeResult =
   | { readonly ok: true; readonly envelope: PushEnvelope }

@@ -4,7 +4,7 @@ import { withDeadline } from '../core/errors';
 import { storeMessage, type StoreOutcome } from '../inbox/store-message';
 import type { Logger } from '../log';
 import type { PushTokenVerifier } from '../auth/push-token';
-import type { PushEnvelope } from './envelope';
+import type { PushEnvelope } from '../inbox/draft';
 import { type AcceptAnswer, createPushEndpoint } from './push-endpoint';
 import { interpretMessage } from './interpret';
 import type { MessageRegistry } from './registry';

@@ -1,39 +1,9 @@
 import { z } from 'zod';
 import { canonicalJson, sha256Hex } from '../core/hash';
 import { invalidDocId, legacyMessageDocId, messageDocId } from '../inbox/ids';
-import { decodeBase64, hasLoneSurrogate, type PushEnvelope } from './envelope';
+import type { InboxDraft, InvalidDraft, PushEnvelope } from '../inbox/draft';
+import { decodeBase64, hasLoneSurrogate } from './envelope';
 import { DEFAULT_NAME_ATTRIBUTE, findMessageType, type MessageRegistry } from './registry';
-
-/** A message the relay can work on. */
-export interface ValidDraft {
-  readonly kind: 'valid';
-  readonly id: string;
-  /** The id the same message had before the correlation key was part of it (ids.ts, legacyMessageDocId). */
-  readonly legacyId: string;
-  readonly messageName: string;
-  readonly correlationKey: string;
-  readonly dedupKey: string;
-  /** Schema output: known fields only, bounded sizes. */
-  readonly payload: Readonly<Record<string, unknown>>;
-  /** SHA-256 of the canonical JSON of `payload`: equal events hash equally. */
-  readonly payloadHash: string;
-}
-
-/** A message nobody can work on: kept with its raw bytes and the reason. */
-export interface InvalidDraft {
-  readonly kind: 'invalid';
-  readonly id: string;
-  /** The name it claimed, if any. */
-  readonly messageName: string | null;
-  readonly error: string;
-  /** Decoded bytes, or the received text when it was not valid base64. */
-  readonly rawData: Buffer;
-  readonly rawDataForm: 'DECODED' | 'UNDECODABLE_BASE64';
-  /** SHA-256 of rawData. */
-  readonly payloadHash: string;
-}
-
-export type InboxDraft = ValidDraft | InvalidDraft;
 
 /** Longest validation message kept on a document. */
 const MAX_ERROR_CHARS = 2_000;

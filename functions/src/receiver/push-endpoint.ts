@@ -3,7 +3,8 @@ import type { AuthFailure, PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure } from '../core/errors';
 import { type Answer, send } from '../http/answer';
 import type { Logger, Severity } from '../log';
-import { parsePushEnvelope, type PushEnvelope } from './envelope';
+import type { PushEnvelope } from '../inbox/draft';
+import { parsePushEnvelope } from './envelope';
 
 /** What every Pub/Sub push endpoint of the project checks before it looks at a message. */
 export interface PushEndpointDeps {

@@ -1,7 +1,9 @@
 /**
  * A validated, executable process model: what the BPMN parser
- * (functions/src/bpmn/) produces and the engine core runs. Plain data, no
- * moddle objects, so the engine stays pure and the model serialisable.
+ * (parse-model.ts) produces and the engine core (functions/src/engine/) runs.
+ * Plain data, no moddle objects, so the engine stays pure and the model
+ * serialisable. It lives beside the parser so that engine/ imports bpmn/ and
+ * bpmn/ imports nothing of engine/ (ARCHITECTURE.md).
  */
 
 /** A literal a condition compares with. */
