@@ -68,7 +68,7 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
 
 export const relayInboxFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
-  const { createRelayHandler } = require('./relay/function') as typeof import('./relay/function');
+  const { createRelayHandler } = require('./relay/relay-inbox') as typeof import('./relay/relay-inbox');
   return createRelayHandler({
     db: runtime.db,
     engine: runtime.engine,

@@ -6,7 +6,7 @@ import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import { completeJobRun, moveToken, recordJobFailure, startProcessInstance } from '../../functions/src/engine/store/operations';
 import { createLogger } from '../../functions/src/log';
-import { createRelayHandler } from '../../functions/src/relay/function';
+import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { readGauges } from '../../functions/src/relay/gauges';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';

@@ -4,7 +4,7 @@ import { type Config, requirePushAuth } from '../config';
 import { lazy, lazyAsync } from '../core/lazy';
 import { createLogger } from '../log';
 import type { Runtime } from '../runtime';
-import { createPushHandler } from './handler';
+import { createPushHandler } from './receive-pubsub-push';
 import { DEFAULT_REGISTRY } from './registry';
 
 type HttpFunction = (req: Request, res: Response) => Promise<void>;
@@ -41,7 +41,7 @@ export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpF
  * receiver's limit and Pub/Sub's maximum), since what it refuses is lost.
  */
 export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpFunction {
-  const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('../deadletter/handler') as typeof import('../deadletter/handler');
+  const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('../deadletter/receive-dead-letter') as typeof import('../deadletter/receive-dead-letter');
   return createDeadLetterHandler({
     db: runtime.db,
     registry: DEFAULT_REGISTRY,
