@@ -49,21 +49,14 @@ export const runJobFunction: FunctionFactory = (config, runtime) => {
 
 export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
-  const log = createLogger(undefined, { function: 'sweepJobs' });
-  return async (req, res) => {
-    if (req.method !== 'POST') {
-      res.status(405).json({ error: 'use POST (Cloud Scheduler)' });
-      return;
-    }
-    const { sweepUndispatchedJobs } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
-    try {
-      const dispatched = await sweepUndispatchedJobs(runtime.db(), runtime.queue(runJobUrl), log, new Date(), { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs });
-      res.status(200).json({ dispatched });
-    } catch (err) {
-      log.error('job sweep failed', { error: err instanceof Error ? err.message : String(err) });
-      res.status(503).json({ error: 'job sweep failed', retry: true });
-    }
-  };
+  const { createSweepJobsHandler } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
+  return createSweepJobsHandler({
+    db: runtime.db,
+    queue: () => runtime.queue(runJobUrl),
+    log: createLogger(undefined, { function: 'sweepJobs' }),
+    now: () => new Date(),
+    options: { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs },
+  });
 };
 
 export const relayInboxFunction: FunctionFactory = (config, runtime) => {

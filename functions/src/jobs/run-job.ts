@@ -7,6 +7,8 @@ import type { Engine } from '../engine/engine';
 import { asInstance, asJob, refs } from '../engine/store/collections';
 import { completeJobRun, type JobFailure, recordJobFailure } from '../engine/store/operations';
 import { toDates } from '../engine/store/unit-of-work';
+import { type Answer, failureAnswer, send } from '../http/answer';
+import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { dispatchJobs, logDuplicates } from './dispatch';
@@ -48,7 +50,9 @@ type Final = null | 'LAST_ATTEMPT' | 'PERMANENT';
  * `runJob`, the target of the Cloud Tasks queue: runs a job's handler, then
  * finishes the job and moves its token on in one transaction. The answer
  * steers Cloud Tasks: 2xx ends the task, 5xx makes it retry with the queue's
- * backoff. The job is FAILED (its instance INCIDENT / JOB_FAILED, an ERROR
+ * backoff (503 for a failure a retry can heal and for a counted handler
+ * failure, 500 for a defect outside the handler, as everywhere:
+ * http/answer.ts; no `Retry-After`, the queue's backoff is the schedule). The job is FAILED (its instance INCIDENT / JOB_FAILED, an ERROR
  * log, and 200 so retries stop) after `maxAttempts` failed handler runs, on
  * a failure no retry heals (no handler for the job's task, or a handler
  * that throws a PermanentJobError), and on the
@@ -57,30 +61,33 @@ type Final = null | 'LAST_ATTEMPT' | 'PERMANENT';
  */
 export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
-    if (req.method !== 'POST') {
-      res.status(405).json({ error: 'use POST (Cloud Tasks)' });
-      return;
+    try {
+      send(res, await answerRun(req));
+    } catch (err) {
+      // Fetching the token check's certificates, or creating the Firestore client: nothing about the job is known yet.
+      const failure = classifyFailure(err);
+      deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'job delivery not read; Cloud Tasks will retry', { code: failure.code, error: message(err) });
+      send(res, failureAnswer(failure, 'run the job', null));
     }
+  };
+
+  async function answerRun(req: Request): Promise<Answer> {
+    const wrongMethod = refuseMethod(req, 'use POST (Cloud Tasks)');
+    if (wrongMethod !== null) return wrongMethod;
     if (deps.verifier !== null) {
       const auth = await (await deps.verifier())(req.get('authorization'));
-      if (!auth.ok) {
-        res.status(auth.status).json({ error: auth.error });
-        return;
-      }
+      if (!auth.ok) return { kind: 'reject', status: auth.status, error: auth.error };
     }
-    const body = Body.safeParse(req.body);
-    if (!body.success) {
-      res.status(400).json({ error: z.prettifyError(body.error) });
-      return;
-    }
-    const { jobId } = body.data;
+    const body = parseBody(req, Body);
+    if (!body.ok) return body.answer;
+    const { jobId } = body.value;
     const db = deps.db();
     const attempt = attemptOf(req.get('x-cloudtasks-taskretrycount'));
     const lastAttempt = attempt !== null && attempt >= deps.queueMaxAttempts;
     const context = { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts };
 
     /** Counts the failure (or ends the job when `final`) and answers: 200 once FAILED, 503 to retry. */
-    const settleFailure = async (error: string, code: string, final: Final): Promise<void> => {
+    const settleFailure = async (error: string, code: string, final: Final): Promise<Answer> => {
       let counted: JobFailure;
       try {
         counted = await recordJobFailure(db, jobId, error, deps.maxAttempts, deps.now(), { final: final !== null });
@@ -91,42 +98,37 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
         } else {
           deps.log.warn('job failed and the failure could not be counted; Cloud Tasks will retry', { ...context, error, recordError: message(recordErr) });
         }
-        res.status(503).json({ error: 'job failed', retry: true });
-        return;
+        return failureAnswer(classifyFailure(recordErr), 'record the job failure', null);
       }
       if (counted.status === 'FAILED') {
         deps.log.error('job failed for good: instance marked INCIDENT', { incident: 'JOB_FAILED', ...context, final: final ?? 'ATTEMPTS_EXHAUSTED', attempts: counted.attempts, error });
-        res.status(200).json({ outcome: 'failed', jobId, attempts: counted.attempts });
-        return;
+        return { kind: 'ok', body: { outcome: 'failed', jobId, attempts: counted.attempts } };
       }
       if (counted.status !== 'RETRY') {
         // Finished meanwhile (a concurrent delivery) or gone: nothing left to retry.
-        res.status(200).json({ outcome: counted.status.toLowerCase().replace('_', ' '), jobId });
-        return;
+        return { kind: 'ok', body: { outcome: counted.status.toLowerCase().replace('_', ' '), jobId } };
       }
       deps.log.warn('job handler failed; Cloud Tasks will retry', { ...context, attempts: counted.attempts, code, error });
-      res.status(503).json({ error: 'job handler failed', retry: true });
+      // The job's own retry, counted: the queue's backoff spaces the attempts.
+      return { kind: 'retry', code, error: 'job handler failed', retryAfterSeconds: null };
     };
 
     let inHandler = false;
     try {
       const jobSnap = await refs.job(db, jobId).get();
       if (!jobSnap.exists) {
-        res.status(200).json({ outcome: 'not found', jobId });
-        return;
+        return { kind: 'ok', body: { outcome: 'not found', jobId } };
       }
       const job = asJob(toDates(jobSnap.data()) as Record<string, unknown>);
       if (job.status !== 'PENDING') {
-        res.status(200).json({ outcome: 'already finished', jobId, status: job.status });
-        return;
+        return { kind: 'ok', body: { outcome: 'already finished', jobId, status: job.status } };
       }
       const instanceSnap = await refs.instance(db, job.processInstanceId).get();
       const instance = asInstance(toDates(instanceSnap.data() ?? {}) as Record<string, unknown>);
       const handler = deps.handlers()[job.activityId];
       if (handler === undefined) {
         // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
-        await settleFailure(`no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');
-        return;
+        return await settleFailure(`no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');
       }
 
       inHandler = true;
@@ -138,7 +140,7 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       logDuplicates(deps.log, done.duplicates);
       await dispatchJobs(deps.queue(), done.jobs, deps.log);
       deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length });
-      res.status(200).json({ outcome: done.status.toLowerCase(), jobId });
+      return { kind: 'ok', body: { outcome: done.status.toLowerCase(), jobId } };
     } catch (err) {
       const failure = classifyFailure(err);
       // A handler failure is counted against the job. Any failure on the queue's last attempt (reading,
@@ -146,12 +148,15 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
       if (inHandler || lastAttempt) {
         // The handler said no retry heals it (PermanentJobError): end the job now rather than burn every retry.
         const final: Final = inHandler && failure.kind === 'permanent' ? 'PERMANENT' : lastAttempt ? 'LAST_ATTEMPT' : null;
-        await settleFailure(message(err), failure.code, final);
-        return;
+        return await settleFailure(message(err), failure.code, final);
       }
       // Not the step's fault (Firestore, the engine): not counted against the job; the retry re-runs the (idempotent) handler.
-      deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', { ...context, code: failure.code, error: message(err) });
-      res.status(503).json({ error: 'temporarily unable to run the job', retry: true });
+      if (failure.kind === 'retryable') {
+        deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', { ...context, code: failure.code, error: message(err) });
+      } else {
+        deps.log.error('job run failed unexpectedly before it could finish; Cloud Tasks will retry', { ...context, code: failure.code, error: message(err) });
+      }
+      return failureAnswer(failure, 'run the job', null);
     }
-  };
+  }
 }

@@ -4,6 +4,8 @@ import { z } from 'zod';
 import type { RelayConfig } from '../config';
 import { classifyFailure, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
+import { type Answer, failureAnswer, send } from '../http/answer';
+import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { type Gauges, readGauges } from './gauges';
@@ -36,65 +38,69 @@ const FastPathBody = z.object({ inboxId: z.string().regex(/^[0-9a-f]{40}$/, 'an 
  * Called by a fast-path task with `{ inboxId }`: relays that document now.
  * 200 when the call ran (whatever happened to single documents: those are
  * in the summary and on the documents; `gauges` is null if they could not be
- * read in time), 503 when Firestore could not even be queried for
- * candidates, so the caller retries.
+ * read in time). When the call itself fails (Firestore could not even be
+ * queried for candidates): 503 if a retry can heal it, else 500 (a missing
+ * index, a defect; http/answer.ts), and the caller retries either way. No
+ * `Retry-After`: the scheduler's and the relay queue's retry settings are the
+ * schedule.
  */
 export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
-    if (req.method !== 'POST') {
-      res.status(405).json({ error: 'use POST (Cloud Scheduler, or a fast-path task with {inboxId})' });
-      return;
-    }
-    const body: unknown = req.body;
-    const fast = typeof body === 'object' && body !== null && 'inboxId' in body ? FastPathBody.safeParse(body) : null;
-    if (fast !== null && !fast.success) {
-      res.status(400).json({ error: z.prettifyError(fast.error) });
-      return;
-    }
-    try {
-      const relayDeps: RelayDeps = {
-        db: deps.db(),
-        engine: await deps.engine(),
-        policy: deps.relay.policy,
-        retentionMs: deps.relay.retentionMs,
-        recordRetentionMs: deps.relay.recordRetentionMs,
-        transactionTimeoutMs: deps.relay.transactionTimeoutMs,
-        now: deps.now,
-        random: deps.random,
-      };
-      if (fast !== null && fast.success) {
-        // The fast path relays one document, one task per message (some 50 a second at the target load):
-        // it logs no summary and reads no gauges on purpose. A summary per message would multiply the log
-        // volume, and the gauges cost 4 count() aggregations + one query per shard each time; the
-        // scheduled call logs both once a minute. What needs attention (a park, a technical failure) is
-        // still logged by account().
-        const summary = emptySummary();
-        const result = await relayOne(relayDeps, fast.data.inboxId);
-        await account(summary, fast.data.inboxId, result, relayDeps, deps.queue(), deps.log);
-        res.status(200).json({ inboxId: fast.data.inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind });
-        return;
-      }
-      const summary = await relayBatch(relayDeps, deps.queue(), deps.log, {
-        budgetMs: deps.relay.budgetMs,
-        graceMs: deps.relay.graceMs,
-        parallelism: deps.relay.parallelism,
-        batchSize: deps.relay.batchSize,
-        shards: deps.shards,
-      });
-      // The summary is logged even if the gauges cannot be read: the work it reports is done.
-      let gauges: Gauges | null = null;
-      try {
-        gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, () => readGauges(relayDeps.db, deps.shards, deps.now()));
-      } catch (err) {
-        // ERROR, not WARNING: without gauges the oldest-OPEN alert sees no data (and so does not fire) and
-        // the level alerts freeze; relay-gauges-missing.json alerts on their absence, this line says why.
-        deps.log.error('relay gauges not read', { code: classifyFailure(err).code, error: err instanceof Error ? err.message : String(err) });
-      }
-      deps.log.info('relay summary', { relaySummary: summary, gauges });
-      res.status(200).json({ ...summary, gauges });
-    } catch (err) {
-      deps.log.error('relay call failed; documents stay OPEN for the next call', { error: err instanceof Error ? err.message : String(err) });
-      res.status(503).json({ error: 'relay failed', retry: true });
-    }
+    send(res, await relayInbox(deps, req));
   };
+}
+
+async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer> {
+  const wrongMethod = refuseMethod(req, 'use POST (Cloud Scheduler, or a fast-path task with {inboxId})');
+  if (wrongMethod !== null) return wrongMethod;
+  const body: unknown = req.body;
+  // A body without inboxId (the scheduler sends none) is a scheduled call; one with it must be a fast-path task.
+  const fast = typeof body === 'object' && body !== null && 'inboxId' in body ? parseBody(req, FastPathBody) : null;
+  if (fast !== null && !fast.ok) return fast.answer;
+  try {
+    const relayDeps: RelayDeps = {
+      db: deps.db(),
+      engine: await deps.engine(),
+      policy: deps.relay.policy,
+      retentionMs: deps.relay.retentionMs,
+      recordRetentionMs: deps.relay.recordRetentionMs,
+      transactionTimeoutMs: deps.relay.transactionTimeoutMs,
+      now: deps.now,
+      random: deps.random,
+    };
+    if (fast !== null) {
+      // The fast path relays one document, one task per message (some 50 a second at the target load):
+      // it logs no summary and reads no gauges on purpose. A summary per message would multiply the log
+      // volume, and the gauges cost 4 count() aggregations + one query per shard each time; the
+      // scheduled call logs both once a minute. What needs attention (a park, a technical failure) is
+      // still logged by account().
+      const { inboxId } = fast.value;
+      const summary = emptySummary();
+      const result = await relayOne(relayDeps, inboxId);
+      await account(summary, inboxId, result, relayDeps, deps.queue(), deps.log);
+      return { kind: 'ok', body: { inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind } };
+    }
+    const summary = await relayBatch(relayDeps, deps.queue(), deps.log, {
+      budgetMs: deps.relay.budgetMs,
+      graceMs: deps.relay.graceMs,
+      parallelism: deps.relay.parallelism,
+      batchSize: deps.relay.batchSize,
+      shards: deps.shards,
+    });
+    // The summary is logged even if the gauges cannot be read: the work it reports is done.
+    let gauges: Gauges | null = null;
+    try {
+      gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, () => readGauges(relayDeps.db, deps.shards, deps.now()));
+    } catch (err) {
+      // ERROR, not WARNING: without gauges the oldest-OPEN alert sees no data (and so does not fire) and
+      // the level alerts freeze; relay-gauges-missing.json alerts on their absence, this line says why.
+      deps.log.error('relay gauges not read', { code: classifyFailure(err).code, error: err instanceof Error ? err.message : String(err) });
+    }
+    deps.log.info('relay summary', { relaySummary: summary, gauges });
+    return { kind: 'ok', body: { ...summary, gauges } };
+  } catch (err) {
+    const failure = classifyFailure(err);
+    deps.log.error('relay call failed; documents stay OPEN for the next call', { code: failure.code, error: err instanceof Error ? err.message : String(err) });
+    return failureAnswer(failure, 'relay the inbox', null);
+  }
 }
