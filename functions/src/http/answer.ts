@@ -45,10 +45,10 @@ export interface RetryAnswer {
  * down on a 503 (it backs off harder on 429 and 503 and honours
  * `Retry-After`), which a defect in one request does not warrant. Cloud
  * Run's request metrics and the request log carry the status, so 500 keeps a
- * defect apart from an outage on the dashboards and in the receiver 5xx
- * alert (inbox_receiver_5xx counts both, by status); an exception that escapes
- * a function anyway is answered 500 by the Functions Framework, so the two
- * agree.
+ * defect apart from an outage (the dashboard's chart of inbox_receiver_5xx
+ * splits them by status), and the ERROR line of every defect counts in
+ * inbox_errors. An exception that escapes a function anyway is answered 500
+ * by the Functions Framework, so the two agree.
  *
  * Why still 5xx: nothing is acked. Pub/Sub push, Cloud Tasks and Cloud
  * Scheduler redeliver on any answer outside 2xx without reading the body; the
