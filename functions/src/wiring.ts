@@ -3,7 +3,7 @@ import type { PushTokenVerifier } from './auth/push-token';
 import { type Config, requirePushAuth, requireRunJobUrl } from './config';
 import { lazy, lazyAsync } from './core/lazy';
 import { createLogger } from './log';
-import { createPushHandler } from './receiver/handler';
+import { createPushHandler } from './receiver/receive-pubsub-push';
 import { DEFAULT_REGISTRY } from './receiver/registry';
 import type { Runtime } from './runtime';
 
@@ -49,7 +49,7 @@ export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpF
  * receiver's limit and Pub/Sub's maximum), since what it refuses is lost.
  */
 export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpFunction {
-  const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('./deadletter/handler') as typeof import('./deadletter/handler');
+  const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('./deadletter/receive-dead-letter') as typeof import('./deadletter/receive-dead-letter');
   return createDeadLetterHandler({
     db: runtime.db,
     registry: DEFAULT_REGISTRY,
@@ -97,26 +97,19 @@ export const runJobFunction: FunctionFactory = (config, runtime) => {
 
 export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
-  const log = createLogger(undefined, { function: 'sweepJobs' });
-  return async (req, res) => {
-    if (req.method !== 'POST') {
-      res.status(405).json({ error: 'use POST (Cloud Scheduler)' });
-      return;
-    }
-    const { sweepUndispatchedJobs } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
-    try {
-      const dispatched = await sweepUndispatchedJobs(runtime.db(), runtime.queue(runJobUrl), log, new Date(), { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs });
-      res.status(200).json({ dispatched });
-    } catch (err) {
-      log.error('job sweep failed', { error: err instanceof Error ? err.message : String(err) });
-      res.status(503).json({ error: 'job sweep failed', retry: true });
-    }
-  };
+  const { createSweepJobsHandler } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
+  return createSweepJobsHandler({
+    db: runtime.db,
+    queue: () => runtime.queue(runJobUrl),
+    log: createLogger(undefined, { function: 'sweepJobs' }),
+    now: () => new Date(),
+    options: { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs },
+  });
 };
 
 export const relayInboxFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
-  const { createRelayHandler } = require('./relay/function') as typeof import('./relay/function');
+  const { createRelayHandler } = require('./relay/relay-inbox') as typeof import('./relay/relay-inbox');
   return createRelayHandler({
     db: runtime.db,
     engine: runtime.engine,

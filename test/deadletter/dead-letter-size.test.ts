@@ -3,7 +3,7 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
-import { DEAD_LETTER_MAX_BODY_BYTES } from '../../functions/src/deadletter/handler';
+import { DEAD_LETTER_MAX_BODY_BYTES } from '../../functions/src/deadletter/receive-dead-letter';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { invalidDocId } from '../../functions/src/inbox/ids';
 import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';

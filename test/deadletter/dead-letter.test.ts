@@ -1,7 +1,7 @@
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
-import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/handler';
+import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/receive-dead-letter';
 import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';

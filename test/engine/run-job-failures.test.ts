@@ -25,6 +25,9 @@ let db: Firestore;
 let noHandler: ProcessStack;
 /** runJob whose handlers succeed but whose engine loader always fails: a failure outside the handler. */
 let brokenEngine: ProcessStack;
+/** What brokenEngine's loader throws: a defect by default (an engine that does not load). */
+const ENGINE_DEFECT = new Error('engine unavailable');
+let engineFailure: Error = ENGINE_DEFECT;
 const brokenProject = uniqueProjectId('run-job-engine');
 
 const succeeding: Readonly<Record<string, AsyncHandler>> = { handOverWorkOrder: async () => ({ handedOverMessageId: 'm' }), createInvoice: async () => ({}) };
@@ -38,7 +41,7 @@ beforeAll(async () => {
     runJob: {
       handlers: () => succeeding,
       engine: async () => {
-        throw new Error('engine unavailable');
+        throw engineFailure;
       },
     },
   });
@@ -93,31 +96,49 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
     expect(errors).toEqual([expect.objectContaining({ incident: 'JOB_FAILED', final: 'PERMANENT' })]);
   });
 
-  test('a failure outside the handler that persists: 503 until the queue`s last attempt, then FAILED / INCIDENT and 200', async () => {
+  test('a defect outside the handler that persists: 500 until the queue`s last attempt, then FAILED / INCIDENT and 200', async () => {
     const res = await request(brokenEngine.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-broken', variables: { workOrderId: 'WO-broken' } });
     const id = res.body.processInstanceId as string;
     await waitFor('INCIDENT', async () => ((await instance(id))?.status === 'INCIDENT' ? true : undefined));
     await brokenEngine.tasks.idle();
-    // Attempts 1 and 2 answered 503 (retry); attempt 3 is the queue's last: recorded, answered 200, the task completes.
+    // Attempts 1 and 2 answered 500 (a defect; Cloud Tasks retries any 5xx); attempt 3 is the queue's last: recorded, answered 200, the task completes.
     expect(brokenEngine.tasks.dispatchLog.map((d) => [d.attempt, d.status, d.outcome])).toEqual([
-      [1, 503, 'retrying'],
-      [2, 503, 'retrying'],
+      [1, 500, 'retrying'],
+      [2, 500, 'retrying'],
       [3, 200, 'completed'],
     ]);
     expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder', message: expect.stringContaining('engine unavailable') })]);
     const [jobId] = (await db.collection('jobs').where('processInstanceId', '==', id).get()).docs.map((d) => d.id);
     // Failures outside the handler are not the step's fault: only the final one is counted.
     expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'engine unavailable' });
-    expect(brokenEngine.logs.filter((l) => l.severity === 'ERROR' && l.jobId === jobId)).toEqual([expect.objectContaining({ incident: 'JOB_FAILED', final: 'LAST_ATTEMPT', attempt: 3 })]);
+    // A defect is an ERROR on every attempt (the errors metric shows it); the incident once, on the last.
+    const defect = 'job run failed unexpectedly before it could finish; Cloud Tasks will retry';
+    expect(brokenEngine.logs.filter((l) => l.severity === 'ERROR' && l.jobId === jobId)).toEqual([
+      expect.objectContaining({ message: defect, attempt: 1, code: 'UNKNOWN' }),
+      expect.objectContaining({ message: defect, attempt: 2, code: 'UNKNOWN' }),
+      expect.objectContaining({ incident: 'JOB_FAILED', final: 'LAST_ATTEMPT', attempt: 3 }),
+    ]);
   });
 
-  test('below the last attempt (or without the header): 503, and the job stays PENDING, the instance RUNNING', async () => {
+  test('below the last attempt (or without the header): 500 for a defect, 503 for what a retry heals; the job stays PENDING, the instance RUNNING', async () => {
     const { instanceId, jobId } = await undispatched('WO-below-last');
-    for (const retryCount of [undefined, 0, QUEUE_MAX_ATTEMPTS - 2]) {
-      const res = await deliver(brokenEngine, jobId, retryCount);
-      expect(res.status).toBe(503);
-      expect(await job(jobId)).toMatchObject({ status: 'PENDING', attempts: 0 });
-      expect(await instance(instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
+    const unavailable = Object.assign(new Error('engine store unavailable'), { code: 14 });
+    const cases: Array<[number | undefined, Error, number, boolean]> = [
+      [undefined, ENGINE_DEFECT, 500, false],
+      [0, ENGINE_DEFECT, 500, false],
+      [QUEUE_MAX_ATTEMPTS - 2, ENGINE_DEFECT, 500, false],
+      [0, unavailable, 503, true],
+    ];
+    try {
+      for (const [retryCount, failure, status, retry] of cases) {
+        engineFailure = failure;
+        const res = await deliver(brokenEngine, jobId, retryCount);
+        expect({ status: res.status, retry: res.body.retry }).toEqual({ status, retry });
+        expect(await job(jobId)).toMatchObject({ status: 'PENDING', attempts: 0 });
+        expect(await instance(instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
+      }
+    } finally {
+      engineFailure = ENGINE_DEFECT;
     }
     // The last one of the queue's attempts ends it.
     const last = await deliver(brokenEngine, jobId, QUEUE_MAX_ATTEMPTS - 1);

@@ -22,7 +22,7 @@ import { createPushTokenVerifier } from '../../functions/src/auth/push-token';
 import { loadConfig } from '../../functions/src/config';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
-import { createRelayHandler } from '../../functions/src/relay/function';
+import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
 import { pushAuthCases, PUSHER } from '../support/auth-cases';

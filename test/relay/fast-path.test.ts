@@ -6,7 +6,7 @@ import { loadConfig } from '../../functions/src/config';
 import { refs } from '../../functions/src/engine/store/collections';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
-import { createRelayHandler } from '../../functions/src/relay/function';
+import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { relayQueue } from '../../functions/src/tasks/job-queue';
 import { emulatorClient } from '../../tools/cloud-tasks-emulator';
 import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';

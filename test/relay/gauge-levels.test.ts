@@ -9,7 +9,7 @@ import { moveToken } from '../../functions/src/engine/store/move-token';
 import { recordJobFailure } from '../../functions/src/engine/store/record-job-failure';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { createLogger } from '../../functions/src/log';
-import { createRelayHandler } from '../../functions/src/relay/function';
+import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { readGauges } from '../../functions/src/relay/gauges';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';

@@ -2,9 +2,9 @@ import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import type { Server } from 'node:http';
-import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/handler';
+import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/receive-dead-letter';
 import { createLogger } from '../../functions/src/log';
-import { createPushHandler, type ReceiverDeps } from '../../functions/src/receiver/handler';
+import { createPushHandler, type ReceiverDeps } from '../../functions/src/receiver/receive-pubsub-push';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
 
 let registered = 0;

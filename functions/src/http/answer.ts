@@ -1,33 +1,116 @@
 import type { Response } from '@google-cloud/functions-framework';
+import type { FailureClass } from '../core/errors';
 
 /**
- * The one place that turns outcomes into HTTP answers. For a push endpoint the
- * status is the message's fate: 2xx acks (deletes it from Pub/Sub), anything
- * else makes Pub/Sub redeliver it later.
+ * Seconds a 503 asks a caller to wait (`Retry-After`), where the answer asks
+ * for it at all: a direct caller such as startProcess's, or a push endpoint
+ * (Pub/Sub keeps its own backoff). Callers whose retry schedule is designed
+ * elsewhere get none (see {@link RetryAnswer}).
+ */
+export const RETRY_AFTER_SECONDS = 10;
+
+/** A JSON body of a 2xx answer. */
+export type AnswerBody = Readonly<Record<string, unknown>>;
+
+/**
+ * A 4xx: the request is wrong and the same request will be refused again, so
+ * its body carries no `retry` flag. A 405 names the methods that are allowed
+ * (`Allow`, which RFC 9110 requires on a 405).
+ */
+export type Rejection =
+  | { readonly kind: 'reject'; readonly status: 400 | 401 | 403 | 413 | 415; readonly error: string }
+  | { readonly kind: 'reject'; readonly status: 405; readonly error: string; readonly allow: readonly string[] };
+
+/**
+ * 503 `retry: true`: a failure a retry can heal (Firestore unavailable,
+ * contended or slower than our deadline; a job handler that failed and has
+ * retries left). `retryAfterSeconds` sets `Retry-After`; null leaves the
+ * schedule to the caller's own retry configuration: Cloud Tasks honours
+ * `Retry-After`, and the jobs queue's backoff (1 s, doubling) is the designed
+ * one, so runJob and relayInbox send none.
+ */
+export interface RetryAnswer {
+  readonly kind: 'retry';
+  readonly code: string;
+  readonly error: string;
+  readonly retryAfterSeconds: number | null;
+}
+
+/**
+ * The one answer to an unexpected failure, in every function: 500,
+ * `retry: false`, logged at ERROR by the function that answers it.
+ *
+ * Why 500 and not 503: 503 is the answer for a dependency that is down or
+ * slow, and callers treat it that way: Cloud Tasks slows the whole queue
+ * down on a 503 (it backs off harder on 429 and 503 and honours
+ * `Retry-After`), which a defect in one request does not warrant. Cloud
+ * Run's request metrics and the request log carry the status, so 500 keeps a
+ * defect apart from an outage (the dashboard's chart of inbox_receiver_5xx
+ * splits them by status), and the ERROR line of every defect counts in
+ * inbox_errors. An exception that escapes a function anyway is answered 500
+ * by the Functions Framework, so the two agree.
+ *
+ * Why still 5xx: nothing is acked. Pub/Sub push, Cloud Tasks and Cloud
+ * Scheduler redeliver on any answer outside 2xx without reading the body; the
+ * message or job waits (and is dead-lettered, or recorded on the queue's last
+ * attempt) until the defect is fixed.
+ *
+ * Why `retry: false`: the flag is for a caller that reads the body, such as
+ * startProcess's. The same request meets the same defect again, so it must
+ * not be told to retry blindly; a redelivery by Pub/Sub or Cloud Tasks still
+ * happens, which is the net, not a promise that it heals.
+ */
+export interface FailAnswer {
+  readonly kind: 'fail';
+  readonly code: string;
+  readonly error: string;
+}
+
+/**
+ * The one type every function answers with, and {@link send} the one place
+ * that turns it into HTTP. For a push endpoint or a task the status is the
+ * message's fate: 2xx acks (deletes it from Pub/Sub, ends the task),
+ * anything else makes Pub/Sub or Cloud Tasks redeliver it later.
  */
 export type Answer =
-  /** Stored, or already stored: safe to delete from Pub/Sub. */
-  | { readonly kind: 'ack'; readonly body: Readonly<Record<string, unknown>> }
-  /** Not a push request at all, or too large, or not authorised: 4xx, nothing stored. */
-  | { readonly kind: 'reject'; readonly status: 400 | 401 | 403 | 405 | 413 | 415; readonly error: string }
-  /** Technical failure: 503 so Pub/Sub redelivers. */
-  | { readonly kind: 'retry'; readonly code: string; readonly error: string }
-  /** Unexpected failure: 500, still redelivered, logged as a defect. */
-  | { readonly kind: 'fail'; readonly code: string; readonly error: string };
+  /** 200 with a JSON body: done, or nothing (more) to do. */
+  | { readonly kind: 'ok'; readonly body: AnswerBody }
+  /** 201 with a JSON body: a new resource (startProcess's new instance). */
+  | { readonly kind: 'created'; readonly body: AnswerBody }
+  | Rejection
+  | RetryAnswer
+  | FailAnswer;
+
+/**
+ * The answer to a thrown error, decided by its class: 503 when a retry can
+ * heal it, else the unexpected failure's 500 ({@link FailAnswer}; a failure
+ * declared permanent outside a job handler is one too). `action` completes
+ * "temporarily unable to …" / "unable to …" in the body's `error`.
+ */
+export function failureAnswer(failure: FailureClass, action: string, retryAfterSeconds: number | null): RetryAnswer | FailAnswer {
+  return failure.kind === 'retryable'
+    ? { kind: 'retry', code: failure.code, error: `temporarily unable to ${action}`, retryAfterSeconds }
+    : { kind: 'fail', code: failure.code, error: `unable to ${action}` };
+}
 
 export function send(res: Response, answer: Answer): void {
   switch (answer.kind) {
-    case 'ack':
+    case 'ok':
       res.status(200).json(answer.body);
       return;
+    case 'created':
+      res.status(201).json(answer.body);
+      return;
     case 'reject':
+      if (answer.status === 405) res.set('Allow', answer.allow.join(', '));
       res.status(answer.status).json({ error: answer.error });
       return;
     case 'retry':
-      res.status(503).set('Retry-After', '10').json({ error: answer.error, code: answer.code, retry: true });
+      if (answer.retryAfterSeconds !== null) res.set('Retry-After', String(answer.retryAfterSeconds));
+      res.status(503).json({ error: answer.error, code: answer.code, retry: true });
       return;
     case 'fail':
-      res.status(500).json({ error: answer.error, code: answer.code, retry: true });
+      res.status(500).json({ error: answer.error, code: answer.code, retry: false });
       return;
   }
 }

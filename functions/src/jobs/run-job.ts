@@ -5,8 +5,12 @@ import type { PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { asInstance, asJob, refs } from '../engine/store/collections';
-import { completeJobRun, type JobFailure, recordJobFailure } from '../engine/store/operations';
-import { toDates } from '../engine/store/unit-of-work';
+import { completeJobRun } from '../engine/store/complete-job';
+import { STORED } from '../engine/store/converters';
+import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
+import type { InstanceState, JobState } from '../engine/state';
+import { type Answer, failureAnswer, type Rejection, send } from '../http/answer';
+import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { dispatchJobs, logDuplicates } from './dispatch';
@@ -44,114 +48,148 @@ export function attemptOf(retryCountHeader: string | undefined): number | null {
 /** Why a failure ends the job now rather than after more retries. */
 type Final = null | 'LAST_ATTEMPT' | 'PERMANENT';
 
+/** One delivery of a job by Cloud Tasks: what every step of a run needs to know about it. */
+interface Delivery {
+  readonly db: Firestore;
+  readonly jobId: string;
+  /** The queue's last attempt: Cloud Tasks drops the task after it, so any failure is recorded now. */
+  readonly lastAttempt: boolean;
+  /** The fields every log line of the run carries. */
+  readonly context: { readonly jobId: string; readonly attempt: number | null; readonly queueMaxAttempts: number };
+}
+
 /**
  * `runJob`, the target of the Cloud Tasks queue: runs a job's handler, then
  * finishes the job and moves its token on in one transaction. The answer
  * steers Cloud Tasks: 2xx ends the task, 5xx makes it retry with the queue's
- * backoff. The job is FAILED (its instance INCIDENT / JOB_FAILED, an ERROR
- * log, and 200 so retries stop) after `maxAttempts` failed handler runs, on
- * a failure no retry heals (no handler for the job's task, or a handler
- * that throws a PermanentJobError), and on the
- * queue's last attempt whatever failed: Cloud Tasks drops the task after it,
- * and a job left PENDING then would never run again.
+ * backoff (503 for a failure a retry can heal and for a counted handler
+ * failure, 500 for a defect outside the handler, as everywhere:
+ * http/answer.ts; no `Retry-After`, the queue's backoff is the schedule).
+ * The job is FAILED (its instance INCIDENT / JOB_FAILED, an ERROR log, and
+ * 200 so retries stop) after `maxAttempts` failed handler runs, on a failure
+ * no retry heals (no handler for the job's task, or a handler that throws a
+ * PermanentJobError), and on the queue's last attempt whatever failed: Cloud
+ * Tasks drops the task after it, and a job left PENDING then would never run
+ * again.
  */
 export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
-    if (req.method !== 'POST') {
-      res.status(405).json({ error: 'use POST (Cloud Tasks)' });
-      return;
-    }
-    if (deps.verifier !== null) {
-      const auth = await (await deps.verifier())(req.get('authorization'));
-      if (!auth.ok) {
-        res.status(auth.status).json({ error: auth.error });
-        return;
-      }
-    }
-    const body = Body.safeParse(req.body);
-    if (!body.success) {
-      res.status(400).json({ error: z.prettifyError(body.error) });
-      return;
-    }
-    const { jobId } = body.data;
-    const db = deps.db();
-    const attempt = attemptOf(req.get('x-cloudtasks-taskretrycount'));
-    const lastAttempt = attempt !== null && attempt >= deps.queueMaxAttempts;
-    const context = { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts };
-
-    /** Counts the failure (or ends the job when `final`) and answers: 200 once FAILED, 503 to retry. */
-    const settleFailure = async (error: string, code: string, final: Final): Promise<void> => {
-      let counted: JobFailure;
-      try {
-        counted = await recordJobFailure(db, jobId, error, deps.maxAttempts, deps.now(), { final: final !== null });
-      } catch (recordErr) {
-        if (final !== null) {
-          // The task ends here (last attempt) or would fail forever: the job stays PENDING; sweepJobs reports it at ERROR.
-          deps.log.error('job failed and the failure could not be recorded: the job stays PENDING', { incident: 'JOB_FAILED', ...context, final, error, recordError: message(recordErr) });
-        } else {
-          deps.log.warn('job failed and the failure could not be counted; Cloud Tasks will retry', { ...context, error, recordError: message(recordErr) });
-        }
-        res.status(503).json({ error: 'job failed', retry: true });
-        return;
-      }
-      if (counted.status === 'FAILED') {
-        deps.log.error('job failed for good: instance marked INCIDENT', { incident: 'JOB_FAILED', ...context, final: final ?? 'ATTEMPTS_EXHAUSTED', attempts: counted.attempts, error });
-        res.status(200).json({ outcome: 'failed', jobId, attempts: counted.attempts });
-        return;
-      }
-      if (counted.status !== 'RETRY') {
-        // Finished meanwhile (a concurrent delivery) or gone: nothing left to retry.
-        res.status(200).json({ outcome: counted.status.toLowerCase().replace('_', ' '), jobId });
-        return;
-      }
-      deps.log.warn('job handler failed; Cloud Tasks will retry', { ...context, attempts: counted.attempts, code, error });
-      res.status(503).json({ error: 'job handler failed', retry: true });
-    };
-
-    let inHandler = false;
-    try {
-      const jobSnap = await refs.job(db, jobId).get();
-      if (!jobSnap.exists) {
-        res.status(200).json({ outcome: 'not found', jobId });
-        return;
-      }
-      const job = asJob(toDates(jobSnap.data()) as Record<string, unknown>);
-      if (job.status !== 'PENDING') {
-        res.status(200).json({ outcome: 'already finished', jobId, status: job.status });
-        return;
-      }
-      const instanceSnap = await refs.instance(db, job.processInstanceId).get();
-      const instance = asInstance(toDates(instanceSnap.data() ?? {}) as Record<string, unknown>);
-      const handler = deps.handlers()[job.activityId];
-      if (handler === undefined) {
-        // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
-        await settleFailure(`no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');
-        return;
-      }
-
-      inHandler = true;
-      const result = await handler({ job, instance, now: deps.now() });
-      inHandler = false;
-
-      const engine = await deps.engine();
-      const done = await completeJobRun(db, engine, jobId, result, deps.now());
-      logDuplicates(deps.log, done.duplicates);
-      await dispatchJobs(deps.queue(), done.jobs, deps.log);
-      deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length });
-      res.status(200).json({ outcome: done.status.toLowerCase(), jobId });
-    } catch (err) {
-      const failure = classifyFailure(err);
-      // A handler failure is counted against the job. Any failure on the queue's last attempt (reading,
-      // loading the engine, committing) is recorded now, or the job would stay PENDING for good.
-      if (inHandler || lastAttempt) {
-        // The handler said no retry heals it (PermanentJobError): end the job now rather than burn every retry.
-        const final: Final = inHandler && failure.kind === 'permanent' ? 'PERMANENT' : lastAttempt ? 'LAST_ATTEMPT' : null;
-        await settleFailure(message(err), failure.code, final);
-        return;
-      }
-      // Not the step's fault (Firestore, the engine): not counted against the job; the retry re-runs the (idempotent) handler.
-      deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', { ...context, code: failure.code, error: message(err) });
-      res.status(503).json({ error: 'temporarily unable to run the job', retry: true });
-    }
+    send(res, await answerDelivery(deps, req));
   };
+}
+
+/** Method, token, body, then the run; what fails before the job is known is answered by its class. */
+async function answerDelivery(deps: RunJobDeps, req: Request): Promise<Answer> {
+  try {
+    const refused = refuseMethod(req, 'use POST (Cloud Tasks)') ?? (await checkToken(deps, req));
+    if (refused !== null) return refused;
+    const body = parseBody(req, Body);
+    if (!body.ok) return body.answer;
+    const { jobId } = body.value;
+    const attempt = attemptOf(req.get('x-cloudtasks-taskretrycount'));
+    const delivery: Delivery = { db: deps.db(), jobId, lastAttempt: attempt !== null && attempt >= deps.queueMaxAttempts, context: { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts } };
+    return await run(deps, delivery);
+  } catch (err) {
+    // Fetching the token check's certificates, or creating the Firestore client: nothing about the job is known yet.
+    const failure = classifyFailure(err);
+    deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'job delivery not read; Cloud Tasks will retry', { code: failure.code, error: message(err) });
+    return failureAnswer(failure, 'run the job', null);
+  }
+}
+
+/** Cloud Tasks' OIDC token, when a verifier is configured: 401/403 otherwise. */
+async function checkToken(deps: RunJobDeps, req: Request): Promise<Rejection | null> {
+  if (deps.verifier === null) return null;
+  const auth = await (await deps.verifier())(req.get('authorization'));
+  return auth.ok ? null : { kind: 'reject', status: auth.status, error: auth.error };
+}
+
+/** Reads the job, runs its handler, records the outcome; every failure ends in {@link settleFailure} or {@link failedOutsideHandler}. */
+async function run(deps: RunJobDeps, delivery: Delivery): Promise<Answer> {
+  try {
+    const loaded = await loadPendingJob(delivery);
+    if (loaded.kind === 'answered') return loaded.answer;
+    const { job, instance } = loaded;
+    const handler = deps.handlers()[job.activityId];
+    // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
+    if (handler === undefined) return await settleFailure(deps, delivery, `no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');
+    let result: Readonly<Record<string, unknown>>;
+    try {
+      result = await handler({ job, instance, now: deps.now() });
+    } catch (err) {
+      // A handler failure is counted against the job. The handler said no retry heals it (PermanentJobError):
+      // end the job now rather than burn every retry.
+      const failure = classifyFailure(err);
+      const final: Final = failure.kind === 'permanent' ? 'PERMANENT' : delivery.lastAttempt ? 'LAST_ATTEMPT' : null;
+      return await settleFailure(deps, delivery, message(err), failure.code, final);
+    }
+    return await finishJob(deps, delivery, job, result);
+  } catch (err) {
+    return await failedOutsideHandler(deps, delivery, err);
+  }
+}
+
+type Loaded = { readonly kind: 'answered'; readonly answer: Answer } | { readonly kind: 'pending'; readonly job: JobState; readonly instance: InstanceState };
+
+/** The job and its instance, or the 200 that ends a task whose job is gone or finished (a late duplicate delivery). */
+async function loadPendingJob({ db, jobId }: Delivery): Promise<Loaded> {
+  const jobSnap = await refs.job(db, jobId).withConverter(STORED).get();
+  if (!jobSnap.exists) return { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'not found', jobId } } };
+  const job = asJob(jobSnap.data() ?? {});
+  if (job.status !== 'PENDING') return { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'already finished', jobId, status: job.status } } };
+  const instanceSnap = await refs.instance(db, job.processInstanceId).withConverter(STORED).get();
+  const instance = asInstance(instanceSnap.data() ?? {});
+  return { kind: 'pending', job, instance };
+}
+
+/** Finishes the job with the handler's result and moves the token on (one transaction), then dispatches the next jobs. */
+async function finishJob(deps: RunJobDeps, { db, jobId }: Delivery, job: JobState, result: Readonly<Record<string, unknown>>): Promise<Answer> {
+  const engine = await deps.engine();
+  const done = await completeJobRun(db, engine, jobId, result, deps.now());
+  logDuplicates(deps.log, done.duplicates);
+  await dispatchJobs(deps.queue(), done.jobs, deps.log);
+  deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length });
+  return { kind: 'ok', body: { outcome: done.status.toLowerCase(), jobId } };
+}
+
+/**
+ * A failure outside the handler (reading, loading the engine, committing):
+ * not the step's fault, so not counted against the job, and the retry re-runs
+ * the (idempotent) handler. On the queue's last attempt it is recorded now,
+ * or the job would stay PENDING for good.
+ */
+async function failedOutsideHandler(deps: RunJobDeps, delivery: Delivery, err: unknown): Promise<Answer> {
+  const failure = classifyFailure(err);
+  if (delivery.lastAttempt) return settleFailure(deps, delivery, message(err), failure.code, 'LAST_ATTEMPT');
+  if (failure.kind === 'retryable') {
+    deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', { ...delivery.context, code: failure.code, error: message(err) });
+  } else {
+    deps.log.error('job run failed unexpectedly before it could finish; Cloud Tasks will retry', { ...delivery.context, code: failure.code, error: message(err) });
+  }
+  return failureAnswer(failure, 'run the job', null);
+}
+
+/** Counts the failure (or ends the job when `final`) and answers: 200 once FAILED, 503 to retry. */
+async function settleFailure(deps: RunJobDeps, { db, jobId, context }: Delivery, error: string, code: string, final: Final): Promise<Answer> {
+  let counted: JobFailure;
+  try {
+    counted = await recordJobFailure(db, jobId, error, deps.maxAttempts, deps.now(), { final: final !== null });
+  } catch (recordErr) {
+    if (final !== null) {
+      // The task ends here (last attempt) or would fail forever: the job stays PENDING; sweepJobs reports it at ERROR.
+      deps.log.error('job failed and the failure could not be recorded: the job stays PENDING', { incident: 'JOB_FAILED', ...context, final, error, recordError: message(recordErr) });
+    } else {
+      deps.log.warn('job failed and the failure could not be counted; Cloud Tasks will retry', { ...context, error, recordError: message(recordErr) });
+    }
+    return failureAnswer(classifyFailure(recordErr), 'record the job failure', null);
+  }
+  if (counted.status === 'FAILED') {
+    deps.log.error('job failed for good: instance marked INCIDENT', { incident: 'JOB_FAILED', ...context, final: final ?? 'ATTEMPTS_EXHAUSTED', attempts: counted.attempts, error });
+    return { kind: 'ok', body: { outcome: 'failed', jobId, attempts: counted.attempts } };
+  }
+  // Finished meanwhile (a concurrent delivery) or gone: nothing left to retry.
+  if (counted.status !== 'RETRY') return { kind: 'ok', body: { outcome: counted.status.toLowerCase().replace('_', ' '), jobId } };
+  deps.log.warn('job handler failed; Cloud Tasks will retry', { ...context, attempts: counted.attempts, code, error });
+  // The job's own retry, counted: the queue's backoff spaces the attempts.
+  return { kind: 'retry', code, error: 'job handler failed', retryAfterSeconds: null };
 }

@@ -1,6 +1,10 @@
+import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { DEFAULTS } from '../config';
+import { classifyFailure } from '../core/errors';
 import { isTimestamp } from '../core/timestamp';
+import { type Answer, failureAnswer, send } from '../http/answer';
+import { refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import { QUERIES } from '../queries';
 import type { JobQueue } from '../tasks/job-queue';
@@ -64,4 +68,38 @@ export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log:
       });
     },
   });
+}
+
+/** What `sweepJobs` needs, passed in (wiring.ts builds it from the configuration). */
+export interface SweepJobsDeps {
+  readonly db: () => Firestore;
+  readonly queue: () => JobQueue;
+  readonly log: Logger;
+  readonly now: () => Date;
+  readonly options: SweepOptions;
+}
+
+/**
+ * `sweepJobs`, called by Cloud Scheduler: one {@link sweepUndispatchedJobs}.
+ * 200 with the number of jobs dispatched; when the sweep fails, 503 if a
+ * retry can heal it, else 500 (http/answer.ts), logged at ERROR either way;
+ * the next scheduled call sweeps again. No `Retry-After`: the scheduler's
+ * retry settings are the schedule.
+ */
+export function createSweepJobsHandler(deps: SweepJobsDeps): (req: Request, res: Response) => Promise<void> {
+  const sweep = async (req: Request): Promise<Answer> => {
+    const wrongMethod = refuseMethod(req, 'use POST (Cloud Scheduler)');
+    if (wrongMethod !== null) return wrongMethod;
+    try {
+      const dispatched = await sweepUndispatchedJobs(deps.db(), deps.queue(), deps.log, deps.now(), deps.options);
+      return { kind: 'ok', body: { dispatched } };
+    } catch (err) {
+      const failure = classifyFailure(err);
+      deps.log.error('job sweep failed', { code: failure.code, error: err instanceof Error ? err.message : String(err) });
+      return failureAnswer(failure, 'sweep the jobs', null);
+    }
+  };
+  return async (req, res) => {
+    send(res, await sweep(req));
+  };
 }

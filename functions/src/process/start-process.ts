@@ -4,7 +4,9 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { classifyFailure } from '../core/errors';
 import type { Engine } from '../engine/engine';
-import { startProcessInstance } from '../engine/store/operations';
+import { startProcessInstance } from '../engine/store/start-instance';
+import { type Answer, failureAnswer, RETRY_AFTER_SECONDS, send } from '../http/answer';
+import { parseBody, refuseMethod } from '../http/request';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { Logger } from '../log';
 import { hasLoneSurrogate } from '../receiver/envelope';
@@ -31,57 +33,48 @@ const Body = z.object({
  * creates no second token. Bad input: 400 with the reason, before anything
  * is written: a body of the wrong shape, variables Firestore cannot store or
  * beyond our bounds (variables.ts), a correlation variable of the model
- * missing or of a kind the engine cannot wait under. 503 (`retry: true`)
- * only when a retry can heal it; any other failure is a defect: 500,
- * `retry: false`, logged at ERROR.
+ * missing or of a kind the engine cannot wait under. 503 (`retry: true`,
+ * `Retry-After`) only when a retry can heal it; any other failure is a
+ * defect: 500, `retry: false`, logged at ERROR (http/answer.ts).
  */
 export function createStartProcessHandler(deps: StartProcessDeps): (req: Request, res: Response) => Promise<void> {
   return async (req, res) => {
-    if (req.method !== 'POST') {
-      res.status(405).json({ error: 'use POST with {processKey, businessKey, variables}' });
-      return;
-    }
-    const parsed = Body.safeParse(req.body);
-    if (!parsed.success) {
-      res.status(400).json({ error: z.prettifyError(parsed.error) });
-      return;
-    }
-    const { processKey, businessKey, variables } = parsed.data;
-    // Firestore's client sends a short string with a lone surrogate as invalid UTF-8 (refused, as UNKNOWN,
-    // on every retry) and silently replaces it in a longer one; two such business keys would also share an id.
-    const unpaired = (['processKey', 'businessKey'] as const).find((field) => hasLoneSurrogate(parsed.data[field]));
-    // zod's record parser drops a "__proto__" key; check the raw body so it is refused, not lost.
-    const problem = unpaired === undefined ? variablesProblem((req.body as { variables?: unknown }).variables ?? {}) : `${unpaired} is not valid Unicode (lone surrogate)`;
-    if (problem !== null) {
-      res.status(400).json({ error: problem });
-      return;
-    }
-    try {
-      const engine = await deps.engine();
-      const model = engine.find(processKey);
-      if (model === null) {
-        res.status(400).json({ error: `unknown processKey ${JSON.stringify(processKey)}; deployed: ${engine.processKeys.join(', ')}` });
-        return;
-      }
-      // A start the model can never correlate would end in INCIDENT / MISSING_CORRELATION_KEY, which no command repairs.
-      const uncorrelatable = correlationProblem(model, variables);
-      if (uncorrelatable !== null) {
-        res.status(400).json({ error: uncorrelatable });
-        return;
-      }
-      // One id per request: if the commit lands but its answer is lost, the re-run knows the instance as its own.
-      const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now(), requestId: randomUUID() });
-      logDuplicates(deps.log, started.duplicates);
-      await dispatchJobs(deps.queue(), started.jobs, deps.log);
-      const { instance } = started;
-      deps.log.info(started.created ? 'process started' : 'process already started', { processInstanceId: instance.id, processKey, businessKey });
-      res.status(started.created ? 201 : 200).json({ processInstanceId: instance.id, created: started.created, status: instance.status });
-    } catch (err) {
-      const failure = classifyFailure(err);
-      const retry = failure.kind === 'retryable';
-      deps.log.error('could not start the process', { processKey, businessKey, code: failure.code, retry, error: err instanceof Error ? err.message : String(err) });
-      // Unexpected (a defect, a misconfiguration, input the checks above missed): the same request fails the same way.
-      res.status(retry ? 503 : 500).json({ error: 'could not start the process', code: failure.code, retry });
-    }
+    send(res, await startProcess(deps, req));
   };
+}
+
+async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answer> {
+  const wrongMethod = refuseMethod(req, 'use POST with {processKey, businessKey, variables}');
+  if (wrongMethod !== null) return wrongMethod;
+  const parsed = parseBody(req, Body);
+  if (!parsed.ok) return parsed.answer;
+  const { processKey, businessKey, variables } = parsed.value;
+  // Firestore's client sends a short string with a lone surrogate as invalid UTF-8 (refused, as UNKNOWN,
+  // on every retry) and silently replaces it in a longer one; two such business keys would also share an id.
+  const unpaired = (['processKey', 'businessKey'] as const).find((field) => hasLoneSurrogate(parsed.value[field]));
+  // zod's record parser drops a "__proto__" key; check the raw body so it is refused, not lost.
+  const problem = unpaired === undefined ? variablesProblem((req.body as { variables?: unknown }).variables ?? {}) : `${unpaired} is not valid Unicode (lone surrogate)`;
+  if (problem !== null) return { kind: 'reject', status: 400, error: problem };
+  try {
+    const engine = await deps.engine();
+    const model = engine.find(processKey);
+    if (model === null) return { kind: 'reject', status: 400, error: `unknown processKey ${JSON.stringify(processKey)}; deployed: ${engine.processKeys.join(', ')}` };
+    // A start the model can never correlate would end in INCIDENT / MISSING_CORRELATION_KEY, which no command repairs.
+    const uncorrelatable = correlationProblem(model, variables);
+    if (uncorrelatable !== null) return { kind: 'reject', status: 400, error: uncorrelatable };
+    // One id per request: if the commit lands but its answer is lost, the re-run knows the instance as its own.
+    const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now(), requestId: randomUUID() });
+    logDuplicates(deps.log, started.duplicates);
+    await dispatchJobs(deps.queue(), started.jobs, deps.log);
+    const { instance } = started;
+    deps.log.info(started.created ? 'process started' : 'process already started', { processInstanceId: instance.id, processKey, businessKey });
+    const body = { processInstanceId: instance.id, created: started.created, status: instance.status };
+    return started.created ? { kind: 'created', body } : { kind: 'ok', body };
+  } catch (err) {
+    const failure = classifyFailure(err);
+    const retry = failure.kind === 'retryable';
+    deps.log.error('could not start the process', { processKey, businessKey, code: failure.code, retry, error: err instanceof Error ? err.message : String(err) });
+    // Unexpected (a defect, a misconfiguration, input the checks above missed): the same request fails the same way.
+    return failureAnswer(failure, 'start the process', RETRY_AFTER_SECONDS);
+  }
 }

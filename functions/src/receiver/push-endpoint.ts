@@ -1,7 +1,8 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { AuthFailure, PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure } from '../core/errors';
-import { type Answer, send } from '../http/answer';
+import { type Answer, failureAnswer, type Rejection, RETRY_AFTER_SECONDS, send } from '../http/answer';
+import { refuseMethod } from '../http/request';
 import type { Logger, Severity } from '../log';
 import type { PushEnvelope } from '../inbox/draft';
 import { parsePushEnvelope } from './envelope';
@@ -21,7 +22,6 @@ export interface PushEndpointDeps {
  */
 export type RefusalReason = AuthFailure | 'METHOD_NOT_ALLOWED' | 'BODY_TOO_LARGE' | 'NOT_A_PUSH_ENVELOPE';
 
-type Rejection = Extract<Answer, { kind: 'reject' }>;
 /** What `accept` may answer: every 4xx is decided here, before it, so each one is logged with its reason. */
 export type AcceptAnswer = Exclude<Answer, Rejection>;
 /** A 4xx answer and why; the reason goes to the log, the HTTP body keeps only the error text. */
@@ -51,16 +51,17 @@ function bodySize(req: Request): number {
  * a JSON error when any is wrong, nothing stored), then `accept` decides.
  * `accept` throws only for technical failures, which are answered 5xx so
  * Pub/Sub redelivers: 503 when a retry can heal it, 500 for the unexpected
- * (never 2xx either way). This is the one place that maps them.
+ * (never 2xx either way; http/answer.ts says why).
  */
 export function createPushEndpoint(
   deps: PushEndpointDeps,
   accept: (envelope: PushEnvelope) => Promise<AcceptAnswer>,
   refusals: RefusalLogging = { severity: 'WARNING' },
 ): (req: Request, res: Response) => Promise<void> {
-  const refuse = (status: Rejection['status'], reason: RefusalReason, error: string): Refusal => ({ kind: 'refused', answer: { kind: 'reject', status, error }, reason });
+  const refuse = (status: Exclude<Rejection['status'], 405>, reason: RefusalReason, error: string): Refusal => ({ kind: 'refused', answer: { kind: 'reject', status, error }, reason });
   const receive = async (req: Request, seen: { messageId?: string; subscription?: string | null }): Promise<AcceptAnswer | Refusal> => {
-    if (req.method !== 'POST') return refuse(405, 'METHOD_NOT_ALLOWED', 'use POST (Pub/Sub push)');
+    const wrongMethod = refuseMethod(req, 'use POST (Pub/Sub push)');
+    if (wrongMethod !== null) return { kind: 'refused', answer: wrongMethod, reason: 'METHOD_NOT_ALLOWED' };
     if (bodySize(req) > deps.maxBodyBytes) return refuse(413, 'BODY_TOO_LARGE', `body exceeds ${deps.maxBodyBytes} bytes`);
     if (deps.verifier !== null) {
       const auth = await (await deps.verifier())(req.get('authorization'));
@@ -90,13 +91,9 @@ export function createPushEndpoint(
     } catch (err) {
       const failure = classifyFailure(err);
       const message = err instanceof Error ? err.message : String(err);
-      if (failure.kind === 'retryable') {
-        deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
-        answer = { kind: 'retry', code: failure.code, error: 'temporarily unable to store the message' };
-      } else {
-        deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
-        answer = { kind: 'fail', code: failure.code, error: 'unable to store the message' };
-      }
+      if (failure.kind === 'retryable') deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
+      else deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
+      answer = failureAnswer(failure, 'store the message', RETRY_AFTER_SECONDS);
     }
     send(res, answer);
   };

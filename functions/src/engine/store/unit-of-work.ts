@@ -1,8 +1,6 @@
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
 import { STORED, type StoredData } from './converters';
 
-// jobs/run-job.ts still imports toDates from here (it is being changed on another branch); it belongs to converters.ts.
-export { toDates } from './converters';
 
 /**
  * A Firestore transaction that lets code read and write in any order.

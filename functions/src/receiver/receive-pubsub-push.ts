@@ -35,13 +35,13 @@ export const FAST_PATH_TIMEOUT_MS = 2_000;
 function ackFor(outcome: StoreOutcome): AcceptAnswer {
   switch (outcome.kind) {
     case 'STORED':
-      return { kind: 'ack', body: { outcome: 'stored', id: outcome.id, status: outcome.doc.status, reason: outcome.doc.reason } };
+      return { kind: 'ok', body: { outcome: 'stored', id: outcome.id, status: outcome.doc.status, reason: outcome.doc.reason } };
     case 'DUPLICATE':
-      return { kind: 'ack', body: { outcome: 'duplicate', id: outcome.id } };
+      return { kind: 'ok', body: { outcome: 'duplicate', id: outcome.id } };
     case 'COLLISION':
       // A redelivery of a known second payload changes nothing (it may have been admitted since: inbox repair admit-collision).
-      if (outcome.duplicate) return { kind: 'ack', body: { outcome: 'duplicate', id: outcome.id } };
-      return { kind: 'ack', body: { outcome: 'stored', id: outcome.id, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: outcome.firstId } };
+      if (outcome.duplicate) return { kind: 'ok', body: { outcome: 'duplicate', id: outcome.id } };
+      return { kind: 'ok', body: { outcome: 'stored', id: outcome.id, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: outcome.firstId } };
   }
 }
 

@@ -50,6 +50,6 @@ export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, re
     const fields = { inboxId: outcome.id, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, messageName: draft.messageName };
     if (outcome.kind === 'PARKED') deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', { ...fields, outcome: 'dead-lettered', reason: 'DEAD_LETTERED' });
     else deps.log.warn('dead-lettered message already in the inbox: event recorded, status unchanged', { ...fields, outcome: 'dead-letter-recorded', status: outcome.status });
-    return { kind: 'ack', body: { outcome: outcome.kind === 'PARKED' ? 'parked' : 'recorded', id: outcome.id } };
+    return { kind: 'ok', body: { outcome: outcome.kind === 'PARKED' ? 'parked' : 'recorded', id: outcome.id } };
   }, { severity: 'ERROR' });
 }

@@ -1,0 +1,106 @@
+import type { Request, Response } from '@google-cloud/functions-framework';
+import type { Firestore } from '@google-cloud/firestore';
+import { z } from 'zod';
+import type { RelayConfig } from '../config';
+import { classifyFailure, withDeadline } from '../core/errors';
+import type { Engine } from '../engine/engine';
+import { type Answer, failureAnswer, send } from '../http/answer';
+import { parseBody, refuseMethod } from '../http/request';
+import type { Logger } from '../log';
+import type { JobQueue } from '../tasks/job-queue';
+import { type Gauges, readGauges } from './gauges';
+import { account, emptySummary, relayBatch } from './relay-batch';
+import { relayOne, type RelayDeps } from './relay-one';
+
+export interface RelayFunctionDeps {
+  readonly db: () => Firestore;
+  readonly engine: () => Promise<Engine>;
+  readonly queue: () => JobQueue;
+  readonly log: Logger;
+  readonly relay: RelayConfig;
+  readonly shards: number;
+  readonly now: () => Date;
+  readonly random: () => number;
+}
+
+/**
+ * Deadline of the gauge reads after a scheduled call, ms: with the budget and
+ * its grace (INBOX_RELAY_BUDGET_MS + INBOX_RELAY_GRACE_MS) the call stays
+ * well below the scheduler's 90 s attempt deadline even when Firestore hangs.
+ */
+const GAUGES_TIMEOUT_MS = 10_000;
+
+const FastPathBody = z.object({ inboxId: z.string().regex(/^[0-9a-f]{40}$/, 'an inbox id (40 hex digits)') });
+
+/**
+ * `relayInbox`. Called by Cloud Scheduler every minute with no body: works in
+ * rounds until the time budget is spent, logs one summary with the gauges.
+ * Called by a fast-path task with `{ inboxId }`: relays that document now.
+ * 200 when the call ran (whatever happened to single documents: those are
+ * in the summary and on the documents; `gauges` is null if they could not be
+ * read in time). When the call itself fails (Firestore could not even be
+ * queried for candidates): 503 if a retry can heal it, else 500 (a missing
+ * index, a defect; http/answer.ts), and the caller retries either way. No
+ * `Retry-After`: the scheduler's and the relay queue's retry settings are the
+ * schedule.
+ */
+export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res: Response) => Promise<void> {
+  return async (req, res) => {
+    send(res, await relayInbox(deps, req));
+  };
+}
+
+async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer> {
+  const wrongMethod = refuseMethod(req, 'use POST (Cloud Scheduler, or a fast-path task with {inboxId})');
+  if (wrongMethod !== null) return wrongMethod;
+  const body: unknown = req.body;
+  // A body without inboxId (the scheduler sends none) is a scheduled call; one with it must be a fast-path task.
+  const fast = typeof body === 'object' && body !== null && 'inboxId' in body ? parseBody(req, FastPathBody) : null;
+  if (fast !== null && !fast.ok) return fast.answer;
+  try {
+    const relayDeps: RelayDeps = {
+      db: deps.db(),
+      engine: await deps.engine(),
+      policy: deps.relay.policy,
+      retentionMs: deps.relay.retentionMs,
+      recordRetentionMs: deps.relay.recordRetentionMs,
+      transactionTimeoutMs: deps.relay.transactionTimeoutMs,
+      now: deps.now,
+      random: deps.random,
+    };
+    if (fast !== null) {
+      // The fast path relays one document, one task per message (some 50 a second at the target load):
+      // it logs no summary and reads no gauges on purpose. A summary per message would multiply the log
+      // volume, and the gauges cost 4 count() aggregations + one query per shard each time; the
+      // scheduled call logs both once a minute. What needs attention (a park, a technical failure) is
+      // still logged by account().
+      const { inboxId } = fast.value;
+      const summary = emptySummary();
+      const result = await relayOne(relayDeps, inboxId);
+      await account(summary, inboxId, result, relayDeps, deps.queue(), deps.log);
+      return { kind: 'ok', body: { inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind } };
+    }
+    const summary = await relayBatch(relayDeps, deps.queue(), deps.log, {
+      budgetMs: deps.relay.budgetMs,
+      graceMs: deps.relay.graceMs,
+      parallelism: deps.relay.parallelism,
+      batchSize: deps.relay.batchSize,
+      shards: deps.shards,
+    });
+    // The summary is logged even if the gauges cannot be read: the work it reports is done.
+    let gauges: Gauges | null = null;
+    try {
+      gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, () => readGauges(relayDeps.db, deps.shards, deps.now()));
+    } catch (err) {
+      // ERROR, not WARNING: without gauges the oldest-OPEN alert sees no data (and so does not fire) and
+      // the level alerts freeze; relay-gauges-missing.json alerts on their absence, this line says why.
+      deps.log.error('relay gauges not read', { code: classifyFailure(err).code, error: err instanceof Error ? err.message : String(err) });
+    }
+    deps.log.info('relay summary', { relaySummary: summary, gauges });
+    return { kind: 'ok', body: { ...summary, gauges } };
+  } catch (err) {
+    const failure = classifyFailure(err);
+    deps.log.error('relay call failed; documents stay OPEN for the next call', { code: failure.code, error: err instanceof Error ? err.message : String(err) });
+    return failureAnswer(failure, 'relay the inbox', null);
+  }
+}
