@@ -7,9 +7,10 @@ import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
 import { startTcpProxy } from '../../tools/faults/tcp-proxy';
-import { firestoreAt, isolatedFirestore, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, isolatedFirestore, uniqueProjectId } from '../support/firestore';
 import { base64Json, completion, completionEnvelope, envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
 const db = isolatedFirestore('dead-letter');
 const inbox = db.collection(INBOX);

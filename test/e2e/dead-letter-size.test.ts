@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { completion } from '../support/push';
+import { waitFor } from '../support/wait';
 
 /**
  * receiveDeadLetter keeps what it is given, on the Pub/Sub emulator: the
@@ -55,11 +56,11 @@ test('messages the receiver refused for their size end PARKED / DEAD_LETTERED wi
   // when it forwards the message: found by its size instead.
   const validId = messageDocId('WorkOrderCompleted', 'WO-dl-size', 'WorkOrderCompleted:WO-dl-size');
   const [rawDoc, validDoc] = await Promise.all([
-    waitFor('the unreadable message in the inbox', async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0], 110_000, 250),
+    waitFor('the unreadable message in the inbox', async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0], { timeoutMs: 110_000, everyMs: 250 }),
     waitFor(`inbox/${validId}`, async () => {
       const snap = await db.collection(INBOX).doc(validId).get();
       return snap.exists ? snap : undefined;
-    }, 110_000, 250),
+    }, { timeoutMs: 110_000, everyMs: 250 }),
   ]);
   const rawId = rawDoc.id;
   expect(rawId).toBe(invalidDocId(`projects/${projectId}/subscriptions/work-order-completed-push`, String(rawDoc.get('source.messageId'))));

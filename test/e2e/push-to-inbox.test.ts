@@ -3,8 +3,9 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { completion } from '../support/push';
+import { waitFor } from '../support/wait';
 
 /**
  * End to end: the real Pub/Sub emulator pushes to the receiver running under

@@ -9,11 +9,12 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { roundsEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { TEST_REGISTRY } from '../support/inbox';
 import { completion } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { expireAsTtlWould } from '../support/ttl';
+import { waitFor } from '../support/wait';
 
 /**
  * The replay as Pub/Sub does it: a push subscription that retains acked

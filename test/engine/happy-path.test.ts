@@ -9,8 +9,9 @@ import { dispatchJobs, logDuplicates } from '../../functions/src/jobs/dispatch';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
 import type { Message, Subscription } from '@google-cloud/pubsub';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { waitFor } from '../support/wait';
 
 const PROCESS = 'work-order-execution';
 const log = createLogger(() => undefined);

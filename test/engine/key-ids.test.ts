@@ -7,10 +7,11 @@ import { dispatchJobs } from '../../functions/src/jobs/dispatch';
 import type { JobState } from '../../functions/src/engine/state';
 import { createLogger } from '../../functions/src/log';
 import { relayOne } from '../../functions/src/relay/relay-one';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
 /**
  * No business key or correlation key is used raw as a document id. Keys

@@ -8,8 +8,9 @@ import { attemptOf } from '../../functions/src/jobs/run-job';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
 import { emulatorClient } from '../../tools/cloud-tasks-emulator';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { waitFor } from '../support/wait';
 
 /**
  * A job must never be silently stuck: runJob ends it FAILED (instance

@@ -5,8 +5,9 @@ import { startProcessInstance } from '../../functions/src/engine/store/operation
 import { dispatchJobs } from '../../functions/src/jobs/dispatch';
 import { type AsyncHandler, PermanentJobError } from '../../functions/src/jobs/handlers';
 import { createLogger } from '../../functions/src/log';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { waitFor } from '../support/wait';
 
 /**
  * What a job handler throws is the handler's business: whatever its message

@@ -1,7 +1,8 @@
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { waitFor } from '../support/wait';
 
 /**
  * `npm start`'s stack on the test run's emulators (reused, so an outage only
@@ -34,7 +35,7 @@ async function completedWithInvoice(workOrderId: string): Promise<unknown> {
     const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', workOrderId).get();
     const invoice = await refs.invoice(db, workOrderId).get();
     return instances.docs[0]?.get('status') === 'COMPLETED' && invoice.exists ? invoice.data() : undefined;
-  }, 60_000, 200);
+  }, { timeoutMs: 60_000, everyMs: 200 });
 }
 
 test('a work order goes from startProcess through the provider back to an invoice', async () => {

@@ -2,9 +2,10 @@ import request from 'supertest';
 import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { startTcpProxy, type ProxyMode, type TcpProxy } from '../../tools/faults/tcp-proxy';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
 let proxy: TcpProxy;
 beforeAll(async () => {
@@ -38,7 +39,7 @@ describe('technical failures are never acked', () => {
     // finished function, and jest fails the run for a log after the tests).
     proxy.setMode('forward');
     const id = messageDocId('WorkOrderCompleted', 'WO-outage', 'WorkOrderCompleted:WO-outage');
-    await waitFor('the abandoned write to land', async () => ((await db.collection(INBOX).doc(id).get()).exists ? true : undefined), 30_000);
+    await waitFor('the abandoned write to land', async () => ((await db.collection(INBOX).doc(id).get()).exists ? true : undefined), { timeoutMs: 30_000 });
     // Pub/Sub keeps redelivering until it gets a 2xx: the redelivery finds the message stored.
     const again = await waitFor('a 2xx after recovery', async () => {
       const r = await request(receiver.server).post('/').send(body);

@@ -9,8 +9,9 @@ import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { runPool } from '../../bench/pool';
 import { REPO_ROOT, workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { waitFor } from '../support/wait';
 
 const ORDERS = 300;
 const projectId = uniqueProjectId('relay-crash');
@@ -62,7 +63,7 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
-    await waitFor('the child relay to correlate some documents', async () => ((await doneCount()) >= 30 ? true : undefined), 60_000, 20);
+    await waitFor('the child relay to correlate some documents', async () => ((await doneCount()) >= 30 ? true : undefined), { timeoutMs: 60_000, everyMs: 20 });
   } finally {
     process.kill(-(child.pid ?? 0), 'SIGKILL');
     await exited;
@@ -81,7 +82,7 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   await waitFor('every document DONE', async () => {
     await relayBatch(deps, { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 });
     return (await doneCount()) === ORDERS ? true : undefined;
-  }, 120_000, 200);
+  }, { timeoutMs: 120_000, everyMs: 200 });
   expect(await doneCount()).toBe(ORDERS);
   const invoiceJobs = await db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').get();
   expect(invoiceJobs.size).toBe(ORDERS);

@@ -9,10 +9,11 @@ import { createLogger } from '../../functions/src/log';
 import { createRelayHandler } from '../../functions/src/relay/function';
 import { relayQueue } from '../../functions/src/tasks/job-queue';
 import { emulatorClient } from '../../tools/cloud-tasks-emulator';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { completionEnvelope } from '../support/push';
 import { testReceiver, type TestReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
 const projectId = uniqueProjectId('fast-path');
 let db: Firestore;
@@ -68,7 +69,7 @@ describe('fast path and scheduled relay', () => {
     const inboxId = res.body.id as string;
     // The task is named after the document.
     expect(stack.tasks.dispatchLog.some((r) => r.task.endsWith(`/tasks/${inboxId}`)) || stack.tasks.tasks().some((t) => t.name.endsWith(`/tasks/${inboxId}`))).toBe(true);
-    await waitFor('DONE through the fast path', async () => ((await db.collection(INBOX).doc(inboxId).get()).get('status') === 'DONE' ? true : undefined), 10_000);
+    await waitFor('DONE through the fast path', async () => ((await db.collection(INBOX).doc(inboxId).get()).get('status') === 'DONE' ? true : undefined), { timeoutMs: 10_000 });
     await waitFor('COMPLETED', async () => ((await refs.instance(db, instanceId).get()).get('status') === 'COMPLETED' ? true : undefined));
   });
 

@@ -9,8 +9,9 @@ import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
 import { failingEngine, roundsEngine, workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { firestoreAt, uniqueProjectId } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { waitFor } from '../support/wait';
 
 const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
 const WEEK = 7 * 24 * 3_600_000;
@@ -247,7 +248,7 @@ describe('technical failure', () => {
         if (r.kind === 'FAILED') failedRounds += 1;
         if (r.kind === 'FAILED' && r.decision !== null) recorded += 1;
         return r.kind === 'DECIDED' || (r.kind === 'SKIPPED' && r.why === 'NOT_OPEN') ? r : undefined;
-      }, 60_000, 200);
+      }, { timeoutMs: 60_000, everyMs: 200 });
       // The transaction abandoned at the deadline may have committed after recovery: either way, DONE once.
       expect(['DONE', 'SKIPPED']).toContain(healed.kind === 'DECIDED' ? healed.decision.kind : healed.kind);
       expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', reason: null });

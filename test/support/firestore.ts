@@ -31,24 +31,6 @@ export function uniqueProjectId(label: string): string {
   return `t-${slug}-${randomBytes(4).toString('hex')}`;
 }
 
-/** Polls `check` until it returns a value other than undefined; no fixed sleeps in tests. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
-  for (;;) {
-    try {
-      const value = await check();
-      if (value !== undefined) return value;
-    } catch (err) {
-      lastError = err;
-    }
-    if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : `: ${String(lastError)}`}`);
-    }
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
 /**
  * A client aimed at an explicit emulator host (another emulator, or a dead
  * port for outage tests). The SDK reads FIRESTORE_EMULATOR_HOST in its
