@@ -3,7 +3,7 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
 import { waitFor } from '../support/wait';
 
@@ -13,8 +13,8 @@ import { waitFor } from '../support/wait';
  * after the maximum attempts and forwards the message to the dead-letter
  * topic, whose push subscription delivers it to receiveDeadLetter.
  */
-const projectId = uniqueProjectId('dl-e2e');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('dl-e2e');
 const pubsub = new PubSub({ projectId });
 let proxy: TcpProxy;
 let receiver: ServedFunction;
@@ -37,11 +37,10 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await pubsub.close();
   await Promise.all([receiver?.stop(), deadLetter?.stop()]);
   await proxy?.close();
-  await db.terminate();
 });
 
 test('after the maximum delivery attempts the message arrives through the dead-letter topic and is kept PARKED / DEAD_LETTERED', async () => {

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
 import { waitFor } from '../support/wait';
 
@@ -17,8 +17,8 @@ import { waitFor } from '../support/wait';
  * data: the unreadable one byte for byte from rawChunks, the readable one
  * with its payload.
  */
-const projectId = uniqueProjectId('dl-size');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('dl-size');
 const pubsub = new PubSub({ projectId });
 const LIMIT = 64 * 1024;
 let receiver: ServedFunction;
@@ -37,10 +37,9 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await pubsub.close();
   await Promise.all([receiver?.stop(), deadLetter?.stop()]);
-  await db.terminate();
 });
 
 test('messages the receiver refused for their size end PARKED / DEAD_LETTERED with their data', async () => {

@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
 import { refs } from '../../functions/src/engine/store/collections';
@@ -8,7 +7,7 @@ import { attemptOf } from '../../functions/src/jobs/run-job';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
 import { emulatorClient } from '../../tools/cloud-tasks-emulator';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { waitFor } from '../support/wait';
 
@@ -20,8 +19,8 @@ import { waitFor } from '../support/wait';
  */
 const PROCESS = 'work-order-execution';
 const QUEUE_MAX_ATTEMPTS = 3;
-const projectId = uniqueProjectId('run-job-failures');
-let db: Firestore;
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('run-job-failures');
 /** runJob without a handler for the hand-over. */
 let noHandler: ProcessStack;
 /** runJob whose handlers succeed but whose engine loader always fails: a failure outside the handler. */
@@ -31,7 +30,6 @@ const brokenProject = uniqueProjectId('run-job-engine');
 const succeeding: Readonly<Record<string, AsyncHandler>> = { handOverWorkOrder: async () => ({ handedOverMessageId: 'm' }), createInvoice: async () => ({}) };
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   noHandler = await startProcessStack(db, projectId, { providerTopic: 'unused', runJob: { handlers: () => ({ createInvoice: async () => ({}) }) } });
   brokenEngine = await startProcessStack(db, brokenProject, {
     providerTopic: 'unused',
@@ -44,10 +42,9 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await noHandler.stop();
   await brokenEngine.stop();
-  await db.terminate();
 });
 
 const job = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.job(db, id).get()).data();

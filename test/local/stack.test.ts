@@ -1,7 +1,7 @@
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { waitFor } from '../support/wait';
 
 /**
@@ -10,8 +10,8 @@ import { waitFor } from '../support/wait';
  * Pub/Sub and the simulated provider, and the control API answers.
  */
 jest.setTimeout(120_000);
-const projectId = uniqueProjectId('stack');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('stack');
 let stack: LocalStack;
 let control: { url: string; close(): Promise<void> };
 
@@ -19,10 +19,9 @@ beforeAll(async () => {
   stack = await startLocalStack({ projectId, providerDelayMs: 100, providerEarlyRatio: 0, relayEveryMs: 500 });
   control = await serveControl(stack);
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await control?.close();
   await stack?.stop();
-  await db.terminate();
 });
 
 async function startWorkOrder(workOrderId: string): Promise<Response> {

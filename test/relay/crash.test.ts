@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { completeJobRun, startProcessInstance } from '../../functions/src/engine/store/operations';
@@ -9,21 +8,16 @@ import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { runPool } from '../../bench/pool';
 import { REPO_ROOT, workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
 
 const ORDERS = 300;
-const projectId = uniqueProjectId('relay-crash');
-let db: Firestore;
+const { db, projectId } = freshFirestores().project('relay-crash');
 let engine: Engine;
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 const doneCount = async (): Promise<number> => (await db.collection(INBOX).where('status', '==', 'DONE').count().get()).data().count;
