@@ -7,8 +7,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { waitFor } from './support/firestore';
 import { connectResult } from './support/net';
+import { waitFor } from './support/wait';
 
 jest.setTimeout(180_000);
 
@@ -49,15 +49,14 @@ async function startCli(): Promise<{ child: ChildProcess; hosts: string[] }> {
       const found = [...out.matchAll(/^export (?:FIRESTORE|PUBSUB)_EMULATOR_HOST=(\S+)$/gm)].map((m) => m[1] ?? '');
       return found.length === 2 ? found : undefined;
     },
-    150_000,
-    100,
+    { timeoutMs: 150_000, everyMs: 100 },
   );
   return { child, hosts };
 }
 
 async function expectAllGone(hosts: readonly string[]): Promise<void> {
   for (const host of hosts) {
-    await waitFor(`nothing serving ${host}`, async () => ((await connectResult(host)) === 'ECONNREFUSED' && processesServing(host).length === 0 ? true : undefined), 30_000, 100);
+    await waitFor(`nothing serving ${host}`, async () => ((await connectResult(host)) === 'ECONNREFUSED' && processesServing(host).length === 0 ? true : undefined), { timeoutMs: 30_000, everyMs: 100 });
   }
 }
 

@@ -5,9 +5,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { EmulatorsUnavailableError, startEmulators, type EmulatorHandle, type RunningEmulators } from '../tools/emulators/harness';
+import { firestoreAt } from './support/firestore';
 import { connectResult } from './support/net';
 
 // Each emulator needs a few seconds to start (a JVM each), more on busy CI machines.
@@ -20,24 +20,8 @@ function required<T>(value: T | undefined, what: string): T {
   return value;
 }
 
-/**
- * The Firestore client prefers FIRESTORE_EMULATOR_HOST (set by globalSetup)
- * over the `host` setting, and reads it in the constructor, so point the
- * variable at our own emulator just while constructing.
- */
-function firestoreAt(host: string): Firestore {
-  const saved = process.env.FIRESTORE_EMULATOR_HOST;
-  process.env.FIRESTORE_EMULATOR_HOST = host;
-  try {
-    return new Firestore({ projectId: PROJECT, host, ssl: false });
-  } finally {
-    if (saved === undefined) delete process.env.FIRESTORE_EMULATOR_HOST;
-    else process.env.FIRESTORE_EMULATOR_HOST = saved;
-  }
-}
-
 async function writeAndRead(host: string, docId: string): Promise<unknown> {
-  const db = firestoreAt(host);
+  const db = firestoreAt(host, PROJECT);
   try {
     const ref = db.collection('harness').doc(docId);
     await ref.set({ docId, n: 42 });
@@ -115,7 +99,7 @@ describe('emulator harness with the real emulators', () => {
 
   it('restart({ keepDataOf }) exports that project before the stop and imports it at the start', async () => {
     const written = new Date('2026-11-30T01:02:03.456Z');
-    const before = firestoreAt(firestore().host);
+    const before = firestoreAt(firestore().host, PROJECT);
     try {
       await before.collection('kept').doc('a').set({ n: 7, at: written, nested: { list: [1, 'two'] } });
     } finally {
@@ -124,7 +108,7 @@ describe('emulator harness with the real emulators', () => {
     const { pgid } = firestore();
     await firestore().restart({ keepDataOf: PROJECT, downMs: 200 });
     expect(groupSignalError(pgid)).toBe('ESRCH');
-    const after = firestoreAt(firestore().host);
+    const after = firestoreAt(firestore().host, PROJECT);
     try {
       const data = (await after.collection('kept').doc('a').get()).data();
       expect(data?.n).toBe(7);

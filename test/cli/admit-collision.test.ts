@@ -1,4 +1,4 @@
-import { type Firestore, Transaction } from '@google-cloud/firestore';
+import { Transaction } from '@google-cloud/firestore';
 import request from 'supertest';
 import type { Engine } from '../../functions/src/engine/engine';
 import { refs } from '../../functions/src/engine/store/collections';
@@ -6,7 +6,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { roundsEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { TEST_REGISTRY } from '../support/inbox';
 import { base64Json, completionEnvelope, envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
@@ -22,19 +22,14 @@ import { cliFor } from './run-cli';
  * can ever be correlated twice.
  */
 const DAY = 86_400_000;
-const projectId = uniqueProjectId('cli-admit');
+const { db, projectId } = freshFirestores().project('cli-admit');
 const cli = cliFor(projectId);
-let db: Firestore;
 let engine: Engine;
 let receiver: ReturnType<typeof testReceiver>;
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await roundsEngine();
   receiver = testReceiver(db, { registry: TEST_REGISTRY });
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 const doc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};

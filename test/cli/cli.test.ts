@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { runCli } from '../../functions/src/cli/main';
 import type { Engine } from '../../functions/src/engine/engine';
@@ -9,13 +8,12 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 
-const projectId = uniqueProjectId('cli');
-let db: Firestore;
+const { db, projectId } = freshFirestores().project('cli');
 let engine: Engine;
 const ids: Record<string, string> = {};
 let twinInstance = '';
@@ -39,7 +37,6 @@ async function waitingOrder(workOrderId: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
   // PARKED / NO_WAITING_INSTANCE: nobody waited within the buffer window.
   ids.noWaiting = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-cli-a') });
@@ -56,9 +53,6 @@ beforeAll(async () => {
   twinInstance = await waitingOrder('WO-cli-twin');
   await moveToken(db, engine, { processInstanceId: twinInstance, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
   singleInstance = await waitingOrder('WO-cli-single');
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 describe('inbox CLI against the emulator', () => {

@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import type { Explanation } from '../../functions/src/cli/explain';
 import type { Engine } from '../../functions/src/engine/engine';
@@ -8,7 +7,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
@@ -18,9 +17,8 @@ import { cliFor } from './run-cli';
  * `inbox explain ID` against the emulator: for each place a document can be,
  * why it is there and the runbook's next command. One project for the file.
  */
-const projectId = uniqueProjectId('cli-explain');
+const { db, projectId } = freshFirestores().project('cli-explain');
 const cli = cliFor(projectId);
-let db: Firestore;
 let engine: Engine;
 const HOUR = 3_600_000;
 
@@ -50,11 +48,7 @@ async function post(payload: Record<string, unknown>): Promise<{ id: string; rea
 }
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 describe('inbox explain: OPEN', () => {

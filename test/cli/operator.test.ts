@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { findDocuments } from '../../functions/src/cli/list-command';
 import type { Engine } from '../../functions/src/engine/engine';
@@ -8,7 +7,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
@@ -19,9 +18,8 @@ import { cliFor, fakeTerminal } from './run-cli';
  * exit codes, dry runs that read what they name, paging, table output and
  * the progress bar. One project on the emulator for the whole file.
  */
-const projectId = uniqueProjectId('cli-ops');
+const { db, projectId } = freshFirestores().project('cli-ops');
 const cli = cliFor(projectId);
-let db: Firestore;
 let engine: Engine;
 const HOUR = 3_600_000;
 const UNKNOWN = 'f'.repeat(40);
@@ -43,11 +41,7 @@ async function post(payload: unknown): Promise<{ id: string; reason?: string }> 
 }
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 describe('unknown ids are refused with exit 1 and say what is missing', () => {

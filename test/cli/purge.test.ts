@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import { purgeDone } from '../../functions/src/cli/purge-command';
 import type { Engine } from '../../functions/src/engine/engine';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
@@ -6,7 +5,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { cliFor, fakeTerminal } from './run-cli';
 
@@ -16,9 +15,8 @@ import { cliFor, fakeTerminal } from './run-cli';
  * document is the dedup record of a message Pub/Sub may still redeliver)
  * unless forced. One project on the emulator for the whole file.
  */
-const projectId = uniqueProjectId('cli-purge');
+const { db, projectId } = freshFirestores().project('cli-purge');
 const cli = cliFor(projectId);
-let db: Firestore;
 let engine: Engine;
 const DAY = 86_400_000;
 const done: Record<'old' | 'young', string[]> = { old: [], young: [] };
@@ -36,13 +34,9 @@ async function doneDaysAgo(workOrderId: string, daysAgo: number): Promise<string
 const exists = async (id: string): Promise<boolean> => (await db.collection(INBOX).doc(id).get()).exists;
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
   for (const i of [1, 2, 3]) done.old.push(await doneDaysAgo(`WO-purge-old-${i}`, 10 + i));
   for (const i of [1, 2]) done.young.push(await doneDaysAgo(`WO-purge-young-${i}`, i));
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 describe('inbox purge', () => {

@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import { runCli } from '../../functions/src/cli/main';
 import type { Engine } from '../../functions/src/engine/engine';
 import { refs } from '../../functions/src/engine/store/collections';
@@ -7,11 +6,10 @@ import { moveToken } from '../../functions/src/engine/store/move-token';
 import { recordJobFailure } from '../../functions/src/engine/store/record-job-failure';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 
 /** `inbox repair resolve-incident` and `inbox incidents [--all]` against the emulator, in a project of their own. */
-const projectId = uniqueProjectId('cli-incidents');
-let db: Firestore;
+const { db, projectId } = freshFirestores().project('cli-incidents');
 let engine: Engine;
 
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string; json: () => unknown }> {
@@ -37,11 +35,7 @@ async function waiting(businessKey: string, workOrderId = businessKey): Promise<
 }
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 describe('inbox repair resolve-incident and inbox incidents', () => {

@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
@@ -8,7 +7,7 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { GRPC_STATUS, type GrpcFaultProxy, startGrpcFaultProxy } from '../../tools/faults/grpc-fault-proxy';
 import { workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { type CliRun, spawnCli } from './run-cli';
 
@@ -23,8 +22,7 @@ import { type CliRun, spawnCli } from './run-cli';
  * Either way the repair must be applied once and reported as done.
  * The CLI runs as its own process, talking to the emulator through the proxy.
  */
-const projectId = uniqueProjectId('cli-retry');
-let db: Firestore;
+const { db, projectId } = freshFirestores().project('cli-retry');
 let engine: Engine;
 let proxy: GrpcFaultProxy;
 let cli: (...args: string[]) => Promise<CliRun>;
@@ -32,14 +30,11 @@ const HOUR = 3_600_000;
 const CODES = [['UNAVAILABLE', GRPC_STATUS.UNAVAILABLE], ['DEADLINE_EXCEEDED', GRPC_STATUS.DEADLINE_EXCEEDED]] as const;
 
 beforeAll(async () => {
-  const emulator = process.env.FIRESTORE_EMULATOR_HOST ?? '';
-  db = firestoreAt(emulator, projectId);
   engine = await workOrderEngine();
-  proxy = await startGrpcFaultProxy(emulator);
+  proxy = await startGrpcFaultProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
   cli = spawnCli({ PATH: process.env.PATH, FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: projectId });
 });
 afterAll(async () => {
-  await db.terminate();
   await proxy.close();
 });
 

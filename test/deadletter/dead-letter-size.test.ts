@@ -8,7 +8,7 @@ import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { invalidDocId } from '../../functions/src/inbox/ids';
 import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { envelope } from '../support/push';
 
 /**
@@ -18,8 +18,7 @@ import { envelope } from '../support/push';
  * never send. The whole road through the Pub/Sub emulator:
  * test/e2e/dead-letter-size.test.ts.
  */
-const projectId = uniqueProjectId('dl-size-wired');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const { db, projectId } = freshFirestores().project('dl-size-wired');
 const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(64 * 1024) });
 const runtime = createRuntime(config);
 http('receiverSizeWired', createReceivePubSubPush(config, runtime));
@@ -27,8 +26,9 @@ http('deadLetterSizeWired', createReceiveDeadLetter(config, runtime));
 const receiver = getTestServer('receiverSizeWired');
 const deadLetter = getTestServer('deadLetterSizeWired');
 
+// createRuntime makes production's own client; freshFirestores ends only the test's.
 afterAll(async () => {
-  await Promise.all([db.terminate(), runtime.db().terminate()]);
+  await runtime.db().terminate();
 });
 
 const SOURCE = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '10' };

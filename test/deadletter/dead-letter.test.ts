@@ -7,11 +7,13 @@ import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
 import { startTcpProxy } from '../../tools/faults/tcp-proxy';
-import { firestoreAt, isolatedFirestore, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { base64Json, completion, completionEnvelope, envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
-const db = isolatedFirestore('dead-letter');
+const firestore = freshFirestores();
+const db = firestore('dead-letter');
 const inbox = db.collection(INBOX);
 let registered = 0;
 
@@ -38,10 +40,6 @@ const { server, logs } = deadLetterServer();
 
 /** What Pub/Sub adds when it forwards a message to the dead-letter topic. */
 const deadLetterAttributes = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: 'test', CloudPubSubDeadLetterSourceDeliveryCount: '10', CloudPubSubDeadLetterSourceTopicPublishTime: '2026-11-29T10:00:00Z' };
-
-afterAll(async () => {
-  await db.terminate();
-});
 
 describe('receiveDeadLetter', () => {
   test('a message the inbox never got is kept as PARKED / DEAD_LETTERED with payload and source, for good', async () => {
@@ -113,7 +111,7 @@ describe('receiveDeadLetter', () => {
   test('not a push envelope: 400, nothing stored; Firestore unreachable: 503 so the dead-letter subscription retries', async () => {
     expect((await request(server).post('/').send({ hello: 'world' })).status).toBe(400);
     const proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', 'refuse');
-    const down = firestoreAt(proxy.host, uniqueProjectId('dl-down'));
+    const down = firestore('dl-down', { host: proxy.host });
     try {
       const broken = deadLetterServer({ db: () => down, writeTimeoutMs: 1_000 });
       const res = await request(broken.server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-down' }, { attributes: deadLetterAttributes }));

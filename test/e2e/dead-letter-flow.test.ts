@@ -3,8 +3,9 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
+import { waitFor } from '../support/wait';
 
 /**
  * Dead-lettering end to end on the Pub/Sub emulator: the receiver fails
@@ -12,8 +13,8 @@ import { completion } from '../support/push';
  * after the maximum attempts and forwards the message to the dead-letter
  * topic, whose push subscription delivers it to receiveDeadLetter.
  */
-const projectId = uniqueProjectId('dl-e2e');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('dl-e2e');
 const pubsub = new PubSub({ projectId });
 let proxy: TcpProxy;
 let receiver: ServedFunction;
@@ -36,11 +37,10 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await pubsub.close();
   await Promise.all([receiver?.stop(), deadLetter?.stop()]);
   await proxy?.close();
-  await db.terminate();
 });
 
 test('after the maximum delivery attempts the message arrives through the dead-letter topic and is kept PARKED / DEAD_LETTERED', async () => {
@@ -49,7 +49,7 @@ test('after the maximum delivery attempts the message arrives through the dead-l
   const doc = await waitFor('the dead-lettered document', async () => {
     const snap = await db.collection(INBOX).doc(id).get();
     return snap.exists ? snap.data() : undefined;
-  }, 90_000, 250);
+  }, { timeoutMs: 90_000, everyMs: 250 });
   expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'WO-dlq', payload: completion({ workOrderId: 'WO-dlq' }) });
   expect(String(doc?.deadLetter?.sourceSubscription)).toContain('work-order-completed-push');
   // The receiver answered 503 on every attempt it saw.

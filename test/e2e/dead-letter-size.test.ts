@@ -3,8 +3,9 @@ import { randomBytes } from 'node:crypto';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
+import { waitFor } from '../support/wait';
 
 /**
  * receiveDeadLetter keeps what it is given, on the Pub/Sub emulator: the
@@ -16,8 +17,8 @@ import { completion } from '../support/push';
  * data: the unreadable one byte for byte from rawChunks, the readable one
  * with its payload.
  */
-const projectId = uniqueProjectId('dl-size');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('dl-size');
 const pubsub = new PubSub({ projectId });
 const LIMIT = 64 * 1024;
 let receiver: ServedFunction;
@@ -36,10 +37,9 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await pubsub.close();
   await Promise.all([receiver?.stop(), deadLetter?.stop()]);
-  await db.terminate();
 });
 
 test('messages the receiver refused for their size end PARKED / DEAD_LETTERED with their data', async () => {
@@ -55,11 +55,11 @@ test('messages the receiver refused for their size end PARKED / DEAD_LETTERED wi
   // when it forwards the message: found by its size instead.
   const validId = messageDocId('WorkOrderCompleted', 'WO-dl-size', 'WorkOrderCompleted:WO-dl-size');
   const [rawDoc, validDoc] = await Promise.all([
-    waitFor('the unreadable message in the inbox', async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0], 110_000, 250),
+    waitFor('the unreadable message in the inbox', async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0], { timeoutMs: 110_000, everyMs: 250 }),
     waitFor(`inbox/${validId}`, async () => {
       const snap = await db.collection(INBOX).doc(validId).get();
       return snap.exists ? snap : undefined;
-    }, 110_000, 250),
+    }, { timeoutMs: 110_000, everyMs: 250 }),
   ]);
   const rawId = rawDoc.id;
   expect(rawId).toBe(invalidDocId(`projects/${projectId}/subscriptions/work-order-completed-push`, String(rawDoc.get('source.messageId'))));

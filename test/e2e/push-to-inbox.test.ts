@@ -3,16 +3,17 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
+import { waitFor } from '../support/wait';
 
 /**
  * End to end: the real Pub/Sub emulator pushes to the receiver running under
  * the Functions Framework CLI on a loopback port, which writes to the real
  * Firestore emulator (through a proxy, so the test can cut the line).
  */
-const projectId = uniqueProjectId('e2e');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('e2e');
 const pubsub = new PubSub({ projectId });
 let proxy: TcpProxy;
 let receiver: ServedFunction;
@@ -34,11 +35,10 @@ beforeAll(async () => {
   });
 });
 
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await pubsub.close();
   await receiver?.stop();
   await proxy?.close();
-  await db.terminate();
 });
 
 async function publishCompletion(workOrderId: string): Promise<string> {

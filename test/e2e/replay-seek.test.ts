@@ -9,11 +9,12 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { roundsEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { TEST_REGISTRY } from '../support/inbox';
 import { completion } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { expireAsTtlWould } from '../support/ttl';
+import { waitFor } from '../support/wait';
 
 /**
  * The replay as Pub/Sub does it: a push subscription that retains acked
@@ -24,8 +25,8 @@ import { expireAsTtlWould } from '../support/ttl';
  * `duplicate` and nothing is stored or correlated.
  */
 const DAY = 86_400_000;
-const projectId = uniqueProjectId('replay-seek');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('replay-seek');
 const pubsub = new PubSub({ projectId });
 const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId });
 let clock = Date.now();
@@ -49,11 +50,10 @@ beforeAll(async () => {
     messageRetentionDuration: { seconds: 7 * 24 * 3_600 },
   });
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await subscription?.delete().catch(() => undefined);
   await pubsub.close();
   await new Promise((resolve) => server.close(resolve));
-  await db.terminate();
 });
 
 const relayAll = (): ReturnType<typeof relayBatch> =>

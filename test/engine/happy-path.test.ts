@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { instanceId } from '../../functions/src/engine/ids';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
@@ -9,20 +8,20 @@ import { dispatchJobs, logDuplicates } from '../../functions/src/jobs/dispatch';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
 import type { Message, Subscription } from '@google-cloud/pubsub';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { waitFor } from '../support/wait';
 
 const PROCESS = 'work-order-execution';
 const log = createLogger(() => undefined);
-const projectId = uniqueProjectId('happy-path');
-let db: Firestore;
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('happy-path');
 let stack: ProcessStack;
 /** What the provider received on its topic. */
 const handedOver: Message[] = [];
 let provider: Subscription;
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders', maxAttempts: 2 });
   await stack.pubsub.createTopic('work-orders');
   [provider] = await stack.pubsub.topic('work-orders').createSubscription('provider');
@@ -32,10 +31,9 @@ beforeAll(async () => {
     m.ack();
   });
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await provider.close();
   await stack.stop();
-  await db.terminate();
 });
 
 const instanceStatus = async (id: string): Promise<string | undefined> => (await refs.instance(db, id).get()).get('status') as string | undefined;

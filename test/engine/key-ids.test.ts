@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import type { Message, Subscription } from '@google-cloud/pubsub';
 import request from 'supertest';
 import { invoiceDocId } from '../../functions/src/engine/ids';
@@ -7,10 +6,11 @@ import { dispatchJobs } from '../../functions/src/jobs/dispatch';
 import type { JobState } from '../../functions/src/engine/state';
 import { createLogger } from '../../functions/src/log';
 import { relayOne } from '../../functions/src/relay/relay-one';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
 /**
  * No business key or correlation key is used raw as a document id. Keys
@@ -22,23 +22,21 @@ import { testReceiver } from '../support/receiver';
 const PROCESS = 'work-order-execution';
 const DAY = 86_400_000;
 const log = createLogger(() => undefined);
-const projectId = uniqueProjectId('key-ids');
-let db: Firestore;
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('key-ids');
 let stack: ProcessStack;
 let provider: Subscription;
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders', maxAttempts: 2 });
   await stack.pubsub.createTopic('work-orders');
   [provider] = await stack.pubsub.topic('work-orders').createSubscription('provider');
   provider.on('error', () => undefined);
   provider.on('message', (m: Message) => m.ack());
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await provider.close();
   await stack.stop();
-  await db.terminate();
 });
 
 const invoicesOf = async (workOrderId: string): Promise<Array<Record<string, unknown>>> => (await db.collection(COLLECTIONS.invoices).where('workOrderId', '==', workOrderId).get()).docs.map((d) => ({ id: d.id, ...d.data() }));

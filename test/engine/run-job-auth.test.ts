@@ -6,13 +6,13 @@ import { createPushTokenVerifier } from '../../functions/src/auth/push-token';
 import { createRunJobHandler } from '../../functions/src/jobs/run-job';
 import { createLogger } from '../../functions/src/log';
 import { workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { createSigner } from '../support/tokens';
 
 const RUN_JOB_URL = 'https://inbox.example.test/runJob';
 const TASKS_ACCOUNT = 'cloud-tasks@test-project.iam.gserviceaccount.com';
 const signer = createSigner();
-const db = isolatedFirestore('run-job-auth');
+const db = freshFirestores()('run-job-auth');
 const verifier = createPushTokenVerifier({ audience: RUN_JOB_URL, allowedEmails: [TASKS_ACCOUNT], client: new OAuth2Client(), certs: async () => signer.certs });
 http(
   'runJobAuthTest',
@@ -30,10 +30,6 @@ http(
 );
 const server = getTestServer('runJobAuthTest');
 const JOB = { jobId: 'a'.repeat(40) };
-
-afterAll(async () => {
-  await db.terminate();
-});
 
 describe('runJob authentication and input', () => {
   test.each([

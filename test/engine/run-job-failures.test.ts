@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
 import { refs } from '../../functions/src/engine/store/collections';
@@ -8,8 +7,9 @@ import { attemptOf } from '../../functions/src/jobs/run-job';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
 import { emulatorClient } from '../../tools/cloud-tasks-emulator';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { waitFor } from '../support/wait';
 
 /**
  * A job must never be silently stuck: runJob ends it FAILED (instance
@@ -19,8 +19,8 @@ import { startProcessStack, type ProcessStack } from '../support/process-stack';
  */
 const PROCESS = 'work-order-execution';
 const QUEUE_MAX_ATTEMPTS = 3;
-const projectId = uniqueProjectId('run-job-failures');
-let db: Firestore;
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('run-job-failures');
 /** runJob without a handler for the hand-over. */
 let noHandler: ProcessStack;
 /** runJob whose handlers succeed but whose engine loader always fails: a failure outside the handler. */
@@ -33,7 +33,6 @@ const brokenProject = uniqueProjectId('run-job-engine');
 const succeeding: Readonly<Record<string, AsyncHandler>> = { handOverWorkOrder: async () => ({ handedOverMessageId: 'm' }), createInvoice: async () => ({}) };
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   noHandler = await startProcessStack(db, projectId, { providerTopic: 'unused', runJob: { handlers: () => ({ createInvoice: async () => ({}) }) } });
   brokenEngine = await startProcessStack(db, brokenProject, {
     providerTopic: 'unused',
@@ -46,10 +45,9 @@ beforeAll(async () => {
     },
   });
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await noHandler.stop();
   await brokenEngine.stop();
-  await db.terminate();
 });
 
 const job = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.job(db, id).get()).data();

@@ -1,12 +1,12 @@
-import type { Firestore } from '@google-cloud/firestore';
 import request from 'supertest';
 import { refs } from '../../functions/src/engine/store/collections';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { dispatchJobs } from '../../functions/src/jobs/dispatch';
 import { type AsyncHandler, PermanentJobError } from '../../functions/src/jobs/handlers';
 import { createLogger } from '../../functions/src/log';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { waitFor } from '../support/wait';
 
 /**
  * What a job handler throws is the handler's business: whatever its message
@@ -14,14 +14,13 @@ import { startProcessStack, type ProcessStack } from '../support/process-stack';
  * says whether a retry is worth it.
  */
 const PROCESS = 'work-order-execution';
-const projectId = uniqueProjectId('run-job-errors');
-let db: Firestore;
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('run-job-errors');
 let stack: ProcessStack;
 /** What the hand-over handler throws, by business key. */
 const failures = new Map<string, () => Error>();
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   const handOverWorkOrder: AsyncHandler = async ({ instance }) => {
     const failure = failures.get(instance.businessKey);
     if (failure !== undefined) throw failure();
@@ -29,9 +28,8 @@ beforeAll(async () => {
   };
   stack = await startProcessStack(db, projectId, { providerTopic: 'unused', maxAttempts: 5, queueMaxAttempts: 10, runJob: { handlers: () => ({ handOverWorkOrder, createInvoice: async () => ({}) }) } });
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await stack.stop();
-  await db.terminate();
 });
 
 const job = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.job(db, id).get()).data();

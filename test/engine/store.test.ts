@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
@@ -11,19 +10,15 @@ import { RepairRefusedError } from '../../functions/src/engine/store/repair-requ
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 
 let engine: Engine;
-let db: Firestore;
+const db = freshFirestores()('engine-store');
 const now = (): Date => new Date();
 const PROCESS = 'work-order-execution';
 
 beforeAll(async () => {
   engine = await workOrderEngine();
-  db = isolatedFirestore('engine-store');
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 /** Starts a work order and runs its hand-over job, so its token waits for WorkOrderCompleted. */

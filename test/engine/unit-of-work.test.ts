@@ -1,6 +1,5 @@
-import type { Firestore } from '@google-cloud/firestore';
 import { runUnitOfWork, type StatsTally } from '../../functions/src/engine/store/unit-of-work';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 
 /**
  * The unit of work's counters, which the relay's summary and the benchmarks
@@ -9,13 +8,9 @@ import { isolatedFirestore } from '../support/firestore';
  * reads of a transaction that ends in an error.
  */
 
-let db: Firestore;
+const db = freshFirestores()('unit-of-work');
 beforeAll(async () => {
-  db = isolatedFirestore('unit-of-work');
   await Promise.all(['a', 'b', 'c'].map((id) => db.collection('things').doc(id).set({ n: 1 })));
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 /** ABORTED: what Firestore answers on contention; the client runs the transaction again. */

@@ -5,7 +5,7 @@ import { createPushTokenVerifier } from '../../functions/src/auth/push-token';
 import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { forgedAuthorization, pushAuthCases, PUSHER } from '../support/auth-cases';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { sendAll, type Served, serve } from '../support/hostile/harness';
 import { HOSTILE_SEED } from '../support/hostile/suite';
 import { completionEnvelope } from '../support/push';
@@ -23,7 +23,8 @@ const FORGED_PER_ENDPOINT = 300;
 
 const signer = createSigner();
 const stranger = createSigner(signer.kid); // same kid, different key: a forged signature
-const db = isolatedFirestore('dead-letter-auth');
+const firestore = freshFirestores();
+const db = firestore('dead-letter-auth');
 const inbox = db.collection(INBOX);
 
 function verifier(audience: string) {
@@ -42,9 +43,8 @@ const idOf = (workOrderId: string) => messageDocId('WorkOrderCompleted', workOrd
 beforeAll(async () => {
   served = [await serve(deadLetter.server), await serve(receiver.server)];
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await Promise.all(served.map((s) => s.close()));
-  await db.terminate();
 });
 
 describe('receiveDeadLetter: push authentication', () => {

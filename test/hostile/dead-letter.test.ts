@@ -1,4 +1,4 @@
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { HOSTILE_MAX_BODY_BYTES, hostileSuite } from '../support/hostile/suite';
 import { testDeadLetterReceiver } from '../support/receiver';
 
@@ -8,12 +8,8 @@ import { testDeadLetterReceiver } from '../support/receiver';
  * (missing, odd, extra ones under the prefix). Every well-formed envelope
  * must end PARKED / DEAD_LETTERED. A project of its own.
  */
-const db = isolatedFirestore('hostile-dead-letter');
+const db = freshFirestores()('hostile-dead-letter');
 const receiver = testDeadLetterReceiver(db, { maxBodyBytes: HOSTILE_MAX_BODY_BYTES });
-
-afterAll(async () => {
-  await db.terminate();
-});
 
 describe('receiveDeadLetter under hostile input', () => {
   hostileSuite('deadLetter', db, receiver);

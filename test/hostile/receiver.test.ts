@@ -1,4 +1,4 @@
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { HOSTILE_MAX_BODY_BYTES, hostileSuite } from '../support/hostile/suite';
 import { testReceiver } from '../support/receiver';
 
@@ -7,12 +7,8 @@ import { testReceiver } from '../support/receiver';
  * test/support/hostile/cases.ts for the classes and their counts). A project
  * of its own, so the inbox holds exactly what this run stored.
  */
-const db = isolatedFirestore('hostile-receiver');
+const db = freshFirestores()('hostile-receiver');
 const receiver = testReceiver(db, { maxBodyBytes: HOSTILE_MAX_BODY_BYTES });
-
-afterAll(async () => {
-  await db.terminate();
-});
 
 describe('receivePubSubPush under hostile input', () => {
   hostileSuite('receiver', db, receiver);

@@ -27,7 +27,7 @@ import { createReceiveDeadLetter, createReceivePubSubPush } from '../../function
 import { createRuntime } from '../../functions/src/runtime';
 import { pushAuthCases, PUSHER } from '../support/auth-cases';
 import { workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { extractLabels, logMetric, parseFilter, UnsupportedFilterError, unmetTerms } from '../support/log-filter';
 import { completionEnvelope } from '../support/push';
 import { testDeadLetterReceiver, testReceiver } from '../support/receiver';
@@ -38,12 +38,8 @@ type Line = Record<string, unknown>;
 const AUDIENCE = 'https://inbox.example.test/push';
 const signer = createSigner();
 const stranger = createSigner(signer.kid);
-const db = isolatedFirestore('log-contract');
+const db = freshFirestores()('log-contract');
 const rejections = logMetric('inbox_push_rejections');
-
-afterAll(async () => {
-  await db.terminate();
-});
 
 /** The label conditions of push-refused.json's condition for one function: which (status) lines would alert. */
 function refusalCondition(fn: string): (labels: Readonly<Record<string, unknown>>) => boolean {

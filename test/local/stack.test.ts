@@ -1,7 +1,8 @@
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
+import { waitFor } from '../support/wait';
 
 /**
  * `npm start`'s stack on the test run's emulators (reused, so an outage only
@@ -9,8 +10,8 @@ import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
  * Pub/Sub and the simulated provider, and the control API answers.
  */
 jest.setTimeout(120_000);
-const projectId = uniqueProjectId('stack');
-const db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('stack');
 let stack: LocalStack;
 let control: { url: string; close(): Promise<void> };
 
@@ -18,10 +19,9 @@ beforeAll(async () => {
   stack = await startLocalStack({ projectId, providerDelayMs: 100, providerEarlyRatio: 0, relayEveryMs: 500 });
   control = await serveControl(stack);
 });
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await control?.close();
   await stack?.stop();
-  await db.terminate();
 });
 
 async function startWorkOrder(workOrderId: string): Promise<Response> {
@@ -34,7 +34,7 @@ async function completedWithInvoice(workOrderId: string): Promise<unknown> {
     const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', workOrderId).get();
     const invoice = await refs.invoice(db, workOrderId).get();
     return instances.docs[0]?.get('status') === 'COMPLETED' && invoice.exists ? invoice.data() : undefined;
-  }, 60_000, 200);
+  }, { timeoutMs: 60_000, everyMs: 200 });
 }
 
 test('a work order goes from startProcess through the provider back to an invoice', async () => {

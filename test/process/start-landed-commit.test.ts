@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
@@ -7,7 +6,7 @@ import { createStartProcessHandler } from '../../functions/src/process/start-pro
 import type { JobQueue } from '../../functions/src/tasks/job-queue';
 import { commitFaults } from '../support/commit-faults';
 import { workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 
 /**
  * A start whose commit lands but whose answer is lost: the Firestore client
@@ -15,7 +14,7 @@ import { isolatedFirestore } from '../support/firestore';
  * the instance that re-run took it for someone else's start: 200
  * `created: false`, and the hand-over job waited for the sweep.
  */
-let db: Firestore;
+const db = freshFirestores()('start-landed');
 const enqueued: string[] = [];
 const queue: JobQueue = {
   enqueue: async (id) => {
@@ -25,12 +24,8 @@ const queue: JobQueue = {
 };
 
 beforeAll(async () => {
-  db = isolatedFirestore('start-landed');
   const engine = await workOrderEngine();
   http('startLanded', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => queue, log: createLogger(() => undefined), now: () => new Date() }));
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 test('a re-run after a landed commit answers 201 and dispatches the start job, once per start', async () => {

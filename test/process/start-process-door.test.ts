@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
@@ -11,7 +10,7 @@ import { MAX_VARIABLES_BYTES, MAX_VARIABLE_VALUES } from '../../functions/src/pr
 import type { Engine } from '../../functions/src/engine/engine';
 import type { JobQueue } from '../../functions/src/tasks/job-queue';
 import { workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 
 /**
  * startProcess refuses at the door, with 400 and the reason, what could never
@@ -23,7 +22,7 @@ import { isolatedFirestore } from '../support/firestore';
 const PROCESS = 'work-order-execution';
 /** The jobs a start creates are not under test here (test/engine/happy-path.test.ts runs them). */
 const noQueue: JobQueue = { enqueue: async () => 'CREATED' };
-let db: Firestore;
+const db = freshFirestores()('start-door');
 let server: ReturnType<typeof getTestServer>;
 
 /** startProcess served by the Functions Framework, as deployed, with `engine` as its engine loader. */
@@ -33,12 +32,8 @@ function serve(name: string, loadEngine: () => Promise<Engine>) {
 }
 
 beforeAll(async () => {
-  db = isolatedFirestore('start-door');
   const engine = await workOrderEngine();
   server = serve('startProcessDoor', async () => engine);
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 const start = (body: unknown) => request(server).post('/').send(body as object);

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { createPushTokenVerifier } from '../../functions/src/auth/push-token';
 import { INBOX } from '../../functions/src/inbox/document';
 import { pushAuthCases, PUSHER } from '../support/auth-cases';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { createSigner } from '../support/tokens';
@@ -12,15 +12,11 @@ const AUDIENCE = 'https://inbox.example.test/receivePubSubPush';
 
 const signer = createSigner();
 const stranger = createSigner(signer.kid); // same kid, different key: a forged signature
-const db = isolatedFirestore('auth');
+const db = freshFirestores()('auth');
 const inbox = db.collection(INBOX);
 
 const verifier = createPushTokenVerifier({ audience: AUDIENCE, allowedEmails: [PUSHER], client: new OAuth2Client(), certs: async () => signer.certs });
 const { server } = testReceiver(db, { verifier: async () => verifier });
-
-afterAll(async () => {
-  await db.terminate();
-});
 
 // The matrix is shared with receiveDeadLetter (test/hostile/dead-letter-auth.test.ts).
 const cases = pushAuthCases(signer, stranger, AUDIENCE);

@@ -2,22 +2,18 @@ import request from 'supertest';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { collisionDocId, invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { correlationKeyDocId } from '../../functions/src/engine/ids';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { base64Json, completion, completionEnvelope, envelope, TEST_SUBSCRIPTION } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { loadConfig } from '../../functions/src/config';
 
-const db = isolatedFirestore('receiver');
+const db = freshFirestores()('receiver');
 const { server, logs } = testReceiver(db);
 const inbox = db.collection(INBOX);
 
 async function count(): Promise<number> {
   return (await inbox.count().get()).data().count;
 }
-
-afterAll(async () => {
-  await db.terminate();
-});
 
 describe('receivePubSubPush: outcomes', () => {
   test('a new message is stored OPEN under its deterministic id, then acked', async () => {

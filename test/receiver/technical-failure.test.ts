@@ -2,10 +2,12 @@ import request from 'supertest';
 import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { startTcpProxy, type ProxyMode, type TcpProxy } from '../../tools/faults/tcp-proxy';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
+const firestore = freshFirestores();
 let proxy: TcpProxy;
 beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
@@ -20,7 +22,7 @@ describe('technical failures are never acked', () => {
     ['Firestore does not answer', 'blackhole'],
   ])('%s: 503 within the write deadline; after recovery the redelivery is stored exactly once', async (_name, outage) => {
     proxy.setMode('forward');
-    const db = firestoreAt(proxy.host, uniqueProjectId('outage'));
+    const db = firestore('outage', { host: proxy.host });
     const receiver = testReceiver(db, { writeTimeoutMs: 1_500 });
     const body = completionEnvelope({ workOrderId: 'WO-outage' }, { messageId: 'm-outage' });
 
@@ -34,11 +36,11 @@ describe('technical failures are never acked', () => {
 
     // Recovery. The write abandoned at the deadline is still retried inside the
     // Firestore client and lands once the line is back: wait for it, so it does
-    // not outlive this test (a retry after db.terminate() throws inside the
-    // finished function, and jest fails the run for a log after the tests).
+    // not outlive this test (a retry after the client is terminated throws inside
+    // the finished function, and jest fails the run for a log after the tests).
     proxy.setMode('forward');
     const id = messageDocId('WorkOrderCompleted', 'WO-outage', 'WorkOrderCompleted:WO-outage');
-    await waitFor('the abandoned write to land', async () => ((await db.collection(INBOX).doc(id).get()).exists ? true : undefined), 30_000);
+    await waitFor('the abandoned write to land', async () => ((await db.collection(INBOX).doc(id).get()).exists ? true : undefined), { timeoutMs: 30_000 });
     // Pub/Sub keeps redelivering until it gets a 2xx: the redelivery finds the message stored.
     const again = await waitFor('a 2xx after recovery', async () => {
       const r = await request(receiver.server).post('/').send(body);
@@ -48,6 +50,5 @@ describe('technical failures are never acked', () => {
 
     const stored = await db.collection(INBOX).where('correlationKey', '==', 'WO-outage').get();
     expect(stored.docs.map((d) => d.id)).toEqual([id]);
-    await db.terminate();
   });
 });

@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
@@ -8,21 +7,17 @@ import { relayBatch, type RelaySummary } from '../../functions/src/relay/relay-b
 import type { RelayDeps } from '../../functions/src/relay/relay-one';
 import { runPool } from '../../bench/pool';
 import { roundsEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 
 const KEYS = 200;
 const ROUNDS = 5; // rounds.bpmn: 5 x (ExecutionStarted, WorkOrderCompleted) per key = 2,000 documents
 const RELAYS = 4;
-let db: Firestore;
+const db = freshFirestores()('relay-concurrency');
 let engine: Engine;
 
 beforeAll(async () => {
-  db = isolatedFirestore('relay-concurrency');
   engine = await roundsEngine();
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 test(`${RELAYS} concurrent relays over ${KEYS * ROUNDS * 2} documents for ${KEYS} keys, each pair delivered in reverse: every message correlated exactly once, in order`, async () => {

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
@@ -10,20 +9,16 @@ import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { runPool } from '../../bench/pool';
 import { REPO_ROOT, workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { waitFor } from '../support/wait';
 
 const ORDERS = 300;
-const projectId = uniqueProjectId('relay-crash');
-let db: Firestore;
+const { db, projectId } = freshFirestores().project('relay-crash');
 let engine: Engine;
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 const doneCount = async (): Promise<number> => (await db.collection(INBOX).where('status', '==', 'DONE').count().get()).data().count;
@@ -63,7 +58,7 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
-    await waitFor('the child relay to correlate some documents', async () => ((await doneCount()) >= 30 ? true : undefined), 60_000, 20);
+    await waitFor('the child relay to correlate some documents', async () => ((await doneCount()) >= 30 ? true : undefined), { timeoutMs: 60_000, everyMs: 20 });
   } finally {
     process.kill(-(child.pid ?? 0), 'SIGKILL');
     await exited;
@@ -82,7 +77,7 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   await waitFor('every document DONE', async () => {
     await relayBatch(deps, { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 });
     return (await doneCount()) === ORDERS ? true : undefined;
-  }, 120_000, 200);
+  }, { timeoutMs: 120_000, everyMs: 200 });
   expect(await doneCount()).toBe(ORDERS);
   const invoiceJobs = await db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').get();
   expect(invoiceJobs.size).toBe(ORDERS);

@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
@@ -9,20 +8,20 @@ import { createLogger } from '../../functions/src/log';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { relayQueue } from '../../functions/src/tasks/job-queue';
 import { emulatorClient } from '../../tools/cloud-tasks-emulator';
-import { firestoreAt, uniqueProjectId, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { completionEnvelope } from '../support/push';
 import { testReceiver, type TestReceiver } from '../support/receiver';
+import { waitFor } from '../support/wait';
 
-const projectId = uniqueProjectId('fast-path');
-let db: Firestore;
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('fast-path');
 let stack: ProcessStack;
 let receiver: TestReceiver;
 let relayServer: ReturnType<typeof getTestServer>;
 const relayLogs: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders-fast' });
   await stack.pubsub.createTopic('work-orders-fast');
 
@@ -51,10 +50,9 @@ beforeAll(async () => {
   receiver = testReceiver(db, { fastPath: (id) => fast.enqueue(id) });
 });
 
-afterAll(async () => {
+firestore.beforeTerminate(async () => {
   await stack.stop();
   await new Promise((resolve) => relayServer.close(resolve));
-  await db.terminate();
 });
 
 describe('fast path and scheduled relay', () => {
@@ -68,7 +66,7 @@ describe('fast path and scheduled relay', () => {
     const inboxId = res.body.id as string;
     // The task is named after the document.
     expect(stack.tasks.dispatchLog.some((r) => r.task.endsWith(`/tasks/${inboxId}`)) || stack.tasks.tasks().some((t) => t.name.endsWith(`/tasks/${inboxId}`))).toBe(true);
-    await waitFor('DONE through the fast path', async () => ((await db.collection(INBOX).doc(inboxId).get()).get('status') === 'DONE' ? true : undefined), 10_000);
+    await waitFor('DONE through the fast path', async () => ((await db.collection(INBOX).doc(inboxId).get()).get('status') === 'DONE' ? true : undefined), { timeoutMs: 10_000 });
     await waitFor('COMPLETED', async () => ((await refs.instance(db, instanceId).get()).get('status') === 'COMPLETED' ? true : undefined));
   });
 

@@ -1,4 +1,3 @@
-import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
@@ -13,7 +12,7 @@ import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { readGauges } from '../../functions/src/relay/gauges';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';
-import { firestoreAt, uniqueProjectId } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 
 /**
@@ -21,16 +20,11 @@ import { completionPayload, storePushed } from '../support/inbox';
  * INCIDENT, FAILED jobs): counted from Firestore whatever logged or did not
  * log their arrival, and carried by the relay's "relay summary" line.
  */
-const projectId = uniqueProjectId('gauge-levels');
-let db: Firestore;
+const { db, projectId } = freshFirestores().project('gauge-levels');
 let engine: Engine;
 
 beforeAll(async () => {
-  db = firestoreAt(process.env.FIRESTORE_EMULATOR_HOST ?? '', projectId);
   engine = await workOrderEngine();
-});
-afterAll(async () => {
-  await db.terminate();
 });
 
 async function seed(): Promise<void> {

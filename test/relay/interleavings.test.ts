@@ -12,7 +12,7 @@ import { createLogger } from '../../functions/src/log';
 import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { workOrderEngine } from '../support/engine';
-import { isolatedFirestore } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { seededRandom } from '../../tools/seeded-random';
@@ -74,11 +74,12 @@ let engine: Engine;
 beforeAll(async () => {
   engine = await workOrderEngine();
 });
+const firestore = freshFirestores();
 
 const millis = (value: unknown): number => (value as FirebaseFirestore.Timestamp).toMillis();
 
 async function runScenario(s: Scenario): Promise<void> {
-  const db: Firestore = isolatedFirestore('interleavings');
+  const db: Firestore = firestore('interleavings');
   let clock = T0;
   const now = (): Date => new Date(clock);
   const { server } = testReceiver(db, { now, shards: SHARDS });
@@ -204,6 +205,7 @@ async function runScenario(s: Scenario): Promise<void> {
       expect(instance.get('correlatedMessages') ?? []).toEqual(done.map((d) => d.id));
     }
   } finally {
+    // One client per scenario, and one test runs them all: each ends its own rather than all at the file's end.
     await db.terminate();
   }
 }

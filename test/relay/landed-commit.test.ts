@@ -13,8 +13,9 @@ import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import type { JobQueue } from '../../functions/src/tasks/job-queue';
 import { commitFaults, writes } from '../support/commit-faults';
 import { roundsEngine, workOrderEngine } from '../support/engine';
-import { freshFirestores, waitFor } from '../support/firestore';
+import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { waitFor } from '../support/wait';
 
 /**
  * The relay's counters under the Firestore client's transaction retries.

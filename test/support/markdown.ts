@@ -80,3 +80,37 @@ export function markdownLinks(markdown: string): MarkdownLink[] {
   }
   return links.sort((a, b) => a.line - b.line);
 }
+
+/** A GitHub table: its header cells and its body rows, each cell trimmed, `\|` unescaped. */
+export interface MarkdownTable {
+  readonly header: readonly string[];
+  readonly rows: ReadonlyArray<readonly string[]>;
+}
+
+/**
+ * The first table of the section under the ATX heading `heading` (up to the
+ * next heading of the same or a higher level); throws when there is no such
+ * heading or table, so a test never passes on a table it did not find.
+ */
+export function tableUnder(markdown: string, heading: string): MarkdownTable {
+  const lines = withoutFences(markdown).split('\n');
+  const levelOf = (line: string, text?: string): number | undefined => {
+    const m = /^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$/.exec(line);
+    return m?.[1] === undefined || (text !== undefined && m[2] !== text) ? undefined : m[1].length;
+  };
+  const start = lines.findIndex((l) => levelOf(l, heading) !== undefined);
+  const level = levelOf(lines[start] ?? '', heading);
+  if (level === undefined) throw new Error(`no heading "${heading}"`);
+  const rest = lines.slice(start + 1);
+  const end = rest.findIndex((l) => (levelOf(l) ?? Infinity) <= level);
+  const section = end < 0 ? rest : rest.slice(0, end);
+  const first = section.findIndex((l) => l.trimStart().startsWith('|'));
+  const delimiter = section[first + 1];
+  if (first < 0 || delimiter === undefined || !/^\s*\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$/.test(delimiter)) throw new Error(`no table under "${heading}"`);
+  const after = section.slice(first + 2).findIndex((l) => !l.trimStart().startsWith('|'));
+  const body = section.slice(first + 2, after < 0 ? undefined : first + 2 + after);
+  // A pipe splits cells also inside code spans (GitHub's rule); only an escaped one does not.
+  const cells = (row: string): string[] =>
+    row.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+  return { header: cells(section[first] ?? ''), rows: body.map(cells) };
+}
