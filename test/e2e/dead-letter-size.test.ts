@@ -38,6 +38,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await pubsub.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await Promise.all([receiver?.stop(), deadLetter?.stop()]);
   await db.terminate();
 });

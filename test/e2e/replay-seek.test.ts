@@ -50,6 +50,7 @@ beforeAll(async () => {
   });
 });
 afterAll(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await subscription?.delete().catch(() => undefined);
   await pubsub.close();
   await new Promise((resolve) => server.close(resolve));

@@ -126,7 +126,7 @@ describe('the deployed wiring (functions/src/receiver/function.ts) logs refusals
     process.stdout.write = ((chunk: string | Uint8Array) => {
       text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
       return true;
-    }) as typeof process.stdout.write;
+    });
     try {
       await work();
     } finally {

@@ -55,7 +55,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--key <key>', 'correlation key')
     .option('--older-than <duration>', 'received at least this long ago (15m, 2h, 7d)')
     .option('--limit <n>', 'at most this many', '100')
-    .action((options) => inbox().list(context(), options));
+    .action((options: Parameters<typeof import('./inbox-commands').list>[1]) => inbox().list(context(), options));
   program.command('show <id>').description('a document with payload, attempts, errors and its process state').action((id: string) => inbox().show(context(), id));
   program
     .command('explain <id>')
@@ -68,7 +68,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--since <time>', 'with --reason: parked at or after (ISO time or 2h)')
     .option('--dry-run', 'show what would be requeued')
     .option('--yes', 'do not ask before a bulk requeue')
-    .action((ids: string[], options) => inbox().requeueCommand(context(), ids, options));
+    .action((ids: string[], options: Parameters<typeof import('./inbox-commands').requeueCommand>[2]) => inbox().requeueCommand(context(), ids, options));
   program.command('park <id>').description('OPEN to PARKED (reason MANUAL)').requiredOption('--reason <text>', 'why').action((id: string, options: { reason: string }) => inbox().parkCommand(context(), id, options.reason));
   program.command('instances <businessKey>').description('process state of a work order').action((key: string) => processes().instances(context(), key));
   program
@@ -83,7 +83,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .requiredOption('--activity <id>', 'BPMN element to move the token to')
     .option('--execution <id>', 'the token to move (default: add a new token)')
     .option('--force', 'allow a second waiting point for the same message and key')
-    .action((options) => processes().moveTokenCommand(context(), options));
+    .action((options: Parameters<typeof import('./process-commands').moveTokenCommand>[1]) => processes().moveTokenCommand(context(), options));
   repair
     .command('resolve-incident <instanceId>')
     .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
@@ -95,7 +95,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--dry-run', 'show both payloads and what would change; change nothing')
     .option('--note <text>', 'why, kept with the document')
     .action((id: string, options: { dryRun?: boolean; note?: string }) => admission().admitCollisionCommand(context(), id, options));
-  repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options) => processes().cancelTokenCommand(context(), options));
+  repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
   program
     .command('purge')
     .description('delete DONE documents processed before a time (the emulator runs no TTL deletion)')
@@ -103,7 +103,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
     .option('--force', 'allow a bound inside the DONE retention (deletes dedup records of messages Pub/Sub may redeliver)')
     .option('--dry-run', 'count only')
     .option('--yes', 'do not ask')
-    .action((options) => inbox().purge(context(), options));
+    .action((options: Parameters<typeof import('./inbox-commands').purge>[1]) => inbox().purge(context(), options));
 
   try {
     await program.parseAsync([...argv], { from: 'user' });

@@ -89,6 +89,7 @@ async function abandonAfter<T>(db: Firestore, what: string, timeoutMs: number, w
           attempt += 1;
           if (abandoned) throw new AbandonedError(`${what}: abandoned at its deadline`);
           const value = await work(uow, attempt);
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the catch below sets it while work() awaits; TypeScript keeps the narrowing across the await
           if (abandoned) throw new AbandonedError(`${what}: abandoned at its deadline`);
           return value;
         },
