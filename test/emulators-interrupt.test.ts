@@ -39,10 +39,10 @@ async function startCli(): Promise<{ child: ChildProcess; hosts: string[] }> {
   delete env.PUBSUB_EMULATOR_HOST;
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   let out = '';
-  child.stdout?.on('data', (chunk: Buffer) => {
+  child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString('utf8');
   });
-  child.stderr?.resume();
+  child.stderr.resume();
   const hosts = await waitFor(
     'the export lines of cli.ts start',
     async () => {

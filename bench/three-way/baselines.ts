@@ -35,7 +35,7 @@ export interface BaselineLedger {
 export interface BaselineServer {
   readonly url: string;
   readonly ledger: BaselineLedger;
-  close(): Promise<void>;
+  readonly close: () => Promise<void>;
 }
 
 export async function startBaseline(mode: BaselineMode, db: Firestore, engine: Engine): Promise<BaselineServer> {

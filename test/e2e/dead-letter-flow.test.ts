@@ -39,7 +39,9 @@ beforeAll(async () => {
 
 firestore.beforeTerminate(async () => {
   await pubsub.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await Promise.all([receiver?.stop(), deadLetter?.stop()]);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await proxy?.close();
 });
 
@@ -51,7 +53,7 @@ test('after the maximum delivery attempts the message arrives through the dead-l
     return snap.exists ? snap.data() : undefined;
   }, { timeoutMs: 90_000, everyMs: 250 });
   expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'WO-dlq', payload: completion({ workOrderId: 'WO-dlq' }) });
-  expect(String(doc?.deadLetter?.sourceSubscription)).toContain('work-order-completed-push');
+  expect(String(doc.deadLetter?.sourceSubscription)).toContain('work-order-completed-push');
   // The receiver answered 503 on every attempt it saw.
   const refusals = receiver.logs.filter((l) => String(l.message).includes('not acked'));
   expect(refusals.length).toBeGreaterThanOrEqual(4);

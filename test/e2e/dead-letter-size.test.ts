@@ -39,6 +39,7 @@ beforeAll(async () => {
 
 firestore.beforeTerminate(async () => {
   await pubsub.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await Promise.all([receiver?.stop(), deadLetter?.stop()]);
 });
 

@@ -37,7 +37,9 @@ beforeAll(async () => {
 
 firestore.beforeTerminate(async () => {
   await pubsub.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await receiver?.stop();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await proxy?.close();
 });
 
@@ -74,7 +76,7 @@ describe('Pub/Sub emulator → push → receiver → Firestore', () => {
       const snap = await docFor('WO-e2e-outage').get();
       return snap.exists ? snap.data() : undefined;
     });
-    expect(doc?.source.messageId).toBe(messageId);
+    expect(doc.source.messageId).toBe(messageId);
     // Exactly once: one document for the key, and acks stop the redeliveries.
     const all = await db.collection(INBOX).where('correlationKey', '==', 'WO-e2e-outage').get();
     expect(all.size).toBe(1);

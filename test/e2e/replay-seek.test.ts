@@ -51,6 +51,7 @@ beforeAll(async () => {
   });
 });
 firestore.beforeTerminate(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await subscription?.delete().catch(() => undefined);
   await pubsub.close();
   await new Promise((resolve) => server.close(resolve));

@@ -122,7 +122,7 @@ describe('the deployed wiring (functions/src/wiring.ts) logs refusals the same w
     process.stdout.write = ((chunk: string | Uint8Array) => {
       text += typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
       return true;
-    }) as typeof process.stdout.write;
+    });
     try {
       await work();
     } finally {

@@ -20,7 +20,9 @@ beforeAll(async () => {
   control = await serveControl(stack);
 });
 firestore.beforeTerminate(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await control?.close();
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await stack?.stop();
 });
 

@@ -16,7 +16,7 @@ export const ExecutionStartedType: MessageType<z.infer<typeof ExecutionStartedSc
   dedupKey: (p) => p.eventId ?? `ExecutionStarted:${p.workOrderId}`,
 };
 
-export const TEST_REGISTRY: MessageRegistry = [WorkOrderCompletedType as unknown as MessageType, ExecutionStartedType as unknown as MessageType];
+export const TEST_REGISTRY: MessageRegistry = [WorkOrderCompletedType, ExecutionStartedType];
 
 export interface PushedMessage {
   readonly name: 'WorkOrderCompleted' | 'ExecutionStarted';

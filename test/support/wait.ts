@@ -16,16 +16,16 @@ export interface WaitOptions {
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, options: WaitOptions = {}): Promise<T> {
   const { timeoutMs = 30_000, everyMs = 50 } = options;
   const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
+  let lastError: string | undefined;
   for (;;) {
     try {
       const value = await check();
       if (value !== undefined) return value;
     } catch (err) {
-      lastError = err;
+      lastError = String(err);
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : `: ${String(lastError)}`}`);
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : `: ${lastError}`}`);
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }

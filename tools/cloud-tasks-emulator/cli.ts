@@ -31,7 +31,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   const emulator = await startCloudTasksEmulator({
     port: args.port,
-    log: args.quiet ? undefined : (line) => console.error(`# ${new Date().toISOString()} ${line}`),
+    ...(args.quiet ? {} : { log: (line: string) => console.error(`# ${new Date().toISOString()} ${line}`) }),
   });
   console.log(`CLOUD_TASKS_EMULATOR_HOST=${emulator.host}`);
   console.error('# cloud tasks emulator ready; Ctrl-C stops it');

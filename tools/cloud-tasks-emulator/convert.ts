@@ -32,9 +32,12 @@ export interface RateSettings {
 export interface QueueConfig {
   readonly retry: RetryPolicy;
   readonly rate: RateSettings;
-  /** Echoed back only; the emulator neither logs to Cloud Logging nor routes App Engine tasks. */
-  readonly samplingRatio?: number;
-  readonly appEngineRoutingOverride?: object;
+  /**
+   * Echoed back only; the emulator neither logs to Cloud Logging nor routes App Engine tasks.
+   * Undefined: the queue's message left them unset (copied as read, so undefined is allowed).
+   */
+  readonly samplingRatio?: number | undefined;
+  readonly appEngineRoutingOverride?: object | undefined;
 }
 
 /** Defaults of a queue created through the API (see `gcloud tasks queues describe`). */

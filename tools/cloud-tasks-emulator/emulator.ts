@@ -16,7 +16,8 @@ export interface EmulatorTask {
   readonly url: string;
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body?: Buffer;
+  /** Undefined: the task has no body. */
+  readonly body?: Buffer | undefined;
   /** When the next attempt is due (or was, while in flight). */
   readonly scheduleTime: Date;
   readonly dispatchCount: number;

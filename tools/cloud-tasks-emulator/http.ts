@@ -7,7 +7,8 @@ export interface OutgoingRequest {
   readonly url: string;
   readonly method: string;
   readonly headers: Readonly<Record<string, string>>;
-  readonly body?: Buffer;
+  /** Copied from the task: undefined sends no body. */
+  readonly body?: Buffer | undefined;
 }
 
 /** What one attempt produced: an HTTP status, or no response at all. */

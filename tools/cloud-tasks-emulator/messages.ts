@@ -2,7 +2,10 @@
  * The subset of `google.cloud.tasks.v2` message shapes the emulator reads and
  * writes, as @grpc/proto-loader presents them with the options in protos.ts
  * (camelCase, enums as names, int64 as strings, bytes as Buffer, unset fields
- * absent). Every field is optional because proto3 omits unset fields.
+ * absent). Every field is optional because proto3 omits unset fields. Fields
+ * the emulator fills from state that may be unset also take undefined:
+ * protobufjs encodes an undefined field as unset, so for a message written
+ * here, undefined and absent are the same message.
  */
 
 /** `google.protobuf.Duration` / `google.protobuf.Timestamp` (int64 seconds arrive as strings). */
@@ -13,7 +16,7 @@ export interface SecondsNanos {
 
 export interface RetryConfigMsg {
   maxAttempts?: number;
-  maxRetryDuration?: SecondsNanos;
+  maxRetryDuration?: SecondsNanos | undefined;
   minBackoff?: SecondsNanos;
   maxBackoff?: SecondsNanos;
   maxDoublings?: number;
@@ -29,12 +32,12 @@ export type QueueStateName = 'STATE_UNSPECIFIED' | 'RUNNING' | 'PAUSED' | 'DISAB
 
 export interface QueueMsg {
   name?: string;
-  appEngineRoutingOverride?: object;
+  appEngineRoutingOverride?: object | undefined;
   rateLimits?: RateLimitsMsg;
   retryConfig?: RetryConfigMsg;
   state?: QueueStateName;
-  purgeTime?: SecondsNanos;
-  stackdriverLoggingConfig?: { samplingRatio?: number };
+  purgeTime?: SecondsNanos | undefined;
+  stackdriverLoggingConfig?: { samplingRatio?: number } | undefined;
 }
 
 export type HttpMethodName = 'HTTP_METHOD_UNSPECIFIED' | 'POST' | 'GET' | 'HEAD' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
@@ -67,8 +70,8 @@ export interface RpcStatusMsg {
 export interface AttemptMsg {
   scheduleTime?: SecondsNanos;
   dispatchTime?: SecondsNanos;
-  responseTime?: SecondsNanos;
-  responseStatus?: RpcStatusMsg;
+  responseTime?: SecondsNanos | undefined;
+  responseStatus?: RpcStatusMsg | undefined;
 }
 
 export type TaskViewName = 'VIEW_UNSPECIFIED' | 'BASIC' | 'FULL';
@@ -82,8 +85,8 @@ export interface TaskMsg {
   dispatchDeadline?: SecondsNanos;
   dispatchCount?: number;
   responseCount?: number;
-  firstAttempt?: AttemptMsg;
-  lastAttempt?: AttemptMsg;
+  firstAttempt?: AttemptMsg | undefined;
+  lastAttempt?: AttemptMsg | undefined;
   view?: TaskViewName;
 }
 

@@ -9,7 +9,8 @@ export interface HttpTarget {
   readonly method: Exclude<HttpMethodName, 'HTTP_METHOD_UNSPECIFIED'>;
   /** As given by the caller; dispatch drops or replaces the reserved ones. */
   readonly headers: Readonly<Record<string, string>>;
-  readonly body?: Buffer;
+  /** Undefined: no body (none given, or an empty one). */
+  readonly body?: Buffer | undefined;
   /**
    * The token the caller asked Cloud Tasks to attach. The emulator cannot
    * mint Google-signed tokens, so it only records the request (and passes the
@@ -17,7 +18,8 @@ export interface HttpTarget {
    */
   readonly auth?:
     | { readonly kind: 'oidc'; readonly serviceAccountEmail: string; readonly audience: string }
-    | { readonly kind: 'oauth'; readonly serviceAccountEmail: string; readonly scope: string };
+    | { readonly kind: 'oauth'; readonly serviceAccountEmail: string; readonly scope: string }
+    | undefined;
 }
 
 /** One dispatch attempt as Task.first_attempt / last_attempt report it. */

@@ -12,7 +12,7 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import type { StackControl, StackInfo, StackStatus } from '../local/control';
 import { COMPLETION_ATTRIBUTES, completionOf } from '../local/provider';
-import { evaluate, observeOrder, type Evaluation, type Published, type Snapshot } from './evaluate';
+import { evaluate, observeOrder, type Evaluation, type Snapshot } from './evaluate';
 import { readSnapshot } from './observe';
 import { type PlannedOrder, planOrders, POISON_MESSAGES, scenarioOf, type ScenarioId } from './plan';
 
@@ -157,7 +157,7 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     await untilSettled(plan, 'requeued dead letters');
   });
 
-  const evaluation = evaluate(plan, published as Published, await snapshot());
+  const evaluation = evaluate(plan, published, await snapshot());
   const ok = evaluation.ok && phases.every((p) => p.error === null);
   return { ok, run, orders: plan.length, messagesPublished: messages + (await ctx.control.status()).provider.completionsPublished, evaluation, commands, phases, outage, status: await ctx.control.status(), seconds: Math.round((Date.now() - started) / 100) / 10 };
 }
@@ -195,16 +195,16 @@ async function waitingInstance(ctx: Context, workOrderId: string): Promise<strin
 /** Polls `check` until it returns a value other than undefined/false; technical errors (an outage) count as "not yet". */
 async function until<T>(check: () => Promise<T | undefined | false>, what: string, timeoutMs: number, everyMs = 500): Promise<T> {
   const deadline = Date.now() + timeoutMs;
-  let lastError: unknown;
+  let lastError: string | undefined;
   for (;;) {
     try {
       const value = await check();
       if (value !== undefined && value !== false) return value;
     } catch (err) {
       if (err instanceof Error && err.message.startsWith('startProcess')) throw err;
-      lastError = err;
+      lastError = err instanceof Error ? err.message : String(err);
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : ` (last error: ${lastError instanceof Error ? lastError.message : String(lastError)})`}`);
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : ` (last error: ${lastError})`}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

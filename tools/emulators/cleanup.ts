@@ -39,7 +39,7 @@ function installHandlers(reg: Registry): void {
     for (const item of reg.live) item.killSync();
   });
   const onSignal = (signal: NodeJS.Signals): void => {
-    const exitCode = 128 + (os.constants.signals[signal] ?? 0);
+    const exitCode = 128 + os.constants.signals[signal];
     if (reg.stopping !== undefined) {
       // Second Ctrl-C while stopping gracefully: stop being graceful.
       for (const item of reg.live) item.killSync();

@@ -73,7 +73,7 @@ async function run(command: string, args: readonly string[]): Promise<number> {
       resolve(127);
     });
     child.once('exit', (exitCode, signal) => {
-      resolve(exitCode ?? 128 + (signal === null ? 0 : (os.constants.signals[signal] ?? 0)));
+      resolve(exitCode ?? 128 + (signal === null ? 0 : os.constants.signals[signal]));
     });
   });
   try {

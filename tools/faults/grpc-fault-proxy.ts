@@ -102,7 +102,8 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
       if (fault !== undefined && fault.times > 0 && !trailersOnly) {
         // Let the answer arrive in full (the call took effect), then replace it with the error.
         up.resume();
-        up.on('trailers', (trailers) => {
+        // @types/node has no typed 'trailers' overload; Node passes the trailer headers (and flags).
+        up.on('trailers', (trailers: http2.IncomingHttpHeaders) => {
           if (String(trailers['grpc-status']) !== String(GRPC_STATUS.OK) || fault.times <= 0) {
             down.respond(responseHeaders(upHeaders), { waitForTrailers: true });
             down.once('wantTrailers', () => down.sendTrailers(responseHeaders(trailers)));
@@ -120,7 +121,7 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
         return;
       }
       let trailers: http2.OutgoingHttpHeaders = {};
-      up.on('trailers', (t) => {
+      up.on('trailers', (t: http2.IncomingHttpHeaders) => {
         trailers = responseHeaders(t);
       });
       down.respond(responseHeaders(upHeaders), { waitForTrailers: true });

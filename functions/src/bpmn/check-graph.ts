@@ -28,7 +28,11 @@ function checkOutgoing(node: Draft): void {
     case 'exclusiveGateway':
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       return;
-    default:
+    case 'startEvent':
+    case 'serviceTask':
+    case 'sendTask':
+    case 'receiveTask':
+    case 'messageCatchEvent':
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       if (count > 1) {
         throw new ModelError(`${count} outgoing sequence flows (${node.outgoing.join(', ')}): only an exclusive gateway may branch`, node.id);

@@ -212,10 +212,8 @@ function resolve(variables: Readonly<Record<string, unknown>>, path: string): un
 }
 
 function compare(actual: unknown, op: ComparisonOperator, expected: Literal): boolean {
-  switch (op) {
-    case '==': return expected === null ? actual === null || actual === undefined : actual === expected;
-    case '!=': return !compare(actual, '==', expected);
-  }
+  if (op === '==') return expected === null ? actual === null || actual === undefined : actual === expected;
+  if (op === '!=') return !compare(actual, '==', expected);
   // Ordering only between numbers: no coercion, so '10' < 9 and undefined > 0 are false, not surprises.
   if (typeof actual !== 'number' || typeof expected !== 'number') return false;
   switch (op) {

@@ -74,17 +74,38 @@ export interface ExclusiveGatewayNode extends NodeBase {
   readonly defaultFlowId: string | null;
 }
 
+/**
+ * A BPMN element the engine can run, told apart by `kind`. These five shapes
+ * are all there is: the parser refuses every other element (a parallel
+ * gateway, a timer, a boundary event) when the model loads, so a switch over
+ * `kind` can name every case, and lint's switch-exhaustiveness-check makes a
+ * new kind visit each of them.
+ */
 export type FlowNode = StartEventNode | EndEventNode | TaskNode | MessageWaitNode | ExclusiveGatewayNode;
 
+/**
+ * One deployed process: one `.bpmn` file, parsed and checked when the engine
+ * loads (bpmn/parse-model.ts: one none start event, only end events end a
+ * path, only exclusive gateways branch; Engine: one model per key, a handler
+ * registered for every task). A bad model fails the load with a ModelError,
+ * never a running instance. The engine always runs the model deployed now:
+ * an instance started under an older version continues on the current one.
+ */
 export interface ProcessModel {
   /** The BPMN process id: the process key startProcess takes. */
   readonly key: string;
+  /** The process's BPMN `name`, for people; null when the XML gives none. */
   readonly name: string | null;
-  /** SHA-256 (hex, 16 chars) of the BPMN source, stored on instances for traceability. */
+  /** SHA-256 (hex, 16 chars) of the BPMN source, stored on instances for traceability (it pins nothing). */
   readonly version: string;
   /** Id of the (single) none start event. */
   readonly startEventId: string;
+  /**
+   * Every flow node by its BPMN id. Own properties only (built with
+   * Object.fromEntries), so an id such as `__proto__` is an ordinary key.
+   */
   readonly nodes: Readonly<Record<string, FlowNode>>;
+  /** Every sequence flow by its BPMN id; nodes name theirs in `incoming` and `outgoing`. */
   readonly flows: Readonly<Record<string, SequenceFlow>>;
 }
 

@@ -96,7 +96,7 @@ function printComparison(ctx: CliContext, result: Record<string, unknown>, compa
   const fields = [...new Set([...Object.keys((first.payload as Record<string, unknown> | null) ?? {}), ...Object.keys((second.payload as Record<string, unknown> | null) ?? {})])].sort();
   const field = (side: Record<string, unknown>, name: string): unknown => (side.payload as Record<string, unknown> | null)?.[name] ?? (side.payload === null ? '(payload expired)' : '');
   print(ctx, { ...compared, ...result }, ['', `first ${String(first.id)}`, `second ${String(second.id)}`], [
-    ['status', first.status, `${String(second.status)}${second.reason === null ? '' : ` / ${String(second.reason)}`}`],
+    ['status', first.status, `${String(second.status)}${second.reason === null ? '' : ` / ${cell(second.reason)}`}`],
     ...fields.map((f) => [f, field(first, f), field(second, f)]),
     ['process instance', first.processInstanceId, ''],
   ]);

@@ -48,5 +48,6 @@ export function cell(value: unknown): string {
   if (value === null || value === undefined) return '';
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'object') return JSON.stringify(value);
+  // eslint-disable-next-line @typescript-eslint/no-base-to-string -- objects returned above: value is a primitive (or a function), which TypeScript can only call {}
   return String(value);
 }

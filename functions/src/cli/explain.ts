@@ -135,7 +135,7 @@ function tokenText(t: TokenFact): string {
 function explainOpen(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 'because' | 'next' | 'parkedFromIfUnclaimed'> {
   const { doc } = f;
   const due = doc.nextAttemptAt === null || doc.nextAttemptAt.getTime() <= now.getTime();
-  const attempt = due ? 'due now: the relay takes it at its next call (within a minute)' : `next attempt ${when(doc.nextAttemptAt ?? now, now)}`;
+  const attempt = due ? 'due now: the relay takes it at its next call (within a minute)' : `next attempt ${when(doc.nextAttemptAt, now)}`;
   const summary = `OPEN (${String(doc.messageName)}, key ${String(doc.correlationKey)}), ${doc.attempts} attempt(s) so far; ${attempt}`;
   const windowFrom = doc.requeuedAt ?? doc.receivedAt;
   const parkedFrom = windowFrom === null ? null : new Date(windowFrom.getTime() + f.bufferWindowMs);
@@ -215,6 +215,7 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
     }
     case 'MANUAL':
       return { summary, because: [`parked by an operator: ${String(doc.lastError ?? 'no reason given')}`], next: [`if it should be processed after all: ${requeue}`] };
+    case null: // no reason stored (a hand-written document): as an unknown reason
     default:
       return { summary, because: [`reason ${String(doc.reason)}: ${String(doc.lastError ?? '')}`], next: [`${CLI} show ${id}`] };
   }

@@ -1,7 +1,7 @@
 import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
 import { type ListFilters, QUERIES } from '../queries';
 import { DEFAULT_REGISTRY } from '../receiver/registry';
-import type { CliContext } from './context';
+import { cell, type CliContext } from './context';
 import { ageOf, type Doc, view } from './documents';
 import { print } from './output';
 import { parseChoice, parseDuration, parseLimit, REASONS, STATUSES, UsageError } from './parse';
@@ -73,5 +73,5 @@ export async function list(ctx: CliContext, options: ListOptions): Promise<void>
   const now = ctx.now();
   const old = (d: Doc): boolean => olderThan !== null && d.receivedAt instanceof Date && now.getTime() - d.receivedAt.getTime() >= olderThan;
   const { docs } = await findDocuments(ctx.db(), filters, limit, olderThan === null ? null : old);
-  print(ctx, docs, ['id', 'status', 'reason', 'message', 'key', 'attempts', 'age', 'last error'], docs.map((d) => [d.id, d.status, d.reason, d.messageName, d.correlationKey, d.attempts, ageOf(d, now), String(d.lastError ?? d.validationError ?? '').slice(0, 60)]));
+  print(ctx, docs, ['id', 'status', 'reason', 'message', 'key', 'attempts', 'age', 'last error'], docs.map((d) => [d.id, d.status, d.reason, d.messageName, d.correlationKey, d.attempts, ageOf(d, now), cell(d.lastError ?? d.validationError).slice(0, 60)]));
 }

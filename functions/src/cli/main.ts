@@ -73,7 +73,7 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--key <key>', 'correlation key')
     .option('--older-than <duration>', 'received at least this long ago (15m, 2h, 7d)')
     .option('--limit <n>', 'at most this many', '100')
-    .action((options) => inbox().list(context(), options));
+    .action((options: Parameters<typeof import('./inbox-commands').list>[1]) => inbox().list(context(), options));
   program.command('show <id>').description('a document with payload, attempts, errors and its process state').action((id: string) => inbox().show(context(), id));
   program
     .command('explain <id>')
@@ -86,7 +86,7 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--since <time>', 'with --reason: parked at or after (ISO time or 2h)')
     .option('--dry-run', 'show what would be requeued')
     .option('--yes', 'do not ask before a bulk requeue')
-    .action((ids: string[], options) => inbox().requeueCommand(context(), ids, options));
+    .action((ids: string[], options: Parameters<typeof import('./inbox-commands').requeueCommand>[2]) => inbox().requeueCommand(context(), ids, options));
   program.command('park <id>').description('OPEN to PARKED (reason MANUAL)').requiredOption('--reason <text>', 'why').action((id: string, options: { reason: string }) => inbox().parkCommand(context(), id, options.reason));
 }
 
@@ -105,7 +105,7 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .requiredOption('--activity <id>', 'BPMN element to move the token to')
     .option('--execution <id>', 'the token to move (default: add a new token)')
     .option('--force', 'allow a second waiting point for the same message and key')
-    .action((options) => processes().moveTokenCommand(context(), options));
+    .action((options: Parameters<typeof import('./process-commands').moveTokenCommand>[1]) => processes().moveTokenCommand(context(), options));
   repair
     .command('resolve-incident <instanceId>')
     .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
@@ -117,7 +117,7 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--dry-run', 'show both payloads and what would change; change nothing')
     .option('--note <text>', 'why, kept with the document')
     .action((id: string, options: { dryRun?: boolean; note?: string }) => admission().admitCollisionCommand(context(), id, options));
-  repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options) => processes().cancelTokenCommand(context(), options));
+  repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
 }
 
 /** purge: deletes DONE documents processed before a time. */
@@ -129,7 +129,7 @@ function addPurgeCommand(program: Command, context: () => CliContext): void {
     .option('--force', 'allow a bound inside the DONE retention (deletes dedup records of messages Pub/Sub may redeliver)')
     .option('--dry-run', 'count only')
     .option('--yes', 'do not ask')
-    .action((options) => inbox().purge(context(), options));
+    .action((options: Parameters<typeof import('./inbox-commands').purge>[1]) => inbox().purge(context(), options));
 }
 
 /**

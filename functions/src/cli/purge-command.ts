@@ -1,4 +1,4 @@
-import type { DocumentSnapshot, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import type { BulkWriterError, DocumentSnapshot, Firestore, GrpcStatus, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { isTimestamp } from '../core/timestamp';
 import { QUERIES } from '../queries';
 import { type BulkOptions, confirmBulk } from './bulk';
@@ -12,7 +12,7 @@ import { pageProgress } from './progress';
 export const PURGE_PAGE_SIZE = 500;
 
 /** gRPC FAILED_PRECONDITION: the document changed after its page was read (its update time no longer matches). */
-const FAILED_PRECONDITION = 9;
+const FAILED_PRECONDITION: GrpcStatus = 9;
 
 export interface PurgeOptions {
   readonly dryRun: boolean;
@@ -71,21 +71,22 @@ async function deleteUnchanged(db: Firestore, docs: readonly QueryDocumentSnapsh
   writer.onWriteError((err) => err.code !== FAILED_PRECONDITION && err.failedAttempts < 5);
   let deleted = 0;
   let changed = 0;
-  let failure: unknown = null;
+  const failures: BulkWriterError[] = [];
   const ops = docs.map((d) =>
     writer.delete(d.ref, { lastUpdateTime: d.updateTime }).then(
       () => {
         deleted += 1;
       },
-      (err: { code?: unknown }) => {
+      // The SDK rejects a write of the BulkWriter with a BulkWriterError.
+      (err: BulkWriterError) => {
         if (err.code === FAILED_PRECONDITION) changed += 1;
-        else failure ??= err;
+        else failures.push(err);
       },
     ),
   );
   await writer.close();
   await Promise.all(ops);
-  if (failure !== null) throw failure;
+  if (failures[0] !== undefined) throw failures[0];
   return { deleted, changed };
 }
 

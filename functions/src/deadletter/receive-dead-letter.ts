@@ -24,12 +24,23 @@ const ENVELOPE_ALLOWANCE_BYTES = 512 * 1024;
  */
 export const DEAD_LETTER_MAX_BODY_BYTES = Math.ceil(PUBSUB_MAX_DATA_BYTES / 3) * 4 + ENVELOPE_ALLOWANCE_BYTES;
 
+/**
+ * What receiveDeadLetter needs: the push endpoint's checks (its
+ * maxBodyBytes at least {@link DEAD_LETTER_MAX_BODY_BYTES}) and the inbox
+ * write's settings, as the receiver has them (createReceiveDeadLetter).
+ */
 export interface DeadLetterDeps extends PushEndpointDeps {
+  /** The Firestore client, created on the first call. */
   readonly db: () => Firestore;
+  /** The receiver's registry: the original message is read as the receiver would have read it. */
   readonly registry: MessageRegistry;
+  /** JSON lines for Cloud Logging; every dead letter is an ERROR line, for the alert. */
   readonly log: Logger;
+  /** The clock of parkedAt and of the recorded dead-letter event. */
   readonly now: () => Date;
+  /** Deadline of the write, ms (INBOX_WRITE_TIMEOUT_MS); past it 503, and the subscription redelivers. */
   readonly writeTimeoutMs: number;
+  /** INBOX_SHARDS, as for the receiver: a dead letter requeued to OPEN is found by the relay's per-shard query. */
   readonly shards: number;
 }
 

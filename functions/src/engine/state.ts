@@ -37,15 +37,36 @@ export const isOpenIncident = (incident: Incident): boolean => incident.resolved
 /** How many correlated message ids an instance keeps (bounds the document for looping models). */
 export const CORRELATED_MESSAGES_KEPT = 100;
 
+/**
+ * One process instance, stored as `processInstances/{id}` (Dates as
+ * Timestamps; docs/data-model.md). Changed only inside a Firestore
+ * transaction: by the engine's transitions (start, job done, message
+ * correlated) and by the operator's repair commands.
+ */
 export interface InstanceState {
+  /** instanceId(processKey, businessKey): one instance per pair, so a second start finds the first. */
   readonly id: string;
+  /** The BPMN process id of its model (`ProcessModel.key`, engine/model.ts). */
   readonly processKey: string;
+  /** `ProcessModel.version` at the start; a record only: the engine runs the model deployed now. */
   readonly processVersion: string;
+  /** The caller's key for the instance (a work order id): trimmed, 1 to 256 characters (startProcess checks). */
   readonly businessKey: string;
+  /**
+   * RUNNING while a token moves or waits; INCIDENT from the first open
+   * incident until `inbox repair resolve-incident`; COMPLETED once no token
+   * is left. A repair that adds a token makes a COMPLETED instance RUNNING.
+   */
   readonly status: InstanceStatus;
+  /**
+   * The start's variables, then merged (later values win) with what each
+   * async handler returns and each correlated message's payload. Plain
+   * values only: they are stored, and gateway conditions read them.
+   */
   readonly variables: Readonly<Record<string, unknown>>;
   /** Executions (tokens) not yet ended: the instance completes when this is empty. */
   readonly activeExecutionIds: readonly string[];
+  /** Every incident raised, resolved ones included (see {@link isOpenIncident}); none is ever removed. */
   readonly incidents: readonly Incident[];
   /**
    * Inbox ids of the messages correlated into this instance, oldest first,
@@ -67,8 +88,11 @@ export interface InstanceState {
    * its own (201, its jobs dispatched), not as someone else's (200).
    */
   readonly startRequestId?: string;
+  /** When the start's transaction ran (the function's clock). */
   readonly createdAt: Date;
+  /** When the last transition or repair changed it. */
   readonly updatedAt: Date;
+  /** When its last token ended; null while a token is left (cleared when a repair adds one). */
   readonly completedAt: Date | null;
 }
 

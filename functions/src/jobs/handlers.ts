@@ -30,10 +30,17 @@ export class PermanentJobError extends PermanentFailureError {
   override readonly name: string = 'PermanentJobError';
 }
 
+/** What the work-order handlers need; createRuntime (runtime.ts) builds it, tests pass their own. */
 export interface WorkOrderHandlerDeps {
+  /** The Firestore client, created on the first call: createInvoice writes `invoices/` with it. */
   readonly db: () => Firestore;
-  /** Publishes to a topic, returns the message id. */
+  /**
+   * Publishes to a topic, returns the message id. Locally the Pub/Sub
+   * emulator (PUBSUB_EMULATOR_HOST, read by the client itself); the topic
+   * must exist there, as in the project.
+   */
   readonly publish: (topic: string, data: Buffer, attributes: Readonly<Record<string, string>>) => Promise<string>;
+  /** The topic handOverWorkOrder publishes to (INBOX_PROVIDER_TOPIC, default `work-orders`). */
   readonly providerTopic: string;
 }
 

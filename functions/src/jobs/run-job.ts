@@ -16,17 +16,30 @@ import type { JobQueue } from '../tasks/job-queue';
 import { dispatchJobs, logDuplicates } from './dispatch';
 import type { AsyncHandler } from './handlers';
 
+/** What runJob needs, passed in (tests build their own); runJobFunction (wiring.ts) builds it from the configuration. */
 export interface RunJobDeps {
+  /** The Firestore client, created on the first call (keeps the SDK out of the cold start). */
   readonly db: () => Firestore;
+  /** The deployed models, loaded (the BPMN files parsed) on the first job, not at start-up. */
   readonly engine: () => Promise<Engine>;
+  /** The jobs queue (INBOX_TASKS_QUEUE, tasks POSTed to runJob): the jobs a finished job creates go there after the commit. */
   readonly queue: () => JobQueue;
+  /** The async handlers by BPMN task id (jobs/handlers.ts); a job of a task without one fails for good (NO_HANDLER). */
   readonly handlers: () => Readonly<Record<string, AsyncHandler>>;
+  /**
+   * Checks the OIDC token Cloud Tasks signs for the runJob URL as
+   * INBOX_TASKS_SERVICE_ACCOUNT, the only signer it accepts. null when
+   * INBOX_PUSH_AUTH=disabled or no tasks service account is set: the local
+   * Cloud Tasks emulator signs no token.
+   */
   readonly verifier: (() => Promise<PushTokenVerifier>) | null;
+  /** JSON lines on stdout for Cloud Logging, tagged with the function; the log-based metrics and alerts read their fields. */
   readonly log: Logger;
+  /** The clock the handler gets and the job's finishedAt is stamped with. */
   readonly now: () => Date;
-  /** Failed handler runs before the job is FAILED (INBOX_JOB_MAX_ATTEMPTS). */
+  /** Failed handler runs before the job is FAILED (INBOX_JOB_MAX_ATTEMPTS, default 10; below queueMaxAttempts). */
   readonly maxAttempts: number;
-  /** The queue's retryConfig.maxAttempts (INBOX_JOBS_QUEUE_MAX_ATTEMPTS): its last attempt records any failure. */
+  /** The queue's retryConfig.maxAttempts (INBOX_JOBS_QUEUE_MAX_ATTEMPTS, default 20): its last attempt records any failure. */
   readonly queueMaxAttempts: number;
 }
 

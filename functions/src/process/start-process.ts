@@ -13,11 +13,23 @@ import { hasLoneSurrogate } from '../receiver/envelope';
 import type { JobQueue } from '../tasks/job-queue';
 import { correlationProblem, variablesProblem } from './variables';
 
+/** What startProcess needs, passed in (tests build their own); startProcessFunction (wiring.ts) builds it from the configuration. */
 export interface StartProcessDeps {
+  /** The Firestore client, created on the first call (keeps the SDK out of the cold start). */
   readonly db: () => Firestore;
+  /** The deployed models, loaded on the first request; a processKey none of them has is answered 400. */
   readonly engine: () => Promise<Engine>;
+  /**
+   * The jobs queue (INBOX_TASKS_QUEUE, tasks POSTed to runJob). A start that
+   * reaches an async task dispatches its job after the commit; if that fails
+   * the job stays PENDING and sweepJobs dispatches it. Locally the Cloud
+   * Tasks emulator (INBOX_TASKS_EMULATOR_HOST) must have the queue: the local
+   * stack creates it.
+   */
   readonly queue: () => JobQueue;
+  /** JSON lines on stdout for Cloud Logging, tagged with the function; the log-based metrics and alerts read their fields. */
   readonly log: Logger;
+  /** The clock of the instance's createdAt and of its first transition. */
   readonly now: () => Date;
 }
 

@@ -9,9 +9,23 @@ import { parsePushEnvelope } from './envelope';
 
 /** What every Pub/Sub push endpoint of the project checks before it looks at a message. */
 export interface PushEndpointDeps {
-  /** null when push authentication is disabled (local emulator). */
+  /**
+   * Checks the OIDC token Pub/Sub signs for the push subscription (audience
+   * INBOX_PUSH_AUDIENCE, signer one of INBOX_PUSH_SERVICE_ACCOUNTS). A
+   * function, so google-auth-library loads on the first request, not at
+   * start-up. null when INBOX_PUSH_AUTH=disabled: the Pub/Sub emulator sends
+   * no token (config.ts refuses the setting on Cloud Run unless
+   * INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN=intended).
+   */
   readonly verifier: (() => Promise<PushTokenVerifier>) | null;
+  /** Structured lines for Cloud Logging; the log-based metrics read their fields. */
   readonly log: Logger;
+  /**
+   * Largest request body, in bytes, checked first: a larger one is answered
+   * 413 before its token or JSON is looked at. The receiver's is base64 of
+   * INBOX_MAX_DATA_BYTES (default 10 MiB, Pub/Sub's maximum) plus 512 KiB
+   * of envelope; receiveDeadLetter's never falls below Pub/Sub's maximum.
+   */
   readonly maxBodyBytes: number;
 }
 

@@ -9,16 +9,35 @@ import { type AcceptAnswer, createPushEndpoint } from './push-endpoint';
 import { interpretMessage } from './interpret';
 import type { MessageRegistry } from './registry';
 
-/** Everything the push receiver needs, passed in (tests build their own). */
+/**
+ * Everything the push receiver needs, passed in (tests build their own);
+ * createReceivePubSubPush builds it from the configuration.
+ */
 export interface ReceiverDeps {
+  /** The Firestore client, created on the first call (keeps the SDK out of the cold start). */
   readonly db: () => Firestore;
+  /** The message types it reads; a message of no known type is kept PARKED / INVALID_PAYLOAD, never refused. */
   readonly registry: MessageRegistry;
-  /** null when push authentication is disabled (local emulator). */
+  /** As PushEndpointDeps.verifier (push-endpoint.ts): null when push authentication is disabled (local emulator). */
   readonly verifier: (() => Promise<PushTokenVerifier>) | null;
+  /** JSON lines on stdout for Cloud Logging, tagged with the function; the log-based metrics and alerts read their fields. */
   readonly log: Logger;
+  /** The clock of receivedAt and nextAttemptAt; tests pass a fixed one. */
   readonly now: () => Date;
+  /** As PushEndpointDeps.maxBodyBytes: base64 of INBOX_MAX_DATA_BYTES plus the envelope allowance. */
   readonly maxBodyBytes: number;
+  /**
+   * Deadline of the inbox write, ms (INBOX_WRITE_TIMEOUT_MS, default 8 s).
+   * Past it the answer is 503 and Pub/Sub redelivers; it stays below the
+   * subscription's ack deadline (10 s at least), after which even a 2xx
+   * counts as a nack.
+   */
   readonly writeTimeoutMs: number;
+  /**
+   * Shards of the relay's candidate index (INBOX_SHARDS, default 16): each
+   * new document gets shardOf(id, shards). Must match the relay's; a
+   * document stored under a larger count is moved into range by the relay.
+   */
   readonly shards: number;
   /**
    * Fast path: asks for a relay of one new OPEN document within seconds (a

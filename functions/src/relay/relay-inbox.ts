@@ -12,14 +12,27 @@ import { type Gauges, readGauges } from './gauges';
 import { account, emptySummary, relayBatch } from './relay-batch';
 import { relayOne, type RelayDeps } from './relay-one';
 
+/** What relayInbox needs, passed in (tests build their own); relayInboxFunction (wiring.ts) builds it from the configuration. */
 export interface RelayFunctionDeps {
+  /** The Firestore client, created on the first call (keeps the SDK out of the cold start). */
   readonly db: () => Firestore;
+  /** The deployed models, loaded on the first call. */
   readonly engine: () => Promise<Engine>;
+  /** The jobs queue (INBOX_TASKS_QUEUE): jobs a correlation creates are dispatched after each commit. */
   readonly queue: () => JobQueue;
+  /** JSON lines on stdout for Cloud Logging, tagged with the function; the log-based metrics and alerts read their fields. */
   readonly log: Logger;
+  /** Budget, grace, parallelism, batch size, policy, retention and transaction deadline (the INBOX_RELAY_* settings). */
   readonly relay: RelayConfig;
+  /**
+   * INBOX_SHARDS (default 16): the candidate query runs once per shard, and
+   * the scheduled call first moves OPEN documents with a shard at or above
+   * it into range (stored under a larger count, or in a rolling deploy).
+   */
   readonly shards: number;
+  /** The relay's clock; tests pass one they move. */
   readonly now: () => Date;
+  /** In [0, 1): backoff jitter and the order of correlation keys within a round (Math.random). */
   readonly random: () => number;
 }
 

@@ -12,15 +12,25 @@ import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } from './inbox-writes';
 import { holdUntil, olderThan, withoutEntry } from './lane';
 
+/**
+ * What relaying one document needs: the clients already made (relayOne and
+ * relayBatch run inside one relay call) and the relay's settings. The relay
+ * function (relayInbox) builds it per call from its RelayFunctionDeps.
+ */
 export interface RelayDeps {
+  /** The Firestore client of this relay call. */
   readonly db: Firestore;
+  /** The deployed models and the buffer a newly waiting token takes its early message from. */
   readonly engine: Engine;
+  /** Backoff, buffer window and ERROR threshold of the relay's decisions (the INBOX_BACKOFF_* and INBOX_BUFFER_WINDOW_MS settings). */
   readonly policy: RelayPolicy;
   /** How long DONE documents are kept (expireAt), ms. */
   readonly retentionMs: number;
   /** How long the processed record of a DONE document is kept, ms; default INBOX_DEDUP_RETENTION_DAYS' default. */
   readonly recordRetentionMs?: number;
+  /** The clock of decisions, backoff and expireAt; tests pass a fixed one. */
   readonly now: () => Date;
+  /** In [0, 1): the backoff's jitter, so documents that failed together do not retry together (Math.random). */
   readonly random: () => number;
   /**
    * Deadline of one relay transaction, ms. The Firestore client retries an
@@ -89,6 +99,7 @@ async function abandonAfter<T>(db: Firestore, what: string, timeoutMs: number, w
           attempt += 1;
           if (abandoned) throw new AbandonedError(`${what}: abandoned at its deadline`);
           const value = await work(uow, attempt);
+          // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the catch below sets it while work() awaits; TypeScript keeps the narrowing across the await
           if (abandoned) throw new AbandonedError(`${what}: abandoned at its deadline`);
           return value;
         },

@@ -26,7 +26,8 @@ function clientFor(emulatorHost: string | null): Tasks.CloudTasksClient {
     client = new CloudTasksClient();
   } else {
     const { credentials } = require('@grpc/grpc-js') as typeof Grpc;
-    const [host, port] = emulatorHost.split(':');
+    // split() returns at least one element, so the default never applies; it only tells the types.
+    const [host = emulatorHost, port] = emulatorHost.split(':');
     // universeDomain set: otherwise the client looks for Google credentials (and probes the metadata server) first.
     client = new CloudTasksClient({ apiEndpoint: host, port: Number(port), sslCreds: credentials.createInsecure(), universeDomain: 'googleapis.com' });
   }

@@ -129,6 +129,6 @@ export const frameworkRefusal: fc.Arbitrary<CaseBuilder> = fc
       case 'gzip': return body(env, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       case 'encoding': return body(env, { 'content-type': 'application/json', 'content-encoding': 'x-custom' }, 415);
       case 'params': return body(Array.from({ length: 1_001 }, (_, i) => `p${i}=1`).join('&'), { 'content-type': 'application/x-www-form-urlencoded' }, 413);
-      default: return body(`a${'[b]'.repeat(40)}=1`, { 'content-type': 'application/x-www-form-urlencoded' });
+      case 'depth': return body(`a${'[b]'.repeat(40)}=1`, { 'content-type': 'application/x-www-form-urlencoded' });
     }
   });

@@ -63,6 +63,7 @@ export function toJsonText(value: unknown): string {
   if (value instanceof Entries) return `{${value.entries.map(([k, v]) => `${JSON.stringify(k)}:${toJsonText(v)}`).join(',')}}`;
   if (Array.isArray(value)) return `[${value.map(toJsonText).join(',')}]`;
   if (typeof value === 'object' && value !== null) return toJsonText(new Entries(Object.entries(value)));
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify returns undefined for undefined, a function or a symbol; lib.d.ts says string
   return JSON.stringify(value) ?? 'null';
 }
 

@@ -61,7 +61,8 @@ export function appliedRepair(doc: object | null | undefined, requestId: string)
 /** The document with `record` appended to its repairs (the last {@link REPAIRS_KEPT} kept). */
 export function withRepair<T extends object>(doc: T, record: RepairRecord): T & { readonly repairs: readonly RepairRecord[] } {
   const stored = (doc as RepairLogged).repairs;
-  const before = Array.isArray(stored) ? stored : [];
+  // Array.isArray types a readonly array as any[]; the declared type keeps the records typed.
+  const before: readonly RepairRecord[] = Array.isArray(stored) ? stored : [];
   return { ...doc, repairs: [...before, record].slice(-REPAIRS_KEPT) };
 }
 
