@@ -22,6 +22,7 @@ import { join } from 'node:path';
 import { freePort } from '../tools/emulators/ports';
 import { argNumber } from './pool';
 import { barChart } from './chart';
+import { errorMessage } from '../functions/src/core/errors';
 
 const ROOT = join(__dirname, '..');
 const RUNS = argNumber('runs', 10);
@@ -141,6 +142,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : String(err));
+  console.error(errorMessage(err));
   process.exitCode = 1;
 });

@@ -41,6 +41,7 @@ import { measureLatency } from './relay-latency';
 import { type BenchResult, printReport } from './relay-report';
 import { buildBacklog, checkBacklog, completionId, drainedOnce, workOrderEngine } from './relay-setup';
 import { addSummary, emulatorPid, machine, ownCpuMs, round } from './relay-stats';
+import { errorMessage } from '../functions/src/core/errors';
 
 const N = argNumber('n', 5_000);
 const CONCURRENCY = argNumber('concurrency', 32);
@@ -249,7 +250,7 @@ async function main(): Promise<void> {
     else printReport(result);
     process.exitCode = result.ok ? 0 : 1;
   } finally {
-    for (const stop of cleanup.reverse()) await stop().catch((err: unknown) => progress(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
+    for (const stop of cleanup.reverse()) await stop().catch((err: unknown) => progress(`cleanup: ${errorMessage(err)}`));
     await emulators.stop();
   }
 }

@@ -19,6 +19,7 @@ import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { parsePushEnvelope } from '../../functions/src/receiver/envelope';
 import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import { errorMessage } from '../../functions/src/core/errors';
 
 export type BaselineMode = 'naive' | 'nack';
 
@@ -56,7 +57,7 @@ export async function startBaseline(mode: BaselineMode, db: Firestore, engine: E
       ledger.failures.delete(id);
       return 200;
     } catch (err) {
-      ledger.failures.set(id, err instanceof Error ? err.message : String(err));
+      ledger.failures.set(id, errorMessage(err));
       return mode === 'naive' ? 200 : 503;
     }
   };

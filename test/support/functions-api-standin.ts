@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { errorMessage } from '../../functions/src/core/errors';
 
 /** The function as gcloud sent it in the create or patch request (the API's JSON). */
 export interface SentFunction {
@@ -148,7 +149,7 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
       try {
         route(req, Buffer.concat(chunks), res);
       } catch (err) {
-        json(res, 500, { error: { code: 500, message: err instanceof Error ? err.message : String(err) } });
+        json(res, 500, { error: { code: 500, message: errorMessage(err) } });
       }
     });
   });

@@ -15,6 +15,7 @@ import { COMPLETION_ATTRIBUTES, completionOf } from '../local/provider';
 import { evaluate, observeOrder, type Evaluation, type Snapshot } from './evaluate';
 import { readSnapshot } from './observe';
 import { type PlannedOrder, planOrders, POISON_MESSAGES, scenarioOf, type ScenarioId } from './plan';
+import { errorMessage } from '../../functions/src/core/errors';
 
 export interface DemoOptions {
   readonly orders: number;
@@ -78,7 +79,7 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     try {
       await body();
     } catch (err) {
-      error = err instanceof Error ? err.message : String(err);
+      error = errorMessage(err);
     }
     phases.push({ phase: name, seconds: Math.round((Date.now() - t) / 100) / 10, error });
   };
@@ -202,7 +203,7 @@ async function until<T>(check: () => Promise<T | undefined | false>, what: strin
       if (value !== undefined && value !== false) return value;
     } catch (err) {
       if (err instanceof Error && err.message.startsWith('startProcess')) throw err;
-      lastError = err instanceof Error ? err.message : String(err);
+      lastError = errorMessage(err);
     }
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : ` (last error: ${lastError})`}`);
     await new Promise((r) => setTimeout(r, everyMs));

@@ -16,6 +16,7 @@
 import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import { startEmulators, type RunningEmulators } from './harness';
+import { errorMessage } from '../../functions/src/core/errors';
 
 const USAGE = `usage: npx tsx tools/emulators/cli.ts start
        npx tsx tools/emulators/cli.ts run -- <command> [args...]`;
@@ -98,7 +99,7 @@ async function main(argv: readonly string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error(err instanceof Error ? err.message : err);
+    console.error(errorMessage(err));
     process.exit(1);
   },
 );

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { ProviderStats } from './provider';
 import type { ScheduleStats } from './scheduler';
 import { REPO_ROOT } from './serve-function';
+import { errorMessage } from '../../functions/src/core/errors';
 
 export type FunctionTarget = 'receivePubSubPush' | 'receiveDeadLetter' | 'startProcess' | 'runJob' | 'sweepJobs' | 'relayInbox';
 
@@ -86,7 +87,7 @@ export async function serveControl(control: StackControl, port = 0): Promise<{ u
   const server: Server = createServer((req, res: ServerResponse) => {
     route(req).then(
       ([status, body]) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
-      (err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: err instanceof Error ? err.message : String(err) })),
+      (err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: errorMessage(err) })),
     );
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));

@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { errorMessage } from '../../functions/src/core/errors';
 
 /** A commander option parser for a number in [min, max] (an integer if `integer`), with a message that says which. */
 export function numberIn(min: number, max: number, integer = false): (value: string) => number {
@@ -27,7 +28,7 @@ export function runMain(tag: string, main: () => Promise<number>): void {
         process.exitCode = (err as { exitCode: number }).exitCode === 0 ? 0 : 2;
         return;
       }
-      console.error(`[${tag}] ${err instanceof Error ? err.message : String(err)}`);
+      console.error(`[${tag}] ${errorMessage(err)}`);
       process.exitCode = 1;
     },
   );

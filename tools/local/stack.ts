@@ -19,6 +19,7 @@ import { every, type Schedule, type ScheduleStats } from './scheduler';
 import { serveFunction, type ServedFunction } from './serve-function';
 import { createTopology, TOPOLOGY } from './topology';
 import { useEmulators, type EmulatorSession } from './use-emulators';
+import { errorMessage } from '../../functions/src/core/errors';
 
 /** Options of {@link startLocalStack}; every one has a default suited to a laptop. */
 export interface StackOptions {
@@ -89,7 +90,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const progress = options.progress ?? ((): void => undefined);
   const cleanup: Array<() => Promise<void>> = [];
   const stopAll = async (): Promise<void> => {
-    for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => console.error('[stack] stop:', err instanceof Error ? err.message : err));
+    for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => console.error('[stack] stop:', errorMessage(err)));
   };
   try {
     const emulators: EmulatorSession = await useEmulators(options.reuseEmulators ?? true);

@@ -10,6 +10,7 @@ import { serveControl, STACK_FILE } from './control';
 import { numberIn } from './options';
 import { startLocalStack } from './stack';
 import { formatTable } from './table';
+import { errorMessage } from '../../functions/src/core/errors';
 
 
 async function main(): Promise<void> {
@@ -77,7 +78,7 @@ Ctrl-C stops everything started here.
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.message : err);
+  console.error(errorMessage(err));
   rmSync(STACK_FILE, { force: true });
   process.exitCode = 1;
 });

@@ -1,4 +1,5 @@
 import type { Certificates, OAuth2Client } from 'google-auth-library';
+import { errorMessage } from '../core/errors';
 
 /**
  * Verification of the OIDC token Pub/Sub attaches to push requests
@@ -62,7 +63,7 @@ function headerAlg(jwt: string): string | null {
 
 /** First clause of a library error, without the token it may quote. */
 function reasonOf(err: unknown): string {
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return message.split(/[:,]/)[0]?.slice(0, 100) ?? 'invalid token';
 }
 

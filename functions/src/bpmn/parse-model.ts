@@ -10,6 +10,7 @@ import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow 
 import { parseCondition } from './condition';
 import { checkGraph, type Draft, type NodeDraft } from './check-graph';
 import inboxDescriptor from './inbox-moddle.json';
+import { errorMessage } from '../core/errors';
 
 type Element = BpmnModdle.ModdleElement;
 
@@ -72,7 +73,7 @@ async function readDefinitions(xml: string): Promise<Element> {
   try {
     result = await new BpmnModdle({ inbox: inboxDescriptor }).fromXML(xml);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     throw new ModelError(`not readable as BPMN XML: ${message.replace(/\s+/g, ' ')}`);
   }
   const [warning] = result.warnings;
@@ -174,7 +175,7 @@ function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): Sequence
   try {
     return { id, sourceId, targetId, condition: parseCondition(conditionText), conditionText };
   } catch (error) {
-    throw new ModelError(error instanceof Error ? error.message : String(error), id);
+    throw new ModelError(errorMessage(error), id);
   }
 }
 

@@ -1,5 +1,5 @@
 import { Socket } from 'node:net';
-import { errorCode } from '../core/errors';
+import { errorCode, errorMessage } from '../core/errors';
 
 /**
  * The CLI's expected failures: each one line that says what to do, each with
@@ -42,7 +42,7 @@ export interface Target {
 const GRPC = { NOT_FOUND: 5, PERMISSION_DENIED: 7, UNAVAILABLE: 14, UNAUTHENTICATED: 16, DEADLINE_EXCEEDED: 4 } as const;
 
 /** A library message as one line, without its own "14 UNAVAILABLE:" prefix repeated. */
-const oneLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim().slice(0, 300);
+const oneLine = (err: unknown): string => errorMessage(err).replace(/\s+/g, ' ').trim().slice(0, 300);
 
 const LOGIN = 'run `gcloud auth application-default login` (or set GOOGLE_APPLICATION_CREDENTIALS to a service account key file)';
 

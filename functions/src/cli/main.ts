@@ -15,6 +15,7 @@ import { type CliContext, cliContext, type CliIo } from './context';
 import { classifyCliError, type CliFailure, EXIT, preflight, type Target } from './failures';
 import { RefusedError } from './inbox-ops';
 import { UsageError } from './parse';
+import { errorMessage } from '../core/errors';
 
 const terminalIo: CliIo = {
   out: (text) => process.stdout.write(`${text}\n`),
@@ -157,7 +158,7 @@ function failureExit(err: unknown, io: CliIo, expected: () => CliFailure | null)
     io.err(`inbox: ${failure.message}`);
     return failure.exitCode;
   }
-  io.err(`inbox: ${(err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ')}`);
+  io.err(`inbox: ${errorMessage(err).replace(/\s+/g, ' ')}`);
   return EXIT.FAILED;
 }
 

@@ -84,6 +84,11 @@ function permanentIn(err: unknown): PermanentFailureError | null {
 }
 
 /** Reads the numeric gRPC code or string socket code an error carries, if any. */
+/** The text of anything thrown: an Error's message, anything else as a string. */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 export function errorCode(err: unknown): number | string | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const code = (err as { code?: unknown }).code;
@@ -101,7 +106,7 @@ export function classifyFailure(err: unknown): FailureClass {
   }
   if (typeof code === 'string' && RETRYABLE_SOCKET_CODES.has(code)) return { kind: 'retryable', code };
   // The gRPC client reports a refused connection as a message on a code-less error in some paths.
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   if (/ECONNREFUSED|Connection dropped|No connection established|socket hang up/i.test(message)) {
     return { kind: 'retryable', code: 'UNAVAILABLE' };
   }

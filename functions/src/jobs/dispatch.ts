@@ -2,6 +2,7 @@ import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import type { JobState } from '../engine/state';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
+import { errorMessage } from '../core/errors';
 
 export interface DispatchOptions<J> {
   /** Reports a job whose task exists already (default: an INFO line; the sweep escalates old jobs). */
@@ -26,7 +27,7 @@ export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId'>
         dispatched += 1;
         if (outcome === 'EXISTS') (options.onExists ?? logExisting)(log, job);
       } catch (err) {
-        log.warn('could not create the job task; the sweep will retry', { jobId: job.id, activityId: job.activityId, error: err instanceof Error ? err.message : String(err) });
+        log.warn('could not create the job task; the sweep will retry', { jobId: job.id, activityId: job.activityId, error: errorMessage(err) });
       }
     }),
   );

@@ -2,7 +2,7 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { PushTokenVerifier } from '../auth/push-token';
-import { classifyFailure, storableText } from '../core/errors';
+import { classifyFailure, errorMessage, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { asInstance, asJob, refs } from '../engine/store/collections';
 import { completeJobRun } from '../engine/store/complete-job';
@@ -46,7 +46,7 @@ export interface RunJobDeps {
 const Body = z.object({ jobId: z.string().regex(/^[0-9a-f]{40}$/, 'a job id (40 hex digits)') });
 
 /** An error's text as it is logged and stored (lastError, the incident): bounded and storable whatever threw it. */
-const message = (err: unknown): string => storableText(err instanceof Error ? err.message : String(err));
+const message = (err: unknown): string => storableText(errorMessage(err));
 
 /**
  * Cloud Tasks' 1-based number of this attempt: X-CloudTasks-TaskRetryCount

@@ -1,7 +1,7 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { DEFAULTS } from '../config';
-import { classifyFailure } from '../core/errors';
+import { classifyFailure, errorMessage } from '../core/errors';
 import { isTimestamp } from '../core/timestamp';
 import { type Answer, failureAnswer, send } from '../http/answer';
 import { refuseMethod } from '../http/request';
@@ -95,7 +95,7 @@ export function createSweepJobsHandler(deps: SweepJobsDeps): (req: Request, res:
       return { kind: 'ok', body: { dispatched } };
     } catch (err) {
       const failure = classifyFailure(err);
-      deps.log.error('job sweep failed', { code: failure.code, error: err instanceof Error ? err.message : String(err) });
+      deps.log.error('job sweep failed', { code: failure.code, error: errorMessage(err) });
       return failureAnswer(failure, 'sweep the jobs', null);
     }
   };

@@ -2,7 +2,7 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
-import { classifyFailure } from '../core/errors';
+import { classifyFailure, errorMessage } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { startProcessInstance } from '../engine/store/start-instance';
 import { type Answer, failureAnswer, RETRY_AFTER_SECONDS, send } from '../http/answer';
@@ -85,7 +85,7 @@ async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answe
   } catch (err) {
     const failure = classifyFailure(err);
     const retry = failure.kind === 'retryable';
-    deps.log.error('could not start the process', { processKey, businessKey, code: failure.code, retry, error: err instanceof Error ? err.message : String(err) });
+    deps.log.error('could not start the process', { processKey, businessKey, code: failure.code, retry, error: errorMessage(err) });
     // Unexpected (a defect, a misconfiguration, input the checks above missed): the same request fails the same way.
     return failureAnswer(failure, 'start the process', RETRY_AFTER_SECONDS);
   }

@@ -4,6 +4,7 @@ import { invalidDocId, legacyMessageDocId, messageDocId } from '../inbox/ids';
 import type { InboxDraft, InvalidDraft, PushEnvelope } from '../inbox/draft';
 import { decodeBase64, hasLoneSurrogate } from './envelope';
 import { DEFAULT_NAME_ATTRIBUTE, findMessageType, type MessageRegistry } from './registry';
+import { errorMessage } from '../core/errors';
 
 /** Longest validation message kept on a document. */
 const MAX_ERROR_CHARS = 2_000;
@@ -63,7 +64,7 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
   try {
     json = JSON.parse(text);
   } catch (err) {
-    return invalid(`message.data is not JSON: ${err instanceof Error ? err.message : String(err)}`, type.name);
+    return invalid(`message.data is not JSON: ${errorMessage(err)}`, type.name);
   }
   const parsed = type.schema.safeParse(json);
   if (!parsed.success) {

@@ -1,6 +1,6 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { AuthFailure, PushTokenVerifier } from '../auth/push-token';
-import { classifyFailure } from '../core/errors';
+import { classifyFailure, errorMessage } from '../core/errors';
 import { type Answer, failureAnswer, type Rejection, RETRY_AFTER_SECONDS, send } from '../http/answer';
 import { refuseMethod } from '../http/request';
 import type { Logger, Severity } from '../log';
@@ -104,7 +104,7 @@ export function createPushEndpoint(
       answer = received;
     } catch (err) {
       const failure = classifyFailure(err);
-      const message = err instanceof Error ? err.message : String(err);
+      const message = errorMessage(err);
       if (failure.kind === 'retryable') deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
       else deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
       answer = failureAnswer(failure, 'store the message', RETRY_AFTER_SECONDS);

@@ -1,6 +1,6 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
-import { withDeadline } from '../core/errors';
+import { errorMessage, withDeadline } from '../core/errors';
 import { storeMessage, type StoreOutcome } from '../inbox/store-message';
 import type { Logger } from '../log';
 import type { PushTokenVerifier } from '../auth/push-token';
@@ -101,7 +101,7 @@ export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Respo
     if (deps.fastPath !== null && outcome.kind === 'STORED' && outcome.doc.status === 'OPEN') {
       const fastPath = deps.fastPath;
       await withDeadline('fast-path task', FAST_PATH_TIMEOUT_MS, () => fastPath(outcome.id)).catch((err: unknown) => {
-        deps.log.warn('fast-path relay task not created; the scheduled relay will pick the message up', { inboxId: outcome.id, error: err instanceof Error ? err.message : String(err) });
+        deps.log.warn('fast-path relay task not created; the scheduled relay will pick the message up', { inboxId: outcome.id, error: errorMessage(err) });
       });
     }
     return ackFor(outcome);

@@ -1,5 +1,5 @@
 import { DEFAULTS } from '../config';
-import { withDeadline } from '../core/errors';
+import { errorMessage, withDeadline } from '../core/errors';
 import type { Logger } from '../log';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { JobQueue } from '../tasks/job-queue';
@@ -129,7 +129,7 @@ async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, l
       });
     }
   } catch (err) {
-    log.warn('stray shards not checked; the next call tries again', { shards, error: err instanceof Error ? err.message : String(err) });
+    log.warn('stray shards not checked; the next call tries again', { shards, error: errorMessage(err) });
   }
 }
 

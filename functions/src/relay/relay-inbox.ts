@@ -2,7 +2,7 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { RelayConfig } from '../config';
-import { classifyFailure, withDeadline } from '../core/errors';
+import { classifyFailure, errorMessage, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { type Answer, failureAnswer, send } from '../http/answer';
 import { parseBody, refuseMethod } from '../http/request';
@@ -107,13 +107,13 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
     } catch (err) {
       // ERROR, not WARNING: without gauges the oldest-OPEN alert sees no data (and so does not fire) and
       // the level alerts freeze; relay-gauges-missing.json alerts on their absence, this line says why.
-      deps.log.error('relay gauges not read', { code: classifyFailure(err).code, error: err instanceof Error ? err.message : String(err) });
+      deps.log.error('relay gauges not read', { code: classifyFailure(err).code, error: errorMessage(err) });
     }
     deps.log.info('relay summary', { relaySummary: summary, gauges });
     return { kind: 'ok', body: { ...summary, gauges } };
   } catch (err) {
     const failure = classifyFailure(err);
-    deps.log.error('relay call failed; documents stay OPEN for the next call', { code: failure.code, error: err instanceof Error ? err.message : String(err) });
+    deps.log.error('relay call failed; documents stay OPEN for the next call', { code: failure.code, error: errorMessage(err) });
     return failureAnswer(failure, 'relay the inbox', null);
   }
 }

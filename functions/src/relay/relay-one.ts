@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
-import { classifyFailure, DeadlineExceededError, type FailureClass, storableText, withDeadline } from '../core/errors';
+import { classifyFailure, DeadlineExceededError, errorMessage, type FailureClass, storableText, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
@@ -187,7 +187,7 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
   } catch (err) {
     const failure = classifyFailure(err);
     // Stored as the document's lastError: bounded and storable whatever threw it.
-    const error = storableText(err instanceof Error ? err.message : String(err));
+    const error = storableText(errorMessage(err));
     const left = timeLeftMs();
     // Past the call's hard stop: not recording loses nothing. The document stays OPEN and due, this attempt is
     // simply not counted, and the next call (or round) tries it again; waiting here would overrun the scheduler's deadline.
