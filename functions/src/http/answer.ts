@@ -1,4 +1,4 @@
-import type { Response } from '@google-cloud/functions-framework';
+import type { Request, Response } from '@google-cloud/functions-framework';
 import type { FailureClass } from '../core/errors';
 
 /**
@@ -91,6 +91,13 @@ export function failureAnswer(failure: FailureClass, action: string, retryAfterS
   return failure.kind === 'retryable'
     ? { kind: 'retry', code: failure.code, error: `temporarily unable to ${action}`, retryAfterSeconds }
     : { kind: 'fail', code: failure.code, error: `unable to ${action}` };
+}
+
+/** An HTTP function from one that decides its answer: each function ends in this one `send`. */
+export function answering(decide: (req: Request) => Promise<Answer>): (req: Request, res: Response) => Promise<void> {
+  return async (req, res) => {
+    send(res, await decide(req));
+  };
 }
 
 export function send(res: Response, answer: Answer): void {

@@ -9,7 +9,7 @@ import { completeJobRun } from '../engine/store/complete-job';
 import { STORED } from '../engine/store/converters';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
 import type { InstanceState, JobState } from '../engine/state';
-import { type Answer, failureAnswer, type Rejection, send } from '../http/answer';
+import { type Answer, answering, failureAnswer, type Rejection } from '../http/answer';
 import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
@@ -86,9 +86,7 @@ interface Delivery {
  * again.
  */
 export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Response) => Promise<void> {
-  return async (req, res) => {
-    send(res, await answerDelivery(deps, req));
-  };
+  return answering((req) => answerDelivery(deps, req));
 }
 
 /** Method, token, body, then the run; what fails before the job is known is answered by its class. */

@@ -3,7 +3,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { DEFAULTS } from '../config';
 import { classifyFailure, errorMessage } from '../core/errors';
 import { isTimestamp } from '../core/timestamp';
-import { type Answer, failureAnswer, send } from '../http/answer';
+import { type Answer, answering, failureAnswer } from '../http/answer';
 import { refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import { QUERIES } from '../queries';
@@ -99,7 +99,5 @@ export function createSweepJobsHandler(deps: SweepJobsDeps): (req: Request, res:
       return failureAnswer(failure, 'sweep the jobs', null);
     }
   };
-  return async (req, res) => {
-    send(res, await sweep(req));
-  };
+  return answering(sweep);
 }

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { classifyFailure, errorMessage } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { startProcessInstance } from '../engine/store/start-instance';
-import { type Answer, failureAnswer, RETRY_AFTER_SECONDS, send } from '../http/answer';
+import { type Answer, answering, failureAnswer, RETRY_AFTER_SECONDS } from '../http/answer';
 import { parseBody, refuseMethod } from '../http/request';
 import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { Logger } from '../log';
@@ -50,9 +50,7 @@ const Body = z.object({
  * defect: 500, `retry: false`, logged at ERROR (http/answer.ts).
  */
 export function createStartProcessHandler(deps: StartProcessDeps): (req: Request, res: Response) => Promise<void> {
-  return async (req, res) => {
-    send(res, await startProcess(deps, req));
-  };
+  return answering((req) => startProcess(deps, req));
 }
 
 async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answer> {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { RelayConfig } from '../config';
 import { classifyFailure, errorMessage, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
-import { type Answer, failureAnswer, send } from '../http/answer';
+import { type Answer, answering, failureAnswer } from '../http/answer';
 import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
@@ -58,9 +58,7 @@ const FastPathBody = z.object({ inboxId: z.string().regex(/^[0-9a-f]{40}$/, 'an 
  * schedule.
  */
 export function createRelayHandler(deps: RelayFunctionDeps): (req: Request, res: Response) => Promise<void> {
-  return async (req, res) => {
-    send(res, await relayInbox(deps, req));
-  };
+  return answering((req) => relayInbox(deps, req));
 }
 
 async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer> {
