@@ -6,11 +6,11 @@
  * a simulated provider. `npm start` and `npm run demo` build on it.
  */
 import { PubSub } from '@google-cloud/pubsub';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
 import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../functions/src/config';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../cloud-tasks-emulator';
 import { freePort } from '../emulators/ports';
 import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy';
 import type { FunctionLogCounts, FunctionTarget, OutageReport, StackControl, StackInfo, StackStatus } from './control';

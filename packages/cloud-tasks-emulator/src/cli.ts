@@ -1,7 +1,7 @@
 /**
  * Runs the Cloud Tasks emulator until Ctrl-C / SIGTERM.
  *
- *   npx tsx tools/cloud-tasks-emulator/cli.ts [--port=N] [--quiet]
+ *   npx tsx packages/cloud-tasks-emulator/src/cli.ts [--port=N] [--quiet]
  *
  * Prints `CLOUD_TASKS_EMULATOR_HOST=127.0.0.1:PORT` on stdout; RPCs and
  * dispatch attempts are logged on stderr unless --quiet. Exit codes: 0 after
@@ -9,7 +9,7 @@
  */
 import { startCloudTasksEmulator } from './emulator';
 
-const USAGE = 'usage: npx tsx tools/cloud-tasks-emulator/cli.ts [--port=N] [--quiet]';
+const USAGE = 'usage: npx tsx packages/cloud-tasks-emulator/src/cli.ts [--port=N] [--quiet]';
 
 function parseArgs(argv: readonly string[]): { port: number; quiet: boolean } | undefined {
   let port = 0;

@@ -1,5 +1,5 @@
 import type { CloudTasksClient } from '@google-cloud/tasks';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../../tools/cloud-tasks-emulator';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../src';
 import { codeOf, deadUrl, delay, startTarget, uniqueQueue, waitFor, PARENT, type Target } from './helpers';
 
 jest.setTimeout(60_000);
