@@ -1,7 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { Dispatcher, type DispatchRecord } from './dispatcher';
 import { Faults, type DispatchFault, type DispatchFilter } from './faults';
-import { shortName } from './names';
+import type { QueueMsg } from './messages';
+import { parseQueueName, shortName } from './names';
 import { startOidcIssuer, type OidcIssuer, type OidcOptions } from './oidc';
 import { cloudTasksService } from './protos';
 import { Registry } from './queues';
@@ -42,6 +43,8 @@ export interface CloudTasksEmulator {
    * the same key, e.g. an expired one for a test.
    */
   readonly oidc: Pick<OidcIssuer, 'issuer' | 'certsUrl' | 'jwksUrl' | 'kid' | 'sign' | 'claims'>;
+  /** Full names of the queues created from {@link CloudTasksEmulatorOptions.queues}, in order. */
+  readonly createdQueues: readonly string[];
   /** The next `count` CreateTask calls fail with `code` (default UNAVAILABLE) and create nothing. */
   failNextCreateTask(count?: number, code?: grpc.status): void;
   /**
@@ -81,6 +84,13 @@ export interface CloudTasksEmulatorOptions {
   log?: (line: string) => void;
   /** The OIDC token issuer: its `iss` claim and the port of its key server. */
   oidc?: OidcOptions;
+  /**
+   * Queues to create at start, as CreateQueue would (full names,
+   * `projects/P/locations/L/queues/Q`, optional retry and rate settings).
+   * Without them the emulator starts empty and CreateTask answers NOT_FOUND
+   * until a client creates the queue.
+   */
+  queues?: readonly QueueMsg[];
 }
 
 const SHUTDOWN_GRACE_MS = 1000;
@@ -94,6 +104,14 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
   // neither calls the other before both exist.
   const dispatcher = new Dispatcher(() => reg, faults, log, (request) => oidc.sign(request));
   const reg = new Registry(opts.tombstoneMs ?? 3_600_000, () => dispatcher.requestPump());
+  let createdQueues: string[];
+  try {
+    // Validated exactly as a CreateQueue call (a bad name or setting throws its RpcError here).
+    createdQueues = (opts.queues ?? []).map((queue) => reg.createQueue(parseQueueName(queue.name).location, queue).name);
+  } catch (err) {
+    await oidc.close();
+    throw err;
+  }
 
   const server = new grpc.Server();
   server.addService(cloudTasksService(), cloudTasksHandlers({ registry: reg, dispatcher, faults, log }));
@@ -107,6 +125,7 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
   });
   const host = `127.0.0.1:${port}`;
   log(`cloud tasks emulator listening on ${host}; OIDC tokens issued as ${oidc.issuer}, keys at ${oidc.certsUrl}`);
+  for (const name of createdQueues) log(`queue ${name} created at start`);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -128,6 +147,7 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
     host,
     port,
     oidc: { issuer: oidc.issuer, certsUrl: oidc.certsUrl, jwksUrl: oidc.jwksUrl, kid: oidc.kid, sign: (r) => oidc.sign(r), claims: (r) => oidc.claims(r) },
+    createdQueues,
     failNextCreateTask: (count, code) => faults.failNextCreateTask(count, code),
     failDispatches: (rule, fault) => faults.failDispatches(rule, fault),
     clearFaults: () => faults.clear(),
