@@ -4,7 +4,11 @@
  *   no emulators: `npm run test:unit`, the loop to run while editing.
  * - `emulators`: everything that talks to the Firestore / Pub/Sub emulators, gcloud or served
  *   functions; its global setup starts the emulators (or reuses running ones).
- * `npm test` runs both. A test belongs in test/unit/ or test/property/ exactly when it needs none
+ * - `cloud-tasks-emulator`: the tests of packages/cloud-tasks-emulator, beside the package. They need
+ *   no Google emulator (the emulator under test, the real @google-cloud/tasks client and loopback HTTP
+ *   targets), so no global setup; kept out of `unit` because they are not pure and wait on real
+ *   dispatch timers (`npm test -w @inbox/cloud-tasks-emulator` runs them alone).
+ * `npm test` runs all three. A test belongs in test/unit/ or test/property/ exactly when it needs none
  * of those; the import rules (`npm run lint`) keep those folders away from the emulator helpers.
  *
  * @type {import('jest').Config}
@@ -19,6 +23,7 @@ const UNIT = ['<rootDir>/test/unit/', '<rootDir>/test/property/'];
 module.exports = {
   projects: [
     { ...shared, displayName: 'unit', roots: UNIT, testMatch: ['**/*.test.ts'] },
+    { ...shared, displayName: 'cloud-tasks-emulator', roots: ['<rootDir>/packages/cloud-tasks-emulator/test/'], testMatch: ['**/*.test.ts'] },
     {
       ...shared,
       displayName: 'emulators',

@@ -12,7 +12,7 @@ import { availableParallelism } from 'node:os';
 import { loadConfig } from '../functions/src/config';
 import { COLLECTIONS } from '../functions/src/engine/store/collections';
 import { createFirestore } from '../functions/src/firestore';
-import { type CloudTasksEmulator, emulatorClient } from '../tools/cloud-tasks-emulator';
+import { type CloudTasksEmulator, emulatorClient } from '@inbox/cloud-tasks-emulator';
 import { freePort } from '../tools/emulators/ports';
 import { serveFunction, type ServedFunction } from '../tools/local/serve-function';
 import type { Engine } from '../functions/src/engine/engine';

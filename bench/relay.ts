@@ -33,7 +33,7 @@ import { findCandidates } from '../functions/src/relay/candidates';
 import { emptySummary, relayBatch, type RelaySummary } from '../functions/src/relay/relay-batch';
 import type { RelayDeps } from '../functions/src/relay/relay-one';
 import { cloudTasksQueue, type JobQueue } from '../functions/src/tasks/job-queue';
-import { emulatorClient, startCloudTasksEmulator } from '../tools/cloud-tasks-emulator';
+import { emulatorClient, startCloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
 import { useEmulators } from '../tools/local/use-emulators';
 import { argNumber, cpuMs, runPool } from './pool';
 import { bareRelay } from './relay-bare';

@@ -22,6 +22,16 @@ export const DEFAULTS = {
   /** Cloud Tasks location and queue of the async process steps. */
   INBOX_TASKS_LOCATION: 'europe-west1',
   INBOX_TASKS_QUEUE: 'process-jobs',
+  /**
+   * Issuer (`iss`) of the OIDC tokens runJob accepts: Google, which signs
+   * Cloud Tasks' tokens (accepted with and without `https://`, as Google
+   * writes both). Set it, with INBOX_TASKS_OIDC_CERTS_URL, for another issuer
+   * of those tokens, e.g. the local Cloud Tasks emulator, which signs with
+   * a key of its own (packages/cloud-tasks-emulator).
+   */
+  INBOX_TASKS_OIDC_ISSUER: 'https://accounts.google.com',
+  /** Where runJob fetches that issuer's public keys: a JSON map of key id to PEM, the shape of Google's v1 certs. */
+  INBOX_TASKS_OIDC_CERTS_URL: 'https://www.googleapis.com/oauth2/v1/certs',
   /** Topic the "Hand over work order" step publishes to. */
   INBOX_PROVIDER_TOPIC: 'work-orders',
   /** Failed runs of a job before it is FAILED (an incident); keep it below the queue's maxAttempts. */
@@ -103,6 +113,16 @@ const emailList = z
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
+/** Key documents travel over TLS, except on this machine (a local token issuer): whoever serves them decides which tokens pass. */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
+const isTlsOrLoopback = (value: string): boolean => {
+  // zod runs refinements after a failed z.url() too: a value that is no URL must not throw here.
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK.has(url.hostname));
+};
+const certsUrl = z.url().refine(isTlsOrLoopback, 'https, or http on a loopback host (127.0.0.1, localhost, [::1])');
+
 const EnvSchema = z
   .object({
     GOOGLE_CLOUD_PROJECT: z.string().min(1, 'set it to the Google Cloud project id'),
@@ -121,6 +141,8 @@ const EnvSchema = z
     INBOX_TASKS_SERVICE_ACCOUNT: z.email().optional(),
     INBOX_RELAY_TASKS_SERVICE_ACCOUNT: z.email().optional(),
     INBOX_TASKS_EMULATOR_HOST: z.string().regex(/^[^:]+:\d+$/, 'HOST:PORT').optional(),
+    INBOX_TASKS_OIDC_ISSUER: z.string().min(1).default(DEFAULTS.INBOX_TASKS_OIDC_ISSUER),
+    INBOX_TASKS_OIDC_CERTS_URL: certsUrl.default(DEFAULTS.INBOX_TASKS_OIDC_CERTS_URL),
     INBOX_PROVIDER_TOPIC: z.string().min(1).default(DEFAULTS.INBOX_PROVIDER_TOPIC),
     INBOX_JOB_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
     INBOX_JOBS_QUEUE_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS),
@@ -149,6 +171,10 @@ const EnvSchema = z
         path: ['INBOX_PUSH_AUTH'],
         message: `'disabled' is refused on Cloud Run (K_SERVICE=${e.K_SERVICE} is set): it is only for the local emulators, which send no token. Remove it, or set INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN=intended if every caller is authenticated in front of the service`,
       });
+    }
+    // Another issuer's tokens are never signed with Google's keys: runJob would refuse every one.
+    if (e.INBOX_TASKS_OIDC_ISSUER !== DEFAULTS.INBOX_TASKS_OIDC_ISSUER && e.INBOX_TASKS_OIDC_CERTS_URL === DEFAULTS.INBOX_TASKS_OIDC_CERTS_URL) {
+      ctx.addIssue({ code: 'custom', path: ['INBOX_TASKS_OIDC_CERTS_URL'], message: `set it to the keys of INBOX_TASKS_OIDC_ISSUER=${e.INBOX_TASKS_OIDC_ISSUER}; Google's keys sign only Google's tokens` });
     }
   });
 
@@ -219,6 +245,8 @@ export interface TasksConfig {
   readonly serviceAccount: string | null;
   /** HOST:PORT of the local Cloud Tasks emulator; null: the real service. */
   readonly emulatorHost: string | null;
+  /** Who signs the job tasks' OIDC tokens and where its keys are (see {@link DEFAULTS.INBOX_TASKS_OIDC_ISSUER}). */
+  readonly oidc: { readonly issuer: string; readonly certsUrl: string };
 }
 
 /** A configuration error; its message names every offending variable. */
@@ -255,6 +283,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       runJobUrl: e.INBOX_RUN_JOB_URL ?? null,
       serviceAccount: e.INBOX_TASKS_SERVICE_ACCOUNT ?? null,
       emulatorHost: e.INBOX_TASKS_EMULATOR_HOST ?? null,
+      oidc: { issuer: e.INBOX_TASKS_OIDC_ISSUER, certsUrl: e.INBOX_TASKS_OIDC_CERTS_URL },
     },
     providerTopic: e.INBOX_PROVIDER_TOPIC,
     jobMaxAttempts: e.INBOX_JOB_MAX_ATTEMPTS,

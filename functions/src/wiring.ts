@@ -83,11 +83,11 @@ export const runJobFunction: FunctionFactory = (config, runtime) => {
     engine: runtime.engine,
     queue: () => runtime.queue(runJobUrl),
     handlers: runtime.handlers,
-    // Cloud Tasks signs its OIDC token for the runJob URL as the tasks service account.
+    // Cloud Tasks signs its OIDC token for the runJob URL as the tasks service account (issuer: INBOX_TASKS_OIDC_*).
     verifier:
       config.pushAuth.mode === 'disabled' || tasksAccount === null
         ? null
-        : lazyAsync(async () => (await import('./auth/push-token')).googlePushTokenVerifier(runJobUrl, [tasksAccount])),
+        : lazyAsync(async () => (await import('./auth/push-token')).googlePushTokenVerifier(runJobUrl, [tasksAccount], config.tasks.oidc)),
     log: createLogger(undefined, { function: 'runJob' }),
     now: () => new Date(),
     maxAttempts: config.jobMaxAttempts,

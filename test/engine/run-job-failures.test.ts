@@ -6,7 +6,7 @@ import type { AsyncHandler } from '../../functions/src/jobs/handlers';
 import { attemptOf } from '../../functions/src/jobs/run-job';
 import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
-import { emulatorClient } from '../../tools/cloud-tasks-emulator';
+import { emulatorClient } from '@inbox/cloud-tasks-emulator';
 import { freshFirestores, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { waitFor } from '../support/wait';

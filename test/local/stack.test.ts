@@ -48,6 +48,12 @@ test('a work order goes from startProcess through the provider back to an invoic
   expect(status.functions.receivePubSubPush.notAcked).toBe(0);
 });
 
+test("runJob checks its caller's OIDC token, as deployed: the work order above passed with the emulator's, a bare POST does not", async () => {
+  const { functions } = await stack.info();
+  const res = await fetch(functions.runJob, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jobId: 'a'.repeat(40) }) });
+  expect(res.status).toBe(401);
+});
+
 test('the control API serves the same calls, refuses bad input with a JSON error, and an outage heals', async () => {
   const client = controlClient(control.url);
   expect(await client.info()).toEqual(await stack.info());

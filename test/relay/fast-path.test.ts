@@ -7,7 +7,7 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { relayQueue } from '../../functions/src/tasks/job-queue';
-import { emulatorClient } from '../../tools/cloud-tasks-emulator';
+import { emulatorClient } from '@inbox/cloud-tasks-emulator';
 import { freshFirestores } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { completionEnvelope } from '../support/push';

@@ -2,6 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { PubSub } from '@google-cloud/pubsub';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
 import type { Server } from 'node:http';
 import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
@@ -10,7 +11,6 @@ import { createRunJobHandler, type RunJobDeps } from '../../functions/src/jobs/r
 import { createLogger } from '../../functions/src/log';
 import { createStartProcessHandler } from '../../functions/src/process/start-process';
 import { cloudTasksQueue, type JobQueue } from '../../functions/src/tasks/job-queue';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../../tools/cloud-tasks-emulator';
 import { workOrderEngine } from './engine';
 
 let registered = 0;

@@ -91,4 +91,20 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...base, INBOX_TASKS_SERVICE_ACCOUNT: jobs }).relay.tasksServiceAccount).toBe(jobs);
     expect(() => loadConfig({ ...base, INBOX_RELAY_TASKS_SERVICE_ACCOUNT: 'relay' })).toThrow('INBOX_RELAY_TASKS_SERVICE_ACCOUNT');
   });
+
+  describe('the issuer of the job tasks\' OIDC tokens (INBOX_TASKS_OIDC_*)', () => {
+    test("is Google's, with Google's keys, unless set", () => {
+      expect(loadConfig(base).tasks.oidc).toEqual({ issuer: 'https://accounts.google.com', certsUrl: 'https://www.googleapis.com/oauth2/v1/certs' });
+    });
+
+    test('another issuer (the local Cloud Tasks emulator) comes with its own keys, served over https or on this machine', () => {
+      const local = { INBOX_TASKS_OIDC_ISSUER: 'http://127.0.0.1:4100', INBOX_TASKS_OIDC_CERTS_URL: 'http://127.0.0.1:4100/oauth2/v1/certs' };
+      expect(loadConfig({ ...base, ...local }).tasks.oidc).toEqual({ issuer: 'http://127.0.0.1:4100', certsUrl: 'http://127.0.0.1:4100/oauth2/v1/certs' });
+      expect(loadConfig({ ...base, INBOX_TASKS_OIDC_ISSUER: 'https://issuer.example', INBOX_TASKS_OIDC_CERTS_URL: 'https://issuer.example/certs' }).tasks.oidc.certsUrl).toBe('https://issuer.example/certs');
+      expect(() => loadConfig({ ...base, INBOX_TASKS_OIDC_ISSUER: 'https://issuer.example' })).toThrow(/INBOX_TASKS_OIDC_CERTS_URL: set it to the keys of INBOX_TASKS_OIDC_ISSUER/);
+      for (const url of ['http://issuer.example/certs', 'ftp://127.0.0.1/certs', 'not a url']) {
+        expect(() => loadConfig({ ...base, ...local, INBOX_TASKS_OIDC_CERTS_URL: url })).toThrow('INBOX_TASKS_OIDC_CERTS_URL');
+      }
+    });
+  });
 });

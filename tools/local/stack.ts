@@ -6,14 +6,15 @@
  * a simulated provider. `npm start` and `npm run demo` build on it.
  */
 import { PubSub } from '@google-cloud/pubsub';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
 import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../functions/src/config';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../cloud-tasks-emulator';
 import { freePort } from '../emulators/ports';
 import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy';
 import type { FunctionLogCounts, FunctionTarget, OutageReport, StackControl, StackInfo, StackStatus } from './control';
+import { localQueues, localTasksEnv, tasksLocation } from './local-tasks';
 import { startProvider, type SimulatedProvider } from './provider';
 import { every, type Schedule, type ScheduleStats } from './scheduler';
 import { serveFunction, type ServedFunction } from './serve-function';
@@ -70,8 +71,9 @@ const TARGETS: readonly FunctionTarget[] = ['receivePubSubPush', 'receiveDeadLet
 
 /** Settings for a laptop: short backoffs and deadlines, so failures heal in seconds rather than minutes. */
 const LOCAL_ENV = {
+  // The Pub/Sub emulator sends no OIDC token; runJob checks the local Cloud Tasks' (RUN_JOB_ENV).
+  INBOX_PUSH_AUTH: 'disabled',
   // Pub/Sub emulator: a push answered after ~3 s stretched five delivery attempts past 90 s; 1 s keeps dead-lettering at ~20 s.
-  INBOX_PUSH_AUTH: 'disabled', // the Pub/Sub emulator and the local Cloud Tasks send no OIDC token
   INBOX_WRITE_TIMEOUT_MS: '1000',
   INBOX_BACKOFF_BASE_MS: '1000',
   INBOX_BACKOFF_CAP_MS: '10000',
@@ -80,8 +82,8 @@ const LOCAL_ENV = {
   INBOX_RELAY_BUDGET_MS: '20000',
 } as const;
 
-/** Cloud Tasks queues of the stack: retries long enough to outlast a Firestore outage of seconds. */
-const QUEUE_RETRY = { maxAttempts: 100, minBackoff: { nanos: 100_000_000 }, maxBackoff: { seconds: 2 } };
+/** runJob checks the OIDC token of every task, as deployed; the emulator signs it (see `common`). */
+const RUN_JOB_ENV = { INBOX_PUSH_AUTH: 'enabled' } as const;
 
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   const projectId = options.projectId ?? 'demo-inbox';
@@ -111,8 +113,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       GOOGLE_CLOUD_PROJECT: projectId,
       FIRESTORE_EMULATOR_HOST: gate.host,
       PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
-      INBOX_TASKS_EMULATOR_HOST: tasks.host,
       INBOX_RUN_JOB_URL: runJobUrl,
+      // The tasks ask for a token as the tasks account; the emulator signs it with its own key, which runJob trusts.
+      ...localTasksEnv(tasks, projectId),
       ...LOCAL_ENV,
       ...options.env,
     };
@@ -142,7 +145,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     };
     const relayCount = options.relays ?? 1;
     if (!Number.isInteger(relayCount) || relayCount < 1) throw new RangeError('relays: an integer of at least 1');
-    const [, ...relays] = await Promise.all([serve('runJob', {}, Number(new URL(runJobUrl).port)), ...Array.from({ length: relayCount }, () => serve('relayInbox'))]);
+    const [, ...relays] = await Promise.all([serve('runJob', RUN_JOB_ENV, Number(new URL(runJobUrl).port)), ...Array.from({ length: relayCount }, () => serve('relayInbox'))]);
     const relay = relays[0] as ServedFunction;
     const [receiver, deadLetter] = await Promise.all([
       serve('receivePubSubPush', { INBOX_RELAY_URL: relay.url, FIRESTORE_EMULATOR_HOST: receiverLine.host }),
@@ -155,8 +158,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     const config = loadConfig(common);
     const admin = emulatorClient(tasks.host);
     try {
-      const parent = `projects/${projectId}/locations/${config.tasks.location}`;
-      for (const queue of [config.tasks.queue, config.relay.queue]) await admin.createQueue({ parent, queue: { name: `${parent}/queues/${queue}`, retryConfig: QUEUE_RETRY } });
+      for (const queue of localQueues(config)) await admin.createQueue({ parent: tasksLocation(config), queue });
     } finally {
       await admin.close();
     }

@@ -39,11 +39,21 @@ export interface PushTokenVerifierOptions {
   readonly certs: CertSource;
   /** google-auth-library client that performs the signature and claim checks. */
   readonly client: OAuth2Client;
+  /** Accepted `iss` claims; Google's by default. */
+  readonly issuers?: readonly string[];
+}
+
+/** Who signs the tokens a verifier accepts, and where its public keys are (config: INBOX_TASKS_OIDC_*). */
+export interface TokenIssuer {
+  /** The `iss` claim; Google's is accepted in both of its spellings. */
+  readonly issuer: string;
+  /** A JSON map of key id to PEM, as Google's https://www.googleapis.com/oauth2/v1/certs. */
+  readonly certsUrl: string;
 }
 
 export type PushTokenVerifier = (authorization: string | undefined) => Promise<AuthResult>;
 
-const GOOGLE_ISSUERS = ['accounts.google.com', 'https://accounts.google.com'];
+const GOOGLE_ISSUERS: readonly string[] = ['accounts.google.com', 'https://accounts.google.com'];
 
 function deny(status: 401 | 403, reason: AuthFailure, error: string): AuthResult {
   return { ok: false, status, reason, error };
@@ -101,7 +111,7 @@ export function createPushTokenVerifier(options: PushTokenVerifierOptions): Push
     const certs = await options.certs();
     let claims: Record<string, unknown>;
     try {
-      const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, options.audience, GOOGLE_ISSUERS);
+      const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, options.audience, [...(options.issuers ?? GOOGLE_ISSUERS)]);
       claims = (ticket.getPayload() ?? {}) as Record<string, unknown>;
     } catch (err) {
       const clause = reasonOf(err);
@@ -114,14 +124,19 @@ export function createPushTokenVerifier(options: PushTokenVerifierOptions): Push
   };
 }
 
-/** The production verifier: Google's certificates through google-auth-library's cache. */
-export async function googlePushTokenVerifier(audience: string, allowedEmails: readonly string[]): Promise<PushTokenVerifier> {
+/**
+ * The production verifier: the issuer's keys fetched and cached by
+ * google-auth-library (as the response's Cache-Control allows). Without an
+ * issuer, or with Google's, it checks Google's tokens against Google's keys.
+ */
+export async function googlePushTokenVerifier(audience: string, allowedEmails: readonly string[], issuer?: TokenIssuer): Promise<PushTokenVerifier> {
   const { OAuth2Client } = await import('google-auth-library');
-  const client = new OAuth2Client();
+  const client = new OAuth2Client(issuer === undefined ? {} : { endpoints: { oauth2FederatedSignonPemCertsUrl: issuer.certsUrl } });
   return createPushTokenVerifier({
     audience,
     allowedEmails,
     client,
+    issuers: issuer === undefined || GOOGLE_ISSUERS.includes(issuer.issuer) ? GOOGLE_ISSUERS : [issuer.issuer],
     certs: async () => (await client.getFederatedSignonCertsAsync()).certs,
   });
 }

@@ -1,4 +1,4 @@
-import { DEFAULT_RETRY_POLICY, retryDelayMs, shouldGiveUp, type RetryPolicy } from '../../tools/cloud-tasks-emulator/backoff';
+import { DEFAULT_RETRY_POLICY, retryDelayMs, shouldGiveUp, type RetryPolicy } from '../src/backoff';
 
 const policy = (p: Partial<RetryPolicy>): RetryPolicy => ({ ...DEFAULT_RETRY_POLICY, ...p });
 

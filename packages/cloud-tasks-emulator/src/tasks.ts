@@ -12,9 +12,9 @@ export interface HttpTarget {
   /** Undefined: no body (none given, or an empty one). */
   readonly body?: Buffer | undefined;
   /**
-   * The token the caller asked Cloud Tasks to attach. The emulator cannot
-   * mint Google-signed tokens, so it only records the request (and passes the
-   * OIDC audience on in a header, see dispatcher.ts).
+   * The token the caller asked Cloud Tasks to attach. An OIDC token is signed
+   * by the emulator's own key (oidc.ts) at each attempt; an OAuth access
+   * token (for Google APIs) cannot be minted locally, so none is sent.
    */
   readonly auth?:
     | { readonly kind: 'oidc'; readonly serviceAccountEmail: string; readonly audience: string }
@@ -87,7 +87,9 @@ function httpTargetFrom(req: HttpRequestMsg): HttpTarget {
   if (req.oidcToken !== undefined) {
     // Cloud Tasks: "If not specified, the URI specified in target will be used."
     const o = req.oidcToken;
-    auth = { kind: 'oidc', serviceAccountEmail: o.serviceAccountEmail ?? '', audience: o.audience || url };
+    // Cloud Tasks needs the account to sign as; a token without one would carry no email to check.
+    if (o.serviceAccountEmail === undefined || o.serviceAccountEmail === '') throw invalid('HttpRequest.oidcToken.serviceAccountEmail is required');
+    auth = { kind: 'oidc', serviceAccountEmail: o.serviceAccountEmail, audience: o.audience || url };
   } else if (req.oauthToken !== undefined) {
     const o = req.oauthToken;
     auth = { kind: 'oauth', serviceAccountEmail: o.serviceAccountEmail ?? '', scope: o.scope || 'https://www.googleapis.com/auth/cloud-platform' };

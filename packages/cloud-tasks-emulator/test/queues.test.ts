@@ -1,6 +1,6 @@
 import type { CloudTasksClient } from '@google-cloud/tasks';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../../tools/cloud-tasks-emulator';
-import { sendHttp } from '../../tools/cloud-tasks-emulator/http';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../src';
+import { sendHttp } from '../src/http';
 import { codeOf, startTarget, uniqueQueue, waitFor, PARENT, type Target } from './helpers';
 
 jest.setTimeout(60_000);

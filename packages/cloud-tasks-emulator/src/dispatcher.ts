@@ -2,6 +2,7 @@ import { retryDelayMs, shouldGiveUp } from './backoff';
 import type { Faults } from './faults';
 import { rpcStatus, sendHttp, type HttpOutcome, type OutgoingRequest } from './http';
 import { shortName } from './names';
+import type { TokenRequest } from './oidc';
 import type { QueueRecord, Registry } from './queues';
 import type { AttemptRecord, TaskRecord } from './tasks';
 
@@ -51,6 +52,8 @@ export class Dispatcher {
     private readonly registry: () => Registry,
     private readonly faults: Faults,
     private readonly logLine: (line: string) => void,
+    /** Signs the OIDC token of a task that asks for one (see oidc.ts). */
+    private readonly signToken: (request: TokenRequest) => string,
   ) {}
 
   /**
@@ -124,7 +127,11 @@ export class Dispatcher {
     t.inFlight += 1;
     t.firstAttempt ??= attempt;
     t.lastAttempt = attempt;
-    const request: OutgoingRequest = { url: t.http.url, method: t.http.method, headers: dispatchHeaders(q, t, retryCount), body: t.http.body };
+    const headers = dispatchHeaders(q, t, retryCount);
+    // Cloud Tasks mints a fresh token for every attempt, for the task's account and audience.
+    const { auth } = t.http;
+    if (auth?.kind === 'oidc') headers['Authorization'] = `Bearer ${this.signToken({ serviceAccountEmail: auth.serviceAccountEmail, audience: auth.audience })}`;
+    const request: OutgoingRequest = { url: t.http.url, method: t.http.method, headers, body: t.http.body };
     const fault = this.faults.takeDispatchFault({ task: t.name, queue: q.name, url: t.http.url, attempt: t.dispatchCount });
     const ac = new AbortController();
     this.inflight.add(ac);
@@ -206,7 +213,7 @@ function dispatchHeaders(q: QueueRecord, t: TaskRecord, retryCount: number): Rec
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(t.http.headers)) {
     const lower = name.toLowerCase();
-    // A requested token replaces every Authorization header; the emulator has none to put in.
+    // A requested token replaces every Authorization header (an OAuth one the emulator cannot mint: then none is sent).
     if (RESERVED.test(lower) || (lower === 'authorization' && t.http.auth !== undefined)) continue;
     headers[name] = value;
   }
@@ -217,6 +224,5 @@ function dispatchHeaders(q: QueueRecord, t: TaskRecord, retryCount: number): Rec
   headers['X-CloudTasks-TaskExecutionCount'] = String(t.executionCount);
   headers['X-CloudTasks-TaskETA'] = (t.scheduleMs / 1000).toFixed(6); // seconds since the epoch
   if (t.previousResponse !== undefined) headers['X-CloudTasks-TaskPreviousResponse'] = String(t.previousResponse);
-  if (t.http.auth?.kind === 'oidc') headers['X-CloudTasks-Emulator-OIDC-Audience'] = t.http.auth.audience;
   return headers;
 }

@@ -4,7 +4,8 @@
  * A gRPC server for `google.cloud.tasks.v2.CloudTasks`, built on the .proto
  * files of the installed `@google-cloud/tasks`, that keeps queues and tasks
  * in memory and dispatches HTTP tasks to their URLs with Cloud Tasks' headers,
- * retry schedule and name de-duplication. Production code talks to it with
+ * retry schedule, name de-duplication and a locally signed OIDC token (see
+ * oidc.ts and the README). Production code talks to it with
  * the real CloudTasksClient, configured with an endpoint and an insecure
  * channel (see {@link emulatorClient}).
  *
@@ -20,6 +21,9 @@ import { CloudTasksClient } from '@google-cloud/tasks';
 export { startCloudTasksEmulator, type CloudTasksEmulator, type CloudTasksEmulatorOptions, type EmulatorTask } from './emulator';
 export type { DispatchRecord } from './dispatcher';
 export type { DispatchAttemptInfo, DispatchFault, DispatchFilter } from './faults';
+export type { QueueMsg, RetryConfigMsg, RateLimitsMsg } from './messages';
+export { parseArgs, runCli, runCliAsProcess, type CliArgs, type CliExtras } from './cli';
+export { startOidcIssuer, uniqueIdOf, type OidcClaims, type OidcIssuer, type OidcOptions, type TokenRequest } from './oidc';
 export { DEFAULT_RETRY_POLICY, retryDelayMs, shouldGiveUp, type RetryPolicy } from './backoff';
 
 /** The client options that aim a CloudTasksClient at a plaintext endpoint such as the emulator. */

@@ -1,5 +1,5 @@
 import type { CloudTasksClient } from '@google-cloud/tasks';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../../tools/cloud-tasks-emulator';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../src';
 import { codeOf, deadUrl, delay, startTarget, uniqueQueue, waitFor, PARENT, type Target } from './helpers';
 
 jest.setTimeout(60_000);
@@ -217,7 +217,7 @@ it('injects dispatch failures without calling the target', async () => {
   expect(blocked.slice(0, -1).every((d) => d.injected && d.error !== undefined)).toBe(true);
 });
 
-it('records a requested OIDC token and passes its audience in an emulator header', async () => {
+it('records a requested OIDC token and sends one signed for its account and audience instead of the caller\'s', async () => {
   const queue = await fastQueue();
   await client.pauseQueue({ name: queue });
   const name = `${queue}/tasks/oidc`;
@@ -241,9 +241,13 @@ it('records a requested OIDC token and passes its audience in an emulator header
   expect(listed.httpRequest?.oidcToken?.audience).toBe('https://handler.example');
   await client.resumeQueue({ name: queue });
   await emulator.idle();
-  expect(target.received[0]?.headers['x-cloudtasks-emulator-oidc-audience']).toBe('https://handler.example');
-  // A requested token replaces the caller's Authorization header; the emulator has none to send.
-  expect(target.received[0]?.headers.authorization).toBeUndefined();
+  // The token replaces the caller's Authorization header (its signature is checked in oidc.test.ts).
+  const [, payload] = /^Bearer [^.]+\.([^.]+)\.[^.]+$/.exec(target.received[0]?.headers.authorization ?? '') ?? [];
+  expect(JSON.parse(Buffer.from(payload ?? '', 'base64url').toString('utf8'))).toMatchObject({
+    iss: emulator.oidc.issuer,
+    aud: 'https://handler.example',
+    email: 'invoker@test-project.iam.gserviceaccount.com',
+  });
 });
 
 it('RunTask dispatches at once, even from a paused queue', async () => {

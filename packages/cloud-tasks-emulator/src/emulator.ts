@@ -1,7 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { Dispatcher, type DispatchRecord } from './dispatcher';
 import { Faults, type DispatchFault, type DispatchFilter } from './faults';
-import { shortName } from './names';
+import type { QueueMsg } from './messages';
+import { parseQueueName, shortName } from './names';
+import { startOidcIssuer, type OidcIssuer, type OidcOptions } from './oidc';
 import { cloudTasksService } from './protos';
 import { Registry } from './queues';
 import { cloudTasksHandlers } from './server';
@@ -24,9 +26,9 @@ export interface EmulatorTask {
   readonly responseCount: number;
   readonly inFlight: boolean;
   /**
-   * The OIDC/OAuth token the task asked Cloud Tasks to attach. The emulator
-   * cannot mint Google-signed tokens and sends none (an OIDC audience is
-   * passed in the `X-CloudTasks-Emulator-OIDC-Audience` header instead).
+   * The OIDC/OAuth token the task asked Cloud Tasks to attach. An OIDC token
+   * is signed by {@link CloudTasksEmulator.oidc} at every attempt; an OAuth
+   * access token cannot be minted locally and is not sent.
    */
   readonly authRequested?: HttpTarget['auth'];
 }
@@ -36,6 +38,14 @@ export interface CloudTasksEmulator {
   /** "127.0.0.1:PORT", for {@link emulatorClient} or an endpoint setting. */
   readonly host: string;
   readonly port: number;
+  /**
+   * The issuer of the tasks' OIDC tokens: its `issuer` and `certsUrl` are what
+   * a verifier must trust (see the package README); `sign` makes tokens with
+   * the same key, e.g. an expired one for a test.
+   */
+  readonly oidc: Pick<OidcIssuer, 'issuer' | 'certsUrl' | 'jwksUrl' | 'kid' | 'sign' | 'claims'>;
+  /** Full names of the queues created from {@link CloudTasksEmulatorOptions.queues}, in order. */
+  readonly createdQueues: readonly string[];
   /** The next `count` CreateTask calls fail with `code` (default UNAVAILABLE) and create nothing. */
   failNextCreateTask(count?: number, code?: grpc.status): void;
   /**
@@ -73,6 +83,15 @@ export interface CloudTasksEmulatorOptions {
   tombstoneMs?: number;
   /** Receives one line per RPC and per dispatch attempt. Default: silent. */
   log?: (line: string) => void;
+  /** The OIDC token issuer: its `iss` claim and the port of its key server. */
+  oidc?: OidcOptions;
+  /**
+   * Queues to create at start, as CreateQueue would (full names,
+   * `projects/P/locations/L/queues/Q`, optional retry and rate settings).
+   * Without them the emulator starts empty and CreateTask answers NOT_FOUND
+   * until a client creates the queue.
+   */
+  queues?: readonly QueueMsg[];
 }
 
 const SHUTDOWN_GRACE_MS = 1000;
@@ -81,10 +100,19 @@ const SHUTDOWN_GRACE_MS = 1000;
 export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = {}): Promise<CloudTasksEmulator> {
   const log = opts.log ?? ((): void => undefined);
   const faults = new Faults();
+  const oidc = await startOidcIssuer(opts.oidc);
   // The registry reports changes to the dispatcher, which reads the registry;
   // neither calls the other before both exist.
-  const dispatcher = new Dispatcher(() => reg, faults, log);
+  const dispatcher = new Dispatcher(() => reg, faults, log, (request) => oidc.sign(request));
   const reg = new Registry(opts.tombstoneMs ?? 3_600_000, () => dispatcher.requestPump());
+  let createdQueues: string[];
+  try {
+    // Validated exactly as a CreateQueue call (a bad name or setting throws its RpcError here).
+    createdQueues = (opts.queues ?? []).map((queue) => reg.createQueue(parseQueueName(queue.name).location, queue).name);
+  } catch (err) {
+    await oidc.close();
+    throw err;
+  }
 
   const server = new grpc.Server();
   server.addService(cloudTasksService(), cloudTasksHandlers({ registry: reg, dispatcher, faults, log }));
@@ -92,9 +120,13 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
     server.bindAsync(`127.0.0.1:${opts.port ?? 0}`, grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err === null ? resolve(bound) : reject(err),
     );
+  }).catch(async (err: unknown) => {
+    await oidc.close();
+    throw err;
   });
   const host = `127.0.0.1:${port}`;
-  log(`cloud tasks emulator listening on ${host}`);
+  log(`cloud tasks emulator listening on ${host}; OIDC tokens issued as ${oidc.issuer}, keys at ${oidc.certsUrl}`);
+  for (const name of createdQueues) log(`queue ${name} created at start`);
 
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
@@ -106,7 +138,7 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
       force.unref();
       server.tryShutdown(() => {
         clearTimeout(force);
-        resolve();
+        void oidc.close().then(resolve);
       });
     });
     return stopping;
@@ -115,6 +147,8 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
   return {
     host,
     port,
+    oidc: { issuer: oidc.issuer, certsUrl: oidc.certsUrl, jwksUrl: oidc.jwksUrl, kid: oidc.kid, sign: (r) => oidc.sign(r), claims: (r) => oidc.claims(r) },
+    createdQueues,
     failNextCreateTask: (count, code) => faults.failNextCreateTask(count, code),
     failDispatches: (rule, fault) => faults.failDispatches(rule, fault),
     clearFaults: () => faults.clear(),
