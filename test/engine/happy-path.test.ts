@@ -9,7 +9,7 @@ import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
 import type { Message, Subscription } from '@google-cloud/pubsub';
 import { freshFirestores } from '../support/firestore';
-import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { startProcessStack, subscribeProvider, type ProcessStack } from '../support/process-stack';
 import { waitFor } from '../support/wait';
 
 const PROCESS = 'work-order-execution';
@@ -23,12 +23,8 @@ let provider: Subscription;
 
 beforeAll(async () => {
   stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders', maxAttempts: 2 });
-  await stack.pubsub.createTopic('work-orders');
-  [provider] = await stack.pubsub.topic('work-orders').createSubscription('provider');
-  provider.on('error', () => undefined);
-  provider.on('message', (m: Message) => {
+  provider = await subscribeProvider(stack, 'work-orders', (m) => {
     handedOver.push(m);
-    m.ack();
   });
 });
 firestore.beforeTerminate(async () => {

@@ -1,4 +1,4 @@
-import type { Message, Subscription } from '@google-cloud/pubsub';
+import type { Subscription } from '@google-cloud/pubsub';
 import request from 'supertest';
 import { invoiceDocId } from '../../functions/src/engine/ids';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
@@ -7,7 +7,7 @@ import type { JobState } from '../../functions/src/engine/state';
 import { createLogger } from '../../functions/src/log';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { freshFirestores } from '../support/firestore';
-import { startProcessStack, type ProcessStack } from '../support/process-stack';
+import { startProcessStack, subscribeProvider, type ProcessStack } from '../support/process-stack';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { waitFor } from '../support/wait';
@@ -29,10 +29,7 @@ let provider: Subscription;
 
 beforeAll(async () => {
   stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders', maxAttempts: 2 });
-  await stack.pubsub.createTopic('work-orders');
-  [provider] = await stack.pubsub.topic('work-orders').createSubscription('provider');
-  provider.on('error', () => undefined);
-  provider.on('message', (m: Message) => m.ack());
+  provider = await subscribeProvider(stack, 'work-orders');
 });
 firestore.beforeTerminate(async () => {
   await provider.close();

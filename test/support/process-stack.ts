@@ -1,7 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
-import { PubSub } from '@google-cloud/pubsub';
+import { type Message, PubSub, type Subscription } from '@google-cloud/pubsub';
 import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
 import type { Server } from 'node:http';
 import { loadConfig } from '../../functions/src/config';
@@ -115,4 +115,19 @@ export async function startProcessStack(db: Firestore, projectId: string, option
       await pubsub.close();
     },
   };
+}
+
+/**
+ * The simulated provider: creates `topic` on the stack's Pub/Sub and a pull
+ * subscription that acks every hand-over after `seen` has looked at it.
+ */
+export async function subscribeProvider(stack: ProcessStack, topic: string, seen: (m: Message) => void = () => undefined): Promise<Subscription> {
+  await stack.pubsub.createTopic(topic);
+  const [provider] = await stack.pubsub.topic(topic).createSubscription('provider');
+  provider.on('error', () => undefined);
+  provider.on('message', (m: Message) => {
+    seen(m);
+    m.ack();
+  });
+  return provider;
 }

@@ -1,4 +1,5 @@
 import * as http2 from 'node:http2';
+import { listenOnLoopback } from './listen';
 
 /**
  * An HTTP/2 (gRPC) proxy in front of an emulator that passes every call
@@ -129,15 +130,10 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
       up.pipe(down);
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
+  const host = await listenOnLoopback(server);
 
   return {
-    host: `127.0.0.1:${address.port}`,
+    host,
     loseReplies(method, options = {}) {
       armed.set(method, { code: options.code ?? GRPC_STATUS.UNAVAILABLE, times: options.times ?? 1 });
     },

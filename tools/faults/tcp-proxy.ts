@@ -1,4 +1,5 @@
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { listenOnLoopback } from './listen';
 
 /**
  * A TCP proxy in front of an emulator, for outage tests, the demo and the
@@ -45,15 +46,10 @@ export async function startTcpProxy(target: string, initial: ProxyMode = 'forwar
     client.on('close', () => upstream.destroy());
     upstream.on('close', () => client.destroy());
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', resolve);
-  });
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('proxy has no TCP address');
+  const host = await listenOnLoopback(server);
 
   return {
-    host: `127.0.0.1:${address.port}`,
+    host,
     mode: () => mode,
     setMode(next) {
       mode = next;
