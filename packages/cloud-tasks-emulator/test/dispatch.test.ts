@@ -1,6 +1,6 @@
 import type { CloudTasksClient } from '@google-cloud/tasks';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../src';
-import { codeOf, deadUrl, delay, startTarget, uniqueQueue, waitFor, PARENT, type Target } from './helpers';
+import type { CloudTasksEmulator } from '../src';
+import { codeOf, deadUrl, delay, uniqueQueue, startSuite, stopSuite, waitFor, PARENT, type Target } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -12,16 +12,10 @@ let client: CloudTasksClient;
 let target: Target;
 
 beforeAll(async () => {
-  emulator = await startCloudTasksEmulator();
-  client = emulatorClient(emulator.host);
-  target = await startTarget();
+  ({ emulator, client, target } = await startSuite());
 });
 
-afterAll(async () => {
-  await client.close();
-  await emulator.stop();
-  await target.close();
-});
+afterAll(() => stopSuite({ emulator, client, target }));
 
 beforeEach(() => {
   target.received.length = 0;

@@ -1,5 +1,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { CloudTasksClient } from '@google-cloud/tasks';
+import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator, type CloudTasksEmulatorOptions } from '../src';
 
 /** One request the dispatch target received. */
 export interface Received {
@@ -109,4 +111,24 @@ export async function codeOf(call: Promise<unknown>): Promise<number | undefined
     return typeof code === 'number' ? code : undefined;
   }
   throw new Error('expected the call to fail');
+}
+
+/** What a suite runs against: one emulator, a client aimed at it, one dispatch target. */
+export interface Suite {
+  readonly emulator: CloudTasksEmulator;
+  readonly client: CloudTasksClient;
+  readonly target: Target;
+}
+
+/** Starts a suite's emulator (with `options`), its client and its target. */
+export async function startSuite(options: CloudTasksEmulatorOptions = {}): Promise<Suite> {
+  const emulator = await startCloudTasksEmulator(options);
+  return { emulator, client: emulatorClient(emulator.host), target: await startTarget() };
+}
+
+/** Stops what {@link startSuite} started: the client first, then the emulator and the target. */
+export async function stopSuite(suite: Suite): Promise<void> {
+  await suite.client.close();
+  await suite.emulator.stop();
+  await suite.target.close();
 }

@@ -2,7 +2,7 @@ import type { CloudTasksClient } from '@google-cloud/tasks';
 import { OAuth2Client } from 'google-auth-library';
 import { createPublicKey, verify, type JsonWebKey } from 'node:crypto';
 import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../src';
-import { codeOf, startTarget, uniqueQueue, PARENT, type Target } from './helpers';
+import { codeOf, uniqueQueue, PARENT, type Target, startSuite, stopSuite } from './helpers';
 
 /**
  * The OIDC token of a dispatched task, checked by google-auth-library
@@ -21,16 +21,10 @@ let target: Target;
 let paths = 0;
 
 beforeAll(async () => {
-  emulator = await startCloudTasksEmulator();
-  client = emulatorClient(emulator.host);
-  target = await startTarget();
+  ({ emulator, client, target } = await startSuite());
 });
 
-afterAll(async () => {
-  await client.close();
-  await emulator.stop();
-  await target.close();
-});
+afterAll(() => stopSuite({ emulator, client, target }));
 
 /**
  * google-auth-library's check of `token`, with the keys fetched from `from`'s key server. Node's

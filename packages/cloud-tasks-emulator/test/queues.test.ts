@@ -1,7 +1,7 @@
 import type { CloudTasksClient } from '@google-cloud/tasks';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '../src';
+import type { CloudTasksEmulator } from '../src';
 import { sendHttp } from '../src/http';
-import { codeOf, startTarget, uniqueQueue, waitFor, PARENT, type Target } from './helpers';
+import { codeOf, startTarget, uniqueQueue, startSuite, stopSuite, waitFor, PARENT, type Target } from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -16,16 +16,10 @@ let target: Target;
 
 beforeAll(async () => {
   // Short tombstones so the reuse-after-expiry test need not wait an hour.
-  emulator = await startCloudTasksEmulator({ tombstoneMs: 300 });
-  client = emulatorClient(emulator.host);
-  target = await startTarget();
+  ({ emulator, client, target } = await startSuite({ tombstoneMs: 300 }));
 });
 
-afterAll(async () => {
-  await client.close();
-  await emulator.stop();
-  await target.close();
-});
+afterAll(() => stopSuite({ emulator, client, target }));
 
 beforeEach(() => {
   target.received.length = 0;
