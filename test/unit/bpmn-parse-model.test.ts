@@ -42,14 +42,15 @@ describe('parseProcessModel: valid models', () => {
       name: 'Work order execution',
       version,
       startEventId: 'start',
+      messageStartEvents: {},
       nodes: {
         start: { kind: 'startEvent', id: 'start', name: 'Work order released', incoming: [], outgoing: [f[0]] },
-        handOverWorkOrder: { kind: 'sendTask', id: 'handOverWorkOrder', name: 'Hand over work order', async: true, incoming: [f[0]], outgoing: [f[1]] },
+        handOverWorkOrder: { kind: 'sendTask', id: 'handOverWorkOrder', name: 'Hand over work order', async: true, boundaryEventIds: [], incoming: [f[0]], outgoing: [f[1]] },
         waitForCompletion: {
           kind: 'messageCatchEvent', id: 'waitForCompletion', name: 'Wait for completion',
-          messageName: 'WorkOrderCompleted', correlationVariable: 'workOrderId', incoming: [f[1]], outgoing: [f[2]],
+          messageName: 'WorkOrderCompleted', correlationVariable: 'workOrderId', boundaryEventIds: [], incoming: [f[1]], outgoing: [f[2]],
         },
-        createInvoice: { kind: 'serviceTask', id: 'createInvoice', name: 'Create invoice', async: true, incoming: [f[2]], outgoing: [f[3]] },
+        createInvoice: { kind: 'serviceTask', id: 'createInvoice', name: 'Create invoice', async: true, boundaryEventIds: [], incoming: [f[2]], outgoing: [f[3]] },
         end: { kind: 'endEvent', id: 'end', name: 'Work order invoiced', incoming: [f[3]], outgoing: [] },
       },
       flows: {
@@ -101,7 +102,7 @@ describe('parseProcessModel: valid models', () => {
       flow('f4', 'retry', 'recv') + flow('f5', 'gw', 'sync', "status != 'RETRY'") + flow('f6', 'sync', 'end'),
     ));
     expect(model.nodes['recv']).toEqual({
-      kind: 'receiveTask', id: 'recv', name: null, messageName: 'Done', correlationVariable: 'orderId', incoming: ['f1', 'f4'], outgoing: ['f2'],
+      kind: 'receiveTask', id: 'recv', name: null, messageName: 'Done', correlationVariable: 'orderId', boundaryEventIds: [], incoming: ['f1', 'f4'], outgoing: ['f2'],
     });
     expect(model.nodes['retry']).toMatchObject({ kind: 'serviceTask', async: false });
     expect(model.nodes['sync']).toMatchObject({ kind: 'serviceTask', async: false });

@@ -40,8 +40,80 @@ interface NodeBase {
   readonly incoming: readonly string[];
 }
 
+/** The none start event: where `startProcess` (HTTP) starts an instance. */
 export interface StartEventNode extends NodeBase {
   readonly kind: 'startEvent';
+}
+
+/**
+ * A message start event: a message named `messageName` that reaches the
+ * inbox and finds no waiting token starts an instance of this process, with
+ * the message's correlation key as business key and stored into the process
+ * variable `correlationVariable` (`inbox:correlationKey`), its payload merged
+ * into the variables. At most one per message name across all deployed models.
+ */
+export interface MessageStartEventNode extends NodeBase {
+  readonly kind: 'messageStartEvent';
+  readonly messageName: string;
+  readonly correlationVariable: string;
+}
+
+/**
+ * When a timer is due, as written in the model: one of BPMN's three timer
+ * forms, either a literal or `${variable}` (a top-level process variable read
+ * when the timer is set) with the model's default (`inbox:default` on the
+ * timerEventDefinition) for when the variable is absent. Literals and
+ * defaults are checked when the model loads (bpmn/timer.ts); a variable's
+ * value when the timer is set (a bad one raises INVALID_TIMER).
+ *
+ * - `timeDuration`: an ISO 8601 duration of weeks, days, hours, minutes and
+ *   seconds (`P14D`, `PT30S`, `P1DT12H`); days are 24 hours; years and months
+ *   are refused (their length depends on the calendar).
+ * - `timeDate`: an ISO 8601 date-time with an offset or `Z`.
+ * - `timeCycle`: `R<n>/<duration>`, n from 1 to 1000: n firings, one
+ *   duration apart, the first one duration after the timer is set. Only on
+ *   non-interrupting boundary events (a reminder); unbounded cycles and cron
+ *   are refused.
+ */
+export interface TimerDefinition {
+  readonly type: 'timeDuration' | 'timeDate' | 'timeCycle';
+  /** The expression's text as written, for messages. */
+  readonly text: string;
+  /** The variable of `${variable}`; null for a literal. */
+  readonly variable: string | null;
+  /** The literal, or the variable's default (`inbox:default`); null: a variable without default. */
+  readonly value: string | null;
+}
+
+/** An intermediate timer catch event: the token waits until the timer is due. Alone, or a branch of an event-based gateway. */
+export interface TimerCatchNode extends NodeBase {
+  readonly kind: 'timerCatchEvent';
+  readonly timer: TimerDefinition;
+}
+
+/**
+ * A timer boundary event on an async service or send task or on a receive
+ * task. Its timer is set when a token enters `attachedToId` and removed when
+ * the token leaves it. Interrupting (`cancelActivity`, BPMN's default): the
+ * token leaves the task by this event's flow. Non-interrupting: a new token
+ * takes this event's flow and the first one stays (with a `timeCycle`, until
+ * its repetitions are spent or the token leaves).
+ */
+export interface BoundaryTimerNode extends NodeBase {
+  readonly kind: 'boundaryTimer';
+  readonly attachedToId: string;
+  readonly cancelActivity: boolean;
+  readonly timer: TimerDefinition;
+}
+
+/**
+ * An event-based gateway: the token waits at the gateway for whichever of
+ * the events its flows lead to happens first (message catch events and timer
+ * catch events, each with this gateway as its only way in); the others are
+ * removed in the same transaction.
+ */
+export interface EventBasedGatewayNode extends NodeBase {
+  readonly kind: 'eventBasedGateway';
 }
 export interface EndEventNode extends NodeBase {
   readonly kind: 'endEvent';
@@ -55,6 +127,8 @@ export interface EndEventNode extends NodeBase {
 export interface TaskNode extends NodeBase {
   readonly kind: 'serviceTask' | 'sendTask';
   readonly async: boolean;
+  /** Ids of the timer boundary events attached to it, in document order (only async tasks may have any). */
+  readonly boundaryEventIds: readonly string[];
 }
 
 /**
@@ -66,6 +140,8 @@ export interface MessageWaitNode extends NodeBase {
   readonly kind: 'messageCatchEvent' | 'receiveTask';
   readonly messageName: string;
   readonly correlationVariable: string;
+  /** Ids of the timer boundary events attached to it (a receive task; always empty for a catch event). */
+  readonly boundaryEventIds: readonly string[];
 }
 
 export interface ExclusiveGatewayNode extends NodeBase {
@@ -75,13 +151,22 @@ export interface ExclusiveGatewayNode extends NodeBase {
 }
 
 /**
- * A BPMN element the engine can run, told apart by `kind`. These five shapes
- * are all there is: the parser refuses every other element (a parallel
- * gateway, a timer, a boundary event) when the model loads, so a switch over
+ * A BPMN element the engine can run, told apart by `kind`. These shapes are
+ * all there is: the parser refuses every other element (a parallel gateway,
+ * a message boundary event, a signal) when the model loads, so a switch over
  * `kind` can name every case, and lint's switch-exhaustiveness-check makes a
  * new kind visit each of them.
  */
-export type FlowNode = StartEventNode | EndEventNode | TaskNode | MessageWaitNode | ExclusiveGatewayNode;
+export type FlowNode =
+  | StartEventNode
+  | MessageStartEventNode
+  | EndEventNode
+  | TaskNode
+  | MessageWaitNode
+  | TimerCatchNode
+  | BoundaryTimerNode
+  | ExclusiveGatewayNode
+  | EventBasedGatewayNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine
@@ -98,8 +183,10 @@ export interface ProcessModel {
   readonly name: string | null;
   /** SHA-256 (hex, 16 chars) of the BPMN source, stored on instances for traceability (it pins nothing). */
   readonly version: string;
-  /** Id of the (single) none start event. */
-  readonly startEventId: string;
+  /** Id of the none start event (at most one), where startProcess starts; null when the process starts by message only. */
+  readonly startEventId: string | null;
+  /** The message start events by message name (node ids); empty when none. */
+  readonly messageStartEvents: Readonly<Record<string, string>>;
   /**
    * Every flow node by its BPMN id. Own properties only (built with
    * Object.fromEntries), so an id such as `__proto__` is an ordinary key.

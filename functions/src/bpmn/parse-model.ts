@@ -104,7 +104,7 @@ function messageWait(element: Element, kind: MessageWaitNode['kind'], messageRef
   if (!VARIABLE_NAME.test(correlationVariable)) {
     throw new ModelError(`inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`, id);
   }
-  return { kind, id, name: text(element, 'name'), messageName, correlationVariable };
+  return { kind, id, name: text(element, 'name'), messageName, correlationVariable, boundaryEventIds: [] };
 }
 
 /**
@@ -138,7 +138,7 @@ function toNode(element: Element): NodeDraft {
     }
     case 'bpmn:ServiceTask':
     case 'bpmn:SendTask':
-      return { kind: element.$type === 'bpmn:ServiceTask' ? 'serviceTask' : 'sendTask', id, name, async: asyncFlag(element, id) };
+      return { kind: element.$type === 'bpmn:ServiceTask' ? 'serviceTask' : 'sendTask', id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
     case 'bpmn:IntermediateCatchEvent': {
       const [definition] = definitions;
       if (definition?.$type !== 'bpmn:MessageEventDefinition' || definitions.length !== 1) {
@@ -211,6 +211,7 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
     name: text(process, 'name'),
     version: sha256Hex(xml).slice(0, 16),
     startEventId,
+    messageStartEvents: {},
     // fromEntries defines own properties: no id is ever assigned through a prototype setter.
     nodes: Object.fromEntries(drafts),
     flows: Object.fromEntries(flows),

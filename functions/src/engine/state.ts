@@ -17,7 +17,9 @@ export type IncidentReason =
   /** A message wait's correlation variable is missing or not a string/number. */
   | 'MISSING_CORRELATION_KEY'
   /** A token passed more nodes in one step than any sane model needs (a loop without wait). */
-  | 'STEP_LIMIT';
+  | 'STEP_LIMIT'
+  /** A timer's `${variable}` is absent without a default, or its value is no valid duration, date or cycle. */
+  | 'INVALID_TIMER';
 
 export interface Incident {
   readonly reason: IncidentReason;
@@ -103,6 +105,10 @@ export type ExecutionStatus =
   | 'WAITING_JOB'
   /** At a message wait; correlation will move it on. */
   | 'WAITING_MESSAGE'
+  /** At an intermediate timer catch event; its timer will move it on. */
+  | 'WAITING_TIMER'
+  /** At an event-based gateway: the first of its messages (`gatewayWaits`) or timers (`timerIds`) moves it on. */
+  | 'WAITING_EVENT'
   | 'ENDED'
   | 'CANCELLED';
 
@@ -114,9 +120,27 @@ export interface ExecutionState {
   /** Node entries so far; makes job ids unique when a token visits a task twice. */
   readonly step: number;
   readonly jobId: string | null;
+  /** WAITING_MESSAGE: the message and key it waits for (a receive task or a message catch event). */
   readonly waitingFor: { readonly messageName: string; readonly correlationKey: string } | null;
+  /** WAITING_EVENT: the message branches of its event-based gateway; absent or empty otherwise. */
+  readonly gatewayWaits?: readonly GatewayWait[];
+  /**
+   * PENDING timers this token waits with: its timer catch event's, its
+   * gateway's timer branches', its task's boundary timers'. Removed (timer
+   * documents deleted) in the transaction in which the token leaves the node.
+   * Absent (stored before timers existed) means none.
+   */
+  readonly timerIds?: readonly string[];
   readonly createdAt: Date;
   readonly updatedAt: Date;
+}
+
+/** One message branch of an event-based gateway a token waits at. */
+export interface GatewayWait {
+  readonly messageName: string;
+  readonly correlationKey: string;
+  /** The message catch event the branch goes through. */
+  readonly activityId: string;
 }
 
 export type JobStatus = 'PENDING' | 'DONE' | 'FAILED';
@@ -140,8 +164,52 @@ export interface WaitingPoint {
   readonly correlationKey: string;
   readonly processInstanceId: string;
   readonly executionId: string;
+  /** The message catch event or receive task the message moves the token through. */
   readonly activityId: string;
+  /**
+   * Set when the point is a branch of an event-based gateway the token waits
+   * at (its id); such a token has one point per message branch, stored as
+   * `eventSubscriptions/{eventSubscriptionId(executionId, activityId)}`
+   * instead of `eventSubscriptions/{executionId}`.
+   */
+  readonly gatewayId?: string;
   readonly createdAt: Date;
+}
+
+export type TimerStatus =
+  /** Waiting to be due; its Cloud Task exists, or the sweep creates it once due within the horizon. */
+  | 'PENDING'
+  /** Fired: its token took the timer's path (kept as a record until `expireAt`). */
+  | 'FIRED';
+
+/**
+ * A timer, stored as `timers/{id}` (plus the store's `shard`, `horizon` and
+ * `expireAt`; docs/data-model.md). Created in the transaction that creates
+ * its waiting point; deleted in the one in which its token leaves without
+ * it; fired at most once, by the transaction that finds it PENDING and its
+ * token still waiting with it.
+ */
+export interface TimerState {
+  /** timerId(executionId, step, activityId, occurrence): a re-run of the same step sets the same timer. */
+  readonly id: string;
+  readonly processInstanceId: string;
+  readonly executionId: string;
+  /** The timer event: a timer catch event (alone or a gateway branch) or a timer boundary event. */
+  readonly activityId: string;
+  /** Where its token waits meanwhile: the timer catch event, the event-based gateway or the task the boundary event is on. */
+  readonly waitingAt: string;
+  /** The token's `step` when the timer was set. */
+  readonly step: number;
+  readonly dueAt: Date;
+  /** 1 for a single timer; the firing's number within a `timeCycle`. */
+  readonly occurrence: number;
+  /** Firings of the cycle after this one; 0 for a single timer. */
+  readonly repetitionsLeft: number;
+  /** The cycle's interval, ms; null for a single timer. */
+  readonly intervalMs: number | null;
+  readonly status: TimerStatus;
+  readonly createdAt: Date;
+  readonly firedAt: Date | null;
 }
 
 /** What one step of the engine changed. The store writes all of it in one transaction. */
@@ -153,4 +221,8 @@ export interface Transition {
   readonly jobs: readonly JobState[];
   readonly subscribe: readonly WaitingPoint[];
   readonly unsubscribe: readonly WaitingPoint[];
+  /** New timers (PENDING); created in the same transaction, their Cloud Tasks after the commit. */
+  readonly timers: readonly TimerState[];
+  /** Ids of PENDING timers whose token left without them: deleted in the same transaction. */
+  readonly cancelTimers: readonly string[];
 }
