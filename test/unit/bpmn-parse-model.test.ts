@@ -155,7 +155,7 @@ describe('parseProcessModel: invalid models', () => {
     ['catch event without definition', around(wait('w', '', ''), 'w'), 'w', 'intermediateCatchEvent with no event definition'],
     ['catch event with two definitions', around(wait('w', '', '<bpmn:messageEventDefinition messageRef="m" /><bpmn:timerEventDefinition />'), 'w'), 'w', 'with messageEventDefinition and timerEventDefinition'],
     ['throw event', around('<bpmn:intermediateThrowEvent id="t" />', 't'), 't', 'unsupported element intermediateThrowEvent'],
-    ['message start event', '<bpmn:startEvent id="start"><bpmn:messageEventDefinition messageRef="m" /></bpmn:startEvent>' + end() + flow('f', 'start', 'end'), 'start', 'startEvent with messageEventDefinition'],
+    ['message start event without correlationKey', '<bpmn:startEvent id="start"><bpmn:messageEventDefinition messageRef="m" /></bpmn:startEvent>' + end() + flow('f', 'start', 'end'), 'start', 'missing inbox:correlationKey'],
     ['terminate end event', start() + '<bpmn:endEvent id="end"><bpmn:terminateEventDefinition /></bpmn:endEvent>' + flow('f', 'start', 'end'), 'end', 'endEvent with terminateEventDefinition'],
     ['boundary event', around(task(), 'task') + '<bpmn:boundaryEvent id="late" attachedToRef="task"><bpmn:timerEventDefinition /></bpmn:boundaryEvent>', 'late', 'unsupported element boundaryEvent'],
     ['sub-process', around('<bpmn:subProcess id="sub" />', 'sub'), 'sub', 'unsupported element subProcess'],

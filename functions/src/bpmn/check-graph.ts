@@ -1,6 +1,6 @@
 /**
  * The structural rules of a process graph, checked once at load time so the
- * engine can rely on them: one way in, every node reachable, no path that
+ * engine can rely on them: defined ways in, every node reachable, no path that
  * silently stops, and exclusive gateways that always know where to go.
  */
 import { ModelError, type FlowNode, type SequenceFlow } from './model';
@@ -11,12 +11,37 @@ export type NodeDraft = WithoutFlows<FlowNode>;
 /** A flow node whose flow lists are still being filled, in document order. */
 export type Draft = NodeDraft & { readonly incoming: string[]; readonly outgoing: string[] };
 
-function theStartEvent(processId: string, nodes: ReadonlyMap<string, Draft>): Draft {
-  const starts = [...nodes.values()].filter((n) => n.kind === 'startEvent');
-  const [start, second] = starts;
-  if (start === undefined) throw new ModelError('no start event: the process needs exactly one none start event', processId);
-  if (second !== undefined) throw new ModelError(`a second start event (the first is ${start.id}): the process needs exactly one`, second.id);
-  return start;
+/** The process's ways in: at most one none start event and any number of message start events, at least one in all. */
+interface StartEvents {
+  readonly none: Draft | null;
+  /** Every start event (none and message), in document order. */
+  readonly all: readonly Draft[];
+}
+
+/**
+ * The start events: at most one none start event (where startProcess
+ * starts), message start events each for a message name of its own (one
+ * message must start a process one way), and at least one of either; none
+ * has an incoming flow.
+ */
+function theStartEvents(processId: string, nodes: ReadonlyMap<string, Draft>): StartEvents {
+  const all = [...nodes.values()].filter((n) => n.kind === 'startEvent' || n.kind === 'messageStartEvent');
+  const [none, second] = all.filter((n) => n.kind === 'startEvent');
+  if (none !== undefined && second !== undefined) {
+    throw new ModelError(`a second start event (the first is ${none.id}): a process has at most one none start event`, second.id);
+  }
+  if (all.length === 0) throw new ModelError('no start event: the process needs a none start event or a message start event', processId);
+  const byMessage = new Map<string, string>();
+  for (const start of all) {
+    if (start.incoming.length > 0) throw new ModelError(`a start event has no incoming sequence flows (${start.incoming.join(', ')})`, start.id);
+    if (start.kind !== 'messageStartEvent') continue;
+    const first = byMessage.get(start.messageName);
+    if (first !== undefined) {
+      throw new ModelError(`a second message start event for message ${start.messageName} (the first is ${first}): a message starts a process one way`, start.id);
+    }
+    byMessage.set(start.messageName, start.id);
+  }
+  return { none: none ?? null, all };
 }
 
 function checkOutgoing(node: Draft): void {
@@ -29,6 +54,7 @@ function checkOutgoing(node: Draft): void {
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       return;
     case 'startEvent':
+    case 'messageStartEvent':
     case 'serviceTask':
     case 'sendTask':
     case 'receiveTask':
@@ -57,9 +83,9 @@ function checkGateway(node: Draft & { readonly kind: 'exclusiveGateway' }, flows
   }
 }
 
-function checkReachable(start: Draft, nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): void {
-  const reached = new Set([start.id]);
-  const pending = [start];
+function checkReachable(starts: readonly Draft[], nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): void {
+  const reached = new Set(starts.map((s) => s.id));
+  const pending = [...starts];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     for (const flowId of node.outgoing) {
       const target = nodes.get(flows.get(flowId)?.targetId ?? '');
@@ -70,24 +96,24 @@ function checkReachable(start: Draft, nodes: ReadonlyMap<string, Draft>, flows: 
     }
   }
   for (const node of nodes.values()) {
-    if (!reached.has(node.id)) throw new ModelError(`unreachable from start event ${start.id}: no path of sequence flows leads here`, node.id);
+    if (!reached.has(node.id)) throw new ModelError(`unreachable from start event${starts.length > 1 ? 's' : ''} ${starts.map((s) => s.id).join(', ')}: no path of sequence flows leads here`, node.id);
   }
 }
 
 /**
  * Checks the graph rules over nodes and flows whose ends are known to exist:
- * exactly one start event, without incoming and with one outgoing flow; end
- * events without outgoing flows; tasks and events with exactly one; conditions
- * only on flows leaving an exclusive gateway; gateway defaults that are
- * outgoing and unconditioned, and a condition on every other branch; every
- * node reachable from the start.
+ * at most one none start event, message start events each for a message of
+ * its own, at least one start event, none with incoming and each with one
+ * outgoing flow; end events without outgoing flows; tasks and events with
+ * exactly one; conditions only on flows leaving an exclusive gateway;
+ * gateway defaults that are outgoing and unconditioned, and a condition on
+ * every other branch; every node reachable from some start event.
  *
- * @returns the id of the start event.
+ * @returns the id of the none start event, or null when the process starts by message only.
  * @throws ModelError naming the first offending element in document order.
  */
-export function checkGraph(processId: string, nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): string {
-  const start = theStartEvent(processId, nodes);
-  if (start.incoming.length > 0) throw new ModelError(`a start event has no incoming sequence flows (${start.incoming.join(', ')})`, start.id);
+export function checkGraph(processId: string, nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): string | null {
+  const starts = theStartEvents(processId, nodes);
   for (const flow of flows.values()) {
     if (flow.condition !== null && nodes.get(flow.sourceId)?.kind !== 'exclusiveGateway') {
       throw new ModelError(`a condition on a flow whose source ${flow.sourceId} is not an exclusive gateway; only gateways branch`, flow.id);
@@ -97,6 +123,6 @@ export function checkGraph(processId: string, nodes: ReadonlyMap<string, Draft>,
     checkOutgoing(node);
     if (node.kind === 'exclusiveGateway') checkGateway(node, flows);
   }
-  checkReachable(start, nodes, flows);
-  return start.id;
+  checkReachable(starts.all, nodes, flows);
+  return starts.none?.id ?? null;
 }

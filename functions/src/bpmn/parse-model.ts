@@ -131,10 +131,11 @@ function toNode(element: Element): NodeDraft {
   const name = text(element, 'name');
   switch (element.$type) {
     case 'bpmn:StartEvent':
+      return startEvent(element, id, name, definitions);
     case 'bpmn:EndEvent': {
       const [definition] = definitions;
       if (definition !== undefined) throw unsupported(element, `${xmlName(element)} with ${xmlName(definition)}`);
-      return { kind: element.$type === 'bpmn:StartEvent' ? 'startEvent' : 'endEvent', id, name };
+      return { kind: 'endEvent', id, name };
     }
     case 'bpmn:ServiceTask':
     case 'bpmn:SendTask':
@@ -155,6 +156,45 @@ function toNode(element: Element): NodeDraft {
     default:
       throw unsupported(element);
   }
+}
+
+/**
+ * A none start event, or a message start event: one messageEventDefinition
+ * whose messageRef names a bpmn:message, and `inbox:correlationKey`, the
+ * variable the starting message's correlation key is stored into (the
+ * business key is that key too). Any other definition is refused.
+ */
+function startEvent(element: Element, id: string, name: string | null, definitions: readonly Element[]): NodeDraft {
+  const correlationVariable = text(element, 'correlationKey');
+  const [definition] = definitions;
+  if (definition === undefined) {
+    if (element.correlationKey !== undefined) {
+      throw new ModelError('inbox:correlationKey on a none start event: only a message start event (one messageEventDefinition) takes one', id);
+    }
+    return { kind: 'startEvent', id, name };
+  }
+  if (definition.$type !== 'bpmn:MessageEventDefinition' || definitions.length !== 1) {
+    throw unsupported(element, `startEvent with ${definitions.map(xmlName).join(' and ')}`);
+  }
+  const messageRef = definition.messageRef;
+  if (!isElement(messageRef)) throw new ModelError('missing messageRef: refer to a bpmn:message named like the message that starts the process', id);
+  if (messageRef.$type !== 'bpmn:Message') throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
+  const messageName = text(messageRef, 'name');
+  if (messageName === null) throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
+  if (correlationVariable === null) {
+    throw new ModelError("missing inbox:correlationKey: name the process variable the starting message's correlation key is stored into", id);
+  }
+  if (!VARIABLE_NAME.test(correlationVariable)) {
+    throw new ModelError(`inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`, id);
+  }
+  return { kind: 'messageStartEvent', id, name, messageName, correlationVariable };
+}
+
+/** The message start events by message name (checkGraph refuses two for one name, so each name is one node). */
+function messageStartsOf(drafts: ReadonlyMap<string, Draft>): Record<string, string> {
+  const starts = [...drafts.values()].flatMap((n) => (n.kind === 'messageStartEvent' ? [[n.messageName, n.id] as const] : []));
+  // fromEntries: a message named `__proto__` is an own key like any other.
+  return Object.fromEntries(starts);
 }
 
 function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): SequenceFlow {
@@ -211,7 +251,7 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
     name: text(process, 'name'),
     version: sha256Hex(xml).slice(0, 16),
     startEventId,
-    messageStartEvents: {},
+    messageStartEvents: messageStartsOf(drafts),
     // fromEntries defines own properties: no id is ever assigned through a prototype setter.
     nodes: Object.fromEntries(drafts),
     flows: Object.fromEntries(flows),

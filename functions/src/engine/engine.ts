@@ -1,4 +1,4 @@
-import { ModelError, type ProcessModel } from '../bpmn/model';
+import { type MessageStartEventNode, ModelError, type ProcessModel } from '../bpmn/model';
 import type { WaitingPoint } from './state';
 import type { UnitOfWork } from './store/unit-of-work';
 import type { SyncHandler } from './transitions';
@@ -17,13 +17,22 @@ export interface MessageBuffer {
   take(uow: UnitOfWork, point: WaitingPoint, now: Date): Promise<{ readonly inboxId: string; readonly variables: Readonly<Record<string, unknown>> } | null>;
 }
 
+/** A message start event of a deployed model: what a message of its name starts. */
+export interface MessageStart {
+  readonly model: ProcessModel;
+  readonly node: MessageStartEventNode;
+}
+
 /**
  * The deployed process models and their synchronous handlers, validated
  * together: every task of every model must have a handler of the right kind,
- * so a missing one fails at start-up, not when a token arrives.
+ * so a missing one fails at start-up, not when a token arrives; and a
+ * message name starts at most one process, so a start message never has to
+ * choose.
  */
 export class Engine {
   private readonly models: ReadonlyMap<string, ProcessModel>;
+  private readonly starts: ReadonlyMap<string, MessageStart>;
 
   constructor(
     models: readonly ProcessModel[],
@@ -35,9 +44,19 @@ export class Engine {
     readonly buffer: MessageBuffer | null = null,
   ) {
     const byKey = new Map<string, ProcessModel>();
+    const starts = new Map<string, MessageStart>();
     for (const model of models) {
       if (byKey.has(model.key)) throw new ModelError(`two models define process ${model.key}`, model.key);
       byKey.set(model.key, model);
+      for (const nodeId of Object.values(model.messageStartEvents)) {
+        const node = model.nodes[nodeId];
+        if (node?.kind !== 'messageStartEvent') throw new ModelError(`messageStartEvents of ${model.key} names ${nodeId}, which is no message start event`, nodeId);
+        const other = starts.get(node.messageName);
+        if (other !== undefined) {
+          throw new ModelError(`message ${node.messageName} starts process ${other.model.key} (${other.node.id}) already: a message name may start one deployed process only`, node.id);
+        }
+        starts.set(node.messageName, { model, node });
+      }
       for (const node of Object.values(model.nodes)) {
         if (node.kind !== 'serviceTask' && node.kind !== 'sendTask') continue;
         const known = node.async ? asyncHandlerIds.has(node.id) : Object.prototype.hasOwnProperty.call(sync, node.id);
@@ -45,6 +64,12 @@ export class Engine {
       }
     }
     this.models = byKey;
+    this.starts = starts;
+  }
+
+  /** The message start event a message of this name starts, or null (the name starts no deployed process). */
+  startsByMessage(messageName: string): MessageStart | null {
+    return this.starts.get(messageName) ?? null;
   }
 
   /** The model of a process key, or null. */

@@ -175,12 +175,16 @@ export interface StartInput {
   readonly businessKey: string;
   readonly variables: Readonly<Record<string, unknown>>;
   readonly now: Date;
+  /** The start event the token starts at: a message start event's id; default the model's none start event. */
+  readonly startEventId?: string;
 }
 
 /** A new instance with one token at the start event, run until it waits. */
 export function startInstance(model: ProcessModel, sync: Readonly<Record<string, SyncHandler>>, input: StartInput): Transition {
-  const startEventId = model.startEventId;
+  const startEventId = input.startEventId ?? model.startEventId;
   if (startEventId === null) throw new Error(`process ${model.key} has no none start event`);
+  const startKind = node(model, startEventId).kind;
+  if (startKind !== 'startEvent' && startKind !== 'messageStartEvent') throw new Error(`${startEventId} of process ${model.key} is a ${startKind}, not a start event`);
   const instance: InstanceState = {
     id: input.instanceId,
     processKey: model.key,
