@@ -53,6 +53,40 @@ export const WorkOrderCompletedType: MessageType<WorkOrderCompleted> = {
   dedupKey: (p) => p.eventId ?? `WorkOrderCompleted:${p.workOrderId}`,
 };
 
+/** Longest free text a release carries (its description), in characters: 4 KiB of UTF-16, far below the document limit. */
+export const MAX_DESCRIPTION_CHARS = 4_096;
+
+export const WorkOrderReleasedSchema = z.object({
+  workOrderId: Key,
+  eventId: Key.optional(),
+  /** When planning released it. */
+  releasedAt: z.iso.datetime({ offset: true }),
+  customerId: Key.optional(),
+  /** Where the work is done (a site or address reference). */
+  siteId: Key.optional(),
+  description: z.string().max(MAX_DESCRIPTION_CHARS).optional(),
+  /** Items the provider is to deliver; the completion reports `completedItems` against it. */
+  plannedItems: z.number().int().nonnegative().optional(),
+  /** When the work is due, if planning set a date. */
+  dueAt: z.iso.datetime({ offset: true }).optional(),
+});
+export type WorkOrderReleased = z.infer<typeof WorkOrderReleasedSchema>;
+
+/**
+ * Planning releases a work order: the message that starts its process (a
+ * message start event of that name; the engine allows one process per
+ * name). A second release of one work order (another eventId) finds the
+ * instance and is parked ALREADY_STARTED; without an eventId, a second
+ * release with another payload is a KEY_COLLISION.
+ */
+export const WorkOrderReleasedType: MessageType<WorkOrderReleased> = {
+  name: 'WorkOrderReleased',
+  nameAttribute: DEFAULT_NAME_ATTRIBUTE,
+  schema: WorkOrderReleasedSchema,
+  correlationKey: (p) => p.workOrderId,
+  dedupKey: (p) => p.eventId ?? `WorkOrderReleased:${p.workOrderId}`,
+};
+
 /** A registry is a list; order does not matter because names must be unique. */
 export type MessageRegistry = readonly MessageType[];
 
@@ -64,7 +98,7 @@ function entry<P>(type: MessageType<P>): MessageType {
   return type;
 }
 
-export const DEFAULT_REGISTRY: MessageRegistry = [entry(WorkOrderCompletedType)];
+export const DEFAULT_REGISTRY: MessageRegistry = [entry(WorkOrderCompletedType), entry(WorkOrderReleasedType)];
 
 /** The type an attribute set names, or null. Own properties only (no prototype lookups). */
 export function findMessageType(registry: MessageRegistry, attributes: Readonly<Record<string, string>>): MessageType | null {
