@@ -15,10 +15,13 @@ export type AnswerBody = Readonly<Record<string, unknown>>;
 /**
  * A 4xx: the request is wrong and the same request will be refused again, so
  * its body carries no `retry` flag. A 405 names the methods that are allowed
- * (`Allow`, which RFC 9110 requires on a 405).
+ * (`Allow`, which RFC 9110 requires on a 405). A 422 is a well-formed
+ * request the addressed resource cannot carry out (startProcess for a
+ * process that starts by message only). `details` are further fields of the
+ * JSON body, beside `error`, for callers that read them.
  */
 export type Rejection =
-  | { readonly kind: 'reject'; readonly status: 400 | 401 | 403 | 413 | 415; readonly error: string }
+  | { readonly kind: 'reject'; readonly status: 400 | 401 | 403 | 413 | 415 | 422; readonly error: string; readonly details?: AnswerBody }
   | { readonly kind: 'reject'; readonly status: 405; readonly error: string; readonly allow: readonly string[] };
 
 /**
@@ -110,7 +113,7 @@ export function send(res: Response, answer: Answer): void {
       return;
     case 'reject':
       if (answer.status === 405) res.set('Allow', answer.allow.join(', '));
-      res.status(answer.status).json({ error: answer.error });
+      res.status(answer.status).json({ ...(answer.status === 405 ? {} : answer.details), error: answer.error });
       return;
     case 'retry':
       if (answer.retryAfterSeconds !== null) res.set('Retry-After', String(answer.retryAfterSeconds));

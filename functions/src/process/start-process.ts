@@ -3,6 +3,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { classifyFailure, errorMessage } from '../core/errors';
+import type { ProcessModel } from '../bpmn/model';
 import type { Engine } from '../engine/engine';
 import { startProcessInstance } from '../engine/store/start-instance';
 import { type Answer, answering, failureAnswer, RETRY_AFTER_SECONDS } from '../http/answer';
@@ -45,12 +46,33 @@ const Body = z.object({
  * creates no second token. Bad input: 400 with the reason, before anything
  * is written: a body of the wrong shape, variables Firestore cannot store or
  * beyond our bounds (variables.ts), a correlation variable of the model
- * missing or of a kind the engine cannot wait under. 503 (`retry: true`,
+ * missing or of a kind the engine cannot wait under. A process that starts
+ * by message only (no none start event): 422, naming its message start
+ * events. 503 (`retry: true`,
  * `Retry-After`) only when a retry can heal it; any other failure is a
  * defect: 500, `retry: false`, logged at ERROR (http/answer.ts).
  */
 export function createStartProcessHandler(deps: StartProcessDeps): (req: Request, res: Response) => Promise<void> {
   return answering((req) => startProcess(deps, req));
+}
+
+/**
+ * 422 for a process without a none start event: it starts by message only.
+ * Not 400: the request is well formed and names a deployed process; what it
+ * asks, starting that process here, the model does not allow, and no other
+ * body would change that (publishing its start message would). A status of
+ * its own keeps these apart from malformed requests in Cloud Run's request
+ * metrics, where a deploy that turned a process message-only shows at once.
+ */
+function messageOnly(model: ProcessModel): Answer {
+  const starts = Object.entries(model.messageStartEvents).map(([messageName, id]) => ({ id, messageName }));
+  const named = starts.map((s) => `${s.id} (message ${s.messageName})`).join(', ');
+  return {
+    kind: 'reject',
+    status: 422,
+    error: `process ${model.key} has no none start event: it starts by message only, at ${named}; publish that message (its correlation key becomes the business key) instead of calling startProcess`,
+    details: { processKey: model.key, messageStartEvents: starts },
+  };
 }
 
 async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answer> {
@@ -69,6 +91,7 @@ async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answe
     const engine = await deps.engine();
     const model = engine.find(processKey);
     if (model === null) return { kind: 'reject', status: 400, error: `unknown processKey ${JSON.stringify(processKey)}; deployed: ${engine.processKeys.join(', ')}` };
+    if (model.startEventId === null) return messageOnly(model);
     // A start the model can never correlate would end in INCIDENT / MISSING_CORRELATION_KEY, which no command repairs.
     const uncorrelatable = correlationProblem(model, variables);
     if (uncorrelatable !== null) return { kind: 'reject', status: 400, error: uncorrelatable };
