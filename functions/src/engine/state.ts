@@ -90,6 +90,8 @@ export interface InstanceState {
    * its own (201, its jobs dispatched), not as someone else's (200).
    */
   readonly startRequestId?: string;
+  /** The inbox id of the message whose message start event started it; absent for a start by startProcess. */
+  readonly startedByMessage?: string;
   /** When the start's transaction ran (the function's clock). */
   readonly createdAt: Date;
   /** When the last transition or repair changed it. */

@@ -19,6 +19,10 @@ export type ParkReason =
   | 'KEY_COLLISION'
   | 'NO_WAITING_INSTANCE'
   | 'AMBIGUOUS_CORRELATION'
+  /** A start message (its name has a message start event) whose instance, (process, correlation key), exists already. */
+  | 'ALREADY_STARTED'
+  /** A start message whose variables fail startProcess's door checks (process/variables.ts): no instance could run with them. */
+  | 'START_REFUSED'
   | 'DEAD_LETTERED'
   | 'MANUAL';
 

@@ -12,6 +12,14 @@ import type { DocumentReference, Firestore } from '@google-cloud/firestore';
  */
 export const PROCESSED = 'processedMessages';
 
+/**
+ * How a message was processed: RELAY (correlated to a waiting token), BUFFER
+ * (taken by a token that reached its waiting point), START (it started its
+ * instance: a message start event), DISMISSED (an operator closed it,
+ * `inbox repair dismiss`).
+ */
+export type CorrelatedVia = 'RELAY' | 'BUFFER' | 'START' | 'DISMISSED';
+
 /** One processed message, small: no payload, no attributes. */
 export interface ProcessedRecord {
   readonly messageName: string;
@@ -20,9 +28,9 @@ export interface ProcessedRecord {
   /** SHA-256 of the canonical payload: the same message again is a duplicate, another payload a KEY_COLLISION. */
   readonly payloadHash: string;
   readonly processedAt: Date;
-  /** Where it went. */
-  readonly processInstanceId: string;
-  readonly correlatedVia: 'RELAY' | 'BUFFER';
+  /** Where it went; null for a dismissed message that concerned no instance. */
+  readonly processInstanceId: string | null;
+  readonly correlatedVia: CorrelatedVia;
   /** processedAt + INBOX_DEDUP_RETENTION_DAYS; a Firestore TTL policy on this field deletes the record. */
   readonly expireAt: Date;
 }
@@ -38,7 +46,7 @@ export interface RecordSource {
   readonly payloadHash: string;
 }
 
-export function processedRecord(doc: RecordSource, processInstanceId: string, via: 'RELAY' | 'BUFFER', now: Date, retentionMs: number): ProcessedRecord {
+export function processedRecord(doc: RecordSource, processInstanceId: string | null, via: CorrelatedVia, now: Date, retentionMs: number): ProcessedRecord {
   return {
     messageName: doc.messageName ?? '',
     correlationKey: doc.correlationKey ?? '',

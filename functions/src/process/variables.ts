@@ -160,3 +160,14 @@ export function correlationProblem(model: ProcessModel, variables: Readonly<Reco
   }
   return null;
 }
+
+/**
+ * The door checks of startProcess, for the variables a message start
+ * supplies (its payload and the correlation variable): why the process
+ * could not start with them, or null. The relay parks such a message
+ * START_REFUSED instead of starting an instance that Firestore cannot store
+ * or that would stop at a wait it can never be correlated to.
+ */
+export function messageStartProblem(model: ProcessModel, variables: Readonly<Record<string, unknown>>): string | null {
+  return variablesProblem(variables) ?? correlationProblem(model, variables);
+}

@@ -17,6 +17,12 @@ export interface RelayPolicy {
 /** What correlating one candidate produced. */
 export type RelayOutcome =
   | { readonly kind: 'CORRELATED'; readonly processInstanceId: string }
+  /** Nobody waited, and the message's name has a message start event: it started this instance. */
+  | { readonly kind: 'STARTED'; readonly processInstanceId: string }
+  /** A start message, but the instance of (process, correlation key) exists: a second start, a business matter. */
+  | { readonly kind: 'ALREADY_STARTED'; readonly processInstanceId: string; readonly processKey: string; readonly instanceStatus: string }
+  /** A start message whose variables the process cannot start with (the door checks of startProcess). */
+  | { readonly kind: 'START_REFUSED'; readonly processKey: string; readonly activityId: string; readonly problem: string }
   | { readonly kind: 'NO_WAITING_INSTANCE' }
   | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] }
   | { readonly kind: 'TECHNICAL'; readonly failure: FailureClass; readonly error: string };
@@ -27,7 +33,7 @@ export type Decision =
   | { readonly kind: 'RETRY'; readonly attempts: number; readonly nextAttemptAt: Date; readonly lastError: string; readonly alarm: boolean }
   | {
       readonly kind: 'PARK';
-      readonly reason: 'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION';
+      readonly reason: 'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION' | 'ALREADY_STARTED' | 'START_REFUSED';
       readonly attempts: number;
       readonly lastError: string;
       readonly details: Readonly<Record<string, unknown>>;
@@ -47,7 +53,13 @@ export interface CandidateState {
 /**
  * The relay's decision table. Pure: the outcome, the document's attempts and
  * age, the policy, the clock and a random number in; the fate out.
- * - CORRELATED: DONE.
+ * - CORRELATED, STARTED: DONE.
+ * - ALREADY_STARTED: a second start for a business key is the sender's or
+ *   the business's to judge (a repeated release, a reused key); no retry
+ *   changes it: park at once, with the instance, for `inbox repair dismiss`
+ *   or a decision.
+ * - START_REFUSED: the variables stay what they are: park at once (a requeue
+ *   after a model fix tries again).
  * - NO_WAITING_INSTANCE: may heal (the process is still on its way): retry
  *   with backoff until the buffer window has passed since receipt (since
  *   the last requeue, if there was one), then park.
@@ -60,7 +72,24 @@ export function decide(outcome: RelayOutcome, doc: CandidateState, policy: Relay
   const retryAt = (): Date => new Date(now.getTime() + backoffMs(attempts, policy.backoffBaseMs, policy.backoffCapMs, random));
   switch (outcome.kind) {
     case 'CORRELATED':
+    case 'STARTED':
       return { kind: 'DONE', processInstanceId: outcome.processInstanceId };
+    case 'ALREADY_STARTED':
+      return {
+        kind: 'PARK',
+        reason: 'ALREADY_STARTED',
+        attempts,
+        lastError: `a start message, but process ${outcome.processKey} already has an instance for this key: ${outcome.processInstanceId} (${outcome.instanceStatus}); starting a second one is refused`,
+        details: { processInstanceId: outcome.processInstanceId, processKey: outcome.processKey, instanceStatus: outcome.instanceStatus },
+      };
+    case 'START_REFUSED':
+      return {
+        kind: 'PARK',
+        reason: 'START_REFUSED',
+        attempts,
+        lastError: `would start process ${outcome.processKey} at ${outcome.activityId}, but ${outcome.problem}`,
+        details: { processKey: outcome.processKey, activityId: outcome.activityId, problem: outcome.problem },
+      };
     case 'NO_WAITING_INSTANCE': {
       const lastError = 'no process instance waits for this message (not yet, or not any more)';
       const requeued = doc.requeuedAt instanceof Date;

@@ -2,7 +2,7 @@ import type { DocumentReference } from '@google-cloud/firestore';
 import type { LaneEntry } from '../engine/store/collections';
 import type { UnitOfWork } from '../engine/store/unit-of-work';
 import { INBOX, type InboxDocument } from '../inbox/document';
-import { processedRecord, processedRef } from '../inbox/processed';
+import { type CorrelatedVia, processedRecord, processedRef } from '../inbox/processed';
 import type { Decision } from './decide';
 
 /**
@@ -38,10 +38,12 @@ export interface Retention {
  * (retention, for a Firestore TTL policy) and, in the same transaction, its
  * processed record (inbox/processed.ts), which outlives it so that a replay
  * of the message is still a duplicate; PARKED never expires and keeps
- * payload, reason, lastError and attempts. `relayAttempt` marks the relay
+ * payload, reason, lastError and attempts. `via`: RELAY (a token waited),
+ * BUFFER (a token reached its waiting point and took it), START (it started
+ * its instance by a message start event). `relayAttempt` marks the relay
  * call and attempt that wrote it (null for the buffer's write).
  */
-export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decision: Decision, now: Date, retention: Retention, via: 'RELAY' | 'BUFFER' = 'RELAY', relayAttempt: string | null = null): void {
+export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decision: Decision, now: Date, retention: Retention, via: Exclude<CorrelatedVia, 'DISMISSED'> = 'RELAY', relayAttempt: string | null = null): void {
   const ref = inboxRef(uow, id);
   // The buffer's write is part of another document's transaction, which carries that one's mark.
   const base = { ...doc, relayAttempt };

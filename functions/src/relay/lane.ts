@@ -56,3 +56,39 @@ export function holdUntil(own: Date | null, older: Date | null, now: Date): Date
   const target = (older ?? now).getTime() + 1;
   return own !== null && own.getTime() >= target ? null : new Date(target);
 }
+
+/**
+ * What the relay knows, in its transaction, about a document whose message
+ * name has a message start event (engine.startsByMessage); null for any
+ * other name.
+ */
+export interface StartFacts {
+  /** A token waits for this message under its key: it will be correlated, not start anything. */
+  readonly awaited: boolean;
+  /** The instance the start would create, (process, key), exists: it will be parked ALREADY_STARTED. */
+  readonly instanceExists: boolean;
+}
+
+/**
+ * Whether an older OPEN document of the lane holds `entry` back. Per-key
+ * order: every older one does, with one exception, a start message that
+ * will start its instance (its name has a message start event, no token
+ * waits for it and the instance does not exist yet). Only an older message
+ * of its own name holds that one back. Why: every other older document of
+ * its key waits for a token, and while the instance does not exist, the
+ * token it waits for is one that this start creates (a completion that
+ * overtook its release is the oldest in the lane); held behind it, the start
+ * would wait for what only it can bring, until the older one is parked after
+ * the buffer window. Started, the instance's token takes the older one from
+ * the buffer when it reaches its waiting point, so the key's messages still
+ * reach the process in their order. An older start message of the same name
+ * still goes first: it meets the same facts, so the oldest of them starts
+ * the instance and the others are parked ALREADY_STARTED, in their order.
+ * A start message a token waits for is correlated like any message and keeps
+ * the ordinary rule; so does one whose instance exists (it will be parked:
+ * holding it back delays that, and nothing older waits for it).
+ */
+export function holdsBack(older: LaneEntry, entry: LaneEntry, start: StartFacts | null): boolean {
+  if (start === null || start.awaited || start.instanceExists) return true;
+  return older.messageName === entry.messageName;
+}

@@ -10,7 +10,9 @@ import type { JobState } from '../engine/state';
 import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './decide';
 import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } from './inbox-writes';
-import { holdUntil, olderThan, withoutEntry } from './lane';
+import type { LaneEntry } from '../engine/store/collections';
+import { holdsBack, holdUntil, olderThan, withoutEntry } from './lane';
+import { startByMessage, startFacts } from './start-by-message';
 
 /**
  * What relaying one document needs: the clients already made (relayOne and
@@ -142,13 +144,17 @@ const statusAfter = (decision: Decision): InboxView['status'] => (decision.kind 
 /** No time limit beyond the transaction deadline: the fast path, and callers without a budget. */
 const UNLIMITED = (): number => Number.POSITIVE_INFINITY;
 
-/** Finds the oldest OPEN document of the lane older than ours, dropping stale entries on the way. */
-async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date): Promise<{ readonly id: string; readonly doc: InboxView } | null> {
+/**
+ * Finds the oldest OPEN document of the lane older than ours among the
+ * entries `holds` accepts, dropping stale entries on the way.
+ */
+async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date, holds: (older: LaneEntry) => boolean): Promise<{ readonly id: string; readonly doc: InboxView; readonly entry: LaneEntry } | null> {
   const correlationKey = doc.correlationKey ?? '';
   let key = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, correlationKey)), correlationKey);
-  for (let older = olderThan(key.open, laneEntryOf(id, doc)); older !== null; older = olderThan(key.open, laneEntryOf(id, doc))) {
+  const self = laneEntryOf(id, doc);
+  for (let older = olderThan(key.open.filter(holds), self); older !== null; older = olderThan(key.open.filter(holds), self)) {
     const other = (await uow.get(inboxRef(uow, older.inboxId))) as InboxView | undefined;
-    if (other !== undefined && other.status === 'OPEN') return { id: older.inboxId, doc: other };
+    if (other !== undefined && other.status === 'OPEN') return { id: older.inboxId, doc: other, entry: older };
     key = { ...key, open: withoutEntry(key.open, older.inboxId) };
     saveCorrelationKey(uow, key, now);
   }
@@ -156,10 +162,27 @@ async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date)
 }
 
 /**
+ * The older OPEN document that holds ours back (lane.ts, holdsBack), or
+ * null. The start facts are read only when some older document is OPEN:
+ * a document first in its lane costs no read more.
+ */
+async function blockingOlder(deps: RelayDeps, uow: UnitOfWork, id: string, doc: InboxView, now: Date): Promise<{ readonly id: string; readonly doc: InboxView } | null> {
+  const first = await olderOpen(uow, id, doc, now, () => true);
+  if (first === null) return null;
+  const correlationKey = doc.correlationKey ?? '';
+  const key = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, correlationKey)), correlationKey);
+  const start = await startFacts(uow, deps.engine, doc.messageName ?? '', key);
+  const self = laneEntryOf(id, doc);
+  if (holdsBack(first.entry, self, start)) return first;
+  return olderOpen(uow, id, doc, now, (older) => holdsBack(older, self, start));
+}
+
+/**
  * Relays one inbox document in one Firestore transaction, reading by id only:
  * re-read it (skip unless OPEN and due), check per-key order in its lane,
- * correlate through the engine, and write the inbox decision, the token's
- * move, variables and follow-up jobs together. Never a correlated process
+ * correlate through the engine (or, when nobody waits and its name has a
+ * message start event, start that instance), and write the inbox decision,
+ * the token's move, variables and follow-up jobs together. Never a correlated process
  * with an OPEN inbox document, or the reverse.
  *
  * The result is exactly what this call did to the document, also when the
@@ -224,7 +247,7 @@ async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replaye
   };
   if (doc.status !== 'OPEN') return { kind: 'SKIPPED', why: 'NOT_OPEN' };
   if (doc.nextAttemptAt !== null && doc.nextAttemptAt.getTime() > now.getTime()) return { kind: 'SKIPPED', why: 'NOT_DUE' };
-  const older = await olderOpen(uow, id, doc, now);
+  const older = await blockingOlder(deps, uow, id, doc, now);
   if (older !== null) {
     // Held back: no attempt counted, but not left due ahead of its older document either (lane.ts, holdUntil).
     const heldUntil = holdUntil(doc.nextAttemptAt, older.doc.nextAttemptAt, now);
@@ -247,15 +270,20 @@ async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, 
   const key = asCorrelationKey(await uow.get(keyRef), correlationKey);
   saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
 
-  const outcome = await correlate(uow, deps.engine, { messageName: doc.messageName ?? '', correlationKey, variables: doc.payload ?? {}, now, messageId: id });
-  const relayOutcome: RelayOutcome = outcome.kind === 'CORRELATED' ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId } : outcome;
+  const messageName = doc.messageName ?? '';
+  const outcome = await correlate(uow, deps.engine, { messageName, correlationKey, variables: doc.payload ?? {}, now, messageId: id });
+  // Nobody waits: a message whose name has a message start event starts its instance, in this transaction.
+  const started = outcome.kind === 'NO_WAITING_INSTANCE' ? await startByMessage(uow, deps.engine, { inboxId: id, messageName, correlationKey, payload: doc.payload ?? {}, now }) : null;
+  const relayOutcome: RelayOutcome =
+    started !== null ? (started.kind === 'STARTED' ? { kind: 'STARTED', processInstanceId: started.processInstanceId } : started) : outcome.kind === 'CORRELATED' ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId } : outcome;
   const decision = decide(relayOutcome, doc, deps.policy, now, deps.random());
   if (decision.kind === 'RETRY') {
     const current = asCorrelationKey(await uow.get(keyRef), correlationKey);
     saveCorrelationKey(uow, { ...current, open: [...withoutEntry(current.open, id), laneEntryOf(id, doc)] }, now);
   }
-  writeDecision(uow, id, doc, decision, now, retentionOf(deps), 'RELAY', token);
-  const settled = outcome.kind === 'CORRELATED' ? outcome : { jobs: [], duplicates: [], consumed: [] };
+  writeDecision(uow, id, doc, decision, now, retentionOf(deps), started?.kind === 'STARTED' ? 'START' : 'RELAY', token);
+  // A start settles like a correlation: its jobs are dispatched after the commit, its buffered messages consumed.
+  const settled = outcome.kind === 'CORRELATED' ? outcome : started?.kind === 'STARTED' ? started : { jobs: [], duplicates: [], consumed: [] };
   return { kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed };
 }
 
