@@ -1,11 +1,13 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../engine/engine';
+import { instanceId } from '../engine/ids';
 import { asCorrelationKey, type CorrelationKeyDoc, refs } from '../engine/store/collections';
 import { isOpenIncident, type Incident } from '../engine/state';
 import { STORED } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
-import { olderThan, withoutEntry } from '../relay/lane';
+import { holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
 import type { CliContext } from './context';
 import { type ExplainedDoc, type ExplainFacts, explain, type Explanation, type InstanceFact, type TokenFact } from './explain';
 import { RefusedError } from './inbox-ops';
@@ -36,13 +38,25 @@ function explainedDoc(d: Data): ExplainedDoc {
     processedAt: date(d.processedAt),
     correlatedVia: text(d.correlatedVia),
     expireAt: date(d.expireAt),
+    parkDetails: typeof d.parkDetails === 'object' && d.parkDetails !== null ? (d.parkDetails as Data) : null,
+    dismissed: dismissedOf(d.dismissed),
   };
 }
 
-/** The oldest OPEN document of the lane older than this one, as the relay would find it (stale entries skipped, nothing written). */
-async function heldBehind(db: Firestore, id: string, doc: Data, key: CorrelationKeyDoc): Promise<ExplainFacts['heldBehind']> {
+function dismissedOf(v: unknown): NonNullable<ExplainedDoc['dismissed']> | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const d = v as Data;
+  return { by: String(d.by), at: date(d.at), note: String(d.note), previousReason: text(d.previousReason) };
+}
+
+/**
+ * The oldest OPEN document of the lane older than this one that holds it
+ * back, as the relay would find it (lane.ts, holdsBack; stale entries
+ * skipped, nothing written).
+ */
+async function heldBehind(db: Firestore, id: string, doc: Data, key: CorrelationKeyDoc, start: StartFacts | null): Promise<ExplainFacts['heldBehind']> {
   const self = laneEntryOf(id, doc as unknown as InboxView);
-  let lane = key.open;
+  let lane = key.open.filter((e) => holdsBack(e, self, start));
   for (let older = olderThan(lane, self); older !== null; older = olderThan(lane, self)) {
     const other = await data(db.collection(INBOX).doc(older.inboxId));
     if (other?.status === 'OPEN') return { id: older.inboxId, nextAttemptAt: date(other.nextAttemptAt) };
@@ -72,18 +86,22 @@ async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | n
  * wait under it, the one it went to, and those whose business key is the
  * correlation key (the convention `inbox instances KEY` relies on too).
  */
-export async function explainFacts(db: Firestore, id: string, bufferWindowMs: number): Promise<ExplainFacts> {
+export async function explainFacts(db: Firestore, id: string, bufferWindowMs: number, engine: () => Promise<Engine>): Promise<ExplainFacts> {
   const d = await data(db.collection(INBOX).doc(id));
   if (d === undefined) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
   const doc = explainedDoc(d);
   const keyName = doc.correlationKey;
   const key = keyName === null ? null : asCorrelationKey(await data(refs.correlationKey(db, keyName)), keyName);
   const waiting = (key?.waiting ?? []).filter((w) => w.messageName === doc.messageName).map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId }));
-  const behind = key !== null && doc.status === 'OPEN' ? await heldBehind(db, id, d, key) : null;
   const byBusinessKey = keyName === null ? [] : (await QUERIES.instancesByBusinessKey.build(db, keyName).get()).docs.map((s) => s.id);
-  const ids = new Set([...(key?.waiting ?? []).map((w) => w.processInstanceId), ...(doc.processInstanceId === null ? [] : [doc.processInstanceId]), ...byBusinessKey]);
+  // Only an OPEN document's next attempt depends on the deployed models (whether its name starts a process).
+  const messageStart = key !== null && doc.status === 'OPEN' && doc.messageName !== null ? (await engine()).startsByMessage(doc.messageName) : null;
+  const start = messageStart === null || key === null ? null : { processKey: messageStart.model.key, activityId: messageStart.node.id, instanceId: instanceId(messageStart.model.key, key.correlationKey) };
+  const ids = new Set([...(key?.waiting ?? []).map((w) => w.processInstanceId), ...(doc.processInstanceId === null ? [] : [doc.processInstanceId]), ...byBusinessKey, ...(start === null ? [] : [start.instanceId])]);
   const instances = (await Promise.all([...ids].map((i) => instanceFact(db, i)))).filter((i): i is InstanceFact => i !== null);
-  return { id, doc, waiting, heldBehind: behind, instances, bufferWindowMs };
+  const facts = start === null ? null : { awaited: waiting.length > 0, instanceExists: instances.some((i) => i.id === start.instanceId) };
+  const behind = key !== null && doc.status === 'OPEN' ? await heldBehind(db, id, d, key, facts) : null;
+  return { id, doc, waiting, heldBehind: behind, instances, bufferWindowMs, start };
 }
 
 function printHuman(ctx: CliContext, e: Explanation): void {
@@ -93,7 +111,7 @@ function printHuman(ctx: CliContext, e: Explanation): void {
 
 /** `inbox explain ID`: why a document is where it is, and what to do next. */
 export async function explainCommand(ctx: CliContext, id: string): Promise<void> {
-  const e = explain(await explainFacts(ctx.db(), id, ctx.config.relay.policy.bufferWindowMs), ctx.now());
+  const e = explain(await explainFacts(ctx.db(), id, ctx.config.relay.policy.bufferWindowMs, ctx.runtime.engine), ctx.now());
   if (ctx.json) ctx.io.out(JSON.stringify(e, null, 2));
   else printHuman(ctx, e);
 }

@@ -45,6 +45,18 @@ export interface ExplainedDoc {
   readonly processedAt: Date | null;
   readonly correlatedVia: string | null;
   readonly expireAt: Date | null;
+  /** PARKED: what the relay recorded with the reason (`parkDetails`; ALREADY_STARTED: the instance). */
+  readonly parkDetails?: Readonly<Record<string, unknown>> | null;
+  /** DONE by `inbox repair dismiss`: who, when, why, and the reason it was parked for. */
+  readonly dismissed?: { readonly by: string; readonly at: Date | null; readonly note: string; readonly previousReason: string | null } | null;
+}
+
+/** The message start event the document's name has in the deployed models, and the instance it starts for the document's key. */
+export interface StartFact {
+  readonly processKey: string;
+  readonly activityId: string;
+  /** instanceId(processKey, correlationKey): one instance per business key. */
+  readonly instanceId: string;
 }
 
 /** A waiting point for the document's message and key. */
@@ -65,6 +77,8 @@ export interface ExplainFacts {
   readonly instances: readonly InstanceFact[];
   /** How long a message may wait for its waiting point (INBOX_BUFFER_WINDOW_MS). */
   readonly bufferWindowMs: number;
+  /** Its name's message start event, if it has one (absent or null: none). */
+  readonly start?: StartFact | null;
 }
 
 export interface Explanation {
@@ -159,8 +173,17 @@ function explainOpen(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 
       parkedFromIfUnclaimed: null,
     };
   }
-  const nobody = whyNobodyWaits(f, now);
   const technical = doc.lastError !== null && !doc.lastError.startsWith('no process instance waits') ? [`its last attempt failed: ${doc.lastError} (technical failures are retried, never parked)`] : [];
+  const start = f.start ?? null;
+  if (start !== null) {
+    const existing = f.instances.find((i) => i.id === start.instanceId);
+    const because =
+      existing === undefined
+        ? `no token waits for it, and ${String(doc.messageName)} starts process ${start.processKey} (message start event ${start.activityId}): its next attempt starts instance ${start.instanceId} with business key ${String(doc.correlationKey)}`
+        : `no token waits for it, and process ${start.processKey}, which ${String(doc.messageName)} starts, has its instance for this key already (${existing.id}, ${existing.status}): its next attempt parks it ALREADY_STARTED`;
+    return { summary, because: [...technical, because], next: [], parkedFromIfUnclaimed: null };
+  }
+  const nobody = whyNobodyWaits(f, now);
   const window = parkedFrom === null ? [] : [`no waiting point for it yet; retried with backoff, parked NO_WAITING_INSTANCE from ${when(parkedFrom, now)} if still none (the buffer window counts from its ${doc.requeuedAt === null ? 'receipt' : 'requeue'})`];
   return {
     summary,
@@ -213,6 +236,30 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
       if (nobody.late) return { summary, because: [waited, ...nobody.because], next: ['a late or repeated completion: decide with the business; usually it stays parked as the record of what arrived'] };
       return { summary, because: [waited, ...nobody.because], next: [...nobody.repair, `once ${CLI} instances ${String(doc.correlationKey)} shows a token waiting for it: ${requeue} (a requeue starts a new buffer window, so requeueing first works too)`] };
     }
+    case 'ALREADY_STARTED': {
+      const instanceId = typeof doc.parkDetails?.processInstanceId === 'string' ? doc.parkDetails.processInstanceId : 'I';
+      const processKey = typeof doc.parkDetails?.processKey === 'string' ? doc.parkDetails.processKey : 'its process';
+      const instance = f.instances.find((i) => i.id === instanceId);
+      const state = instance === undefined ? '' : ` (now ${instance.status})`;
+      return {
+        summary,
+        because: [
+          `a start message (${String(doc.messageName)} starts ${processKey}), but the instance for key ${String(doc.correlationKey)} exists already: ${instanceId}${state}`,
+          'one instance per business key: a second start is refused, and parked rather than dropped, because only the business can tell a repeated start from a key used twice',
+        ],
+        next: [
+          `compare it with the instance: ${CLI} show ${id} and ${CLI} instances ${String(doc.correlationKey)}`,
+          `a repeated start (the same work order released again): ${CLI} repair dismiss ${id} --note "repeated release" (DONE, recorded; a redelivery stays a duplicate)`,
+          'a key used for two different things: the sender must fix it; the parked document stays as the record',
+        ],
+      };
+    }
+    case 'START_REFUSED':
+      return {
+        summary,
+        because: [`the message would start a process, but ${String(doc.parkDetails?.problem ?? doc.lastError ?? 'its variables failed the door checks')}`, 'no instance was started: it could not have run (the same checks refuse such a start through startProcess)'],
+        next: [`have the sender republish it with what the process needs, or fix the model and then ${requeue}`, `if it is not to be processed: ${CLI} repair dismiss ${id} --note "…"`],
+      };
     case 'MANUAL':
       return { summary, because: [`parked by an operator: ${String(doc.lastError ?? 'no reason given')}`], next: [`if it should be processed after all: ${requeue}`] };
     case null: // no reason stored (a hand-written document): as an unknown reason
@@ -223,14 +270,23 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
 
 function explainDone(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 'because' | 'next'> {
   const { doc } = f;
-  const via = doc.correlatedVia === 'BUFFER' ? 'from the buffer: the waiting point took it the moment its token got there (the message had come first)' : 'by the relay: a token was waiting when the relay looked';
   const instance = f.instances.find((i) => i.id === doc.processInstanceId);
   const state = instance === undefined ? '' : ` (now ${instance.status})`;
-  return {
-    summary: `DONE: correlated into instance ${String(doc.processInstanceId)}${state}${doc.processedAt === null ? '' : ` at ${when(doc.processedAt, now)}`}`,
-    because: [`correlated ${via}`, ...(doc.expireAt === null ? [] : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`])],
-    next: [],
-  };
+  const at = doc.processedAt === null ? '' : ` at ${when(doc.processedAt, now)}`;
+  const expiry = doc.expireAt === null ? [] : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
+  const dismissed = doc.dismissed ?? null;
+  if (doc.correlatedVia === 'DISMISSED' && dismissed !== null) {
+    return {
+      summary: `DONE: dismissed by ${dismissed.by}${at} (it was PARKED / ${String(dismissed.previousReason)})`,
+      because: [`the operator's note: ${dismissed.note}`, ...(doc.processInstanceId === null ? [] : [`it concerned instance ${doc.processInstanceId}${state}`]), 'its processed record keeps a redelivery a duplicate', ...expiry],
+      next: [],
+    };
+  }
+  if (doc.correlatedVia === 'START') {
+    return { summary: `DONE: started instance ${String(doc.processInstanceId)}${state}${at}`, because: ['nobody waited for it and its name has a message start event: it started the instance in the same transaction', ...expiry], next: [] };
+  }
+  const via = doc.correlatedVia === 'BUFFER' ? 'from the buffer: the waiting point took it the moment its token got there (the message had come first)' : 'by the relay: a token was waiting when the relay looked';
+  return { summary: `DONE: correlated into instance ${String(doc.processInstanceId)}${state}${at}`, because: [`correlated ${via}`, ...expiry], next: [] };
 }
 
 /** Why the document is where it is and what to do next. Pure. */

@@ -35,4 +35,4 @@ export function parseLimit(text: string): number {
 }
 
 export const STATUSES = ['OPEN', 'DONE', 'PARKED'] as const;
-export const REASONS = ['INVALID_PAYLOAD', 'KEY_COLLISION', 'NO_WAITING_INSTANCE', 'AMBIGUOUS_CORRELATION', 'DEAD_LETTERED', 'MANUAL'] as const;
+export const REASONS = ['INVALID_PAYLOAD', 'KEY_COLLISION', 'NO_WAITING_INSTANCE', 'AMBIGUOUS_CORRELATION', 'ALREADY_STARTED', 'START_REFUSED', 'DEAD_LETTERED', 'MANUAL'] as const;
