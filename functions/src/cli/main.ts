@@ -36,6 +36,7 @@ const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands
 const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
 const admission = (): typeof import('./admit-collision') => require('./admit-collision') as typeof import('./admit-collision');
 const explanation = (): typeof import('./explain-command') => require('./explain-command') as typeof import('./explain-command');
+const dismissal = (): typeof import('./dismiss') => require('./dismiss') as typeof import('./dismiss');
 
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = terminalIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -99,7 +100,7 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .description('open incidents (duplicate waiting points, failed jobs, …) and the FAILED jobs of instances in INCIDENT')
     .option('--all', 'also resolved incidents and every FAILED job')
     .action((options: { all?: boolean }) => processes().incidents(context(), options));
-  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents, admit a key collision');
+  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents, admit a key collision, dismiss a parked document');
   repair
     .command('move-token')
     .requiredOption('--instance <id>', 'process instance')
@@ -118,6 +119,13 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--dry-run', 'show both payloads and what would change; change nothing')
     .option('--note <text>', 'why, kept with the document')
     .action((id: string, options: { dryRun?: boolean; note?: string }) => admission().admitCollisionCommand(context(), id, options));
+  repair
+    .command('dismiss <id>')
+    .description('a PARKED document the business has settled (ALREADY_STARTED: a repeated start) becomes DONE, recorded with who, when and why; a redelivery stays a duplicate')
+    .requiredOption('--note <text>', 'why, kept with the document')
+    .option('--by <name>', 'who dismisses it (default: the OS user)')
+    .option('--dry-run', 'check it and show what would change; change nothing')
+    .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) => dismissal().dismissCommand(context(), id, options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
 }
 

@@ -15,7 +15,7 @@ import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
  */
 
 /** Which operator command recorded a repair. */
-export type RepairKind = 'requeue' | 'park' | 'move-token' | 'cancel-token' | 'resolve-incident' | 'admit-collision';
+export type RepairKind = 'requeue' | 'park' | 'move-token' | 'cancel-token' | 'resolve-incident' | 'admit-collision' | 'dismiss';
 
 /** One applied repair, kept on the document it changed (`repairs`, the last {@link REPAIRS_KEPT}). */
 export interface RepairRecord {
