@@ -254,12 +254,14 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
         ],
       };
     }
-    case 'START_REFUSED':
+    case 'START_REFUSED': {
+      const problem = typeof doc.parkDetails?.problem === 'string' ? doc.parkDetails.problem : (doc.lastError ?? 'its variables failed the door checks');
       return {
         summary,
-        because: [`the message would start a process, but ${String(doc.parkDetails?.problem ?? doc.lastError ?? 'its variables failed the door checks')}`, 'no instance was started: it could not have run (the same checks refuse such a start through startProcess)'],
+        because: [`the message would start a process, but ${problem}`, 'no instance was started: it could not have run (the same checks refuse such a start through startProcess)'],
         next: [`have the sender republish it with what the process needs, or fix the model and then ${requeue}`, `if it is not to be processed: ${CLI} repair dismiss ${id} --note "…"`],
       };
+    }
     case 'MANUAL':
       return { summary, because: [`parked by an operator: ${String(doc.lastError ?? 'no reason given')}`], next: [`if it should be processed after all: ${requeue}`] };
     case null: // no reason stored (a hand-written document): as an unknown reason
