@@ -65,7 +65,7 @@ describe('bad values are usage errors (exit 2) naming the flag', () => {
     [['requeue', UNKNOWN, '--since', '2h'], 'requeue takes either IDs or --reason [--since], not both: drop --since'],
     [['requeue', UNKNOWN, '--reason', 'MANUAL', '--since', '2h'], 'drop --reason and --since'],
     [['requeue', '--since', '2h'], '--since filters a bulk requeue: it needs --reason'],
-    [['list', '--message-name', 'WorkOrderCancelled'], '--message-name: expected one of WorkOrderCompleted (the registered message names)'],
+    [['list', '--message-name', 'WorkOrderCancelled'], '--message-name: expected one of WorkOrderCompleted, WorkOrderReleased (the registered message names)'],
   ])('%j', async (args, message) => {
     const r = await cli(...args);
     expect(r.code).toBe(2);
