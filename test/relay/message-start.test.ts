@@ -15,6 +15,7 @@ import { inboxBuffer } from '../../functions/src/relay/buffer';
 import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
+import { commitFaults, writes } from '../support/commit-faults';
 import { REPO_ROOT } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { startProcessStack, subscribeProvider, type ProcessStack } from '../support/process-stack';
@@ -116,6 +117,18 @@ describe('a start message through the inbox', () => {
     // The instance is untouched by the second release.
     const instance = (await refs.instance(on, started).get()).data() ?? {};
     expect(instance).toMatchObject({ startedByMessage: firstId, correlatedMessages: [firstId], variables: expect.objectContaining({ plannedItems: 4 }) });
+  });
+
+  test('a start whose commit landed and then reported UNAVAILABLE: reported as the start with its job, not as ALREADY_STARTED', async () => {
+    const on = firestore('relay-start-landed');
+    const id = String((await push(releaseEnvelope('WO-start-landed', 'rel-1'), on)).id);
+    const faults = commitFaults(on);
+    faults.afterLanding((commit) => writes(commit, `inbox/${id}`), { kind: 'UNAVAILABLE' });
+    const result = await relayOne({ ...deps(), db: on }, id);
+    faults.restore();
+    expect(faults.fired()).toBe(1);
+    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId(PROCESS, 'WO-start-landed') }, jobs: [expect.objectContaining({ activityId: 'handOverWorkOrder' })] });
+    expect(await inboxDoc(id, on)).toMatchObject({ status: 'DONE', correlatedVia: 'START' });
   });
 
   test('variables the process cannot run with: PARKED START_REFUSED with the door check, no instance', async () => {
