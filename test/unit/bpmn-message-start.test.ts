@@ -94,6 +94,6 @@ describe('the engine and message start events', () => {
     expect(t.executions).toEqual([expect.objectContaining({ id: 'e', activityId: 'handOverWorkOrder', status: 'WAITING_JOB', step: 2 })]);
     expect(t.jobs.map((j) => j.activityId)).toEqual(['handOverWorkOrder']);
     expect(() => startInstance(released, {}, input)).toThrow('process work-order-release has no none start event');
-    expect(() => startInstance(released, {}, { ...input, startEventId: 'waitForCompletion' })).toThrow('waitForCompletion of process work-order-release is a messageCatchEvent, not a start event');
+    expect(() => startInstance(released, {}, { ...input, startEventId: 'waitForCompletion' })).toThrow('waitForCompletion is a messageCatchEvent, not a start event of work-order-release');
   });
 });

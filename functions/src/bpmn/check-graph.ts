@@ -3,13 +3,11 @@
  * engine can rely on them: defined ways in, every node reachable, no path that
  * silently stops, and exclusive gateways that always know where to go.
  */
-import { ModelError, type FlowNode, type SequenceFlow } from './model';
+import { ModelError, type SequenceFlow } from './model';
+import { checkEvents, successors } from './check-events';
+import type { Draft } from './draft';
 
-type WithoutFlows<T> = T extends unknown ? Omit<T, 'incoming' | 'outgoing'> : never;
-/** A flow node as read from the XML, before its flows are known. */
-export type NodeDraft = WithoutFlows<FlowNode>;
-/** A flow node whose flow lists are still being filled, in document order. */
-export type Draft = NodeDraft & { readonly incoming: string[]; readonly outgoing: string[] };
+export type { Draft, NodeDraft } from './draft';
 
 /** The process's ways in: at most one none start event and any number of message start events, at least one in all. */
 interface StartEvents {
@@ -51,10 +49,13 @@ function checkOutgoing(node: Draft): void {
       if (count > 0) throw new ModelError('an end event has no outgoing sequence flows', node.id);
       return;
     case 'exclusiveGateway':
+    case 'eventBasedGateway':
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       return;
     case 'startEvent':
     case 'messageStartEvent':
+    case 'timerCatchEvent':
+    case 'boundaryTimer':
     case 'serviceTask':
     case 'sendTask':
     case 'receiveTask':
@@ -87,9 +88,8 @@ function checkReachable(starts: readonly Draft[], nodes: ReadonlyMap<string, Dra
   const reached = new Set(starts.map((s) => s.id));
   const pending = [...starts];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
-    for (const flowId of node.outgoing) {
-      const target = nodes.get(flows.get(flowId)?.targetId ?? '');
-      if (target !== undefined && !reached.has(target.id)) {
+    for (const target of successors(node, nodes, flows)) {
+      if (!reached.has(target.id)) {
         reached.add(target.id);
         pending.push(target);
       }
@@ -122,6 +122,7 @@ export function checkGraph(processId: string, nodes: ReadonlyMap<string, Draft>,
   for (const node of nodes.values()) {
     checkOutgoing(node);
     if (node.kind === 'exclusiveGateway') checkGateway(node, flows);
+    checkEvents(node, nodes, flows);
   }
   checkReachable(starts.all, nodes, flows);
   return starts.none?.id ?? null;
