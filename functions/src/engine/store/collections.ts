@@ -1,5 +1,5 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { correlationKeyDocId, invoiceDocId, isDocumentId } from '../ids';
+import { correlationKeyDocId, escalationDocId, invoiceDocId, isDocumentId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -11,6 +11,7 @@ export const COLLECTIONS = {
   eventSubscriptions: 'eventSubscriptions',
   correlationKeys: 'correlationKeys',
   invoices: 'invoices',
+  escalations: 'escalations',
 } as const;
 
 /**
@@ -46,6 +47,8 @@ export const refs = {
   eventSubscription: (db: Firestore, executionId: string): DocumentReference => db.collection(COLLECTIONS.eventSubscriptions).doc(executionId),
   correlationKey: (db: Firestore, correlationKey: string): DocumentReference => db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
   invoice: (db: Firestore, workOrderId: string): DocumentReference => db.collection(COLLECTIONS.invoices).doc(invoiceDocId(workOrderId)),
+  /** The record of one escalation of an overdue work order (one per escalation job). */
+  escalation: (db: Firestore, jobIdValue: string): DocumentReference => db.collection(COLLECTIONS.escalations).doc(escalationDocId(jobIdValue)),
   /** Where an invoice was written before invoice ids were hashed (`invoices/{workOrderId}`); null when the key could not have been an id. */
   legacyInvoice: (db: Firestore, workOrderId: string): DocumentReference | null => (isDocumentId(workOrderId) ? db.collection(COLLECTIONS.invoices).doc(workOrderId) : null),
 };
