@@ -8,7 +8,7 @@ const WEEK_MS = 7 * 24 * 3_600_000;
 
 /** The deployed models (bpmn/) with the work-order handlers' task ids registered, and the inbox as buffer. */
 export function workOrderEngine(): Promise<Engine> {
-  return loadEngine(join(REPO_ROOT, 'bpmn'), {}, new Set(['handOverWorkOrder', 'createInvoice']), inboxBuffer(WEEK_MS));
+  return loadEngine(join(REPO_ROOT, 'bpmn'), {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder']), inboxBuffer(WEEK_MS));
 }
 
 /** The test model of rounds of two messages (test/fixtures/bpmn/rounds.bpmn); `buffer`: the inbox unless a test stands in for it. */

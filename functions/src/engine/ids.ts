@@ -50,6 +50,11 @@ export function invoiceDocId(workOrderId: string): string {
   return stableId('invoice', workOrderId);
 }
 
+/** The record of the escalation an escalation job makes: a re-run of the job finds it. */
+export function escalationDocId(jobIdValue: string): string {
+  return stableId('escalation', jobIdValue);
+}
+
 /**
  * Whether a text can be a Firestore document id as it is: non-empty, at most
  * 1,500 bytes, no slash, not "." or "..", not `__x__`. Only for reading what

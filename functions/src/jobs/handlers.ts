@@ -40,7 +40,7 @@ export interface WorkOrderHandlerDeps {
    * must exist there, as in the project.
    */
   readonly publish: (topic: string, data: Buffer, attributes: Readonly<Record<string, string>>) => Promise<string>;
-  /** The topic handOverWorkOrder publishes to (INBOX_PROVIDER_TOPIC, default `work-orders`). */
+  /** The topic handOverWorkOrder and escalateOverdueWorkOrder publish to (INBOX_PROVIDER_TOPIC, default `work-orders`). */
   readonly providerTopic: string;
 }
 
@@ -62,6 +62,28 @@ export function workOrderHandlers(deps: WorkOrderHandlerDeps): Readonly<Record<s
       const data = Buffer.from(JSON.stringify({ workOrderId, processInstanceId: instance.id, variables: instance.variables }));
       const messageId = await deps.publish(deps.providerTopic, data, { eventType: 'WorkOrderHandedOver', workOrderId, jobId: job.id });
       return { handedOverMessageId: messageId };
+    },
+    /**
+     * The work order is overdue (its completionDeadline passed without a
+     * WorkOrderCompleted): records the escalation, then publishes a reminder
+     * (`eventType: WorkOrderOverdue`) to the provider. Idempotent: the record
+     * is `escalations/{id(["escalation", jobId])}`, created once; a re-run
+     * (a crash after the record, a lost answer) finds it and publishes the
+     * reminder again, which the provider dedups by the jobId attribute.
+     */
+    escalateOverdueWorkOrder: async ({ job, instance, now }) => {
+      const workOrderId = workOrderIdOf(instance);
+      const db = deps.db();
+      const ref = refs.escalation(db, job.id);
+      const deadline = instance.variables['completionDeadline'];
+      try {
+        await ref.create({ workOrderId, processInstanceId: instance.id, jobId: job.id, completionDeadline: typeof deadline === 'string' ? deadline : null, escalatedAt: now });
+      } catch (err) {
+        if (!isRefusedAsExisting(err)) throw err;
+      }
+      const data = Buffer.from(JSON.stringify({ workOrderId, processInstanceId: instance.id, overdueSince: now.toISOString() }));
+      const messageId = await deps.publish(deps.providerTopic, data, { eventType: 'WorkOrderOverdue', workOrderId, jobId: job.id });
+      return { escalatedAt: now.toISOString(), reminderMessageId: messageId };
     },
     /**
      * Bills a work order once: invoices/{id(["invoice", workOrderId])} with

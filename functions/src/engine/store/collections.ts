@@ -1,6 +1,6 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { sha256Hex } from '../../core/hash';
-import { correlationKeyDocId, eventSubscriptionId, invoiceDocId, isDocumentId } from '../ids';
+import { correlationKeyDocId, escalationDocId, eventSubscriptionId, invoiceDocId, isDocumentId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -13,6 +13,7 @@ export const COLLECTIONS = {
   correlationKeys: 'correlationKeys',
   invoices: 'invoices',
   timers: 'timers',
+  escalations: 'escalations',
 } as const;
 
 /**
@@ -78,6 +79,8 @@ export const refs = {
   timer: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.timers).doc(id),
   correlationKey: (db: Firestore, correlationKey: string): DocumentReference => db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
   invoice: (db: Firestore, workOrderId: string): DocumentReference => db.collection(COLLECTIONS.invoices).doc(invoiceDocId(workOrderId)),
+  /** The record of one escalation of an overdue work order (one per escalation job). */
+  escalation: (db: Firestore, jobIdValue: string): DocumentReference => db.collection(COLLECTIONS.escalations).doc(escalationDocId(jobIdValue)),
   /** Where an invoice was written before invoice ids were hashed (`invoices/{workOrderId}`); null when the key could not have been an id. */
   legacyInvoice: (db: Firestore, workOrderId: string): DocumentReference | null => (isDocumentId(workOrderId) ? db.collection(COLLECTIONS.invoices).doc(workOrderId) : null),
 };
