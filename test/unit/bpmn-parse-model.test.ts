@@ -36,31 +36,45 @@ describe('parseProcessModel: valid models', () => {
     const path = join(ROOT, 'bpmn', 'work-order-execution.bpmn');
     const model = await loadProcessModel(path);
     const version = createHash('sha256').update(readFileSync(path, 'utf8')).digest('hex').slice(0, 16);
-    const f = ['Flow_start_handOver', 'Flow_handOver_wait', 'Flow_wait_invoice', 'Flow_invoice_end'] as const;
+    const f = ['Flow_start_handOver', 'Flow_released_handOver', 'Flow_handOver_wait', 'Flow_wait_invoice', 'Flow_overdue_escalate', 'Flow_escalate_end', 'Flow_invoice_end'] as const;
+    const plain = (id: string, sourceId: string, targetId: string) => ({ id, sourceId, targetId, condition: null, conditionText: null });
     expect(model).toEqual({
       key: 'work-order-execution',
       name: 'Work order execution',
       version,
       startEventId: 'start',
-      messageStartEvents: {},
+      messageStartEvents: { WorkOrderReleased: 'released' },
       nodes: {
         start: { kind: 'startEvent', id: 'start', name: 'Work order released', incoming: [], outgoing: [f[0]] },
-        handOverWorkOrder: { kind: 'sendTask', id: 'handOverWorkOrder', name: 'Hand over work order', async: true, boundaryEventIds: [], incoming: [f[0]], outgoing: [f[1]] },
-        waitForCompletion: {
-          kind: 'messageCatchEvent', id: 'waitForCompletion', name: 'Wait for completion',
-          messageName: 'WorkOrderCompleted', correlationVariable: 'workOrderId', boundaryEventIds: [], incoming: [f[1]], outgoing: [f[2]],
+        released: {
+          kind: 'messageStartEvent', id: 'released', name: 'WorkOrderReleased received',
+          messageName: 'WorkOrderReleased', correlationVariable: 'workOrderId', incoming: [], outgoing: [f[1]],
         },
-        createInvoice: { kind: 'serviceTask', id: 'createInvoice', name: 'Create invoice', async: true, boundaryEventIds: [], incoming: [f[2]], outgoing: [f[3]] },
-        end: { kind: 'endEvent', id: 'end', name: 'Work order invoiced', incoming: [f[3]], outgoing: [] },
+        handOverWorkOrder: { kind: 'sendTask', id: 'handOverWorkOrder', name: 'Hand over work order', async: true, boundaryEventIds: [], incoming: [f[0], f[1]], outgoing: [f[2]] },
+        waitForCompletion: {
+          kind: 'receiveTask', id: 'waitForCompletion', name: 'Wait for completion',
+          messageName: 'WorkOrderCompleted', correlationVariable: 'workOrderId', boundaryEventIds: ['completionOverdue'], incoming: [f[2]], outgoing: [f[3]],
+        },
+        completionOverdue: {
+          kind: 'boundaryTimer', id: 'completionOverdue', name: 'Completion deadline passed', attachedToId: 'waitForCompletion', cancelActivity: false,
+          timer: { type: 'timeDuration', text: '${completionDeadline}', variable: 'completionDeadline', value: 'P14D' }, incoming: [], outgoing: [f[4]],
+        },
+        escalateOverdueWorkOrder: { kind: 'sendTask', id: 'escalateOverdueWorkOrder', name: 'Escalate overdue work order', async: true, boundaryEventIds: [], incoming: [f[4]], outgoing: [f[5]] },
+        escalated: { kind: 'endEvent', id: 'escalated', name: 'Overdue work order escalated', incoming: [f[5]], outgoing: [] },
+        createInvoice: { kind: 'serviceTask', id: 'createInvoice', name: 'Create invoice', async: true, boundaryEventIds: [], incoming: [f[3]], outgoing: [f[6]] },
+        end: { kind: 'endEvent', id: 'end', name: 'Work order invoiced', incoming: [f[6]], outgoing: [] },
       },
       flows: {
-        [f[0]]: { id: f[0], sourceId: 'start', targetId: 'handOverWorkOrder', condition: null, conditionText: null },
-        [f[1]]: { id: f[1], sourceId: 'handOverWorkOrder', targetId: 'waitForCompletion', condition: null, conditionText: null },
-        [f[2]]: { id: f[2], sourceId: 'waitForCompletion', targetId: 'createInvoice', condition: null, conditionText: null },
-        [f[3]]: { id: f[3], sourceId: 'createInvoice', targetId: 'end', condition: null, conditionText: null },
+        [f[0]]: plain(f[0], 'start', 'handOverWorkOrder'),
+        [f[1]]: plain(f[1], 'released', 'handOverWorkOrder'),
+        [f[2]]: plain(f[2], 'handOverWorkOrder', 'waitForCompletion'),
+        [f[3]]: plain(f[3], 'waitForCompletion', 'createInvoice'),
+        [f[4]]: plain(f[4], 'completionOverdue', 'escalateOverdueWorkOrder'),
+        [f[5]]: plain(f[5], 'escalateOverdueWorkOrder', 'escalated'),
+        [f[6]]: plain(f[6], 'createInvoice', 'end'),
       },
     });
-    expect(Object.keys(model.nodes)).toEqual(['start', 'handOverWorkOrder', 'waitForCompletion', 'createInvoice', 'end']);
+    expect(Object.keys(model.nodes)).toEqual(['start', 'released', 'handOverWorkOrder', 'waitForCompletion', 'completionOverdue', 'escalateOverdueWorkOrder', 'escalated', 'createInvoice', 'end']);
     expect(Object.keys(model.flows)).toEqual(f);
   });
 

@@ -25,13 +25,13 @@ function errorOf(build: () => unknown): unknown {
 
 describe('Engine: handlers are registered by task id and checked at start-up', () => {
   test('all handlers registered: the models are deployed by process key', () => {
-    const engine = new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'createInvoice']));
+    const engine = new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder']));
     expect(engine.processKeys).toEqual(['work-order-execution']);
     expect(engine.model('work-order-execution')).toBe(workOrder);
   });
 
   test('an async task without a handler: ModelError naming the task id', () => {
-    const err = errorOf(() => new Engine([workOrder], {}, new Set(['handOverWorkOrder'])));
+    const err = errorOf(() => new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'escalateOverdueWorkOrder'])));
     expect(err).toBeInstanceOf(ModelError);
     expect(err).toMatchObject({ elementId: 'createInvoice' });
     expect((err as Error).message).toBe('createInvoice: no async handler is registered for this task');
@@ -53,14 +53,14 @@ describe('Engine: handlers are registered by task id and checked at start-up', (
   });
 
   test('two models with the same process key: ModelError naming the key', () => {
-    const err = errorOf(() => new Engine([workOrder, { ...workOrder, version: 'other' }], {}, new Set(['handOverWorkOrder', 'createInvoice'])));
+    const err = errorOf(() => new Engine([workOrder, { ...workOrder, version: 'other' }], {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder'])));
     expect(err).toBeInstanceOf(ModelError);
     expect(err).toMatchObject({ elementId: 'work-order-execution' });
     expect((err as Error).message).toBe('work-order-execution: two models define process work-order-execution');
   });
 
   test('an unknown process key: ModelError naming the key', () => {
-    const engine = new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'createInvoice']));
+    const engine = new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder']));
     expect(engine.find('nope')).toBeNull();
     expect(() => engine.model('nope')).toThrow(new ModelError('process nope is not deployed', 'nope'));
   });
