@@ -14,6 +14,19 @@ export const COLLECTIONS = {
 } as const;
 
 /**
+ * Shards of process state that is queried by time (eventSubscriptions,
+ * timers): the composite indexes lead with `shard`, so the growing time
+ * field is spread over this many index ranges instead of one hot range. A
+ * constant, not INBOX_SHARDS: these documents are never resharded.
+ */
+export const STATE_SHARDS = 16;
+
+/** The shard of a process-state document, from its (hashed, hex) id: its first 8 hex digits mod {@link STATE_SHARDS}. */
+export function stateShard(id: string): number {
+  return Number.parseInt(id.slice(0, 8), 16) % STATE_SHARDS;
+}
+
+/**
  * The per-correlation-key document. It lists the key's waiting points, so the
  * correlation lookup and the double-token guard are one read by id.
  */
