@@ -1,6 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { errorCode } from '../core/errors';
-import { STATE_SHARDS, stateShard } from '../engine/store/collections';
+import { shardOf, STATE_SHARDS } from '../engine/store/collections';
 import { QUERIES } from '../queries';
 import type { CliContext } from './context';
 import { print } from './output';
@@ -19,15 +19,13 @@ export interface ShardedSubscriptions {
   readonly sharded: number;
   /** Gone between the read and the update: nothing left to shard. */
   readonly gone: number;
-  /** Ids from which no shard can be computed (not hex: written by hand), left as they are and named. */
-  readonly unshardable: readonly string[];
 }
 
 const hasShard = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < STATE_SHARDS;
 
 /**
  * Gives every waiting point stored before eventSubscriptions carried `shard`
- * its shard (`stateShard(id)`, what the engine writes now), so the waiting
+ * its shard (`shardOf(id)`, what the engine writes now), so the waiting
  * gauge and `inbox waiting` see it. A one-off after deploying the version
  * that added the field, run by the operator, not by the relay: Firestore
  * indexes only documents that have a field, so no query finds the ones
@@ -43,7 +41,6 @@ export async function shardSubscriptions(db: Firestore, dryRun: boolean, pageSiz
   let scanned = 0;
   let sharded = 0;
   let gone = 0;
-  const unshardable: string[] = [];
   let after: string | null = null;
   for (;;) {
     const page = await QUERIES.allSubscriptions.build(db, after, pageSize).get();
@@ -51,11 +48,7 @@ export async function shardSubscriptions(db: Firestore, dryRun: boolean, pageSiz
     const missing = page.docs.filter((d) => !hasShard(d.get('shard')));
     await Promise.all(
       missing.map(async (d) => {
-        const shard = stateShard(d.id);
-        if (!Number.isInteger(shard)) {
-          unshardable.push(d.id);
-          return;
-        }
+        const shard = shardOf(d.id);
         if (dryRun) {
           sharded += 1;
           return;
@@ -72,13 +65,12 @@ export async function shardSubscriptions(db: Firestore, dryRun: boolean, pageSiz
     if (page.size < pageSize) break;
     after = page.docs[page.docs.length - 1]?.id ?? null;
   }
-  return { scanned, sharded, gone, unshardable };
+  return { scanned, sharded, gone };
 }
 
 /** `inbox repair shard-subscriptions [--dry-run]`. */
 export async function shardSubscriptionsCommand(ctx: CliContext, options: { dryRun?: boolean }): Promise<void> {
   const dryRun = options.dryRun === true;
   const done = await shardSubscriptions(ctx.db(), dryRun);
-  print(ctx, { ...done, dryRun }, ['waiting points read', dryRun ? 'would get a shard' : 'given a shard', 'gone meanwhile', 'left (id not hex)'], [[done.scanned, done.sharded, done.gone, done.unshardable.length]]);
-  if (!ctx.json && done.unshardable.length > 0) ctx.io.out(`no shard can be computed from these ids (written by hand?): ${done.unshardable.join(', ')}`);
+  print(ctx, { ...done, dryRun }, ['waiting points read', dryRun ? 'would get a shard' : 'given a shard', 'gone meanwhile'], [[done.scanned, done.sharded, done.gone]]);
 }
