@@ -66,7 +66,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
 
 /** stats, list, show, explain, requeue, park: seeing inbox documents and moving them between OPEN and PARKED. */
 function addDocumentCommands(program: Command, context: () => CliContext): void {
-  program.command('stats').description('counts by status and reason, age of the oldest OPEN document').action(() => inbox().stats(context()));
+  program.command('stats').description('counts by status and reason, age of the oldest OPEN document, the levels the alerts watch').action(() => inbox().stats(context()));
   program
     .command('list')
     .description('inbox documents, filtered')
@@ -141,6 +141,11 @@ function addWatchCommands(program: Command, context: () => CliContext): void {
     .action((options: { instance?: string; limit?: string }) => watch().timers(context(), options));
   const repair = program.commands.find((c) => c.name() === 'repair');
   if (repair === undefined) throw new Error('the repair command is registered before the watch commands');
+  repair
+    .command('fire-timer <timerId>')
+    .description('fire a due PENDING timer now, as its lost Cloud Task would have; refuses one not due, FIRED, gone or stale')
+    .option('--dry-run', 'show the timer and its token; change nothing')
+    .action((id: string, options: { dryRun?: boolean }) => watch().fireTimerCommand(context(), id, options));
   repair
     .command('shard-subscriptions')
     .description('once after upgrading: give waiting points stored before eventSubscriptions carried a shard their shard, so `waiting` and the waiting gauge see them')

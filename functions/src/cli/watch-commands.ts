@@ -2,3 +2,4 @@
 export { waiting, type WaitingOptions } from './waiting-command';
 export { timers } from './timer-commands';
 export { shardSubscriptionsCommand } from './shard-subscriptions';
+export { fireTimerCommand } from './fire-timer-command';
