@@ -3,13 +3,11 @@
  * engine can rely on them: one way in, every node reachable, no path that
  * silently stops, and exclusive gateways that always know where to go.
  */
-import { ModelError, type FlowNode, type SequenceFlow } from './model';
+import { ModelError, type SequenceFlow } from './model';
+import { checkEvents, successors } from './check-events';
+import type { Draft } from './draft';
 
-type WithoutFlows<T> = T extends unknown ? Omit<T, 'incoming' | 'outgoing'> : never;
-/** A flow node as read from the XML, before its flows are known. */
-export type NodeDraft = WithoutFlows<FlowNode>;
-/** A flow node whose flow lists are still being filled, in document order. */
-export type Draft = NodeDraft & { readonly incoming: string[]; readonly outgoing: string[] };
+export type { Draft, NodeDraft } from './draft';
 
 function theStartEvent(processId: string, nodes: ReadonlyMap<string, Draft>): Draft {
   const starts = [...nodes.values()].filter((n) => n.kind === 'startEvent');
@@ -26,9 +24,13 @@ function checkOutgoing(node: Draft): void {
       if (count > 0) throw new ModelError('an end event has no outgoing sequence flows', node.id);
       return;
     case 'exclusiveGateway':
+    case 'eventBasedGateway':
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       return;
     case 'startEvent':
+    case 'messageStartEvent':
+    case 'timerCatchEvent':
+    case 'boundaryTimer':
     case 'serviceTask':
     case 'sendTask':
     case 'receiveTask':
@@ -61,9 +63,8 @@ function checkReachable(start: Draft, nodes: ReadonlyMap<string, Draft>, flows: 
   const reached = new Set([start.id]);
   const pending = [start];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
-    for (const flowId of node.outgoing) {
-      const target = nodes.get(flows.get(flowId)?.targetId ?? '');
-      if (target !== undefined && !reached.has(target.id)) {
+    for (const target of successors(node, nodes, flows)) {
+      if (!reached.has(target.id)) {
         reached.add(target.id);
         pending.push(target);
       }
@@ -96,6 +97,7 @@ export function checkGraph(processId: string, nodes: ReadonlyMap<string, Draft>,
   for (const node of nodes.values()) {
     checkOutgoing(node);
     if (node.kind === 'exclusiveGateway') checkGateway(node, flows);
+    checkEvents(node, nodes, flows);
   }
   checkReachable(start, nodes, flows);
   return start.id;

@@ -9,6 +9,8 @@ import { sha256Hex } from '../core/hash';
 import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow } from './model';
 import { parseCondition } from './condition';
 import { checkGraph, type Draft, type NodeDraft } from './check-graph';
+import { attachBoundaryEvents } from './check-events';
+import { boundaryTimer, eventBasedGateway, timerCatchEvent } from './parse-timer';
 import inboxDescriptor from './inbox-moddle.json';
 import { errorMessage } from '../core/errors';
 
@@ -16,7 +18,8 @@ type Element = BpmnModdle.ModdleElement;
 
 const SUPPORTED =
   'supported are: startEvent (none), endEvent (none), serviceTask, sendTask, ' +
-  'intermediateCatchEvent (one messageEventDefinition), receiveTask, exclusiveGateway, sequenceFlow';
+  'intermediateCatchEvent (one messageEventDefinition or timerEventDefinition), boundaryEvent (one timerEventDefinition), ' +
+  'receiveTask, exclusiveGateway, eventBasedGateway, sequenceFlow';
 /** Our attributes by local name: seen outside our namespace, they are a namespace mistake, not foreign data. */
 const OWN_ATTRIBUTES: ReadonlySet<string> = new Set(['async', 'correlationKey']);
 /** Correlation keys name a top-level process variable. */
@@ -64,6 +67,7 @@ function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
       return new ModelError(`dangling flow: ${warning.property.slice(5)} "${value}" names no element`, elementId);
     }
     if (warning.property === 'bpmn:messageRef') return new ModelError(`messageRef "${value}" names no bpmn:message`, elementId);
+    if (warning.property === 'bpmn:attachedToRef') return new ModelError(`attachedToRef "${value}" names no element`, elementId);
   }
   return new ModelError(`${warning.message.replace(/\s+/g, ' ')} (the model must read without warnings)`, elementId);
 }
@@ -141,11 +145,16 @@ function toNode(element: Element): NodeDraft {
       return { kind: element.$type === 'bpmn:ServiceTask' ? 'serviceTask' : 'sendTask', id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
     case 'bpmn:IntermediateCatchEvent': {
       const [definition] = definitions;
+      if (definition?.$type === 'bpmn:TimerEventDefinition' && definitions.length === 1) return timerCatchEvent(element, definition, id, name);
       if (definition?.$type !== 'bpmn:MessageEventDefinition' || definitions.length !== 1) {
         throw unsupported(element, `intermediateCatchEvent with ${definitions.map(xmlName).join(' and ') || 'no event definition'}`);
       }
       return messageWait(element, 'messageCatchEvent', definition.messageRef);
     }
+    case 'bpmn:BoundaryEvent':
+      return boundaryTimer(element, definitions, id, name);
+    case 'bpmn:EventBasedGateway':
+      return eventBasedGateway(element, id, name);
     case 'bpmn:ReceiveTask':
       return messageWait(element, 'receiveTask', element.messageRef);
     case 'bpmn:ExclusiveGateway': {
@@ -183,7 +192,8 @@ function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): Sequence
  * Parses BPMN 2.0 XML into a validated {@link ProcessModel}: exactly one
  * executable process (`isExecutable="true"`; others are ignored) made only of
  * none start/end events, service and send tasks (`inbox:async`), message
- * catch events and receive tasks (`inbox:correlationKey`), exclusive gateways
+ * catch events and receive tasks (`inbox:correlationKey`), timer catch events,
+ * timer boundary events (parse-timer.ts), exclusive and event-based gateways
  * and sequence flows; documentation, lanes, annotations and diagram data are
  * ignored. Moddle warnings, such as a misspelt `inbox:` attribute, are errors.
  * `version` is the first 16 hex digits of the SHA-256 of `xml`.
@@ -205,6 +215,7 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
     drafts.get(flow.sourceId)?.outgoing.push(flow.id);
     drafts.get(flow.targetId)?.incoming.push(flow.id);
   }
+  attachBoundaryEvents(drafts);
   const startEventId = checkGraph(key, drafts, flows);
   return {
     key,

@@ -17,6 +17,24 @@ export function jobId(executionIdValue: string, step: number): string {
   return stableId('job', executionIdValue, String(step));
 }
 
+/**
+ * A timer per (token, node entry, timer event, occurrence): the transaction
+ * that sets it may run again and sets the same timer, and its Cloud Task is
+ * named after it, so a second task for the same timer is refused.
+ */
+export function timerId(executionIdValue: string, step: number, activityId: string, occurrence: number): string {
+  return stableId('timer', executionIdValue, String(step), activityId, String(occurrence));
+}
+
+/**
+ * The eventSubscriptions document of one message branch of an event-based
+ * gateway: a token waits there for several messages at once, so its points
+ * cannot all be `eventSubscriptions/{executionId}`.
+ */
+export function eventSubscriptionId(executionIdValue: string, activityId: string): string {
+  return stableId('event-subscription', executionIdValue, activityId);
+}
+
 /** The per-correlation-key document: waiting points (and later the inbox lane) of one key. */
 export function correlationKeyDocId(correlationKey: string): string {
   return stableId('correlation-key', correlationKey);

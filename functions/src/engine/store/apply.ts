@@ -1,7 +1,8 @@
 import type { Engine } from '../engine';
-import { type ExecutionState, type Incident, type InstanceState, isOpenIncident, type JobState, type Transition, type WaitingPoint } from '../state';
+import { type ExecutionState, type Incident, type InstanceState, isOpenIncident, type JobState, type TimerState, type Transition, type WaitingPoint } from '../state';
 import { deliverMessage } from '../transitions';
-import { asCorrelationKey, asExecution, asInstance, plain, refs, saveCorrelationKey } from './collections';
+import { asCorrelationKey, asExecution, asInstance, eventSubscriptionDocId, plain, refs, saveCorrelationKey, shardOf } from './collections';
+import { nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 
 /** Two or more tokens now wait for the same message under the same key. */
@@ -29,7 +30,8 @@ function withDuplicateIncident(instance: InstanceState, point: WaitingPoint, cou
 
 /**
  * Writes a Transition into the unit of work: instance, executions, new jobs,
- * waiting points (per-key document and one eventSubscriptions document each).
+ * new timers (`timers/{id}`, cancelled ones deleted), waiting points (per-key
+ * document and one eventSubscriptions document each, with its `shard`).
  *
  * The double-token guard lives here, because this is where a waiting point
  * is created: if another token already waits for the same message and key,
@@ -68,8 +70,10 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
   for (const other of others.values()) uow.set(refs.instance(db, other.id), plain(other));
   for (const execution of t.executions) uow.set(refs.execution(db, execution.id), plain(execution));
   for (const job of t.jobs) uow.create(refs.job(db, job.id), plain(job));
-  for (const point of t.unsubscribe) uow.delete(refs.eventSubscription(db, point.executionId));
-  for (const point of t.subscribe) uow.set(refs.eventSubscription(db, point.executionId), plain(point));
+  for (const id of t.cancelTimers) uow.delete(refs.timer(db, id));
+  for (const timer of t.timers) uow.create(refs.timer(db, timer.id), plain(pendingTimerDoc(timer, now)));
+  for (const point of t.unsubscribe) uow.delete(refs.eventSubscriptionOf(db, point));
+  for (const point of t.subscribe) uow.set(refs.eventSubscriptionOf(db, point), { ...plain(point), shard: shardOf(eventSubscriptionDocId(point)) });
   return duplicates;
 }
 
@@ -91,13 +95,15 @@ export async function loadExecution(uow: UnitOfWork, id: string): Promise<Execut
  */
 export interface Settled {
   readonly jobs: readonly JobState[];
+  /** New timers due within the horizon (NEAR): create their Cloud Tasks after the commit, like `jobs`. FAR ones wait for the sweep. */
+  readonly timers: readonly TimerState[];
   readonly duplicates: readonly DuplicateWaitingPoint[];
   /** Inbox ids the buffer consumed on the way. */
   readonly consumed: readonly string[];
 }
 
 /** An operation that changed nothing (found its work done, or nothing to do). */
-export const NOTHING_SETTLED: Settled = { jobs: [], duplicates: [], consumed: [] };
+export const NOTHING_SETTLED: Settled = { jobs: [], timers: [], duplicates: [], consumed: [] };
 
 /**
  * Applies a transition, then lets every new waiting point take its buffered
@@ -106,6 +112,7 @@ export const NOTHING_SETTLED: Settled = { jobs: [], duplicates: [], consumed: []
  */
 export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Transition, now: Date): Promise<Settled> {
   const jobs: JobState[] = [];
+  const timers: TimerState[] = [];
   const duplicates: DuplicateWaitingPoint[] = [];
   const consumed: string[] = [];
   const pending: Transition[] = [first];
@@ -113,19 +120,37 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
     const dups = await applyTransition(uow, t, now);
     duplicates.push(...dups);
     jobs.push(...t.jobs);
+    // A timer set and cancelled within this unit (a buffered message took its token on) never existed.
+    const cancelled = new Set(t.cancelTimers);
+    for (let i = timers.length - 1; i >= 0; i--) if (cancelled.has(timers[i]?.id ?? '')) timers.splice(i, 1);
+    timers.push(...nearTimers(t.timers, now));
     if (engine.buffer === null) continue;
+    // One delivery per token: the branches of an event-based gateway are several points of one token.
+    const delivered = new Set<string>();
     for (const point of t.subscribe) {
       // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
-      if (dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName)) continue;
-      const instance = await loadInstance(uow, point.processInstanceId);
-      const executionData = await uow.get(refs.execution(uow.db, point.executionId));
-      const execution = executionData === undefined ? null : asExecution(executionData);
-      if (instance === null || execution === null || execution.status !== 'WAITING_MESSAGE') continue;
+      if (delivered.has(point.executionId) || dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName)) continue;
+      const waiting = await waitingState(uow, point);
+      if (waiting === null) continue;
       const buffered = await engine.buffer.take(uow, point, now);
       if (buffered === null) continue;
       consumed.push(buffered.inboxId);
-      pending.push(deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, buffered.variables, now, buffered.inboxId));
+      delivered.add(point.executionId);
+      pending.push(deliverMessage(engine.model(waiting.instance.processKey), engine.sync, { ...waiting, point }, buffered.variables, now, buffered.inboxId));
     }
   }
-  return { jobs, duplicates, consumed };
+  return { jobs, timers, duplicates, consumed };
+}
+
+/**
+ * The instance and token of a waiting point whose token still waits there:
+ * WAITING_MESSAGE, or WAITING_EVENT at the point's gateway; null for a
+ * stale point (its token gone or moved on).
+ */
+export async function waitingState(uow: UnitOfWork, point: WaitingPoint): Promise<{ instance: InstanceState; execution: ExecutionState } | null> {
+  const instance = await loadInstance(uow, point.processInstanceId);
+  const execution = await loadExecution(uow, point.executionId);
+  if (instance === null || execution === null) return null;
+  const waits = point.gatewayId === undefined ? execution.status === 'WAITING_MESSAGE' : execution.status === 'WAITING_EVENT' && execution.activityId === point.gatewayId;
+  return waits ? { instance, execution } : null;
 }

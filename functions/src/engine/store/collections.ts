@@ -1,5 +1,6 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { correlationKeyDocId, invoiceDocId, isDocumentId } from '../ids';
+import { sha256Hex } from '../../core/hash';
+import { correlationKeyDocId, eventSubscriptionId, invoiceDocId, isDocumentId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -11,7 +12,35 @@ export const COLLECTIONS = {
   eventSubscriptions: 'eventSubscriptions',
   correlationKeys: 'correlationKeys',
   invoices: 'invoices',
+  timers: 'timers',
 } as const;
+
+/**
+ * Shards of the process-state collections that are scanned (timers,
+ * eventSubscriptions): each document carries `shard`, and a sweep or a gauge
+ * queries shard by shard, so no query reads everything at once. A constant,
+ * not a setting: documents keep their shard forever, so changing it would
+ * need a migration (INBOX_SHARDS, which the receiver may change, is another matter).
+ */
+export const STATE_SHARDS = 16;
+
+/**
+ * The shard of a document id: its first eight hex digits mod
+ * {@link STATE_SHARDS}. Our ids are hashes already (ids.ts); any other text
+ * is hashed first, so every id gets a shard.
+ */
+export function shardOf(id: string): number {
+  const hex = /^[0-9a-f]{8}/.test(id) ? id : sha256Hex(id);
+  return Number.parseInt(hex.slice(0, 8), 16) % STATE_SHARDS;
+}
+
+/**
+ * The eventSubscriptions document id of a waiting point: the token's
+ * execution id, or for a branch of an event-based gateway (a token waits
+ * for several messages there) {@link eventSubscriptionId}.
+ */
+export const eventSubscriptionDocId = (point: Pick<WaitingPoint, 'executionId' | 'activityId' | 'gatewayId'>): string =>
+  point.gatewayId === undefined ? point.executionId : eventSubscriptionId(point.executionId, point.activityId);
 
 /**
  * The per-correlation-key document. It lists the key's waiting points, so the
@@ -42,8 +71,11 @@ export const refs = {
   instance: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.instances).doc(id),
   execution: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.executions).doc(id),
   job: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.jobs).doc(id),
-  /** One document per waiting point; a token waits at one point at a time, so it is keyed by execution. */
+  /** One document per waiting point: by execution, or by {@link eventSubscriptionDocId} for a gateway branch (`eventSubscriptionOf`). */
   eventSubscription: (db: Firestore, executionId: string): DocumentReference => db.collection(COLLECTIONS.eventSubscriptions).doc(executionId),
+  eventSubscriptionOf: (db: Firestore, point: Pick<WaitingPoint, 'executionId' | 'activityId' | 'gatewayId'>): DocumentReference =>
+    db.collection(COLLECTIONS.eventSubscriptions).doc(eventSubscriptionDocId(point)),
+  timer: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.timers).doc(id),
   correlationKey: (db: Firestore, correlationKey: string): DocumentReference => db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
   invoice: (db: Firestore, workOrderId: string): DocumentReference => db.collection(COLLECTIONS.invoices).doc(invoiceDocId(workOrderId)),
   /** Where an invoice was written before invoice ids were hashed (`invoices/{workOrderId}`); null when the key could not have been an id. */

@@ -1,8 +1,8 @@
 import type { Engine } from '../engine';
 import { deliverMessage } from '../transitions';
 import type { Transition, WaitingPoint } from '../state';
-import { applyAndSettle, loadInstance, type Settled } from './apply';
-import { asCorrelationKey, asExecution, refs } from './collections';
+import { applyAndSettle, type Settled, waitingState } from './apply';
+import { asCorrelationKey, refs } from './collections';
 import type { UnitOfWork } from './unit-of-work';
 
 /** What correlating one message did. Only CORRELATED changed anything. */
@@ -32,7 +32,10 @@ export interface MessageToCorrelate {
 /**
  * Correlates a message inside the caller's unit of work (so the caller can
  * change its inbox document in the same transaction). Reads by id only: the
- * per-key document, then the one waiting instance and execution.
+ * per-key document, then the one waiting instance and execution. The token
+ * waits at a message wait, or at an event-based gateway whose branch the
+ * point is (the other branches go in the same transaction: a timer that
+ * fires later finds its timer document deleted).
  */
 export async function correlate(uow: UnitOfWork, engine: Engine, message: MessageToCorrelate): Promise<CorrelationOutcome> {
   const keyDoc = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, message.correlationKey)), message.correlationKey);
@@ -41,13 +44,12 @@ export async function correlate(uow: UnitOfWork, engine: Engine, message: Messag
   if (waiting.length > 1) return { kind: 'AMBIGUOUS', count: waiting.length, waiting };
 
   const point = waiting[0] as WaitingPoint;
-  const instance = await loadInstance(uow, point.processInstanceId);
-  const executionData = await uow.get(refs.execution(uow.db, point.executionId));
-  const execution = executionData === undefined ? null : asExecution(executionData);
-  // A waiting point whose token is gone is stale state: nobody really waits.
-  if (instance === null || execution === null || execution.status !== 'WAITING_MESSAGE') return { kind: 'NO_WAITING_INSTANCE' };
+  // A waiting point whose token is gone or moved on is stale state: nobody really waits.
+  const state = await waitingState(uow, point);
+  if (state === null) return { kind: 'NO_WAITING_INSTANCE' };
+  const { instance, execution } = state;
 
-  const transition = deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution }, message.variables, message.now, message.messageId ?? null);
+  const transition = deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution, point }, message.variables, message.now, message.messageId ?? null);
   const settled = await applyAndSettle(uow, engine, transition, message.now);
   return { kind: 'CORRELATED', processInstanceId: instance.id, executionId: execution.id, transition, ...settled };
 }

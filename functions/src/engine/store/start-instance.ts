@@ -4,6 +4,7 @@ import { executionId as newExecutionId, instanceId as newInstanceId } from '../i
 import type { InstanceState } from '../state';
 import { startInstance } from '../transitions';
 import { applyAndSettle, loadInstance, NOTHING_SETTLED, type Settled } from './apply';
+import { nearTimers } from './timers';
 import { runUnitOfWork } from './unit-of-work';
 
 /** What `startProcess` asks for. */
@@ -26,7 +27,10 @@ export async function startProcessInstance(db: Firestore, engine: Engine, reques
     if (existing !== null) {
       // This very request created it (its commit landed, the answer was lost): the same start, the same jobs (ids are
       // deterministic), so the caller answers 201 and dispatches them (a task that exists already is a no-op).
-      if (request.requestId !== undefined && existing.startRequestId === request.requestId) return { ...NOTHING_SETTLED, jobs: start(existing.createdAt).jobs, created: true, instance: existing };
+      if (request.requestId !== undefined && existing.startRequestId === request.requestId) {
+        const again = start(existing.createdAt);
+        return { ...NOTHING_SETTLED, jobs: again.jobs, timers: nearTimers(again.timers, request.now), created: true, instance: existing };
+      }
       return { ...NOTHING_SETTLED, created: false, instance: existing };
     }
     const t = start(request.now);

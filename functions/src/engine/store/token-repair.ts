@@ -1,7 +1,8 @@
-import type { JobState } from '../state';
+import type { JobState, TimerState } from '../state';
 import { type DuplicateWaitingPoint, loadInstance, type Settled } from './apply';
 import { asJob, plain, refs } from './collections';
 import { type RepairKind, type RepairRecord, withRepair } from './repair-request';
+import { asTimer } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 
 /** What a repair of tokens did; `alreadyApplied`: found done by an earlier attempt of the same request. */
@@ -10,17 +11,17 @@ export type Repaired = Settled & { readonly alreadyApplied: boolean };
 /**
  * Records a token repair on its instance, after everything else of the unit
  * of work (the instance as the unit holds it now, buffered deliveries
- * included), with what a re-run must report: the token, the new jobs (so the
- * caller still dispatches them), consumed messages and duplicates.
+ * included), with what a re-run must report: the token, the new jobs and
+ * timers (so the caller still dispatches them), consumed messages and duplicates.
  */
 export async function recordOnInstance(uow: UnitOfWork, instanceId: string, kind: RepairKind, requestId: string, executionId: string, changed: Settled, now: Date): Promise<void> {
   const instance = await loadInstance(uow, instanceId);
   if (instance === null) return;
-  const record: RepairRecord = { requestId, kind, at: now, details: { executionId, jobIds: changed.jobs.map((j) => j.id), consumed: changed.consumed, duplicates: changed.duplicates } };
+  const record: RepairRecord = { requestId, kind, at: now, details: { executionId, jobIds: changed.jobs.map((j) => j.id), timerIds: changed.timers.map((t) => t.id), consumed: changed.consumed, duplicates: changed.duplicates } };
   uow.set(refs.instance(uow.db, instanceId), plain(withRepair(instance, record)));
 }
 
-/** What an applied repair did, re-read for a re-run: its jobs that are still PENDING (dispatching one twice is harmless). */
+/** What an applied repair did, re-read for a re-run: its jobs and timers that are still PENDING (dispatching one twice is harmless). */
 export async function changedBy(uow: UnitOfWork, record: RepairRecord): Promise<Repaired> {
   const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
   const jobs: JobState[] = [];
@@ -28,6 +29,11 @@ export async function changedBy(uow: UnitOfWork, record: RepairRecord): Promise<
     const data = await uow.get(refs.job(uow.db, id));
     if (data !== undefined && asJob(data).status === 'PENDING') jobs.push(asJob(data));
   }
+  const timers: TimerState[] = [];
+  for (const id of strings(record.details.timerIds)) {
+    const data = await uow.get(refs.timer(uow.db, id));
+    if (data !== undefined && asTimer(data).status === 'PENDING') timers.push(asTimer(data));
+  }
   const duplicates = Array.isArray(record.details.duplicates) ? (record.details.duplicates as DuplicateWaitingPoint[]) : [];
-  return { jobs, duplicates, consumed: strings(record.details.consumed), alreadyApplied: true };
+  return { jobs, timers, duplicates, consumed: strings(record.details.consumed), alreadyApplied: true };
 }

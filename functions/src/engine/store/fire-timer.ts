@@ -1,0 +1,62 @@
+import type { Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../engine';
+import type { TimerState } from '../state';
+import { fireTimer, timerIsLive } from '../transitions';
+import { applyAndSettle, loadExecution, loadInstance, NOTHING_SETTLED, type Settled } from './apply';
+import { plain, refs } from './collections';
+import { asTimer, firedTimerDoc } from './timers';
+import { runUnitOfWork, type UnitStats } from './unit-of-work';
+
+/**
+ * How early a timer may fire: a Cloud Task dispatched by a clock a little
+ * ahead of ours is accepted up to this much before `dueAt`; earlier, the
+ * firing is NOT_DUE and the caller has Cloud Tasks come back.
+ */
+export const TIMER_EARLY_TOLERANCE_MS = 1_000;
+
+/**
+ * Outcome of firing a timer. Only FIRED changed the process:
+ * - NOT_FOUND: no such timer (its token left without it: deleted then);
+ * - ALREADY_FIRED: fired before (a duplicate delivery, or a re-run of a
+ *   transaction whose commit landed);
+ * - STALE: its token is gone or no longer waits with it; the document is deleted;
+ * - NOT_DUE: more than {@link TIMER_EARLY_TOLERANCE_MS} early (clock skew); nothing changed.
+ */
+export type TimerFiring = Settled & {
+  readonly status: 'FIRED' | 'ALREADY_FIRED' | 'NOT_FOUND' | 'STALE' | 'NOT_DUE';
+  /** The timer as read (FIRED: as written); absent for NOT_FOUND. */
+  readonly timer?: TimerState;
+};
+
+/**
+ * Fires a timer in one transaction that reads by id only: the timer, its
+ * instance and its token. A message or a job that moved the token on
+ * first has deleted the timer (NOT_FOUND) or left it behind (STALE); a
+ * timer that wins writes itself FIRED in the same transaction as the
+ * token's move, so the loser finds no waiting point, or a stale job.
+ * Dispatch `jobs` and `timers` after the commit, as for every Settled.
+ */
+export async function fireTimerRun(db: Firestore, engine: Engine, timerIdValue: string, now: Date): Promise<TimerFiring> {
+  return (await fireTimerCounted(db, engine, timerIdValue, now)).result;
+}
+
+/** {@link fireTimerRun} with the transaction's read and write counts (docs/data-model.md quotes them). */
+export async function fireTimerCounted(db: Firestore, engine: Engine, timerIdValue: string, now: Date): Promise<{ result: TimerFiring; stats: UnitStats }> {
+  return runUnitOfWork(db, async (uow): Promise<TimerFiring> => {
+    const ref = refs.timer(db, timerIdValue);
+    const data = await uow.get(ref);
+    if (data === undefined) return { ...NOTHING_SETTLED, status: 'NOT_FOUND' };
+    const timer = asTimer(data);
+    if (timer.status === 'FIRED') return { ...NOTHING_SETTLED, status: 'ALREADY_FIRED', timer };
+    if (now.getTime() < timer.dueAt.getTime() - TIMER_EARLY_TOLERANCE_MS) return { ...NOTHING_SETTLED, status: 'NOT_DUE', timer };
+    const instance = await loadInstance(uow, timer.processInstanceId);
+    const execution = await loadExecution(uow, timer.executionId);
+    if (instance === null || execution === null || !timerIsLive(execution, timer)) {
+      uow.delete(ref);
+      return { ...NOTHING_SETTLED, status: 'STALE', timer };
+    }
+    const t = fireTimer(engine.model(instance.processKey), engine.sync, { instance, execution, timer }, now);
+    uow.set(ref, plain(firedTimerDoc(t.timer, now)));
+    return { ...(await applyAndSettle(uow, engine, t, now)), status: 'FIRED', timer: t.timer };
+  });
+}

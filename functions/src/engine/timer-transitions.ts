@@ -1,0 +1,92 @@
+/**
+ * A timer fires: the pure transition (the store's fire-timer.ts runs it in
+ * the transaction that finds the timer PENDING and its token still waiting
+ * with it). Pure, like the rest of the core (transitions.ts).
+ */
+import type { BoundaryTimerNode, ProcessModel } from '../bpmn/model';
+import { enter, leaveFrom } from './enter';
+import { executionId, timerId } from './ids';
+import { finish, newRun, node, release, type Run, type SyncHandler, update } from './run';
+import type { ExecutionState, InstanceState, TimerState, Transition } from './state';
+
+/**
+ * Whether `timer` may still fire for `execution`: PENDING, and the token is
+ * still at the step that set it and still lists it. Anything else is a
+ * stale timer (its token moved on, was repaired or ended).
+ */
+export function timerIsLive(execution: ExecutionState, timer: TimerState): boolean {
+  const alive = execution.status !== 'ENDED' && execution.status !== 'CANCELLED' && execution.status !== 'ACTIVE';
+  return alive && timer.status === 'PENDING' && timer.executionId === execution.id && execution.step === timer.step && (execution.timerIds ?? []).includes(timer.id);
+}
+
+/** The next firing of a cycle, one interval after the previous one was due (not after it fired: a late firing does not shift the plan); null when spent. */
+export function nextOccurrence(timer: TimerState, now: Date): TimerState | null {
+  if (timer.repetitionsLeft <= 0 || timer.intervalMs === null) return null;
+  const occurrence = timer.occurrence + 1;
+  return {
+    ...timer,
+    id: timerId(timer.executionId, timer.step, timer.activityId, occurrence),
+    dueAt: new Date(timer.dueAt.getTime() + timer.intervalMs),
+    occurrence,
+    repetitionsLeft: timer.repetitionsLeft - 1,
+    status: 'PENDING',
+    createdAt: now,
+    firedAt: null,
+  };
+}
+
+/** A non-interrupting boundary timer: a new token takes the event's flow; the task's token stays, with the cycle's next timer if any. */
+function spawn(run: Run, execution: ExecutionState, timer: TimerState, event: BoundaryTimerNode): void {
+  const next = nextOccurrence(timer, run.now);
+  const others = (execution.timerIds ?? []).filter((id) => id !== timer.id);
+  if (next !== null) run.timers.push(next);
+  update(run, execution, { timerIds: next === null ? others : [...others, next.id] });
+  const token: ExecutionState = {
+    id: executionId(run.instance.id, `timer:${timer.id}`),
+    processInstanceId: run.instance.id,
+    activityId: event.id,
+    status: 'ACTIVE',
+    step: 0,
+    jobId: null,
+    waitingFor: null,
+    createdAt: run.now,
+    updatedAt: run.now,
+  };
+  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
+  enter(run, token, event.id);
+}
+
+/**
+ * A timer is due and its token still waits with it ({@link timerIsLive};
+ * the caller checks, this throws otherwise). By the timer's event:
+ * - a timer catch event, alone or a branch of the event-based gateway the
+ *   token waits at: the token moves on through it; the gateway's other
+ *   branches (points and timers) are removed;
+ * - an interrupting boundary timer: the token leaves its task through the
+ *   boundary event; the task's other timers and a receive task's waiting
+ *   point go, and its job, still PENDING, will find itself stale;
+ * - a non-interrupting one: a new token takes the boundary event's flow,
+ *   the first one stays at its task (with a cycle's next timer).
+ * Returns the fired timer (FIRED, `firedAt`) beside the transition.
+ */
+export function fireTimer(
+  model: ProcessModel,
+  sync: Readonly<Record<string, SyncHandler>>,
+  state: { instance: InstanceState; execution: ExecutionState; timer: TimerState },
+  now: Date,
+): Transition & { readonly timer: TimerState } {
+  const { execution, timer } = state;
+  if (!timerIsLive(execution, timer)) throw new Error(`timer ${timer.id} is not one token ${execution.id} waits with now`);
+  const run = newRun(model, sync, { ...state.instance, updatedAt: now }, now);
+  const event = node(model, timer.activityId);
+  if (event.kind === 'timerCatchEvent') {
+    leaveFrom(run, release(run, execution, timer.id), event.id);
+  } else if (event.kind === 'boundaryTimer' && event.cancelActivity) {
+    enter(run, release(run, execution, timer.id), event.id);
+  } else if (event.kind === 'boundaryTimer') {
+    spawn(run, execution, timer, event);
+  } else {
+    throw new Error(`timer ${timer.id} belongs to ${event.kind} ${event.id}, not a timer event`);
+  }
+  return { ...finish(run), timer: { ...timer, status: 'FIRED', firedAt: now } };
+}

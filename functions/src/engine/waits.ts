@@ -1,0 +1,120 @@
+/**
+ * A token reaching a node where it waits: an async task (a job, and a timer
+ * per boundary event), a message wait (a waiting point, and the receive
+ * task's boundary timers), a timer catch event (a timer) or an event-based
+ * gateway (a point per message branch, a timer per timer branch). All of a
+ * node's points and timers are made, or none: a timer that cannot be
+ * resolved or a missing correlation key stops the token with an incident.
+ */
+import type { BoundaryTimerNode, EventBasedGatewayNode, MessageWaitNode, TaskNode, TimerCatchNode } from '../bpmn/model';
+import { resolveTimer } from '../bpmn/timer';
+import { jobId, timerId } from './ids';
+import { node, raise, type Run, targetOf, update } from './run';
+import type { ExecutionState, GatewayWait, JobState, TimerState, WaitingPoint } from './state';
+
+/** The key a message wait waits under for a variable's value: a non-empty string, or a finite number as text; null for anything else. */
+export function correlationValue(value: unknown): string | null {
+  if (typeof value === 'string' && value.length > 0) return value;
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  return null;
+}
+
+/** The first timer of a timer event, set now by a token at `waitingAt`; an error text when it cannot be resolved. */
+function newTimer(run: Run, execution: ExecutionState, event: TimerCatchNode | BoundaryTimerNode, waitingAt: string): TimerState | string {
+  const resolved = resolveTimer(event.timer, run.instance.variables, run.now);
+  if (typeof resolved === 'string') return `timer ${event.id}: ${resolved}`;
+  return {
+    id: timerId(execution.id, execution.step, event.id, 1),
+    processInstanceId: run.instance.id,
+    executionId: execution.id,
+    activityId: event.id,
+    waitingAt,
+    step: execution.step,
+    dueAt: resolved.dueAt,
+    occurrence: 1,
+    repetitionsLeft: resolved.repetitionsLeft,
+    intervalMs: resolved.intervalMs,
+    status: 'PENDING',
+    createdAt: run.now,
+    firedAt: null,
+  };
+}
+
+/** The timers of the boundary events on a task, or the first error. */
+function boundaryTimers(run: Run, execution: ExecutionState, task: TaskNode | MessageWaitNode): TimerState[] | string {
+  const timers: TimerState[] = [];
+  for (const id of task.boundaryEventIds) {
+    const event = node(run.model, id);
+    if (event.kind !== 'boundaryTimer') throw new Error(`boundary event ${id} of ${task.id} is a ${event.kind}`);
+    const timer = newTimer(run, execution, event, task.id);
+    if (typeof timer === 'string') return timer;
+    timers.push(timer);
+  }
+  return timers;
+}
+
+/** `timerIds` only when there are some: tokens without timers keep the shape they had before timers existed. */
+const withTimers = (timers: readonly TimerState[]): Partial<ExecutionState> => (timers.length === 0 ? {} : { timerIds: timers.map((t) => t.id) });
+
+export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskNode): void {
+  const timers = boundaryTimers(run, execution, task);
+  if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
+  const job: JobState = {
+    id: jobId(execution.id, execution.step),
+    processInstanceId: run.instance.id,
+    executionId: execution.id,
+    activityId: task.id,
+    status: 'PENDING',
+    attempts: 0,
+    lastError: null,
+    createdAt: run.now,
+    finishedAt: null,
+  };
+  run.jobs.push(job);
+  run.timers.push(...timers);
+  update(run, execution, { status: 'WAITING_JOB', jobId: job.id, ...withTimers(timers) });
+}
+
+export function waitForMessage(run: Run, execution: ExecutionState, wait: MessageWaitNode): void {
+  const key = correlationValue(run.instance.variables[wait.correlationVariable]);
+  if (key === null) {
+    return raise(run, execution, 'MISSING_CORRELATION_KEY', `variable ${wait.correlationVariable} must be a non-empty string or a number to wait for ${wait.messageName}`);
+  }
+  const timers = boundaryTimers(run, execution, wait);
+  if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
+  const point: WaitingPoint = { messageName: wait.messageName, correlationKey: key, processInstanceId: run.instance.id, executionId: execution.id, activityId: wait.id, createdAt: run.now };
+  run.subscribe.push(point);
+  run.timers.push(...timers);
+  update(run, execution, { status: 'WAITING_MESSAGE', waitingFor: { messageName: wait.messageName, correlationKey: key }, ...withTimers(timers) });
+}
+
+export function waitForTimer(run: Run, execution: ExecutionState, event: TimerCatchNode): void {
+  const timer = newTimer(run, execution, event, event.id);
+  if (typeof timer === 'string') return raise(run, execution, 'INVALID_TIMER', timer);
+  run.timers.push(timer);
+  update(run, execution, { status: 'WAITING_TIMER', timerIds: [timer.id] });
+}
+
+export function waitAtGateway(run: Run, execution: ExecutionState, gateway: EventBasedGatewayNode): void {
+  const waits: GatewayWait[] = [];
+  const timers: TimerState[] = [];
+  for (const flowId of gateway.outgoing) {
+    const branch = node(run.model, targetOf(run.model, flowId));
+    if (branch.kind === 'messageCatchEvent') {
+      const key = correlationValue(run.instance.variables[branch.correlationVariable]);
+      if (key === null) {
+        return raise(run, execution, 'MISSING_CORRELATION_KEY', `variable ${branch.correlationVariable} must be a non-empty string or a number to wait for ${branch.messageName} (branch ${branch.id})`);
+      }
+      waits.push({ messageName: branch.messageName, correlationKey: key, activityId: branch.id });
+    } else if (branch.kind === 'timerCatchEvent') {
+      const timer = newTimer(run, execution, branch, gateway.id);
+      if (typeof timer === 'string') return raise(run, execution, 'INVALID_TIMER', timer);
+      timers.push(timer);
+    } else {
+      throw new Error(`branch ${branch.id} of event-based gateway ${gateway.id} is a ${branch.kind}`);
+    }
+  }
+  run.subscribe.push(...waits.map((w) => ({ ...w, processInstanceId: run.instance.id, executionId: execution.id, gatewayId: gateway.id, createdAt: run.now })));
+  run.timers.push(...timers);
+  update(run, execution, { status: 'WAITING_EVENT', gatewayWaits: waits, ...withTimers(timers) });
+}
