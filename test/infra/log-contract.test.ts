@@ -155,6 +155,7 @@ describe('relayInbox: a summary without gauges is what relay-gauges-missing.json
       db: () => db,
       engine: workOrderEngine,
       queue: () => ({ enqueue: async () => 'CREATED' }),
+      timerQueue: () => ({ enqueue: async () => 'CREATED' }),
       log: createLogger((l) => logs.push(JSON.parse(l) as Line), { function: 'relayInbox' }),
       relay: loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', INBOX_PUSH_AUTH: 'disabled' }).relay,
       shards: 16,
