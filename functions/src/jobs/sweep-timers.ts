@@ -32,6 +32,12 @@ export interface TimerSweepSummary {
   settledMeanwhile: number;
   /** Timers the sweep could not handle this time (Cloud Tasks or Firestore failed): the next call tries again. */
   failures: number;
+  /**
+   * Document reads billed for the sweep's queries: one per timer listed, at
+   * least one per query (Firestore bills an empty query one read), so 32 a
+   * call when there is nothing to do. The firings' own transactions are not in it.
+   */
+  queryReads: number;
 }
 
 /** What the sweep needs of the function it runs in (sweepJobs). */
@@ -88,7 +94,8 @@ export async function sweepTimers(deps: TimerSweepDeps, options: TimerSweepOptio
   const overdueIds = new Set(overdueTimers.map((t) => t.id));
   // An overdue FAR timer is fired below; a task for it as well would only be a second way to the same end.
   const nearing = far.flatMap((snap) => snap.docs.map(found)).filter((t): t is Found => t !== null && !overdueIds.has(t.id));
-  const summary: TimerSweepSummary = { broughtNear: 0, fired: 0, settledMeanwhile: 0, failures: 0 };
+  const queryReads = [...far, ...overdue].reduce((n, snap) => n + Math.max(1, snap.size), 0);
+  const summary: TimerSweepSummary = { broughtNear: 0, fired: 0, settledMeanwhile: 0, failures: 0, queryReads };
   await Promise.all(nearing.map((timer) => bringNear(deps, timer, summary)));
   let next = 0;
   const worker = async (): Promise<void> => {
