@@ -32,6 +32,7 @@ import { createReceiveDeadLetter, createReceivePubSubPush } from '../../function
 import { createRuntime } from '../../functions/src/runtime';
 import { pushAuthCases, PUSHER } from '../support/auth-cases';
 import { workOrderEngine } from '../support/engine';
+import type { Engine } from '../../functions/src/engine/engine';
 import { freshFirestores } from '../support/firestore';
 import { extractLabels, logMetric, parseFilter, UnsupportedFilterError, unmetTerms } from '../support/log-filter';
 import { completionEnvelope } from '../support/push';
@@ -119,6 +120,22 @@ describe.each(ENDPOINTS)('$fn: every refusal is one line inbox_push_rejections c
   });
 });
 
+/** relayInbox served by the Functions Framework under `name`, its log lines parsed into `logs`, queues that take every task. */
+function servedRelay(name: string, engine: () => Promise<Engine>, logs: Line[]): ReturnType<typeof getTestServer> {
+  http(name, createRelayHandler({
+    db: () => db,
+    engine,
+    queue: () => ({ enqueue: async () => 'CREATED' }),
+    timerQueue: () => ({ enqueue: async () => 'CREATED' }),
+    log: createLogger((l) => logs.push(JSON.parse(l) as Line), { function: 'relayInbox' }),
+    relay: loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', INBOX_PUSH_AUTH: 'disabled' }).relay,
+    shards: 16,
+    now: () => new Date(),
+    random: Math.random,
+  }));
+  return getTestServer(name);
+}
+
 describe('the deployed wiring (functions/src/wiring.ts) logs refusals the same way', () => {
   /** The lines the functions write to stdout (their real sink) while `work` runs. */
   async function stdoutLines(work: () => Promise<unknown>): Promise<Line[]> {
@@ -156,18 +173,7 @@ describe('relayInbox: a summary without gauges is what relay-gauges-missing.json
 
   test('gauges read: counted by inbox_gauge_open; gauges not read: by none of the gauge metrics, and an ERROR line says why', async () => {
     const logs: Line[] = [];
-    http('relayLogContract', createRelayHandler({
-      db: () => db,
-      engine: workOrderEngine,
-      queue: () => ({ enqueue: async () => 'CREATED' }),
-      timerQueue: () => ({ enqueue: async () => 'CREATED' }),
-      log: createLogger((l) => logs.push(JSON.parse(l) as Line), { function: 'relayInbox' }),
-      relay: loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', INBOX_PUSH_AUTH: 'disabled' }).relay,
-      shards: 16,
-      now: () => new Date(),
-      random: Math.random,
-    }));
-    const relay = getTestServer('relayLogContract');
+    const relay = servedRelay('relayLogContract', workOrderEngine, logs);
     const summaries = (): Line[] => logs.filter((l) => l.message === 'relay summary');
 
     expect((await request(relay).post('/').send({})).status).toBe(200);
@@ -202,18 +208,8 @@ describe('relayInbox: each `waiting gauge` line is one point of the waiting metr
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-contract-waiting', variables: { workOrderId: 'WO-contract-waiting' }, now: at });
     await completeJobRun(db, engine, started.jobs[0]?.id ?? '', {}, at);
     const logs: Line[] = [];
-    http('relayWaitingContract', createRelayHandler({
-      db: () => db,
-      engine: async () => engine,
-      queue: () => ({ enqueue: async () => 'CREATED' }),
-      timerQueue: () => ({ enqueue: async () => 'CREATED' }),
-      log: createLogger((l) => logs.push(JSON.parse(l) as Line), { function: 'relayInbox' }),
-      relay: loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', INBOX_PUSH_AUTH: 'disabled' }).relay,
-      shards: 16,
-      now: () => new Date(),
-      random: Math.random,
-    }));
-    expect((await request(getTestServer('relayWaitingContract')).post('/').send({})).status).toBe(200);
+    const relay = servedRelay('relayWaitingContract', async () => engine, logs);
+    expect((await request(relay).post('/').send({})).status).toBe(200);
     const lines = logs.filter((l) => l.message === 'waiting gauge');
     expect(lines).toHaveLength(1);
     const line = lines[0] as Line;
