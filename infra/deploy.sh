@@ -34,6 +34,10 @@ SWEEP_JOB=inbox-sweep-jobs
 # last attempt it records any failure, also one outside the handler.
 JOB_MAX_ATTEMPTS=10
 JOBS_QUEUE_MAX_ATTEMPTS=20
+# The relay counts, per message name, tokens that have waited this many days or
+# longer (INBOX_WAITING_ALERT_DAYS); the alert waiting-too-long.json fires while
+# any are. Edit and rerun to change it: --set-env-vars replaces the whole set.
+WAITING_ALERT_DAYS=15
 
 usage() {
   cat <<EOF

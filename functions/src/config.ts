@@ -96,6 +96,14 @@ export const DEFAULTS = {
    * does not wait long. Re-dispatching a dispatched job changes nothing.
    */
   INBOX_SWEEP_GRACE_MS: 60_000,
+  /**
+   * The relay's waiting gauge counts, per message name, the tokens that have
+   * waited at least this many days (`waitingOverThreshold`); the alert
+   * policy waiting-too-long.json fires while that count is above 0. Longer
+   * than a message is normally awaited, shorter than anyone would wait
+   * without asking why.
+   */
+  INBOX_WAITING_ALERT_DAYS: 15,
 } as const;
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -162,6 +170,7 @@ const EnvSchema = z
     INBOX_DEDUP_RETENTION_DAYS: positiveInt(DEFAULTS.INBOX_DEDUP_RETENTION_DAYS),
     INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
     INBOX_SWEEP_GRACE_MS: positiveInt(DEFAULTS.INBOX_SWEEP_GRACE_MS),
+    INBOX_WAITING_ALERT_DAYS: positiveInt(DEFAULTS.INBOX_WAITING_ALERT_DAYS),
   })
   .superRefine((e, ctx) => {
     // Without a token check, anyone who can reach the URL pushes messages into the inbox or runs jobs.
@@ -233,6 +242,8 @@ export interface RelayConfig {
   /** See {@link DEFAULTS.INBOX_DEDUP_RETENTION_DAYS}. */
   readonly recordRetentionMs: number;
   readonly transactionTimeoutMs: number;
+  /** See {@link DEFAULTS.INBOX_WAITING_ALERT_DAYS}. */
+  readonly waitingAlertDays: number;
 }
 
 /** Where async process steps go. */
@@ -308,6 +319,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       retentionMs: e.INBOX_DONE_RETENTION_DAYS * DAY_MS,
       recordRetentionMs: e.INBOX_DEDUP_RETENTION_DAYS * DAY_MS,
       transactionTimeoutMs: e.INBOX_RELAY_TX_TIMEOUT_MS,
+      waitingAlertDays: e.INBOX_WAITING_ALERT_DAYS,
     },
   };
 }

@@ -1,4 +1,4 @@
-import type { DocumentSnapshot, Firestore, Query } from '@google-cloud/firestore';
+import { type DocumentSnapshot, FieldPath, type Firestore, type Query, type Timestamp } from '@google-cloud/firestore';
 
 /**
  * Every Firestore query the project issues, in one registry, each with the
@@ -29,6 +29,17 @@ function query<Args extends unknown[]>(shapes: QueryShape | readonly QueryShape[
 /** The optional equality filters of `inbox list`, by field. */
 export const LIST_FILTER_FIELDS = ['status', 'reason', 'messageName', 'correlationKey'] as const;
 export type ListFilters = Partial<Record<(typeof LIST_FILTER_FIELDS)[number], string>>;
+
+/** Where a page of `inbox waiting` starts: after this waiting point (its createdAt, then its document id). */
+export interface WaitingCursor {
+  readonly createdAt: Timestamp;
+  readonly id: string;
+}
+
+/** The shapes of `inbox waiting`'s page query: with or without a message name, with or without an age bound. */
+const waitingPageShapes = [['shard', 'messageName'], ['shard']].flatMap((equality) =>
+  ['createdAt', null].map((range): QueryShape => ({ collection: 'eventSubscriptions', equality, range, orderBy: [{ field: 'createdAt', direction: 'asc' }] })),
+);
 
 /** All subsets of the fields, so the registry holds the shape of every filter combination the CLI can send. */
 const subsets = <T>(items: readonly T[]): T[][] => items.reduce<T[][]>((all, item) => [...all, ...all.map((s) => [...s, item])], [[]]);
@@ -99,6 +110,55 @@ export const QUERIES = {
   /** CLI `instances`: the tokens of an instance. */
   executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
     db.collection('executions').where('processInstanceId', '==', processInstanceId),
+  ),
+  /**
+   * Gauge and `inbox waiting`: the oldest waiting point of one message name
+   * in one shard (eventSubscriptions carry `shard`, STATE_SHARDS of them, so
+   * the growing createdAt is spread over 16 index ranges).
+   */
+  oldestWaiting: query(
+    { collection: 'eventSubscriptions', equality: ['shard', 'messageName'], range: null, orderBy: [{ field: 'createdAt', direction: 'asc' }] },
+    (db, shard: number, messageName: string) => db.collection('eventSubscriptions').where('shard', '==', shard).where('messageName', '==', messageName).orderBy('createdAt').limit(1),
+  ),
+  /** Gauge: waiting points of one message name in one shard created at or before a time (count() aggregation). */
+  waitingSince: query(
+    { collection: 'eventSubscriptions', equality: ['shard', 'messageName'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
+    (db, shard: number, messageName: string, before: Date) =>
+      db.collection('eventSubscriptions').where('shard', '==', shard).where('messageName', '==', messageName).where('createdAt', '<=', before),
+  ),
+  /**
+   * CLI `inbox waiting`: one shard's waiting points, oldest first, after a
+   * cursor. The document id breaks ties of createdAt; Firestore keeps every
+   * index in document-id order after its last field, so the index
+   * (shard, messageName, createdAt) or (shard, createdAt) serves it.
+   */
+  waitingPage: query(
+    waitingPageShapes,
+    (db, shard: number, filters: { readonly messageName: string | null; readonly createdBefore: Date | null }, after: WaitingCursor | null, limit: number) => {
+      let q: Query = db.collection('eventSubscriptions').where('shard', '==', shard);
+      if (filters.messageName !== null) q = q.where('messageName', '==', filters.messageName);
+      if (filters.createdBefore !== null) q = q.where('createdAt', '<=', filters.createdBefore);
+      q = q.orderBy('createdAt').orderBy(FieldPath.documentId());
+      return (after === null ? q : q.startAfter(after.createdAt, after.id)).limit(limit);
+    },
+  ),
+  /** `inbox repair shard-subscriptions`: every waiting point, a page at a time in document-id order (the default order: no index). */
+  allSubscriptions: query({ collection: 'eventSubscriptions', equality: [], range: null, orderBy: [] }, (db, afterId: string | null, limit: number) => {
+    const q = db.collection('eventSubscriptions').orderBy(FieldPath.documentId());
+    return (afterId === null ? q : q.startAfter(afterId)).limit(limit);
+  }),
+  /** `inbox waiting`: every waiting point (count() aggregation; no index). */
+  subscriptionCount: query({ collection: 'eventSubscriptions', equality: [], range: null, orderBy: [] }, (db) => db.collection('eventSubscriptions')),
+  /** `inbox waiting`: waiting points that carry a shard (count() against the unfiltered count: the difference was stored before `shard` existed). */
+  shardedSubscriptions: query({ collection: 'eventSubscriptions', equality: [], range: 'shard', orderBy: [] }, (db) => db.collection('eventSubscriptions').where('shard', '>=', 0)),
+  /** CLI `inbox timers`: one shard's PENDING timers, soonest due first. */
+  pendingTimers: query(
+    { collection: 'timers', equality: ['shard', 'status'], range: null, orderBy: [{ field: 'dueAt', direction: 'asc' }] },
+    (db, shard: number, limit: number) => db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').orderBy('dueAt').limit(limit),
+  ),
+  /** CLI `inbox timers --instance`: the PENDING timers of one instance (equality only: single-field indexes, sorted by the CLI). */
+  pendingTimersOfInstance: query({ collection: 'timers', equality: ['processInstanceId', 'status'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
+    db.collection('timers').where('processInstanceId', '==', processInstanceId).where('status', '==', 'PENDING'),
   ),
 } as const;
 

@@ -129,6 +129,7 @@ function_env() {
     "INBOX_JOB_MAX_ATTEMPTS=$JOB_MAX_ATTEMPTS"
     # runJob records a job FAILED on the queue's last attempt, so it must know the queue's maxAttempts.
     "INBOX_JOBS_QUEUE_MAX_ATTEMPTS=$JOBS_QUEUE_MAX_ATTEMPTS"
+    "INBOX_WAITING_ALERT_DAYS=$WAITING_ALERT_DAYS"
   )
   local IFS=,
   printf '%s' "${env[*]}"

@@ -89,6 +89,12 @@ describe('the CLI fails clearly', () => {
     expectOneLine(r, 4, `project ${project}`, 'check GOOGLE_CLOUD_PROJECT');
   });
 
+  test.each([['waiting'], ['timers']])('%s before its index is built: exit 1, says to deploy the indexes and wait for READY', async (command) => {
+    standIn.refuseAll({ code: GRPC_STATUS.FAILED_PRECONDITION, message: `The query requires an index. You can create it here: https://console.firebase.google.com/v1/r/project/${project}/firestore/indexes?create_composite=x` });
+    const r = await spawnCli({ ...clean, FIRESTORE_EMULATOR_HOST: standIn.host })(command);
+    expectOneLine(r, 1, `Firestore of project ${project} has no index for this query yet`, 'infra/deploy.sh', 'READY');
+  });
+
   test('no project: exit 2, one line naming GOOGLE_CLOUD_PROJECT', async () => {
     const r = await spawnCli({ PATH: process.env.PATH, HOME: home, METADATA_SERVER_DETECTION: 'none' })('stats');
     expectOneLine(r, 2, 'GOOGLE_CLOUD_PROJECT');

@@ -18,13 +18,16 @@ export function fakeTerminal(): { stream: PassThrough & { isTTY: boolean }; draw
   return { stream, drawn: () => Buffer.concat(chunks).toString('utf8') };
 }
 
-/** Runs the CLI in process, as `inbox ARGS`, against one project on the emulator; nobody answers questions. */
-export function cliFor(projectId: string, progress?: NodeJS.WritableStream & { isTTY?: boolean }): (...args: string[]) => Promise<CliRun> {
+/**
+ * Runs the CLI in process, as `inbox ARGS`, against one project on the emulator; nobody answers questions.
+ * `env`: more of the configuration (e.g. INBOX_BPMN_DIR for other deployed models).
+ */
+export function cliFor(projectId: string, progress?: NodeJS.WritableStream & { isTTY?: boolean }, env: NodeJS.ProcessEnv = {}): (...args: string[]) => Promise<CliRun> {
   return async (...args) => {
     const out: string[] = [];
     const err: string[] = [];
     const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), confirm: async () => false, ...(progress === undefined ? {} : { progress }) };
-    const code = await runCli(args, io, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId });
+    const code = await runCli(args, io, { ...process.env, ...env, GOOGLE_CLOUD_PROJECT: projectId });
     return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as unknown };
   };
 }

@@ -87,6 +87,7 @@ describe('deploy.sh --dry-run', () => {
         INBOX_PROVIDER_TOPIC: DEFAULTS.INBOX_PROVIDER_TOPIC,
         INBOX_JOB_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
         INBOX_JOBS_QUEUE_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS),
+        INBOX_WAITING_ALERT_DAYS: String(DEFAULTS.INBOX_WAITING_ALERT_DAYS),
       });
     }
     const relayTimeout = Number.parseInt(flag(deploys.find((c) => c.includes(' relayInbox ')) as string, 'timeout') ?? '0', 10);

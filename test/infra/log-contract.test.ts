@@ -10,7 +10,10 @@
  *   refused push at receiveDeadLetter, which logs them at ERROR);
  * - a relay call that cannot read its gauges: its summary is not counted by
  *   the gauge metrics (so relay-gauges-missing.json sees their absence), and
- *   an ERROR line says why.
+ *   an ERROR line says why;
+ * - the scheduled relay call's `waiting gauge` lines: one per waited message
+ *   name, each one point of the waiting metrics under its messageName label,
+ *   which the policy waiting-too-long.json groups by.
  */
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
@@ -20,6 +23,8 @@ import { OAuth2Client } from 'google-auth-library';
 import request from 'supertest';
 import { createPushTokenVerifier } from '../../functions/src/auth/push-token';
 import { loadConfig } from '../../functions/src/config';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
@@ -147,7 +152,7 @@ describe('the deployed wiring (functions/src/wiring.ts) logs refusals the same w
 });
 
 describe('relayInbox: a summary without gauges is what relay-gauges-missing.json sees as absent', () => {
-  const GAUGE_METRICS = ['inbox_gauge_open', 'inbox_gauge_parked', 'inbox_gauge_open_incidents', 'inbox_gauge_failed_jobs', 'inbox_gauge_oldest_open_age_seconds'];
+  const GAUGE_METRICS = ['inbox_gauge_open', 'inbox_gauge_parked', 'inbox_gauge_open_incidents', 'inbox_gauge_failed_jobs', 'inbox_gauge_oldest_open_age_seconds', 'inbox_gauge_waiting_over_threshold', 'inbox_gauge_oldest_waiting_age_seconds'];
 
   test('gauges read: counted by inbox_gauge_open; gauges not read: by none of the gauge metrics, and an ERROR line says why', async () => {
     const logs: Line[] = [];
@@ -180,10 +185,50 @@ describe('relayInbox: a summary without gauges is what relay-gauges-missing.json
     // Still a summary (the relay-silent condition stays quiet), but no gauge metric has a point from it.
     expect(unmetTerms(logMetric('inbox_relay_summaries').filter, blind)).toEqual([]);
     for (const name of GAUGE_METRICS) expect({ name, unmet: unmetTerms(logMetric(name).filter, blind).length > 0 }).toEqual({ name, unmet: true });
+    // Nor any waiting gauge line: the waiting-too-long level keeps its state, relay-gauges-missing fires.
+    expect(logs.filter((l) => l.message === 'waiting gauge')).toEqual([]);
     const why = logs.filter((l) => l.message === 'relay gauges not read');
     expect(why).toEqual([expect.objectContaining({ severity: 'ERROR', function: 'relayInbox', error: expect.stringContaining('toMillis') })]);
     expect(unmetTerms(logMetric('inbox_errors').filter, why[0] as Line)).toEqual([]);
     await db.collection(INBOX).doc('corrupt-received-at').delete();
+  });
+});
+
+describe('relayInbox: each `waiting gauge` line is one point of the waiting metrics, labelled by its message name', () => {
+  test('a token waiting 16 days: counted over the threshold, with its age, under messageName=WorkOrderCompleted', async () => {
+    const engine = await workOrderEngine();
+    const at = new Date(Date.now() - 16 * 86_400_000);
+    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-contract-waiting', variables: { workOrderId: 'WO-contract-waiting' }, now: at });
+    await completeJobRun(db, engine, started.jobs[0]?.id ?? '', {}, at);
+    const logs: Line[] = [];
+    http('relayWaitingContract', createRelayHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: () => ({ enqueue: async () => 'CREATED' }),
+      log: createLogger((l) => logs.push(JSON.parse(l) as Line), { function: 'relayInbox' }),
+      relay: loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', INBOX_PUSH_AUTH: 'disabled' }).relay,
+      shards: 16,
+      now: () => new Date(),
+      random: Math.random,
+    }));
+    expect((await request(getTestServer('relayWaitingContract')).post('/').send({})).status).toBe(200);
+    const lines = logs.filter((l) => l.message === 'waiting gauge');
+    expect(lines).toHaveLength(1);
+    const line = lines[0] as Line;
+    for (const name of ['inbox_gauge_waiting_over_threshold', 'inbox_gauge_oldest_waiting_age_seconds']) {
+      const metric = logMetric(name);
+      expect({ name, unmet: unmetTerms(metric.filter, line) }).toEqual({ name, unmet: [] });
+      expect(extractLabels(metric, line)).toEqual({ messageName: 'WorkOrderCompleted' });
+    }
+    expect(line.waitingGauge).toMatchObject({ waitingOverThreshold: 1, oldestWaitingAgeSeconds: expect.any(Number) });
+    // The alert groups by exactly that label, so each message name is an incident of its own.
+    const policy = JSON.parse(readFileSync(join(MONITORING, 'policies', 'waiting-too-long.json'), 'utf8')) as { conditions: Array<{ conditionThreshold: { filter: string; aggregations: Array<{ groupByFields: string[] }> } }> };
+    expect(policy.conditions.map((c) => [c.conditionThreshold.filter, c.conditionThreshold.aggregations[0]?.groupByFields])).toEqual([
+      ['metric.type="logging.googleapis.com/user/inbox_gauge_waiting_over_threshold" AND resource.type="cloud_run_revision"', ['metric.label.messageName']],
+    ]);
+    // The summary line is counted by neither waiting metric (it carries the gauges as a list, which no metric can read).
+    const summary = logs.find((l) => l.message === 'relay summary') as Line;
+    expect(unmetTerms(logMetric('inbox_gauge_waiting_over_threshold').filter, summary)).not.toEqual([]);
   });
 });
 

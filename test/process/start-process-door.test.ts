@@ -86,6 +86,21 @@ describe('startProcess: the variables the model correlates on are required', () 
   });
 });
 
+describe('startProcess: a timer variable the model cannot read is refused', () => {
+  test('completionDeadline that is no ISO 8601 duration: 400 naming the variable and the timer, nothing stored', async () => {
+    const res = await start({ processKey: PROCESS, businessKey: 'WO-deadline-bad', variables: { workOrderId: 'WO-deadline-bad', completionDeadline: 'in two weeks' } });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain('variables.completionDeadline');
+    expect(res.body.error).toContain('completionOverdue');
+    expect(await stored('WO-deadline-bad')).toBe(false);
+  });
+
+  test('a valid one starts', async () => {
+    const res = await start({ processKey: PROCESS, businessKey: 'WO-deadline-ok', variables: { workOrderId: 'WO-deadline-ok', completionDeadline: 'PT5S' } });
+    expect(res.status).toBe(201);
+  });
+});
+
 describe('startProcess: variables Firestore cannot store are refused with 400, never 5xx', () => {
   const base = { workOrderId: 'WO-x' };
   test.each([

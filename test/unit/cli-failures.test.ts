@@ -11,6 +11,7 @@ describe('classifyCliError', () => {
     ['a project that does not exist', grpc(7, 'Permission denied on resource project nope.'), EXIT.WRONG_PROJECT, 'check GOOGLE_CLOUD_PROJECT'],
     ['Firestore down, against a project', grpc(14, 'No connection established'), EXIT.UNREACHABLE, 'check the network'],
     ['a deadline, against a project', grpc(4, 'Deadline exceeded'), EXIT.UNREACHABLE, 'check the network'],
+    ['an index not built yet', grpc(9, 'The query requires an index. You can create it here: https://console.firebase.google.com/x'), EXIT.FAILED, 'deploy firestore.indexes.json'],
   ])('%s', (_name, err, exitCode, says) => {
     const failure = classifyCliError(err, target, {});
     expect(failure?.exitCode).toBe(exitCode);
@@ -23,6 +24,8 @@ describe('classifyCliError', () => {
 
   test('anything else is not an expected failure (the CLI reports it as failed, exit 1)', () => {
     expect(classifyCliError(grpc(3, 'Document too large'), target, {})).toBeNull();
+    // FAILED_PRECONDITION is a missing index only when it says so (a transaction's precondition is something else).
+    expect(classifyCliError(grpc(9, 'the stored version does not match the required base version'), target, {})).toBeNull();
     expect(classifyCliError(new Error('a bug'), target, {})).toBeNull();
   });
 

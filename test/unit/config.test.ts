@@ -29,12 +29,14 @@ describe('loadConfig', () => {
       // Processed records outlive a replay: 31 days, the longest Pub/Sub keeps a message.
       recordRetentionMs: 31 * 24 * 60 * 60_000,
       transactionTimeoutMs: 20_000,
+      // Tokens that waited this many days count in the waiting gauge the waiting-too-long alert reads.
+      waitingAlertDays: 15,
     });
   });
 
   test('relay settings are read from the environment', () => {
-    const relay = loadConfig({ ...base, INBOX_RELAY_BUDGET_MS: '1000', INBOX_RELAY_GRACE_MS: '200', INBOX_DONE_RETENTION_DAYS: '2', INBOX_DEDUP_RETENTION_DAYS: '40', INBOX_ERROR_AFTER_ATTEMPTS: '9' }).relay;
-    expect(relay).toMatchObject({ budgetMs: 1_000, graceMs: 200, retentionMs: 2 * 24 * 60 * 60_000, recordRetentionMs: 40 * 24 * 60 * 60_000, policy: { errorAfterAttempts: 9 } });
+    const relay = loadConfig({ ...base, INBOX_RELAY_BUDGET_MS: '1000', INBOX_RELAY_GRACE_MS: '200', INBOX_DONE_RETENTION_DAYS: '2', INBOX_DEDUP_RETENTION_DAYS: '40', INBOX_ERROR_AFTER_ATTEMPTS: '9', INBOX_WAITING_ALERT_DAYS: '3' }).relay;
+    expect(relay).toMatchObject({ budgetMs: 1_000, graceMs: 200, retentionMs: 2 * 24 * 60 * 60_000, recordRetentionMs: 40 * 24 * 60 * 60_000, policy: { errorAfterAttempts: 9 }, waitingAlertDays: 3 });
   });
 
   test('auth can be disabled for the emulator, and then needs no audience', () => {
@@ -49,6 +51,7 @@ describe('loadConfig', () => {
     ['zero shards', { ...base, INBOX_SHARDS: '0' }, 'INBOX_SHARDS'],
     ['negative relay grace', { ...base, INBOX_RELAY_GRACE_MS: '-1' }, 'INBOX_RELAY_GRACE_MS'],
     ['dedup retention of no days', { ...base, INBOX_DEDUP_RETENTION_DAYS: '0' }, 'INBOX_DEDUP_RETENTION_DAYS'],
+    ['a waiting alert of half a day', { ...base, INBOX_WAITING_ALERT_DAYS: '0.5' }, 'INBOX_WAITING_ALERT_DAYS'],
   ];
   test.each([
     ['auth on without audience', { GOOGLE_CLOUD_PROJECT: 'p' }, 'INBOX_PUSH_AUDIENCE'],

@@ -35,7 +35,7 @@ export interface GrpcFaultProxy {
 }
 
 /** gRPC status codes used here (grpc/status.proto). */
-export const GRPC_STATUS = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, UNAVAILABLE: 14 } as const;
+export const GRPC_STATUS = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14 } as const;
 
 const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
 

@@ -39,7 +39,7 @@ export interface Target {
   readonly emulatorHost: string | null;
 }
 
-const GRPC = { NOT_FOUND: 5, PERMISSION_DENIED: 7, UNAVAILABLE: 14, UNAUTHENTICATED: 16, DEADLINE_EXCEEDED: 4 } as const;
+const GRPC = { NOT_FOUND: 5, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14, UNAUTHENTICATED: 16, DEADLINE_EXCEEDED: 4 } as const;
 
 /** A library message as one line, without its own "14 UNAVAILABLE:" prefix repeated. */
 const oneLine = (err: unknown): string => errorMessage(err).replace(/\s+/g, ' ').trim().slice(0, 300);
@@ -83,6 +83,11 @@ export function classifyCliError(err: unknown, target: Target, env: NodeJS.Proce
       return new CliFailure(EXIT.WRONG_PROJECT, `project ${project} does not exist, or the Firestore API is not enabled in it (${message}): check GOOGLE_CLOUD_PROJECT (\`gcloud projects list\`), or set the project up (infra/deploy.sh)`);
     }
     return new CliFailure(EXIT.PERMISSION_DENIED, `permission denied on project ${project} (${message}): the account of your credentials needs roles/datastore.user on ${project} (roles/datastore.viewer is enough for stats, list, show, explain, instances, incidents)`);
+  }
+  // A query whose composite index is not (yet) built: the emulator needs none, production refuses the query.
+  // New commands come with new indexes (`inbox waiting`, `inbox timers`), and an index takes minutes to build.
+  if (code === GRPC.FAILED_PRECONDITION && /\bindex\b/i.test(message)) {
+    return new CliFailure(EXIT.FAILED, `Firestore of project ${project} has no index for this query yet (${message}): deploy firestore.indexes.json (rerun infra/deploy.sh, or \`npx firebase deploy --only firestore:indexes --project ${project}\`) and wait until \`gcloud firestore indexes composite list --project=${project}\` shows it READY`);
   }
   if (code === GRPC.UNAVAILABLE || code === GRPC.DEADLINE_EXCEEDED || code === 'ECONNREFUSED') {
     return target.emulatorHost === null

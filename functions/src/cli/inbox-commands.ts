@@ -3,12 +3,12 @@ import { STORED } from '../engine/store/converters';
 import { newRequestId } from '../engine/store/repair-request';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
-import { readGauges } from '../relay/gauges';
+import { readGauges, readWaitingGauges, waitedMessageNames } from '../relay/gauges';
 import type { CliContext } from './context';
 import { view } from './documents';
 import { park, RefusedError } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
-import { REASONS, STATUSES } from './parse';
+import { formatAge, REASONS, STATUSES } from './parse';
 
 // main.ts loads this module for every inbox command.
 export { list, type ListOptions } from './list-command';
@@ -22,16 +22,23 @@ export async function stats(ctx: CliContext): Promise<void> {
     ...STATUSES.map((s) => QUERIES.byStatus.build(db, s).count().get()),
     ...REASONS.map((r) => QUERIES.byStatusAndReason.build(db, 'PARKED', r).count().get()),
   ]);
-  const gauges = await readGauges(db, ctx.config.shards, ctx.now());
+  const names = waitedMessageNames(await ctx.runtime.engine());
+  const days = ctx.config.relay.waitingAlertDays;
+  const [gauges, waiting] = await Promise.all([readGauges(db, ctx.config.shards, ctx.now()), readWaitingGauges(db, names, days, ctx.now())]);
   const counts = { OPEN: open?.data().count ?? 0, DONE: done?.data().count ?? 0, PARKED: parked?.data().count ?? 0 };
   const reasons = Object.fromEntries(REASONS.map((r, i) => [r, byReason[i]?.data().count ?? 0]));
-  print(ctx, { counts, parkedByReason: reasons, oldestOpenAgeSeconds: gauges.oldestOpenAgeSeconds, openIncidents: gauges.openIncidents, failedJobs: gauges.failedJobs }, ['status / reason', 'documents'], [
+  print(ctx, { counts, parkedByReason: reasons, oldestOpenAgeSeconds: gauges.oldestOpenAgeSeconds, openIncidents: gauges.openIncidents, failedJobs: gauges.failedJobs, waiting }, ['status / reason', 'documents'], [
     ...Object.entries(counts),
     ...Object.entries(reasons).filter(([, n]) => n > 0).map(([r, n]) => [`  PARKED ${r}`, n]),
     ['oldest OPEN (age)', gauges.oldestOpenAgeSeconds === null ? 'none' : `${gauges.oldestOpenAgeSeconds} s`],
     // The levels the alert policies watch besides PARKED (details: `inbox incidents`).
     ['instances in INCIDENT', gauges.openIncidents],
     ['FAILED jobs', gauges.failedJobs],
+    // The waiting-too-long level, per message name (details: `inbox waiting --message NAME --older-than ${days}d`).
+    ...waiting.flatMap((w) => [
+      [`tokens waiting for ${w.messageName} ${days} d or longer`, w.waitingOverThreshold],
+      [`oldest waiting for ${w.messageName} (age)`, w.oldestWaitingAgeSeconds === null ? 'none' : formatAge(w.oldestWaitingAgeSeconds * 1000)],
+    ]),
   ]);
 }
 

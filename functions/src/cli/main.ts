@@ -37,6 +37,7 @@ const processes = (): typeof import('./process-commands') => require('./process-
 const admission = (): typeof import('./admit-collision') => require('./admit-collision') as typeof import('./admit-collision');
 const explanation = (): typeof import('./explain-command') => require('./explain-command') as typeof import('./explain-command');
 const dismissal = (): typeof import('./dismiss') => require('./dismiss') as typeof import('./dismiss');
+const watch = (): typeof import('./watch-commands') => require('./watch-commands') as typeof import('./watch-commands');
 
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = terminalIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -51,6 +52,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   // In the order `inbox --help` lists them.
   addDocumentCommands(program, context);
   addProcessCommands(program, context);
+  addWatchCommands(program, context);
   addPurgeCommand(program, context);
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -65,7 +67,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
 
 /** stats, list, show, explain, requeue, park: seeing inbox documents and moving them between OPEN and PARKED. */
 function addDocumentCommands(program: Command, context: () => CliContext): void {
-  program.command('stats').description('counts by status and reason, age of the oldest OPEN document').action(() => inbox().stats(context()));
+  program.command('stats').description('counts by status and reason, age of the oldest OPEN document, the levels the alerts watch').action(() => inbox().stats(context()));
   program
     .command('list')
     .description('inbox documents, filtered')
@@ -127,6 +129,36 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--dry-run', 'check it and show what would change; change nothing')
     .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) => dismissal().dismissCommand(context(), id, options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
+}
+
+/** waiting, timers and their repairs: tokens that wait for a message or a timer. */
+function addWatchCommands(program: Command, context: () => CliContext): void {
+  program
+    .command('waiting')
+    .description('tokens waiting for a message, oldest first: instance, business key, activity, message, correlation key, how long')
+    .option('--message <name>', 'only those waiting for this message (a name the deployed models wait for)')
+    .option('--older-than <duration>', 'waiting at least this long (30m, 12h, 3d)')
+    .option('--page-size <n>', 'waiting points per page (1 to 1000)', '50')
+    .option('--after <cursor>', 'the next page: the cursor the previous page printed')
+    .action((options: Parameters<typeof import('./watch-commands').waiting>[1]) => watch().waiting(context(), options));
+  program
+    .command('timers')
+    .description('PENDING timers, soonest due first (overdue on top): due time, activity, instance, horizon')
+    .option('--instance <id>', 'the timers of one process instance')
+    .option('--limit <n>', 'at most this many', '100')
+    .action((options: { instance?: string; limit?: string }) => watch().timers(context(), options));
+  const repair = program.commands.find((c) => c.name() === 'repair');
+  if (repair === undefined) throw new Error('the repair command is registered before the watch commands');
+  repair
+    .command('fire-timer <timerId>')
+    .description('fire a due PENDING timer now, as its lost Cloud Task would have; refuses one not due, FIRED, gone or stale')
+    .option('--dry-run', 'show the timer and its token; change nothing')
+    .action((id: string, options: { dryRun?: boolean }) => watch().fireTimerCommand(context(), id, options));
+  repair
+    .command('shard-subscriptions')
+    .description('once after upgrading: give waiting points stored before eventSubscriptions carried a shard their shard, so `waiting` and the waiting gauge see them')
+    .option('--dry-run', 'count only')
+    .action((options: { dryRun?: boolean }) => watch().shardSubscriptionsCommand(context(), options));
 }
 
 /** purge: deletes DONE documents processed before a time. */

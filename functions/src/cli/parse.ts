@@ -36,3 +36,38 @@ export function parseLimit(text: string): number {
 
 export const STATUSES = ['OPEN', 'DONE', 'PARKED'] as const;
 export const REASONS = ['INVALID_PAYLOAD', 'KEY_COLLISION', 'NO_WAITING_INSTANCE', 'AMBIGUOUS_CORRELATION', 'ALREADY_STARTED', 'START_REFUSED', 'DEAD_LETTERED', 'MANUAL'] as const;
+
+/** A page size: a whole number from 1 to `max`. */
+export function parsePageSize(text: string, max = 1_000): number {
+  const n = Number(text);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isInteger(n) || n < 1 || n > max) throw new UsageError(`--page-size: expected a whole number from 1 to ${max}, got ${JSON.stringify(text)}`);
+  return n;
+}
+
+/**
+ * One of `names` in any case, as the models spell it: a name nobody waits
+ * for would match nothing, which would look like "nothing there".
+ */
+export function parseKnownName(flag: string, text: string, names: readonly string[], what: string): string {
+  const found = names.find((n) => n.toLowerCase() === text.trim().toLowerCase());
+  if (found === undefined) throw new UsageError(`${flag}: expected one of ${names.length === 0 ? '(none)' : names.join(', ')} (${what}), got ${JSON.stringify(text)}`);
+  return found;
+}
+
+/** A TIMER_ID: the 40 hex digits of a timer's hashed id. */
+export function parseTimerId(text: string): string {
+  const id = text.trim().toLowerCase();
+  if (!/^[0-9a-f]{40}$/.test(id)) throw new UsageError(`TIMER_ID: expected a timer id, 40 hex digits (\`inbox timers\` lists them), got ${JSON.stringify(text)}`);
+  return id;
+}
+
+/** How long, for people: "16 d 3 h", "5 h 12 min", "42 min", "30 s". Negative (not yet) as "in …". */
+export function formatAge(ms: number): string {
+  if (ms < 0) return `in ${formatAge(-ms)}`;
+  const s = Math.floor(ms / 1000);
+  const [d, h, m] = [Math.floor(s / 86_400), Math.floor((s % 86_400) / 3_600), Math.floor((s % 3_600) / 60)];
+  if (d > 0) return h > 0 ? `${d} d ${h} h` : `${d} d`;
+  if (h > 0) return m > 0 ? `${h} h ${m} min` : `${h} h`;
+  if (m > 0) return `${m} min`;
+  return `${s} s`;
+}

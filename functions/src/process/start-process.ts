@@ -12,7 +12,7 @@ import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
 import type { Logger } from '../log';
 import { hasLoneSurrogate } from '../receiver/envelope';
 import type { JobQueue } from '../tasks/job-queue';
-import { correlationProblem, variablesProblem } from './variables';
+import { correlationProblem, timerProblem, variablesProblem } from './variables';
 
 /** What startProcess needs, passed in (tests build their own); startProcessFunction (wiring.ts) builds it from the configuration. */
 export interface StartProcessDeps {
@@ -92,8 +92,9 @@ async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answe
     const model = engine.find(processKey);
     if (model === null) return { kind: 'reject', status: 400, error: `unknown processKey ${JSON.stringify(processKey)}; deployed: ${engine.processKeys.join(', ')}` };
     if (model.startEventId === null) return messageOnly(model);
-    // A start the model can never correlate would end in INCIDENT / MISSING_CORRELATION_KEY, which no command repairs.
-    const uncorrelatable = correlationProblem(model, variables);
+    // A start the model can never correlate would end in INCIDENT / MISSING_CORRELATION_KEY, which no command repairs;
+    // a timer variable it cannot read would stop the token with INVALID_TIMER, maybe days later.
+    const uncorrelatable = correlationProblem(model, variables) ?? timerProblem(model, variables);
     if (uncorrelatable !== null) return { kind: 'reject', status: 400, error: uncorrelatable };
     // One id per request: if the commit lands but its answer is lost, the re-run knows the instance as its own.
     const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now(), requestId: randomUUID() });

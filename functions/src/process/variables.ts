@@ -8,6 +8,7 @@
  */
 import { correlationValue } from '../engine/transitions';
 import type { MessageWaitNode, ProcessModel } from '../bpmn/model';
+import { resolveTimer } from '../bpmn/timer';
 import { hasLoneSurrogate } from '../receiver/envelope';
 import { MAX_KEY_CHARS } from '../receiver/registry';
 
@@ -161,6 +162,26 @@ export function correlationProblem(model: ProcessModel, variables: Readonly<Reco
   return null;
 }
 
+/** Any instant: whether a timer's text is valid does not depend on when it is set. */
+const SOME_TIME = new Date(0);
+
+/**
+ * Why a timer of the model could never be set from these variables, or
+ * null: a `${variable}` timer whose variable is given but is no valid text
+ * of its form (a duration, a date-time, a cycle), or is absent while the
+ * timer has no `inbox:default`. Checked at the door because the token would
+ * otherwise stop later with INVALID_TIMER, days after the start that caused it.
+ */
+export function timerProblem(model: ProcessModel, variables: Readonly<Record<string, unknown>>): string | null {
+  for (const node of Object.values(model.nodes)) {
+    if (node.kind !== 'timerCatchEvent' && node.kind !== 'boundaryTimer') continue;
+    if (node.timer.variable === null) continue;
+    const resolved = resolveTimer(node.timer, variables, SOME_TIME);
+    if (typeof resolved === 'string') return `variables.${node.timer.variable}: ${resolved} (timer ${node.id} of process ${model.key} is set from it)`;
+  }
+  return null;
+}
+
 /**
  * The door checks of startProcess, for the variables a message start
  * supplies (its payload and the correlation variable): why the process
@@ -169,5 +190,5 @@ export function correlationProblem(model: ProcessModel, variables: Readonly<Reco
  * or that would stop at a wait it can never be correlated to.
  */
 export function messageStartProblem(model: ProcessModel, variables: Readonly<Record<string, unknown>>): string | null {
-  return variablesProblem(variables) ?? correlationProblem(model, variables);
+  return variablesProblem(variables) ?? correlationProblem(model, variables) ?? timerProblem(model, variables);
 }

@@ -1,4 +1,6 @@
 import type { Firestore, Timestamp } from '@google-cloud/firestore';
+import type { Engine } from '../engine/engine';
+import { STATE_SHARDS } from '../engine/store/collections';
 import { QUERIES } from '../queries';
 
 /**
@@ -47,4 +49,71 @@ export async function readGauges(db: Firestore, shards: number, now: Date): Prom
     failedJobs: failed.data().count,
     oldestOpenAgeSeconds: times.length === 0 ? null : Math.max(0, Math.round((now.getTime() - Math.min(...times)) / 1000)),
   };
+}
+
+/**
+ * Per message name the deployed models wait for: how long its tokens have
+ * waited. Logged as one `waiting gauge` line per name with every scheduled
+ * summary, so a log-based metric can carry the name as a label and the
+ * alert policy (waiting-too-long.json) opens one incident per name.
+ */
+export interface WaitingGauge {
+  readonly messageName: string;
+  /** Age of the oldest waiting point for this message in seconds; null when no token waits for it. */
+  readonly oldestWaitingAgeSeconds: number | null;
+  /** Waiting points for this message created at least INBOX_WAITING_ALERT_DAYS ago. */
+  readonly waitingOverThreshold: number;
+  /** INBOX_WAITING_ALERT_DAYS, so the line says what "over" means. */
+  readonly thresholdDays: number;
+}
+
+/**
+ * The message names the deployed models wait for (receive tasks and message
+ * catch events, event-gateway branches included), sorted. Message start
+ * events are no waiting points: a start message finds no token to wait.
+ */
+export function waitedMessageNames(engine: Engine): string[] {
+  const names = new Set<string>();
+  for (const key of engine.processKeys) {
+    for (const node of Object.values(engine.model(key).nodes)) {
+      if (node.kind === 'receiveTask' || node.kind === 'messageCatchEvent') names.add(node.messageName);
+    }
+  }
+  return [...names].sort();
+}
+
+const DAY_MS = 86_400_000;
+
+/**
+ * The waiting gauges, cheaply: one limit-1 query per (message name, shard)
+ * for the oldest waiting point (at most one document read each, one billed
+ * when it finds none), then a count() aggregation (one read per 1,000
+ * matches, at least one) only in the shards whose oldest point is over the
+ * threshold; a shard whose oldest point is younger has none over it. With
+ * nothing over the threshold that is 16 queries and 16 reads per name.
+ */
+export async function readWaitingGauges(db: Firestore, messageNames: readonly string[], thresholdDays: number, now: Date): Promise<WaitingGauge[]> {
+  const cutoff = new Date(now.getTime() - thresholdDays * DAY_MS);
+  return Promise.all(
+    messageNames.map(async (messageName): Promise<WaitingGauge> => {
+      const shards = Array.from({ length: STATE_SHARDS }, (_, shard) => shard);
+      const oldest = await Promise.all(shards.map(async (shard) => ({ shard, createdAt: createdAtOf((await QUERIES.oldestWaiting.build(db, shard, messageName).get()).docs[0]?.get('createdAt')) })));
+      const present = oldest.flatMap((o) => (o.createdAt === null ? [] : [o.createdAt]));
+      const old = oldest.filter((o) => o.createdAt !== null && o.createdAt <= cutoff.getTime());
+      const counts = await Promise.all(old.map(async (o) => (await QUERIES.waitingSince.build(db, o.shard, messageName, cutoff).count().get()).data().count));
+      return {
+        messageName,
+        oldestWaitingAgeSeconds: present.length === 0 ? null : Math.max(0, Math.round((now.getTime() - Math.min(...present)) / 1000)),
+        waitingOverThreshold: counts.reduce((a, b) => a + b, 0),
+        thresholdDays,
+      };
+    }),
+  );
+}
+
+/** A stored createdAt in ms; null when the shard has no waiting point. Throws on anything else (a document edited by hand): the gauges are then not read, and say why. */
+function createdAtOf(value: unknown): number | null {
+  if (value === undefined) return null;
+  if (typeof value === 'object' && value !== null && 'toMillis' in value && typeof value.toMillis === 'function') return (value as Timestamp).toMillis();
+  throw new TypeError(`a waiting point's createdAt is not a timestamp (${JSON.stringify(value)})`);
 }

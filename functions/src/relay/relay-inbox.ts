@@ -8,7 +8,7 @@ import { type Answer, answering, failureAnswer } from '../http/answer';
 import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
-import { type Gauges, readGauges } from './gauges';
+import { type Gauges, readGauges, readWaitingGauges, waitedMessageNames, type WaitingGauge } from './gauges';
 import { account, emptySummary, relayBatch } from './relay-batch';
 import { relayOne, type RelayDeps } from './relay-one';
 
@@ -82,7 +82,8 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
     if (fast !== null) {
       // The fast path relays one document, one task per message (some 50 a second at the target load):
       // it logs no summary and reads no gauges on purpose. A summary per message would multiply the log
-      // volume, and the gauges cost 4 count() aggregations + one query per shard each time; the
+      // volume, and the gauges cost 4 count() aggregations + one query per shard (and 16 per waited
+      // message name) each time; the
       // scheduled call logs both once a minute. What needs attention (a park, a technical failure) is
       // still logged by account().
       const { inboxId } = fast.value;
@@ -99,15 +100,23 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
       shards: deps.shards,
     });
     // The summary is logged even if the gauges cannot be read: the work it reports is done.
-    let gauges: Gauges | null = null;
+    let gauges: (Gauges & { readonly waiting: readonly WaitingGauge[] }) | null = null;
     try {
-      gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, () => readGauges(relayDeps.db, deps.shards, deps.now()));
+      const now = deps.now();
+      const names = waitedMessageNames(relayDeps.engine);
+      gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, async () => {
+        const [levels, waiting] = await Promise.all([readGauges(relayDeps.db, deps.shards, now), readWaitingGauges(relayDeps.db, names, deps.relay.waitingAlertDays, now)]);
+        return { ...levels, waiting };
+      });
     } catch (err) {
       // ERROR, not WARNING: without gauges the oldest-OPEN alert sees no data (and so does not fire) and
       // the level alerts freeze; relay-gauges-missing.json alerts on their absence, this line says why.
       deps.log.error('relay gauges not read', { code: classifyFailure(err).code, error: errorMessage(err) });
     }
     deps.log.info('relay summary', { relaySummary: summary, gauges });
+    // One line per message name: a log-based metric takes one value (and its labels) from one entry, so the
+    // waiting-too-long alert can open an incident per message name (inbox_gauge_waiting_over_threshold).
+    for (const waitingGauge of gauges?.waiting ?? []) deps.log.info('waiting gauge', { waitingGauge });
     return { kind: 'ok', body: { ...summary, gauges } };
   } catch (err) {
     const failure = classifyFailure(err);

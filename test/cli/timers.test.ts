@@ -1,0 +1,151 @@
+import { join } from 'node:path';
+import type { Engine } from '../../functions/src/engine/engine';
+import { loadEngine } from '../../functions/src/engine/deployed';
+import type { TimerState } from '../../functions/src/engine/state';
+import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
+import { inboxBuffer } from '../../functions/src/relay/buffer';
+import { freshFirestores } from '../support/firestore';
+import { cliFor } from './run-cli';
+
+/**
+ * `inbox timers` and `inbox repair fire-timer` against the emulator, with a
+ * deployed model that has a timer (INBOX_BPMN_DIR=test/fixtures/bpmn-deadline:
+ * after the hand-over, an event-based gateway waits for the completion or
+ * its deadline, `${completionDeadline}`, 14 days by default).
+ */
+const BPMN_DIR = join(__dirname, '..', 'fixtures', 'bpmn-deadline');
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+const { db, projectId } = freshFirestores().project('cli-timers');
+const cli = cliFor(projectId, undefined, { INBOX_BPMN_DIR: BPMN_DIR });
+let engine: Engine;
+
+interface TimerRow {
+  id: string;
+  dueAt: string;
+  dueInSeconds: number;
+  activityId: string;
+  waitingAt: string;
+  processInstanceId: string;
+  horizon: string;
+}
+
+/** A work order handed over at `at`, now waiting at the gateway: its completion deadline timer. */
+async function handedOver(key: string, at: Date, deadline?: string): Promise<{ instanceId: string; timer: TimerState }> {
+  const started = await startProcessInstance(db, engine, { processKey: 'work-order-deadline', businessKey: key, variables: { workOrderId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) }, now: at });
+  const done = await completeJobRun(db, engine, started.jobs[0]?.id ?? '', {}, at);
+  expect(done.status).toBe('COMPLETED');
+  const timer = (await db.collection(COLLECTIONS.timers).where('processInstanceId', '==', started.instance.id).get()).docs[0];
+  return { instanceId: started.instance.id, timer: { ...(timer?.data() as TimerState), id: timer?.id ?? '' } };
+}
+
+const now = Date.now();
+const order: Record<string, { instanceId: string; timer: TimerState }> = {};
+
+beforeAll(async () => {
+  engine = await loadEngine(BPMN_DIR, {}, new Set(['handOverWorkOrder', 'createInvoice']), inboxBuffer(7 * DAY));
+  // Overdue (its task lost): handed over two days ago with one day to complete.
+  order.overdue = await handedOver('WO-t-overdue', new Date(now - 2 * DAY), 'P1D');
+  order.soon = await handedOver('WO-t-soon', new Date(now), 'PT1H');
+  order.days = await handedOver('WO-t-days', new Date(now), 'P3D');
+  order.standard = await handedOver('WO-t-standard', new Date(now));
+  // Beyond the Cloud Tasks horizon: no task yet, the sweep creates it.
+  order.far = await handedOver('WO-t-far', new Date(now), 'P40D');
+});
+
+const KEYS_SOONEST_FIRST = ['overdue', 'soon', 'days', 'standard', 'far'];
+
+describe('inbox timers', () => {
+  test('PENDING timers soonest due first, the overdue one on top, with due time, activity, instance and horizon', async () => {
+    const r = await cli('--json', 'timers');
+    expect(r.code).toBe(0);
+    const { timers, more } = r.json() as { timers: TimerRow[]; more: boolean };
+    expect(timers.map((t) => t.id)).toEqual(KEYS_SOONEST_FIRST.map((k) => order[k]?.timer.id));
+    expect(more).toBe(false);
+    expect(timers[0]).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue', processInstanceId: order.overdue?.instanceId, horizon: 'NEAR' });
+    expect(timers[0]?.dueInSeconds).toBeLessThan(-DAY / 1000 + 120);
+    expect(timers.map((t) => t.horizon)).toEqual(['NEAR', 'NEAR', 'NEAR', 'NEAR', 'FAR']);
+    expect(Date.parse(timers[3]?.dueAt ?? '')).toBe(now + 14 * DAY);
+
+    const table = await cli('timers');
+    expect(table.out).toMatch(new RegExp(`${order.overdue?.timer.id}.*overdue 1 d.*overdue.*completedOrOverdue.*${order.overdue?.instanceId}.*NEAR`));
+    expect(table.out).toMatch(/in 3 d|in 2 d 23 h/);
+  });
+
+  test('--instance: that instance only; --limit: the soonest, and says more may be PENDING', async () => {
+    const one = (await cli('--json', 'timers', '--instance', order.days?.instanceId ?? '')).json() as { timers: TimerRow[] };
+    expect(one.timers.map((t) => t.id)).toEqual([order.days?.timer.id]);
+    const two = await cli('--json', 'timers', '--limit', '2');
+    expect(two.json()).toMatchObject({ timers: [{ id: order.overdue?.timer.id }, { id: order.soon?.timer.id }], more: true });
+    expect((await cli('timers', '--limit', '2')).out).toContain('more than 2 may be PENDING');
+    expect((await cli('timers', '--limit', 'many')).code).toBe(2);
+  });
+
+  test('the gateway waits with a message branch too: `inbox waiting` lists it with its gateway', async () => {
+    const waiting = (await cli('--json', 'waiting')).json() as { waitingPoints: Array<{ businessKey: string; gatewayId: string | null; activityId: string }> };
+    expect(waiting.waitingPoints[0]).toMatchObject({ businessKey: 'WO-t-overdue', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue' });
+  });
+});
+
+describe('inbox repair fire-timer', () => {
+  test('--dry-run shows the timer and its token and changes nothing', async () => {
+    const id = order.overdue?.timer.id ?? '';
+    const r = await cli('repair', 'fire-timer', id, '--dry-run');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(new RegExp(`${id}.*overdue 1 d.*overdue.*completedOrOverdue`));
+    expect((await refs.timer(db, id).get()).get('status')).toBe('PENDING');
+  });
+
+  test('fires a due timer whose task was lost: the token takes the overdue path; a second run is refused', async () => {
+    const { instanceId, timer } = order.overdue ?? { instanceId: '', timer: { id: '' } };
+    const r = await cli('--json', 'repair', 'fire-timer', timer.id.toUpperCase());
+    expect(r.code).toBe(0);
+    expect(r.json()).toMatchObject({ fired: timer.id, status: 'FIRED', alreadyApplied: false, jobs: [], timers: [], dispatched: 0 });
+    expect((await refs.timer(db, timer.id).get()).get('status')).toBe('FIRED');
+    expect((await refs.instance(db, instanceId).get()).get('status')).toBe('COMPLETED');
+    // The message branch of the gateway went with it: nobody waits for this work order's completion any more.
+    const waiting = (await cli('--json', 'waiting')).json() as { waitingPoints: Array<{ instanceId: string }> };
+    expect(waiting.waitingPoints.map((p) => p.instanceId)).not.toContain(instanceId);
+    expect(((await cli('--json', 'timers')).json() as { timers: TimerRow[] }).timers.map((t) => t.id)).not.toContain(timer.id);
+
+    const again = await cli('repair', 'fire-timer', timer.id);
+    expect(again.code).toBe(1);
+    expect(again.err).toMatch(new RegExp(`^inbox: timer ${timer.id} is FIRED \\(at .*\\): only a PENDING timer can be fired$`));
+  });
+
+  test('a timer not due yet is refused: its task fires it; nothing changes', async () => {
+    const id = order.days?.timer.id ?? '';
+    for (const args of [[], ['--dry-run']]) {
+      const r = await cli('repair', 'fire-timer', id, ...args);
+      expect(r.code).toBe(1);
+      expect(r.err).toContain(`timer ${id} is not due until`);
+      expect(r.err).toContain('its Cloud Task fires it then');
+    }
+    expect((await refs.timer(db, id).get()).get('status')).toBe('PENDING');
+    expect((await refs.instance(db, order.days?.instanceId ?? '').get()).get('status')).toBe('RUNNING');
+  });
+
+  test('a stale timer (its token no longer lists it: edited by hand) is refused and deleted, nothing moves', async () => {
+    const { instanceId, timer } = await handedOver('WO-t-stale', new Date(now - 20 * DAY));
+    await refs.execution(db, timer.executionId).update({ timerIds: [] });
+    const dry = await cli('repair', 'fire-timer', timer.id, '--dry-run');
+    expect(dry.code).toBe(1);
+    expect(dry.err).toContain(`timer ${timer.id} is stale: its token ${timer.executionId} is WAITING_EVENT at completedOrOverdue and no longer waits with it`);
+    const r = await cli('repair', 'fire-timer', timer.id);
+    expect(r.code).toBe(1);
+    expect(r.err).toContain('the timer is deleted, nothing moved');
+    expect((await refs.timer(db, timer.id).get()).exists).toBe(false);
+    expect((await refs.instance(db, instanceId).get()).get('status')).toBe('RUNNING');
+  });
+
+  test.each([
+    [['repair', 'fire-timer', 'f'.repeat(40)], 1, `no timer ${'f'.repeat(40)}`],
+    [['repair', 'fire-timer', 'not-a-timer'], 2, 'TIMER_ID: expected a timer id, 40 hex digits'],
+  ])('%j: exit %d', async (args, code, message) => {
+    const r = await cli(...args);
+    expect(r.code).toBe(code);
+    expect(r.err).toContain(message);
+  });
+});
