@@ -26,7 +26,7 @@ import { errorMessage } from '../functions/src/core/errors';
 
 const ROOT = join(__dirname, '..');
 const RUNS = argNumber('runs', 10);
-const TARGETS = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'sweepJobs', 'relayInbox'] as const;
+const TARGETS = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox'] as const;
 /** A production-like environment: push auth on, a Cloud Tasks target; nothing is contacted during import. */
 const ENV = {
   GOOGLE_CLOUD_PROJECT: 'bench-cold-start',
@@ -34,6 +34,7 @@ const ENV = {
   INBOX_PUSH_AUDIENCE: 'https://europe-west1-bench.cloudfunctions.net/receivePubSubPush',
   INBOX_PUSH_SERVICE_ACCOUNTS: 'pubsub-push@bench.iam.gserviceaccount.com',
   INBOX_RUN_JOB_URL: 'https://europe-west1-bench.cloudfunctions.net/runJob',
+  INBOX_FIRE_TIMER_URL: 'https://europe-west1-bench.cloudfunctions.net/fireTimer',
   INBOX_RELAY_URL: 'https://europe-west1-bench.cloudfunctions.net/relayInbox',
   INBOX_TASKS_SERVICE_ACCOUNT: 'tasks@bench.iam.gserviceaccount.com',
 };

@@ -102,6 +102,8 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       PUBSUB_EMULATOR_HOST: o.pubsubHost,
       INBOX_TASKS_EMULATOR_HOST: o.tasks.host,
       INBOX_RUN_JOB_URL: runJobUrl,
+      // No model of the bench sets a timer; the setting is required of every function that moves tokens.
+      INBOX_FIRE_TIMER_URL: 'http://127.0.0.1:9/',
     };
     // BENCH_PROFILE=DIR writes a CPU profile of each function process there.
     const nodeArgs = process.env.BENCH_PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`];

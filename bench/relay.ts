@@ -148,7 +148,7 @@ async function main(): Promise<void> {
         const deps: RelayDeps = { db: h.db, engine, policy: c.relay.policy, retentionMs: c.relay.retentionMs, transactionTimeoutMs: c.relay.transactionTimeoutMs, now: () => new Date(), random: Math.random };
         // Further calls only if one spent its whole budget (the next scheduler tick, back to back).
         for (;;) {
-          const s = await relayBatch(deps, queue, log, { budgetMs: c.relay.budgetMs, parallelism: CONCURRENCY, batchSize: c.relay.batchSize, shards: c.shards });
+          const s = await relayBatch(deps, { jobs: queue, timers: queue }, log, { budgetMs: c.relay.budgetMs, parallelism: CONCURRENCY, batchSize: c.relay.batchSize, shards: c.shards });
           addSummary(total.summary, s);
           if (s.correlated === 0 || s.durationMs < c.relay.budgetMs) return total;
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Deploys the transactional inbox to one Google Cloud project: APIs,
-# Firestore, service accounts, topics, queues, IAM, the six functions, push
+# Firestore, service accounts, topics, queues, IAM, the seven functions, push
 # subscriptions, scheduler jobs and monitoring.
 #
 # Idempotent: every resource is looked up first (describe/list) and created
@@ -25,6 +25,7 @@ DEAD_LETTER_TOPIC=work-order-completed-dlt
 DEAD_LETTER_SUBSCRIPTION=work-order-completed-dlt-push
 PROVIDER_TOPIC=work-orders
 JOBS_QUEUE=process-jobs
+TIMERS_QUEUE=process-timers
 RELAY_QUEUE=inbox-relay
 RELAY_JOB=inbox-relay
 SWEEP_JOB=inbox-sweep-jobs

@@ -22,6 +22,8 @@ export const DEFAULTS = {
   /** Cloud Tasks location and queue of the async process steps. */
   INBOX_TASKS_LOCATION: 'europe-west1',
   INBOX_TASKS_QUEUE: 'process-jobs',
+  /** Cloud Tasks queue of the timers: one task per timer due within the horizon, POSTed to fireTimer at its due time. */
+  INBOX_TIMERS_QUEUE: 'process-timers',
   /**
    * Issuer (`iss`) of the OIDC tokens runJob accepts: Google, which signs
    * Cloud Tasks' tokens (accepted with and without `https://`, as Google
@@ -146,6 +148,8 @@ const EnvSchema = z
     INBOX_TASKS_LOCATION: z.string().min(1).default(DEFAULTS.INBOX_TASKS_LOCATION),
     INBOX_TASKS_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_TASKS_QUEUE),
     INBOX_RUN_JOB_URL: z.url().optional(),
+    INBOX_TIMERS_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_TIMERS_QUEUE),
+    INBOX_FIRE_TIMER_URL: z.url().optional(),
     INBOX_TASKS_SERVICE_ACCOUNT: z.email().optional(),
     INBOX_RELAY_TASKS_SERVICE_ACCOUNT: z.email().optional(),
     INBOX_TASKS_EMULATOR_HOST: z.string().regex(/^[^:]+:\d+$/, 'HOST:PORT').optional(),
@@ -252,6 +256,10 @@ export interface TasksConfig {
   readonly queue: string;
   /** URL of the runJob function; required by functions that create jobs (see {@link requireRunJobUrl}). */
   readonly runJobUrl: string | null;
+  /** Queue of the timers' tasks (INBOX_TIMERS_QUEUE), signed as {@link serviceAccount} like the job tasks. */
+  readonly timersQueue: string;
+  /** URL of the fireTimer function; required by functions that set timers (see {@link requireFireTimerUrl}). */
+  readonly fireTimerUrl: string | null;
   /** Service account Cloud Tasks signs the job tasks' OIDC tokens as (runJob accepts only it); null: no token (the local emulator). */
   readonly serviceAccount: string | null;
   /** HOST:PORT of the local Cloud Tasks emulator; null: the real service. */
@@ -292,6 +300,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       location: e.INBOX_TASKS_LOCATION,
       queue: e.INBOX_TASKS_QUEUE,
       runJobUrl: e.INBOX_RUN_JOB_URL ?? null,
+      timersQueue: e.INBOX_TIMERS_QUEUE,
+      fireTimerUrl: e.INBOX_FIRE_TIMER_URL ?? null,
       serviceAccount: e.INBOX_TASKS_SERVICE_ACCOUNT ?? null,
       emulatorHost: e.INBOX_TASKS_EMULATOR_HOST ?? null,
       oidc: { issuer: e.INBOX_TASKS_OIDC_ISSUER, certsUrl: e.INBOX_TASKS_OIDC_CERTS_URL },
@@ -350,4 +360,15 @@ export function requireRunJobUrl(config: Config): string {
     throw new ConfigError('invalid configuration:\n  INBOX_TASKS_SERVICE_ACCOUNT: required while INBOX_PUSH_AUTH=enabled (Cloud Tasks signs its OIDC token as this account)');
   }
   return config.tasks.runJobUrl;
+}
+
+/**
+ * The fireTimer URL, for functions that move tokens (any move may reach a
+ * timer: a timer catch event, a boundary timer, an event-based gateway); a
+ * ConfigError naming the variable if unset. Timer tasks are signed as the
+ * job tasks are, so {@link requireRunJobUrl}'s account check covers them.
+ */
+export function requireFireTimerUrl(config: Config): string {
+  if (config.tasks.fireTimerUrl === null) throw new ConfigError('invalid configuration:\n  INBOX_FIRE_TIMER_URL: required by functions that move tokens, which may set timers (the URL of fireTimer)');
+  return config.tasks.fireTimerUrl;
 }

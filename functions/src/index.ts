@@ -16,6 +16,7 @@ import { createRuntime } from './runtime';
 import {
   createReceiveDeadLetter,
   createReceivePubSubPush,
+  fireTimerFunction,
   type FunctionFactory,
   relayInboxFunction,
   runJobFunction,
@@ -31,6 +32,7 @@ const FUNCTIONS: Readonly<Record<string, FunctionFactory>> = {
   receiveDeadLetter: createReceiveDeadLetter,
   startProcess: startProcessFunction,
   runJob: runJobFunction,
+  fireTimer: fireTimerFunction,
   sweepJobs: sweepJobsFunction,
   relayInbox: relayInboxFunction,
 };

@@ -73,6 +73,22 @@ export const QUERIES = {
     { collection: 'jobs', equality: ['status'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
     (db, before: Date, limit: number) => db.collection('jobs').where('status', '==', 'PENDING').where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
   ),
+  /**
+   * sweepJobs: PENDING timers of one shard beyond Cloud Tasks' horizon when
+   * they were set ('FAR', no task) that are now due within it: their task is
+   * created, then they are 'NEAR' (jobs/sweep-timers.ts).
+   */
+  farTimersDue: query(
+    { collection: 'timers', equality: ['shard', 'status', 'horizon'], range: 'dueAt', orderBy: [{ field: 'dueAt', direction: 'asc' }] },
+    (db, shard: number, dueBefore: Date, limit: number) =>
+      db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').where('horizon', '==', 'FAR').where('dueAt', '<=', dueBefore).orderBy('dueAt').limit(limit),
+  ),
+  /** sweepJobs: PENDING timers of one shard overdue by more than the grace (their task was lost, or never created): fired inline. */
+  overdueTimers: query(
+    { collection: 'timers', equality: ['shard', 'status'], range: 'dueAt', orderBy: [{ field: 'dueAt', direction: 'asc' }] },
+    (db, shard: number, dueBefore: Date, limit: number) =>
+      db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').where('dueAt', '<=', dueBefore).orderBy('dueAt').limit(limit),
+  ),
   /** CLI `instances`: the instances of a business key. */
   instancesByBusinessKey: query({ collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] }, (db, businessKey: string) =>
     db.collection('processInstances').where('businessKey', '==', businessKey),

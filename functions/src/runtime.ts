@@ -14,7 +14,10 @@ export interface Runtime {
   readonly db: () => Firestore;
   readonly engine: () => Promise<Engine>;
   readonly handlers: () => Readonly<Record<string, AsyncHandler>>;
+  /** The jobs queue (INBOX_TASKS_QUEUE), POSTing to runJob at `runJobUrl`. */
   readonly queue: (runJobUrl: string) => JobQueue;
+  /** The timers queue (INBOX_TIMERS_QUEUE), POSTing to fireTimer at `fireTimerUrl`. */
+  readonly timerQueue: (fireTimerUrl: string) => JobQueue;
 }
 
 export function createRuntime(config: Config): Runtime {
@@ -37,13 +40,16 @@ export function createRuntime(config: Config): Runtime {
     return loadEngine(config.bpmnDir ?? defaultBpmnDir(), {}, new Set(Object.keys(handlers())), inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs));
   });
   const queues = new Map<string, JobQueue>();
-  const queue = (runJobUrl: string): JobQueue => {
-    let q = queues.get(runJobUrl);
+  // The Cloud Tasks client is loaded on the first task, not at start-up.
+  const queueFor = (kind: 'jobs' | 'timers', url: string): JobQueue => {
+    const key = `${kind} ${url}`;
+    let q = queues.get(key);
     if (q === undefined) {
-      q = (require('./tasks/job-queue') as typeof import('./tasks/job-queue')).cloudTasksQueue(config, runJobUrl);
-      queues.set(runJobUrl, q);
+      const tasks = require('./tasks/job-queue') as typeof import('./tasks/job-queue');
+      q = kind === 'jobs' ? tasks.cloudTasksQueue(config, url) : tasks.timerQueue(config, url);
+      queues.set(key, q);
     }
     return q;
   };
-  return { db, engine, handlers, queue };
+  return { db, engine, handlers, queue: (runJobUrl) => queueFor('jobs', runJobUrl), timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl) };
 }

@@ -1,6 +1,6 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { PushTokenVerifier } from './auth/push-token';
-import { type Config, requirePushAuth, requireRunJobUrl } from './config';
+import { type Config, requireFireTimerUrl, requirePushAuth, requireRunJobUrl } from './config';
 import { lazy, lazyAsync } from './core/lazy';
 import { createLogger } from './log';
 import { createPushHandler } from './receiver/receive-pubsub-push';
@@ -62,13 +62,26 @@ export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpF
   });
 }
 
+/**
+ * The OIDC check of a Cloud Tasks target (runJob, fireTimer): the token
+ * Cloud Tasks signs for `url` as the tasks service account (issuer:
+ * INBOX_TASKS_OIDC_*); null while INBOX_PUSH_AUTH=disabled or without the account.
+ */
+function tasksVerifier(config: Config, url: string): (() => Promise<PushTokenVerifier>) | null {
+  const tasksAccount = config.tasks.serviceAccount;
+  if (config.pushAuth.mode === 'disabled' || tasksAccount === null) return null;
+  return lazyAsync(async () => (await import('./auth/push-token')).googlePushTokenVerifier(url, [tasksAccount], config.tasks.oidc));
+}
+
 export const startProcessFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
+  const fireTimerUrl = requireFireTimerUrl(config);
   const { createStartProcessHandler } = require('./process/start-process') as typeof import('./process/start-process');
   return createStartProcessHandler({
     db: runtime.db,
     engine: runtime.engine,
     queue: () => runtime.queue(runJobUrl),
+    timerQueue: () => runtime.timerQueue(fireTimerUrl),
     log: createLogger(undefined, { function: 'startProcess' }),
     now: () => new Date(),
   });
@@ -76,18 +89,15 @@ export const startProcessFunction: FunctionFactory = (config, runtime) => {
 
 export const runJobFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
+  const fireTimerUrl = requireFireTimerUrl(config);
   const { createRunJobHandler } = require('./jobs/run-job') as typeof import('./jobs/run-job');
-  const tasksAccount = config.tasks.serviceAccount;
   return createRunJobHandler({
     db: runtime.db,
     engine: runtime.engine,
     queue: () => runtime.queue(runJobUrl),
+    timerQueue: () => runtime.timerQueue(fireTimerUrl),
     handlers: runtime.handlers,
-    // Cloud Tasks signs its OIDC token for the runJob URL as the tasks service account (issuer: INBOX_TASKS_OIDC_*).
-    verifier:
-      config.pushAuth.mode === 'disabled' || tasksAccount === null
-        ? null
-        : lazyAsync(async () => (await import('./auth/push-token')).googlePushTokenVerifier(runJobUrl, [tasksAccount], config.tasks.oidc)),
+    verifier: tasksVerifier(config, runJobUrl),
     log: createLogger(undefined, { function: 'runJob' }),
     now: () => new Date(),
     maxAttempts: config.jobMaxAttempts,
@@ -95,12 +105,31 @@ export const runJobFunction: FunctionFactory = (config, runtime) => {
   });
 };
 
+/** fireTimer, the target of the timers queue: checks the token Cloud Tasks signs for its URL, as runJob does. */
+export const fireTimerFunction: FunctionFactory = (config, runtime) => {
+  const runJobUrl = requireRunJobUrl(config);
+  const fireTimerUrl = requireFireTimerUrl(config);
+  const { createFireTimerHandler } = require('./jobs/fire-timer') as typeof import('./jobs/fire-timer');
+  return createFireTimerHandler({
+    db: runtime.db,
+    engine: runtime.engine,
+    queue: () => runtime.queue(runJobUrl),
+    timerQueue: () => runtime.timerQueue(fireTimerUrl),
+    verifier: tasksVerifier(config, fireTimerUrl),
+    log: createLogger(undefined, { function: 'fireTimer' }),
+    now: () => new Date(),
+  });
+};
+
 export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
+  const fireTimerUrl = requireFireTimerUrl(config);
   const { createSweepJobsHandler } = require('./jobs/sweep-jobs') as typeof import('./jobs/sweep-jobs');
   return createSweepJobsHandler({
     db: runtime.db,
+    engine: runtime.engine,
     queue: () => runtime.queue(runJobUrl),
+    timerQueue: () => runtime.timerQueue(fireTimerUrl),
     log: createLogger(undefined, { function: 'sweepJobs' }),
     now: () => new Date(),
     options: { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs },
@@ -109,11 +138,13 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
 
 export const relayInboxFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
+  const fireTimerUrl = requireFireTimerUrl(config);
   const { createRelayHandler } = require('./relay/relay-inbox') as typeof import('./relay/relay-inbox');
   return createRelayHandler({
     db: runtime.db,
     engine: runtime.engine,
     queue: () => runtime.queue(runJobUrl),
+    timerQueue: () => runtime.timerQueue(fireTimerUrl),
     log: createLogger(undefined, { function: 'relayInbox' }),
     relay: config.relay,
     shards: config.shards,

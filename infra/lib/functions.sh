@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# The six HTTP functions and what calls them: push subscriptions and Cloud
+# The seven HTTP functions and what calls them: push subscriptions and Cloud
 # Scheduler jobs (Cloud Tasks queues are in platform.sh). Sourced by infra/deploy.sh.
 
-FUNCTIONS=(receivePubSubPush receiveDeadLetter startProcess runJob sweepJobs relayInbox)
+FUNCTIONS=(receivePubSubPush receiveDeadLetter startProcess runJob fireTimer sweepJobs relayInbox)
 
 # Runtime identity of each function (see the README's function table).
 declare -A FN_SA=(
@@ -10,6 +10,7 @@ declare -A FN_SA=(
   [receiveDeadLetter]=inbox-receiver
   [startProcess]=inbox-jobs
   [runJob]=inbox-jobs
+  [fireTimer]=inbox-jobs
   [sweepJobs]=inbox-jobs
   [relayInbox]=inbox-relay
 )
@@ -28,16 +29,19 @@ declare -A FN_MEMORY=(
   [receiveDeadLetter]=1Gi
   [startProcess]=256Mi
   [runJob]=256Mi
+  [fireTimer]=256Mi
   [sweepJobs]=256Mi
   [relayInbox]=512Mi
 )
 # CPU. A concurrency above 1 needs a whole vCPU (a Cloud Run rule). sweepJobs
-# runs once a minute, alone, and does a few queries: a sixth of a vCPU.
+# runs once a minute, alone, and does a few queries (and fires the odd lost
+# timer): a sixth of a vCPU.
 declare -A FN_CPU=(
   [receivePubSubPush]=1
   [receiveDeadLetter]=1
   [startProcess]=1
   [runJob]=1
+  [fireTimer]=1
   [sweepJobs]=0.167
   [relayInbox]=1
 )
@@ -50,12 +54,14 @@ declare -A FN_CPU=(
 # Pub/Sub and Cloud Tasks. A scheduled relay call is one long request (up to
 # ~65 s) that works 8 keys in parallel itself; 10 lets the short fast-path
 # calls share its instance instead of starting new ones while it runs.
-# sweepJobs is one request a minute.
+# fireTimer is one Firestore transaction per request, like a correlation:
+# 20, as runJob. sweepJobs is one request a minute.
 declare -A FN_CONCURRENCY=(
   [receivePubSubPush]=80
   [receiveDeadLetter]=20
   [startProcess]=40
   [runJob]=20
+  [fireTimer]=20
   [sweepJobs]=1
   [relayInbox]=10
 )
@@ -65,7 +71,8 @@ declare -A FN_CONCURRENCY=(
 # messages/s, one write each; more pushes wait (Pub/Sub retries with
 # backoff, nothing is acked early). 10 relays x 10 requests bound the
 # correlations in flight (6 writes each); the fast-path queue's dispatch rate
-# (platform.sh) bounds their rate. One sweep at a time is enough: it is
+# (platform.sh) bounds their rate, and the timers queue's that of firings
+# (10 fireTimer instances x 20). One sweep at a time is enough: it is
 # idempotent, and two would only repeat each other. Raise these as traffic
 # grows (docs/runbook.md, "Deploying and changing the setup").
 declare -A FN_MAX_INSTANCES=(
@@ -73,6 +80,7 @@ declare -A FN_MAX_INSTANCES=(
   [receiveDeadLetter]=5
   [startProcess]=10
   [runJob]=10
+  [fireTimer]=10
   [sweepJobs]=1
   [relayInbox]=10
 )
@@ -85,17 +93,20 @@ declare -A FN_MIN_INSTANCES=(
   [receiveDeadLetter]=0
   [startProcess]=0
   [runJob]=0
+  [fireTimer]=0
   [sweepJobs]=0
   [relayInbox]=0
 )
 # relayInbox works for INBOX_RELAY_BUDGET_MS (50 s), then finishes the
 # transactions in flight (cut at the budget + INBOX_RELAY_GRACE_MS, 5 s) and
-# reads the gauges (at most 10 s).
+# reads the gauges (at most 10 s). fireTimer runs one transaction and
+# creates the tasks of what it set: 60 s, as startProcess.
 declare -A FN_TIMEOUT=(
   [receivePubSubPush]=60s
   [receiveDeadLetter]=60s
   [startProcess]=60s
   [runJob]=120s
+  [fireTimer]=60s
   [sweepJobs]=60s
   [relayInbox]=120s
 )
@@ -112,18 +123,20 @@ PENDING_URL="https://pending.invalid"
 # required everywhere (only the push endpoints use them: the audience is the
 # function's own URL, which is what the subscription puts in its token).
 function_env() {
-  local own_url=$1 run_job_url=$2 relay_url=$3
+  local own_url=$1 run_job_url=$2 relay_url=$3 fire_timer_url=$4
   local -a env=(
     "GOOGLE_CLOUD_PROJECT=$PROJECT"
     "INBOX_PUSH_AUDIENCE=$own_url"
     "INBOX_PUSH_SERVICE_ACCOUNTS=${SA[inbox-push]}"
     "INBOX_TASKS_LOCATION=$REGION"
     "INBOX_TASKS_QUEUE=$JOBS_QUEUE"
+    "INBOX_TIMERS_QUEUE=$TIMERS_QUEUE"
     "INBOX_RELAY_QUEUE=$RELAY_QUEUE"
     "INBOX_TASKS_SERVICE_ACCOUNT=${SA[inbox-tasks]}"
     # Fast-path tasks carry a token of their own account, which may invoke relayInbox only.
     "INBOX_RELAY_TASKS_SERVICE_ACCOUNT=${SA[inbox-relay-tasks]}"
     "INBOX_RUN_JOB_URL=$run_job_url"
+    "INBOX_FIRE_TIMER_URL=$fire_timer_url"
     "INBOX_RELAY_URL=$relay_url"
     "INBOX_PROVIDER_TOPIC=$PROVIDER_TOPIC"
     "INBOX_JOB_MAX_ATTEMPTS=$JOB_MAX_ATTEMPTS"
@@ -187,7 +200,7 @@ deploy_functions() {
     note "first deploy of ${fresh[*]}: URLs exist only after a deploy, so these start with"
     note "$PENDING_URL placeholders and are redeployed with the real URLs below."
     for fn in "${fresh[@]}"; do
-      deploy_function "$fn" "$(function_env "$PENDING_URL/$fn" "$PENDING_URL/runJob" "$PENDING_URL/relayInbox")"
+      deploy_function "$fn" "$(function_env "$PENDING_URL/$fn" "$PENDING_URL/runJob" "$PENDING_URL/relayInbox" "$PENDING_URL/fireTimer")"
     done
   fi
 
@@ -196,13 +209,15 @@ deploy_functions() {
     [[ -n ${URL[$fn]} ]] || die "could not read the URL of $fn"
   done
   for fn in "${FUNCTIONS[@]}"; do
-    deploy_function "$fn" "$(function_env "${URL[$fn]}" "${URL[runJob]}" "${URL[relayInbox]}")"
+    deploy_function "$fn" "$(function_env "${URL[$fn]}" "${URL[runJob]}" "${URL[relayInbox]}" "${URL[fireTimer]}")"
   done
 
   # run.invoker on the Cloud Run service behind each gen2 function.
   invoker receivePubSubPush inbox-push
   invoker receiveDeadLetter inbox-push
   invoker runJob inbox-tasks
+  # Timer tasks are signed as the job tasks are (INBOX_TASKS_SERVICE_ACCOUNT).
+  invoker fireTimer inbox-tasks
   invoker relayInbox inbox-relay-tasks
   invoker relayInbox inbox-scheduler
   # Before fast-path tasks had their own account, inbox-tasks signed them too.
@@ -274,5 +289,5 @@ create_scheduler_jobs() {
   # transactions in flight and the gauge reads (at most 10 s): 65 s at worst.
   # A missed minute is harmless, the next call picks up what is due.
   apply_scheduler_job "$RELAY_JOB" "${URL[relayInbox]}" 90s "Relays stored inbox messages into their processes"
-  apply_scheduler_job "$SWEEP_JOB" "${URL[sweepJobs]}" 60s "Re-dispatches jobs whose Cloud Task was never created"
+  apply_scheduler_job "$SWEEP_JOB" "${URL[sweepJobs]}" 60s "Re-dispatches jobs whose Cloud Task was never created; creates the tasks of far timers once near, fires lost ones"
 }

@@ -173,9 +173,9 @@ create_service_accounts() {
   local -A purpose=(
     [inbox-receiver]="Runs receivePubSubPush and receiveDeadLetter"
     [inbox-relay]="Runs relayInbox"
-    [inbox-jobs]="Runs startProcess, runJob and sweepJobs"
+    [inbox-jobs]="Runs startProcess, runJob, fireTimer and sweepJobs"
     [inbox-push]="OIDC identity of the push subscriptions"
-    [inbox-tasks]="OIDC identity of the job tasks (invokes runJob only)"
+    [inbox-tasks]="OIDC identity of the job and timer tasks (invokes runJob and fireTimer only)"
     [inbox-relay-tasks]="OIDC identity of the fast-path relay tasks (invokes relayInbox only)"
     [inbox-scheduler]="OIDC identity of Cloud Scheduler"
     [inbox-build]="Cloud Build identity that builds the functions"
@@ -219,6 +219,14 @@ create_queues() {
   # marks a job FAILED (an incident with an ERROR log) before Cloud Tasks
   # would silently drop the task.
   apply_queue "$JOBS_QUEUE" --max-attempts="$JOBS_QUEUE_MAX_ATTEMPTS" --min-backoff=1s --max-backoff=300s --max-doublings=5
+  # process-timers: one task per timer, dispatched at its due time. fireTimer
+  # answers 503 while Firestore fails and 503 + Retry-After to a task that
+  # came early (clock skew), so the retries ride out an outage of minutes; a
+  # task that gives up loses nothing: sweepJobs fires a timer still PENDING
+  # past its due time + INBOX_SWEEP_GRACE_MS. 100 dispatches/s keeps a burst
+  # of timers due together (a batch started at once) near the rate new
+  # Firestore traffic should start at, as for the fast path.
+  apply_queue "$TIMERS_QUEUE" --max-attempts=20 --min-backoff=1s --max-backoff=60s --max-dispatches-per-second=100
   # inbox-relay: fast-path tasks only; if they give up, the scheduled relay
   # picks the message up. 100 dispatches/s (~600 Firestore writes/s of
   # correlations) keeps a burst near the rate new Firestore traffic should
@@ -251,8 +259,11 @@ grant_iam() {
   # and the job functions create job tasks.
   gc tasks queues add-iam-policy-binding "$RELAY_QUEUE" --location="$REGION" \
     --member="serviceAccount:${SA[inbox-receiver]}" --role=roles/cloudtasks.enqueuer --format=none
+  # Every function that moves a token may set a timer: the same two create timer tasks.
   for sa in inbox-relay inbox-jobs; do
     gc tasks queues add-iam-policy-binding "$JOBS_QUEUE" --location="$REGION" \
+      --member="serviceAccount:${SA[$sa]}" --role=roles/cloudtasks.enqueuer --format=none
+    gc tasks queues add-iam-policy-binding "$TIMERS_QUEUE" --location="$REGION" \
       --member="serviceAccount:${SA[$sa]}" --role=roles/cloudtasks.enqueuer --format=none
   done
 

@@ -9,7 +9,7 @@ const CLIENTS = ['@google-cloud/firestore', '@google-cloud/pubsub', '@google-clo
  * it decides): none of the Google client libraries; they load with the first
  * request that needs them. Measured in a fresh process, as bench/cold-start.ts does.
  */
-test.each(['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'sweepJobs', 'relayInbox'])('%s starts without loading a Google client library', (target) => {
+test.each(['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox'])('%s starts without loading a Google client library', (target) => {
   const out = execFileSync(process.execPath, [join(ROOT, 'bench', 'cold-start-child.js'), join(ROOT, 'dist', 'index.js')], {
     cwd: ROOT,
     env: {
@@ -20,6 +20,7 @@ test.each(['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', '
       INBOX_PUSH_AUDIENCE: 'https://example.test/push',
       INBOX_PUSH_SERVICE_ACCOUNTS: 'push@example.iam.gserviceaccount.com',
       INBOX_RUN_JOB_URL: 'https://example.test/runJob',
+      INBOX_FIRE_TIMER_URL: 'https://example.test/fireTimer',
       INBOX_TASKS_SERVICE_ACCOUNT: 'tasks@example.iam.gserviceaccount.com',
     },
     encoding: 'utf8',

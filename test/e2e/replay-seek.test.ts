@@ -60,7 +60,7 @@ firestore.beforeTerminate(async () => {
 const relayAll = (): ReturnType<typeof relayBatch> =>
   relayBatch(
     { db, engine, policy: config.relay.policy, retentionMs: config.relay.retentionMs, recordRetentionMs: config.relay.recordRetentionMs, transactionTimeoutMs: 20_000, now, random: () => 0.5 },
-    { enqueue: async () => 'CREATED' },
+    { jobs: { enqueue: async () => 'CREATED' }, timers: { enqueue: async () => 'CREATED' } },
     createLogger(() => undefined),
     { budgetMs: 30_000, parallelism: 4, batchSize: 50, shards: 16 },
   );

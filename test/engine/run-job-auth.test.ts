@@ -24,6 +24,7 @@ http(
     db: () => db,
     engine: workOrderEngine,
     queue: () => ({ enqueue: async () => 'CREATED' }),
+    timerQueue: () => ({ enqueue: async () => 'CREATED' }),
     handlers: () => ({}),
     verifier: async () => verifier,
     log: createLogger(() => undefined),
@@ -87,6 +88,8 @@ describe('runJob served, trusting the local Cloud Tasks emulator through INBOX_T
         GOOGLE_CLOUD_PROJECT: projectId,
         INBOX_PUSH_AUTH: 'enabled',
         INBOX_RUN_JOB_URL: `http://127.0.0.1:${port}/`,
+        // Required of every function that moves tokens; no task here goes there.
+        INBOX_FIRE_TIMER_URL: 'http://127.0.0.1:9/',
         INBOX_TASKS_SERVICE_ACCOUNT: TASKS_ACCOUNT,
         INBOX_TASKS_EMULATOR_HOST: tasks.host,
         INBOX_TASKS_OIDC_ISSUER: tasks.oidc.issuer,

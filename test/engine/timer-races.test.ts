@@ -13,7 +13,6 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { startInstance } from '../../functions/src/engine/transitions';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
-import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'bpmn');
@@ -25,6 +24,23 @@ let engine: Engine;
 beforeAll(async () => {
   engine = new Engine([await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn'))], {}, new Set(['handOver', 'createInvoice', 'escalate']), inboxBuffer(7 * DAY));
 });
+
+/**
+ * A call as production makes it: Cloud Tasks redelivers a fireTimer or
+ * runJob call that failed, and the relay retries a correlation that failed.
+ * Concurrent transactions on the emulator sometimes fail with INVALID_ARGUMENT
+ * ("Transaction is invalid or closed") under load; what must hold is the
+ * outcome once every call has gone through.
+ */
+async function redelivered<T>(call: () => Promise<T>, attempts = 5): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (err) {
+      if (attempt >= attempts) throw err;
+    }
+  }
+}
 
 const only = <T>(items: readonly T[]): T => {
   expect(items).toHaveLength(1);
@@ -57,7 +73,7 @@ describe('timer races on the Firestore emulator', () => {
       const key = `WO-race-${i}`;
       const { id, job, token } = await atHandOver(key);
       const overdue = only((await completeJobRun(db, engine, job.id, {}, new Date())).timers);
-      const [message, timer] = await Promise.all([correlateRun(db, engine, key), fireTimerRun(db, engine, overdue.id, overdue.dueAt)]);
+      const [message, timer] = await Promise.all([redelivered(() => correlateRun(db, engine, key)), redelivered(() => fireTimerRun(db, engine, overdue.id, overdue.dueAt))]);
       return { id, token, message: message.result.kind, timer: timer.status };
     }));
     for (const { id, token, message, timer } of outcomes) {
@@ -75,7 +91,11 @@ describe('timer races on the Firestore emulator', () => {
     const outcomes = await Promise.all(Array.from({ length: ROUNDS }, async (_, i) => {
       const key = `WO-three-${i}`;
       const { id, job, deadline, token } = await atHandOver(key);
-      const [message, done, timer] = await Promise.all([correlateRun(db, engine, key), completeJobRun(db, engine, job.id, {}, new Date()), fireTimerRun(db, engine, deadline.id, deadline.dueAt)]);
+      const [message, done, timer] = await Promise.all([
+        redelivered(() => correlateRun(db, engine, key)),
+        redelivered(() => completeJobRun(db, engine, job.id, {}, new Date())),
+        redelivered(() => fireTimerRun(db, engine, deadline.id, deadline.dueAt)),
+      ]);
       return { id, token, message: message.result.kind, job: done.status, timer: timer.status };
     }));
     for (const { id, token, message, job, timer } of outcomes) {
@@ -102,7 +122,8 @@ describe('timer races on the Firestore emulator', () => {
   });
 
   test('what a timer costs in reads and writes (UnitOfWork stats)', async () => {
-    const plain = await workOrderEngine();
+    // The work-order model as it was before its deadline timer: the same steps without one.
+    const plain = new Engine([await loadProcessModel(join(FIXTURES, 'work-order-plain.bpmn'))], {}, new Set(['handOverWorkOrder', 'createInvoice']), inboxBuffer(7 * DAY));
     const start = (e: Engine, processKey: string, key: string) => {
       const id = instanceId(processKey, key);
       const t = startInstance(e.model(processKey), {}, { instanceId: id, executionId: executionId(id, 'start'), businessKey: key, variables: { workOrderId: key }, now: new Date() });
@@ -110,7 +131,7 @@ describe('timer races on the Firestore emulator', () => {
     };
     // Setting a timer: the start of a task with a boundary timer against the same start without one.
     const withTimer = await start(engine, 'timer-paths', 'WO-cost-1');
-    const without = await start(plain, 'work-order-execution', 'WO-cost-2');
+    const without = await start(plain, 'work-order-plain', 'WO-cost-2');
     expect(withTimer.stats).toEqual({ reads: 0, writes: 4 });
     expect(without.stats).toEqual({ reads: 0, writes: 3 });
 

@@ -44,13 +44,14 @@ describe('deploy.sh --dry-run', () => {
     }
   });
 
-  it('deploys all six functions as private gen2 HTTP functions on nodejs22 with their own service accounts', () => {
+  it('deploys all seven functions as private gen2 HTTP functions on nodejs22 with their own service accounts', () => {
     const deploys = commands.filter((c) => c.startsWith('gcloud functions deploy '));
     const serviceAccount: Record<(typeof FUNCTIONS)[number], string> = {
       receivePubSubPush: 'inbox-receiver',
       receiveDeadLetter: 'inbox-receiver',
       startProcess: 'inbox-jobs',
       runJob: 'inbox-jobs',
+      fireTimer: 'inbox-jobs',
       sweepJobs: 'inbox-jobs',
       relayInbox: 'inbox-relay',
     };
@@ -78,11 +79,13 @@ describe('deploy.sh --dry-run', () => {
         INBOX_PUSH_AUDIENCE: `https://URL_OF_${fn}`,
         INBOX_PUSH_SERVICE_ACCOUNTS: sa('inbox-push'),
         INBOX_RUN_JOB_URL: 'https://URL_OF_runJob',
+        INBOX_FIRE_TIMER_URL: 'https://URL_OF_fireTimer',
         INBOX_RELAY_URL: 'https://URL_OF_relayInbox',
         INBOX_TASKS_SERVICE_ACCOUNT: sa('inbox-tasks'),
         INBOX_RELAY_TASKS_SERVICE_ACCOUNT: sa('inbox-relay-tasks'),
         INBOX_TASKS_LOCATION: REGION,
         INBOX_TASKS_QUEUE: DEFAULTS.INBOX_TASKS_QUEUE,
+        INBOX_TIMERS_QUEUE: DEFAULTS.INBOX_TIMERS_QUEUE,
         INBOX_RELAY_QUEUE: DEFAULTS.INBOX_RELAY_QUEUE,
         INBOX_PROVIDER_TOPIC: DEFAULTS.INBOX_PROVIDER_TOPIC,
         INBOX_JOB_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
@@ -103,6 +106,7 @@ describe('deploy.sh --dry-run', () => {
         `receivePubSubPush serviceAccount:${sa('inbox-push')}`,
         `receiveDeadLetter serviceAccount:${sa('inbox-push')}`,
         `runJob serviceAccount:${sa('inbox-tasks')}`,
+        `fireTimer serviceAccount:${sa('inbox-tasks')}`,
         `relayInbox serviceAccount:${sa('inbox-relay-tasks')}`,
         `relayInbox serviceAccount:${sa('inbox-scheduler')}`,
         `sweepJobs serviceAccount:${sa('inbox-scheduler')}`,
@@ -119,6 +123,10 @@ describe('deploy.sh --dry-run', () => {
     // Enqueue rights: the receiver only on the fast-path queue.
     const enqueue = commands.filter((c) => c.startsWith('gcloud tasks queues add-iam-policy-binding ')).map((c) => `${c.split(' ')[4] ?? ''} ${flag(c, 'member') ?? ''}`);
     expect(enqueue.filter((e) => e.includes('inbox-receiver@'))).toEqual([`inbox-relay serviceAccount:${sa('inbox-receiver')}`]);
+    // Every function that moves a token may set a timer: the relay's and the job functions' identities enqueue on both process queues.
+    expect(enqueue.filter((e) => !e.includes('inbox-receiver@')).sort()).toEqual(
+      ['process-jobs', 'process-timers'].flatMap((q) => [`${q} serviceAccount:${sa('inbox-jobs')}`, `${q} serviceAccount:${sa('inbox-relay')}`]).sort(),
+    );
     // An upgrade removes what an earlier version granted (the real look-up decides: deploy-fake-gcloud.test.ts).
     only(commands, (c) => c.startsWith(`gcloud iam service-accounts remove-iam-policy-binding ${sa('inbox-tasks')} `) && flag(c, 'member') === `serviceAccount:${sa('inbox-receiver')}`, 'stale actAs removal');
     only(commands, (c) => c.startsWith('gcloud functions remove-invoker-policy-binding relayInbox ') && flag(c, 'member') === `serviceAccount:${sa('inbox-tasks')}`, 'stale invoker removal');
@@ -177,7 +185,7 @@ describe('deploy.sh --dry-run', () => {
     expect(commands.indexOf(subscriber)).toBeGreaterThan(commands.findIndex((c) => c.startsWith('gcloud pubsub subscriptions create work-order-completed-push ')));
   });
 
-  it('creates both queues with their retry configuration, process-jobs above INBOX_JOB_MAX_ATTEMPTS', () => {
+  it('creates the three queues with their retry configuration, process-jobs above INBOX_JOB_MAX_ATTEMPTS', () => {
     const jobs = only(commands, (c) => c.startsWith('gcloud tasks queues create process-jobs '), 'process-jobs queue');
     expect(flag(jobs, 'location')).toBe(REGION);
     expect(Number(flag(jobs, 'max-attempts'))).toBe(20);
@@ -194,6 +202,12 @@ describe('deploy.sh --dry-run', () => {
     expect(relay).toContain(' --max-backoff=60s');
     // The fast path's rate brake (see platform.sh): a burst cannot correlate faster than this.
     expect(relay).toContain(' --max-dispatches-per-second=100');
+    const timers = only(commands, (c) => c.startsWith(`gcloud tasks queues create ${DEFAULTS.INBOX_TIMERS_QUEUE} `), 'process-timers queue');
+    expect(flag(timers, 'location')).toBe(REGION);
+    expect(timers).toContain(' --max-attempts=20');
+    expect(timers).toContain(' --min-backoff=1s');
+    expect(timers).toContain(' --max-backoff=60s');
+    expect(timers).toContain(' --max-dispatches-per-second=100');
   });
 
   it('schedules the relay and the job sweep every minute with an OIDC token of inbox-scheduler', () => {
@@ -249,8 +263,8 @@ describe('deploy.sh --dry-run', () => {
       const c = only(updates, (x) => x.startsWith(`gcloud firestore indexes fields update ${o.fieldPath} `) && x.includes(`--collection-group=${o.collectionGroup} `), `override ${o.fieldPath}`);
       if (o.indexes.length === 0) expect(c).toContain(' --disable-indexes');
     }
-    // The relay sets expireAt on DONE documents; without its TTL they would pile up.
-    expect(TTL_FIELDS.map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toContain('inbox.expireAt');
+    // The relay sets expireAt on DONE documents, a firing on FIRED timers; without their TTL they would pile up.
+    expect(TTL_FIELDS.map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(expect.arrayContaining(['inbox.expireAt', 'timers.expireAt']));
     const ttls = commands.filter((c) => c.startsWith('gcloud firestore fields ttls update '));
     expect(ttls).toHaveLength(TTL_FIELDS.length);
     for (const o of TTL_FIELDS) {
@@ -291,7 +305,7 @@ describe('deploy.sh --dry-run', () => {
     }
     for (const c of cs.filter((x) => x.startsWith('gcloud functions add-invoker-policy-binding '))) expect(flag(c, 'region')).toBe(other);
     for (const c of cs.filter((x) => x.startsWith('gcloud tasks queues ') || x.startsWith('gcloud scheduler jobs '))) expect(flag(c, 'location')).toBe(other);
-    expect(cs.filter((x) => x.startsWith('gcloud tasks queues create ') || x.startsWith('gcloud scheduler jobs create ')).length).toBe(4);
+    expect(cs.filter((x) => x.startsWith('gcloud tasks queues create ') || x.startsWith('gcloud scheduler jobs create ')).length).toBe(5);
     expect(flag(only(cs, (c) => c.startsWith('gcloud firestore databases create '), 'databases create'), 'location')).toBe(other);
 
     const located = deploy(['--project', PROJECT, '--dry-run', '--region', other, '--firestore-location', 'nam5']);

@@ -177,7 +177,7 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     // The TTLs are ACTIVE in this project: looked up, left alone.
     expect(calls.some((c) => c.startsWith('firestore fields ttls update'))).toBe(false);
     for (const o of TTL_FIELDS) expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `))).toBe(true);
-    for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
+    for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update process-timers ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
       expect(calls.some((c) => c.startsWith(prefix))).toBe(true);
     }
     expect(calls.filter((c) => c.startsWith('logging metrics update '))).toHaveLength(readdirSync(join(MONITORING, 'metrics')).length);

@@ -6,7 +6,7 @@
  * infra/gcloudignore and its own flag parsing builds the API request; the
  * test then checks the upload, builds it the way the Node.js buildpack does
  * (`npm ci`, `npm run gcp-build`, `npm prune --production`) and starts each
- * of the six functions from that tree with the environment Cloud Run sets
+ * of the seven functions from that tree with the environment Cloud Run sets
  * plus the one gcloud sent. Network: 127.0.0.1 and the npm registry only.
  */
 import { spawnSync } from 'node:child_process';
@@ -81,7 +81,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     await standIn.close();
   });
 
-  it('creates, then updates, all six functions with the script commands; gcloud talks to nothing but the stand-in', () => {
+  it('creates, then updates, all seven functions with the script commands; gcloud talks to nothing but the stand-in', () => {
     // Each function twice: created with placeholder URLs, then updated with the real ones (as on a new project).
     expect(deployed.map((d) => d.fn)).toEqual([...FUNCTIONS, ...FUNCTIONS]);
     for (const d of deployed) expect({ fn: d.fn, status: d.status, output: d.status === 0 ? '' : d.output }).toEqual({ fn: d.fn, status: 0, output: '' });
@@ -122,6 +122,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       receiveDeadLetter: ['1Gi', '1', 20, 5, 0, 60],
       startProcess: ['256Mi', '1', 40, 10, 0, 60],
       runJob: ['256Mi', '1', 20, 10, 0, 120],
+      fireTimer: ['256Mi', '1', 20, 10, 0, 60],
       sweepJobs: ['256Mi', '0.167', 1, 1, 0, 60],
       relayInbox: ['512Mi', '1', 10, 10, 0, 120],
     });
@@ -160,6 +161,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
         receivePubSubPush: { method: 'POST', status: 401 },
         receiveDeadLetter: { method: 'POST', status: 401 },
         runJob: { method: 'POST', status: 401 },
+        fireTimer: { method: 'POST', status: 401 },
         startProcess: { method: 'GET', status: 405 },
         sweepJobs: { method: 'GET', status: 405 },
         relayInbox: { method: 'GET', status: 405 },

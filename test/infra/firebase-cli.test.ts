@@ -76,11 +76,11 @@ describe('firestore.indexes.json as `firebase deploy --only firestore` reads it'
     for (const file of [targets[0]?.rules, targets[0]?.indexes]) expect(existsSync(config.path(file ?? 'missing'))).toBe(true);
   });
 
-  it('parses and validates as the deploy does: every composite index, and the TTL on inbox.expireAt', () => {
+  it('parses and validates as the deploy does: every composite index, and the TTLs on inbox, processedMessages and timers', () => {
     const spec = readSpec(config.path('firestore.indexes.json'));
     expect(() => new FirestoreApi().validateSpec(spec)).not.toThrow();
     expect(spec.indexes).toEqual(INDEXES.indexes.map((i) => ({ collectionGroup: i.collectionGroup, queryScope: i.queryScope, fields: i.fields })));
-    expect(spec.fieldOverrides.filter((o) => o.ttl === true).map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(['inbox.expireAt', 'processedMessages.expireAt']);
+    expect(spec.fieldOverrides.filter((o) => o.ttl === true).map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(['inbox.expireAt', 'processedMessages.expireAt', 'timers.expireAt']);
   });
 
   it.each([

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
@@ -48,10 +50,35 @@ test('a work order goes from startProcess through the provider back to an invoic
   expect(status.functions.receivePubSubPush.notAcked).toBe(0);
 });
 
-test("runJob checks its caller's OIDC token, as deployed: the work order above passed with the emulator's, a bare POST does not", async () => {
+test("runJob and fireTimer check their caller's OIDC token, as deployed: the work order above passed with the emulator's, a bare POST does not", async () => {
   const { functions } = await stack.info();
   const res = await fetch(functions.runJob, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jobId: 'a'.repeat(40) }) });
   expect(res.status).toBe(401);
+  const timer = await fetch(functions.fireTimer, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timerId: 'a'.repeat(40) }) });
+  expect(timer.status).toBe(401);
+});
+
+test("the timers queue is there: a task on it reaches fireTimer with the emulator's token, and an unknown timer ends it with 200", async () => {
+  const { tasksHost, functions } = await stack.info();
+  const { CloudTasksClient } = await import('@google-cloud/tasks');
+  const { emulatorClientOptions } = await import('@inbox/cloud-tasks-emulator');
+  const client = new CloudTasksClient(emulatorClientOptions(tasksHost));
+  try {
+    const queue = `projects/${projectId}/locations/europe-west1/queues/process-timers`;
+    const timerId = 'c'.repeat(40);
+    await client.createTask({
+      parent: queue,
+      task: { name: `${queue}/tasks/${timerId}`, httpRequest: { httpMethod: 'POST', url: functions.fireTimer, headers: { 'Content-Type': 'application/json' }, body: Buffer.from(JSON.stringify({ timerId })), oidcToken: { serviceAccountEmail: `inbox-tasks@${projectId}.iam.gserviceaccount.com`, audience: functions.fireTimer } } },
+    });
+    const { logDir } = await stack.info();
+    // The token passed (a refused one is never read as a timer id), and the firing found no such timer.
+    const line = await waitFor('fireTimer to answer the task', async () =>
+      readFileSync(join(logDir, 'fireTimer.log'), 'utf8').split('\n').find((l) => l.includes(timerId)));
+    expect(JSON.parse(line)).toMatchObject({ severity: 'INFO', function: 'fireTimer', timerId, message: expect.stringContaining('not found') });
+    expect((await stack.status()).functions.fireTimer.errors).toBe(0);
+  } finally {
+    await client.close();
+  }
 });
 
 test('the control API serves the same calls, refuses bad input with a JSON error, and an outage heals', async () => {

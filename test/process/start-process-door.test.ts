@@ -27,7 +27,7 @@ let server: ReturnType<typeof getTestServer>;
 
 /** startProcess served by the Functions Framework, as deployed, with `engine` as its engine loader. */
 function serve(name: string, loadEngine: () => Promise<Engine>) {
-  http(name, createStartProcessHandler({ db: () => db, engine: loadEngine, queue: () => noQueue, log: createLogger(() => undefined), now: () => new Date() }));
+  http(name, createStartProcessHandler({ db: () => db, engine: loadEngine, queue: () => noQueue, timerQueue: () => noQueue, log: createLogger(() => undefined), now: () => new Date() }));
   return getTestServer(name);
 }
 

@@ -23,7 +23,7 @@ let server: ReturnType<typeof getTestServer>;
 beforeAll(async () => {
   const model = await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'work-order-release.bpmn'));
   const engine = new Engine([model], {}, new Set(['handOverWorkOrder', 'createInvoice']));
-  http('startProcessMessageOnly', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => noQueue, log: createLogger(() => undefined), now: () => new Date() }));
+  http('startProcessMessageOnly', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => noQueue, timerQueue: () => noQueue, log: createLogger(() => undefined), now: () => new Date() }));
   server = getTestServer('startProcessMessageOnly');
 });
 

@@ -9,6 +9,7 @@ import { runPool } from '../../bench/pool';
 import { roundsEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { NO_QUEUES } from '../support/queues';
 
 const KEYS = 200;
 const ROUNDS = 5; // rounds.bpmn: 5 x (ExecutionStarted, WorkOrderCompleted) per key = 2,000 documents
@@ -45,7 +46,7 @@ test(`${RELAYS} concurrent relays over ${KEYS * ROUNDS * 2} documents for ${KEYS
   const summaries: RelaySummary[] = [];
   // Like the scheduler: calls keep coming, four at a time, until nothing is open.
   for (let call = 0; call < 20; call++) {
-    const batch = await Promise.all(Array.from({ length: RELAYS }, () => relayBatch(deps, { enqueue: async () => 'CREATED' }, log, { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 })));
+    const batch = await Promise.all(Array.from({ length: RELAYS }, () => relayBatch(deps, NO_QUEUES, log, { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 })));
     summaries.push(...batch);
     if ((await db.collection(INBOX).where('status', '==', 'OPEN').count().get()).data().count === 0) break;
   }

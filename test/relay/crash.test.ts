@@ -12,6 +12,7 @@ import { REPO_ROOT, workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
+import { NO_QUEUES } from '../support/queues';
 
 const ORDERS = 300;
 const { db, projectId } = freshFirestores().project('relay-crash');
@@ -75,7 +76,7 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   const deps = { db, engine, policy: { backoffBaseMs: 100, backoffCapMs: 1_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: Math.random };
   // Calls keep coming, as from the scheduler: a document whose lock the killed relay still held is retried after its backoff.
   await waitFor('every document DONE', async () => {
-    await relayBatch(deps, { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 });
+    await relayBatch(deps, NO_QUEUES, createLogger(() => undefined), { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 });
     return (await doneCount()) === ORDERS ? true : undefined;
   }, { timeoutMs: 120_000, everyMs: 200 });
   expect(await doneCount()).toBe(ORDERS);

@@ -29,6 +29,7 @@ beforeAll(async () => {
     db: () => db,
     engine: async () => stack.engine,
     queue: () => stack.queue,
+    timerQueue: () => stack.timerQueue,
     log: createLogger((l) => relayLogs.push(JSON.parse(l) as Record<string, unknown>)),
     relay: loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled' }).relay,
     shards: 16,

@@ -55,6 +55,7 @@ describe('relay gauges of open incidents and failed jobs', () => {
       db: () => db,
       engine: async () => engine,
       queue: () => ({ enqueue: async (id) => { enqueued.push(id); return 'CREATED'; } }),
+      timerQueue: () => ({ enqueue: async (id) => { enqueued.push(id); return 'CREATED'; } }),
       log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
       relay: loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled' }).relay,
       shards: 16,

@@ -16,6 +16,7 @@ import { freshFirestores } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { seededRandom } from '../../tools/seeded-random';
+import { NO_QUEUES } from '../support/queues';
 
 /**
  * The headline property of the inbox, on the real Firestore emulator: for any
@@ -135,7 +136,7 @@ async function runScenario(s: Scenario): Promise<void> {
   };
   // One worker: the same seed then replays the same transactions in the same order (parallel relays: test/relay/concurrency.test.ts).
   const relay = async (): Promise<void> => {
-    const summary = await relayBatch(deps, { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 1, batchSize: 40, shards: SHARDS });
+    const summary = await relayBatch(deps, NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 1, batchSize: 40, shards: SHARDS });
     expect(summary.technicalFailures).toBe(0);
   };
 

@@ -65,7 +65,7 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
     const faults = commitFaults(db);
     faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'UNAVAILABLE' });
     const queue = recordingQueue();
-    const summary = await relayBatch(deps(db), queue, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 1, batchSize: 16, shards: 16 });
+    const summary = await relayBatch(deps(db), { jobs: queue, timers: recordingQueue() }, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 1, batchSize: 16, shards: 16 });
     faults.restore();
     expect(faults.fired()).toBe(1);
 
@@ -91,7 +91,7 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
     expect(faults.fired()).toBe(1);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 1 } });
     const summary = emptySummary();
-    await account(summary, id, result, relayDeps, recordingQueue(), createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)));
+    await account(summary, id, result, relayDeps, { jobs: recordingQueue(), timers: recordingQueue() }, createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)));
     expect(summary.parked).toEqual({ NO_WAITING_INSTANCE: 1 });
     expect(logs.filter((l) => l.message === 'inbox document parked')).toHaveLength(1);
     expect(await inboxDoc(db, id)).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', attempts: 1 });

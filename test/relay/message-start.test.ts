@@ -103,10 +103,10 @@ describe('a start message through the inbox', () => {
     const on = firestore('relay-start-again');
     const key = 'WO-start-2';
     const firstId = String((await push(releaseEnvelope(key, 'rel-a'), on)).id);
-    const summary1 = await relayBatch({ ...deps(), db: on }, stack.queue, log, { budgetMs: 20_000, parallelism: 2, batchSize: 20, shards: 16 });
+    const summary1 = await relayBatch({ ...deps(), db: on }, stack.queues, log, { budgetMs: 20_000, parallelism: 2, batchSize: 20, shards: 16 });
     expect(summary1.correlated).toBe(1);
     const secondId = String((await push(releaseEnvelope(key, 'rel-b', { plannedItems: 9 }), on)).id);
-    const summary2 = await relayBatch({ ...deps(), db: on }, stack.queue, log, { budgetMs: 20_000, parallelism: 2, batchSize: 20, shards: 16 });
+    const summary2 = await relayBatch({ ...deps(), db: on }, stack.queues, log, { budgetMs: 20_000, parallelism: 2, batchSize: 20, shards: 16 });
     expect(summary2.parked).toEqual({ ALREADY_STARTED: 1 });
     const started = instanceId(PROCESS, key);
     expect(await inboxDoc(secondId, on)).toMatchObject({

@@ -24,7 +24,7 @@ let db: Firestore;
 let engine: Engine;
 const logs: Array<Record<string, unknown>> = [];
 const log = createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>));
-const noQueue = { enqueue: async (): Promise<'CREATED'> => 'CREATED' };
+const noQueue = { jobs: { enqueue: async (): Promise<'CREATED'> => 'CREATED' }, timers: { enqueue: async (): Promise<'CREATED'> => 'CREATED' } };
 
 beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');

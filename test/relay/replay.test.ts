@@ -14,6 +14,7 @@ import { TEST_REGISTRY } from '../support/inbox';
 import { base64Json, completion, envelope } from '../support/push';
 import { testDeadLetterReceiver, testReceiver } from '../support/receiver';
 import { expireAsTtlWould } from '../support/ttl';
+import { NO_QUEUES } from '../support/queues';
 
 /**
  * Dedup that outlives a replay. Pub/Sub can bring messages back for up to
@@ -43,7 +44,7 @@ const started = (key: string, eventId: string, messageId: string): Record<string
 const completed = (key: string, eventId: string, messageId: string, completedItems = 3): Record<string, unknown> =>
   envelope({ data: base64Json(completion({ workOrderId: key, eventId, completedItems })), attributes: { eventType: 'WorkOrderCompleted' }, messageId });
 const push = async (body: Record<string, unknown>): Promise<Record<string, unknown>> => (await request(receiver.server).post('/').send(body)).body as Record<string, unknown>;
-const relayAll = (): ReturnType<typeof relayBatch> => relayBatch(deps, { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 50, shards: 16 });
+const relayAll = (): ReturnType<typeof relayBatch> => relayBatch(deps, NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 50, shards: 16 });
 const instanceOf = async (id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
 const openOrParkedOf = async (key: string): Promise<string[]> => (await db.collection(INBOX).where('correlationKey', '==', key).get()).docs.map((d) => `${d.id} ${String(d.get('status'))}`);
 

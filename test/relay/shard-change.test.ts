@@ -13,6 +13,7 @@ import type { RelayDeps } from '../../functions/src/relay/relay-one';
 import { roundsEngine, workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, type PushedMessage, storePushed, TEST_REGISTRY } from '../support/inbox';
+import { NO_QUEUES } from '../support/queues';
 
 /**
  * INBOX_SHARDS can change (lowered to save queries, raised for write
@@ -45,7 +46,7 @@ const deps = (db: Firestore, engine: Engine): RelayDeps => ({
   random: () => 0.5,
 });
 const relay = (db: Firestore, engine: Engine): Promise<RelaySummary> =>
-  relayBatch(deps(db, engine), { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: AFTER });
+  relayBatch(deps(db, engine), NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: AFTER });
 
 /** The inbox id the receiver gives a message (as storePushed stores it). */
 function idOf(message: Pick<PushedMessage, 'name' | 'payload'>): string {
@@ -115,7 +116,7 @@ test(`raised from ${AFTER} to ${BEFORE}: nothing to move, everything relayed`, a
   const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: 'WO-r', variables: { workOrderId: 'WO-r' }, now: new Date() });
   await completeJobRun(db, workOrders, started.jobs[0]!.id, {}, new Date());
   const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r'), shards: AFTER });
-  const summary = await relayBatch(deps(db, workOrders), { enqueue: async () => 'CREATED' }, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: BEFORE });
+  const summary = await relayBatch(deps(db, workOrders), NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: BEFORE });
   expect(summary).toMatchObject({ resharded: 0, correlated: 1 });
   expect(await status(db, id)).toBe('DONE');
 });

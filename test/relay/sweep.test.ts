@@ -18,7 +18,7 @@ import { completionPayload, storePushed } from '../support/inbox';
  */
 
 const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
-const noQueue = { enqueue: async (): Promise<'CREATED'> => 'CREATED' };
+const noQueue = { jobs: { enqueue: async (): Promise<'CREATED'> => 'CREATED' }, timers: { enqueue: async (): Promise<'CREATED'> => 'CREATED' } };
 const quiet = createLogger(() => undefined);
 let engine: Engine;
 

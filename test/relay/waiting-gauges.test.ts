@@ -121,6 +121,7 @@ test('the scheduled relay call logs one `waiting gauge` line per waited message 
     db: () => db,
     engine: async () => workOrders,
     queue: () => ({ enqueue: async () => 'CREATED' }),
+    timerQueue: () => ({ enqueue: async () => 'CREATED' }),
     log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>), { function: 'relayInbox' }),
     relay: loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_WAITING_ALERT_DAYS: '15' }).relay,
     shards: 16,

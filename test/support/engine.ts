@@ -18,6 +18,18 @@ export async function roundsEngine(buffer: MessageBuffer = inboxBuffer(WEEK_MS))
   return new Engine([model], { countRound }, new Set(), buffer);
 }
 
+/**
+ * The deadline models (test/fixtures/bpmn/deadline-*.bpmn): a receive task
+ * with an interrupting timer boundary event, and an event-based gateway
+ * between the completion and a timer; both take `${deadline}`. No async
+ * steps, so no handlers; the inbox as buffer.
+ */
+export async function deadlineEngine(): Promise<Engine> {
+  const dir = join(REPO_ROOT, 'test', 'fixtures', 'bpmn');
+  const models = await Promise.all(['deadline-boundary.bpmn', 'deadline-gateway.bpmn'].map((f) => loadProcessModel(join(dir, f))));
+  return new Engine(models, {}, new Set(), inboxBuffer(WEEK_MS));
+}
+
 /** A buffer whose lookup never answers: a transaction that reaches a waiting point hangs (deadline tests). */
 export const HANGING_BUFFER: MessageBuffer = { take: () => new Promise(() => undefined) };
 

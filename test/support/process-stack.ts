@@ -6,27 +6,38 @@ import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from
 import type { Server } from 'node:http';
 import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
+import type { SettledQueues } from '../../functions/src/jobs/dispatch';
+import { createFireTimerHandler } from '../../functions/src/jobs/fire-timer';
 import { type AsyncHandler, workOrderHandlers } from '../../functions/src/jobs/handlers';
 import { createRunJobHandler, type RunJobDeps } from '../../functions/src/jobs/run-job';
 import { createLogger } from '../../functions/src/log';
 import { createStartProcessHandler } from '../../functions/src/process/start-process';
-import { cloudTasksQueue, type JobQueue } from '../../functions/src/tasks/job-queue';
+import { cloudTasksQueue, type JobQueue, timerQueue } from '../../functions/src/tasks/job-queue';
 import { workOrderEngine } from './engine';
 
 let registered = 0;
 
 /**
- * startProcess and runJob served in process on real loopback ports, the
- * local Cloud Tasks emulator dispatching to runJob through the production
- * queue adapter, and handlers publishing to the Pub/Sub emulator.
+ * startProcess, runJob and fireTimer served in process on real loopback
+ * ports, the local Cloud Tasks emulator dispatching to runJob and fireTimer
+ * through the production queue adapters, and handlers publishing to the
+ * Pub/Sub emulator.
  */
 export interface ProcessStack {
   readonly engine: Engine;
   readonly tasks: CloudTasksEmulator;
   readonly queue: JobQueue;
+  /** The timers queue (INBOX_TIMERS_QUEUE's default), its tasks POSTed to fireTimer at their scheduleTime. */
+  readonly timerQueue: JobQueue;
+  /** Both queues, as the store's callers dispatch a Settled. */
+  readonly queues: SettledQueues;
   readonly startServer: Server;
   /** Where runJob listens (what the queue's tasks POST to). */
   readonly runJobUrl: string;
+  /** Where fireTimer listens (what the timer tasks POST to). */
+  readonly fireTimerUrl: string;
+  /** Full name of the timers queue in the emulator. */
+  readonly timersQueueName: string;
   readonly handlers: Readonly<Record<string, AsyncHandler>>;
   readonly logs: Array<Record<string, unknown>>;
   readonly pubsub: PubSub;
@@ -41,10 +52,25 @@ export interface ProcessStackOptions {
   readonly queueMaxAttempts?: number;
   /** Replace runJob's adapters, e.g. an engine loader that fails (a failure outside the handler). */
   readonly runJob?: Partial<Pick<RunJobDeps, 'engine' | 'handlers'>>;
+  /** The models every function runs (default: the deployed ones, workOrderEngine()). */
+  readonly engine?: Engine;
+  /** The clock of startProcess, runJob and fireTimer (default: the real one). */
+  readonly now?: () => Date;
+}
+
+/** Serves `handler` in process on a loopback port; its URL and server. */
+async function listen(name: string, handler: Parameters<typeof http>[1]): Promise<{ url: string; server: Server }> {
+  http(name, handler);
+  const server = getTestServer(name);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error(`${name} has no address`);
+  return { url: `http://127.0.0.1:${address.port}/`, server };
 }
 
 export async function startProcessStack(db: Firestore, projectId: string, options: ProcessStackOptions): Promise<ProcessStack> {
-  const engine = await workOrderEngine();
+  const engine = options.engine ?? (await workOrderEngine());
+  const now = options.now ?? ((): Date => new Date());
   const tasks = await startCloudTasksEmulator();
   const logs: Array<Record<string, unknown>> = [];
   const log = createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>));
@@ -55,63 +81,66 @@ export async function startProcessStack(db: Firestore, projectId: string, option
     publish: (topic, data, attributes) => pubsub.topic(topic).publishMessage({ data, attributes: { ...attributes } }),
   });
 
-  // runJob first: its URL goes into the queue's tasks, and runJob needs the queue (set below).
-  const late: { queue?: JobQueue } = {};
-  const queueOf = (): JobQueue => {
-    if (late.queue === undefined) throw new Error('queue not ready');
-    return late.queue;
+  // The task targets first: their URLs go into the queues' tasks, and they need the queues (set below).
+  const late: { queues?: SettledQueues } = {};
+  const queuesOf = (): SettledQueues => {
+    if (late.queues === undefined) throw new Error('queues not ready');
+    return late.queues;
   };
   const queueMaxAttempts = options.queueMaxAttempts ?? 10;
-  const runJobName = `runJobUnderTest${++registered}`;
-  http(
-    runJobName,
+  const n = ++registered;
+  const runJob = await listen(
+    `runJobUnderTest${n}`,
     createRunJobHandler({
       db: () => db,
       engine: async () => engine,
-      queue: queueOf,
+      queue: () => queuesOf().jobs,
+      timerQueue: () => queuesOf().timers,
       handlers: () => handlers,
       verifier: null,
       log,
-      now: () => new Date(),
+      now,
       maxAttempts: options.maxAttempts ?? 3,
       queueMaxAttempts,
       ...options.runJob,
     }),
   );
-  const runJobServer = getTestServer(runJobName);
-  await new Promise<void>((resolve) => runJobServer.listen(0, '127.0.0.1', resolve));
-  const address = runJobServer.address();
-  if (address === null || typeof address === 'string') throw new Error('runJob has no address');
-  const runJobUrl = `http://127.0.0.1:${address.port}/`;
+  const fireTimer = await listen(
+    `fireTimerUnderTest${n}`,
+    createFireTimerHandler({ db: () => db, engine: async () => engine, queue: () => queuesOf().jobs, timerQueue: () => queuesOf().timers, verifier: null, log, now }),
+  );
 
-  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_RUN_JOB_URL: runJobUrl, INBOX_TASKS_EMULATOR_HOST: tasks.host });
+  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_RUN_JOB_URL: runJob.url, INBOX_FIRE_TIMER_URL: fireTimer.url, INBOX_TASKS_EMULATOR_HOST: tasks.host });
+  const location = `projects/${projectId}/locations/${config.tasks.location}`;
+  const retryConfig = { maxAttempts: queueMaxAttempts, minBackoff: { nanos: 50_000_000 }, maxBackoff: { seconds: 1 } };
+  const timersQueueName = `${location}/queues/${config.tasks.timersQueue}`;
   const admin = emulatorClient(tasks.host);
-  await admin.createQueue({
-    parent: `projects/${projectId}/locations/${config.tasks.location}`,
-    queue: {
-      name: `projects/${projectId}/locations/${config.tasks.location}/queues/${config.tasks.queue}`,
-      retryConfig: { maxAttempts: queueMaxAttempts, minBackoff: { nanos: 50_000_000 }, maxBackoff: { seconds: 1 } },
-    },
-  });
+  await admin.createQueue({ parent: location, queue: { name: `${location}/queues/${config.tasks.queue}`, retryConfig } });
+  await admin.createQueue({ parent: location, queue: { name: timersQueueName, retryConfig } });
   await admin.close();
-  const queue = cloudTasksQueue(config, runJobUrl);
-  late.queue = queue;
+  const queues: SettledQueues = { jobs: cloudTasksQueue(config, runJob.url), timers: timerQueue(config, fireTimer.url) };
+  late.queues = queues;
 
-  const startName = `startProcessUnderTest${registered}`;
-  http(startName, createStartProcessHandler({ db: () => db, engine: async () => engine, queue: queueOf, log, now: () => new Date() }));
+  const startName = `startProcessUnderTest${n}`;
+  http(startName, createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => queues.jobs, timerQueue: () => queues.timers, log, now }));
 
   return {
     engine,
     tasks,
-    queue,
+    queue: queues.jobs,
+    timerQueue: queues.timers,
+    queues,
     startServer: getTestServer(startName),
-    runJobUrl,
+    runJobUrl: runJob.url,
+    fireTimerUrl: fireTimer.url,
+    timersQueueName,
     handlers,
     logs,
     pubsub,
     async stop() {
       await tasks.stop();
-      await new Promise((resolve) => runJobServer.close(resolve));
+      await new Promise((resolve) => runJob.server.close(resolve));
+      await new Promise((resolve) => fireTimer.server.close(resolve));
       await pubsub.close();
     },
   };

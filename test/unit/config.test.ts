@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, requirePushAuth } from '../../functions/src/config';
+import { ConfigError, loadConfig, requireFireTimerUrl, requirePushAuth } from '../../functions/src/config';
 
 describe('loadConfig', () => {
   const base = { GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUDIENCE: 'https://x', INBOX_PUSH_SERVICE_ACCOUNTS: 'push@p.iam.gserviceaccount.com' };
@@ -32,6 +32,17 @@ describe('loadConfig', () => {
       // Tokens that waited this many days count in the waiting gauge the waiting-too-long alert reads.
       waitingAlertDays: 15,
     });
+  });
+
+  test('timers: their own queue (default process-timers) and the fireTimer URL, required by the functions that move tokens', () => {
+    const config = loadConfig(base);
+    expect(config.tasks).toMatchObject({ timersQueue: 'process-timers', fireTimerUrl: null });
+    expect(() => requireFireTimerUrl(config)).toThrow(new ConfigError('invalid configuration:\n  INBOX_FIRE_TIMER_URL: required by functions that move tokens, which may set timers (the URL of fireTimer)'));
+    const set = loadConfig({ ...base, INBOX_TIMERS_QUEUE: 'my-timers', INBOX_FIRE_TIMER_URL: 'https://fire.example/' });
+    expect(set.tasks).toMatchObject({ timersQueue: 'my-timers', fireTimerUrl: 'https://fire.example/' });
+    expect(requireFireTimerUrl(set)).toBe('https://fire.example/');
+    expect(() => loadConfig({ ...base, INBOX_TIMERS_QUEUE: 'no_underscores' })).toThrow(/INBOX_TIMERS_QUEUE: letters, digits and hyphens/);
+    expect(() => loadConfig({ ...base, INBOX_FIRE_TIMER_URL: 'not a url' })).toThrow(/INBOX_FIRE_TIMER_URL/);
   });
 
   test('relay settings are read from the environment', () => {

@@ -5,6 +5,7 @@ import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
 import { createDeadLetterHandler } from '../../functions/src/deadletter/receive-dead-letter';
 import type { Engine } from '../../functions/src/engine/engine';
+import { createFireTimerHandler } from '../../functions/src/jobs/fire-timer';
 import { createRunJobHandler } from '../../functions/src/jobs/run-job';
 import { createSweepJobsHandler } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
@@ -52,26 +53,32 @@ const FUNCTIONS: ReadonlyArray<{ readonly name: string; readonly build: (deps: D
   },
   {
     name: 'startProcess',
-    build: ({ db, engine, log }) => createStartProcessHandler({ db, engine, queue: () => noQueue, log, now: () => new Date() }),
+    build: ({ db, engine, log }) => createStartProcessHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, log, now: () => new Date() }),
     body: { processKey: 'work-order-execution', businessKey: 'WO-defect', variables: { workOrderId: 'WO-defect' } },
     retryAfter: '10',
   },
   {
     name: 'runJob',
     build: ({ db, engine, log }) =>
-      createRunJobHandler({ db, engine, queue: () => noQueue, handlers: () => ({}), verifier: null, log, now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }),
+      createRunJobHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, handlers: () => ({}), verifier: null, log, now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }),
     body: { jobId: 'a'.repeat(40) },
     retryAfter: undefined,
   },
   {
     name: 'sweepJobs',
-    build: ({ db, log }) => createSweepJobsHandler({ db, queue: () => noQueue, log, now: () => new Date(), options: {} }),
+    build: ({ db, engine, log }) => createSweepJobsHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, log, now: () => new Date(), options: {} }),
     body: {},
     retryAfter: undefined,
   },
   {
+    name: 'fireTimer',
+    build: ({ db, engine, log }) => createFireTimerHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, verifier: null, log, now: () => new Date() }),
+    body: { timerId: 'a'.repeat(40) },
+    retryAfter: undefined,
+  },
+  {
     name: 'relayInbox',
-    build: ({ db, engine, log }) => createRelayHandler({ db, engine, queue: () => noQueue, log, relay: config.relay, shards: 16, now: () => new Date(), random: Math.random }),
+    build: ({ db, engine, log }) => createRelayHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, log, relay: config.relay, shards: 16, now: () => new Date(), random: Math.random }),
     body: {},
     retryAfter: undefined,
   },

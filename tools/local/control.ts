@@ -11,7 +11,7 @@ import type { ScheduleStats } from './scheduler';
 import { REPO_ROOT } from './serve-function';
 import { errorMessage } from '../../functions/src/core/errors';
 
-export type FunctionTarget = 'receivePubSubPush' | 'receiveDeadLetter' | 'startProcess' | 'runJob' | 'sweepJobs' | 'relayInbox';
+export type FunctionTarget = 'receivePubSubPush' | 'receiveDeadLetter' | 'startProcess' | 'runJob' | 'fireTimer' | 'sweepJobs' | 'relayInbox';
 
 export interface StackInfo {
   readonly projectId: string;

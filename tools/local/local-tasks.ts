@@ -1,7 +1,7 @@
 /**
  * The local Cloud Tasks emulator as this project uses it: the queues its
  * configuration names and the settings that point the functions at the
- * emulator and make runJob trust the emulator's OIDC tokens. Shared by the
+ * emulator and make runJob and fireTimer trust the emulator's OIDC tokens. Shared by the
  * local stack (`npm start`, the demo) and `npm run tasks-emulator`.
  */
 import type { CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
@@ -21,17 +21,17 @@ export interface LocalQueue {
   readonly retryConfig: typeof LOCAL_RETRY;
 }
 
-/** The queues the configuration names: INBOX_TASKS_QUEUE (jobs, to runJob) and INBOX_RELAY_QUEUE (the fast path). */
+/** The queues the configuration names: INBOX_TASKS_QUEUE (jobs, to runJob), INBOX_TIMERS_QUEUE (timers, to fireTimer) and INBOX_RELAY_QUEUE (the fast path). */
 export function localQueues(config: Config): LocalQueue[] {
   const location = tasksLocation(config);
-  return [config.tasks.queue, config.relay.queue].map((queue) => ({ name: `${location}/queues/${queue}`, retryConfig: LOCAL_RETRY }));
+  return [config.tasks.queue, config.tasks.timersQueue, config.relay.queue].map((queue) => ({ name: `${location}/queues/${queue}`, retryConfig: LOCAL_RETRY }));
 }
 
 /**
  * INBOX_* settings for functions that use `emulator`: its host, the account
- * the tasks ask a token for (INBOX_TASKS_SERVICE_ACCOUNT, which runJob alone
- * accepts; `inbox-tasks@PROJECT` unless one is given) and the issuer and
- * keys runJob checks those tokens against.
+ * the tasks ask a token for (INBOX_TASKS_SERVICE_ACCOUNT, which runJob and
+ * fireTimer alone accept; `inbox-tasks@PROJECT` unless one is given) and the
+ * issuer and keys they check those tokens against.
  */
 export function localTasksEnv(emulator: Pick<CloudTasksEmulator, 'host' | 'oidc'>, projectId: string, serviceAccount: string | null = null): Record<string, string> {
   return {

@@ -1,7 +1,7 @@
 /**
  * The whole system on one machine: the Firestore and Pub/Sub emulators, the
- * local Cloud Tasks emulator, every function under the Functions Framework on
- * its own loopback port, the topics and push subscriptions (with dead-letter
+ * local Cloud Tasks emulator (jobs, timers and fast-path queues), every
+ * function under the Functions Framework on its own loopback port, the topics and push subscriptions (with dead-letter
  * policy), a simulated Cloud Scheduler calling relayInbox and sweepJobs, and
  * a simulated provider. `npm start` and `npm run demo` build on it.
  */
@@ -67,7 +67,7 @@ export interface LocalStack extends StackControl {
   stop(): Promise<void>;
 }
 
-const TARGETS: readonly FunctionTarget[] = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'sweepJobs', 'relayInbox'];
+const TARGETS: readonly FunctionTarget[] = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox'];
 
 /** Settings for a laptop: short backoffs and deadlines, so failures heal in seconds rather than minutes. */
 const LOCAL_ENV = {
@@ -82,8 +82,8 @@ const LOCAL_ENV = {
   INBOX_RELAY_BUDGET_MS: '20000',
 } as const;
 
-/** runJob checks the OIDC token of every task, as deployed; the emulator signs it (see `common`). */
-const RUN_JOB_ENV = { INBOX_PUSH_AUTH: 'enabled' } as const;
+/** runJob and fireTimer check the OIDC token of every task, as deployed; the emulator signs it (see `common`). */
+const TASK_TARGET_ENV = { INBOX_PUSH_AUTH: 'enabled' } as const;
 
 export async function startLocalStack(options: StackOptions = {}): Promise<LocalStack> {
   const projectId = options.projectId ?? 'demo-inbox';
@@ -108,12 +108,15 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
     const logDir = mkdtempSync(join(tmpdir(), 'inbox-stack-'));
     const counts = Object.fromEntries(TARGETS.map((t) => [t, { lines: 0, warnings: 0, errors: 0, notAcked: 0 }])) as Record<FunctionTarget, { -readonly [K in keyof FunctionLogCounts]: number }>;
+    // The task targets' URLs go into every function's settings, so their ports are chosen first.
     const runJobUrl = `http://127.0.0.1:${await freePort()}/`;
+    const fireTimerUrl = `http://127.0.0.1:${await freePort()}/`;
     const common: Record<string, string> = {
       GOOGLE_CLOUD_PROJECT: projectId,
       FIRESTORE_EMULATOR_HOST: gate.host,
       PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
       INBOX_RUN_JOB_URL: runJobUrl,
+      INBOX_FIRE_TIMER_URL: fireTimerUrl,
       // The tasks ask for a token as the tasks account; the emulator signs it with its own key, which runJob trusts.
       ...localTasksEnv(tasks, projectId),
       ...LOCAL_ENV,
@@ -145,7 +148,11 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     };
     const relayCount = options.relays ?? 1;
     if (!Number.isInteger(relayCount) || relayCount < 1) throw new RangeError('relays: an integer of at least 1');
-    const [, ...relays] = await Promise.all([serve('runJob', RUN_JOB_ENV, Number(new URL(runJobUrl).port)), ...Array.from({ length: relayCount }, () => serve('relayInbox'))]);
+    const [, , ...relays] = await Promise.all([
+      serve('runJob', TASK_TARGET_ENV, Number(new URL(runJobUrl).port)),
+      serve('fireTimer', TASK_TARGET_ENV, Number(new URL(fireTimerUrl).port)),
+      ...Array.from({ length: relayCount }, () => serve('relayInbox')),
+    ]);
     const relay = relays[0] as ServedFunction;
     const [receiver, deadLetter] = await Promise.all([
       serve('receivePubSubPush', { INBOX_RELAY_URL: relay.url, FIRESTORE_EMULATOR_HOST: receiverLine.host }),

@@ -17,6 +17,6 @@ runCliAsProcess(process.argv.slice(2), {
   queues: localQueues(config),
   started: (emulator) => {
     const env = { GOOGLE_CLOUD_PROJECT: config.projectId, ...localTasksEnv(emulator, config.projectId, config.tasks.serviceAccount) };
-    console.log(`\nFor the functions (runJob checks the emulator's tokens while INBOX_PUSH_AUTH=enabled):\n  export ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+    console.log(`\nFor the functions (runJob and fireTimer check the emulator's tokens while INBOX_PUSH_AUTH=enabled):\n  export ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
   },
 });

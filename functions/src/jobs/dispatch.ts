@@ -1,5 +1,6 @@
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
-import type { JobState } from '../engine/state';
+import { horizonOf } from '../engine/store/timers';
+import type { JobState, TimerState } from '../engine/state';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { errorMessage } from '../core/errors';
@@ -32,6 +33,59 @@ export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId'>
     }),
   );
   return dispatched;
+}
+
+/**
+ * After a commit: create the Cloud Task of every new NEAR timer (the store
+ * lists only those in `Settled.timers`; a FAR one gets its task from the
+ * sweep once it is due within the horizon), named after the timer and
+ * scheduled at its due time. A failure loses nothing: the timer document
+ * exists, and the sweep fires a PENDING timer whose task never came once it
+ * is overdue by the sweep grace (jobs/sweep-timers.ts): late, never never.
+ * 'EXISTS' is a re-run of the same step (the same timer id): its task is there.
+ * Returns how many got their task.
+ */
+export async function dispatchTimers(queue: JobQueue, timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[], log: Logger, now: Date = new Date()): Promise<number> {
+  let dispatched = 0;
+  // Settled.timers are NEAR already; a timer re-read for a re-run (a repair that landed) may be FAR: Cloud Tasks
+  // would refuse its scheduleTime, and the sweep creates its task once it is near.
+  const near = timers.filter((t) => horizonOf(t.dueAt, now) === 'NEAR');
+  await Promise.all(
+    near.map(async (timer) => {
+      try {
+        await queue.enqueue(timer.id, { scheduleTime: timer.dueAt });
+        dispatched += 1;
+      } catch (err) {
+        log.warn('could not create the timer task; the sweep fires the timer once it is overdue', { timerId: timer.id, activityId: timer.activityId, dueAt: timer.dueAt.toISOString(), error: errorMessage(err) });
+      }
+    }),
+  );
+  return dispatched;
+}
+
+/** The two queues the work a commit leaves goes to: jobs to runJob's, timers to fireTimer's. */
+export interface SettledQueues {
+  readonly jobs: JobQueue;
+  readonly timers: JobQueue;
+}
+
+/** How many of a commit's new jobs and timers got their Cloud Task. */
+export interface Dispatched {
+  readonly jobs: number;
+  readonly timers: number;
+}
+
+/**
+ * After a commit: the Cloud Tasks of its new jobs and timers (what every
+ * store operation returns in `Settled`), both at once.
+ */
+export async function dispatchSettled(
+  queues: SettledQueues,
+  settled: { readonly jobs: readonly Pick<JobState, 'id' | 'activityId'>[]; readonly timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[] },
+  log: Logger,
+): Promise<Dispatched> {
+  const [jobs, timers] = await Promise.all([dispatchJobs(queues.jobs, settled.jobs, log), dispatchTimers(queues.timers, settled.timers, log)]);
+  return { jobs, timers };
 }
 
 /** The double-token guard's alarm: an ERROR entry per duplicate waiting point, for the incident alert. */

@@ -13,7 +13,7 @@ import { type Answer, answering, failureAnswer, type Rejection } from '../http/a
 import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
-import { dispatchJobs, logDuplicates } from './dispatch';
+import { dispatchSettled, logDuplicates } from './dispatch';
 import type { AsyncHandler } from './handlers';
 
 /** What runJob needs, passed in (tests build their own); runJobFunction (wiring.ts) builds it from the configuration. */
@@ -24,6 +24,8 @@ export interface RunJobDeps {
   readonly engine: () => Promise<Engine>;
   /** The jobs queue (INBOX_TASKS_QUEUE, tasks POSTed to runJob): the jobs a finished job creates go there after the commit. */
   readonly queue: () => JobQueue;
+  /** The timers queue (INBOX_TIMERS_QUEUE, tasks POSTed to fireTimer): the timers a finished job's token sets go there after the commit. */
+  readonly timerQueue: () => JobQueue;
   /** The async handlers by BPMN task id (jobs/handlers.ts); a job of a task without one fails for good (NO_HANDLER). */
   readonly handlers: () => Readonly<Record<string, AsyncHandler>>;
   /**
@@ -158,8 +160,8 @@ async function finishJob(deps: RunJobDeps, { db, jobId }: Delivery, job: JobStat
   const engine = await deps.engine();
   const done = await completeJobRun(db, engine, jobId, result, deps.now());
   logDuplicates(deps.log, done.duplicates);
-  await dispatchJobs(deps.queue(), done.jobs, deps.log);
-  deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length });
+  await dispatchSettled({ jobs: deps.queue(), timers: deps.timerQueue() }, done, deps.log);
+  deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length, nextTimers: done.timers.length });
   return { kind: 'ok', body: { outcome: done.status.toLowerCase(), jobId } };
 }
 

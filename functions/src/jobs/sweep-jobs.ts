@@ -1,14 +1,16 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { DEFAULTS } from '../config';
-import { classifyFailure, errorMessage } from '../core/errors';
+import { classifyFailure, errorMessage, type FailureClass } from '../core/errors';
 import { isTimestamp } from '../core/timestamp';
+import type { Engine } from '../engine/engine';
 import { type Answer, answering, failureAnswer } from '../http/answer';
 import { refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import { QUERIES } from '../queries';
 import type { JobQueue } from '../tasks/job-queue';
 import { dispatchJobs } from './dispatch';
+import { sweepTimers, type TimerSweepOptions } from './sweep-timers';
 
 /** Jobs younger than this are left alone: their creator is probably still dispatching them (INBOX_SWEEP_GRACE_MS). */
 export const SWEEP_GRACE_MS = DEFAULTS.INBOX_SWEEP_GRACE_MS;
@@ -73,31 +75,49 @@ export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log:
 /** What `sweepJobs` needs, passed in (wiring.ts builds it from the configuration). */
 export interface SweepJobsDeps {
   readonly db: () => Firestore;
+  /** The deployed models: an overdue timer is fired inline through its model (loaded only then). */
+  readonly engine: () => Promise<Engine>;
+  /** The jobs queue (INBOX_TASKS_QUEUE). */
   readonly queue: () => JobQueue;
+  /** The timers queue (INBOX_TIMERS_QUEUE): the tasks of FAR timers brought near, and what an inline firing sets. */
+  readonly timerQueue: () => JobQueue;
   readonly log: Logger;
   readonly now: () => Date;
   readonly options: SweepOptions;
+  /** The timer sweep's bounds; its grace defaults to the jobs' (`options.graceMs`, INBOX_SWEEP_GRACE_MS). */
+  readonly timers?: TimerSweepOptions;
 }
 
 /**
- * `sweepJobs`, called by Cloud Scheduler: one {@link sweepUndispatchedJobs}.
- * 200 with the number of jobs dispatched; when the sweep fails, 503 if a
- * retry can heal it, else 500 (http/answer.ts), logged at ERROR either way;
- * the next scheduled call sweeps again. No `Retry-After`: the scheduler's
- * retry settings are the schedule.
+ * `sweepJobs`, called by Cloud Scheduler: one {@link sweepUndispatchedJobs}
+ * and one timer sweep (jobs/sweep-timers.ts) side by side, so one scheduler
+ * job serves both and neither holds the other back. 200 with the number of
+ * jobs dispatched and what the timer sweep did. When either fails (its
+ * queries; a single timer's failure is counted in its summary, not thrown),
+ * 503 if a retry can heal it, else 500 (http/answer.ts), logged at ERROR;
+ * what the other did stands, and the next scheduled call sweeps again. No
+ * `Retry-After`: the scheduler's retry settings are the schedule.
  */
 export function createSweepJobsHandler(deps: SweepJobsDeps): (req: Request, res: Response) => Promise<void> {
   const sweep = async (req: Request): Promise<Answer> => {
     const wrongMethod = refuseMethod(req, 'use POST (Cloud Scheduler)');
     if (wrongMethod !== null) return wrongMethod;
-    try {
-      const dispatched = await sweepUndispatchedJobs(deps.db(), deps.queue(), deps.log, deps.now(), deps.options);
-      return { kind: 'ok', body: { dispatched } };
-    } catch (err) {
-      const failure = classifyFailure(err);
-      deps.log.error('job sweep failed', { code: failure.code, error: errorMessage(err) });
-      return failureAnswer(failure, 'sweep the jobs', null);
+    const now = deps.now();
+    // Side by side: a failing jobs query must not hold the timers back, nor the other way round.
+    // async arrows: creating the Firestore client may throw too, and must end in the answer below.
+    const [jobs, timers] = await Promise.allSettled([
+      (async () => sweepUndispatchedJobs(deps.db(), deps.queue(), deps.log, now, deps.options))(),
+      (async () =>
+        sweepTimers({ db: deps.db(), engine: deps.engine, queues: { jobs: deps.queue(), timers: deps.timerQueue() }, log: deps.log, now }, { graceMs: deps.options.graceMs ?? SWEEP_GRACE_MS, ...deps.timers }))(),
+    ]);
+    if (jobs.status === 'fulfilled' && timers.status === 'fulfilled') return { kind: 'ok', body: { dispatched: jobs.value, timers: timers.value } };
+    let failure: FailureClass | null = null;
+    for (const [what, outcome] of [['job', jobs], ['timer', timers]] as const) {
+      if (outcome.status === 'fulfilled') continue;
+      failure ??= classifyFailure(outcome.reason);
+      deps.log.error(`${what} sweep failed`, { code: classifyFailure(outcome.reason).code, error: errorMessage(outcome.reason) });
     }
+    return failureAnswer(failure ?? { kind: 'unexpected', code: 'UNKNOWN' }, 'sweep the jobs and timers', null);
   };
   return answering(sweep);
 }

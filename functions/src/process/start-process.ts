@@ -8,7 +8,7 @@ import type { Engine } from '../engine/engine';
 import { startProcessInstance } from '../engine/store/start-instance';
 import { type Answer, answering, failureAnswer, RETRY_AFTER_SECONDS } from '../http/answer';
 import { parseBody, refuseMethod } from '../http/request';
-import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
+import { dispatchSettled, logDuplicates } from '../jobs/dispatch';
 import type { Logger } from '../log';
 import { hasLoneSurrogate } from '../receiver/envelope';
 import type { JobQueue } from '../tasks/job-queue';
@@ -28,6 +28,12 @@ export interface StartProcessDeps {
    * stack creates it.
    */
   readonly queue: () => JobQueue;
+  /**
+   * The timers queue (INBOX_TIMERS_QUEUE, tasks POSTed to fireTimer at their
+   * due time): a start that reaches a timer dispatches its task after the
+   * commit; if that fails the sweep fires the timer once it is overdue.
+   */
+  readonly timerQueue: () => JobQueue;
   /** JSON lines on stdout for Cloud Logging, tagged with the function; the log-based metrics and alerts read their fields. */
   readonly log: Logger;
   /** The clock of the instance's createdAt and of its first transition. */
@@ -99,7 +105,7 @@ async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answe
     // One id per request: if the commit lands but its answer is lost, the re-run knows the instance as its own.
     const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now(), requestId: randomUUID() });
     logDuplicates(deps.log, started.duplicates);
-    await dispatchJobs(deps.queue(), started.jobs, deps.log);
+    await dispatchSettled({ jobs: deps.queue(), timers: deps.timerQueue() }, started, deps.log);
     const { instance } = started;
     deps.log.info(started.created ? 'process started' : 'process already started', { processInstanceId: instance.id, processKey, businessKey });
     const body = { processInstanceId: instance.id, created: started.created, status: instance.status };

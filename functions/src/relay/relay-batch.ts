@@ -1,8 +1,7 @@
 import { DEFAULTS } from '../config';
 import { errorMessage, withDeadline } from '../core/errors';
 import type { Logger } from '../log';
-import { dispatchJobs, logDuplicates } from '../jobs/dispatch';
-import type { JobQueue } from '../tasks/job-queue';
+import { dispatchSettled, logDuplicates, type SettledQueues } from '../jobs/dispatch';
 import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
 import { reshardStrays } from './reshard';
@@ -58,8 +57,8 @@ export function emptySummary(): RelaySummary {
   return { candidates: 0, correlated: 0, retried: 0, parked: {}, skippedForOrder: 0, skipped: 0, technicalFailures: 0, consumedFromBuffer: 0, resharded: 0, reads: 0, writes: 0, candidateReads: 0, rounds: 0, durationMs: 0 };
 }
 
-/** Adds one result to the summary, dispatches its jobs and logs what needs attention. */
-export async function account(summary: RelaySummary, id: string, result: RelayResult, deps: RelayDeps, queue: JobQueue, log: Logger): Promise<void> {
+/** Adds one result to the summary, dispatches its jobs and timers and logs what needs attention. */
+export async function account(summary: RelaySummary, id: string, result: RelayResult, deps: RelayDeps, queues: SettledQueues, log: Logger): Promise<void> {
   // Every result costs reads (and maybe writes), not only decided ones: an honest total per correlated message.
   summary.reads += result.stats.reads;
   summary.writes += result.stats.writes;
@@ -88,7 +87,7 @@ export async function account(summary: RelaySummary, id: string, result: RelayRe
         log.error('inbox document parked', { inboxId: id, reason: decision.reason, attempts: decision.attempts, lastError: decision.lastError, details: decision.details });
       }
       logDuplicates(log, result.duplicates);
-      await dispatchJobs(queue, result.jobs, log);
+      await dispatchSettled(queues, result, log);
     }
   }
 }
@@ -147,7 +146,7 @@ async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, l
  * Tasks of a document that did commit (the client's own deadline applies,
  * and the sweep re-dispatches a job whose task is missing).
  */
-export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, options: BatchOptions): Promise<RelaySummary> {
+export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Logger, options: BatchOptions): Promise<RelaySummary> {
   const clock = options.clock ?? Date.now;
   const step = options.relayOne ?? relayOne;
   const graceMs = options.graceMs ?? DEFAULTS.INBOX_RELAY_GRACE_MS;
@@ -174,7 +173,7 @@ export async function relayBatch(deps: RelayDeps, queue: JobQueue, log: Logger, 
         for (const candidate of group) {
           if (!withinBudget()) return;
           const result = await step(deps, candidate.id, timeLeftMs);
-          await account(summary, candidate.id, result, deps, queue, log);
+          await account(summary, candidate.id, result, deps, queues, log);
           // A held-back document moved behind its older one is progress too: the next round's query lists other documents.
           if (result.kind === 'DECIDED' || (result.kind === 'ORDER_BLOCKED' && result.heldUntil !== null)) progress = true;
           const moved = result.kind === 'DECIDED' && result.decision.kind !== 'RETRY';

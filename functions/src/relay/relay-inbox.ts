@@ -20,6 +20,8 @@ export interface RelayFunctionDeps {
   readonly engine: () => Promise<Engine>;
   /** The jobs queue (INBOX_TASKS_QUEUE): jobs a correlation creates are dispatched after each commit. */
   readonly queue: () => JobQueue;
+  /** The timers queue (INBOX_TIMERS_QUEUE): timers a correlation sets (the token's next wait) are dispatched after each commit. */
+  readonly timerQueue: () => JobQueue;
   /** JSON lines on stdout for Cloud Logging, tagged with the function; the log-based metrics and alerts read their fields. */
   readonly log: Logger;
   /** Budget, grace, parallelism, batch size, policy, retention and transaction deadline (the INBOX_RELAY_* settings). */
@@ -89,10 +91,10 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
       const { inboxId } = fast.value;
       const summary = emptySummary();
       const result = await relayOne(relayDeps, inboxId);
-      await account(summary, inboxId, result, relayDeps, deps.queue(), deps.log);
+      await account(summary, inboxId, result, relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log);
       return { kind: 'ok', body: { inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind } };
     }
-    const summary = await relayBatch(relayDeps, deps.queue(), deps.log, {
+    const summary = await relayBatch(relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log, {
       budgetMs: deps.relay.budgetMs,
       graceMs: deps.relay.graceMs,
       parallelism: deps.relay.parallelism,

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
 import { classifyFailure, DeadlineExceededError, errorMessage, type FailureClass, storableText, withDeadline } from '../core/errors';
 import type { Engine } from '../engine/engine';
-import type { DuplicateWaitingPoint } from '../engine/store/apply';
+import { type DuplicateWaitingPoint, NOTHING_SETTLED } from '../engine/store/apply';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
 import { correlate } from '../engine/store/correlate';
 import { runUnitOfWork, type StatsTally, type UnitOfWork, type UnitStats } from '../engine/store/unit-of-work';
-import type { JobState } from '../engine/state';
+import type { JobState, TimerState } from '../engine/state';
 import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './decide';
 import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } from './inbox-writes';
@@ -61,6 +61,8 @@ export type RelayResult = (
       readonly kind: 'DECIDED';
       readonly decision: Decision;
       readonly jobs: readonly JobState[];
+      /** New NEAR timers, whose tasks are created after the commit (as for `jobs`). */
+      readonly timers: readonly TimerState[];
       readonly duplicates: readonly DuplicateWaitingPoint[];
       readonly consumed: readonly string[];
     }
@@ -282,9 +284,9 @@ async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, 
     saveCorrelationKey(uow, { ...current, open: [...withoutEntry(current.open, id), laneEntryOf(id, doc)] }, now);
   }
   writeDecision(uow, id, doc, decision, now, retentionOf(deps), started?.kind === 'STARTED' ? 'START' : 'RELAY', token);
-  // A start settles like a correlation: its jobs are dispatched after the commit, its buffered messages consumed.
-  const settled = outcome.kind === 'CORRELATED' ? outcome : started?.kind === 'STARTED' ? started : { jobs: [], duplicates: [], consumed: [] };
-  return { kind: 'DECIDED', decision, jobs: settled.jobs, duplicates: settled.duplicates, consumed: settled.consumed };
+  // A start settles like a correlation: its jobs and timers are dispatched after the commit, its buffered messages consumed.
+  const settled = outcome.kind === 'CORRELATED' ? outcome : started?.kind === 'STARTED' ? started : NOTHING_SETTLED;
+  return { kind: 'DECIDED', decision, jobs: settled.jobs, timers: settled.timers, duplicates: settled.duplicates, consumed: settled.consumed };
 }
 
 /** What the failure record found: the failure counted (or not), or the relay transaction's own commit. */

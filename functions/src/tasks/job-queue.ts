@@ -2,14 +2,26 @@ import type * as Tasks from '@google-cloud/tasks';
 import type * as Grpc from '@grpc/grpc-js';
 import type { Config } from '../config';
 
+/** How one task is created. */
+export interface EnqueueOptions {
+  /**
+   * When Cloud Tasks first dispatches it; absent or past: at once. Cloud
+   * Tasks refuses a time more than 30 days (720 h) ahead (INVALID_ARGUMENT),
+   * which is why timers beyond TIMER_HORIZON_MS get no task until the sweep
+   * brings them near.
+   */
+  readonly scheduleTime?: Date;
+}
+
 /**
- * Where the project sends work for later: async process steps (runJob) and
- * the receiver's fast path (relayInbox). The only implementation is Cloud
- * Tasks: the real client, locally pointed at the project's emulator.
+ * Where the project sends work for later: async process steps (runJob),
+ * timers (fireTimer) and the receiver's fast path (relayInbox). The only
+ * implementation is Cloud Tasks: the real client, locally pointed at the
+ * project's emulator.
  */
 export interface JobQueue {
   /** Creates the task for `id`. 'EXISTS': a task of that name exists or existed (dedup). */
-  enqueue(id: string): Promise<'CREATED' | 'EXISTS'>;
+  enqueue(id: string, options?: EnqueueOptions): Promise<'CREATED' | 'EXISTS'>;
 }
 
 const ALREADY_EXISTS = 6;
@@ -55,12 +67,15 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
   const { serviceAccount } = target;
   const parent = `projects/${config.projectId}/locations/${location}/queues/${target.queue}`;
   return {
-    async enqueue(id) {
+    async enqueue(id, options = {}) {
+      const { scheduleTime } = options;
       try {
         await clientFor(emulatorHost).createTask({
           parent,
           task: {
             name: `${parent}/tasks/${id}`,
+            // google.protobuf.Timestamp; the client takes seconds as a number.
+            ...(scheduleTime === undefined ? {} : { scheduleTime: { seconds: Math.floor(scheduleTime.getTime() / 1000), nanos: (scheduleTime.getTime() % 1000) * 1e6 } }),
             httpRequest: {
               httpMethod: 'POST',
               url: target.url,
@@ -82,6 +97,16 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
 /** The queue of async process steps: POSTs `{ jobId }` to runJob. */
 export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
   return taskQueue(config, { queue: config.tasks.queue, url: runJobUrl, body: (jobId) => ({ jobId }), serviceAccount: config.tasks.serviceAccount });
+}
+
+/**
+ * The queue of timers (INBOX_TIMERS_QUEUE): POSTs `{ timerId }` to
+ * fireTimer at the timer's due time (scheduleTime). Signed as the job tasks
+ * are (INBOX_TASKS_SERVICE_ACCOUNT): the same functions create both, so a
+ * second account would separate nobody.
+ */
+export function timerQueue(config: Config, fireTimerUrl: string): JobQueue {
+  return taskQueue(config, { queue: config.tasks.timersQueue, url: fireTimerUrl, body: (timerId) => ({ timerId }), serviceAccount: config.tasks.serviceAccount });
 }
 
 /** The receiver's fast path: POSTs `{ inboxId }` to relayInbox. */

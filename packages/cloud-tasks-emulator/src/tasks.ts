@@ -59,6 +59,13 @@ const MAX_DEADLINE_MS = 30 * 60_000;
 const MAX_URL_LENGTH = 2083;
 const MAX_TASK_BYTES = 100 * 1024;
 const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+/**
+ * How far ahead a task may be scheduled: Cloud Tasks answers a later
+ * schedule_time INVALID_ARGUMENT ("... is too far in the future. Schedule
+ * time must be no more than 720h in the future."), the 30 days of its quotas
+ * page. Code that schedules far ahead must meet the refusal here first.
+ */
+export const MAX_SCHEDULE_AHEAD_MS = 720 * 60 * 60_000;
 
 function httpTargetFrom(req: HttpRequestMsg): HttpTarget {
   const url = req.url ?? '';
@@ -113,7 +120,11 @@ export function newTaskRecord(name: string, queue: string, msg: TaskMsg, nowMs: 
     throw invalid('Task.dispatchDeadline must be between 15 seconds and 30 minutes for HTTP tasks');
   }
   // "If schedule_time is not set or is in the past then Cloud Tasks will set it to the current time."
-  const scheduleMs = Math.max(nowMs, toMs(msg.scheduleTime) ?? 0);
+  const requestedMs = toMs(msg.scheduleTime) ?? 0;
+  if (requestedMs > nowMs + MAX_SCHEDULE_AHEAD_MS) {
+    throw invalid(`The Task.scheduleTime, ${new Date(requestedMs).toISOString()}, is too far in the future. Schedule time must be no more than 720h in the future.`);
+  }
+  const scheduleMs = Math.max(nowMs, requestedMs);
   return {
     name,
     queue,

@@ -6,6 +6,7 @@ jest.setTimeout(60_000);
 
 const ALREADY_EXISTS = 6;
 const NOT_FOUND = 5;
+const INVALID_ARGUMENT = 3;
 
 let emulator: CloudTasksEmulator;
 let client: CloudTasksClient;
@@ -173,6 +174,21 @@ it('waits for a future scheduleTime', async () => {
   await emulator.idle();
   expect(target.received).toHaveLength(1);
   expect(target.received[0]?.at).toBeGreaterThanOrEqual(dueMs);
+});
+
+it('refuses a scheduleTime more than 720 h ahead, as Cloud Tasks does, and takes one just inside it', async () => {
+  const queue = await fastQueue();
+  const at = (ms: number): { seconds: number; nanos: number } => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+  const hours720 = 720 * 60 * 60_000;
+  const tooFar = Date.now() + hours720 + 60_000;
+  const refused = client.createTask({ parent: queue, task: { name: `${queue}/tasks/too-far`, scheduleTime: at(tooFar), httpRequest: { url: target.base } } });
+  await expect(refused).rejects.toMatchObject({ code: INVALID_ARGUMENT, details: expect.stringMatching(/is too far in the future\. Schedule time must be no more than 720h in the future/) });
+  // Refused means nothing was created: the name is still free.
+  expect(emulator.tasks(queue).map((t) => t.name)).toEqual([]);
+  const inside = Date.now() + hours720 - 60_000;
+  const [created] = await client.createTask({ parent: queue, task: { name: `${queue}/tasks/too-far`, scheduleTime: at(inside), httpRequest: { url: target.base } } });
+  expect(Number(created.scheduleTime?.seconds)).toBe(Math.floor(inside / 1000));
+  await client.deleteTask({ name: created.name ?? '' });
 });
 
 it('honours maxConcurrentDispatches', async () => {
