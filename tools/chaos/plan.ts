@@ -23,9 +23,16 @@ export const SHARES = { poison: 0.01, collision: 0.01, overtake: 0.1, race: 0.25
  */
 export const RACE = { waitId: 'waitForTranche4', boundaryEventId: 'lastTrancheOverdue', overdueTaskId: 'escalateOverdueWorkOrder', variable: 'raceDeadline' } as const;
 /** Racing timers are due this many seconds after the token reaches the last wait (one of these, seeded). */
-export const RACE_DEADLINES_S: readonly number[] = [2, 3, 4];
-/** The racing tranche is published within this many ms either side of the timer's due time (seeded, uniform). */
-export const RACE_SPREAD_MS = 1_500;
+export const RACE_DEADLINES_S: readonly number[] = [4, 5, 6];
+/**
+ * When the racing tranche is published, ms relative to the timer's due time
+ * (seeded, uniform in [from, to]). Before the due time: a published
+ * completion needs one to two seconds in the chaos run (push, store, the
+ * relay, four relays on two cores) before it correlates; windows of ±1.5 s
+ * and of -2.5 to +0.5 s let the timer win all 4 races of the small run
+ * (one published 1 s ahead), so the window reaches 4 s ahead.
+ */
+export const RACE_OFFSET_MS = { from: -4_000, to: 0 } as const;
 
 export interface ChaosSizes {
   readonly seed: number;
@@ -163,7 +170,7 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
       // The latest of the four: after the start even for an overtaking order (its early one is the earliest).
       const last = Array.from({ length: TRANCHES }, (_, i) => first + i).reduce((a, b) => ((at[b] ?? 0) > (at[a] ?? 0) ? b : a));
       const seconds = RACE_DEADLINES_S[Math.floor(raceRandom() * RACE_DEADLINES_S.length)] ?? 3;
-      races.push({ workOrderId: order.workOrderId, message: last, deadline: `PT${seconds}S`, offsetMs: Math.round((raceRandom() * 2 - 1) * RACE_SPREAD_MS) });
+      races.push({ workOrderId: order.workOrderId, message: last, deadline: `PT${seconds}S`, offsetMs: Math.round(RACE_OFFSET_MS.from + raceRandom() * (RACE_OFFSET_MS.to - RACE_OFFSET_MS.from)) });
       racing.add(last);
     }
   }
