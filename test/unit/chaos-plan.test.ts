@@ -1,4 +1,7 @@
-import { checkSizes, DEFAULT_SIZES, planChaos, RELAYS, TRANCHES, type ChaosSizes } from '../../tools/chaos/plan';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
+import { checkSizes, DEFAULT_SIZES, planChaos, RACE, RACE_DEADLINES_S, RACE_OFFSET_MS, RELAYS, SHARES, TRANCHES, type ChaosSizes } from '../../tools/chaos/plan';
 
 const sizes = (over: Partial<ChaosSizes> = {}): ChaosSizes => ({ ...DEFAULT_SIZES, orders: 50, messages: 300, ...over });
 
@@ -37,7 +40,8 @@ describe('chaos plan', () => {
     expect(overtaking.length).toBeLessThan(50);
     for (const order of plan.orders) {
       const start = position.get(`start:${order.workOrderId}`) ?? -1;
-      const before = plan.messages.filter((m, i) => m.kind === 'completion' && m.workOrderId === order.workOrderId && (position.get(`msg:${i}`) ?? 0) < start).length;
+      // A racing tranche is in no step (published after its order's other tranches, so after the start).
+      const before = plan.messages.filter((m, i) => m.kind === 'completion' && m.workOrderId === order.workOrderId && position.has(`msg:${i}`) && (position.get(`msg:${i}`) ?? 0) < start).length;
       expect([order.workOrderId, before > 0]).toEqual([order.workOrderId, order.overtakes]);
     }
     plan.messages.forEach((m, i) => {
@@ -55,6 +59,44 @@ describe('chaos plan', () => {
       expect(f.target).toBeLessThan(RELAYS);
     }
     expect(plan.faults.map((f) => f.atStep)).toEqual([...plan.faults.map((f) => f.atStep)].sort((a, b) => a - b));
+  });
+
+  test('races: a seeded share of the orders, each racing its latest tranche, which nothing copies and no step publishes', () => {
+    const plan = planChaos(sizes({ orders: 400, messages: 2_000, seed: 11 }));
+    expect(plan.races.length).toBeGreaterThan(400 * SHARES.race * 0.7);
+    expect(plan.races.length).toBeLessThan(400 * SHARES.race * 1.3);
+    expect(planChaos(sizes({ orders: 400, messages: 2_000, seed: 11 })).races).toEqual(plan.races);
+    const published = new Set(plan.steps.flatMap((s) => (s.kind === 'publish' ? [s.message] : [])));
+    const copied = new Set(plan.messages.flatMap((m) => (m.kind === 'duplicate' || m.kind === 'collision' ? [m.of] : [])));
+    const raced = new Set(plan.races.map((r) => r.message));
+    for (const r of plan.races) {
+      const m = plan.messages[r.message];
+      expect(m?.kind === 'completion' && m.workOrderId === r.workOrderId).toBe(true);
+      expect([r.workOrderId, published.has(r.message), copied.has(r.message)]).toEqual([r.workOrderId, false, false]);
+      const others = plan.messages.flatMap((o, i) => (o.kind === 'completion' && o.workOrderId === r.workOrderId && i !== r.message ? [i] : []));
+      expect(others.every((i) => published.has(i))).toBe(true);
+      expect(others).toHaveLength(TRANCHES - 1);
+      expect(RACE_DEADLINES_S.map((n) => `PT${n}S`)).toContain(r.deadline);
+      expect(r.offsetMs).toBeGreaterThanOrEqual(RACE_OFFSET_MS.from);
+      expect(r.offsetMs).toBeLessThanOrEqual(RACE_OFFSET_MS.to);
+    }
+    // Every other completion is published by a step.
+    plan.messages.forEach((m, i) => {
+      if (m.kind !== 'duplicate' && !raced.has(i) && m.kind !== 'poison') expect(published.has(i)).toBe(true);
+    });
+    // Well ahead of the due time (the completion should win), and close to it or after (the timer should).
+    expect(plan.races.filter((r) => r.offsetMs < -2_500).length).toBeGreaterThan(10);
+    expect(plan.races.filter((r) => r.offsetMs > -1_000).length).toBeGreaterThan(10);
+    // Overtaking orders race too, never with their early tranche.
+    expect(plan.races.some((r) => plan.orders.find((o) => o.workOrderId === r.workOrderId)?.overtakes === true)).toBe(true);
+  });
+
+  test('the chaos model races exactly there: an interrupting timer of ${raceDeadline} (default 14 days) on the last wait, to its own path', async () => {
+    const model = await parseProcessModel(readFileSync(join(__dirname, '../../tools/chaos/bpmn/work-order-execution.bpmn'), 'utf8'));
+    const boundary = model.nodes[RACE.boundaryEventId];
+    expect(boundary).toMatchObject({ kind: 'boundaryTimer', attachedToId: RACE.waitId, cancelActivity: true, timer: { type: 'timeDuration', variable: RACE.variable, value: 'P14D' } });
+    expect(model.nodes[RACE.waitId]?.kind).toBe('receiveTask');
+    expect(model.nodes[RACE.overdueTaskId]).toMatchObject({ kind: 'sendTask', async: true });
   });
 
   test.each([

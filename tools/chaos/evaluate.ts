@@ -3,9 +3,12 @@
  * the promise. Lost: a message without its document, left OPEN, or DONE
  * without having moved its process. Double correlation: an inbox id twice in
  * the instances' audit trails. Double invoice: a work order billed by more
- * than one instance or job.
+ * than one instance or job. A race (a last tranche against its timer): the
+ * instance took exactly one path, invoiced or recorded overdue, never both
+ * or neither; the timer FIRED exactly when it won, and is gone (cancelled)
+ * when the completion won; the completion that lost is correlated nowhere.
  */
-import type { ChaosPlan } from './plan';
+import { RACE, type ChaosPlan, type PlannedRace } from './plan';
 
 export interface ChaosInboxDoc {
   readonly id: string;
@@ -22,6 +25,10 @@ export interface ChaosSnapshot {
   /** Jobs of the "Create invoice" step. */
   readonly invoiceJobs: ReadonlyArray<{ readonly processInstanceId: string }>;
   readonly invoices: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
+  /** Timer documents (cancelled timers are deleted, so they are not here). */
+  readonly timers: ReadonlyArray<{ readonly processInstanceId: string; readonly activityId: string; readonly status: string }>;
+  /** Overdue records (`escalations/`), one per escalateOverdueWorkOrder job. */
+  readonly escalations: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
 }
 
 export interface ChaosCounts {
@@ -33,12 +40,27 @@ export interface ChaosCounts {
   readonly deadLettered: number;
   readonly requeued: number;
   readonly ordersInvoiced: number;
+  /** Work orders recorded overdue (a race their timer won). */
+  readonly ordersOverdue: number;
+  /** Races planned, and who won each: the timer or the last completion. */
+  readonly races: number;
+  readonly racesWonByTimer: number;
+  readonly racesWonByCompletion: number;
+  /** Races whose instance took both paths (invoiced and recorded overdue). */
+  readonly bothPaths: number;
   readonly lost: number;
   readonly doubleCorrelations: number;
   readonly doubleInvoices: number;
   /** Everything that breaks the promise, one line each (the first few are printed). */
   readonly violations: readonly string[];
 }
+
+/**
+ * Where the completion that lost its race may be: in the buffer (OPEN: the
+ * window is 24 hours, the run is shorter) or parked after the window. It must
+ * not be DONE, nor in any audit trail: nothing waited for it any more.
+ */
+const RACE_LOSER_STATES: ReadonlySet<string> = new Set(['OPEN', 'PARKED NO_WAITING_INSTANCE']);
 
 /** Reasons an unreadable message may end with: its own, or DEAD_LETTERED when Pub/Sub gave up on it before it was stored. */
 const UNREADABLE_REASONS: ReadonlySet<string> = new Set(['INVALID_PAYLOAD', 'DEAD_LETTERED']);
@@ -69,6 +91,24 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
     if (trailOwner.get(id) !== doc.processInstanceId) lost(`${what}: DONE, but not in the audit trail of instance ${doc.processInstanceId ?? 'none'}`);
   };
 
+  const instancesOf = new Map<string, string[]>();
+  for (const i of snapshot.instances) instancesOf.set(i.businessKey, [...(instancesOf.get(i.businessKey) ?? []), i.id]);
+  const jobsOf = new Map<string, number>();
+  for (const j of snapshot.invoiceJobs) jobsOf.set(j.processInstanceId, (jobsOf.get(j.processInstanceId) ?? 0) + 1);
+  const billingOf = (workOrderId: string): { instances: string[]; jobs: number; invoices: number } => {
+    const instances = instancesOf.get(workOrderId) ?? [];
+    return { instances, jobs: instances.reduce((n, id) => n + (jobsOf.get(id) ?? 0), 0), invoices: snapshot.invoices.filter((v) => v.workOrderId === workOrderId).length };
+  };
+  const overdueRecords = (workOrderId: string): number => snapshot.escalations.filter((e) => e.workOrderId === workOrderId).length;
+  const raceTimers = (workOrderId: string): Array<{ status: string }> => {
+    const ids = new Set(instancesOf.get(workOrderId) ?? []);
+    return snapshot.timers.filter((t) => ids.has(t.processInstanceId) && t.activityId === RACE.boundaryEventId);
+  };
+  // The races the timer won: the order was recorded overdue and billed nowhere (both paths is judged below).
+  const racesByMessage = new Map<number, PlannedRace>(plan.races.map((r) => [r.message, r]));
+  const timerWon = new Set(plan.races.filter((r) => overdueRecords(r.workOrderId) > 0 && billingOf(r.workOrderId).jobs === 0 && billingOf(r.workOrderId).invoices === 0).map((r) => r.workOrderId));
+  const lostRaces = new Set<string>();
+
   let poisonIndex = 0;
   for (const [index, m] of plan.messages.entries()) {
     const what = `message ${index} (${m.kind})`;
@@ -76,7 +116,14 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
       case 'completion':
       case 'duplicate':
         expected.add(m.docId);
-        if (m.kind === 'completion') mustBeCorrelated(m.docId, `${what} ${m.workOrderId} tranche ${m.tranche}`);
+        if (m.kind !== 'completion') break;
+        if (timerWon.has(racesByMessage.get(index)?.workOrderId ?? '')) {
+          lostRaces.add(m.docId);
+          const doc = byId.get(m.docId);
+          const state = doc === undefined ? 'no inbox document' : `${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`;
+          if (!RACE_LOSER_STATES.has(state)) lost(`${what} ${m.workOrderId} tranche ${m.tranche} lost its race: ${state}, expected OPEN or PARKED NO_WAITING_INSTANCE`);
+          if (trailCount.has(m.docId)) violations.push(`${m.workOrderId}: the tranche that lost its race was correlated (instance ${trailOwner.get(m.docId)?.slice(0, 12) ?? '?'})`);
+        } else mustBeCorrelated(m.docId, `${what} ${m.workOrderId} tranche ${m.tranche}`);
         break;
       case 'collision': {
         expected.add(m.docId);
@@ -103,7 +150,7 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
   }
   for (const doc of snapshot.inbox) {
     if (!expected.has(doc.id)) violations.push(`unexpected document ${doc.id.slice(0, 12)}: ${doc.status} ${doc.reason ?? ''}`);
-    else if (doc.status === 'OPEN') violations.push(`still OPEN: ${doc.id.slice(0, 12)}`);
+    else if (doc.status === 'OPEN' && !lostRaces.has(doc.id)) violations.push(`still OPEN: ${doc.id.slice(0, 12)}`);
   }
 
   let doubleCorrelations = 0;
@@ -113,24 +160,35 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
       violations.push(`double correlation: ${id.slice(0, 12)} moved processes ${n} times`);
     }
   }
-  const instancesOf = new Map<string, string[]>();
-  for (const i of snapshot.instances) instancesOf.set(i.businessKey, [...(instancesOf.get(i.businessKey) ?? []), i.id]);
-  const jobsOf = new Map<string, number>();
-  for (const j of snapshot.invoiceJobs) jobsOf.set(j.processInstanceId, (jobsOf.get(j.processInstanceId) ?? 0) + 1);
   let doubleInvoices = 0;
   let ordersInvoiced = 0;
+  let bothPaths = 0;
+  const racing = new Set(plan.races.map((r) => r.workOrderId));
   for (const { workOrderId } of plan.orders) {
-    const instances = instancesOf.get(workOrderId) ?? [];
-    const jobs = instances.reduce((n, id) => n + (jobsOf.get(id) ?? 0), 0);
-    const invoices = snapshot.invoices.filter((v) => v.workOrderId === workOrderId);
-    if (instances.length > 1) violations.push(`${workOrderId}: ${instances.length} process instances`);
-    if (jobs > 1 || invoices.length > 1) {
-      doubleInvoices += 1;
-      violations.push(`double invoice: ${workOrderId} has ${jobs} "Create invoice" jobs and ${invoices.length} invoices`);
-    }
+    const { instances, jobs, invoices } = billingOf(workOrderId);
+    const overdue = overdueRecords(workOrderId);
+    const timers = raceTimers(workOrderId);
+    const fired = timers.filter((t) => t.status === 'FIRED').length;
     const completed = snapshot.instances.some((i) => i.businessKey === workOrderId && i.status === 'COMPLETED');
-    if (completed && invoices.length === 1) ordersInvoiced += 1;
-    else violations.push(`${workOrderId}: not completed and invoiced (${instances.length} instances, ${invoices.length} invoices)`);
+    if (instances.length > 1) violations.push(`${workOrderId}: ${instances.length} process instances`);
+    if (jobs > 1 || invoices > 1) {
+      doubleInvoices += 1;
+      violations.push(`double invoice: ${workOrderId} has ${jobs} "Create invoice" jobs and ${invoices} invoices`);
+    }
+    if (racing.has(workOrderId) && overdue > 0 && (jobs > 0 || invoices > 0)) {
+      bothPaths += 1;
+      violations.push(`${workOrderId}: took both paths (${jobs} "Create invoice" jobs, ${invoices} invoices, ${overdue} overdue records)`);
+    } else if (timerWon.has(workOrderId)) {
+      if (overdue !== 1) violations.push(`${workOrderId}: recorded overdue ${overdue} times`);
+      if (fired !== 1 || timers.length !== 1) violations.push(`${workOrderId}: won by its timer, but its timers are ${timers.map((t) => t.status).join(', ') || 'gone'} (expected one FIRED)`);
+      if (!completed) violations.push(`${workOrderId}: recorded overdue but not completed (${instances.length} instances)`);
+    } else {
+      // Billed, and its timer went with the wait (deleted): none left PENDING, none FIRED.
+      if (completed && invoices === 1) ordersInvoiced += 1;
+      else violations.push(`${workOrderId}: not completed and invoiced (${instances.length} instances, ${invoices} invoices)`);
+      if (overdue > 0) violations.push(`${workOrderId}: recorded overdue ${overdue} times${racing.has(workOrderId) ? '' : ', but its timer was 14 days away'}`);
+      if (timers.length > 0) violations.push(`${workOrderId}: invoiced, but its timer is still there (${timers.map((t) => t.status).join(', ')})`);
+    }
   }
 
   const parkedByReason: Record<string, number> = {};
@@ -144,6 +202,11 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
     deadLettered: snapshot.inbox.filter((d) => d.deadLettered).length,
     requeued: snapshot.inbox.filter((d) => d.requeued).length,
     ordersInvoiced,
+    ordersOverdue: timerWon.size,
+    races: plan.races.length,
+    racesWonByTimer: timerWon.size,
+    racesWonByCompletion: plan.races.filter((r) => !timerWon.has(r.workOrderId) && overdueRecords(r.workOrderId) === 0 && billingOf(r.workOrderId).invoices === 1).length,
+    bothPaths,
     lost: lostCount,
     doubleCorrelations,
     doubleInvoices,
@@ -157,5 +220,5 @@ export const chaosPassed = (c: ChaosCounts): boolean => c.violations.length === 
 /** The run's one line. */
 export function chaosLine(seed: number, c: ChaosCounts, seconds: number): string {
   const parked = Object.entries(c.parkedByReason).sort(([a], [b]) => a.localeCompare(b)).map(([r, n]) => `${r} ${n}`).join(', ');
-  return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, work orders invoiced ${c.ordersInvoiced}/${c.orders} (${seconds} s)`;
+  return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, races ${c.races} (timer won ${c.racesWonByTimer}, completion won ${c.racesWonByCompletion}, both paths ${c.bothPaths}), work orders invoiced ${c.ordersInvoiced} + overdue ${c.ordersOverdue} of ${c.orders} (${seconds} s)`;
 }

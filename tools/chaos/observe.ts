@@ -5,11 +5,13 @@ import type { ChaosSnapshot } from './evaluate';
 
 /** Reads what the evaluation needs; the run has a project of its own, so whole collections are this run's. */
 export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
-  const [inbox, instances, jobs, invoices] = await Promise.all([
+  const [inbox, instances, jobs, invoices, timers, escalations] = await Promise.all([
     db.collection(INBOX).select('status', 'reason', 'processInstanceId', 'deadLetter', 'requeuedAt').get(),
     db.collection(COLLECTIONS.instances).select('businessKey', 'status', 'correlatedMessages').get(),
     db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').select('processInstanceId').get(),
     db.collection(COLLECTIONS.invoices).select('workOrderId', 'processInstanceId').get(),
+    db.collection(COLLECTIONS.timers).select('processInstanceId', 'activityId', 'status').get(),
+    db.collection(COLLECTIONS.escalations).select('workOrderId', 'processInstanceId').get(),
   ]);
   const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
@@ -27,15 +29,24 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
     }),
     invoiceJobs: jobs.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')) })),
     invoices: invoices.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
+    timers: timers.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')), status: String(d.get('status')) })),
+    escalations: escalations.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
   };
 }
 
-/** Progress while the run settles: OPEN documents left, PENDING jobs left, documents in all. */
-export async function openWork(db: Firestore): Promise<{ open: number; pendingJobs: number; documents: number }> {
-  const [open, pending, all] = await Promise.all([
-    db.collection(INBOX).where('status', '==', 'OPEN').count().get(),
+/**
+ * Progress while the run settles: OPEN documents left (but those of
+ * `raceTranches`, which stay OPEN when their timer won), PENDING jobs and
+ * timers left, documents in all. An OPEN racing tranche with no PENDING
+ * timer left lost its race (a won race makes it DONE in the transaction that
+ * deletes the timer), so the run is settled without it.
+ */
+export async function openWork(db: Firestore, raceTranches: ReadonlySet<string>): Promise<{ open: number; pendingJobs: number; pendingTimers: number; documents: number }> {
+  const [open, pending, timers, all] = await Promise.all([
+    db.collection(INBOX).where('status', '==', 'OPEN').select().get(),
     db.collection(COLLECTIONS.jobs).where('status', '==', 'PENDING').count().get(),
+    db.collection(COLLECTIONS.timers).where('status', '==', 'PENDING').count().get(),
     db.collection(INBOX).count().get(),
   ]);
-  return { open: open.data().count, pendingJobs: pending.data().count, documents: all.data().count };
+  return { open: open.docs.filter((d) => !raceTranches.has(d.id)).length, pendingJobs: pending.data().count, pendingTimers: timers.data().count, documents: all.data().count };
 }

@@ -1,7 +1,8 @@
 /**
  * The chaos run's plan, pure and seeded: which work orders, which messages
  * (tranche completions, duplicate publishes, key collisions, poison), in
- * which order they are started and published, and when the faults strike.
+ * which order they are started and published, which last tranches race a
+ * timer, and when the faults strike.
  * The same seed and sizes give the same plan, so a failed run can be replayed.
  */
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
@@ -11,8 +12,27 @@ import { seededRandom } from '../seeded-random';
 
 /** Distinct completions each work order needs (waits in tools/chaos/bpmn/work-order-execution.bpmn). */
 export const TRANCHES = 4;
-/** Shares of the mix, of all messages (poison, collisions) or of work orders (overtake). */
-export const SHARES = { poison: 0.01, collision: 0.01, overtake: 0.1 } as const;
+/** Shares of the mix, of all messages (poison, collisions) or of work orders (overtake, race). */
+export const SHARES = { poison: 0.01, collision: 0.01, overtake: 0.1, race: 0.25 } as const;
+
+/**
+ * The chaos model's race: the last wait (a receive task) has an interrupting
+ * timer boundary event whose duration is the variable `raceDeadline` (14
+ * days when absent); when it fires, `escalateOverdueWorkOrder` records the
+ * work order as overdue (`escalations/`) and the instance ends at `overdue`.
+ */
+export const RACE = { waitId: 'waitForTranche4', boundaryEventId: 'lastTrancheOverdue', overdueTaskId: 'escalateOverdueWorkOrder', variable: 'raceDeadline' } as const;
+/** Racing timers are due this many seconds after the token reaches the last wait (one of these, seeded). */
+export const RACE_DEADLINES_S: readonly number[] = [4, 5, 6];
+/**
+ * When the racing tranche is published, ms relative to the timer's due time
+ * (seeded, uniform in [from, to]). Before the due time: a published
+ * completion needs one to two seconds in the chaos run (push, store, the
+ * relay, four relays on two cores) before it correlates; windows of ±1.5 s
+ * and of -2.5 to +0.5 s let the timer win all 4 races of the small run
+ * (one published 1 s ahead), so the window reaches 4 s ahead.
+ */
+export const RACE_OFFSET_MS = { from: -4_000, to: 0 } as const;
 
 export interface ChaosSizes {
   readonly seed: number;
@@ -51,12 +71,29 @@ export interface PlannedFault {
   readonly target: number;
 }
 
+/**
+ * A work order whose last tranche races its timer. The racing message is in
+ * no step: the run publishes it once the order waits at the last wait (its
+ * timer is set), `offsetMs` after the timer's due time. No duplicate or
+ * collision copies it, so the race is between exactly one message and one timer.
+ */
+export interface PlannedRace {
+  readonly workOrderId: string;
+  /** Index of the racing completion in `messages`: the order's latest planned tranche (never an overtaking one). */
+  readonly message: number;
+  /** The `raceDeadline` variable the order starts with (`PT<n>S`). */
+  readonly deadline: string;
+  /** When to publish the racing tranche, relative to the timer's due time (negative: before). */
+  readonly offsetMs: number;
+}
+
 export interface ChaosPlan {
   readonly sizes: ChaosSizes;
   readonly run: string;
   readonly orders: ReadonlyArray<{ readonly workOrderId: string; readonly overtakes: boolean }>;
   readonly messages: readonly PlannedMessage[];
   readonly steps: readonly Step[];
+  readonly races: readonly PlannedRace[];
   readonly faults: readonly PlannedFault[];
 }
 
@@ -114,18 +151,33 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
   };
 
   const orders = Array.from({ length: sizes.orders }, (_, i) => ({ workOrderId: `WO-${run}-${String(i + 1).padStart(5, '0')}`, overtakes: random() < SHARES.overtake }));
+  // Races draw from a stream of their own, so adding them left the rest of a seed's plan as it was.
+  const raceRandom = seededRandom(sizes.seed ^ 0x7ace);
+  const races: PlannedRace[] = [];
+  const racing = new Set<number>();
   for (const order of orders) {
     // An overtaking order starts late and one of its completions comes before it; the others start early enough that theirs follow.
     const startAt = order.overtakes ? 0.1 + random() * 0.85 : random() * 0.85;
     timed.push({ at: startAt, step: { kind: 'start', workOrderId: order.workOrderId } });
     const early = Math.floor(random() * TRANCHES) + 1;
+    const first = messages.length;
     for (let tranche = 1; tranche <= TRANCHES; tranche++) {
       const data = completionData(order.workOrderId, tranche, tranche);
       const time = order.overtakes && tranche === early ? random() * startAt : startAt + random() * (1 - startAt);
       publish({ kind: 'completion', workOrderId: order.workOrderId, tranche, data, docId: interpreted(data).id }, time);
     }
+    if (raceRandom() < SHARES.race) {
+      // The latest of the four: after the start even for an overtaking order (its early one is the earliest).
+      const last = Array.from({ length: TRANCHES }, (_, i) => first + i).reduce((a, b) => ((at[b] ?? 0) > (at[a] ?? 0) ? b : a));
+      const seconds = RACE_DEADLINES_S[Math.floor(raceRandom() * RACE_DEADLINES_S.length)] ?? 3;
+      races.push({ workOrderId: order.workOrderId, message: last, deadline: `PT${seconds}S`, offsetMs: Math.round(RACE_OFFSET_MS.from + raceRandom() * (RACE_OFFSET_MS.to - RACE_OFFSET_MS.from)) });
+      racing.add(last);
+    }
   }
   const completions = messages.length;
+  // Copies (duplicates, collisions) only of completions that race nothing.
+  const copyable = Array.from({ length: completions }, (_, i) => i).filter((i) => !racing.has(i));
+  const pickCopyable = (): number => copyable[Math.floor(random() * copyable.length)] ?? 0;
   const later = (of: number): number => {
     const t = at[of] ?? 0;
     return t + random() * (1 - t);
@@ -133,7 +185,7 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
   const poison = Math.round(sizes.messages * SHARES.poison);
   const collisions = Math.round(sizes.messages * SHARES.collision);
   for (let i = 0; i < collisions; i++) {
-    const of = Math.floor(random() * completions);
+    const of = pickCopyable();
     const original = messages[of];
     if (original?.kind !== 'completion') throw new Error('collisions are planned on completions');
     const data = completionData(original.workOrderId, original.tranche, 100 + i);
@@ -148,13 +200,13 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
   }
   const duplicates = sizes.messages - messages.length;
   for (let i = 0; i < duplicates; i++) {
-    const of = Math.floor(random() * completions);
+    const of = pickCopyable();
     const original = messages[of];
     if (original?.kind !== 'completion') throw new Error('duplicates are planned on completions');
     publish({ kind: 'duplicate', of, data: original.data, docId: original.docId }, later(of));
   }
 
-  const steps = timed.sort((a, b) => a.at - b.at).map((t) => t.step);
+  const steps = timed.filter((t) => t.step.kind !== 'publish' || !racing.has(t.step.message)).sort((a, b) => a.at - b.at).map((t) => t.step);
   const faults: PlannedFault[] = [];
   const strike = (kind: FaultKind, count: number, from: number, to: number, targets: number): void => {
     for (let i = 0; i < count; i++) faults.push({ kind, atStep: Math.floor(steps.length * (from + ((to - from) * (i + random())) / count)), target: Math.floor(random() * targets) });
@@ -163,7 +215,7 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
   strike('firestore-restart', sizes.firestoreRestarts, 0.15, 0.85, 1);
   strike('dispatch-faults', sizes.dispatchFaults, 0.1, 0.9, 1);
   faults.sort((a, b) => a.atStep - b.atStep);
-  return { sizes, run, orders, messages, steps, faults };
+  return { sizes, run, orders, messages, steps, races, faults };
 }
 
 /** Concurrent relay instances of the run. */

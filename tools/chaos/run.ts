@@ -1,20 +1,23 @@
 /**
  * Drives one chaos run: a local stack of its own (fresh emulators, four
  * relays, the chaos model), the plan's starts and publishes with flow
- * control, the faults at their steps, then settling, the operator's one
+ * control, the races (each last tranche published around its timer's due
+ * time), the faults at their steps, then settling, the operator's one
  * requeue of dead letters, and the evaluation.
  */
-import { Firestore } from '@google-cloud/firestore';
-import { PubSub } from '@google-cloud/pubsub';
+import { Firestore, Timestamp } from '@google-cloud/firestore';
+import { PubSub, type Topic } from '@google-cloud/pubsub';
 import { join } from 'node:path';
 import { runCli } from '../../functions/src/cli/main';
+import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { instanceId } from '../../functions/src/engine/ids';
 import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId } from '../../functions/src/inbox/ids';
 import { startLocalStack, type LocalStack } from '../local/stack';
 import { REPO_ROOT } from '../local/serve-function';
 import { chaosLine, chaosPassed, evaluateChaos, type ChaosCounts } from './evaluate';
 import { openWork, readChaosSnapshot } from './observe';
-import { COMPLETION_ATTRIBUTES, planChaos, RELAYS, type ChaosPlan, type ChaosSizes, type PlannedFault } from './plan';
+import { COMPLETION_ATTRIBUTES, planChaos, RACE, RELAYS, TRANCHES, type ChaosPlan, type ChaosSizes, type PlannedFault, type PlannedRace } from './plan';
 
 export interface ChaosOptions extends ChaosSizes {
   /** Documents published but not yet stored before publishing pauses (keeps the 2-core machine out of overload). */
@@ -31,7 +34,17 @@ export interface ChaosResult {
   readonly ok: boolean;
   readonly counts: ChaosCounts;
   readonly faults: ReadonlyArray<PlannedFault & { readonly note: string }>;
+  /** Each race as run: when its last tranche was published, relative to its timer's due time (ms; null: never published). */
+  readonly races: ReadonlyArray<{ readonly workOrderId: string; readonly plannedOffsetMs: number; readonly publishedOffsetMs: number | null }>;
   readonly seconds: number;
+}
+
+/** The races under way: started once an order's other tranches are out, each publishing its last tranche around its timer's due time. */
+interface Races {
+  /** Timers seen whose tranche is not published yet: the run is not settled while any is. */
+  inFlight(): number;
+  /** Stops the races still waiting for their timer (after settling: their order never reached the last wait) and returns what ran. */
+  finish(): Promise<ChaosResult['races']>;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -53,11 +66,16 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const db = new Firestore({ projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
   const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
   try {
-    const { poisonIds, faults } = await drive(plan, stack, db, pubsub, options);
-    await settleAndRepair(stack, db, projectId, options);
+    const { poisonIds, faults, races } = await drive(plan, stack, db, pubsub, options);
+    let raced: ChaosResult['races'] = [];
+    try {
+      await settleAndRepair(stack, db, projectId, options, plan, races);
+    } finally {
+      raced = await races.finish();
+    }
     const counts = evaluateChaos(plan, poisonIds, await readChaosSnapshot(db));
     const seconds = Math.round((Date.now() - started) / 1000);
-    return { line: chaosLine(options.seed, counts, seconds), ok: chaosPassed(counts), counts, faults, seconds };
+    return { line: chaosLine(options.seed, counts, seconds), ok: chaosPassed(counts), counts, faults, races: raced, seconds };
   } finally {
     await pubsub.close();
     await db.terminate();
@@ -66,7 +84,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 }
 
 /** Takes the plan's steps in order (16 at a time), holding back while the receiver is behind, and fires each fault at its step. */
-async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: PubSub, options: ChaosOptions): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }> }> {
+async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: PubSub, options: ChaosOptions): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }>; races: Races }> {
   const info = await stack.info();
   const topic = pubsub.topic(info.topics.completions);
   const poisonIds: string[] = [];
@@ -94,6 +112,8 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
     });
   };
 
+  const races = startRaces(plan, db, topic, options, () => (willExist += 1));
+  const raceDeadlines = new Map(plan.races.map((r) => [r.workOrderId, r.deadline]));
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < plan.steps.length) {
@@ -102,7 +122,7 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
       const step = plan.steps[index];
       if (step === undefined) break;
       if (step.kind === 'start') {
-        await startOrder(info.functions.startProcess, step.workOrderId);
+        await startOrder(info.functions.startProcess, step.workOrderId, raceDeadlines.get(step.workOrderId) ?? null);
         continue;
       }
       while (willExist - stored > options.maxBacklog) await sleep(100);
@@ -111,6 +131,7 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
       const attributes = message.kind === 'poison' ? message.attributes : COMPLETION_ATTRIBUTES;
       if (message.kind !== 'duplicate') willExist += 1;
       const messageId = await topic.publishMessage({ data: message.data, attributes: { ...attributes } });
+      if (message.kind === 'completion') races.published(message.workOrderId);
       const slot = poisonSlot.get(step.message);
       if (slot !== undefined) poisonIds[slot] = invalidDocId(info.completionSubscription, messageId);
       if (index % 500 === 0) options.progress(`step ${index}/${plan.steps.length}: ${stored} documents stored`);
@@ -124,7 +145,73 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
     counting = false;
     await counter;
   }
-  return { poisonIds, faults: fired };
+  return { poisonIds, faults: fired, races };
+}
+
+/**
+ * The races: once the other tranches of a racing order are published, waits
+ * for its timer (the token then waits at the last wait), then publishes the
+ * racing tranche `offsetMs` after the timer's due time: whichever of the
+ * relay and the timer's task gets there first wins, the other must find
+ * nothing to do.
+ */
+function startRaces(plan: ChaosPlan, db: Firestore, topic: Topic, options: ChaosOptions, onPublish: () => void): Races & { published(workOrderId: string): void } {
+  const byOrder = new Map(plan.races.map((r) => [r.workOrderId, r]));
+  const published = new Map<string, number>();
+  const running: Array<Promise<ChaosResult['races'][number]>> = [];
+  let inFlight = 0;
+  let stopped = false;
+  const run = async (race: PlannedRace): Promise<ChaosResult['races'][number]> => {
+    const id = instanceId('work-order-execution', race.workOrderId);
+    const none = { workOrderId: race.workOrderId, plannedOffsetMs: race.offsetMs, publishedOffsetMs: null };
+    let dueAt: Date | null = null;
+    while (dueAt === null) {
+      if (stopped) return none;
+      const timers = await db.collection(COLLECTIONS.timers).where('processInstanceId', '==', id).where('activityId', '==', RACE.boundaryEventId).get().catch(() => null);
+      const due: unknown = timers?.docs[0]?.get('dueAt');
+      if (due instanceof Timestamp) dueAt = due.toDate();
+      else await sleep(250);
+    }
+    inFlight += 1;
+    try {
+      await sleep(Math.max(0, dueAt.getTime() + race.offsetMs - Date.now()));
+      const message = plan.messages[race.message];
+      if (message === undefined) throw new Error(`race of ${race.workOrderId}: no message ${race.message}`);
+      const at = Date.now();
+      onPublish();
+      await publishUntilAccepted(topic, message.data);
+      options.progress(`race ${race.workOrderId}: last tranche published ${at - dueAt.getTime()} ms from its timer's due time (planned ${race.offsetMs})`);
+      return { ...none, publishedOffsetMs: at - dueAt.getTime() };
+    } finally {
+      inFlight -= 1;
+    }
+  };
+  return {
+    published(workOrderId) {
+      const n = (published.get(workOrderId) ?? 0) + 1;
+      published.set(workOrderId, n);
+      const race = byOrder.get(workOrderId);
+      if (race !== undefined && n === TRANCHES - 1) running.push(run(race));
+    },
+    inFlight: () => inFlight,
+    async finish() {
+      stopped = true;
+      return Promise.all(running);
+    },
+  };
+}
+
+/** Publishes to the emulator, retrying a failed call (the client's own retries gave up): the race's message must go out. */
+async function publishUntilAccepted(topic: Topic, data: Buffer): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await topic.publishMessage({ data, attributes: { ...COMPLETION_ATTRIBUTES } });
+      return;
+    } catch (err) {
+      if (attempt >= 10) throw err;
+      await sleep(500);
+    }
+  }
 }
 
 async function strike(stack: LocalStack, fault: PlannedFault, downMs: number): Promise<string> {
@@ -147,9 +234,10 @@ async function strike(stack: LocalStack, fault: PlannedFault, downMs: number): P
 }
 
 /** startProcess until it answers 2xx (idempotent per work order); 5xx and refused connections are retried. */
-async function startOrder(url: string, workOrderId: string): Promise<void> {
-  // providerScript "silent": the simulated provider leaves the completions to the chaos run.
-  const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId, providerScript: 'silent' } });
+async function startOrder(url: string, workOrderId: string, raceDeadline: string | null): Promise<void> {
+  // providerScript "silent": the simulated provider leaves the completions to the chaos run. No raceDeadline: the model's 14 days.
+  const variables = { workOrderId, providerScript: 'silent', ...(raceDeadline === null ? {} : { [RACE.variable]: raceDeadline }) };
+  const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables });
   for (let attempt = 1; ; attempt++) {
     try {
       const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15_000) });
@@ -168,16 +256,20 @@ async function startOrder(url: string, workOrderId: string): Promise<void> {
  * operator would: one `inbox requeue --reason DEAD_LETTERED --yes`. Repeats
  * while that finds something to requeue (a dead letter may land late).
  */
-async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: string, options: ChaosOptions): Promise<void> {
+async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: string, options: ChaosOptions, plan: ChaosPlan, races: Races): Promise<void> {
   const deadline = Date.now() + options.settleTimeoutMs;
+  const raceTranches = new Set(plan.races.flatMap((r) => {
+    const m = plan.messages[r.message];
+    return m?.kind === 'completion' ? [m.docId] : [];
+  }));
   const settle = async (): Promise<void> => {
     let quiet = 0;
     while (quiet < 2) {
       if (Date.now() > deadline) throw new Error(`not settled after ${options.settleTimeoutMs} ms`);
       await sleep(2_000);
-      const work = await openWork(db).catch(() => null);
-      quiet = work !== null && work.open === 0 && work.pendingJobs === 0 ? quiet + 1 : 0;
-      if (work !== null) options.progress(`settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.documents} documents`);
+      const work = await openWork(db, raceTranches).catch(() => null);
+      quiet = work !== null && work.open === 0 && work.pendingJobs === 0 && work.pendingTimers === 0 && races.inFlight() === 0 ? quiet + 1 : 0;
+      if (work !== null) options.progress(`settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.pendingTimers} timers PENDING, ${races.inFlight()} races publishing, ${work.documents} documents`);
     }
   };
   const info = await stack.info();

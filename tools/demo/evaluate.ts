@@ -1,9 +1,10 @@
 /**
  * Pure evaluation of a demo run: what each work order and message ended as,
  * per scenario against the expectation, totals, and the invariants of the
- * promise (nothing lost, nothing billed twice, nothing completed unbilled).
+ * promise (nothing lost, nothing billed twice, nothing completed unbilled,
+ * nothing waiting silently, no timer left behind).
  */
-import { type PlannedOrder, POISON, SCENARIOS, type ScenarioId } from './plan';
+import { type PlannedOrder, POISON, SCENARIOS, scenarioOf, type ScenarioId } from './plan';
 
 /** The inbox document fields the demo reads. */
 export interface InboxView {
@@ -22,6 +23,19 @@ export interface Snapshot {
   readonly invoices: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
   /** createInvoice jobs: which instance each belongs to. */
   readonly invoiceJobs: ReadonlyArray<{ readonly processInstanceId: string }>;
+  /** Tokens of this run's instances that wait for a message (WAITING_MESSAGE), and where. */
+  readonly waitingTokens: ReadonlyArray<{ readonly processInstanceId: string; readonly activityId: string }>;
+  /** Timer documents of this run's instances (cancelled ones are deleted, so they are not here). */
+  readonly timers: ReadonlyArray<{ readonly processInstanceId: string; readonly activityId: string; readonly status: string }>;
+  /** `escalations/` records of this run's work orders. */
+  readonly escalations: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
+  /** Distinct reminders (WorkOrderOverdue) the simulated provider received, per work order. */
+  readonly reminders: Readonly<Record<string, number>>;
+  /**
+   * What `inbox waiting` listed for this run's work orders: business key,
+   * activity, seconds waited. Null until the run has asked it.
+   */
+  readonly waitingListed: ReadonlyArray<{ readonly businessKey: string; readonly activityId: string; readonly waitingSeconds: number }> | null;
 }
 
 /** Messages the run published: where each must end up. */
@@ -60,14 +74,56 @@ const describeDoc = (d: InboxView, showsPath = false): string => {
   return d.reason === null ? d.status : `${d.status} ${d.reason}`;
 };
 
-/** One work order as a line: its inbox documents (with the path they took, if `showsPath`), its process, its invoice. */
-export function observeOrder(snapshot: Snapshot, workOrderId: string, showsPath = false): string {
-  const docs = snapshot.inbox.filter((d) => d.correlationKey === workOrderId).map((d) => describeDoc(d, showsPath)).sort();
+/** What a line shows beyond inbox, process and invoice (a scenario's `showsPath` / `showsWaiting`). */
+export interface Shows {
+  readonly path?: boolean;
+  /** Where the tokens wait, the escalations, and `inbox waiting` (with the deadline the listing must exceed, seconds). */
+  readonly waiting?: { readonly deadlineSeconds: number };
+}
+
+const times = (n: number): string => (n === 0 ? 'never' : n === 1 ? 'once' : `${n}×`);
+
+/**
+ * One work order as a line: its inbox documents (with the path they took, if
+ * `shows.path`), its process (and where it waits, if `shows.waiting`), its
+ * escalations (always when there are any), whether `inbox waiting` lists it
+ * past its deadline (if `shows.waiting` and the run asked), its invoice.
+ */
+export function observeOrder(snapshot: Snapshot, workOrderId: string, shows: Shows = {}): string {
+  const docs = snapshot.inbox.filter((d) => d.correlationKey === workOrderId).map((d) => describeDoc(d, shows.path === true)).sort();
   const instances = snapshot.instances.filter((i) => i.businessKey === workOrderId);
   const invoiced = snapshot.invoices.some((i) => i.workOrderId === workOrderId);
   const inbox = docs.length === 0 ? 'no inbox document' : docs.join(' + ');
-  const process = instances.length === 0 ? 'no process' : instances.map((i) => i.status).join(' + ');
-  return `${inbox} · ${process} · ${invoiced ? 'invoiced' : 'not invoiced'}`;
+  const waitingAt = (id: string): string => {
+    const at = snapshot.waitingTokens.filter((t) => t.processInstanceId === id).map((t) => t.activityId).sort();
+    return at.length === 0 ? ' (no token waits)' : ` at ${at.join(' + ')}`;
+  };
+  const process = instances.length === 0 ? 'no process' : instances.map((i) => `${i.status}${shows.waiting === undefined ? '' : waitingAt(i.id)}`).join(' + ');
+  const parts = [inbox, process];
+  const escalations = snapshot.escalations.filter((e) => e.workOrderId === workOrderId).length;
+  const reminders = snapshot.reminders[workOrderId] ?? 0;
+  if (shows.waiting !== undefined || escalations > 0 || reminders > 0) parts.push(`escalated ${times(escalations)}, ${reminders} reminder${reminders === 1 ? '' : 's'}`);
+  if (shows.waiting !== undefined && snapshot.waitingListed !== null) {
+    const listed = snapshot.waitingListed.filter((w) => w.businessKey === workOrderId);
+    const longest = Math.max(-1, ...listed.map((w) => w.waitingSeconds));
+    parts.push(listed.length === 0 ? 'not in inbox waiting' : longest >= shows.waiting.deadlineSeconds ? 'in inbox waiting past its deadline' : `in inbox waiting only ${longest} s`);
+  }
+  parts.push(invoiced ? 'invoiced' : 'not invoiced');
+  return parts.join(' · ');
+}
+
+/** What the line of a work order of scenario `id` shows. */
+export function showsOf(id: ScenarioId): Shows {
+  const s = scenarioOf(id);
+  const deadline = s.variables?.['completionDeadline'];
+  return { path: s.showsPath, ...(s.showsWaiting === true ? { waiting: { deadlineSeconds: deadline === undefined ? 0 : isoSeconds(deadline) } } : {}) };
+}
+
+/** Seconds of the plain `PT<n>S` durations the demo sets (the engine parses the model's; the demo only needs its own). */
+function isoSeconds(text: string): number {
+  const match = /^PT(\d+)S$/.exec(text);
+  if (match === null) throw new Error(`demo deadline ${text}: expected PT<n>S`);
+  return Number(match[1]);
 }
 
 function tally(outcomes: readonly string[]): Array<{ outcome: string; count: number }> {
@@ -79,7 +135,7 @@ function tally(outcomes: readonly string[]): Array<{ outcome: string; count: num
 export function evaluate(plan: readonly PlannedOrder[], published: Published, snapshot: Snapshot): Evaluation {
   const scenarios: ScenarioRow[] = SCENARIOS.map((s) => {
     const orders = plan.filter((o) => o.scenario === s.id);
-    const observed = tally(orders.map((o) => observeOrder(snapshot, o.workOrderId, s.showsPath)));
+    const observed = tally(orders.map((o) => observeOrder(snapshot, o.workOrderId, showsOf(s.id))));
     return { scenario: s.id, title: s.title, count: orders.length, expected: s.expected, observed, ok: observed.length === 1 && observed[0]?.outcome === s.expected };
   });
   const byId = new Map(snapshot.inbox.map((d) => [d.id, d]));
@@ -94,7 +150,7 @@ export function evaluate(plan: readonly PlannedOrder[], published: Published, sn
     return { status, reason: reason === '' ? null : reason, count };
   }).sort((a, b) => a.status.localeCompare(b.status) || (a.reason ?? '').localeCompare(b.reason ?? ''));
 
-  const invariants = [accountedFor(published, snapshot), invoicedOnce(plan, snapshot), completedInvoiced(snapshot)];
+  const invariants = [accountedFor(published, snapshot), invoicedOnce(plan, snapshot), completedInvoiced(snapshot), noSilentWait(plan, snapshot), escalatedOnlyWhenDue(plan, snapshot), noTimerLeft(snapshot)];
   return { scenarios, totals, invariants, ok: scenarios.every((s) => s.ok) && invariants.every((i) => i.violations.length === 0) };
 }
 
@@ -138,4 +194,44 @@ function completedInvoiced(snapshot: Snapshot): Invariant {
     else if (invoice.processInstanceId !== i.id) violations.push(`${i.businessKey}: invoiced by another instance (${invoice.processInstanceId.slice(0, 12)})`);
   }
   return { name: 'no completed work order without its invoice', violations };
+}
+
+/**
+ * No work order waits silently: each is invoiced, or shows as an incident
+ * (an operator's list), or was escalated and still waits for its completion
+ * (the provider never answered: not invoiced, legitimately).
+ */
+function noSilentWait(plan: readonly PlannedOrder[], snapshot: Snapshot): Invariant {
+  const violations: string[] = [];
+  for (const { workOrderId } of plan) {
+    if (snapshot.invoices.some((v) => v.workOrderId === workOrderId)) continue;
+    const instances = snapshot.instances.filter((i) => i.businessKey === workOrderId);
+    if (instances.some((i) => i.status === 'INCIDENT')) continue;
+    const escalated = snapshot.escalations.some((e) => e.workOrderId === workOrderId);
+    const waiting = instances.some((i) => snapshot.waitingTokens.some((t) => t.processInstanceId === i.id));
+    if (!(escalated && waiting)) violations.push(`${workOrderId}: not invoiced, no incident, ${escalated ? 'escalated but no token waits' : 'not escalated'} (${instances.map((i) => i.status).join(' + ') || 'no process'})`);
+  }
+  return { name: 'no work order waits silently (invoiced, incident, or escalated and waiting)', violations };
+}
+
+/** Escalations only where the deadline was seconds (the never-answered orders), at most one per work order. */
+function escalatedOnlyWhenDue(plan: readonly PlannedOrder[], snapshot: Snapshot): Invariant {
+  const violations: string[] = [];
+  for (const { workOrderId, scenario } of plan) {
+    const n = snapshot.escalations.filter((e) => e.workOrderId === workOrderId).length;
+    const due = scenarioOf(scenario).variables?.['completionDeadline'] !== undefined;
+    if (n > 1) violations.push(`${workOrderId}: escalated ${n} times`);
+    else if (n === 1 && !due) violations.push(`${workOrderId}: escalated before its 14-day deadline`);
+  }
+  return { name: 'no work order escalated twice or before its deadline', violations };
+}
+
+/** An invoiced order left its wait: the boundary timer went with it (deleted), none PENDING behind. */
+function noTimerLeft(snapshot: Snapshot): Invariant {
+  const violations: string[] = [];
+  for (const invoice of snapshot.invoices) {
+    const left = snapshot.timers.filter((t) => t.processInstanceId === invoice.processInstanceId && t.status === 'PENDING');
+    if (left.length > 0) violations.push(`${invoice.workOrderId}: ${left.length} PENDING timer(s) (${left.map((t) => t.activityId).join(', ')})`);
+  }
+  return { name: 'no PENDING timer left for an invoiced work order', violations };
 }

@@ -3,20 +3,39 @@ import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { INBOX } from '../../functions/src/inbox/document';
 import type { InboxView, Snapshot } from './evaluate';
 
+/** What Firestore holds of a run; the provider's reminders and `inbox waiting` come from elsewhere. */
+export type StoredState = Omit<Snapshot, 'reminders' | 'waitingListed'>;
+
+/** Firestore's `in` takes at most 30 values. */
+const IN_LIMIT = 30;
+
+async function byInstance(db: Firestore, collection: string, ids: readonly string[], narrow: (q: Query) => Query = (q) => q): Promise<FirebaseFirestore.QueryDocumentSnapshot[]> {
+  const chunks = Array.from({ length: Math.ceil(ids.length / IN_LIMIT) }, (_, i) => ids.slice(i * IN_LIMIT, (i + 1) * IN_LIMIT));
+  const pages = await Promise.all(chunks.map((chunk) => narrow(db.collection(collection).where('processInstanceId', 'in', chunk)).get()));
+  return pages.flatMap((p) => p.docs);
+}
+
 const withPrefix = (query: Query, field: string, prefix: string): Query => query.where(field, '>=', prefix).where(field, '<', `${prefix}\uf8ff`);
 
 /**
  * Reads this run's state: inbox documents of its work orders (by key) and
- * its poison messages (by id), the process instances, invoices and invoice
- * jobs of its work orders. Earlier runs on the same emulators are ignored.
+ * its poison messages (by id), the process instances, invoices, invoice
+ * jobs, escalations, waiting tokens and timers of its work orders. Earlier
+ * runs on the same emulators are ignored.
  */
-export async function readSnapshot(db: Firestore, prefix: string, poisonIds: readonly string[]): Promise<Snapshot> {
-  const [inbox, poison, instances, invoices, jobs] = await Promise.all([
+export async function readSnapshot(db: Firestore, prefix: string, poisonIds: readonly string[]): Promise<StoredState> {
+  const [inbox, poison, instances, invoices, jobs, escalations] = await Promise.all([
     withPrefix(db.collection(INBOX), 'correlationKey', prefix).get(),
     poisonIds.length === 0 ? Promise.resolve([]) : db.getAll(...poisonIds.map((id) => db.collection(INBOX).doc(id))),
     withPrefix(db.collection(COLLECTIONS.instances), 'businessKey', prefix).get(),
     withPrefix(db.collection(COLLECTIONS.invoices), 'workOrderId', prefix).get(),
     db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').select('processInstanceId').get(),
+    withPrefix(db.collection(COLLECTIONS.escalations), 'workOrderId', prefix).get(),
+  ]);
+  const instanceIds = instances.docs.map((d) => d.id);
+  const [tokens, timers] = await Promise.all([
+    byInstance(db, COLLECTIONS.executions, instanceIds, (q) => q.where('status', '==', 'WAITING_MESSAGE')),
+    byInstance(db, COLLECTIONS.timers, instanceIds),
   ]);
   const view = (id: string, d: Record<string, unknown>): InboxView => ({
     id,
@@ -33,5 +52,8 @@ export async function readSnapshot(db: Firestore, prefix: string, poisonIds: rea
     instances: instanceList,
     invoices: invoices.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
     invoiceJobs: jobs.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')) })).filter((j) => ours.has(j.processInstanceId)),
+    waitingTokens: tokens.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')) })),
+    timers: timers.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')), status: String(d.get('status')) })),
+    escalations: escalations.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
   };
 }

@@ -4,7 +4,7 @@
  */
 import type { ProviderScript } from '../local/provider';
 
-export type ScenarioId = 'normal' | 'duplicate' | 'overtake' | 'conflict' | 'ambiguous' | 'outage' | 'deadLetter' | 'poison';
+export type ScenarioId = 'normal' | 'duplicate' | 'overtake' | 'conflict' | 'ambiguous' | 'outage' | 'deadLetter' | 'neverAnswered' | 'poison';
 
 export interface Scenario {
   readonly id: ScenarioId;
@@ -17,6 +17,10 @@ export interface Scenario {
   readonly share: number;
   /** At most this many work orders, whatever the share (no cap when absent). */
   readonly maxCount?: number;
+  /** Exactly this many work orders, whatever the run's size (the share is then unused). */
+  readonly count?: number;
+  /** Process variables its work orders start with, besides workOrderId and providerScript. */
+  readonly variables?: Readonly<Record<string, string>>;
   /**
    * Whether the way the completion was correlated is part of the outcome
    * (via the buffer, after a dead letter). Elsewhere a completion may come
@@ -24,6 +28,12 @@ export interface Scenario {
    * "DONE" is DONE either way.
    */
   readonly showsPath: boolean;
+  /**
+   * Whether where the token waits, the escalations and `inbox waiting` are
+   * part of the outcome (the orders nobody answers). Escalations show on
+   * every order that has one, so a stray one fails its scenario.
+   */
+  readonly showsWaiting?: boolean;
 }
 
 const ORDER_DONE = 'DONE · COMPLETED · invoiced';
@@ -40,7 +50,23 @@ export const SCENARIOS: readonly Scenario[] = [
   // retry 0-1 s): 1 or 2 messages were dead-lettered in 19 of 19 runs, 3 or 4 in 5 of 8, 6 in 3 of 18;
   // the stalled ones got no push for the next 80 s. The real service has no such limit.
   { id: 'deadLetter', showsPath: true, title: 'dead-lettered, then requeued', expected: 'DONE after dead letter · COMPLETED · invoiced', providerScript: 'silent', share: 0.03, maxCount: 2 },
+  // Seconds instead of the model's 14 days: the timer fires within the run. Nobody publishes their completion;
+  // each must be escalated once, keep waiting, and show in `inbox waiting` (a fixed few: the point is visibility, not volume).
+  {
+    id: 'neverAnswered',
+    showsPath: false,
+    showsWaiting: true,
+    title: 'the provider never answers',
+    expected: 'no inbox document · RUNNING at waitForCompletion · escalated once, 1 reminder · in inbox waiting past its deadline · not invoiced',
+    providerScript: 'silent',
+    share: 0,
+    count: 3,
+    variables: { completionDeadline: 'PT5S' },
+  },
 ];
+
+/** The deadline of the never-answered orders, in seconds (their `completionDeadline`). */
+export const NEVER_ANSWERED_DEADLINE_S = 5;
 
 export const POISON: Scenario = { id: 'poison', showsPath: false, title: 'poison payload', expected: 'PARKED INVALID_PAYLOAD', providerScript: 'silent', share: 0 };
 
@@ -58,7 +84,7 @@ export interface PlannedOrder {
 }
 
 /** The smallest run that gives every scenario a work order and leaves some normal ones. */
-export const MIN_ORDERS = 10;
+export const MIN_ORDERS = 13;
 
 /** Splits `orders` work orders of run `run` over the scenarios: each gets its share (at least one), the rest are normal. */
 export function planOrders(run: string, orders: number): PlannedOrder[] {
@@ -68,7 +94,7 @@ export function planOrders(run: string, orders: number): PlannedOrder[] {
   const next = (scenario: ScenarioId): PlannedOrder => ({ workOrderId: `WO-${run}-${String(++n).padStart(4, '0')}`, scenario });
   for (const s of SCENARIOS) {
     if (s.id === 'normal') continue;
-    const count = Math.min(s.maxCount ?? Infinity, Math.max(1, Math.round(orders * s.share)));
+    const count = s.count ?? Math.min(s.maxCount ?? Infinity, Math.max(1, Math.round(orders * s.share)));
     for (let i = 0; i < count; i++) plan.push(next(s.id));
   }
   while (plan.length < orders) plan.push(next('normal'));

@@ -19,7 +19,10 @@ export function formatReport(r: DemoResult): string {
   const evidence = [
     r.outage === null ? null : `Firestore outage: emulator ${r.outage.kind === 'RESTARTED' ? 'stopped and restarted' : 'cut off'}, ${(r.outage.totalMs / 1000).toFixed(1)} s without Firestore; the receiver answered ${receiver.notAcked} deliveries 5xx (not acked), Pub/Sub redelivered them.`,
     `Relay: ${r.status.relaySchedule.calls} scheduled calls; functions logged ${sum(r, 'warnings')} warnings and ${sum(r, 'errors')} errors (parked messages are logged as ERROR, by design).`,
-    r.commands.length === 0 ? 'Operator commands run: none' : 'Operator commands run (each repairs with one command):',
+    r.neverAnswered.length === 0
+      ? 'Never answered: `inbox waiting` listed none of them.'
+      : `Never answered: \`inbox waiting\` listed ${r.neverAnswered.map((w) => `${w.workOrderId} at ${w.activityId} for ${w.waitingSeconds} s`).join(', ')}; the simulated provider got ${sumReminders(r)} reminder(s) and answered none.`,
+    r.commands.length === 0 ? 'Operator commands run: none' : 'Operator commands run (a repair is one command; `waiting` only looks):',
     ...r.commands.map((c) => `  ${c}`),
   ].filter((l): l is string => l !== null);
   const phases = r.phases.map((p) => `  ${p.seconds.toFixed(1).padStart(6)} s  ${p.phase}${p.error === null ? '' : ' (FAILED)'}`);
@@ -40,6 +43,11 @@ export function formatReport(r: DemoResult): string {
     '',
     r.ok ? 'Every scenario ended as expected and every invariant holds.' : 'NOT as expected: see FAILED above.',
   ].join('\n');
+}
+
+function sumReminders(r: DemoResult): number {
+  const prefix = `WO-${r.run}-`;
+  return Object.entries(r.status.provider.remindersByWorkOrder).reduce((n, [workOrderId, count]) => (workOrderId.startsWith(prefix) ? n + count : n), 0);
 }
 
 function sum(r: DemoResult, field: 'warnings' | 'errors'): number {

@@ -12,7 +12,7 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import type { StackControl, StackInfo, StackStatus } from '../local/control';
 import { COMPLETION_ATTRIBUTES, completionOf } from '../local/provider';
-import { evaluate, observeOrder, type Evaluation, type Snapshot } from './evaluate';
+import { evaluate, observeOrder, showsOf, type Evaluation, type Snapshot } from './evaluate';
 import { readSnapshot } from './observe';
 import { type PlannedOrder, planOrders, POISON_MESSAGES, scenarioOf, type ScenarioId } from './plan';
 import { errorMessage } from '../../functions/src/core/errors';
@@ -34,6 +34,8 @@ export interface DemoResult {
   readonly evaluation: Evaluation;
   /** The operator commands the run used, as a person would type them. */
   readonly commands: readonly string[];
+  /** What `inbox waiting` listed of the never-answered work orders: key, activity, seconds waited. */
+  readonly neverAnswered: ReadonlyArray<{ readonly workOrderId: string; readonly activityId: string; readonly waitingSeconds: number }>;
   readonly phases: ReadonlyArray<{ readonly phase: string; readonly seconds: number; readonly error: string | null }>;
   /** Every scenario as expected, every invariant holds, no phase failed. */
   readonly ok: boolean;
@@ -57,7 +59,8 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
   const plan = planOrders(run, ctx.options.orders);
   const of = (s: ScenarioId): PlannedOrder[] => plan.filter((o) => o.scenario === s);
   const published: { completionIds: Map<string, string>; poisonIds: string[] } = { completionIds: new Map(), poisonIds: [] };
-  for (const o of plan) published.completionIds.set(o.workOrderId, messageDocId('WorkOrderCompleted', o.workOrderId, `done-${o.workOrderId}`));
+  // Nobody publishes the completion of a never-answered order: there is nothing of it to account for.
+  for (const o of plan) if (o.scenario !== 'neverAnswered') published.completionIds.set(o.workOrderId, messageDocId('WorkOrderCompleted', o.workOrderId, `done-${o.workOrderId}`));
   const commands: string[] = [];
   const phases: Array<{ phase: string; seconds: number; error: string | null }> = [];
   let messages = 0;
@@ -69,8 +72,14 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
   /** The inbox documents the orders' completions map to (read by id). */
   const completionDocs = (orders: readonly PlannedOrder[]): Promise<FirebaseFirestore.DocumentSnapshot[]> =>
     ctx.db.getAll(...orders.map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
-  const snapshot = (): Promise<Snapshot> => readSnapshot(ctx.db, prefix, published.poisonIds);
-  const settled = (s: Snapshot, orders: readonly PlannedOrder[]): number => orders.filter((o) => observeOrder(s, o.workOrderId, scenarioOf(o.scenario).showsPath) === scenarioOf(o.scenario).expected).length;
+  // An object, not a `let`: phases set it inside closures, where TypeScript would not see the assignment.
+  const listing: { waitingListed: Snapshot['waitingListed'] } = { waitingListed: null };
+  const snapshot = async (): Promise<Snapshot> => {
+    const [stored, status] = await Promise.all([readSnapshot(ctx.db, prefix, published.poisonIds), ctx.control.status()]);
+    const reminders = Object.fromEntries(Object.entries(status.provider.remindersByWorkOrder).filter(([workOrderId]) => workOrderId.startsWith(prefix)));
+    return { ...stored, reminders, waitingListed: listing.waitingListed };
+  };
+  const settled = (s: Snapshot, orders: readonly PlannedOrder[]): number => orders.filter((o) => observeOrder(s, o.workOrderId, showsOf(o.scenario)) === scenarioOf(o.scenario).expected).length;
   // A phase that fails (a timeout) is recorded and the run goes on: the report then shows where things stand.
   const phase = async (name: string, body: () => Promise<void>): Promise<void> => {
     const t = Date.now();
@@ -150,7 +159,21 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
   });
 
   await phase('everything delivered and correlated', async () => {
-    await untilSettled(plan.filter((o) => o.scenario !== 'deadLetter'), 'delivery and correlation');
+    await untilSettled(plan.filter((o) => o.scenario !== 'deadLetter' && o.scenario !== 'neverAnswered'), 'delivery and correlation');
+  });
+
+  await phase('the provider never answers: escalated, still waiting', async () => {
+    const orders = of('neverAnswered');
+    // The timer fires after completionDeadline (seconds); the escalation records, then reminds the provider.
+    await until(async () => {
+      const s = await snapshot();
+      return orders.every((o) => s.escalations.some((e) => e.workOrderId === o.workOrderId) && (s.reminders[o.workOrderId] ?? 0) > 0);
+    }, 'the never-answered work orders to be escalated', ctx.options.phaseTimeoutMs);
+    listing.waitingListed = await listWaiting(cli, prefix);
+    // Asked once, so checked once: waiting on a listing that cannot change would only use up the timeout.
+    const s = await snapshot();
+    const off = orders.filter((o) => observeOrder(s, o.workOrderId, showsOf(o.scenario)) !== scenarioOf(o.scenario).expected);
+    if (off.length > 0) throw new Error(`${off.length} never-answered order(s) not as expected, e.g. ${off[0]?.workOrderId ?? ''}: ${observeOrder(s, off[0]?.workOrderId ?? '', showsOf('neverAnswered'))}`);
   });
 
   await phase('one requeue for the dead letters', async () => {
@@ -160,7 +183,25 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
 
   const evaluation = evaluate(plan, published, await snapshot());
   const ok = evaluation.ok && phases.every((p) => p.error === null);
-  return { ok, run, orders: plan.length, messagesPublished: messages + (await ctx.control.status()).provider.completionsPublished, evaluation, commands, phases, outage, status: await ctx.control.status(), seconds: Math.round((Date.now() - started) / 100) / 10 };
+  const listed = listing.waitingListed ?? [];
+  const neverAnswered = of('neverAnswered').flatMap((o) => listed.filter((w) => w.businessKey === o.workOrderId).map((w) => ({ workOrderId: o.workOrderId, activityId: w.activityId, waitingSeconds: w.waitingSeconds })));
+  return { ok, run, orders: plan.length, messagesPublished: messages + (await ctx.control.status()).provider.completionsPublished, evaluation, commands, neverAnswered, phases, outage, status: await ctx.control.status(), seconds: Math.round((Date.now() - started) / 100) / 10 };
+}
+
+/** The waiting points `inbox waiting --message WorkOrderCompleted` lists of this run's work orders, all pages. */
+async function listWaiting(cli: (...argv: string[]) => Promise<string>, prefix: string): Promise<NonNullable<Snapshot['waitingListed']>> {
+  const rows: Array<{ businessKey: string; activityId: string; waitingSeconds: number }> = [];
+  let after: string | null = null;
+  for (let page = 0; page < 100; page++) {
+    const out = await cli('--json', 'waiting', '--message', 'WorkOrderCompleted', '--page-size', '1000', ...(after === null ? [] : ['--after', after]));
+    const parsed = JSON.parse(out) as { waitingPoints?: Array<{ businessKey?: unknown; activityId?: unknown; waitingSeconds?: unknown }>; next?: unknown };
+    for (const p of parsed.waitingPoints ?? []) {
+      if (typeof p.businessKey === 'string' && p.businessKey.startsWith(prefix)) rows.push({ businessKey: p.businessKey, activityId: String(p.activityId), waitingSeconds: Number(p.waitingSeconds) });
+    }
+    if (typeof parsed.next !== 'string') return rows;
+    after = parsed.next;
+  }
+  throw new Error('inbox waiting: more than 100 pages of 1,000 waiting points');
 }
 
 /** Starts work orders through startProcess (idempotent per business key), 8 at a time, retrying 5xx and refused connections. */
@@ -169,7 +210,8 @@ async function startOrders(ctx: Context, orders: readonly PlannedOrder[]): Promi
   const worker = async (): Promise<void> => {
     while (next < orders.length) {
       const o = orders[next++] as PlannedOrder;
-      const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: o.workOrderId, variables: { workOrderId: o.workOrderId, providerScript: scenarioOf(o.scenario).providerScript } });
+      const s = scenarioOf(o.scenario);
+      const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: o.workOrderId, variables: { ...s.variables, workOrderId: o.workOrderId, providerScript: s.providerScript } });
       await until(async () => {
         try {
           const response = await fetch(ctx.info.functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15_000) });

@@ -10,7 +10,14 @@ import { z } from 'zod';
  * - `duplicate`: the same completion published twice (the inbox keeps one);
  * - `conflict`: two different completions under one event id (the second is
  *   parked as KEY_COLLISION);
- * - `silent`: no answer (the demo publishes the completion itself).
+ * - `silent`: no answer (the demo publishes the completion itself, or, for
+ *   the orders whose provider never answers, nobody does).
+ *
+ * Only a message with `eventType: WorkOrderHandedOver` is a hand-over. The
+ * process also publishes reminders to the same topic (`WorkOrderOverdue`,
+ * from escalateOverdueWorkOrder): the provider counts them, once per
+ * escalation job (the `jobId` attribute; a re-run publishes again), and
+ * answers none of them: a reminder is not a new work order.
  */
 export type ProviderScript = 'answer' | 'duplicate' | 'conflict' | 'silent';
 
@@ -35,11 +42,23 @@ export interface ProviderOptions {
 }
 
 export interface ProviderStats {
+  /** Messages taken off the subscription, of every kind (redeliveries too). */
+  readonly received: number;
   readonly handedOver: number;
   readonly completionsPublished: number;
+  /** Distinct reminders (WorkOrderOverdue) received, deduplicated by escalation job. */
+  readonly reminders: number;
+  /** Distinct reminders per work order. */
+  readonly remindersByWorkOrder: Readonly<Record<string, number>>;
+  /** Messages that were neither a hand-over nor a reminder, or unreadable: acked and dropped. */
   readonly ignored: number;
   readonly failures: number;
 }
+
+/** The eventType attributes the process publishes to the provider topic (jobs/handlers.ts). */
+export const PROVIDER_EVENT_TYPES = { handOver: 'WorkOrderHandedOver', reminder: 'WorkOrderOverdue' } as const;
+
+const Reminder = z.object({ workOrderId: z.string().min(1) }).passthrough();
 
 export interface SimulatedProvider {
   stats(): ProviderStats;
@@ -57,10 +76,13 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
   const random = options.random ?? Math.random;
   const answered = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
+  let received = 0;
   let handedOver = 0;
   let completionsPublished = 0;
   let ignored = 0;
   let failures = 0;
+  // work order -> escalation job ids whose reminder arrived
+  const reminders = new Map<string, Set<string>>();
   const topic = pubsub.topic(completionTopic);
   const publish = async (payload: Record<string, unknown>): Promise<void> => {
     await topic.publishMessage({ json: payload, attributes: COMPLETION_ATTRIBUTES });
@@ -75,9 +97,24 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
     if (script === 'conflict') await publish({ ...completion, completedItems: Number(completion.completedItems) + 1 });
   };
 
+  const onReminder = (message: Message): void => {
+    const parsed = Reminder.safeParse(safeJson(message.data));
+    if (!parsed.success) ignored += 1;
+    else {
+      const jobs = reminders.get(parsed.data.workOrderId) ?? new Set<string>();
+      // Without a jobId (not published by the process) each delivery counts: nothing to deduplicate by.
+      jobs.add(message.attributes['jobId'] ?? `message ${message.id}`);
+      reminders.set(parsed.data.workOrderId, jobs);
+    }
+    message.ack();
+  };
+
   const onMessage = (message: Message): void => {
-    const parsed = HandOver.safeParse(safeJson(message.data));
-    if (!parsed.success) {
+    received += 1;
+    const eventType = message.attributes['eventType'];
+    if (eventType === PROVIDER_EVENT_TYPES.reminder) return onReminder(message);
+    const parsed = eventType === PROVIDER_EVENT_TYPES.handOver ? HandOver.safeParse(safeJson(message.data)) : null;
+    if (parsed === null || !parsed.success) {
       ignored += 1;
       message.ack();
       return;
@@ -111,7 +148,10 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
     failures += 1;
   });
   return {
-    stats: () => ({ handedOver, completionsPublished, ignored, failures }),
+    stats: () => {
+      const byWorkOrder = Object.fromEntries([...reminders].map(([workOrderId, jobs]) => [workOrderId, jobs.size]));
+      return { received, handedOver, completionsPublished, reminders: Object.values(byWorkOrder).reduce((n, c) => n + c, 0), remindersByWorkOrder: byWorkOrder, ignored, failures };
+    },
     async stop() {
       for (const timer of timers) clearTimeout(timer);
       sub.removeListener('message', onMessage);
