@@ -1,4 +1,12 @@
-import { type DocumentSnapshot, FieldPath, type Firestore, type Query, type Timestamp } from '@google-cloud/firestore';
+import type * as FirestoreModule from '@google-cloud/firestore';
+import type { DocumentSnapshot, Firestore, Query, Timestamp } from '@google-cloud/firestore';
+
+/**
+ * The document id as a field to order by. Required when a query runs, not
+ * when this module loads: the functions import the registry at start-up and
+ * load the Firestore client with their first request (test/e2e/lazy-start.test.ts).
+ */
+const documentId = (): FirestoreModule.FieldPath => (require('@google-cloud/firestore') as typeof FirestoreModule).FieldPath.documentId();
 
 /**
  * Every Firestore query the project issues, in one registry, each with the
@@ -154,13 +162,13 @@ export const QUERIES = {
       let q: Query = db.collection('eventSubscriptions').where('shard', '==', shard);
       if (filters.messageName !== null) q = q.where('messageName', '==', filters.messageName);
       if (filters.createdBefore !== null) q = q.where('createdAt', '<=', filters.createdBefore);
-      q = q.orderBy('createdAt').orderBy(FieldPath.documentId());
+      q = q.orderBy('createdAt').orderBy(documentId());
       return (after === null ? q : q.startAfter(after.createdAt, after.id)).limit(limit);
     },
   ),
   /** `inbox repair shard-subscriptions`: every waiting point, a page at a time in document-id order (the default order: no index). */
   allSubscriptions: query({ collection: 'eventSubscriptions', equality: [], range: null, orderBy: [] }, (db, afterId: string | null, limit: number) => {
-    const q = db.collection('eventSubscriptions').orderBy(FieldPath.documentId());
+    const q = db.collection('eventSubscriptions').orderBy(documentId());
     return (afterId === null ? q : q.startAfter(afterId)).limit(limit);
   }),
   /** `inbox waiting`: every waiting point (count() aggregation; no index). */
