@@ -21,6 +21,9 @@ REPO_ROOT=$(cd -- "$INFRA_DIR/.." && pwd)
 # Resource names. The functions' defaults (functions/src/config.ts) match these.
 COMPLETION_TOPIC=work-order-completed
 COMPLETION_SUBSCRIPTION=work-order-completed-push
+# Planning publishes WorkOrderReleased here; it starts a work order's process.
+RELEASE_TOPIC=work-order-released
+RELEASE_SUBSCRIPTION=work-order-released-push
 DEAD_LETTER_TOPIC=work-order-completed-dlt
 DEAD_LETTER_SUBSCRIPTION=work-order-completed-dlt-push
 PROVIDER_TOPIC=work-orders

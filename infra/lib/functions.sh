@@ -251,18 +251,28 @@ apply_push_subscription() {
   fi
 }
 
+# A push subscription to receivePubSubPush: kept 7 days, dead-lettered to
+# DEAD_LETTER_TOPIC after MAX_DELIVERY_ATTEMPTS, so receiveDeadLetter keeps it.
+receiver_subscription() {
+  local name=$1 topic=$2
+  apply_push_subscription "$name" "$topic" "${URL[receivePubSubPush]}" \
+    --message-retention-duration=7d \
+    --dead-letter-topic="$DEAD_LETTER_TOPIC" --max-delivery-attempts="$MAX_DELIVERY_ATTEMPTS"
+  # Forwarding to the dead-letter topic: the service agent acks the source message.
+  gc pubsub subscriptions add-iam-policy-binding "$name" \
+    --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.subscriber --format=none
+}
+
 create_subscriptions() {
   section "Push subscriptions"
   # The dead-letter topic's subscription first: a message dead-lettered to a
   # topic without subscriptions would be lost. 31 days is Pub/Sub's maximum retention.
   apply_push_subscription "$DEAD_LETTER_SUBSCRIPTION" "$DEAD_LETTER_TOPIC" "${URL[receiveDeadLetter]}" \
     --message-retention-duration=31d
-  apply_push_subscription "$COMPLETION_SUBSCRIPTION" "$COMPLETION_TOPIC" "${URL[receivePubSubPush]}" \
-    --message-retention-duration=7d \
-    --dead-letter-topic="$DEAD_LETTER_TOPIC" --max-delivery-attempts="$MAX_DELIVERY_ATTEMPTS"
-  # Forwarding to the dead-letter topic: the service agent acks the source message.
-  gc pubsub subscriptions add-iam-policy-binding "$COMPLETION_SUBSCRIPTION" \
-    --member="serviceAccount:$PUBSUB_AGENT" --role=roles/pubsub.subscriber --format=none
+  # The receiver takes every registered message type from any subscription:
+  # the provider's completions and planning's releases (which start processes).
+  receiver_subscription "$COMPLETION_SUBSCRIPTION" "$COMPLETION_TOPIC"
+  receiver_subscription "$RELEASE_SUBSCRIPTION" "$RELEASE_TOPIC"
 }
 
 apply_scheduler_job() {

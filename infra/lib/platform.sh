@@ -192,7 +192,7 @@ create_service_accounts() {
 create_topics() {
   section "Pub/Sub topics"
   local topic
-  for topic in "$COMPLETION_TOPIC" "$DEAD_LETTER_TOPIC" "$PROVIDER_TOPIC"; do
+  for topic in "$COMPLETION_TOPIC" "$RELEASE_TOPIC" "$DEAD_LETTER_TOPIC" "$PROVIDER_TOPIC"; do
     if gc_exists pubsub topics describe "$topic"; then
       note "topic $topic exists"
     else

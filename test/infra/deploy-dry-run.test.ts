@@ -141,7 +141,7 @@ describe('deploy.sh --dry-run', () => {
   });
 
   it('creates the topics and the dedicated service accounts', () => {
-    for (const topic of ['work-order-completed', 'work-order-completed-dlt', 'work-orders']) only(commands, (c) => c.startsWith(`gcloud pubsub topics create ${topic} `), `topic ${topic}`);
+    for (const topic of ['work-order-completed', 'work-order-released', 'work-order-completed-dlt', 'work-orders']) only(commands, (c) => c.startsWith(`gcloud pubsub topics create ${topic} `), `topic ${topic}`);
     for (const name of ['inbox-receiver', 'inbox-relay', 'inbox-jobs', 'inbox-push', 'inbox-tasks', 'inbox-relay-tasks', 'inbox-scheduler', 'inbox-build']) {
       only(commands, (c) => c.startsWith(`gcloud iam service-accounts create ${name} `), `service account ${name}`);
     }
@@ -162,6 +162,13 @@ describe('deploy.sh --dry-run', () => {
     expect(Number(flag(sub, 'ack-deadline')) * 1000).toBeGreaterThan(DEFAULTS.INBOX_WRITE_TIMEOUT_MS);
   });
 
+  it('pushes the release topic to the receiver exactly as the completion topic: only the name and topic differ', () => {
+    const [completion, release] = ['work-order-completed', 'work-order-released'].map((topic) => only(commands, (c) => c.startsWith(`gcloud pubsub subscriptions create ${topic}-push `), `${topic}-push`));
+    expect(flag(release as string, 'topic')).toBe('work-order-released');
+    const settings = (c: string): string[] => c.split(' ').slice(5).filter((word) => !word.startsWith('--topic='));
+    expect(settings(release as string)).toEqual(settings(completion as string));
+  });
+
   it('pushes the dead-letter topic to receiveDeadLetter and keeps it 31 days', () => {
     const sub = only(commands, (c) => c.startsWith('gcloud pubsub subscriptions create work-order-completed-dlt-push '), 'dead-letter subscription');
     expect(flag(sub, 'topic')).toBe('work-order-completed-dlt');
@@ -174,15 +181,17 @@ describe('deploy.sh --dry-run', () => {
     expect(Number(flag(sub, 'ack-deadline')) * 1000).toBeGreaterThan(DEFAULTS.INBOX_WRITE_TIMEOUT_MS);
   });
 
-  it('lets the Pub/Sub service agent publish to the dead-letter topic and ack the source subscription', () => {
+  it('lets the Pub/Sub service agent publish to the dead-letter topic and ack each source subscription', () => {
     const publisher = only(commands, (c) => c.startsWith('gcloud pubsub topics add-iam-policy-binding work-order-completed-dlt '), 'DLT publisher binding');
     expect(flag(publisher, 'member')).toBe(PUBSUB_AGENT);
     expect(flag(publisher, 'role')).toBe('roles/pubsub.publisher');
-    const subscriber = only(commands, (c) => c.startsWith('gcloud pubsub subscriptions add-iam-policy-binding work-order-completed-push '), 'subscriber binding');
-    expect(flag(subscriber, 'member')).toBe(PUBSUB_AGENT);
-    expect(flag(subscriber, 'role')).toBe('roles/pubsub.subscriber');
-    // The binding needs the subscription.
-    expect(commands.indexOf(subscriber)).toBeGreaterThan(commands.findIndex((c) => c.startsWith('gcloud pubsub subscriptions create work-order-completed-push ')));
+    for (const source of ['work-order-completed-push', 'work-order-released-push']) {
+      const subscriber = only(commands, (c) => c.startsWith(`gcloud pubsub subscriptions add-iam-policy-binding ${source} `), `subscriber binding on ${source}`);
+      expect(flag(subscriber, 'member')).toBe(PUBSUB_AGENT);
+      expect(flag(subscriber, 'role')).toBe('roles/pubsub.subscriber');
+      // The binding needs the subscription.
+      expect(commands.indexOf(subscriber)).toBeGreaterThan(commands.findIndex((c) => c.startsWith(`gcloud pubsub subscriptions create ${source} `)));
+    }
   });
 
   it('creates the three queues with their retry configuration, process-jobs above INBOX_JOB_MAX_ATTEMPTS', () => {
@@ -347,7 +356,8 @@ describe('deploy.sh --dry-run', () => {
   it('passes --max-delivery-attempts through', () => {
     const result = deploy(['--project', PROJECT, '--dry-run', '--max-delivery-attempts=25']);
     expect(result.status).toBe(0);
-    expect(result.stdout).toContain(' --max-delivery-attempts=25 ');
+    // On both receiver subscriptions.
+    expect(result.stdout.match(/ --max-delivery-attempts=25 /g)).toHaveLength(2);
   }, 60_000);
 });
 

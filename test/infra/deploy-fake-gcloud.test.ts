@@ -109,7 +109,9 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
       expect(ttls.filter((c) => c.startsWith(`firestore fields ttls update ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `) && c.includes(' --enable-ttl'))).toHaveLength(1);
       expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `))).toBe(true);
     }
-    expect(calls.some((c) => c.startsWith('pubsub subscriptions create work-order-completed-push ') && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app'))).toBe(true);
+    for (const sub of ['work-order-completed-push', 'work-order-released-push']) {
+      expect(calls.filter((c) => c.startsWith(`pubsub subscriptions create ${sub} `) && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app'))).toHaveLength(1);
+    }
     expect(calls.some((c) => c.includes('service-123456789@gcp-sa-pubsub.iam.gserviceaccount.com'))).toBe(true);
     expect(calls.filter((c) => c.startsWith('alpha monitoring policies create '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
     // The rules: a ruleset with the content of firestore.rules, then a new release pointing at it.
@@ -177,7 +179,7 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     // The TTLs are ACTIVE in this project: looked up, left alone.
     expect(calls.some((c) => c.startsWith('firestore fields ttls update'))).toBe(false);
     for (const o of TTL_FIELDS) expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `))).toBe(true);
-    for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update process-timers ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
+    for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-released-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update process-timers ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
       expect(calls.some((c) => c.startsWith(prefix))).toBe(true);
     }
     expect(calls.filter((c) => c.startsWith('logging metrics update '))).toHaveLength(readdirSync(join(MONITORING, 'metrics')).length);

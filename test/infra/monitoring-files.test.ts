@@ -106,14 +106,15 @@ describe('alerts and the dashboard', () => {
     for (const { policy, metric } of read) expect({ policy, metric, charted: charted.has(metric) }).toEqual({ policy, metric, charted: true });
   });
 
-  it("name the subscriptions exactly as infra/deploy.sh creates them (COMPLETION_SUBSCRIPTION, DEAD_LETTER_SUBSCRIPTION)", () => {
+  it("name the subscriptions exactly as infra/deploy.sh creates them (COMPLETION_SUBSCRIPTION, RELEASE_SUBSCRIPTION, DEAD_LETTER_SUBSCRIPTION)", () => {
     const script = readFileSync(SCRIPT, 'utf8');
     const constant = (name: string): string => {
       const value = new RegExp(`^${name}=([A-Za-z0-9._-]+)$`, 'm').exec(script)?.[1];
       if (value === undefined) throw new Error(`infra/deploy.sh has no line ${name}=…`);
       return value;
     };
-    const deployed = [constant('COMPLETION_SUBSCRIPTION'), constant('DEAD_LETTER_SUBSCRIPTION')];
+    const receiver = [constant('COMPLETION_SUBSCRIPTION'), constant('RELEASE_SUBSCRIPTION')];
+    const deployed = [...receiver, constant('DEAD_LETTER_SUBSCRIPTION')];
     const named = new Map<string, Set<string>>();
     for (const file of [...readdirSync(join(MONITORING, 'policies')).map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
       const text = readFileSync(file, 'utf8');
@@ -124,6 +125,8 @@ describe('alerts and the dashboard', () => {
     // Each subscription the script creates is watched, and nothing else is named.
     expect([...named.keys()].sort()).toEqual([...deployed].sort());
     for (const id of deployed) expect([...(named.get(id) ?? [])]).toEqual(expect.arrayContaining(['infra/monitoring/policies/push-not-acked.json', 'infra/monitoring/dashboards/inbox.json']));
+    // A message the receiver never acks is caught by age on every subscription that pushes to it.
+    for (const id of receiver) expect([...(named.get(id) ?? [])]).toContain('infra/monitoring/policies/push-subscription-unacked.json');
   });
 
   it.each([

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { PubSub } from '@google-cloud/pubsub';
 import { join } from 'node:path';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
@@ -48,6 +49,20 @@ test('a work order goes from startProcess through the provider back to an invoic
   expect(status.provider).toMatchObject({ handedOver: 1, completionsPublished: 1, failures: 0 });
   expect(status.relaySchedule.calls).toBeGreaterThan(0);
   expect(status.functions.receivePubSubPush.notAcked).toBe(0);
+});
+
+test('a release published on the release topic starts the work order, which the provider then completes', async () => {
+  const { topics, pubsubHost } = await stack.info();
+  const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
+  try {
+    const release = { workOrderId: 'WO-stack-rel', eventId: 'rel-1', releasedAt: '2026-12-01T08:00:00Z' };
+    await pubsub.topic(topics.releases).publishMessage({ json: release, attributes: { eventType: 'WorkOrderReleased' } });
+  } finally {
+    await pubsub.close();
+  }
+  expect(await completedWithInvoice('WO-stack-rel')).toMatchObject({ workOrderId: 'WO-stack-rel' });
+  const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', 'WO-stack-rel').get();
+  expect(instances.docs.map((d) => d.get('processKey') as unknown)).toEqual(['work-order-execution']);
 });
 
 test("runJob and fireTimer check their caller's OIDC token, as deployed: the work order above passed with the emulator's, a bare POST does not", async () => {

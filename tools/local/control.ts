@@ -20,7 +20,7 @@ export interface StackInfo {
   readonly pubsubHost: string;
   readonly tasksHost: string;
   readonly functions: Readonly<Record<FunctionTarget, string>>;
-  readonly topics: { readonly completions: string; readonly deadLetter: string; readonly provider: string };
+  readonly topics: { readonly completions: string; readonly releases: string; readonly deadLetter: string; readonly provider: string };
   /** Full name of the receiver's push subscription (part of the id of an invalid message). */
   readonly completionSubscription: string;
   /** One log file per function. */

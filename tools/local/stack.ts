@@ -188,7 +188,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       pubsubHost: emulators.pubsubHost,
       tasksHost: tasks.host,
       functions: Object.fromEntries([...served].map(([t, f]) => [t, f.url])) as Record<FunctionTarget, string>,
-      topics: { completions: TOPOLOGY.completions, deadLetter: TOPOLOGY.deadLetter, provider: config.providerTopic },
+      topics: { completions: TOPOLOGY.completions, releases: TOPOLOGY.releases, deadLetter: TOPOLOGY.deadLetter, provider: config.providerTopic },
       completionSubscription: `projects/${projectId}/subscriptions/${TOPOLOGY.completionsPush}`,
       logDir,
       emulatorsStarted: emulators.started,

@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   console.log(`
 Firestore emulator  ${info.firestoreHost}        Pub/Sub emulator  ${info.pubsubHost}
 Cloud Tasks (local) ${info.tasksHost}        function logs     ${info.logDir}
-Topics: ${info.topics.completions} (push → receivePubSubPush, dead letters → ${info.topics.deadLetter} → receiveDeadLetter), ${info.topics.provider} (→ simulated provider)
+Topics: ${info.topics.completions} and ${info.topics.releases} (push → receivePubSubPush, dead letters → ${info.topics.deadLetter} → receiveDeadLetter), ${info.topics.provider} (→ simulated provider)
 Control API: ${control.url} (GET /info, GET /status, POST /outage {"downMs":3000}, POST /receiver-line {"mode":"refuse"})
 
 Start a work order (the provider answers it after ${options.providerDelay} ms):

@@ -4,6 +4,8 @@ import type { PubSub } from '@google-cloud/pubsub';
 export const TOPOLOGY = {
   completions: 'work-order-completed',
   completionsPush: 'work-order-completed-push',
+  releases: 'work-order-released',
+  releasesPush: 'work-order-released-push',
   deadLetter: 'work-order-completed-dlt',
   deadLetterPush: 'work-order-completed-dlt-push',
   providerPull: 'work-orders-provider',
@@ -28,9 +30,9 @@ export interface TopologyEndpoints {
 
 /**
  * Creates the topics and subscriptions on the Pub/Sub emulator: completions
- * pushed to the receiver with a dead-letter policy, the dead-letter topic
- * pushed to receiveDeadLetter, and a pull subscription on the provider topic
- * for the simulated provider. Subscriptions left by an earlier run are
+ * and releases pushed to the receiver alike, with a dead-letter policy, the
+ * dead-letter topic pushed to receiveDeadLetter, and a pull subscription on
+ * the provider topic for the simulated provider. Subscriptions left by an earlier run are
  * replaced, since their push endpoints point at ports that are gone.
  */
 export async function createTopology(pubsub: PubSub, endpoints: TopologyEndpoints): Promise<void> {
@@ -44,15 +46,18 @@ export async function createTopology(pubsub: PubSub, endpoints: TopologyEndpoint
     if (exists) await pubsub.subscription(name).delete();
   };
   const completions = await topic(TOPOLOGY.completions);
+  const releases = await topic(TOPOLOGY.releases);
   const deadLetter = await topic(TOPOLOGY.deadLetter);
   const provider = await topic(endpoints.providerTopic);
-  for (const name of [TOPOLOGY.completionsPush, TOPOLOGY.deadLetterPush, TOPOLOGY.providerPull]) await fresh(name);
+  for (const name of [TOPOLOGY.completionsPush, TOPOLOGY.releasesPush, TOPOLOGY.deadLetterPush, TOPOLOGY.providerPull]) await fresh(name);
   await pubsub.topic(deadLetter).createSubscription(TOPOLOGY.deadLetterPush, { pushConfig: { pushEndpoint: endpoints.deadLetterUrl }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 10 });
-  await pubsub.topic(completions).createSubscription(TOPOLOGY.completionsPush, {
-    pushConfig: { pushEndpoint: endpoints.receiverUrl },
-    deadLetterPolicy: { deadLetterTopic: deadLetter, maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS },
-    retryPolicy: RETRY_POLICY,
-    ackDeadlineSeconds: 10,
-  });
+  for (const [source, name] of [[completions, TOPOLOGY.completionsPush], [releases, TOPOLOGY.releasesPush]] as const) {
+    await pubsub.topic(source).createSubscription(name, {
+      pushConfig: { pushEndpoint: endpoints.receiverUrl },
+      deadLetterPolicy: { deadLetterTopic: deadLetter, maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS },
+      retryPolicy: RETRY_POLICY,
+      ackDeadlineSeconds: 10,
+    });
+  }
   await pubsub.topic(provider).createSubscription(TOPOLOGY.providerPull, { ackDeadlineSeconds: 30 });
 }
