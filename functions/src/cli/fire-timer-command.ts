@@ -3,9 +3,10 @@ import { asExecution, refs } from '../engine/store/collections';
 import { fireTimerRun, TIMER_EARLY_TOLERANCE_MS } from '../engine/store/fire-timer';
 import { asTimer } from '../engine/store/timers';
 import { timerIsLive } from '../engine/transitions';
-import { dispatchJobs, dispatchTimers, logDuplicates } from '../jobs/dispatch';
+import { logDuplicates } from '../jobs/dispatch';
 import { createLogger } from '../log';
 import type { CliContext } from './context';
+import { dispatchAfterRepair, reportUndispatched } from './dispatch-after-repair';
 import { view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
@@ -60,19 +61,12 @@ export async function fireTimerCommand(ctx: CliContext, text: string, options: {
   if (fired.status !== 'FIRED' && !ours) throw new RefusedError(refusal(id, fired.timer, token, now)?.why ?? `timer ${id}: ${fired.status}`);
   const log = createLogger((line) => ctx.io.err(line), { function: 'inbox-cli' });
   logDuplicates(log, fired.duplicates);
-  const { runJobUrl, fireTimerUrl } = ctx.config.tasks;
-  const [dispatched, timersDispatched] = await Promise.all([
-    runJobUrl === null ? 0 : dispatchJobs(ctx.runtime.queue(runJobUrl), fired.jobs, log),
-    fireTimerUrl === null ? 0 : dispatchTimers(ctx.runtime.timerQueue(fireTimerUrl), fired.timers, log),
-  ]);
-  const result = { fired: id, status: 'FIRED', alreadyApplied: ours, timer: fired.timer, jobs: fired.jobs, timers: fired.timers, dispatched, timersDispatched };
+  const done = await dispatchAfterRepair(ctx, fired, log);
+  const result = { fired: id, status: 'FIRED', alreadyApplied: ours, timer: fired.timer, jobs: fired.jobs, timers: fired.timers, ...done };
   print(ctx, result, ['fired', 'activity', 'token', 'instance', 'new jobs', 'dispatched', 'new timers', 'timers dispatched'], [
-    [id, timer?.activityId, timer?.executionId, timer?.processInstanceId, fired.jobs.length, dispatched, fired.timers.length, timersDispatched],
+    [id, timer?.activityId, timer?.executionId, timer?.processInstanceId, fired.jobs.length, done.dispatched, fired.timers.length, done.timersDispatched],
   ]);
   if (ctx.json) return;
-  if (fired.jobs.length > dispatched) ctx.io.out(`${fired.jobs.length - dispatched} job(s) not dispatched here (INBOX_RUN_JOB_URL unset or Cloud Tasks failed): sweepJobs dispatches them within a few minutes`);
-  if (fired.timers.length > timersDispatched) {
-    ctx.io.out(`${fired.timers.length - timersDispatched} new timer(s) not dispatched here (INBOX_FIRE_TIMER_URL unset or Cloud Tasks failed): sweepJobs fires each once it is overdue by INBOX_SWEEP_GRACE_MS`);
-  }
+  reportUndispatched(ctx, fired, done);
   if (ours) ctx.io.out(ALREADY_APPLIED);
 }

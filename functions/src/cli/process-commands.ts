@@ -4,10 +4,11 @@ import { moveToken } from '../engine/store/move-token';
 import { newRequestId } from '../engine/store/repair-request';
 import { resolveIncident } from '../engine/store/resolve-incident';
 import type { Repaired } from '../engine/store/token-repair';
-import { dispatchJobs, dispatchTimers, logDuplicates } from '../jobs/dispatch';
+import { logDuplicates } from '../jobs/dispatch';
 import { createLogger } from '../log';
 import { QUERIES } from '../queries';
 import { cell, type CliContext } from './context';
+import { dispatchAfterRepair, reportUndispatched } from './dispatch-after-repair';
 import { type Doc, view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
@@ -60,27 +61,15 @@ export async function resolveIncidentCommand(ctx: CliContext, instanceId: string
   if (done.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
-/**
- * After a repair: create the Cloud Tasks of new jobs and timers (if runJob's
- * and fireTimer's URLs are configured) and report. What is not dispatched
- * here is not lost: sweepJobs dispatches the jobs, and fires the timers once
- * they are overdue.
- */
+/** After a repair: dispatch what it created (dispatch-after-repair.ts) and report. */
 async function report(ctx: CliContext, what: string, changed: Repaired): Promise<void> {
   const log = createLogger((line) => ctx.io.err(line), { function: 'inbox-cli' });
   logDuplicates(log, changed.duplicates);
-  const { runJobUrl, fireTimerUrl } = ctx.config.tasks;
-  const [dispatched, timersDispatched] = await Promise.all([
-    runJobUrl === null ? 0 : dispatchJobs(ctx.runtime.queue(runJobUrl), changed.jobs, log),
-    fireTimerUrl === null ? 0 : dispatchTimers(ctx.runtime.timerQueue(fireTimerUrl), changed.timers, log),
+  const done = await dispatchAfterRepair(ctx, changed, log);
+  print(ctx, { ...changed, ...done }, ['repair', 'new jobs', 'dispatched', 'new timers', 'timers dispatched', 'consumed messages'], [
+    [what, changed.jobs.length, done.dispatched, changed.timers.length, done.timersDispatched, changed.consumed.length],
   ]);
-  const pending = changed.jobs.length - dispatched;
-  const pendingTimers = changed.timers.length - timersDispatched;
-  print(ctx, { ...changed, dispatched, timersDispatched }, ['repair', 'new jobs', 'dispatched', 'new timers', 'timers dispatched', 'consumed messages'], [
-    [what, changed.jobs.length, dispatched, changed.timers.length, timersDispatched, changed.consumed.length],
-  ]);
-  if (pending > 0 && !ctx.json) ctx.io.out(`${pending} job(s) not dispatched here (INBOX_RUN_JOB_URL unset or Cloud Tasks failed): sweepJobs dispatches them within a few minutes`);
-  if (pendingTimers > 0 && !ctx.json) ctx.io.out(`${pendingTimers} timer(s) not dispatched here (INBOX_FIRE_TIMER_URL unset or Cloud Tasks failed): sweepJobs fires each once it is overdue by INBOX_SWEEP_GRACE_MS`);
+  reportUndispatched(ctx, changed, done);
   if (changed.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
