@@ -1,5 +1,6 @@
 import type { Request } from '@google-cloud/functions-framework';
 import { z } from 'zod';
+import type { PushTokenVerifier } from '../auth/push-token';
 import type { Rejection } from './answer';
 
 /**
@@ -26,4 +27,15 @@ export type ParsedBody<T> = { readonly ok: true; readonly value: T } | { readonl
 export function parseBody<S extends z.ZodType>(req: Request, schema: S): ParsedBody<z.output<S>> {
   const parsed = schema.safeParse(req.body);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, answer: { kind: 'reject', status: 400, error: z.prettifyError(parsed.error) } };
+}
+
+/**
+ * The OIDC token Cloud Tasks signs, checked when a verifier is configured
+ * (null: the local emulator signs none, or auth is off): 401/403 otherwise.
+ * runJob and fireTimer open with it.
+ */
+export async function refuseToken(verifier: (() => Promise<PushTokenVerifier>) | null, req: Request): Promise<Rejection | null> {
+  if (verifier === null) return null;
+  const auth = await (await verifier())(req.get('authorization'));
+  return auth.ok ? null : { kind: 'reject', status: auth.status, error: auth.error };
 }

@@ -5,8 +5,8 @@ import type { PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure, errorMessage, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { fireTimerRun, type TimerFiring } from '../engine/store/fire-timer';
-import { type Answer, answering, failureAnswer, type Rejection } from '../http/answer';
-import { parseBody, refuseMethod } from '../http/request';
+import { type Answer, answering, failureAnswer } from '../http/answer';
+import { parseBody, refuseMethod, refuseToken } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { dispatchSettled, logDuplicates } from './dispatch';
@@ -67,7 +67,7 @@ export function createFireTimerHandler(deps: FireTimerDeps): (req: Request, res:
 async function answerDelivery(deps: FireTimerDeps, req: Request): Promise<Answer> {
   let timerId: string | null = null;
   try {
-    const refused = refuseMethod(req, 'use POST (Cloud Tasks)') ?? (await checkToken(deps, req));
+    const refused = refuseMethod(req, 'use POST (Cloud Tasks)') ?? (await refuseToken(deps.verifier, req));
     if (refused !== null) return refused;
     const body = parseBody(req, Body);
     if (!body.ok) return body.answer;
@@ -78,13 +78,6 @@ async function answerDelivery(deps: FireTimerDeps, req: Request): Promise<Answer
     deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'timer not fired; Cloud Tasks will retry', { timerId, code: failure.code, error: storableText(errorMessage(err)) });
     return failureAnswer(failure, 'fire the timer', null);
   }
-}
-
-/** Cloud Tasks' OIDC token, when a verifier is configured: 401/403 otherwise. */
-async function checkToken(deps: FireTimerDeps, req: Request): Promise<Rejection | null> {
-  if (deps.verifier === null) return null;
-  const auth = await (await deps.verifier())(req.get('authorization'));
-  return auth.ok ? null : { kind: 'reject', status: auth.status, error: auth.error };
 }
 
 /** The firing's transaction, then what it created dispatched (fired) or the outcome logged; the answer by outcome. */

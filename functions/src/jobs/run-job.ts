@@ -9,8 +9,8 @@ import { completeJobRun } from '../engine/store/complete-job';
 import { STORED } from '../engine/store/converters';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
 import type { InstanceState, JobState } from '../engine/state';
-import { type Answer, answering, failureAnswer, type Rejection } from '../http/answer';
-import { parseBody, refuseMethod } from '../http/request';
+import { type Answer, answering, failureAnswer } from '../http/answer';
+import { parseBody, refuseMethod, refuseToken } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { dispatchSettled, logDuplicates } from './dispatch';
@@ -94,7 +94,7 @@ export function createRunJobHandler(deps: RunJobDeps): (req: Request, res: Respo
 /** Method, token, body, then the run; what fails before the job is known is answered by its class. */
 async function answerDelivery(deps: RunJobDeps, req: Request): Promise<Answer> {
   try {
-    const refused = refuseMethod(req, 'use POST (Cloud Tasks)') ?? (await checkToken(deps, req));
+    const refused = refuseMethod(req, 'use POST (Cloud Tasks)') ?? (await refuseToken(deps.verifier, req));
     if (refused !== null) return refused;
     const body = parseBody(req, Body);
     if (!body.ok) return body.answer;
@@ -108,13 +108,6 @@ async function answerDelivery(deps: RunJobDeps, req: Request): Promise<Answer> {
     deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'job delivery not read; Cloud Tasks will retry', { code: failure.code, error: message(err) });
     return failureAnswer(failure, 'run the job', null);
   }
-}
-
-/** Cloud Tasks' OIDC token, when a verifier is configured: 401/403 otherwise. */
-async function checkToken(deps: RunJobDeps, req: Request): Promise<Rejection | null> {
-  if (deps.verifier === null) return null;
-  const auth = await (await deps.verifier())(req.get('authorization'));
-  return auth.ok ? null : { kind: 'reject', status: auth.status, error: auth.error };
 }
 
 /** Reads the job, runs its handler, records the outcome; every failure ends in {@link settleFailure} or {@link failedOutsideHandler}. */
