@@ -23,7 +23,7 @@ const PURE = [
   '^functions/src/engine/(transitions|timer-transitions|run|enter|waits|incidents|state|ids|engine)\\.ts$',
   '^functions/src/relay/(classify|decide|backoff|lane)\\.ts$',
   '^functions/src/receiver/(interpret|envelope|registry)\\.ts$',
-  '^functions/src/inbox/(ids|dedup|draft|document)\\.ts$',
+  '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
   '^functions/src/process/variables\\.ts$',
   '^functions/src/cli/(explain|parse|waiting-page)\\.ts$',
 ];
@@ -61,7 +61,7 @@ const EMULATOR_STARTERS = [
 
 const SRC = '^functions/src/';
 /** Layer 0 of ARCHITECTURE.md besides core/. */
-const SHARED = '^functions/src/((config|log|queries|firestore)\\.ts$|(http|auth|tasks)/)';
+const SHARED = '^functions/src/((config|log|queries|firestore)\\.ts$|(http|auth|tasks|storage)/)';
 
 module.exports = {
   forbidden: [

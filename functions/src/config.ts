@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { bucketNameProblem } from './core/gs-uri';
 
 /**
  * Every setting the functions read, with its default. Parsed once at start-up
@@ -106,6 +107,12 @@ export const DEFAULTS = {
    * without asking why.
    */
   INBOX_WAITING_ALERT_DAYS: 15,
+  /**
+   * A valid payload whose canonical JSON is larger than this many bytes is
+   * offloaded to INBOX_PAYLOAD_BUCKET before its document is created (a
+   * Firestore document holds at most 1 MiB; at most 900 KiB is accepted).
+   */
+  INBOX_OFFLOAD_BYTES: 512 * 1024,
 } as const;
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -120,6 +127,12 @@ const emailList = z
   .string()
   .transform((s) => s.split(',').map((e) => e.trim()).filter((e) => e.length > 0))
   .pipe(z.array(z.email()).min(1, 'name at least one service-account email'));
+
+/** Comma-separated bucket names; each must be a valid Cloud Storage bucket name. */
+const bucketList = z
+  .string()
+  .transform((s) => s.split(',').map((b) => b.trim()).filter((b) => b.length > 0))
+  .pipe(z.array(z.string().refine((b) => bucketNameProblem(b) === null, 'a Cloud Storage bucket name')));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -175,6 +188,9 @@ const EnvSchema = z
     INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
     INBOX_SWEEP_GRACE_MS: positiveInt(DEFAULTS.INBOX_SWEEP_GRACE_MS),
     INBOX_WAITING_ALERT_DAYS: positiveInt(DEFAULTS.INBOX_WAITING_ALERT_DAYS),
+    INBOX_PAYLOAD_BUCKET: z.string().refine((b) => bucketNameProblem(b) === null, 'a Cloud Storage bucket name').optional(),
+    INBOX_OFFLOAD_BYTES: z.coerce.number().int().min(1).max(900 * 1024, 'at most 921600 (900 KiB): the document keeps the rest below Firestore\'s 1 MiB').default(DEFAULTS.INBOX_OFFLOAD_BYTES),
+    INBOX_REFERENCE_BUCKETS: bucketList.optional(),
   })
   .superRefine((e, ctx) => {
     // Without a token check, anyone who can reach the URL pushes messages into the inbox or runs jobs.
@@ -222,6 +238,17 @@ export interface Config {
   /** Directory of the deployed BPMN models; null: the repository's `bpmn/`. */
   readonly bpmnDir: string | null;
   readonly relay: RelayConfig;
+  readonly claims: ClaimsConfig;
+}
+
+/** Claim checks (inbox/claim-check.ts). */
+export interface ClaimsConfig {
+  /** The inbox's own bucket of offloaded payloads (INBOX_PAYLOAD_BUCKET, default `<project>-inbox-payloads`). */
+  readonly payloadBucket: string;
+  /** See {@link DEFAULTS.INBOX_OFFLOAD_BYTES}. */
+  readonly offloadBytes: number;
+  /** Buckets a sender's reference may name (INBOX_REFERENCE_BUCKETS, comma-separated, default none): any other is parked INVALID_PAYLOAD, never fetched. */
+  readonly referenceBuckets: readonly string[];
 }
 
 /** The relay's settings (see DEFAULTS for each). */
@@ -331,7 +358,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       transactionTimeoutMs: e.INBOX_RELAY_TX_TIMEOUT_MS,
       waitingAlertDays: e.INBOX_WAITING_ALERT_DAYS,
     },
+    claims: {
+      payloadBucket: e.INBOX_PAYLOAD_BUCKET ?? defaultPayloadBucket(e.GOOGLE_CLOUD_PROJECT),
+      offloadBytes: e.INBOX_OFFLOAD_BYTES,
+      referenceBuckets: e.INBOX_REFERENCE_BUCKETS ?? [],
+    },
   };
+}
+
+/** `<project>-inbox-payloads`, lowercased (a project id may not be a bucket name as is: `google` prefixes, length), cut to 63 characters. */
+export function defaultPayloadBucket(projectId: string): string {
+  const base = projectId.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '');
+  return `${base.slice(0, 63 - '-inbox-payloads'.length)}-inbox-payloads`;
 }
 
 /**

@@ -5,6 +5,7 @@ import { lazy, lazyAsync } from './core/lazy';
 import type { Engine } from './engine/engine';
 import type { AsyncHandler } from './jobs/handlers';
 import type { JobQueue } from './tasks/job-queue';
+import type { PayloadStore } from './storage/payload-store';
 
 /**
  * Clients and the engine, shared by the functions of one process and created
@@ -18,6 +19,8 @@ export interface Runtime {
   readonly queue: (runJobUrl: string) => JobQueue;
   /** The timers queue (INBOX_TIMERS_QUEUE), POSTing to fireTimer at `fireTimerUrl`. */
   readonly timerQueue: (fireTimerUrl: string) => JobQueue;
+  /** Cloud Storage: offloaded payloads (INBOX_PAYLOAD_BUCKET) and senders' referenced objects. */
+  readonly payloadStore: () => PayloadStore;
 }
 
 export function createRuntime(config: Config): Runtime {
@@ -51,5 +54,6 @@ export function createRuntime(config: Config): Runtime {
     }
     return q;
   };
-  return { db, engine, handlers, queue: (runJobUrl) => queueFor('jobs', runJobUrl), timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl) };
+  const payloadStore = lazy(() => (require('./storage/gcs-payload-store') as typeof import('./storage/gcs-payload-store')).createGcsPayloadStore(config.projectId, config.claims));
+  return { db, engine, handlers, payloadStore, queue: (runJobUrl) => queueFor('jobs', runJobUrl), timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl) };
 }

@@ -1,3 +1,4 @@
+import { type OffloadedPayload, type ReferenceClaim, summarize } from './claim-check';
 import type { InvalidDraft, PushEnvelope, ValidDraft } from './draft';
 import { collisionDocId, shardOf } from './ids';
 
@@ -24,7 +25,14 @@ export type ParkReason =
   /** A start message whose variables fail startProcess's door checks (process/variables.ts): no instance could run with them. */
   | 'START_REFUSED'
   | 'DEAD_LETTERED'
-  | 'MANUAL';
+  | 'MANUAL'
+  /**
+   * The sender's claim-check reference (`reference`) names an object that is
+   * missing, or whose generation was replaced: the sender must upload it
+   * again and send a new message (or an operator restores the object and
+   * requeues). Set by the relay before correlating; lastError says which.
+   */
+  | 'REFERENCE_UNAVAILABLE';
 
 /** Where the message came from, as Pub/Sub described it. */
 export interface InboxSource {
@@ -49,8 +57,14 @@ export interface InboxDocument {
   readonly messageName: string | null;
   readonly correlationKey: string | null;
   readonly dedupKey: string | null;
+  /** The schema output; for an offloaded payload its summary (claim-check.ts, summarize). */
   readonly payload: Readonly<Record<string, unknown>> | null;
+  /** SHA-256 of the canonical JSON of the whole payload (also when offloaded: of the object's bytes). */
   readonly payloadHash: string;
+  /** The sender's claim-check reference, checked for form and bucket, never fetched by the receiver. Absent on documents from before claim checks: read as null. */
+  readonly reference: ReferenceClaim | null;
+  /** Where the receiver put a payload over INBOX_OFFLOAD_BYTES (the inbox's bucket); the document then keeps its summary. Absent before claim checks: null. */
+  readonly offloaded: OffloadedPayload | null;
   /** Raw bytes, inline when small; otherwise null and split over `rawChunks`. Set for invalid messages only. */
   readonly rawData: Buffer | null;
   readonly rawDataForm: InvalidDraft['rawDataForm'] | null;
@@ -97,16 +111,22 @@ interface Context {
 
 const EMPTY_RAW = { rawData: null, rawDataForm: null, rawDataBytes: 0, rawDataChunks: 0 } as const;
 
-/** A readable message: OPEN and due at once. */
-export function openDocument(draft: ValidDraft, ctx: Context): InboxDocument {
+/**
+ * A readable message: OPEN and due at once. With `offloaded` (the receiver
+ * wrote the payload to the inbox's bucket first) it keeps the payload's
+ * summary and the reference instead of the payload.
+ */
+export function openDocument(draft: ValidDraft, ctx: Context, offloaded: OffloadedPayload | null = null): InboxDocument {
   return {
     status: 'OPEN',
     reason: null,
     messageName: draft.messageName,
     correlationKey: draft.correlationKey,
     dedupKey: draft.dedupKey,
-    payload: draft.payload,
+    payload: offloaded === null ? draft.payload : summarize(draft.payload),
     payloadHash: draft.payloadHash,
+    reference: draft.reference,
+    offloaded,
     ...EMPTY_RAW,
     validationError: null,
     collidesWith: null,
@@ -121,9 +141,9 @@ export function openDocument(draft: ValidDraft, ctx: Context): InboxDocument {
 }
 
 /** A second, different payload under an existing dedup key: kept, PARKED, pointing at the first. */
-export function collisionDocument(draft: ValidDraft, firstId: string, ctx: Context): { id: string; doc: InboxDocument } {
+export function collisionDocument(draft: ValidDraft, firstId: string, ctx: Context, offloaded: OffloadedPayload | null = null): { id: string; doc: InboxDocument } {
   const id = collisionDocId(firstId, draft.payloadHash);
-  const open = openDocument(draft, ctx);
+  const open = openDocument(draft, ctx, offloaded);
   return {
     id,
     doc: { ...open, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: firstId, nextAttemptAt: null, parkedAt: ctx.now, shard: shardOf(id, ctx.shards) },
@@ -141,6 +161,8 @@ export function invalidDocument(draft: InvalidDraft, ctx: Context): InboxDocumen
     dedupKey: null,
     payload: null,
     payloadHash: draft.payloadHash,
+    reference: null,
+    offloaded: null,
     rawData: inline ? draft.rawData : null,
     rawDataForm: draft.rawDataForm,
     rawDataBytes: draft.rawData.length,

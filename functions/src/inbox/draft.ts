@@ -20,6 +20,8 @@ export interface PushEnvelope {
   readonly deliveryAttempt: number | null;
 }
 
+import type { ReferenceClaim } from './claim-check';
+
 /** A message the relay can work on. */
 export interface ValidDraft {
   readonly kind: 'valid';
@@ -33,6 +35,12 @@ export interface ValidDraft {
   readonly payload: Readonly<Record<string, unknown>>;
   /** SHA-256 of the canonical JSON of `payload`: equal events hash equally. */
   readonly payloadHash: string;
+  /** canonicalJson(payload): hashed, measured against INBOX_OFFLOAD_BYTES, and the object's bytes when offloaded. */
+  readonly canonicalPayload: string;
+  /** The sender's claim-check reference, if the type declares one and the message carries it (form and bucket checked). */
+  readonly reference: ReferenceClaim | null;
+  /** Variable an offloaded payload's reference goes to: the type's claimCheck.variable, else DEFAULT_OFFLOAD_VARIABLE. */
+  readonly offloadVariable: string;
 }
 
 /** A message nobody can work on: kept with its raw bytes and the reason. */

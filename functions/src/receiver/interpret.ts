@@ -5,6 +5,7 @@ import type { InboxDraft, InvalidDraft, PushEnvelope } from '../inbox/draft';
 import { decodeBase64, hasLoneSurrogate } from './envelope';
 import { DEFAULT_NAME_ATTRIBUTE, findMessageType, type MessageRegistry } from './registry';
 import { errorMessage } from '../core/errors';
+import { DEFAULT_OFFLOAD_VARIABLE } from '../inbox/claim-check';
 
 /** Longest validation message kept on a document. */
 const MAX_ERROR_CHARS = 2_000;
@@ -76,6 +77,7 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
   if (unpaired !== null) return invalid(`${type.name} payload: ${unpaired} is not valid Unicode (lone surrogate)`, type.name);
   const dedupKey = type.dedupKey(payload);
   const correlationKey = type.correlationKey(payload);
+  const canonicalPayload = canonicalJson(payload);
   return {
     kind: 'valid',
     id: messageDocId(type.name, correlationKey, dedupKey),
@@ -84,6 +86,9 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
     correlationKey,
     dedupKey,
     payload,
-    payloadHash: sha256Hex(canonicalJson(payload)),
+    payloadHash: sha256Hex(canonicalPayload),
+    canonicalPayload,
+    reference: null,
+    offloadVariable: type.claimCheck?.variable ?? DEFAULT_OFFLOAD_VARIABLE,
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_GS_URI_CHARS } from '../core/gs-uri';
 
 /**
  * What the inbox knows about one kind of message: how to recognise it, how to
@@ -20,6 +21,24 @@ export interface MessageType<P = unknown> {
    * the second becomes a KEY_COLLISION, parked rather than swallowed.
    */
   dedupKey(payload: P): string;
+  /**
+   * Where a message of this type may carry a claim-check reference
+   * (`gs://bucket/object#generation`) and which process variable receives
+   * it; also the variable of the reference to an offloaded payload. Absent:
+   * no reference is read, and an offloaded payload's reference goes to
+   * DEFAULT_OFFLOAD_VARIABLE (inbox/claim-check.ts).
+   */
+  readonly claimCheck?: ClaimCheckSpec;
+}
+
+/** A message type's claim check: a payload field or an attribute (or both: the field wins) carrying the reference. */
+export interface ClaimCheckSpec {
+  /** Top-level payload field (a string in the schema) that may hold the reference. */
+  readonly field?: string;
+  /** Attribute that may hold it. */
+  readonly attribute?: string;
+  /** Process variable that receives the reference, by either route (by reference or offloaded). */
+  readonly variable: string;
 }
 
 /** Default attribute that carries the message name. */
@@ -36,11 +55,42 @@ export const MAX_KEY_CHARS = 256;
 
 const Key = z.string().trim().min(1).max(MAX_KEY_CHARS);
 
+/** Longest free text of one line item, in characters. */
+export const MAX_LINE_ITEM_TEXT_CHARS = 1_024;
+
+/** One line of a completion report: what was delivered. */
+export const LineItemSchema = z.object({
+  itemId: Key,
+  quantity: z.number().nonnegative(),
+  description: z.string().max(MAX_LINE_ITEM_TEXT_CHARS).optional(),
+});
+export type LineItem = z.infer<typeof LineItemSchema>;
+
+/**
+ * A completion report: the line items of a work order. Inline in the
+ * message (`lineItems`), as the object a reference names (`report`, or the
+ * `reportRef` attribute), or as part of an offloaded payload: "Create
+ * invoice" reads it by the `completionReport` variable and bills its items.
+ */
+export const CompletionReportSchema = z.object({
+  workOrderId: Key.optional(),
+  lineItems: z.array(LineItemSchema),
+});
+export type CompletionReport = z.infer<typeof CompletionReportSchema>;
+
 export const WorkOrderCompletedSchema = z.object({
   workOrderId: Key,
   completedItems: z.number().int().nonnegative(),
   completionTimestamp: z.iso.datetime({ offset: true }),
   eventId: Key.optional(),
+  /**
+   * The report inline: any number of items (a payload over INBOX_OFFLOAD_BYTES
+   * is offloaded to the inbox's bucket; INBOX_MAX_DATA_BYTES, Pub/Sub's
+   * 10 MiB, bounds the whole message).
+   */
+  lineItems: z.array(LineItemSchema).optional(),
+  /** The report by reference: `gs://bucket/object#generation` in a bucket of INBOX_REFERENCE_BUCKETS. */
+  report: z.string().max(MAX_GS_URI_CHARS).optional(),
 });
 export type WorkOrderCompleted = z.infer<typeof WorkOrderCompletedSchema>;
 
@@ -51,6 +101,7 @@ export const WorkOrderCompletedType: MessageType<WorkOrderCompleted> = {
   schema: WorkOrderCompletedSchema,
   correlationKey: (p) => p.workOrderId,
   dedupKey: (p) => p.eventId ?? `WorkOrderCompleted:${p.workOrderId}`,
+  claimCheck: { field: 'report', attribute: 'reportRef', variable: 'completionReport' },
 };
 
 /** Longest free text a release carries (its description), in characters: 4 KiB of UTF-16, far below the document limit. */

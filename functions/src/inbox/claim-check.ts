@@ -1,0 +1,97 @@
+import type { GsObject } from '../core/gs-uri';
+
+/**
+ * Claim checks: a message whose business data is not in the message. Two
+ * routes, both stored on the inbox document and both handed to the process
+ * as one variable holding a `gs://bucket/object#generation` reference:
+ *
+ * - by reference (sender side): the sender uploaded the data to its bucket
+ *   and the message carries the reference; the receiver checks its form and
+ *   the bucket's allow-list and never fetches it before the ack.
+ * - offloaded (inbox side): a valid payload larger than INBOX_OFFLOAD_BYTES is
+ *   written by the receiver to the inbox's own bucket before its document is
+ *   created; the document keeps a summary of the payload and the reference.
+ *
+ * Pure: shapes and decisions, no I/O (the store is storage/payload-store.ts).
+ */
+
+/** A sender's reference, as stored on the inbox document (`reference`). */
+export interface ReferenceClaim extends GsObject {
+  /** gsUri() of it: what the process variable holds. */
+  readonly uri: string;
+  /** Where the message carried it. */
+  readonly carriedIn: 'field' | 'attribute';
+  /** The payload field or attribute name. */
+  readonly name: string;
+  /** The process variable that receives `uri` (the type's claimCheck.variable). */
+  readonly variable: string;
+}
+
+/** A payload the receiver moved to the inbox's bucket (`offloaded` on the document). */
+export interface OffloadedPayload extends GsObject {
+  readonly uri: string;
+  /** Bytes of the object: the canonical JSON of the payload, whose SHA-256 is the document's payloadHash. */
+  readonly bytes: number;
+  /** The process variable that receives `uri`. */
+  readonly variable: string;
+}
+
+/** Process variable of an offloaded payload whose type declares no claim check. */
+export const DEFAULT_OFFLOAD_VARIABLE = 'offloadedPayload';
+
+/** Largest JSON, in bytes, of a top-level field the summary of an offloaded payload keeps. */
+export const MAX_SUMMARY_FIELD_BYTES = 1_024;
+
+/**
+ * Object name of an offloaded payload: from the inbox id and the payload's
+ * hash, so a redelivery names the same object (created only if absent) and a
+ * KEY_COLLISION's other payload another one.
+ */
+export function offloadObjectName(inboxId: string, payloadHash: string): string {
+  return `payloads/${inboxId}/${payloadHash}.json`;
+}
+
+/** Prefix of every offloaded payload in the inbox's bucket. */
+export const OFFLOAD_PREFIX = 'payloads/';
+
+/**
+ * What the document keeps of an offloaded payload: the top-level fields that
+ * are scalars, or whose JSON is at most MAX_SUMMARY_FIELD_BYTES (the
+ * correlation and dedup keys, counts, timestamps). The process gets these as
+ * variables, and the whole payload by its reference.
+ */
+export function summarize(payload: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  const summary: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(payload)) {
+    if (value === undefined) continue;
+    const scalar = value === null || typeof value !== 'object';
+    if (scalar || Buffer.byteLength(JSON.stringify(value), 'utf8') <= MAX_SUMMARY_FIELD_BYTES) summary[key] = value;
+  }
+  return summary;
+}
+
+/** The fields of an inbox document the process variables come from. Absent claim fields (documents from before claim checks) count as null. */
+export interface ClaimSource {
+  readonly payload: Readonly<Record<string, unknown>> | null;
+  readonly reference?: ReferenceClaim | null;
+  readonly offloaded?: OffloadedPayload | null;
+}
+
+/** The variables a message hands to its process: the payload (or its summary) plus each claim's reference under its variable. */
+export function messageVariables(doc: ClaimSource): Readonly<Record<string, unknown>> {
+  const variables: Record<string, unknown> = { ...(doc.payload ?? {}) };
+  if (doc.reference !== undefined && doc.reference !== null) variables[doc.reference.variable] = doc.reference.uri;
+  if (doc.offloaded !== undefined && doc.offloaded !== null) variables[doc.offloaded.variable] = doc.offloaded.uri;
+  return variables;
+}
+
+/**
+ * The retention fields of a document that becomes DONE at `now`. A document
+ * with an offloaded payload gets `payloadExpireAt`, never `expireAt`: the TTL
+ * policy on `inbox.expireAt` would delete it and leave its object behind, so
+ * the payload sweep deletes the object first and the document after it.
+ */
+export function doneRetention(doc: Pick<ClaimSource, 'offloaded'>, now: Date, retentionMs: number): { readonly expireAt: Date } | { readonly payloadExpireAt: Date } {
+  const at = new Date(now.getTime() + retentionMs);
+  return doc.offloaded !== undefined && doc.offloaded !== null ? { payloadExpireAt: at } : { expireAt: at };
+}
