@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig, requireFireTimerUrl, requirePushAuth } from '../../functions/src/config';
+import { ConfigError, defaultPayloadBucket, loadConfig, requireFireTimerUrl, requirePushAuth } from '../../functions/src/config';
 
 describe('loadConfig', () => {
   const base = { GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUDIENCE: 'https://x', INBOX_PUSH_SERVICE_ACCOUNTS: 'push@p.iam.gserviceaccount.com' };
@@ -119,6 +119,30 @@ describe('loadConfig', () => {
       for (const url of ['http://issuer.example/certs', 'ftp://127.0.0.1/certs', 'not a url']) {
         expect(() => loadConfig({ ...base, ...local, INBOX_TASKS_OIDC_CERTS_URL: url })).toThrow('INBOX_TASKS_OIDC_CERTS_URL');
       }
+    });
+  });
+
+  describe('claim checks', () => {
+    test('defaults: the project\'s payload bucket, 512 KiB, no sender bucket', () => {
+      expect(loadConfig(base).claims).toEqual({ payloadBucket: 'p-inbox-payloads', offloadBytes: 512 * 1024, referenceBuckets: [] });
+    });
+    test('set: a bucket, a threshold, a list with blanks and spaces', () => {
+      const claims = loadConfig({ ...base, INBOX_PAYLOAD_BUCKET: 'my-inbox', INBOX_OFFLOAD_BYTES: '1000', INBOX_REFERENCE_BUCKETS: ' a-reports , b.reports,, ' }).claims;
+      expect(claims).toEqual({ payloadBucket: 'my-inbox', offloadBytes: 1000, referenceBuckets: ['a-reports', 'b.reports'] });
+    });
+    test.each([
+      ['INBOX_PAYLOAD_BUCKET', 'Not_A_Bucket'],
+      ['INBOX_REFERENCE_BUCKETS', 'good-bucket,Bad Bucket'],
+      ['INBOX_OFFLOAD_BYTES', String(900 * 1024 + 1)],
+      ['INBOX_OFFLOAD_BYTES', '0'],
+    ])('%s=%j is refused, naming the variable', (variable, value) => {
+      expect(() => loadConfig({ ...base, [variable]: value })).toThrow(ConfigError);
+      expect(() => loadConfig({ ...base, [variable]: value })).toThrow(variable);
+    });
+    test('the default bucket is a valid name for any project id', () => {
+      expect(defaultPayloadBucket('My_Project')).toBe('my-project-inbox-payloads');
+      expect(defaultPayloadBucket('a'.repeat(60))).toBe(`${'a'.repeat(48)}-inbox-payloads`);
+      expect(defaultPayloadBucket('example.com:legacy-project')).toBe('example-com-legacy-project-inbox-payloads');
     });
   });
 });

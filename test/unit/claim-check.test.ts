@@ -1,0 +1,40 @@
+import { doneRetention, messageVariables, offloadObjectName, summarize } from '../../functions/src/inbox/claim-check';
+import type { OffloadedPayload, ReferenceClaim } from '../../functions/src/inbox/claim-check';
+
+const reference: ReferenceClaim = { bucket: 'reports', object: 'r.json', generation: '7', uri: 'gs://reports/r.json#7', carriedIn: 'field', name: 'report', variable: 'completionReport' };
+const offloaded: OffloadedPayload = { bucket: 'inbox', object: 'payloads/id/h.json', generation: '9', uri: 'gs://inbox/payloads/id/h.json#9', bytes: 600_000, variable: 'completionReport' };
+
+describe('summarize', () => {
+  test('keeps scalars and small structures, drops what is over 1 KiB of JSON', () => {
+    const items = Array.from({ length: 100 }, (_, i) => ({ itemId: `I-${i}`, quantity: 1 }));
+    const summary = summarize({ workOrderId: 'WO-1', completedItems: 3, flag: false, none: null, small: { a: 1 }, lineItems: items, gone: undefined });
+    expect(summary).toEqual({ workOrderId: 'WO-1', completedItems: 3, flag: false, none: null, small: { a: 1 } });
+  });
+  test('a long scalar string stays: the schema bounds it', () => {
+    expect(summarize({ description: 'x'.repeat(4_096) })).toEqual({ description: 'x'.repeat(4_096) });
+  });
+});
+
+describe('messageVariables', () => {
+  test('the payload alone without claims, also on documents from before claim checks (fields absent)', () => {
+    expect(messageVariables({ payload: { a: 1 } })).toEqual({ a: 1 });
+    expect(messageVariables({ payload: null, reference: null, offloaded: null })).toEqual({});
+  });
+  test('each claim adds its uri under its variable', () => {
+    expect(messageVariables({ payload: { a: 1, report: reference.uri }, reference, offloaded: null })).toEqual({ a: 1, report: reference.uri, completionReport: reference.uri });
+    expect(messageVariables({ payload: { a: 1 }, reference: null, offloaded })).toEqual({ a: 1, completionReport: offloaded.uri });
+  });
+});
+
+describe('retention and names', () => {
+  const now = new Date('2026-12-01T00:00:00Z');
+  test('an offloaded DONE document gets payloadExpireAt, never expireAt (the TTL would orphan its object)', () => {
+    expect(doneRetention({ offloaded }, now, 1_000)).toEqual({ payloadExpireAt: new Date(now.getTime() + 1_000) });
+    expect(doneRetention({ offloaded: null }, now, 1_000)).toEqual({ expireAt: new Date(now.getTime() + 1_000) });
+    expect(doneRetention({}, now, 1_000)).toEqual({ expireAt: new Date(now.getTime() + 1_000) });
+  });
+  test('object names are deterministic per id and payload', () => {
+    expect(offloadObjectName('abc', 'ff')).toBe('payloads/abc/ff.json');
+    expect(offloadObjectName('abc', 'ee')).not.toBe(offloadObjectName('abc', 'ff'));
+  });
+});
