@@ -175,10 +175,17 @@ export const QUERIES = {
   subscriptionCount: query({ collection: 'eventSubscriptions', equality: [], range: null, orderBy: [] }, (db) => db.collection('eventSubscriptions')),
   /** `inbox waiting`: waiting points that carry a shard (count() against the unfiltered count: the difference was stored before `shard` existed). */
   shardedSubscriptions: query({ collection: 'eventSubscriptions', equality: [], range: 'shard', orderBy: [] }, (db) => db.collection('eventSubscriptions').where('shard', '>=', 0)),
-  /** CLI `inbox timers`: one shard's PENDING timers, soonest due first. */
+  /**
+   * CLI `inbox timers`: one shard's PENDING timers, soonest due first, after
+   * a cursor. The document id breaks ties of dueAt, as in `waitingPage`: the
+   * index (shard, status, dueAt) keeps document-id order after dueAt.
+   */
   pendingTimers: query(
     { collection: 'timers', equality: ['shard', 'status'], range: null, orderBy: [{ field: 'dueAt', direction: 'asc' }] },
-    (db, shard: number, limit: number) => db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').orderBy('dueAt').limit(limit),
+    (db, shard: number, after: PageCursor | null, limit: number) => {
+      const q = db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').orderBy('dueAt').orderBy(documentId());
+      return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
+    },
   ),
   /** CLI `inbox timers --instance`: the PENDING timers of one instance (equality only: single-field indexes, sorted by the CLI). */
   pendingTimersOfInstance: query({ collection: 'timers', equality: ['processInstanceId', 'status'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
