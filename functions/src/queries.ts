@@ -38,9 +38,9 @@ function query<Args extends unknown[]>(shapes: QueryShape | readonly QueryShape[
 export const LIST_FILTER_FIELDS = ['status', 'reason', 'messageName', 'correlationKey'] as const;
 export type ListFilters = Partial<Record<(typeof LIST_FILTER_FIELDS)[number], string>>;
 
-/** Where a page of `inbox waiting` starts: after this waiting point (its createdAt, then its document id). */
-export interface WaitingCursor {
-  readonly createdAt: Timestamp;
+/** Where a page of a list ordered by a timestamp and the document id starts (`inbox waiting`, `inbox timers`): after this timestamp, then this id. */
+export interface PageCursor {
+  readonly at: Timestamp;
   readonly id: string;
 }
 
@@ -158,12 +158,12 @@ export const QUERIES = {
    */
   waitingPage: query(
     waitingPageShapes,
-    (db, shard: number, filters: { readonly messageName: string | null; readonly createdBefore: Date | null }, after: WaitingCursor | null, limit: number) => {
+    (db, shard: number, filters: { readonly messageName: string | null; readonly createdBefore: Date | null }, after: PageCursor | null, limit: number) => {
       let q: Query = db.collection('eventSubscriptions').where('shard', '==', shard);
       if (filters.messageName !== null) q = q.where('messageName', '==', filters.messageName);
       if (filters.createdBefore !== null) q = q.where('createdAt', '<=', filters.createdBefore);
       q = q.orderBy('createdAt').orderBy(documentId());
-      return (after === null ? q : q.startAfter(after.createdAt, after.id)).limit(limit);
+      return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
     },
   ),
   /** `inbox repair shard-subscriptions`: every waiting point, a page at a time in document-id order (the default order: no index). */
@@ -175,10 +175,17 @@ export const QUERIES = {
   subscriptionCount: query({ collection: 'eventSubscriptions', equality: [], range: null, orderBy: [] }, (db) => db.collection('eventSubscriptions')),
   /** `inbox waiting`: waiting points that carry a shard (count() against the unfiltered count: the difference was stored before `shard` existed). */
   shardedSubscriptions: query({ collection: 'eventSubscriptions', equality: [], range: 'shard', orderBy: [] }, (db) => db.collection('eventSubscriptions').where('shard', '>=', 0)),
-  /** CLI `inbox timers`: one shard's PENDING timers, soonest due first. */
+  /**
+   * CLI `inbox timers`: one shard's PENDING timers, soonest due first, after
+   * a cursor. The document id breaks ties of dueAt, as in `waitingPage`: the
+   * index (shard, status, dueAt) keeps document-id order after dueAt.
+   */
   pendingTimers: query(
     { collection: 'timers', equality: ['shard', 'status'], range: null, orderBy: [{ field: 'dueAt', direction: 'asc' }] },
-    (db, shard: number, limit: number) => db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').orderBy('dueAt').limit(limit),
+    (db, shard: number, after: PageCursor | null, limit: number) => {
+      const q = db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').orderBy('dueAt').orderBy(documentId());
+      return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
+    },
   ),
   /** CLI `inbox timers --instance`: the PENDING timers of one instance (equality only: single-field indexes, sorted by the CLI). */
   pendingTimersOfInstance: query({ collection: 'timers', equality: ['processInstanceId', 'status'], range: null, orderBy: [] }, (db, processInstanceId: string) =>

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import type { Firestore, Timestamp } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
 import { loadEngine } from '../../functions/src/engine/deployed';
 import type { TimerState } from '../../functions/src/engine/state';
@@ -18,7 +19,8 @@ import { cliFor } from './run-cli';
 const BPMN_DIR = join(__dirname, '..', 'fixtures', 'bpmn-deadline');
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
-const { db, projectId } = freshFirestores().project('cli-timers');
+const fresh = freshFirestores();
+const { db, projectId } = fresh.project('cli-timers');
 const cli = cliFor(projectId, undefined, { INBOX_BPMN_DIR: BPMN_DIR });
 let engine: Engine;
 
@@ -31,13 +33,17 @@ interface TimerRow {
   processInstanceId: string;
   horizon: string;
 }
+interface TimersPage {
+  timers: TimerRow[];
+  nextCursor: string | null;
+}
 
 /** A work order handed over at `at`, now waiting at the gateway: its completion deadline timer. */
-async function handedOver(key: string, at: Date, deadline?: string): Promise<{ instanceId: string; timer: TimerState }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-deadline', businessKey: key, variables: { workOrderId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) }, now: at });
-  const done = await completeJobRun(db, engine, started.jobs[0]?.id ?? '', {}, at);
+async function handedOver(key: string, at: Date, deadline?: string, on: Firestore = db): Promise<{ instanceId: string; timer: TimerState }> {
+  const started = await startProcessInstance(on, engine, { processKey: 'work-order-deadline', businessKey: key, variables: { workOrderId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) }, now: at });
+  const done = await completeJobRun(on, engine, started.jobs[0]?.id ?? '', {}, at);
   expect(done.status).toBe('COMPLETED');
-  const timer = (await db.collection(COLLECTIONS.timers).where('processInstanceId', '==', started.instance.id).get()).docs[0];
+  const timer = (await on.collection(COLLECTIONS.timers).where('processInstanceId', '==', started.instance.id).get()).docs[0];
   return { instanceId: started.instance.id, timer: { ...(timer?.data() as TimerState), id: timer?.id ?? '' } };
 }
 
@@ -61,9 +67,9 @@ describe('inbox timers', () => {
   test('PENDING timers soonest due first, the overdue one on top, with due time, activity, instance and horizon', async () => {
     const r = await cli('--json', 'timers');
     expect(r.code).toBe(0);
-    const { timers, more } = r.json() as { timers: TimerRow[]; more: boolean };
+    const { timers, nextCursor } = r.json() as TimersPage;
     expect(timers.map((t) => t.id)).toEqual(KEYS_SOONEST_FIRST.map((k) => order[k]?.timer.id));
-    expect(more).toBe(false);
+    expect(nextCursor).toBeNull();
     expect(timers[0]).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue', processInstanceId: order.overdue?.instanceId, horizon: 'NEAR' });
     expect(timers[0]?.dueInSeconds).toBeLessThan(-DAY / 1000 + 120);
     expect(timers.map((t) => t.horizon)).toEqual(['NEAR', 'NEAR', 'NEAR', 'NEAR', 'FAR']);
@@ -74,18 +80,88 @@ describe('inbox timers', () => {
     expect(table.out).toMatch(/in 3 d|in 2 d 23 h/);
   });
 
-  test('--instance: that instance only; --limit: the soonest, and says more may be PENDING', async () => {
-    const one = (await cli('--json', 'timers', '--instance', order.days?.instanceId ?? '')).json() as { timers: TimerRow[] };
-    expect(one.timers.map((t) => t.id)).toEqual([order.days?.timer.id]);
-    const two = await cli('--json', 'timers', '--limit', '2');
-    expect(two.json()).toMatchObject({ timers: [{ id: order.overdue?.timer.id }, { id: order.soon?.timer.id }], more: true });
-    expect((await cli('timers', '--limit', '2')).out).toContain('more than 2 may be PENDING');
-    expect((await cli('timers', '--limit', 'many')).code).toBe(2);
+  test('--instance: that instance only, on one page; --limit, the older name of --page-size, still pages', async () => {
+    const one = (await cli('--json', 'timers', '--instance', order.days?.instanceId ?? '')).json() as TimersPage;
+    expect(one).toEqual({ timers: [expect.objectContaining({ id: order.days?.timer.id })], nextCursor: null });
+    const two = (await cli('--json', 'timers', '--limit', '2')).json() as TimersPage;
+    expect(two.timers.map((t) => t.id)).toEqual([order.overdue?.timer.id, order.soon?.timer.id]);
+    const rest = (await cli('--json', 'timers', '--limit', '2', '--after', two.nextCursor ?? '')).json() as TimersPage;
+    expect(rest.timers.map((t) => t.id)).toEqual([order.days?.timer.id, order.standard?.timer.id]);
   });
 
   test('the gateway waits with a message branch too: `inbox waiting` lists it with its gateway', async () => {
     const waiting = (await cli('--json', 'waiting')).json() as { waitingPoints: Array<{ businessKey: string; gatewayId: string | null; activityId: string }> };
     expect(waiting.waitingPoints[0]).toMatchObject({ businessKey: 'WO-t-overdue', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue' });
+  });
+});
+
+describe('inbox timers, a page at a time', () => {
+  const pages = fresh.project('cli-timers-pages');
+  const pagesCli = cliFor(pages.projectId, undefined, { INBOX_BPMN_DIR: BPMN_DIR });
+  /** Every timer of the project, soonest due first, the id breaking ties: what the pages must show, in this order. */
+  let expected: string[] = [];
+
+  beforeAll(async () => {
+    // Three due times shared by 4, 4 and 1 timers: pages of 3 end inside the first run and inside the second.
+    const made: Array<{ id: string; due: number }> = [];
+    for (const [group, count] of [[0, 4], [1, 4], [2, 1]] as const) {
+      for (let i = 0; i < count; i++) {
+        const { timer } = await handedOver(`WO-p-${group}-${i}`, new Date(now + group * HOUR), 'P2D', pages.db);
+        made.push({ id: timer.id, due: now + group * HOUR + 2 * DAY });
+      }
+    }
+    expected = made.sort((a, b) => a.due - b.due || (a.id < b.id ? -1 : 1)).map((t) => t.id);
+  });
+
+  test('--page-size 3 walks 3 pages over several shards with equal due times at the boundaries: every timer once, in order', async () => {
+    const stored = await pages.db.collection(COLLECTIONS.timers).get();
+    expect(new Set(stored.docs.map((d) => (d.get('dueAt') as Timestamp).toMillis())).size).toBe(3);
+    expect(new Set(stored.docs.map((d) => d.get('shard') as number)).size).toBeGreaterThan(1);
+    const seen: string[][] = [];
+    let after: string | null = null;
+    for (let n = 0; n < 5; n++) {
+      const r = await pagesCli('--json', 'timers', '--page-size', '3', ...(after === null ? [] : ['--after', after]));
+      expect(r.code).toBe(0);
+      const page = r.json() as TimersPage;
+      seen.push(page.timers.map((t) => t.id));
+      after = page.nextCursor;
+      if (after === null) break;
+    }
+    expect(seen).toEqual([expected.slice(0, 3), expected.slice(3, 6), expected.slice(6, 9)]);
+  });
+
+  test('for people: each page but the last prints the --after of the next', async () => {
+    const first = await pagesCli('timers', '--page-size', '4');
+    const more = /^more: add --after ([A-Za-z0-9_-]+)$/m.exec(first.out);
+    expect(more).not.toBeNull();
+    expect(first.out).toContain(expected[3]);
+    expect(first.out).not.toContain(expected[4]);
+    const second = await pagesCli('timers', '--page-size', '5', '--after', more?.[1] ?? '');
+    expect(expected.slice(4).every((id) => second.out.includes(id))).toBe(true);
+    expect(second.out).not.toContain(expected[3]);
+    expect(second.out).not.toContain('more:');
+  });
+
+  test.each([
+    [['timers', '--after', 'not-a-cursor'], '--after: expected the cursor a previous page printed (a page of `inbox timers`), got "not-a-cursor"'],
+    [['timers', '--page-size', '0'], '--page-size: expected a whole number from 1 to 1000'],
+    [['timers', '--limit', 'many'], '--limit: expected a whole number from 1 to 1000'],
+    [['timers', '--limit', '2', '--page-size', '2'], '--limit is the older name of --page-size: give one of them'],
+    [['timers', '--instance', 'i', '--after', 'x'], "--instance lists all of one instance's PENDING timers on one page: leave out --after"],
+    [['timers', '--instance', 'i', '--page-size', '2'], "--instance lists all of one instance's PENDING timers on one page: leave out --page-size"],
+  ])('%j: a usage error (exit 2) naming the flag', async (args, message) => {
+    const r = await pagesCli(...args);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain(message);
+    expect(r.out).toBe('');
+  });
+
+  test('a cursor of `inbox waiting` is refused: its position is in another list', async () => {
+    const waitingCursor = (((await pagesCli('--json', 'waiting', '--page-size', '1')).json()) as { next: string | null }).next;
+    expect(waitingCursor).not.toBeNull();
+    const r = await pagesCli('timers', '--after', waitingCursor ?? '');
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--after: expected the cursor a previous page printed (a page of `inbox timers`)');
   });
 });
 

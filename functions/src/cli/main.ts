@@ -7,7 +7,7 @@
  * 5 Firestore (or its emulator) unreachable, 6 permission denied. Every
  * failure is one line on stderr that says what to do.
  */
-import { Command, CommanderError } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { ConfigError } from '../config';
 import { RepairRefusedError } from '../engine/store/repair-request';
@@ -144,9 +144,11 @@ function addWatchCommands(program: Command, context: () => CliContext): void {
   program
     .command('timers')
     .description('PENDING timers, soonest due first (overdue on top): due time, activity, instance, horizon')
-    .option('--instance <id>', 'the timers of one process instance')
-    .option('--limit <n>', 'at most this many', '100')
-    .action((options: { instance?: string; limit?: string }) => watch().timers(context(), options));
+    .option('--instance <id>', 'the timers of one process instance (all on one page)')
+    .option('--page-size <n>', 'timers per page (1 to 1000, default 50)')
+    .option('--after <cursor>', 'the next page: the cursor the previous page printed')
+    .addOption(new Option('--limit <n>', 'the older name of --page-size').hideHelp())
+    .action((options: Parameters<typeof import('./watch-commands').timers>[1]) => watch().timers(context(), options));
   const repair = program.commands.find((c) => c.name() === 'repair');
   if (repair === undefined) throw new Error('the repair command is registered before the watch commands');
   repair

@@ -1,10 +1,11 @@
 import type { QueryDocumentSnapshot } from '@google-cloud/firestore';
-import { STATE_SHARDS } from '../engine/store/collections';
 import { QUERIES } from '../queries';
 import type { CliContext } from './context';
 import { type Doc, view } from './documents';
 import { print } from './output';
-import { formatAge, parseLimit } from './parse';
+import { formatAge, parsePageSize, UsageError } from './parse';
+import { comparePositions, TIMERS_ORDER } from './shard-page';
+import { cursorOf, pageAcrossShards, positionOf } from './shard-page-query';
 
 /** A PENDING timer as `inbox timers` shows it. */
 export interface TimerRow {
@@ -21,8 +22,6 @@ export interface TimerRow {
   readonly occurrence: number | null;
 }
 
-const dueMs = (d: Doc): number => (d.dueAt instanceof Date ? d.dueAt.getTime() : Number.POSITIVE_INFINITY);
-
 function row(d: Doc, now: Date): TimerRow {
   const dueAt = d.dueAt instanceof Date ? d.dueAt : null;
   return {
@@ -38,25 +37,46 @@ function row(d: Doc, now: Date): TimerRow {
   };
 }
 
+/** The flags of `inbox timers`. */
+export interface TimersOptions {
+  instance?: string;
+  pageSize?: string;
+  /** The older name of --page-size (before timers were paged), still accepted for scripts that pass it. */
+  limit?: string;
+  after?: string;
+}
+
+const DEFAULT_PAGE_SIZE = '50';
+
 /**
- * `inbox timers [--instance ID] [--limit N]`: PENDING timers, soonest due
- * first (overdue ones on top: a task that was lost). Without --instance one
- * query per shard (16), each for at most `limit`, merged; with it, one
- * query for that instance's timers (a handful).
+ * `inbox timers [--instance ID] [--page-size N] [--after CURSOR]`: PENDING
+ * timers, soonest due first across the shards (overdue ones on top: a task
+ * that was lost), a page at a time: one query per shard (16), each for at
+ * most a page after the cursor, merged. With --instance one query for that
+ * instance's timers (a handful: one per timer its tokens wait with), all on
+ * one page, so no paging flag goes with it.
  */
-export async function timers(ctx: CliContext, options: { instance?: string; limit?: string }): Promise<void> {
-  const limit = parseLimit(options.limit ?? '100');
+export async function timers(ctx: CliContext, options: TimersOptions): Promise<void> {
+  if (options.pageSize !== undefined && options.limit !== undefined) throw new UsageError('--limit is the older name of --page-size: give one of them');
+  const sizeFlag = options.limit === undefined ? '--page-size' : '--limit';
+  const sizeText = options.pageSize ?? options.limit;
+  if (options.instance !== undefined && (sizeText !== undefined || options.after !== undefined)) {
+    throw new UsageError(`--instance lists all of one instance's PENDING timers on one page: leave out ${options.after === undefined ? sizeFlag : '--after'}`);
+  }
+  const pageSize = parsePageSize(sizeText ?? DEFAULT_PAGE_SIZE, 1_000, sizeFlag);
+  const cursor = cursorOf(TIMERS_ORDER, options.after);
   const db = ctx.db();
   const now = ctx.now();
-  const lists: QueryDocumentSnapshot[][] =
+  const page =
     options.instance === undefined
-      ? await Promise.all(Array.from({ length: STATE_SHARDS }, async (_, shard) => (await QUERIES.pendingTimers.build(db, shard, limit).get()).docs))
-      : [(await QUERIES.pendingTimersOfInstance.build(db, options.instance).get()).docs];
-  const found = lists.flat().map(view).sort((a, b) => dueMs(a) - dueMs(b) || (a.id < b.id ? -1 : 1));
-  const rows = found.slice(0, limit).map((d) => row(d, now));
-  // A shard that returned `limit` timers may hold more behind them.
-  const more = found.length > limit || (options.instance === undefined && lists.some((l) => l.length >= limit));
+      ? await pageAcrossShards(TIMERS_ORDER, pageSize, (shard) => QUERIES.pendingTimers.build(db, shard, cursor, pageSize))
+      : { items: sortedByDue((await QUERIES.pendingTimersOfInstance.build(db, options.instance).get()).docs), next: null };
+  const rows = page.items.map((snap) => row(view(snap), now));
   const dueIn = (s: number | null): string => (s === null ? '' : s < 0 ? `overdue ${formatAge(-s * 1000)}` : `in ${formatAge(s * 1000)}`);
-  print(ctx, { timers: rows, more }, ['timer', 'due at', 'due', 'activity', 'waiting at', 'instance', 'horizon'], rows.map((r) => [r.id, r.dueAt, dueIn(r.dueInSeconds), r.activityId, r.waitingAt, r.processInstanceId, r.horizon]));
-  if (!ctx.json && more) ctx.io.out(`more than ${limit} may be PENDING: narrow with --instance, or raise --limit`);
+  print(ctx, { timers: rows, nextCursor: page.next }, ['timer', 'due at', 'due', 'activity', 'waiting at', 'instance', 'horizon'], rows.map((r) => [r.id, r.dueAt, dueIn(r.dueInSeconds), r.activityId, r.waitingAt, r.processInstanceId, r.horizon]));
+  if (!ctx.json && page.next !== null) ctx.io.out(`more: add --after ${page.next}`);
 }
+
+/** One instance's timers in the order of the paged list. */
+const sortedByDue = (docs: readonly QueryDocumentSnapshot[]): QueryDocumentSnapshot[] =>
+  docs.map((snap) => ({ snap, at: positionOf(TIMERS_ORDER, snap) })).sort((a, b) => comparePositions(a.at, b.at)).map(({ snap }) => snap);

@@ -1,12 +1,12 @@
 import { type Firestore, type QueryDocumentSnapshot, Timestamp } from '@google-cloud/firestore';
-import { refs, STATE_SHARDS } from '../engine/store/collections';
+import { refs } from '../engine/store/collections';
 import { QUERIES } from '../queries';
 import { waitedMessageNames } from '../relay/gauges';
 import type { CliContext } from './context';
-import { RefusedError } from './inbox-ops';
 import { print } from './output';
 import { formatAge, parseDuration, parseKnownName, parsePageSize } from './parse';
-import { formatCursor, mergePages, type PagePosition, parseCursor } from './waiting-page';
+import { WAITING_ORDER } from './shard-page';
+import { cursorOf, pageAcrossShards, positionOf } from './shard-page-query';
 
 export interface WaitingOptions {
   message?: string;
@@ -33,13 +33,6 @@ export interface WaitingRow {
 
 const DEFAULT_PAGE_SIZE = '50';
 
-/** Where a waiting point stands in (createdAt, id) order; refused for a document whose createdAt is no timestamp (edited by hand). */
-const positionOf = (snap: QueryDocumentSnapshot): PagePosition => {
-  const at: unknown = snap.get('createdAt');
-  if (!(at instanceof Timestamp)) throw new RefusedError(`eventSubscriptions/${snap.id} has a createdAt that is not a timestamp (${JSON.stringify(at)}): it was edited by hand; set it to a timestamp`);
-  return { seconds: at.seconds, nanoseconds: at.nanoseconds, id: snap.id };
-};
-
 /**
  * `inbox waiting`: the tokens waiting for a message, oldest first across
  * the shards, a page at a time. Each page is one query per shard (16), each
@@ -50,21 +43,19 @@ const positionOf = (snap: QueryDocumentSnapshot): PagePosition => {
 export async function waiting(ctx: CliContext, options: WaitingOptions): Promise<void> {
   const pageSize = parsePageSize(options.pageSize ?? DEFAULT_PAGE_SIZE);
   const olderThanMs = options.olderThan === undefined ? null : parseDuration('--older-than', options.olderThan);
-  const after = options.after === undefined ? null : parseCursor(options.after);
+  const cursor = cursorOf(WAITING_ORDER, options.after);
   const engine = await ctx.runtime.engine();
   const messageName = options.message === undefined ? null : parseKnownName('--message', options.message, waitedMessageNames(engine), 'the message names the deployed models wait for');
   const db = ctx.db();
   const now = ctx.now();
   const filters = { messageName, createdBefore: olderThanMs === null ? null : new Date(now.getTime() - olderThanMs) };
-  const cursor = after === null ? null : { createdAt: new Timestamp(after.seconds, after.nanoseconds), id: after.id };
-  const [lists, unsharded] = await Promise.all([
-    Promise.all(Array.from({ length: STATE_SHARDS }, async (_, shard) => (await QUERIES.waitingPage.build(db, shard, filters, cursor, pageSize).get()).docs)),
+  const [page, unsharded] = await Promise.all([
+    pageAcrossShards(WAITING_ORDER, pageSize, (shard) => QUERIES.waitingPage.build(db, shard, filters, cursor, pageSize)),
     // Asked on the first page only: the points such a count finds are on no page.
-    after === null ? unshardedCount(db) : Promise.resolve(0),
+    cursor === null ? unshardedCount(db) : Promise.resolve(0),
   ]);
-  const page = mergePages(lists, pageSize, positionOf);
   const rows = await withBusinessKeys(db, page.items, now);
-  const next = page.next === null ? null : formatCursor(page.next);
+  const next = page.next;
   const result = { waitingPoints: rows, next, ...(unsharded > 0 ? { unshardedWaitingPoints: unsharded } : {}) };
   print(ctx, result, ['instance', 'business key', 'activity', 'message', 'correlation key', 'waiting since', 'waited'], rows.map((r) => [r.instanceId, r.businessKey ?? '(no instance)', r.activityId, r.messageName, r.correlationKey, r.createdAt, formatAge(r.waitingSeconds * 1000)]));
   if (ctx.json) return;
@@ -87,7 +78,7 @@ async function withBusinessKeys(db: Firestore, points: readonly QueryDocumentSna
   const instances = instanceIds.length === 0 ? [] : await db.getAll(...instanceIds.map((id) => refs.instance(db, id)));
   const keys = new Map(instances.map((s) => [s.id, s.exists ? String(s.get('businessKey')) : null]));
   return points.map((p): WaitingRow => {
-    const position = positionOf(p);
+    const position = positionOf(WAITING_ORDER, p);
     const createdAt = new Timestamp(position.seconds, position.nanoseconds).toDate();
     const instanceId = String(p.get('processInstanceId'));
     const gatewayId: unknown = p.get('gatewayId');

@@ -1,5 +1,5 @@
 // main.ts loads this module for the commands about waiting tokens and timers.
 export { waiting, type WaitingOptions } from './waiting-command';
-export { timers } from './timer-commands';
+export { type TimersOptions, timers } from './timer-commands';
 export { shardSubscriptionsCommand } from './shard-subscriptions';
 export { fireTimerCommand } from './fire-timer-command';
