@@ -35,7 +35,7 @@ interface TimerRow {
 }
 interface TimersPage {
   timers: TimerRow[];
-  nextCursor: string | null;
+  next: string | null;
 }
 
 /** A work order handed over at `at`, now waiting at the gateway: its completion deadline timer. */
@@ -67,9 +67,9 @@ describe('inbox timers', () => {
   test('PENDING timers soonest due first, the overdue one on top, with due time, activity, instance and horizon', async () => {
     const r = await cli('--json', 'timers');
     expect(r.code).toBe(0);
-    const { timers, nextCursor } = r.json() as TimersPage;
+    const { timers, next } = r.json() as TimersPage;
     expect(timers.map((t) => t.id)).toEqual(KEYS_SOONEST_FIRST.map((k) => order[k]?.timer.id));
-    expect(nextCursor).toBeNull();
+    expect(next).toBeNull();
     expect(timers[0]).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue', processInstanceId: order.overdue?.instanceId, horizon: 'NEAR' });
     expect(timers[0]?.dueInSeconds).toBeLessThan(-DAY / 1000 + 120);
     expect(timers.map((t) => t.horizon)).toEqual(['NEAR', 'NEAR', 'NEAR', 'NEAR', 'FAR']);
@@ -82,10 +82,10 @@ describe('inbox timers', () => {
 
   test('--instance: that instance only, on one page; --limit, the older name of --page-size, still pages', async () => {
     const one = (await cli('--json', 'timers', '--instance', order.days?.instanceId ?? '')).json() as TimersPage;
-    expect(one).toEqual({ timers: [expect.objectContaining({ id: order.days?.timer.id })], nextCursor: null });
+    expect(one).toEqual({ timers: [expect.objectContaining({ id: order.days?.timer.id })], next: null });
     const two = (await cli('--json', 'timers', '--limit', '2')).json() as TimersPage;
     expect(two.timers.map((t) => t.id)).toEqual([order.overdue?.timer.id, order.soon?.timer.id]);
-    const rest = (await cli('--json', 'timers', '--limit', '2', '--after', two.nextCursor ?? '')).json() as TimersPage;
+    const rest = (await cli('--json', 'timers', '--limit', '2', '--after', two.next ?? '')).json() as TimersPage;
     expect(rest.timers.map((t) => t.id)).toEqual([order.days?.timer.id, order.standard?.timer.id]);
   });
 
@@ -124,7 +124,7 @@ describe('inbox timers, a page at a time', () => {
       expect(r.code).toBe(0);
       const page = r.json() as TimersPage;
       seen.push(page.timers.map((t) => t.id));
-      after = page.nextCursor;
+      after = page.next;
       if (after === null) break;
     }
     expect(seen).toEqual([expected.slice(0, 3), expected.slice(3, 6), expected.slice(6, 9)]);

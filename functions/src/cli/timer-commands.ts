@@ -73,7 +73,7 @@ export async function timers(ctx: CliContext, options: TimersOptions): Promise<v
       : { items: sortedByDue((await QUERIES.pendingTimersOfInstance.build(db, options.instance).get()).docs), next: null };
   const rows = page.items.map((snap) => row(view(snap), now));
   const dueIn = (s: number | null): string => (s === null ? '' : s < 0 ? `overdue ${formatAge(-s * 1000)}` : `in ${formatAge(s * 1000)}`);
-  print(ctx, { timers: rows, nextCursor: page.next }, ['timer', 'due at', 'due', 'activity', 'waiting at', 'instance', 'horizon'], rows.map((r) => [r.id, r.dueAt, dueIn(r.dueInSeconds), r.activityId, r.waitingAt, r.processInstanceId, r.horizon]));
+  print(ctx, { timers: rows, next: page.next }, ['timer', 'due at', 'due', 'activity', 'waiting at', 'instance', 'horizon'], rows.map((r) => [r.id, r.dueAt, dueIn(r.dueInSeconds), r.activityId, r.waitingAt, r.processInstanceId, r.horizon]));
   if (!ctx.json && page.next !== null) ctx.io.out(`more: add --after ${page.next}`);
 }
 
