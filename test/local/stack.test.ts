@@ -124,3 +124,15 @@ test('the control API serves the same calls, refuses bad input with a JSON error
   await completedWithInvoice('WO-stack-2');
   expect((await client.status()).outages).toBe(1);
 });
+
+test('the storage emulator runs beside the others with the payload bucket and the provider report bucket created', async () => {
+  const { storageUrl, buckets } = await stack.info();
+  expect(buckets).toEqual({ payloads: `${projectId}-inbox-payloads`, providerReports: `${projectId}-provider-reports` });
+  const { Storage } = await import('@google-cloud/storage');
+  const client = new Storage({ projectId, apiEndpoint: storageUrl });
+  for (const name of [buckets.payloads, buckets.providerReports]) {
+    const [meta] = await client.bucket(name).getMetadata();
+    expect(meta.name).toBe(name);
+  }
+  expect(stack.storage.objects(buckets.payloads)).toEqual([]);
+});

@@ -19,6 +19,10 @@ export interface StackInfo {
   readonly firestoreHost: string;
   readonly pubsubHost: string;
   readonly tasksHost: string;
+  /** The Cloud Storage emulator, `http://127.0.0.1:PORT` (the STORAGE_EMULATOR_HOST of the functions). */
+  readonly storageUrl: string;
+  /** The inbox's bucket of offloaded payloads, and the provider's bucket the functions accept references to. */
+  readonly buckets: { readonly payloads: string; readonly providerReports: string };
   readonly functions: Readonly<Record<FunctionTarget, string>>;
   readonly topics: { readonly completions: string; readonly releases: string; readonly deadLetter: string; readonly provider: string };
   /** Full name of the receiver's push subscription (part of the id of an invalid message). */

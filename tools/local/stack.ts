@@ -1,16 +1,19 @@
 /**
  * The whole system on one machine: the Firestore and Pub/Sub emulators, the
- * local Cloud Tasks emulator (jobs, timers and fast-path queues), every
+ * local Cloud Tasks emulator (jobs, timers and fast-path queues), the local
+ * Cloud Storage emulator (the inbox's payload bucket and a provider's report
+ * bucket, for claim checks), every
  * function under the Functions Framework on its own loopback port, the topics and push subscriptions (with dead-letter
  * policy), a simulated Cloud Scheduler calling relayInbox and sweepJobs, and
  * a simulated provider. `npm start` and `npm run demo` build on it.
  */
 import { PubSub } from '@google-cloud/pubsub';
 import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
+import { startStorageEmulator, type StorageEmulator } from '@inbox/storage-emulator';
 import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../functions/src/config';
+import { defaultPayloadBucket, loadConfig } from '../../functions/src/config';
 import { freePort } from '../emulators/ports';
 import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy';
 import type { FunctionLogCounts, FunctionTarget, OutageReport, StackControl, StackInfo, StackStatus } from './control';
@@ -63,6 +66,8 @@ export interface LocalStack extends StackControl {
   failDispatches: CloudTasksEmulator['failDispatches'];
   /** The next CreateTask calls fail: the functions cannot dispatch their jobs (sweepJobs must). */
   failNextCreateTask: CloudTasksEmulator['failNextCreateTask'];
+  /** The Cloud Storage emulator: its fault hooks, request log and objects (see packages/storage-emulator). */
+  storage: Pick<StorageEmulator, 'faults' | 'requests' | 'objects' | 'url'>;
   /** Stops everything this stack started, and nothing else. */
   stop(): Promise<void>;
 }
@@ -105,6 +110,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     cleanup.push(() => receiverLine.close());
     const tasks: CloudTasksEmulator = await startCloudTasksEmulator();
     cleanup.push(() => tasks.stop());
+    const storage: StorageEmulator = await startStorageEmulator();
+    cleanup.push(() => storage.stop());
+    const buckets = localBuckets(projectId, options.env);
 
     const logDir = mkdtempSync(join(tmpdir(), 'inbox-stack-'));
     const counts = Object.fromEntries(TARGETS.map((t) => [t, { lines: 0, warnings: 0, errors: 0, notAcked: 0 }])) as Record<FunctionTarget, { -readonly [K in keyof FunctionLogCounts]: number }>;
@@ -119,6 +127,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       INBOX_FIRE_TIMER_URL: fireTimerUrl,
       // The tasks ask for a token as the tasks account; the emulator signs it with its own key, which runJob trusts.
       ...localTasksEnv(tasks, projectId),
+      // The storage client reads STORAGE_EMULATOR_HOST itself; the buckets are the ones created below.
+      STORAGE_EMULATOR_HOST: storage.url,
+      INBOX_PAYLOAD_BUCKET: buckets.payloads,
+      INBOX_REFERENCE_BUCKETS: buckets.providerReports,
       ...LOCAL_ENV,
       ...options.env,
     };
@@ -163,6 +175,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     progress(`functions: ${[...served.values()].map((f) => `${f.target} ${f.url}`).join(', ')}`);
 
     const config = loadConfig(common);
+    await createBuckets(projectId, storage.url, [config.claims.payloadBucket, buckets.providerReports]);
+    progress(`storage: ${storage.url}, buckets ${config.claims.payloadBucket} (offloaded payloads) and ${buckets.providerReports} (the provider's reports)`);
     const admin = emulatorClient(tasks.host);
     try {
       for (const queue of localQueues(config)) await admin.createQueue({ parent: tasksLocation(config), queue });
@@ -187,6 +201,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       firestoreHost: emulators.firestoreHost,
       pubsubHost: emulators.pubsubHost,
       tasksHost: tasks.host,
+      storageUrl: storage.url,
+      buckets: { payloads: config.claims.payloadBucket, providerReports: buckets.providerReports },
       functions: Object.fromEntries([...served].map(([t, f]) => [t, f.url])) as Record<FunctionTarget, string>,
       topics: { completions: TOPOLOGY.completions, releases: TOPOLOGY.releases, deadLetter: TOPOLOGY.deadLetter, provider: config.providerTopic },
       completionSubscription: `projects/${projectId}/subscriptions/${TOPOLOGY.completionsPush}`,
@@ -233,6 +249,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       },
       failDispatches: (rule, fault) => tasks.failDispatches(rule, fault),
       failNextCreateTask: (count, code) => tasks.failNextCreateTask(count, code),
+      storage: { faults: storage.faults, requests: () => storage.requests(), objects: (bucket) => storage.objects(bucket), url: storage.url },
       stop: stopAll,
     };
   } catch (err) {
@@ -249,4 +266,22 @@ function combined(stats: readonly ScheduleStats[]): ScheduleStats {
     lastStatus: stats[0]?.lastStatus ?? null,
     inFlight: stats.some((s) => s.inFlight),
   };
+}
+
+/**
+ * The stack's buckets: the inbox's own (INBOX_PAYLOAD_BUCKET, as the
+ * functions derive it unless `env` names one) and the simulated provider's
+ * report bucket, `<project>-provider-reports`, the one the functions accept
+ * references to (INBOX_REFERENCE_BUCKETS) unless `env` says otherwise.
+ */
+function localBuckets(projectId: string, env: Readonly<Record<string, string>> | undefined): { readonly payloads: string; readonly providerReports: string } {
+  return { payloads: env?.INBOX_PAYLOAD_BUCKET ?? defaultPayloadBucket(projectId), providerReports: `${projectId}-provider-reports` };
+}
+
+/** Creates the buckets through the real client (the emulator, like the API, refuses writes to a missing bucket). */
+async function createBuckets(projectId: string, storageUrl: string, names: readonly string[]): Promise<void> {
+  // apiEndpoint rather than STORAGE_EMULATOR_HOST: the stack leaves the environment of its own process alone.
+  const { Storage } = await import('@google-cloud/storage');
+  const client = new Storage({ projectId, apiEndpoint: storageUrl });
+  for (const name of new Set(names)) await client.createBucket(name);
 }

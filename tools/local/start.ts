@@ -34,12 +34,13 @@ async function main(): Promise<void> {
   const control = await serveControl(stack, options.controlPort);
   writeFileSync(STACK_FILE, `${JSON.stringify({ controlUrl: control.url, pid: process.pid }, null, 2)}\n`);
   const info = await stack.info();
-  const env = `export GOOGLE_CLOUD_PROJECT=${info.projectId} FIRESTORE_EMULATOR_HOST=${info.firestoreHost} PUBSUB_EMULATOR_HOST=${info.pubsubHost} METADATA_SERVER_DETECTION=none`;
+  const env = `export GOOGLE_CLOUD_PROJECT=${info.projectId} FIRESTORE_EMULATOR_HOST=${info.firestoreHost} PUBSUB_EMULATOR_HOST=${info.pubsubHost} STORAGE_EMULATOR_HOST=${info.storageUrl} METADATA_SERVER_DETECTION=none`;
   console.log(`\nThe inbox runs locally (project ${info.projectId}).\n`);
   console.log(formatTable(['function', 'URL'], Object.entries(info.functions).map(([name, url]) => [name, url])));
   console.log(`
 Firestore emulator  ${info.firestoreHost}        Pub/Sub emulator  ${info.pubsubHost}
 Cloud Tasks (local) ${info.tasksHost}        function logs     ${info.logDir}
+Cloud Storage (local) ${info.storageUrl}  buckets: ${info.buckets.payloads} (offloaded payloads), ${info.buckets.providerReports} (provider reports, accepted as references)
 Topics: ${info.topics.completions} and ${info.topics.releases} (push → receivePubSubPush, dead letters → ${info.topics.deadLetter} → receiveDeadLetter), ${info.topics.provider} (→ simulated provider)
 Control API: ${control.url} (GET /info, GET /status, POST /outage {"downMs":3000}, POST /receiver-line {"mode":"refuse"})
 
