@@ -29,10 +29,11 @@ export interface ReceiverDeps {
   /** As PushEndpointDeps.maxBodyBytes: base64 of INBOX_MAX_DATA_BYTES plus the envelope allowance. */
   readonly maxBodyBytes: number;
   /**
-   * Deadline of the inbox write, ms (INBOX_WRITE_TIMEOUT_MS, default 8 s).
-   * Past it the answer is 503 and Pub/Sub redelivers; it stays below the
-   * subscription's ack deadline (10 s at least), after which even a 2xx
-   * counts as a nack.
+   * Deadline of the inbox write, ms (INBOX_WRITE_TIMEOUT_MS, default 8 s),
+   * counted from the start of reading the message: the upload of an
+   * offloaded payload and the document write are inside it. Past it the
+   * answer is 503 and Pub/Sub redelivers; it stays below the subscription's
+   * ack deadline (10 s at least), after which even a 2xx counts as a nack.
    */
   readonly writeTimeoutMs: number;
   /**
@@ -113,10 +114,13 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
  */
 export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Response) => Promise<void> {
   return createPushEndpoint(deps, async (envelope) => {
-    const draft = interpretMessage(envelope, deps.registry, deps.claims);
     const offload = { store: deps.payloadStore, bucket: deps.claims.payloadBucket, offloadBytes: deps.claims.offloadBytes, log: deps.log };
-    // One deadline for the upload of an offloaded payload and the document: past it 503, never a late 2xx.
-    const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () => storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards, offload }));
+    // One deadline, started before the message is read: reading a 10 MiB payload takes a CPU second or more, and the
+    // upload of an offloaded payload and the document come after it. Past it 503, never a late 2xx.
+    const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () => {
+      const draft = interpretMessage(envelope, deps.registry, deps.claims);
+      return storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards, offload });
+    });
     logOutcome(deps.log, outcome, envelope);
     if (deps.fastPath !== null && outcome.kind === 'STORED' && outcome.doc.status === 'OPEN') {
       const fastPath = deps.fastPath;
