@@ -43,7 +43,7 @@ function envelopeFor(side: string, i: number): Record<string, unknown> {
 function idFor(side: string, i: number): string {
   const parsed = parsePushEnvelope(envelopeFor(side, i));
   if (!parsed.ok) throw new Error(parsed.error);
-  return interpretMessage(parsed.envelope, DEFAULT_REGISTRY).id;
+  return interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] }).id;
 }
 
 async function verify(db: Firestore, side: string, count: number): Promise<{ missing: number; extra: number }> {
@@ -94,10 +94,10 @@ async function main(): Promise<void> {
     const write = async (side: string, i: number): Promise<void> => {
       const parsed = parsePushEnvelope(envelopeFor(side, i));
       if (!parsed.ok) throw new Error(parsed.error);
-      const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY);
+      const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
       if (draft.kind !== 'valid') throw new Error('bench message is invalid');
       // The receiver's own write (inbox document + lane entry, one batch), without HTTP and the framework.
-      await storeMessage(directDb, draft, { envelope: parsed.envelope, now: new Date(), shards: 16 });
+      await storeMessage(directDb, draft, { envelope: parsed.envelope, now: new Date(), shards: 16, offload: null });
     };
     type Side = 'receiver' | 'bare' | 'direct';
     const send: Record<Side, (i: number) => Promise<void>> = {

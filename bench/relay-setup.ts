@@ -65,9 +65,9 @@ export async function storeCompletion(db: Firestore, workOrderId: string, shards
     subscription: 'projects/bench/subscriptions/work-order-completed-push',
   });
   if (!parsed.ok) throw new Error(parsed.error);
-  const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY);
+  const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
   if (draft.kind !== 'valid') throw new Error(`bench message is invalid: ${draft.error}`);
-  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now, shards });
+  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now, shards, offload: null });
   if (outcome.kind !== 'STORED') throw new Error(`${workOrderId}: completion ${outcome.kind}`);
 }
 

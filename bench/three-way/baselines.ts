@@ -44,7 +44,7 @@ export async function startBaseline(mode: BaselineMode, db: Firestore, engine: E
   const handle = async (body: unknown): Promise<number> => {
     const parsed = parsePushEnvelope(body);
     if (!parsed.ok) return 400;
-    const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY);
+    const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
     const id = draft.id;
     try {
       if (draft.kind === 'invalid') throw new Error(`invalid payload: ${draft.error}`);

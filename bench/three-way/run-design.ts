@@ -104,7 +104,7 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
       topicName = 'completions';
       const dead = new Set<string>();
       pull.on('message', (m: Message) => {
-        dead.add(interpretMessage({ messageId: m.id, subscription: null, data: m.data.toString('base64'), attributes: m.attributes, publishTime: null, orderingKey: null, deliveryAttempt: null }, DEFAULT_REGISTRY).id);
+        dead.add(interpretMessage({ messageId: m.id, subscription: null, data: m.data.toString('base64'), attributes: m.attributes, publishTime: null, orderingKey: null, deliveryAttempt: null }, DEFAULT_REGISTRY, { referenceBuckets: [] }).id);
         m.ack();
       });
       closers.unshift(() => pull.close());

@@ -40,6 +40,8 @@ export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpF
     writeTimeoutMs: config.writeTimeoutMs,
     shards: config.shards,
     fastPath: relayUrl === null ? null : (inboxId) => queue().enqueue(inboxId),
+    payloadStore: runtime.payloadStore,
+    claims: config.claims,
   });
 }
 
@@ -59,6 +61,7 @@ export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpF
     maxBodyBytes: Math.max(config.maxBodyBytes, DEAD_LETTER_MAX_BODY_BYTES),
     writeTimeoutMs: config.writeTimeoutMs,
     shards: config.shards,
+    claims: config.claims,
   });
 }
 

@@ -5,7 +5,8 @@ import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
 import { DEAD_LETTER_MAX_BODY_BYTES } from '../../functions/src/deadletter/receive-dead-letter';
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
-import { invalidDocId } from '../../functions/src/inbox/ids';
+import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
+import { completionOfBytes } from '../support/claims';
 import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
 import { freshFirestores } from '../support/firestore';
@@ -50,6 +51,22 @@ test('a message over a lowered INBOX_MAX_DATA_BYTES: 413 at the receiver, kept b
   const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).orderBy('index').get();
   expect(Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array))).equals(data)).toBe(true);
 });
+
+test('a valid completion of 10 MiB (thousands of line items) is kept: its summary on the document, its bytes in rawChunks', async () => {
+  // The dead-letter path does not offload: like an unreadable message, it keeps the bytes in Firestore.
+  const payload = completionOfBytes('WO-dl-large', 10 * 1024 * 1024 - 4_096, { eventId: 'evt-dl-large' });
+  const data = Buffer.from(JSON.stringify(payload));
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-large' });
+  const kept = await request(deadLetter).post('/').send(body);
+  expect(kept.status).toBe(200);
+  const id = messageDocId('WorkOrderCompleted', 'WO-dl-large', 'evt-dl-large');
+  expect(kept.body).toEqual({ outcome: 'parked', id });
+  const doc = (await db.collection(INBOX).doc(id).get()).data();
+  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataForm: 'DECODED', rawDataBytes: data.length, rawDataChunks: Math.ceil(data.length / (768 * 1024)), offloaded: null });
+  expect(doc?.payload).toEqual({ workOrderId: 'WO-dl-large', completedItems: payload.completedItems, completionTimestamp: payload.completionTimestamp, eventId: 'evt-dl-large' });
+  const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).orderBy('index').get();
+  expect(Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array))).equals(data)).toBe(true);
+}, 60_000);
 
 test('a body Pub/Sub could never send (over 10 MiB of data plus the envelope) is still refused: 413', async () => {
   const body = envelope({ data: 'A'.repeat(DEAD_LETTER_MAX_BODY_BYTES), attributes: SOURCE });

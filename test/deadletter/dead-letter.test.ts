@@ -31,6 +31,7 @@ function deadLetterServer(overrides: Partial<DeadLetterDeps> = {}): { server: Re
       maxBodyBytes: 14 * 1024 * 1024,
       writeTimeoutMs: 5_000,
       shards: 16,
+      claims: { referenceBuckets: [] },
       ...overrides,
     }),
   );

@@ -69,7 +69,7 @@ describe('parsePushEnvelope + interpretMessage on arbitrary input', () => {
           return;
         }
         expectWellFormed(result.envelope);
-        const draft = interpretMessage(result.envelope, DEFAULT_REGISTRY);
+        const draft = interpretMessage(result.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
         expect(draft.id).toMatch(/^[0-9a-f]{40}$/);
         expect(draft.payloadHash).toMatch(/^[0-9a-f]{64}$/);
         // Bounded reason: it is stored on the parked document.
@@ -85,7 +85,7 @@ describe('parsePushEnvelope + interpretMessage on arbitrary input', () => {
     fc.assert(
       fc.property(fc.string({ minLength: 1 }), fc.option(fc.string()), data, attributes, (messageId, subscription, d, attrs) => {
         const e: PushEnvelope = { messageId, subscription, data: d, attributes: Object.assign(Object.create(null) as Record<string, string>, attrs), publishTime: null, orderingKey: null, deliveryAttempt: null };
-        const draft = interpretMessage(e, DEFAULT_REGISTRY);
+        const draft = interpretMessage(e, DEFAULT_REGISTRY, { referenceBuckets: [] });
         expect(['valid', 'invalid']).toContain(draft.kind);
         if (draft.kind === 'valid') expect(draft.messageName).toBe('WorkOrderCompleted');
       }),
@@ -128,7 +128,7 @@ describe('round trip of a valid message', () => {
         expect({ ...parsed.envelope.attributes }).toEqual({ ...o.extra, eventType: 'WorkOrderCompleted' });
         expect(decodeBase64(parsed.envelope.data)?.toString('utf8')).toBe(JSON.stringify(payload));
 
-        const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY);
+        const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
         expect(draft.kind).toBe('valid');
         if (draft.kind !== 'valid') return;
         expect(draft.payload).toEqual(payload);
@@ -146,7 +146,7 @@ describe('round trip of a valid message', () => {
         const hashOf = (text: string): string => {
           const parsed = parsePushEnvelope(envelope({ data: Buffer.from(text).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
           if (!parsed.ok) throw new Error(parsed.error);
-          const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY);
+          const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
           if (draft.kind !== 'valid') throw new Error(draft.error);
           return draft.payloadHash;
         };

@@ -52,7 +52,7 @@ const relay = (db: Firestore, engine: Engine): Promise<RelaySummary> =>
 function idOf(message: Pick<PushedMessage, 'name' | 'payload'>): string {
   const parsed = parsePushEnvelope({ message: { data: Buffer.from(JSON.stringify(message.payload)).toString('base64'), attributes: { eventType: message.name }, messageId: 'm' } });
   if (!parsed.ok) throw new Error(parsed.error);
-  const draft = interpretMessage(parsed.envelope, TEST_REGISTRY);
+  const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
   if (draft.kind !== 'valid') throw new Error(draft.error);
   return draft.id;
 }

@@ -40,9 +40,9 @@ export async function storePushed(db: Firestore, message: PushedMessage): Promis
     subscription: 'projects/test/subscriptions/inbox-push',
   });
   if (!parsed.ok) throw new Error(parsed.error);
-  const draft = interpretMessage(parsed.envelope, TEST_REGISTRY);
+  const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
   if (draft.kind !== 'valid') throw new Error(`test message is invalid: ${draft.error}`);
-  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now: message.receivedAt ?? new Date(), shards: message.shards ?? 16 });
+  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now: message.receivedAt ?? new Date(), shards: message.shards ?? 16, offload: null });
   return outcome.id;
 }
 

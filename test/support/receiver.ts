@@ -6,6 +6,19 @@ import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/sr
 import { createLogger } from '../../functions/src/log';
 import { createPushHandler, type ReceiverDeps } from '../../functions/src/receiver/receive-pubsub-push';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import type { ClaimsConfig } from '../../functions/src/config';
+import type { PayloadStore } from '../../functions/src/storage/payload-store';
+
+/** The receiver's claim-check settings in tests: config.ts's defaults, a test bucket, no reference bucket allowed. */
+export const TEST_CLAIMS: ClaimsConfig = { payloadBucket: 'test-inbox-payloads', offloadBytes: 512 * 1024, referenceBuckets: [] };
+
+/**
+ * The payload store of a test that sends no payload over the threshold: any
+ * use is a failure of that test (the receiver answers it 503), never a silent success.
+ */
+export function noPayloadStore(): PayloadStore {
+  throw new Error('this test gave the receiver no payload store (pass payloadStore: a storage emulator store)');
+}
 
 let registered = 0;
 
@@ -15,7 +28,7 @@ export interface TestReceiver {
   readonly logs: Array<Record<string, unknown>>;
 }
 
-/** What both push endpoints need, with the test defaults: no push authentication, 14 MiB bodies, 5 s write deadline, logs into `logs`. */
+/** What both push endpoints need, with the test defaults: no push authentication, 14 MiB bodies, 5 s write deadline, TEST_CLAIMS, logs into `logs`. */
 function endpointDeps(db: Firestore, logs: Array<Record<string, unknown>>): DeadLetterDeps {
   return {
     db: () => db,
@@ -26,6 +39,7 @@ function endpointDeps(db: Firestore, logs: Array<Record<string, unknown>>): Dead
     maxBodyBytes: 14 * 1024 * 1024,
     writeTimeoutMs: 5_000,
     shards: 16,
+    claims: TEST_CLAIMS,
   };
 }
 
@@ -42,7 +56,7 @@ function serve(prefix: string, handler: Parameters<typeof http>[1], logs: Array<
  */
 export function testReceiver(db: Firestore, overrides: Partial<ReceiverDeps> = {}): TestReceiver {
   const logs: Array<Record<string, unknown>> = [];
-  return serve('receiverUnderTest', createPushHandler({ ...endpointDeps(db, logs), fastPath: null, ...overrides }), logs);
+  return serve('receiverUnderTest', createPushHandler({ ...endpointDeps(db, logs), fastPath: null, payloadStore: noPayloadStore, claims: TEST_CLAIMS, ...overrides }), logs);
 }
 
 /** `receiveDeadLetter` registered and served in process like {@link testReceiver}, with the same defaults. */

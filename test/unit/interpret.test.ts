@@ -7,31 +7,33 @@ function env(data: string, attributes: Record<string, string> = { eventType: 'Wo
   return { messageId, subscription: 'projects/p/subscriptions/s', data, attributes, publishTime: null, orderingKey: null, deliveryAttempt: null };
 }
 const b64 = (v: unknown): string => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64');
+/** No bucket allowed: no test here carries a reference. */
+const NO_CLAIMS = { referenceBuckets: [] } as const;
 const valid = { workOrderId: 'WO-1', completedItems: 5, completionTimestamp: '2026-11-29T10:00:00Z' };
 
 describe('interpretMessage', () => {
   test('a valid completion gets its keys from the registry', () => {
-    const draft = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY);
+    const draft = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY, NO_CLAIMS);
     expect(draft).toMatchObject({ kind: 'valid', messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', dedupKey: 'WorkOrderCompleted:WO-1' });
     expect(draft.id).toBe(messageDocId('WorkOrderCompleted', 'WO-1', 'WorkOrderCompleted:WO-1'));
   });
 
   test("the sender's eventId is the dedup key when present", () => {
-    const draft = interpretMessage(env(b64({ ...valid, eventId: 'evt-9' })), DEFAULT_REGISTRY);
+    const draft = interpretMessage(env(b64({ ...valid, eventId: 'evt-9' })), DEFAULT_REGISTRY, NO_CLAIMS);
     expect(draft).toMatchObject({ kind: 'valid', dedupKey: 'evt-9' });
   });
 
   test('payload hash ignores key order and whitespace, and unknown fields are dropped', () => {
-    const a = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY);
-    const b = interpretMessage(env(b64(`{ "completionTimestamp":"2026-11-29T10:00:00Z",  "completedItems":5, "workOrderId":"WO-1", "extra": {"x":1} }`)), DEFAULT_REGISTRY);
+    const a = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY, NO_CLAIMS);
+    const b = interpretMessage(env(b64(`{ "completionTimestamp":"2026-11-29T10:00:00Z",  "completedItems":5, "workOrderId":"WO-1", "extra": {"x":1} }`)), DEFAULT_REGISTRY, NO_CLAIMS);
     expect(a.kind === 'valid' && b.kind === 'valid').toBe(true);
     expect(b.payloadHash).toBe(a.payloadHash);
     expect(b.kind === 'valid' && b.payload).toEqual(valid);
   });
 
   test('a different payload under the same key hashes differently', () => {
-    const a = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY);
-    const b = interpretMessage(env(b64({ ...valid, completedItems: 6 })), DEFAULT_REGISTRY);
+    const a = interpretMessage(env(b64(valid)), DEFAULT_REGISTRY, NO_CLAIMS);
+    const b = interpretMessage(env(b64({ ...valid, completedItems: 6 })), DEFAULT_REGISTRY, NO_CLAIMS);
     expect(a.id).toBe(b.id);
     expect(a.payloadHash).not.toBe(b.payloadHash);
   });
@@ -56,7 +58,7 @@ describe('interpretMessage', () => {
     ['an escaped lone surrogate in the event id', env(b64({ ...valid, eventId: 'e-\udc00' })), 'eventId is not valid Unicode (lone surrogate)'],
   ];
   test.each(invalid)('%s is parked as INVALID_PAYLOAD material', (_name, envelope, error) => {
-    const draft = interpretMessage(envelope, DEFAULT_REGISTRY);
+    const draft = interpretMessage(envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
     expect(draft.kind).toBe('invalid');
     if (draft.kind !== 'invalid') return;
     expect(draft.error).toContain(error);
@@ -65,15 +67,15 @@ describe('interpretMessage', () => {
   });
 
   test('invalid messages are keyed by subscription and messageId', () => {
-    const a = interpretMessage(env('bad!', {}, 'm-1'), DEFAULT_REGISTRY);
-    const b = interpretMessage(env('bad!', {}, 'm-2'), DEFAULT_REGISTRY);
-    const c = interpretMessage({ ...env('bad!', {}, 'm-1'), subscription: 'projects/p/subscriptions/other' }, DEFAULT_REGISTRY);
+    const a = interpretMessage(env('bad!', {}, 'm-1'), DEFAULT_REGISTRY, { referenceBuckets: [] });
+    const b = interpretMessage(env('bad!', {}, 'm-2'), DEFAULT_REGISTRY, { referenceBuckets: [] });
+    const c = interpretMessage({ ...env('bad!', {}, 'm-1'), subscription: 'projects/p/subscriptions/other' }, DEFAULT_REGISTRY, { referenceBuckets: [] });
     expect(new Set([a.id, b.id, c.id]).size).toBe(3);
-    expect(interpretMessage(env('bad!', {}, 'm-1'), DEFAULT_REGISTRY).id).toBe(a.id);
+    expect(interpretMessage(env('bad!', {}, 'm-1'), DEFAULT_REGISTRY, { referenceBuckets: [] }).id).toBe(a.id);
   });
 
   test('undecodable base64 keeps the received text as raw data', () => {
-    const draft = interpretMessage(env('@@@'), DEFAULT_REGISTRY);
+    const draft = interpretMessage(env('@@@'), DEFAULT_REGISTRY, { referenceBuckets: [] });
     expect(draft).toMatchObject({ kind: 'invalid', rawDataForm: 'UNDECODABLE_BASE64' });
     expect(draft.kind === 'invalid' && draft.rawData.toString()).toBe('@@@');
   });

@@ -41,13 +41,13 @@ interface Dependencies {
 const FUNCTIONS: ReadonlyArray<{ readonly name: string; readonly build: (deps: Dependencies) => Handler; readonly body: unknown; readonly retryAfter: string | undefined }> = [
   {
     name: 'receivePubSubPush',
-    build: ({ db, log }) => createPushHandler({ db, registry: DEFAULT_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, fastPath: null }),
+    build: ({ db, log }) => createPushHandler({ db, registry: DEFAULT_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, fastPath: null, payloadStore: () => { throw new Error('no payload store in this test'); }, claims: { payloadBucket: 'b', offloadBytes: 512 * 1024, referenceBuckets: [] } }),
     body: completionEnvelope({ workOrderId: 'WO-defect' }),
     retryAfter: '10',
   },
   {
     name: 'receiveDeadLetter',
-    build: ({ db, log }) => createDeadLetterHandler({ db, registry: DEFAULT_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16 }),
+    build: ({ db, log }) => createDeadLetterHandler({ db, registry: DEFAULT_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, claims: { referenceBuckets: [] } }),
     body: completionEnvelope({ workOrderId: 'WO-defect' }, { attributes: { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceDeliveryCount: '5' } }),
     retryAfter: '10',
   },

@@ -101,7 +101,7 @@ export const COMPLETION_ATTRIBUTES = { eventType: 'WorkOrderCompleted' } as cons
 
 /** The inbox id and payload hash the receiver gives these bytes (the production code decides, not a copy of it). */
 function interpreted(data: Buffer): { id: string; payloadHash: string } {
-  const draft = interpretMessage({ messageId: 'plan', subscription: null, data: data.toString('base64'), attributes: COMPLETION_ATTRIBUTES, publishTime: null, orderingKey: null, deliveryAttempt: null }, DEFAULT_REGISTRY);
+  const draft = interpretMessage({ messageId: 'plan', subscription: null, data: data.toString('base64'), attributes: COMPLETION_ATTRIBUTES, publishTime: null, orderingKey: null, deliveryAttempt: null }, DEFAULT_REGISTRY, { referenceBuckets: [] });
   if (draft.kind !== 'valid') throw new Error(`planned completion is not valid: ${draft.error}`);
   return { id: draft.id, payloadHash: draft.payloadHash };
 }

@@ -67,7 +67,7 @@ function envelopeFor(run: string, i: number): Record<string, unknown> {
 function idFor(run: string, i: number): string {
   const parsed = parsePushEnvelope(envelopeFor(run, i));
   if (!parsed.ok) throw new Error(parsed.error);
-  return interpretMessage(parsed.envelope, DEFAULT_REGISTRY).id;
+  return interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] }).id;
 }
 
 const mb = (bytes: number): number => Math.round(bytes / 104_857.6) / 10;

@@ -5,6 +5,7 @@ import type { Logger } from '../log';
 import { interpretMessage } from '../receiver/interpret';
 import { createPushEndpoint, type PushEndpointDeps } from '../receiver/push-endpoint';
 import type { MessageRegistry } from '../receiver/registry';
+import type { ClaimRules } from '../receiver/interpret';
 import { storeDeadLetter } from './store-dead-letter';
 import { unwrapDeadLetter } from './source';
 
@@ -42,6 +43,8 @@ export interface DeadLetterDeps extends PushEndpointDeps {
   readonly writeTimeoutMs: number;
   /** INBOX_SHARDS, as for the receiver: a dead letter requeued to OPEN is found by the relay's per-shard query. */
   readonly shards: number;
+  /** INBOX_REFERENCE_BUCKETS (config.claims), so a reference is judged as the receiver judged it; nothing is fetched or offloaded here. */
+  readonly claims: ClaimRules;
 }
 
 /**
@@ -56,7 +59,7 @@ export interface DeadLetterDeps extends PushEndpointDeps {
 export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, res: Response) => Promise<void> {
   return createPushEndpoint(deps, async (envelope) => {
     const { original, source } = unwrapDeadLetter(envelope);
-    const draft = interpretMessage(original, deps.registry);
+    const draft = interpretMessage(original, deps.registry, deps.claims);
     const outcome = await withDeadline('dead-letter write', deps.writeTimeoutMs, () => storeDeadLetter(deps.db(), draft, original, source, deps.now(), deps.shards));
     const fields = { inboxId: outcome.id, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, messageName: draft.messageName };
     if (outcome.kind === 'PARKED') deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', { ...fields, outcome: 'dead-lettered', reason: 'DEAD_LETTERED' });

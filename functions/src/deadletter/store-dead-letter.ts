@@ -1,10 +1,12 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
 import { runUnitOfWork, type UnitOfWork } from '../engine/store/unit-of-work';
 import { dedupVerdict } from '../inbox/dedup';
-import { collisionDocument, INBOX, INLINE_RAW_BYTES, type InboxDocument, invalidDocument, openDocument } from '../inbox/document';
+import { summarize } from '../inbox/claim-check';
+import { collisionDocument, INBOX, INLINE_RAW_BYTES, type InboxDocument, invalidDocument, openDocument, RAW_CHUNK_BYTES } from '../inbox/document';
 import { processedRef } from '../inbox/processed';
+import { collisionDocId } from '../inbox/ids';
 import { writeRawChunks } from '../inbox/store-message';
-import type { InboxDraft, PushEnvelope } from '../inbox/draft';
+import type { InboxDraft, PushEnvelope, ValidDraft } from '../inbox/draft';
 import type { DeadLetterSource } from './source';
 
 /** What storing a dead-lettered message did. */
@@ -22,10 +24,36 @@ interface DeadLetterEvent {
   readonly deliveryCount: number | null;
 }
 
+/**
+ * The message's bytes when its valid payload is too large for a document
+ * (a completion with thousands of line items): the dead-letter path does not
+ * offload to the bucket, so, like an unreadable message, it keeps the bytes
+ * in `rawChunks` and the document its summary. null: the payload fits.
+ */
+function largeValidBytes(draft: InboxDraft, envelope: PushEnvelope): Buffer | null {
+  if (draft.kind !== 'valid' || Buffer.byteLength(draft.canonicalPayload, 'utf8') <= INLINE_RAW_BYTES) return null;
+  return Buffer.from(envelope.data, 'base64');
+}
+
+/** A valid message's document with the payload's summary and the message's bytes in chunks when it is too large (largeValidBytes). */
+function withChunkedBytes(doc: InboxDocument, draft: ValidDraft, raw: Buffer | null): InboxDocument {
+  if (raw === null) return doc;
+  return { ...doc, payload: summarize(draft.payload), rawData: null, rawDataForm: 'DECODED', rawDataBytes: raw.length, rawDataChunks: Math.ceil(raw.length / RAW_CHUNK_BYTES) };
+}
+
+/** Where a new dead-letter document of this message would be created (its id, or its collision's), or null: the inbox has it. */
+async function chunkTarget(db: Firestore, draft: ValidDraft): Promise<string | null> {
+  const refs = [db.collection(INBOX).doc(draft.id), processedRef(db, draft.id), db.collection(INBOX).doc(draft.legacyId), processedRef(db, draft.legacyId)];
+  const [doc, record, legacyDoc, legacyRecord] = (await db.getAll(...refs)).map((snap) => snap.data());
+  const verdict = dedupVerdict(draft, { doc, record, legacyDoc, legacyRecord });
+  if (verdict.kind === 'DUPLICATE') return null;
+  return verdict.kind === 'COLLISION' ? collisionDocId(verdict.firstId, draft.payloadHash) : draft.id;
+}
+
 /** The document the receiver would have written, turned into a PARKED / DEAD_LETTERED one. */
 function parkedDocument(draft: InboxDraft, envelope: PushEnvelope, now: Date, shards: number, event: DeadLetterEvent, source: DeadLetterSource): { id: string; doc: Record<string, unknown> } {
   const ctx = { envelope, now, shards };
-  const base: InboxDocument = draft.kind === 'valid' ? openDocument(draft, ctx) : invalidDocument(draft, ctx);
+  const base: InboxDocument = draft.kind === 'valid' ? withChunkedBytes(openDocument(draft, ctx), draft, largeValidBytes(draft, envelope)) : invalidDocument(draft, ctx);
   return {
     id: draft.id,
     doc: { ...base, status: 'PARKED', reason: 'DEAD_LETTERED', nextAttemptAt: null, parkedAt: now, deadLetter: { sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, attributes: source.attributes }, deadLetterEvents: [event] },
@@ -53,6 +81,13 @@ function recordOn(uow: UnitOfWork, ref: DocumentReference, existing: Record<stri
 export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope: PushEnvelope, source: DeadLetterSource, now: Date, shards: number): Promise<DeadLetterOutcome> {
   const event: DeadLetterEvent = { at: now, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount };
   if (draft.kind === 'invalid' && draft.rawData.length > INLINE_RAW_BYTES) await writeRawChunks(db, draft.id, draft.rawData);
+  const largeValid = largeValidBytes(draft, envelope);
+  if (largeValid !== null && draft.kind === 'valid') {
+    // Chunks before the document, under the id it will be created at (read first, outside the unit of work):
+    // none for a message the inbox already has, so no chunks hang under a document that does not declare them.
+    const target = await chunkTarget(db, draft);
+    if (target !== null) await writeRawChunks(db, target, largeValid);
+  }
   const deadLetter = { sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, attributes: source.attributes };
   const { result } = await runUnitOfWork(db, async (uow): Promise<DeadLetterOutcome> => {
     const inbox = (id: string): DocumentReference => db.collection(INBOX).doc(id);
@@ -81,8 +116,9 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
       case 'COLLISION': {
         // Same identity, different payload: the receiver's KEY_COLLISION rule, parked as dead-lettered.
         const collision = collisionDocument(draft, verdict.firstId, { envelope, now, shards });
+        const collisionDoc = withChunkedBytes(collision.doc, draft, largeValidBytes(draft, envelope));
         if ((await uow.get(inbox(collision.id))) !== undefined || (await uow.get(processedRef(db, collision.id))) !== undefined) return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
-        uow.create(inbox(collision.id), { ...collision.doc, reason: 'DEAD_LETTERED', deadLetter, deadLetterEvents: [event] });
+        uow.create(inbox(collision.id), { ...collisionDoc, reason: 'DEAD_LETTERED', deadLetter, deadLetterEvents: [event] });
         return { kind: 'PARKED', id: collision.id };
       }
     }

@@ -8,6 +8,7 @@ import type { InboxDraft, InvalidDraft, PushEnvelope, ValidDraft } from './draft
 import { dedupVerdict, type Found } from './dedup';
 import { collisionDocument, INBOX, type InboxDocument, invalidDocument, openDocument, RAW_CHUNKS, rawChunks } from './document';
 import { processedRef } from './processed';
+import { discardCreated, mustOffload, type OffloadSettings, writePayloadObject, type WrittenObject } from './offload-payload';
 
 /** What storing one pushed message did. Every outcome is safe to ack. */
 export type StoreOutcome =
@@ -21,6 +22,12 @@ export interface StoreContext {
   readonly envelope: PushEnvelope;
   readonly now: Date;
   readonly shards: number;
+  /**
+   * Where a valid payload over `offloadBytes` goes (the inbox's bucket).
+   * null: never offloaded (tools and tests whose payloads are small; a
+   * larger one then meets Firestore's 1 MiB document limit).
+   */
+  readonly offload: OffloadSettings | null;
 }
 
 /** Loaded on first use (the receiver starts without Google client libraries); cached, as require() from here resolves the path again on every call. */
@@ -101,8 +108,18 @@ async function findStored(db: Firestore, draft: ValidDraft): Promise<Found> {
 /** Attempts of the create: a refusal whose cause is gone by the time it is read (a TTL deletion in between) is tried again. */
 const STORE_ATTEMPTS = 3;
 
+/**
+ * A valid message. A payload over the threshold is written to the bucket
+ * first (before any document points at it), so an outage of the store is a
+ * retryable failure with nothing written to Firestore; a redelivery finds
+ * the object (created: false) and, the document being there too, is a
+ * DUPLICATE. An object this call created that no document points at in the
+ * end is deleted again (discardCreated).
+ */
 async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): Promise<StoreOutcome> {
-  const doc = openDocument(draft, ctx);
+  const offload = mustOffload(draft, ctx.offload) ? ctx.offload : null;
+  const written: WrittenObject | null = offload === null ? null : await writePayloadObject(offload, draft, draft.id);
+  const doc = openDocument(draft, ctx, written?.offloaded ?? null);
   let legacy = true;
   let refusal: unknown;
   for (let attempt = 0; attempt < STORE_ATTEMPTS; attempt++) {
@@ -112,14 +129,10 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
     const verdict = dedupVerdict(draft, await findStored(db, draft));
     switch (verdict.kind) {
       case 'DUPLICATE':
+        if (offload !== null) await discardCreated(offload, written, draft.id);
         return { kind: 'DUPLICATE', id: verdict.id, documentExists: verdict.documentExists };
-      case 'COLLISION': {
-        // The dedup identity is taken by another payload. Swallowing this one would be the
-        // silent loss the article warns about; keep it as its own parked document.
-        const collision = collisionDocument(draft, verdict.firstId, ctx);
-        const created = await createUnlessKnown(db, collision.id, collision.doc);
-        return { kind: 'COLLISION', id: collision.id, firstId: verdict.firstId, doc: collision.doc, duplicate: !created };
-      }
+      case 'COLLISION':
+        return storeCollision(db, draft, verdict.firstId, ctx, offload, written);
       case 'OTHER_KEY_UNDER_LEGACY_ID':
         legacy = false;
         break;
@@ -127,9 +140,28 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
         break;
     }
   }
-  // Refused each time, yet nothing found: not a duplicate. Never acked; Pub/Sub redelivers.
+  // Refused each time, yet nothing found: not a duplicate. Never acked; Pub/Sub redelivers (and finds its object).
   if (errorCode(refusal) === GRPC_ALREADY_EXISTS) throw Object.assign(new Error(`inbox write for ${draft.id} refused as existing ${STORE_ATTEMPTS} times, but nothing exists under its ids`), { code: GRPC_ABORTED });
   throw refusal;
+}
+
+/**
+ * The dedup identity is taken by another payload. Swallowing this one would
+ * be the silent loss the article warns about; keep it as its own parked
+ * document. An offloaded one gets its own object under the collision's id
+ * (`inbox repair orphan-payloads` matches objects to documents by id), and
+ * the one written under the first id is deleted.
+ */
+async function storeCollision(db: Firestore, draft: ValidDraft, firstId: string, ctx: StoreContext, offload: OffloadSettings | null, written: WrittenObject | null): Promise<StoreOutcome> {
+  let own: WrittenObject | null = null;
+  if (offload !== null) {
+    await discardCreated(offload, written, draft.id);
+    own = await writePayloadObject(offload, draft, collisionDocument(draft, firstId, ctx).id);
+  }
+  const collision = collisionDocument(draft, firstId, ctx, own?.offloaded ?? null);
+  const created = await createUnlessKnown(db, collision.id, collision.doc);
+  if (!created && offload !== null) await discardCreated(offload, own, collision.id);
+  return { kind: 'COLLISION', id: collision.id, firstId, doc: collision.doc, duplicate: !created };
 }
 
 /** create(); false if the document already exists. Any other error propagates (technical). */

@@ -8,6 +8,8 @@ import type { PushEnvelope } from '../inbox/draft';
 import { type AcceptAnswer, createPushEndpoint } from './push-endpoint';
 import { interpretMessage } from './interpret';
 import type { MessageRegistry } from './registry';
+import type { ClaimsConfig } from '../config';
+import type { PayloadStore } from '../storage/payload-store';
 
 /**
  * Everything the push receiver needs, passed in (tests build their own);
@@ -27,10 +29,11 @@ export interface ReceiverDeps {
   /** As PushEndpointDeps.maxBodyBytes: base64 of INBOX_MAX_DATA_BYTES plus the envelope allowance. */
   readonly maxBodyBytes: number;
   /**
-   * Deadline of the inbox write, ms (INBOX_WRITE_TIMEOUT_MS, default 8 s).
-   * Past it the answer is 503 and Pub/Sub redelivers; it stays below the
-   * subscription's ack deadline (10 s at least), after which even a 2xx
-   * counts as a nack.
+   * Deadline of the inbox write, ms (INBOX_WRITE_TIMEOUT_MS, default 8 s),
+   * counted from the start of reading the message: the upload of an
+   * offloaded payload and the document write are inside it. Past it the
+   * answer is 503 and Pub/Sub redelivers; it stays below the subscription's
+   * ack deadline (10 s at least), after which even a 2xx counts as a nack.
    */
   readonly writeTimeoutMs: number;
   /**
@@ -45,6 +48,24 @@ export interface ReceiverDeps {
    * Its failure never changes the answer; the scheduled sweep is the net.
    */
   readonly fastPath: ((inboxId: string) => Promise<unknown>) | null;
+  /**
+   * Cloud Storage for claim checks, created on first use: only a payload
+   * over `claims.offloadBytes` touches it, so a receiver that never
+   * offloads never loads @google-cloud/storage (its cold start stays as
+   * it was). runtime.payloadStore in production; locally the same client
+   * reaches packages/storage-emulator through STORAGE_EMULATOR_HOST.
+   * Its failures are answered 503 within `writeTimeoutMs`, which covers
+   * the upload too.
+   */
+  readonly payloadStore: () => PayloadStore;
+  /**
+   * config.claims: `payloadBucket` (INBOX_PAYLOAD_BUCKET, default
+   * `<project>-inbox-payloads`) receives payloads over `offloadBytes`
+   * (INBOX_OFFLOAD_BYTES, default 512 KiB); a sender's reference must name
+   * a bucket of `referenceBuckets` (INBOX_REFERENCE_BUCKETS, default none:
+   * every reference is parked INVALID_PAYLOAD).
+   */
+  readonly claims: ClaimsConfig;
 }
 
 /** Longest wait for the fast-path task before the receiver answers anyway. */
@@ -93,10 +114,13 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
  */
 export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Response) => Promise<void> {
   return createPushEndpoint(deps, async (envelope) => {
-    const draft = interpretMessage(envelope, deps.registry);
-    const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () =>
-      storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards }),
-    );
+    const offload = { store: deps.payloadStore, bucket: deps.claims.payloadBucket, offloadBytes: deps.claims.offloadBytes, log: deps.log };
+    // One deadline, started before the message is read: reading a 10 MiB payload takes a CPU second or more, and the
+    // upload of an offloaded payload and the document come after it. Past it 503, never a late 2xx.
+    const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () => {
+      const draft = interpretMessage(envelope, deps.registry, deps.claims);
+      return storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards, offload });
+    });
     logOutcome(deps.log, outcome, envelope);
     if (deps.fastPath !== null && outcome.kind === 'STORED' && outcome.doc.status === 'OPEN') {
       const fastPath = deps.fastPath;
