@@ -2,7 +2,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Deploys the transactional inbox to one Google Cloud project: APIs,
 # Firestore, service accounts, topics, queues, IAM, the seven functions, push
-# subscriptions, scheduler jobs and monitoring.
+# subscriptions, scheduler jobs, the payload bucket and monitoring.
 #
 # Idempotent: every resource is looked up first (describe/list) and created
 # only when missing, otherwise updated to the state described here; IAM
@@ -65,10 +65,18 @@ Options:
                                 look-ups: placeholders such as PROJECT_NUMBER stand in for them
   -h, --help                    this text
 
+Environment (settings of the claim check, see the README):
+  PAYLOAD_BUCKET                the inbox's bucket of offloaded payloads, created in the region
+                                (default: PROJECT-inbox-payloads; names are global)
+  REFERENCE_BUCKETS             comma-separated senders' buckets a message may reference
+                                (INBOX_REFERENCE_BUCKETS); they must exist: the script only
+                                grants the relay and the jobs read access (default: none)
+
 Needs: gcloud with the alpha and beta components, node, and a caller allowed to
 administer the project (Owner, or the admin roles of each service plus
-Service Account User on the inbox-* accounts, and roles/firebaserules.admin for
-the Firestore security rules), and curl: gcloud has no command for the rules, so
+Service Account User on the inbox-* accounts, roles/iam.roleAdmin for the
+payload sweeper's custom role, roles/storage.admin on each REFERENCE_BUCKETS
+bucket, and roles/firebaserules.admin for the Firestore security rules), and curl: gcloud has no command for the rules, so
 they go through the Firebase Rules REST API with gcloud's access token.
 EOF
 }
@@ -147,6 +155,7 @@ validate_args() {
     usage_error "--start-process-invoker must be an IAM member such as serviceAccount:EMAIL"
   fi
   validate_runbook_url
+  validate_storage_settings
   ((JOBS_QUEUE_MAX_ATTEMPTS > JOB_MAX_ATTEMPTS)) || die "the $JOBS_QUEUE queue must allow more attempts than INBOX_JOB_MAX_ATTEMPTS"
 }
 
@@ -158,6 +167,8 @@ source "$INFRA_DIR/lib/platform.sh"
 source "$INFRA_DIR/lib/functions.sh"
 # shellcheck source=lib/monitoring.sh
 source "$INFRA_DIR/lib/monitoring.sh"
+# shellcheck source=lib/storage.sh
+source "$INFRA_DIR/lib/storage.sh"
 
 main() {
   parse_args "$@"
@@ -190,6 +201,7 @@ main() {
   create_topics
   create_queues
   grant_iam
+  setup_storage
   deploy_functions
   create_subscriptions
   create_scheduler_jobs

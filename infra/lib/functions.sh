@@ -143,9 +143,15 @@ function_env() {
     # runJob records a job FAILED on the queue's last attempt, so it must know the queue's maxAttempts.
     "INBOX_JOBS_QUEUE_MAX_ATTEMPTS=$JOBS_QUEUE_MAX_ATTEMPTS"
     "INBOX_WAITING_ALERT_DAYS=$WAITING_ALERT_DAYS"
+    # The claim check (infra/lib/storage.sh): the receiver offloads into the
+    # payload bucket, the sweep deletes from it; references may name only these buckets.
+    "INBOX_PAYLOAD_BUCKET=$PAYLOAD_BUCKET"
+    "INBOX_REFERENCE_BUCKETS=$(reference_buckets_value)"
   )
-  local IFS=,
-  printf '%s' "${env[*]}"
+  # INBOX_REFERENCE_BUCKETS is a comma list, so the pairs are joined with "|"
+  # instead, which gcloud reads from the "^|^" prefix (gcloud topic escaping).
+  local IFS='|'
+  printf '^|^%s' "${env[*]}"
 }
 
 # `functions deploy` creates or updates, so it is idempotent by itself.

@@ -21,6 +21,12 @@
  *   has-binding FILE ROLE MEMBER
  *                             "yes" if the IAM policy in FILE (get-iam-policy --format=json)
  *                             grants ROLE to MEMBER unconditionally, "no" otherwise
+ *   bucket-drift DESCRIBED LIFECYCLE SECONDS
+ *                             what of the payload bucket differs from infra/lib/storage.sh's
+ *                             settings, one word a line (uniform-access, public-access-prevention,
+ *                             soft-delete, lifecycle), then "location <LOCATION>"; DESCRIBED is
+ *                             `gcloud storage buckets describe --raw --format=json` (the API's
+ *                             Bucket), LIFECYCLE the file given to --lifecycle-file
  *   runbook-links FILE OUT URL
  *                             writes the alert policy FILE to OUT with every
  *                             "docs/runbook.md#ANCHOR" of documentation.content made a link
@@ -157,6 +163,33 @@ function runbookLinks(file, out, url) {
   return rendered;
 }
 
+/** JSON text with object keys sorted at every level: equal values, equal text. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  return JSON.stringify(value);
+}
+
+/**
+ * The settings of an existing bucket that drifted. The lifecycle file may
+ * be {"rule": [...]} or {"lifecycle": {"rule": [...]}}, as gcloud accepts;
+ * the rules are compared as values (the API may order keys differently).
+ */
+function bucketDrift(describedFile, lifecycleFile, softDeleteSeconds) {
+  const bucket = readJson(describedFile);
+  const wanted = readJson(lifecycleFile);
+  const wantedRules = (wanted.lifecycle || wanted).rule || [];
+  const iam = bucket.iamConfiguration || {};
+  const drift = [];
+  if (!(iam.uniformBucketLevelAccess && iam.uniformBucketLevelAccess.enabled === true)) drift.push('uniform-access');
+  if (iam.publicAccessPrevention !== 'enforced') drift.push('public-access-prevention');
+  if (String((bucket.softDeletePolicy || {}).retentionDurationSeconds) !== String(softDeleteSeconds)) drift.push('soft-delete');
+  if (canonical((bucket.lifecycle || {}).rule || []) !== canonical(wantedRules)) drift.push('lifecycle');
+  if (typeof bucket.location !== 'string') throw new Error(`${describedFile}: no location (not a bucket description?)`);
+  drift.push(`location ${bucket.location.toUpperCase()}`);
+  return drift;
+}
+
 function main(argv) {
   const [command, ...args] = argv;
   switch (command) {
@@ -182,8 +215,10 @@ function main(argv) {
       return [JSON.stringify({ source: { files: [{ name: require('path').basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
     case 'has-binding':
       return hasBinding(args[0], args[1], args[2]);
+    case 'bucket-drift':
+      return bucketDrift(args[0], args[1], args[2]);
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding or runbook-links`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding, bucket-drift or runbook-links`);
   }
 }
 

@@ -21,7 +21,8 @@ enable_apis() {
     iam.googleapis.com \
     cloudresourcemanager.googleapis.com \
     serviceusage.googleapis.com \
-    firebaserules.googleapis.com
+    firebaserules.googleapis.com \
+    storage.googleapis.com
   # The Pub/Sub service agent signs push tokens and moves messages to the
   # dead-letter topic; create it now so the bindings below find it.
   gc beta services identity create --service=pubsub.googleapis.com

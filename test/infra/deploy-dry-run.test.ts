@@ -7,7 +7,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../functions/src/config';
-import { commandsOf, deploy, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, sa, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
+import { commandsOf, deploy, envOf, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, sa, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -39,7 +39,7 @@ describe('deploy.sh --dry-run', () => {
 
   it('enables the APIs gen2 functions and the rest need', () => {
     const enable = only(commands, (c) => c.startsWith('gcloud services enable '), 'services enable');
-    for (const api of ['firestore', 'pubsub', 'cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'cloudtasks', 'cloudscheduler', 'logging', 'monitoring', 'iam', 'eventarc', 'firebaserules']) {
+    for (const api of ['firestore', 'pubsub', 'cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'cloudtasks', 'cloudscheduler', 'logging', 'monitoring', 'iam', 'eventarc', 'firebaserules', 'storage']) {
       expect(enable).toContain(` ${api}.googleapis.com`);
     }
   });
@@ -73,7 +73,8 @@ describe('deploy.sh --dry-run', () => {
         for (const setting of ['memory', 'cpu', 'timeout', 'concurrency', 'max-instances', 'min-instances']) expect({ fn, setting, value: flag(c, setting) }).toEqual({ fn, setting, value: expect.stringMatching(/^[0-9.]+(Mi|Gi|s)?$/) });
       }
       // The last deploy carries the real URLs (placeholders in a dry run).
-      const env = Object.fromEntries((flag(mine[mine.length - 1] as string, 'set-env-vars') ?? '').split(',').map((kv) => kv.split('=', 2) as [string, string]));
+      // "^|^": gcloud's alternate delimiter (INBOX_REFERENCE_BUCKETS is a comma list).
+      const env = envOf(mine[mine.length - 1] as string);
       expect(env).toMatchObject({
         GOOGLE_CLOUD_PROJECT: PROJECT,
         INBOX_PUSH_AUDIENCE: `https://URL_OF_${fn}`,
@@ -91,6 +92,8 @@ describe('deploy.sh --dry-run', () => {
         INBOX_JOB_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
         INBOX_JOBS_QUEUE_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS),
         INBOX_WAITING_ALERT_DAYS: String(DEFAULTS.INBOX_WAITING_ALERT_DAYS),
+        INBOX_PAYLOAD_BUCKET: `${PROJECT}-inbox-payloads`,
+        INBOX_REFERENCE_BUCKETS: '',
       });
     }
     const relayTimeout = Number.parseInt(flag(deploys.find((c) => c.includes(' relayInbox ')) as string, 'timeout') ?? '0', 10);

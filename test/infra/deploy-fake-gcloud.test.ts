@@ -39,6 +39,9 @@ case "$args" in
   # An existing project still has the bindings an earlier version granted (fast-path tasks signed as inbox-tasks).
   "run services get-iam-policy relayinbox"*) if [[ $SCENARIO == existing ]]; then echo '{"bindings":[{"role":"roles/run.invoker","members":["serviceAccount:inbox-tasks@demo-proj.iam.gserviceaccount.com"]}]}'; else echo '{"etag":"ACAB"}'; fi ;;
   "iam service-accounts get-iam-policy inbox-tasks@"*) if [[ $SCENARIO == existing ]]; then echo '{"bindings":[{"role":"roles/iam.serviceAccountUser","members":["serviceAccount:inbox-receiver@demo-proj.iam.gserviceaccount.com","serviceAccount:inbox-jobs@demo-proj.iam.gserviceaccount.com"]}]}'; else echo '{"etag":"ACAB"}'; fi ;;
+  # An existing payload bucket as the API describes it (--raw), with every setting the script wants.
+  "storage buckets describe gs://demo-proj-inbox-payloads "*)
+    if [[ $SCENARIO == existing ]]; then echo '{"name":"demo-proj-inbox-payloads","location":"EUROPE-WEST1","iamConfiguration":{"uniformBucketLevelAccess":{"enabled":true},"publicAccessPrevention":"enforced"},"softDeletePolicy":{"retentionDurationSeconds":"604800"},"lifecycle":{"rule":[{"condition":{"age":1},"action":{"type":"AbortIncompleteMultipartUpload"}},{"action":{"type":"Delete"},"condition":{"daysSinceNoncurrentTime":1,"isLive":false}}]}}'; else exit 1; fi ;;
   *" describe "*) if [[ $SCENARIO != existing ]]; then exit 1; fi ;;
 esac
 exit 0
@@ -101,6 +104,7 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
       expect(deploys[1]).toContain(`INBOX_PUSH_AUDIENCE=https://${fn.toLowerCase()}-abc-ew.a.run.app`);
     }
     expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length);
+    expect(calls.filter((c) => c.startsWith('storage buckets create gs://demo-proj-inbox-payloads '))).toHaveLength(1);
     // One TTL per "ttl": true field override (inbox.expireAt), looked up first.
     const ttls = calls.filter((c) => c.startsWith('firestore fields ttls update '));
     expect(ttls).toHaveLength(TTL_FIELDS.length);
@@ -173,6 +177,8 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     const { calls, policies } = realRun('existing');
     const creates = calls.filter((c) => / create( |$)/.test(c) && !c.startsWith('firestore indexes composite create ') && !c.startsWith('beta services identity create '));
     expect(creates).toEqual([]);
+    // The payload bucket has its settings (key order differs from the file's): no update either.
+    expect(calls.filter((c) => c.startsWith('storage buckets update '))).toEqual([]);
     for (const fn of FUNCTIONS) expect(calls.filter((c) => c.startsWith(`functions deploy ${fn} `))).toHaveLength(1);
     // Only the indexes that are not there yet (the fake has the first one).
     expect(calls.filter((c) => c.startsWith('firestore indexes composite create '))).toHaveLength(INDEXES.indexes.length - 1);

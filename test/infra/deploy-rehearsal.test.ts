@@ -20,6 +20,7 @@ import { commandsOf, deploy, FUNCTIONS, PROJECT, REGION, ROOT, sa } from './help
 
 const TOKEN = 'ya29.rehearsal-token';
 const APIS = ['cloudfunctions', 'serviceusage', 'cloudresourcemanager', 'run'];
+const REFERENCE_BUCKETS = ['sender-a-reports', 'sender-b-reports'];
 
 /** What the build needs, and all the upload may hold: a new file elsewhere must be placed on purpose. */
 function expectedUpload(): string[] {
@@ -47,7 +48,8 @@ function zipEntries(zip: Buffer): Array<{ name: string; size: number }> {
  * with the real ones, and a rerun of the script updates again.
  */
 function deployCommands(): Array<{ fn: string; command: string }> {
-  const dry = deploy(['--project', PROJECT, '--region', REGION, '--dry-run']);
+  // Two sender buckets: INBOX_REFERENCE_BUCKETS holds a comma, which gcloud must not split on.
+  const dry = deploy(['--project', PROJECT, '--region', REGION, '--dry-run'], { REFERENCE_BUCKETS: REFERENCE_BUCKETS.join(',') });
   if (dry.status !== 0) throw new Error(`deploy.sh --dry-run failed:\n${dry.stderr}`);
   return commandsOf(dry.stdout)
     .filter((c) => c.startsWith('gcloud functions deploy '))
@@ -92,6 +94,16 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     expect(standIn.runPolicies.size).toBe(FUNCTIONS.length);
     for (const [service, policy] of standIn.runPolicies) {
       for (const b of policy.bindings ?? []) expect({ service, members: b.members.filter((m) => m.startsWith('all')) }).toEqual({ service, members: [] });
+    }
+  });
+
+  it('gives every function the claim-check settings, as gcloud parsed them from --set-env-vars', () => {
+    for (const fn of FUNCTIONS) {
+      const env = standIn.sent.get(fn)?.serviceConfig?.environmentVariables ?? {};
+      expect({ fn, payload: env.INBOX_PAYLOAD_BUCKET, references: env.INBOX_REFERENCE_BUCKETS }).toEqual({ fn, payload: `${PROJECT}-inbox-payloads`, references: REFERENCE_BUCKETS.join(',') });
+      // The rest did not lose its separators either.
+      expect(env.INBOX_PUSH_AUDIENCE).toBe(`https://URL_OF_${fn}`);
+      expect(Object.keys(env)).toHaveLength(18);
     }
   });
 

@@ -62,6 +62,13 @@ export function flag(command: string, name: string): string | undefined {
   return match?.[1];
 }
 
+/** The --set-env-vars of a deploy command, which joins its pairs with "|" after gcloud's "^|^" prefix. */
+export function envOf(command: string): Record<string, string> {
+  const value = flag(command, 'set-env-vars') ?? '';
+  if (!value.startsWith('^|^')) throw new Error(`--set-env-vars does not start with gcloud's ^|^ delimiter: ${value.slice(0, 80)}`);
+  return Object.fromEntries(value.slice(3).split('|').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+}
+
 export function only(commands: readonly string[], predicate: (c: string) => boolean, what: string): string {
   const found = commands.filter(predicate);
   if (found.length !== 1) throw new Error(`expected exactly one ${what}, found ${found.length}:\n${found.join('\n')}`);

@@ -5,7 +5,7 @@ Run it with gcloud's bundled Python (`gcloud info --format='value(basic.python_l
     python3 check.py SDK_ROOT KIND=FILE [KIND=FILE ...]
 
 SDK_ROOT is gcloud's installation directory (`gcloud info --format='value(installation.sdk_root)'`).
-KIND is one of alert-policy, dashboard, log-metric. Prints one JSON object per
+KIND is one of alert-policy, dashboard, log-metric, bucket-lifecycle. Prints one JSON object per
 file, {"file": ..., "kind": ..., "errors": [...]}, and exits 1 if any file has
 an error (2 on bad usage).
 
@@ -18,6 +18,16 @@ a wrong type, but keeps unknown fields and unknown enum values aside as
 "unrecognized" without a word; gcloud then sends them on and the API refuses
 them (or, for an enum, may drop them). So every message of the decoded tree is
 walked and any unrecognized field fails the file.
+
+A bucket-lifecycle file (`gcloud storage buckets create/update --lifecycle-file`)
+goes through gcloud's own converter for that flag,
+api_lib/storage/gcs_json/metadata_field_converters.py process_lifecycle (the
+file read as gcloud reads it, {"rule": [...]} or {"lifecycle": {"rule": [...]}},
+decoded into the Bucket.LifecycleValue message with DictToMessageWithErrorCheck,
+which refuses unknown fields itself). Its error only says "invalid JSON/YAML",
+so the decoder's own DecodeError (the exception's context) is reported too.
+The API's action type and storage classes are plain strings in its schema: no
+decoder checks their values (the API does, at the call).
 """
 
 import json
@@ -33,10 +43,12 @@ def load_sdk(sdk_root):
     from googlecloudsdk.generated_clients.apis.logging.v2 import logging_v2_messages  # noqa: E402
     from googlecloudsdk.generated_clients.apis.monitoring.v1 import monitoring_v1_messages  # noqa: E402
     from googlecloudsdk.generated_clients.apis.monitoring.v3 import monitoring_v3_messages  # noqa: E402
+    from googlecloudsdk.api_lib.storage.gcs_json import metadata_field_converters  # noqa: E402
     kinds = {
         'alert-policy': monitoring_v3_messages.AlertPolicy,
         'dashboard': monitoring_v1_messages.Dashboard,
         'log-metric': logging_v2_messages.LogMetric,
+        'bucket-lifecycle': metadata_field_converters.process_lifecycle,
     }
     return messages, encoding, kinds
 
@@ -63,7 +75,22 @@ def unrecognized(messages, message, path):
     return found
 
 
+def check_with_converter(messages, convert, file):
+    """A file gcloud reads itself (a path flag): its converter, then the walk."""
+    try:
+        decoded = convert(file)
+    except Exception as err:  # pylint: disable=broad-except  (any converter error is the answer)
+        cause = err.__cause__ or err.__context__
+        detail = ' (%s: %s)' % (type(cause).__name__, cause) if cause is not None else ''
+        return ['%s: %s%s' % (type(err).__name__, err, detail)]
+    if decoded is None:
+        return ['empty: gcloud takes an empty lifecycle file as --clear-lifecycle']
+    return unrecognized(messages, decoded, type(decoded).__name__)
+
+
 def check(messages, encoding, message_type, file):
+    if not isinstance(message_type, type):
+        return check_with_converter(messages, message_type, file)
     try:
         with open(file, encoding='utf-8') as handle:
             value = json.load(handle)

@@ -2,7 +2,7 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { join } from 'node:path';
 
 /** The API message a file is decoded into (see check.py). */
-export type SchemaKind = 'alert-policy' | 'dashboard' | 'log-metric';
+export type SchemaKind = 'alert-policy' | 'dashboard' | 'log-metric' | 'bucket-lifecycle';
 
 /** One file's verdict: no errors means gcloud's own decoder took every field. */
 export interface SchemaResult {
