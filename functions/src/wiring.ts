@@ -150,5 +150,6 @@ export const relayInboxFunction: FunctionFactory = (config, runtime) => {
     shards: config.shards,
     now: () => new Date(),
     random: Math.random,
+    payloadStore: runtime.payloadStore,
   });
 };
