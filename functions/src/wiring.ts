@@ -133,6 +133,7 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
     log: createLogger(undefined, { function: 'sweepJobs' }),
     now: () => new Date(),
     options: { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs },
+    payloadStore: runtime.payloadStore,
   });
 };
 
