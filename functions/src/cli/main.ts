@@ -78,7 +78,11 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--older-than <duration>', 'received at least this long ago (15m, 2h, 7d)')
     .option('--limit <n>', 'at most this many', '100')
     .action((options: Parameters<typeof import('./inbox-commands').list>[1]) => inbox().list(context(), options));
-  program.command('show <id>').description('a document with payload, attempts, errors and its process state').action((id: string) => inbox().show(context(), id));
+  program
+    .command('show <id>')
+    .description('a document with payload (an offloaded one fetched from the payload bucket), claim checks (FOUND, MISSING or CHANGED), attempts, errors and its process state')
+    .option('--raw <file>', 'also write the exact payload bytes to FILE: the canonical JSON, the offloaded object, or the raw bytes of an unreadable message')
+    .action((id: string, options: { raw?: string }) => inbox().show(context(), id, options));
   program
     .command('explain <id>')
     .description('why a document is where it is (OPEN, PARKED, DONE) and what to do next')
