@@ -108,6 +108,16 @@ export const QUERIES = {
   expiredPayloads: query({ collection: 'inbox', equality: [], range: 'payloadExpireAt', orderBy: [{ field: 'payloadExpireAt', direction: 'asc' }] }, (db, now: Date, limit: number) =>
     db.collection('inbox').where('payloadExpireAt', '<=', now).orderBy('payloadExpireAt').limit(limit),
   ),
+  /**
+   * `inbox repair orphan-payloads`: the inbox documents whose offloaded
+   * payload is a given object (equality on a map field: its automatic
+   * single-field index). Usually the one whose id the object's name holds;
+   * a KEY_COLLISION's second payload lives in an object named after the
+   * first id, so the name alone does not say.
+   */
+  inboxByOffloadedObject: query({ collection: 'inbox', equality: ['offloaded.object'], range: null, orderBy: [] }, (db, object: string, limit: number) =>
+    db.collection('inbox').where('offloaded.object', '==', object).limit(limit),
+  ),
   /** CLI `instances`: the instances of a business key. */
   instancesByBusinessKey: query({ collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] }, (db, businessKey: string) =>
     db.collection('processInstances').where('businessKey', '==', businessKey),

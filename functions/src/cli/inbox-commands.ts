@@ -11,6 +11,7 @@ export { list, type ListOptions } from './list-command';
 export { requeueCommand } from './requeue-command';
 export { purge } from './purge-command';
 export { show } from './show-command';
+export { orphanPayloadsCommand } from './orphan-payloads';
 export type { BulkOptions } from './bulk';
 
 export async function stats(ctx: CliContext): Promise<void> {

@@ -132,6 +132,13 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--by <name>', 'who dismisses it (default: the OS user)')
     .option('--dry-run', 'check it and show what would change; change nothing')
     .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) => dismissal().dismissCommand(context(), id, options));
+  repair
+    .command('orphan-payloads')
+    .description(
+      'delete objects under payloads/ in the payload bucket that no inbox document points to (its document deleted by hand, or pointing to another object or generation); objects younger than 1 hour are left alone, since a receipt in flight writes the object before its document',
+    )
+    .option('--dry-run', 'list them; delete nothing')
+    .action((options: { dryRun?: boolean }) => inbox().orphanPayloadsCommand(context(), options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
 }
 
