@@ -40,8 +40,8 @@ const IO = [
 /** The emulators, their clients and what serves functions against them: a unit test imports none of them. */
 const EMULATOR_HELPERS = [
   '^test/setup/',
-  '^test/support/(firestore|process-stack|receiver|inbox|relay-child|ttl|commit-faults|real-gcloud|functions-api-standin|firebase-api-stand-in)\\.ts$',
-  '^(tools|packages)/(emulators|local|faults|cloud-tasks-emulator)/',
+  '^test/support/(firestore|process-stack|receiver|inbox|relay-child|ttl|commit-faults|real-gcloud|functions-api-standin|firebase-api-stand-in|storage)\\.ts$',
+  '^(tools|packages)/(emulators|local|faults|cloud-tasks-emulator|storage-emulator)/',
   '^functions/src/(firestore|runtime)\\.ts$',
 ];
 
@@ -53,7 +53,7 @@ const EMULATOR_HELPERS = [
  */
 const EMULATOR_STARTERS = [
   '^test/setup/',
-  '^test/support/firestore\\.ts$',
+  '^test/support/(firestore|storage)\\.ts$',
   '^tools/emulators/',
   '^tools/local/(stack|serve-function|use-emulators|start)\\.ts$',
   '^functions/src/(firestore|runtime)\\.ts$',

@@ -1,5 +1,5 @@
 /**
- * Two projects:
+ * The projects:
  * - `unit`: pure code (decoding, classification, BPMN, plans, property tests), no global setup,
  *   no emulators: `npm run test:unit`, the loop to run while editing.
  * - `emulators`: everything that talks to the Firestore / Pub/Sub emulators, gcloud or served
@@ -8,7 +8,9 @@
  *   no Google emulator (the emulator under test, the real @google-cloud/tasks client and loopback HTTP
  *   targets), so no global setup; kept out of `unit` because they are not pure and wait on real
  *   dispatch timers (`npm test -w @inbox/cloud-tasks-emulator` runs them alone).
- * `npm test` runs all three. A test belongs in test/unit/ or test/property/ exactly when it needs none
+ * - `storage-emulator`: the tests of packages/storage-emulator, the same way: the emulator under test
+ *   and the real @google-cloud/storage client only (`npm test -w @inbox/storage-emulator`).
+ * `npm test` runs all four. A test belongs in test/unit/ or test/property/ exactly when it needs none
  * of those; the import rules (`npm run lint`) keep those folders away from the emulator helpers.
  *
  * @type {import('jest').Config}
@@ -24,6 +26,7 @@ module.exports = {
   projects: [
     { ...shared, displayName: 'unit', roots: UNIT, testMatch: ['**/*.test.ts'] },
     { ...shared, displayName: 'cloud-tasks-emulator', roots: ['<rootDir>/packages/cloud-tasks-emulator/test/'], testMatch: ['**/*.test.ts'] },
+    { ...shared, displayName: 'storage-emulator', roots: ['<rootDir>/packages/storage-emulator/test/'], testMatch: ['**/*.test.ts'] },
     {
       ...shared,
       displayName: 'emulators',

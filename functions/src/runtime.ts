@@ -55,6 +55,6 @@ export function createRuntime(config: Config): Runtime {
     }
     return q;
   };
-  const payloadStore = lazy(() => (require('./storage/gcs-payload-store') as typeof import('./storage/gcs-payload-store')).createGcsPayloadStore(config.projectId, config.claims));
+  const payloadStore = lazy(() => (require('./storage/gcs-payload-store') as typeof import('./storage/gcs-payload-store')).createGcsPayloadStore(config.projectId));
   return { db, engine, handlers, payloadStore, queue: (runJobUrl) => queueFor('jobs', runJobUrl), timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl) };
 }

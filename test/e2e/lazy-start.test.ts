@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
-const CLIENTS = ['@google-cloud/firestore', '@google-cloud/pubsub', '@google-cloud/tasks'];
+const CLIENTS = ['@google-cloud/firestore', '@google-cloud/pubsub', '@google-cloud/storage', '@google-cloud/tasks'];
 
 /**
  * What each deployed function loads before its first request (the cold start

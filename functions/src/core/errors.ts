@@ -65,6 +65,32 @@ export class PermanentFailureError extends Error {
   override readonly name: string = 'PermanentFailureError';
 }
 
+/**
+ * HTTP statuses a retry can heal: request timeout, rate limit, server errors.
+ * The same list as the Cloud Storage client's own retry decision.
+ */
+export const RETRYABLE_HTTP_STATUSES: ReadonlySet<number> = new Set([408, 429, 500, 502, 503, 504]);
+
+/**
+ * A call to an HTTP JSON API (Cloud Storage) failed. Those clients put the
+ * HTTP status in `code`, where {@link classifyFailure} expects a gRPC code
+ * (503 is no gRPC code at all, 4 would be read as DEADLINE_EXCEEDED), so an
+ * adapter wraps their errors in this: `status` null means no answer at all
+ * (timeout, refused or reset connection), which a retry can heal like a
+ * retryable status. Every other status (403 permissions, 404 bucket, 400) is
+ * a deployment or code problem: still never an answer to the sender.
+ */
+export class HttpApiError extends Error {
+  override readonly name = 'HttpApiError';
+  constructor(
+    message: string,
+    readonly status: number | null,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+}
+
 export type FailureClass =
   /** Retry heals it: answer 503, back off. */
   | { readonly kind: 'retryable'; readonly code: string }
@@ -99,6 +125,10 @@ export function errorCode(err: unknown): number | string | undefined {
 export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof DeadlineExceededError) return { kind: 'retryable', code: 'DEADLINE_EXCEEDED' };
   if (permanentIn(err) !== null) return { kind: 'permanent', code: 'PERMANENT' };
+  if (err instanceof HttpApiError) {
+    if (err.status === null) return { kind: 'retryable', code: 'UNAVAILABLE' };
+    return RETRYABLE_HTTP_STATUSES.has(err.status) ? { kind: 'retryable', code: `HTTP_${err.status}` } : { kind: 'unexpected', code: `HTTP_${err.status}` };
+  }
   const code = errorCode(err);
   if (typeof code === 'number') {
     const name = RETRYABLE_GRPC_CODES.get(code);

@@ -1,12 +1,170 @@
-import type { ClaimsConfig } from '../config';
-import type { PayloadStore } from './payload-store';
+import type * as StorageModule from '@google-cloud/storage';
+import { errorCode, errorMessage, HttpApiError } from '../core/errors';
+import type { GsObject } from '../core/gs-uri';
+import type { ObjectPage, PayloadStore, ReadResult, StatResult, Unavailable } from './payload-store';
+
+/**
+ * How long one storage call may take and how the client retries it. The
+ * receiver offloads before it acks, within its write deadline
+ * (INBOX_WRITE_TIMEOUT_MS, 8 s), so the worst case of one call must stay
+ * under that. Each HTTP request gives up after `requestTimeoutMs`; the
+ * client retries 408, 429 and 5xx answers (and reset connections) at most
+ * `maxRetries` times, backing off about 1 s then 2 s
+ * (`retryDelayMultiplier`, capped by `maxRetryDelaySeconds`), and starts no
+ * retry once `totalTimeoutSeconds` have passed. What the client does not
+ * retry: an upload that timed out (file.save() retries only answered
+ * failures), so a slow create fails after one timeout and the redelivery
+ * finds the object if it landed. JSON calls (stat, read, delete, list) also
+ * retry a request without an answer. Worst cases: a create, 2 + 1 + 2 + 2 s
+ * of 5xx-then-timeout, about 7 s; a JSON call, the 5 s total plus one last
+ * timeout. What still fails is the caller's to retry (Pub/Sub redelivers,
+ * the relay backs off).
+ */
+export interface StoragePolicy {
+  readonly requestTimeoutMs: number;
+  readonly maxRetries: number;
+  readonly retryDelayMultiplier: number;
+  readonly maxRetryDelaySeconds: number;
+  readonly totalTimeoutSeconds: number;
+}
+
+/** The deployed policy (see {@link StoragePolicy}). */
+export const STORAGE_POLICY: StoragePolicy = { requestTimeoutMs: 2_000, maxRetries: 2, retryDelayMultiplier: 2, maxRetryDelaySeconds: 2, totalTimeoutSeconds: 5 };
+
+const PRECONDITION_FAILED = 412;
+const NOT_FOUND = 404;
+
+/** One client per process and setting, created on first use (keeps the library out of cold starts). */
+let shared: { key: string; storage: StorageModule.Storage } | undefined;
+
+function storageFor(projectId: string, policy: StoragePolicy): StorageModule.Storage {
+  // The client reads STORAGE_EMULATOR_HOST itself when it is constructed; a test that changes it gets a new client.
+  const key = JSON.stringify([projectId, policy, process.env.STORAGE_EMULATOR_HOST ?? null]);
+  if (shared?.key === key) return shared.storage;
+  const { Storage } = require('@google-cloud/storage') as typeof StorageModule;
+  const storage = new Storage({
+    projectId,
+    timeout: policy.requestTimeoutMs,
+    retryOptions: {
+      autoRetry: true,
+      maxRetries: policy.maxRetries,
+      retryDelayMultiplier: policy.retryDelayMultiplier,
+      maxRetryDelay: policy.maxRetryDelaySeconds,
+      totalTimeout: policy.totalTimeoutSeconds,
+    },
+  });
+  shared = { key, storage };
+  return storage;
+}
+
+/** The HTTP status a storage client error carries, or null when there was no answer (timeout, connection). */
+function statusOf(err: unknown): number | null {
+  const code = errorCode(err);
+  return typeof code === 'number' && code >= 100 && code <= 599 ? code : null;
+}
+
+/**
+ * Any failure of a call as an {@link HttpApiError} naming the object and the
+ * status, so the project's classification sees it as technical: retryable
+ * for 408/429/5xx and for no answer at all, unexpected (a deployment
+ * problem, e.g. 403) otherwise. Never a business answer.
+ */
+function technical(what: string, ref: string, err: unknown): HttpApiError {
+  const status = statusOf(err);
+  const code = errorCode(err);
+  const detail = status === null ? `no HTTP answer${code === undefined ? '' : ` (${code})`}` : `HTTP ${status}`;
+  return new HttpApiError(`Cloud Storage ${what} ${ref} failed: ${detail}: ${errorMessage(err)}`, status, { cause: err });
+}
+
+const uri = (bucket: string, object: string, generation?: string): string => `gs://${bucket}/${object}${generation === undefined ? '' : `#${generation}`}`;
 
 /**
  * The PayloadStore of `@google-cloud/storage` (loaded on first use). Locally
  * the client itself reads STORAGE_EMULATOR_HOST and talks to
- * packages/storage-emulator. CONTRACT PLACEHOLDER: implemented on the
- * storage branch of issue 17.
+ * packages/storage-emulator.
  */
-export function createGcsPayloadStore(projectId: string, claims: ClaimsConfig): PayloadStore {
-  throw new Error(`createGcsPayloadStore(${projectId}, ${claims.payloadBucket}) is not built yet`);
+export function createGcsPayloadStore(projectId: string, policy: StoragePolicy = STORAGE_POLICY): PayloadStore {
+  const storage = (): StorageModule.Storage => storageFor(projectId, policy);
+
+  /** What the name holds now, when a pinned generation was not found. */
+  const unavailable = async (bucket: string, object: string): Promise<Unavailable> => {
+    try {
+      const [live] = await storage().bucket(bucket).file(object).getMetadata();
+      return { kind: 'CHANGED', liveGeneration: String(live.generation) };
+    } catch (err) {
+      if (statusOf(err) === NOT_FOUND) return { kind: 'MISSING' };
+      throw technical('stat of the live object', uri(bucket, object), err);
+    }
+  };
+
+  return {
+    async createIfAbsent(bucket, object, data, contentType) {
+      const file = storage().bucket(bucket).file(object);
+      try {
+        // ifGenerationMatch=0: created only if absent, which also makes the upload safe for the client to retry.
+        await file.save(data, { resumable: false, preconditionOpts: { ifGenerationMatch: 0 }, contentType, validation: 'crc32c', timeout: policy.requestTimeoutMs });
+        return { generation: String(file.metadata.generation), created: true };
+      } catch (err) {
+        // 412 also follows our own earlier attempt that landed but whose answer was lost (the client retried it).
+        if (statusOf(err) !== PRECONDITION_FAILED) throw technical('create of', uri(bucket, object), err);
+      }
+      try {
+        const [existing] = await file.getMetadata();
+        return { generation: String(existing.generation), created: false };
+      } catch (err) {
+        // 404 here: deleted between the two calls. Retrying the whole call heals it, so it stays technical.
+        throw technical('stat of the existing', uri(bucket, object), err);
+      }
+    },
+
+    async read(ref): Promise<ReadResult> {
+      try {
+        const [data] = await storage().bucket(ref.bucket).file(ref.object, { generation: ref.generation }).download({ validation: 'crc32c' });
+        return { kind: 'FOUND', data };
+      } catch (err) {
+        if (statusOf(err) === NOT_FOUND) return unavailable(ref.bucket, ref.object);
+        throw technical('read of', uri(ref.bucket, ref.object, ref.generation), err);
+      }
+    },
+
+    async stat(ref): Promise<StatResult> {
+      try {
+        const [meta] = await storage().bucket(ref.bucket).file(ref.object, { generation: ref.generation }).getMetadata();
+        return { kind: 'FOUND', bytes: Number(meta.size ?? 0) };
+      } catch (err) {
+        if (statusOf(err) === NOT_FOUND) return unavailable(ref.bucket, ref.object);
+        throw technical('stat of', uri(ref.bucket, ref.object, ref.generation), err);
+      }
+    },
+
+    async delete(ref: GsObject) {
+      try {
+        // With the generation as a precondition the client counts the delete as idempotent and retries it; without
+        // one it switches retries off on the shared client for the call's duration, for every concurrent call too.
+        await storage()
+          .bucket(ref.bucket)
+          .file(ref.object, { generation: ref.generation })
+          .delete({ ifGenerationMatch: ref.generation });
+        return 'DELETED';
+      } catch (err) {
+        if (statusOf(err) === NOT_FOUND) return 'ABSENT';
+        throw technical('delete of', uri(ref.bucket, ref.object, ref.generation), err);
+      }
+    },
+
+    async list(bucket, prefix, pageToken, pageSize): Promise<ObjectPage> {
+      try {
+        const [files, next] = await storage()
+          .bucket(bucket)
+          .getFiles({ prefix, maxResults: pageSize, autoPaginate: false, ...(pageToken === null ? {} : { pageToken }) });
+        const token = (next as { pageToken?: unknown } | null | undefined)?.pageToken;
+        return {
+          objects: files.map((f) => ({ object: f.name, generation: String(f.metadata.generation), bytes: Number(f.metadata.size ?? 0) })),
+          nextPageToken: typeof token === 'string' && token !== '' ? token : null,
+        };
+      } catch (err) {
+        throw technical('list of', `gs://${bucket}/${prefix}*`, err);
+      }
+    },
+  };
 }
