@@ -103,7 +103,7 @@ export interface SweepJobsDeps {
  * one timer sweep (jobs/sweep-timers.ts) and one payload sweep
  * (jobs/sweep-payloads.ts) side by side, so one scheduler job serves them all
  * and none holds another back. 200 with the number of jobs dispatched and
- * what the timer and payload sweeps did (`payloads`: null without a store). When either fails (its
+ * what the timer and payload sweeps did (no `payloads` without a store). When either fails (its
  * queries; a single timer's failure is counted in its summary, not thrown),
  * 503 if a retry can heal it, else 500 (http/answer.ts), logged at ERROR;
  * what the other did stands, and the next scheduled call sweeps again. No
@@ -123,7 +123,10 @@ export function createSweepJobsHandler(deps: SweepJobsDeps): (req: Request, res:
         sweepTimers({ db: deps.db(), engine: deps.engine, queues: { jobs: deps.queue(), timers: deps.timerQueue() }, log: deps.log, now }, { graceMs: deps.options.graceMs ?? SWEEP_GRACE_MS, ...deps.timers }))(),
       (async () => (store === undefined ? null : sweepPayloads({ db: deps.db(), store, log: deps.log, now }, deps.payloads)))(),
     ]);
-    if (jobs.status === 'fulfilled' && timers.status === 'fulfilled' && payloads.status === 'fulfilled') return { kind: 'ok', body: { dispatched: jobs.value, timers: timers.value, payloads: payloads.value } };
+    if (jobs.status === 'fulfilled' && timers.status === 'fulfilled' && payloads.status === 'fulfilled') {
+      // Without a store there is no payload sweep, and nothing about it in the answer.
+      return { kind: 'ok', body: { dispatched: jobs.value, timers: timers.value, ...(payloads.value === null ? {} : { payloads: payloads.value }) } };
+    }
     let failure: FailureClass | null = null;
     for (const [what, outcome] of [['job', jobs], ['timer', timers], ['payload', payloads]] as const) {
       if (outcome.status === 'fulfilled') continue;
