@@ -97,6 +97,27 @@ export const QUERIES = {
     (db, shard: number, dueBefore: Date, limit: number) =>
       db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').where('dueAt', '<=', dueBefore).orderBy('dueAt').limit(limit),
   ),
+  /**
+   * sweepJobs' payload sweep: DONE documents of offloaded payloads past
+   * their payloadExpireAt, oldest first (jobs/sweep-payloads.ts). Only those
+   * documents carry the field, so its single-field index holds offloaded
+   * DONE documents alone: far below the write rate at which an index on a
+   * growing time field gets a hot end (the other inbox times have theirs
+   * switched off in firestore.indexes.json).
+   */
+  expiredPayloads: query({ collection: 'inbox', equality: [], range: 'payloadExpireAt', orderBy: [{ field: 'payloadExpireAt', direction: 'asc' }] }, (db, now: Date, limit: number) =>
+    db.collection('inbox').where('payloadExpireAt', '<=', now).orderBy('payloadExpireAt').limit(limit),
+  ),
+  /**
+   * `inbox repair orphan-payloads`: the inbox documents whose offloaded
+   * payload is a given object (equality on a map field: its automatic
+   * single-field index). Usually the one whose id the object's name holds;
+   * a KEY_COLLISION's second payload lives in an object named after the
+   * first id, so the name alone does not say.
+   */
+  inboxByOffloadedObject: query({ collection: 'inbox', equality: ['offloaded.object'], range: null, orderBy: [] }, (db, object: string, limit: number) =>
+    db.collection('inbox').where('offloaded.object', '==', object).limit(limit),
+  ),
   /** CLI `instances`: the instances of a business key. */
   instancesByBusinessKey: query({ collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] }, (db, businessKey: string) =>
     db.collection('processInstances').where('businessKey', '==', businessKey),

@@ -33,6 +33,7 @@ export function createRuntime(config: Config): Runtime {
     (require('./jobs/handlers') as typeof import('./jobs/handlers')).workOrderHandlers({
       db,
       providerTopic: config.providerTopic,
+      payloadStore: () => payloadStore(),
       publish: (topic, data, attributes) => pubsub().topic(topic).publishMessage({ data, attributes: { ...attributes } }),
     }),
   );

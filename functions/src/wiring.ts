@@ -136,6 +136,7 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
     log: createLogger(undefined, { function: 'sweepJobs' }),
     now: () => new Date(),
     options: { graceMs: config.sweepGraceMs, stuckAfterMs: config.jobStuckAfterMs },
+    payloadStore: runtime.payloadStore,
   });
 };
 
@@ -153,5 +154,6 @@ export const relayInboxFunction: FunctionFactory = (config, runtime) => {
     shards: config.shards,
     now: () => new Date(),
     random: Math.random,
+    payloadStore: runtime.payloadStore,
   });
 };

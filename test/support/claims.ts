@@ -1,4 +1,86 @@
+import type { Firestore } from '@google-cloud/firestore';
+import { FieldValue } from '@google-cloud/firestore';
+import { randomUUID } from 'node:crypto';
+import { type GsObject, gsUri } from '../../functions/src/core/gs-uri';
 import { canonicalJson } from '../../functions/src/core/hash';
+import { correlationKeyDocId } from '../../functions/src/engine/ids';
+import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { offloadObjectName, type OffloadedPayload, type ReferenceClaim } from '../../functions/src/inbox/claim-check';
+import { INBOX, openDocument } from '../../functions/src/inbox/document';
+import type { ValidDraft } from '../../functions/src/inbox/draft';
+import { storeMessage } from '../../functions/src/inbox/store-message';
+import { parsePushEnvelope } from '../../functions/src/receiver/envelope';
+import { interpretMessage } from '../../functions/src/receiver/interpret';
+import type { PayloadStore } from '../../functions/src/storage/payload-store';
+import { TEST_REGISTRY } from './inbox';
+
+/**
+ * Inbox documents with claim checks, built with the contract of issue 17
+ * (the draft interpretMessage makes, openDocument, storeMessage), so these
+ * tests need neither the receiver's reference parsing nor its offload path.
+ * Objects go through the real PayloadStore (the storage emulator).
+ */
+
+/** A WorkOrderCompleted draft of `payload`, as the receiver interprets it. */
+export function completionDraft(payload: Record<string, unknown>, referenceBuckets: readonly string[] = []): { draft: ValidDraft; envelope: ReturnType<typeof envelopeOf> } {
+  const envelope = envelopeOf(payload);
+  const draft = interpretMessage(envelope, TEST_REGISTRY, { referenceBuckets });
+  if (draft.kind !== 'valid') throw new Error(`test message is invalid: ${draft.error}`);
+  return { draft, envelope };
+}
+
+function envelopeOf(payload: Record<string, unknown>): import('../../functions/src/inbox/draft').PushEnvelope {
+  const parsed = parsePushEnvelope({
+    message: { data: Buffer.from(JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: randomUUID() },
+    subscription: 'projects/test/subscriptions/inbox-push',
+  });
+  if (!parsed.ok) throw new Error(parsed.error);
+  return parsed.envelope;
+}
+
+/** The claim a sender's `report` field makes of `ref` (what the receiver stores as `reference`). */
+export function reportReference(ref: GsObject): ReferenceClaim {
+  return { ...ref, uri: gsUri(ref), carriedIn: 'field', name: 'report', variable: 'completionReport' };
+}
+
+/** Stores a completion that carries `reference`, as the receiver does (document and lane entry). */
+export async function storeReferenced(db: Firestore, payload: Record<string, unknown>, reference: ReferenceClaim, now = new Date()): Promise<string> {
+  const { draft, envelope } = completionDraft(payload, [reference.bucket]);
+  const outcome = await storeMessage(db, { ...draft, reference }, { envelope, now, shards: 16, offload: null });
+  if (outcome.kind !== 'STORED') throw new Error(`expected STORED, got ${outcome.kind}`);
+  return outcome.id;
+}
+
+/**
+ * Stores a completion whose payload is offloaded, in the receiver's order:
+ * the object first (createIfAbsent, the canonical bytes), then the document
+ * with the summary and the claim, with its lane entry, in one commit.
+ */
+export async function storeOffloaded(db: Firestore, store: PayloadStore, bucket: string, payload: Record<string, unknown>, now = new Date()): Promise<{ id: string; offloaded: OffloadedPayload; bytes: Buffer }> {
+  const { draft, envelope } = completionDraft(payload);
+  const bytes = Buffer.from(draft.canonicalPayload, 'utf8');
+  const object = offloadObjectName(draft.id, draft.payloadHash);
+  const { generation } = await store.createIfAbsent(bucket, object, bytes, 'application/json');
+  const offloaded: OffloadedPayload = { bucket, object, generation, uri: gsUri({ bucket, object, generation }), bytes: bytes.length, variable: draft.offloadVariable };
+  const doc = openDocument(draft, { envelope, now, shards: 16 }, offloaded);
+  const entry = { inboxId: draft.id, messageName: draft.messageName, publishTime: doc.source.publishTime, receivedAt: doc.receivedAt };
+  const batch = db.batch();
+  batch.create(db.collection(INBOX).doc(draft.id), doc);
+  batch.set(db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(draft.correlationKey)), { correlationKey: draft.correlationKey, open: FieldValue.arrayUnion(entry), updatedAt: now }, { merge: true });
+  await batch.commit();
+  return { id: draft.id, offloaded, bytes };
+}
+
+/** `count` line items; `describe` chars of description each make a payload as large as needed. */
+export function lineItems(count: number, describe = 0): Array<{ itemId: string; quantity: number; description?: string }> {
+  return Array.from({ length: count }, (_, i) => ({ itemId: `ITEM-${i}`, quantity: 1 + (i % 3), ...(describe > 0 ? { description: 'x'.repeat(describe) } : {}) }));
+}
+
+/** Uploads a sender's completion report to `bucket/object` through the real store: the reference to it. */
+export async function uploadReport(store: PayloadStore, bucket: string, object: string, report: unknown): Promise<GsObject> {
+  const { generation } = await store.createIfAbsent(bucket, object, Buffer.from(JSON.stringify(report)), 'application/json');
+  return { bucket, object, generation };
+}
 
 /** Builders of claim-check payloads: completions with a given number of bytes of line items. */
 

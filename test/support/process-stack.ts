@@ -12,6 +12,7 @@ import { type AsyncHandler, workOrderHandlers } from '../../functions/src/jobs/h
 import { createRunJobHandler, type RunJobDeps } from '../../functions/src/jobs/run-job';
 import { createLogger } from '../../functions/src/log';
 import { createStartProcessHandler } from '../../functions/src/process/start-process';
+import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { cloudTasksQueue, type JobQueue, timerQueue } from '../../functions/src/tasks/job-queue';
 import { workOrderEngine } from './engine';
 
@@ -56,7 +57,14 @@ export interface ProcessStackOptions {
   readonly engine?: Engine;
   /** The clock of startProcess, runJob and fireTimer (default: the real one). */
   readonly now?: () => Date;
+  /** Cloud Storage of the handlers (createInvoice reads a claim check's report); default: none, and a report variable fails the job's attempt. */
+  readonly payloadStore?: () => PayloadStore;
 }
+
+/** The handlers' store when a test gives none: a claim check's report cannot be read (a technical failure, retried). */
+const noPayloadStore = (): PayloadStore => {
+  throw new Error('this process stack has no payload store (ProcessStackOptions.payloadStore)');
+};
 
 /** Serves `handler` in process on a loopback port; its URL and server. */
 async function listen(name: string, handler: Parameters<typeof http>[1]): Promise<{ url: string; server: Server }> {
@@ -78,6 +86,7 @@ export async function startProcessStack(db: Firestore, projectId: string, option
   const handlers = workOrderHandlers({
     db: () => db,
     providerTopic: options.providerTopic,
+    payloadStore: options.payloadStore ?? noPayloadStore,
     publish: (topic, data, attributes) => pubsub.topic(topic).publishMessage({ data, attributes: { ...attributes } }),
   });
 

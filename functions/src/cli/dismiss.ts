@@ -1,6 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { userInfo } from 'node:os';
 import { appliedRepair, newRequestId, type RepairLogged, runRepair, withRepair } from '../engine/store/repair-request';
+import { doneRetention } from '../inbox/claim-check';
 import { INBOX } from '../inbox/document';
 import { processedRecord, processedRef } from '../inbox/processed';
 import type { InboxView, Retention } from '../relay/inbox-writes';
@@ -62,7 +63,8 @@ export interface Dismissed {
 
 /**
  * PARKED → DONE (`correlatedVia: DISMISSED`, `dismissed: {by, at, note,
- * previousReason, requestId}`, `expireAt`) and its processed record, in one
+ * previousReason, requestId}`, `expireAt`, or `payloadExpireAt` for an
+ * offloaded payload) and its processed record, in one
  * transaction. A PARKED document has no entry in its key's lane (the relay
  * takes it out before it parks), so the lane is not touched. Idempotent
  * under the transaction's re-runs: its request id on `repairs`.
@@ -87,7 +89,8 @@ export async function dismiss(db: Firestore, id: string, request: DismissRequest
       reason: null,
       processInstanceId: check.processInstanceId,
       processedAt: now,
-      expireAt: new Date(now.getTime() + request.retention.doneMs),
+      // As the relay's DONE: an offloaded payload's document waits for the payload sweep (payloadExpireAt), not the TTL.
+      ...doneRetention(check.doc, now, request.retention.doneMs),
       correlatedVia: 'DISMISSED',
       nextAttemptAt: null,
       dismissed,

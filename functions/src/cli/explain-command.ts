@@ -38,10 +38,16 @@ function explainedDoc(d: Data): ExplainedDoc {
     processedAt: date(d.processedAt),
     correlatedVia: text(d.correlatedVia),
     expireAt: date(d.expireAt),
+    payloadExpireAt: date(d.payloadExpireAt),
+    referenceUri: claimUri(d.reference),
+    offloadedUri: claimUri(d.offloaded),
     parkDetails: typeof d.parkDetails === 'object' && d.parkDetails !== null ? (d.parkDetails as Data) : null,
     dismissed: dismissedOf(d.dismissed),
   };
 }
+
+/** The `uri` of a stored claim (reference, offloaded), or null. */
+const claimUri = (v: unknown): string | null => (typeof v === 'object' && v !== null ? text((v as Data).uri) : null);
 
 function dismissedOf(v: unknown): NonNullable<ExplainedDoc['dismissed']> | null {
   if (typeof v !== 'object' || v === null) return null;

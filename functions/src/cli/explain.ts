@@ -45,6 +45,12 @@ export interface ExplainedDoc {
   readonly processedAt: Date | null;
   readonly correlatedVia: string | null;
   readonly expireAt: Date | null;
+  /** DONE with an offloaded payload: when the payload sweep deletes its object, then the document (instead of expireAt). */
+  readonly payloadExpireAt?: Date | null;
+  /** The sender's claim-check reference (`reference.uri`), or null. */
+  readonly referenceUri?: string | null;
+  /** Where the receiver put an offloaded payload (`offloaded.uri`), or null. */
+  readonly offloadedUri?: string | null;
   /** PARKED: what the relay recorded with the reason (`parkDetails`; ALREADY_STARTED: the instance). */
   readonly parkDetails?: Readonly<Record<string, unknown>> | null;
   /** DONE by `inbox repair dismiss`: who, when, why, and the reason it was parked for. */
@@ -262,6 +268,26 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
         next: [`have the sender republish it with what the process needs, or fix the model and then ${requeue}`, `if it is not to be processed: ${CLI} repair dismiss ${id} --note "…"`],
       };
     }
+    case 'REFERENCE_UNAVAILABLE': {
+      const uri = typeof doc.parkDetails?.uri === 'string' ? doc.parkDetails.uri : (doc.referenceUri ?? 'its reference');
+      const kind = doc.parkDetails?.unavailable;
+      const live = typeof doc.parkDetails?.liveGeneration === 'string' ? doc.parkDetails.liveGeneration : null;
+      const what =
+        kind === 'CHANGED'
+          ? `the object the message references, ${uri}, was replaced: its name holds generation ${live ?? '(another)'} now, and the inbox only reads the generation the message named`
+          : kind === 'MISSING'
+            ? `the object the message references, ${uri}, is missing: deleted (by hand, a lifecycle rule or the sender) before the relay got to it`
+            : `the object the message references could not be read: ${String(doc.lastError ?? uri)}`;
+      return {
+        summary,
+        because: [what, 'the relay checks a sender\'s reference before correlating; no retry brings the content back, so it was parked, not retried'],
+        next: [
+          'have the sender upload the data again and send a new message with the new reference (a new upload has a new generation; the parked document stays as the record)',
+          `or restore that generation (from the bucket's soft delete or versioning) and then ${requeue}; ${CLI} show ${id} says FOUND, MISSING or CHANGED`,
+          `if it is not to be processed: ${CLI} repair dismiss ${id} --note "…"`,
+        ],
+      };
+    }
     case 'MANUAL':
       return { summary, because: [`parked by an operator: ${String(doc.lastError ?? 'no reason given')}`], next: [`if it should be processed after all: ${requeue}`] };
     case null: // no reason stored (a hand-written document): as an unknown reason
@@ -275,7 +301,13 @@ function explainDone(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 
   const instance = f.instances.find((i) => i.id === doc.processInstanceId);
   const state = instance === undefined ? '' : ` (now ${instance.status})`;
   const at = doc.processedAt === null ? '' : ` at ${when(doc.processedAt, now)}`;
-  const expiry = doc.expireAt === null ? [] : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
+  const payloadExpiry = doc.payloadExpireAt ?? null;
+  const expiry =
+    payloadExpiry !== null
+      ? [`its payload is offloaded (${String(doc.offloadedUri ?? 'in the payload bucket')}): the payload sweep deletes the object, then the document, from ${when(payloadExpiry, now)}`]
+      : doc.expireAt === null
+        ? []
+        : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
   const dismissed = doc.dismissed ?? null;
   if (doc.correlatedVia === 'DISMISSED' && dismissed !== null) {
     return {

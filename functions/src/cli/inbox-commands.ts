@@ -1,12 +1,8 @@
-import { asCorrelationKey, refs } from '../engine/store/collections';
-import { STORED } from '../engine/store/converters';
 import { newRequestId } from '../engine/store/repair-request';
-import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { readGauges, readWaitingGauges, waitedMessageNames } from '../relay/gauges';
 import type { CliContext } from './context';
-import { view } from './documents';
-import { park, RefusedError } from './inbox-ops';
+import { park } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
 import { formatAge, REASONS, STATUSES } from './parse';
 
@@ -14,6 +10,8 @@ import { formatAge, REASONS, STATUSES } from './parse';
 export { list, type ListOptions } from './list-command';
 export { requeueCommand } from './requeue-command';
 export { purge } from './purge-command';
+export { show } from './show-command';
+export { orphanPayloadsCommand } from './orphan-payloads';
 export type { BulkOptions } from './bulk';
 
 export async function stats(ctx: CliContext): Promise<void> {
@@ -39,31 +37,6 @@ export async function stats(ctx: CliContext): Promise<void> {
       [`tokens waiting for ${w.messageName} ${days} d or longer`, w.waitingOverThreshold],
       [`oldest waiting for ${w.messageName} (age)`, w.oldestWaitingAgeSeconds === null ? 'none' : formatAge(w.oldestWaitingAgeSeconds * 1000)],
     ]),
-  ]);
-}
-
-export async function show(ctx: CliContext, id: string): Promise<void> {
-  const db = ctx.db();
-  const snap = await db.collection(INBOX).doc(id).get();
-  if (!snap.exists) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
-  const doc = view(snap);
-  const chunks = Number(doc.rawDataChunks ?? 0) > 0 ? (await QUERIES.rawChunksOf.build(db, id).count().get()).data().count : 0;
-  const key = typeof doc.correlationKey === 'string' ? asCorrelationKey((await refs.correlationKey(db, doc.correlationKey).withConverter(STORED).get()).data(), doc.correlationKey) : null;
-  const instanceIds = new Set<string>([...(key?.waiting.map((w) => w.processInstanceId) ?? []), ...(typeof doc.processInstanceId === 'string' ? [doc.processInstanceId] : [])]);
-  const instances = await Promise.all([...instanceIds].map(async (i) => view(await refs.instance(db, i).get())));
-  const rawData = doc.rawData instanceof Uint8Array ? Buffer.from(doc.rawData).toString('base64') : null;
-  const result = { document: { ...doc, rawData }, rawChunksStored: chunks, waitingPoints: key?.waiting ?? [], lane: key?.open ?? [], processInstances: instances };
-  if (ctx.json) {
-    ctx.io.out(JSON.stringify(result, null, 2));
-    return;
-  }
-  print(ctx, result, ['field', 'value'], [
-    ['id', id], ['status', doc.status], ['reason', doc.reason], ['message', doc.messageName], ['correlation key', doc.correlationKey],
-    ['attempts', doc.attempts], ['received', doc.receivedAt], ['next attempt', doc.nextAttemptAt], ['last error', doc.lastError ?? doc.validationError],
-    ['payload', doc.payload ?? (rawData === null ? `(${String(doc.rawDataBytes)} bytes in ${chunks} chunks)` : `(raw, base64) ${rawData.slice(0, 200)}`)],
-    ['park details', doc.parkDetails], ['dead letter', doc.deadLetter],
-    ...instances.map((i) => [`instance ${i.id}`, `${String(i.status)}; incidents: ${JSON.stringify(i.incidents ?? [])}`]),
-    ...(key?.waiting ?? []).map((w) => [`waiting ${w.executionId}`, `${w.messageName} at ${w.activityId} (instance ${w.processInstanceId})`]),
   ]);
 }
 

@@ -78,7 +78,11 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--older-than <duration>', 'received at least this long ago (15m, 2h, 7d)')
     .option('--limit <n>', 'at most this many', '100')
     .action((options: Parameters<typeof import('./inbox-commands').list>[1]) => inbox().list(context(), options));
-  program.command('show <id>').description('a document with payload, attempts, errors and its process state').action((id: string) => inbox().show(context(), id));
+  program
+    .command('show <id>')
+    .description('a document with payload (an offloaded one fetched from the payload bucket), claim checks (FOUND, MISSING or CHANGED), attempts, errors and its process state')
+    .option('--raw <file>', 'also write the exact payload bytes to FILE: the canonical JSON, the offloaded object, or the raw bytes of an unreadable message')
+    .action((id: string, options: { raw?: string }) => inbox().show(context(), id, options));
   program
     .command('explain <id>')
     .description('why a document is where it is (OPEN, PARKED, DONE) and what to do next')
@@ -128,6 +132,13 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--by <name>', 'who dismisses it (default: the OS user)')
     .option('--dry-run', 'check it and show what would change; change nothing')
     .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) => dismissal().dismissCommand(context(), id, options));
+  repair
+    .command('orphan-payloads')
+    .description(
+      'delete objects under payloads/ in the payload bucket that no inbox document points to (its document deleted by hand, or pointing to another object or generation); objects younger than 1 hour are left alone, since a receipt in flight writes the object before its document',
+    )
+    .option('--dry-run', 'list them; delete nothing')
+    .action((options: { dryRun?: boolean }) => inbox().orphanPayloadsCommand(context(), options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
 }
 

@@ -1,6 +1,8 @@
 import type { BulkWriterError, DocumentSnapshot, Firestore, GrpcStatus, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { isTimestamp } from '../core/timestamp';
+import { offloadedObject } from '../jobs/sweep-payloads';
 import { QUERIES } from '../queries';
+import type { PayloadStore } from '../storage/payload-store';
 import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
 import { RefusedError } from './inbox-ops';
@@ -19,6 +21,12 @@ export interface PurgeOptions {
   readonly pageSize?: number;
   /** Called with each page as read, before its deletes (progress; tests change a document here). */
   readonly onPage?: (page: readonly QueryDocumentSnapshot[], totals: PurgeResult) => void | Promise<void>;
+  /**
+   * Cloud Storage: a DONE document whose payload was offloaded has its
+   * object deleted first (as the payload sweep does). Without it, purge
+   * refuses to delete such a document (its object would be left behind).
+   */
+  readonly payloadStore?: () => PayloadStore;
 }
 
 export interface PurgeResult {
@@ -29,6 +37,10 @@ export interface PurgeResult {
   readonly deleted: number;
   /** Matched but changed between the read and the delete, so kept (a later purge looks again). */
   readonly changedSinceRead: number;
+  /** Of the matched, documents with an offloaded payload (`offloaded`): their object is deleted before them. */
+  readonly offloaded: number;
+  /** Objects of offloaded payloads deleted (an object found gone already is not counted). */
+  readonly objectsDeleted: number;
 }
 
 const processedBefore = (snap: DocumentSnapshot, before: Date): boolean => {
@@ -41,20 +53,26 @@ const processedBefore = (snap: DocumentSnapshot, before: Date): boolean => {
  * id order (a page at a time in memory, whatever the inbox holds). Each
  * delete carries the update time it was read with, so a document that
  * changed since (a dead-letter event recorded on it, say) is kept, not
- * deleted unseen. Touches the `inbox` collection only: nothing else is ever
- * deleted here (records with their own TTL keep their own horizon).
+ * deleted unseen. Touches the `inbox` collection and, for a document whose
+ * payload was offloaded, its object in the payload bucket (deleted first, as
+ * the payload sweep does); nothing else is ever deleted here (records with
+ * their own TTL keep their own horizon).
  */
 export async function purgeDone(db: Firestore, before: Date, options: PurgeOptions): Promise<PurgeResult> {
   const pageSize = options.pageSize ?? PURGE_PAGE_SIZE;
-  let totals: PurgeResult = { scanned: 0, matched: 0, deleted: 0, changedSinceRead: 0 };
+  let totals: PurgeResult = { scanned: 0, matched: 0, deleted: 0, changedSinceRead: 0, offloaded: 0, objectsDeleted: 0 };
   let after: DocumentSnapshot | null = null;
   for (;;) {
     const page = await QUERIES.inboxList.build(db, { status: 'DONE' }, after, pageSize).get();
     if (page.empty) break;
     const matches = page.docs.filter((d) => processedBefore(d, before));
-    totals = { ...totals, scanned: totals.scanned + page.size, matched: totals.matched + matches.length };
+    const offloaded = matches.filter((d) => offloadedObject(d.get('offloaded')) !== null);
+    totals = { ...totals, scanned: totals.scanned + page.size, matched: totals.matched + matches.length, offloaded: totals.offloaded + offloaded.length };
     await options.onPage?.(page.docs, totals);
     if (!options.dryRun && matches.length > 0) {
+      // Objects first, as the payload sweep does: a failure here stops before their documents go, so nothing is orphaned.
+      const objectsDeleted = await deleteObjects(offloaded, options.payloadStore);
+      totals = { ...totals, objectsDeleted: totals.objectsDeleted + objectsDeleted };
       const outcomes = await deleteUnchanged(db, matches);
       totals = { ...totals, deleted: totals.deleted + outcomes.deleted, changedSinceRead: totals.changedSinceRead + outcomes.changed };
     }
@@ -62,6 +80,32 @@ export async function purgeDone(db: Firestore, before: Date, options: PurgeOptio
     after = page.docs[page.docs.length - 1] ?? null;
   }
   return totals;
+}
+
+/** Objects deleted at once by purge. */
+const OBJECT_DELETES_AT_ONCE = 8;
+
+/** Deletes the offloaded payloads' objects of `docs` (ABSENT is fine); throws the first failure after the others are done. */
+async function deleteObjects(docs: readonly QueryDocumentSnapshot[], store: (() => PayloadStore) | undefined): Promise<number> {
+  if (docs.length === 0) return 0;
+  if (store === undefined) throw new RefusedError(`${docs.length} DONE document(s) have an offloaded payload, and this purge has no payload store to delete their objects with`);
+  let deleted = 0;
+  let next = 0;
+  const failures: unknown[] = [];
+  const worker = async (): Promise<void> => {
+    for (let doc = docs[next++]; doc !== undefined; doc = docs[next++]) {
+      const object = offloadedObject(doc.get('offloaded'));
+      if (object === null) continue;
+      try {
+        if ((await store().delete(object)) === 'DELETED') deleted += 1;
+      } catch (err) {
+        failures.push(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OBJECT_DELETES_AT_ONCE, docs.length) }, worker));
+  if (failures.length > 0) throw failures[0];
+  return deleted;
 }
 
 /** Deletes through the SDK's BulkWriter (batched, throttled), each delete guarded by the update time it was read with. */
@@ -118,14 +162,14 @@ export async function purge(ctx: CliContext, options: BulkOptions & { doneBefore
   const bar = pageProgress(ctx, total, '{bar} {value}/{total} DONE documents read, {deleted} deleted', { deleted: 0 });
   let result: PurgeResult;
   try {
-    result = await purgeDone(db, before, { dryRun, onPage: (page, totals) => bar.advance(page.length, { deleted: totals.deleted }) });
+    result = await purgeDone(db, before, { dryRun, payloadStore: ctx.runtime.payloadStore, onPage: (page, totals) => bar.advance(page.length, { deleted: totals.deleted }) });
   } finally {
     bar.stop();
   }
   if (dryRun) {
-    print(ctx, { wouldDelete: result.matched, scanned: result.scanned }, ['would delete', 'DONE documents read'], [[result.matched, result.scanned]]);
+    print(ctx, { wouldDelete: result.matched, offloaded: result.offloaded, scanned: result.scanned }, ['would delete', 'of them with an offloaded payload', 'DONE documents read'], [[result.matched, result.offloaded, result.scanned]]);
     return;
   }
-  print(ctx, result, ['deleted', 'kept (changed since read)', 'DONE documents read'], [[result.deleted, result.changedSinceRead, result.scanned]]);
+  print(ctx, result, ['deleted', 'payload objects deleted', 'kept (changed since read)', 'DONE documents read'], [[result.deleted, result.objectsDeleted, result.changedSinceRead, result.scanned]]);
   if (!ctx.json) ctx.io.out(`deleted ${result.deleted} of ${result.matched} DONE documents processed before ${before.toISOString()}`);
 }

@@ -1,7 +1,9 @@
-import type { Firestore } from '@google-cloud/firestore';
+import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
 import { isRefusedAsExisting, PermanentFailureError } from '../core/errors';
 import { refs } from '../engine/store/collections';
 import type { InstanceState, JobState } from '../engine/state';
+import type { PayloadStore } from '../storage/payload-store';
+import { type Billing, billingOf } from './completion-report';
 
 /**
  * Async task handlers, registered by BPMN task id. They run in runJob,
@@ -42,6 +44,14 @@ export interface WorkOrderHandlerDeps {
   readonly publish: (topic: string, data: Buffer, attributes: Readonly<Record<string, string>>) => Promise<string>;
   /** The topic handOverWorkOrder and escalateOverdueWorkOrder publish to (INBOX_PROVIDER_TOPIC, default `work-orders`). */
   readonly providerTopic: string;
+  /** Cloud Storage, created on first use: createInvoice reads the completion report a claim check names, pinned to its generation. */
+  readonly payloadStore: () => PayloadStore;
+}
+
+/** The invoice fields of what was billed (besides workOrderId, instance, job, completedItems, createdAt). */
+function billed(billing: Billing): { readonly billedItems: number | null; readonly lineItemCount: number | null; readonly report: string | null } {
+  if (billing.from === 'COMPLETED_ITEMS') return { billedItems: billing.completedItems, lineItemCount: null, report: null };
+  return { billedItems: billing.lineItemCount, lineItemCount: billing.lineItemCount, report: billing.from === 'REPORT' ? billing.uri : null };
 }
 
 function workOrderIdOf(instance: InstanceState): string {
@@ -92,25 +102,46 @@ export function workOrderHandlers(deps: WorkOrderHandlerDeps): Readonly<Record<s
      * billing) is not doubled. The same commit asserts that no invoice
      * exists under the raw workOrderId, where invoices were written before
      * their ids were hashed, so those still count.
+     *
+     * What it bills (billedItems): the line items of the completion report
+     * the `completionReport` variable names (a claim check: read pinned to
+     * its generation; completion-report.ts), else the inline `lineItems`,
+     * else `completedItems`. A report that is missing, replaced, not JSON or
+     * not a report fails the job for good (PermanentJobError: INCIDENT /
+     * JOB_FAILED with the reason), unless the invoice exists already (a
+     * re-run after it was written: the object may be gone by then); a
+     * storage outage is thrown and retried.
      */
     createInvoice: async ({ job, instance, now }) => {
       const workOrderId = workOrderIdOf(instance);
       const db = deps.db();
       const ref = refs.invoice(db, workOrderId);
       const legacy = refs.legacyInvoice(db, workOrderId);
+      const existing = async (): Promise<DocumentSnapshot | null> => {
+        const [current, old] = await db.getAll(ref, ...(legacy === null ? [] : [legacy]));
+        const found = current?.exists === true ? current : old;
+        return found?.exists === true ? found : null;
+      };
+      const already = (found: DocumentSnapshot): Readonly<Record<string, unknown>> => ({ invoiceId: found.id, invoiceAlreadyExisted: true, invoicedByInstance: found.get('processInstanceId') ?? null });
+      const billing = await billingOf(instance.variables, deps.payloadStore);
+      if ('ok' in billing) {
+        const found = await existing();
+        if (found !== null) return already(found);
+        throw new PermanentJobError(`work order ${workOrderId} cannot be invoiced: ${billing.why}`);
+      }
+      const fields = billed(billing);
       const batch = db.batch();
-      batch.create(ref, { workOrderId, processInstanceId: instance.id, jobId: job.id, completedItems: instance.variables['completedItems'] ?? null, createdAt: now });
+      batch.create(ref, { workOrderId, processInstanceId: instance.id, jobId: job.id, completedItems: instance.variables['completedItems'] ?? null, ...fields, createdAt: now });
       // A delete that changes nothing and fails the commit if the document exists.
       if (legacy !== null) batch.delete(legacy, { exists: false });
       try {
         await batch.commit();
-        return { invoiceId: ref.id };
+        return { invoiceId: ref.id, billedItems: fields.billedItems };
       } catch (err) {
         if (!isRefusedAsExisting(err)) throw err;
-        const [current, old] = await db.getAll(ref, ...(legacy === null ? [] : [legacy]));
-        const existing = current?.exists === true ? current : old;
-        if (existing?.exists !== true) throw err;
-        return { invoiceId: existing.id, invoiceAlreadyExisted: true, invoicedByInstance: existing.get('processInstanceId') ?? null };
+        const found = await existing();
+        if (found === null) throw err;
+        return already(found);
       }
     },
   };

@@ -10,6 +10,8 @@ import type { Logger } from '../log';
 import { QUERIES } from '../queries';
 import type { JobQueue } from '../tasks/job-queue';
 import { dispatchJobs } from './dispatch';
+import type { PayloadStore } from '../storage/payload-store';
+import { type PayloadSweepOptions, sweepPayloads } from './sweep-payloads';
 import { sweepTimers, type TimerSweepOptions } from './sweep-timers';
 
 /** Jobs younger than this are left alone: their creator is probably still dispatching them (INBOX_SWEEP_GRACE_MS). */
@@ -86,13 +88,22 @@ export interface SweepJobsDeps {
   readonly options: SweepOptions;
   /** The timer sweep's bounds; its grace defaults to the jobs' (`options.graceMs`, INBOX_SWEEP_GRACE_MS). */
   readonly timers?: TimerSweepOptions;
+  /**
+   * Cloud Storage (INBOX_PAYLOAD_BUCKET), for the payload sweep
+   * (jobs/sweep-payloads.ts): offloaded payloads of DONE documents past
+   * payloadExpireAt, object then document. Absent: no payload sweep runs.
+   */
+  readonly payloadStore?: () => PayloadStore;
+  /** The payload sweep's bounds. */
+  readonly payloads?: PayloadSweepOptions;
 }
 
 /**
- * `sweepJobs`, called by Cloud Scheduler: one {@link sweepUndispatchedJobs}
- * and one timer sweep (jobs/sweep-timers.ts) side by side, so one scheduler
- * job serves both and neither holds the other back. 200 with the number of
- * jobs dispatched and what the timer sweep did. When either fails (its
+ * `sweepJobs`, called by Cloud Scheduler: one {@link sweepUndispatchedJobs},
+ * one timer sweep (jobs/sweep-timers.ts) and one payload sweep
+ * (jobs/sweep-payloads.ts) side by side, so one scheduler job serves them all
+ * and none holds another back. 200 with the number of jobs dispatched and
+ * what the timer and payload sweeps did (no `payloads` without a store). When either fails (its
  * queries; a single timer's failure is counted in its summary, not thrown),
  * 503 if a retry can heal it, else 500 (http/answer.ts), logged at ERROR;
  * what the other did stands, and the next scheduled call sweeps again. No
@@ -105,19 +116,24 @@ export function createSweepJobsHandler(deps: SweepJobsDeps): (req: Request, res:
     const now = deps.now();
     // Side by side: a failing jobs query must not hold the timers back, nor the other way round.
     // async arrows: creating the Firestore client may throw too, and must end in the answer below.
-    const [jobs, timers] = await Promise.allSettled([
+    const store = deps.payloadStore;
+    const [jobs, timers, payloads] = await Promise.allSettled([
       (async () => sweepUndispatchedJobs(deps.db(), deps.queue(), deps.log, now, deps.options))(),
       (async () =>
         sweepTimers({ db: deps.db(), engine: deps.engine, queues: { jobs: deps.queue(), timers: deps.timerQueue() }, log: deps.log, now }, { graceMs: deps.options.graceMs ?? SWEEP_GRACE_MS, ...deps.timers }))(),
+      (async () => (store === undefined ? null : sweepPayloads({ db: deps.db(), store, log: deps.log, now }, deps.payloads)))(),
     ]);
-    if (jobs.status === 'fulfilled' && timers.status === 'fulfilled') return { kind: 'ok', body: { dispatched: jobs.value, timers: timers.value } };
+    if (jobs.status === 'fulfilled' && timers.status === 'fulfilled' && payloads.status === 'fulfilled') {
+      // Without a store there is no payload sweep, and nothing about it in the answer.
+      return { kind: 'ok', body: { dispatched: jobs.value, timers: timers.value, ...(payloads.value === null ? {} : { payloads: payloads.value }) } };
+    }
     let failure: FailureClass | null = null;
-    for (const [what, outcome] of [['job', jobs], ['timer', timers]] as const) {
+    for (const [what, outcome] of [['job', jobs], ['timer', timers], ['payload', payloads]] as const) {
       if (outcome.status === 'fulfilled') continue;
       failure ??= classifyFailure(outcome.reason);
       deps.log.error(`${what} sweep failed`, { code: classifyFailure(outcome.reason).code, error: errorMessage(outcome.reason) });
     }
-    return failureAnswer(failure ?? { kind: 'unexpected', code: 'UNKNOWN' }, 'sweep the jobs and timers', null);
+    return failureAnswer(failure ?? { kind: 'unexpected', code: 'UNKNOWN' }, 'sweep the jobs, timers and payloads', null);
   };
   return answering(sweep);
 }

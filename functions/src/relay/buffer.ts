@@ -1,6 +1,7 @@
 import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import type { MessageBuffer } from '../engine/engine';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
+import { messageVariables } from '../inbox/claim-check';
 import { oldestOf, withoutEntry } from './lane';
 import { inboxRef, type InboxView, writeDecision } from './inbox-writes';
 
@@ -28,7 +29,8 @@ export function inboxBuffer(retentionMs: number, recordRetentionMs: number = DEF
         }
         saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, oldest.inboxId) }, now);
         writeDecision(uow, oldest.inboxId, doc, { kind: 'DONE', processInstanceId: point.processInstanceId }, now, { doneMs: retentionMs, recordMs: recordRetentionMs }, 'BUFFER');
-        return { inboxId: oldest.inboxId, variables: doc.payload ?? {} };
+        // No stat of a sender's reference here (no I/O inside a transaction): the step that reads it pinned fails as an incident if it is gone.
+        return { inboxId: oldest.inboxId, variables: messageVariables(doc) };
       }
     },
   };

@@ -1,5 +1,6 @@
 import type { FailureClass } from '../core/errors';
 import type { WaitingPoint } from '../engine/state';
+import type { Unavailable } from '../storage/payload-store';
 import { backoffMs } from './backoff';
 
 /** How the relay treats outcomes; defaults in config.ts. */
@@ -25,6 +26,8 @@ export type RelayOutcome =
   | { readonly kind: 'START_REFUSED'; readonly processKey: string; readonly activityId: string; readonly problem: string }
   | { readonly kind: 'NO_WAITING_INSTANCE' }
   | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] }
+  /** The sender's claim-check reference (`uri`) names no readable generation: the stat before correlating said so. */
+  | { readonly kind: 'REFERENCE_UNAVAILABLE'; readonly uri: string; readonly unavailable: Unavailable }
   | { readonly kind: 'TECHNICAL'; readonly failure: FailureClass; readonly error: string };
 
 /** What happens to the inbox document. */
@@ -33,7 +36,7 @@ export type Decision =
   | { readonly kind: 'RETRY'; readonly attempts: number; readonly nextAttemptAt: Date; readonly lastError: string; readonly alarm: boolean }
   | {
       readonly kind: 'PARK';
-      readonly reason: 'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION' | 'ALREADY_STARTED' | 'START_REFUSED';
+      readonly reason: 'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION' | 'ALREADY_STARTED' | 'START_REFUSED' | 'REFERENCE_UNAVAILABLE';
       readonly attempts: number;
       readonly lastError: string;
       readonly details: Readonly<Record<string, unknown>>;
@@ -64,6 +67,9 @@ export interface CandidateState {
  *   with backoff until the buffer window has passed since receipt (since
  *   the last requeue, if there was one), then park.
  * - AMBIGUOUS: no retry in the world picks the right token: park at once.
+ * - REFERENCE_UNAVAILABLE: the referenced generation is gone or replaced;
+ *   no retry brings it back (only the sender, or an operator restoring it):
+ *   park at once, saying which and the live generation.
  * - TECHNICAL: a retry heals it; never parked, an ERROR log from
  *   `errorAfterAttempts` on.
  */
@@ -109,6 +115,20 @@ export function decide(outcome: RelayOutcome, doc: CandidateState, policy: Relay
         lastError: `${outcome.count} process executions wait for this message; correlating to one of them would be a guess`,
         details: { count: outcome.count, waiting: outcome.waiting.map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId })) },
       };
+    case 'REFERENCE_UNAVAILABLE': {
+      const { unavailable, uri } = outcome;
+      const what =
+        unavailable.kind === 'MISSING'
+          ? `the object of its claim-check reference ${uri} is MISSING: no object of that name exists any more`
+          : `the object of its claim-check reference ${uri} CHANGED: the name now holds generation ${unavailable.liveGeneration}, not the one referenced (replaced after the message was sent)`;
+      return {
+        kind: 'PARK',
+        reason: 'REFERENCE_UNAVAILABLE',
+        attempts,
+        lastError: `${what}; the sender uploads it again and sends a new message, or an operator restores that generation and requeues`,
+        details: unavailable.kind === 'MISSING' ? { uri, unavailable: 'MISSING' } : { uri, unavailable: 'CHANGED', liveGeneration: unavailable.liveGeneration },
+      };
+    }
     case 'TECHNICAL':
       return { kind: 'RETRY', attempts, nextAttemptAt: retryAt(), lastError: `${outcome.failure.code}: ${outcome.error}`, alarm: attempts >= policy.errorAfterAttempts };
   }

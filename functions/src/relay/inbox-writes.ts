@@ -1,6 +1,7 @@
 import type { DocumentReference } from '@google-cloud/firestore';
 import type { LaneEntry } from '../engine/store/collections';
 import type { UnitOfWork } from '../engine/store/unit-of-work';
+import { doneRetention } from '../inbox/claim-check';
 import { INBOX, type InboxDocument } from '../inbox/document';
 import { type CorrelatedVia, processedRecord, processedRef } from '../inbox/processed';
 import type { Decision } from './decide';
@@ -35,7 +36,9 @@ export interface Retention {
 
 /**
  * Writes a relay decision onto the inbox document. DONE gets `expireAt`
- * (retention, for a Firestore TTL policy) and, in the same transaction, its
+ * (retention, for a Firestore TTL policy), or `payloadExpireAt` when its
+ * payload is offloaded (the payload sweep deletes its object first, then the
+ * document: jobs/sweep-payloads.ts), and, in the same transaction, its
  * processed record (inbox/processed.ts), which outlives it so that a replay
  * of the message is still a duplicate; PARKED never expires and keeps
  * payload, reason, lastError and attempts. `via`: RELAY (a token waited),
@@ -49,7 +52,8 @@ export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decis
   const base = { ...doc, relayAttempt };
   switch (decision.kind) {
     case 'DONE':
-      uow.set(ref, { ...base, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + retention.doneMs), correlatedVia: via, nextAttemptAt: null });
+      // An offloaded payload's document gets payloadExpireAt instead of expireAt: the payload sweep deletes its object, then it.
+      uow.set(ref, { ...base, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, ...doneRetention(doc, now, retention.doneMs), correlatedVia: via, nextAttemptAt: null });
       // A blind set: no read, one write. Set, not create: a document requeued and correlated again after its record expired gets a new one.
       uow.set(processedRef(uow.db, id), { ...processedRecord(doc, decision.processInstanceId, via, now, retention.recordMs) });
       return;

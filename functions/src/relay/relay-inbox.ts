@@ -7,6 +7,7 @@ import type { Engine } from '../engine/engine';
 import { type Answer, answering, failureAnswer } from '../http/answer';
 import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
+import type { PayloadStore } from '../storage/payload-store';
 import type { JobQueue } from '../tasks/job-queue';
 import { type Gauges, readGauges, readWaitingGauges, waitedMessageNames, type WaitingGauge } from './gauges';
 import { account, emptySummary, relayBatch } from './relay-batch';
@@ -36,6 +37,8 @@ export interface RelayFunctionDeps {
   readonly now: () => Date;
   /** In [0, 1): backoff jitter and the order of correlation keys within a round (Math.random). */
   readonly random: () => number;
+  /** Cloud Storage: the stat of a sender's claim-check reference before its document correlates (RelayDeps.payloadStore). */
+  readonly payloadStore?: () => PayloadStore;
 }
 
 /**
@@ -80,6 +83,7 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
       transactionTimeoutMs: deps.relay.transactionTimeoutMs,
       now: deps.now,
       random: deps.random,
+      ...(deps.payloadStore === undefined ? {} : { payloadStore: deps.payloadStore }),
     };
     if (fast !== null) {
       // The fast path relays one document, one task per message (some 50 a second at the target load):

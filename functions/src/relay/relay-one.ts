@@ -13,6 +13,9 @@ import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } 
 import type { LaneEntry } from '../engine/store/collections';
 import { holdsBack, holdUntil, olderThan, withoutEntry } from './lane';
 import { startByMessage, startFacts } from './start-by-message';
+import { messageVariables, type ReferenceClaim } from '../inbox/claim-check';
+import type { PayloadStore } from '../storage/payload-store';
+import { checkReference, type ReferenceChecks, referenceToCheck, unavailableReference } from './reference-check';
 
 /**
  * What relaying one document needs: the clients already made (relayOne and
@@ -41,6 +44,12 @@ export interface RelayDeps {
    * may still commit later, which is safe: it is atomic either way.
    */
   readonly transactionTimeoutMs: number;
+  /**
+   * Cloud Storage, for the stat of a sender's claim-check reference before
+   * its document correlates (reference-check.ts); created on first use.
+   * Absent: a document with a reference fails technically (retried), never parks.
+   */
+  readonly payloadStore?: () => PayloadStore;
 }
 
 /**
@@ -74,6 +83,11 @@ export type RelayResult = (
 type WithoutStats<R> = R extends RelayResult ? Omit<R, 'stats'> : never;
 /** What the transaction itself returns; the stats are added after it, from the tally. */
 type InTransaction = WithoutStats<Exclude<RelayResult, { kind: 'FAILED' }>>;
+/** What one attempt returns: a result, or the reference to stat outside the transaction before it can decide (nothing written). */
+type AttemptResult = InTransaction | { readonly kind: 'CHECK_REFERENCE'; readonly reference: ReferenceClaim };
+
+/** Transactions one relayOne call runs at most: one that finds a reference to check, one that decides with its stat. */
+const MAX_PASSES = 2;
 
 const retentionOf = (deps: RelayDeps): Retention => ({ doneMs: deps.retentionMs, recordMs: deps.recordRetentionMs ?? DEFAULT_RECORD_RETENTION_MS });
 
@@ -204,11 +218,20 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
   const ledger: Ledger = { call: randomUUID(), attempts: new Map(), records: new Map() };
   /** The writes of the earlier attempt whose result the last attempt replayed (it found the document as that one left it), or null. */
   const replayed: { writes: number | null } = { writes: null };
+  const checks: ReferenceChecks = new Map();
   try {
-    const result = await abandonAfter(deps.db, 'relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), (uow, attempt) => relayAttempt(deps, id, ledger, replayed, uow, attempt), { tally });
-    // The attempt that replayed wrote nothing; the one whose commit landed wrote these.
-    if (replayed.writes !== null) tally.writes += replayed.writes;
-    return { ...result, stats: stats() };
+    for (let pass = 1; ; pass++) {
+      const result = await abandonAfter(deps.db, 'relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), (uow, attempt) => relayAttempt(deps, id, ledger, replayed, uow, `${pass}.${attempt}`, checks), { tally });
+      if (result.kind === 'CHECK_REFERENCE') {
+        // The transaction wrote nothing and is over: the stat runs outside it, then a second one decides with its answer.
+        if (pass >= MAX_PASSES) throw new Error(`the claim-check reference of ${id} changed while it was checked (${result.reference.uri})`);
+        checks.set(result.reference.uri, await checkReference(deps.payloadStore, result.reference, Math.min(deps.transactionTimeoutMs, timeLeftMs())));
+        continue;
+      }
+      // The attempt that replayed wrote nothing; the one whose commit landed wrote these.
+      if (replayed.writes !== null) tally.writes += replayed.writes;
+      return { ...result, stats: stats() };
+    }
   } catch (err) {
     const failure = classifyFailure(err);
     // Stored as the document's lastError: bounded and storable whatever threw it.
@@ -232,7 +255,7 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
  * call left it replays that attempt's result and sets `replayed.writes` to
  * its writes; every other outcome it records in the ledger.
  */
-async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replayed: { writes: number | null }, uow: UnitOfWork, attempt: number): Promise<InTransaction> {
+async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replayed: { writes: number | null }, uow: UnitOfWork, attempt: string, checks: ReferenceChecks): Promise<AttemptResult> {
   replayed.writes = null;
   const token = `${ledger.call}:${attempt}`;
   const now = deps.now();
@@ -256,7 +279,10 @@ async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replaye
     if (heldUntil !== null) uow.set(inboxRef(uow, id), { ...doc, nextAttemptAt: heldUntil, relayAttempt: token });
     return done({ kind: 'ORDER_BLOCKED', olderId: older.id, heldUntil }, 'OPEN');
   }
-  const decided = await correlateAndDecide(deps, uow, id, doc, now, token);
+  // First in its lane, with a sender's reference not yet checked: stat it outside this transaction first.
+  const reference = referenceToCheck(doc, checks);
+  if (reference !== null) return { kind: 'CHECK_REFERENCE', reference };
+  const decided = await correlateAndDecide(deps, uow, id, doc, now, token, checks);
   return done(decided, statusAfter(decided.decision));
 }
 
@@ -265,17 +291,25 @@ async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replaye
  * through the engine, its decision written (and back into the lane if it is
  * a retry), all in the caller's unit of work.
  */
-async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, doc: InboxView, now: Date, token: string): Promise<Extract<InTransaction, { kind: 'DECIDED' }>> {
+async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, doc: InboxView, now: Date, token: string, checks: ReferenceChecks): Promise<Extract<InTransaction, { kind: 'DECIDED' }>> {
   // Out of the lane before correlating, so a waiting point reached on the way sees the next message.
   const correlationKey = doc.correlationKey ?? '';
   const keyRef = refs.correlationKey(uow.db, correlationKey);
   const key = asCorrelationKey(await uow.get(keyRef), correlationKey);
   saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
 
+  const unavailable = unavailableReference(doc, checks);
+  if (unavailable !== null) {
+    // The stat found the referenced generation gone or replaced: parked, the process never sees a reference it cannot read.
+    const decision = decide(unavailable, doc, deps.policy, now, deps.random());
+    writeDecision(uow, id, doc, decision, now, retentionOf(deps), 'RELAY', token);
+    return { kind: 'DECIDED', decision, ...NOTHING_SETTLED };
+  }
   const messageName = doc.messageName ?? '';
-  const outcome = await correlate(uow, deps.engine, { messageName, correlationKey, variables: doc.payload ?? {}, now, messageId: id });
+  const variables = messageVariables(doc);
+  const outcome = await correlate(uow, deps.engine, { messageName, correlationKey, variables, now, messageId: id });
   // Nobody waits: a message whose name has a message start event starts its instance, in this transaction.
-  const started = outcome.kind === 'NO_WAITING_INSTANCE' ? await startByMessage(uow, deps.engine, { inboxId: id, messageName, correlationKey, payload: doc.payload ?? {}, now }) : null;
+  const started = outcome.kind === 'NO_WAITING_INSTANCE' ? await startByMessage(uow, deps.engine, { inboxId: id, messageName, correlationKey, document: doc, now }) : null;
   const relayOutcome: RelayOutcome =
     started !== null ? (started.kind === 'STARTED' ? { kind: 'STARTED', processInstanceId: started.processInstanceId } : started) : outcome.kind === 'CORRELATED' ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId } : outcome;
   const decision = decide(relayOutcome, doc, deps.policy, now, deps.random());

@@ -5,6 +5,7 @@ import type { CorrelationKeyDoc } from '../engine/store/collections';
 import type { UnitOfWork } from '../engine/store/unit-of-work';
 import { startInstance } from '../engine/transitions';
 import { messageStartProblem } from '../process/variables';
+import { type ClaimSource, messageVariables } from '../inbox/claim-check';
 import type { StartFacts } from './lane';
 
 /** A message that found no waiting point, as a start needs it. */
@@ -13,7 +14,8 @@ export interface StartMessage {
   readonly inboxId: string;
   readonly messageName: string;
   readonly correlationKey: string;
-  readonly payload: Readonly<Record<string, unknown>>;
+  /** The inbox document's payload (an offloaded one's summary) and claims: its variables are messageVariables() of it. */
+  readonly document: ClaimSource;
   readonly now: Date;
 }
 
@@ -41,7 +43,8 @@ export async function startFacts(uow: UnitOfWork, engine: Engine, messageName: s
 /**
  * Starts the instance a message's name starts, inside the caller's unit of
  * work (the relay marks the inbox document DONE in it): business key = the
- * correlation key, variables = the payload with the correlation key stored
+ * correlation key, variables = the payload with each claim-check reference
+ * under its variable (messageVariables) and the correlation key stored
  * into the message start event's `inbox:correlationKey` variable, the token
  * at the message start event and run until it waits; the new waiting
  * points take their buffered messages in the same transaction
@@ -56,7 +59,7 @@ export async function startByMessage(uow: UnitOfWork, engine: Engine, message: S
   const id = instanceId(model.key, message.correlationKey);
   const existing = await loadInstance(uow, id);
   if (existing !== null) return { kind: 'ALREADY_STARTED', processInstanceId: id, processKey: model.key, instanceStatus: existing.status };
-  const variables = { ...message.payload, [node.correlationVariable]: message.correlationKey };
+  const variables = { ...messageVariables(message.document), [node.correlationVariable]: message.correlationKey };
   const problem = messageStartProblem(model, variables);
   if (problem !== null) return { kind: 'START_REFUSED', processKey: model.key, activityId: node.id, problem };
   const t = startInstance(model, engine.sync, { instanceId: id, executionId: executionId(id, 'start'), businessKey: message.correlationKey, variables, now: message.now, startEventId: node.id });

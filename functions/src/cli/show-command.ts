@@ -1,0 +1,146 @@
+import type { DocumentData, Firestore } from '@google-cloud/firestore';
+import { writeFile } from 'node:fs/promises';
+import { errorMessage } from '../core/errors';
+import type { GsObject } from '../core/gs-uri';
+import { canonicalJson, sha256Hex } from '../core/hash';
+import { asCorrelationKey, refs } from '../engine/store/collections';
+import { STORED } from '../engine/store/converters';
+import { INBOX, RAW_CHUNKS } from '../inbox/document';
+import { offloadedObject } from '../jobs/sweep-payloads';
+import { QUERIES } from '../queries';
+import type { PayloadStore } from '../storage/payload-store';
+import type { CliContext } from './context';
+import { view } from './documents';
+import { RefusedError } from './inbox-ops';
+import { print } from './output';
+import { PREVIEW_ITEMS, preview } from './claim-view';
+
+/**
+ * `inbox show ID [--raw FILE]`: a document with its payload, attempts,
+ * errors, claims and process state. An offloaded payload is fetched from
+ * the payload bucket, pinned to its generation, and shown (a large one as a
+ * preview: the first PREVIEW_ITEMS items of each list); a sender's
+ * reference is stat'ed (FOUND, MISSING or CHANGED), never fetched. `--raw`
+ * writes the exact bytes of the payload to a file: the canonical JSON of an
+ * inline one (whose SHA-256 is the document's payloadHash), the object's
+ * bytes of an offloaded one, the raw bytes of an unreadable message (inline
+ * or from its rawChunks).
+ */
+
+/** An offloaded payload up to this size is shown whole. */
+export const SHOW_WHOLE_BYTES = 64 * 1024;
+
+/** What became of a claim's object when show looked. */
+type ObjectState = { readonly state: 'FOUND'; readonly bytes: number } | { readonly state: 'MISSING' } | { readonly state: 'CHANGED'; readonly liveGeneration: string } | { readonly state: 'NOT_CHECKED'; readonly error: string };
+
+const stateText = (s: ObjectState): string =>
+  s.state === 'FOUND' ? `FOUND (${s.bytes} bytes)` : s.state === 'CHANGED' ? `CHANGED: the name holds generation ${s.liveGeneration} now` : s.state === 'MISSING' ? 'MISSING: no object of that name' : `NOT CHECKED: ${s.error}`;
+
+
+/** Reads an offloaded payload (pinned); its state and, when found, its bytes. A storage failure is a state, not a failed show. */
+async function readObject(store: () => PayloadStore, ref: GsObject): Promise<{ readonly state: ObjectState; readonly data: Buffer | null }> {
+  try {
+    const read = await store().read(ref);
+    if (read.kind === 'FOUND') return { state: { state: 'FOUND', bytes: read.data.length }, data: read.data };
+    return { state: read.kind === 'MISSING' ? { state: 'MISSING' } : { state: 'CHANGED', liveGeneration: read.liveGeneration }, data: null };
+  } catch (err) {
+    return { state: { state: 'NOT_CHECKED', error: errorMessage(err) }, data: null };
+  }
+}
+
+async function statObject(store: () => PayloadStore, ref: GsObject): Promise<ObjectState> {
+  try {
+    const stat = await store().stat(ref);
+    if (stat.kind === 'FOUND') return { state: 'FOUND', bytes: stat.bytes };
+    return stat.kind === 'MISSING' ? { state: 'MISSING' } : { state: 'CHANGED', liveGeneration: stat.liveGeneration };
+  } catch (err) {
+    return { state: 'NOT_CHECKED', error: errorMessage(err) };
+  }
+}
+
+/** The raw bytes of an unreadable message: inline, or its rawChunks in index order. */
+async function rawBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
+  if (stored.rawData instanceof Uint8Array) return Buffer.from(stored.rawData);
+  if (Number(stored.rawDataChunks ?? 0) === 0) return null;
+  const chunks = (await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).docs.map((d) => ({ index: Number(d.get('index')), bytes: d.get('bytes') as unknown }));
+  chunks.sort((a, b) => a.index - b.index);
+  return Buffer.concat(chunks.map((c) => (c.bytes instanceof Uint8Array ? Buffer.from(c.bytes) : Buffer.alloc(0))));
+}
+
+/** Writes the exact payload bytes to `file`; says what it wrote. */
+async function writeRaw(ctx: CliContext, id: string, stored: DocumentData, offloaded: { readonly state: ObjectState; readonly data: Buffer | null } | null, file: string): Promise<{ readonly file: string; readonly bytes: number; readonly form: string; readonly matchesPayloadHash: boolean | null }> {
+  let bytes: Buffer;
+  let form: string;
+  if (offloaded !== null) {
+    if (offloaded.data === null) throw new RefusedError(`${id}: the offloaded payload cannot be read (${stateText(offloaded.state)}); nothing written to ${file}`);
+    [bytes, form] = [offloaded.data, 'the offloaded object'];
+  } else if (typeof stored.payload === 'object' && stored.payload !== null) {
+    [bytes, form] = [Buffer.from(canonicalJson(stored.payload), 'utf8'), 'the canonical JSON of the payload'];
+  } else {
+    const raw = await rawBytes(ctx.db(), id, stored);
+    if (raw === null) throw new RefusedError(`${id} has no payload and no raw bytes; nothing written to ${file}`);
+    [bytes, form] = [raw, 'the raw bytes as received'];
+  }
+  await writeFile(file, bytes);
+  const hash = typeof stored.payloadHash === 'string' ? stored.payloadHash : null;
+  return { file, bytes: bytes.length, form, matchesPayloadHash: hash === null ? null : sha256Hex(bytes) === hash };
+}
+
+export async function show(ctx: CliContext, id: string, options: { readonly raw?: string } = {}): Promise<void> {
+  const db = ctx.db();
+  const snap = await db.collection(INBOX).doc(id).get();
+  if (!snap.exists) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
+  const stored = snap.data() ?? {};
+  const doc = view(snap);
+  const chunks = Number(doc.rawDataChunks ?? 0) > 0 ? (await QUERIES.rawChunksOf.build(db, id).count().get()).data().count : 0;
+  const key = typeof doc.correlationKey === 'string' ? asCorrelationKey((await refs.correlationKey(db, doc.correlationKey).withConverter(STORED).get()).data(), doc.correlationKey) : null;
+  const instanceIds = new Set<string>([...(key?.waiting.map((w) => w.processInstanceId) ?? []), ...(typeof doc.processInstanceId === 'string' ? [doc.processInstanceId] : [])]);
+  const instances = await Promise.all([...instanceIds].map(async (i) => view(await refs.instance(db, i).get())));
+  const rawData = doc.rawData instanceof Uint8Array ? Buffer.from(doc.rawData).toString('base64') : null;
+
+  const offloadedRef = offloadedObject(stored.offloaded);
+  const referenceRef = offloadedObject(stored.reference);
+  const offloaded = offloadedRef === null ? null : await readObject(ctx.runtime.payloadStore, offloadedRef);
+  const reference = referenceRef === null ? null : await statObject(ctx.runtime.payloadStore, referenceRef);
+  let whole: unknown = null;
+  if (offloaded !== null && offloaded.data !== null) {
+    try {
+      const parsed: unknown = JSON.parse(offloaded.data.toString('utf8'));
+      whole = offloaded.data.length <= SHOW_WHOLE_BYTES ? parsed : preview(parsed);
+    } catch (err) {
+      whole = `(not JSON: ${errorMessage(err)})`;
+    }
+  }
+  const raw = options.raw === undefined ? null : await writeRaw(ctx, id, stored, offloaded, options.raw);
+  const claims = {
+    reference: referenceRef === null || reference === null ? null : { uri: String((stored.reference as DocumentData).uri), ...reference },
+    offloaded:
+      offloadedRef === null || offloaded === null
+        ? null
+        : { uri: String((stored.offloaded as DocumentData).uri), ...offloaded.state, payload: whole, preview: offloaded.data !== null && offloaded.data.length > SHOW_WHOLE_BYTES },
+  };
+  const result = { document: { ...doc, rawData }, claims, raw, rawChunksStored: chunks, waitingPoints: key?.waiting ?? [], lane: key?.open ?? [], processInstances: instances };
+  if (ctx.json) {
+    ctx.io.out(JSON.stringify(result, null, 2));
+    return;
+  }
+  const offloadedRows: unknown[][] =
+    claims.offloaded === null
+      ? []
+      : [
+          ['offloaded payload', `${claims.offloaded.uri}: ${stateText(offloaded?.state ?? { state: 'MISSING' })}`],
+          ...(whole === null ? [] : [[claims.offloaded.preview ? `payload (offloaded, first ${PREVIEW_ITEMS} items of each list; --raw FILE writes all of it)` : 'payload (offloaded)', whole]]),
+        ];
+  print(ctx, result, ['field', 'value'], [
+    ['id', id], ['status', doc.status], ['reason', doc.reason], ['message', doc.messageName], ['correlation key', doc.correlationKey],
+    ['attempts', doc.attempts], ['received', doc.receivedAt], ['next attempt', doc.nextAttemptAt], ['last error', doc.lastError ?? doc.validationError],
+    [offloadedRef === null ? 'payload' : 'payload (summary kept on the document)', doc.payload ?? (rawData === null ? `(${String(doc.rawDataBytes)} bytes in ${chunks} chunks)` : `(raw, base64) ${rawData.slice(0, 200)}`)],
+    ...offloadedRows,
+    ...(claims.reference === null ? [] : [['reference', `${claims.reference.uri}: ${stateText(reference ?? { state: 'MISSING' })}`]]),
+    ...(doc.payloadExpireAt instanceof Date ? [['payload expires', `${doc.payloadExpireAt.toISOString()} (the payload sweep deletes the object, then the document)`]] : []),
+    ['park details', doc.parkDetails], ['dead letter', doc.deadLetter],
+    ...instances.map((i) => [`instance ${i.id}`, `${String(i.status)}; incidents: ${JSON.stringify(i.incidents ?? [])}`]),
+    ...(key?.waiting ?? []).map((w) => [`waiting ${w.executionId}`, `${w.messageName} at ${w.activityId} (instance ${w.processInstanceId})`]),
+  ]);
+  if (raw !== null) ctx.io.out(`wrote ${raw.bytes} bytes (${raw.form}) to ${raw.file}${raw.matchesPayloadHash === null ? '' : raw.matchesPayloadHash ? '; SHA-256 matches payloadHash' : '; SHA-256 does NOT match payloadHash'}`);
+}

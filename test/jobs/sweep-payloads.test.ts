@@ -1,0 +1,117 @@
+import { http } from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import request from 'supertest';
+import type { Engine } from '../../functions/src/engine/engine';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
+import { INBOX } from '../../functions/src/inbox/document';
+import { processedRef } from '../../functions/src/inbox/processed';
+import { createSweepJobsHandler } from '../../functions/src/jobs/sweep-jobs';
+import { sweepPayloads } from '../../functions/src/jobs/sweep-payloads';
+import { createLogger } from '../../functions/src/log';
+import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
+import { createGcsPayloadStore, type StoragePolicy } from '../../functions/src/storage/gcs-payload-store';
+import type { PayloadStore } from '../../functions/src/storage/payload-store';
+import { lineItems, storeOffloaded } from '../support/claims';
+import { workOrderEngine } from '../support/engine';
+import { freshFirestores } from '../support/firestore';
+import { completionPayload } from '../support/inbox';
+import { useTestStorage } from '../support/storage';
+
+/**
+ * The payload sweep (issue 17, decision 5): DONE documents of offloaded
+ * payloads past payloadExpireAt lose their object first, then themselves;
+ * PARKED ones are never touched; a storage failure leaves the document for
+ * the next call. Real Firestore and storage emulators.
+ */
+const BUCKET = 'inbox-payloads-sweep';
+const storage = useTestStorage([BUCKET]);
+const dbs = freshFirestores();
+const MINUTE = 60_000;
+const FAST: StoragePolicy = { requestTimeoutMs: 1_000, maxRetries: 1, retryDelayMultiplier: 1, maxRetryDelaySeconds: 1, totalTimeoutSeconds: 3 };
+const logs: Array<Record<string, unknown>> = [];
+const log = createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>));
+let engine: Engine;
+let store: PayloadStore;
+
+beforeAll(async () => {
+  engine = await workOrderEngine();
+  store = createGcsPayloadStore('sweep-payloads', FAST);
+});
+afterEach(() => storage.current.emulator.faults.clear());
+
+const objectNames = (): string[] => storage.current.emulator.objects(BUCKET).map((o) => o.name);
+
+/** An offloaded completion in `db`: DONE (retention one minute) when a token waits for it, PARKED when `park`. */
+async function offloadedDoc(db: FirebaseFirestore.Firestore, workOrderId: string, outcome: 'DONE' | 'PARKED'): Promise<{ id: string; object: string }> {
+  if (outcome === 'DONE') {
+    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+    await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  }
+  const { id, offloaded } = await storeOffloaded(db, store, BUCKET, completionPayload(workOrderId, { lineItems: lineItems(20) }));
+  // DONE: correlated with a one-minute retention. PARKED: nobody waits, and the buffer window has passed.
+  const deps: RelayDeps = { db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs: outcome === 'DONE' ? 86_400_000 : 0, errorAfterAttempts: 3 }, retentionMs: MINUTE, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5 };
+  expect(await relayOne(deps, id)).toMatchObject({ kind: 'DECIDED', decision: { kind: outcome === 'DONE' ? 'DONE' : 'PARK' } });
+  return { id, object: offloaded.object };
+}
+
+describe('the payload sweep', () => {
+  test('past payloadExpireAt: object, then document, deleted; the processed record stays; PARKED and not yet expired are untouched', async () => {
+    const db = dbs('sweep-payloads');
+    const done = await offloadedDoc(db, 'WO-sweep-done', 'DONE');
+    const parked = await offloadedDoc(db, 'WO-sweep-parked', 'PARKED');
+    expect((await db.collection(INBOX).doc(parked.id).get()).get('status')).toBe('PARKED');
+    expect(objectNames()).toEqual(expect.arrayContaining([done.object, parked.object]));
+
+    // Before payloadExpireAt: nothing.
+    expect(await sweepPayloads({ db, store: () => store, log, now: new Date() })).toMatchObject({ deleted: 0, kept: 0, failures: 0 });
+    expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(true);
+
+    // A year later: the DONE one goes, object first; the PARKED one and its object stay.
+    const later = new Date(Date.now() + 365 * 86_400_000);
+    logs.length = 0;
+    expect(await sweepPayloads({ db, store: () => store, log, now: later })).toEqual({ deleted: 1, objectAbsent: 0, kept: 0, failures: 0, queryReads: 1 });
+    expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
+    expect(objectNames()).not.toContain(done.object);
+    expect((await processedRef(db, done.id).get()).exists).toBe(true);
+    expect((await db.collection(INBOX).doc(parked.id).get()).exists).toBe(true);
+    expect(objectNames()).toContain(parked.object);
+    expect(logs).toContainEqual(expect.objectContaining({ severity: 'INFO', message: 'payload sweep', payloadSweep: expect.objectContaining({ deleted: 1, kept: 0, failures: 0 }) }));
+  });
+
+  test('storage failing: the document is kept (its object was not deleted), counted as a failure; the next sweep finishes it', async () => {
+    const db = dbs('sweep-payloads-outage');
+    const done = await offloadedDoc(db, 'WO-sweep-outage', 'DONE');
+    const later = new Date(Date.now() + 2 * MINUTE);
+    storage.current.emulator.faults.failNext(1_000, 503, (r) => r.op === 'delete');
+    logs.length = 0;
+    expect(await sweepPayloads({ db, store: () => store, log, now: later })).toMatchObject({ deleted: 0, failures: 1 });
+    expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(true);
+    expect(objectNames()).toContain(done.object);
+    expect(logs).toContainEqual(expect.objectContaining({ severity: 'WARNING', message: 'offloaded payload not swept; the next sweep tries again', inboxId: done.id }));
+    storage.current.emulator.faults.clear();
+    expect(await sweepPayloads({ db, store: () => store, log, now: later })).toMatchObject({ deleted: 1, failures: 0 });
+    expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
+  });
+
+  test('an object deleted by hand already: the document still goes (ABSENT is fine)', async () => {
+    const db = dbs('sweep-payloads-absent');
+    const done = await offloadedDoc(db, 'WO-sweep-absent', 'DONE');
+    await storage.current.client.bucket(BUCKET).file(done.object).delete();
+    expect(await sweepPayloads({ db, store: () => store, log, now: new Date(Date.now() + 2 * MINUTE) })).toMatchObject({ deleted: 1, objectAbsent: 1 });
+    expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
+  });
+
+  test('sweepJobs runs it beside the job and timer sweeps', async () => {
+    const db = dbs('sweep-payloads-jobs');
+    const done = await offloadedDoc(db, 'WO-sweep-jobs', 'DONE');
+    const queue = { enqueue: async (): Promise<'CREATED'> => 'CREATED' };
+    const later = new Date(Date.now() + 2 * MINUTE);
+    http('sweepJobsPayloads', createSweepJobsHandler({ db: () => db, engine: async () => engine, queue: () => queue, timerQueue: () => queue, log, now: () => later, options: {}, payloadStore: () => store }));
+    const res = await request(getTestServer('sweepJobsPayloads')).post('/').send({});
+    expect(res.status).toBe(200);
+    expect(res.body.payloads).toEqual({ deleted: 1, objectAbsent: 0, kept: 0, failures: 0, queryReads: 1 });
+    expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
+    expect(objectNames()).not.toContain(done.object);
+  });
+});
