@@ -62,6 +62,7 @@ export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpF
     writeTimeoutMs: config.writeTimeoutMs,
     shards: config.shards,
     claims: config.claims,
+    offload: { store: runtime.payloadStore, bucket: config.claims.payloadBucket, offloadBytes: config.claims.offloadBytes },
   });
 }
 

@@ -11,6 +11,9 @@ import { createReceiveDeadLetter, createReceivePubSubPush } from '../../function
 import { createRuntime } from '../../functions/src/runtime';
 import { freshFirestores } from '../support/firestore';
 import { envelope } from '../support/push';
+import { sha256Hex } from '../../functions/src/core/hash';
+import { startTestStorage, type TestStorage } from '../support/storage';
+import { cliFor } from '../cli/run-cli';
 
 /**
  * receiveDeadLetter's size limit, through the wiring deploy.sh runs
@@ -20,6 +23,14 @@ import { envelope } from '../support/push';
  * test/e2e/dead-letter-size.test.ts.
  */
 const { db, projectId } = freshFirestores().project('dl-size-wired');
+// Before the runtime: its storage client reads STORAGE_EMULATOR_HOST when it is first made.
+let storage: TestStorage | undefined;
+beforeAll(async () => {
+  storage = await startTestStorage([`${projectId}-inbox-payloads`]);
+});
+afterAll(async () => {
+  await storage?.stop();
+});
 const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(64 * 1024) });
 const runtime = createRuntime(config);
 http('receiverSizeWired', createReceivePubSubPush(config, runtime));
@@ -52,8 +63,7 @@ test('a message over a lowered INBOX_MAX_DATA_BYTES: 413 at the receiver, kept b
   expect(Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array))).equals(data)).toBe(true);
 });
 
-test('a valid completion of 10 MiB (thousands of line items) is kept: its summary on the document, its bytes in rawChunks', async () => {
-  // The dead-letter path does not offload: like an unreadable message, it keeps the bytes in Firestore.
+test('a valid completion of 10 MiB (thousands of line items) is kept as the receiver keeps it: offloaded to the payload bucket, its summary on the document', async () => {
   const payload = completionOfBytes('WO-dl-large', 10 * 1024 * 1024 - 4_096, { eventId: 'evt-dl-large' });
   const data = Buffer.from(JSON.stringify(payload));
   const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-large' });
@@ -62,10 +72,17 @@ test('a valid completion of 10 MiB (thousands of line items) is kept: its summar
   const id = messageDocId('WorkOrderCompleted', 'WO-dl-large', 'evt-dl-large');
   expect(kept.body).toEqual({ outcome: 'parked', id });
   const doc = (await db.collection(INBOX).doc(id).get()).data();
-  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataForm: 'DECODED', rawDataBytes: data.length, rawDataChunks: Math.ceil(data.length / (768 * 1024)), offloaded: null });
+  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataChunks: 0, offloaded: { bucket: `${projectId}-inbox-payloads`, bytes: 10 * 1024 * 1024 - 4_096, variable: 'completionReport' } });
   expect(doc?.payload).toEqual({ workOrderId: 'WO-dl-large', completedItems: payload.completedItems, completionTimestamp: payload.completionTimestamp, eventId: 'evt-dl-large' });
-  const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).orderBy('index').get();
-  expect(Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array))).equals(data)).toBe(true);
+  expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
+  // A requeue hands the process the whole report: the object holds the canonical payload the document's hash names.
+  const object = storage?.emulator.objects(`${projectId}-inbox-payloads`).find((o) => o.name === doc?.offloaded.object);
+  expect(object).toBeDefined();
+  const [bytes] = await (storage as TestStorage).client.bucket(`${projectId}-inbox-payloads`).file(String(doc?.offloaded.object)).download();
+  expect(sha256Hex(bytes)).toBe(doc?.payloadHash);
+  // Delivered again (the dead-letter subscription retries): recorded once, still one object.
+  expect((await request(deadLetter).post('/').send(body)).body).toEqual({ outcome: 'recorded', id });
+  expect(storage?.emulator.objects(`${projectId}-inbox-payloads`).filter((o) => o.name.startsWith(`payloads/${id}/`))).toHaveLength(1);
 }, 60_000);
 
 test('a body Pub/Sub could never send (over 10 MiB of data plus the envelope) is still refused: 413', async () => {
@@ -74,3 +91,31 @@ test('a body Pub/Sub could never send (over 10 MiB of data plus the envelope) is
   expect(res.status).toBe(413);
   expect(res.body.error).toContain(`body exceeds ${DEAD_LETTER_MAX_BODY_BYTES} bytes`);
 });
+
+test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox requeue` offloads it before reopening it', async () => {
+  const bucket = `${projectId}-inbox-payloads`;
+  const payload = completionOfBytes('WO-dl-nobucket', 1024 * 1024, { eventId: 'evt-dl-nobucket' });
+  const data = Buffer.from(JSON.stringify(payload));
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-nobucket' });
+  const id = messageDocId('WorkOrderCompleted', 'WO-dl-nobucket', 'evt-dl-nobucket');
+  const emulator = (storage as TestStorage).emulator;
+  const heal = emulator.faults.failNext(1_000, 503, (r) => r.method === 'POST');
+  let kept;
+  try {
+    kept = await request(deadLetter).post('/').send(body);
+  } finally {
+    heal();
+  }
+  expect(kept.body).toEqual({ outcome: 'parked', id });
+  const parked = (await db.collection(INBOX).doc(id).get()).data();
+  expect(parked).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, rawDataBytes: data.length });
+  expect(emulator.objects(bucket).filter((o) => o.name.startsWith(`payloads/${id}/`))).toHaveLength(0);
+
+  const cli = cliFor(projectId, undefined, { STORAGE_EMULATOR_HOST: (storage as TestStorage).url });
+  const run = await cli('requeue', id);
+  expect(run.code).toBe(0);
+  const reopened = (await db.collection(INBOX).doc(id).get()).data();
+  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'completionReport' } });
+  const [bytes] = await (storage as TestStorage).client.bucket(bucket).file(String(reopened?.offloaded.object)).download();
+  expect(sha256Hex(bytes)).toBe(reopened?.payloadHash);
+}, 60_000);

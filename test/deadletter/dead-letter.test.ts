@@ -2,7 +2,8 @@ import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
 import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/receive-dead-letter';
-import { INBOX } from '../../functions/src/inbox/document';
+import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
+import { completionOfBytes } from '../support/claims';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
@@ -85,6 +86,20 @@ describe('receiveDeadLetter', () => {
     expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataForm: 'DECODED' });
     expect(Buffer.from(doc?.rawData as Uint8Array).toString()).toBe('not json');
     expect(String(doc?.validationError)).toContain('not JSON');
+  });
+
+  test('without a payload store, a valid payload too large for a document keeps its summary and its bytes in rawChunks', async () => {
+    // This server has no `offload` (tools, tests); production's wiring offloads as the receiver does (dead-letter-size.test.ts).
+    const payload = completionOfBytes('WO-dl-chunked', 300 * 1024, { eventId: 'evt-dl-chunked' });
+    const data = Buffer.from(JSON.stringify(payload));
+    const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...deadLetterAttributes }, messageId: 'm-dl-chunked' });
+    const id = messageDocId('WorkOrderCompleted', 'WO-dl-chunked', 'evt-dl-chunked');
+    expect((await request(server).post('/').send(body)).body).toEqual({ outcome: 'parked', id });
+    const doc = (await inbox.doc(id).get()).data();
+    expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, rawDataBytes: data.length, rawDataChunks: 1 });
+    expect(doc?.payload).not.toHaveProperty('lineItems');
+    const chunks = await inbox.doc(id).collection(RAW_CHUNKS).get();
+    expect(Buffer.from(chunks.docs[0]?.get('bytes') as Uint8Array).equals(data)).toBe(true);
   });
 
   test('a different payload under a key the inbox holds gets its own PARKED document pointing at the first', async () => {

@@ -1,6 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
 import { appliedRepair, newRequestId, runRepair, withRepair } from '../engine/store/repair-request';
+import type { OffloadedPayload } from '../inbox/claim-check';
 import { INBOX } from '../inbox/document';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
@@ -40,7 +41,7 @@ export function checkRequeue(id: string, doc: InboxView | undefined): RequeueChe
  * already. Idempotent per request id (one per command run, see
  * repair-request.ts): a re-run that finds it recorded reports it requeued.
  */
-export async function requeue(db: Firestore, id: string, now: Date, requestId: string = newRequestId()): Promise<{ previousReason: string | null; alreadyApplied: boolean }> {
+export async function requeue(db: Firestore, id: string, now: Date, requestId: string = newRequestId(), offloaded: OffloadedPayload | null = null): Promise<{ previousReason: string | null; alreadyApplied: boolean }> {
   return runRepair(db, async (uow) => {
     const ref = db.collection(INBOX).doc(id);
     const stored = (await uow.get(ref)) as InboxView | undefined;
@@ -50,7 +51,8 @@ export async function requeue(db: Firestore, id: string, now: Date, requestId: s
     if (!check.ok) throw new RefusedError(check.why);
     const { doc } = check;
     const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
-    const reopened: InboxView = { ...doc, status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
+    // `offloaded`: the payload of a dead letter kept in chunks, written to the bucket just before (offload-chunked.ts).
+    const reopened: InboxView = { ...doc, ...(offloaded === null ? {} : { offloaded }), status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
     saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, now);
     uow.set(ref, withRepair({ ...reopened, requeuedAt: now, previousReason: doc.reason }, { requestId, kind: 'requeue', at: now, details: { previousReason: doc.reason } }));
     return { previousReason: doc.reason, alreadyApplied: false };

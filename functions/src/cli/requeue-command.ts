@@ -10,6 +10,7 @@ import { checkRequeue, RefusedError, requeue } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
 import { parseChoice, parseTime, REASONS, UsageError } from './parse';
 import { withProgress } from './progress';
+import { isChunkedPayload, offloadChunked } from './offload-chunked';
 
 interface Target {
   readonly id: string;
@@ -69,7 +70,10 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
   let alreadyApplied = 0;
   await withProgress(ctx, targets, async (id) => {
     try {
-      if ((await requeue(db, id, ctx.now(), requestId)).alreadyApplied) alreadyApplied += 1;
+      const stored = (await db.collection(INBOX).doc(id).get()).data();
+      // Checked first, so a document requeue refuses anyway is not offloaded for nothing.
+      const offloaded = isChunkedPayload(stored) && checkRequeue(id, stored as InboxView).ok ? await offloadChunked(ctx, id, stored ?? {}) : null;
+      if ((await requeue(db, id, ctx.now(), requestId, offloaded)).alreadyApplied) alreadyApplied += 1;
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       failures.push([id, err.message]);

@@ -58,8 +58,8 @@ async function statObject(store: () => PayloadStore, ref: GsObject): Promise<Obj
   }
 }
 
-/** The raw bytes of an unreadable message: inline, or its rawChunks in index order. */
-async function rawBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
+/** The raw bytes of an unreadable message (or of a dead letter kept in chunks): inline, or its rawChunks in index order. */
+export async function rawBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
   if (stored.rawData instanceof Uint8Array) return Buffer.from(stored.rawData);
   if (Number(stored.rawDataChunks ?? 0) === 0) return null;
   const chunks = (await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).docs.map((d) => ({ index: Number(d.get('index')), bytes: d.get('bytes') as unknown }));

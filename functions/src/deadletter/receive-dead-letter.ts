@@ -2,6 +2,7 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { withDeadline } from '../core/errors';
 import type { Logger } from '../log';
+import type { OffloadSettings } from '../inbox/offload-payload';
 import { interpretMessage } from '../receiver/interpret';
 import { createPushEndpoint, type PushEndpointDeps } from '../receiver/push-endpoint';
 import type { MessageRegistry } from '../receiver/registry';
@@ -43,8 +44,15 @@ export interface DeadLetterDeps extends PushEndpointDeps {
   readonly writeTimeoutMs: number;
   /** INBOX_SHARDS, as for the receiver: a dead letter requeued to OPEN is found by the relay's per-shard query. */
   readonly shards: number;
-  /** INBOX_REFERENCE_BUCKETS (config.claims), so a reference is judged as the receiver judged it; nothing is fetched or offloaded here. */
+  /** INBOX_REFERENCE_BUCKETS (config.claims), so a reference is judged as the receiver judged it; nothing is fetched here. */
   readonly claims: ClaimRules;
+  /**
+   * Where a valid payload over INBOX_OFFLOAD_BYTES goes, as at the receiver
+   * (the payload bucket): a requeued dead letter then hands its process the
+   * whole payload by reference. Absent or null (tools, tests): such a payload
+   * is kept in `rawChunks` with its summary on the document.
+   */
+  readonly offload?: Omit<OffloadSettings, 'log'> | null;
 }
 
 /**
@@ -60,7 +68,7 @@ export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, re
   return createPushEndpoint(deps, async (envelope) => {
     const { original, source } = unwrapDeadLetter(envelope);
     const draft = interpretMessage(original, deps.registry, deps.claims);
-    const outcome = await withDeadline('dead-letter write', deps.writeTimeoutMs, () => storeDeadLetter(deps.db(), draft, original, source, deps.now(), deps.shards));
+    const outcome = await withDeadline('dead-letter write', deps.writeTimeoutMs, () => storeDeadLetter(deps.db(), draft, original, source, deps.now(), deps.shards, deps.offload === undefined || deps.offload === null ? null : { ...deps.offload, log: deps.log }));
     const fields = { inboxId: outcome.id, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, messageName: draft.messageName };
     if (outcome.kind === 'PARKED') deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', { ...fields, outcome: 'dead-lettered', reason: 'DEAD_LETTERED' });
     else deps.log.warn('dead-lettered message already in the inbox: event recorded, status unchanged', { ...fields, outcome: 'dead-letter-recorded', status: outcome.status });

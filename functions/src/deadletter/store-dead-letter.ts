@@ -1,4 +1,5 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
+import { errorMessage } from '../core/errors';
 import { runUnitOfWork, type UnitOfWork } from '../engine/store/unit-of-work';
 import { dedupVerdict } from '../inbox/dedup';
 import { summarize } from '../inbox/claim-check';
@@ -7,6 +8,8 @@ import { processedRef } from '../inbox/processed';
 import { collisionDocId } from '../inbox/ids';
 import { writeRawChunks } from '../inbox/store-message';
 import type { InboxDraft, PushEnvelope, ValidDraft } from '../inbox/draft';
+import { discardCreated, mustOffload, type OffloadSettings, writePayloadObject, type WrittenObject } from '../inbox/offload-payload';
+import type { OffloadedPayload } from '../inbox/claim-check';
 import type { DeadLetterSource } from './source';
 
 /** What storing a dead-lettered message did. */
@@ -26,12 +29,14 @@ interface DeadLetterEvent {
 
 /**
  * The message's bytes when its valid payload is too large for a document
- * (a completion with thousands of line items): the dead-letter path does not
- * offload to the bucket, so, like an unreadable message, it keeps the bytes
- * in `rawChunks` and the document its summary. null: the payload fits.
+ * and there is no payload store to offload it to (tools that store dead
+ * letters without one): like an unreadable message, it keeps the bytes in
+ * `rawChunks` and the document its summary. null: the payload fits, or
+ * there is a store (production), which takes it as the receiver does.
  */
-function largeValidBytes(draft: InboxDraft, envelope: PushEnvelope): Buffer | null {
-  if (draft.kind !== 'valid' || Buffer.byteLength(draft.canonicalPayload, 'utf8') <= INLINE_RAW_BYTES) return null;
+function largeValidBytes(draft: InboxDraft, envelope: PushEnvelope, offload: OffloadSettings | null): Buffer | null {
+  // With a store, a payload is kept as the receiver keeps it: inline up to the threshold, offloaded above.
+  if (offload !== null || draft.kind !== 'valid' || Buffer.byteLength(draft.canonicalPayload, 'utf8') <= INLINE_RAW_BYTES) return null;
   return Buffer.from(envelope.data, 'base64');
 }
 
@@ -51,9 +56,9 @@ async function chunkTarget(db: Firestore, draft: ValidDraft): Promise<string | n
 }
 
 /** The document the receiver would have written, turned into a PARKED / DEAD_LETTERED one. */
-function parkedDocument(draft: InboxDraft, envelope: PushEnvelope, now: Date, shards: number, event: DeadLetterEvent, source: DeadLetterSource): { id: string; doc: Record<string, unknown> } {
+function parkedDocument(draft: InboxDraft, envelope: PushEnvelope, now: Date, shards: number, event: DeadLetterEvent, source: DeadLetterSource, offloaded: OffloadedPayload | null, large: Buffer | null): { id: string; doc: Record<string, unknown> } {
   const ctx = { envelope, now, shards };
-  const base: InboxDocument = draft.kind === 'valid' ? withChunkedBytes(openDocument(draft, ctx), draft, largeValidBytes(draft, envelope)) : invalidDocument(draft, ctx);
+  const base: InboxDocument = draft.kind === 'valid' ? withChunkedBytes(openDocument(draft, ctx, offloaded), draft, large) : invalidDocument(draft, ctx);
   return {
     id: draft.id,
     doc: { ...base, status: 'PARKED', reason: 'DEAD_LETTERED', nextAttemptAt: null, parkedAt: now, deadLetter: { sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, attributes: source.attributes }, deadLetterEvents: [event] },
@@ -76,15 +81,33 @@ function recordOn(uow: UnitOfWork, ref: DocumentReference, existing: Record<stri
  * first. Like the receiver it looks under the old-scheme id too
  * (ids.ts, legacyMessageDocId). Otherwise a new PARKED / DEAD_LETTERED
  * document keeps the payload (or raw bytes) and never expires. Raw data
- * larger than 256 KiB goes to `rawChunks` first, as in the receiver.
+ * larger than 256 KiB goes to `rawChunks` first, as in the receiver; a
+ * valid payload over INBOX_OFFLOAD_BYTES goes to the payload bucket first,
+ * as in the receiver (`offload`), so a requeued dead letter hands its
+ * process the whole report. If the bucket cannot be written, the bytes go
+ * to `rawChunks` instead (nothing comes after this endpoint) and
+ * `inbox requeue` offloads them before the document is reopened.
  */
-export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope: PushEnvelope, source: DeadLetterSource, now: Date, shards: number): Promise<DeadLetterOutcome> {
+export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope: PushEnvelope, source: DeadLetterSource, now: Date, shards: number, offload: OffloadSettings | null = null): Promise<DeadLetterOutcome> {
   const event: DeadLetterEvent = { at: now, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount };
   if (draft.kind === 'invalid' && draft.rawData.length > INLINE_RAW_BYTES) await writeRawChunks(db, draft.id, draft.rawData);
-  const largeValid = largeValidBytes(draft, envelope);
+  // Objects and chunks before the document, under the id it will be created at (read first, outside the unit of
+  // work): none for a message the inbox already has, so nothing hangs under a document that does not declare it.
+  let written: WrittenObject | null = null;
+  let store = offload;
+  if (draft.kind === 'valid' && mustOffload(draft, offload)) {
+    const target = await chunkTarget(db, draft);
+    try {
+      if (target !== null) written = await writePayloadObject(offload, draft, target);
+    } catch (err) {
+      // The last stop keeps what it was given whatever else is down: in Firestore chunks, offloaded by `inbox requeue`.
+      offload.log.warn('payload bucket unreachable: dead letter kept in rawChunks; `inbox requeue` offloads it', { inboxId: target, error: errorMessage(err) });
+      store = null;
+    }
+  }
+  const offloaded = written?.offloaded ?? null;
+  const largeValid = largeValidBytes(draft, envelope, store);
   if (largeValid !== null && draft.kind === 'valid') {
-    // Chunks before the document, under the id it will be created at (read first, outside the unit of work):
-    // none for a message the inbox already has, so no chunks hang under a document that does not declare them.
     const target = await chunkTarget(db, draft);
     if (target !== null) await writeRawChunks(db, target, largeValid);
   }
@@ -92,7 +115,7 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
   const { result } = await runUnitOfWork(db, async (uow): Promise<DeadLetterOutcome> => {
     const inbox = (id: string): DocumentReference => db.collection(INBOX).doc(id);
     const createParked = (): DeadLetterOutcome => {
-      uow.create(inbox(draft.id), parkedDocument(draft, envelope, now, shards, event, source).doc);
+      uow.create(inbox(draft.id), parkedDocument(draft, envelope, now, shards, event, source, offloaded, largeValid).doc);
       return { kind: 'PARKED', id: draft.id };
     };
     if (draft.kind === 'invalid') {
@@ -115,13 +138,15 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
       }
       case 'COLLISION': {
         // Same identity, different payload: the receiver's KEY_COLLISION rule, parked as dead-lettered.
-        const collision = collisionDocument(draft, verdict.firstId, { envelope, now, shards });
-        const collisionDoc = withChunkedBytes(collision.doc, draft, largeValidBytes(draft, envelope));
+        const collision = collisionDocument(draft, verdict.firstId, { envelope, now, shards }, offloaded);
+        const collisionDoc = withChunkedBytes(collision.doc, draft, largeValid);
         if ((await uow.get(inbox(collision.id))) !== undefined || (await uow.get(processedRef(db, collision.id))) !== undefined) return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
         uow.create(inbox(collision.id), { ...collisionDoc, reason: 'DEAD_LETTERED', deadLetter, deadLetterEvents: [event] });
         return { kind: 'PARKED', id: collision.id };
       }
     }
   });
+  // Raced: the inbox got the message meanwhile (the object was written for a document that was not created).
+  if (result.kind === 'RECORDED' && offload !== null) await discardCreated(offload, written, result.id);
   return result;
 }

@@ -1,0 +1,55 @@
+import type { DocumentData } from '@google-cloud/firestore';
+import type { OffloadedPayload } from '../inbox/claim-check';
+import type { PushEnvelope } from '../inbox/draft';
+import { writePayloadObject } from '../inbox/offload-payload';
+import { createLogger } from '../log';
+import { interpretMessage } from '../receiver/interpret';
+import { DEFAULT_REGISTRY } from '../receiver/registry';
+import type { CliContext } from './context';
+import { RefusedError } from './inbox-ops';
+import { rawBytes } from './show-command';
+
+/**
+ * A readable document whose payload is in `rawChunks` and whose document
+ * holds only its summary: a dead letter stored while the payload bucket
+ * could not be written (receiveDeadLetter keeps it in Firestore then, since
+ * nothing comes after it). Reopened as it is, it would hand its process the
+ * summary without the line items.
+ */
+export function isChunkedPayload(doc: DocumentData | undefined): boolean {
+  if (doc === undefined || doc.messageName === null || doc.payload === null || doc.payload === undefined) return false;
+  return Number(doc.rawDataChunks ?? 0) > 0 && (doc.offloaded === undefined || doc.offloaded === null);
+}
+
+/**
+ * Before `inbox requeue` reopens such a document, offloads its payload as the
+ * receiver would have: the bytes read back from the chunks, interpreted
+ * again with the stored attributes, checked against the stored payload hash,
+ * written to the payload bucket (create-if-absent, so a re-run reuses the
+ * object). The requeue's transaction then records the reference.
+ */
+export async function offloadChunked(ctx: CliContext, id: string, doc: DocumentData): Promise<OffloadedPayload> {
+  const bytes = await rawBytes(ctx.db(), id, doc);
+  if (bytes === null) throw new RefusedError(`${id}: its payload chunks are missing; nothing to offload`);
+  const source = (doc.source ?? {}) as { messageId?: unknown; subscription?: unknown; attributes?: unknown };
+  const attributes: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const pair of Array.isArray(source.attributes) ? (source.attributes as Array<{ key?: unknown; value?: unknown }>) : []) {
+    if (typeof pair.key === 'string' && typeof pair.value === 'string') attributes[pair.key] = pair.value;
+  }
+  const envelope: PushEnvelope = {
+    messageId: typeof source.messageId === 'string' ? source.messageId : id,
+    subscription: typeof source.subscription === 'string' ? source.subscription : null,
+    data: bytes.toString('base64'),
+    attributes,
+    publishTime: null,
+    orderingKey: null,
+    deliveryAttempt: null,
+  };
+  const draft = interpretMessage(envelope, DEFAULT_REGISTRY, { referenceBuckets: ctx.config.claims.referenceBuckets });
+  if (draft.kind !== 'valid' || draft.payloadHash !== doc.payloadHash) {
+    throw new RefusedError(`${id}: its chunks no longer read as the payload it was stored with (${draft.kind === 'valid' ? 'another payload hash' : draft.error}); show it with \`inbox show ${id} --raw FILE\``);
+  }
+  const claims = ctx.config.claims;
+  const written = await writePayloadObject({ store: ctx.runtime.payloadStore, bucket: claims.payloadBucket, offloadBytes: claims.offloadBytes, log: createLogger((line) => ctx.io.err(line)) }, draft, id);
+  return written.offloaded;
+}
