@@ -20,10 +20,8 @@
  * real life) must not need one.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { errorMessage } from '../../functions/src/core/errors';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listenStandIn } from './standin-server';
 
 /** The function as gcloud sent it in the create or patch request (the API's JSON). */
 export interface SentFunction {
@@ -142,24 +140,8 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
     notFound(res, call);
   };
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        route(req, Buffer.concat(chunks), res);
-      } catch (err) {
-        json(res, 500, { error: { code: 500, message: errorMessage(err) } });
-      }
-    });
-  });
-  // As a proxy: a CONNECT is a call for a real Google host (HTTPS), which this stand-in never answers.
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    unexpected.push(`CONNECT ${req.url ?? '?'}`);
-    socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const { server, url } = await listenStandIn(route, unexpected);
+  base = url;
 
   return {
     url: base,

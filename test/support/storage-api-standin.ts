@@ -8,10 +8,8 @@
  * is recorded in `unexpected`; an HTTPS CONNECT (a call meant for Google)
  * is refused and recorded. API calls must carry the fake access token.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import type { Duplex } from 'node:stream';
-import { errorMessage } from '../../functions/src/core/errors';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { listenStandIn } from './standin-server';
 
 /** An IAM binding as the Storage API carries it. */
 export interface StandInBinding {
@@ -129,23 +127,7 @@ export async function startStorageApiStandIn(accessToken: string): Promise<Stora
     error(res, 404, `${call} not found`);
   };
 
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      try {
-        route(req, Buffer.concat(chunks), res);
-      } catch (err) {
-        json(res, 500, { error: { code: 500, message: errorMessage(err) } });
-      }
-    });
-  });
-  server.on('connect', (req: IncomingMessage, socket: Duplex) => {
-    unexpected.push(`CONNECT ${req.url ?? '?'}`);
-    socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+  const { server, url } = await listenStandIn(route, unexpected);
   return {
     url,
     buckets,
