@@ -114,4 +114,15 @@ describe('claim check, receipt to invoice', () => {
     const jobs = await db.collection('jobs').where('processInstanceId', '==', instanceId).where('activityId', '==', 'createInvoice').get();
     expect(jobs.docs.map((d) => [d.get('status'), d.get('attempts')])).toEqual([['FAILED', 1]]);
   });
+
+  test('the report of another work order: JOB_FAILED naming both, nobody billed for items that are not theirs', async () => {
+    const instanceId = await started('WO-claim-other');
+    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-other.json', { workOrderId: 'WO-someone-else', lineItems: lineItems(4) });
+    await storeReferenced(db, completionPayload('WO-claim-other'), reportReference(ref));
+    await relay();
+    await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
+    const incidents = (await refs.instance(db, instanceId).get()).get('incidents') as Array<Record<string, unknown>>;
+    expect(incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('the report of work order WO-someone-else, not WO-claim-other') })]);
+    expect((await refs.invoice(db, 'WO-claim-other').get()).exists).toBe(false);
+  });
 });

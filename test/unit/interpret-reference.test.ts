@@ -75,6 +75,8 @@ describe('a reference that is refused (INVALID_PAYLOAD)', () => {
     ['a foreign bucket in the field', env({ ...valid, report: 'gs://evil-bucket/r.json#5' }), ['field "report"', 'bucket "evil-bucket"', 'INBOX_REFERENCE_BUCKETS', 'allowed: acme-reports, acme.reports.eu', 'completionReport']],
     ['a foreign bucket in the attribute', env(valid, { reportRef: 'gs://evil-bucket/r.json#5' }), ['attribute "reportRef"', 'bucket "evil-bucket"', 'INBOX_REFERENCE_BUCKETS']],
     ['field and attribute differ', env({ ...valid, report: REF }, { reportRef: 'gs://acme-reports/other.json#9' }), ['field "report"', 'attribute "reportRef"', 'different references']],
+    ['line items inline and a reference in the field', env({ ...valid, report: REF, lineItems: [{ itemId: 'A', quantity: 1 }] }), ['both inline (field "lineItems")', 'by reference (field "report")', 'send one of them']],
+    ['line items inline and a reference in the attribute', env({ ...valid, lineItems: [] }, { reportRef: REF }), ['both inline (field "lineItems")', 'attribute "reportRef"']],
     ['a report text over the schema bound', env({ ...valid, report: `gs://acme-reports/${'x'.repeat(1300)}#5` }), ['does not match its schema', 'report']],
   ];
   test.each(refused)('%s', (_name, envelope, fragments) => {
@@ -95,4 +97,11 @@ describe('a reference that is refused (INVALID_PAYLOAD)', () => {
     const draft = interpretMessage({ ...env(release, { reportRef: 'nonsense' }), attributes: { eventType: 'WorkOrderReleased', reportRef: 'nonsense' } }, DEFAULT_REGISTRY, CLAIMS);
     expect(draft.kind === 'valid' && draft.reference).toBeNull();
   });
+});
+
+test('with a reference, an offloaded payload would not take the reference\'s variable', () => {
+  const withRef = interpretMessage(env({ ...valid, report: REF }), DEFAULT_REGISTRY, CLAIMS);
+  const without = interpretMessage(env(valid), DEFAULT_REGISTRY, CLAIMS);
+  expect(withRef.kind === 'valid' && withRef.offloadVariable).toBe('offloadedPayload');
+  expect(without.kind === 'valid' && without.offloadVariable).toBe('completionReport');
 });

@@ -8,7 +8,7 @@ import { processedRef } from '../inbox/processed';
 import { collisionDocId } from '../inbox/ids';
 import { writeRawChunks } from '../inbox/store-message';
 import type { InboxDraft, PushEnvelope, ValidDraft } from '../inbox/draft';
-import { discardCreated, mustOffload, type OffloadSettings, writePayloadObject, type WrittenObject } from '../inbox/offload-payload';
+import { mustOffload, type OffloadSettings, writePayloadObject, type WrittenObject } from '../inbox/offload-payload';
 import type { OffloadedPayload } from '../inbox/claim-check';
 import type { DeadLetterSource } from './source';
 
@@ -146,7 +146,6 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
       }
     }
   });
-  // Raced: the inbox got the message meanwhile (the object was written for a document that was not created).
-  if (result.kind === 'RECORDED' && offload !== null) await discardCreated(offload, written, result.id);
+  // Raced (the inbox got the message meanwhile): an object no document points at is left to `inbox repair orphan-payloads`.
   return result;
 }

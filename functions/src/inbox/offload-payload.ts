@@ -1,4 +1,4 @@
-import { errorMessage, withDeadline } from '../core/errors';
+import { errorMessage } from '../core/errors';
 import { gsUri, type GsObject } from '../core/gs-uri';
 import type { Logger } from '../log';
 import type { PayloadStore } from '../storage/payload-store';
@@ -8,8 +8,9 @@ import type { ValidDraft } from './draft';
 /**
  * The receiver's side of an offloaded payload: the object is written before
  * the document that points at it, so a document's existence means its
- * object exists; a call that created an object no document ends up pointing
- * at (a DUPLICATE) deletes it again. See docs/data-model.md, "Offloaded payloads".
+ * object exists. Nothing here deletes: an object no document ends up
+ * pointing at (a replay after its document was purged) is left to
+ * `inbox repair orphan-payloads`. See docs/data-model.md, "Offloaded payloads".
  */
 
 /** What storeMessage needs to offload a payload over the threshold. */
@@ -20,11 +21,11 @@ export interface OffloadSettings {
   readonly bucket: string;
   /** INBOX_OFFLOAD_BYTES: a canonical payload of more bytes is offloaded. */
   readonly offloadBytes: number;
-  /** Where a failed clean-up is reported (WARNING): the object is then an orphan for `inbox repair orphan-payloads`. */
+  /** Where a fallback is reported (WARNING): receiveDeadLetter keeps a payload in rawChunks when the bucket cannot be written. */
   readonly log: Logger;
 }
 
-/** An object written for a document, and whether this call created it (only then may it delete it). */
+/** An object written for a document, and whether this call created it. */
 export interface WrittenObject {
   readonly offloaded: OffloadedPayload;
   readonly created: boolean;
@@ -32,9 +33,6 @@ export interface WrittenObject {
 
 /** gRPC UNAVAILABLE: what classifyFailure (core/errors.ts) answers 503. */
 const UNAVAILABLE = 14;
-
-/** Longest wait for the best-effort delete of an unneeded object: the ack must not wait on a clean-up. */
-export const DISCARD_TIMEOUT_MS = 2_000;
 
 /** True when the canonical payload is over the threshold and goes to the bucket. */
 export function mustOffload(draft: ValidDraft, settings: OffloadSettings | null): settings is OffloadSettings {
@@ -68,21 +66,4 @@ export async function writePayloadObject(settings: OffloadSettings, draft: Valid
   }
   const ref: GsObject = { bucket: settings.bucket, object, generation: result.generation };
   return { offloaded: { ...ref, uri: gsUri(ref), bytes: bytes.length, variable: draft.offloadVariable }, created: result.created };
-}
-
-/**
- * Deletes an object this call created but no document points at (the
- * message was a DUPLICATE: a replay after its document was purged, or a
- * collision's object under the first id). Best effort: a failure, a
- * permission the deployment does not grant (403) or a slow store only logs
- * a WARNING naming the object; `inbox repair orphan-payloads` removes it later.
- */
-export async function discardCreated(settings: OffloadSettings, written: WrittenObject | null, inboxId: string): Promise<void> {
-  if (written === null || !written.created) return;
-  const { offloaded } = written;
-  try {
-    await withDeadline('payload clean-up', DISCARD_TIMEOUT_MS, () => settings.store().delete(offloaded));
-  } catch (err) {
-    settings.log.warn('offloaded payload not deleted: an orphan until `inbox repair orphan-payloads` removes it', { inboxId, object: offloaded.uri, error: errorMessage(err) });
-  }
 }

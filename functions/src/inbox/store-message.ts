@@ -8,7 +8,7 @@ import type { InboxDraft, InvalidDraft, PushEnvelope, ValidDraft } from './draft
 import { dedupVerdict, type Found } from './dedup';
 import { collisionDocument, INBOX, type InboxDocument, invalidDocument, openDocument, RAW_CHUNKS, rawChunks } from './document';
 import { processedRef } from './processed';
-import { discardCreated, mustOffload, type OffloadSettings, writePayloadObject, type WrittenObject } from './offload-payload';
+import { mustOffload, type OffloadSettings, writePayloadObject, type WrittenObject } from './offload-payload';
 
 /** What storing one pushed message did. Every outcome is safe to ack. */
 export type StoreOutcome =
@@ -113,8 +113,12 @@ const STORE_ATTEMPTS = 3;
  * first (before any document points at it), so an outage of the store is a
  * retryable failure with nothing written to Firestore; a redelivery finds
  * the object (created: false) and, the document being there too, is a
- * DUPLICATE. An object this call created that no document points at in the
- * end is deleted again (discardCreated).
+ * DUPLICATE. An object that no document points at in the end (a replay
+ * after its DONE document was purged) is left to `inbox repair
+ * orphan-payloads`: "this call created it" does not prove that no document
+ * uses it (a delivery that answered 503 at its deadline keeps running while
+ * the redelivery creates the document on the same object), and the
+ * receiver's identity has no delete right anyway.
  */
 async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): Promise<StoreOutcome> {
   const offload = mustOffload(draft, ctx.offload) ? ctx.offload : null;
@@ -129,10 +133,9 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
     const verdict = dedupVerdict(draft, await findStored(db, draft));
     switch (verdict.kind) {
       case 'DUPLICATE':
-        if (offload !== null) await discardCreated(offload, written, draft.id);
         return { kind: 'DUPLICATE', id: verdict.id, documentExists: verdict.documentExists };
       case 'COLLISION':
-        return storeCollision(db, draft, verdict.firstId, ctx, offload, written);
+        return storeCollision(db, draft, verdict.firstId, ctx, written);
       case 'OTHER_KEY_UNDER_LEGACY_ID':
         legacy = false;
         break;
@@ -148,19 +151,13 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
 /**
  * The dedup identity is taken by another payload. Swallowing this one would
  * be the silent loss the article warns about; keep it as its own parked
- * document. An offloaded one gets its own object under the collision's id
- * (`inbox repair orphan-payloads` matches objects to documents by id), and
- * the one written under the first id is deleted.
+ * document. An offloaded one points at the object already written for it
+ * (named after the first id and its own hash, so no other payload shares
+ * it): no second upload inside the write deadline.
  */
-async function storeCollision(db: Firestore, draft: ValidDraft, firstId: string, ctx: StoreContext, offload: OffloadSettings | null, written: WrittenObject | null): Promise<StoreOutcome> {
-  let own: WrittenObject | null = null;
-  if (offload !== null) {
-    await discardCreated(offload, written, draft.id);
-    own = await writePayloadObject(offload, draft, collisionDocument(draft, firstId, ctx).id);
-  }
-  const collision = collisionDocument(draft, firstId, ctx, own?.offloaded ?? null);
+async function storeCollision(db: Firestore, draft: ValidDraft, firstId: string, ctx: StoreContext, written: WrittenObject | null): Promise<StoreOutcome> {
+  const collision = collisionDocument(draft, firstId, ctx, written?.offloaded ?? null);
   const created = await createUnlessKnown(db, collision.id, collision.doc);
-  if (!created && offload !== null) await discardCreated(offload, own, collision.id);
   return { kind: 'COLLISION', id: collision.id, firstId, doc: collision.doc, duplicate: !created };
 }
 

@@ -48,13 +48,21 @@ export async function readCompletionReport(store: PayloadStore, uri: string): Pr
   return { ok: true, report: parsed.data };
 }
 
-/** What to bill from the variables, reading the report when there is one; a ReportProblem when it cannot be billed. */
-export async function billingOf(variables: Readonly<Record<string, unknown>>, store: () => PayloadStore): Promise<Billing | ReportProblem> {
+/**
+ * What to bill from the variables, reading the report when there is one; a
+ * ReportProblem when it cannot be billed, also when the report names
+ * another work order than `workOrderId` (the sender referenced the wrong
+ * upload: billing it would bill someone else's items).
+ */
+export async function billingOf(variables: Readonly<Record<string, unknown>>, store: () => PayloadStore, workOrderId: string): Promise<Billing | ReportProblem> {
   const uri = variables[REPORT_VARIABLE];
   if (uri !== undefined && uri !== null) {
     if (typeof uri !== 'string') return { ok: false, why: `the ${REPORT_VARIABLE} variable is not a gs:// reference (a ${typeof uri})` };
     const read = await readCompletionReport(store(), uri);
-    return read.ok ? { from: 'REPORT', uri, lineItemCount: read.report.lineItems.length } : read;
+    if (!read.ok) return read;
+    const named = read.report.workOrderId;
+    if (named !== undefined && named !== workOrderId) return { ok: false, why: `the completion report ${uri} is the report of work order ${named}, not ${workOrderId}; the sender sends a new message with the right reference` };
+    return { from: 'REPORT', uri, lineItemCount: read.report.lineItems.length };
   }
   const inline = variables['lineItems'];
   if (Array.isArray(inline)) return { from: 'INLINE', lineItemCount: inline.length };

@@ -123,7 +123,7 @@ export function workOrderHandlers(deps: WorkOrderHandlerDeps): Readonly<Record<s
         return found?.exists === true ? found : null;
       };
       const already = (found: DocumentSnapshot): Readonly<Record<string, unknown>> => ({ invoiceId: found.id, invoiceAlreadyExisted: true, invoicedByInstance: found.get('processInstanceId') ?? null });
-      const billing = await billingOf(instance.variables, deps.payloadStore);
+      const billing = await billingOf(instance.variables, deps.payloadStore, workOrderId);
       if ('ok' in billing) {
         const found = await existing();
         if (found !== null) return already(found);

@@ -56,6 +56,10 @@ function readReference(type: MessageType, payload: Readonly<Record<string, unkno
     fieldValue !== undefined ? { carriedIn: 'field', name: spec.field ?? '', text: fieldValue } : attributeValue !== undefined ? { carriedIn: 'attribute', name: spec.attribute ?? '', text: attributeValue } : null;
   if (carried === null) return { ok: true, claim: null };
   const where = `${carried.carriedIn} "${carried.name}"`;
+  // Both ways at once: which one the sender meant to be billed is not ours to guess.
+  if (spec.inlineField !== undefined && payload[spec.inlineField] !== undefined) {
+    return fail(`carries its data both inline (field "${spec.inlineField}") and by reference (${where}); send one of them`);
+  }
   const parsed = parseGsUri(carried.text);
   if (!parsed.ok) return fail(`${where} is not a usable reference (${JSON.stringify(carried.text.slice(0, 200))}): ${parsed.error}`);
   const { bucket } = parsed.value;
@@ -148,6 +152,7 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
     payloadHash: sha256Hex(canonicalPayload),
     canonicalPayload,
     reference: reference.claim,
-    offloadVariable: type.claimCheck?.variable ?? DEFAULT_OFFLOAD_VARIABLE,
+    // The type's variable holds the sender's reference when there is one; an offloaded payload's then goes to its own.
+    offloadVariable: reference.claim === null ? (type.claimCheck?.variable ?? DEFAULT_OFFLOAD_VARIABLE) : DEFAULT_OFFLOAD_VARIABLE,
   };
 }

@@ -39,6 +39,8 @@ export interface ClaimCheckSpec {
   readonly attribute?: string;
   /** Process variable that receives the reference, by either route (by reference or offloaded). */
   readonly variable: string;
+  /** Payload field that carries the same data inline; a message with both it and a reference is refused (INVALID_PAYLOAD). */
+  readonly inlineField?: string;
 }
 
 /** Default attribute that carries the message name. */
@@ -101,7 +103,7 @@ export const WorkOrderCompletedType: MessageType<WorkOrderCompleted> = {
   schema: WorkOrderCompletedSchema,
   correlationKey: (p) => p.workOrderId,
   dedupKey: (p) => p.eventId ?? `WorkOrderCompleted:${p.workOrderId}`,
-  claimCheck: { field: 'report', attribute: 'reportRef', variable: 'completionReport' },
+  claimCheck: { field: 'report', attribute: 'reportRef', variable: 'completionReport', inlineField: 'lineItems' },
 };
 
 /** Longest free text a release carries (its description), in characters: 4 KiB of UTF-16, far below the document limit. */
