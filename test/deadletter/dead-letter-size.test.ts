@@ -1,6 +1,9 @@
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import request from 'supertest';
 import { loadConfig } from '../../functions/src/config';
 import { DEAD_LETTER_MAX_BODY_BYTES } from '../../functions/src/deadletter/receive-dead-letter';
@@ -112,10 +115,41 @@ test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox 
   expect(emulator.objects(bucket).filter((o) => o.name.startsWith(`payloads/${id}/`))).toHaveLength(0);
 
   const cli = cliFor(projectId, undefined, { STORAGE_EMULATOR_HOST: (storage as TestStorage).url });
+  // What an operator sees first: `show --raw` writes the whole message from the chunks, not the document's summary.
+  const file = join(mkdtempSync(join(tmpdir(), 'dl-raw-')), 'raw.json');
+  expect((await cli('show', id, '--raw', file)).code).toBe(0);
+  expect(readFileSync(file).equals(data)).toBe(true);
   const run = await cli('requeue', id);
   expect(run.code).toBe(0);
   const reopened = (await db.collection(INBOX).doc(id).get()).data();
-  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'completionReport' } });
+  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'completionReport' }, rawDataChunks: 0, rawDataBytes: 0 });
+  // The chunks go with it: nothing would ever delete them once the document is swept.
+  expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
   const [bytes] = await (storage as TestStorage).client.bucket(bucket).file(String(reopened?.offloaded.object)).download();
   expect(sha256Hex(bytes)).toBe(reopened?.payloadHash);
+}, 60_000);
+
+test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision` offloads it as requeue does', async () => {
+  const bucket = `${projectId}-inbox-payloads`;
+  const first = completionOfBytes('WO-dl-coll', 4 * 1024, { eventId: 'evt-dl-coll' });
+  expect((await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(first)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: 'dl-coll-1' }))).status).toBe(200);
+  const second = completionOfBytes('WO-dl-coll', 1024 * 1024, { eventId: 'evt-dl-coll' });
+  const body = envelope({ data: Buffer.from(JSON.stringify(second)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-coll-2' });
+  const heal = (storage as TestStorage).emulator.faults.failNext(1_000, 503, (r) => r.method === 'POST');
+  let kept;
+  try {
+    kept = await request(deadLetter).post('/').send(body);
+  } finally {
+    heal();
+  }
+  const id = String(kept.body.id);
+  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, collidesWith: messageDocId('WorkOrderCompleted', 'WO-dl-coll', 'evt-dl-coll') });
+
+  const run = await cliFor(projectId, undefined, { STORAGE_EMULATOR_HOST: (storage as TestStorage).url })('repair', 'admit-collision', id, '--note', 'a second report of its own');
+  expect(run.code).toBe(0);
+  const admitted = (await db.collection(INBOX).doc(id).get()).data();
+  expect(admitted).toMatchObject({ status: 'OPEN', rawDataChunks: 0, offloaded: { bucket, bytes: 1024 * 1024 } });
+  const [bytes] = await (storage as TestStorage).client.bucket(bucket).file(String(admitted?.offloaded.object)).download();
+  expect(sha256Hex(bytes)).toBe(admitted?.payloadHash);
+  expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
 }, 60_000);

@@ -7,6 +7,8 @@ import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
 import { cell, type CliContext } from './context';
 import { view } from './documents';
+import { adoptedFields, type OffloadedPayload } from '../inbox/claim-check';
+import { deleteChunks, isChunkedPayload, offloadChunked } from './offload-chunked';
 import { RefusedError } from './inbox-ops';
 import { print } from './output';
 
@@ -46,6 +48,8 @@ export interface AdmitRequest {
   readonly requestId: string;
   readonly note: string | null;
   readonly now: Date;
+  /** The payload of a collision kept in rawChunks, just offloaded (offload-chunked.ts); recorded on the reopened document. */
+  readonly offloaded?: OffloadedPayload | null;
 }
 
 export interface Admitted {
@@ -71,7 +75,7 @@ export async function admitCollision(db: Firestore, id: string, request: AdmitRe
     const check = checkAdmission(id, doc);
     if (!check.ok) throw new RefusedError(check.why);
     const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
-    const reopened: InboxView = { ...check.doc, status: 'OPEN', reason: null, collidesWith: null, attempts: 0, nextAttemptAt: request.now, parkedAt: null };
+    const reopened: InboxView = { ...check.doc, ...adoptedFields(request.offloaded ?? null), status: 'OPEN', reason: null, collidesWith: null, attempts: 0, nextAttemptAt: request.now, parkedAt: null };
     const record = { requestId: request.requestId, kind: ADMIT, at: request.now, details: { note: request.note, collidesWith: check.firstId, previousReason: check.doc.reason } };
     saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, request.now);
     uow.set(ref, withRepair({ ...reopened, admittedFrom: check.firstId, requeuedAt: request.now, previousReason: check.doc.reason }, record));
@@ -114,7 +118,10 @@ export async function admitCollisionCommand(ctx: CliContext, id: string, options
     return;
   }
   // The transaction checks again (the real run's check); this read is only for the comparison printed after it.
-  const done = await admitCollision(db, id, { requestId: newRequestId(), note: options.note ?? null, now: ctx.now() });
+  // A dead-lettered collision kept in chunks: offloaded first, as requeue does, so its process gets the whole payload.
+  const offloaded = check.ok && isChunkedPayload(snap.data()) ? await offloadChunked(ctx, id, snap.data() ?? {}) : null;
+  const done = await admitCollision(db, id, { requestId: newRequestId(), note: options.note ?? null, now: ctx.now(), offloaded });
+  if (offloaded !== null) await deleteChunks(db, id);
   const admittedDoc = view(await db.collection(INBOX).doc(id).get()) as unknown as InboxView;
   const message = `admitted ${id}${done.alreadyApplied ? ' (already applied)' : ''}: OPEN, due now; the relay correlates it within a minute (\`inbox show ${id}\`)`;
   printComparison(ctx, { admitted: id, alreadyApplied: done.alreadyApplied }, await comparison(db, id, admittedDoc, done.firstId), message);

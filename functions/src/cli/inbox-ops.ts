@@ -1,7 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
 import { appliedRepair, newRequestId, runRepair, withRepair } from '../engine/store/repair-request';
-import type { OffloadedPayload } from '../inbox/claim-check';
+import { adoptedFields, type OffloadedPayload } from '../inbox/claim-check';
 import { INBOX } from '../inbox/document';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
@@ -52,7 +52,7 @@ export async function requeue(db: Firestore, id: string, now: Date, requestId: s
     const { doc } = check;
     const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
     // `offloaded`: the payload of a dead letter kept in chunks, written to the bucket just before (offload-chunked.ts).
-    const reopened: InboxView = { ...doc, ...(offloaded === null ? {} : { offloaded }), status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
+    const reopened: InboxView = { ...doc, ...adoptedFields(offloaded), status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
     saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, now);
     uow.set(ref, withRepair({ ...reopened, requeuedAt: now, previousReason: doc.reason }, { requestId, kind: 'requeue', at: now, details: { previousReason: doc.reason } }));
     return { previousReason: doc.reason, alreadyApplied: false };

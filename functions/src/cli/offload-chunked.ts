@@ -1,4 +1,5 @@
-import type { DocumentData } from '@google-cloud/firestore';
+import type { DocumentData, Firestore } from '@google-cloud/firestore';
+import { INBOX, RAW_CHUNKS } from '../inbox/document';
 import type { OffloadedPayload } from '../inbox/claim-check';
 import type { PushEnvelope } from '../inbox/draft';
 import { writePayloadObject } from '../inbox/offload-payload';
@@ -52,4 +53,17 @@ export async function offloadChunked(ctx: CliContext, id: string, doc: DocumentD
   const claims = ctx.config.claims;
   const written = await writePayloadObject({ store: ctx.runtime.payloadStore, bucket: claims.payloadBucket, offloadBytes: claims.offloadBytes, log: createLogger((line) => ctx.io.err(line)) }, draft, id);
   return written.offloaded;
+}
+
+/**
+ * Deletes the chunks of a document whose payload was offloaded: otherwise
+ * they would outlive it (the payload sweep and purge delete the document,
+ * not its subcollection). After the commit that cleared rawDataChunks, so a
+ * failure here leaves only bytes nothing reads.
+ */
+export async function deleteChunks(db: Firestore, id: string): Promise<void> {
+  const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).listDocuments();
+  const batch = db.batch();
+  for (const chunk of chunks) batch.delete(chunk);
+  if (chunks.length > 0) await batch.commit();
 }

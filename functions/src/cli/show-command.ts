@@ -71,18 +71,22 @@ export async function rawBytes(db: Firestore, id: string, stored: DocumentData):
 async function writeRaw(ctx: CliContext, id: string, stored: DocumentData, offloaded: { readonly state: ObjectState; readonly data: Buffer | null } | null, file: string): Promise<{ readonly file: string; readonly bytes: number; readonly form: string; readonly matchesPayloadHash: boolean | null }> {
   let bytes: Buffer;
   let form: string;
+  const hasPayload = typeof stored.payload === 'object' && stored.payload !== null;
+  // A readable message kept in chunks (a dead letter stored while the bucket was down): its payload field is only
+  // the summary, the whole message is in the chunks, and its hash is of the canonical JSON, not of those bytes.
+  const chunkedPayload = hasPayload && Number(stored.rawDataChunks ?? 0) > 0;
   if (offloaded !== null) {
     if (offloaded.data === null) throw new RefusedError(`${id}: the offloaded payload cannot be read (${stateText(offloaded.state)}); nothing written to ${file}`);
     [bytes, form] = [offloaded.data, 'the offloaded object'];
-  } else if (typeof stored.payload === 'object' && stored.payload !== null) {
+  } else if (hasPayload && !chunkedPayload) {
     [bytes, form] = [Buffer.from(canonicalJson(stored.payload), 'utf8'), 'the canonical JSON of the payload'];
   } else {
     const raw = await rawBytes(ctx.db(), id, stored);
     if (raw === null) throw new RefusedError(`${id} has no payload and no raw bytes; nothing written to ${file}`);
-    [bytes, form] = [raw, 'the raw bytes as received'];
+    [bytes, form] = [raw, chunkedPayload ? 'the message as received (kept in rawChunks; the document holds its summary)' : 'the raw bytes as received'];
   }
   await writeFile(file, bytes);
-  const hash = typeof stored.payloadHash === 'string' ? stored.payloadHash : null;
+  const hash = typeof stored.payloadHash === 'string' && !chunkedPayload ? stored.payloadHash : null;
   return { file, bytes: bytes.length, form, matchesPayloadHash: hash === null ? null : sha256Hex(bytes) === hash };
 }
 

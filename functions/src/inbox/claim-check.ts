@@ -95,3 +95,13 @@ export function doneRetention(doc: Pick<ClaimSource, 'offloaded'>, now: Date, re
   const at = new Date(now.getTime() + retentionMs);
   return doc.offloaded !== undefined && doc.offloaded !== null ? { payloadExpireAt: at } : { expireAt: at };
 }
+
+/**
+ * The fields a document kept in rawChunks takes once its payload is
+ * offloaded (`inbox requeue`, `inbox repair admit-collision` of a dead letter
+ * stored while the bucket was unreachable): the reference, and no chunks
+ * (deleted after that commit). Nothing to change without one.
+ */
+export function adoptedFields(offloaded: OffloadedPayload | null): Readonly<Record<string, unknown>> {
+  return offloaded === null ? {} : { offloaded, rawData: null, rawDataForm: null, rawDataBytes: 0, rawDataChunks: 0 };
+}
