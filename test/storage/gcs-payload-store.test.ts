@@ -88,6 +88,9 @@ test('list pages through the objects under a prefix in name order', async () => 
     for (const o of page.objects) {
       expect(o.generation).toMatch(/^\d+$/);
       expect(o.bytes).toBe(Buffer.byteLength(o.object));
+      // The age the orphan repair goes by: the resource's timeCreated.
+      const [meta] = await storage.current.client.bucket(BUCKET).file(o.object).getMetadata();
+      expect(o.created).toEqual(new Date(String(meta.timeCreated)));
     }
     seen.push(...page.objects.map((o) => o.object));
     token = page.nextPageToken;

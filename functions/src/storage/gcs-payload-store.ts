@@ -97,6 +97,16 @@ function technical(what: string, ref: string, err: unknown): HttpApiError {
   return new HttpApiError(`Cloud Storage ${what} ${ref} failed: ${detail}: ${errorMessage(err)}`, status, { cause: err });
 }
 
+/**
+ * A listed object's `timeCreated` (RFC 3339, always in the resource). One
+ * without a readable time is taken as created now: callers that act on age
+ * (the orphan repair) then leave it alone rather than guess it old.
+ */
+function createdOf(time: unknown): Date {
+  const ms = typeof time === 'string' ? Date.parse(time) : Number.NaN;
+  return Number.isNaN(ms) ? new Date() : new Date(ms);
+}
+
 const uri = (bucket: string, object: string, generation?: string): string => `gs://${bucket}/${object}${generation === undefined ? '' : `#${generation}`}`;
 
 /**
@@ -200,7 +210,7 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
           .getFiles({ prefix, maxResults: pageSize, autoPaginate: false, ...(pageToken === null ? {} : { pageToken }) });
         const token = (next as { pageToken?: unknown } | null | undefined)?.pageToken;
         return {
-          objects: files.map((f) => ({ object: f.name, generation: String(f.metadata.generation), bytes: Number(f.metadata.size ?? 0) })),
+          objects: files.map((f) => ({ object: f.name, generation: String(f.metadata.generation), bytes: Number(f.metadata.size ?? 0), created: createdOf(f.metadata.timeCreated) })),
           nextPageToken: typeof token === 'string' && token !== '' ? token : null,
         };
       } catch (err) {
