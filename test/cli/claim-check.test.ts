@@ -171,17 +171,34 @@ describe('inbox repair orphan-payloads', () => {
     await db.collection(INBOX).doc(otherId).set({ ...(await db.collection(INBOX).doc(second.id).get()).data() });
     await db.collection(INBOX).doc(second.id).delete();
 
+    // A dead letter kept in chunks that a requeue is offloading: its object exists, its document has no `offloaded` yet.
+    const chunkedId = 'd'.repeat(40);
+    const adopting = offloadObjectName(chunkedId, 'e'.repeat(64));
+    await db.collection(INBOX).doc(chunkedId).set({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataChunks: 2, payloadHash: 'e'.repeat(64) });
+    await store.createIfAbsent(PAYLOADS, adopting, Buffer.from('{}'), 'application/json');
+
     // Every object is minutes old: the CLI leaves them all alone.
     const young = await cli('--json', 'repair', 'orphan-payloads');
     expect(young.err).toBe('');
-    expect(young.json()).toMatchObject({ orphans: [], dryRun: false });
-    expect((young.json() as { young: number }).young).toBeGreaterThanOrEqual(4);
-    expect((await cli('repair', 'orphan-payloads', '--dry-run')).out).toContain('younger than 1 h left alone');
+    expect(young.json()).toMatchObject({ orphans: [], dryRun: false, minAgeMs: 32 * DAY });
+    expect((young.json() as { young: number }).young).toBeGreaterThanOrEqual(5);
+    expect((await cli('repair', 'orphan-payloads', '--dry-run')).out).toContain('younger than 32 d left alone');
+    expect((await cli('repair', 'orphan-payloads', '--dry-run', '--older-than', '2h')).out).toContain('younger than 2 h left alone');
     const names = (): string[] => storage.current.emulator.objects(PAYLOADS).map((o) => o.name);
-    expect(names()).toEqual(expect.arrayContaining([orphaned.offloaded.object, stray]));
+    expect(names()).toEqual(expect.arrayContaining([orphaned.offloaded.object, stray, adopting]));
 
-    // Two hours on: the dry run lists the two orphans and deletes nothing; the real run deletes them.
-    const later = new Date(Date.now() + 2 * 3_600_000);
+    // A day on: still within Pub/Sub's retention, so a redelivery may still adopt any of them: nothing is touched by default.
+    const dayOn = await scanOrphanPayloads(db, store, PAYLOADS, new Date(Date.now() + DAY), true);
+    expect(dayOn.orphans).toEqual([]);
+    expect(dayOn.young).toBe(dayOn.listed);
+    // With a lower minimum (--older-than 2h) a day is enough; the chunked document's object is still left alone.
+    const lowered = await scanOrphanPayloads(db, store, PAYLOADS, new Date(Date.now() + DAY), true, 2 * 3_600_000);
+    expect(lowered.orphans.map((o) => o.object)).toEqual(expect.arrayContaining([orphaned.offloaded.object, stray]));
+    expect(lowered.requeuePending).toBe(1);
+    expect(lowered.orphans.map((o) => o.object)).not.toContain(adopting);
+
+    // 33 days on, past any delivery: the dry run lists the two orphans and deletes nothing; the real run deletes them.
+    const later = new Date(Date.now() + 33 * DAY);
     const dry = await scanOrphanPayloads(db, store, PAYLOADS, later, true);
     const found = dry.orphans.map((o) => [o.object, o.why, o.outcome]);
     expect(found).toEqual(expect.arrayContaining([[orphaned.offloaded.object, 'DOCUMENT_MISSING', null], [stray, 'POINTS_ELSEWHERE', null]]));
@@ -192,6 +209,15 @@ describe('inbox repair orphan-payloads', () => {
     expect(real.orphans.map((o) => [o.object, o.outcome])).toEqual(expect.arrayContaining([[orphaned.offloaded.object, 'DELETED'], [stray, 'DELETED']]));
     expect(names()).not.toEqual(expect.arrayContaining([orphaned.offloaded.object]));
     expect(names()).not.toEqual(expect.arrayContaining([stray]));
-    expect(names()).toEqual(expect.arrayContaining([kept.offloaded.object, second.offloaded.object]));
+    expect(names()).toEqual(expect.arrayContaining([kept.offloaded.object, second.offloaded.object, adopting]));
+    expect(real.requeuePending).toBe(1);
+  });
+
+  test.each(['30m', '59m', '0h', 'soon'])('--older-than %s is refused (a duration of at least 1h), nothing listed', async (value) => {
+    storage.current.emulator.clearRequests();
+    const run = await cli('repair', 'orphan-payloads', '--older-than', value);
+    expect(run.code).not.toBe(0);
+    expect(run.err).toContain('--older-than');
+    expect(storage.current.emulator.requests().filter((r) => r.op === 'list')).toEqual([]);
   });
 });

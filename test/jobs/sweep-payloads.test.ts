@@ -88,10 +88,38 @@ describe('the payload sweep', () => {
     expect(await sweepPayloads({ db, store: () => store, log, now: later })).toMatchObject({ deleted: 0, failures: 1 });
     expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(true);
     expect(objectNames()).toContain(done.object);
-    expect(logs).toContainEqual(expect.objectContaining({ severity: 'WARNING', message: 'offloaded payload not swept; the next sweep tries again', inboxId: done.id }));
+    const postponedTo = new Date(later.getTime() + 3_600_000);
+    expect(logs).toContainEqual(
+      expect.objectContaining({ severity: 'WARNING', message: 'offloaded payload not swept; postponed so the rest of the queue proceeds', inboxId: done.id, error: expect.stringContaining('503'), payloadExpireAt: postponedTo.toISOString() }),
+    );
+    expect(((await db.collection(INBOX).doc(done.id).get()).get('payloadExpireAt') as FirebaseFirestore.Timestamp).toDate()).toEqual(postponedTo);
     storage.current.emulator.faults.clear();
-    expect(await sweepPayloads({ db, store: () => store, log, now: later })).toMatchObject({ deleted: 1, failures: 0 });
+    // Moved back an hour: not due again before then; then swept.
+    expect(await sweepPayloads({ db, store: () => store, log, now: later })).toMatchObject({ deleted: 0, failures: 0, queryReads: 1 });
+    expect(await sweepPayloads({ db, store: () => store, log, now: postponedTo })).toMatchObject({ deleted: 1, failures: 0 });
     expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
+  });
+
+  test('a document that fails every time (its bucket refuses: gone since INBOX_PAYLOAD_BUCKET changed) is moved back; the ones behind it are swept', async () => {
+    const db = dbs('sweep-payloads-stuck');
+    const stuck = await offloadedDoc(db, 'WO-sweep-stuck', 'DONE');
+    const behind = await offloadedDoc(db, 'WO-sweep-behind', 'DONE');
+    // The oldest due document points to a bucket that no longer exists (an earlier payload bucket).
+    const stuckRef = db.collection(INBOX).doc(stuck.id);
+    await stuckRef.update({ 'offloaded.bucket': 'old-inbox-payloads', payloadExpireAt: new Date(Date.now() - 86_400_000) });
+    const later = new Date(Date.now() + 2 * MINUTE);
+    logs.length = 0;
+    // A page of one: without the postponement, the stuck document would be that page on every call.
+    expect(await sweepPayloads({ db, store: () => store, log, now: later }, { pageSize: 1 })).toMatchObject({ deleted: 0, failures: 1 });
+    expect(logs).toContainEqual(
+      expect.objectContaining({ severity: 'ERROR', inboxId: stuck.id, object: `gs://old-inbox-payloads/${stuck.object}#${String((await stuckRef.get()).get('offloaded.generation'))}`, error: expect.stringContaining('the bucket does not exist') }),
+    );
+    expect(await sweepPayloads({ db, store: () => store, log, now: later }, { pageSize: 1 })).toMatchObject({ deleted: 1, failures: 0 });
+    expect((await db.collection(INBOX).doc(behind.id).get()).exists).toBe(false);
+    expect(objectNames()).not.toContain(behind.object);
+    // The stuck one is kept, with its payloadExpireAt an hour on, tried again then.
+    expect(((await stuckRef.get()).get('payloadExpireAt') as FirebaseFirestore.Timestamp).toDate()).toEqual(new Date(later.getTime() + 3_600_000));
+    expect(objectNames()).toContain(stuck.object);
   });
 
   test('an object deleted by hand already: the document still goes (ABSENT is fine)', async () => {

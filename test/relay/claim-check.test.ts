@@ -122,6 +122,22 @@ describe('relay: a sender\'s reference is checked before its document correlates
     expect(statsOf(object)).toBeGreaterThanOrEqual(5);
   });
 
+  test('a reference into an allow-listed bucket that does not exist is a technical failure, retried, never parked', async () => {
+    const instanceId = await waiting('WO-ref-nobucket');
+    // Allowed at receipt (INBOX_REFERENCE_BUCKETS names it) but deleted or mistyped in the deployment.
+    const reference = reportReference({ bucket: 'deleted-sender-reports', object: 'reports/WO-ref-nobucket.json', generation: '1764590400000000' });
+    const id = await storeReferenced(db, completionPayload('WO-ref-nobucket', { completedItems: 3 }), reference);
+    const now = new Date();
+    for (let round = 1; round <= 3; round++) {
+      const later = new Date(now.getTime() + round * 3_600_000);
+      expect(await relayOne(deps({ now: () => later }), id)).toMatchObject({ kind: 'FAILED', decision: { kind: 'RETRY', attempts: round } });
+    }
+    const doc = await inboxDoc(id);
+    expect(doc).toMatchObject({ status: 'OPEN', reason: null, attempts: 3 });
+    expect(String(doc.lastError)).toContain('the bucket does not exist');
+    expect((await refs.instance(db, instanceId).get()).get('variables.completionReport')).toBeUndefined();
+  });
+
   test('a relay without a payload store fails such a document technically, never parks it', async () => {
     const { id } = await referencedCompletion('WO-ref-nostore');
     const withoutStore: RelayDeps = { db, engine, policy, retentionMs: 7 * 86_400_000, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5 };

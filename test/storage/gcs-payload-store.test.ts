@@ -88,6 +88,9 @@ test('list pages through the objects under a prefix in name order', async () => 
     for (const o of page.objects) {
       expect(o.generation).toMatch(/^\d+$/);
       expect(o.bytes).toBe(Buffer.byteLength(o.object));
+      // The age the orphan repair goes by: the resource's timeCreated.
+      const [meta] = await storage.current.client.bucket(BUCKET).file(o.object).getMetadata();
+      expect(o.created).toEqual(new Date(String(meta.timeCreated)));
     }
     seen.push(...page.objects.map((o) => o.object));
     token = page.nextPageToken;
@@ -144,7 +147,31 @@ test('no answer within the timeout is a retryable failure', async () => {
   expect((err as Error).message).toContain(`gs://${BUCKET}/${object}#1`);
 });
 
-test('a missing bucket is a technical failure, never an answer', async () => {
-  const err = await failure(store.createIfAbsent('no-such-bucket-here', name(), Buffer.from('x'), 'application/json'));
-  expect(classifyFailure(err)).toEqual({ kind: 'unexpected', code: 'HTTP_404' });
+test('a missing bucket is a technical failure on every call, never MISSING or ABSENT', async () => {
+  const bucket = 'no-such-bucket-here';
+  const ref: GsObject = { bucket, object: name(), generation: '1' };
+  const calls: Array<[string, Promise<unknown>]> = [
+    ['create', store.createIfAbsent(bucket, ref.object, Buffer.from('x'), 'application/json')],
+    ['read', store.read(ref)],
+    ['stat', store.stat(ref)],
+    ['delete', store.delete(ref)],
+    ['list', store.list(bucket, 'payloads/', null, 10)],
+  ];
+  for (const [call, promise] of calls) {
+    const err = await failure(promise);
+    expect([call, err]).toEqual([call, expect.any(HttpApiError)]);
+    expect([call, classifyFailure(err)]).toEqual([call, { kind: 'unexpected', code: 'HTTP_404' }]);
+    expect((err as Error).message).toContain('(the bucket does not exist)');
+  }
+});
+
+test('an object 404 is MISSING/ABSENT only once a listing confirms the bucket: a failing listing makes it technical', async () => {
+  const object = name();
+  const ref: GsObject = { bucket: BUCKET, object, generation: '1' };
+  storage.current.emulator.faults.failNext(2, 403, (r) => r.op === 'list' && r.query.prefix === object);
+  expect(classifyFailure(await failure(store.stat(ref)))).toEqual({ kind: 'unexpected', code: 'HTTP_403' });
+  expect(classifyFailure(await failure(store.delete(ref)))).toEqual({ kind: 'unexpected', code: 'HTTP_403' });
+  // Listing answered: the same calls are answers again.
+  expect(await store.stat(ref)).toEqual({ kind: 'MISSING' });
+  expect(await store.delete(ref)).toBe('ABSENT');
 });

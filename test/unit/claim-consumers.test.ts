@@ -1,5 +1,5 @@
 import { type ExplainedDoc, explain } from '../../functions/src/cli/explain';
-import { createdAtOfGeneration, preview } from '../../functions/src/cli/claim-view';
+import { preview } from '../../functions/src/cli/claim-view';
 import { REASONS } from '../../functions/src/cli/parse';
 import type { ReferenceClaim } from '../../functions/src/inbox/claim-check';
 import { decide, type RelayPolicy } from '../../functions/src/relay/decide';
@@ -89,14 +89,3 @@ describe('inbox show: preview of a large payload', () => {
   });
 });
 
-describe('orphan-payloads: the age of an object from its generation (creation time in µs)', () => {
-  test.each([
-    ['1764590400000000', new Date('2025-12-01T12:00:00Z')],
-    ['1764590400123999', new Date('2025-12-01T12:00:00.123Z')],
-  ])('%s → %s', (generation, at) => {
-    expect(createdAtOfGeneration(generation)).toEqual(at);
-  });
-  test.each(['0', '-1', 'abc', '', '01'])('%j is no generation', (generation) => {
-    expect(createdAtOfGeneration(generation)).toBeNull();
-  });
-});

@@ -1,4 +1,4 @@
-/** The pure parts of `inbox show` and `inbox repair orphan-payloads`: how a large payload is previewed, how old an object is. */
+/** The pure parts of `inbox show`: how a large payload is previewed. */
 
 /** Items of each list an offloaded payload over SHOW_WHOLE_BYTES is shown with. */
 export const PREVIEW_ITEMS = 3;
@@ -11,16 +11,4 @@ export function preview(payload: unknown, items: number = PREVIEW_ITEMS): unknow
       Array.isArray(value) && value.length > items ? [key, [...(value as unknown[]).slice(0, items), `… ${value.length - items} more of ${value.length}`]] : [key, value],
     ),
   );
-}
-
-/**
- * When an object was created, from its generation: Cloud Storage's
- * generation is the creation time in microseconds since the epoch (a new
- * generation per write), which the listing already carries; null if it is
- * not a plausible one.
- */
-export function createdAtOfGeneration(generation: string): Date | null {
-  if (!/^[1-9][0-9]{0,18}$/.test(generation)) return null;
-  const ms = Number(BigInt(generation) / 1000n);
-  return Number.isSafeInteger(ms) ? new Date(ms) : null;
 }

@@ -135,10 +135,11 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
   repair
     .command('orphan-payloads')
     .description(
-      'delete objects under payloads/ in the payload bucket that no inbox document points to (its document deleted by hand, or pointing to another object or generation); objects younger than 1 hour are left alone, since a receipt in flight writes the object before its document',
+      'delete objects under payloads/ in the payload bucket that no inbox document points to (its document deleted by hand, or pointing to another object or generation); objects younger than 32 days are left alone, since a receipt writes the object before its document and Pub/Sub may redeliver a message for up to 31 days; so is one whose document still keeps its payload in chunks (a requeue may be adopting it)',
     )
     .option('--dry-run', 'list them; delete nothing')
-    .action((options: { dryRun?: boolean }) => inbox().orphanPayloadsCommand(context(), options));
+    .option('--older-than <duration>', 'the minimum age of an object looked at (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
+    .action((options: { dryRun?: boolean; olderThan?: string }) => inbox().orphanPayloadsCommand(context(), options));
   repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
 }
 

@@ -64,6 +64,27 @@ function statusOf(err: unknown): number | null {
 }
 
 /**
+ * Whether a 404 is about the bucket, not the object. The JSON API answers
+ * both with 404 `notFound`; only the message tells them apart: "The
+ * specified bucket does not exist." for a bucket, "No such object: b/o" for
+ * an object. The client puts the API's message in `message` and `errors[]`
+ * of JSON calls, but the whole JSON body in `message` of a media download,
+ * so both are searched. A bucket that is gone is a deployment fault (a
+ * deleted or mistyped bucket), never the sender's missing object.
+ */
+function bucketMissing(err: unknown): boolean {
+  if (statusOf(err) !== NOT_FOUND) return false;
+  const errors = (err as { errors?: unknown }).errors;
+  const detailed = Array.isArray(errors) ? errors.map((e: unknown) => (typeof e === 'object' && e !== null ? (e as { message?: unknown }).message : undefined)) : [];
+  return [errorMessage(err), ...detailed].some((t) => typeof t === 'string' && BUCKET_MISSING.test(t));
+}
+
+const BUCKET_MISSING = /The specified bucket does not exist/i;
+
+/** A 404 that means the object (or that generation) is not there, in a bucket that is. */
+const objectMissing = (err: unknown): boolean => statusOf(err) === NOT_FOUND && !bucketMissing(err);
+
+/**
  * Any failure of a call as an {@link HttpApiError} naming the object and the
  * status, so the project's classification sees it as technical: retryable
  * for 408/429/5xx and for no answer at all, unexpected (a deployment
@@ -72,8 +93,18 @@ function statusOf(err: unknown): number | null {
 function technical(what: string, ref: string, err: unknown): HttpApiError {
   const status = statusOf(err);
   const code = errorCode(err);
-  const detail = status === null ? `no HTTP answer${code === undefined ? '' : ` (${code})`}` : `HTTP ${status}`;
+  const detail = status === null ? `no HTTP answer${code === undefined ? '' : ` (${code})`}` : `HTTP ${status}${bucketMissing(err) ? ' (the bucket does not exist)' : ''}`;
   return new HttpApiError(`Cloud Storage ${what} ${ref} failed: ${detail}: ${errorMessage(err)}`, status, { cause: err });
+}
+
+/**
+ * A listed object's `timeCreated` (RFC 3339, always in the resource). One
+ * without a readable time is taken as created now: callers that act on age
+ * (the orphan repair) then leave it alone rather than guess it old.
+ */
+function createdOf(time: unknown): Date {
+  const ms = typeof time === 'string' ? Date.parse(time) : Number.NaN;
+  return Number.isNaN(ms) ? new Date() : new Date(ms);
 }
 
 const uri = (bucket: string, object: string, generation?: string): string => `gs://${bucket}/${object}${generation === undefined ? '' : `#${generation}`}`;
@@ -86,15 +117,34 @@ const uri = (bucket: string, object: string, generation?: string): string => `gs
 export function createGcsPayloadStore(projectId: string, policy: StoragePolicy = STORAGE_POLICY): PayloadStore {
   const storage = (): StorageModule.Storage => storageFor(projectId, policy);
 
+  /**
+   * Throws unless `bucket` exists. The message of an object call's 404 is
+   * not part of the API's contract, and a report has an object delete in a
+   * missing bucket answered "No such object"; a listing of a missing bucket
+   * is answered "The specified bucket does not exist." (and any failure of
+   * it is technical), so an answer that would call an object gone is
+   * confirmed with one (the listing needs only storage.objects.list, which
+   * every identity that reads or deletes objects has). Taken only on the
+   * rare MISSING and ABSENT answers.
+   */
+  const confirmBucket = async (bucket: string, object: string): Promise<void> => {
+    try {
+      await storage().bucket(bucket).getFiles({ prefix: object, maxResults: 1, autoPaginate: false });
+    } catch (err) {
+      throw technical('list (to confirm the bucket) of', uri(bucket, object), err);
+    }
+  };
+
   /** What the name holds now, when a pinned generation was not found. */
   const unavailable = async (bucket: string, object: string): Promise<Unavailable> => {
     try {
       const [live] = await storage().bucket(bucket).file(object).getMetadata();
       return { kind: 'CHANGED', liveGeneration: String(live.generation) };
     } catch (err) {
-      if (statusOf(err) === NOT_FOUND) return { kind: 'MISSING' };
-      throw technical('stat of the live object', uri(bucket, object), err);
+      if (!objectMissing(err)) throw technical('stat of the live object', uri(bucket, object), err);
     }
+    await confirmBucket(bucket, object);
+    return { kind: 'MISSING' };
   };
 
   return {
@@ -122,7 +172,7 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
         const [data] = await storage().bucket(ref.bucket).file(ref.object, { generation: ref.generation }).download({ validation: 'crc32c' });
         return { kind: 'FOUND', data };
       } catch (err) {
-        if (statusOf(err) === NOT_FOUND) return unavailable(ref.bucket, ref.object);
+        if (objectMissing(err)) return unavailable(ref.bucket, ref.object);
         throw technical('read of', uri(ref.bucket, ref.object, ref.generation), err);
       }
     },
@@ -132,7 +182,7 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
         const [meta] = await storage().bucket(ref.bucket).file(ref.object, { generation: ref.generation }).getMetadata();
         return { kind: 'FOUND', bytes: Number(meta.size ?? 0) };
       } catch (err) {
-        if (statusOf(err) === NOT_FOUND) return unavailable(ref.bucket, ref.object);
+        if (objectMissing(err)) return unavailable(ref.bucket, ref.object);
         throw technical('stat of', uri(ref.bucket, ref.object, ref.generation), err);
       }
     },
@@ -147,9 +197,10 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
           .delete({ ifGenerationMatch: ref.generation });
         return 'DELETED';
       } catch (err) {
-        if (statusOf(err) === NOT_FOUND) return 'ABSENT';
-        throw technical('delete of', uri(ref.bucket, ref.object, ref.generation), err);
+        if (!objectMissing(err)) throw technical('delete of', uri(ref.bucket, ref.object, ref.generation), err);
       }
+      await confirmBucket(ref.bucket, ref.object);
+      return 'ABSENT';
     },
 
     async list(bucket, prefix, pageToken, pageSize): Promise<ObjectPage> {
@@ -159,7 +210,7 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
           .getFiles({ prefix, maxResults: pageSize, autoPaginate: false, ...(pageToken === null ? {} : { pageToken }) });
         const token = (next as { pageToken?: unknown } | null | undefined)?.pageToken;
         return {
-          objects: files.map((f) => ({ object: f.name, generation: String(f.metadata.generation), bytes: Number(f.metadata.size ?? 0) })),
+          objects: files.map((f) => ({ object: f.name, generation: String(f.metadata.generation), bytes: Number(f.metadata.size ?? 0), created: createdOf(f.metadata.timeCreated) })),
           nextPageToken: typeof token === 'string' && token !== '' ? token : null,
         };
       } catch (err) {

@@ -38,10 +38,13 @@ export type Unavailable =
 export type ReadResult = { readonly kind: 'FOUND'; readonly data: Buffer } | Unavailable;
 export type StatResult = { readonly kind: 'FOUND'; readonly bytes: number } | Unavailable;
 
+/** One live object of a listing. */
 export interface ListedObject {
   readonly object: string;
   readonly generation: string;
   readonly bytes: number;
+  /** When this generation was written (the resource's `timeCreated`): how old it is. */
+  readonly created: Date;
 }
 
 export interface ObjectPage {

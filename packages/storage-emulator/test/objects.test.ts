@@ -31,6 +31,29 @@ test('buckets: create, get, a second create is 409, a write to a missing bucket 
   expect(missing).toMatchObject({ code: 404, message: 'The specified bucket does not exist.' });
 });
 
+test('a missing bucket is 404 "The specified bucket does not exist." on reads, stats, deletes, lists and uploads; a missing object is "No such object"', async () => {
+  const name = fresh();
+  const file = h.client.bucket(name).file('o.json', { generation: '1' });
+  const calls: Array<[string, Promise<unknown>]> = [
+    ['read', file.download()],
+    ['stat', file.getMetadata()],
+    ['delete', file.delete({ ifGenerationMatch: '1' })],
+    ['list', h.client.bucket(name).getFiles({ prefix: 'p/', maxResults: 1, autoPaginate: false })],
+    ['upload', h.client.bucket(name).file('o.json').save('x', IF_ABSENT)],
+  ];
+  for (const [op, call] of calls) {
+    const err = await rejection(call);
+    // A media download's error carries the whole JSON body as its message; the JSON calls carry the API's message.
+    expect([op, err.code, err.message]).toEqual([op, 404, expect.stringContaining('The specified bucket does not exist.')]);
+  }
+  expect(h.emulator.requests().filter((r) => r.bucket === name).map((r) => [r.op, r.status])).toEqual(calls.map(([op]) => [op, 404]));
+  const bucket = h.client.bucket(fresh());
+  await bucket.create();
+  const missing = await rejection(bucket.file('o.json', { generation: '1' }).getMetadata());
+  expect(missing).toMatchObject({ code: 404, message: `No such object: ${bucket.name}/o.json` });
+  expect(missing.message).not.toContain('does not exist');
+});
+
 test('create-if-absent twice: the second is 412 conditionNotMet and the first generation stays', async () => {
   const bucket = h.client.bucket(fresh());
   await bucket.create();
