@@ -1,3 +1,5 @@
+import { type Agent, request } from 'node:http';
+
 /** Runs `task(i)` for i in [0, count) with at most `concurrency` in flight. */
 export async function runPool(count: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
@@ -42,4 +44,27 @@ export async function currentRss(pid: number): Promise<number> {
   const match = /VmRSS:\s+(\d+)\s+kB/.exec(await readFile(`/proc/${pid}/status`, 'utf8'));
   if (match?.[1] === undefined) throw new Error(`no VmRSS for pid ${pid}`);
   return Number(match[1]) * 1024;
+}
+
+/**
+ * Starts a new peak (VmHWM := current RSS) so one process's peak can be read
+ * per phase of a run (Linux >= 4.0: writing 5 to clear_refs).
+ */
+export async function resetPeakRss(pid: number): Promise<void> {
+  const { writeFile } = await import('node:fs/promises');
+  await writeFile(`/proc/${pid}/clear_refs`, '5');
+}
+
+/** A JSON POST over a keep-alive agent (the lean load generator of the receiver benches): the status and the answer's text. */
+export function postJson(url: string, agent: Agent, body: string | Buffer): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -14,7 +14,7 @@
  * Flags: --n=5000 --concurrency=32 --json
  */
 import type { Firestore } from '@google-cloud/firestore';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { createFirestore } from '../functions/src/firestore';
 import { INBOX } from '../functions/src/inbox/document';
@@ -24,7 +24,7 @@ import { interpretMessage } from '../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../functions/src/receiver/registry';
 import { serveFunction } from '../tools/local/serve-function';
 import { useEmulators } from '../tools/local/use-emulators';
-import { argNumber, cpuMs, currentRss, peakRss, runPool } from './pool';
+import { argNumber, cpuMs, currentRss, peakRss, postJson, runPool } from './pool';
 
 const N = argNumber('n', 5_000);
 const CONCURRENCY = argNumber('concurrency', 32);
@@ -81,16 +81,10 @@ async function main(): Promise<void> {
   // A lean keep-alive client: on two cores the load generator competes with the receiver for CPU.
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   try {
-    const post = (url: string, side: string, i: number): Promise<void> =>
-      new Promise((resolve, reject) => {
-        const body = JSON.stringify(envelopeFor(side, i));
-        const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-          res.resume();
-          res.on('end', () => (res.statusCode === 200 ? resolve() : reject(new Error(`receiver answered ${res.statusCode ?? '?'}`))));
-        });
-        req.on('error', reject);
-        req.end(body);
-      });
+    const post = async (url: string, side: string, i: number): Promise<void> => {
+      const { status } = await postJson(url, agent, JSON.stringify(envelopeFor(side, i)));
+      if (status !== 200) throw new Error(`receiver answered ${status}`);
+    };
     const write = async (side: string, i: number): Promise<void> => {
       const parsed = parsePushEnvelope(envelopeFor(side, i));
       if (!parsed.ok) throw new Error(parsed.error);
