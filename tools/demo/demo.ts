@@ -7,6 +7,7 @@
  */
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
+import { Storage } from '@google-cloud/storage';
 import { SingleBar } from 'cli-progress';
 import { Command } from 'commander';
 import { controlClient, findRunningStack, type StackControl } from '../local/control';
@@ -41,8 +42,11 @@ async function main(): Promise<number> {
   // The operator CLI's commands run in this process, against this stack's emulators.
   process.env.FIRESTORE_EMULATOR_HOST = info.firestoreHost;
   process.env.GOOGLE_CLOUD_PROJECT = info.projectId;
+  // `inbox show` reads claims' objects: the storage client takes the emulator from here.
+  process.env.STORAGE_EMULATOR_HOST = info.storageUrl;
   const db = new Firestore({ projectId: info.projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
   const pubsub = new PubSub({ projectId: info.projectId, apiEndpoint: info.pubsubHost });
+  const storage = new Storage({ projectId: info.projectId, apiEndpoint: info.storageUrl });
   const bar = !json && process.stderr.isTTY === true ? new SingleBar({ stream: process.stderr, format: '{bar} {value}/{total} work orders as expected · {phase}' }) : null;
   let lastPhase = '';
   try {
@@ -52,6 +56,7 @@ async function main(): Promise<number> {
       control,
       db,
       pubsub,
+      storage,
       options: {
         orders: options.orders,
         outageMs: options.outageMs,

@@ -4,23 +4,21 @@
  * promise (nothing lost, nothing billed twice, nothing completed unbilled,
  * nothing waiting silently, no timer left behind).
  */
-import { type PlannedOrder, POISON, SCENARIOS, scenarioOf, type ScenarioId } from './plan';
+import { type BilledView, type ClaimDoc, describeBilled, describeClaim, largeReports, type LargeReportSummary, reportsAccounted, type ReportState } from './large-reports';
+import { type LargeReport, type PlannedOrder, POISON, SCENARIOS, scenarioOf, type ScenarioId } from './plan';
 
-/** The inbox document fields the demo reads. */
-export interface InboxView {
-  readonly id: string;
-  readonly status: string;
+/** The inbox document fields the demo reads (with its claims: see large-reports.ts). */
+export interface InboxView extends ClaimDoc {
   readonly reason: string | null;
-  readonly correlationKey: string | null;
   readonly correlatedVia: string | null;
   readonly deadLettered: boolean;
 }
 
-/** What the demo read back from Firestore (this run's data only). */
-export interface Snapshot {
+/** What the demo read back from Firestore and the storage emulator (this run's data only). */
+export interface Snapshot extends ReportState {
   readonly inbox: readonly InboxView[];
   readonly instances: ReadonlyArray<{ readonly id: string; readonly businessKey: string; readonly status: string }>;
-  readonly invoices: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
+  readonly invoices: ReadonlyArray<BilledView & { readonly processInstanceId: string }>;
   /** createInvoice jobs: which instance each belongs to. */
   readonly invoiceJobs: ReadonlyArray<{ readonly processInstanceId: string }>;
   /** Tokens of this run's instances that wait for a message (WAITING_MESSAGE), and where. */
@@ -63,6 +61,8 @@ export interface Invariant {
 
 export interface Evaluation {
   readonly scenarios: readonly ScenarioRow[];
+  /** The large reports of the run (by reference, offloaded), for the line after the table. */
+  readonly largeReports: readonly LargeReportSummary[];
   readonly totals: ReadonlyArray<{ readonly status: string; readonly reason: string | null; readonly count: number }>;
   readonly invariants: readonly Invariant[];
   readonly ok: boolean;
@@ -79,6 +79,8 @@ export interface Shows {
   readonly path?: boolean;
   /** Where the tokens wait, the escalations, and `inbox waiting` (with the deadline the listing must exceed, seconds). */
   readonly waiting?: { readonly deadlineSeconds: number };
+  /** The claim of a large report (its route) and the invoice's line-item count. */
+  readonly report?: LargeReport['route'];
 }
 
 const times = (n: number): string => (n === 0 ? 'never' : n === 1 ? 'once' : `${n}×`);
@@ -99,7 +101,7 @@ export function observeOrder(snapshot: Snapshot, workOrderId: string, shows: Sho
     return at.length === 0 ? ' (no token waits)' : ` at ${at.join(' + ')}`;
   };
   const process = instances.length === 0 ? 'no process' : instances.map((i) => `${i.status}${shows.waiting === undefined ? '' : waitingAt(i.id)}`).join(' + ');
-  const parts = [inbox, process];
+  const parts = shows.report === undefined ? [inbox, process] : [inbox, describeClaim(snapshot, workOrderId, shows.report), process];
   const escalations = snapshot.escalations.filter((e) => e.workOrderId === workOrderId).length;
   const reminders = snapshot.reminders[workOrderId] ?? 0;
   if (shows.waiting !== undefined || escalations > 0 || reminders > 0) parts.push(`escalated ${times(escalations)}, ${reminders} reminder${reminders === 1 ? '' : 's'}`);
@@ -108,7 +110,7 @@ export function observeOrder(snapshot: Snapshot, workOrderId: string, shows: Sho
     const longest = Math.max(-1, ...listed.map((w) => w.waitingSeconds));
     parts.push(listed.length === 0 ? 'not in inbox waiting' : longest >= shows.waiting.deadlineSeconds ? 'in inbox waiting past its deadline' : `in inbox waiting only ${longest} s`);
   }
-  parts.push(invoiced ? 'invoiced' : 'not invoiced');
+  parts.push(shows.report !== undefined ? describeBilled(snapshot, workOrderId) : invoiced ? 'invoiced' : 'not invoiced');
   return parts.join(' · ');
 }
 
@@ -116,7 +118,11 @@ export function observeOrder(snapshot: Snapshot, workOrderId: string, shows: Sho
 export function showsOf(id: ScenarioId): Shows {
   const s = scenarioOf(id);
   const deadline = s.variables?.['completionDeadline'];
-  return { path: s.showsPath, ...(s.showsWaiting === true ? { waiting: { deadlineSeconds: deadline === undefined ? 0 : isoSeconds(deadline) } } : {}) };
+  return {
+    path: s.showsPath,
+    ...(s.showsWaiting === true ? { waiting: { deadlineSeconds: deadline === undefined ? 0 : isoSeconds(deadline) } } : {}),
+    ...(s.report === undefined ? {} : { report: s.report.route }),
+  };
 }
 
 /** Seconds of the plain `PT<n>S` durations the demo sets (the engine parses the model's; the demo only needs its own). */
@@ -150,8 +156,9 @@ export function evaluate(plan: readonly PlannedOrder[], published: Published, sn
     return { status, reason: reason === '' ? null : reason, count };
   }).sort((a, b) => a.status.localeCompare(b.status) || (a.reason ?? '').localeCompare(b.reason ?? ''));
 
-  const invariants = [accountedFor(published, snapshot), invoicedOnce(plan, snapshot), completedInvoiced(snapshot), noSilentWait(plan, snapshot), escalatedOnlyWhenDue(plan, snapshot), noTimerLeft(snapshot)];
-  return { scenarios, totals, invariants, ok: scenarios.every((s) => s.ok) && invariants.every((i) => i.violations.length === 0) };
+  const invariants = [accountedFor(published, snapshot), invoicedOnce(plan, snapshot), completedInvoiced(snapshot), noSilentWait(plan, snapshot), escalatedOnlyWhenDue(plan, snapshot), noTimerLeft(snapshot), reportsAccounted(plan, snapshot)];
+  const reports = largeReports(plan, snapshot, (o) => observeOrder(snapshot, o.workOrderId, showsOf(o.scenario)) === scenarioOf(o.scenario).expected);
+  return { scenarios, largeReports: reports, totals, invariants, ok: scenarios.every((s) => s.ok) && invariants.every((i) => i.violations.length === 0) };
 }
 
 /** Every published message is DONE or PARKED with a reason: none missing, none left OPEN. */

@@ -2,9 +2,20 @@ import type { Firestore, Query } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { INBOX } from '../../functions/src/inbox/document';
 import type { InboxView, Snapshot } from './evaluate';
+import type { ClaimView } from './large-reports';
 
-/** What Firestore holds of a run; the provider's reminders and `inbox waiting` come from elsewhere. */
-export type StoredState = Omit<Snapshot, 'reminders' | 'waitingListed'>;
+/** What Firestore holds of a run; the provider's reminders and reports, `inbox waiting` and the objects come from elsewhere. */
+export type StoredState = Omit<Snapshot, 'reminders' | 'waitingListed' | 'objects' | 'payloadObjects' | 'reportsSent'>;
+
+/** A claim field of an inbox document (`reference`, `offloaded`), or null when absent or not of the expected form. */
+function claimOf(value: unknown): ClaimView | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const c = value as Record<string, unknown>;
+  if (typeof c.uri !== 'string' || typeof c.bucket !== 'string' || typeof c.object !== 'string' || typeof c.generation !== 'string') return null;
+  return { uri: c.uri, bucket: c.bucket, object: c.object, generation: c.generation, bytes: typeof c.bytes === 'number' ? c.bytes : null };
+}
+
+const countOf = (value: unknown): number | null => (typeof value === 'number' ? value : null);
 
 /** Firestore's `in` takes at most 30 values. */
 const IN_LIMIT = 30;
@@ -44,13 +55,22 @@ export async function readSnapshot(db: Firestore, prefix: string, poisonIds: rea
     correlationKey: typeof d.correlationKey === 'string' ? d.correlationKey : null,
     correlatedVia: typeof d.correlatedVia === 'string' ? d.correlatedVia : null,
     deadLettered: d.deadLetter !== undefined && d.deadLetter !== null,
+    payloadHash: typeof d.payloadHash === 'string' ? d.payloadHash : null,
+    reference: claimOf(d.reference),
+    offloaded: claimOf(d.offloaded),
   });
   const instanceList = instances.docs.map((d) => ({ id: d.id, businessKey: String(d.get('businessKey')), status: String(d.get('status')) }));
   const ours = new Set(instanceList.map((i) => i.id));
   return {
     inbox: [...inbox.docs.map((d) => view(d.id, d.data())), ...poison.flatMap((d) => (d.exists ? [view(d.id, d.data() ?? {})] : []))],
     instances: instanceList,
-    invoices: invoices.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
+    invoices: invoices.docs.map((d) => ({
+      workOrderId: String(d.get('workOrderId')),
+      processInstanceId: String(d.get('processInstanceId')),
+      billedItems: countOf(d.get('billedItems')),
+      lineItemCount: countOf(d.get('lineItemCount')),
+      report: typeof d.get('report') === 'string' ? String(d.get('report')) : null,
+    })),
     invoiceJobs: jobs.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')) })).filter((j) => ours.has(j.processInstanceId)),
     waitingTokens: tokens.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')) })),
     timers: timers.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')), status: String(d.get('status')) })),

@@ -4,7 +4,14 @@
  */
 import type { ProviderScript } from '../local/provider';
 
-export type ScenarioId = 'normal' | 'duplicate' | 'overtake' | 'conflict' | 'ambiguous' | 'outage' | 'deadLetter' | 'neverAnswered' | 'poison';
+export type ScenarioId = 'normal' | 'duplicate' | 'overtake' | 'conflict' | 'ambiguous' | 'outage' | 'deadLetter' | 'neverAnswered' | 'reportByReference' | 'reportOffloaded' | 'poison';
+
+/** A scenario whose completion carries a large report: how it travels and how many line items it has. */
+export interface LargeReport {
+  /** `reference`: the provider uploads it and sends `gs://…#generation`; `offloaded`: inline, and the receiver offloads it. */
+  readonly route: 'reference' | 'offloaded';
+  readonly lineItems: number;
+}
 
 export interface Scenario {
   readonly id: ScenarioId;
@@ -34,9 +41,17 @@ export interface Scenario {
    * every order that has one, so a stray one fails its scenario.
    */
   readonly showsWaiting?: boolean;
+  /** The completion carries a large report: its claim and the invoice's item count are part of the outcome. */
+  readonly report?: LargeReport;
 }
 
 const ORDER_DONE = 'DONE · COMPLETED · invoiced';
+
+/** Line items of the report sent by reference (about 3.4 MiB). */
+export const REFERENCE_ITEMS = 6_000;
+/** Line items of the report sent inline, and what its offloaded object measures (the canonical JSON of the payload). */
+export const OFFLOADED_ITEMS = 9_000;
+export const OFFLOADED_MIB = '5.1 MiB';
 
 export const SCENARIOS: readonly Scenario[] = [
   { id: 'normal', showsPath: false, title: 'normal completion', expected: ORDER_DONE, providerScript: 'answer', share: 0 },
@@ -63,6 +78,31 @@ export const SCENARIOS: readonly Scenario[] = [
     count: 3,
     variables: { completionDeadline: 'PT5S' },
   },
+  // One each: the point is the route of a large report, not volume. The sizes follow from the item counts (the
+  // provider's items are of fixed size; test/unit/demo-evaluate.test.ts measures them), the offloaded one far
+  // over INBOX_OFFLOAD_BYTES (512 KiB) and under Pub/Sub's 10 MiB.
+  {
+    id: 'reportByReference',
+    showsPath: false,
+    title: 'large report by reference (gs://…#generation)',
+    expected: `DONE · reference FOUND · COMPLETED · invoiced ${REFERENCE_ITEMS} line items`,
+    providerScript: 'reportByReference',
+    share: 0,
+    count: 1,
+    variables: { reportLineItems: String(REFERENCE_ITEMS) },
+    report: { route: 'reference', lineItems: REFERENCE_ITEMS },
+  },
+  {
+    id: 'reportOffloaded',
+    showsPath: false,
+    title: 'large report inline, offloaded on receipt',
+    expected: `DONE · offloaded ${OFFLOADED_MIB} · COMPLETED · invoiced ${OFFLOADED_ITEMS} line items`,
+    providerScript: 'reportInline',
+    share: 0,
+    count: 1,
+    variables: { reportLineItems: String(OFFLOADED_ITEMS) },
+    report: { route: 'offloaded', lineItems: OFFLOADED_ITEMS },
+  },
 ];
 
 /** The deadline of the never-answered orders, in seconds (their `completionDeadline`). */
@@ -84,7 +124,7 @@ export interface PlannedOrder {
 }
 
 /** The smallest run that gives every scenario a work order and leaves some normal ones. */
-export const MIN_ORDERS = 13;
+export const MIN_ORDERS = 15;
 
 /** Splits `orders` work orders of run `run` over the scenarios: each gets its share (at least one), the rest are normal. */
 export function planOrders(run: string, orders: number): PlannedOrder[] {

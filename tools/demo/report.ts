@@ -1,4 +1,5 @@
 import { formatTable } from '../local/table';
+import { formatLargeReports } from './large-reports';
 import type { DemoResult } from './run';
 
 const mark = (ok: boolean): string => (ok ? 'ok' : 'FAILED');
@@ -22,7 +23,8 @@ export function formatReport(r: DemoResult): string {
     r.neverAnswered.length === 0
       ? 'Never answered: `inbox waiting` listed none of them.'
       : `Never answered: \`inbox waiting\` listed ${r.neverAnswered.map((w) => `${w.workOrderId} at ${w.activityId} for ${w.waitingSeconds} s`).join(', ')}; the simulated provider got ${sumReminders(r)} reminder(s) and answered none.`,
-    r.commands.length === 0 ? 'Operator commands run: none' : 'Operator commands run (a repair is one command; `waiting` only looks):',
+    ...formatLargeReports(e.largeReports),
+    r.commands.length === 0 ? 'Operator commands run: none' : 'Operator commands run (a repair is one command; `waiting` and `show` only look):',
     ...r.commands.map((c) => `  ${c}`),
   ].filter((l): l is string => l !== null);
   const phases = r.phases.map((p) => `  ${p.seconds.toFixed(1).padStart(6)} s  ${p.phase}${p.error === null ? '' : ' (FAILED)'}`);

@@ -6,6 +6,7 @@
  */
 import type { Firestore } from '@google-cloud/firestore';
 import type { PubSub } from '@google-cloud/pubsub';
+import type { Storage } from '@google-cloud/storage';
 import { runCli } from '../../functions/src/cli/main';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { INBOX } from '../../functions/src/inbox/document';
@@ -13,7 +14,9 @@ import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import type { StackControl, StackInfo, StackStatus } from '../local/control';
 import { COMPLETION_ATTRIBUTES, completionOf } from '../local/provider';
 import { evaluate, observeOrder, showsOf, type Evaluation, type Snapshot } from './evaluate';
+import type { ObjectView } from './large-reports';
 import { readSnapshot } from './observe';
+import { readClaimObjects, readPayloadObjects } from './observe-storage';
 import { type PlannedOrder, planOrders, POISON_MESSAGES, scenarioOf, type ScenarioId } from './plan';
 import { errorMessage } from '../../functions/src/core/errors';
 
@@ -49,6 +52,8 @@ interface Context {
   readonly control: StackControl;
   readonly db: Firestore;
   readonly pubsub: PubSub;
+  /** A real client on the stack's storage emulator: the claims' objects are read through it. */
+  readonly storage: Storage;
   readonly options: DemoOptions;
 }
 
@@ -74,10 +79,17 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     ctx.db.getAll(...orders.map((o) => ctx.db.collection(INBOX).doc(published.completionIds.get(o.workOrderId) ?? '')));
   // An object, not a `let`: phases set it inside closures, where TypeScript would not see the assignment.
   const listing: { waitingListed: Snapshot['waitingListed'] } = { waitingListed: null };
-  const snapshot = async (): Promise<Snapshot> => {
+  const objectCache = new Map<string, ObjectView>();
+  /** This run's state; `fresh` reads every claim's object again (the last snapshot: an object may have gone since). */
+  const snapshot = async (fresh = false): Promise<Snapshot> => {
     const [stored, status] = await Promise.all([readSnapshot(ctx.db, prefix, published.poisonIds), ctx.control.status()]);
-    const reminders = Object.fromEntries(Object.entries(status.provider.remindersByWorkOrder).filter(([workOrderId]) => workOrderId.startsWith(prefix)));
-    return { ...stored, reminders, waitingListed: listing.waitingListed };
+    const ours = <T>(byWorkOrder: Readonly<Record<string, T>>): Record<string, T> => Object.fromEntries(Object.entries(byWorkOrder).filter(([workOrderId]) => workOrderId.startsWith(prefix)));
+    const ids = new Set([...stored.inbox.map((d) => d.id), ...published.completionIds.values(), ...published.poisonIds]);
+    const [objects, payloadObjects] = await Promise.all([
+      readClaimObjects(ctx.storage, stored.inbox, fresh ? null : objectCache),
+      readPayloadObjects(ctx.storage, ctx.info.buckets.payloads, ids),
+    ]);
+    return { ...stored, reminders: ours(status.provider.remindersByWorkOrder), reportsSent: ours(status.provider.reports), objects, payloadObjects, waitingListed: listing.waitingListed };
   };
   const settled = (s: Snapshot, orders: readonly PlannedOrder[]): number => orders.filter((o) => observeOrder(s, o.workOrderId, showsOf(o.scenario)) === scenarioOf(o.scenario).expected).length;
   // A phase that fails (a timeout) is recorded and the run goes on: the report then shows where things stand.
@@ -162,6 +174,14 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     await untilSettled(plan.filter((o) => o.scenario !== 'deadLetter' && o.scenario !== 'neverAnswered'), 'delivery and correlation');
   });
 
+  await phase('large reports: what an operator sees', async () => {
+    // `inbox show` stats a reference and reads an offloaded payload pinned to its generation: both must be FOUND.
+    for (const o of plan.filter((x) => scenarioOf(x.scenario).report !== undefined)) {
+      const out = await cli('show', published.completionIds.get(o.workOrderId) ?? '');
+      if (!out.includes(': FOUND (')) throw new Error(`inbox show of ${o.workOrderId}'s completion does not say its object is FOUND:\n${out.slice(0, 2_000)}`);
+    }
+  });
+
   await phase('the provider never answers: escalated, still waiting', async () => {
     const orders = of('neverAnswered');
     // The timer fires after completionDeadline (seconds); the escalation records, then reminds the provider.
@@ -181,7 +201,7 @@ export async function runDemo(ctx: Context): Promise<DemoResult> {
     await untilSettled(plan, 'requeued dead letters');
   });
 
-  const evaluation = evaluate(plan, published, await snapshot());
+  const evaluation = evaluate(plan, published, await snapshot(true));
   const ok = evaluation.ok && phases.every((p) => p.error === null);
   const listed = listing.waitingListed ?? [];
   const neverAnswered = of('neverAnswered').flatMap((o) => listed.filter((w) => w.businessKey === o.workOrderId).map((w) => ({ workOrderId: o.workOrderId, activityId: w.activityId, waitingSeconds: w.waitingSeconds })));

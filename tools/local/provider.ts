@@ -1,5 +1,7 @@
 import type { Message, PubSub, Subscription } from '@google-cloud/pubsub';
+import type { Storage } from '@google-cloud/storage';
 import { z } from 'zod';
+import { gsUri } from '../../functions/src/core/gs-uri';
 
 /**
  * How the simulated provider answers one handed-over work order, read from
@@ -11,7 +13,13 @@ import { z } from 'zod';
  * - `conflict`: two different completions under one event id (the second is
  *   parked as KEY_COLLISION);
  * - `silent`: no answer (the demo publishes the completion itself, or, for
- *   the orders whose provider never answers, nobody does).
+ *   the orders whose provider never answers, nobody does);
+ * - `reportByReference`: a claim check by the sender: the report
+ *   (`{workOrderId, lineItems}`, `reportLineItems` items) is uploaded to the
+ *   provider's bucket and the completion carries `report:
+ *   gs://bucket/object#generation`, the generation the upload got;
+ * - `reportInline`: the completion carries its `reportLineItems` line items
+ *   inline (several MiB: the receiver offloads it to the inbox's bucket).
  *
  * Only a message with `eventType: WorkOrderHandedOver` is a hand-over. The
  * process also publishes reminders to the same topic (`WorkOrderOverdue`,
@@ -19,11 +27,21 @@ import { z } from 'zod';
  * escalation job (the `jobId` attribute; a re-run publishes again), and
  * answers none of them: a reminder is not a new work order.
  */
-export type ProviderScript = 'answer' | 'duplicate' | 'conflict' | 'silent';
+export type ProviderScript = 'answer' | 'duplicate' | 'conflict' | 'silent' | 'reportByReference' | 'reportInline';
+
+/** Line items of a report when the work order's `reportLineItems` variable does not say. */
+export const DEFAULT_REPORT_LINE_ITEMS = 1_000;
 
 const HandOver = z.object({
   workOrderId: z.string().min(1),
-  variables: z.object({ providerScript: z.enum(['answer', 'duplicate', 'conflict', 'silent']).optional() }).passthrough().default({}),
+  variables: z
+    .object({
+      providerScript: z.enum(['answer', 'duplicate', 'conflict', 'silent', 'reportByReference', 'reportInline']).optional(),
+      // A string: the demo's variables are text (a count in a process variable is a number elsewhere, so both are read).
+      reportLineItems: z.coerce.number().int().min(0).max(100_000).optional(),
+    })
+    .passthrough()
+    .default({}),
 });
 
 /** The completion a provider publishes for a work order (`eventId` is the inbox's dedup key). */
@@ -33,12 +51,49 @@ export function completionOf(workOrderId: string, completedItems = 12): Record<s
 
 export const COMPLETION_ATTRIBUTES = { eventType: 'WorkOrderCompleted' } as const;
 
+/** Characters of each line item's description: fixed, so a report's size follows from its item count alone. */
+const DESCRIPTION_CHARS = 540;
+
+/**
+ * The line items of a large report: `count` items of fixed size (about
+ * 595 bytes of JSON each), the same for every work order, so the demo's
+ * expected sizes hold on every run.
+ */
+export function lineItemsOf(count: number): Array<{ itemId: string; quantity: number; description: string }> {
+  return Array.from({ length: count }, (_, i) => {
+    const n = String(i + 1).padStart(6, '0');
+    const text = `Line ${n}: replaced fitting, tested, signed off by the site supervisor. `;
+    return { itemId: `item-${n}`, quantity: (i % 9) + 1, description: text.repeat(Math.ceil(DESCRIPTION_CHARS / text.length)).slice(0, DESCRIPTION_CHARS) };
+  });
+}
+
+/** The completion of a work order whose report travels inline: `count` line items, `completedItems` the same count. */
+export function inlineReportCompletionOf(workOrderId: string, count: number): Record<string, unknown> {
+  return { ...completionOf(workOrderId, count), lineItems: lineItemsOf(count) };
+}
+
+/** A report the provider sent with its completion: how, how many items, how large, and where (by reference). */
+export interface SentReport {
+  readonly route: 'reference' | 'inline';
+  readonly lineItems: number;
+  /** Bytes of the uploaded object (by reference) or of the completion's JSON as published (inline). */
+  readonly bytes: number;
+  /** The reference the completion carried (`gs://bucket/object#generation`); null inline. */
+  readonly uri: string | null;
+}
+
 export interface ProviderOptions {
   /** Usual time between hand-over and completion, ms. */
   readonly delayMs: number;
   /** Share of work orders answered at once, often before the process waits for the answer (0..1). */
   readonly earlyRatio: number;
   readonly random?: () => number;
+  /**
+   * Where `reportByReference` uploads its reports: a client and the
+   * provider's own bucket. Without it such a work order is not answered
+   * (counted as a failure, acked: asking again would not help).
+   */
+  readonly reports?: { readonly storage: Storage; readonly bucket: string };
 }
 
 export interface ProviderStats {
@@ -52,7 +107,10 @@ export interface ProviderStats {
   readonly remindersByWorkOrder: Readonly<Record<string, number>>;
   /** Messages that were neither a hand-over nor a reminder, or unreadable: acked and dropped. */
   readonly ignored: number;
+  /** Answers that failed (a publish or upload: the hand-over is redelivered), or could not be given (no report bucket). */
   readonly failures: number;
+  /** The large reports sent (`reportByReference`, `reportInline`), per work order. */
+  readonly reports: Readonly<Record<string, SentReport>>;
 }
 
 /** The eventType attributes the process publishes to the provider topic (jobs/handlers.ts). */
@@ -83,14 +141,35 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
   let failures = 0;
   // work order -> escalation job ids whose reminder arrived
   const reminders = new Map<string, Set<string>>();
+  const reports = new Map<string, SentReport>();
   const topic = pubsub.topic(completionTopic);
   const publish = async (payload: Record<string, unknown>): Promise<void> => {
     await topic.publishMessage({ json: payload, attributes: COMPLETION_ATTRIBUTES });
     completionsPublished += 1;
   };
 
-  const answer = async (workOrderId: string, script: ProviderScript): Promise<void> => {
+  /** Uploads the report, then publishes a completion that names the very generation the upload created. */
+  const answerByReference = async (workOrderId: string, count: number): Promise<void> => {
+    if (options.reports === undefined) throw new NoReportBucketError();
+    const data = Buffer.from(JSON.stringify({ workOrderId, lineItems: lineItemsOf(count) }), 'utf8');
+    const file = options.reports.storage.bucket(options.reports.bucket).file(`reports/${workOrderId}.json`);
+    await file.save(data, { resumable: false, contentType: 'application/json' });
+    const generation = file.metadata.generation;
+    if (generation === undefined) throw new Error(`upload of ${file.name}: no generation in the answer`);
+    const uri = gsUri({ bucket: options.reports.bucket, object: file.name, generation: String(generation) });
+    await publish({ ...completionOf(workOrderId, count), report: uri });
+    reports.set(workOrderId, { route: 'reference', lineItems: count, bytes: data.length, uri });
+  };
+
+  const answer = async (workOrderId: string, script: ProviderScript, reportLineItems: number): Promise<void> => {
     if (script === 'silent') return;
+    if (script === 'reportByReference') return answerByReference(workOrderId, reportLineItems);
+    if (script === 'reportInline') {
+      const completion = inlineReportCompletionOf(workOrderId, reportLineItems);
+      await publish(completion);
+      reports.set(workOrderId, { route: 'inline', lineItems: reportLineItems, bytes: Buffer.byteLength(JSON.stringify(completion), 'utf8'), uri: null });
+      return;
+    }
     const completion = completionOf(workOrderId);
     await publish(completion);
     if (script === 'duplicate') await publish(completion);
@@ -128,14 +207,15 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
     const delay = random() < options.earlyRatio ? 0 : options.delayMs;
     const timer = setTimeout(() => {
       timers.delete(timer);
-      answer(workOrderId, variables.providerScript ?? 'answer').then(
+      answer(workOrderId, variables.providerScript ?? 'answer', variables.reportLineItems ?? DEFAULT_REPORT_LINE_ITEMS).then(
         () => {
           answered.add(workOrderId);
           message.ack();
         },
-        () => {
+        (err: unknown) => {
           failures += 1;
-          message.nack();
+          if (err instanceof NoReportBucketError) message.ack();
+          else message.nack();
         },
       );
     }, delay);
@@ -150,7 +230,7 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
   return {
     stats: () => {
       const byWorkOrder = Object.fromEntries([...reminders].map(([workOrderId, jobs]) => [workOrderId, jobs.size]));
-      return { received, handedOver, completionsPublished, reminders: Object.values(byWorkOrder).reduce((n, c) => n + c, 0), remindersByWorkOrder: byWorkOrder, ignored, failures };
+      return { received, handedOver, completionsPublished, reminders: Object.values(byWorkOrder).reduce((n, c) => n + c, 0), remindersByWorkOrder: byWorkOrder, ignored, failures, reports: Object.fromEntries(reports) };
     },
     async stop() {
       for (const timer of timers) clearTimeout(timer);
@@ -158,6 +238,14 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
       await sub.close();
     },
   };
+}
+
+/** A `reportByReference` work order with no report bucket configured: a permanent inability, not worth a redelivery. */
+class NoReportBucketError extends Error {
+  override readonly name = 'NoReportBucketError';
+  constructor() {
+    super('the provider has no report bucket (ProviderOptions.reports)');
+  }
 }
 
 function safeJson(data: Buffer): unknown {

@@ -8,6 +8,7 @@
  * a simulated provider. `npm start` and `npm run demo` build on it.
  */
 import { PubSub } from '@google-cloud/pubsub';
+import type { Storage } from '@google-cloud/storage';
 import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
 import { startStorageEmulator, type StorageEmulator } from '@inbox/storage-emulator';
 import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
@@ -189,6 +190,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     const provider: SimulatedProvider = startProvider(pubsub, TOPOLOGY.providerPull, TOPOLOGY.completions, {
       delayMs: options.providerDelayMs ?? 500,
       earlyRatio: options.providerEarlyRatio ?? 0.1,
+      // The provider uploads its reports as a sender would: the real client, its own bucket, no emulator shortcuts.
+      reports: { storage: await storageClient(projectId, storage.url), bucket: buckets.providerReports },
     });
     cleanup.push(() => provider.stop());
     const relaySchedules: Schedule[] = relays.map((r) => every(options.relayEveryMs ?? 2_000, r.url));
@@ -278,10 +281,14 @@ function localBuckets(projectId: string, env: Readonly<Record<string, string>> |
   return { payloads: env?.INBOX_PAYLOAD_BUCKET ?? defaultPayloadBucket(projectId), providerReports: `${projectId}-provider-reports` };
 }
 
+/** A real storage client on the emulator. apiEndpoint rather than STORAGE_EMULATOR_HOST: the stack leaves the environment of its own process alone. */
+async function storageClient(projectId: string, storageUrl: string): Promise<Storage> {
+  const { Storage } = await import('@google-cloud/storage');
+  return new Storage({ projectId, apiEndpoint: storageUrl });
+}
+
 /** Creates the buckets through the real client (the emulator, like the API, refuses writes to a missing bucket). */
 async function createBuckets(projectId: string, storageUrl: string, names: readonly string[]): Promise<void> {
-  // apiEndpoint rather than STORAGE_EMULATOR_HOST: the stack leaves the environment of its own process alone.
-  const { Storage } = await import('@google-cloud/storage');
-  const client = new Storage({ projectId, apiEndpoint: storageUrl });
+  const client = await storageClient(projectId, storageUrl);
   for (const name of new Set(names)) await client.createBucket(name);
 }
