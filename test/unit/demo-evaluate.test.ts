@@ -3,7 +3,7 @@ import { WorkOrderCompletedSchema } from '../../functions/src/receiver/registry'
 import { evaluate, observeOrder, showsOf, type InboxView, type Published, type Snapshot } from '../../tools/demo/evaluate';
 import { formatLargeReports, mib } from '../../tools/demo/large-reports';
 import { MIN_ORDERS, OFFLOADED_ITEMS, OFFLOADED_MIB, planOrders, REFERENCE_ITEMS, SCENARIOS } from '../../tools/demo/plan';
-import { inlineReportCompletionOf, lineItemsOf } from '../../tools/local/provider';
+import { inlineReportCompletionOf, lineItemsOf } from '../../tools/messages/completions';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] extends ReadonlyArray<infer E> ? E[] : T[K] extends Readonly<Record<string, infer V>> ? Record<string, V> : T[K] };
 const empty: Snapshot = { inbox: [], instances: [], invoices: [], invoiceJobs: [], waitingTokens: [], timers: [], escalations: [], reminders: {}, waitingListed: null, objects: {}, payloadObjects: [], reportsSent: {} };
