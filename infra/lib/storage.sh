@@ -27,8 +27,16 @@ PAYLOAD_SOFT_DELETE_SECONDS=604800
 # The sweep's custom role: read and delete objects, nothing else (no create,
 # no overwrite, no bucket settings). objectUser would also let every function
 # of inbox-jobs (startProcess, runJob, fireTimer) create and overwrite objects.
+# list: an object's 404 is told from a missing bucket's by a one-object listing
+# (functions/src/storage/gcs-payload-store.ts), so a sweep into a deleted
+# bucket is an error, not an object already gone.
 SWEEPER_ROLE_ID=inboxPayloadSweeper
 SWEEPER_ROLE_PERMISSIONS=storage.objects.get,storage.objects.list,storage.objects.delete
+# The receiver's custom role: create an object and read the metadata of one
+# that exists (createIfAbsent on a redelivery: HTTP 412), nothing else; not
+# objectViewer, which would also let it list and download every payload.
+WRITER_ROLE_ID=inboxPayloadWriter
+WRITER_ROLE_PERMISSIONS=storage.objects.create,storage.objects.get
 
 # Bucket names: 3-222 characters of lowercase letters, digits, -, _ and .,
 # starting and ending with a letter or digit, not starting with "goog".
@@ -102,20 +110,27 @@ apply_payload_bucket() {
   fi
 }
 
-# The sweep's custom role on the project (roles are defined per project or
-# organization; it is granted on the payload bucket only). A deleted role
+# The custom roles on the project (roles are defined per project or
+# organization; each is granted on the payload bucket only). A deleted role
 # lingers for 7 days and blocks its id: undeleted, then set.
-apply_sweeper_role() {
+# apply_custom_role ID TITLE DESCRIPTION PERMISSIONS
+apply_custom_role() {
   local deleted=""
-  local -a settings=(--title="Inbox payload sweeper" --description="Reads and deletes inbox payload objects (sweepJobs)" --permissions="$SWEEPER_ROLE_PERMISSIONS" --stage=GA)
-  if [[ $DRY_RUN != true ]] && deleted=$(gcloud iam roles describe "$SWEEPER_ROLE_ID" --format='value(deleted)' --project="$PROJECT" 2>/dev/null); then
-    if [[ ${deleted,,} == true ]]; then gc iam roles undelete "$SWEEPER_ROLE_ID" --format=none; fi
+  local -a settings=(--title="$2" --description="$3" --permissions="$4" --stage=GA)
+  if [[ $DRY_RUN != true ]] && deleted=$(gcloud iam roles describe "$1" --format='value(deleted)' --project="$PROJECT" 2>/dev/null); then
+    if [[ ${deleted,,} == true ]]; then gc iam roles undelete "$1" --format=none; fi
     # update sets the whole permission list: one added or removed by hand is put back.
-    gc iam roles update "$SWEEPER_ROLE_ID" "${settings[@]}" --format=none
+    gc iam roles update "$1" "${settings[@]}" --format=none
   else
-    gc iam roles create "$SWEEPER_ROLE_ID" "${settings[@]}" --format=none
+    gc iam roles create "$1" "${settings[@]}" --format=none
   fi
+}
+
+apply_payload_roles() {
+  apply_custom_role "$SWEEPER_ROLE_ID" "Inbox payload sweeper" "Reads and deletes inbox payload objects (sweepJobs)" "$SWEEPER_ROLE_PERMISSIONS"
   SWEEPER_ROLE="projects/$PROJECT/roles/$SWEEPER_ROLE_ID"
+  apply_custom_role "$WRITER_ROLE_ID" "Inbox payload writer" "Creates inbox payload objects, reads their metadata (receivePubSubPush, receiveDeadLetter)" "$WRITER_ROLE_PERMISSIONS"
+  WRITER_ROLE="projects/$PROJECT/roles/$WRITER_ROLE_ID"
 }
 
 bucket_binding() {
@@ -123,21 +138,17 @@ bucket_binding() {
 }
 
 # Least privilege per identity (docs/failure-modes.md says what a missing grant does):
-# - inbox-receiver (receivePubSubPush, receiveDeadLetter): objectCreator to
-#   write an offloaded payload (create only: it cannot overwrite or delete),
-#   and objectViewer because createIfAbsent reads the metadata of an object
-#   that exists already (a redelivery: HTTP 412). No delete: the best-effort
-#   removal of an orphan it just made (a replay whose document was purged)
-#   gets a 403 and only logs it; `inbox repair orphan-payloads` removes such
-#   objects.
-# - inbox-relay (relayInbox): objectViewer, to stat and read payloads.
+# - inbox-receiver (receivePubSubPush, receiveDeadLetter): the writer role, to
+#   write an offloaded payload (create only: it cannot overwrite, delete,
+#   list or download) and read the metadata of one that exists (a
+#   redelivery). It never deletes an object: one no document names is
+#   removed by `inbox repair orphan-payloads`.
+# - inbox-relay (relayInbox): nothing on the payload bucket (it stats only the
+#   senders' references, never the inbox's own objects).
 # - inbox-jobs (runJob reads the report for "Create invoice"; sweepJobs
-#   deletes the objects of purged documents): the sweeper role, which is
-#   objectViewer's get and list plus delete.
+#   deletes the objects of purged documents): the sweeper role.
 grant_storage_iam() {
-  bucket_binding "$PAYLOAD_BUCKET" inbox-receiver roles/storage.objectCreator
-  bucket_binding "$PAYLOAD_BUCKET" inbox-receiver roles/storage.objectViewer
-  bucket_binding "$PAYLOAD_BUCKET" inbox-relay roles/storage.objectViewer
+  bucket_binding "$PAYLOAD_BUCKET" inbox-receiver "$WRITER_ROLE"
   bucket_binding "$PAYLOAD_BUCKET" inbox-jobs "$SWEEPER_ROLE"
 
   # The senders' buckets (REFERENCE_BUCKETS): theirs, never created here. The
@@ -156,6 +167,6 @@ grant_storage_iam() {
 setup_storage() {
   section "Cloud Storage (claim check: the payload bucket, read access to the senders' buckets)"
   apply_payload_bucket
-  apply_sweeper_role
+  apply_payload_roles
   grant_storage_iam
 }

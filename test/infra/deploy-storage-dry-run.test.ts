@@ -32,14 +32,15 @@ describe('deploy.sh --dry-run: Cloud Storage', () => {
     const bucket = `gs://${PROJECT}-inbox-payloads`;
     expect(grants.sort()).toEqual(
       [
-        `${bucket} serviceAccount:${sa('inbox-receiver')} roles/storage.objectCreator`,
-        `${bucket} serviceAccount:${sa('inbox-receiver')} roles/storage.objectViewer`,
-        `${bucket} serviceAccount:${sa('inbox-relay')} roles/storage.objectViewer`,
+        `${bucket} serviceAccount:${sa('inbox-receiver')} projects/${PROJECT}/roles/inboxPayloadWriter`,
         `${bucket} serviceAccount:${sa('inbox-jobs')} projects/${PROJECT}/roles/inboxPayloadSweeper`,
       ].sort(),
     );
     const role = only(commands, (c) => c.startsWith('gcloud iam roles create inboxPayloadSweeper '), 'sweeper role');
     expect(flag(role, 'permissions')?.split(',').sort()).toEqual(['storage.objects.delete', 'storage.objects.get', 'storage.objects.list']);
+    // The receiver creates and reads metadata; it cannot list, download in bulk, overwrite or delete.
+    const writer = only(commands, (c) => c.startsWith('gcloud iam roles create inboxPayloadWriter '), 'writer role');
+    expect(flag(writer, 'permissions')?.split(',').sort()).toEqual(['storage.objects.create', 'storage.objects.get']);
   });
 
   it('PAYLOAD_BUCKET and REFERENCE_BUCKETS: the bucket named, read access on each sender bucket, both passed to every function', () => {

@@ -18,6 +18,7 @@ const PAYLOAD_BUCKET = `${PROJECT}-inbox-payloads`;
 const SENDERS = ['sender-a-reports', 'sender-b-reports'];
 const LIFECYCLE = JSON.parse(readFileSync(join(ROOT, 'infra', 'storage', 'payload-lifecycle.json'), 'utf8')) as { rule: unknown[] };
 const SWEEPER = `projects/${PROJECT}/roles/inboxPayloadSweeper`;
+const WRITER = `projects/${PROJECT}/roles/inboxPayloadWriter`;
 
 /** The deploy's storage section exactly as deploy.sh runs it (its libraries, its order), in real mode. */
 const SECTION = String.raw`set -euo pipefail
@@ -66,9 +67,8 @@ describe('infra/lib/storage.sh with the real gcloud against a stand-in Storage a
       lifecycle: LIFECYCLE,
     });
     expect(standIn.roles.get(SWEEPER)).toMatchObject({ includedPermissions: ['storage.objects.get', 'storage.objects.list', 'storage.objects.delete'], stage: 'GA' });
-    expect(bindings(PAYLOAD_BUCKET)).toEqual(
-      [`roles/storage.objectCreator ${member('inbox-receiver')}`, `roles/storage.objectViewer ${member('inbox-receiver')}`, `roles/storage.objectViewer ${member('inbox-relay')}`, `${SWEEPER} ${member('inbox-jobs')}`].sort(),
-    );
+    expect(standIn.roles.get(WRITER)).toMatchObject({ includedPermissions: ['storage.objects.create', 'storage.objects.get'], stage: 'GA' });
+    expect(bindings(PAYLOAD_BUCKET)).toEqual([`${WRITER} ${member('inbox-receiver')}`, `${SWEEPER} ${member('inbox-jobs')}`].sort());
     // The senders' buckets: read access for the relay and the jobs, nothing created, no setting changed.
     for (const name of SENDERS) expect(bindings(name)).toEqual([`roles/storage.objectViewer ${member('inbox-jobs')}`, `roles/storage.objectViewer ${member('inbox-relay')}`]);
     expect(standIn.writes.filter((w) => w.call !== 'POST /storage/v1/b')).toEqual([]);
@@ -81,10 +81,11 @@ describe('infra/lib/storage.sh with the real gcloud against a stand-in Storage a
     expect({ status: again.status, stderr: again.status === 0 ? '' : again.stderr }).toEqual({ status: 0, stderr: '' });
     expect(again.stdout).toContain(`# bucket gs://${PAYLOAD_BUCKET} exists with its settings`);
     expect(standIn.writes.slice(writesBefore)).toEqual([]);
-    expect(bindings(PAYLOAD_BUCKET)).toHaveLength(4);
+    expect(bindings(PAYLOAD_BUCKET)).toHaveLength(2);
     for (const name of SENDERS) expect(bindings(name)).toHaveLength(2);
-    // The role is set again (its permission list is the script's), not created a second time.
+    // The roles are set again (their permission lists are the script's), not created a second time.
     expect(standIn.calls.filter((c) => c === `PATCH /v1/${SWEEPER}`)).toHaveLength(1);
+    expect(standIn.calls.filter((c) => c === `PATCH /v1/${WRITER}`)).toHaveLength(1);
     expect(standIn.unexpected).toEqual([]);
   }, 180_000);
 
