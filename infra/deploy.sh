@@ -75,7 +75,7 @@ Environment (settings of the claim check, see the README):
 Needs: gcloud with the alpha and beta components, node, and a caller allowed to
 administer the project (Owner, or the admin roles of each service plus
 Service Account User on the inbox-* accounts, roles/iam.roleAdmin for the
-payload sweeper's custom role, roles/storage.admin on each REFERENCE_BUCKETS
+payload bucket's custom roles (sweeper, writer), roles/storage.admin on each REFERENCE_BUCKETS
 bucket, and roles/firebaserules.admin for the Firestore security rules), and curl: gcloud has no command for the rules, so
 they go through the Firebase Rules REST API with gcloud's access token.
 EOF
