@@ -23,12 +23,15 @@ declare -A FN_SA=(
 # (~40 MiB for the largest). 1 GiB leaves room for ~20 such messages in
 # flight next to the ~230 MB the receiver settles at under load; small
 # messages need far less. Memory costs ~10 % of CPU per second on Cloud Run,
-# so the headroom is cheap. The others handle small JSON bodies.
+# so the headroom is cheap. runJob reads a completion report of up to 10 MiB
+# ("Create invoice": the bytes, the text, the parsed items: ~60 MB for the
+# largest), so 512Mi leaves room for a few at once among 20 small jobs.
+# The others handle small JSON bodies.
 declare -A FN_MEMORY=(
   [receivePubSubPush]=1Gi
   [receiveDeadLetter]=1Gi
   [startProcess]=256Mi
-  [runJob]=256Mi
+  [runJob]=512Mi
   [fireTimer]=256Mi
   [sweepJobs]=256Mi
   [relayInbox]=512Mi

@@ -133,7 +133,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       receivePubSubPush: ['1Gi', '1', 80, 20, 0, 60],
       receiveDeadLetter: ['1Gi', '1', 20, 5, 0, 60],
       startProcess: ['256Mi', '1', 40, 10, 0, 60],
-      runJob: ['256Mi', '1', 20, 10, 0, 120],
+      runJob: ['512Mi', '1', 20, 10, 0, 120],
       fireTimer: ['256Mi', '1', 20, 10, 0, 60],
       sweepJobs: ['256Mi', '0.167', 1, 1, 0, 60],
       relayInbox: ['512Mi', '1', 10, 10, 0, 120],
