@@ -1,6 +1,7 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
 import type { PushTokenVerifier } from './auth/push-token';
-import { type Config, requireFireTimerUrl, requirePushAuth, requireRunJobUrl } from './config';
+import type { Config } from './config';
+import { requireFireTimerUrl, requirePushAuth, requireRunJobUrl } from './config-requirements';
 import { lazy, lazyAsync } from './core/lazy';
 import { createLogger } from './log';
 import { createPushHandler } from './receiver/receive-pubsub-push';

@@ -1,4 +1,5 @@
-import { ConfigError, defaultPayloadBucket, loadConfig, requireFireTimerUrl, requirePushAuth } from '../../functions/src/config';
+import { ConfigError, defaultPayloadBucket, loadConfig } from '../../functions/src/config';
+import { requireFireTimerUrl, requirePushAuth } from '../../functions/src/config-requirements';
 
 describe('loadConfig', () => {
   const base = { GOOGLE_CLOUD_PROJECT: 'p', INBOX_PUSH_AUDIENCE: 'https://x', INBOX_PUSH_SERVICE_ACCOUNTS: 'push@p.iam.gserviceaccount.com' };
