@@ -152,7 +152,9 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
       const file = storage().bucket(bucket).file(object);
       try {
         // ifGenerationMatch=0: created only if absent, which also makes the upload safe for the client to retry.
-        await file.save(data, { resumable: false, preconditionOpts: { ifGenerationMatch: 0 }, contentType, validation: 'crc32c', timeout: policy.requestTimeoutMs });
+        // MD5 (Node's native crypto), not the client's CRC32C byte loop in JavaScript: a sixth of the receiver's CPU on
+        // an 8 MiB payload (docs/performance.md). Downloads keep CRC32C: a composite object has no MD5.
+        await file.save(data, { resumable: false, preconditionOpts: { ifGenerationMatch: 0 }, contentType, validation: 'md5', timeout: policy.requestTimeoutMs });
         return { generation: String(file.metadata.generation), created: true };
       } catch (err) {
         // 412 also follows our own earlier attempt that landed but whose answer was lost (the client retried it).
