@@ -38,13 +38,17 @@ test('createIfAbsent creates once; the second call finds the first generation an
   const first = await store.createIfAbsent(BUCKET, object, Buffer.from('{"a":1}'), 'application/json');
   expect(first.created).toBe(true);
   expect(first.generation).toMatch(/^\d+$/);
-  const second = await store.createIfAbsent(BUCKET, object, Buffer.from('{"b":2}'), 'application/json');
+  const second = await store.createIfAbsent(BUCKET, object, Buffer.from('{"a":1}'), 'application/json');
   expect(second).toEqual({ generation: first.generation, created: false });
+  // Other bytes under the name (a corrupted upload, a foreign write): refused, never pointed at.
+  const other = await failure(store.createIfAbsent(BUCKET, object, Buffer.from('{"b":2}'), 'application/json'));
+  expect(String(other)).toMatch(/exists with other bytes/);
   const read = await store.read({ bucket: BUCKET, object, generation: first.generation });
   expect(read).toEqual({ kind: 'FOUND', data: Buffer.from('{"a":1}') });
   const upload = storage.current.emulator.requests().filter((r) => r.op === 'upload' && r.object === object);
   expect(upload.map((r) => [r.query.ifGenerationMatch, r.query.uploadType, r.status])).toEqual([
     ['0', 'multipart', 200],
+    ['0', 'multipart', 412],
     ['0', 'multipart', 412],
   ]);
 });

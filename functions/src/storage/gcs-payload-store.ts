@@ -1,4 +1,5 @@
 import type * as StorageModule from '@google-cloud/storage';
+import { createHash } from 'node:crypto';
 import { errorCode, errorMessage, HttpApiError } from '../core/errors';
 import type { GsObject } from '../core/gs-uri';
 import type { ObjectPage, PayloadStore, ReadResult, StatResult, Unavailable } from './payload-store';
@@ -160,13 +161,21 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
         // 412 also follows our own earlier attempt that landed but whose answer was lost (the client retried it).
         if (statusOf(err) !== PRECONDITION_FAILED) throw technical('create of', uri(bucket, object), err);
       }
+      let existing: { generation?: unknown; md5Hash?: unknown; size?: unknown };
       try {
-        const [existing] = await file.getMetadata();
-        return { generation: String(existing.generation), created: false };
+        [existing] = await file.getMetadata();
       } catch (err) {
         // 404 here: deleted between the two calls. Retrying the whole call heals it, so it stays technical.
         throw technical('stat of the existing', uri(bucket, object), err);
       }
+      // The name is deterministic (inbox id + payload hash), so the object there holds these bytes, unless an upload
+      // was corrupted or someone else wrote it: never point a document at other bytes. No status: not retryable by
+      // the storage classification, so it is logged at ERROR; the message is redelivered, then kept by receiveDeadLetter.
+      const md5 = createHash('md5').update(data).digest('base64');
+      if ((typeof existing.md5Hash === 'string' && existing.md5Hash !== md5) || Number(existing.size) !== data.length) {
+        throw new HttpApiError(`Cloud Storage object ${uri(bucket, object)} exists with other bytes (size ${String(existing.size)}, md5 ${String(existing.md5Hash)}; expected ${data.length}, ${md5}): delete it (\`gcloud storage rm\`) and let the message be redelivered or requeued`, null);
+      }
+      return { generation: String(existing.generation), created: false };
     },
 
     async read(ref): Promise<ReadResult> {

@@ -15,7 +15,8 @@ export interface PayloadStore {
    * Creates `bucket/object` with `data` unless an object of that name exists
    * (`ifGenerationMatch=0`). `created: false` when it existed: `generation`
    * is then the existing object's, for the caller to use (its name is
-   * deterministic, so it holds the same bytes).
+   * deterministic, so it holds the same bytes; one that holds other bytes,
+   * by size or MD5, is a thrown failure, never pointed at).
    */
   createIfAbsent(bucket: string, object: string, data: Buffer, contentType: string): Promise<{ readonly generation: string; readonly created: boolean }>;
   /** The object's bytes at exactly that generation. */
