@@ -169,8 +169,8 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
         throw technical('stat of the existing', uri(bucket, object), err);
       }
       // The name is deterministic (inbox id + payload hash), so the object there holds these bytes, unless an upload
-      // was corrupted or someone else wrote it: never point a document at other bytes. No status: not retryable by
-      // the storage classification, so it is logged at ERROR; the message is redelivered, then kept by receiveDeadLetter.
+      // was corrupted or someone else wrote it: never point a document at other bytes. The receiver answers 503; the
+      // message is redelivered, then dead-lettered and kept in chunks until an operator removes the object.
       const md5 = createHash('md5').update(data).digest('base64');
       if ((typeof existing.md5Hash === 'string' && existing.md5Hash !== md5) || Number(existing.size) !== data.length) {
         throw new HttpApiError(`Cloud Storage object ${uri(bucket, object)} exists with other bytes (size ${String(existing.size)}, md5 ${String(existing.md5Hash)}; expected ${data.length}, ${md5}): delete it (\`gcloud storage rm\`) and let the message be redelivered or requeued`, null);
