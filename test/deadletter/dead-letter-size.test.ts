@@ -153,3 +153,22 @@ test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision
   expect(sha256Hex(bytes)).toBe(admitted?.payloadHash);
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
 }, 60_000);
+
+test('a payload bucket that hangs: the dead letter falls back to rawChunks within the write deadline, answered 200', async () => {
+  const payload = completionOfBytes('WO-dl-hang', 1024 * 1024, { eventId: 'evt-dl-hang' });
+  const data = Buffer.from(JSON.stringify(payload));
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-hang' });
+  const id = messageDocId('WorkOrderCompleted', 'WO-dl-hang', 'evt-dl-hang');
+  // Each upload waits longer than the whole 8 s write deadline: without its own deadline the offload would use it all.
+  const heal = (storage as TestStorage).emulator.faults.slow(20_000, (r) => r.method === 'POST');
+  const started = Date.now();
+  let kept;
+  try {
+    kept = await request(deadLetter).post('/').send(body);
+  } finally {
+    heal();
+  }
+  expect(kept.status).toBe(200);
+  expect(Date.now() - started).toBeLessThan(8_000);
+  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, rawDataBytes: data.length });
+}, 60_000);

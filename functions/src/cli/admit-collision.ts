@@ -8,7 +8,8 @@ import { withoutEntry } from '../relay/lane';
 import { cell, type CliContext } from './context';
 import { view } from './documents';
 import { adoptedFields, type OffloadedPayload } from '../inbox/claim-check';
-import { deleteChunks, isChunkedPayload, offloadChunked } from './offload-chunked';
+import { isChunkedPayload, offloadChunked } from './offload-chunked';
+import { deleteRawChunks } from '../inbox/store-message';
 import { RefusedError } from './inbox-ops';
 import { print } from './output';
 
@@ -121,7 +122,7 @@ export async function admitCollisionCommand(ctx: CliContext, id: string, options
   // A dead-lettered collision kept in chunks: offloaded first, as requeue does, so its process gets the whole payload.
   const offloaded = check.ok && isChunkedPayload(snap.data()) ? await offloadChunked(ctx, id, snap.data() ?? {}) : null;
   const done = await admitCollision(db, id, { requestId: newRequestId(), note: options.note ?? null, now: ctx.now(), offloaded });
-  if (offloaded !== null) await deleteChunks(db, id);
+  if (offloaded !== null) await deleteRawChunks(db, id);
   const admittedDoc = view(await db.collection(INBOX).doc(id).get()) as unknown as InboxView;
   const message = `admitted ${id}${done.alreadyApplied ? ' (already applied)' : ''}: OPEN, due now; the relay correlates it within a minute (\`inbox show ${id}\`)`;
   printComparison(ctx, { admitted: id, alreadyApplied: done.alreadyApplied }, await comparison(db, id, admittedDoc, done.firstId), message);

@@ -1,5 +1,5 @@
-import type { DocumentData, Firestore } from '@google-cloud/firestore';
-import { INBOX, RAW_CHUNKS } from '../inbox/document';
+import type { DocumentData } from '@google-cloud/firestore';
+import { errorMessage } from '../core/errors';
 import type { OffloadedPayload } from '../inbox/claim-check';
 import type { PushEnvelope } from '../inbox/draft';
 import { writePayloadObject } from '../inbox/offload-payload';
@@ -51,19 +51,11 @@ export async function offloadChunked(ctx: CliContext, id: string, doc: DocumentD
     throw new RefusedError(`${id}: its chunks no longer read as the payload it was stored with (${draft.kind === 'valid' ? 'another payload hash' : draft.error}); show it with \`inbox show ${id} --raw FILE\``);
   }
   const claims = ctx.config.claims;
-  const written = await writePayloadObject({ store: ctx.runtime.payloadStore, bucket: claims.payloadBucket, offloadBytes: claims.offloadBytes, log: createLogger((line) => ctx.io.err(line)) }, draft, id);
-  return written.offloaded;
-}
-
-/**
- * Deletes the chunks of a document whose payload was offloaded: otherwise
- * they would outlive it (the payload sweep and purge delete the document,
- * not its subcollection). After the commit that cleared rawDataChunks, so a
- * failure here leaves only bytes nothing reads.
- */
-export async function deleteChunks(db: Firestore, id: string): Promise<void> {
-  const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).listDocuments();
-  const batch = db.batch();
-  for (const chunk of chunks) batch.delete(chunk);
-  if (chunks.length > 0) await batch.commit();
+  try {
+    const written = await writePayloadObject({ store: ctx.runtime.payloadStore, bucket: claims.payloadBucket, offloadBytes: claims.offloadBytes, log: createLogger((line) => ctx.io.err(line)) }, draft, id);
+    return written.offloaded;
+  } catch (err) {
+    // Refused for this document only: a bulk requeue goes on with the others.
+    throw new RefusedError(`${id}: its payload could not be offloaded to gs://${claims.payloadBucket} (${errorMessage(err)}); nothing changed, run the requeue again once that is fixed`);
+  }
 }

@@ -10,7 +10,8 @@ import { checkRequeue, RefusedError, requeue } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
 import { parseChoice, parseTime, REASONS, UsageError } from './parse';
 import { withProgress } from './progress';
-import { deleteChunks, isChunkedPayload, offloadChunked } from './offload-chunked';
+import { isChunkedPayload, offloadChunked } from './offload-chunked';
+import { deleteRawChunks } from '../inbox/store-message';
 
 interface Target {
   readonly id: string;
@@ -74,7 +75,7 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
       // Checked first, so a document requeue refuses anyway is not offloaded for nothing.
       const offloaded = isChunkedPayload(stored) && checkRequeue(id, stored as InboxView).ok ? await offloadChunked(ctx, id, stored ?? {}) : null;
       if ((await requeue(db, id, ctx.now(), requestId, offloaded)).alreadyApplied) alreadyApplied += 1;
-      if (offloaded !== null) await deleteChunks(db, id);
+      if (offloaded !== null) await deleteRawChunks(db, id);
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       failures.push([id, err.message]);

@@ -1,5 +1,5 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { errorMessage } from '../core/errors';
+import { errorMessage, withDeadline } from '../core/errors';
 import { runUnitOfWork, type UnitOfWork } from '../engine/store/unit-of-work';
 import { dedupVerdict } from '../inbox/dedup';
 import { summarize } from '../inbox/claim-check';
@@ -88,7 +88,7 @@ function recordOn(uow: UnitOfWork, ref: DocumentReference, existing: Record<stri
  * to `rawChunks` instead (nothing comes after this endpoint) and
  * `inbox requeue` offloads them before the document is reopened.
  */
-export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope: PushEnvelope, source: DeadLetterSource, now: Date, shards: number, offload: OffloadSettings | null = null): Promise<DeadLetterOutcome> {
+export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope: PushEnvelope, source: DeadLetterSource, now: Date, shards: number, offload: (OffloadSettings & { readonly timeoutMs: number }) | null = null): Promise<DeadLetterOutcome> {
   const event: DeadLetterEvent = { at: now, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount };
   if (draft.kind === 'invalid' && draft.rawData.length > INLINE_RAW_BYTES) await writeRawChunks(db, draft.id, draft.rawData);
   // Objects and chunks before the document, under the id it will be created at (read first, outside the unit of
@@ -98,7 +98,9 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
   if (draft.kind === 'valid' && mustOffload(draft, offload)) {
     const target = await chunkTarget(db, draft);
     try {
-      if (target !== null) written = await writePayloadObject(offload, draft, target);
+      // A third of the write deadline at most: a bucket that hangs must leave time for the chunks (an object that
+      // lands late is an orphan that orphan-payloads leaves alone while the document waits for its requeue).
+      if (target !== null) written = await withDeadline('dead-letter offload', Math.max(1, Math.floor(offload.timeoutMs / 3)), () => writePayloadObject(offload, draft, target));
     } catch (err) {
       // The last stop keeps what it was given whatever else is down: in Firestore chunks, offloaded by `inbox requeue`.
       offload.log.warn('payload bucket unreachable: dead letter kept in rawChunks; `inbox requeue` offloads it', { inboxId: target, error: errorMessage(err) });

@@ -189,6 +189,22 @@ export async function writeRawChunks(db: Firestore, id: string, rawData: Buffer)
   }
 }
 
+/**
+ * Deletes every chunk under `inbox/{id}/rawChunks`: those of a document whose
+ * payload was offloaded later (a dead letter kept in chunks, then requeued),
+ * before the document itself goes, since deleting a document leaves its
+ * subcollection behind. Idempotent: none left is fine.
+ */
+export async function deleteRawChunks(db: Firestore, id: string): Promise<number> {
+  const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).listDocuments();
+  for (let start = 0; start < chunks.length; start += 500) {
+    const batch = db.batch();
+    for (const chunk of chunks.slice(start, start + 500)) batch.delete(chunk);
+    await batch.commit();
+  }
+  return chunks.length;
+}
+
 async function storeInvalid(db: Firestore, draft: InvalidDraft, ctx: StoreContext): Promise<StoreOutcome> {
   const doc = invalidDocument(draft, ctx);
   if (doc.rawDataChunks > 0) await writeRawChunks(db, draft.id, draft.rawData);

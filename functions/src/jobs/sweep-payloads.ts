@@ -1,4 +1,5 @@
 import type { DocumentData, Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import { deleteRawChunks } from '../inbox/store-message';
 import { classifyFailure, errorMessage, GRPC_FAILED_PRECONDITION } from '../core/errors';
 import { gsUri, type GsObject } from '../core/gs-uri';
 import type { Logger } from '../log';
@@ -110,6 +111,9 @@ async function sweepOne(deps: PayloadSweepDeps, snap: QueryDocumentSnapshot, sum
   }
   try {
     const gone = await deps.store().delete(object);
+    // Chunks a requeue left (it offloaded a dead letter's chunks, then crashed before deleting them): a deleted
+    // document leaves its subcollection behind, and nothing of a DONE offloaded document reads them.
+    await deleteRawChunks(deps.db, snap.id);
     if ((await deleteIfUnchanged(snap)) === 'CHANGED') {
       summary.kept += 1;
       return;
