@@ -1,6 +1,6 @@
 import type { DocumentData } from '@google-cloud/firestore';
 import { errorMessage } from '../core/errors';
-import type { OffloadedPayload } from '../inbox/claim-check';
+import { inChunksWithoutOffload, type OffloadedPayload } from '../inbox/claim-check';
 import type { PushEnvelope } from '../inbox/draft';
 import { writePayloadObject } from '../inbox/offload-payload';
 import { createLogger } from '../log';
@@ -19,7 +19,7 @@ import { rawBytes } from './show-command';
  */
 export function isChunkedPayload(doc: DocumentData | undefined): boolean {
   if (doc === undefined || doc.messageName === null || doc.payload === null || doc.payload === undefined) return false;
-  return Number(doc.rawDataChunks ?? 0) > 0 && (doc.offloaded === undefined || doc.offloaded === null);
+  return inChunksWithoutOffload(doc);
 }
 
 /**

@@ -1,6 +1,6 @@
-import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import type { Firestore } from '@google-cloud/firestore';
 import { INBOX } from '../inbox/document';
-import { OFFLOAD_PREFIX } from '../inbox/claim-check';
+import { inChunksWithoutOffload, OFFLOAD_PREFIX } from '../inbox/claim-check';
 import { offloadedObject } from '../jobs/sweep-payloads';
 import { QUERIES } from '../queries';
 import type { ListedObject, PayloadStore } from '../storage/payload-store';
@@ -78,9 +78,6 @@ const pointsTo = (offloaded: unknown, bucket: string, o: ListedObject): boolean 
   return ref !== null && ref.bucket === bucket && ref.object === o.object && ref.generation === o.generation;
 };
 
-/** A document whose payload is still in its raw chunks and that has no `offloaded`: `inbox requeue` may be offloading it now. */
-const chunkedWithoutOffload = (doc: DocumentSnapshot): boolean => Number(doc.get('rawDataChunks') ?? 0) > 0 && (doc.get('offloaded') ?? null) === null;
-
 /**
  * Why `o` has no document pointing to it; REFERENCED when one does (the
  * document named by its id first, then any: a KEY_COLLISION's second
@@ -91,7 +88,8 @@ async function orphanWhy(db: Firestore, bucket: string, o: ListedObject, inboxId
   if (named.exists && pointsTo(named.get('offloaded'), bucket, o)) return 'REFERENCED';
   const others = await QUERIES.inboxByOffloadedObject.build(db, o.object, 10).get();
   if (others.docs.some((d) => pointsTo(d.get('offloaded'), bucket, o))) return 'REFERENCED';
-  if (named.exists && chunkedWithoutOffload(named)) return 'REQUEUE_PENDING';
+  // Its payload still in chunks with no reference: `inbox requeue` may be offloading it now.
+  if (named.exists && inChunksWithoutOffload(named.data() ?? {})) return 'REQUEUE_PENDING';
   return named.exists ? 'POINTS_ELSEWHERE' : 'DOCUMENT_MISSING';
 }
 

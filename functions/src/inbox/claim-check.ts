@@ -105,3 +105,13 @@ export function doneRetention(doc: Pick<ClaimSource, 'offloaded'>, now: Date, re
 export function adoptedFields(offloaded: OffloadedPayload | null): Readonly<Record<string, unknown>> {
   return offloaded === null ? {} : { offloaded, rawData: null, rawDataForm: null, rawDataBytes: 0, rawDataChunks: 0 };
 }
+
+/**
+ * Whether a document's bytes are in `rawChunks` with no `offloaded` reference
+ * beside them: an unreadable message, or a readable one a dead letter kept in
+ * chunks because the payload bucket could not be written (a requeue offloads
+ * those). Fields as stored; absent counts as none.
+ */
+export function inChunksWithoutOffload(doc: { readonly rawDataChunks?: unknown; readonly offloaded?: unknown }): boolean {
+  return Number(doc.rawDataChunks ?? 0) > 0 && (doc.offloaded === undefined || doc.offloaded === null);
+}
