@@ -1,5 +1,5 @@
 import type { Engine } from '../../functions/src/engine/engine';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { refs } from '../../functions/src/engine/store/collections';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
@@ -10,6 +10,7 @@ import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { type CliRun, spawnCli } from './run-cli';
+import { findToken, jobsOf, tokensOf } from '../support/process-state';
 
 /**
  * Every repair is idempotent under the Firestore SDK's re-runs. The commit
@@ -61,14 +62,14 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
     const { instanceId } = await waitingOrder(`WO-retry-move-${code}`);
     const r = await withLostCommit(code, '--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOverWorkOrder');
     // The waiting token and exactly one new one, with exactly one new job.
-    expect((await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', instanceId).get()).size).toBe(2);
+    expect(await tokensOf(db, instanceId)).toHaveLength(2);
     expect((await instanceDoc(instanceId)).activeExecutionIds).toHaveLength(2);
-    const pending = await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', instanceId).where('status', '==', 'PENDING').get();
-    expect(pending.size).toBe(1);
+    const pending = (await jobsOf(db, instanceId)).filter((j) => j.status === 'PENDING');
+    expect(pending).toHaveLength(1);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     // The job is reported (so the CLI dispatches it), and so is the id of the token the repair added.
-    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending.docs[0]!.id, activityId: 'handOverWorkOrder' })] });
+    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending[0]!.id, activityId: 'handOverWorkOrder' })] });
     expect((await instanceDoc(instanceId)).activeExecutionIds).toContain((r.json() as { executionId: string }).executionId);
   });
 
@@ -98,7 +99,7 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('already applied');
-    expect((await refs.execution(db, executionId).get()).get('status')).toBe('CANCELLED');
+    expect((await findToken(db, executionId))?.status).toBe('CANCELLED');
   });
 
   test('resolve-incident reports the incident resolved', async () => {

@@ -205,7 +205,7 @@ describe('inbox repair fire-timer', () => {
 
   test('a stale timer (its token no longer lists it: edited by hand) is refused and deleted, nothing moves', async () => {
     const { instanceId, timer } = await handedOver('WO-t-stale', new Date(now - 20 * DAY));
-    await refs.execution(db, timer.executionId).update({ timerIds: [] });
+    await refs.instance(db, timer.processInstanceId).update({ [`tokens.${timer.executionId}.timerIds`]: [] });
     const dry = await cli('repair', 'fire-timer', timer.id, '--dry-run');
     expect(dry.code).toBe(1);
     expect(dry.err).toContain(`timer ${timer.id} is stale: its token ${timer.executionId} is WAITING_EVENT at completedOrOverdue and no longer waits with it`);

@@ -11,6 +11,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
+import { findJob, findToken, instanceWithoutJobs, tokensOf } from '../support/process-state';
 
 let engine: Engine;
 const db = freshFirestores()('engine-store');
@@ -41,8 +42,7 @@ describe('engine store on the Firestore emulator', () => {
     expect(second.jobs).toEqual([]);
     expect(second.instance.id).toBe(first.instance.id);
     expect(first.instance.id).toBe(instanceId(PROCESS, 'WO-dup'));
-    const executions = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', first.instance.id).get();
-    expect(executions.size).toBe(1);
+    expect(await tokensOf(db, first.instance.id)).toHaveLength(1);
   });
 
   test('hand-over, correlation and invoice job: state moves in one transaction each', async () => {
@@ -115,18 +115,18 @@ describe('engine store on the Firestore emulator', () => {
   test('a job whose token a repair moved away ends DONE with the stale-job lastError, and moves nothing', async () => {
     const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-stale', variables: { workOrderId: 'WO-stale' }, now: now() });
     const job = started.jobs[0]!;
-    const executionId = (await refs.job(db, job.id).get()).get('executionId') as string;
+    const { executionId } = job;
     // The operator skips the hand-over: the token now waits for the completion message.
     await moveToken(db, engine, { processInstanceId: started.instance.id, executionId, activityId: 'waitForCompletion', force: false, now: now() });
-    const before = (await refs.instance(db, started.instance.id).get()).data();
+    const before = await instanceWithoutJobs(db, started.instance.id);
 
     const done = await completeJobRun(db, engine, job, { handedOverMessageId: 'late' }, now());
     expect(done).toMatchObject({ status: 'STALE', jobs: [] });
-    expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
+    expect(await findJob(db, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
     expect(STALE_JOB_ERROR).toBe('token no longer waits for this job');
     // The late result is not merged and the token stays where the repair put it.
-    expect((await refs.instance(db, started.instance.id).get()).data()).toEqual(before);
-    expect((await refs.execution(db, executionId).get()).data()).toMatchObject({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' });
+    expect(await instanceWithoutJobs(db, started.instance.id)).toEqual(before);
+    expect(await findToken(db, executionId)).toMatchObject({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' });
   });
 
   test('a job that keeps failing is retried, then FAILED with a JOB_FAILED incident', async () => {
@@ -135,7 +135,7 @@ describe('engine store on the Firestore emulator', () => {
     expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 1 });
     expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 2 });
     expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'FAILED', attempts: 3 });
-    expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'FAILED', attempts: 3, lastError: 'provider down' });
+    expect(await findJob(db, job.id)).toMatchObject({ status: 'FAILED', attempts: 3, lastError: 'provider down' });
     const instance = await refs.instance(db, started.instance.id).get();
     expect(instance.get('status')).toBe('INCIDENT');
     expect(instance.get('incidents')).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' })]);

@@ -5,7 +5,7 @@ import { loadProcessModel } from '../../functions/src/engine/deployed';
 import { executionId, instanceId } from '../../functions/src/engine/ids';
 import type { ExecutionState } from '../../functions/src/engine/state';
 import { applyAndSettle } from '../../functions/src/engine/store/apply';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { correlate } from '../../functions/src/engine/store/correlate';
 import { fireTimerCounted, fireTimerRun } from '../../functions/src/engine/store/fire-timer';
@@ -14,6 +14,7 @@ import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { startInstance } from '../../functions/src/engine/transitions';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
 import { freshFirestores } from '../support/firestore';
+import { findToken, jobsOf } from '../support/process-state';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'bpmn');
 const DAY = 24 * 3_600_000;
@@ -58,10 +59,10 @@ async function atHandOver(key: string) {
 
 /** What the store holds for one instance, and which of the two paths it took. */
 async function pathOf(id: string, token: string) {
-  const jobs = (await docs(db, COLLECTIONS.jobs, id)).map((j) => String(j.activityId));
+  const jobs = (await jobsOf(db, id)).map((j) => j.activityId);
   const pending = (await docs(db, COLLECTIONS.timers, id)).filter((t) => t.status === 'PENDING').map((t) => String(t.activityId));
   const subscriptions = await docs(db, COLLECTIONS.eventSubscriptions, id);
-  const execution = (await refs.execution(db, token).get()).data() as ExecutionState;
+  const execution = (await findToken(db, token)) as ExecutionState;
   const escalated = jobs.includes('escalate');
   const invoiced = jobs.includes('createInvoice');
   return { escalated, invoiced, jobs, pending, subscriptions, execution };

@@ -17,6 +17,7 @@ import { inboxBuffer } from '../../functions/src/relay/buffer';
 import { commitFaults, writes } from '../support/commit-faults';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { findJob, findToken, jobRecordsOf } from '../support/process-state';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'bpmn');
 const DAY = 24 * 3_600_000;
@@ -30,14 +31,13 @@ beforeAll(async () => {
 });
 
 const get = async (ref: FirebaseFirestore.DocumentReference): Promise<Record<string, unknown> | undefined> => (await ref.get()).data();
-const execution = async (store: Firestore, id: string): Promise<ExecutionState> => (await refs.execution(store, id).get()).data() as ExecutionState;
+const execution = async (store: Firestore, id: string): Promise<ExecutionState> => (await findToken(store, id)) as ExecutionState;
 const timerDoc = async (store: Firestore, id: string): Promise<Record<string, unknown> | undefined> => get(refs.timer(store, id));
 const timersOf = async (store: Firestore, instance: string): Promise<Array<Record<string, unknown>>> =>
   (await store.collection(COLLECTIONS.timers).where('processInstanceId', '==', instance).get()).docs.map((d) => d.data());
 const subscriptionsOf = async (store: Firestore, instance: string): Promise<string[]> =>
   (await store.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance).get()).docs.map((d) => d.id);
-const jobsOf = async (store: Firestore, instance: string): Promise<Array<Record<string, unknown>>> =>
-  (await store.collection(COLLECTIONS.jobs).where('processInstanceId', '==', instance).get()).docs.map((d) => d.data());
+const jobsOf = jobRecordsOf;
 const only = <T>(items: readonly T[]): T => {
   expect(items).toHaveLength(1);
   return items[0] as T;
@@ -82,7 +82,7 @@ describe('timers on the Firestore emulator', () => {
 
     expect((await fireTimerRun(db, engine, deadline.id, at)).status).toBe('ALREADY_FIRED');
     expect((await completeJobRun(db, engine, job, {}, new Date())).status).toBe('STALE');
-    expect(await get(refs.job(db, job.id))).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
+    expect(await findJob(db, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
     expect((await fireTimerRun(db, engine, 'f'.repeat(40), at)).status).toBe('NOT_FOUND');
     expect((await jobsOf(db, id)).filter((j) => j.activityId === 'escalate')).toHaveLength(1);
   });
