@@ -23,9 +23,9 @@ export async function instances(ctx: CliContext, businessKey: string): Promise<v
   const withTokens = await Promise.all(
     found.map(async (i): Promise<Doc & { executions: Doc[] }> => {
       const stored = await readStoredInstance(db, i.id);
-      // The tokens once, as `executions` (the shape of this output before they moved into the instance document).
+      // The tokens once, as `executions` (the shape of this output before they moved into the instance document), and the jobs as a list.
       const rest = Object.fromEntries(Object.entries(i).filter(([k]) => k !== 'tokens' && k !== 'jobs'));
-      return { ...rest, id: i.id, executions: (stored?.tokens ?? []).map((e) => ({ ...e })) };
+      return { ...rest, id: i.id, executions: (stored?.tokens ?? []).map((e) => ({ ...e })), jobs: (stored?.jobs ?? []).map((j) => ({ ...j })) };
     }),
   );
   print(ctx, withTokens, ['instance', 'process', 'status', 'token', 'at', 'token status', 'waiting for', 'incidents'], withTokens.flatMap((i) =>
