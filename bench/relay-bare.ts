@@ -2,10 +2,11 @@
  * The yardstick of `npm run bench:relay`: what relaying one completion costs
  * as a hand-written Firestore transaction, with no engine, no unit of work,
  * no classification. The same reads by id (inbox document, correlationKeys
- * document, instance, execution, one after the other as each names the next)
- * and the same writes the relay makes for a correlated WorkOrderCompleted:
- * inbox DONE, key document updated (deleted once empty, as the relay does),
- * instance, execution, eventSubscription deleted, invoice job created.
+ * document, instance with its tokens and jobs, one after the other as each
+ * names the next) and the same writes the relay makes for a correlated
+ * WorkOrderCompleted: inbox DONE, key document updated (deleted once empty,
+ * as the relay does), instance (the token moved on and the invoice job added,
+ * in its `tokens` and `jobs`), eventSubscription deleted.
  * Document ids follow the data model (hashes: docs/data-model.md).
  */
 import type { DocumentData, Firestore } from '@google-cloud/firestore';
@@ -39,9 +40,9 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
     const point = waiting.find((w) => w.messageName === doc.messageName);
     if (point === undefined) return false;
     const instanceRef = db.collection('processInstances').doc(point.processInstanceId);
-    const executionRef = db.collection('executions').doc(point.executionId);
     const instance = (await tx.get(instanceRef)).data();
-    const execution = (await tx.get(executionRef)).data();
+    const tokens = (instance?.tokens ?? {}) as Record<string, DocumentData>;
+    const execution = tokens[point.executionId];
     if (instance === undefined || execution === undefined || execution.status !== 'WAITING_MESSAGE') return false;
 
     const step = Number(execution.step) + 1;
@@ -62,10 +63,16 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
     const stillWaiting = waiting.filter((w) => w.executionId !== point.executionId);
     if (open.length === 0 && stillWaiting.length === 0) tx.delete(keyRef);
     else tx.set(keyRef, { correlationKey, waiting: stillWaiting, open, updatedAt: now });
-    tx.set(instanceRef, { ...instance, variables: { ...(instance.variables as DocumentData), ...(doc.payload as DocumentData) }, updatedAt: now });
-    tx.set(executionRef, { ...execution, activityId: 'createInvoice', step, status: 'WAITING_JOB', jobId, waitingFor: null, updatedAt: now });
+    const moved = { ...execution, activityId: 'createInvoice', step, status: 'WAITING_JOB', jobId, waitingFor: null, updatedAt: now };
+    tx.set(instanceRef, {
+      ...instance,
+      variables: { ...(instance.variables as DocumentData), ...(doc.payload as DocumentData) },
+      tokens: { ...tokens, [point.executionId]: moved },
+      jobs: { ...((instance.jobs ?? {}) as DocumentData), [jobId]: job },
+      jobsPendingSince: (instance.jobsPendingSince as Date | null | undefined) ?? now,
+      updatedAt: now,
+    });
     tx.delete(db.collection('eventSubscriptions').doc(point.executionId));
-    tx.create(db.collection('jobs').doc(jobId), job);
     return true;
   });
 }

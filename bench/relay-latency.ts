@@ -16,7 +16,7 @@ import { type CloudTasksEmulator, emulatorClient } from '@inbox/cloud-tasks-emul
 import { freePort } from '../tools/emulators/ports';
 import { serveFunction, type ServedFunction } from '../tools/local/serve-function';
 import type { Engine } from '../functions/src/engine/engine';
-import { buildBacklog, completionId } from './relay-setup';
+import { buildBacklog, completionId, countInvoiceJobs } from './relay-setup';
 import { awaitDone, countWhere, cpuSnapshot, publishPaced, waitUntil } from './relay-observe';
 import { emulatorPid, percentile, round } from './relay-stats';
 
@@ -214,7 +214,7 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       },
       instancesCompleted: await countWhere(db, COLLECTIONS.instances, 'status', 'COMPLETED'),
       invoices: (await db.collection(COLLECTIONS.invoices).count().get()).data().count,
-      invoiceJobs: await countWhere(db, COLLECTIONS.jobs, 'activityId', 'createInvoice'),
+      invoiceJobs: await countInvoiceJobs(db),
       functionWarnings: logs.filter((l) => l.severity === 'WARNING').length,
       functionErrors: logs.filter((l) => l.severity === 'ERROR' || l.severity === 'CRITICAL').length,
       cpu: {

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { loadEngine } from '../functions/src/engine/deployed';
 import type { Engine } from '../functions/src/engine/engine';
 import { COLLECTIONS } from '../functions/src/engine/store/collections';
+import { instanceJobs } from '../functions/src/engine/store/instance-doc';
 import { completeJobRun } from '../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../functions/src/engine/store/start-instance';
 import { INBOX } from '../functions/src/inbox/document';
@@ -47,7 +48,7 @@ export async function waitingWorkOrder(db: Firestore, engine: Engine, workOrderI
   const started = await startProcessInstance(db, engine, { processKey: PROCESS_KEY, businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
   const handOver = started.jobs.find((j) => j.activityId === 'handOverWorkOrder');
   if (handOver === undefined) throw new Error(`${workOrderId}: no hand-over job (created: ${started.created})`);
-  const done = await completeJobRun(db, engine, handOver.id, { handedOverMessageId: `bench-${workOrderId}` }, new Date());
+  const done = await completeJobRun(db, engine, handOver, { handedOverMessageId: `bench-${workOrderId}` }, new Date());
   if (done.status !== 'COMPLETED') throw new Error(`${workOrderId}: hand-over job ${done.status}`);
   return started.instance.id;
 }
@@ -89,6 +90,12 @@ export interface BacklogCheck {
   readonly waitingPoints: number;
 }
 
+/** "Create invoice" jobs of every instance: they live in their instance's document (engine/store/instance-doc.ts). */
+export async function countInvoiceJobs(db: Firestore): Promise<number> {
+  const instances = await db.collection(COLLECTIONS.instances).select('jobs').get();
+  return instances.docs.reduce((n, d) => n + instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice').length, 0);
+}
+
 export async function checkBacklog(db: Firestore, workOrderIds: readonly string[]): Promise<BacklogCheck> {
   let done = 0;
   let notDone = 0;
@@ -101,7 +108,7 @@ export async function checkBacklog(db: Firestore, workOrderIds: readonly string[
       else notDone += 1;
     }
   }
-  const invoiceJobs = (await db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').count().get()).data().count;
+  const invoiceJobs = await countInvoiceJobs(db);
   const waitingPoints = (await db.collection(COLLECTIONS.eventSubscriptions).count().get()).data().count;
   return { done, notDone, missing, invoiceJobs, waitingPoints };
 }

@@ -1,5 +1,5 @@
 import type { Engine } from '../../functions/src/engine/engine';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { refs } from '../../functions/src/engine/store/collections';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
@@ -10,6 +10,7 @@ import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { type CliRun, spawnCli } from './run-cli';
+import { findToken, jobsOf, tokensOf } from '../support/process-state';
 
 /**
  * Every repair is idempotent under the Firestore SDK's re-runs. The commit
@@ -49,7 +50,7 @@ async function withLostCommit(code: number, ...args: string[]): Promise<CliRun> 
 
 async function waitingOrder(workOrderId: string): Promise<{ instanceId: string; executionId: string }> {
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
@@ -61,14 +62,14 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
     const { instanceId } = await waitingOrder(`WO-retry-move-${code}`);
     const r = await withLostCommit(code, '--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOverWorkOrder');
     // The waiting token and exactly one new one, with exactly one new job.
-    expect((await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', instanceId).get()).size).toBe(2);
+    expect(await tokensOf(db, instanceId)).toHaveLength(2);
     expect((await instanceDoc(instanceId)).activeExecutionIds).toHaveLength(2);
-    const pending = await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', instanceId).where('status', '==', 'PENDING').get();
-    expect(pending.size).toBe(1);
+    const pending = (await jobsOf(db, instanceId)).filter((j) => j.status === 'PENDING');
+    expect(pending).toHaveLength(1);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     // The job is reported (so the CLI dispatches it), and so is the id of the token the repair added.
-    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending.docs[0]!.id, activityId: 'handOverWorkOrder' })] });
+    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending[0]!.id, activityId: 'handOverWorkOrder' })] });
     expect((await instanceDoc(instanceId)).activeExecutionIds).toContain((r.json() as { executionId: string }).executionId);
   });
 
@@ -98,13 +99,13 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('already applied');
-    expect((await refs.execution(db, executionId).get()).get('status')).toBe('CANCELLED');
+    expect((await findToken(db, executionId))?.status).toBe('CANCELLED');
   });
 
   test('resolve-incident reports the incident resolved', async () => {
     const a = await waitingOrder(`WO-retry-res-a-${code}`);
     const b = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: `WO-retry-res-b-${code}`, variables: { workOrderId: `WO-retry-res-a-${code}` }, now: new Date() });
-    await completeJobRun(db, engine, b.jobs[0]!.id, {}, new Date());
+    await completeJobRun(db, engine, b.jobs[0]!, {}, new Date());
     expect((await instanceDoc(a.instanceId)).status).toBe('INCIDENT');
     await cancelTokenRun(db, engine, b.instance.id, b.instance.activeExecutionIds[0]!, new Date());
     const r = await withLostCommit(code, '--json', 'repair', 'resolve-incident', a.instanceId, '--note', 'second start cancelled');

@@ -2,7 +2,7 @@ import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { emulatorClient } from '@inbox/cloud-tasks-emulator';
 import request from 'supertest';
-import type { ExecutionState, TimerState } from '../../functions/src/engine/state';
+import type { TimerState } from '../../functions/src/engine/state';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { STORED } from '../../functions/src/engine/store/converters';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
@@ -14,6 +14,7 @@ import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { waitFor } from '../support/wait';
+import { tokensOf } from '../support/process-state';
 
 /**
  * Timers end to end on the emulators: startProcess sets a timer in the
@@ -67,8 +68,7 @@ const onlyTimer = async (instanceId: string): Promise<TimerState & { horizon: st
 const ended = (instanceId: string): Promise<string[]> =>
   waitFor(`instance ${instanceId} COMPLETED`, async () => {
     if ((await refs.instance(db, instanceId).get()).get('status') !== 'COMPLETED') return undefined;
-    const tokens = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', instanceId).get();
-    return tokens.docs.map((d) => d.data() as ExecutionState).map((e) => `${e.activityId} ${e.status}`).sort();
+    return (await tokensOf(db, instanceId)).map((e) => `${e.activityId} ${e.status}`).sort();
   });
 const taskName = (timerId: string): string => `${stack.timersQueueName}/tasks/${timerId}`;
 const dispatches = (timerId: string) => stack.tasks.dispatchLog.filter((d) => d.task === taskName(timerId));

@@ -10,6 +10,7 @@ import { emulatorClient } from '@inbox/cloud-tasks-emulator';
 import { freshFirestores, uniqueProjectId } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { waitFor } from '../support/wait';
+import { findJob, jobsOf } from '../support/process-state';
 
 /**
  * A job must never be silently stuck: runJob ends it FAILED (instance
@@ -50,7 +51,10 @@ firestore.beforeTerminate(async () => {
   await brokenEngine.stop();
 });
 
-const job = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.job(db, id).get()).data();
+const job = async (id: string): Promise<Record<string, unknown> | undefined> => {
+  const found = await findJob(db, id);
+  return found === undefined ? undefined : { ...found };
+};
 const instance = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.instance(db, id).get()).data();
 
 /** A started work order whose hand-over job exists but was not dispatched: the test plays Cloud Tasks. */
@@ -60,9 +64,11 @@ async function undispatched(businessKey: string): Promise<{ instanceId: string; 
 }
 
 /** One delivery of the job as Cloud Tasks would send it, as attempt `retryCount` + 1 (no header: not Cloud Tasks). */
-const deliver = (stack: ProcessStack, jobId: string, retryCount?: number) => {
+const deliver = async (stack: ProcessStack, jobId: string, retryCount?: number) => {
+  // The body runJob's queue sends: the job and its instance (the job lives in the instance's document).
+  const body = { jobId, processInstanceId: (await findJob(db, jobId))?.processInstanceId };
   const r = request(stack.runJobUrl).post('/');
-  return retryCount === undefined ? r.send({ jobId }) : r.set('X-CloudTasks-TaskRetryCount', String(retryCount)).send({ jobId });
+  return retryCount === undefined ? r.send(body) : r.set('X-CloudTasks-TaskRetryCount', String(retryCount)).send(body);
 };
 
 describe('attemptOf: the attempt number from X-CloudTasks-TaskRetryCount', () => {
@@ -88,7 +94,7 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
     await noHandler.tasks.idle();
     expect(noHandler.tasks.dispatchLog.map((d) => [d.attempt, d.status, d.outcome])).toEqual([[1, 200, 'completed']]);
     expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' })]);
-    const [jobId] = (await db.collection('jobs').where('processInstanceId', '==', id).get()).docs.map((d) => d.id);
+    const [jobId] = (await jobsOf(db, id)).map((j) => j.id);
     expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'no async handler registered for handOverWorkOrder' });
     const errors = noHandler.logs.filter((l) => l.severity === 'ERROR' && l.jobId === jobId);
     expect(errors).toEqual([expect.objectContaining({ incident: 'JOB_FAILED', final: 'PERMANENT' })]);
@@ -106,7 +112,7 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
       [3, 200, 'completed'],
     ]);
     expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder', message: expect.stringContaining('engine unavailable') })]);
-    const [jobId] = (await db.collection('jobs').where('processInstanceId', '==', id).get()).docs.map((d) => d.id);
+    const [jobId] = (await jobsOf(db, id)).map((j) => j.id);
     // Failures outside the handler are not the step's fault: only the final one is counted.
     expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'engine unavailable' });
     // A defect is an ERROR on every attempt (the errors metric shows it); the incident once, on the last.

@@ -7,6 +7,7 @@ import { createLogger } from '../../functions/src/log';
 import { freshFirestores } from '../support/firestore';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { waitFor } from '../support/wait';
+import { findJob } from '../support/process-state';
 
 /**
  * What a job handler throws is the handler's business: whatever its message
@@ -32,7 +33,10 @@ firestore.beforeTerminate(async () => {
   await stack.stop();
 });
 
-const job = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.job(db, id).get()).data();
+const job = async (id: string): Promise<Record<string, unknown> | undefined> => {
+  const found = await findJob(db, id);
+  return found === undefined ? undefined : { ...found };
+};
 const instance = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.instance(db, id).get()).data();
 
 /** A started work order whose hand-over job exists but was not dispatched: the test plays Cloud Tasks. */
@@ -43,7 +47,8 @@ async function undispatched(businessKey: string, failure: () => Error): Promise<
 }
 
 /** One delivery as Cloud Tasks' first attempt. */
-const deliver = (jobId: string) => request(stack.runJobUrl).post('/').set('X-CloudTasks-TaskRetryCount', '0').send({ jobId });
+const deliver = async (jobId: string) =>
+  request(stack.runJobUrl).post('/').set('X-CloudTasks-TaskRetryCount', '0').send({ jobId, processInstanceId: (await findJob(db, jobId))?.processInstanceId });
 
 describe('runJob: any handler error text is recorded, never a failure to record it', () => {
   test.each([
@@ -77,7 +82,7 @@ describe('runJob: a handler can say "never retry" (PermanentJobError)', () => {
 
   test('through Cloud Tasks: one dispatch, answered 200, no retry', async () => {
     const { instanceId, jobId } = await undispatched('WO-permanent-tasks', () => new PermanentJobError(reason));
-    await dispatchJobs(stack.queue, [{ id: jobId, activityId: 'handOverWorkOrder' }], createLogger(() => undefined));
+    await dispatchJobs(stack.queue, [{ id: jobId, activityId: 'handOverWorkOrder', processInstanceId: instanceId }], createLogger(() => undefined));
     await waitFor('INCIDENT', async () => ((await instance(instanceId))?.status === 'INCIDENT' ? true : undefined));
     await stack.tasks.idle();
     expect(stack.tasks.dispatchLog.filter((d) => d.task.endsWith(jobId)).map((d) => [d.attempt, d.status, d.outcome])).toEqual([[1, 200, 'completed']]);

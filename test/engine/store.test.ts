@@ -11,6 +11,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
+import { findJob, findToken, instanceWithoutJobs, tokensOf } from '../support/process-state';
 
 let engine: Engine;
 const db = freshFirestores()('engine-store');
@@ -26,7 +27,7 @@ async function waitingWorkOrder(businessKey: string, workOrderId = businessKey) 
   const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey, variables: { workOrderId }, now: now() });
   const handOver = started.jobs[0];
   if (handOver === undefined) throw new Error('no hand-over job');
-  const done = await completeJobRun(db, engine, handOver.id, { handedOverMessageId: 'm' }, now());
+  const done = await completeJobRun(db, engine, handOver, { handedOverMessageId: 'm' }, now());
   return { instance: started.instance, handOver, done };
 }
 
@@ -41,8 +42,7 @@ describe('engine store on the Firestore emulator', () => {
     expect(second.jobs).toEqual([]);
     expect(second.instance.id).toBe(first.instance.id);
     expect(first.instance.id).toBe(instanceId(PROCESS, 'WO-dup'));
-    const executions = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', first.instance.id).get();
-    expect(executions.size).toBe(1);
+    expect(await tokensOf(db, first.instance.id)).toHaveLength(1);
   });
 
   test('hand-over, correlation and invoice job: state moves in one transaction each', async () => {
@@ -57,8 +57,8 @@ describe('engine store on the Firestore emulator', () => {
     expect(result.kind).toBe('CORRELATED');
     if (result.kind !== 'CORRELATED') return;
     expect(result.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
-    // Reads by id only: key document, instance, execution.
-    expect(stats.reads).toBe(3);
+    // Reads by id only: key document, instance (its tokens in it).
+    expect(stats.reads).toBe(2);
     expect((await refs.correlationKey(db, 'WO-path').get()).exists).toBe(false);
     expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get()).size).toBe(0);
     expect((await refs.instance(db, instance.id).get()).get('variables')).toMatchObject({ workOrderId: 'WO-path', completedItems: 4 });
@@ -67,9 +67,9 @@ describe('engine store on the Firestore emulator', () => {
     expect(again.result.kind).toBe('NO_WAITING_INSTANCE');
 
     const invoiceJob = result.jobs[0]!;
-    expect((await completeJobRun(db, engine, invoiceJob.id, { invoiceId: 'WO-path' }, now())).status).toBe('COMPLETED');
+    expect((await completeJobRun(db, engine, invoiceJob, { invoiceId: 'WO-path' }, now())).status).toBe('COMPLETED');
     expect((await refs.instance(db, instance.id).get()).get('status')).toBe('COMPLETED');
-    expect((await completeJobRun(db, engine, invoiceJob.id, {}, now())).status).toBe('ALREADY_FINISHED');
+    expect((await completeJobRun(db, engine, invoiceJob, {}, now())).status).toBe('ALREADY_FINISHED');
   });
 
   test('no waiting point yet: NO_WAITING_INSTANCE, nothing written', async () => {
@@ -115,31 +115,31 @@ describe('engine store on the Firestore emulator', () => {
   test('a job whose token a repair moved away ends DONE with the stale-job lastError, and moves nothing', async () => {
     const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-stale', variables: { workOrderId: 'WO-stale' }, now: now() });
     const job = started.jobs[0]!;
-    const executionId = (await refs.job(db, job.id).get()).get('executionId') as string;
+    const { executionId } = job;
     // The operator skips the hand-over: the token now waits for the completion message.
     await moveToken(db, engine, { processInstanceId: started.instance.id, executionId, activityId: 'waitForCompletion', force: false, now: now() });
-    const before = (await refs.instance(db, started.instance.id).get()).data();
+    const before = await instanceWithoutJobs(db, started.instance.id);
 
-    const done = await completeJobRun(db, engine, job.id, { handedOverMessageId: 'late' }, now());
+    const done = await completeJobRun(db, engine, job, { handedOverMessageId: 'late' }, now());
     expect(done).toMatchObject({ status: 'STALE', jobs: [] });
-    expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
+    expect(await findJob(db, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
     expect(STALE_JOB_ERROR).toBe('token no longer waits for this job');
     // The late result is not merged and the token stays where the repair put it.
-    expect((await refs.instance(db, started.instance.id).get()).data()).toEqual(before);
-    expect((await refs.execution(db, executionId).get()).data()).toMatchObject({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' });
+    expect(await instanceWithoutJobs(db, started.instance.id)).toEqual(before);
+    expect(await findToken(db, executionId)).toMatchObject({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' });
   });
 
   test('a job that keeps failing is retried, then FAILED with a JOB_FAILED incident', async () => {
     const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-fail', variables: { workOrderId: 'WO-fail' }, now: now() });
     const job = started.jobs[0]!;
-    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 1 });
-    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 2 });
-    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'FAILED', attempts: 3 });
-    expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'FAILED', attempts: 3, lastError: 'provider down' });
+    expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 1 });
+    expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 2 });
+    expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'FAILED', attempts: 3 });
+    expect(await findJob(db, job.id)).toMatchObject({ status: 'FAILED', attempts: 3, lastError: 'provider down' });
     const instance = await refs.instance(db, started.instance.id).get();
     expect(instance.get('status')).toBe('INCIDENT');
     expect(instance.get('incidents')).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' })]);
-    expect(await recordJobFailure(db, job.id, 'again', 3, now())).toEqual({ status: 'ALREADY_FINISHED', attempts: 3 });
+    expect(await recordJobFailure(db, job, 'again', 3, now())).toEqual({ status: 'ALREADY_FINISHED', attempts: 3 });
   });
 
   test('competing correlations of one message: exactly one wins', async () => {

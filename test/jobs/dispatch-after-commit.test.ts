@@ -54,7 +54,7 @@ test('runJob: the finished job moves the token to a gateway with a timer branch;
     'runJobDispatchTimers',
     createRunJobHandler({ db: () => db, engine: async () => engine, queue: () => jobs, timerQueue: () => timers, handlers: () => ({ handOver: async () => ({}) }), verifier: null, log: createLogger(() => undefined), now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }),
   );
-  const res = await request(getTestServer('runJobDispatchTimers')).post('/').send({ jobId: job.id });
+  const res = await request(getTestServer('runJobDispatchTimers')).post('/').send({ jobId: job.id, processInstanceId: job.processInstanceId });
   expect(res.body.outcome).toBe('completed');
   expect(timers.calls).toHaveLength(1);
   const overdue = await timerOf(db, timers.calls[0]?.id ?? '');

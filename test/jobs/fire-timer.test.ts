@@ -18,6 +18,7 @@ import type { EnqueueOptions, JobQueue } from '../../functions/src/tasks/job-que
 import { deadlineEngine, REPO_ROOT } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { createSigner } from '../support/tokens';
+import { jobOf } from '../support/process-state';
 
 /**
  * fireTimer served in process on the Firestore emulator: each outcome of
@@ -94,7 +95,7 @@ describe('fireTimer', () => {
     expect(res.body.outcome).toBe('fired');
     // The delay fired: the token entered the async task "work" (a job) with its reminder cycle (a timer due in an hour).
     expect(jobs.calls).toHaveLength(1);
-    expect((await refs.job(db, jobs.calls[0]?.id ?? '').get()).get('activityId')).toBe('work');
+    expect((await jobOf(db, timer.processInstanceId, jobs.calls[0]?.id ?? ''))?.activityId).toBe('work');
     expect(timers.calls).toHaveLength(1);
     const reminder = await timerDoc(timers.calls[0]?.id ?? '');
     expect(reminder).toMatchObject({ activityId: 'remind', status: 'PENDING', horizon: 'NEAR' });
@@ -133,7 +134,7 @@ describe('fireTimer', () => {
     const t0 = new Date();
     const { instanceId, timer } = await started('deadline-boundary', 'WO-fire-stale', { deadline: 'PT1S' }, t0);
     // The token moved on without deleting the timer (as a token stored before timers existed would have).
-    await refs.execution(db, timer.executionId).update({ timerIds: [] });
+    await refs.instance(db, timer.processInstanceId).update({ [`tokens.${timer.executionId}.timerIds`]: [] });
     clock = new Date(timer.dueAt.getTime());
     const res = await request(fire).post('/').send({ timerId: timer.id });
     expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { outcome: 'stale', timerId: timer.id } });

@@ -23,6 +23,7 @@ import { base64Json, completionEnvelope, envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { expireAsTtlWould } from '../support/ttl';
 import { waitFor } from '../support/wait';
+import { jobOf } from '../support/process-state';
 
 /**
  * Message start events through the inbox: a WorkOrderReleased pushed to the
@@ -82,7 +83,7 @@ describe('a start message through the inbox', () => {
     if (result.kind !== 'DECIDED') return;
     // The new job is reported, to be dispatched after the commit like a correlation's.
     expect(result.jobs.map((j) => j.activityId)).toEqual(['handOverWorkOrder']);
-    expect((await refs.job(db, result.jobs[0]!.id).get()).data()).toMatchObject({ status: 'PENDING', processInstanceId: started, activityId: 'handOverWorkOrder' });
+    expect(await jobOf(db, started, result.jobs[0]!.id)).toMatchObject({ status: 'PENDING', processInstanceId: started, activityId: 'handOverWorkOrder' });
     expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', correlatedVia: 'START', processInstanceId: started });
     expect(await instanceDoc(started)).toMatchObject({
       processKey: PROCESS, businessKey: key, status: 'RUNNING', startedByMessage: id, correlatedMessages: [id],

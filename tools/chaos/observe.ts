@@ -1,14 +1,16 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { COLLECTIONS, STATE_SHARDS } from '../../functions/src/engine/store/collections';
+import { instanceJobs } from '../../functions/src/engine/store/instance-doc';
+import { QUERIES } from '../../functions/src/queries';
 import { INBOX } from '../../functions/src/inbox/document';
 import type { ChaosSnapshot } from './evaluate';
 
 /** Reads what the evaluation needs; the run has a project of its own, so whole collections are this run's. */
 export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
-  const [inbox, instances, jobs, invoices, timers, escalations] = await Promise.all([
+  const [inbox, instances, invoices, timers, escalations] = await Promise.all([
     db.collection(INBOX).select('status', 'reason', 'processInstanceId', 'deadLetter', 'requeuedAt').get(),
-    db.collection(COLLECTIONS.instances).select('businessKey', 'status', 'correlatedMessages').get(),
-    db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').select('processInstanceId').get(),
+    // The jobs live in their instance's document (engine/store/instance-doc.ts).
+    db.collection(COLLECTIONS.instances).select('businessKey', 'status', 'correlatedMessages', 'jobs').get(),
     db.collection(COLLECTIONS.invoices).select('workOrderId', 'processInstanceId').get(),
     db.collection(COLLECTIONS.timers).select('processInstanceId', 'activityId', 'status').get(),
     db.collection(COLLECTIONS.escalations).select('workOrderId', 'processInstanceId').get(),
@@ -27,16 +29,23 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
       const trail: unknown = d.get('correlatedMessages');
       return { id: d.id, businessKey: String(d.get('businessKey')), status: String(d.get('status')), correlatedMessages: Array.isArray(trail) ? trail.map(String) : [] };
     }),
-    invoiceJobs: jobs.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')) })),
+    invoiceJobs: instances.docs.flatMap((d) => instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice').map(() => ({ processInstanceId: d.id }))),
     invoices: invoices.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
     timers: timers.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')), status: String(d.get('status')) })),
     escalations: escalations.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
   };
 }
 
+/** Instances with a PENDING job (sweepJobs' query, every shard, any age): 0 once every job has run. */
+async function pendingJobInstances(db: Firestore): Promise<number> {
+  const far = new Date(8.64e15);
+  const counts = await Promise.all(Array.from({ length: STATE_SHARDS }, (_, s) => QUERIES.instancesWithPendingJobs.build(db, s, far, 10_000).count().get()));
+  return counts.reduce((n, c) => n + c.data().count, 0);
+}
+
 /**
  * Progress while the run settles: OPEN documents left (but those of
- * `raceTranches`, which stay OPEN when their timer won), PENDING jobs and
+ * `raceTranches`, which stay OPEN when their timer won), instances with PENDING jobs and
  * timers left, documents in all. An OPEN racing tranche with no PENDING
  * timer left lost its race (a won race makes it DONE in the transaction that
  * deletes the timer), so the run is settled without it.
@@ -44,9 +53,9 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
 export async function openWork(db: Firestore, raceTranches: ReadonlySet<string>): Promise<{ open: number; pendingJobs: number; pendingTimers: number; documents: number }> {
   const [open, pending, timers, all] = await Promise.all([
     db.collection(INBOX).where('status', '==', 'OPEN').select().get(),
-    db.collection(COLLECTIONS.jobs).where('status', '==', 'PENDING').count().get(),
+    pendingJobInstances(db),
     db.collection(COLLECTIONS.timers).where('status', '==', 'PENDING').count().get(),
     db.collection(INBOX).count().get(),
   ]);
-  return { open: open.docs.filter((d) => !raceTranches.has(d.id)).length, pendingJobs: pending.data().count, pendingTimers: timers.data().count, documents: all.data().count };
+  return { open: open.docs.filter((d) => !raceTranches.has(d.id)).length, pendingJobs: pending, pendingTimers: timers.data().count, documents: all.data().count };
 }

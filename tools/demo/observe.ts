@@ -1,5 +1,6 @@
 import type { Firestore, Query } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { instanceJobs, instanceTokens } from '../../functions/src/engine/store/instance-doc';
 import { INBOX } from '../../functions/src/inbox/document';
 import type { InboxView, Snapshot } from './evaluate';
 import type { ClaimView } from './large-reports';
@@ -35,19 +36,18 @@ const withPrefix = (query: Query, field: string, prefix: string): Query => query
  * runs on the same emulators are ignored.
  */
 export async function readSnapshot(db: Firestore, prefix: string, poisonIds: readonly string[]): Promise<StoredState> {
-  const [inbox, poison, instances, invoices, jobs, escalations] = await Promise.all([
+  const [inbox, poison, instances, invoices, escalations] = await Promise.all([
     withPrefix(db.collection(INBOX), 'correlationKey', prefix).get(),
     poisonIds.length === 0 ? Promise.resolve([]) : db.getAll(...poisonIds.map((id) => db.collection(INBOX).doc(id))),
     withPrefix(db.collection(COLLECTIONS.instances), 'businessKey', prefix).get(),
     withPrefix(db.collection(COLLECTIONS.invoices), 'workOrderId', prefix).get(),
-    db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').select('processInstanceId').get(),
     withPrefix(db.collection(COLLECTIONS.escalations), 'workOrderId', prefix).get(),
   ]);
   const instanceIds = instances.docs.map((d) => d.id);
-  const [tokens, timers] = await Promise.all([
-    byInstance(db, COLLECTIONS.executions, instanceIds, (q) => q.where('status', '==', 'WAITING_MESSAGE')),
-    byInstance(db, COLLECTIONS.timers, instanceIds),
-  ]);
+  // Tokens and jobs live in their instance's document (engine/store/instance-doc.ts).
+  const timers = await byInstance(db, COLLECTIONS.timers, instanceIds);
+  const tokens = instances.docs.flatMap((d) => instanceTokens(d.data()).filter((t) => t.status === 'WAITING_MESSAGE'));
+  const invoiceJobs = instances.docs.flatMap((d) => instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice').map(() => ({ processInstanceId: d.id })));
   const view = (id: string, d: Record<string, unknown>): InboxView => ({
     id,
     status: String(d.status),
@@ -71,8 +71,8 @@ export async function readSnapshot(db: Firestore, prefix: string, poisonIds: rea
       lineItemCount: countOf(d.get('lineItemCount')),
       report: typeof d.get('report') === 'string' ? String(d.get('report')) : null,
     })),
-    invoiceJobs: jobs.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')) })).filter((j) => ours.has(j.processInstanceId)),
-    waitingTokens: tokens.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')) })),
+    invoiceJobs: invoiceJobs.filter((j) => ours.has(j.processInstanceId)),
+    waitingTokens: tokens.map((t) => ({ processInstanceId: t.processInstanceId, activityId: t.activityId })),
     timers: timers.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')), status: String(d.get('status')) })),
     escalations: escalations.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
   };

@@ -11,6 +11,7 @@ import { holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/la
 import type { CliContext } from './context';
 import { type ExplainedDoc, type ExplainFacts, explain, type Explanation, type InstanceFact, type TokenFact } from './explain';
 import { RefusedError } from './inbox-ops';
+import { readStoredInstance } from './stored-instance';
 
 type Data = Record<string, unknown>;
 const date = (v: unknown): Date | null => (v instanceof Date ? v : null);
@@ -72,15 +73,15 @@ async function heldBehind(db: Firestore, id: string, doc: Data, key: Correlation
 }
 
 async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | null> {
-  const i = await data(refs.instance(db, id));
-  if (i === undefined) return null;
+  const stored = await readStoredInstance(db, id);
+  if (stored === null) return null;
+  const i = stored.data;
   const active = Array.isArray(i.activeExecutionIds) ? i.activeExecutionIds.filter((e): e is string => typeof e === 'string') : [];
-  const tokens = (await Promise.all(active.map(async (e): Promise<TokenFact | null> => {
-    const x = await data(refs.execution(db, e));
-    if (x === undefined) return null;
-    const waitingFor = (x.waitingFor ?? null) as TokenFact['waitingFor'];
-    return { executionId: e, activityId: String(x.activityId), status: String(x.status), waitingFor, jobId: text(x.jobId) };
-  }))).filter((t): t is TokenFact => t !== null);
+  const byId = new Map(stored.tokens.map((t) => [t.id, t]));
+  const tokens = active.flatMap((e): TokenFact[] => {
+    const x = byId.get(e);
+    return x === undefined ? [] : [{ executionId: e, activityId: x.activityId, status: x.status, waitingFor: x.waitingFor, jobId: text(x.jobId) }];
+  });
   const incidents = (Array.isArray(i.incidents) ? i.incidents : []) as Incident[];
   return { id, businessKey: String(i.businessKey), status: String(i.status), completedAt: date(i.completedAt), tokens, openIncidents: incidents.filter(isOpenIncident).map((x) => x.reason) };
 }

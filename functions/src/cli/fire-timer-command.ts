@@ -1,5 +1,5 @@
 import type { ExecutionState, TimerState } from '../engine/state';
-import { asExecution, refs } from '../engine/store/collections';
+import { refs } from '../engine/store/collections';
 import { fireTimerRun, TIMER_EARLY_TOLERANCE_MS } from '../engine/store/fire-timer';
 import { asTimer } from '../engine/store/timers';
 import { timerIsLive } from '../engine/transitions';
@@ -9,6 +9,7 @@ import type { CliContext } from './context';
 import { dispatchAfterRepair, reportUndispatched } from './dispatch-after-repair';
 import { view } from './documents';
 import { RefusedError } from './inbox-ops';
+import { readStoredInstance } from './stored-instance';
 import { ALREADY_APPLIED, print } from './output';
 import { formatAge, parseTimerId } from './parse';
 
@@ -42,8 +43,8 @@ export async function fireTimerCommand(ctx: CliContext, text: string, options: {
   const now = ctx.now();
   const stored = await refs.timer(db, id).get();
   const timer = stored.exists ? asTimer(view(stored)) : undefined;
-  const tokenSnap = timer === undefined ? null : await refs.execution(db, timer.executionId).get();
-  const token = tokenSnap?.exists === true ? asExecution(view(tokenSnap)) : null;
+  const owner = timer === undefined ? null : await readStoredInstance(db, timer.processInstanceId);
+  const token = owner?.tokens.find((t) => t.id === timer?.executionId) ?? null;
   const refused = refusal(id, timer, token, now);
   if (options.dryRun === true) {
     if (refused !== null) throw new RefusedError(refused.stale ? `${refused.why}: firing it would delete it and move nothing` : refused.why);

@@ -1,4 +1,5 @@
 import { refs } from '../engine/store/collections';
+import { instanceJobs } from '../engine/store/instance-doc';
 import { cancelTokenRun } from '../engine/store/cancel-token';
 import { moveToken } from '../engine/store/move-token';
 import { newRequestId } from '../engine/store/repair-request';
@@ -12,12 +13,21 @@ import { dispatchAfterRepair, reportUndispatched } from './dispatch-after-repair
 import { type Doc, view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
+import { readStoredInstance } from './stored-instance';
 
 export async function instances(ctx: CliContext, businessKey: string): Promise<void> {
   const db = ctx.db();
   const found = (await QUERIES.instancesByBusinessKey.build(db, businessKey).get()).docs.map(view);
   if (found.length === 0) throw new RefusedError(`no process instance with business key ${businessKey}`);
-  const withTokens = await Promise.all(found.map(async (i): Promise<Doc & { executions: Doc[] }> => ({ ...i, executions: (await QUERIES.executionsOfInstance.build(db, i.id).get()).docs.map(view) })));
+  // Tokens from the instance document (or, stored before tokens moved in, from its token documents: stored-instance.ts).
+  const withTokens = await Promise.all(
+    found.map(async (i): Promise<Doc & { executions: Doc[] }> => {
+      const stored = await readStoredInstance(db, i.id);
+      // The tokens once, as `executions` (the shape of this output before they moved into the instance document), and the jobs as a list.
+      const rest = Object.fromEntries(Object.entries(i).filter(([k]) => k !== 'tokens' && k !== 'jobs'));
+      return { ...rest, id: i.id, executions: (stored?.tokens ?? []).map((e) => ({ ...e })), jobs: (stored?.jobs ?? []).map((j) => ({ ...j })) };
+    }),
+  );
   print(ctx, withTokens, ['instance', 'process', 'status', 'token', 'at', 'token status', 'waiting for', 'incidents'], withTokens.flatMap((i) =>
     i.executions.map((e) => [i.id, i.processKey, i.status, e.id, e.activityId, e.status, e.waitingFor, (i.incidents as unknown[] | undefined)?.length ?? 0]),
   ));
@@ -34,11 +44,14 @@ const isOpen = (incident: Record<string, unknown>): boolean => incident.resolved
 export async function incidents(ctx: CliContext, options: { all?: boolean } = {}): Promise<void> {
   const db = ctx.db();
   const all = options.all === true;
-  const [open, resolved, jobSnap] = await Promise.all([
+  const [open, resolved, withFailed, legacySnap] = await Promise.all([
     QUERIES.instancesByStatus.build(db, 'INCIDENT').get(),
     all ? QUERIES.instancesWithResolvedIncidents.build(db).get() : null,
+    QUERIES.instancesWithFailedJobs.build(db).get(),
+    // FAILED job documents of instances stored before jobs moved into the instance document.
     QUERIES.jobsByStatus.build(db, 'FAILED').get(),
   ]);
+  const failedInInstances = withFailed.docs.flatMap((d) => instanceJobs(view(d)).filter((j) => j.status === 'FAILED').map((j): Doc => ({ ...j })));
   const byId = new Map<string, Doc>();
   for (const snap of [...open.docs, ...(resolved?.docs ?? [])]) byId.set(snap.id, view(snap));
   const list = [...byId.values()].flatMap((i) =>
@@ -47,7 +60,7 @@ export async function incidents(ctx: CliContext, options: { all?: boolean } = {}
       .map((x): Record<string, unknown> => ({ ...x, instance: i.id, businessKey: i.businessKey, instanceStatus: i.status })),
   );
   const inIncident = new Set(open.docs.map((d) => d.id));
-  const failedJobs = jobSnap.docs.map(view).filter((j) => all || inIncident.has(String(j.processInstanceId)));
+  const failedJobs = [...failedInInstances, ...legacySnap.docs.map(view)].filter((j) => all || inIncident.has(String(j.processInstanceId)));
   print(ctx, { incidents: list, failedJobs }, ['instance', 'business key', 'reason', 'execution', 'activity', 'message', 'resolved'], [
     ...list.map((x) => [x.instance, x.businessKey, x.reason, x.executionId, x.activityId, x.message, isOpen(x) ? '' : `${cell(x.resolvedAt)} ${cell(x.resolution)}`.trim()]),
     ...failedJobs.map((j) => [j.processInstanceId, '', 'FAILED JOB', j.executionId, j.activityId, `job ${j.id}: ${String(j.lastError)}`, '']),

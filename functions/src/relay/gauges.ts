@@ -1,6 +1,7 @@
 import type { Firestore, Timestamp } from '@google-cloud/firestore';
 import type { Engine } from '../engine/engine';
 import { STATE_SHARDS } from '../engine/store/collections';
+import { countFailedJobs } from '../jobs/failed-jobs';
 import { QUERIES } from '../queries';
 
 /**
@@ -38,7 +39,7 @@ export async function readGauges(db: Firestore, shards: number, now: Date): Prom
     QUERIES.byStatus.build(db, 'OPEN').count().get(),
     QUERIES.byStatus.build(db, 'PARKED').count().get(),
     QUERIES.instancesByStatus.build(db, 'INCIDENT').count().get(),
-    QUERIES.jobsByStatus.build(db, 'FAILED').count().get(),
+    countFailedJobs(db),
     ...Array.from({ length: shards }, (_, shard) => QUERIES.oldestOpen.build(db, shard).get()),
   ]);
   const times = oldest.flatMap((q) => q.docs.map((d) => (d.get('receivedAt') as Timestamp).toMillis()));
@@ -46,7 +47,7 @@ export async function readGauges(db: Firestore, shards: number, now: Date): Prom
     open: open.data().count,
     parked: parked.data().count,
     openIncidents: incidents.data().count,
-    failedJobs: failed.data().count,
+    failedJobs: failed,
     oldestOpenAgeSeconds: times.length === 0 ? null : Math.max(0, Math.round((now.getTime() - Math.min(...times)) / 1000)),
   };
 }
