@@ -5,7 +5,7 @@
  * document, instance, execution, one after the other as each names the next)
  * and the same writes the relay makes for a correlated WorkOrderCompleted:
  * inbox DONE, key document updated (deleted once empty, as the relay does),
- * instance, execution, eventSubscription deleted, invoice job created.
+ * instance, execution, invoice job created (the waiting point lives in the key document only).
  * Document ids follow the data model (hashes: docs/data-model.md).
  */
 import type { DocumentData, Firestore } from '@google-cloud/firestore';
@@ -64,7 +64,6 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
     else tx.set(keyRef, { correlationKey, waiting: stillWaiting, open, updatedAt: now });
     tx.set(instanceRef, { ...instance, variables: { ...(instance.variables as DocumentData), ...(doc.payload as DocumentData) }, updatedAt: now });
     tx.set(executionRef, { ...execution, activityId: 'createInvoice', step, status: 'WAITING_JOB', jobId, waitingFor: null, updatedAt: now });
-    tx.delete(db.collection('eventSubscriptions').doc(point.executionId));
     tx.create(db.collection('jobs').doc(jobId), job);
     return true;
   });

@@ -13,6 +13,7 @@ import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
 import { NO_QUEUES } from '../support/queues';
+import { waitingPointsOf } from '../support/waiting';
 
 const ORDERS = 300;
 const { db, projectId } = freshFirestores().project('relay-crash');
@@ -31,7 +32,7 @@ async function consistent(workOrderId: string, inboxId: string): Promise<string 
   if (instance === undefined) return `${workOrderId}: no instance`;
   const executions = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', instance.id).get();
   const activity = executions.docs[0]?.get('activityId') as string;
-  const subscriptions = (await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get()).size;
+  const subscriptions = (await waitingPointsOf(db, instance.id, workOrderId)).length;
   const jobs = (await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', instance.id).where('activityId', '==', 'createInvoice').get()).size;
   const done = inbox.get('status') === 'DONE';
   const moved = activity === 'createInvoice' && subscriptions === 0 && jobs === 1 && instance.get('variables.completedItems') === 9;
