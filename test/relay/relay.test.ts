@@ -1,6 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { refs } from '../../functions/src/engine/store/collections';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { moveToken } from '../../functions/src/engine/store/move-token';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';

@@ -1,4 +1,4 @@
-import type { DocumentReference, Firestore } from '@google-cloud/firestore';
+import type { DocumentReference, Firestore, Timestamp } from '@google-cloud/firestore';
 import { sha256Hex } from '../../core/hash';
 import { correlationKeyDocId, escalationDocId, invoiceDocId, isDocumentId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
@@ -101,8 +101,9 @@ export interface KeyIndexFields {
 }
 
 /** A stored createdAt as ms: a Date from the unit of work, a Timestamp from a plain read; NaN for anything else (edited by hand). */
-const millisOf = (value: unknown): number =>
-  value instanceof Date ? value.getTime() : typeof value === 'object' && value !== null && 'toMillis' in value && typeof value.toMillis === 'function' ? Number(value.toMillis()) : Number.NaN;
+// Duck-typed: this module is loaded at start-up, the Firestore client only with the first request (test/e2e/lazy-start.test.ts).
+const isTimestamp = (value: unknown): value is Timestamp => typeof value === 'object' && value !== null && typeof (value as { toMillis?: unknown }).toMillis === 'function';
+const millisOf = (value: unknown): number => (value instanceof Date ? value.getTime() : isTimestamp(value) ? value.toMillis() : Number.NaN);
 
 /** {@link KeyIndexFields} of the key document `docId` holding these points (points whose createdAt is no time are left out of `waitingSince`). */
 export function keyIndexFields(docId: string, waiting: readonly WaitingPoint[]): KeyIndexFields {
