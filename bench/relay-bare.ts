@@ -6,7 +6,7 @@
  * names the next) and the same writes the relay makes for a correlated
  * WorkOrderCompleted: inbox DONE, key document updated (deleted once empty,
  * as the relay does), instance (the token moved on and the invoice job added,
- * in its `tokens` and `jobs`), eventSubscription deleted.
+ * in its `tokens` and `jobs`); the waiting point lives in the key document only.
  * Document ids follow the data model (hashes: docs/data-model.md).
  */
 import type { DocumentData, Firestore } from '@google-cloud/firestore';
@@ -72,7 +72,6 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
       jobsPendingSince: (instance.jobsPendingSince as Date | null | undefined) ?? now,
       updatedAt: now,
     });
-    tx.delete(db.collection('eventSubscriptions').doc(point.executionId));
     return true;
   });
 }

@@ -109,7 +109,8 @@ export async function checkBacklog(db: Firestore, workOrderIds: readonly string[
     }
   }
   const invoiceJobs = await countInvoiceJobs(db);
-  const waitingPoints = (await db.collection(COLLECTIONS.eventSubscriptions).count().get()).data().count;
+  // Keys that still hold a waiting point (the key document is where a point lives: it has waitingSince).
+  const waitingPoints = (await db.collection(COLLECTIONS.correlationKeys).where('waitingSince', '>', new Date(0)).count().get()).data().count;
   return { done, notDone, missing, invoiceJobs, waitingPoints };
 }
 

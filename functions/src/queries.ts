@@ -18,6 +18,8 @@ export interface QueryShape {
   readonly collection: string;
   /** Fields compared with ==, in any order. */
   readonly equality: readonly string[];
+  /** The array field compared with array-contains (at most one per query), if any: a composite index lists it with `arrayConfig: CONTAINS`. */
+  readonly arrayContains?: string;
   /** The field compared with <, <=, >, >= (at most one), if any. */
   readonly range: string | null;
   /** orderBy fields with direction. */
@@ -44,9 +46,11 @@ export interface PageCursor {
   readonly id: string;
 }
 
-/** The shapes of `inbox waiting`'s page query: with or without a message name, with or without an age bound. */
-const waitingPageShapes = [['shard', 'messageName'], ['shard']].flatMap((equality) =>
-  ['createdAt', null].map((range): QueryShape => ({ collection: 'eventSubscriptions', equality, range, orderBy: [{ field: 'createdAt', direction: 'asc' }] })),
+/** The shapes of `inbox waiting`'s page query on key documents: with or without a message name, with or without an age bound. */
+const waitingPageShapes = [true, false].flatMap((byMessage) =>
+  ['waitingSince', null].map(
+    (range): QueryShape => ({ collection: 'correlationKeys', equality: ['shard'], ...(byMessage ? { arrayContains: 'waitingFor' } : {}), range, orderBy: [{ field: 'waitingSince', direction: 'asc' }] }),
+  ),
 );
 
 /** All subsets of the fields, so the registry holds the shape of every filter combination the CLI can send. */
@@ -170,45 +174,46 @@ export const QUERIES = {
     db.collection('executions').where('processInstanceId', '==', processInstanceId),
   ),
   /**
-   * Gauge and `inbox waiting`: the oldest waiting point of one message name
-   * in one shard (eventSubscriptions carry `shard`, STATE_SHARDS of them, so
-   * the growing createdAt is spread over 16 index ranges).
+   * Waiting gauge: the key documents of one shard that wait for a message,
+   * oldest waiting point (of any message) first, after a cursor. A key
+   * document carries `shard`, STATE_SHARDS of them, so the growing
+   * waitingSince is spread over 16 index ranges; the document id breaks ties.
    */
   oldestWaiting: query(
-    { collection: 'eventSubscriptions', equality: ['shard', 'messageName'], range: null, orderBy: [{ field: 'createdAt', direction: 'asc' }] },
-    (db, shard: number, messageName: string) => db.collection('eventSubscriptions').where('shard', '==', shard).where('messageName', '==', messageName).orderBy('createdAt').limit(1),
+    { collection: 'correlationKeys', equality: ['shard'], arrayContains: 'waitingFor', range: null, orderBy: [{ field: 'waitingSince', direction: 'asc' }] },
+    (db, shard: number, messageName: string, after: PageCursor | null, limit: number) => {
+      const q = db.collection('correlationKeys').where('shard', '==', shard).where('waitingFor', 'array-contains', messageName).orderBy('waitingSince').orderBy(documentId());
+      return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
+    },
   ),
-  /** Gauge: waiting points of one message name in one shard created at or before a time (count() aggregation). */
+  /** Waiting gauge: key documents of one shard that wait for a message and hold a point created at or before a time (count() aggregation: it counts keys). */
   waitingSince: query(
-    { collection: 'eventSubscriptions', equality: ['shard', 'messageName'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
+    { collection: 'correlationKeys', equality: ['shard'], arrayContains: 'waitingFor', range: 'waitingSince', orderBy: [{ field: 'waitingSince', direction: 'asc' }] },
     (db, shard: number, messageName: string, before: Date) =>
-      db.collection('eventSubscriptions').where('shard', '==', shard).where('messageName', '==', messageName).where('createdAt', '<=', before),
+      db.collection('correlationKeys').where('shard', '==', shard).where('waitingFor', 'array-contains', messageName).where('waitingSince', '<=', before),
   ),
   /**
-   * CLI `inbox waiting`: one shard's waiting points, oldest first, after a
-   * cursor. The document id breaks ties of createdAt; Firestore keeps every
-   * index in document-id order after its last field, so the index
-   * (shard, messageName, createdAt) or (shard, createdAt) serves it.
+   * CLI `inbox waiting`: one shard's key documents with waiting points,
+   * oldest point first, after a cursor. The document id breaks ties of
+   * waitingSince; Firestore keeps every index in document-id order after its
+   * last field, so the index (shard, waitingFor, waitingSince) or
+   * (shard, waitingSince) serves it.
    */
   waitingPage: query(
     waitingPageShapes,
     (db, shard: number, filters: { readonly messageName: string | null; readonly createdBefore: Date | null }, after: PageCursor | null, limit: number) => {
-      let q: Query = db.collection('eventSubscriptions').where('shard', '==', shard);
-      if (filters.messageName !== null) q = q.where('messageName', '==', filters.messageName);
-      if (filters.createdBefore !== null) q = q.where('createdAt', '<=', filters.createdBefore);
-      q = q.orderBy('createdAt').orderBy(documentId());
+      let q: Query = db.collection('correlationKeys').where('shard', '==', shard);
+      if (filters.messageName !== null) q = q.where('waitingFor', 'array-contains', filters.messageName);
+      if (filters.createdBefore !== null) q = q.where('waitingSince', '<=', filters.createdBefore);
+      q = q.orderBy('waitingSince').orderBy(documentId());
       return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
     },
   ),
-  /** `inbox repair shard-subscriptions`: every waiting point, a page at a time in document-id order (the default order: no index). */
-  allSubscriptions: query({ collection: 'eventSubscriptions', equality: [], range: null, orderBy: [] }, (db, afterId: string | null, limit: number) => {
-    const q = db.collection('eventSubscriptions').orderBy(documentId());
+  /** `inbox repair shard-subscriptions`: every key document, a page at a time in document-id order (the default order: no index). */
+  allCorrelationKeys: query({ collection: 'correlationKeys', equality: [], range: null, orderBy: [] }, (db, afterId: string | null, limit: number) => {
+    const q = db.collection('correlationKeys').orderBy(documentId());
     return (afterId === null ? q : q.startAfter(afterId)).limit(limit);
   }),
-  /** `inbox waiting`: every waiting point (count() aggregation; no index). */
-  subscriptionCount: query({ collection: 'eventSubscriptions', equality: [], range: null, orderBy: [] }, (db) => db.collection('eventSubscriptions')),
-  /** `inbox waiting`: waiting points that carry a shard (count() against the unfiltered count: the difference was stored before `shard` existed). */
-  shardedSubscriptions: query({ collection: 'eventSubscriptions', equality: [], range: 'shard', orderBy: [] }, (db) => db.collection('eventSubscriptions').where('shard', '>=', 0)),
   /**
    * CLI `inbox timers`: one shard's PENDING timers, soonest due first, after
    * a cursor. The document id breaks ties of dueAt, as in `waitingPage`: the

@@ -1,19 +1,22 @@
 import { FieldValue, type Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
-import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import type { WaitingPoint } from '../../functions/src/engine/state';
+import { COLLECTIONS, refs, saveCorrelationKey } from '../../functions/src/engine/store/collections';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
+import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { eventSubscriptionCount } from '../support/waiting';
 import { cliFor } from './run-cli';
 
 /**
  * `inbox waiting` against the emulator: the tokens waiting for a message,
- * oldest first across the 16 shards, a page at a time; and
- * `inbox repair shard-subscriptions` for waiting points stored before they
- * carried a shard.
+ * oldest first across the 16 shards, a page at a time, from the key
+ * documents; and `inbox repair shard-subscriptions` for key documents
+ * written before they carried the waiting fields.
  */
 const DAY = 86_400_000;
 const fresh = freshFirestores();
@@ -29,11 +32,11 @@ interface Row {
   correlationKey: string;
   waitingSeconds: number;
   createdAt: string;
+  keyDocumentId: string;
 }
 interface Page {
   waitingPoints: Row[];
   next: string | null;
-  unshardedWaitingPoints?: number;
 }
 
 /** A work order whose token has waited for WorkOrderCompleted for `age` ms. */
@@ -73,16 +76,16 @@ describe('inbox waiting', () => {
     const page = r.json() as Page;
     expect(page.waitingPoints.map((p) => p.businessKey)).toEqual(OLDEST_FIRST);
     expect(page.next).toBeNull();
-    expect(page.unshardedWaitingPoints).toBeUndefined();
     const oldest = page.waitingPoints[0] as Row;
-    expect(oldest).toMatchObject({ businessKey: 'WO-w-b', activityId: 'waitForCompletion', messageName: 'WorkOrderCompleted', correlationKey: 'WO-w-b' });
+    expect(oldest).toMatchObject({ businessKey: 'WO-w-b', activityId: 'waitForCompletion', messageName: 'WorkOrderCompleted', correlationKey: 'WO-w-b', keyDocumentId: refs.correlationKey(db, 'WO-w-b').id });
     expect(oldest.waitingSeconds).toBeGreaterThanOrEqual(20 * 86_400);
     expect(oldest.waitingSeconds).toBeLessThan(20 * 86_400 + 120);
     const instance = await db.collection(COLLECTIONS.instances).doc(oldest.instanceId).get();
     expect(instance.get('businessKey')).toBe('WO-w-b');
-    // They really are in several shards.
-    const shards = new Set((await db.collection(COLLECTIONS.eventSubscriptions).get()).docs.map((d) => d.get('shard') as number));
+    // They really are in several shards, and only in the key documents.
+    const shards = new Set((await db.collection(COLLECTIONS.correlationKeys).get()).docs.map((d) => d.get('shard') as number));
     expect(shards.size).toBeGreaterThan(1);
+    expect(await eventSubscriptionCount(db)).toBe(0);
   });
 
   test('--older-than 3d: only those waiting at least that long; --message in any case', async () => {
@@ -141,34 +144,50 @@ describe('inbox waiting', () => {
   });
 });
 
-describe('waiting points stored before they carried a shard', () => {
+describe('an event-based gateway: several points of one token in one key document', () => {
+  const gw = fresh.project('cli-waiting-gateway');
+  const gwCli = cliFor(gw.projectId);
+
+  test('are listed together, on one page, each once, and --message picks one', async () => {
+    const now = new Date();
+    const at = (days: number): Date => new Date(now.getTime() - days * DAY);
+    const point = (key: string, messageName: string, days: number): WaitingPoint => ({ messageName, correlationKey: key, processInstanceId: `i-${key}`, executionId: `e-${key}`, activityId: `catch${messageName}`, gatewayId: 'gate', createdAt: at(days) });
+    await runUnitOfWork(gw.db, async (uow) => {
+      saveCorrelationKey(uow, { correlationKey: 'K-gw', waiting: [point('K-gw', 'WorkOrderCompleted', 4), point('K-gw', 'WorkOrderCancelled', 4)], open: [], updatedAt: now }, now);
+      saveCorrelationKey(uow, { correlationKey: 'K-one', waiting: [point('K-one', 'WorkOrderCompleted', 2)], open: [], updatedAt: now }, now);
+    });
+    const first = (await gwCli('--json', 'waiting', '--page-size', '1')).json() as Page;
+    expect(first.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'WorkOrderCancelled'], ['K-gw', 'WorkOrderCompleted']]);
+    expect(first.next).not.toBeNull();
+    const second = (await gwCli('--json', 'waiting', '--page-size', '1', '--after', first.next ?? '')).json() as Page;
+    expect(second.waitingPoints.map((p) => p.correlationKey)).toEqual(['K-one']);
+    const byMessage = (await gwCli('--json', 'waiting', '--message', 'WorkOrderCompleted', '--older-than', '3d')).json() as Page;
+    expect(byMessage.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'WorkOrderCompleted']]);
+  });
+});
+
+describe('key documents written before they carried the waiting fields', () => {
   const legacy = fresh.project('cli-waiting-legacy');
   const legacyCli = cliFor(legacy.projectId);
 
-  test('are named by `inbox waiting` until `inbox repair shard-subscriptions` gives them one, once', async () => {
+  test('are missing from `inbox waiting` until `inbox repair shard-subscriptions` gives them their fields, once', async () => {
     await waitingFor(legacy.db, 'WO-w-legacy-old', 25 * DAY);
     await waitingFor(legacy.db, 'WO-w-legacy-new', DAY);
-    const points = (await legacy.db.collection(COLLECTIONS.eventSubscriptions).get()).docs;
-    const old = points.find((p) => p.get('correlationKey') === 'WO-w-legacy-old');
-    await old?.ref.update({ shard: FieldValue.delete() });
+    await refs.correlationKey(legacy.db, 'WO-w-legacy-old').update({ shard: FieldValue.delete(), waitingFor: FieldValue.delete(), waitingSince: FieldValue.delete() });
 
-    const before = await legacyCli('--json', 'waiting');
-    expect(before.json()).toMatchObject({ waitingPoints: [{ businessKey: 'WO-w-legacy-new' }], unshardedWaitingPoints: 1 });
-    const table = await legacyCli('waiting');
-    expect(table.out).toContain('1 waiting point(s) carry no shard');
-    expect(table.out).toContain('inbox repair shard-subscriptions');
+    const before = (await legacyCli('--json', 'waiting')).json() as Page;
+    expect(before.waitingPoints.map((p) => p.businessKey)).toEqual(['WO-w-legacy-new']);
 
     const dry = await legacyCli('--json', 'repair', 'shard-subscriptions', '--dry-run');
     expect(dry.code).toBe(0);
     expect(dry.json()).toEqual({ scanned: 2, sharded: 1, gone: 0, dryRun: true });
-    expect((await legacyCli('--json', 'waiting')).json()).toMatchObject({ unshardedWaitingPoints: 1 });
+    expect(((await legacyCli('--json', 'waiting')).json() as Page).waitingPoints).toHaveLength(1);
 
     const run = await legacyCli('repair', 'shard-subscriptions');
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/2\s*│\s*1\s*│\s*0\s*│/);
     const after = (await legacyCli('--json', 'waiting')).json() as Page;
     expect(after.waitingPoints.map((p) => p.businessKey)).toEqual(['WO-w-legacy-old', 'WO-w-legacy-new']);
-    expect(after.unshardedWaitingPoints).toBeUndefined();
     expect((await legacyCli('--json', 'repair', 'shard-subscriptions')).json()).toMatchObject({ scanned: 2, sharded: 0 });
   });
 });

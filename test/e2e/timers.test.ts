@@ -15,6 +15,7 @@ import { completionPayload, storePushed } from '../support/inbox';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { waitFor } from '../support/wait';
 import { tokensOf } from '../support/process-state';
+import { waitingPointsOf } from '../support/waiting';
 
 /**
  * Timers end to end on the emulators: startProcess sets a timer in the
@@ -117,7 +118,7 @@ test('an event-based gateway: the timer wins when no message comes; a message th
   expect(await timersOf(won)).toEqual([]);
 
   expect(await ended(overdue)).toEqual(['escalated ENDED']);
-  expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', overdue).get()).size).toBe(0);
+  expect(await waitingPointsOf(db, overdue, 'WO-e2e-gw-timer')).toEqual([]);
 
   // The deleted timer's task still came at its time: answered 200 (not found), so Cloud Tasks ended it; the instance did not move.
   await waitFor('the cancelled timer task', async () => (dispatches(wonTimer.id).length > 0 ? true : undefined));

@@ -1,6 +1,5 @@
 import type { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { correlate } from '../../functions/src/engine/store/correlate';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
 import { completeJobRun, STALE_JOB_ERROR } from '../../functions/src/engine/store/complete-job';
@@ -12,6 +11,7 @@ import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { findJob, findToken, instanceWithoutJobs, tokensOf } from '../support/process-state';
+import { eventSubscriptionCount, waitingPointsOf } from '../support/waiting';
 
 let engine: Engine;
 const db = freshFirestores()('engine-store');
@@ -50,8 +50,9 @@ describe('engine store on the Firestore emulator', () => {
     expect(done.status).toBe('COMPLETED');
     const keyDoc = await refs.correlationKey(db, 'WO-path').get();
     expect(keyDoc.get('waiting')).toHaveLength(1);
-    const subscription = await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get();
-    expect(subscription.docs.map((d) => d.data())).toMatchObject([{ messageName: 'WorkOrderCompleted', correlationKey: 'WO-path', activityId: 'waitForCompletion' }]);
+    expect(keyDoc.get('waiting')).toMatchObject([{ messageName: 'WorkOrderCompleted', correlationKey: 'WO-path', activityId: 'waitForCompletion', processInstanceId: instance.id }]);
+    // The key document is the only place the point is stored.
+    expect(await eventSubscriptionCount(db)).toBe(0);
 
     const { result, stats } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-path')));
     expect(result.kind).toBe('CORRELATED');
@@ -60,7 +61,8 @@ describe('engine store on the Firestore emulator', () => {
     // Reads by id only: key document, instance (its tokens in it).
     expect(stats.reads).toBe(2);
     expect((await refs.correlationKey(db, 'WO-path').get()).exists).toBe(false);
-    expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get()).size).toBe(0);
+    expect(await waitingPointsOf(db, instance.id)).toEqual([]);
+    expect(await eventSubscriptionCount(db)).toBe(0);
     expect((await refs.instance(db, instance.id).get()).get('variables')).toMatchObject({ workOrderId: 'WO-path', completedItems: 4 });
 
     const again = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-path')));

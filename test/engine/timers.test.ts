@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Firestore } from '@google-cloud/firestore';
 import { Engine } from '../../functions/src/engine/engine';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
-import { eventSubscriptionId, executionId, instanceId } from '../../functions/src/engine/ids';
+import { executionId, instanceId } from '../../functions/src/engine/ids';
 import type { ExecutionState, TimerState } from '../../functions/src/engine/state';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
 import { COLLECTIONS, refs, shardOf, STATE_SHARDS } from '../../functions/src/engine/store/collections';
@@ -18,6 +18,7 @@ import { commitFaults, writes } from '../support/commit-faults';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { findJob, findToken, jobRecordsOf } from '../support/process-state';
+import { eventSubscriptionCount, waitingPointsOf } from '../support/waiting';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'bpmn');
 const DAY = 24 * 3_600_000;
@@ -35,8 +36,8 @@ const execution = async (store: Firestore, id: string): Promise<ExecutionState> 
 const timerDoc = async (store: Firestore, id: string): Promise<Record<string, unknown> | undefined> => get(refs.timer(store, id));
 const timersOf = async (store: Firestore, instance: string): Promise<Array<Record<string, unknown>>> =>
   (await store.collection(COLLECTIONS.timers).where('processInstanceId', '==', instance).get()).docs.map((d) => d.data());
-const subscriptionsOf = async (store: Firestore, instance: string): Promise<string[]> =>
-  (await store.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance).get()).docs.map((d) => d.id);
+/** The instance's waiting points (in its key documents), each as `execution/activity`. */
+const subscriptionsOf = async (store: Firestore, instance: string): Promise<string[]> => (await waitingPointsOf(store, instance)).map((p) => `${String(p.executionId)}/${String(p.activityId)}`);
 const jobsOf = jobRecordsOf;
 const only = <T>(items: readonly T[]): T => {
   expect(items).toHaveLength(1);
@@ -87,13 +88,13 @@ describe('timers on the Firestore emulator', () => {
     expect((await jobsOf(db, id)).filter((j) => j.activityId === 'escalate')).toHaveLength(1);
   });
 
-  test('the gateway: one point per message branch (own id, shard), the deadline deleted, the overdue timer set', async () => {
+  test('the gateway: one point per message branch (in the key document, with its shard), the deadline deleted, the overdue timer set', async () => {
     const { id, deadline, token, overdue, done } = await atGateway(db, 'WO-t2');
     expect(await timerDoc(db, deadline.id)).toBeUndefined();
-    const subscriptionId = eventSubscriptionId(token, 'waitForCompletion');
-    expect(await subscriptionsOf(db, id)).toEqual([subscriptionId]);
-    expect(await get(refs.eventSubscription(db, subscriptionId))).toMatchObject({ gatewayId: 'completedOrOverdue', activityId: 'waitForCompletion', shard: shardOf(subscriptionId) });
-    expect((await get(refs.correlationKey(db, 'WO-t2')))?.waiting).toMatchObject([{ gatewayId: 'completedOrOverdue', executionId: token }]);
+    expect(await subscriptionsOf(db, id)).toEqual([`${token}/waitForCompletion`]);
+    const keyRef = refs.correlationKey(db, 'WO-t2');
+    expect(await get(keyRef)).toMatchObject({ shard: shardOf(keyRef.id), waitingFor: ['WorkOrderCompleted'], waiting: [{ gatewayId: 'completedOrOverdue', activityId: 'waitForCompletion', executionId: token }] });
+    expect(await eventSubscriptionCount(db)).toBe(0);
     expect(overdue).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue' });
     expect(done.timers.map((t) => t.id)).toEqual([overdue?.id]);
     expect(await timerDoc(db, overdue?.id ?? '')).toMatchObject({ status: 'PENDING', horizon: 'NEAR' });
@@ -158,7 +159,7 @@ describe('timers on the Firestore emulator', () => {
     const approval = await completeJobRun(db, engine, workJob, {}, new Date());
     const late = only(approval.timers);
     expect(late).toMatchObject({ activityId: 'approvalLate', dueAt: approvalDueAt });
-    expect(await subscriptionsOf(db, started.instance.id)).toEqual([token]);
+    expect((await subscriptionsOf(db, started.instance.id)).map((p) => p.split('/')[0])).toEqual([token]);
     expect((await fireTimerRun(db, engine, late.id, late.dueAt)).status).toBe('FIRED');
     expect(await subscriptionsOf(db, started.instance.id)).toEqual([]);
     expect(await execution(db, token)).toMatchObject({ status: 'ENDED', activityId: 'late' });
@@ -186,7 +187,7 @@ describe('timers on the Firestore emulator', () => {
     expect(await timersOf(db, task.id)).toEqual([]);
     const back = await moveToken(db, engine, { processInstanceId: task.id, executionId: task.token, activityId: 'completedOrOverdue', force: false, now: new Date() });
     expect(back.timers.map((t) => t.activityId)).toEqual(['overdue']);
-    expect(await subscriptionsOf(db, task.id)).toEqual([eventSubscriptionId(task.token, 'waitForCompletion')]);
+    expect(await subscriptionsOf(db, task.id)).toEqual([`${task.token}/waitForCompletion`]);
   });
 
   test('a landed commit whose answer is lost: the re-run finds the timer FIRED and changes nothing more', async () => {

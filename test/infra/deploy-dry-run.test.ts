@@ -241,7 +241,7 @@ describe('deploy.sh --dry-run', () => {
     const creates = commands.filter((c) => c.startsWith('gcloud firestore indexes composite create '));
     expect(creates).toHaveLength(INDEXES.indexes.length);
     for (const index of INDEXES.indexes) {
-      const fieldConfigs = index.fields.map((f) => `--field-config=field-path=${f.fieldPath},order=${(f.order ?? '').toLowerCase()}`).join(' ');
+      const fieldConfigs = index.fields.map((f) => `--field-config=field-path=${f.fieldPath},${f.arrayConfig === undefined ? `order=${(f.order ?? '').toLowerCase()}` : `array-config=${f.arrayConfig.toLowerCase()}`}`).join(' ');
       only(creates, (c) => c.includes(`--collection-group=${index.collectionGroup} `) && c.includes(fieldConfigs), `index ${index.collectionGroup} ${fieldConfigs}`);
     }
   });

@@ -15,6 +15,7 @@ import { waitFor } from '../support/wait';
 import { NO_QUEUES } from '../support/queues';
 import { jobsOf, tokensOf } from '../support/process-state';
 import { instanceJobs } from '../../functions/src/engine/store/instance-doc';
+import { waitingPointsOf } from '../support/waiting';
 
 const ORDERS = 300;
 const { db, projectId } = freshFirestores().project('relay-crash');
@@ -32,7 +33,7 @@ async function consistent(workOrderId: string, inboxId: string): Promise<string 
   const instance = instanceSnap.docs[0];
   if (instance === undefined) return `${workOrderId}: no instance`;
   const activity = (await tokensOf(db, instance.id))[0]?.activityId;
-  const subscriptions = (await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', instance.id).get()).size;
+  const subscriptions = (await waitingPointsOf(db, instance.id, workOrderId)).length;
   const jobs = (await jobsOf(db, instance.id)).filter((j) => j.activityId === 'createInvoice').length;
   const done = inbox.get('status') === 'DONE';
   const moved = activity === 'createInvoice' && subscriptions === 0 && jobs === 1 && instance.get('variables.completedItems') === 9;

@@ -1,6 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../../functions/src/engine/engine';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { refs } from '../../functions/src/engine/store/collections';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { moveToken } from '../../functions/src/engine/store/move-token';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
@@ -14,6 +14,7 @@ import { failingEngine, roundsEngine, workOrderEngine } from '../support/engine'
 import { freshFirestores, uniqueProjectId } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
+import { waitingPointsOf } from '../support/waiting';
 
 const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
 const WEEK = 7 * 24 * 3_600_000;
@@ -126,7 +127,7 @@ describe('buffering at the waiting point', () => {
     expect((doc.expireAt as FirebaseFirestore.Timestamp).toMillis()).toBe(handedOver.getTime() + WEEK);
     expect((await refs.instance(db, started.instance.id).get()).get('variables.completedItems')).toBe(2);
     expect((await refs.instance(db, started.instance.id).get()).get('correlatedMessages')).toEqual([id]);
-    expect((await db.collection(COLLECTIONS.eventSubscriptions).where('processInstanceId', '==', started.instance.id).get()).size).toBe(0);
+    expect(await waitingPointsOf(db, started.instance.id, 'WO-r-race')).toEqual([]);
   });
 });
 

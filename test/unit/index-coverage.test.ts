@@ -41,6 +41,9 @@ describe('the coverage check itself', () => {
     ['the composite index, wrong direction', shape({ equality: ['shard', 'status'], orderBy: [{ field: 'nextAttemptAt', direction: 'desc' }] }), false],
     ['a range field that is not the first orderBy', shape({ equality: ['shard'], range: 'nextAttemptAt', orderBy: [{ field: 'receivedAt', direction: 'asc' }] }), false],
     ['another collection', shape({ collection: 'jobs', equality: ['shard', 'status'], orderBy: [{ field: 'nextAttemptAt', direction: 'asc' }] }), false],
+    ['array-contains with its CONTAINS entry in the composite index', shape({ collection: 'correlationKeys', equality: ['shard'], arrayContains: 'waitingFor', orderBy: [{ field: 'waitingSince', direction: 'asc' }] }), true],
+    ['array-contains on a field the index orders instead', shape({ collection: 'correlationKeys', equality: ['waitingFor'], arrayContains: 'shard', orderBy: [{ field: 'waitingSince', direction: 'asc' }] }), false],
+    ['an ordered query on a field whose single-field index is switched off', shape({ collection: 'correlationKeys', orderBy: [{ field: 'waitingSince', direction: 'asc' }] }), false],
   ])('%s', (_name, s, covered) => {
     expect(coverage(s, file).covered).toBe(covered);
   });

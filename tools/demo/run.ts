@@ -8,7 +8,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import type { PubSub } from '@google-cloud/pubsub';
 import type { Storage } from '@google-cloud/storage';
 import { runCli } from '../../functions/src/cli/main';
-import { COLLECTIONS } from '../../functions/src/engine/store/collections';
+import { refs } from '../../functions/src/engine/store/collections';
 import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import type { StackControl, StackInfo, StackStatus } from '../local/control';
@@ -250,8 +250,10 @@ async function startOrders(ctx: Context, orders: readonly PlannedOrder[]): Promi
 /** The instance of a work order once its token waits at "Wait for completion". */
 async function waitingInstance(ctx: Context, workOrderId: string): Promise<string> {
   return until(async () => {
-    const subs = await ctx.db.collection(COLLECTIONS.eventSubscriptions).where('correlationKey', '==', workOrderId).get();
-    return subs.docs[0]?.get('processInstanceId') as string | undefined;
+    // The waiting point lives in the work order's key document.
+    const key = await refs.correlationKey(ctx.db, workOrderId).get();
+    const waiting = (key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>;
+    return waiting[0]?.processInstanceId;
   }, `${workOrderId} to wait for its completion`, ctx.options.phaseTimeoutMs);
 }
 

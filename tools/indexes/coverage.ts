@@ -21,31 +21,35 @@ function singleFieldIndexed(file: IndexFile, collection: string, field: string):
 
 /**
  * Whether production Firestore can serve a query shape with the declared
- * indexes: equality-only queries merge single-field indexes; one range or
- * order field alone uses its single-field index; anything else needs a
- * composite index listing the equality fields (any order), then the order
- * fields in order and direction. Returns the reason when not covered.
+ * indexes: equality-only queries (an array-contains among them) merge
+ * single-field indexes; one range or order field alone uses its single-field
+ * index; anything else needs a composite index listing the equality fields
+ * and the array-contains field (with `arrayConfig: CONTAINS`) in any order,
+ * then the order fields in order and direction. Returns the reason when not covered.
  */
 export function coverage(shape: QueryShape, file: IndexFile): { covered: true } | { covered: false; reason: string } {
   const order = shape.orderBy.length > 0 ? shape.orderBy : shape.range === null ? [] : [{ field: shape.range, direction: 'asc' as const }];
   if (shape.range !== null && order[0]?.field !== shape.range) {
     return { covered: false, reason: `the range field ${shape.range} must be the first orderBy` };
   }
-  const fields = [...shape.equality, ...order.map((o) => o.field)];
+  const head = shape.arrayContains === undefined ? shape.equality : [...shape.equality, shape.arrayContains];
+  const fields = [...head, ...order.map((o) => o.field)];
   const unindexed = fields.find((f) => !singleFieldIndexed(file, shape.collection, f));
   if (order.length === 0) {
     return unindexed === undefined ? { covered: true } : { covered: false, reason: `the single-field index of ${unindexed} is switched off` };
   }
-  if (shape.equality.length === 0 && order.length === 1) {
+  if (head.length === 0 && order.length === 1) {
     return unindexed === undefined ? { covered: true } : { covered: false, reason: `the single-field index of ${unindexed} is switched off` };
   }
   const match = file.indexes.some((index) => {
     if (index.collectionGroup !== shape.collection || (index.queryScope ?? 'COLLECTION') !== 'COLLECTION') return false;
     if (index.fields.length !== fields.length) return false;
-    const head = index.fields.slice(0, shape.equality.length).map((f) => f.fieldPath);
-    if ([...head].sort().join() !== [...shape.equality].sort().join()) return false;
+    const leading = index.fields.slice(0, head.length);
+    if (leading.map((f) => f.fieldPath).sort().join() !== [...head].sort().join()) return false;
+    // The array-contains field needs its CONTAINS entry; an equality field an ordered one.
+    if (!leading.every((f) => (f.fieldPath === shape.arrayContains ? f.arrayConfig === 'CONTAINS' : f.order !== undefined))) return false;
     return order.every((o, i) => {
-      const f = index.fields[shape.equality.length + i];
+      const f = index.fields[head.length + i];
       return f !== undefined && f.fieldPath === o.field && f.order === direction(o.direction);
     });
   });

@@ -16,8 +16,8 @@ export interface ShardedOrder {
   readonly field: string;
 }
 
-/** `inbox waiting`: waiting points, oldest first. */
-export const WAITING_ORDER: ShardedOrder = { list: 'waiting', collection: 'eventSubscriptions', field: 'createdAt' };
+/** `inbox waiting`: key documents with waiting points, the oldest point first (their points are listed with them). */
+export const WAITING_ORDER: ShardedOrder = { list: 'waiting', collection: 'correlationKeys', field: 'waitingSince' };
 /** `inbox timers`: PENDING timers, soonest due first. */
 export const TIMERS_ORDER: ShardedOrder = { list: 'timers', collection: 'timers', field: 'dueAt' };
 

@@ -1,4 +1,5 @@
 import { type Firestore, type QueryDocumentSnapshot, Timestamp } from '@google-cloud/firestore';
+import type { WaitingPoint } from '../engine/state';
 import { refs } from '../engine/store/collections';
 import { QUERIES } from '../queries';
 import { waitedMessageNames } from '../relay/gauges';
@@ -6,7 +7,8 @@ import type { CliContext } from './context';
 import { print } from './output';
 import { formatAge, parseDuration, parseKnownName, parsePageSize } from './parse';
 import { WAITING_ORDER } from './shard-page';
-import { cursorOf, pageAcrossShards, positionOf } from './shard-page-query';
+import { RefusedError } from './inbox-ops';
+import { cursorOf, pageAcrossShards } from './shard-page-query';
 
 export interface WaitingOptions {
   message?: string;
@@ -27,18 +29,22 @@ export interface WaitingRow {
   readonly correlationKey: string;
   readonly createdAt: Date;
   readonly waitingSeconds: number;
-  /** The eventSubscriptions document. */
-  readonly subscriptionId: string;
+  /** The correlationKeys document that holds the point (the only place it is stored). */
+  readonly keyDocumentId: string;
 }
 
 const DEFAULT_PAGE_SIZE = '50';
 
 /**
- * `inbox waiting`: the tokens waiting for a message, oldest first across
- * the shards, a page at a time. Each page is one query per shard (16), each
- * for at most a page, merged here; then one read per instance on the page
- * for its business key. So a page of N costs at most 16 × N + N reads
- * (usually far less: shards hold few old points).
+ * `inbox waiting`: the tokens waiting for a message, a page at a time, from
+ * the key documents (the only place a waiting point is stored): the keys
+ * oldest point first across the shards, each key's points (those that match
+ * the filters) oldest first. `--page-size` counts keys, so a key's points
+ * are never split over two pages; a key with several (the branches of an
+ * event-based gateway) shows them all. Each page is one query per shard
+ * (16), each for at most a page, merged here; then one read per instance on
+ * the page for its business key. So a page of N keys costs at most
+ * 16 × N + N reads (usually far less: shards hold few old keys).
  */
 export async function waiting(ctx: CliContext, options: WaitingOptions): Promise<void> {
   const pageSize = parsePageSize(options.pageSize ?? DEFAULT_PAGE_SIZE);
@@ -49,50 +55,59 @@ export async function waiting(ctx: CliContext, options: WaitingOptions): Promise
   const db = ctx.db();
   const now = ctx.now();
   const filters = { messageName, createdBefore: olderThanMs === null ? null : new Date(now.getTime() - olderThanMs) };
-  const [page, unsharded] = await Promise.all([
-    pageAcrossShards(WAITING_ORDER, pageSize, (shard) => QUERIES.waitingPage.build(db, shard, filters, cursor, pageSize)),
-    // Asked on the first page only: the points such a count finds are on no page.
-    cursor === null ? unshardedCount(db) : Promise.resolve(0),
-  ]);
-  const rows = await withBusinessKeys(db, page.items, now);
+  const page = await pageAcrossShards(WAITING_ORDER, pageSize, (shard) => QUERIES.waitingPage.build(db, shard, filters, cursor, pageSize));
+  const points = page.items.flatMap((key) => pointsOf(key, filters));
+  const rows = await withBusinessKeys(db, points, now);
   const next = page.next;
-  const result = { waitingPoints: rows, next, ...(unsharded > 0 ? { unshardedWaitingPoints: unsharded } : {}) };
-  print(ctx, result, ['instance', 'business key', 'activity', 'message', 'correlation key', 'waiting since', 'waited'], rows.map((r) => [r.instanceId, r.businessKey ?? '(no instance)', r.activityId, r.messageName, r.correlationKey, r.createdAt, formatAge(r.waitingSeconds * 1000)]));
+  print(ctx, { waitingPoints: rows, next }, ['instance', 'business key', 'activity', 'message', 'correlation key', 'waiting since', 'waited'], rows.map((r) => [r.instanceId, r.businessKey ?? '(no instance)', r.activityId, r.messageName, r.correlationKey, r.createdAt, formatAge(r.waitingSeconds * 1000)]));
   if (ctx.json) return;
   if (next !== null) ctx.io.out(`more: add --after ${next}`);
-  if (unsharded > 0) ctx.io.out(unshardedNote(unsharded));
 }
 
-/** Said while waiting points stored before `shard` existed are left: they are on no page and in no gauge. */
-export const unshardedNote = (n: number): string =>
-  `${n} waiting point(s) carry no shard (stored before this version): they are missing from this list and from the waiting gauge; \`inbox repair shard-subscriptions\` gives them one (once, after the deploy)`;
-
-/** Waiting points without a shard: all of them minus those with one (two count() aggregations, one read per 1,000 points each). */
-async function unshardedCount(db: Firestore): Promise<number> {
-  const [all, sharded] = await Promise.all([QUERIES.subscriptionCount.build(db).count().get(), QUERIES.shardedSubscriptions.build(db).count().get()]);
-  return Math.max(0, all.data().count - sharded.data().count);
+/** A waiting point as read from its key document, with the document's id. */
+interface StoredPoint {
+  readonly keyDocumentId: string;
+  readonly point: Record<string, unknown>;
+  readonly createdAt: Date;
 }
 
-async function withBusinessKeys(db: Firestore, points: readonly QueryDocumentSnapshot[], now: Date): Promise<WaitingRow[]> {
-  const instanceIds = [...new Set(points.map((p) => String(p.get('processInstanceId'))))];
+/**
+ * The points of one key document that match the filters, oldest first. The
+ * query matched the key by its oldest point; with --message its point for
+ * that name may be younger than --older-than, and then it is left out.
+ * Refused, naming the document, for a point whose createdAt is no timestamp (edited by hand).
+ */
+function pointsOf(key: QueryDocumentSnapshot, filters: { readonly messageName: string | null; readonly createdBefore: Date | null }): StoredPoint[] {
+  const waitingValue: unknown = key.get('waiting');
+  const stored = Array.isArray(waitingValue) ? (waitingValue as Array<Partial<Record<keyof WaitingPoint, unknown>>>) : [];
+  return stored
+    .map((point): StoredPoint => {
+      if (!(point.createdAt instanceof Timestamp)) {
+        throw new RefusedError(`correlationKeys/${key.id} holds a waiting point whose createdAt is not a timestamp (${JSON.stringify(point.createdAt)}): it was edited by hand; set it to a timestamp`);
+      }
+      return { keyDocumentId: key.id, point, createdAt: point.createdAt.toDate() };
+    })
+    .filter((p) => (filters.messageName === null || p.point.messageName === filters.messageName) && (filters.createdBefore === null || p.createdAt <= filters.createdBefore))
+    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || String(a.point.executionId).localeCompare(String(b.point.executionId)) || String(a.point.messageName).localeCompare(String(b.point.messageName)));
+}
+
+async function withBusinessKeys(db: Firestore, points: readonly StoredPoint[], now: Date): Promise<WaitingRow[]> {
+  const instanceIds = [...new Set(points.map((p) => String(p.point.processInstanceId)))];
   const instances = instanceIds.length === 0 ? [] : await db.getAll(...instanceIds.map((id) => refs.instance(db, id)));
   const keys = new Map(instances.map((s) => [s.id, s.exists ? String(s.get('businessKey')) : null]));
-  return points.map((p): WaitingRow => {
-    const position = positionOf(WAITING_ORDER, p);
-    const createdAt = new Timestamp(position.seconds, position.nanoseconds).toDate();
-    const instanceId = String(p.get('processInstanceId'));
-    const gatewayId: unknown = p.get('gatewayId');
+  return points.map(({ point, createdAt, keyDocumentId }): WaitingRow => {
+    const instanceId = String(point.processInstanceId);
     return {
       instanceId,
       businessKey: keys.get(instanceId) ?? null,
-      executionId: String(p.get('executionId')),
-      activityId: String(p.get('activityId')),
-      gatewayId: typeof gatewayId === 'string' ? gatewayId : null,
-      messageName: String(p.get('messageName')),
-      correlationKey: String(p.get('correlationKey')),
+      executionId: String(point.executionId),
+      activityId: String(point.activityId),
+      gatewayId: typeof point.gatewayId === 'string' ? point.gatewayId : null,
+      messageName: String(point.messageName),
+      correlationKey: String(point.correlationKey),
       createdAt,
       waitingSeconds: Math.max(0, Math.round((now.getTime() - createdAt.getTime()) / 1000)),
-      subscriptionId: p.id,
+      keyDocumentId,
     };
   });
 }

@@ -26,15 +26,6 @@ export function timerId(executionIdValue: string, step: number, activityId: stri
   return stableId('timer', executionIdValue, String(step), activityId, String(occurrence));
 }
 
-/**
- * The eventSubscriptions document of one message branch of an event-based
- * gateway: a token waits there for several messages at once, so its points
- * cannot all be `eventSubscriptions/{executionId}`.
- */
-export function eventSubscriptionId(executionIdValue: string, activityId: string): string {
-  return stableId('event-subscription', executionIdValue, activityId);
-}
-
 /** The per-correlation-key document: waiting points (and later the inbox lane) of one key. */
 export function correlationKeyDocId(correlationKey: string): string {
   return stableId('correlation-key', correlationKey);

@@ -170,9 +170,8 @@ export interface WaitingPoint {
   readonly activityId: string;
   /**
    * Set when the point is a branch of an event-based gateway the token waits
-   * at (its id); such a token has one point per message branch, stored as
-   * `eventSubscriptions/{eventSubscriptionId(executionId, activityId)}`
-   * instead of `eventSubscriptions/{executionId}`.
+   * at (its id); such a token has one point per message branch in its key
+   * documents' `waiting`, and the first message it takes removes them all.
    */
   readonly gatewayId?: string;
   readonly createdAt: Date;

@@ -1,8 +1,8 @@
-import type { Firestore, Timestamp } from '@google-cloud/firestore';
+import type { Firestore, QueryDocumentSnapshot, QuerySnapshot, Timestamp } from '@google-cloud/firestore';
 import type { Engine } from '../engine/engine';
 import { STATE_SHARDS } from '../engine/store/collections';
 import { countFailedJobs } from '../jobs/failed-jobs';
-import { QUERIES } from '../queries';
+import { type PageCursor, QUERIES } from '../queries';
 
 /**
  * The relay's gauges, logged with every summary: log-based metrics read them,
@@ -62,7 +62,16 @@ export interface WaitingGauge {
   readonly messageName: string;
   /** Age of the oldest waiting point for this message in seconds; null when no token waits for it. */
   readonly oldestWaitingAgeSeconds: number | null;
-  /** Waiting points for this message created at least INBOX_WAITING_ALERT_DAYS ago. */
+  /**
+   * Correlation keys that wait for this message and hold a waiting point
+   * created at least INBOX_WAITING_ALERT_DAYS ago (a count() over key
+   * documents, which carry the oldest point's time, not one per point). The
+   * same as the points in the usual case, one point per key: a key whose
+   * old point is for another message also counts here (only while this
+   * message's own oldest point in its shard is over the threshold too), and
+   * two tokens of one key waiting for this message (already an incident,
+   * DUPLICATE_WAITING_POINT) count once.
+   */
   readonly waitingOverThreshold: number;
   /** INBOX_WAITING_ALERT_DAYS, so the line says what "over" means. */
   readonly thresholdDays: number;
@@ -84,21 +93,28 @@ export function waitedMessageNames(engine: Engine): string[] {
 }
 
 const DAY_MS = 86_400_000;
+/** Key documents read per query after the first when a shard's oldest key holds an older point for another message. */
+const REFINE_PAGE = 10;
 
 /**
- * The waiting gauges, cheaply: one limit-1 query per (message name, shard)
- * for the oldest waiting point (at most one document read each, one billed
- * when it finds none), then a count() aggregation (one read per 1,000
- * matches, at least one) only in the shards whose oldest point is over the
- * threshold; a shard whose oldest point is younger has none over it. With
- * nothing over the threshold that is 16 queries and 16 reads per name.
+ * The waiting gauges, cheaply, from the key documents (the only place a
+ * waiting point is stored): per (message name, shard) one limit-1 query for
+ * the key that waits for the name and holds the oldest point (at most one
+ * document read, one billed when it finds none). That key's point for the
+ * name is the oldest one of the shard unless the key's oldest point is for
+ * another message; then the keys after it are read, REFINE_PAGE at a time,
+ * until none can hold an older one. Then a count() aggregation (one read per
+ * 1,000 matches, at least one) only in the shards whose oldest point for the
+ * name is over the threshold; a shard whose oldest is younger has none over
+ * it. With nothing over the threshold that is usually 16 queries and 16
+ * reads per name.
  */
 export async function readWaitingGauges(db: Firestore, messageNames: readonly string[], thresholdDays: number, now: Date): Promise<WaitingGauge[]> {
   const cutoff = new Date(now.getTime() - thresholdDays * DAY_MS);
   return Promise.all(
     messageNames.map(async (messageName): Promise<WaitingGauge> => {
       const shards = Array.from({ length: STATE_SHARDS }, (_, shard) => shard);
-      const oldest = await Promise.all(shards.map(async (shard) => ({ shard, createdAt: createdAtOf((await QUERIES.oldestWaiting.build(db, shard, messageName).get()).docs[0]?.get('createdAt')) })));
+      const oldest = await Promise.all(shards.map(async (shard) => ({ shard, createdAt: await oldestInShard(db, shard, messageName) })));
       const present = oldest.flatMap((o) => (o.createdAt === null ? [] : [o.createdAt]));
       const old = oldest.filter((o) => o.createdAt !== null && o.createdAt <= cutoff.getTime());
       const counts = await Promise.all(old.map(async (o) => (await QUERIES.waitingSince.build(db, o.shard, messageName, cutoff).count().get()).data().count));
@@ -112,9 +128,35 @@ export async function readWaitingGauges(db: Firestore, messageNames: readonly st
   );
 }
 
-/** A stored createdAt in ms; null when the shard has no waiting point. Throws on anything else (a document edited by hand): the gauges are then not read, and say why. */
-function createdAtOf(value: unknown): number | null {
-  if (value === undefined) return null;
+/** The createdAt (ms) of the oldest point for a message in one shard, null when no key there waits for it. */
+async function oldestInShard(db: Firestore, shard: number, messageName: string): Promise<number | null> {
+  let best: number | null = null;
+  let after: PageCursor | null = null;
+  for (let limit = 1; ; limit = REFINE_PAGE) {
+    const page: QuerySnapshot = await QUERIES.oldestWaiting.build(db, shard, messageName, after, limit).get();
+    for (const key of page.docs) {
+      const since = timeOf(key.get('waitingSince'), key);
+      // Keys come in waitingSince order: from here on none holds a point older than the best one.
+      if (best !== null && since >= best) return best;
+      const own = ownOldest(key, messageName);
+      best = Math.min(best ?? Number.POSITIVE_INFINITY, own ?? since);
+    }
+    const last: QueryDocumentSnapshot | undefined = page.docs[page.docs.length - 1];
+    if (page.size < limit || last === undefined) return best;
+    after = { at: last.get('waitingSince') as Timestamp, id: last.id };
+  }
+}
+
+/** The oldest createdAt of a key's points for one message; null if it lists none (waitingFor edited by hand). */
+function ownOldest(key: QueryDocumentSnapshot, messageName: string): number | null {
+  const waiting: unknown = key.get('waiting');
+  const points = Array.isArray(waiting) ? (waiting as unknown[]) : [];
+  const times = points.flatMap((p) => (typeof p === 'object' && p !== null && (p as { messageName?: unknown }).messageName === messageName ? [timeOf((p as { createdAt?: unknown }).createdAt, key)] : []));
+  return times.length === 0 ? null : Math.min(...times);
+}
+
+/** A stored time in ms. Throws on anything else (a document edited by hand): the gauges are then not read, and say why. */
+function timeOf(value: unknown, key: QueryDocumentSnapshot): number {
   if (typeof value === 'object' && value !== null && 'toMillis' in value && typeof value.toMillis === 'function') return (value as Timestamp).toMillis();
-  throw new TypeError(`a waiting point's createdAt is not a timestamp (${JSON.stringify(value)})`);
+  throw new TypeError(`correlationKeys/${key.id} holds a waiting time that is not a timestamp (${JSON.stringify(value)})`);
 }

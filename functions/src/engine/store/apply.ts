@@ -1,7 +1,7 @@
 import type { Engine } from '../engine';
 import { type ExecutionState, type Incident, type InstanceState, isOpenIncident, type JobState, type TimerState, type Transition, type WaitingPoint } from '../state';
 import { deliverMessage } from '../transitions';
-import { asCorrelationKey, eventSubscriptionDocId, plain, refs, saveCorrelationKey, shardOf } from './collections';
+import { asCorrelationKey, plain, refs, saveCorrelationKey } from './collections';
 import { readInstanceDoc, writeInstance } from './instance-doc';
 import { nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
@@ -31,8 +31,9 @@ function withDuplicateIncident(instance: InstanceState, point: WaitingPoint, cou
 
 /**
  * Writes a Transition into the unit of work: the instance document (with its
- * changed tokens and new jobs: one write), new timers (`timers/{id}`, cancelled ones deleted), waiting points (per-key
- * document and one eventSubscriptions document each, with its `shard`).
+ * changed tokens and new jobs: one write), new timers (`timers/{id}`, cancelled
+ * ones deleted), waiting points (in the per-key document only: its `shard`,
+ * `waitingFor` and `waitingSince` serve the waiting queries, see saveCorrelationKey).
  *
  * The double-token guard lives here, because this is where a waiting point
  * is created: if another token already waits for the same message and key,
@@ -71,8 +72,6 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
   for (const other of others.values()) await writeInstance(uow, other.id, { instance: other });
   for (const id of t.cancelTimers) uow.delete(refs.timer(db, id));
   for (const timer of t.timers) uow.create(refs.timer(db, timer.id), plain(pendingTimerDoc(timer, now)));
-  for (const point of t.unsubscribe) uow.delete(refs.eventSubscriptionOf(db, point));
-  for (const point of t.subscribe) uow.set(refs.eventSubscriptionOf(db, point), { ...plain(point), shard: shardOf(eventSubscriptionDocId(point)) });
   return duplicates;
 }
 

@@ -1,6 +1,6 @@
-import type { DocumentReference, Firestore } from '@google-cloud/firestore';
+import type { DocumentReference, Firestore, Timestamp } from '@google-cloud/firestore';
 import { sha256Hex } from '../../core/hash';
-import { correlationKeyDocId, escalationDocId, eventSubscriptionId, invoiceDocId, isDocumentId } from '../ids';
+import { correlationKeyDocId, escalationDocId, invoiceDocId, isDocumentId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -12,7 +12,6 @@ export const COLLECTIONS = {
   executions: 'executions',
   /** Before this version: one document per job. Read as `executions`; sweepJobs still queries its PENDING ones. */
   jobs: 'jobs',
-  eventSubscriptions: 'eventSubscriptions',
   correlationKeys: 'correlationKeys',
   invoices: 'invoices',
   timers: 'timers',
@@ -21,7 +20,7 @@ export const COLLECTIONS = {
 
 /**
  * Shards of the process-state collections that are scanned (timers,
- * eventSubscriptions): each document carries `shard`, and a sweep or a gauge
+ * correlationKeys): each document carries `shard`, and a sweep or a gauge
  * queries shard by shard, so no query reads everything at once. A constant,
  * not a setting: documents keep their shard forever, so changing it would
  * need a migration (INBOX_SHARDS, which the receiver may change, is another matter).
@@ -39,19 +38,15 @@ export function shardOf(id: string): number {
 }
 
 /**
- * The eventSubscriptions document id of a waiting point: the token's
- * execution id, or for a branch of an event-based gateway (a token waits
- * for several messages there) {@link eventSubscriptionId}.
- */
-export const eventSubscriptionDocId = (point: Pick<WaitingPoint, 'executionId' | 'activityId' | 'gatewayId'>): string =>
-  point.gatewayId === undefined ? point.executionId : eventSubscriptionId(point.executionId, point.activityId);
-
-/**
  * The per-correlation-key document. It lists the key's waiting points, so the
- * correlation lookup and the double-token guard are one read by id.
+ * correlation lookup and the double-token guard are one read by id; it is
+ * also the only place a waiting point is stored (no eventSubscriptions
+ * document since this version), so the waiting gauges and `inbox waiting`
+ * query key documents through the fields {@link keyIndexFields} derives.
  */
 export interface CorrelationKeyDoc {
   readonly correlationKey: string;
+  /** Every waiting point of the key; several of one token for the branches of an event-based gateway. */
   readonly waiting: readonly WaitingPoint[];
   /**
    * The key's lane: OPEN inbox documents, added by the receiver when it stores
@@ -77,10 +72,6 @@ export const refs = {
   execution: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.executions).doc(id),
   /** An old-layout job document (read only; see COLLECTIONS.jobs). */
   job: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.jobs).doc(id),
-  /** One document per waiting point: by execution, or by {@link eventSubscriptionDocId} for a gateway branch (`eventSubscriptionOf`). */
-  eventSubscription: (db: Firestore, executionId: string): DocumentReference => db.collection(COLLECTIONS.eventSubscriptions).doc(executionId),
-  eventSubscriptionOf: (db: Firestore, point: Pick<WaitingPoint, 'executionId' | 'activityId' | 'gatewayId'>): DocumentReference =>
-    db.collection(COLLECTIONS.eventSubscriptions).doc(eventSubscriptionDocId(point)),
   timer: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.timers).doc(id),
   correlationKey: (db: Firestore, correlationKey: string): DocumentReference => db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
   invoice: (db: Firestore, workOrderId: string): DocumentReference => db.collection(COLLECTIONS.invoices).doc(invoiceDocId(workOrderId)),
@@ -104,10 +95,43 @@ export const asCorrelationKey = (data: Record<string, unknown> | undefined, corr
   return { correlationKey, waiting: doc.waiting ?? [], open: doc.open ?? [], updatedAt: doc.updatedAt ?? new Date(0) };
 };
 
-/** Writes the key document through a unit of work, or deletes it once both lists are empty. */
+/**
+ * What the waiting queries of a key document read, derived from its waiting
+ * points: `shard` (of the document id, as timers carry theirs), `waitingFor`
+ * (the distinct message names, sorted: `array-contains` finds the keys that
+ * wait for a message) and `waitingSince` (the oldest point's createdAt, the
+ * order of the gauges and of `inbox waiting`; null without points, written
+ * as an absent field so ordered queries skip the key).
+ */
+export interface KeyIndexFields {
+  readonly shard: number;
+  readonly waitingFor: readonly string[];
+  readonly waitingSince: Date | null;
+}
+
+/** A stored createdAt as ms: a Date from the unit of work, a Timestamp from a plain read; NaN for anything else (edited by hand). */
+// Duck-typed: this module is loaded at start-up, the Firestore client only with the first request (test/e2e/lazy-start.test.ts).
+const isTimestamp = (value: unknown): value is Timestamp => typeof value === 'object' && value !== null && typeof (value as { toMillis?: unknown }).toMillis === 'function';
+const millisOf = (value: unknown): number => (value instanceof Date ? value.getTime() : isTimestamp(value) ? value.toMillis() : Number.NaN);
+
+/** {@link KeyIndexFields} of the key document `docId` holding these points (points whose createdAt is no time are left out of `waitingSince`). */
+export function keyIndexFields(docId: string, waiting: readonly WaitingPoint[]): KeyIndexFields {
+  const times = waiting.map((w) => millisOf(w.createdAt)).filter((t) => Number.isFinite(t));
+  return {
+    shard: shardOf(docId),
+    waitingFor: [...new Set(waiting.map((w) => w.messageName))].sort(),
+    waitingSince: times.length === 0 ? null : new Date(Math.min(...times)),
+  };
+}
+
+/** Writes the key document through a unit of work (with its {@link KeyIndexFields}), or deletes it once both lists are empty. */
 export function saveCorrelationKey(uow: UnitOfWork, doc: CorrelationKeyDoc, now: Date): void {
   const ref = refs.correlationKey(uow.db, doc.correlationKey);
-  if (doc.waiting.length === 0 && doc.open.length === 0) uow.delete(ref);
-  else uow.set(ref, { correlationKey: doc.correlationKey, waiting: doc.waiting, open: doc.open, updatedAt: now });
+  if (doc.waiting.length === 0 && doc.open.length === 0) {
+    uow.delete(ref);
+    return;
+  }
+  const { shard, waitingFor, waitingSince } = keyIndexFields(ref.id, doc.waiting);
+  uow.set(ref, { correlationKey: doc.correlationKey, waiting: doc.waiting, open: doc.open, updatedAt: now, shard, waitingFor, ...(waitingSince === null ? {} : { waitingSince }) });
 }
 export const plain = <T extends object>(value: T): Record<string, unknown> => ({ ...value }) as Record<string, unknown>;
