@@ -47,7 +47,7 @@ export async function waitingWorkOrder(db: Firestore, engine: Engine, workOrderI
   const started = await startProcessInstance(db, engine, { processKey: PROCESS_KEY, businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
   const handOver = started.jobs.find((j) => j.activityId === 'handOverWorkOrder');
   if (handOver === undefined) throw new Error(`${workOrderId}: no hand-over job (created: ${started.created})`);
-  const done = await completeJobRun(db, engine, handOver.id, { handedOverMessageId: `bench-${workOrderId}` }, new Date());
+  const done = await completeJobRun(db, engine, handOver, { handedOverMessageId: `bench-${workOrderId}` }, new Date());
   if (done.status !== 'COMPLETED') throw new Error(`${workOrderId}: hand-over job ${done.status}`);
   return started.instance.id;
 }

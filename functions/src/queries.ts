@@ -76,7 +76,20 @@ export const QUERIES = {
   byStatusAndReason: query({ collection: 'inbox', equality: ['status', 'reason'], range: null, orderBy: [] }, (db, status: string, reason: string) =>
     db.collection('inbox').where('status', '==', status).where('reason', '==', reason),
   ),
-  /** sweepJobs: PENDING jobs old enough that their task should have run (or was never created). */
+  /**
+   * sweepJobs: the instances of one shard with a PENDING job created at or
+   * before a time (`jobsPendingSince`, the oldest PENDING job's createdAt;
+   * null when none, which a range filter never matches). Per shard, so the
+   * growing timestamp is only indexed behind the shard, never alone.
+   */
+  instancesWithPendingJobs: query(
+    { collection: 'processInstances', equality: ['shard'], range: 'jobsPendingSince', orderBy: [{ field: 'jobsPendingSince', direction: 'asc' }] },
+    (db, shard: number, before: Date, limit: number) =>
+      db.collection('processInstances').where('shard', '==', shard).where('jobsPendingSince', '<=', before).orderBy('jobsPendingSince').limit(limit),
+  ),
+  /** `inbox incidents` and the FAILED-jobs gauge: instances whose document holds a FAILED job (`failedJobs`, their number). */
+  instancesWithFailedJobs: query({ collection: 'processInstances', equality: [], range: 'failedJobs', orderBy: [] }, (db) => db.collection('processInstances').where('failedJobs', '>', 0)),
+  /** sweepJobs: PENDING job documents of the layout before this version (jobs/{id}), old enough that their task should have run. */
   stalePendingJobs: query(
     { collection: 'jobs', equality: ['status'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
     (db, before: Date, limit: number) => db.collection('jobs').where('status', '==', 'PENDING').where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
@@ -130,7 +143,7 @@ export const QUERIES = {
   instancesWithResolvedIncidents: query({ collection: 'processInstances', equality: [], range: 'resolvedIncidents', orderBy: [] }, (db) =>
     db.collection('processInstances').where('resolvedIncidents', '>', 0),
   ),
-  /** CLI `incidents` and the relay's gauge of FAILED jobs (count()): jobs by status. */
+  /** CLI `incidents` and the relay's gauge of FAILED jobs (count()): job documents of the layout before this version, by status. */
   jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('jobs').where('status', '==', status)),
   /**
    * CLI `list`: inbox documents by any combination of equality filters, one
@@ -152,7 +165,7 @@ export const QUERIES = {
   rawChunksOf: query({ collection: 'rawChunks', equality: [], range: null, orderBy: [] }, (db, inboxId: string) =>
     db.collection('inbox').doc(inboxId).collection('rawChunks'),
   ),
-  /** CLI `instances`: the tokens of an instance. */
+  /** CLI `instances`: the token documents of an instance stored before this version (newer ones hold their tokens). */
   executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
     db.collection('executions').where('processInstanceId', '==', processInstanceId),
   ),

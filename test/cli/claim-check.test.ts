@@ -49,7 +49,7 @@ beforeAll(async () => {
 const relayDeps = (d: FirebaseFirestore.Firestore, at: Date, bufferWindowMs = DAY): RelayDeps => ({ db: d, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 10_000, now: () => at, random: () => 0.5, payloadStore: () => store });
 async function waiting(d: FirebaseFirestore.Firestore, workOrderId: string, at = new Date()): Promise<void> {
   const started = await startProcessInstance(d, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: at });
-  await completeJobRun(d, engine, started.jobs[0]!.id, {}, at);
+  await completeJobRun(d, engine, started.jobs[0]!, {}, at);
 }
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
 type Shown = { claims: { offloaded: { state: string; payload: Record<string, unknown>; preview: boolean } | null; reference: { state: string; uri: string; liveGeneration?: string } | null } };

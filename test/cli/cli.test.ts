@@ -32,7 +32,7 @@ const status = async (id: string): Promise<unknown> => (await db.collection(INBO
 
 async function waitingOrder(workOrderId: string): Promise<string> {
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 

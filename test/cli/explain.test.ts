@@ -38,7 +38,7 @@ async function explained(id: string): Promise<Explanation & { text: string }> {
 /** A work order started, its hand-over job done: the token waits for WorkOrderCompleted. */
 async function waitingOrder(workOrderId: string): Promise<string> {
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 
@@ -88,7 +88,7 @@ describe('inbox explain: OPEN', () => {
     const first = await completion('WO-ex-late', { eventId: 'ev-late-1' });
     const relayed = await relayOne(relayDeps(new Date()), first);
     const invoice = relayed.kind === 'DECIDED' ? relayed.jobs[0] : undefined;
-    await completeJobRun(db, engine, invoice!.id, {}, new Date());
+    await completeJobRun(db, engine, invoice!, {}, new Date());
     const second = await completion('WO-ex-late', { eventId: 'ev-late-2' });
     const e = await explained(second);
     expect(e.because.join('\n')).toContain(`instance ${instanceId} (business key WO-ex-late) completed at`);

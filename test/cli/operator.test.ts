@@ -197,7 +197,7 @@ describe('list, show, stats and incidents', () => {
 
   test('show: the waiting points of the document\'s key', async () => {
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-ops-wait', variables: { workOrderId: 'WO-ops-wait' }, now: new Date() });
-    await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+    await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
     const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-wait') });
     const r = await cli('--json', 'show', id);
     expect(r.json()).toMatchObject({ waitingPoints: [{ processInstanceId: started.instance.id, messageName: 'WorkOrderCompleted', activityId: 'waitForCompletion' }] });
@@ -208,7 +208,7 @@ describe('list, show, stats and incidents', () => {
   test('incidents lists FAILED jobs, and stats counts them', async () => {
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-ops-failed', variables: { workOrderId: 'WO-ops-failed' }, now: new Date() });
     const job = started.jobs[0]!;
-    await recordJobFailure(db, job.id, 'provider answered 500', 1, new Date());
+    await recordJobFailure(db, job, 'provider answered 500', 1, new Date());
     const r = await cli('--json', 'incidents');
     expect(r.code).toBe(0);
     const result = r.json() as { incidents: Array<{ instance: string; reason: string }>; failedJobs: Array<{ id: string; processInstanceId: string; lastError: string }> };

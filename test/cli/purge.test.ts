@@ -25,7 +25,7 @@ const done: Record<'old' | 'young', string[]> = { old: [], young: [] };
 async function doneDaysAgo(workOrderId: string, daysAgo: number): Promise<string> {
   const at = new Date(Date.now() - daysAgo * DAY);
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: at });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, at);
+  await completeJobRun(db, engine, started.jobs[0]!, {}, at);
   const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId), receivedAt: at });
   await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 20_000, now: () => new Date(at.getTime() + 60_000), random: () => 0.5 }, id);
   expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');

@@ -30,7 +30,7 @@ const stored = async (id: string): Promise<Record<string, unknown>> => (await re
 /** A work order whose token waits for WorkOrderCompleted under `workOrderId`. */
 async function waiting(businessKey: string, workOrderId = businessKey): Promise<{ instanceId: string; executionId: string }> {
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
@@ -91,7 +91,7 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-res-job', variables: { workOrderId: 'WO-res-job' }, now: new Date() });
     const failed = started.jobs[0]!;
     const executionId = started.instance.activeExecutionIds[0]!;
-    expect(await recordJobFailure(db, failed.id, 'provider down', 10, new Date(), { final: true })).toMatchObject({ status: 'FAILED' });
+    expect(await recordJobFailure(db, failed, 'provider down', 10, new Date(), { final: true })).toMatchObject({ status: 'FAILED' });
     const before = await listed();
     expect(reasonsOf(before, started.instance.id)).toEqual(['JOB_FAILED']);
     expect(before.failedJobs.map((j) => j.id)).toContain(failed.id);

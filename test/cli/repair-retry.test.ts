@@ -49,7 +49,7 @@ async function withLostCommit(code: number, ...args: string[]): Promise<CliRun> 
 
 async function waitingOrder(workOrderId: string): Promise<{ instanceId: string; executionId: string }> {
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
@@ -104,7 +104,7 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
   test('resolve-incident reports the incident resolved', async () => {
     const a = await waitingOrder(`WO-retry-res-a-${code}`);
     const b = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: `WO-retry-res-b-${code}`, variables: { workOrderId: `WO-retry-res-a-${code}` }, now: new Date() });
-    await completeJobRun(db, engine, b.jobs[0]!.id, {}, new Date());
+    await completeJobRun(db, engine, b.jobs[0]!, {}, new Date());
     expect((await instanceDoc(a.instanceId)).status).toBe('INCIDENT');
     await cancelTokenRun(db, engine, b.instance.id, b.instance.activeExecutionIds[0]!, new Date());
     const r = await withLostCommit(code, '--json', 'repair', 'resolve-incident', a.instanceId, '--note', 'second start cancelled');

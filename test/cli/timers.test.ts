@@ -41,7 +41,7 @@ interface TimersPage {
 /** A work order handed over at `at`, now waiting at the gateway: its completion deadline timer. */
 async function handedOver(key: string, at: Date, deadline?: string, on: Firestore = db): Promise<{ instanceId: string; timer: TimerState }> {
   const started = await startProcessInstance(on, engine, { processKey: 'work-order-deadline', businessKey: key, variables: { workOrderId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) }, now: at });
-  const done = await completeJobRun(on, engine, started.jobs[0]?.id ?? '', {}, at);
+  const done = await completeJobRun(on, engine, started.jobs[0]!, {}, at);
   expect(done.status).toBe('COMPLETED');
   const timer = (await on.collection(COLLECTIONS.timers).where('processInstanceId', '==', started.instance.id).get()).docs[0];
   return { instanceId: started.instance.id, timer: { ...(timer?.data() as TimerState), id: timer?.id ?? '' } };

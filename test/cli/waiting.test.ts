@@ -40,7 +40,7 @@ interface Page {
 async function waitingFor(on: Firestore, key: string, age: number): Promise<string> {
   const at = new Date(Date.now() - age);
   const started = await startProcessInstance(on, engine, { processKey: 'work-order-execution', businessKey: key, variables: { workOrderId: key }, now: at });
-  await completeJobRun(on, engine, started.jobs[0]?.id ?? '', {}, at);
+  await completeJobRun(on, engine, started.jobs[0]!, {}, at);
   return started.instance.id;
 }
 

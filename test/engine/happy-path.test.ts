@@ -1,6 +1,7 @@
 import request from 'supertest';
 import { instanceId } from '../../functions/src/engine/ids';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { jobOf, jobsOf, tokensOf } from '../support/process-state';
 import { correlate } from '../../functions/src/engine/store/correlate';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
@@ -60,8 +61,10 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
     await waitFor('COMPLETED', async () => ((await instanceStatus(id)) === 'COMPLETED' ? true : undefined));
     const invoices = await db.collection(COLLECTIONS.invoices).where('workOrderId', '==', 'WO-4711').get();
     expect(invoices.docs.map((d) => d.data())).toEqual([expect.objectContaining({ processInstanceId: id, completedItems: 12 })]);
-    const jobs = await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', id).get();
-    expect(jobs.docs.map((d) => [d.get('activityId'), d.get('status')]).sort()).toEqual([['createInvoice', 'DONE'], ['handOverWorkOrder', 'DONE']]);
+    expect((await jobsOf(db, id)).map((j) => [j.activityId, j.status]).sort()).toEqual([['createInvoice', 'DONE'], ['handOverWorkOrder', 'DONE']]);
+    // One document per instance: no token or job documents of their own any more.
+    expect((await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', id).get()).size).toBe(0);
+    expect((await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', id).get()).size).toBe(0);
   });
 
   test('a second start answers 200 with the existing instance and no second token', async () => {
@@ -71,8 +74,7 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
     expect(again.status).toBe(200);
     expect(again.body).toMatchObject({ created: false, processInstanceId: instanceId(PROCESS, 'WO-twice') });
     await waitFor('the waiting point', async () => ((await waitingCount('WO-twice')) === 1 ? true : undefined));
-    const executions = await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', again.body.processInstanceId).get();
-    expect(executions.size).toBe(1);
+    expect(await tokensOf(db, again.body.processInstanceId as string)).toHaveLength(1);
   });
 
   test.each([
@@ -101,7 +103,7 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
     await waitFor('COMPLETED', async () => ((await instanceStatus(instance.id)) === 'COMPLETED' ? true : undefined));
     const invoices = await db.collection(COLLECTIONS.invoices).where('workOrderId', '==', 'WO-crash').get();
     expect(invoices.size).toBe(1);
-    expect((await refs.job(db, job.id).get()).get('status')).toBe('DONE');
+    expect((await jobOf(db, instance.id, job.id))?.status).toBe('DONE');
   });
 
   test('a job whose handler keeps failing ends FAILED with a JOB_FAILED incident, and Cloud Tasks stops', async () => {
@@ -114,8 +116,7 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
       await lonely.tasks.idle();
       const incidents = (await refs.instance(db, id).get()).get('incidents') as Array<{ reason: string }>;
       expect(incidents.map((i) => i.reason)).toEqual(['JOB_FAILED']);
-      const jobs = await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', id).get();
-      expect(jobs.docs.map((d) => d.data())).toEqual([expect.objectContaining({ activityId: 'handOverWorkOrder', status: 'FAILED', attempts: 2 })]);
+      expect(await jobsOf(db, id)).toEqual([expect.objectContaining({ activityId: 'handOverWorkOrder', status: 'FAILED', attempts: 2 })]);
       // Two runs: a 503 (retry), then a 200 that ends the task.
       expect(lonely.tasks.dispatchLog.map((r) => r.status)).toEqual([503, 200]);
       expect(lonely.logs.some((l) => l.incident === 'JOB_FAILED' && l.severity === 'ERROR')).toBe(true);
@@ -153,6 +154,6 @@ describe('the work-order process on Firestore, Cloud Tasks and Pub/Sub emulators
     const swept = await sweepUndispatchedJobs(db, stack.queue, log, new Date(Date.now() + 120_000));
     expect(swept).toBeGreaterThanOrEqual(1);
     await waitFor('the waiting point', async () => ((await waitingCount('WO-orphan')) === 1 ? true : undefined));
-    expect((await refs.job(db, started.jobs[0]!.id).get()).get('status')).toBe('DONE');
+    expect((await jobOf(db, started.instance.id, started.jobs[0]!.id))?.status).toBe('DONE');
   });
 });

@@ -77,7 +77,7 @@ describe('runJob: a handler can say "never retry" (PermanentJobError)', () => {
 
   test('through Cloud Tasks: one dispatch, answered 200, no retry', async () => {
     const { instanceId, jobId } = await undispatched('WO-permanent-tasks', () => new PermanentJobError(reason));
-    await dispatchJobs(stack.queue, [{ id: jobId, activityId: 'handOverWorkOrder' }], createLogger(() => undefined));
+    await dispatchJobs(stack.queue, [{ id: jobId, activityId: 'handOverWorkOrder', processInstanceId: instanceId }], createLogger(() => undefined));
     await waitFor('INCIDENT', async () => ((await instance(instanceId))?.status === 'INCIDENT' ? true : undefined));
     await stack.tasks.idle();
     expect(stack.tasks.dispatchLog.filter((d) => d.task.endsWith(jobId)).map((d) => [d.attempt, d.status, d.outcome])).toEqual([[1, 200, 'completed']]);

@@ -26,7 +26,7 @@ async function waitingWorkOrder(businessKey: string, workOrderId = businessKey) 
   const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey, variables: { workOrderId }, now: now() });
   const handOver = started.jobs[0];
   if (handOver === undefined) throw new Error('no hand-over job');
-  const done = await completeJobRun(db, engine, handOver.id, { handedOverMessageId: 'm' }, now());
+  const done = await completeJobRun(db, engine, handOver, { handedOverMessageId: 'm' }, now());
   return { instance: started.instance, handOver, done };
 }
 
@@ -67,9 +67,9 @@ describe('engine store on the Firestore emulator', () => {
     expect(again.result.kind).toBe('NO_WAITING_INSTANCE');
 
     const invoiceJob = result.jobs[0]!;
-    expect((await completeJobRun(db, engine, invoiceJob.id, { invoiceId: 'WO-path' }, now())).status).toBe('COMPLETED');
+    expect((await completeJobRun(db, engine, invoiceJob, { invoiceId: 'WO-path' }, now())).status).toBe('COMPLETED');
     expect((await refs.instance(db, instance.id).get()).get('status')).toBe('COMPLETED');
-    expect((await completeJobRun(db, engine, invoiceJob.id, {}, now())).status).toBe('ALREADY_FINISHED');
+    expect((await completeJobRun(db, engine, invoiceJob, {}, now())).status).toBe('ALREADY_FINISHED');
   });
 
   test('no waiting point yet: NO_WAITING_INSTANCE, nothing written', async () => {
@@ -120,7 +120,7 @@ describe('engine store on the Firestore emulator', () => {
     await moveToken(db, engine, { processInstanceId: started.instance.id, executionId, activityId: 'waitForCompletion', force: false, now: now() });
     const before = (await refs.instance(db, started.instance.id).get()).data();
 
-    const done = await completeJobRun(db, engine, job.id, { handedOverMessageId: 'late' }, now());
+    const done = await completeJobRun(db, engine, job, { handedOverMessageId: 'late' }, now());
     expect(done).toMatchObject({ status: 'STALE', jobs: [] });
     expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
     expect(STALE_JOB_ERROR).toBe('token no longer waits for this job');
@@ -132,14 +132,14 @@ describe('engine store on the Firestore emulator', () => {
   test('a job that keeps failing is retried, then FAILED with a JOB_FAILED incident', async () => {
     const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-fail', variables: { workOrderId: 'WO-fail' }, now: now() });
     const job = started.jobs[0]!;
-    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 1 });
-    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 2 });
-    expect(await recordJobFailure(db, job.id, 'provider down', 3, now())).toEqual({ status: 'FAILED', attempts: 3 });
+    expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 1 });
+    expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 2 });
+    expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'FAILED', attempts: 3 });
     expect((await refs.job(db, job.id).get()).data()).toMatchObject({ status: 'FAILED', attempts: 3, lastError: 'provider down' });
     const instance = await refs.instance(db, started.instance.id).get();
     expect(instance.get('status')).toBe('INCIDENT');
     expect(instance.get('incidents')).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' })]);
-    expect(await recordJobFailure(db, job.id, 'again', 3, now())).toEqual({ status: 'ALREADY_FINISHED', attempts: 3 });
+    expect(await recordJobFailure(db, job, 'again', 3, now())).toEqual({ status: 'ALREADY_FINISHED', attempts: 3 });
   });
 
   test('competing correlations of one message: exactly one wins', async () => {

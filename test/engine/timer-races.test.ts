@@ -72,7 +72,7 @@ describe('timer races on the Firestore emulator', () => {
     const outcomes = await Promise.all(Array.from({ length: ROUNDS }, async (_, i) => {
       const key = `WO-race-${i}`;
       const { id, job, token } = await atHandOver(key);
-      const overdue = only((await completeJobRun(db, engine, job.id, {}, new Date())).timers);
+      const overdue = only((await completeJobRun(db, engine, job, {}, new Date())).timers);
       const [message, timer] = await Promise.all([redelivered(() => correlateRun(db, engine, key)), redelivered(() => fireTimerRun(db, engine, overdue.id, overdue.dueAt))]);
       return { id, token, message: message.result.kind, timer: timer.status };
     }));
@@ -93,7 +93,7 @@ describe('timer races on the Firestore emulator', () => {
       const { id, job, deadline, token } = await atHandOver(key);
       const [message, done, timer] = await Promise.all([
         redelivered(() => correlateRun(db, engine, key)),
-        redelivered(() => completeJobRun(db, engine, job.id, {}, new Date())),
+        redelivered(() => completeJobRun(db, engine, job, {}, new Date())),
         redelivered(() => fireTimerRun(db, engine, deadline.id, deadline.dueAt)),
       ]);
       return { id, token, message: message.result.kind, job: done.status, timer: timer.status };
@@ -136,8 +136,8 @@ describe('timer races on the Firestore emulator', () => {
     expect(without.stats).toEqual({ reads: 0, writes: 3 });
 
     // A message wins at the gateway against the same correlation at a plain catch event: one more write, the timer's delete.
-    await completeJobRun(db, engine, only(withTimer.result.jobs).id, {}, new Date());
-    await completeJobRun(db, plain, only(without.result.jobs).id, {}, new Date());
+    await completeJobRun(db, engine, only(withTimer.result.jobs), {}, new Date());
+    await completeJobRun(db, plain, only(without.result.jobs), {}, new Date());
     const gatewayWin = await correlateRun(db, engine, 'WO-cost-1');
     const plainWin = await correlateRun(db, plain, 'WO-cost-2');
     expect(gatewayWin.stats).toEqual({ reads: 3, writes: 6 });
@@ -147,7 +147,7 @@ describe('timer races on the Firestore emulator', () => {
     const deadline = await atHandOver('WO-cost-3');
     expect((await fireTimerCounted(db, engine, deadline.deadline.id, deadline.deadline.dueAt)).stats).toEqual({ reads: 3, writes: 4 });
     const gate = await atHandOver('WO-cost-4');
-    const overdue = only((await completeJobRun(db, engine, gate.job.id, {}, new Date())).timers);
+    const overdue = only((await completeJobRun(db, engine, gate.job, {}, new Date())).timers);
     expect((await fireTimerCounted(db, engine, overdue.id, overdue.dueAt)).stats).toEqual({ reads: 4, writes: 6 });
   });
 });

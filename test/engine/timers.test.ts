@@ -53,7 +53,7 @@ async function atHandOver(store: Firestore, key: string, variables: Record<strin
 /** A timer-paths instance waiting at its event-based gateway (message branch and overdue timer). */
 async function atGateway(store: Firestore, key: string, variables: Record<string, unknown> = {}) {
   const handOver = await atHandOver(store, key, variables);
-  const done = await completeJobRun(store, engine, handOver.job.id, {}, new Date());
+  const done = await completeJobRun(store, engine, handOver.job, {}, new Date());
   expect(done.status).toBe('COMPLETED');
   return { ...handOver, done, overdue: done.timers[0] };
 }
@@ -81,7 +81,7 @@ describe('timers on the Firestore emulator', () => {
     expect(await execution(db, token)).toMatchObject({ activityId: 'escalate', status: 'WAITING_JOB', timerIds: [] });
 
     expect((await fireTimerRun(db, engine, deadline.id, at)).status).toBe('ALREADY_FIRED');
-    expect((await completeJobRun(db, engine, job.id, {}, new Date())).status).toBe('STALE');
+    expect((await completeJobRun(db, engine, job, {}, new Date())).status).toBe('STALE');
     expect(await get(refs.job(db, job.id))).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
     expect((await fireTimerRun(db, engine, 'f'.repeat(40), at)).status).toBe('NOT_FOUND');
     expect((await jobsOf(db, id)).filter((j) => j.activityId === 'escalate')).toHaveLength(1);
@@ -130,7 +130,7 @@ describe('timers on the Firestore emulator', () => {
   test('a message buffered before the gateway is delivered on arrival: the overdue timer never exists', async () => {
     const { id, job } = await atHandOver(db, 'WO-t6');
     const inboxId = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-t6') });
-    const done = await completeJobRun(db, engine, job.id, {}, new Date());
+    const done = await completeJobRun(db, engine, job, {}, new Date());
     expect(done).toMatchObject({ status: 'COMPLETED', consumed: [inboxId], timers: [] });
     expect(done.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
     expect(await timersOf(db, id)).toEqual([]);
@@ -155,7 +155,7 @@ describe('timers on the Firestore emulator', () => {
       else remind = only(fired.timers);
     }
     expect((await execution(db, token))).toMatchObject({ status: 'WAITING_JOB', jobId: workJob.id });
-    const approval = await completeJobRun(db, engine, workJob.id, {}, new Date());
+    const approval = await completeJobRun(db, engine, workJob, {}, new Date());
     const late = only(approval.timers);
     expect(late).toMatchObject({ activityId: 'approvalLate', dueAt: approvalDueAt });
     expect(await subscriptionsOf(db, started.instance.id)).toEqual([token]);

@@ -206,7 +206,7 @@ describe('relayInbox: each `waiting gauge` line is one point of the waiting metr
     const engine = await workOrderEngine();
     const at = new Date(Date.now() - 16 * 86_400_000);
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-contract-waiting', variables: { workOrderId: 'WO-contract-waiting' }, now: at });
-    await completeJobRun(db, engine, started.jobs[0]?.id ?? '', {}, at);
+    await completeJobRun(db, engine, started.jobs[0]!, {}, at);
     const logs: Line[] = [];
     const relay = servedRelay('relayWaitingContract', async () => engine, logs);
     expect((await request(relay).post('/').send({})).status).toBe(200);

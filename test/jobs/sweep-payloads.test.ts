@@ -46,7 +46,7 @@ const objectNames = (): string[] => storage.current.emulator.objects(BUCKET).map
 async function offloadedDoc(db: FirebaseFirestore.Firestore, workOrderId: string, outcome: 'DONE' | 'PARKED'): Promise<{ id: string; object: string }> {
   if (outcome === 'DONE') {
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-    await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+    await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   }
   const { id, offloaded } = await storeOffloaded(db, store, BUCKET, completionPayload(workOrderId, { lineItems: lineItems(20) }));
   // DONE: correlated with a one-minute retention. PARKED: nobody waits, and the buffer window has passed.

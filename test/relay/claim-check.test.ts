@@ -46,7 +46,7 @@ const statsOf = (object: string): number => storage.current.emulator.requests().
 
 async function waiting(workOrderId: string): Promise<string> {
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 

@@ -46,7 +46,7 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   await runPool(ORDERS, 16, async (i) => {
     const workOrderId = `WO-crash-${i}`;
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-    await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+    await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
     ids.set(workOrderId, await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId, { completedItems: 9 }) }));
   });
 

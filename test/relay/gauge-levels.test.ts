@@ -33,10 +33,10 @@ async function seed(): Promise<void> {
   await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * 3_600_000), random: () => 0.5 }, parked);
   // A job out of attempts: the job FAILED, its instance INCIDENT / JOB_FAILED.
   const failing = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-gauge-failed', variables: { workOrderId: 'WO-gauge-failed' }, now: new Date() });
-  expect((await recordJobFailure(db, failing.jobs[0]!.id, 'provider down', 1, new Date())).status).toBe('FAILED');
+  expect((await recordJobFailure(db, failing.jobs[0]!, 'provider down', 1, new Date())).status).toBe('FAILED');
   // A second waiting point forced by an operator (`repair move-token --force`): INCIDENT / DUPLICATE_WAITING_POINT, logged nowhere but the operator's terminal.
   const twin = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-gauge-twin', variables: { workOrderId: 'WO-gauge-twin' }, now: new Date() });
-  await completeJobRun(db, engine, twin.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, twin.jobs[0]!, {}, new Date());
   await moveToken(db, engine, { processInstanceId: twin.instance.id, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
 }
 

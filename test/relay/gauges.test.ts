@@ -52,7 +52,7 @@ test('exact counts and the age of the oldest OPEN document, across shards', asyn
 
   // DONE: one, the oldest document of all.
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-g-done', variables: { workOrderId: 'WO-g-done' }, now: ago(80 * HOUR) });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, ago(80 * HOUR));
+  await completeJobRun(db, engine, started.jobs[0]!, {}, ago(80 * HOUR));
   const done = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-g-done'), receivedAt: ago(72 * HOUR), shards: SHARDS });
   expect(await relayOne(deps(db, now), done)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE' } });
 

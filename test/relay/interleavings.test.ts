@@ -4,7 +4,7 @@ import request from 'supertest';
 import { canonicalJson, sha256Hex } from '../../functions/src/core/hash';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
-import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { completeJobRun, type JobRef } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { collisionDocId, messageDocId } from '../../functions/src/inbox/ids';
@@ -98,7 +98,7 @@ async function runScenario(s: Scenario): Promise<void> {
   const firstItems = new Map<string, number>();
   const collisions = new Set<string>();
   const delivered = new Set<number>();
-  const handOverJobs = new Map<string, string>();
+  const handOverJobs = new Map<string, JobRef>();
   const handedOver = new Set<string>();
 
   const deliver = async (i: number): Promise<void> => {
@@ -125,7 +125,7 @@ async function runScenario(s: Scenario): Promise<void> {
     const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: workOrderId, variables: { workOrderId }, now: now() });
     // A second start finds the first instance: never two instances per work order.
     expect(started.created).toBe(!handOverJobs.has(workOrderId));
-    if (started.created) handOverJobs.set(workOrderId, started.jobs[0]?.id ?? '');
+    if (started.created) handOverJobs.set(workOrderId, started.jobs[0] ?? { id: '', processInstanceId: '' });
   };
   const handOver = async (workOrderId: string): Promise<void> => {
     const jobId = handOverJobs.get(workOrderId);

@@ -49,7 +49,7 @@ function recordingQueue(): JobQueue & { readonly enqueued: string[] } {
 /** A work order whose token waits at "Wait for completion". */
 async function waiting(db: Firestore, workOrderId: string): Promise<string> {
   const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, workOrders, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, workOrders, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 

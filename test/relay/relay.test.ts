@@ -41,7 +41,7 @@ const inboxDoc = async (id: string): Promise<Record<string, unknown>> => (await 
 /** A work order whose token waits at "Wait for completion". */
 async function waiting(workOrderId: string): Promise<string> {
   const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 
@@ -116,7 +116,7 @@ describe('buffering at the waiting point', () => {
 
     // The hand-over finishes: in the same transaction the token reaches the catch event and takes the message.
     const handedOver = new Date(Date.now() + 1_234);
-    const done = await completeJobRun(db, engine, started.jobs[0]!.id, {}, handedOver);
+    const done = await completeJobRun(db, engine, started.jobs[0]!, {}, handedOver);
     expect(done.consumed).toEqual([id]);
     expect(done.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
     const doc = await inboxDoc(id);
@@ -183,7 +183,7 @@ describe('technical failure', () => {
     const db4 = firestore('relay-alarm');
     const workOrderId = 'WO-r-alarm';
     const started = await startProcessInstance(db4, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-    await completeJobRun(db4, engine, started.jobs[0]!.id, {}, new Date());
+    await completeJobRun(db4, engine, started.jobs[0]!, {}, new Date());
     const id = await storePushed(db4, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) });
     const lines: Array<Record<string, unknown>> = [];
     const own = createLogger((l) => lines.push(JSON.parse(l) as Record<string, unknown>));

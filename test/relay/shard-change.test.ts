@@ -79,7 +79,7 @@ test(`lowered from ${BEFORE} to ${AFTER} shards: documents of shards ${AFTER}..$
   const ids: string[] = [];
   for (const key of ['WO-s1', 'WO-s2', 'WO-s3']) {
     const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: key, variables: { workOrderId: key }, now: new Date() });
-    await completeJobRun(db, workOrders, started.jobs[0]!.id, {}, new Date());
+    await completeJobRun(db, workOrders, started.jobs[0]!, {}, new Date());
     ids.push(await storeIn(db, key, stray, (eventId) => ({ name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId }) })));
   }
   const summary = await relay(db, workOrders);
@@ -114,7 +114,7 @@ test('the oldest-OPEN gauge sees a document that waits in a stranded shard', asy
 test(`raised from ${AFTER} to ${BEFORE}: nothing to move, everything relayed`, async () => {
   const db = freshDb('shards-raised');
   const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: 'WO-r', variables: { workOrderId: 'WO-r' }, now: new Date() });
-  await completeJobRun(db, workOrders, started.jobs[0]!.id, {}, new Date());
+  await completeJobRun(db, workOrders, started.jobs[0]!, {}, new Date());
   const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r'), shards: AFTER });
   const summary = await relayBatch(deps(db, workOrders), NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: BEFORE });
   expect(summary).toMatchObject({ resharded: 0, correlated: 1 });

@@ -57,7 +57,7 @@ describe('held-back documents do not starve the sweep', () => {
 
     // The ready key: its process waits, its message is the youngest due document of the shard.
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-ready', variables: { workOrderId: 'WO-ready' }, now: at(-120_000) });
-    await completeJobRun(db, engine, started.jobs[0]!.id, {}, at(-120_000));
+    await completeJobRun(db, engine, started.jobs[0]!, {}, at(-120_000));
     const ready = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ready'), receivedAt: at(-10_000), shards: SHARDS });
 
     const summary = await relayBatch(deps(db, { now: () => now }), noQueue, quiet, { budgetMs: 20_000, parallelism: 2, batchSize: SLOTS, shards: SHARDS });
@@ -133,7 +133,7 @@ describe('time budget', () => {
     const ids: string[] = [];
     for (const workOrderId of ['WO-rec-1', 'WO-rec-2']) {
       const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-      await completeJobRun(db, engine, started.jobs[0]!.id, {}, new Date());
+      await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
       ids.push(await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) }));
     }
     const [withTime, withoutTime] = ids as [string, string];

@@ -45,7 +45,7 @@ const relayDeps = (db: Firestore, now: Date): RelayDeps => ({
 /** A work order whose token has waited for WorkOrderCompleted since `at` (its job done at that moment). */
 async function waitingForCompletion(db: Firestore, key: string, at: Date): Promise<string> {
   const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: key, variables: { workOrderId: key }, now: at });
-  await completeJobRun(db, workOrders, started.jobs[0]?.id ?? '', {}, at);
+  await completeJobRun(db, workOrders, started.jobs[0]!, {}, at);
   return started.instance.id;
 }
 

@@ -15,16 +15,16 @@ const logExisting = (log: Logger, job: Pick<JobState, 'id' | 'activityId'>): voi
 /**
  * After a commit: create the Cloud Task of every new job. Never inside the
  * transaction (it may run several times). A failure here loses nothing: the
- * job document exists, and the sweep re-dispatches PENDING jobs (a task that
+ * job is stored in its instance document, and the sweep re-dispatches PENDING jobs (a task that
  * does exist answers ALREADY_EXISTS). No write records the dispatch: it would
  * cost one more Firestore write per job for what the task name already tells.
  */
-export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId'>>(queue: JobQueue, jobs: readonly J[], log: Logger, options: DispatchOptions<J> = {}): Promise<number> {
+export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId' | 'processInstanceId'>>(queue: JobQueue, jobs: readonly J[], log: Logger, options: DispatchOptions<J> = {}): Promise<number> {
   let dispatched = 0;
   await Promise.all(
     jobs.map(async (job) => {
       try {
-        const outcome = await queue.enqueue(job.id);
+        const outcome = await queue.enqueue(job.id, { processInstanceId: job.processInstanceId });
         dispatched += 1;
         if (outcome === 'EXISTS') (options.onExists ?? logExisting)(log, job);
       } catch (err) {
@@ -81,7 +81,7 @@ export interface Dispatched {
  */
 export async function dispatchSettled(
   queues: SettledQueues,
-  settled: { readonly jobs: readonly Pick<JobState, 'id' | 'activityId'>[]; readonly timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[] },
+  settled: { readonly jobs: readonly Pick<JobState, 'id' | 'activityId' | 'processInstanceId'>[]; readonly timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[] },
   log: Logger,
 ): Promise<Dispatched> {
   const [jobs, timers] = await Promise.all([dispatchJobs(queues.jobs, settled.jobs, log), dispatchTimers(queues.timers, settled.timers, log)]);

@@ -5,8 +5,9 @@ import type { PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure, errorMessage, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { asInstance, asJob, refs } from '../engine/store/collections';
-import { completeJobRun } from '../engine/store/complete-job';
+import { completeJobRun, type JobRef } from '../engine/store/complete-job';
 import { STORED } from '../engine/store/converters';
+import { isLegacyInstance } from '../engine/store/instance-doc';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
 import type { InstanceState, JobState } from '../engine/state';
 import { type Answer, answering, failureAnswer } from '../http/answer';
@@ -45,7 +46,15 @@ export interface RunJobDeps {
   readonly queueMaxAttempts: number;
 }
 
-const Body = z.object({ jobId: z.string().regex(/^[0-9a-f]{40}$/, 'a job id (40 hex digits)') });
+/**
+ * The task body: `{ jobId, processInstanceId }` (the job lives in its
+ * instance's document). A task created before that carries `{ jobId }` only:
+ * its instance is then found through the job's old `jobs/{jobId}` document.
+ */
+const Body = z.object({
+  jobId: z.string().regex(/^[0-9a-f]{40}$/, 'a job id (40 hex digits)'),
+  processInstanceId: z.string().regex(/^[0-9a-f]{40}$/, 'a process instance id (40 hex digits)').optional(),
+});
 
 /** An error's text as it is logged and stored (lastError, the incident): bounded and storable whatever threw it. */
 const message = (err: unknown): string => storableText(errorMessage(err));
@@ -67,6 +76,8 @@ type Final = null | 'LAST_ATTEMPT' | 'PERMANENT';
 interface Delivery {
   readonly db: Firestore;
   readonly jobId: string;
+  /** From the task body; null for a task created before bodies carried it (then looked up: {@link jobRefOf}). */
+  readonly processInstanceId: string | null;
   /** The queue's last attempt: Cloud Tasks drops the task after it, so any failure is recorded now. */
   readonly lastAttempt: boolean;
   /** The fields every log line of the run carries. */
@@ -100,7 +111,7 @@ async function answerDelivery(deps: RunJobDeps, req: Request): Promise<Answer> {
     if (!body.ok) return body.answer;
     const { jobId } = body.value;
     const attempt = attemptOf(req.get('x-cloudtasks-taskretrycount'));
-    const delivery: Delivery = { db: deps.db(), jobId, lastAttempt: attempt !== null && attempt >= deps.queueMaxAttempts, context: { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts } };
+    const delivery: Delivery = { db: deps.db(), jobId, processInstanceId: body.value.processInstanceId ?? null, lastAttempt: attempt !== null && attempt >= deps.queueMaxAttempts, context: { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts } };
     return await run(deps, delivery);
   } catch (err) {
     // Fetching the token check's certificates, or creating the Firestore client: nothing about the job is known yet.
@@ -111,11 +122,13 @@ async function answerDelivery(deps: RunJobDeps, req: Request): Promise<Answer> {
 }
 
 /** Reads the job, runs its handler, records the outcome; every failure ends in {@link settleFailure} or {@link failedOutsideHandler}. */
-async function run(deps: RunJobDeps, delivery: Delivery): Promise<Answer> {
+async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
+  let delivery = received;
   try {
     const loaded = await loadPendingJob(delivery);
     if (loaded.kind === 'answered') return loaded.answer;
     const { job, instance } = loaded;
+    delivery = { ...delivery, processInstanceId: job.processInstanceId };
     const handler = deps.handlers()[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
     if (handler === undefined) return await settleFailure(deps, delivery, `no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');
@@ -137,21 +150,50 @@ async function run(deps: RunJobDeps, delivery: Delivery): Promise<Answer> {
 
 type Loaded = { readonly kind: 'answered'; readonly answer: Answer } | { readonly kind: 'pending'; readonly job: JobState; readonly instance: InstanceState };
 
-/** The job and its instance, or the 200 that ends a task whose job is gone or finished (a late duplicate delivery). */
-async function loadPendingJob({ db, jobId }: Delivery): Promise<Loaded> {
-  const jobSnap = await refs.job(db, jobId).withConverter(STORED).get();
-  if (!jobSnap.exists) return { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'not found', jobId } } };
-  const job = asJob(jobSnap.data() ?? {});
+/** An old-layout `jobs/{jobId}` document, read outside a transaction; null when there is none. */
+async function legacyJob(db: Firestore, jobId: string): Promise<JobState | null> {
+  const snap = await refs.job(db, jobId).withConverter(STORED).get();
+  return snap.exists ? asJob(snap.data() ?? {}) : null;
+}
+
+/**
+ * The job and its instance (for the handler), or the 200 that ends a task
+ * whose job is gone or finished (a late duplicate delivery). One read: the
+ * instance document, which holds the job. An old task body (no instance id)
+ * or an old-layout instance reads the job's `jobs/` document too.
+ */
+async function loadPendingJob({ db, jobId, processInstanceId }: Delivery): Promise<Loaded> {
+  const notFound: Loaded = { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'not found', jobId } } };
+  let instanceId = processInstanceId;
+  let job: JobState | null = null;
+  if (instanceId === null) {
+    job = await legacyJob(db, jobId);
+    if (job === null) return notFound;
+    instanceId = job.processInstanceId;
+  }
+  const data = (await refs.instance(db, instanceId).withConverter(STORED).get()).data();
+  if (data === undefined) return notFound;
+  if (job === null) {
+    const inDoc = isLegacyInstance(data) ? undefined : (data.jobs as Record<string, Record<string, unknown>> | undefined)?.[jobId];
+    // Not in the document: a job of the old layout (its instance not yet written since, or its token moved by a repair).
+    job = inDoc === undefined ? await legacyJob(db, jobId) : asJob(inDoc);
+  }
+  if (job?.processInstanceId !== instanceId) return notFound;
   if (job.status !== 'PENDING') return { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'already finished', jobId, status: job.status } } };
-  const instanceSnap = await refs.instance(db, job.processInstanceId).withConverter(STORED).get();
-  const instance = asInstance(instanceSnap.data() ?? {});
-  return { kind: 'pending', job, instance };
+  return { kind: 'pending', job, instance: asInstance(data) };
+}
+
+/** The job's id and instance for the store; null when a body without the instance id names no old job document. */
+async function jobRefOf({ db, jobId, processInstanceId }: Delivery): Promise<JobRef | null> {
+  if (processInstanceId !== null) return { id: jobId, processInstanceId };
+  const job = await legacyJob(db, jobId);
+  return job === null ? null : { id: jobId, processInstanceId: job.processInstanceId };
 }
 
 /** Finishes the job with the handler's result and moves the token on (one transaction), then dispatches the next jobs. */
 async function finishJob(deps: RunJobDeps, { db, jobId }: Delivery, job: JobState, result: Readonly<Record<string, unknown>>): Promise<Answer> {
   const engine = await deps.engine();
-  const done = await completeJobRun(db, engine, jobId, result, deps.now());
+  const done = await completeJobRun(db, engine, job, result, deps.now());
   logDuplicates(deps.log, done.duplicates);
   await dispatchSettled({ jobs: deps.queue(), timers: deps.timerQueue() }, done, deps.log);
   deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length, nextTimers: done.timers.length });
@@ -176,10 +218,12 @@ async function failedOutsideHandler(deps: RunJobDeps, delivery: Delivery, err: u
 }
 
 /** Counts the failure (or ends the job when `final`) and answers: 200 once FAILED, 503 to retry. */
-async function settleFailure(deps: RunJobDeps, { db, jobId, context }: Delivery, error: string, code: string, final: Final): Promise<Answer> {
+async function settleFailure(deps: RunJobDeps, delivery: Delivery, error: string, code: string, final: Final): Promise<Answer> {
+  const { db, jobId, context } = delivery;
   let counted: JobFailure;
   try {
-    counted = await recordJobFailure(db, jobId, error, deps.maxAttempts, deps.now(), { final: final !== null });
+    const ref = await jobRefOf(delivery);
+    counted = ref === null ? { status: 'NOT_FOUND', attempts: 0 } : await recordJobFailure(db, ref, error, deps.maxAttempts, deps.now(), { final: final !== null });
   } catch (recordErr) {
     if (final !== null) {
       // The task ends here (last attempt) or would fail forever: the job stays PENDING; sweepJobs reports it at ERROR.

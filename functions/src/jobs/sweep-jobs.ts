@@ -4,6 +4,9 @@ import { DEFAULTS } from '../config';
 import { classifyFailure, errorMessage, type FailureClass } from '../core/errors';
 import { isTimestamp } from '../core/timestamp';
 import type { Engine } from '../engine/engine';
+import { STATE_SHARDS } from '../engine/store/collections';
+import { datesIn } from '../engine/store/converters';
+import { instanceJobs } from '../engine/store/instance-doc';
 import { type Answer, answering, failureAnswer } from '../http/answer';
 import { refuseMethod } from '../http/request';
 import type { Logger } from '../log';
@@ -33,7 +36,8 @@ interface SweptJob {
 }
 
 /**
- * Re-dispatches PENDING jobs older than the grace period: the ones whose Cloud
+ * Re-dispatches PENDING jobs older than the grace period (from the instance
+ * documents and, for instances stored before, the job documents): the ones whose Cloud
  * Task was never created (a crash between commit and enqueue) get it now; for
  * the others (still retrying) the task exists and the call answers
  * ALREADY_EXISTS, which changes nothing.
@@ -48,12 +52,8 @@ interface SweptJob {
  */
 export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log: Logger, now: Date, options: SweepOptions = {}): Promise<number> {
   const { graceMs = SWEEP_GRACE_MS, stuckAfterMs = JOB_STUCK_AFTER_MS, limit = 500 } = options;
-  const snap = await QUERIES.stalePendingJobs.build(db, new Date(now.getTime() - graceMs), limit).get();
-  if (snap.empty) return 0;
-  const jobs = snap.docs.map((d): SweptJob => {
-    const createdAt: unknown = d.get('createdAt');
-    return { id: d.id, activityId: String(d.get('activityId')), processInstanceId: String(d.get('processInstanceId')), createdAt: isTimestamp(createdAt) ? createdAt.toDate() : null };
-  });
+  const jobs = await stalePendingJobs(db, new Date(now.getTime() - graceMs), limit);
+  if (jobs.length === 0) return 0;
   log.info('re-dispatching PENDING jobs older than the grace period', { count: jobs.length });
   const stuckBefore = now.getTime() - stuckAfterMs;
   return dispatchJobs(queue, jobs, log, {
@@ -72,6 +72,31 @@ export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log:
       });
     },
   });
+}
+
+/**
+ * PENDING jobs created at or before `before`: from the instance documents
+ * (one query per shard on `jobsPendingSince`), and from the job documents of
+ * the layout before this version (one query; one read when there are none).
+ */
+async function stalePendingJobs(db: Firestore, before: Date, limit: number): Promise<SweptJob[]> {
+  const [legacy, ...shards] = await Promise.all([
+    QUERIES.stalePendingJobs.build(db, before, limit).get(),
+    ...Array.from({ length: STATE_SHARDS }, (_, shard) => QUERIES.instancesWithPendingJobs.build(db, shard, before, limit).get()),
+  ]);
+  const jobs = legacy.docs.map((d): SweptJob => {
+    const createdAt: unknown = d.get('createdAt');
+    return { id: d.id, activityId: String(d.get('activityId')), processInstanceId: String(d.get('processInstanceId')), createdAt: isTimestamp(createdAt) ? createdAt.toDate() : null };
+  });
+  for (const snap of shards) {
+    for (const doc of snap.docs) {
+      for (const job of instanceJobs(datesIn(doc.data()))) {
+        if (job.status !== 'PENDING' || !(job.createdAt instanceof Date) || job.createdAt.getTime() > before.getTime()) continue;
+        jobs.push({ id: job.id, activityId: job.activityId, processInstanceId: doc.id, createdAt: job.createdAt });
+      }
+    }
+  }
+  return jobs.slice(0, limit);
 }
 
 /** What `sweepJobs` needs, passed in (wiring.ts builds it from the configuration). */

@@ -11,6 +11,8 @@ export interface EnqueueOptions {
    * brings them near.
    */
   readonly scheduleTime?: Date;
+  /** A job's instance (the job lives in its document): runJob's task body carries it. Ignored by the other queues. */
+  readonly processInstanceId?: string;
 }
 
 /**
@@ -51,8 +53,8 @@ export interface TaskTarget {
   readonly queue: string;
   /** The function the task POSTs to (also the OIDC audience). */
   readonly url: string;
-  /** The JSON body for an id. */
-  readonly body: (id: string) => Readonly<Record<string, unknown>>;
+  /** The JSON body for an id (and the options it was enqueued with). */
+  readonly body: (id: string, options: EnqueueOptions) => Readonly<Record<string, unknown>>;
   /** The account Cloud Tasks signs the task's OIDC token as; null: no token (the local emulator). */
   readonly serviceAccount: string | null;
 }
@@ -80,7 +82,7 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
               httpMethod: 'POST',
               url: target.url,
               headers: { 'Content-Type': 'application/json' },
-              body: Buffer.from(JSON.stringify(target.body(id))),
+              body: Buffer.from(JSON.stringify(target.body(id, options))),
               ...(serviceAccount === null ? {} : { oidcToken: { serviceAccountEmail: serviceAccount, audience: target.url } }),
             },
           },
@@ -94,9 +96,10 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
   };
 }
 
-/** The queue of async process steps: POSTs `{ jobId }` to runJob. */
+/** The queue of async process steps: POSTs `{ jobId, processInstanceId }` to runJob (jobs/run-job.ts). */
 export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
-  return taskQueue(config, { queue: config.tasks.queue, url: runJobUrl, body: (jobId) => ({ jobId }), serviceAccount: config.tasks.serviceAccount });
+  const body = (jobId: string, { processInstanceId }: EnqueueOptions): Readonly<Record<string, unknown>> => (processInstanceId === undefined ? { jobId } : { jobId, processInstanceId });
+  return taskQueue(config, { queue: config.tasks.queue, url: runJobUrl, body, serviceAccount: config.tasks.serviceAccount });
 }
 
 /**

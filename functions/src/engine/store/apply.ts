@@ -1,7 +1,8 @@
 import type { Engine } from '../engine';
 import { type ExecutionState, type Incident, type InstanceState, isOpenIncident, type JobState, type TimerState, type Transition, type WaitingPoint } from '../state';
 import { deliverMessage } from '../transitions';
-import { asCorrelationKey, asExecution, asInstance, eventSubscriptionDocId, plain, refs, saveCorrelationKey, shardOf } from './collections';
+import { asCorrelationKey, eventSubscriptionDocId, plain, refs, saveCorrelationKey, shardOf } from './collections';
+import { readInstanceDoc, writeInstance } from './instance-doc';
 import { nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -29,8 +30,8 @@ function withDuplicateIncident(instance: InstanceState, point: WaitingPoint, cou
 }
 
 /**
- * Writes a Transition into the unit of work: instance, executions, new jobs,
- * new timers (`timers/{id}`, cancelled ones deleted), waiting points (per-key
+ * Writes a Transition into the unit of work: the instance document (with its
+ * changed tokens and new jobs: one write), new timers (`timers/{id}`, cancelled ones deleted), waiting points (per-key
  * document and one eventSubscriptions document each, with its `shard`).
  *
  * The double-token guard lives here, because this is where a waiting point
@@ -66,10 +67,8 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
     saveCorrelationKey(uow, { ...stored, waiting }, now);
   }
 
-  uow.set(refs.instance(db, instance.id), plain(instance));
-  for (const other of others.values()) uow.set(refs.instance(db, other.id), plain(other));
-  for (const execution of t.executions) uow.set(refs.execution(db, execution.id), plain(execution));
-  for (const job of t.jobs) uow.create(refs.job(db, job.id), plain(job));
+  await writeInstance(uow, instance.id, { instance, executions: t.executions, jobs: t.jobs });
+  for (const other of others.values()) await writeInstance(uow, other.id, { instance: other });
   for (const id of t.cancelTimers) uow.delete(refs.timer(db, id));
   for (const timer of t.timers) uow.create(refs.timer(db, timer.id), plain(pendingTimerDoc(timer, now)));
   for (const point of t.unsubscribe) uow.delete(refs.eventSubscriptionOf(db, point));
@@ -77,14 +76,14 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
   return duplicates;
 }
 
+/** An instance as this unit of work holds it (instance-doc.ts: one read, cached), or null. */
 export async function loadInstance(uow: UnitOfWork, id: string): Promise<InstanceState | null> {
-  const data = await uow.get(refs.instance(uow.db, id));
-  return data === undefined ? null : asInstance(data);
+  return (await readInstanceDoc(uow, id))?.instance ?? null;
 }
 
-export async function loadExecution(uow: UnitOfWork, id: string): Promise<ExecutionState | null> {
-  const data = await uow.get(refs.execution(uow.db, id));
-  return data === undefined ? null : asExecution(data);
+/** A token of an instance, from the instance document (an old-layout one: from `executions/`), or null. */
+export async function loadExecution(uow: UnitOfWork, instanceId: string, executionId: string): Promise<ExecutionState | null> {
+  return (await readInstanceDoc(uow, instanceId))?.tokens[executionId] ?? null;
 }
 
 /**
@@ -149,7 +148,7 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
  */
 export async function waitingState(uow: UnitOfWork, point: WaitingPoint): Promise<{ instance: InstanceState; execution: ExecutionState } | null> {
   const instance = await loadInstance(uow, point.processInstanceId);
-  const execution = await loadExecution(uow, point.executionId);
+  const execution = await loadExecution(uow, point.processInstanceId, point.executionId);
   if (instance === null || execution === null) return null;
   const waits = point.gatewayId === undefined ? execution.status === 'WAITING_MESSAGE' : execution.status === 'WAITING_EVENT' && execution.activityId === point.gatewayId;
   return waits ? { instance, execution } : null;

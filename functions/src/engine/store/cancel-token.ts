@@ -9,12 +9,12 @@ import { changedBy, recordOnInstance, type Repaired } from './token-repair';
 export async function cancelTokenRun(db: Firestore, engine: Engine, processInstanceId: string, executionIdValue: string, now: Date, requestId: string = newRequestId()): Promise<Repaired> {
   return runRepair(db, async (uow) => {
     const instance = await loadInstance(uow, processInstanceId);
-    const execution = await loadExecution(uow, executionIdValue);
+    const execution = await loadExecution(uow, processInstanceId, executionIdValue);
     if (instance === null || execution === null || execution.processInstanceId !== instance.id) {
       throw new RepairRefusedError(`execution ${executionIdValue} is not a token of ${processInstanceId}`);
     }
     const applied = appliedRepair(instance, requestId);
-    if (applied !== null) return changedBy(uow, applied);
+    if (applied !== null) return changedBy(uow, instance.id, applied);
     if (execution.status === 'ENDED' || execution.status === 'CANCELLED') throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
     const changed = await applyAndSettle(uow, engine, cancelToken({ instance, execution }, now), now);
     await recordOnInstance(uow, instance.id, 'cancel-token', requestId, execution.id, changed, now);

@@ -6,8 +6,11 @@ import type { UnitOfWork } from './unit-of-work';
 
 /** Collection names: a public contract, see docs/data-model.md. */
 export const COLLECTIONS = {
+  /** One document per instance, its tokens and jobs included (instance-doc.ts). */
   instances: 'processInstances',
+  /** Before this version: one document per token. Read (and folded into the instance) for instances stored then; never written. */
   executions: 'executions',
+  /** Before this version: one document per job. Read as `executions`; sweepJobs still queries its PENDING ones. */
   jobs: 'jobs',
   eventSubscriptions: 'eventSubscriptions',
   correlationKeys: 'correlationKeys',
@@ -70,7 +73,9 @@ export interface LaneEntry {
 
 export const refs = {
   instance: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.instances).doc(id),
+  /** An old-layout token document (read only; see COLLECTIONS.executions). */
   execution: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.executions).doc(id),
+  /** An old-layout job document (read only; see COLLECTIONS.jobs). */
   job: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.jobs).doc(id),
   /** One document per waiting point: by execution, or by {@link eventSubscriptionDocId} for a gateway branch (`eventSubscriptionOf`). */
   eventSubscription: (db: Firestore, executionId: string): DocumentReference => db.collection(COLLECTIONS.eventSubscriptions).doc(executionId),
@@ -86,7 +91,11 @@ export const refs = {
 };
 
 /** Stored documents are written by this code only; reading them back is a typed view. */
-export const asInstance = (data: Record<string, unknown>): InstanceState => data as unknown as InstanceState;
+/** The store's own fields of an instance document (instance-doc.ts): not part of the engine's InstanceState. */
+const INSTANCE_DOC_FIELDS: ReadonlySet<string> = new Set(['tokens', 'jobs', 'shard', 'jobsPendingSince', 'failedJobs']);
+/** The InstanceState of an instance document, without the store's fields (tokens, jobs, …), so a transition never carries them. */
+export const asInstance = (data: Record<string, unknown>): InstanceState =>
+  Object.fromEntries(Object.entries(data).filter(([k]) => !INSTANCE_DOC_FIELDS.has(k))) as unknown as InstanceState;
 export const asExecution = (data: Record<string, unknown>): ExecutionState => data as unknown as ExecutionState;
 export const asJob = (data: Record<string, unknown>): JobState => data as unknown as JobState;
 /** The key document with absent lists as empty ones (older documents, or one written by only one side). */

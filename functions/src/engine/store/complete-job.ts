@@ -1,9 +1,10 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
+import type { JobState } from '../state';
 import { completeJob } from '../transitions';
-import { applyAndSettle, loadExecution, loadInstance, NOTHING_SETTLED, type Settled } from './apply';
-import { asJob, plain, refs } from './collections';
-import { runUnitOfWork } from './unit-of-work';
+import { applyAndSettle, NOTHING_SETTLED, type Settled } from './apply';
+import { readInstanceDoc, readJob, writeJobOf } from './instance-doc';
+import { runUnitOfWork, type UnitStats } from './unit-of-work';
 
 /**
  * `lastError` of a job ended DONE without moving anything: a repair had moved
@@ -15,26 +16,38 @@ export const STALE_JOB_ERROR = 'token no longer waits for this job';
 /** Outcome of finishing a job. */
 export type JobCompletion = Settled & { readonly status: 'COMPLETED' | 'ALREADY_FINISHED' | 'NOT_FOUND' | 'STALE' };
 
+/** Which job: its id and its instance (a job lives in its instance's document, so both are needed to find it). */
+export type JobRef = Pick<JobState, 'id' | 'processInstanceId'>;
+
 /**
  * Marks a job DONE and moves its token on, in one transaction. A job already
  * DONE or FAILED, or whose token no longer waits for it (moved by a repair),
  * changes nothing: a duplicate Cloud Tasks delivery is harmless.
  */
-export async function completeJobRun(db: Firestore, engine: Engine, jobIdValue: string, result: Readonly<Record<string, unknown>>, now: Date): Promise<JobCompletion> {
-  const run = await runUnitOfWork(db, async (uow): Promise<JobCompletion> => {
-    const jobData = await uow.get(refs.job(db, jobIdValue));
-    if (jobData === undefined) return { ...NOTHING_SETTLED, status: 'NOT_FOUND' };
-    const job = asJob(jobData);
+export async function completeJobRun(db: Firestore, engine: Engine, ref: JobRef, result: Readonly<Record<string, unknown>>, now: Date): Promise<JobCompletion> {
+  return (await completeJobCounted(db, engine, ref, result, now)).result;
+}
+
+/**
+ * {@link completeJobRun} with the transaction's read and write counts. Reads
+ * by id: the instance document (tokens and jobs in it), then what the
+ * transition touches (the key document of a new waiting point).
+ */
+export async function completeJobCounted(db: Firestore, engine: Engine, ref: JobRef, result: Readonly<Record<string, unknown>>, now: Date): Promise<{ result: JobCompletion; stats: UnitStats }> {
+  return runUnitOfWork(db, async (uow): Promise<JobCompletion> => {
+    const doc = await readInstanceDoc(uow, ref.processInstanceId);
+    const found = doc === null ? null : await readJob(uow, doc, ref.id);
+    if (doc === null || found === null) return { ...NOTHING_SETTLED, status: 'NOT_FOUND' };
+    const { job, legacyPath } = found;
     if (job.status !== 'PENDING') return { ...NOTHING_SETTLED, status: 'ALREADY_FINISHED' };
-    const instance = await loadInstance(uow, job.processInstanceId);
-    const execution = await loadExecution(uow, job.executionId);
-    if (instance === null || execution === null || execution.status !== 'WAITING_JOB' || execution.jobId !== job.id) {
-      uow.set(refs.job(db, job.id), plain({ ...job, status: 'DONE', finishedAt: now, lastError: STALE_JOB_ERROR }));
+    const { instance } = doc;
+    const execution = doc.tokens[job.executionId];
+    if (execution === undefined || execution.status !== 'WAITING_JOB' || execution.jobId !== job.id) {
+      await writeJobOf(uow, { ...job, status: 'DONE', finishedAt: now, lastError: STALE_JOB_ERROR }, legacyPath);
       return { ...NOTHING_SETTLED, status: 'STALE' };
     }
     const t = completeJob(engine.model(instance.processKey), engine.sync, { instance, execution, job }, result, now);
-    uow.set(refs.job(db, job.id), plain(t.job));
+    await writeJobOf(uow, t.job, legacyPath);
     return { ...(await applyAndSettle(uow, engine, t, now)), status: 'COMPLETED' };
   });
-  return run.result;
 }

@@ -50,7 +50,7 @@ export async function fireTimerCounted(db: Firestore, engine: Engine, timerIdVal
     if (timer.status === 'FIRED') return { ...NOTHING_SETTLED, status: 'ALREADY_FIRED', timer };
     if (now.getTime() < timer.dueAt.getTime() - TIMER_EARLY_TOLERANCE_MS) return { ...NOTHING_SETTLED, status: 'NOT_DUE', timer };
     const instance = await loadInstance(uow, timer.processInstanceId);
-    const execution = await loadExecution(uow, timer.executionId);
+    const execution = await loadExecution(uow, timer.processInstanceId, timer.executionId);
     if (instance === null || execution === null || !timerIsLive(execution, timer)) {
       uow.delete(ref);
       return { ...NOTHING_SETTLED, status: 'STALE', timer };

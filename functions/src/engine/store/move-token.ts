@@ -34,8 +34,8 @@ export async function moveToken(db: Firestore, engine: Engine, request: MoveToke
     const instance = await loadInstance(uow, request.processInstanceId);
     if (instance === null) throw new RepairRefusedError(`process instance ${request.processInstanceId} does not exist`);
     const applied = appliedRepair(instance, requestId);
-    if (applied !== null) return { ...(await changedBy(uow, applied)), executionId: String(applied.details.executionId) };
-    let execution = request.executionId === null ? null : await loadExecution(uow, request.executionId);
+    if (applied !== null) return { ...(await changedBy(uow, instance.id, applied)), executionId: String(applied.details.executionId) };
+    let execution = request.executionId === null ? null : await loadExecution(uow, instance.id, request.executionId);
     if (request.executionId !== null && (execution === null || execution.processInstanceId !== instance.id)) {
       throw new RepairRefusedError(`execution ${request.executionId} is not a token of ${instance.id}`);
     }

@@ -1,8 +1,8 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import { resolveIncidents } from '../transitions';
-import { loadInstance } from './apply';
-import { asCorrelationKey, asExecution, asJob, plain, refs } from './collections';
+import { asCorrelationKey, refs } from './collections';
+import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
 import { appliedRepair, newRequestId, RepairRefusedError, runRepair, withRepair } from './repair-request';
 
 export interface ResolvedIncidents {
@@ -15,28 +15,28 @@ export interface ResolvedIncidents {
 
 /**
  * Repair: `inbox repair resolve-incident`. One transaction, reads by id only:
- * the instance, each active token, the job a token waits for, the key
+ * the instance document (its tokens and jobs in it), the key
  * document a token waits under; the pure {@link resolveIncidents} decides.
  * Throws {@link RepairRefusedError} naming every cause that persists.
  * Idempotent per request id (default: a new one per call; see repair-request.ts).
  */
 export async function resolveIncident(db: Firestore, processInstanceId: string, note: string | null, now: Date, requestId: string = newRequestId()): Promise<ResolvedIncidents> {
   return runRepair(db, async (uow) => {
-    const instance = await loadInstance(uow, processInstanceId);
-    if (instance === null) throw new RepairRefusedError(`process instance ${processInstanceId} does not exist`);
+    const doc = await readInstanceDoc(uow, processInstanceId);
+    const instance = doc?.instance ?? null;
+    if (doc === null || instance === null) throw new RepairRefusedError(`process instance ${processInstanceId} does not exist`);
     const applied = appliedRepair(instance, requestId);
     if (applied !== null) return { instance, resolved: Number(applied.details.resolved ?? 0), alreadyApplied: true };
     const executions: ExecutionState[] = [];
     const jobs: Record<string, JobState> = {};
     const waiting: Record<string, readonly WaitingPoint[]> = {};
     for (const id of instance.activeExecutionIds) {
-      const data = await uow.get(refs.execution(db, id));
-      if (data === undefined) continue;
-      const execution = asExecution(data);
+      const execution = doc.tokens[id];
+      if (execution === undefined) continue;
       executions.push(execution);
       if (execution.status === 'WAITING_JOB' && execution.jobId !== null) {
-        const job = await uow.get(refs.job(db, execution.jobId));
-        if (job !== undefined) jobs[execution.jobId] = asJob(job);
+        const job = await readJob(uow, doc, execution.jobId);
+        if (job !== null) jobs[execution.jobId] = job.job;
       }
       if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null) {
         const key = execution.waitingFor.correlationKey;
@@ -46,7 +46,7 @@ export async function resolveIncident(db: Firestore, processInstanceId: string, 
     const decided = resolveIncidents({ instance, executions, jobs, waiting }, note, now);
     if (decided.kind === 'REFUSED') throw new RepairRefusedError(`refused: ${decided.causes.join('; ')}`);
     const resolved = withRepair(decided.instance, { requestId, kind: 'resolve-incident', at: now, details: { resolved: decided.resolved } });
-    uow.set(refs.instance(db, instance.id), plain(resolved));
+    await writeInstance(uow, instance.id, { instance: resolved });
     return { instance: resolved, resolved: decided.resolved, alreadyApplied: false };
   });
 }

@@ -1,6 +1,7 @@
 import type { JobState, TimerState } from '../state';
 import { type DuplicateWaitingPoint, loadInstance, type Settled } from './apply';
-import { asJob, plain, refs } from './collections';
+import { refs } from './collections';
+import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
 import { type RepairKind, type RepairRecord, withRepair } from './repair-request';
 import { asTimer } from './timers';
 import type { UnitOfWork } from './unit-of-work';
@@ -18,16 +19,17 @@ export async function recordOnInstance(uow: UnitOfWork, instanceId: string, kind
   const instance = await loadInstance(uow, instanceId);
   if (instance === null) return;
   const record: RepairRecord = { requestId, kind, at: now, details: { executionId, jobIds: changed.jobs.map((j) => j.id), timerIds: changed.timers.map((t) => t.id), consumed: changed.consumed, duplicates: changed.duplicates } };
-  uow.set(refs.instance(uow.db, instanceId), plain(withRepair(instance, record)));
+  await writeInstance(uow, instanceId, { instance: withRepair(instance, record) });
 }
 
 /** What an applied repair did, re-read for a re-run: its jobs and timers that are still PENDING (dispatching one twice is harmless). */
-export async function changedBy(uow: UnitOfWork, record: RepairRecord): Promise<Repaired> {
+export async function changedBy(uow: UnitOfWork, instanceId: string, record: RepairRecord): Promise<Repaired> {
   const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
   const jobs: JobState[] = [];
+  const doc = await readInstanceDoc(uow, instanceId);
   for (const id of strings(record.details.jobIds)) {
-    const data = await uow.get(refs.job(uow.db, id));
-    if (data !== undefined && asJob(data).status === 'PENDING') jobs.push(asJob(data));
+    const found = doc === null ? null : await readJob(uow, doc, id);
+    if (found !== null && found.job.status === 'PENDING') jobs.push(found.job);
   }
   const timers: TimerState[] = [];
   for (const id of strings(record.details.timerIds)) {
