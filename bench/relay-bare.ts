@@ -2,10 +2,11 @@
  * The yardstick of `npm run bench:relay`: what relaying one completion costs
  * as a hand-written Firestore transaction, with no engine, no unit of work,
  * no classification. The same reads by id (inbox document, correlationKeys
- * document, instance, execution, one after the other as each names the next)
- * and the same writes the relay makes for a correlated WorkOrderCompleted:
- * inbox DONE, key document updated (deleted once empty, as the relay does),
- * instance, execution, eventSubscription deleted, invoice job created.
+ * document, instance, one after the other as each names the next) and the
+ * same writes the relay makes for a correlated WorkOrderCompleted on the
+ * one-document-per-instance layout: inbox DONE, its processed record, key
+ * document updated (deleted once empty, as the relay does), instance (token
+ * moved, invoice job added), the wait's timer and eventSubscription deleted.
  * Document ids follow the data model (hashes: docs/data-model.md).
  */
 import type { DocumentData, Firestore } from '@google-cloud/firestore';
@@ -38,10 +39,11 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
     const waiting = (key.waiting ?? []) as Point[];
     const point = waiting.find((w) => w.messageName === doc.messageName);
     if (point === undefined) return false;
+    // One document per instance: the token and the jobs live in it (docs/data-model.md).
     const instanceRef = db.collection('processInstances').doc(point.processInstanceId);
-    const executionRef = db.collection('executions').doc(point.executionId);
     const instance = (await tx.get(instanceRef)).data();
-    const execution = (await tx.get(executionRef)).data();
+    const tokens = (instance?.tokens ?? {}) as Record<string, DocumentData>;
+    const execution = tokens[point.executionId];
     if (instance === undefined || execution === undefined || execution.status !== 'WAITING_MESSAGE') return false;
 
     const step = Number(execution.step) + 1;
@@ -58,14 +60,18 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
       finishedAt: null,
     };
     tx.set(inboxRef, { ...doc, status: 'DONE', processInstanceId: point.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + RETENTION_MS), correlatedVia: 'RELAY', nextAttemptAt: null });
+    // The processed record, so a replay after the DONE document expired is still a duplicate.
+    tx.set(db.collection('processedMessages').doc(inboxId), { messageName: doc.messageName, correlationKey, payloadHash: doc.payloadHash ?? null, processedAt: now, processInstanceId: point.processInstanceId, correlatedVia: 'RELAY', expireAt: new Date(now.getTime() + 31 * 24 * 3_600_000) });
     const open = ((key.open ?? []) as Array<{ inboxId: string }>).filter((e) => e.inboxId !== inboxId);
     const stillWaiting = waiting.filter((w) => w.executionId !== point.executionId);
     if (open.length === 0 && stillWaiting.length === 0) tx.delete(keyRef);
     else tx.set(keyRef, { correlationKey, waiting: stillWaiting, open, updatedAt: now });
-    tx.set(instanceRef, { ...instance, variables: { ...(instance.variables as DocumentData), ...(doc.payload as DocumentData) }, updatedAt: now });
-    tx.set(executionRef, { ...execution, activityId: 'createInvoice', step, status: 'WAITING_JOB', jobId, waitingFor: null, updatedAt: now });
+    const token = { ...execution, activityId: 'createInvoice', step, status: 'WAITING_JOB', jobId, waitingFor: null, timerIds: [], updatedAt: now };
+    const jobs = { ...((instance.jobs ?? {}) as Record<string, DocumentData>), [jobId]: job };
+    tx.set(instanceRef, { ...instance, tokens: { ...tokens, [point.executionId]: token }, jobs, jobsPendingSince: now, variables: { ...(instance.variables as DocumentData), ...(doc.payload as DocumentData) }, updatedAt: now });
+    // The wait's timers (the completion deadline) and its waiting point go with the wait.
+    for (const timerId of (execution.timerIds ?? []) as string[]) tx.delete(db.collection('timers').doc(timerId));
     tx.delete(db.collection('eventSubscriptions').doc(point.executionId));
-    tx.create(db.collection('jobs').doc(jobId), job);
     return true;
   });
 }
