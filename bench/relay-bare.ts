@@ -61,7 +61,7 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
     };
     tx.set(inboxRef, { ...doc, status: 'DONE', processInstanceId: point.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + RETENTION_MS), correlatedVia: 'RELAY', nextAttemptAt: null });
     // The processed record, so a replay after the DONE document expired is still a duplicate.
-    tx.set(db.collection('processedMessages').doc(inboxId), { messageName: doc.messageName, correlationKey, payloadHash: doc.payloadHash ?? null, processedAt: now, processInstanceId: point.processInstanceId, correlatedVia: 'RELAY', expireAt: new Date(now.getTime() + 31 * 24 * 3_600_000) });
+    tx.set(db.collection('processedMessages').doc(inboxId), { messageName: String(doc.messageName), correlationKey, payloadHash: String(doc.payloadHash ?? ''), processedAt: now, processInstanceId: point.processInstanceId, correlatedVia: 'RELAY', expireAt: new Date(now.getTime() + 31 * 24 * 3_600_000) });
     const open = ((key.open ?? []) as Array<{ inboxId: string }>).filter((e) => e.inboxId !== inboxId);
     const stillWaiting = waiting.filter((w) => w.executionId !== point.executionId);
     if (open.length === 0 && stillWaiting.length === 0) tx.delete(keyRef);
