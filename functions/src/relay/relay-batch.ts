@@ -213,7 +213,8 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
   }
   // A query started for a round that did not come (no progress, budget spent) was billed all the same.
   const unused = prefetch.next;
-  if (unused !== null) summary.candidateReads += await unused.round.then((r) => r.reads, () => 0);
+  // Bounded like every other wait of the call: past budget + grace it is left to finish on its own, uncounted.
+  if (unused !== null) summary.candidateReads += await withDeadline('the unused candidate query', Math.max(0, timeLeftMs()), () => unused.round).then((r) => r.reads, () => 0);
   summary.durationMs = clock() - started;
   return summary;
 }
