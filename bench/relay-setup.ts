@@ -101,7 +101,9 @@ export async function checkBacklog(db: Firestore, workOrderIds: readonly string[
       else notDone += 1;
     }
   }
-  const invoiceJobs = (await db.collection(COLLECTIONS.jobs).where('activityId', '==', 'createInvoice').count().get()).data().count;
+  // Jobs live in their instance document (no jobs/ documents since the one-document-per-instance layout).
+  const instances = await db.collection(COLLECTIONS.instances).select('jobs').get();
+  const invoiceJobs = instances.docs.reduce((n, d) => n + Object.values((d.get('jobs') ?? {}) as Record<string, { activityId?: string }>).filter((j) => j.activityId === 'createInvoice').length, 0);
   const waitingPoints = (await db.collection(COLLECTIONS.eventSubscriptions).count().get()).data().count;
   return { done, notDone, missing, invoiceJobs, waitingPoints };
 }
