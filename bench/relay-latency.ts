@@ -16,7 +16,8 @@ import { type CloudTasksEmulator, emulatorClient } from '@inbox/cloud-tasks-emul
 import { freePort } from '../tools/emulators/ports';
 import { serveFunction, type ServedFunction } from '../tools/local/serve-function';
 import type { Engine } from '../functions/src/engine/engine';
-import { buildBacklog, completionId, countInvoiceJobs } from './relay-setup';
+import { buildBacklog, completionId } from './relay-setup';
+import { type CapacityResult, findCapacity } from './relay-capacity';
 import { awaitDone, countWhere, cpuSnapshot, publishPaced, waitUntil } from './relay-observe';
 import { emulatorPid, percentile, round } from './relay-stats';
 
@@ -26,10 +27,16 @@ export interface LatencyOptions {
   readonly pubsubHost: string;
   /** The Cloud Tasks emulator (in this process: its dispatch log times the fast path). */
   readonly tasks: CloudTasksEmulator;
+  /** When the emulator created each task (short task id → ms since the epoch). */
+  readonly taskCreated: ReadonlyMap<string, number>;
   readonly engine: Engine;
   readonly messages: number;
   readonly warmup: number;
-  readonly rate: number;
+  /** Messages per second; null: 80 % of the capacity the search finds first (relay-capacity.ts). */
+  readonly rate: number | null;
+  /** The capacity search's window per step, s, and its first rate. */
+  readonly capacityWindowSeconds: number;
+  readonly capacityStartRate: number;
   readonly setupConcurrency: number;
   /** How long to wait for the last documents after the last publish, ms. */
   readonly waitMs: number;
@@ -37,6 +44,8 @@ export interface LatencyOptions {
 }
 
 export interface LatencyResult {
+  /** The capacity search, when the rate was not given; the latency run's rate is 80 % of what it found. */
+  capacity: CapacityResult | null;
   messages: number;
   /** Work orders of the run: the measured ones and the warm-up. */
   orders: number;
@@ -56,6 +65,13 @@ export interface LatencyResult {
   storedToDoneP99Ms: number;
   /** The fast path, from the Cloud Tasks emulator's dispatch log: stored → task dispatched, dispatched → relay transaction began, whole relayInbox call (p50 / p99). */
   fastPath: Record<'storedToDispatch' | 'dispatchToTransaction' | 'relayCall', { p50Ms: number; p99Ms: number }> & { tasks: number; retriedOrFailed: number };
+  /**
+   * The same path hop by hop (p50 / p99): receipt (the receiver's receivedAt) → the fast-path task created (the
+   * receiver's batch committed and its CreateTask arrived; the 2xx follows), created → dispatched (the emulator),
+   * dispatched → the relay transaction began (HTTP and relayInbox's work before it), and began → relayInbox
+   * answered (the transaction, the invoice job's task, the answer).
+   */
+  hops: Record<'receiptToTaskCreated' | 'createdToDispatched' | 'dispatchedToTransaction' | 'transactionToAnswer', { p50Ms: number; p99Ms: number }>;
   instancesCompleted: number;
   invoices: number;
   invoiceJobs: number;
@@ -69,6 +85,9 @@ export interface LatencyResult {
     msPerMessage: Record<string, number>;
     /** All of the above per message, and the rate the machine's cores could sustain at that cost. */
     totalMsPerMessage: number;
+    /** The three functions' processes together, and the Firestore and Pub/Sub emulators' JVMs together, ms per message. */
+    functionsMsPerMessage: number;
+    emulatorsMsPerMessage: number;
     sustainablePerSecond: number;
   };
   /** Rates over the measurement: stored by the receiver, DONE by the relay (per second, from the first publish to the last such time). */
@@ -87,12 +106,17 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
   const served: ServedFunction[] = [];
   let scheduler: NodeJS.Timeout | undefined;
   try {
-    const orders = Array.from({ length: o.warmup + o.messages }, (_, i) => `WO-lat-${i}`);
-    const warm = orders.slice(0, o.warmup);
-    const measured = orders.slice(o.warmup);
-    const setupStart = Date.now();
-    await buildBacklog(db, o.engine, orders, { concurrency: o.setupConcurrency, store: false, shards: 16 });
-    o.progress(`latency: ${orders.length} waiting work orders in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`);
+    const warm = Array.from({ length: o.warmup }, (_, i) => `WO-warm-${i}`);
+    const measured = Array.from({ length: o.messages }, (_, i) => `WO-lat-${i}`);
+    /** Every work order of the run (warm-up, capacity steps, measured), each expected COMPLETED once. */
+    const orders: string[] = [];
+    const prepare = async (ids: readonly string[], what: string): Promise<void> => {
+      const setupStart = Date.now();
+      await buildBacklog(db, o.engine, ids, { concurrency: o.setupConcurrency, store: false, shards: 16 });
+      orders.push(...ids);
+      o.progress(`latency: ${ids.length} waiting work orders (${what}) in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`);
+    };
+    await prepare(warm, 'warm-up');
 
     const runJobUrl = `http://127.0.0.1:${await freePort()}/`;
     const common = {
@@ -132,22 +156,56 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
     // Cloud Scheduler's call, once a minute: picks up anything the fast path left OPEN.
     scheduler = setInterval(() => void fetch(relay.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => undefined), 60_000);
 
-    // Warm-up: cold starts (lazy clients, the engine's models) are not the steady state at 50/s.
-    await publishPaced(pubsub, topic.name, warm, o.rate);
-    const warmSeen = await awaitDone(db, warm, Date.now() + o.waitMs);
-    o.progress(`latency: warm-up ${[...warmSeen.values()].filter((v) => typeof v === 'object').length}/${warm.length} DONE`);
+    // Finished work orders, from the dispatch log in this process: an invoice job's task answered 2xx.
+    const jobsQueue = `projects/${o.projectId}/locations/${config.tasks.location}/queues/${config.tasks.queue}`;
+    const finished = (): number => o.tasks.dispatchLog.filter((r) => r.queue === jobsQueue && r.outcome === 'completed').length;
+    const untilFinished = async (count: number, deadline: number): Promise<void> => {
+      while (finished() < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    };
 
+    // Warm-up: cold starts (lazy clients, the engine's models) are not the steady state.
+    await publishPaced(pubsub, topic.name, warm, o.rate ?? o.capacityStartRate);
+    await untilFinished(warm.length, Date.now() + o.waitMs);
+    o.progress(`latency: warm-up ${finished()}/${warm.length} work orders finished`);
+
+    const capacity =
+      o.rate !== null
+        ? null
+        : await findCapacity({
+            prepare: async (index, count) => {
+              const ids = Array.from({ length: count }, (_, i) => `WO-cap${index}-${i}`);
+              await prepare(ids, `capacity step ${index + 1}`);
+              return ids;
+            },
+            publish: (ids, rate) => publishPaced(pubsub, topic.name, ids, rate),
+            finished,
+            windowSeconds: o.capacityWindowSeconds,
+            startRate: o.capacityStartRate,
+            maxSteps: 8,
+            drainLimitMs: o.waitMs,
+            progress: o.progress,
+          });
+    // Below saturation: 80 % of the highest sustained rate (at least 1/s).
+    const rate = o.rate ?? Math.max(1, Math.round((capacity?.sustainedPerSecond ?? 0) * 8) / 10);
+    if (capacity !== null) o.progress(`capacity: ${capacity.sustainedPerSecond}/s sustained${capacity.failedPerSecond === null ? '' : `, ${capacity.failedPerSecond}/s not`}; latency at 80 %: ${rate}/s`);
+    await prepare(measured, 'measured');
+
+    const base = finished();
     const cpuBefore = await cpuSnapshot(pids);
-    const sentAt = await publishPaced(pubsub, topic.name, measured, o.rate);
+    const sentAt = await publishPaced(pubsub, topic.name, measured, rate);
     const lastPublish = Date.now();
-    o.progress(`latency: published ${measured.length} at ${o.rate}/s in ${((lastPublish - (sentAt[0] ?? lastPublish)) / 1000).toFixed(1)} s`);
-    const seen = await awaitDone(db, measured, lastPublish + o.waitMs);
+    o.progress(`latency: published ${measured.length} at ${rate}/s in ${((lastPublish - (sentAt[0] ?? lastPublish)) / 1000).toFixed(1)} s`);
+    // Waits on the dispatch log, not by polling Firestore: the observer must not load the emulator it measures.
+    await untilFinished(base + measured.length, lastPublish + o.waitMs);
     const cpuAfter = await cpuSnapshot(pids);
+    // One read of the measured documents once their work orders are finished (a second pass only for stragglers).
+    const seen = await awaitDone(db, measured, Date.now() + (finished() >= base + measured.length ? 0 : 5_000));
     const wallMs = cpuAfter.at - cpuBefore.at;
     const used = Object.entries(cpuAfter.ms).map(([k, v]) => [k, v - (cpuBefore.ms[k] ?? 0)] as const);
     const corePercent = Object.fromEntries(used.map(([k, v]) => [k, round((v / wallMs) * 100)]));
     const msPerMessage = Object.fromEntries(used.map(([k, v]) => [k, round(v / measured.length, 1)]));
     const totalMsPerMessage = used.reduce((sum, [, v]) => sum + v, 0) / measured.length;
+    const sumOf = (names: readonly string[]): number => used.filter(([k]) => names.includes(k)).reduce((sum, [, v]) => sum + v, 0) / measured.length;
 
     const tenth = Math.max(1, Math.floor(measured.length / 10));
     const tenthP50 = (ids: readonly string[], sent: readonly number[]): number => {
@@ -165,6 +223,9 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
     const toDispatch: number[] = [];
     const toTransaction: number[] = [];
     const relayCall: number[] = [];
+    const toCreated: number[] = [];
+    const createdToDispatched: number[] = [];
+    const transactionToAnswer: number[] = [];
     const relayQueue = `projects/${o.projectId}/locations/${config.tasks.location}/queues/${config.relay.queue}`;
     const dispatches = new Map(o.tasks.dispatchLog.filter((r) => r.queue === relayQueue && r.attempt === 1).map((r) => [r.task.slice(r.task.lastIndexOf('/') + 1), r]));
     measured.forEach((w, i) => {
@@ -179,8 +240,13 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       toDispatch.push(d.time.getTime() - s.receivedAt);
       toTransaction.push(s.processedAt - d.time.getTime());
       relayCall.push(d.durationMs);
+      transactionToAnswer.push(d.time.getTime() + d.durationMs - s.processedAt);
+      const created = o.taskCreated.get(completionId(w));
+      if (created === undefined) return;
+      toCreated.push(created - s.receivedAt);
+      createdToDispatched.push(d.time.getTime() - created);
     });
-    for (const list of [total, toStored, toDone, toDispatch, toTransaction, relayCall]) list.sort((a, b) => a - b);
+    for (const list of [total, toStored, toDone, toDispatch, toTransaction, relayCall, toCreated, createdToDispatched, transactionToAnswer]) list.sort((a, b) => a - b);
     const p50p99 = (list: readonly number[]): { p50Ms: number; p99Ms: number } => ({ p50Ms: percentile(list, 50), p99Ms: percentile(list, 99) });
     const done = total.length;
     const notDone = [...seen.values()].filter((v) => v === 'OPEN').length;
@@ -190,9 +256,10 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
     // serveFunction's readiness probe is a GET, which the functions answer 405 (logged as a WARNING).
     const logs = served.flatMap((f) => f.logs).filter((l) => l.status !== 405);
     return {
+      capacity,
       messages: measured.length,
       orders: orders.length,
-      rate: o.rate,
+      rate,
       publishSeconds: round((lastPublish - (sentAt[0] ?? lastPublish)) / 1000, 1),
       done,
       missing: measured.length - done - notDone,
@@ -212,9 +279,16 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
         tasks: dispatches.size,
         retriedOrFailed: o.tasks.dispatchLog.filter((r) => r.queue === relayQueue && (r.attempt > 1 || r.status !== 200)).length,
       },
+      hops: {
+        receiptToTaskCreated: p50p99(toCreated),
+        createdToDispatched: p50p99(createdToDispatched),
+        dispatchedToTransaction: p50p99(toTransaction),
+        transactionToAnswer: p50p99(transactionToAnswer),
+      },
       instancesCompleted: await countWhere(db, COLLECTIONS.instances, 'status', 'COMPLETED'),
       invoices: (await db.collection(COLLECTIONS.invoices).count().get()).data().count,
-      invoiceJobs: await countInvoiceJobs(db),
+      // No jobs/ documents since the instance-document layout: the invoice jobs Cloud Tasks ran to a 2xx.
+      invoiceJobs: finished(),
       functionWarnings: logs.filter((l) => l.severity === 'WARNING').length,
       functionErrors: logs.filter((l) => l.severity === 'ERROR' || l.severity === 'CRITICAL').length,
       cpu: {
@@ -223,6 +297,8 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
         corePercent,
         msPerMessage,
         totalMsPerMessage: round(totalMsPerMessage, 1),
+        functionsMsPerMessage: round(sumOf(['receivePubSubPush', 'relayInbox', 'runJob']), 1),
+        emulatorsMsPerMessage: round(sumOf(['firestoreEmulator', 'pubsubEmulator']), 1),
         sustainablePerSecond: round((availableParallelism() * 1000) / totalMsPerMessage, 1),
       },
       storedPerSecond: round(doneTimes.length / ((Math.max(...doneTimes.map((d) => d.receivedAt)) - firstSent) / 1000), 1),

@@ -56,6 +56,8 @@ export interface BenchResult {
   ok: boolean;
 }
 
+const share = (part: number, whole: number): string => `${whole > 0 ? Math.round((part / whole) * 100) : 0} %`;
+
 const pairs = (values: Readonly<Record<string, number>>, unit: string): string =>
   Object.entries(values)
     .map(([k, v]) => `${k} ${v}${unit}`)
@@ -76,13 +78,23 @@ export function printReport(r: BenchResult): void {
     `all reads+writes / correlated message, candidate queries included: ${k.readsPlusWritesPerMessage} (target <= 10)   (${k.correlated} correlated)`,
     `  = ${k.readsPerMessage} transaction reads (every attempt) + ${k.writesPerMessage} writes + ${k.candidateQueryReadsPerMessage} candidate-query reads (${k.candidateQueryDocsPerMessage} documents listed)`,
     `  besides: ${k.cloudTasksCallsPerMessage} Cloud Tasks call; the receiver: ${k.receiverWritesPerMessage} writes (inbox doc + lane entry, one batch)`,
-    `publish -> DONE at ${l.rate}/s (${l.messages} messages over ${l.publishSeconds} s): p50 ${l.p50Ms} ms  p95 ${l.p95Ms} ms  p99 ${l.p99Ms} ms  max ${l.maxMs} ms (targets p50 <= 1000, p99 <= 3000)   DONE ${l.done}/${l.messages}` +
+    ...(l.capacity === null
+      ? [`capacity: not searched (--rate given)`]
+      : [
+          `capacity: ${l.capacity.sustainedPerSecond} messages/s sustained` +
+            (l.capacity.failedPerSecond === null ? '' : `, ${l.capacity.failedPerSecond}/s not`) +
+            ` (${l.capacity.windowSeconds} s windows; ${l.capacity.criterion})`,
+          `  steps: ${l.capacity.steps.map((s) => `${s.rate}/s ${s.sustained ? 'ok' : 'NO'} (backlog ${s.backlogMid}->${s.backlogEnd}, finished ${s.finishedPerSecond}/s)`).join('; ')}`,
+        ]),
+    `publish -> DONE at ${l.rate}/s${l.capacity === null ? '' : ' (80 % of capacity)'} (${l.messages} messages over ${l.publishSeconds} s): p50 ${l.p50Ms} ms  p95 ${l.p95Ms} ms  p99 ${l.p99Ms} ms  max ${l.maxMs} ms (targets p50 <= 1000, p99 <= 3000)   DONE ${l.done}/${l.messages}` +
       (l.missing + l.notDone > 0 ? `  MISSING ${l.missing}  NOT DONE ${l.notDone}` : ''),
     `  publish -> stored p50 ${l.publishToStoredP50Ms} ms (p99 ${l.publishToStoredP99Ms}); stored -> DONE p50 ${l.storedToDoneP50Ms} ms (p99 ${l.storedToDoneP99Ms})`,
     `  fast path (${f.tasks} tasks, ${f.retriedOrFailed} retried/failed): stored -> task dispatched p50 ${f.storedToDispatch.p50Ms} ms (p99 ${f.storedToDispatch.p99Ms}), dispatched -> relay transaction p50 ${f.dispatchToTransaction.p50Ms} ms (p99 ${f.dispatchToTransaction.p99Ms}), relayInbox call p50 ${f.relayCall.p50Ms} ms (p99 ${f.relayCall.p99Ms})`,
+    `  hops (p50/p99 ms): receipt -> fast-path task created ${l.hops.receiptToTaskCreated.p50Ms}/${l.hops.receiptToTaskCreated.p99Ms}, created -> dispatched ${l.hops.createdToDispatched.p50Ms}/${l.hops.createdToDispatched.p99Ms}, dispatched -> relay transaction began ${l.hops.dispatchedToTransaction.p50Ms}/${l.hops.dispatchedToTransaction.p99Ms}, began -> relayInbox answered ${l.hops.transactionToAnswer.p50Ms}/${l.hops.transactionToAnswer.p99Ms}`,
     `  stored ${l.storedPerSecond}/s, DONE ${l.donePerSecond}/s over the run; p50 of the first tenth published ${l.firstTenthP50Ms} ms, of the last tenth ${l.lastTenthP50Ms} ms`,
     `  CPU while measuring (${l.cpu.wallSeconds} s): machine ${l.cpu.machineBusyPercent}% busy; % of one core: ${pairs(l.cpu.corePercent, '%')}`,
     `  CPU ms per message: ${pairs(l.cpu.msPerMessage, '')}; together ${l.cpu.totalMsPerMessage} ms, i.e. at most ~${l.cpu.sustainablePerSecond}/s on ${String(r.machine.nproc)} cores`,
+    `  of which the functions (receiver + relayInbox + runJob) ${l.cpu.functionsMsPerMessage} ms (${share(l.cpu.functionsMsPerMessage, l.cpu.totalMsPerMessage)}), the Firestore + Pub/Sub emulators ${l.cpu.emulatorsMsPerMessage} ms (${share(l.cpu.emulatorsMsPerMessage, l.cpu.totalMsPerMessage)}), the bench process (publisher + the in-process Cloud Tasks emulator) ${l.cpu.msPerMessage.bench ?? 0} ms`,
     `  orders COMPLETED ${l.instancesCompleted}, invoices ${l.invoices}, invoice jobs ${l.invoiceJobs} (of ${l.orders}); function log warnings ${l.functionWarnings}, errors ${l.functionErrors}`,
     ...r.checks
       .filter((c) => !c.ok)

@@ -26,7 +26,7 @@ const RETENTION_MS = 7 * 24 * 3_600_000;
 
 /** The deployed models with the work-order handlers' task ids and the inbox as buffer (what runtime.ts builds). */
 export function workOrderEngine(): Promise<Engine> {
-  return loadEngine(join(__dirname, '..', 'bpmn'), {}, new Set(['handOverWorkOrder', 'createInvoice']), inboxBuffer(RETENTION_MS));
+  return loadEngine(join(__dirname, '..', 'bpmn'), {}, new Set(['handOverWorkOrder', 'escalateOverdueWorkOrder', 'createInvoice']), inboxBuffer(RETENTION_MS));
 }
 
 /** The completion a provider publishes for a work order. */

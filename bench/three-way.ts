@@ -43,6 +43,7 @@ function table(results: readonly DesignResult[]): string {
     ['throughput (correlated/s)', (r) => String(r.throughputPerS)],
     ['publish→correlated p50 ms', (r) => String(r.latencyP50Ms ?? '-')],
     ['publish→correlated p99 ms', (r) => String(r.latencyP99Ms ?? '-')],
+    ['p99 ms, not overtaken', (r) => String(r.latencyP99NotOvertakenMs ?? '-')],
     ['Firestore reads+writes/msg', (r) => String(r.opsPerMessage)],
   ];
   const head = `| | ${results.map((r) => LABELS[r.design]).join(' | ')} |\n|---|${results.map(() => '---').join('|')}|`;
@@ -62,7 +63,13 @@ async function main(): Promise<void> {
       results.push(await runDesign(design, workload, { firestoreHost: emulators.firestoreHost, pubsubHost: emulators.pubsubHost, rate: RATE, outageMs: OUTAGE_MS, lateStartMs: LATE_START_MS, settleTimeoutMs: SETTLE_MS, progress: say }));
       say(`${design}: done in ${results.at(-1)?.seconds ?? 0} s`);
     }
+    // The latency targets: (c) against (a) in this run, p50 <= 1.5x and p99 of the not-overtaken <= 2x.
+    const naive = results.find((r) => r.design === 'naive');
+    const system = results.find((r) => r.design === 'system');
+    const ratio = (a: number | null = null, b: number | null = null): number | null => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
+    const latencyRatios = { p50: ratio(system?.latencyP50Ms, naive?.latencyP50Ms), p99NotOvertaken: ratio(system?.latencyP99NotOvertakenMs, naive?.latencyP99NotOvertakenMs) };
     const result = {
+      latencyRatios,
       settings: { n: N, rate: RATE, outageMs: OUTAGE_MS, lateStartMs: LATE_START_MS, settleMs: SETTLE_MS, seed: SEED, shares: WORKLOAD_SHARES },
       machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version },
       at: new Date().toISOString(),
@@ -79,7 +86,7 @@ async function main(): Promise<void> {
       { label: `${r.design}: lost`, value: r.lost, group: 'lost' },
     ]);
     writeFileSync(join(dir, 'three-way.svg'), barChart(bars, { title: `What became of ${N} messages under the same faults (outage, overtaking, double token, poison)`, unit: 'msgs' }));
-    console.log(JSON_OUTPUT ? JSON.stringify(result, null, 2) : `${result.table}\n\nbench/results/three-way.json, three-way.svg`);
+    console.log(JSON_OUTPUT ? JSON.stringify(result, null, 2) : `${result.table}\n\nlatency (c)/(a): p50 ${latencyRatios.p50 ?? '-'} (target <= 1.5), p99 of the not overtaken ${latencyRatios.p99NotOvertaken ?? '-'} (target <= 2)\nbench/results/three-way.json, three-way.svg`);
   } finally {
     await emulators.stop();
   }

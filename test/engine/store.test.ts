@@ -1,5 +1,6 @@
 import type { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';
+import { refs } from '../../functions/src/engine/store/collections';
 import { correlate } from '../../functions/src/engine/store/correlate';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
 import { completeJobRun, STALE_JOB_ERROR } from '../../functions/src/engine/store/complete-job';
