@@ -177,7 +177,14 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
     summary.candidateReads += round.reads;
     // A query started while the last round's documents were still in flight lists those again (still OPEN then):
     // they are left to a later round, as a document of this round is never worked on twice in it.
-    const candidates = ahead === null ? round.candidates : round.candidates.filter((c) => !ahead.previous.has(c.id));
+    let candidates = ahead === null ? round.candidates : round.candidates.filter((c) => !ahead.previous.has(c.id));
+    if (ahead !== null && candidates.length === 0 && round.candidates.length > 0) {
+      // It listed only the last round's documents (its page per shard full of them): ask again now that they are
+      // settled, or a backlog behind them would wait for the next scheduled call.
+      const fresh = await withDeadline('the candidate query', timeLeftMs(), query);
+      summary.candidateReads += fresh.reads;
+      candidates = fresh.candidates;
+    }
     if (candidates.length === 0) break;
     summary.rounds += 1;
     summary.candidates += candidates.length;
