@@ -2,7 +2,7 @@ import { DEFAULTS } from '../config';
 import { errorMessage, withDeadline } from '../core/errors';
 import type { Logger } from '../log';
 import { dispatchSettled, logDuplicates, type SettledQueues } from '../jobs/dispatch';
-import { findCandidates, type Candidate, type CandidateRound } from './candidates';
+import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
 import { reshardStrays } from './reshard';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
@@ -102,12 +102,6 @@ function shuffled<T>(items: T[], random: () => number): T[] {
   return items;
 }
 
-/** A candidate query started during the tail of a round, and the ids of that round. */
-interface Prefetched {
-  readonly round: Promise<CandidateRound>;
-  readonly previous: ReadonlySet<string>;
-}
-
 /** Candidates grouped by correlation key, each group in per-key order (lane.ts). */
 function byKey(candidates: readonly Candidate[]): Candidate[][] {
   const groups = new Map<string, Candidate[]>();
@@ -144,10 +138,8 @@ async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, l
  * in random order. Keys run in parallel (bounded); documents of one key run one after
  * the other, and a key's group stops at the first document that cannot go
  * (order-blocked or retried): the younger ones would only be blocked behind it.
- * The next round's query starts when the last group of a round starts, so it
- * overlaps the round's tail; what it lists of that round (still OPEN then)
- * waits for a later round. A committed document's Cloud Tasks are created
- * while its worker goes on, and awaited before the next round.
+ * A committed document's Cloud Tasks are created while its worker goes on,
+ * and awaited before the next round.
  *
  * Time: no document is started after `budgetMs`, and no transaction (nor
  * the candidate query) is waited for past `budgetMs + graceMs` (see
@@ -166,48 +158,28 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
   const summary = emptySummary();
   await reshard(deps, options.shards, summary, log, withinBudget, timeLeftMs);
   const perShard = Math.max(1, Math.ceil(options.batchSize / options.shards));
-  const query = (): Promise<CandidateRound> => findCandidates(deps.db, options.shards, deps.now(), perShard);
-  /** The next round's query, started once every group of this round has started (see below), and the ids of this round. */
-  const prefetch: { next: Prefetched | null } = { next: null };
   // Rounds go on while they change something; a round of only order-blocked (already held) or skipped documents ends the call.
   for (let progress = true; progress && withinBudget(); ) {
-    const ahead = prefetch.next;
-    prefetch.next = null;
-    const round = await withDeadline('the candidate query', timeLeftMs(), () => ahead?.round ?? query());
+    const round = await withDeadline('the candidate query', timeLeftMs(), () => findCandidates(deps.db, options.shards, deps.now(), perShard));
     summary.candidateReads += round.reads;
-    // A query started while the last round's documents were still in flight lists those again (still OPEN then):
-    // they are left to a later round, as a document of this round is never worked on twice in it.
-    let candidates = ahead === null ? round.candidates : round.candidates.filter((c) => !ahead.previous.has(c.id));
-    if (ahead !== null && candidates.length === 0 && round.candidates.length > 0) {
-      // It listed only the last round's documents (its page per shard full of them): ask again now that they are
-      // settled, or a backlog behind them would wait for the next scheduled call.
-      const fresh = await withDeadline('the candidate query', timeLeftMs(), query);
-      summary.candidateReads += fresh.reads;
-      candidates = fresh.candidates;
-    }
+    const { candidates } = round;
     if (candidates.length === 0) break;
     summary.rounds += 1;
     summary.candidates += candidates.length;
     progress = false;
     // Keys in random order: relays running at once (Cloud Functions scales out) then start on different keys instead of queueing for the same locks.
     const groups = shuffled(byKey(candidates), deps.random);
-    const ids = new Set(candidates.map((c) => c.id));
     // The Cloud Tasks of committed documents are created while the worker goes on; all are awaited before the next round.
     const dispatches: Array<Promise<void>> = [];
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let group = groups[next++]; group !== undefined; group = groups[next++]) {
-        // The last group started: the next round's query runs during this round's tail instead of after it
-        // (the emulator, and a backlog, make a query round cost as much as several transactions).
-        if (next >= groups.length && prefetch.next === null && withinBudget()) {
-          const early = query();
-          early.catch(() => undefined); // awaited (and its failure thrown) at the next round's start
-          prefetch.next = { round: early, previous: ids };
-        }
         for (const candidate of group) {
           if (!withinBudget()) return;
           const result = await step(deps, candidate.id, timeLeftMs);
-          dispatches.push(account(summary, candidate.id, result, deps, queues, log));
+          const accounted = account(summary, candidate.id, result, deps, queues, log);
+          accounted.catch(() => undefined); // handled below (Promise.all), not an unhandled rejection meanwhile
+          dispatches.push(accounted);
           // A held-back document moved behind its older one is progress too: the next round's query lists other documents.
           if (result.kind === 'DECIDED' || (result.kind === 'ORDER_BLOCKED' && result.heldUntil !== null)) progress = true;
           const moved = result.kind === 'DECIDED' && result.decision.kind !== 'RETRY';
@@ -218,10 +190,6 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
     await Promise.all(Array.from({ length: Math.min(options.parallelism, groups.length) }, worker));
     await Promise.all(dispatches);
   }
-  // A query started for a round that did not come (no progress, budget spent) was billed all the same.
-  const unused = prefetch.next;
-  // Bounded like every other wait of the call: past budget + grace it is left to finish on its own, uncounted.
-  if (unused !== null) summary.candidateReads += await withDeadline('the unused candidate query', Math.max(0, timeLeftMs()), () => unused.round).then((r) => r.reads, () => 0);
   summary.durationMs = clock() - started;
   return summary;
 }
