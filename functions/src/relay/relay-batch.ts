@@ -6,6 +6,7 @@ import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
 import { reshardStrays } from './reshard';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
+import { fromTraceparent, withSpan } from '../trace/trace';
 
 /** Relays one document with `timeLeftMs()` left for its transactions: {@link relayOne}, or an instrumented stand-in. */
 export type RelayOneStep = (deps: RelayDeps, id: string, timeLeftMs: () => number) => Promise<RelayResult>;
@@ -172,8 +173,14 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
       for (let group = groups[next++]; group !== undefined; group = groups[next++]) {
         for (const candidate of group) {
           if (!withinBudget()) return;
-          const result = await step(deps, candidate.id, timeLeftMs);
-          await account(summary, candidate.id, result, deps, queues, log);
+          // The document's span continues the trace of its receipt (the context stored on it), not the scheduler's call.
+          const parent = typeof candidate.traceparent === 'string' ? fromTraceparent(candidate.traceparent) : 'active';
+          const result = await withSpan('relay document', parent, async (span) => {
+            const r = await step(deps, candidate.id, timeLeftMs);
+            span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
+            await account(summary, candidate.id, r, deps, queues, log);
+            return r;
+          }, { 'inbox.id': candidate.id });
           // A held-back document moved behind its older one is progress too: the next round's query lists other documents.
           if (result.kind === 'DECIDED' || (result.kind === 'ORDER_BLOCKED' && result.heldUntil !== null)) progress = true;
           const moved = result.kind === 'DECIDED' && result.decision.kind !== 'RETRY';
