@@ -29,6 +29,16 @@ let installed: Tracing | undefined;
  */
 const CLOUD_TRACE_BATCH = { scheduledDelayMillis: 500, maxExportBatchSize: 256, maxQueueSize: 4096, exportTimeoutMillis: 10_000 } as const;
 
+/**
+ * INBOX_TRACE_SAMPLE_RATIO as a sampler: a new trace (no parent) is recorded
+ * with probability `ratio` (by its trace id, so every hop of it decides the
+ * same); a parent's decision is always followed, sampled or not.
+ */
+export function traceSampler(ratio: number): Sdk.Sampler {
+  const sdk = require('@opentelemetry/sdk-trace-base') as typeof Sdk;
+  return new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(ratio) });
+}
+
 /** Sets up tracing for the function `serviceName` of `projectId`; a second call returns the first set-up. */
 export function setupTracing(config: TraceConfig, projectId: string, serviceName: string): Tracing {
   if (installed !== undefined) return installed;
@@ -47,7 +57,7 @@ export function setupTracing(config: TraceConfig, projectId: string, serviceName
       : new sdk.BatchSpanProcessor((require('./cloud-trace') as typeof import('./cloud-trace')).lazyCloudTraceExporter(projectId), CLOUD_TRACE_BATCH);
   const provider = new sdk.BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName, 'cloud.account.id': projectId }),
-    sampler: new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(config.sampleRatio) }),
+    sampler: traceSampler(config.sampleRatio),
     spanProcessors: [processor],
   });
   trace.setGlobalTracerProvider(provider);
