@@ -58,7 +58,7 @@ export function fromHeaders(header: (name: string) => string | undefined): Conte
 /** The active span's context as W3C headers (`traceparent`, and `tracestate` if any); empty without a valid span. */
 export function traceHeaders(ctx: Context = context.active()): Record<string, string> {
   const carrier: Record<string, string> = {};
-  W3C.inject(ctx, carrier, { set: (c, k, v) => { c[k] = v; } });
+  W3C.inject(ctx, carrier, { set: (_c, k, v) => { carrier[k] = v; } });
   return carrier;
 }
 
