@@ -61,7 +61,7 @@ const EMULATOR_STARTERS = [
 
 const SRC = '^functions/src/';
 /** Layer 0 of ARCHITECTURE.md besides core/. */
-const SHARED = '^functions/src/((config|config-requirements|log|queries|firestore)\\.ts$|(http|auth|tasks|storage)/)';
+const SHARED = '^functions/src/((config|config-requirements|log|queries|firestore)\\.ts$|(http|auth|tasks|storage|trace)/)';
 
 module.exports = {
   forbidden: [

@@ -113,6 +113,11 @@ export const DEFAULTS = {
    * Firestore document holds at most 1 MiB; at most 900 KiB is accepted).
    */
   INBOX_OFFLOAD_BYTES: 512 * 1024,
+  /**
+   * Share of new traces (a message without trace context, a request without
+   * `traceparent`) that are recorded; a sampled parent is always followed.
+   */
+  INBOX_TRACE_SAMPLE_RATIO: 0.1,
 } as const;
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -191,6 +196,9 @@ const EnvSchema = z
     INBOX_PAYLOAD_BUCKET: z.string().refine((b) => bucketNameProblem(b) === null, 'a Cloud Storage bucket name').optional(),
     INBOX_OFFLOAD_BYTES: z.coerce.number().int().min(1).max(900 * 1024, 'at most 921600 (900 KiB): the document keeps the rest below Firestore\'s 1 MiB').default(DEFAULTS.INBOX_OFFLOAD_BYTES),
     INBOX_REFERENCE_BUCKETS: bucketList.optional(),
+    // No default here: cloud-trace on Cloud Run (K_SERVICE set), none elsewhere (loadConfig decides).
+    INBOX_TRACE_EXPORTER: z.union([z.enum(['cloud-trace', 'none']), z.string().regex(/^file:.+/, "'cloud-trace', 'none' or 'file:<path>'")]).optional(),
+    INBOX_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(DEFAULTS.INBOX_TRACE_SAMPLE_RATIO),
   })
   .superRefine((e, ctx) => {
     // Without a token check, anyone who can reach the URL pushes messages into the inbox or runs jobs.
@@ -239,6 +247,15 @@ export interface Config {
   readonly bpmnDir: string | null;
   readonly relay: RelayConfig;
   readonly claims: ClaimsConfig;
+  readonly trace: TraceConfig;
+}
+
+/** Tracing (functions/src/trace/): where spans go and how many new traces are recorded. */
+export interface TraceConfig {
+  /** INBOX_TRACE_EXPORTER: Cloud Trace, JSON lines in a file (local runs, benches, tests), or nothing. */
+  readonly exporter: { readonly kind: 'cloud-trace' } | { readonly kind: 'none' } | { readonly kind: 'file'; readonly path: string };
+  /** See {@link DEFAULTS.INBOX_TRACE_SAMPLE_RATIO}. */
+  readonly sampleRatio: number;
 }
 
 /** Claim checks (inbox/claim-check.ts). */
@@ -363,7 +380,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       offloadBytes: e.INBOX_OFFLOAD_BYTES,
       referenceBuckets: e.INBOX_REFERENCE_BUCKETS ?? [],
     },
+    trace: { exporter: traceExporter(e.INBOX_TRACE_EXPORTER ?? (e.K_SERVICE === undefined ? 'none' : 'cloud-trace')), sampleRatio: e.INBOX_TRACE_SAMPLE_RATIO },
   };
+}
+
+function traceExporter(value: string): TraceConfig['exporter'] {
+  if (value === 'cloud-trace' || value === 'none') return { kind: value };
+  return { kind: 'file', path: value.slice('file:'.length) };
 }
 
 /** `<project>-inbox-payloads`, lowercased (a project id may not be a bucket name as is: `google` prefixes, length), cut to 63 characters. */

@@ -13,6 +13,8 @@ import { http } from '@google-cloud/functions-framework';
 import { loadConfig } from './config';
 import { outsideRequestDomain } from './http/outside-request-domain';
 import { createRuntime } from './runtime';
+import { tracedRequest } from './trace/http';
+import { setupTracing } from './trace/setup';
 import {
   createReceiveDeadLetter,
   createReceivePubSubPush,
@@ -47,6 +49,14 @@ function servedTarget(argv: readonly string[], env: NodeJS.ProcessEnv): string |
 }
 
 const target = servedTarget(process.argv, process.env);
+// Before any function is built: the context manager must be in place for the first request's spans and log fields.
+setupTracing(config.trace, config.projectId, target === undefined || target === '' ? 'functions' : target);
+
+/** The push endpoints take their parent from the message attributes (receiver/), not from the push request's headers. */
+const TRACED_BY_MESSAGE = new Set(['receivePubSubPush', 'receiveDeadLetter']);
+
 for (const [name, factory] of Object.entries(FUNCTIONS)) {
-  if (target === undefined || target === '' || target === name) http(name, outsideRequestDomain(factory(config, runtime)));
+  if (target !== undefined && target !== '' && target !== name) continue;
+  const fn = factory(config, runtime);
+  http(name, outsideRequestDomain(TRACED_BY_MESSAGE.has(name) ? fn : tracedRequest(name, fn)));
 }

@@ -1,7 +1,11 @@
 /**
  * Structured logging: one JSON object per line with `severity` and `message`,
- * the shape Cloud Logging parses into a structured entry (jsonPayload).
+ * the shape Cloud Logging parses into a structured entry (jsonPayload). A
+ * line written while a span is active carries its trace and span id in the
+ * fields Cloud Logging reads (trace/trace.ts, traceLogFields).
  */
+import { traceLogFields } from './trace/trace';
+
 export type Severity = 'DEBUG' | 'INFO' | 'NOTICE' | 'WARNING' | 'ERROR' | 'CRITICAL';
 
 export type LogFields = Readonly<Record<string, unknown>>;
@@ -32,7 +36,7 @@ function replacer(_key: string, value: unknown): unknown {
 
 export function createLogger(sink: LineSink = stdoutSink, base: LogFields = {}): Logger {
   const log = (severity: Severity, message: string, fields: LogFields = {}): void => {
-    sink(JSON.stringify({ severity, message, ...base, ...fields }, replacer));
+    sink(JSON.stringify({ severity, message, ...traceLogFields(), ...base, ...fields }, replacer));
   };
   return {
     log,

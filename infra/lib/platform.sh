@@ -18,6 +18,7 @@ enable_apis() {
     cloudscheduler.googleapis.com \
     logging.googleapis.com \
     monitoring.googleapis.com \
+    cloudtrace.googleapis.com \
     iam.googleapis.com \
     cloudresourcemanager.googleapis.com \
     serviceusage.googleapis.com \
@@ -254,6 +255,9 @@ grant_iam() {
   for sa in inbox-receiver inbox-relay inbox-jobs; do
     gc projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:${SA[$sa]}" \
       --role=roles/datastore.user --condition=None --format=none
+    # Spans go to Cloud Trace (INBOX_TRACE_EXPORTER defaults to cloud-trace on Cloud Run); the agent role only writes them.
+    gc projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:${SA[$sa]}" \
+      --role=roles/cloudtrace.agent --condition=None --format=none
   done
 
   # Enqueue rights per queue: the receiver creates fast-path tasks, the relay

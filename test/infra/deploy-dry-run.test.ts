@@ -39,7 +39,7 @@ describe('deploy.sh --dry-run', () => {
 
   it('enables the APIs gen2 functions and the rest need', () => {
     const enable = only(commands, (c) => c.startsWith('gcloud services enable '), 'services enable');
-    for (const api of ['firestore', 'pubsub', 'cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'cloudtasks', 'cloudscheduler', 'logging', 'monitoring', 'iam', 'eventarc', 'firebaserules', 'storage']) {
+    for (const api of ['firestore', 'pubsub', 'cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'cloudtasks', 'cloudscheduler', 'logging', 'monitoring', 'iam', 'eventarc', 'firebaserules', 'storage', 'cloudtrace']) {
       expect(enable).toContain(` ${api}.googleapis.com`);
     }
   });
@@ -133,6 +133,11 @@ describe('deploy.sh --dry-run', () => {
     // An upgrade removes what an earlier version granted (the real look-up decides: deploy-fake-gcloud.test.ts).
     only(commands, (c) => c.startsWith(`gcloud iam service-accounts remove-iam-policy-binding ${sa('inbox-tasks')} `) && flag(c, 'member') === `serviceAccount:${sa('inbox-receiver')}`, 'stale actAs removal');
     only(commands, (c) => c.startsWith('gcloud functions remove-invoker-policy-binding relayInbox ') && flag(c, 'member') === `serviceAccount:${sa('inbox-tasks')}`, 'stale invoker removal');
+  });
+
+  it('lets every function identity write spans to Cloud Trace, and nothing more of it', () => {
+    const traced = commands.filter((c) => c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `) && flag(c, 'role') === 'roles/cloudtrace.agent').map((c) => flag(c, 'member'));
+    expect(traced.sort()).toEqual(['inbox-jobs', 'inbox-receiver', 'inbox-relay'].map((s) => `serviceAccount:${sa(s)}`).sort());
   });
 
   it('gives the build identity what Cloud Build needs, on the project', () => {

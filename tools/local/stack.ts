@@ -52,6 +52,8 @@ export interface StackOptions {
   readonly reuseEmulators?: boolean;
   /** Extra INBOX_* settings for every function. */
   readonly env?: Readonly<Record<string, string>>;
+  /** Spans of every function as JSON lines in `<traceDir>/spans-<target>.jsonl` (INBOX_TRACE_EXPORTER=file:…; tools/trace/ reads them). Default: none. */
+  readonly traceDir?: string;
   /** Progress lines while starting. */
   readonly progress?: (line: string) => void;
 }
@@ -141,7 +143,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       const count = counts[target];
       const fn = await serveFunction({
         target,
-        env: { ...common, ...env },
+        env: { ...common, ...(options.traceDir === undefined ? {} : { INBOX_TRACE_EXPORTER: `file:${join(options.traceDir, `spans-${target}.jsonl`)}` }), ...env },
         ...(port === undefined ? {} : { port }),
         onLog: (line, raw) => {
           count.lines += 1;

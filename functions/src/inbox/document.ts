@@ -82,6 +82,12 @@ export interface InboxDocument {
   /** See shardOf(). */
   readonly shard: number;
   readonly source: InboxSource;
+  /**
+   * W3C traceparent of the receipt's span (trace/trace.ts): the relay's span
+   * for this document continues that trace, also when a scheduled call finds
+   * it. Absent when the receiver had none (before tracing, or a document not written by the receiver).
+   */
+  readonly traceparent?: string;
 }
 
 /** Raw data up to this size stays on the document; Firestore caps a document at 1 MiB. */
@@ -107,6 +113,7 @@ interface Context {
   readonly envelope: PushEnvelope;
   readonly now: Date;
   readonly shards: number;
+  readonly traceparent?: string | null;
 }
 
 const EMPTY_RAW = { rawData: null, rawDataForm: null, rawDataBytes: 0, rawDataChunks: 0 } as const;
@@ -137,6 +144,8 @@ export function openDocument(draft: ValidDraft, ctx: Context, offloaded: Offload
     lastError: null,
     shard: shardOf(draft.id, ctx.shards),
     source: sourceOf(ctx.envelope),
+    // Only when there is one: documents (and the tests that compare them) stay as they were without tracing.
+    ...(typeof ctx.traceparent === 'string' ? { traceparent: ctx.traceparent } : {}),
   };
 }
 

@@ -28,6 +28,8 @@ export interface StoreContext {
    * larger one then meets Firestore's 1 MiB document limit).
    */
   readonly offload: OffloadSettings | null;
+  /** The receipt span's W3C traceparent, kept on an OPEN document for the relay's span; null/absent: none. */
+  readonly traceparent?: string | null;
 }
 
 /** Loaded on first use (the receiver starts without Google client libraries); cached, as require() from here resolves the path again on every call. */

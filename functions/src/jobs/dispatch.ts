@@ -4,6 +4,7 @@ import type { JobState, TimerState } from '../engine/state';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { errorMessage } from '../core/errors';
+import { withSpan } from '../trace/trace';
 
 export interface DispatchOptions<J> {
   /** Reports a job whose task exists already (default: an INFO line; the sweep escalates old jobs). */
@@ -24,7 +25,8 @@ export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId' 
   await Promise.all(
     jobs.map(async (job) => {
       try {
-        const outcome = await queue.enqueue(job.id, { processInstanceId: job.processInstanceId });
+        // A span per job task: its traceparent header names it, so the job's run hangs under the step that created it.
+        const outcome = await withSpan('job task', 'active', () => queue.enqueue(job.id, { processInstanceId: job.processInstanceId }), { 'inbox.job.id': job.id, 'inbox.job.activity': job.activityId });
         dispatched += 1;
         if (outcome === 'EXISTS') (options.onExists ?? logExisting)(log, job);
       } catch (err) {

@@ -14,6 +14,7 @@ import { type Answer, answering, failureAnswer } from '../http/answer';
 import { parseBody, refuseMethod, refuseToken } from '../http/request';
 import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
+import { annotateSpan } from '../trace/trace';
 import { dispatchSettled, logDuplicates } from './dispatch';
 import type { AsyncHandler } from './handlers';
 
@@ -129,6 +130,7 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
     if (loaded.kind === 'answered') return loaded.answer;
     const { job, instance } = loaded;
     delivery = { ...delivery, processInstanceId: job.processInstanceId };
+    annotateSpan({ 'inbox.job.id': job.id, 'inbox.job.activity': job.activityId, 'inbox.process.instance': job.processInstanceId });
     const handler = deps.handlers()[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
     if (handler === undefined) return await settleFailure(deps, delivery, `no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');

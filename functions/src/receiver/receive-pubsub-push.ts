@@ -10,6 +10,7 @@ import { interpretMessage } from './interpret';
 import type { MessageRegistry } from './registry';
 import type { ClaimsConfig } from '../config';
 import type { PayloadStore } from '../storage/payload-store';
+import { currentTraceparent, fromAttributes, withSpan } from '../trace/trace';
 
 /**
  * Everything the push receiver needs, passed in (tests build their own);
@@ -113,21 +114,26 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
  * deterministic id. A technical failure is answered 5xx so Pub/Sub redelivers.
  */
 export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Response) => Promise<void> {
-  return createPushEndpoint(deps, async (envelope) => {
+  // The receipt is a span of the publisher's trace (its context from the message attributes), or the root of a new one.
+  return createPushEndpoint(deps, (envelope) => withSpan('receipt', fromAttributes(envelope.attributes), async (span) => {
     const offload = { store: deps.payloadStore, bucket: deps.claims.payloadBucket, offloadBytes: deps.claims.offloadBytes, log: deps.log };
+    // The document keeps the receipt's context: a scheduled relay that finds it by its query continues this trace.
+    const traceparent = currentTraceparent();
     // One deadline, started before the message is read: reading a 10 MiB payload takes a CPU second or more, and the
     // upload of an offloaded payload and the document come after it. Past it 503, never a late 2xx.
     const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () => {
       const draft = interpretMessage(envelope, deps.registry, deps.claims);
-      return storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards, offload });
+      return storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards, offload, traceparent });
     });
+    span.setAttributes({ 'inbox.id': outcome.id, 'inbox.outcome': outcome.kind, 'messaging.message.id': envelope.messageId });
     logOutcome(deps.log, outcome, envelope);
     if (deps.fastPath !== null && outcome.kind === 'STORED' && outcome.doc.status === 'OPEN') {
       const fastPath = deps.fastPath;
-      await withDeadline('fast-path task', FAST_PATH_TIMEOUT_MS, () => fastPath(outcome.id)).catch((err: unknown) => {
+      // Its own span: the task's traceparent header names it, so the relay call hangs under the hop that created it.
+      await withSpan('fast-path task', 'active', () => withDeadline('fast-path task', FAST_PATH_TIMEOUT_MS, () => fastPath(outcome.id)), { 'inbox.id': outcome.id }).catch((err: unknown) => {
         deps.log.warn('fast-path relay task not created; the scheduled relay will pick the message up', { inboxId: outcome.id, error: errorMessage(err) });
       });
     }
     return ackFor(outcome);
-  });
+  }));
 }

@@ -10,6 +10,8 @@ export interface Candidate extends LaneEntry {
   readonly id: string;
   readonly correlationKey: string;
   readonly nextAttemptAt: Date;
+  /** The receipt span's traceparent on the document (inbox/document.ts); null: none. The relay's span for it continues that trace. */
+  readonly traceparent?: string | null;
 }
 
 /** One round of the candidate query: the candidates and what the queries cost. */
@@ -41,6 +43,7 @@ export async function findCandidates(db: Firestore, shards: number, now: Date, p
       nextAttemptAt: toDate(d.get('nextAttemptAt')) ?? now,
       publishTime: toDate(d.get('source.publishTime')),
       receivedAt: toDate(d.get('receivedAt')) ?? now,
+      traceparent: typeof d.get('traceparent') === 'string' ? (d.get('traceparent') as string) : null,
     })),
   );
   const reads = pages.reduce((n, page) => n + Math.max(1, page.size), 0);

@@ -6,6 +6,7 @@ import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
 import { reshardStrays } from './reshard';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
+import { fromTraceparent, withSpan } from '../trace/trace';
 
 /** Relays one document with `timeLeftMs()` left for its transactions: {@link relayOne}, or an instrumented stand-in. */
 export type RelayOneStep = (deps: RelayDeps, id: string, timeLeftMs: () => number) => Promise<RelayResult>;
@@ -138,8 +139,6 @@ async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, l
  * in random order. Keys run in parallel (bounded); documents of one key run one after
  * the other, and a key's group stops at the first document that cannot go
  * (order-blocked or retried): the younger ones would only be blocked behind it.
- * A committed document's Cloud Tasks are created while its worker goes on,
- * and awaited before the next round.
  *
  * Time: no document is started after `budgetMs`, and no transaction (nor
  * the candidate query) is waited for past `budgetMs + graceMs` (see
@@ -169,17 +168,19 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
     progress = false;
     // Keys in random order: relays running at once (Cloud Functions scales out) then start on different keys instead of queueing for the same locks.
     const groups = shuffled(byKey(candidates), deps.random);
-    // The Cloud Tasks of committed documents are created while the worker goes on; all are awaited before the next round.
-    const dispatches: Array<Promise<void>> = [];
     let next = 0;
     const worker = async (): Promise<void> => {
       for (let group = groups[next++]; group !== undefined; group = groups[next++]) {
         for (const candidate of group) {
           if (!withinBudget()) return;
-          const result = await step(deps, candidate.id, timeLeftMs);
-          const accounted = account(summary, candidate.id, result, deps, queues, log);
-          accounted.catch(() => undefined); // handled below (Promise.all), not an unhandled rejection meanwhile
-          dispatches.push(accounted);
+          // The document's span continues the trace of its receipt (the context stored on it), not the scheduler's call.
+          const parent = typeof candidate.traceparent === 'string' ? fromTraceparent(candidate.traceparent) : 'active';
+          const result = await withSpan('relay document', parent, async (span) => {
+            const r = await step(deps, candidate.id, timeLeftMs);
+            span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
+            await account(summary, candidate.id, r, deps, queues, log);
+            return r;
+          }, { 'inbox.id': candidate.id });
           // A held-back document moved behind its older one is progress too: the next round's query lists other documents.
           if (result.kind === 'DECIDED' || (result.kind === 'ORDER_BLOCKED' && result.heldUntil !== null)) progress = true;
           const moved = result.kind === 'DECIDED' && result.decision.kind !== 'RETRY';
@@ -188,7 +189,6 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
       }
     };
     await Promise.all(Array.from({ length: Math.min(options.parallelism, groups.length) }, worker));
-    await Promise.all(dispatches);
   }
   summary.durationMs = clock() - started;
   return summary;

@@ -12,6 +12,7 @@ import type { JobQueue } from '../tasks/job-queue';
 import { type Gauges, readGauges, readWaitingGauges, waitedMessageNames, type WaitingGauge } from './gauges';
 import { account, emptySummary, relayBatch } from './relay-batch';
 import { relayOne, type RelayDeps } from './relay-one';
+import { withSpan } from '../trace/trace';
 
 /** What relayInbox needs, passed in (tests build their own); relayInboxFunction (wiring.ts) builds it from the configuration. */
 export interface RelayFunctionDeps {
@@ -94,8 +95,13 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
       // still logged by account().
       const { inboxId } = fast.value;
       const summary = emptySummary();
-      const result = await relayOne(relayDeps, inboxId);
-      await account(summary, inboxId, result, relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log);
+      // Under the request's span, whose parent is the task's traceparent header (the receipt's "fast-path task" span).
+      const result = await withSpan('relay document', 'active', async (span) => {
+        const r = await relayOne(relayDeps, inboxId);
+        span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
+        await account(summary, inboxId, r, relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log);
+        return r;
+      }, { 'inbox.id': inboxId });
       return { kind: 'ok', body: { inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind } };
     }
     const summary = await relayBatch(relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log, {

@@ -15,6 +15,7 @@ import { holdsBack, holdUntil, olderThan, withoutEntry } from './lane';
 import { startByMessage, startFacts } from './start-by-message';
 import { messageVariables, type ReferenceClaim } from '../inbox/claim-check';
 import type { PayloadStore } from '../storage/payload-store';
+import { withSpan } from '../trace/trace';
 import { checkReference, type ReferenceChecks, referenceToCheck, unavailableReference } from './reference-check';
 
 /**
@@ -307,7 +308,12 @@ async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, 
   }
   const messageName = doc.messageName ?? '';
   const variables = messageVariables(doc);
-  const outcome = await correlate(uow, deps.engine, { messageName, correlationKey, variables, now, messageId: id });
+  // A span per attempt of the transaction: contention retries show as siblings under the document's span.
+  const outcome = await withSpan('correlate', 'active', async (span) => {
+    const o = await correlate(uow, deps.engine, { messageName, correlationKey, variables, now, messageId: id });
+    span.setAttribute('inbox.correlation.outcome', o.kind);
+    return o;
+  }, { 'inbox.id': id, 'inbox.message.name': messageName });
   // Nobody waits: a message whose name has a message start event starts its instance, in this transaction.
   const started = outcome.kind === 'NO_WAITING_INSTANCE' ? await startByMessage(uow, deps.engine, { inboxId: id, messageName, correlationKey, document: doc, now }) : null;
   const relayOutcome: RelayOutcome =

@@ -1,6 +1,7 @@
 import type * as Tasks from '@google-cloud/tasks';
 import type * as Grpc from '@grpc/grpc-js';
 import type { Config } from '../config';
+import { traceHeaders } from '../trace/trace';
 
 /** How one task is created. */
 export interface EnqueueOptions {
@@ -81,7 +82,8 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
             httpRequest: {
               httpMethod: 'POST',
               url: target.url,
-              headers: { 'Content-Type': 'application/json' },
+              // The active span's traceparent: the target's span (relayInbox, runJob, fireTimer) continues the trace.
+              headers: { 'Content-Type': 'application/json', ...traceHeaders() },
               body: Buffer.from(JSON.stringify(target.body(id, options))),
               ...(serviceAccount === null ? {} : { oidcToken: { serviceAccountEmail: serviceAccount, audience: target.url } }),
             },

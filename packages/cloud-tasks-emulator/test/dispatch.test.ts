@@ -50,7 +50,7 @@ it('dispatches a named task with its method, body and headers plus the X-CloudTa
       httpRequest: {
         url: `${target.base}/steps/1?x=y`,
         httpMethod: 'PUT',
-        headers: { 'Content-Type': 'application/json', 'X-Trace': 'abc', 'X-CloudTasks-TaskName': 'spoofed' },
+        headers: { 'Content-Type': 'application/json', 'X-Trace': 'abc', 'X-CloudTasks-TaskName': 'spoofed', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
         body: Buffer.from('{"hello":"world"}'),
       },
     },
@@ -66,6 +66,8 @@ it('dispatches a named task with its method, body and headers plus the X-CloudTa
   expect(req?.headers).toMatchObject({
     'content-type': 'application/json',
     'x-trace': 'abc',
+    // W3C trace context passes as any header does: the target's span continues the creator's trace.
+    traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
     'user-agent': 'Google-Cloud-Tasks',
     'x-cloudtasks-queuename': queue.split('/').pop(),
     'x-cloudtasks-taskname': 'order-42_step-1',

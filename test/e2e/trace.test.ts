@@ -1,0 +1,103 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PubSub } from '@google-cloud/pubsub';
+import { refs } from '../../functions/src/engine/store/collections';
+import { startLocalStack, type LocalStack } from '../../tools/local/stack';
+import { ofTrace, orphans, readSpans, type SpanLine } from '../../tools/trace/spans';
+import { freshFirestores } from '../support/firestore';
+import { completionPayload } from '../support/inbox';
+import { waitFor } from '../support/wait';
+
+/**
+ * One message's path as one trace, through the real Functions Framework
+ * processes of the local stack (Pub/Sub push, Cloud Tasks emulator, relay,
+ * runJob), each writing its spans to a JSON-lines file: a completion published
+ * with a `traceparent` attribute ends in the run of "Create invoice", and
+ * every hop on the way is a span of the publisher's trace, hung under the
+ * hop before it. startProcess called with a `traceparent` header starts the
+ * same way.
+ */
+jest.setTimeout(120_000);
+const firestore = freshFirestores();
+const { db, projectId } = firestore.project('trace');
+const traceDir = mkdtempSync(join(tmpdir(), 'inbox-trace-'));
+let stack: LocalStack;
+
+beforeAll(async () => {
+  // The provider never answers within the test: the one completion is the one this test publishes.
+  stack = await startLocalStack({ projectId, providerDelayMs: 3_600_000, providerEarlyRatio: 0, relayEveryMs: 1_000, traceDir });
+});
+firestore.beforeTerminate(async () => {
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
+  await stack?.stop();
+});
+
+const hex = (n: number, seed: string): string => seed.repeat(n).slice(0, n);
+
+/** The spans of `traceId` once `done` holds for them. */
+const spansOf = (traceId: string, what: string, done: (spans: SpanLine[]) => boolean): Promise<SpanLine[]> =>
+  waitFor(what, async () => {
+    const spans = ofTrace(readSpans(traceDir), traceId);
+    return done(spans) ? spans : undefined;
+  }, { timeoutMs: 60_000, everyMs: 200 });
+
+const isRunOf = (activity: string) => (s: SpanLine): boolean => s.name === 'runJob' && s.attributes['inbox.job.activity'] === activity;
+
+test('a completion published with a traceparent: receipt, relay, correlation and the invoice run are one trace, one tree', async () => {
+  const { functions, topics, pubsubHost, logDir } = await stack.info();
+  const startTrace = hex(32, 'a1b2c3d4');
+  const started = await fetch(functions.startProcess, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', traceparent: `00-${startTrace}-${hex(16, 'e5f6')}-01` },
+    body: JSON.stringify({ processKey: 'work-order-execution', businessKey: 'WO-trace-1', variables: { workOrderId: 'WO-trace-1' } }),
+  });
+  expect(started.status).toBe(201);
+  // The start's own trace: startProcess, the hand-over's task and its run.
+  const startSpans = await spansOf(startTrace, 'the hand-over run in the start trace', (s) => s.some(isRunOf('handOverWorkOrder')) && orphans(s).length === 1);
+  expect(orphans(startSpans).map((s) => s.name)).toEqual(['startProcess']);
+  expect(startSpans.map((s) => s.name)).toEqual(expect.arrayContaining(['startProcess', 'job task', 'runJob']));
+  await waitFor('WO-trace-1 waiting', async () => ((((await refs.correlationKey(db, 'WO-trace-1').get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1 ? true : undefined));
+
+  const traceId = hex(32, '4bf92f3577b34da6');
+  const publisherSpan = hex(16, '00f067aa0ba902b7');
+  const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
+  try {
+    await pubsub.topic(topics.completions).publishMessage({
+      json: completionPayload('WO-trace-1', { eventId: 'evt-trace-1' }),
+      attributes: { eventType: 'WorkOrderCompleted', traceparent: `00-${traceId}-${publisherSpan}-01` },
+    });
+  } finally {
+    await pubsub.close();
+  }
+  await waitFor('the invoice of WO-trace-1', async () => ((await refs.invoice(db, 'WO-trace-1').get()).exists ? true : undefined), { timeoutMs: 60_000 });
+  // Spans are written as they end, and a parent ends after its children (the relay's span waits for the task it created,
+  // whose run may be done by then): wait for the invoice's run and for every span's parent.
+  const complete = (s: SpanLine[]): boolean => s.some(isRunOf('createInvoice')) && orphans(s).length === 1;
+  const spans = await spansOf(traceId, 'the invoice run and its ancestors in the message trace', complete);
+
+  const names = spans.map((s) => s.name);
+  // Besides ours, the Firestore client's own spans of the same requests (Transaction.Commit, …) hang in the tree.
+  expect(names).toEqual(expect.arrayContaining(['receipt', 'fast-path task', 'relay document', 'correlate', 'job task', 'runJob']));
+  // One tree: the receipt hangs under the publisher's span, every other span under a span of the trace.
+  const receipt = spans.filter((s) => s.name === 'receipt');
+  expect(receipt).toHaveLength(1);
+  expect(receipt[0]?.parentSpanId).toBe(publisherSpan);
+  expect(orphans(spans).map((s) => s.name)).toEqual(['receipt']);
+  // The invoice's run descends from the receipt through the correlation's job task.
+  const byId = new Map(spans.map((s) => [s.spanId, s]));
+  const ancestry: string[] = [];
+  for (let s = spans.find(isRunOf('createInvoice')); s !== undefined; s = s.parentSpanId === null ? undefined : byId.get(s.parentSpanId)) ancestry.unshift(s.name);
+  expect(ancestry[0]).toBe('receipt');
+  expect(ancestry.slice(-2)).toEqual(['job task', 'runJob']);
+  expect(ancestry).toContain('relay document');
+  expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['receivePubSubPush', 'relayInbox', 'runJob']));
+
+  // The receipt's log line names the trace and the receipt's span, as Cloud Logging reads them.
+  const receiptLines = readFileSync(join(logDir, 'receivePubSubPush.log'), 'utf8').split('\n').filter((l) => l.includes('"message stored"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(receiptLines).toContainEqual(expect.objectContaining({
+    'logging.googleapis.com/trace': `projects/${projectId}/traces/${traceId}`,
+    'logging.googleapis.com/spanId': receipt[0]?.spanId,
+    'logging.googleapis.com/trace_sampled': true,
+  }));
+});
