@@ -54,6 +54,14 @@ export interface StackOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Progress lines while starting. */
   readonly progress?: (line: string) => void;
+  /**
+   * Each function's own Firestore line: called once per served function with
+   * its target and the host it would reach Firestore through (the outage
+   * gate, or the receiver's line); returns the host to give it instead, e.g.
+   * a counting proxy in front of that host (bench:cost counts per function
+   * this way). Default: none, every function uses the gate as before.
+   */
+  readonly firestoreLine?: (target: FunctionTarget, upstream: string) => Promise<string>;
 }
 
 export interface LocalStack extends StackControl {
@@ -69,6 +77,10 @@ export interface LocalStack extends StackControl {
   failNextCreateTask: CloudTasksEmulator['failNextCreateTask'];
   /** The Cloud Storage emulator: its fault hooks, request log and objects (see packages/storage-emulator). */
   storage: Pick<StorageEmulator, 'faults' | 'requests' | 'objects' | 'url'>;
+  /** The Cloud Tasks emulator's record: finished dispatch attempts and live tasks (bench:cost counts them). */
+  tasks: Pick<CloudTasksEmulator, 'dispatchLog' | 'tasks'>;
+  /** Process ids of the served functions (several for relayInbox when `relays` > 1), for CPU readings. */
+  pids(): ReadonlyArray<{ readonly target: FunctionTarget; readonly pid: number }>;
   /** Stops everything this stack started, and nothing else. */
   stop(): Promise<void>;
 }
@@ -136,12 +148,15 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       ...options.env,
     };
     const served = new Map<FunctionTarget, ServedFunction>();
+    const all: ServedFunction[] = [];
     const serve = async (target: FunctionTarget, env: Readonly<Record<string, string>> = {}, port?: number): Promise<ServedFunction> => {
       const file: WriteStream = createWriteStream(join(logDir, `${target}.log`), { flags: 'a' });
       const count = counts[target];
+      const upstream = env.FIRESTORE_EMULATOR_HOST ?? gate.host;
+      const firestoreHost = options.firestoreLine === undefined ? upstream : await options.firestoreLine(target, upstream);
       const fn = await serveFunction({
         target,
-        env: { ...common, ...env },
+        env: { ...common, ...env, FIRESTORE_EMULATOR_HOST: firestoreHost },
         ...(port === undefined ? {} : { port }),
         onLog: (line, raw) => {
           count.lines += 1;
@@ -153,6 +168,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         },
       });
       served.set(target, fn);
+      all.push(fn);
       cleanup.push(async () => {
         await fn.stop();
         await new Promise((resolve) => file.end(resolve));
@@ -252,6 +268,13 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       },
       failDispatches: (rule, fault) => tasks.failDispatches(rule, fault),
       failNextCreateTask: (count, code) => tasks.failNextCreateTask(count, code),
+      tasks: {
+        get dispatchLog() {
+          return tasks.dispatchLog;
+        },
+        tasks: (queue) => tasks.tasks(queue),
+      },
+      pids: () => all.filter((f) => relays.includes(f) || f.target !== 'relayInbox').map((f) => ({ target: f.target as FunctionTarget, pid: f.pid })),
       storage: { faults: storage.faults, requests: () => storage.requests(), objects: (bucket) => storage.objects(bucket), url: storage.url },
       stop: stopAll,
     };
