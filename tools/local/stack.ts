@@ -62,6 +62,14 @@ export interface StackOptions {
    * this way). Default: none, every function uses the gate as before.
    */
   readonly firestoreLine?: (target: FunctionTarget, upstream: string) => Promise<string>;
+  /**
+   * The Pub/Sub line of the functions and of the simulated provider: given
+   * the emulator's host, the host to use instead (a counting proxy). Default:
+   * the emulator itself. StackInfo.pubsubHost stays the emulator's.
+   */
+  readonly pubsubLine?: (upstream: string) => Promise<string>;
+  /** The functions' line to the Cloud Tasks emulator, the same way (a tap counting CreateTask calls). Default: direct. */
+  readonly tasksLine?: (upstream: string) => Promise<string>;
 }
 
 export interface LocalStack extends StackControl {
@@ -121,6 +129,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     cleanup.push(() => gate.close());
     const receiverLine: TcpProxy = await startTcpProxy(gate.host);
     cleanup.push(() => receiverLine.close());
+    const pubsubHost = options.pubsubLine === undefined ? emulators.pubsubHost : await options.pubsubLine(emulators.pubsubHost);
     const tasks: CloudTasksEmulator = await startCloudTasksEmulator();
     cleanup.push(() => tasks.stop());
     const storage: StorageEmulator = await startStorageEmulator();
@@ -135,11 +144,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     const common: Record<string, string> = {
       GOOGLE_CLOUD_PROJECT: projectId,
       FIRESTORE_EMULATOR_HOST: gate.host,
-      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
+      PUBSUB_EMULATOR_HOST: pubsubHost,
       INBOX_RUN_JOB_URL: runJobUrl,
       INBOX_FIRE_TIMER_URL: fireTimerUrl,
       // The tasks ask for a token as the tasks account; the emulator signs it with its own key, which runJob trusts.
       ...localTasksEnv(tasks, projectId),
+      ...(options.tasksLine === undefined ? {} : { INBOX_TASKS_EMULATOR_HOST: await options.tasksLine(tasks.host) }),
       // The storage client reads STORAGE_EMULATOR_HOST itself; the buckets are the ones created below.
       STORAGE_EMULATOR_HOST: storage.url,
       INBOX_PAYLOAD_BUCKET: buckets.payloads,
@@ -200,7 +210,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     } finally {
       await admin.close();
     }
-    const pubsub = new PubSub({ projectId, apiEndpoint: emulators.pubsubHost });
+    const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
     cleanup.push(() => pubsub.close());
     await createTopology(pubsub, { receiverUrl: receiver.url, deadLetterUrl: deadLetter.url, providerTopic: config.providerTopic });
     const provider: SimulatedProvider = startProvider(pubsub, TOPOLOGY.providerPull, TOPOLOGY.completions, {
