@@ -36,6 +36,7 @@ async function main(): Promise<void> {
   const systemResult = results.find((r) => r.design === 'system');
   const hourly = systemResult === undefined ? null : perHour(systemResult);
   const incomplete = results.filter((r) => r.completed < r.n).map((r) => `${r.design}: ${r.completed}/${r.n} COMPLETED`);
+  const recovered = results.filter((r) => r.recoveryCalls > 0).map((r) => `${r.design}: ${r.recoveryCalls}`);
   const text = [
     `${N} work orders per design (providerEarlyRatio ${EARLY}); figures per work order.`,
     '',
@@ -44,6 +45,7 @@ async function main(): Promise<void> {
     ...(hourly === null ? [] : ['', `Not per work order: the scheduled relay and sweepJobs at one call a minute each, idle: per hour ${hourly.reads} reads, ${hourly.writes} writes, ${hourly.deletes} deletes, ${hourly.requests} requests, ${hourly.cpuMs} CPU ms: USD ${hourly.usd}/hour.`]),
     '',
     PRICE_NOTE,
+    ...(recovered.length === 0 ? [] : [`Recovery relay+sweep calls made after 20 s without progress (counted above): ${recovered.join(', ')}.`]),
     ...(incomplete.length === 0 ? [] : ['', `WARNING: not every work order completed (${incomplete.join('; ')}): the figures divide by N.`]),
   ].join('\n');
   if (JSON_OUTPUT) {

@@ -8,7 +8,6 @@
  * Run by bench/cost/run.ts with the stack's settings in its environment and
  * BASELINE_MODE=naive|nack; prints `READY <port>` once it listens.
  */
-import { Firestore } from '@google-cloud/firestore';
 import { createServer } from 'node:http';
 import { loadConfig } from '../../functions/src/config';
 import { dispatchSettled } from '../../functions/src/jobs/dispatch';
@@ -18,15 +17,15 @@ import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { parsePushEnvelope } from '../../functions/src/receiver/envelope';
 import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
-import { cloudTasksQueue, timerQueue } from '../../functions/src/tasks/job-queue';
-import { workOrderEngine } from '../relay-setup';
+import { createRuntime } from '../../functions/src/runtime';
 
 async function main(): Promise<void> {
   const mode = process.env.BASELINE_MODE === 'nack' ? 'nack' : 'naive';
-  const config = loadConfig(process.env);
-  const db = new Firestore({ projectId: config.projectId, host: process.env.FIRESTORE_EMULATOR_HOST ?? '', ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
-  const engine = await workOrderEngine();
-  const queues = { jobs: cloudTasksQueue(config, process.env.INBOX_RUN_JOB_URL ?? ''), timers: timerQueue(config, process.env.INBOX_FIRE_TIMER_URL ?? '') };
+  // The functions' own runtime: the same Firestore client settings, engine (models and handlers) and queues.
+  const runtime = createRuntime(loadConfig(process.env));
+  const db = runtime.db();
+  const engine = await runtime.engine();
+  const queues = { jobs: runtime.queue(process.env.INBOX_RUN_JOB_URL ?? ''), timers: runtime.timerQueue(process.env.INBOX_FIRE_TIMER_URL ?? '') };
   const log = createLogger(() => undefined);
   const handle = async (body: unknown): Promise<number> => {
     const parsed = parsePushEnvelope(body);
