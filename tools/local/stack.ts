@@ -56,6 +56,22 @@ export interface StackOptions {
   readonly traceDir?: string;
   /** Progress lines while starting. */
   readonly progress?: (line: string) => void;
+  /**
+   * Each function's own Firestore line: called once per served function with
+   * its target and the host it would reach Firestore through (the outage
+   * gate, or the receiver's line); returns the host to give it instead, e.g.
+   * a counting proxy in front of that host (bench:cost counts per function
+   * this way). Default: none, every function uses the gate as before.
+   */
+  readonly firestoreLine?: (target: FunctionTarget, upstream: string) => Promise<string>;
+  /**
+   * The Pub/Sub line of the functions and of the simulated provider: given
+   * the emulator's host, the host to use instead (a counting proxy). Default:
+   * the emulator itself. StackInfo.pubsubHost stays the emulator's.
+   */
+  readonly pubsubLine?: (upstream: string) => Promise<string>;
+  /** The functions' line to the Cloud Tasks emulator, the same way (a tap counting CreateTask calls). Default: direct. */
+  readonly tasksLine?: (upstream: string) => Promise<string>;
 }
 
 export interface LocalStack extends StackControl {
@@ -71,6 +87,10 @@ export interface LocalStack extends StackControl {
   failNextCreateTask: CloudTasksEmulator['failNextCreateTask'];
   /** The Cloud Storage emulator: its fault hooks, request log and objects (see packages/storage-emulator). */
   storage: Pick<StorageEmulator, 'faults' | 'requests' | 'objects' | 'url'>;
+  /** The Cloud Tasks emulator's record: finished dispatch attempts and live tasks (bench:cost counts them). */
+  tasks: Pick<CloudTasksEmulator, 'dispatchLog' | 'tasks'>;
+  /** Process ids of the served functions (several for relayInbox when `relays` > 1), for CPU readings. */
+  pids(): ReadonlyArray<{ readonly target: FunctionTarget; readonly pid: number }>;
   /** Stops everything this stack started, and nothing else. */
   stop(): Promise<void>;
 }
@@ -111,6 +131,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     cleanup.push(() => gate.close());
     const receiverLine: TcpProxy = await startTcpProxy(gate.host);
     cleanup.push(() => receiverLine.close());
+    const pubsubHost = options.pubsubLine === undefined ? emulators.pubsubHost : await options.pubsubLine(emulators.pubsubHost);
     const tasks: CloudTasksEmulator = await startCloudTasksEmulator();
     cleanup.push(() => tasks.stop());
     const storage: StorageEmulator = await startStorageEmulator();
@@ -125,11 +146,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     const common: Record<string, string> = {
       GOOGLE_CLOUD_PROJECT: projectId,
       FIRESTORE_EMULATOR_HOST: gate.host,
-      PUBSUB_EMULATOR_HOST: emulators.pubsubHost,
+      PUBSUB_EMULATOR_HOST: pubsubHost,
       INBOX_RUN_JOB_URL: runJobUrl,
       INBOX_FIRE_TIMER_URL: fireTimerUrl,
       // The tasks ask for a token as the tasks account; the emulator signs it with its own key, which runJob trusts.
       ...localTasksEnv(tasks, projectId),
+      ...(options.tasksLine === undefined ? {} : { INBOX_TASKS_EMULATOR_HOST: await options.tasksLine(tasks.host) }),
       // The storage client reads STORAGE_EMULATOR_HOST itself; the buckets are the ones created below.
       STORAGE_EMULATOR_HOST: storage.url,
       INBOX_PAYLOAD_BUCKET: buckets.payloads,
@@ -138,12 +160,15 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       ...options.env,
     };
     const served = new Map<FunctionTarget, ServedFunction>();
+    const all: ServedFunction[] = [];
     const serve = async (target: FunctionTarget, env: Readonly<Record<string, string>> = {}, port?: number): Promise<ServedFunction> => {
       const file: WriteStream = createWriteStream(join(logDir, `${target}.log`), { flags: 'a' });
       const count = counts[target];
+      const upstream = env.FIRESTORE_EMULATOR_HOST ?? gate.host;
+      const firestoreHost = options.firestoreLine === undefined ? upstream : await options.firestoreLine(target, upstream);
       const fn = await serveFunction({
         target,
-        env: { ...common, ...(options.traceDir === undefined ? {} : { INBOX_TRACE_EXPORTER: `file:${join(options.traceDir, `spans-${target}.jsonl`)}` }), ...env },
+        env: { ...common, ...(options.traceDir === undefined ? {} : { INBOX_TRACE_EXPORTER: `file:${join(options.traceDir, `spans-${target}.jsonl`)}` }), ...env, FIRESTORE_EMULATOR_HOST: firestoreHost },
         ...(port === undefined ? {} : { port }),
         onLog: (line, raw) => {
           count.lines += 1;
@@ -155,6 +180,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         },
       });
       served.set(target, fn);
+      all.push(fn);
       cleanup.push(async () => {
         await fn.stop();
         await new Promise((resolve) => file.end(resolve));
@@ -186,7 +212,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     } finally {
       await admin.close();
     }
-    const pubsub = new PubSub({ projectId, apiEndpoint: emulators.pubsubHost });
+    const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
     cleanup.push(() => pubsub.close());
     await createTopology(pubsub, { receiverUrl: receiver.url, deadLetterUrl: deadLetter.url, providerTopic: config.providerTopic });
     const provider: SimulatedProvider = startProvider(pubsub, TOPOLOGY.providerPull, TOPOLOGY.completions, {
@@ -254,6 +280,13 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       },
       failDispatches: (rule, fault) => tasks.failDispatches(rule, fault),
       failNextCreateTask: (count, code) => tasks.failNextCreateTask(count, code),
+      tasks: {
+        get dispatchLog() {
+          return tasks.dispatchLog;
+        },
+        tasks: (queue) => tasks.tasks(queue),
+      },
+      pids: () => all.filter((f) => relays.includes(f) || f.target !== 'relayInbox').map((f) => ({ target: f.target as FunctionTarget, pid: f.pid })),
       storage: { faults: storage.faults, requests: () => storage.requests(), objects: (bucket) => storage.objects(bucket), url: storage.url },
       stop: stopAll,
     };
