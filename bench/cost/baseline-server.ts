@@ -52,13 +52,7 @@ async function main(): Promise<void> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      let body: unknown = null;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as unknown;
-      } catch {
-        body = null;
-      }
-      void handle(body).then((status) => res.writeHead(status, { 'content-type': 'application/json' }).end('{}'));
+      void handle(parseJson(Buffer.concat(chunks).toString('utf8'))).then((status) => res.writeHead(status, { 'content-type': 'application/json' }).end('{}'));
     });
   });
   server.listen(0, '127.0.0.1', () => {
@@ -69,6 +63,14 @@ async function main(): Promise<void> {
     server.close();
     void db.terminate().finally(() => process.exit(0));
   });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
+  }
 }
 
 main().catch((err: unknown) => {

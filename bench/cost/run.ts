@@ -84,9 +84,9 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
 async function startBaselineProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'baseline-server.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let err = '';
-  child.stderr?.on('data', (c: Buffer) => (err += c.toString('utf8')));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const port = await new Promise<string>((resolve, reject) => {
-    child.stdout?.on('data', (c: Buffer) => {
+    child.stdout.on('data', (c: Buffer) => {
       const m = /READY (\d+)/.exec(c.toString('utf8'));
       if (m?.[1] !== undefined) resolve(m[1]);
     });

@@ -68,7 +68,7 @@ const type = (name: string): protobuf.Type => {
   root ??= firestoreRoot();
   return root.lookupType(`google.firestore.v1.${name}`);
 };
-const decode = (name: string, bytes: Buffer): Record<string, unknown> => type(name).toObject(type(name).decode(bytes), { longs: Number, oneofs: false, defaults: false }) as Record<string, unknown>;
+const decode = (name: string, bytes: Buffer): Record<string, unknown> => type(name).toObject(type(name).decode(bytes), { longs: Number, oneofs: false, defaults: false });
 
 interface WireWrite {
   readonly update?: { readonly name?: string; readonly fields?: Readonly<Record<string, WireValue>> };

@@ -59,7 +59,7 @@ function singleField(config: IndexConfig, collection: string, path: string, valu
   }
   const override = overrideFor(config, collection, path);
   const isArray = value.arrayValue !== undefined;
-  const elements = isArray ? distinct(value.arrayValue?.values ?? []) : 0;
+  const elements = value.arrayValue === undefined ? 0 : distinct(value.arrayValue.values ?? []);
   if (override === undefined) return isArray ? elements : 2;
   // An override lists the indexes the field keeps (none: exempt); COLLECTION_GROUP ones are entries too.
   return override.indexes.reduce((n, i) => n + (i.arrayConfig !== undefined ? (isArray ? elements : 0) : isArray ? 0 : 1), 0);
