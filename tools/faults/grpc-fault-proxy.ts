@@ -1,4 +1,5 @@
 import * as http2 from 'node:http2';
+import { forwardable, h2Relay, responseHeaders } from './h2-relay';
 import { listenOnLoopback } from './listen';
 
 /**
@@ -37,22 +38,6 @@ export interface GrpcFaultProxy {
 /** gRPC status codes used here (grpc/status.proto). */
 export const GRPC_STATUS = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14 } as const;
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
-
-/** Request headers as the upstream request takes them: pseudo-headers kept, hop-by-hop headers dropped. */
-function forwardable(headers: http2.IncomingHttpHeaders): http2.OutgoingHttpHeaders {
-  const out: http2.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-  return out;
-}
-
-/** Response headers or trailers without pseudo-headers other than :status. */
-function responseHeaders(headers: http2.IncomingHttpHeaders): http2.OutgoingHttpHeaders {
-  const out: http2.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && (!name.startsWith(':') || name === ':status')) out[name] = value;
-  return out;
-}
-
 const methodOf = (path: string | undefined): string => (path ?? '').split('/').pop() ?? '';
 
 /** grpc-message as the gRPC HTTP/2 spec has it: percent-encoded outside printable ASCII, and '%' itself. */
@@ -63,22 +48,10 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
   const lostCount = new Map<string, number>();
   const callCount = new Map<string, number>();
   let refusal: { readonly code: number; readonly message: string } | null = null;
-  let upstream: http2.ClientHttp2Session | null = null;
-  const session = (): http2.ClientHttp2Session => {
-    if (upstream === null || upstream.closed || upstream.destroyed) {
-      upstream = http2.connect(`http://${target}`);
-      upstream.on('error', () => undefined);
-    }
-    return upstream;
-  };
 
-  const server = http2.createServer();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (s) => {
-    sessions.add(s);
-    s.on('close', () => sessions.delete(s));
-    s.on('error', () => undefined);
-  });
+  const relay = h2Relay(target);
+  const { server } = relay;
+  const session = (): http2.ClientHttp2Session => relay.session();
   server.on('stream', (down, headers) => {
     const method = methodOf(headers[':path']);
     callCount.set(method, (callCount.get(method) ?? 0) + 1);
@@ -142,10 +115,6 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
     },
     lost: (method) => lostCount.get(method) ?? 0,
     calls: (method) => callCount.get(method) ?? 0,
-    async close() {
-      upstream?.destroy();
-      for (const s of sessions) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => relay.close(),
   };
 }

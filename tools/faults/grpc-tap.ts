@@ -1,4 +1,5 @@
 import * as http2 from 'node:http2';
+import { forwardable, h2Relay, responseHeaders } from './h2-relay';
 import { listenOnLoopback } from './listen';
 
 /**
@@ -24,20 +25,6 @@ export interface GrpcTap {
   /** `127.0.0.1:PORT` to give clients instead of the target. */
   readonly host: string;
   close(): Promise<void>;
-}
-
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'upgrade', 'proxy-connection']);
-
-function forwardable(headers: http2.IncomingHttpHeaders): http2.OutgoingHttpHeaders {
-  const out: http2.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
-  return out;
-}
-
-function responseHeaders(headers: http2.IncomingHttpHeaders): http2.OutgoingHttpHeaders {
-  const out: http2.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && (!name.startsWith(':') || name === ':status')) out[name] = value;
-  return out;
 }
 
 /**
@@ -68,21 +55,9 @@ export class GrpcMessageSplitter {
  * as it streams; the tap only keeps copies of the messages.
  */
 export async function startGrpcTap(target: string, onCall: (call: TappedCall) => void): Promise<GrpcTap> {
-  let upstream: http2.ClientHttp2Session | null = null;
-  const session = (): http2.ClientHttp2Session => {
-    if (upstream === null || upstream.closed || upstream.destroyed) {
-      upstream = http2.connect(`http://${target}`);
-      upstream.on('error', () => undefined);
-    }
-    return upstream;
-  };
-  const server = http2.createServer();
-  const sessions = new Set<http2.ServerHttp2Session>();
-  server.on('session', (s) => {
-    sessions.add(s);
-    s.on('close', () => sessions.delete(s));
-    s.on('error', () => undefined);
-  });
+  const relay = h2Relay(target);
+  const { server } = relay;
+  const session = (): http2.ClientHttp2Session => relay.session();
   server.on('stream', (down, headers) => {
     const path = String(headers[':path'] ?? '');
     const method = path.split('/').pop() ?? '';
@@ -132,10 +107,6 @@ export async function startGrpcTap(target: string, onCall: (call: TappedCall) =>
   const host = await listenOnLoopback(server);
   return {
     host,
-    async close() {
-      upstream?.destroy();
-      for (const s of sessions) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => relay.close(),
   };
 }
