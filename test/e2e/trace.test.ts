@@ -72,18 +72,21 @@ test('a completion published with a traceparent: receipt, relay, correlation and
   }
   await waitFor('the invoice of WO-trace-1', async () => ((await refs.invoice(db, 'WO-trace-1').get()).exists ? true : undefined), { timeoutMs: 60_000 });
   // Spans are written as they end, and a parent ends after its children (the relay's span waits for the task it created,
-  // whose run may be done by then): wait for the invoice's run and for every span's parent.
-  const complete = (s: SpanLine[]): boolean => s.some(isRunOf('createInvoice')) && orphans(s).length === 1;
+  // whose run may be done by then): wait for the invoice's run and for every span's parent. The only spans whose parent
+  // is not in the files are receipts under the publisher's span: one per delivery (on a busy machine a push can outlast
+  // the write deadline, answer 503 and come again as a DUPLICATE, each delivery its own receipt in the same trace).
+  const underPublisher = (o: SpanLine): boolean => o.name === 'receipt' && o.parentSpanId === publisherSpan;
+  const complete = (s: SpanLine[]): boolean => s.some(isRunOf('createInvoice')) && orphans(s).length >= 1 && orphans(s).every(underPublisher);
   const spans = await spansOf(traceId, 'the invoice run and its ancestors in the message trace', complete);
 
   const names = spans.map((s) => s.name);
   // Besides ours, the Firestore client's own spans of the same requests (Transaction.Commit, …) hang in the tree.
   expect(names).toEqual(expect.arrayContaining(['receipt', 'fast-path task', 'relay document', 'correlate', 'job task', 'runJob']));
   // One tree: the receipt hangs under the publisher's span, every other span under a span of the trace.
-  const receipt = spans.filter((s) => s.name === 'receipt');
-  expect(receipt).toHaveLength(1);
-  expect(receipt[0]?.parentSpanId).toBe(publisherSpan);
-  expect(orphans(spans).map((s) => s.name)).toEqual(['receipt']);
+  const receipts = spans.filter((s) => s.name === 'receipt');
+  expect(receipts.length).toBeGreaterThanOrEqual(1);
+  expect(receipts.map((r) => r.parentSpanId)).toEqual(receipts.map(() => publisherSpan));
+  expect(orphans(spans).map((s) => s.name)).toEqual(receipts.map(() => 'receipt'));
   // The invoice's run descends from the receipt through the correlation's job task.
   const byId = new Map(spans.map((s) => [s.spanId, s]));
   const ancestry: string[] = [];
@@ -94,10 +97,12 @@ test('a completion published with a traceparent: receipt, relay, correlation and
   expect(new Set(spans.map((s) => s.service))).toEqual(new Set(['receivePubSubPush', 'relayInbox', 'runJob']));
 
   // The receipt's log line names the trace and the receipt's span, as Cloud Logging reads them.
-  const receiptLines = readFileSync(join(logDir, 'receivePubSubPush.log'), 'utf8').split('\n').filter((l) => l.includes('"message stored"')).map((l) => JSON.parse(l) as Record<string, unknown>);
-  expect(receiptLines).toContainEqual(expect.objectContaining({
-    'logging.googleapis.com/trace': `projects/${projectId}/traces/${traceId}`,
-    'logging.googleapis.com/spanId': receipt[0]?.spanId,
-    'logging.googleapis.com/trace_sampled': true,
-  }));
+  const receiptLines = readFileSync(join(logDir, 'receivePubSubPush.log'), 'utf8').split('\n').filter((l) => l.includes('"message stored"') || l.includes('"duplicate delivery, nothing changed"')).map((l) => JSON.parse(l) as Record<string, unknown>);
+  // (A delivery that answered 503 past its deadline logs neither line; the one after it logs the duplicate.)
+  const ofTraceLines = receiptLines.filter((l) => l['logging.googleapis.com/trace'] === `projects/${projectId}/traces/${traceId}`);
+  expect(ofTraceLines.length).toBeGreaterThanOrEqual(1);
+  for (const line of ofTraceLines) {
+    expect(line).toMatchObject({ 'logging.googleapis.com/trace_sampled': true });
+    expect(receipts.map((r) => r.spanId)).toContain(line['logging.googleapis.com/spanId']);
+  }
 });
