@@ -38,7 +38,8 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
 
 /** Instances with a PENDING job (sweepJobs' query, every shard, any age): 0 once every job has run. */
 async function pendingJobInstances(db: Firestore): Promise<number> {
-  const far = new Date(8.64e15);
+  // The latest time a Firestore Timestamp holds (a later Date, e.g. 8.64e15 ms, is refused by the client).
+  const far = new Date('9999-12-31T23:59:59.999Z');
   const counts = await Promise.all(Array.from({ length: STATE_SHARDS }, (_, s) => QUERIES.instancesWithPendingJobs.build(db, s, far, 10_000).count().get()));
   return counts.reduce((n, c) => n + c.data().count, 0);
 }

@@ -267,7 +267,11 @@ async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: stri
     while (quiet < 2) {
       if (Date.now() > deadline) throw new Error(`not settled after ${options.settleTimeoutMs} ms`);
       await sleep(2_000);
-      const work = await openWork(db, raceTranches).catch(() => null);
+      // A read that fails (Firestore restarting) is retried; say so, or a read that always fails would look like a run that never settles.
+      const work = await openWork(db, raceTranches).catch((err: unknown) => {
+        options.progress(`settling: could not read the open work (${err instanceof Error ? err.message : String(err)})`);
+        return null;
+      });
       quiet = work !== null && work.open === 0 && work.pendingJobs === 0 && work.pendingTimers === 0 && races.inFlight() === 0 ? quiet + 1 : 0;
       if (work !== null) options.progress(`settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.pendingTimers} timers PENDING, ${races.inFlight()} races publishing, ${work.documents} documents`);
     }
