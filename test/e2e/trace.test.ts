@@ -80,10 +80,12 @@ test('a completion published with a traceparent: receipt, relay, correlation and
   const spans = await spansOf(traceId, 'the invoice run and its ancestors in the message trace', complete);
 
   const names = spans.map((s) => s.name);
-  // Besides ours, the Firestore client's own spans of the same requests (Transaction.Commit, …) hang in the tree.
-  expect(names).toEqual(expect.arrayContaining(['receipt', 'fast-path task', 'relay document', 'correlate', 'job task', 'runJob']));
-  // One tree: the receipt hangs under the publisher's span, every other span under a span of the trace.
   const receipts = spans.filter((s) => s.name === 'receipt');
+  // Besides ours, the Firestore client's own spans of the same requests (Transaction.Commit, …) hang in the tree. A
+  // delivery that stored the message but answered 503 at its deadline may not have created the fast-path task; the
+  // redelivery is a DUPLICATE (no task either), and the scheduled relay takes the document, continuing its stored context.
+  expect(names).toEqual(expect.arrayContaining(['receipt', 'relay document', 'correlate', 'job task', 'runJob', ...(receipts.length === 1 ? ['fast-path task'] : [])]));
+  // One tree: the receipt hangs under the publisher's span, every other span under a span of the trace.
   expect(receipts.length).toBeGreaterThanOrEqual(1);
   expect(receipts.map((r) => r.parentSpanId)).toEqual(receipts.map(() => publisherSpan));
   expect(orphans(spans).map((s) => s.name)).toEqual(receipts.map(() => 'receipt'));
