@@ -14,13 +14,12 @@
  *
  * Flags: --runs=10 --json
  */
-import { execFileSync, spawn } from 'node:child_process';
-import { request } from 'node:http';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../tools/emulators/ports';
 import { argNumber } from './pool';
+import { firstAnswer } from './first-answer';
 import { barChart } from './chart';
 import { errorMessage } from '../functions/src/core/errors';
 
@@ -52,32 +51,7 @@ function once(entry: string, target: string): Sample {
   return JSON.parse(out) as Sample;
 }
 
-/** Spawns the Functions Framework CLI on `source` and resolves with the ms until its first HTTP answer (any status). */
-async function firstAnswer(source: string, target: string): Promise<number> {
-  const port = await freePort();
-  const cli = join(ROOT, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
-  const started = performance.now();
-  const child = spawn(process.execPath, [cli, `--target=${target}`, `--port=${port}`, `--source=${source}`], { cwd: ROOT, env: childEnv(target), stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`${target} exited with ${child.exitCode} before answering`);
-      const answered = await new Promise<boolean>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/', method: 'GET' }, (res) => {
-          res.resume();
-          resolve(true);
-        });
-        req.on('error', () => resolve(false));
-        req.end();
-      });
-      if (answered) return performance.now() - started;
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  } finally {
-    child.kill('SIGKILL');
-    await exited;
-  }
-}
+const firstAnswerOf = (source: string, target: string): Promise<number> => firstAnswer(ROOT, source, target, childEnv(target));
 
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -91,12 +65,12 @@ async function main(): Promise<void> {
   const samples = new Map<string, Sample[]>(subjects.map((s) => [s.name, []]));
   const starts = new Map<string, number[]>(subjects.map((s) => [s.name, []]));
   once(helloFile, 'hello'); // warm the file system cache once
-  await firstAnswer(helloFile, 'hello');
+  await firstAnswerOf(helloFile, 'hello');
   for (let round = 0; round < RUNS; round++) {
     const order = round % 2 === 0 ? subjects : [...subjects].reverse();
     for (const s of order) {
       samples.get(s.name)?.push(once(s.entry, s.target));
-      starts.get(s.name)?.push(await firstAnswer(s.source, s.target));
+      starts.get(s.name)?.push(await firstAnswerOf(s.source, s.target));
     }
   }
   const helloStart = median(starts.get(subjects[0]?.name ?? '') ?? []);

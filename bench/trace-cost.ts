@@ -18,15 +18,15 @@
  *
  * Flags: --n=2000 (messages per side) --rounds=3 (mirrored rounds) --concurrency=32 --runs=9 (cold starts per side) --json
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveFunction, REPO_ROOT, type ServedFunction } from '../tools/local/serve-function';
 import { useEmulators } from '../tools/local/use-emulators';
-import { freePort } from '../tools/emulators/ports';
 import { argNumber, cpuMs, postJson, runPool } from './pool';
+import { firstAnswer } from './first-answer';
 
 const N = argNumber('n', 2_000);
 const CONCURRENCY = argNumber('concurrency', 32);
@@ -124,41 +124,16 @@ const childEnv = (extra: Record<string, string>): NodeJS.ProcessEnv => ({
 });
 
 /** Spawn of the Functions Framework CLI to its first HTTP answer (any status), in ms; as bench/cold-start.ts measures. */
-async function firstAnswer(env: NodeJS.ProcessEnv): Promise<number> {
-  const port = await freePort();
-  const cli = join(REPO_ROOT, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
-  const started = performance.now();
-  const child = spawn(process.execPath, [cli, `--target=${TARGET}`, `--port=${port}`, `--source=${REPO_ROOT}`], { cwd: REPO_ROOT, env, stdio: 'ignore' });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  try {
-    for (;;) {
-      if (child.exitCode !== null) throw new Error(`${TARGET} exited with ${child.exitCode} before answering`);
-      const answered = await new Promise<boolean>((resolve) => {
-        const req = request({ host: '127.0.0.1', port, path: '/', method: 'GET' }, (res) => {
-          res.resume();
-          resolve(true);
-        });
-        req.on('error', () => resolve(false));
-        req.end();
-      });
-      if (answered) return performance.now() - started;
-      // Polling the port, not sleeping for the result: the gap bounds the resolution at 2 ms.
-      await new Promise((r) => setTimeout(r, 2));
-    }
-  } finally {
-    child.kill('SIGKILL');
-    await exited;
-  }
-}
+const firstAnswerWith = (env: NodeJS.ProcessEnv): Promise<number> => firstAnswer(REPO_ROOT, REPO_ROOT, TARGET, env);
 
 /** Part 2: cold start, tracing none against file with ratio 1, interleaved (ABBA). */
 async function coldStart(dir: string): Promise<{ offMs: number; onMs: number }> {
   const env: Record<'off' | 'on', NodeJS.ProcessEnv> = { off: childEnv(traceEnv('off', '')), on: childEnv(traceEnv('on', join(dir, 'cold.jsonl'))) };
   const samples: Record<'off' | 'on', number[]> = { off: [], on: [] };
-  await firstAnswer(env.off); // warm the file system cache once
+  await firstAnswerWith(env.off); // warm the file system cache once
   for (let round = 0; round < RUNS; round++) {
     const order: Array<'off' | 'on'> = round % 2 === 0 ? ['off', 'on'] : ['on', 'off'];
-    for (const side of order) samples[side].push(await firstAnswer(env[side]));
+    for (const side of order) samples[side].push(await firstAnswerWith(env[side]));
   }
   return { offMs: median(samples.off), onMs: median(samples.on) };
 }
