@@ -155,8 +155,22 @@ module.exports = {
       name: 'composition-root',
       severity: 'error',
       comment: 'index.ts, wiring.ts and runtime.ts build the functions from the configuration; only they and the CLI (its own entry point) import them.',
-      from: { path: SRC, pathNot: ['^functions/src/(index|wiring|runtime)\\.ts$', '^functions/src/cli/'] },
+      from: { path: SRC, pathNot: ['^functions/src/(index|wiring|runtime)\\.ts$', '^functions/src/(cli|console)/'] },
       to: { path: '^functions/src/(index|wiring|runtime)\\.ts$' },
+    },
+    {
+      name: 'operations-for-operators',
+      severity: 'error',
+      comment: 'operations/ is the one implementation of every operator read and repair: the CLI and the console use it, nothing deployed below them does.',
+      from: { path: SRC, pathNot: ['^functions/src/(operations|cli|console)/', '^functions/src/(index|wiring)\\.ts$'] },
+      to: { path: '^functions/src/operations/' },
+    },
+    {
+      name: 'console-on-top',
+      severity: 'error',
+      comment: 'The console is one face of operations/: only the composition root imports it, and it imports nothing of the CLI (their shared code lives in operations/).',
+      from: { path: SRC, pathNot: ['^functions/src/console/', '^functions/src/(index|wiring)\\.ts$'] },
+      to: { path: '^functions/src/console/' },
     },
     {
       name: 'cli-on-top',

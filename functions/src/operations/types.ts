@@ -1,0 +1,229 @@
+/**
+ * What the operator's two faces, the `inbox` CLI and the `inboxConsole`
+ * function, ask of the operations module and get back. One implementation
+ * of every read and repair lives in operations/; cli/ prints these values,
+ * console/ sends them as JSON. So every value here is plain JSON: times are
+ * ISO 8601 strings, absent values are null, never undefined.
+ */
+import type { Firestore } from '@google-cloud/firestore';
+import type { Config } from '../config';
+import type { Engine } from '../engine/engine';
+import type { Logger } from '../log';
+import type { PayloadStore } from '../storage/payload-store';
+import type { JobQueue } from '../tasks/job-queue';
+
+/** What an operation needs: the clients (created on first use), the configuration and the clock. */
+export interface OperationsDeps {
+  readonly db: () => Firestore;
+  readonly engine: () => Promise<Engine>;
+  /** The jobs queue a repair's new jobs are dispatched to; null when INBOX_RUN_JOB_URL is unset (sweepJobs dispatches them). */
+  readonly jobQueue: (() => JobQueue) | null;
+  /** The timers queue a repair's new timers are dispatched to; null when INBOX_FIRE_TIMER_URL is unset (sweepJobs fires them when overdue). */
+  readonly timerQueue: (() => JobQueue) | null;
+  readonly payloadStore: () => PayloadStore;
+  readonly config: Config;
+  /** Where the one log line per applied repair goes (an audit or a log-based alert reads it). */
+  readonly log: Logger;
+  readonly now: () => Date;
+}
+
+/** Who acts: a verified identity (console) or the operator's account on the machine (CLI). */
+export interface Actor {
+  /** An e-mail address (console: from the verified ID token) or `user@host` (CLI). */
+  readonly id: string;
+  readonly via: 'cli' | 'console';
+}
+
+/** What a console user may do: look, or look and repair (INBOX_CONSOLE_VIEWERS / INBOX_CONSOLE_REPAIRERS). */
+export type Role = 'viewer' | 'repairer';
+
+/** The figures of `inbox stats`: the overview page. */
+export interface Overview {
+  readonly at: string;
+  readonly counts: { readonly OPEN: number; readonly DONE: number; readonly PARKED: number };
+  /** Every park reason, 0 included. */
+  readonly parkedByReason: Readonly<Record<string, number>>;
+  readonly oldestOpenAgeSeconds: number | null;
+  readonly openIncidents: number;
+  readonly failedJobs: number;
+  /** INBOX_WAITING_ALERT_DAYS: the age beyond which a waiting token counts as waiting too long. */
+  readonly waitingAlertDays: number;
+  readonly waiting: ReadonlyArray<{ readonly messageName: string; readonly waitingOverThreshold: number; readonly oldestWaitingAgeSeconds: number | null }>;
+}
+
+/** The filters of `inbox list` (all optional; values as the CLI's flags take them, already parsed). */
+export interface DocumentFilters {
+  readonly status?: 'OPEN' | 'DONE' | 'PARKED';
+  readonly reason?: string;
+  readonly messageName?: string;
+  readonly correlationKey?: string;
+  /** Received at least this long ago, ms. */
+  readonly olderThanMs?: number;
+}
+
+/** One line of a document list. */
+export interface DocumentRow {
+  readonly id: string;
+  readonly status: string;
+  readonly reason: string | null;
+  readonly messageName: string | null;
+  readonly correlationKey: string | null;
+  readonly attempts: number;
+  readonly receivedAt: string | null;
+  /** lastError, else validationError, else null. */
+  readonly error: string | null;
+}
+
+/** A page of documents in id order; `next` is the cursor of the following page (the last id), null on the last page. */
+export interface DocumentPage {
+  readonly documents: readonly DocumentRow[];
+  readonly next: string | null;
+}
+
+/** `inbox explain`: where a document is, why, and what to do, in words. */
+export interface ExplanationView {
+  readonly summary: string;
+  readonly because: readonly string[];
+  readonly next: readonly string[];
+}
+
+/** One applied repair as recorded on the document or instance it changed. */
+export interface RepairRecordView {
+  readonly requestId: string;
+  readonly kind: string;
+  readonly at: string | null;
+  /** Who did it (Actor.id); null for records written before repairs recorded it. */
+  readonly by: string | null;
+  readonly via: 'cli' | 'console' | null;
+  readonly details: Readonly<Record<string, unknown>>;
+}
+
+/** `inbox show` and `inbox explain` of one document. */
+export interface DocumentView {
+  readonly id: string;
+  readonly row: DocumentRow;
+  /** The stored document, JSON-safe (Timestamps as ISO strings, bytes as base64), for the raw view. */
+  readonly stored: Readonly<Record<string, unknown>>;
+  /** The payload: inline (decoded), or where it was offloaded to / referenced, with whether the object is there. */
+  readonly payload: {
+    readonly inline: unknown;
+    readonly offloaded: { readonly uri: string; readonly state: string } | null;
+    readonly reference: { readonly uri: string; readonly state: string } | null;
+  };
+  readonly deadLetter: Readonly<Record<string, unknown>> | null;
+  readonly processInstanceId: string | null;
+  readonly explanation: ExplanationView;
+  readonly repairs: readonly RepairRecordView[];
+}
+
+/** One instance of a business key. */
+export interface InstanceRow {
+  readonly id: string;
+  readonly processKey: string;
+  readonly businessKey: string;
+  readonly status: string;
+  readonly createdAt: string | null;
+  /** Tokens not ended. */
+  readonly activeTokens: number;
+  readonly openIncidents: number;
+}
+
+export interface TokenView {
+  readonly id: string;
+  readonly activityId: string;
+  readonly status: string;
+  readonly waitingFor: string | null;
+}
+
+export interface TimerView {
+  readonly id: string;
+  readonly activityId: string;
+  readonly status: string;
+  readonly dueAt: string | null;
+}
+
+export interface IncidentView {
+  readonly reason: string;
+  readonly activityId: string | null;
+  readonly executionId: string | null;
+  readonly message: string;
+  readonly createdAt: string | null;
+  readonly resolvedAt: string | null;
+}
+
+export interface JobView {
+  readonly id: string;
+  readonly activityId: string;
+  readonly status: string;
+  readonly attempts: number;
+  readonly lastError: string | null;
+}
+
+/** One correlated message of the audit trail (`correlatedMessages`), with its inbox document as it is now (null: gone, e.g. purged). */
+export interface AuditEntry {
+  readonly inboxId: string;
+  readonly row: DocumentRow | null;
+}
+
+/** What the diagram shows on one BPMN element. */
+export interface ElementOverlay {
+  readonly activityId: string;
+  readonly tokens: number;
+  readonly waiting: number;
+  readonly timers: number;
+  readonly incidents: number;
+}
+
+/** `inbox instances` of one instance, everything its page shows. */
+export interface InstanceView {
+  readonly row: InstanceRow;
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly tokens: readonly TokenView[];
+  readonly timers: readonly TimerView[];
+  readonly incidents: readonly IncidentView[];
+  readonly jobs: readonly JobView[];
+  /** Oldest first, as stored (the last 100). */
+  readonly audit: readonly AuditEntry[];
+  /** PARKED inbox documents of this instance's correlation keys (e.g. the AMBIGUOUS completion that met two tokens). */
+  readonly parked: readonly DocumentRow[];
+  readonly repairs: readonly RepairRecordView[];
+  /** The deployed BPMN XML of its process; null when the model is no longer deployed. */
+  readonly model: { readonly processKey: string; readonly xml: string } | null;
+  readonly overlays: readonly ElementOverlay[];
+}
+
+/** A repair, as the CLI's flags or the console's form state it. */
+export type RepairRequest =
+  | { readonly kind: 'requeue'; readonly id: string }
+  | { readonly kind: 'park'; readonly id: string; readonly text: string }
+  | { readonly kind: 'move-token'; readonly instanceId: string; readonly activityId: string; readonly executionId: string | null; readonly force: boolean }
+  | { readonly kind: 'cancel-token'; readonly instanceId: string; readonly executionId: string }
+  | { readonly kind: 'resolve-incident'; readonly instanceId: string; readonly note: string | null };
+
+/** One document a repair writes (or, in a preview, would write). */
+export interface PlannedWrite {
+  readonly path: string;
+  readonly op: 'create' | 'set' | 'delete';
+  /** Top-level fields whose value changes (set), or all fields (create); empty for delete. */
+  readonly fields: readonly string[];
+}
+
+/** What a repair did, or in a preview what it would do: the same transaction, rolled back instead of committed. */
+export interface RepairOutcome {
+  readonly kind: RepairRequest['kind'];
+  readonly preview: boolean;
+  /** The document or instance id it changes. */
+  readonly target: string;
+  /** In words, for a person: "moves token 3f… from Wait for completion to …". */
+  readonly summary: string;
+  readonly writes: readonly PlannedWrite[];
+  /** Found done by an earlier attempt of the same request (never in a preview). */
+  readonly alreadyApplied: boolean;
+  /** New jobs and timers, and how many got their Cloud Task here (0 in a preview). */
+  readonly jobs: number;
+  readonly timers: number;
+  readonly dispatched: number;
+  readonly timersDispatched: number;
+  readonly by: string;
+  readonly at: string;
+}
