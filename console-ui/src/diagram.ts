@@ -56,9 +56,14 @@ function badgesOf(overlay: ElementOverlay): HTMLElement | null {
   return parts.length === 0 ? null : h('div', { class: 'badges', testid: `overlay-${overlay.activityId}` }, ...parts);
 }
 
+let current: NavigatedViewer | null = null;
+
 /** Draws `xml` into `container` and places the overlays; throws (bpmn-js's import error) when the XML cannot be drawn. */
 export async function renderDiagram(container: HTMLElement, xml: string, overlays: readonly ElementOverlay[]): Promise<RenderedDiagram> {
+  // One diagram on the page at a time: the one of the page left behind lets go of its listeners.
+  current?.destroy();
   const viewer = new NavigatedViewer({ container });
+  current = viewer;
   await viewer.importXML(xml);
   const canvas = viewer.get<Canvas>('canvas');
   const registry = viewer.get<ElementRegistry>('elementRegistry');
