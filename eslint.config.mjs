@@ -38,6 +38,16 @@ export default tseslint.config(
     },
   },
   {
+    // The console page runs in the browser (console-ui/tsconfig.json: DOM). Its tsconfig lets Node's
+    // types in only because the API types it imports reach into functions/src; the page itself must
+    // not use Node's globals, which would type-check and then fail in the browser.
+    files: ['console-ui/src/**/*.ts'],
+    rules: {
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname', '__filename', 'global', 'module', 'setImmediate'],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: 'Browser code: no Node modules.' }] }],
+    },
+  },
+  {
     // Plain JavaScript is outside the TypeScript program: no type information to lint with.
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,

@@ -26,7 +26,8 @@ const REFERENCE_BUCKETS = ['sender-a-reports', 'sender-b-reports'];
 function expectedUpload(): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
-  return ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', ...walk('functions/src'), ...walk('bpmn')].sort();
+  // console-ui/: the console page's sources; gcp-build bundles them into dist/console/ (Cloud Build makes dist/).
+  return ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', ...walk('functions/src'), ...walk('bpmn'), ...walk('console-ui')].sort();
 }
 
 /** The entries of a zip, by gcloud's archive, read with Python's zipfile (no zip library in the project). */
@@ -107,7 +108,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     }
   });
 
-  it('uploads exactly what the build needs: package files, tsconfigs, functions/src and bpmn/, no node_modules, .git, dist or test', () => {
+  it('uploads exactly what the build needs: package files, tsconfigs, functions/src, bpmn/ and console-ui/, no node_modules, .git, dist or test', () => {
     const expected = expectedUpload();
     for (const fn of FUNCTIONS) {
       const zip = standIn.zipOf(fn);
@@ -165,6 +166,8 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
         prune: buildStep(app, ['prune', '--production', '--quiet'], {}),
       };
       expect(statSync(join(app, 'dist', 'index.js')).isFile()).toBe(true);
+      // The console page, bundled by gcp-build: what inboxConsole serves.
+      for (const file of ['index.html', 'app.js', 'app.css']) expect(statSync(join(app, 'dist', 'console', file)).isFile()).toBe(true);
       expect(readdirSync(join(app, 'node_modules')).includes('jest')).toBe(false);
       console.log(`deploy rehearsal: npm ci ${ms.ci} ms, gcp-build ${ms.build} ms, prune ${ms.prune} ms`);
 

@@ -1,0 +1,95 @@
+/**
+ * The console's JSON API, as the page calls it (routes: docs of
+ * functions/src/console). Every failure becomes an ApiError whose message
+ * is words for a person: the server's `error`, or what went wrong on the
+ * way (no answer, not JSON), so no view ever renders blank.
+ */
+import type { DocumentPage, DocumentView, InstanceRow, InstanceView, Overview, RepairOutcome, RepairRequest, Role } from '../../functions/src/operations/types';
+
+/** GET /api/whoami: who the server took the caller for, and how it let them in. */
+export interface Whoami {
+  readonly id: string;
+  readonly role: Role;
+  readonly access: 'iam' | 'local';
+  readonly projectId: string;
+}
+
+/** A failed call: the HTTP status (0: no answer) and the server's reason; `refused`: a repair refused, nothing changed. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly refused: boolean,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+/** The filters of the documents list, as the query string carries them (the server parses and checks them). */
+export interface DocumentQuery {
+  readonly status?: string;
+  readonly reason?: string;
+  readonly messageName?: string;
+  readonly key?: string;
+  readonly olderThan?: string;
+}
+
+export const PAGE_SIZE = 50;
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
+  let response: Response;
+  try {
+    // Relative: the page works at / (gcloud run services proxy) and under a path prefix alike.
+    response = await fetch(path, { ...init, headers: { Accept: 'application/json', ...init.headers }, credentials: 'same-origin' });
+  } catch (err) {
+    throw new ApiError(0, `The console's server did not answer (${err instanceof Error ? err.message : String(err)}).`, false);
+  }
+  const text = await response.text();
+  let body: unknown;
+  try {
+    body = text === '' ? null : JSON.parse(text);
+  } catch {
+    const hint = text.trim().slice(0, 200);
+    throw new ApiError(response.status, `HTTP ${response.status} ${response.statusText}: the answer is not JSON${hint === '' ? '' : ` (${hint})`}.`, false);
+  }
+  if (!response.ok) {
+    const error = isRecord(body) && typeof body.error === 'string' ? body.error : `HTTP ${response.status} ${response.statusText}`;
+    throw new ApiError(response.status, error, isRecord(body) && body.refused === true);
+  }
+  return body as T;
+}
+
+function query(params: Readonly<Record<string, string | undefined>>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, v);
+  const s = q.toString();
+  return s === '' ? '' : `?${s}`;
+}
+
+export const api = {
+  whoami: (): Promise<Whoami> => call('api/whoami'),
+  overview: (): Promise<Overview> => call('api/overview'),
+  documents: (filters: DocumentQuery, after: string | null): Promise<DocumentPage> =>
+    call(`api/documents${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
+  document: (id: string): Promise<DocumentView> => call(`api/documents/${encodeURIComponent(id)}`),
+  instances: (businessKey: string): Promise<{ instances: InstanceRow[] }> => call(`api/instances${query({ businessKey })}`),
+  instance: (id: string): Promise<InstanceView> => call(`api/instances/${encodeURIComponent(id)}`),
+  /** POST /api/repairs: the two headers are the server's CSRF check (a foreign page cannot send them without a preflight). */
+  repair: (request: RepairRequest, preview: boolean, requestId: string): Promise<RepairOutcome> =>
+    call('api/repairs', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Inbox-Console': '1' },
+      body: JSON.stringify({ request, preview, requestId }),
+    }),
+};
+
+/** An error in words, whatever was thrown. */
+export function describe(err: unknown): string {
+  if (err instanceof ApiError) return err.status === 0 ? err.message : `${err.message} (HTTP ${err.status})`;
+  return err instanceof Error ? err.message : String(err);
+}

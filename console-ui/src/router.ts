@@ -1,0 +1,56 @@
+/**
+ * Hash routes, so the server serves one page and every view has an address
+ * an operator can paste: #/ overview, #/documents?filters, #/documents/ID,
+ * #/instances?businessKey=K, #/instances/ID.
+ */
+
+/** Where the page is. */
+export type Route =
+  | { readonly view: 'overview' }
+  | { readonly view: 'documents'; readonly params: URLSearchParams }
+  | { readonly view: 'document'; readonly id: string }
+  | { readonly view: 'instances'; readonly params: URLSearchParams }
+  | { readonly view: 'instance'; readonly id: string }
+  | { readonly view: 'not-found'; readonly hash: string };
+
+function decode(part: string): string | null {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return null;
+  }
+}
+
+export function parseRoute(hash: string): Route {
+  const raw = hash.replace(/^#/, '');
+  const [path = '', search = ''] = raw.split(/\?(.*)/s, 2);
+  const parts = path.split('/').filter((p) => p !== '');
+  const params = new URLSearchParams(search);
+  if (parts.length === 0) return { view: 'overview' };
+  const [head, id, ...rest] = parts;
+  if (rest.length > 0) return { view: 'not-found', hash };
+  const decoded = id === undefined ? null : decode(id);
+  if (head === 'documents') {
+    if (id === undefined) return { view: 'documents', params };
+    return decoded === null ? { view: 'not-found', hash } : { view: 'document', id: decoded };
+  }
+  if (head === 'instances') {
+    if (id === undefined) return { view: 'instances', params };
+    return decoded === null ? { view: 'not-found', hash } : { view: 'instance', id: decoded };
+  }
+  return { view: 'not-found', hash };
+}
+
+/** Links, built in one place so every view writes them the same way. */
+export const link = {
+  overview: (): string => '#/',
+  documents: (params: Readonly<Record<string, string | undefined>> = {}): string => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, v);
+    const s = q.toString();
+    return s === '' ? '#/documents' : `#/documents?${s}`;
+  },
+  document: (id: string): string => `#/documents/${encodeURIComponent(id)}`,
+  instances: (businessKey?: string): string => (businessKey === undefined ? '#/instances' : `#/instances?businessKey=${encodeURIComponent(businessKey)}`),
+  instance: (id: string): string => `#/instances/${encodeURIComponent(id)}`,
+};

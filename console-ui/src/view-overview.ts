@@ -1,0 +1,68 @@
+/** The overview: the figures of `inbox stats`, what is parked and why, what needs a look. */
+import type { Overview } from '../../functions/src/operations/types';
+import { api } from './api';
+import { age, h, row, section, table, time } from './dom';
+import { link } from './router';
+
+function figure(testid: string, label: string, value: string | number, href?: string): HTMLElement {
+  const v = h('span', { class: 'value', testid: `${testid}-value` }, String(value));
+  return h('div', { class: 'figure', testid }, href === undefined ? v : h('a', { href }, v), h('span', { class: 'label' }, label));
+}
+
+export function overviewView(o: Overview): HTMLElement {
+  const reasons = Object.entries(o.parkedByReason).sort(([a], [b]) => a.localeCompare(b));
+  return h(
+    'div',
+    { testid: 'overview' },
+    h('p', { class: 'at' }, 'As of ', time(o.at)),
+    h(
+      'div',
+      { class: 'figures' },
+      figure('figure-open', 'open', o.counts.OPEN, link.documents({ status: 'OPEN' })),
+      figure('figure-done', 'done', o.counts.DONE, link.documents({ status: 'DONE' })),
+      figure('figure-parked', 'parked', o.counts.PARKED, link.documents({ status: 'PARKED' })),
+      figure('figure-oldest-open', 'oldest open', age(o.oldestOpenAgeSeconds)),
+      figure('figure-incidents', 'open incidents', o.openIncidents, link.instances()),
+      figure('figure-failed-jobs', 'failed jobs', o.failedJobs),
+    ),
+    section(
+      'Parked, by reason',
+      'parked-by-reason',
+      table(
+        'parked-reasons',
+        ['Reason', 'Documents'],
+        reasons.map(([reason, n]) =>
+          row('parked-reason-row', [h('a', { href: link.documents({ status: 'PARKED', reason }), testid: `parked-reason-${reason}` }, reason), String(n)], { 'data-reason': reason }),
+        ),
+        'No park reasons.',
+      ),
+    ),
+    section(
+      `Waiting longer than ${o.waitingAlertDays} days`,
+      'waiting-too-long',
+      table(
+        'waiting',
+        ['Message', 'Waiting too long', 'Oldest waiting'],
+        o.waiting.map((w) =>
+          row('waiting-row', [w.messageName, String(w.waitingOverThreshold), age(w.oldestWaitingAgeSeconds)], { 'data-message-name': w.messageName, class: w.waitingOverThreshold > 0 ? 'alert' : undefined }),
+        ),
+        'Nothing waits for a message.',
+      ),
+    ),
+    section(
+      'Look further',
+      'links',
+      h(
+        'ul',
+        {},
+        h('li', {}, h('a', { href: link.documents({ status: 'PARKED' }), testid: 'link-parked' }, 'All parked documents')),
+        h('li', {}, h('a', { href: link.documents({ status: 'OPEN' }), testid: 'link-open' }, 'Open documents, oldest first')),
+        h('li', {}, h('a', { href: link.instances(), testid: 'link-instances' }, 'Instances by business key')),
+      ),
+    ),
+  );
+}
+
+export async function renderOverview(main: HTMLElement): Promise<void> {
+  main.replaceChildren(overviewView(await api.overview()));
+}

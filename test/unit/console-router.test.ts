@@ -1,0 +1,36 @@
+/**
+ * The console page's hash routes (console-ui/src/router.ts): what each
+ * address opens, that the links the views write open what they name (ids
+ * with slashes, spaces or `%` included), and that a broken address opens
+ * the not-found page instead of throwing.
+ */
+import { link, parseRoute } from '../../console-ui/src/router';
+
+describe('console routes', () => {
+  it.each([
+    ['', { view: 'overview' }],
+    ['#/', { view: 'overview' }],
+    ['#/documents/abc', { view: 'document', id: 'abc' }],
+    ['#/instances/pi-1', { view: 'instance', id: 'pi-1' }],
+    ['#/documents/%E0%A4%A', { view: 'not-found', hash: '#/documents/%E0%A4%A' }],
+    ['#/documents/a/b', { view: 'not-found', hash: '#/documents/a/b' }],
+    ['#/nowhere', { view: 'not-found', hash: '#/nowhere' }],
+  ])('%s opens %j', (hash, want) => {
+    expect(parseRoute(hash)).toEqual(want);
+  });
+
+  it('keeps the filters of a list, a "?" inside a value included', () => {
+    const route = parseRoute(link.documents({ status: 'PARKED', reason: 'AMBIGUOUS', key: 'a?b=c', after: 'doc 9' }));
+    expect(route.view).toBe('documents');
+    const params = route.view === 'documents' ? Object.fromEntries(route.params) : {};
+    expect(params).toEqual({ status: 'PARKED', reason: 'AMBIGUOUS', key: 'a?b=c', after: 'doc 9' });
+    expect(link.documents({ status: undefined, reason: '' })).toBe('#/documents');
+  });
+
+  it.each(['plain', 'with/slash', 'with space', '100%', 'ünï'])('a link to %s opens it', (id) => {
+    expect(parseRoute(link.document(id))).toEqual({ view: 'document', id });
+    expect(parseRoute(link.instance(id))).toEqual({ view: 'instance', id });
+    const instances = parseRoute(link.instances(id));
+    expect(instances.view === 'instances' ? instances.params.get('businessKey') : null).toBe(id);
+  });
+});
