@@ -169,7 +169,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       console.log(`deploy rehearsal: npm ci ${ms.ci} ms, gcp-build ${ms.build} ms, prune ${ms.prune} ms`);
 
       // What each function must answer without credentials or Firestore: the token check, or the method check.
-      const probes: Record<(typeof FUNCTIONS)[number], { method: string; status: number }> = {
+      const probes: Record<(typeof FUNCTIONS)[number], { method: string; status: number; path?: string }> = {
         receivePubSubPush: { method: 'POST', status: 401 },
         receiveDeadLetter: { method: 'POST', status: 401 },
         runJob: { method: 'POST', status: 401 },
@@ -177,6 +177,8 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
         startProcess: { method: 'GET', status: 405 },
         sweepJobs: { method: 'GET', status: 405 },
         relayInbox: { method: 'GET', status: 405 },
+        // The console's API without a token (its page needs none: Cloud Run IAM guards it).
+        inboxConsole: { method: 'GET', status: 401, path: 'api/whoami' },
       };
       for (const fn of FUNCTIONS) {
         const sent = standIn.sent.get(fn);
@@ -194,7 +196,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
         const fnServed = await serveFunction({ target: fn, source: app, ownFramework: true, cleanEnv: true, env, readyTimeoutMs: 30_000 });
         served.push(fnServed);
         const probe = probes[fn];
-        const res = await fetch(fnServed.url, { method: probe.method, headers: { 'content-type': 'application/json' }, ...(probe.method === 'POST' ? { body: '{}' } : {}) });
+        const res = await fetch(`${fnServed.url}${probe.path ?? ''}`, { method: probe.method, headers: { 'content-type': 'application/json' }, ...(probe.method === 'POST' ? { body: '{}' } : {}) });
         expect({ fn, status: res.status, json: res.headers.get('content-type')?.startsWith('application/json') }).toEqual({ fn, status: probe.status, json: true });
         expect(typeof ((await res.json()) as { error?: unknown }).error).toBe('string');
       }
