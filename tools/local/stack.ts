@@ -302,7 +302,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
 /**
  * The operator console with local access: no sign-in, so it listens on
- * 127.0.0.1 only (loopback-only.cjs) and answers loopback peers only (its
+ * 127.0.0.1 only (loopback-only.js) and answers loopback peers only (its
  * own check, console/access.ts). Its log lines go to inboxConsole.log.
  */
 async function serveConsole(common: Readonly<Record<string, string>>, logDir: string): Promise<{ readonly url: string; readonly stop: () => Promise<void> }> {
@@ -310,7 +310,7 @@ async function serveConsole(common: Readonly<Record<string, string>>, logDir: st
   const fn = await serveFunction({
     target: 'inboxConsole',
     env: { ...common, INBOX_CONSOLE_ACCESS: 'local' },
-    nodeArgs: ['--require', join(__dirname, 'loopback-only.cjs')],
+    nodeArgs: ['--require', join(__dirname, 'loopback-only.js')],
     onLog: (_line, raw) => file.write(`${raw}\n`),
   });
   return {
