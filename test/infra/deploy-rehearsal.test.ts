@@ -83,7 +83,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     await standIn.close();
   });
 
-  it('creates, then updates, all seven functions with the script commands; gcloud talks to nothing but the stand-in', () => {
+  it('creates, then updates, all eight functions with the script commands; gcloud talks to nothing but the stand-in', () => {
     // Each function twice: created with placeholder URLs, then updated with the real ones (as on a new project).
     expect(deployed.map((d) => d.fn)).toEqual([...FUNCTIONS, ...FUNCTIONS]);
     for (const d of deployed) expect({ fn: d.fn, status: d.status, output: d.status === 0 ? '' : d.output }).toEqual({ fn: d.fn, status: 0, output: '' });
@@ -103,8 +103,10 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       expect({ fn, payload: env.INBOX_PAYLOAD_BUCKET, references: env.INBOX_REFERENCE_BUCKETS }).toEqual({ fn, payload: `${PROJECT}-inbox-payloads`, references: REFERENCE_BUCKETS.join(',') });
       // The rest did not lose its separators either.
       expect(env.INBOX_PUSH_AUDIENCE).toBe(`https://URL_OF_${fn}`);
-      expect(Object.keys(env)).toHaveLength(18);
+      // The console has three more: its audiences (a comma list too) and its two lists of users.
+      expect(Object.keys(env)).toHaveLength(fn === 'inboxConsole' ? 21 : 18);
     }
+    expect(standIn.sent.get('inboxConsole')?.serviceConfig?.environmentVariables?.INBOX_CONSOLE_AUDIENCES).toBe('32555940559.apps.googleusercontent.com,https://URL_OF_inboxConsole');
   });
 
   it('uploads exactly what the build needs: package files, tsconfigs, functions/src and bpmn/, no node_modules, .git, dist or test', () => {
@@ -137,6 +139,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       fireTimer: ['256Mi', '1', 20, 10, 0, 60],
       sweepJobs: ['256Mi', '0.167', 1, 1, 0, 60],
       relayInbox: ['512Mi', '1', 10, 10, 0, 120],
+      inboxConsole: ['512Mi', '1', 20, 2, 0, 60],
     });
     for (const fn of FUNCTIONS) {
       const sent = standIn.sent.get(fn);
