@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
 # Deploys the transactional inbox to one Google Cloud project: APIs,
-# Firestore, service accounts, topics, queues, IAM, the seven functions, push
+# Firestore, service accounts, topics, queues, IAM, the eight functions, push
 # subscriptions, scheduler jobs, the payload bucket and monitoring.
 #
 # Idempotent: every resource is looked up first (describe/list) and created
@@ -61,6 +61,10 @@ Options:
                                 texts then link to their section (URL#anchor) (optional)
   --start-process-invoker M     IAM member allowed to call startProcess, e.g.
                                 serviceAccount:orders@PROJECT.iam.gserviceaccount.com (optional)
+  --console-viewers EMAILS      comma-separated accounts that may open the operator console
+                                (inboxConsole) and look; run.invoker is granted to each (optional)
+  --console-repairers EMAILS    the same, for accounts that may also repair from it (optional);
+                                docs/runbook.md, "The console", says how to open it
   --dry-run                     print every command (prefixed "+ ") and run nothing, not even
                                 look-ups: placeholders such as PROJECT_NUMBER stand in for them
   -h, --help                    this text
@@ -87,6 +91,8 @@ FIRESTORE_LOCATION=""
 MAX_DELIVERY_ATTEMPTS=10
 ALERT_EMAIL=""
 START_PROCESS_INVOKER=""
+CONSOLE_VIEWERS=""
+CONSOLE_REPAIRERS=""
 DRY_RUN=false
 
 usage_error() {
@@ -98,7 +104,7 @@ usage_error() {
 # Options with a value take it as "--opt value" or "--opt=value".
 parse_args() {
   local opt value
-  local valued='--project|--region|--firestore-location|--max-delivery-attempts|--alert-email|--start-process-invoker|--runbook-url'
+  local valued='--project|--region|--firestore-location|--max-delivery-attempts|--alert-email|--start-process-invoker|--runbook-url|--console-viewers|--console-repairers'
   while (($# > 0)); do
     opt=$1
     case $opt in
@@ -131,6 +137,8 @@ parse_args() {
       --alert-email) ALERT_EMAIL=$value ;;
       --start-process-invoker) START_PROCESS_INVOKER=$value ;;
       --runbook-url) RUNBOOK_URL=$value ;;
+      --console-viewers) CONSOLE_VIEWERS=$value ;;
+      --console-repairers) CONSOLE_REPAIRERS=$value ;;
       *) usage_error "unknown option: $opt" ;;
     esac
   done
@@ -154,9 +162,26 @@ validate_args() {
   if [[ -n $START_PROCESS_INVOKER && ! $START_PROCESS_INVOKER =~ ^(serviceAccount|user|group|domain):.+$ ]]; then
     usage_error "--start-process-invoker must be an IAM member such as serviceAccount:EMAIL"
   fi
+  CONSOLE_VIEWERS=$(console_emails --console-viewers "$CONSOLE_VIEWERS")
+  CONSOLE_REPAIRERS=$(console_emails --console-repairers "$CONSOLE_REPAIRERS")
   validate_runbook_url
   validate_storage_settings
   ((JOBS_QUEUE_MAX_ATTEMPTS > JOB_MAX_ATTEMPTS)) || die "the $JOBS_QUEUE queue must allow more attempts than INBOX_JOB_MAX_ATTEMPTS"
+}
+
+# A comma list of e-mail addresses without blanks (the console's lists,
+# INBOX_CONSOLE_VIEWERS / _REPAIRERS); a usage error naming the flag otherwise.
+console_emails() {
+  local flag=$1 email
+  local -a emails=() kept=()
+  IFS=',' read -r -a emails <<<"${2// /}"
+  for email in "${emails[@]}"; do
+    [[ -n $email ]] || continue
+    [[ $email =~ ^[^@[:space:],:]+@[^@[:space:],:]+\.[^@[:space:],:]+$ ]] || usage_error "$flag: '$email' is not an e-mail address (a comma-separated list, no user: prefix)"
+    kept+=("$email")
+  done
+  local IFS=','
+  printf '%s' "${kept[*]}"
 }
 
 # shellcheck source=lib/common.sh
@@ -210,6 +235,7 @@ main() {
   section "Done"
   note "receivePubSubPush: ${URL[receivePubSubPush]}"
   note "startProcess:      ${URL[startProcess]}"
+  note "inboxConsole:      ${URL[inboxConsole]} (open it: gcloud run services proxy inboxconsole --region=$REGION --port=8080)"
 }
 
 main "$@"

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CONSOLE_DEFAULTS, type ConsoleConfig, consoleConfig, consoleEnvFields, consoleIssues } from './config-console';
 import { bucketNameProblem } from './core/gs-uri';
 
 /**
@@ -118,6 +119,8 @@ export const DEFAULTS = {
    * `traceparent`) that are recorded; a sampled parent is always followed.
    */
   INBOX_TRACE_SAMPLE_RATIO: 0.1,
+  /** inboxConsole's settings (config-console.ts). */
+  ...CONSOLE_DEFAULTS,
 } as const;
 
 const DAY_MS = 24 * 60 * 60_000;
@@ -199,6 +202,7 @@ const EnvSchema = z
     // No default here: cloud-trace on Cloud Run (K_SERVICE set), none elsewhere (loadConfig decides).
     INBOX_TRACE_EXPORTER: z.union([z.enum(['cloud-trace', 'none']), z.string().regex(/^file:.+/, "'cloud-trace', 'none' or 'file:<path>'")]).optional(),
     INBOX_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(DEFAULTS.INBOX_TRACE_SAMPLE_RATIO),
+    ...consoleEnvFields(certsUrl.default(DEFAULTS.INBOX_CONSOLE_OIDC_CERTS_URL)),
   })
   .superRefine((e, ctx) => {
     // Without a token check, anyone who can reach the URL pushes messages into the inbox or runs jobs.
@@ -213,6 +217,7 @@ const EnvSchema = z
     if (e.INBOX_TASKS_OIDC_ISSUER !== DEFAULTS.INBOX_TASKS_OIDC_ISSUER && e.INBOX_TASKS_OIDC_CERTS_URL === DEFAULTS.INBOX_TASKS_OIDC_CERTS_URL) {
       ctx.addIssue({ code: 'custom', path: ['INBOX_TASKS_OIDC_CERTS_URL'], message: `set it to the keys of INBOX_TASKS_OIDC_ISSUER=${e.INBOX_TASKS_OIDC_ISSUER}; Google's keys sign only Google's tokens` });
     }
+    for (const issue of consoleIssues(e)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message });
   });
 
 /**
@@ -248,7 +253,10 @@ export interface Config {
   readonly relay: RelayConfig;
   readonly claims: ClaimsConfig;
   readonly trace: TraceConfig;
+  readonly console: ConsoleConfig;
 }
+
+export type { ConsoleConfig } from './config-console';
 
 /** Tracing (functions/src/trace/): where spans go and how many new traces are recorded. */
 export interface TraceConfig {
@@ -380,6 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       offloadBytes: e.INBOX_OFFLOAD_BYTES,
       referenceBuckets: e.INBOX_REFERENCE_BUCKETS ?? [],
     },
+    console: consoleConfig(e),
     trace: { exporter: traceExporter(e.INBOX_TRACE_EXPORTER ?? (e.K_SERVICE === undefined ? 'none' : 'cloud-trace')), sampleRatio: e.INBOX_TRACE_SAMPLE_RATIO },
   };
 }

@@ -19,6 +19,7 @@ import {
   createReceiveDeadLetter,
   createReceivePubSubPush,
   fireTimerFunction,
+  inboxConsoleFunction,
   type FunctionFactory,
   relayInboxFunction,
   runJobFunction,
@@ -37,6 +38,7 @@ const FUNCTIONS: Readonly<Record<string, FunctionFactory>> = {
   fireTimer: fireTimerFunction,
   sweepJobs: sweepJobsFunction,
   relayInbox: relayInboxFunction,
+  inboxConsole: inboxConsoleFunction,
 };
 
 /** The target the Functions Framework will serve, read the way it reads it (flag first, then env). */

@@ -1,9 +1,11 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
+import { join } from 'node:path';
 import type { PushTokenVerifier } from './auth/push-token';
 import type { Config } from './config';
 import { requireFireTimerUrl, requirePushAuth, requireRunJobUrl } from './config-requirements';
 import { lazy, lazyAsync } from './core/lazy';
-import { createLogger } from './log';
+import { createLogger, type Logger } from './log';
+import type { OperationsDeps } from './operations/types';
 import { createPushHandler } from './receiver/receive-pubsub-push';
 import { DEFAULT_REGISTRY } from './receiver/registry';
 import type { Runtime } from './runtime';
@@ -159,3 +161,43 @@ export const relayInboxFunction: FunctionFactory = (config, runtime) => {
     payloadStore: runtime.payloadStore,
   });
 };
+
+/** What the operations (operations/, shared with the CLI) need, from the configuration and the process's clients. */
+export function operationsDeps(config: Config, runtime: Runtime, log: Logger): OperationsDeps {
+  const { runJobUrl, fireTimerUrl } = config.tasks;
+  return {
+    db: runtime.db,
+    engine: runtime.engine,
+    // Without the URLs a repair's new jobs and timers wait for sweepJobs, as the types say.
+    jobQueue: runJobUrl === null ? null : () => runtime.queue(runJobUrl),
+    timerQueue: fireTimerUrl === null ? null : () => runtime.timerQueue(fireTimerUrl),
+    payloadStore: runtime.payloadStore,
+    config,
+    log,
+    now: () => new Date(),
+  };
+}
+
+/** inboxConsole with its page's files in `assetsDir` (tests pass their own). */
+export function createInboxConsole(config: Config, runtime: Runtime, assetsDir: string): HttpFunction {
+  const { createConsoleHandler } = require('./console/handler') as typeof import('./console/handler');
+  const { createAccess } = require('./console/access') as typeof import('./console/access');
+  const access = config.console.access;
+  // google-auth-library is loaded on the first API request, not at start-up; local access never loads it.
+  const verifier = lazyAsync(async () => {
+    if (access.mode !== 'iam') throw new Error('local console access verifies no token');
+    return (await import('./auth/push-token')).googleIdTokenVerifier(access.audiences, access.oidc);
+  });
+  const log = createLogger(undefined, { function: 'inboxConsole' });
+  return createConsoleHandler({
+    ops: operationsDeps(config, runtime, log),
+    access: createAccess(config.console, verifier),
+    accessMode: access.mode,
+    projectId: config.projectId,
+    assetsDir,
+    log,
+  });
+}
+
+/** The operator console: its page from dist/console/ (beside this module once compiled: dist/wiring.js). */
+export const inboxConsoleFunction: FunctionFactory = (config, runtime) => createInboxConsole(config, runtime, join(__dirname, 'console'));

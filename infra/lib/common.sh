@@ -75,7 +75,7 @@ run_retry() {
 
 # The project's dedicated service accounts: SA[name] is the email (set by init_service_account_names).
 declare -A SA=()
-SERVICE_ACCOUNTS=(inbox-receiver inbox-relay inbox-jobs inbox-push inbox-tasks inbox-relay-tasks inbox-scheduler inbox-build)
+SERVICE_ACCOUNTS=(inbox-receiver inbox-relay inbox-jobs inbox-console inbox-push inbox-tasks inbox-relay-tasks inbox-scheduler inbox-build)
 init_service_account_names() {
   local name
   for name in "${SERVICE_ACCOUNTS[@]}"; do

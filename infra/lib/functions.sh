@@ -1,8 +1,8 @@
 # shellcheck shell=bash
-# The seven HTTP functions and what calls them: push subscriptions and Cloud
+# The eight HTTP functions and what calls them: push subscriptions and Cloud
 # Scheduler jobs (Cloud Tasks queues are in platform.sh). Sourced by infra/deploy.sh.
 
-FUNCTIONS=(receivePubSubPush receiveDeadLetter startProcess runJob fireTimer sweepJobs relayInbox)
+FUNCTIONS=(receivePubSubPush receiveDeadLetter startProcess runJob fireTimer sweepJobs relayInbox inboxConsole)
 
 # Runtime identity of each function (see the README's function table).
 declare -A FN_SA=(
@@ -13,6 +13,7 @@ declare -A FN_SA=(
   [fireTimer]=inbox-jobs
   [sweepJobs]=inbox-jobs
   [relayInbox]=inbox-relay
+  [inboxConsole]=inbox-console
 )
 # Cloud Run settings of each function, each with its reason. Measured with
 # `npm run test:load -- --concurrency 80` (one receiver process, concurrency
@@ -26,7 +27,8 @@ declare -A FN_SA=(
 # so the headroom is cheap. runJob reads a completion report of up to 10 MiB
 # ("Create invoice": the bytes, the text, the parsed items: ~60 MB for the
 # largest), so 512Mi leaves room for a few at once among 20 small jobs.
-# The others handle small JSON bodies.
+# The others handle small JSON bodies; the console reads pages of up to 500
+# documents and an instance with its 100 audit entries: 512Mi.
 declare -A FN_MEMORY=(
   [receivePubSubPush]=1Gi
   [receiveDeadLetter]=1Gi
@@ -35,6 +37,7 @@ declare -A FN_MEMORY=(
   [fireTimer]=256Mi
   [sweepJobs]=256Mi
   [relayInbox]=512Mi
+  [inboxConsole]=512Mi
 )
 # CPU. A concurrency above 1 needs a whole vCPU (a Cloud Run rule). sweepJobs
 # runs once a minute, alone, and does a few queries (and fires the odd lost
@@ -47,6 +50,7 @@ declare -A FN_CPU=(
   [fireTimer]=1
   [sweepJobs]=0.167
   [relayInbox]=1
+  [inboxConsole]=1
 )
 # Concurrency (requests one instance serves at once). The receiver is I/O
 # bound (one Firestore write per message, ~7 ms of CPU): one instance takes a
@@ -58,7 +62,8 @@ declare -A FN_CPU=(
 # ~65 s) that works 8 keys in parallel itself; 10 lets the short fast-path
 # calls share its instance instead of starting new ones while it runs.
 # fireTimer is one Firestore transaction per request, like a correlation:
-# 20, as runJob. sweepJobs is one request a minute.
+# 20, as runJob. sweepJobs is one request a minute. The console serves a
+# few operators, each page a handful of reads: 20.
 declare -A FN_CONCURRENCY=(
   [receivePubSubPush]=80
   [receiveDeadLetter]=20
@@ -67,6 +72,7 @@ declare -A FN_CONCURRENCY=(
   [fireTimer]=20
   [sweepJobs]=1
   [relayInbox]=10
+  [inboxConsole]=20
 )
 # Maximum instances: the brakes on what a burst can do to Firestore (new
 # traffic should start at ~500 writes/s and grow 50 % every 5 minutes) and
@@ -76,7 +82,8 @@ declare -A FN_CONCURRENCY=(
 # correlations in flight (6 writes each); the fast-path queue's dispatch rate
 # (platform.sh) bounds their rate, and the timers queue's that of firings
 # (10 fireTimer instances x 20). One sweep at a time is enough: it is
-# idempotent, and two would only repeat each other. Raise these as traffic
+# idempotent, and two would only repeat each other. Two consoles are plenty
+# for a few operators. Raise these as traffic
 # grows (docs/runbook.md, "Deploying and changing the setup").
 declare -A FN_MAX_INSTANCES=(
   [receivePubSubPush]=20
@@ -86,6 +93,7 @@ declare -A FN_MAX_INSTANCES=(
   [fireTimer]=10
   [sweepJobs]=1
   [relayInbox]=10
+  [inboxConsole]=2
 )
 # Minimum instances: 0 everywhere. Nothing here needs an instance waiting: a
 # push or task that meets a cold start (~1 s, `npm run bench:cold-start`) is
@@ -99,6 +107,7 @@ declare -A FN_MIN_INSTANCES=(
   [fireTimer]=0
   [sweepJobs]=0
   [relayInbox]=0
+  [inboxConsole]=0
 )
 # relayInbox works for INBOX_RELAY_BUDGET_MS (50 s), then finishes the
 # transactions in flight (cut at the budget + INBOX_RELAY_GRACE_MS, 5 s) and
@@ -112,6 +121,7 @@ declare -A FN_TIMEOUT=(
   [fireTimer]=60s
   [sweepJobs]=60s
   [relayInbox]=120s
+  [inboxConsole]=60s
 )
 declare -A URL=()
 
@@ -155,6 +165,43 @@ function_env() {
   # instead, which gcloud reads from the "^|^" prefix (gcloud topic escaping).
   local IFS='|'
   printf '^|^%s' "${env[*]}"
+}
+
+# gcloud's own OAuth client id: the audience of the ID token of a user signed
+# in to gcloud, the token `gcloud run services proxy` sends (DEFAULTS in
+# functions/src/config-console.ts says more).
+GCLOUD_CLIENT_ID=32555940559.apps.googleusercontent.com
+
+# The environment of one function: function_env's set, and for inboxConsole
+# who may look and who may repair (--console-viewers / --console-repairers)
+# and the audiences its tokens may carry: gcloud's client id (a user through
+# the proxy) and its own URL (a token minted for it, e.g. a service account's).
+env_of() {
+  local fn=$1 own_url=$2
+  shift 2
+  printf '%s' "$(function_env "$own_url" "$@")"
+  [[ $fn == inboxConsole ]] || return 0
+  printf '|%s' "INBOX_CONSOLE_AUDIENCES=$GCLOUD_CLIENT_ID,$own_url" "INBOX_CONSOLE_VIEWERS=$CONSOLE_VIEWERS" "INBOX_CONSOLE_REPAIRERS=$CONSOLE_REPAIRERS"
+}
+
+# The IAM member of a console user: a service account, or a person's account.
+console_member() {
+  if [[ $1 == *.gserviceaccount.com ]]; then printf 'serviceAccount:%s' "$1"; else printf 'user:%s' "$1"; fi
+}
+
+# run.invoker for every listed console user: Cloud Run lets only them reach
+# the console; the console itself then tells a viewer from a repairer.
+console_invokers() {
+  local email
+  local -a emails=()
+  IFS=',' read -r -a emails <<<"$CONSOLE_VIEWERS,$CONSOLE_REPAIRERS"
+  for email in "${emails[@]}"; do
+    [[ -n $email ]] || continue
+    gc functions add-invoker-policy-binding inboxConsole --region="$REGION" --member="$(console_member "$email")" --format=none
+  done
+  if [[ -z $CONSOLE_VIEWERS$CONSOLE_REPAIRERS ]]; then
+    note "inboxConsole has no users yet: grant them with --console-viewers=EMAILS and --console-repairers=EMAILS"
+  fi
 }
 
 # `functions deploy` creates or updates, so it is idempotent by itself.
@@ -209,7 +256,7 @@ deploy_functions() {
     note "first deploy of ${fresh[*]}: URLs exist only after a deploy, so these start with"
     note "$PENDING_URL placeholders and are redeployed with the real URLs below."
     for fn in "${fresh[@]}"; do
-      deploy_function "$fn" "$(function_env "$PENDING_URL/$fn" "$PENDING_URL/runJob" "$PENDING_URL/relayInbox" "$PENDING_URL/fireTimer")"
+      deploy_function "$fn" "$(env_of "$fn" "$PENDING_URL/$fn" "$PENDING_URL/runJob" "$PENDING_URL/relayInbox" "$PENDING_URL/fireTimer")"
     done
   fi
 
@@ -218,7 +265,7 @@ deploy_functions() {
     [[ -n ${URL[$fn]} ]] || die "could not read the URL of $fn"
   done
   for fn in "${FUNCTIONS[@]}"; do
-    deploy_function "$fn" "$(function_env "${URL[$fn]}" "${URL[runJob]}" "${URL[relayInbox]}" "${URL[fireTimer]}")"
+    deploy_function "$fn" "$(env_of "$fn" "${URL[$fn]}" "${URL[runJob]}" "${URL[relayInbox]}" "${URL[fireTimer]}")"
   done
 
   # run.invoker on the Cloud Run service behind each gen2 function.
@@ -232,6 +279,7 @@ deploy_functions() {
   # Before fast-path tasks had their own account, inbox-tasks signed them too.
   revoke_invoker_if_present relayInbox inbox-tasks
   invoker sweepJobs inbox-scheduler
+  console_invokers
   if [[ -n $START_PROCESS_INVOKER ]]; then
     gc functions add-invoker-policy-binding startProcess --region="$REGION" --member="$START_PROCESS_INVOKER" --format=none
   else

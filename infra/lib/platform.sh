@@ -176,6 +176,7 @@ create_service_accounts() {
     [inbox-receiver]="Runs receivePubSubPush and receiveDeadLetter"
     [inbox-relay]="Runs relayInbox"
     [inbox-jobs]="Runs startProcess, runJob, fireTimer and sweepJobs"
+    [inbox-console]="Runs inboxConsole, the operator console"
     [inbox-push]="OIDC identity of the push subscriptions"
     [inbox-tasks]="OIDC identity of the job and timer tasks (invokes runJob and fireTimer only)"
     [inbox-relay-tasks]="OIDC identity of the fast-path relay tasks (invokes relayInbox only)"
@@ -252,7 +253,8 @@ grant_iam() {
   section "IAM (roles on the narrowest resource that works)"
   local member sa
   # Firestore access has no finer IAM scope than the project.
-  for sa in inbox-receiver inbox-relay inbox-jobs; do
+  # inbox-console reads everything the console shows and writes the repairs.
+  for sa in inbox-receiver inbox-relay inbox-jobs inbox-console; do
     gc projects add-iam-policy-binding "$PROJECT" --member="serviceAccount:${SA[$sa]}" \
       --role=roles/datastore.user --condition=None --format=none
     # Spans go to Cloud Trace (INBOX_TRACE_EXPORTER defaults to cloud-trace on Cloud Run); the agent role only writes them.
@@ -265,7 +267,8 @@ grant_iam() {
   gc tasks queues add-iam-policy-binding "$RELAY_QUEUE" --location="$REGION" \
     --member="serviceAccount:${SA[inbox-receiver]}" --role=roles/cloudtasks.enqueuer --format=none
   # Every function that moves a token may set a timer: the same two create timer tasks.
-  for sa in inbox-relay inbox-jobs; do
+  # So may the console: a repair (move token, resolve incident) creates jobs and timers and dispatches them at once.
+  for sa in inbox-relay inbox-jobs inbox-console; do
     gc tasks queues add-iam-policy-binding "$JOBS_QUEUE" --location="$REGION" \
       --member="serviceAccount:${SA[$sa]}" --role=roles/cloudtasks.enqueuer --format=none
     gc tasks queues add-iam-policy-binding "$TIMERS_QUEUE" --location="$REGION" \
@@ -275,11 +278,12 @@ grant_iam() {
   # A task with an OIDC token needs actAs on the token's account. The
   # receiver signs only fast-path tasks (inbox-relay-tasks, which may invoke
   # relayInbox alone); the relay and the job functions sign only job tasks
-  # (inbox-tasks, the one account runJob accepts). So the receiver, the one
-  # function that takes outside input, can never mint a runJob call.
+  # (inbox-tasks, the one account runJob accepts), and so does the console for
+  # the jobs of a repair. So the receiver, the one function that takes
+  # outside input, can never mint a runJob call.
   gc iam service-accounts add-iam-policy-binding "${SA[inbox-relay-tasks]}" \
     --member="serviceAccount:${SA[inbox-receiver]}" --role=roles/iam.serviceAccountUser --format=none
-  for sa in inbox-relay inbox-jobs; do
+  for sa in inbox-relay inbox-jobs inbox-console; do
     gc iam service-accounts add-iam-policy-binding "${SA[inbox-tasks]}" \
       --member="serviceAccount:${SA[$sa]}" --role=roles/iam.serviceAccountUser --format=none
   done

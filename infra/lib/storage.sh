@@ -147,9 +147,12 @@ bucket_binding() {
 #   senders' references, never the inbox's own objects).
 # - inbox-jobs (runJob reads the report for "Create invoice"; sweepJobs
 #   deletes the objects of purged documents): the sweeper role.
+# - inbox-console (inboxConsole): objectViewer. A document's page shows its
+#   offloaded payload, so it reads objects; it writes none.
 grant_storage_iam() {
   bucket_binding "$PAYLOAD_BUCKET" inbox-receiver "$WRITER_ROLE"
   bucket_binding "$PAYLOAD_BUCKET" inbox-jobs "$SWEEPER_ROLE"
+  bucket_binding "$PAYLOAD_BUCKET" inbox-console roles/storage.objectViewer
 
   # The senders' buckets (REFERENCE_BUCKETS): theirs, never created here. The
   # relay stats a reference's generation, "Create invoice" (runJob) reads it.

@@ -44,7 +44,7 @@ describe('deploy.sh --dry-run', () => {
     }
   });
 
-  it('deploys all seven functions as private gen2 HTTP functions on nodejs22 with their own service accounts', () => {
+  it('deploys all eight functions as private gen2 HTTP functions on nodejs22 with their own service accounts', () => {
     const deploys = commands.filter((c) => c.startsWith('gcloud functions deploy '));
     const serviceAccount: Record<(typeof FUNCTIONS)[number], string> = {
       receivePubSubPush: 'inbox-receiver',
@@ -54,6 +54,7 @@ describe('deploy.sh --dry-run', () => {
       fireTimer: 'inbox-jobs',
       sweepJobs: 'inbox-jobs',
       relayInbox: 'inbox-relay',
+      inboxConsole: 'inbox-console',
     };
     for (const fn of FUNCTIONS) {
       const mine = deploys.filter((c) => c.startsWith(`gcloud functions deploy ${fn} `));
@@ -122,13 +123,14 @@ describe('deploy.sh --dry-run', () => {
       .filter((c) => c.startsWith('gcloud iam service-accounts add-iam-policy-binding ') && flag(c, 'role') === 'roles/iam.serviceAccountUser')
       .map((c) => `${(flag(c, 'member') ?? '').replace('serviceAccount:', '')} -> ${c.split(' ')[4] ?? ''}`)
       .sort();
-    expect(actAs).toEqual([`${sa('inbox-jobs')} -> ${sa('inbox-tasks')}`, `${sa('inbox-receiver')} -> ${sa('inbox-relay-tasks')}`, `${sa('inbox-relay')} -> ${sa('inbox-tasks')}`].sort());
+    // The console dispatches the jobs and timers of a repair, signed as inbox-tasks like the relay's and the job functions'.
+    expect(actAs).toEqual([`${sa('inbox-jobs')} -> ${sa('inbox-tasks')}`, `${sa('inbox-console')} -> ${sa('inbox-tasks')}`, `${sa('inbox-receiver')} -> ${sa('inbox-relay-tasks')}`, `${sa('inbox-relay')} -> ${sa('inbox-tasks')}`].sort());
     // Enqueue rights: the receiver only on the fast-path queue.
     const enqueue = commands.filter((c) => c.startsWith('gcloud tasks queues add-iam-policy-binding ')).map((c) => `${c.split(' ')[4] ?? ''} ${flag(c, 'member') ?? ''}`);
     expect(enqueue.filter((e) => e.includes('inbox-receiver@'))).toEqual([`inbox-relay serviceAccount:${sa('inbox-receiver')}`]);
     // Every function that moves a token may set a timer: the relay's and the job functions' identities enqueue on both process queues.
     expect(enqueue.filter((e) => !e.includes('inbox-receiver@')).sort()).toEqual(
-      ['process-jobs', 'process-timers'].flatMap((q) => [`${q} serviceAccount:${sa('inbox-jobs')}`, `${q} serviceAccount:${sa('inbox-relay')}`]).sort(),
+      ['process-jobs', 'process-timers'].flatMap((q) => [`${q} serviceAccount:${sa('inbox-jobs')}`, `${q} serviceAccount:${sa('inbox-relay')}`, `${q} serviceAccount:${sa('inbox-console')}`]).sort(),
     );
     // An upgrade removes what an earlier version granted (the real look-up decides: deploy-fake-gcloud.test.ts).
     only(commands, (c) => c.startsWith(`gcloud iam service-accounts remove-iam-policy-binding ${sa('inbox-tasks')} `) && flag(c, 'member') === `serviceAccount:${sa('inbox-receiver')}`, 'stale actAs removal');
@@ -137,7 +139,7 @@ describe('deploy.sh --dry-run', () => {
 
   it('lets every function identity write spans to Cloud Trace, and nothing more of it', () => {
     const traced = commands.filter((c) => c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `) && flag(c, 'role') === 'roles/cloudtrace.agent').map((c) => flag(c, 'member'));
-    expect(traced.sort()).toEqual(['inbox-jobs', 'inbox-receiver', 'inbox-relay'].map((s) => `serviceAccount:${sa(s)}`).sort());
+    expect(traced.sort()).toEqual(['inbox-console', 'inbox-jobs', 'inbox-receiver', 'inbox-relay'].map((s) => `serviceAccount:${sa(s)}`).sort());
   });
 
   it('gives the build identity what Cloud Build needs, on the project', () => {
@@ -358,6 +360,30 @@ describe('deploy.sh --dry-run', () => {
     const result = deploy(['--project', PROJECT, '--dry-run', '--runbook-url', url]);
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment');
+    expect(commandsOf(result.stdout)).toEqual([]);
+  }, 60_000);
+
+  it('--console-viewers / --console-repairers: run.invoker for each (user: or serviceAccount:), their lists and audiences in the console\'s settings only', () => {
+    const bot = `console-bot@${PROJECT}.iam.gserviceaccount.com`;
+    const result = deploy(['--project', PROJECT, '--dry-run', `--console-viewers=ann@example.com, ${bot}`, '--console-repairers', 'ops@example.com']);
+    expect(result.status).toBe(0);
+    const cs = commandsOf(result.stdout);
+    const members = cs.filter((c) => c.startsWith('gcloud functions add-invoker-policy-binding inboxConsole ')).map((c) => flag(c, 'member'));
+    expect(members.sort()).toEqual(['user:ann@example.com', `serviceAccount:${bot}`, 'user:ops@example.com'].sort());
+    const consoleDeploys = cs.filter((c) => c.startsWith('gcloud functions deploy inboxConsole '));
+    expect(envOf(consoleDeploys[consoleDeploys.length - 1] as string)).toMatchObject({
+      INBOX_CONSOLE_VIEWERS: `ann@example.com,${bot}`,
+      INBOX_CONSOLE_REPAIRERS: 'ops@example.com',
+      // gcloud's client id (a user's token through `gcloud run services proxy`) and the console's own URL.
+      INBOX_CONSOLE_AUDIENCES: `${DEFAULTS.INBOX_CONSOLE_AUDIENCES},https://URL_OF_inboxConsole`,
+    });
+    for (const c of cs.filter((x) => x.startsWith('gcloud functions deploy ') && !x.startsWith('gcloud functions deploy inboxConsole '))) expect(c).not.toContain('INBOX_CONSOLE_');
+  }, 60_000);
+
+  it('--console-repairers with something that is no e-mail is refused (exit 2) before anything is created', () => {
+    const result = deploy(['--project', PROJECT, '--dry-run', '--console-repairers=user:ops@example.com']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain("--console-repairers: 'user:ops@example.com' is not an e-mail address");
     expect(commandsOf(result.stdout)).toEqual([]);
   }, 60_000);
 

@@ -84,7 +84,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     await standIn.close();
   });
 
-  it('creates, then updates, all seven functions with the script commands; gcloud talks to nothing but the stand-in', () => {
+  it('creates, then updates, all eight functions with the script commands; gcloud talks to nothing but the stand-in', () => {
     // Each function twice: created with placeholder URLs, then updated with the real ones (as on a new project).
     expect(deployed.map((d) => d.fn)).toEqual([...FUNCTIONS, ...FUNCTIONS]);
     for (const d of deployed) expect({ fn: d.fn, status: d.status, output: d.status === 0 ? '' : d.output }).toEqual({ fn: d.fn, status: 0, output: '' });
@@ -104,8 +104,10 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       expect({ fn, payload: env.INBOX_PAYLOAD_BUCKET, references: env.INBOX_REFERENCE_BUCKETS }).toEqual({ fn, payload: `${PROJECT}-inbox-payloads`, references: REFERENCE_BUCKETS.join(',') });
       // The rest did not lose its separators either.
       expect(env.INBOX_PUSH_AUDIENCE).toBe(`https://URL_OF_${fn}`);
-      expect(Object.keys(env)).toHaveLength(18);
+      // The console has three more: its audiences (a comma list too) and its two lists of users.
+      expect(Object.keys(env)).toHaveLength(fn === 'inboxConsole' ? 21 : 18);
     }
+    expect(standIn.sent.get('inboxConsole')?.serviceConfig?.environmentVariables?.INBOX_CONSOLE_AUDIENCES).toBe('32555940559.apps.googleusercontent.com,https://URL_OF_inboxConsole');
   });
 
   it('uploads exactly what the build needs: package files, tsconfigs, functions/src, bpmn/ and console-ui/, no node_modules, .git, dist or test', () => {
@@ -138,6 +140,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       fireTimer: ['256Mi', '1', 20, 10, 0, 60],
       sweepJobs: ['256Mi', '0.167', 1, 1, 0, 60],
       relayInbox: ['512Mi', '1', 10, 10, 0, 120],
+      inboxConsole: ['512Mi', '1', 20, 2, 0, 60],
     });
     for (const fn of FUNCTIONS) {
       const sent = standIn.sent.get(fn);
@@ -172,7 +175,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       console.log(`deploy rehearsal: npm ci ${ms.ci} ms, gcp-build ${ms.build} ms, prune ${ms.prune} ms`);
 
       // What each function must answer without credentials or Firestore: the token check, or the method check.
-      const probes: Record<(typeof FUNCTIONS)[number], { method: string; status: number }> = {
+      const probes: Record<(typeof FUNCTIONS)[number], { method: string; status: number; path?: string }> = {
         receivePubSubPush: { method: 'POST', status: 401 },
         receiveDeadLetter: { method: 'POST', status: 401 },
         runJob: { method: 'POST', status: 401 },
@@ -180,6 +183,8 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
         startProcess: { method: 'GET', status: 405 },
         sweepJobs: { method: 'GET', status: 405 },
         relayInbox: { method: 'GET', status: 405 },
+        // The console's API without a token (its page needs none: Cloud Run IAM guards it).
+        inboxConsole: { method: 'GET', status: 401, path: 'api/whoami' },
       };
       for (const fn of FUNCTIONS) {
         const sent = standIn.sent.get(fn);
@@ -197,7 +202,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
         const fnServed = await serveFunction({ target: fn, source: app, ownFramework: true, cleanEnv: true, env, readyTimeoutMs: 30_000 });
         served.push(fnServed);
         const probe = probes[fn];
-        const res = await fetch(fnServed.url, { method: probe.method, headers: { 'content-type': 'application/json' }, ...(probe.method === 'POST' ? { body: '{}' } : {}) });
+        const res = await fetch(`${fnServed.url}${probe.path ?? ''}`, { method: probe.method, headers: { 'content-type': 'application/json' }, ...(probe.method === 'POST' ? { body: '{}' } : {}) });
         expect({ fn, status: res.status, json: res.headers.get('content-type')?.startsWith('application/json') }).toEqual({ fn, status: probe.status, json: true });
         expect(typeof ((await res.json()) as { error?: unknown }).error).toBe('string');
       }

@@ -34,6 +34,8 @@ describe('deploy.sh --dry-run: Cloud Storage', () => {
       [
         `${bucket} serviceAccount:${sa('inbox-receiver')} projects/${PROJECT}/roles/inboxPayloadWriter`,
         `${bucket} serviceAccount:${sa('inbox-jobs')} projects/${PROJECT}/roles/inboxPayloadSweeper`,
+        // The console shows offloaded payloads: read only.
+        `${bucket} serviceAccount:${sa('inbox-console')} roles/storage.objectViewer`,
       ].sort(),
     );
     const role = only(commands, (c) => c.startsWith('gcloud iam roles create inboxPayloadSweeper '), 'sweeper role');

@@ -19,7 +19,7 @@ export const SCRIPT = join(ROOT, 'infra', 'deploy.sh');
 export const MONITORING = join(ROOT, 'infra', 'monitoring');
 export const PROJECT = 'demo-proj';
 export const REGION = 'europe-west1';
-export const FUNCTIONS = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox'] as const;
+export const FUNCTIONS = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox', 'inboxConsole'] as const;
 export const sa = (name: string): string => `${name}@${PROJECT}.iam.gserviceaccount.com`;
 export const PUBSUB_AGENT = 'serviceAccount:service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com';
 

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { PubSub } from '@google-cloud/pubsub';
+import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { freshFirestores } from '../support/firestore';
+import { connectResult } from '../support/net';
 import { waitFor } from '../support/wait';
 
 /**
@@ -123,6 +125,18 @@ test('the control API serves the same calls, refuses bad input with a JSON error
   expect((await startWorkOrder('WO-stack-2')).status).toBe(during.status === 201 ? 200 : 201);
   await completedWithInvoice('WO-stack-2');
   expect((await client.status()).outages).toBe(1);
+});
+
+test('the operator console runs with local access on 127.0.0.1 only: the local operator, a repairer, no sign-in', async () => {
+  const { consoleUrl } = await stack.info();
+  expect(new URL(consoleUrl).hostname).toBe('127.0.0.1');
+  const res = await fetch(new URL('api/whoami', consoleUrl));
+  expect(res.status).toBe(200);
+  expect(await res.json()).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId });
+  // Not listening on the machine's other addresses (where it has any): nothing else can connect.
+  const port = new URL(consoleUrl).port;
+  const others = Object.values(networkInterfaces()).flatMap((list) => list ?? []).filter((a) => a.family === 'IPv4' && !a.internal);
+  for (const address of others) expect(await connectResult(`${address.address}:${port}`)).not.toBe('connected');
 });
 
 test('the storage emulator runs beside the others with the payload bucket and the provider report bucket created', async () => {

@@ -146,4 +146,38 @@ describe('loadConfig', () => {
       expect(defaultPayloadBucket('example.com:legacy-project')).toBe('example-com-legacy-project-inbox-payloads');
     });
   });
+
+  describe('the console (INBOX_CONSOLE_*)', () => {
+    test("defaults: iam, gcloud's OAuth client id as the audience, Google's issuer and keys, nobody listed", () => {
+      expect(loadConfig(base).console).toEqual({
+        access: { mode: 'iam', audiences: ['32555940559.apps.googleusercontent.com'], oidc: { issuer: 'https://accounts.google.com', certsUrl: 'https://www.googleapis.com/oauth2/v1/certs' } },
+        viewers: [],
+        repairers: [],
+      });
+    });
+
+    test('set: audiences and lists with blanks, e-mails lower-cased; local access', () => {
+      const config = loadConfig({ ...base, INBOX_CONSOLE_AUDIENCES: ' a , https://console.example ,', INBOX_CONSOLE_VIEWERS: 'Ann@Example.com, ', INBOX_CONSOLE_REPAIRERS: '' });
+      expect(config.console).toMatchObject({ access: { mode: 'iam', audiences: ['a', 'https://console.example'] }, viewers: ['ann@example.com'], repairers: [] });
+      expect(loadConfig({ ...base, INBOX_CONSOLE_ACCESS: 'local' }).console.access).toEqual({ mode: 'local' });
+    });
+
+    test.each([
+      [{ INBOX_CONSOLE_ACCESS: 'open' }, 'INBOX_CONSOLE_ACCESS'],
+      [{ INBOX_CONSOLE_AUDIENCES: ' , ' }, 'INBOX_CONSOLE_AUDIENCES: name at least one audience'],
+      [{ INBOX_CONSOLE_VIEWERS: 'ann@example.com,user:bob@example.com' }, 'INBOX_CONSOLE_VIEWERS'],
+      [{ INBOX_CONSOLE_REPAIRERS: 'nobody' }, 'INBOX_CONSOLE_REPAIRERS'],
+      [{ INBOX_CONSOLE_OIDC_ISSUER: 'https://issuer.example' }, "INBOX_CONSOLE_OIDC_CERTS_URL: set it to the keys of INBOX_CONSOLE_OIDC_ISSUER"],
+      [{ INBOX_CONSOLE_OIDC_ISSUER: 'http://127.0.0.1:4100', INBOX_CONSOLE_OIDC_CERTS_URL: 'http://keys.example/certs' }, 'INBOX_CONSOLE_OIDC_CERTS_URL'],
+      [{ INBOX_CONSOLE_ACCESS: 'local', K_SERVICE: 'inboxconsole' }, "INBOX_CONSOLE_ACCESS: 'local' is refused on Cloud Run"],
+    ])('%j is refused at start-up, naming the variable', (env, message) => {
+      expect(() => loadConfig({ ...base, ...env })).toThrow(ConfigError);
+      expect(() => loadConfig({ ...base, ...env })).toThrow(message);
+    });
+
+    test('another issuer with its keys on this machine (a test signer) is taken', () => {
+      const oidc = { issuer: 'http://127.0.0.1:4100', certsUrl: 'http://127.0.0.1:4100/certs' };
+      expect(loadConfig({ ...base, INBOX_CONSOLE_OIDC_ISSUER: oidc.issuer, INBOX_CONSOLE_OIDC_CERTS_URL: oidc.certsUrl }).console.access).toMatchObject({ mode: 'iam', oidc });
+    });
+  });
 });

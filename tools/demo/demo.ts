@@ -72,6 +72,11 @@ async function main(): Promise<number> {
     });
     bar?.stop();
     console.log(json ? JSON.stringify(result, null, 2) : `\n${formatReport(result)}`);
+    say(
+      stack === null
+        ? `[demo] see what became of every message in the operator console: ${info.consoleUrl}`
+        : `[demo] the operator console was ${info.consoleUrl}; it stops with this run: start \`npm start\` first to keep the stack and look at the result there`,
+    );
     return result.ok ? 0 : 1;
   } finally {
     bar?.stop();

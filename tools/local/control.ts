@@ -24,6 +24,8 @@ export interface StackInfo {
   /** The inbox's bucket of offloaded payloads, and the provider's bucket the functions accept references to. */
   readonly buckets: { readonly payloads: string; readonly providerReports: string };
   readonly functions: Readonly<Record<FunctionTarget, string>>;
+  /** The operator console (inboxConsole with INBOX_CONSOLE_ACCESS=local): on 127.0.0.1 only, no sign-in. */
+  readonly consoleUrl: string;
   readonly topics: { readonly completions: string; readonly releases: string; readonly deadLetter: string; readonly provider: string };
   /** Full name of the receiver's push subscription (part of the id of an invalid message). */
   readonly completionSubscription: string;

@@ -202,6 +202,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       serve('sweepJobs'),
     ]);
     progress(`functions: ${[...served.values()].map((f) => `${f.target} ${f.url}`).join(', ')}`);
+    const operatorConsole = await serveConsole(common, logDir);
+    cleanup.push(operatorConsole.stop);
+    progress(`operator console: ${operatorConsole.url} (local: loopback only, no sign-in)`);
 
     const config = loadConfig(common);
     await createBuckets(projectId, storage.url, [config.claims.payloadBucket, buckets.providerReports]);
@@ -235,6 +238,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       storageUrl: storage.url,
       buckets: { payloads: config.claims.payloadBucket, providerReports: buckets.providerReports },
       functions: Object.fromEntries([...served].map(([t, f]) => [t, f.url])) as Record<FunctionTarget, string>,
+      consoleUrl: operatorConsole.url,
       topics: { completions: TOPOLOGY.completions, releases: TOPOLOGY.releases, deadLetter: TOPOLOGY.deadLetter, provider: config.providerTopic },
       completionSubscription: `projects/${projectId}/subscriptions/${TOPOLOGY.completionsPush}`,
       logDir,
@@ -294,6 +298,28 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     await stopAll();
     throw err;
   }
+}
+
+/**
+ * The operator console with local access: no sign-in, so it listens on
+ * 127.0.0.1 only (loopback-only.js) and answers loopback peers only (its
+ * own check, console/access.ts). Its log lines go to inboxConsole.log.
+ */
+async function serveConsole(common: Readonly<Record<string, string>>, logDir: string): Promise<{ readonly url: string; readonly stop: () => Promise<void> }> {
+  const file: WriteStream = createWriteStream(join(logDir, 'inboxConsole.log'), { flags: 'a' });
+  const fn = await serveFunction({
+    target: 'inboxConsole',
+    env: { ...common, INBOX_CONSOLE_ACCESS: 'local' },
+    nodeArgs: ['--require', join(__dirname, 'loopback-only.js')],
+    onLog: (_line, raw) => file.write(`${raw}\n`),
+  });
+  return {
+    url: fn.url,
+    stop: async () => {
+      await fn.stop();
+      await new Promise((resolve) => file.end(resolve));
+    },
+  };
 }
 
 /** Several scheduler loops as one: summed counts, the first's last status, busy if any is. */

@@ -37,6 +37,7 @@ async function main(): Promise<void> {
   const env = `export GOOGLE_CLOUD_PROJECT=${info.projectId} FIRESTORE_EMULATOR_HOST=${info.firestoreHost} PUBSUB_EMULATOR_HOST=${info.pubsubHost} STORAGE_EMULATOR_HOST=${info.storageUrl} METADATA_SERVER_DETECTION=none`;
   console.log(`\nThe inbox runs locally (project ${info.projectId}).\n`);
   console.log(formatTable(['function', 'URL'], Object.entries(info.functions).map(([name, url]) => [name, url])));
+  console.log(`\nOperator console    ${info.consoleUrl}  (local: open on loopback, no sign-in; repairs are recorded as "local operator")`);
   console.log(`
 Firestore emulator  ${info.firestoreHost}        Pub/Sub emulator  ${info.pubsubHost}
 Cloud Tasks (local) ${info.tasksHost}        function logs     ${info.logDir}

@@ -93,25 +93,38 @@ function libraryFailure(clause: string): AuthFailure {
   return LIBRARY_FAILURES.find(([pattern]) => pattern.test(clause))?.[1] ?? 'INVALID_TOKEN';
 }
 
+/** What an ID token verifier needs: {@link PushTokenVerifierOptions} without the allow-list, and any number of audiences. */
+export interface IdTokenVerifierOptions {
+  /** Accepted `aud` claims: one of them must match. */
+  readonly audience: string | readonly string[];
+  readonly certs: CertSource;
+  readonly client: OAuth2Client;
+  /** Accepted `iss` claims; Google's by default. */
+  readonly issuers?: readonly string[];
+}
+
 /**
- * Builds the verifier. Certificate fetch failures are thrown (technical: the
- * caller answers 503 and Pub/Sub retries); every token problem is a 401, a
- * valid token of a service account that may not push is a 403.
+ * Checks an ID token and says whose it is, not what they may do: signature
+ * (RS256 only), issuer, expiry, audience and a verified e-mail. The push
+ * endpoints add an allow-list of service accounts
+ * ({@link createPushTokenVerifier}); the console maps the e-mail to a role.
+ * Certificate fetch failures are thrown (technical: the caller answers 503);
+ * every token problem is a 401, an unverified e-mail a 403.
  */
-export function createPushTokenVerifier(options: PushTokenVerifierOptions): PushTokenVerifier {
-  const allowed = new Set(options.allowedEmails.map((e) => e.toLowerCase()));
+export function createIdTokenVerifier(options: IdTokenVerifierOptions): PushTokenVerifier {
+  const audiences = typeof options.audience === 'string' ? [options.audience] : [...options.audience];
   return async (authorization) => {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     const jwt = match?.[1];
     if (jwt === undefined) return deny(401, 'MISSING_TOKEN', 'missing bearer token (Authorization: Bearer <OIDC token>)');
-    // Google signs push tokens with RS256; refuse anything else (alg "none" included) up front.
+    // Google signs its ID tokens with RS256; refuse anything else (alg "none" included) up front.
     const alg = headerAlg(jwt);
     if (alg !== 'RS256') return deny(401, 'NOT_RS256', `token algorithm ${JSON.stringify(alg)} is not RS256`);
 
     const certs = await options.certs();
     let claims: Record<string, unknown>;
     try {
-      const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, options.audience, [...(options.issuers ?? GOOGLE_ISSUERS)]);
+      const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, audiences, [...(options.issuers ?? GOOGLE_ISSUERS)]);
       claims = (ticket.getPayload() ?? {}) as Record<string, unknown>;
     } catch (err) {
       const clause = reasonOf(err);
@@ -119,24 +132,46 @@ export function createPushTokenVerifier(options: PushTokenVerifierOptions): Push
     }
     const email = typeof claims['email'] === 'string' ? claims['email'] : '';
     if (claims['email_verified'] !== true) return deny(403, 'EMAIL_NOT_VERIFIED', 'token email is not verified');
-    if (!allowed.has(email.toLowerCase())) return deny(403, 'ACCOUNT_NOT_ALLOWED', `service account ${email} may not push to this endpoint`);
     return { ok: true, email };
   };
 }
 
+/** A verifier that also refuses (403) a valid token of an account not in `allowedEmails` (case-insensitive). */
+function allowOnly(identify: PushTokenVerifier, allowedEmails: readonly string[]): PushTokenVerifier {
+  const allowed = new Set(allowedEmails.map((e) => e.toLowerCase()));
+  return async (authorization) => {
+    const result = await identify(authorization);
+    if (!result.ok) return result;
+    if (!allowed.has(result.email.toLowerCase())) return deny(403, 'ACCOUNT_NOT_ALLOWED', `service account ${result.email} may not push to this endpoint`);
+    return result;
+  };
+}
+
 /**
- * The production verifier: the issuer's keys fetched and cached by
+ * Builds the push verifier: {@link createIdTokenVerifier}'s checks, then a
+ * valid token of a service account that may not push is a 403.
+ */
+export function createPushTokenVerifier(options: PushTokenVerifierOptions): PushTokenVerifier {
+  return allowOnly(createIdTokenVerifier(options), options.allowedEmails);
+}
+
+/**
+ * An ID token verifier on the issuer's keys, fetched and cached by
  * google-auth-library (as the response's Cache-Control allows). Without an
  * issuer, or with Google's, it checks Google's tokens against Google's keys.
  */
-export async function googlePushTokenVerifier(audience: string, allowedEmails: readonly string[], issuer?: TokenIssuer): Promise<PushTokenVerifier> {
+export async function googleIdTokenVerifier(audience: string | readonly string[], issuer?: TokenIssuer): Promise<PushTokenVerifier> {
   const { OAuth2Client } = await import('google-auth-library');
   const client = new OAuth2Client(issuer === undefined ? {} : { endpoints: { oauth2FederatedSignonPemCertsUrl: issuer.certsUrl } });
-  return createPushTokenVerifier({
+  return createIdTokenVerifier({
     audience,
-    allowedEmails,
     client,
     issuers: issuer === undefined || GOOGLE_ISSUERS.includes(issuer.issuer) ? GOOGLE_ISSUERS : [issuer.issuer],
     certs: async () => (await client.getFederatedSignonCertsAsync()).certs,
   });
+}
+
+/** The production push verifier: {@link googleIdTokenVerifier}, then the allow-list of {@link createPushTokenVerifier}. */
+export async function googlePushTokenVerifier(audience: string, allowedEmails: readonly string[], issuer?: TokenIssuer): Promise<PushTokenVerifier> {
+  return allowOnly(await googleIdTokenVerifier(audience, issuer), allowedEmails);
 }

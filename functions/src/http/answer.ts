@@ -17,11 +17,13 @@ export type AnswerBody = Readonly<Record<string, unknown>>;
  * its body carries no `retry` flag. A 405 names the methods that are allowed
  * (`Allow`, which RFC 9110 requires on a 405). A 422 is a well-formed
  * request the addressed resource cannot carry out (startProcess for a
- * process that starts by message only). `details` are further fields of the
+ * process that starts by message only). The console adds 404 (no such
+ * document or instance, or route) and 409 (a repair refused: the state it
+ * would change is not what it needs). `details` are further fields of the
  * JSON body, beside `error`, for callers that read them.
  */
 export type Rejection =
-  | { readonly kind: 'reject'; readonly status: 400 | 401 | 403 | 413 | 415 | 422; readonly error: string; readonly details?: AnswerBody }
+  | { readonly kind: 'reject'; readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422; readonly error: string; readonly details?: AnswerBody }
   | { readonly kind: 'reject'; readonly status: 405; readonly error: string; readonly allow: readonly string[] };
 
 /**

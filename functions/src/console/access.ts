@@ -1,0 +1,130 @@
+import type { Request } from '@google-cloud/functions-framework';
+import type { PushTokenVerifier } from '../auth/push-token';
+import type { ConsoleConfig } from '../config';
+import type { Rejection } from '../http/answer';
+import type { Role } from '../operations/types';
+
+/**
+ * Who calls the console, and what they may do. Identity comes only from a
+ * verified ID token (iam) or from the socket (local), never from a header a
+ * client can set; the role from INBOX_CONSOLE_REPAIRERS / _VIEWERS.
+ */
+export interface Caller {
+  /** The verified e-mail (iam), or {@link LOCAL_OPERATOR}. */
+  readonly id: string;
+  readonly role: Role;
+}
+
+/** A caller, or the 401/403 that refuses the request and a word for the log. */
+export type AccessResult = { readonly ok: true; readonly caller: Caller } | { readonly ok: false; readonly answer: Rejection; readonly reason: string };
+
+/** Checks one request's caller. */
+export type Access = (req: Request) => Promise<AccessResult>;
+
+/** The actor of every repair made through a local console (`npm start`): nobody signs in there. */
+export const LOCAL_OPERATOR = 'local operator';
+
+/** Host names that name this machine: a Host or Origin header with one of them was addressed to a loopback address. */
+const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+/** Whether a socket's remote address is this machine: 127.0.0.0/8, ::1, or either written as IPv4-mapped IPv6. */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
+  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)) return true;
+  return address === '::1' || address === '0:0:0:0:0:0:0:1';
+}
+
+/** The host name of a Host header (`name:port`, `[v6]:port`), lower-cased; null when it is no host. */
+function hostNameOf(host: string | undefined): string | null {
+  if (host === undefined || host === '') return null;
+  if (!URL.canParse(`http://${host}`)) return null;
+  return new URL(`http://${host}`).hostname.toLowerCase();
+}
+
+/**
+ * The local mode's rule (INBOX_CONSOLE_ACCESS=local): no sign-in, so only
+ * this machine may call, and only under a loopback name. The Host check
+ * stops DNS rebinding: a foreign page whose name resolves to 127.0.0.1
+ * reaches a loopback port from the operator's own browser, but its requests
+ * carry its own name in Host. null: allowed; else why not.
+ */
+export function localRefusal(remoteAddress: string | undefined, host: string | undefined): string | null {
+  if (!isLoopbackAddress(remoteAddress)) return `the local console answers this machine only (peer ${remoteAddress ?? 'unknown'} is not a loopback address)`;
+  const name = hostNameOf(host);
+  if (name === null || !LOOPBACK_NAMES.has(name)) return `the local console answers loopback names only (Host ${JSON.stringify(host ?? '')}): open http://127.0.0.1:PORT/`;
+  return null;
+}
+
+/** A role from the configured lists (e-mails compared lower-cased); repairers may view; null: on neither list. */
+export function roleOf(email: string, config: Pick<ConsoleConfig, 'viewers' | 'repairers'>): Role | null {
+  const id = email.toLowerCase();
+  if (config.repairers.includes(id)) return 'repairer';
+  if (config.viewers.includes(id)) return 'viewer';
+  return null;
+}
+
+/**
+ * The token Cloud Run's IAM check took: X-Serverless-Authorization when
+ * present (Cloud Run prefers it, and `gcloud run services proxy` sends its
+ * token there), else Authorization.
+ */
+function bearerOf(req: Request): string | undefined {
+  return req.get('x-serverless-authorization') ?? req.get('authorization');
+}
+
+/**
+ * The check of a state-changing request (POST /api/repairs) against
+ * cross-site requests. Through `gcloud run services proxy` the browser's
+ * requests carry no credentials of their own: the proxy adds the token to
+ * whatever reaches localhost, so a foreign page must not be able to post
+ * there. A custom header (X-Inbox-Console) and a JSON content type cannot
+ * be sent cross-origin without a CORS preflight, which the console never
+ * grants; Sec-Fetch-Site, when the browser sends it, must say same-origin;
+ * and Origin, when sent, must be a loopback name (the proxy, `npm start`) or
+ * the Host the request was addressed to (a direct call), which also stops a
+ * rebound DNS name. null: allowed.
+ */
+export function crossSiteRefusal(req: Request): Rejection | null {
+  const refuse = (error: string): Rejection => ({ kind: 'reject', status: 403, error });
+  if (req.get('x-inbox-console') !== '1') return refuse('repairs need the header X-Inbox-Console: 1 (the console page sends it; a cross-site form cannot)');
+  const site = req.get('sec-fetch-site');
+  if (site !== undefined && site !== 'same-origin') return refuse(`repairs are accepted from the console's own page only (Sec-Fetch-Site: ${site})`);
+  const origin = req.get('origin');
+  if (origin !== undefined) {
+    const name = URL.canParse(origin) ? new URL(origin).host.toLowerCase() : null;
+    const fromLoopback = name !== null && LOOPBACK_NAMES.has(new URL(origin).hostname.toLowerCase());
+    if (!fromLoopback && name !== (req.get('host') ?? '').toLowerCase()) return refuse(`repairs are accepted from the console's own page only (Origin: ${origin})`);
+  }
+  if (req.is('application/json') !== 'application/json') return { kind: 'reject', status: 415, error: 'repairs take Content-Type: application/json' };
+  return null;
+}
+
+/**
+ * The console's access check from its configuration. iam: `verifier` checks
+ * the ID token (signature, issuer, expiry, an audience of
+ * INBOX_CONSOLE_AUDIENCES, a verified e-mail); no valid token is a 401, a
+ * valid one of an e-mail on neither list a 403. local: loopback peers only
+ * ({@link localRefusal}), everyone a repairer as {@link LOCAL_OPERATOR}.
+ */
+export function createAccess(config: ConsoleConfig, verifier: () => Promise<PushTokenVerifier>): Access {
+  if (config.access.mode === 'local') {
+    return async (req) => {
+      const why = localRefusal(req.socket.remoteAddress, req.get('host'));
+      return why === null ? { ok: true, caller: { id: LOCAL_OPERATOR, role: 'repairer' } } : { ok: false, reason: 'NOT_LOOPBACK', answer: { kind: 'reject', status: 403, error: why } };
+    };
+  }
+  return async (req) => {
+    const auth = await (await verifier())(bearerOf(req));
+    if (!auth.ok) return { ok: false, reason: auth.reason, answer: { kind: 'reject', status: auth.status, error: auth.error } };
+    const role = roleOf(auth.email, config);
+    if (role === null) {
+      return {
+        ok: false,
+        reason: 'NOT_LISTED',
+        answer: { kind: 'reject', status: 403, error: `${auth.email} may not use this console: it is on neither INBOX_CONSOLE_VIEWERS nor INBOX_CONSOLE_REPAIRERS (deploy.sh --console-viewers / --console-repairers)`, details: { id: auth.email } },
+      };
+    }
+    return { ok: true, caller: { id: auth.email, role } };
+  };
+}

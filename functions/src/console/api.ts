@@ -1,0 +1,184 @@
+import type { Request } from '@google-cloud/functions-framework';
+import { z } from 'zod';
+import { classifyFailure } from '../core/errors';
+import { type Answer, failureAnswer, RETRY_AFTER_SECONDS, type Rejection } from '../http/answer';
+import { parseBody } from '../http/request';
+import type { Logger } from '../log';
+import { listDocuments, readDocument } from '../operations/documents';
+import { instancesByBusinessKey, readInstance } from '../operations/instances';
+import { readOverview } from '../operations/overview';
+import { isRefusal } from '../operations/refused';
+import { runRepairRequest } from '../operations/repairs';
+import type { OperationsDeps, RepairRequest } from '../operations/types';
+import type { Caller } from './access';
+import { crossSiteRefusal } from './access';
+
+/**
+ * The console's JSON API: each route validates its input, calls one
+ * operation (operations/, the CLI's too) and sends what it returns. No read
+ * or repair logic lives here.
+ */
+export interface ApiDeps {
+  readonly ops: OperationsDeps;
+  readonly access: 'iam' | 'local';
+  readonly projectId: string;
+  readonly log: Logger;
+}
+
+/** Largest page of documents one request may ask for. */
+export const MAX_PAGE = 500;
+const DEFAULT_PAGE = 50;
+
+const DURATION_UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+/** `olderThan` as the CLI's --older-than writes it (`30m`, `2h`, `7d`), or plain milliseconds. */
+const duration = z
+  .string()
+  .regex(/^\d{1,12}(ms|s|m|h|d)?$/, 'a duration: a number with ms, s, m, h or d (e.g. 30m), or milliseconds')
+  .transform((text) => {
+    const [, digits = '0', unit = 'ms'] = /^(\d+)(ms|s|m|h|d)?$/.exec(text) ?? [];
+    return Number(digits) * (DURATION_UNITS[unit] ?? 1);
+  });
+
+const text = z.string().min(1).max(1_500);
+
+const DocumentQuery = z
+  .object({
+    status: z.enum(['OPEN', 'DONE', 'PARKED']).optional(),
+    reason: text.optional(),
+    messageName: text.optional(),
+    key: text.optional(),
+    olderThan: duration.optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+    after: text.optional(),
+  })
+  .strict();
+
+const InstanceQuery = z.object({ businessKey: text }).strict();
+
+const id = z.string().min(1).max(1_500);
+const RepairRequestSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('requeue'), id }).strict(),
+  z.object({ kind: z.literal('park'), id, text: z.string().min(1).max(10_000) }).strict(),
+  z.object({ kind: z.literal('move-token'), instanceId: id, activityId: id, executionId: id.nullable(), force: z.boolean() }).strict(),
+  z.object({ kind: z.literal('cancel-token'), instanceId: id, executionId: id }).strict(),
+  z.object({ kind: z.literal('resolve-incident'), instanceId: id, note: z.string().max(10_000).nullable() }).strict(),
+]) satisfies z.ZodType<RepairRequest>;
+
+/** POST /api/repairs: the request, preview or not, and the id that makes the confirmation the same request as its preview. */
+const RepairBody = z
+  .object({
+    request: RepairRequestSchema,
+    preview: z.boolean(),
+    requestId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, - and _, at most 100').optional(),
+  })
+  .strict();
+
+const badRequest = (error: string): Rejection => ({ kind: 'reject', status: 400, error });
+const notFound = (error: string): Rejection => ({ kind: 'reject', status: 404, error });
+const onlyMethod = (method: 'GET' | 'POST'): Rejection => ({ kind: 'reject', status: 405, error: `this route takes ${method}`, allow: [method] });
+
+/** A query string as its schema reads it, or the 400 naming the field. */
+function parseQuery<S extends z.ZodType>(req: Request, schema: S): { ok: true; value: z.output<S> } | { ok: false; answer: Rejection } {
+  const parsed = schema.safeParse(req.query);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, answer: badRequest(z.prettifyError(parsed.error)) };
+}
+
+/** A path segment decoded (`%2F` in an id), or null when it is not valid percent-encoding. */
+function segment(raw: string): string | null {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return null;
+  }
+}
+
+/** The answer to a failed operation: 503 when a retry can heal it, else 500, both logged. */
+function failed(deps: ApiDeps, err: unknown, action: string, fields: Readonly<Record<string, unknown>>): Answer {
+  const failure = classifyFailure(err);
+  deps.log.error(`console: unable to ${action}`, { ...fields, code: failure.code, err });
+  return failureAnswer(failure, action, RETRY_AFTER_SECONDS);
+}
+
+/** Answers one /api/ request of a caller the access check let in. */
+export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Promise<Answer> {
+  const parts = req.path.split('/').slice(2); // '', 'api', …
+  const [resource, rawId, ...rest] = parts;
+  if (rest.length > 0) return notFound(`no route ${req.path}`);
+  if (resource === 'repairs' && rawId === undefined) return req.method === 'POST' ? repair(deps, req, caller) : onlyMethod('POST');
+  const route = routeOf(resource, rawId);
+  if (route === null) return notFound(`no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID], /api/instances[/ID] and POST /api/repairs`);
+  if (req.method !== 'GET' && req.method !== 'HEAD') return onlyMethod('GET');
+  const itemId = rawId === undefined ? null : segment(rawId);
+  if (rawId !== undefined && (itemId === null || itemId === '' || itemId.includes('/'))) return badRequest(`not an id: ${rawId}`);
+  try {
+    return await read(deps, req, caller, route, itemId);
+  } catch (err) {
+    return failed(deps, err, `read ${route}`, { path: req.path });
+  }
+}
+
+type Route = 'whoami' | 'overview' | 'documents' | 'document' | 'instances' | 'instance';
+
+function routeOf(resource: string | undefined, rawId: string | undefined): Route | null {
+  if (resource === 'whoami' || resource === 'overview') return rawId === undefined ? resource : null;
+  if (resource === 'documents') return rawId === undefined ? 'documents' : 'document';
+  if (resource === 'instances') return rawId === undefined ? 'instances' : 'instance';
+  return null;
+}
+
+async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, itemId: string | null): Promise<Answer> {
+  switch (route) {
+    case 'whoami':
+      return { kind: 'ok', body: { id: caller.id, role: caller.role, access: deps.access, projectId: deps.projectId } };
+    case 'overview':
+      return { kind: 'ok', body: { ...(await readOverview(deps.ops)) } };
+    case 'documents': {
+      const q = parseQuery(req, DocumentQuery);
+      if (!q.ok) return q.answer;
+      const { status, reason, messageName, key, olderThan, limit, after } = q.value;
+      const filters = { ...(status === undefined ? {} : { status }), ...(reason === undefined ? {} : { reason }), ...(messageName === undefined ? {} : { messageName }), ...(key === undefined ? {} : { correlationKey: key }), ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) };
+      return { kind: 'ok', body: { ...(await listDocuments(deps.ops, filters, { limit, after: after ?? null })) } };
+    }
+    case 'document': {
+      const view = await readDocument(deps.ops, itemId ?? '');
+      return view === null ? notFound(`no inbox document ${itemId ?? ''}`) : { kind: 'ok', body: { ...view } };
+    }
+    case 'instances': {
+      const q = parseQuery(req, InstanceQuery);
+      if (!q.ok) return q.answer;
+      return { kind: 'ok', body: { instances: await instancesByBusinessKey(deps.ops, q.value.businessKey) } };
+    }
+    case 'instance': {
+      const view = await readInstance(deps.ops, itemId ?? '');
+      return view === null ? notFound(`no process instance ${itemId ?? ''}`) : { kind: 'ok', body: { ...view } };
+    }
+  }
+}
+
+/** POST /api/repairs: repairers only, same-origin only; a refusal is a 409 with its reason, never a 5xx. */
+async function repair(deps: ApiDeps, req: Request, caller: Caller): Promise<Answer> {
+  if (caller.role !== 'repairer') {
+    deps.log.warn('console: repair refused to a viewer', { by: caller.id });
+    return { kind: 'reject', status: 403, error: `${caller.id} may view but not repair: repairers are listed in INBOX_CONSOLE_REPAIRERS (deploy.sh --console-repairers)` };
+  }
+  const crossSite = crossSiteRefusal(req);
+  if (crossSite !== null) {
+    deps.log.warn('console: repair refused, not from the console page', { by: caller.id, error: crossSite.error });
+    return crossSite;
+  }
+  const body = parseBody(req, RepairBody);
+  if (!body.ok) return body.answer;
+  const { request, preview, requestId } = body.value;
+  const fields = { kind: request.kind, by: caller.id, preview, requestId: requestId ?? null };
+  try {
+    const outcome = await runRepairRequest(deps.ops, request, { preview, actor: { id: caller.id, via: 'console' }, ...(requestId === undefined ? {} : { requestId }) });
+    return { kind: 'ok', body: { ...outcome } };
+  } catch (err) {
+    if (isRefusal(err)) {
+      const reason = err instanceof Error ? err.message : String(err);
+      deps.log.info('console: repair refused', { ...fields, reason });
+      return { kind: 'reject', status: 409, error: reason, details: { refused: true } };
+    }
+    return failed(deps, err, `run the ${request.kind} repair`, fields);
+  }
+}

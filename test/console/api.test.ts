@@ -1,0 +1,327 @@
+import { http } from '@google-cloud/functions-framework';
+import { getTestServer } from '@google-cloud/functions-framework/testing';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfig } from '../../functions/src/config';
+import { localRefusal } from '../../functions/src/console/access';
+import type { Engine } from '../../functions/src/engine/engine';
+import { INBOX } from '../../functions/src/inbox/document';
+import { relayOne } from '../../functions/src/relay/relay-one';
+import { createRuntime } from '../../functions/src/runtime';
+import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
+import { createInboxConsole } from '../../functions/src/wiring';
+import { workOrderEngine } from '../support/engine';
+import { freshFirestores } from '../support/firestore';
+import { completionPayload, storePushed } from '../support/inbox';
+import { createSigner } from '../support/tokens';
+
+/**
+ * inboxConsole over HTTP against the Firestore emulator. With iam access it
+ * is served as deployed (dist/ under the Functions Framework CLI,
+ * configured by its environment alone; requires `npm run build`): tokens
+ * are verified for real by google-auth-library, against the keys of a local
+ * signer fetched from a local certs server (INBOX_CONSOLE_OIDC_*), as
+ * Google's are in production. The page's files and local access are tested
+ * on the same handler in this process (the Functions Framework's own
+ * server on a loopback port), with a folder of files of the test's own.
+ */
+const { db, projectId } = freshFirestores().project('console-api');
+const signer = createSigner();
+// Same key id, another key: a token it signs fails the signature check, not the key lookup.
+const forger = createSigner(signer.kid);
+const GCLOUD_CLIENT = '32555940559.apps.googleusercontent.com';
+const VIEWER = 'viewer@example.com';
+const REPAIRER = 'repairer@example.com';
+const HOUR = 3_600_000;
+
+let engine: Engine;
+let certs: Server;
+let issuer: string;
+let iam: ServedFunction;
+let files: Server;
+let local: Server;
+let iamUrl: string;
+let filesUrl: string;
+let localUrl: string;
+
+const assets = mkdtempSync(join(tmpdir(), 'console-assets-'));
+writeFileSync(join(assets, 'index.html'), '<!doctype html><title>inbox console</title>');
+writeFileSync(join(assets, 'console.js'), 'console.log("page")');
+writeFileSync(join(assets, 'notes.ts'), 'server source');
+mkdirSync(join(assets, 'fonts'));
+writeFileSync(join(assets, 'fonts', 'bpmn.woff2'), 'font');
+writeFileSync(join(tmpdir(), 'console-secret.json'), '{"secret":true}');
+
+const listen = (server: Server): Promise<string> =>
+  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+const close = (server: Server | undefined): Promise<void> => new Promise((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+
+function serve(name: string, env: Record<string, string>): Server {
+  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, ...env });
+  const runtime = { ...createRuntime(config), db: () => db, engine: async () => engine };
+  http(name, createInboxConsole(config, runtime, assets));
+  return getTestServer(name);
+}
+
+const token = (email: string, claims: Record<string, unknown> = {}): string => signer.token({ iss: issuer, aud: GCLOUD_CLIENT, email, ...claims });
+const bearer = (jwt: string): Record<string, string> => ({ 'x-serverless-authorization': `Bearer ${jwt}` });
+const REPAIR_HEADERS = { 'content-type': 'application/json', 'x-inbox-console': '1', 'sec-fetch-site': 'same-origin' };
+
+async function call(path: string, init: RequestInit = {}): Promise<{ status: number; type: string; body: Record<string, unknown> }> {
+  const res = await fetch(`${iamUrl}${path}`, init);
+  const type = res.headers.get('content-type') ?? '';
+  const text = await res.text();
+  return { status: res.status, type, body: type.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : { text } };
+}
+
+const postRepair = (email: string, body: unknown, headers: Record<string, string> = REPAIR_HEADERS): ReturnType<typeof call> =>
+  call('/api/repairs', { method: 'POST', headers: { ...bearer(token(email)), ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+
+/** A raw request, for paths fetch would normalise (`..`) and for a Host header of our choosing. */
+function raw(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: string }> {
+  const url = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, path, headers }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const doc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+
+/** A PARKED / NO_WAITING_INSTANCE document: relayed after the buffer window with nobody waiting. */
+async function parked(workOrderId: string): Promise<string> {
+  const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) });
+  await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * HOUR), random: () => 0.5 }, id);
+  expect((await doc(id)).status).toBe('PARKED');
+  return id;
+}
+
+beforeAll(async () => {
+  engine = await workOrderEngine();
+  certs = createServer((_req, res) => {
+    res.setHeader('content-type', 'application/json');
+    res.setHeader('cache-control', 'public, max-age=300');
+    res.end(JSON.stringify(signer.certs));
+  });
+  issuer = await listen(certs);
+  iam = await serveFunction({
+    target: 'inboxConsole',
+    env: {
+      GOOGLE_CLOUD_PROJECT: projectId,
+      INBOX_CONSOLE_OIDC_ISSUER: issuer,
+      INBOX_CONSOLE_OIDC_CERTS_URL: `${issuer}/certs`,
+      INBOX_CONSOLE_VIEWERS: VIEWER,
+      // Listed in other letters than the token writes: e-mails compare case-insensitively.
+      INBOX_CONSOLE_REPAIRERS: 'Repairer@Example.com',
+    },
+  });
+  iamUrl = iam.url.replace(/\/$/, '');
+  files = serve('inboxConsoleFilesTest', {});
+  filesUrl = await listen(files);
+  local = serve('inboxConsoleLocalTest', { INBOX_CONSOLE_ACCESS: 'local' });
+  localUrl = await listen(local);
+});
+
+afterAll(async () => {
+  await Promise.all([iam.stop(), close(files), close(local), close(certs)]);
+});
+
+describe('iam access: a verified ID token, then a listed e-mail', () => {
+  const now = (): number => Math.floor(Date.now() / 1000);
+  test.each<[string, () => Record<string, string>]>([
+    ['no token', () => ({})],
+    ['a token signed by another key', () => bearer(forger.token({ iss: issuer, aud: GCLOUD_CLIENT, email: REPAIRER }))],
+    ['an expired token', () => bearer(token(REPAIRER, { iat: now() - 7200, exp: now() - 3600 }))],
+    ['a token for another audience', () => bearer(token(REPAIRER, { aud: 'https://elsewhere.example.test' }))],
+    ['a token of another issuer', () => bearer(token(REPAIRER, { iss: 'https://accounts.google.com' }))],
+    ['an unsigned token', () => bearer(`${token(REPAIRER).split('.').slice(0, 2).join('.')}.`)],
+    ['a client-set e-mail header and no token', () => ({ 'x-goog-authenticated-user-email': `accounts.google.com:${REPAIRER}` })],
+  ])('%s: 401 JSON', async (_name, headers) => {
+    const res = await call('/api/whoami', { headers: headers() });
+    expect(res.status).toBe(401);
+    expect(res.type).toContain('application/json');
+    expect(typeof res.body.error).toBe('string');
+  });
+
+  test('a valid token of an e-mail on neither list: 403 naming the lists', async () => {
+    const res = await call('/api/whoami', { headers: bearer(token('stranger@example.com')) });
+    expect(res.status).toBe(403);
+    expect(res.body.error).toContain('INBOX_CONSOLE_VIEWERS');
+  });
+
+  test('an unverified e-mail: 403', async () => {
+    const res = await call('/api/whoami', { headers: bearer(token(REPAIRER, { email_verified: false })) });
+    expect(res.status).toBe(403);
+  });
+
+  test('whoami names the verified e-mail and its role; the token may come in Authorization too', async () => {
+    expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({ id: VIEWER, role: 'viewer', access: 'iam', projectId });
+    expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId });
+  });
+});
+
+describe('repairs', () => {
+  let id: string;
+  beforeAll(async () => {
+    id = await parked('console-requeue');
+  });
+  const requeue = (requestId: string, preview: boolean): Record<string, unknown> => ({ request: { kind: 'requeue', id }, preview, requestId });
+
+  test('a viewer may read the document but not repair it: 403, nothing changed', async () => {
+    const read = await call(`/api/documents/${id}`, { headers: bearer(token(VIEWER)) });
+    expect(read.status).toBe(200);
+    expect(read.body.id).toBe(id);
+    const res = await postRepair(VIEWER, requeue('viewer-try', false));
+    expect(res.status).toBe(403);
+    expect(res.body.error).toContain('INBOX_CONSOLE_REPAIRERS');
+    expect((await doc(id)).status).toBe('PARKED');
+  });
+
+  test.each([
+    ['without X-Inbox-Console', { 'content-type': 'application/json', 'sec-fetch-site': 'same-origin' }, 403],
+    ['sent cross-site (Sec-Fetch-Site)', { ...REPAIR_HEADERS, 'sec-fetch-site': 'cross-site' }, 403],
+    ['from a foreign Origin', { ...REPAIR_HEADERS, origin: 'http://evil.example:8080' }, 403],
+    ['as a form (text/plain)', { 'x-inbox-console': '1', 'content-type': 'text/plain' }, 415],
+  ])('a repairer\'s request %s is refused, nothing changed', async (_name, headers, status) => {
+    const res = await postRepair(REPAIRER, requeue('csrf-try', false), headers);
+    expect(res.status).toBe(status);
+    expect(res.type).toContain('application/json');
+    expect((await doc(id)).status).toBe('PARKED');
+  });
+
+  test('a request from the proxy\'s page (Origin http://localhost:8080) passes the cross-site check', async () => {
+    const res = await postRepair(REPAIRER, { request: { kind: 'requeue', id }, preview: true }, { ...REPAIR_HEADERS, origin: 'http://localhost:8080' });
+    expect(res.status).toBe(200);
+  });
+
+  test('a body that is not JSON: 400 (from the Functions Framework\'s body parser, before the function runs), nothing changed', async () => {
+    const res = await postRepair(REPAIRER, '{"request": ');
+    expect(res.status).toBe(400);
+    expect((await doc(id)).status).toBe('PARKED');
+  });
+
+  test.each([
+    ['an unknown kind', { request: { kind: 'explode', id: 'x' }, preview: false }],
+    ['no preview flag', { request: { kind: 'requeue', id: 'x' } }],
+    ['an extra field', { request: { kind: 'requeue', id: 'x' }, preview: true, force: true }],
+    ['a bad request id', { request: { kind: 'requeue', id: 'x' }, preview: true, requestId: '../x' }],
+  ])('a malformed body (%s): 400 JSON', async (_name, body) => {
+    const res = await postRepair(REPAIRER, body);
+    expect(res.status).toBe(400);
+    expect(res.type).toContain('application/json');
+    expect(typeof res.body.error).toBe('string');
+  });
+
+  test('a repairer previews the requeue (nothing changes), confirms it, and is recorded as `by`', async () => {
+    const preview = await postRepair(REPAIRER, requeue('console-req-1', true));
+    expect(preview.status).toBe(200);
+    expect(preview.body).toMatchObject({ kind: 'requeue', preview: true, target: id, by: REPAIRER });
+    expect((await doc(id)).status).toBe('PARKED');
+
+    const done = await postRepair(REPAIRER, requeue('console-req-1', false));
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ kind: 'requeue', preview: false, target: id, by: REPAIRER, alreadyApplied: false });
+    const stored = await doc(id);
+    expect(stored.status).toBe('OPEN');
+    expect((stored.repairs as Array<Record<string, unknown>>).at(-1)).toMatchObject({ requestId: 'console-req-1', kind: 'requeue', by: REPAIRER, via: 'console' });
+
+    // What the document page shows: the same record, through the read operation.
+    const view = await call(`/api/documents/${id}`, { headers: bearer(token(VIEWER)) });
+    expect((view.body.repairs as Array<Record<string, unknown>>).at(-1)).toMatchObject({ by: REPAIRER, via: 'console' });
+    // One log line per applied repair, naming who, through what, and the request.
+    const lines = iam.logs.filter((l) => l.message === 'operator repair' && l.target === id);
+    expect(lines).toEqual([expect.objectContaining({ kind: 'requeue', by: REPAIRER, via: 'console', requestId: 'console-req-1', preview: false })]);
+  });
+
+  test('a refused repair (requeue of a document that is OPEN now): 409 with the reason', async () => {
+    const res = await postRepair(REPAIRER, requeue('console-req-2', false));
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ refused: true });
+    expect(String(res.body.error)).toContain('only PARKED documents can be requeued');
+  });
+});
+
+describe('routes', () => {
+  const viewer = (): Record<string, string> => bearer(token(VIEWER));
+  test.each(['/api/nope', '/api/documents/a/b', '/api'])('unknown API path %s: 404 JSON', async (path) => {
+    const res = await call(path, { headers: viewer() });
+    expect(res.status).toBe(404);
+    expect(res.type).toContain('application/json');
+  });
+
+  test('an unknown document: 404 JSON; a bad filter: 400 naming it', async () => {
+    expect((await call('/api/documents/no-such-document', { headers: viewer() })).status).toBe(404);
+    const bad = await call('/api/documents?status=LOST', { headers: viewer() });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('status');
+    expect((await call('/api/instances', { headers: viewer() })).status).toBe(400);
+  });
+
+  test('GET on /api/repairs: 405 naming POST', async () => {
+    const res = await fetch(`${iamUrl}/api/repairs`, { headers: viewer() });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('POST');
+  });
+
+  test('the page and its files, by exact name, with their content types', async () => {
+    const page = await raw(filesUrl, '/');
+    expect(page.status).toBe(200);
+    expect(page.type).toContain('text/html');
+    expect((await raw(filesUrl, '/assets/console.js')).type).toContain('text/javascript');
+    expect((await raw(filesUrl, '/assets/fonts/bpmn.woff2')).type).toBe('font/woff2');
+  });
+
+  test.each(['/assets/../../console-secret.json', '/assets/..%2f..%2fconsole-secret.json', '/assets/%2e%2e/%2e%2e/console-secret.json', '/assets/notes.ts', '/assets/.hidden.js', '/assets/missing.js', '/assets//etc/passwd'])(
+    'no file outside the page\'s folder or of another kind: %s is 404 JSON',
+    async (path) => {
+      const res = await raw(filesUrl, path);
+      expect(res.status).toBe(404);
+      expect(res.type).toContain('application/json');
+      expect(res.body).not.toContain('"secret":true');
+    },
+  );
+});
+
+describe('local access (INBOX_CONSOLE_ACCESS=local)', () => {
+  test.each([
+    ['127.0.0.1', '127.0.0.1:8080', true],
+    ['127.8.9.10', 'localhost:8080', true],
+    ['::1', '[::1]:8080', true],
+    ['::ffff:127.0.0.1', '127.0.0.1:8080', true],
+    ['192.168.1.20', '127.0.0.1:8080', false],
+    ['::ffff:10.0.0.1', 'localhost:8080', false],
+    ['fe80::1', 'localhost', false],
+    [undefined, 'localhost', false],
+    ['127.0.0.1', 'evil.example:8080', false],
+    ['127.0.0.1', undefined, false],
+    ['127.0.0.1', '127.0.0.1.evil.example', false],
+  ])('peer %s, Host %s: allowed %s', (peer, host, allowed) => {
+    expect(localRefusal(peer, host) === null).toBe(allowed);
+  });
+
+  test('a loopback request is let in as the local operator, a repairer, with no token', async () => {
+    const res = await raw(localUrl, '/api/whoami');
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.body)).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId });
+  });
+
+  test('a request under a foreign host name (DNS rebinding) is refused, page included', async () => {
+    for (const path of ['/api/whoami', '/']) {
+      const res = await raw(localUrl, path, { host: 'evil.example' });
+      expect(res.status).toBe(403);
+      expect(res.type).toContain('application/json');
+    }
+  });
+
+  test('refused at start-up on Cloud Run', () => {
+    expect(() => loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_CONSOLE_ACCESS: 'local', K_SERVICE: 'inboxconsole' })).toThrow(/INBOX_CONSOLE_ACCESS: 'local' is refused on Cloud Run/);
+  });
+});
