@@ -1,5 +1,5 @@
 /**
- * Builds the console page into dist/console/: index.html (the shell),
+ * Builds the console page into dist/console-page/ (not dist/console/: tsc compiles functions/src/console/ there, and this build empties its folder): index.html (the shell),
  * app.js (src/main.ts with bpmn-js, one bundle), app.css (src/app.css with
  * bpmn-js's CSS inlined) and the bpmn font files app.css points to.
  * esbuild follows the CSS url()s, so the font files copied are exactly the
@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 
 const HERE = __dirname;
-const OUT = join(HERE, '..', 'dist', 'console');
+const OUT = join(HERE, '..', 'dist', 'console-page');
 
 async function main(): Promise<void> {
   // A clean folder: a font renamed by a bpmn-js update must not linger beside the new one.
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
   });
   copyFileSync(join(HERE, 'index.html'), join(OUT, 'index.html'));
   const outputs = Object.entries(result.metafile.outputs).map(([file, o]) => `${file.replace(/^.*dist\/console\//, '')} ${o.bytes} B`);
-  console.log(`console-ui: built ${outputs.length} files into dist/console (${outputs.filter((f) => !f.endsWith('.map')).join(', ')})`);
+  console.log(`console-ui: built ${outputs.length} files into dist/console-page (${outputs.filter((f) => !f.endsWith('.map')).join(', ')})`);
 }
 
 main().catch((err: unknown) => {

@@ -199,5 +199,5 @@ export function createInboxConsole(config: Config, runtime: Runtime, assetsDir: 
   });
 }
 
-/** The operator console: its page from dist/console/ (beside this module once compiled: dist/wiring.js). */
-export const inboxConsoleFunction: FunctionFactory = (config, runtime) => createInboxConsole(config, runtime, join(__dirname, 'console'));
+/** The operator console: its page from dist/console-page/ (beside this module once compiled: dist/wiring.js). */
+export const inboxConsoleFunction: FunctionFactory = (config, runtime) => createInboxConsole(config, runtime, join(__dirname, 'console-page'));

@@ -1,6 +1,6 @@
 /**
  * The console page in a real browser (Debian's chromium via playwright-core),
- * served from dist/console with the fixture API of test/support/console-fixtures.ts:
+ * served from dist/console-page with the fixture API of test/support/console-fixtures.ts:
  * the diagram of the real work-order model with the instance's overlays, the
  * repair dialog's preview-then-confirm protocol, refusals, errors in words,
  * and the viewer role without repair buttons. Needs `npm run build`.

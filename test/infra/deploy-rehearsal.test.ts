@@ -26,7 +26,7 @@ const REFERENCE_BUCKETS = ['sender-a-reports', 'sender-b-reports'];
 function expectedUpload(): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
-  // console-ui/: the console page's sources; gcp-build bundles them into dist/console/ (Cloud Build makes dist/).
+  // console-ui/: the console page's sources; gcp-build bundles them into dist/console-page/ (Cloud Build makes dist/).
   return ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', ...walk('functions/src'), ...walk('bpmn'), ...walk('console-ui')].sort();
 }
 
@@ -170,7 +170,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       };
       expect(statSync(join(app, 'dist', 'index.js')).isFile()).toBe(true);
       // The console page, bundled by gcp-build: what inboxConsole serves.
-      for (const file of ['index.html', 'app.js', 'app.css']) expect(statSync(join(app, 'dist', 'console', file)).isFile()).toBe(true);
+      for (const file of ['index.html', 'app.js', 'app.css']) expect(statSync(join(app, 'dist', 'console-page', file)).isFile()).toBe(true);
       expect(readdirSync(join(app, 'node_modules')).includes('jest')).toBe(false);
       console.log(`deploy rehearsal: npm ci ${ms.ci} ms, gcp-build ${ms.build} ms, prune ${ms.prune} ms`);
 

@@ -1,5 +1,5 @@
 /**
- * The built console page (dist/console/, `npm run build`) served on
+ * The built console page (dist/console-page/, `npm run build`) served on
  * 127.0.0.1 the way inboxConsole serves it (`/` the shell, `/assets/<file>`
  * the bundle), with a route table in place of the JSON API: the page alone,
  * tested in a real browser before (and apart from) the real API. Every
@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { extname, join, normalize } from 'node:path';
 
-export const CONSOLE_DIST = join(__dirname, '..', '..', 'dist', 'console');
+export const CONSOLE_DIST = join(__dirname, '..', '..', 'dist', 'console-page');
 
 const TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

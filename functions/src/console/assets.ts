@@ -2,10 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { extname, join, resolve, sep } from 'node:path';
 
 /**
- * The page's files (the ui build's output, dist/console/): served by exact
+ * The page's files (the ui build's output, dist/console-page/): served by exact
  * name, never outside their folder, with a content type from a fixed list.
- * Only the page's kinds of file are served: tsc compiles this folder's own
- * modules into the same dist/console/, and those are server code, not page.
+ * Only the page's kinds of file are served, so even a stray compiled module
+ * beside them (server code, not page) is never sent.
  */
 const CONTENT_TYPES: Readonly<Record<string, string>> = {
   '.html': 'text/html; charset=utf-8',

@@ -13,7 +13,7 @@ export interface ConsoleDeps {
   readonly access: Access;
   readonly accessMode: 'iam' | 'local';
   readonly projectId: string;
-  /** The page's files: dist/console/ (the ui build). */
+  /** The page's files: dist/console-page/ (the ui build). */
   readonly assetsDir: string;
   /** Whether a file is a server module (never served as a page file); default: one Node has loaded. */
   readonly isServerModule?: (file: string) => boolean;
@@ -66,7 +66,7 @@ export function createConsoleHandler(deps: ConsoleDeps): (req: Request, res: Res
       }
       const asset = await readAsset(deps.assetsDir, req.path, isServerModule);
       if (asset === null) {
-        const hint = req.path === '/' ? ': the page is not built (npm run build writes dist/console/)' : '';
+        const hint = req.path === '/' ? ': the page is not built (npm run build writes dist/console-page/)' : '';
         send(res, { kind: 'reject', status: 404, error: `no such file ${req.path}${hint}` });
         return;
       }
