@@ -26,6 +26,7 @@ const PURE = [
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
   '^functions/src/process/variables\\.ts$',
   '^functions/src/cli/(explain|parse|claim-view|shard-page)\\.ts$',
+  '^functions/src/operations/(explain|claim-view|overlays|vocabulary)\\.ts$',
 ];
 
 /** What a pure module may load at run time besides the pure core: validation, BPMN XML reading, hashing. */

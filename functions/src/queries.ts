@@ -150,18 +150,22 @@ export const QUERIES = {
   /** CLI `incidents` and the relay's gauge of FAILED jobs (count()): job documents of the layout before this version, by status. */
   jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('jobs').where('status', '==', status)),
   /**
-   * CLI `list`: inbox documents by any combination of equality filters, one
-   * page after a cursor. Equality filters merge the single-field indexes, and
-   * their results come in document-id order, which is what startAfter pages on.
+   * CLI `list` and the console's document list: inbox documents by any
+   * combination of equality filters, one page after a cursor (a snapshot, or
+   * the id of the last document of the page before). Equality filters merge
+   * the single-field indexes, and their results come in document-id order,
+   * which is what startAfter pages on; an id cursor states that order
+   * (orderBy the document id, the implicit order: no other index).
    */
   inboxList: query(
     subsets(LIST_FILTER_FIELDS).map((equality): QueryShape => ({ collection: 'inbox', equality, range: null, orderBy: [] })),
-    (db, filters: ListFilters, after: DocumentSnapshot | null, pageSize: number) => {
+    (db, filters: ListFilters, after: DocumentSnapshot | string | null, pageSize: number) => {
       let q: Query = db.collection('inbox');
       for (const field of LIST_FILTER_FIELDS) {
         const value = filters[field];
         if (value !== undefined) q = q.where(field, '==', value);
       }
+      if (typeof after === 'string') return q.orderBy(documentId()).startAfter(after).limit(pageSize);
       return (after === null ? q : q.startAfter(after)).limit(pageSize);
     },
   ),

@@ -1,9 +1,6 @@
-import type { DocumentSnapshot } from '@google-cloud/firestore';
-import { datesIn } from '../engine/store/converters';
+import { type Doc } from '../operations/documents';
 
-/** A document as the CLI shows it: Timestamps as Dates, with its id. */
-export type Doc = Record<string, unknown> & { id: string };
-
-export const view = (snap: DocumentSnapshot): Doc => ({ ...datesIn(snap.data() ?? {}), id: snap.id });
+/** A document as the CLI shows it (operations/documents.ts): Timestamps as Dates, with its id. */
+export { type Doc, view } from '../operations/documents';
 
 export const ageOf = (doc: Doc, now: Date): string => (doc.receivedAt instanceof Date ? `${Math.round((now.getTime() - doc.receivedAt.getTime()) / 60_000)} min` : '');

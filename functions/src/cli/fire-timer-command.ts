@@ -9,7 +9,7 @@ import type { CliContext } from './context';
 import { dispatchAfterRepair, reportUndispatched } from './dispatch-after-repair';
 import { view } from './documents';
 import { RefusedError } from './inbox-ops';
-import { readStoredInstance } from './stored-instance';
+import { readStoredInstance } from '../operations/stored-instance';
 import { ALREADY_APPLIED, print } from './output';
 import { formatAge, parseTimerId } from './parse';
 

@@ -1,10 +1,10 @@
 import { newRequestId } from '../engine/store/repair-request';
-import { QUERIES } from '../queries';
-import { readGauges, readWaitingGauges, waitedMessageNames } from '../relay/gauges';
+import { readOverview } from '../operations/overview';
 import type { CliContext } from './context';
 import { park } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
-import { formatAge, REASONS, STATUSES } from './parse';
+import { operationsDeps } from './operations-deps';
+import { formatAge } from './parse';
 
 // main.ts loads this module for every inbox command.
 export { list, type ListOptions } from './list-command';
@@ -15,23 +15,18 @@ export { orphanPayloadsCommand } from './orphan-payloads';
 export type { BulkOptions } from './bulk';
 
 export async function stats(ctx: CliContext): Promise<void> {
-  const db = ctx.db();
-  const [open, done, parked, ...byReason] = await Promise.all([
-    ...STATUSES.map((s) => QUERIES.byStatus.build(db, s).count().get()),
-    ...REASONS.map((r) => QUERIES.byStatusAndReason.build(db, 'PARKED', r).count().get()),
-  ]);
-  const names = waitedMessageNames(await ctx.runtime.engine());
-  const days = ctx.config.relay.waitingAlertDays;
-  const [gauges, waiting] = await Promise.all([readGauges(db, ctx.config.shards, ctx.now()), readWaitingGauges(db, names, days, ctx.now())]);
-  const counts = { OPEN: open?.data().count ?? 0, DONE: done?.data().count ?? 0, PARKED: parked?.data().count ?? 0 };
-  const reasons = Object.fromEntries(REASONS.map((r, i) => [r, byReason[i]?.data().count ?? 0]));
-  print(ctx, { counts, parkedByReason: reasons, oldestOpenAgeSeconds: gauges.oldestOpenAgeSeconds, openIncidents: gauges.openIncidents, failedJobs: gauges.failedJobs, waiting }, ['status / reason', 'documents'], [
+  const o = await readOverview(operationsDeps(ctx));
+  const days = o.waitingAlertDays;
+  // The JSON keeps the shape it had before the overview moved to operations/ (the gauge's fields, its threshold).
+  const waiting = o.waiting.map((w) => ({ messageName: w.messageName, oldestWaitingAgeSeconds: w.oldestWaitingAgeSeconds, waitingOverThreshold: w.waitingOverThreshold, thresholdDays: days }));
+  const { counts, parkedByReason: reasons } = o;
+  print(ctx, { counts, parkedByReason: reasons, oldestOpenAgeSeconds: o.oldestOpenAgeSeconds, openIncidents: o.openIncidents, failedJobs: o.failedJobs, waiting }, ['status / reason', 'documents'], [
     ...Object.entries(counts),
     ...Object.entries(reasons).filter(([, n]) => n > 0).map(([r, n]) => [`  PARKED ${r}`, n]),
-    ['oldest OPEN (age)', gauges.oldestOpenAgeSeconds === null ? 'none' : `${gauges.oldestOpenAgeSeconds} s`],
+    ['oldest OPEN (age)', o.oldestOpenAgeSeconds === null ? 'none' : `${o.oldestOpenAgeSeconds} s`],
     // The levels the alert policies watch besides PARKED (details: `inbox incidents`).
-    ['instances in INCIDENT', gauges.openIncidents],
-    ['FAILED jobs', gauges.failedJobs],
+    ['instances in INCIDENT', o.openIncidents],
+    ['FAILED jobs', o.failedJobs],
     // The waiting-too-long level, per message name (details: `inbox waiting --message NAME --older-than ${days}d`).
     ...waiting.flatMap((w) => [
       [`tokens waiting for ${w.messageName} ${days} d or longer`, w.waitingOverThreshold],

@@ -1,8 +1,9 @@
-import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
-import { type ListFilters, QUERIES } from '../queries';
+import type { Firestore } from '@google-cloud/firestore';
+import { LIST_PAGE_SIZE, scanDocuments } from '../operations/documents';
+import type { ListFilters } from '../queries';
 import { DEFAULT_REGISTRY } from '../receiver/registry';
 import { cell, type CliContext } from './context';
-import { ageOf, type Doc, view } from './documents';
+import { ageOf, type Doc } from './documents';
 import { print } from './output';
 import { parseChoice, parseDuration, parseLimit, REASONS, STATUSES, UsageError } from './parse';
 
@@ -16,7 +17,7 @@ export interface ListOptions {
 }
 
 /** Documents read per query while --older-than filters on the client. */
-export const LIST_PAGE_SIZE = 500;
+export { LIST_PAGE_SIZE } from '../operations/documents';
 
 /**
  * A message name the receiver knows (any case), as registered: a name it does
@@ -28,14 +29,7 @@ export function parseMessageName(text: string, names: readonly string[] = DEFAUL
   return found;
 }
 
-/**
- * The first `limit` documents that match the filters and `keep`. Without
- * `keep` that is one query. With it (the age filter), pages through the
- * matches in id order until `limit` pass or none are left, so an old document
- * is never missed behind newer ones: receivedAt has no single-field index
- * (growing timestamps are exempted, see firestore.indexes.json), so the age
- * cannot go into the query without a composite index per filter combination.
- */
+/** The first `limit` documents that match the filters and `keep` (operations/documents.ts, scanDocuments, from the first id). */
 export async function findDocuments(
   db: Firestore,
   filters: ListFilters,
@@ -43,21 +37,8 @@ export async function findDocuments(
   keep: ((doc: Doc) => boolean) | null,
   pageSize = LIST_PAGE_SIZE,
 ): Promise<{ docs: Doc[]; scanned: number }> {
-  if (keep === null) {
-    const docs = (await QUERIES.inboxList.build(db, filters, null, limit).get()).docs.map(view);
-    return { docs, scanned: docs.length };
-  }
-  const found: Doc[] = [];
-  let after: DocumentSnapshot | null = null;
-  let scanned = 0;
-  while (found.length < limit) {
-    const page = await QUERIES.inboxList.build(db, filters, after, pageSize).get();
-    scanned += page.size;
-    found.push(...page.docs.map(view).filter(keep));
-    if (page.size < pageSize) break;
-    after = page.docs[page.docs.length - 1] ?? null;
-  }
-  return { docs: found.slice(0, limit), scanned };
+  const { docs, scanned } = await scanDocuments(db, filters, null, limit, keep, pageSize);
+  return { docs, scanned };
 }
 
 /** Equality filters in the query (single-field indexes), the age filter on the pages it returns. */

@@ -34,8 +34,7 @@ export function parseLimit(text: string): number {
   return n;
 }
 
-export const STATUSES = ['OPEN', 'DONE', 'PARKED'] as const;
-export const REASONS = ['INVALID_PAYLOAD', 'KEY_COLLISION', 'NO_WAITING_INSTANCE', 'AMBIGUOUS_CORRELATION', 'ALREADY_STARTED', 'START_REFUSED', 'REFERENCE_UNAVAILABLE', 'DEAD_LETTERED', 'MANUAL'] as const;
+export { REASONS, STATUSES } from '../operations/vocabulary';
 
 /** A page size: a whole number from 1 to `max`; `flag` is the flag it came with (a command's older name for it too). */
 export function parsePageSize(text: string, max = 1_000, flag = '--page-size'): number {

@@ -13,7 +13,7 @@ import { dispatchAfterRepair, reportUndispatched } from './dispatch-after-repair
 import { type Doc, view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { ALREADY_APPLIED, print } from './output';
-import { readStoredInstance } from './stored-instance';
+import { readStoredInstance } from '../operations/stored-instance';
 
 export async function instances(ctx: CliContext, businessKey: string): Promise<void> {
   const db = ctx.db();

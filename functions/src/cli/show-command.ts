@@ -1,19 +1,17 @@
 import type { DocumentData, Firestore } from '@google-cloud/firestore';
 import { writeFile } from 'node:fs/promises';
-import { errorMessage } from '../core/errors';
-import type { GsObject } from '../core/gs-uri';
 import { canonicalJson, sha256Hex } from '../core/hash';
 import { asCorrelationKey, refs } from '../engine/store/collections';
 import { STORED } from '../engine/store/converters';
 import { INBOX, RAW_CHUNKS } from '../inbox/document';
 import { offloadedObject } from '../jobs/sweep-payloads';
 import { QUERIES } from '../queries';
-import type { PayloadStore } from '../storage/payload-store';
+import { type ObjectState, readObject, shownPayload, SHOW_WHOLE_BYTES, stateText, statObject } from '../operations/claims';
 import type { CliContext } from './context';
 import { view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { print } from './output';
-import { PREVIEW_ITEMS, preview } from './claim-view';
+import { PREVIEW_ITEMS } from './claim-view';
 
 /**
  * `inbox show ID [--raw FILE]`: a document with its payload, attempts,
@@ -27,36 +25,7 @@ import { PREVIEW_ITEMS, preview } from './claim-view';
  * or from its rawChunks).
  */
 
-/** An offloaded payload up to this size is shown whole. */
-export const SHOW_WHOLE_BYTES = 64 * 1024;
-
-/** What became of a claim's object when show looked. */
-type ObjectState = { readonly state: 'FOUND'; readonly bytes: number } | { readonly state: 'MISSING' } | { readonly state: 'CHANGED'; readonly liveGeneration: string } | { readonly state: 'NOT_CHECKED'; readonly error: string };
-
-const stateText = (s: ObjectState): string =>
-  s.state === 'FOUND' ? `FOUND (${s.bytes} bytes)` : s.state === 'CHANGED' ? `CHANGED: the name holds generation ${s.liveGeneration} now` : s.state === 'MISSING' ? 'MISSING: no object of that name' : `NOT CHECKED: ${s.error}`;
-
-
-/** Reads an offloaded payload (pinned); its state and, when found, its bytes. A storage failure is a state, not a failed show. */
-async function readObject(store: () => PayloadStore, ref: GsObject): Promise<{ readonly state: ObjectState; readonly data: Buffer | null }> {
-  try {
-    const read = await store().read(ref);
-    if (read.kind === 'FOUND') return { state: { state: 'FOUND', bytes: read.data.length }, data: read.data };
-    return { state: read.kind === 'MISSING' ? { state: 'MISSING' } : { state: 'CHANGED', liveGeneration: read.liveGeneration }, data: null };
-  } catch (err) {
-    return { state: { state: 'NOT_CHECKED', error: errorMessage(err) }, data: null };
-  }
-}
-
-async function statObject(store: () => PayloadStore, ref: GsObject): Promise<ObjectState> {
-  try {
-    const stat = await store().stat(ref);
-    if (stat.kind === 'FOUND') return { state: 'FOUND', bytes: stat.bytes };
-    return stat.kind === 'MISSING' ? { state: 'MISSING' } : { state: 'CHANGED', liveGeneration: stat.liveGeneration };
-  } catch (err) {
-    return { state: 'NOT_CHECKED', error: errorMessage(err) };
-  }
-}
+export { SHOW_WHOLE_BYTES } from '../operations/claims';
 
 /** The raw bytes of an unreadable message (or of a dead letter kept in chunks): inline, or its rawChunks in index order. */
 export async function rawBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
@@ -106,15 +75,7 @@ export async function show(ctx: CliContext, id: string, options: { readonly raw?
   const referenceRef = offloadedObject(stored.reference);
   const offloaded = offloadedRef === null ? null : await readObject(ctx.runtime.payloadStore, offloadedRef);
   const reference = referenceRef === null ? null : await statObject(ctx.runtime.payloadStore, referenceRef);
-  let whole: unknown = null;
-  if (offloaded !== null && offloaded.data !== null) {
-    try {
-      const parsed: unknown = JSON.parse(offloaded.data.toString('utf8'));
-      whole = offloaded.data.length <= SHOW_WHOLE_BYTES ? parsed : preview(parsed);
-    } catch (err) {
-      whole = `(not JSON: ${errorMessage(err)})`;
-    }
-  }
+  const whole: unknown = offloaded !== null && offloaded.data !== null ? shownPayload(offloaded.data) : null;
   const raw = options.raw === undefined ? null : await writeRaw(ctx, id, stored, offloaded, options.raw);
   const claims = {
     reference: referenceRef === null || reference === null ? null : { uri: String((stored.reference as DocumentData).uri), ...reference },

@@ -39,3 +39,17 @@ export async function loadEngine(
   const models = await Promise.all(files.map((f) => loadProcessModel(join(bpmnDir, f))));
   return new Engine(models, sync, asyncHandlerIds, buffer);
 }
+
+/**
+ * The BPMN XML text of the deployed model of a process key (the console
+ * draws it), or null when no `*.bpmn` of the directory holds that process:
+ * each file is parsed for its key, as loadEngine does.
+ */
+export async function deployedModelXml(bpmnDir: string, processKey: string): Promise<string | null> {
+  const files = (await readdir(bpmnDir)).filter((f) => f.endsWith('.bpmn')).sort();
+  for (const f of files) {
+    const xml = await readFile(join(bpmnDir, f), 'utf8');
+    if ((await parseProcessModel(xml)).key === processKey) return xml;
+  }
+  return null;
+}

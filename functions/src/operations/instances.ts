@@ -1,11 +1,138 @@
-// placeholder until the operations helpers' branches merge
-/* eslint-disable @typescript-eslint/no-unused-vars -- the placeholder's signatures are the contract's */
-import type { InstanceRow, InstanceView, OperationsDeps } from './types';
+/**
+ * Process instances as the operator sees them: those of a business key
+ * (`inbox instances KEY`), and one instance with everything its console
+ * page shows: tokens, timers, incidents, jobs, the audit trail of correlated
+ * messages, the parked messages of its keys, repairs, the model and the
+ * overlays on it.
+ */
+import type { Firestore } from '@google-cloud/firestore';
+import { defaultBpmnDir, deployedModelXml } from '../engine/deployed';
+import { isOpenIncident, type ExecutionState, type Incident, type JobState } from '../engine/state';
+import { STORED } from '../engine/store/converters';
+import { INBOX } from '../inbox/document';
+import { QUERIES } from '../queries';
+import { jsonSafe, repairsOf, rowOf, view } from './documents';
+import { overlaysOf, type WaitingAt } from './overlays';
+import { readStoredInstance, type StoredInstance } from './stored-instance';
+import type { AuditEntry, DocumentRow, IncidentView, InstanceRow, InstanceView, JobView, OperationsDeps, TimerView, TokenView } from './types';
 
-export async function instancesByBusinessKey(_deps: OperationsDeps, _key: string): Promise<InstanceRow[]> {
-  return [];
+/** PARKED documents listed per correlation key of an instance (its page shows them; `inbox list --key` shows all). */
+export const PARKED_PER_KEY = 100;
+
+const FINISHED = new Set(['ENDED', 'CANCELLED']);
+const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
+
+function incidentsOf(data: Readonly<Record<string, unknown>>): Incident[] {
+  return (Array.isArray(data.incidents) ? data.incidents : []) as Incident[];
 }
 
-export async function readInstance(_deps: OperationsDeps, _id: string): Promise<InstanceView | null> {
-  return null;
+function rowOfInstance(id: string, s: StoredInstance): InstanceRow {
+  const d = s.data;
+  return {
+    id,
+    processKey: String(d.processKey),
+    businessKey: String(d.businessKey),
+    status: String(d.status),
+    createdAt: iso(d.createdAt),
+    activeTokens: s.tokens.filter((t) => !FINISHED.has(t.status)).length,
+    openIncidents: incidentsOf(d).filter(isOpenIncident).length,
+  };
 }
+
+/** The instances of a business key, in id order (one per process key). */
+export async function instancesByBusinessKey(deps: OperationsDeps, key: string): Promise<InstanceRow[]> {
+  const db = deps.db();
+  const ids = (await QUERIES.instancesByBusinessKey.build(db, key).get()).docs.map((d) => d.id).sort();
+  const stored = await Promise.all(ids.map(async (id) => ({ id, s: await readStoredInstance(db, id) })));
+  return stored.flatMap(({ id, s }) => (s === null ? [] : [rowOfInstance(id, s)]));
+}
+
+const tokenView = (t: ExecutionState): TokenView => ({ id: t.id, activityId: t.activityId, status: t.status, waitingFor: t.waitingFor?.messageName ?? null });
+const jobView = (j: JobState): JobView => ({ id: j.id, activityId: j.activityId, status: j.status, attempts: j.attempts, lastError: j.lastError });
+const incidentView = (i: Incident): IncidentView => ({
+  reason: String(i.reason),
+  activityId: typeof i.activityId === 'string' ? i.activityId : null,
+  executionId: typeof i.executionId === 'string' ? i.executionId : null,
+  message: String(i.message),
+  createdAt: iso(i.at),
+  resolvedAt: iso(i.resolvedAt),
+});
+
+/** Where the live tokens wait for a message: a receive task or catch event, or each message branch of an event gateway. */
+function waitingOf(tokens: readonly ExecutionState[]): WaitingAt[] {
+  return tokens.flatMap((t): WaitingAt[] => {
+    if (t.status === 'WAITING_MESSAGE') return [{ activityId: t.activityId }];
+    if (t.status === 'WAITING_EVENT') return (t.gatewayWaits ?? []).map((w) => ({ activityId: w.activityId }));
+    return [];
+  });
+}
+
+/** The correlation keys the instance is reached by: its business key and every key a live token waits under. */
+function keysOf(businessKey: string, tokens: readonly ExecutionState[]): string[] {
+  const live = tokens.filter((t) => !FINISHED.has(t.status));
+  return [...new Set([businessKey, ...live.flatMap((t) => [...(t.waitingFor === null ? [] : [t.waitingFor.correlationKey]), ...(t.gatewayWaits ?? []).map((w) => w.correlationKey)])])];
+}
+
+/** The audit trail's inbox documents as they are now, with ONE getAll (up to CORRELATED_MESSAGES_KEPT ids); a purged one is null. */
+async function auditOf(db: Firestore, ids: readonly string[]): Promise<AuditEntry[]> {
+  if (ids.length === 0) return [];
+  const snaps = await db.getAll(...ids.map((id) => db.collection(INBOX).doc(id)));
+  return ids.map((inboxId, i) => {
+    const snap = snaps[i];
+    return { inboxId, row: snap?.exists === true ? rowOf(view(snap)) : null };
+  });
+}
+
+/**
+ * The PARKED documents of the instance's keys (the relay parks a message it
+ * cannot correlate with its correlationKey on the document: an
+ * AMBIGUOUS_CORRELATION that met two tokens, a NO_WAITING_INSTANCE that came
+ * too late), one indexed query per key.
+ */
+async function parkedOf(db: Firestore, keys: readonly string[]): Promise<DocumentRow[]> {
+  const pages = await Promise.all(keys.map((k) => QUERIES.inboxList.build(db, { correlationKey: k, status: 'PARKED' }, null, PARKED_PER_KEY).get()));
+  // A document is under one key, so no row comes twice; the map only guards against a key listed twice.
+  const byId = new Map(pages.flatMap((p) => p.docs).map((d) => [d.id, d]));
+  return [...byId.values()].map((d) => rowOf(view(d)));
+}
+
+async function timersOf(db: Firestore, id: string): Promise<TimerView[]> {
+  const snaps = (await QUERIES.pendingTimersOfInstance.build(db, id).withConverter(STORED).get()).docs;
+  const timers = snaps.map((s) => ({ id: s.id, d: s.data() }));
+  return timers
+    .map(({ id: timerId, d }): TimerView => ({ id: timerId, activityId: String(d.activityId), status: String(d.status), dueAt: iso(d.dueAt) }))
+    .sort((a, b) => (a.dueAt ?? '').localeCompare(b.dueAt ?? '') || a.id.localeCompare(b.id));
+}
+
+/** One instance with everything its page shows; null when there is no such instance. */
+export async function readInstance(deps: OperationsDeps, id: string): Promise<InstanceView | null> {
+  const db = deps.db();
+  const stored = await readStoredInstance(db, id);
+  if (stored === null) return null;
+  const row = rowOfInstance(id, stored);
+  const d = stored.data;
+  const correlated = Array.isArray(d.correlatedMessages) ? d.correlatedMessages.filter((m): m is string => typeof m === 'string') : [];
+  const [timers, audit, parked, xml] = await Promise.all([
+    timersOf(db, id),
+    auditOf(db, correlated),
+    parkedOf(db, keysOf(row.businessKey, stored.tokens)),
+    deployedModelXml(deps.config.bpmnDir ?? defaultBpmnDir(), row.processKey),
+  ]);
+  const tokens = stored.tokens.map(tokenView);
+  const incidents = incidentsOf(d).map(incidentView);
+  const variables = jsonSafe(d.variables);
+  return {
+    row,
+    variables: typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? (variables as Record<string, unknown>) : {},
+    tokens,
+    timers,
+    incidents,
+    jobs: stored.jobs.map(jobView),
+    audit,
+    parked,
+    repairs: repairsOf(d),
+    model: xml === null ? null : { processKey: row.processKey, xml },
+    overlays: overlaysOf(tokens, timers, incidents, waitingOf(stored.tokens)),
+  };
+}
+

@@ -1,0 +1,115 @@
+/**
+ * What `inbox explain` reads about one inbox document (by id, with one
+ * query), for the pure explain.ts: shared by the CLI and the console.
+ */
+import type { DocumentReference, Firestore } from '@google-cloud/firestore';
+import type { Engine } from '../engine/engine';
+import { instanceId } from '../engine/ids';
+import { asCorrelationKey, type CorrelationKeyDoc, refs } from '../engine/store/collections';
+import { isOpenIncident, type Incident } from '../engine/state';
+import { STORED } from '../engine/store/converters';
+import { INBOX } from '../inbox/document';
+import { QUERIES } from '../queries';
+import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
+import { holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
+import type { ExplainedDoc, ExplainFacts, InstanceFact, TokenFact } from './explain';
+import { readStoredInstance } from './stored-instance';
+
+type Data = Record<string, unknown>;
+const date = (v: unknown): Date | null => (v instanceof Date ? v : null);
+const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+const data = async (ref: DocumentReference): Promise<Data | undefined> => (await ref.withConverter(STORED).get()).data();
+
+function explainedDoc(d: Data): ExplainedDoc {
+  const deadLetter = (d.deadLetter ?? null) as Data | null;
+  return {
+    status: String(d.status),
+    reason: text(d.reason),
+    messageName: text(d.messageName),
+    correlationKey: text(d.correlationKey),
+    attempts: typeof d.attempts === 'number' ? d.attempts : 0,
+    nextAttemptAt: date(d.nextAttemptAt),
+    receivedAt: date(d.receivedAt),
+    requeuedAt: date(d.requeuedAt),
+    parkedAt: date(d.parkedAt),
+    lastError: text(d.lastError),
+    validationError: text(d.validationError),
+    collidesWith: text(d.collidesWith),
+    deliveryCount: typeof deadLetter?.deliveryCount === 'number' ? deadLetter.deliveryCount : null,
+    sourceSubscription: text(deadLetter?.sourceSubscription),
+    processInstanceId: text(d.processInstanceId),
+    processedAt: date(d.processedAt),
+    correlatedVia: text(d.correlatedVia),
+    expireAt: date(d.expireAt),
+    payloadExpireAt: date(d.payloadExpireAt),
+    referenceUri: claimUri(d.reference),
+    offloadedUri: claimUri(d.offloaded),
+    parkDetails: typeof d.parkDetails === 'object' && d.parkDetails !== null ? (d.parkDetails as Data) : null,
+    dismissed: dismissedOf(d.dismissed),
+  };
+}
+
+/** The `uri` of a stored claim (reference, offloaded), or null. */
+const claimUri = (v: unknown): string | null => (typeof v === 'object' && v !== null ? text((v as Data).uri) : null);
+
+function dismissedOf(v: unknown): NonNullable<ExplainedDoc['dismissed']> | null {
+  if (typeof v !== 'object' || v === null) return null;
+  const d = v as Data;
+  return { by: String(d.by), at: date(d.at), note: String(d.note), previousReason: text(d.previousReason) };
+}
+
+/**
+ * The oldest OPEN document of the lane older than this one that holds it
+ * back, as the relay would find it (lane.ts, holdsBack; stale entries
+ * skipped, nothing written).
+ */
+async function heldBehind(db: Firestore, id: string, doc: Data, key: CorrelationKeyDoc, start: StartFacts | null): Promise<ExplainFacts['heldBehind']> {
+  const self = laneEntryOf(id, doc as unknown as InboxView);
+  let lane = key.open.filter((e) => holdsBack(e, self, start));
+  for (let older = olderThan(lane, self); older !== null; older = olderThan(lane, self)) {
+    const other = await data(db.collection(INBOX).doc(older.inboxId));
+    if (other?.status === 'OPEN') return { id: older.inboxId, nextAttemptAt: date(other.nextAttemptAt) };
+    lane = withoutEntry(lane, older.inboxId);
+  }
+  return null;
+}
+
+async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | null> {
+  const stored = await readStoredInstance(db, id);
+  if (stored === null) return null;
+  const i = stored.data;
+  const active = Array.isArray(i.activeExecutionIds) ? i.activeExecutionIds.filter((e): e is string => typeof e === 'string') : [];
+  const byId = new Map(stored.tokens.map((t) => [t.id, t]));
+  const tokens = active.flatMap((e): TokenFact[] => {
+    const x = byId.get(e);
+    return x === undefined ? [] : [{ executionId: e, activityId: x.activityId, status: x.status, waitingFor: x.waitingFor, jobId: text(x.jobId) }];
+  });
+  const incidents = (Array.isArray(i.incidents) ? i.incidents : []) as Incident[];
+  return { id, businessKey: String(i.businessKey), status: String(i.status), completedAt: date(i.completedAt), tokens, openIncidents: incidents.filter(isOpenIncident).map((x) => x.reason) };
+}
+
+/**
+ * Reads what explaining a document needs, by id and with one query: the
+ * document, its key's document (waiting points, lane), the older document
+ * it may be held behind, and the instances related to its key: those that
+ * wait under it, the one it went to, and those whose business key is the
+ * correlation key (the convention `inbox instances KEY` relies on too).
+ * Null when there is no such document.
+ */
+export async function explainFacts(db: Firestore, id: string, bufferWindowMs: number, engine: () => Promise<Engine>): Promise<ExplainFacts | null> {
+  const d = await data(db.collection(INBOX).doc(id));
+  if (d === undefined) return null;
+  const doc = explainedDoc(d);
+  const keyName = doc.correlationKey;
+  const key = keyName === null ? null : asCorrelationKey(await data(refs.correlationKey(db, keyName)), keyName);
+  const waiting = (key?.waiting ?? []).filter((w) => w.messageName === doc.messageName).map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId }));
+  const byBusinessKey = keyName === null ? [] : (await QUERIES.instancesByBusinessKey.build(db, keyName).get()).docs.map((s) => s.id);
+  // Only an OPEN document's next attempt depends on the deployed models (whether its name starts a process).
+  const messageStart = key !== null && doc.status === 'OPEN' && doc.messageName !== null ? (await engine()).startsByMessage(doc.messageName) : null;
+  const start = messageStart === null || key === null ? null : { processKey: messageStart.model.key, activityId: messageStart.node.id, instanceId: instanceId(messageStart.model.key, key.correlationKey) };
+  const ids = new Set([...(key?.waiting ?? []).map((w) => w.processInstanceId), ...(doc.processInstanceId === null ? [] : [doc.processInstanceId]), ...byBusinessKey, ...(start === null ? [] : [start.instanceId])]);
+  const instances = (await Promise.all([...ids].map((i) => instanceFact(db, i)))).filter((i): i is InstanceFact => i !== null);
+  const facts = start === null ? null : { awaited: waiting.length > 0, instanceExists: instances.some((i) => i.id === start.instanceId) };
+  const behind = key !== null && doc.status === 'OPEN' ? await heldBehind(db, id, d, key, facts) : null;
+  return { id, doc, waiting, heldBehind: behind, instances, bufferWindowMs, start };
+}
