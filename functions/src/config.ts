@@ -203,6 +203,14 @@ const EnvSchema = z
     INBOX_TRACE_EXPORTER: z.union([z.enum(['cloud-trace', 'none']), z.string().regex(/^file:.+/, "'cloud-trace', 'none' or 'file:<path>'")]).optional(),
     INBOX_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(DEFAULTS.INBOX_TRACE_SAMPLE_RATIO),
     ...consoleEnvFields(certsUrl.default(DEFAULTS.INBOX_CONSOLE_OIDC_CERTS_URL)),
+    // No default: unset, the CLI records the OS account as user@host (see Config.operator).
+    INBOX_OPERATOR: z
+      .string()
+      .trim()
+      .min(1, 'name who runs the CLI (an e-mail or user@host), or leave it unset')
+      .max(200, 'at most 200 characters')
+      .regex(/^[^\p{Cc}]*$/u, 'no control characters (it is stored and logged)')
+      .optional(),
   })
   .superRefine((e, ctx) => {
     // Without a token check, anyone who can reach the URL pushes messages into the inbox or runs jobs.
@@ -254,6 +262,12 @@ export interface Config {
   readonly claims: ClaimsConfig;
   readonly trace: TraceConfig;
   readonly console: ConsoleConfig;
+  /**
+   * INBOX_OPERATOR: who the `inbox` CLI records as having made a repair (`by`
+   * on the repair record). null (unset): the OS account, `user@host`. Set it
+   * where that account says nothing (a shared bastion, a container).
+   */
+  readonly operator: string | null;
 }
 
 export type { ConsoleConfig } from './config-console';
@@ -390,6 +404,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     console: consoleConfig(e),
     trace: { exporter: traceExporter(e.INBOX_TRACE_EXPORTER ?? (e.K_SERVICE === undefined ? 'none' : 'cloud-trace')), sampleRatio: e.INBOX_TRACE_SAMPLE_RATIO },
+    operator: e.INBOX_OPERATOR ?? null,
   };
 }
 

@@ -126,4 +126,27 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
     expect(await stored(instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
     expect((await cli('repair', 'resolve-incident')).code).toBe(2);
   });
+
+  test('--dry-run of park, move-token, cancel-token, resolve-incident: the summary and the planned writes, nothing changed; a refusal exits 1', async () => {
+    const { instanceId, executionId } = await waiting('WO-dry');
+    const before = await stored(instanceId);
+    const cancel = await cli('repair', 'cancel-token', '--instance', instanceId, '--execution', executionId, '--dry-run');
+    expect(cancel.code).toBe(0);
+    expect(cancel.out).toContain(`would cancel token ${executionId} at`);
+    expect(cancel.out).toContain(`processInstances/${instanceId}`);
+    expect(cancel.out).toContain('dry run: nothing changed');
+    const move = (await cli('--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOverWorkOrder', '--dry-run')).json() as { preview: boolean; summary: string; writes: Array<{ path: string }> };
+    expect(move).toMatchObject({ preview: true, kind: 'move-token', alreadyApplied: false });
+    expect(move.writes.map((w) => w.path)).toContain(`processInstances/${instanceId}`);
+    expect(await stored(instanceId)).toEqual(before);
+    const resolve = await cli('repair', 'resolve-incident', instanceId, '--dry-run');
+    expect(resolve.code).toBe(1);
+    expect(resolve.err).toContain('has no open incident');
+    const park = await cli('park', 'no-such-doc', '--reason', 'x', '--dry-run');
+    expect(park.code).toBe(1);
+    expect(park.err).toContain('no inbox document no-such-doc');
+    // The real cancel still does what the dry run said.
+    expect((await cli('repair', 'cancel-token', '--instance', instanceId, '--execution', executionId)).code).toBe(0);
+    expect(await stored(instanceId)).not.toEqual(before);
+  });
 });

@@ -1,27 +1,14 @@
 import type { JobState, TimerState } from '../engine/state';
-import { dispatchJobs, dispatchTimers } from '../jobs/dispatch';
 import type { Logger } from '../log';
+import { dispatchAfterRepair as dispatch, type RepairDispatch } from '../operations/dispatch-after-repair';
 import type { CliContext } from './context';
+import { operationsDeps } from './operations-deps';
 
-/** How many of a repair's new jobs and timers got their Cloud Task here. */
-export interface RepairDispatch {
-  readonly dispatched: number;
-  readonly timersDispatched: number;
-}
+export type { RepairDispatch } from '../operations/dispatch-after-repair';
 
-/**
- * After a repair's commit: create the Cloud Tasks of its new jobs and timers
- * (where runJob's and fireTimer's URLs are configured). What is not
- * dispatched here is not lost: sweepJobs dispatches the jobs, and fires the
- * timers once they are overdue; {@link reportUndispatched} says so.
- */
+/** operations' dispatchAfterRepair (the implementation) for a CLI command; failures logged to `log`. */
 export async function dispatchAfterRepair(ctx: CliContext, created: { readonly jobs: readonly JobState[]; readonly timers: readonly TimerState[] }, log: Logger): Promise<RepairDispatch> {
-  const { runJobUrl, fireTimerUrl } = ctx.config.tasks;
-  const [dispatched, timersDispatched] = await Promise.all([
-    runJobUrl === null ? 0 : dispatchJobs(ctx.runtime.queue(runJobUrl), created.jobs, log),
-    fireTimerUrl === null ? 0 : dispatchTimers(ctx.runtime.timerQueue(fireTimerUrl), created.timers, log),
-  ]);
-  return { dispatched, timersDispatched };
+  return dispatch(operationsDeps(ctx), created, log);
 }
 
 /** The lines that tell the operator which new jobs and timers the sweep will take care of (none with --json). */

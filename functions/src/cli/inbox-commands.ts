@@ -1,10 +1,10 @@
-import { newRequestId } from '../engine/store/repair-request';
 import { readOverview } from '../operations/overview';
+import { parkRepair } from '../operations/repairs';
 import type { CliContext } from './context';
-import { park } from './inbox-ops';
+import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
-import { operationsDeps } from './operations-deps';
 import { formatAge } from './parse';
+import { printPreview } from './repair-preview';
 
 // main.ts loads this module for every inbox command.
 export { list, type ListOptions } from './list-command';
@@ -35,8 +35,10 @@ export async function stats(ctx: CliContext): Promise<void> {
   ]);
 }
 
-export async function parkCommand(ctx: CliContext, id: string, text: string): Promise<void> {
-  const { alreadyApplied } = await park(ctx.db(), id, text, ctx.now(), newRequestId());
+export async function parkCommand(ctx: CliContext, id: string, text: string, options: { dryRun?: boolean } = {}): Promise<void> {
+  const { outcome, result } = await parkRepair(operationsDeps(ctx), { kind: 'park', id, text }, { preview: options.dryRun === true, actor: cliActor(ctx.config) });
+  if (outcome.preview) return printPreview(ctx, outcome);
+  const { alreadyApplied } = result;
   print(ctx, { parked: id, reason: 'MANUAL', alreadyApplied }, ['parked', 'reason'], [[id, 'MANUAL']]);
   if (alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }

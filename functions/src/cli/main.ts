@@ -10,10 +10,9 @@
 import { Command, CommanderError, Option } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { ConfigError } from '../config';
-import { RepairRefusedError } from '../engine/store/repair-request';
 import { type CliContext, cliContext, type CliIo } from './context';
 import { classifyCliError, type CliFailure, EXIT, preflight, type Target } from './failures';
-import { RefusedError } from './inbox-ops';
+import { isRefusal } from '../operations/refused';
 import { UsageError } from './parse';
 import { errorMessage } from '../core/errors';
 
@@ -65,6 +64,9 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   }
 }
 
+/** The --dry-run of a repair: its own transaction, rolled back (operations/repairs.ts). */
+const DRY_RUN = 'run every check of the repair and show what it would write; change nothing (exit 1 when it would be refused)';
+
 /** stats, list, show, explain, requeue, park: seeing inbox documents and moving them between OPEN and PARKED. */
 function addDocumentCommands(program: Command, context: () => CliContext): void {
   program.command('stats').description('counts by status and reason, age of the oldest OPEN document, the levels the alerts watch').action(() => inbox().stats(context()));
@@ -95,7 +97,12 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--dry-run', 'show what would be requeued')
     .option('--yes', 'do not ask before a bulk requeue')
     .action((ids: string[], options: Parameters<typeof import('./inbox-commands').requeueCommand>[2]) => inbox().requeueCommand(context(), ids, options));
-  program.command('park <id>').description('OPEN to PARKED (reason MANUAL)').requiredOption('--reason <text>', 'why').action((id: string, options: { reason: string }) => inbox().parkCommand(context(), id, options.reason));
+  program
+    .command('park <id>')
+    .description('OPEN to PARKED (reason MANUAL)')
+    .requiredOption('--reason <text>', 'why')
+    .option('--dry-run', DRY_RUN)
+    .action((id: string, options: { reason: string; dryRun?: boolean }) => inbox().parkCommand(context(), id, options.reason, { dryRun: options.dryRun === true }));
 }
 
 /** instances, incidents, repair: process state and its repairs. */
@@ -113,12 +120,14 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .requiredOption('--activity <id>', 'BPMN element to move the token to')
     .option('--execution <id>', 'the token to move (default: add a new token)')
     .option('--force', 'allow a second waiting point for the same message and key')
+    .option('--dry-run', DRY_RUN)
     .action((options: Parameters<typeof import('./process-commands').moveTokenCommand>[1]) => processes().moveTokenCommand(context(), options));
   repair
     .command('resolve-incident <instanceId>')
     .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
     .option('--note <text>', 'what was done, kept with each incident')
-    .action((id: string, options: { note?: string }) => processes().resolveIncidentCommand(context(), id, options));
+    .option('--dry-run', DRY_RUN)
+    .action((id: string, options: { note?: string; dryRun?: boolean }) => processes().resolveIncidentCommand(context(), id, options));
   repair
     .command('admit-collision <id>')
     .description('after comparing both payloads: a KEY_COLLISION document becomes an event of its own (OPEN, its own id), never a second copy of the first')
@@ -140,7 +149,12 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--dry-run', 'list them; delete nothing')
     .option('--older-than <duration>', 'the minimum age of an object looked at (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
     .action((options: { dryRun?: boolean; olderThan?: string }) => inbox().orphanPayloadsCommand(context(), options));
-  repair.command('cancel-token').requiredOption('--instance <id>', 'process instance').requiredOption('--execution <id>', 'the token').action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
+  repair
+    .command('cancel-token')
+    .requiredOption('--instance <id>', 'process instance')
+    .requiredOption('--execution <id>', 'the token')
+    .option('--dry-run', DRY_RUN)
+    .action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
 }
 
 /** waiting, timers and their repairs: tokens that wait for a message or a timer. */
@@ -203,7 +217,7 @@ function failureExit(err: unknown, io: CliIo, expected: () => CliFailure | null)
     io.err(`inbox: ${problems}: set the variables it names (GOOGLE_CLOUD_PROJECT is the project id; FIRESTORE_EMULATOR_HOST too for the emulators)`);
     return EXIT.USAGE;
   }
-  if (err instanceof RefusedError || err instanceof RepairRefusedError) {
+  if (isRefusal(err)) {
     io.err(`inbox: ${err.message}`);
     return EXIT.FAILED;
   }

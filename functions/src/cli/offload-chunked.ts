@@ -1,61 +1,13 @@
 import type { DocumentData } from '@google-cloud/firestore';
-import { errorMessage } from '../core/errors';
-import { inChunksWithoutOffload, type OffloadedPayload } from '../inbox/claim-check';
-import type { PushEnvelope } from '../inbox/draft';
-import { writePayloadObject } from '../inbox/offload-payload';
+import type { OffloadedPayload } from '../inbox/claim-check';
 import { createLogger } from '../log';
-import { interpretMessage } from '../receiver/interpret';
-import { DEFAULT_REGISTRY } from '../receiver/registry';
+import { offloadChunked as offload } from '../operations/offload-chunked';
 import type { CliContext } from './context';
-import { RefusedError } from './inbox-ops';
-import { rawBytes } from './show-command';
 
-/**
- * A readable document whose payload is in `rawChunks` and whose document
- * holds only its summary: a dead letter stored while the payload bucket
- * could not be written (receiveDeadLetter keeps it in Firestore then, since
- * nothing comes after it). Reopened as it is, it would hand its process the
- * summary without the line items.
- */
-export function isChunkedPayload(doc: DocumentData | undefined): boolean {
-  if (doc === undefined || doc.messageName === null || doc.payload === null || doc.payload === undefined) return false;
-  return inChunksWithoutOffload(doc);
-}
+// The implementation is in operations/ (the console's requeue needs it too).
+export { isChunkedPayload } from '../operations/offload-chunked';
 
-/**
- * Before `inbox requeue` reopens such a document, offloads its payload as the
- * receiver would have: the bytes read back from the chunks, interpreted
- * again with the stored attributes, checked against the stored payload hash,
- * written to the payload bucket (create-if-absent, so a re-run reuses the
- * object). The requeue's transaction then records the reference.
- */
+/** operations' offloadChunked for a CLI command: its log lines on stderr. */
 export async function offloadChunked(ctx: CliContext, id: string, doc: DocumentData): Promise<OffloadedPayload> {
-  const bytes = await rawBytes(ctx.db(), id, doc);
-  if (bytes === null) throw new RefusedError(`${id}: its payload chunks are missing; nothing to offload`);
-  const source = (doc.source ?? {}) as { messageId?: unknown; subscription?: unknown; attributes?: unknown };
-  const attributes: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const pair of Array.isArray(source.attributes) ? (source.attributes as Array<{ key?: unknown; value?: unknown }>) : []) {
-    if (typeof pair.key === 'string' && typeof pair.value === 'string') attributes[pair.key] = pair.value;
-  }
-  const envelope: PushEnvelope = {
-    messageId: typeof source.messageId === 'string' ? source.messageId : id,
-    subscription: typeof source.subscription === 'string' ? source.subscription : null,
-    data: bytes.toString('base64'),
-    attributes,
-    publishTime: null,
-    orderingKey: null,
-    deliveryAttempt: null,
-  };
-  const draft = interpretMessage(envelope, DEFAULT_REGISTRY, { referenceBuckets: ctx.config.claims.referenceBuckets });
-  if (draft.kind !== 'valid' || draft.payloadHash !== doc.payloadHash) {
-    throw new RefusedError(`${id}: its chunks no longer read as the payload it was stored with (${draft.kind === 'valid' ? 'another payload hash' : draft.error}); show it with \`inbox show ${id} --raw FILE\``);
-  }
-  const claims = ctx.config.claims;
-  try {
-    const written = await writePayloadObject({ store: ctx.runtime.payloadStore, bucket: claims.payloadBucket, offloadBytes: claims.offloadBytes, log: createLogger((line) => ctx.io.err(line)) }, draft, id);
-    return written.offloaded;
-  } catch (err) {
-    // Refused for this document only: a bulk requeue goes on with the others.
-    throw new RefusedError(`${id}: its payload could not be offloaded to gs://${claims.payloadBucket} (${errorMessage(err)}); nothing changed, run the requeue again once that is fixed`);
-  }
+  return offload({ db: ctx.db, config: ctx.config, payloadStore: ctx.runtime.payloadStore }, createLogger((line) => ctx.io.err(line)), id, doc);
 }

@@ -1,13 +1,28 @@
-import { createLogger } from '../log';
-import type { OperationsDeps } from '../operations/types';
+import { hostname, userInfo } from 'node:os';
+import type { Config } from '../config';
+import { createLogger, type Logger } from '../log';
+import type { Actor, OperationsDeps } from '../operations/types';
 import type { CliContext } from './context';
 
+/** The message of the one line operations/repairs.ts logs per applied repair. */
+const AUDIT_LINE = 'operator repair';
+
 /**
- * What the operations module needs, from the CLI's context: its clients
- * (created on first use, closed with the context), its clock, and a log
- * on the operator's terminal (stderr: stdout is the command's output).
+ * `log` without the audit line: on the operator's terminal it is noise
+ * (stderr stays for failures), and the CLI's record of who did what is the
+ * repair record on the changed document. The console logs it (Cloud Logging).
  */
-export function operationsDeps(ctx: CliContext): OperationsDeps {
+function withoutAuditLine(log: Logger): Logger {
+  return {
+    log: (severity, message, fields) => (message === AUDIT_LINE ? undefined : log.log(severity, message, fields)),
+    info: (message, fields) => (message === AUDIT_LINE ? undefined : log.info(message, fields)),
+    warn: (message, fields) => log.warn(message, fields),
+    error: (message, fields) => log.error(message, fields),
+  };
+}
+
+/** What operations/ needs, from a CLI command's context; log lines (dispatch failures, duplicates) on stderr. */
+export function operationsDeps(ctx: CliContext, base: Readonly<Record<string, unknown>> = { function: 'inbox-cli' }): OperationsDeps {
   const { runJobUrl, fireTimerUrl } = ctx.config.tasks;
   return {
     db: ctx.db,
@@ -16,7 +31,22 @@ export function operationsDeps(ctx: CliContext): OperationsDeps {
     timerQueue: fireTimerUrl === null ? null : () => ctx.runtime.timerQueue(fireTimerUrl),
     payloadStore: ctx.runtime.payloadStore,
     config: ctx.config,
-    log: createLogger((line) => ctx.io.err(line), { function: 'inbox-cli' }),
+    log: withoutAuditLine(createLogger((line) => ctx.io.err(line), base)),
     now: ctx.now,
   };
+}
+
+/**
+ * Who runs the CLI: INBOX_OPERATOR, else the OS account as `user@host`.
+ * userInfo() throws for a uid without a passwd entry (some containers): then USER, else `uid <n>`.
+ */
+export function cliActor(config: Pick<Config, 'operator'>, env: NodeJS.ProcessEnv = process.env): Actor {
+  if (config.operator !== null) return { id: config.operator, via: 'cli' };
+  let user: string;
+  try {
+    user = userInfo().username;
+  } catch {
+    user = env.USER ?? `uid ${process.getuid?.() ?? 'unknown'}`;
+  }
+  return { id: `${user}@${hostname()}`, via: 'cli' };
 }

@@ -1,19 +1,16 @@
-import { refs } from '../engine/store/collections';
 import { instanceJobs } from '../engine/store/instance-doc';
-import { cancelTokenRun } from '../engine/store/cancel-token';
-import { moveToken } from '../engine/store/move-token';
-import { newRequestId } from '../engine/store/repair-request';
-import { resolveIncident } from '../engine/store/resolve-incident';
 import type { Repaired } from '../engine/store/token-repair';
-import { logDuplicates } from '../jobs/dispatch';
-import { createLogger } from '../log';
+import { cancelTokenRepair, moveTokenRepair, resolveIncidentRepair, type RepairRunOptions } from '../operations/repairs';
+import type { RepairOutcome } from '../operations/types';
 import { QUERIES } from '../queries';
 import { cell, type CliContext } from './context';
-import { dispatchAfterRepair, reportUndispatched } from './dispatch-after-repair';
+import { reportUndispatched } from './dispatch-after-repair';
 import { type Doc, view } from './documents';
 import { RefusedError } from './inbox-ops';
+import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
 import { readStoredInstance } from '../operations/stored-instance';
+import { printPreview } from './repair-preview';
 
 export async function instances(ctx: CliContext, businessKey: string): Promise<void> {
   const db = ctx.db();
@@ -67,18 +64,20 @@ export async function incidents(ctx: CliContext, options: { all?: boolean } = {}
   ]);
 }
 
+/** How a CLI repair runs: as the operator (cliActor), for real or with --dry-run as a preview. */
+const runOptions = (ctx: CliContext, dryRun: boolean | undefined): RepairRunOptions => ({ preview: dryRun === true, actor: cliActor(ctx.config) });
+
 /** Closes an instance's open incidents once their cause is repaired (refused, naming the causes, before). */
-export async function resolveIncidentCommand(ctx: CliContext, instanceId: string, options: { note?: string }): Promise<void> {
-  const done = await resolveIncident(ctx.db(), instanceId, options.note ?? null, ctx.now(), newRequestId());
+export async function resolveIncidentCommand(ctx: CliContext, instanceId: string, options: { note?: string; dryRun?: boolean }): Promise<void> {
+  const { outcome, result: done } = await resolveIncidentRepair(operationsDeps(ctx), { kind: 'resolve-incident', instanceId, note: options.note ?? null }, runOptions(ctx, options.dryRun));
+  if (outcome.preview) return printPreview(ctx, outcome);
   print(ctx, done, ['instance', 'status', 'incidents resolved'], [[done.instance.id, done.instance.status, done.resolved]]);
   if (done.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
-/** After a repair: dispatch what it created (dispatch-after-repair.ts) and report. */
-async function report(ctx: CliContext, what: string, changed: Repaired): Promise<void> {
-  const log = createLogger((line) => ctx.io.err(line), { function: 'inbox-cli' });
-  logDuplicates(log, changed.duplicates);
-  const done = await dispatchAfterRepair(ctx, changed, log);
+/** After a repair (operations dispatched what it created): report, with what the sweep will take care of. */
+function report(ctx: CliContext, what: string, changed: Repaired, outcome: RepairOutcome): void {
+  const done = { dispatched: outcome.dispatched, timersDispatched: outcome.timersDispatched };
   print(ctx, { ...changed, ...done }, ['repair', 'new jobs', 'dispatched', 'new timers', 'timers dispatched', 'consumed messages'], [
     [what, changed.jobs.length, done.dispatched, changed.timers.length, done.timersDispatched, changed.consumed.length],
   ]);
@@ -86,16 +85,20 @@ async function report(ctx: CliContext, what: string, changed: Repaired): Promise
   if (changed.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
-export async function moveTokenCommand(ctx: CliContext, options: { instance: string; activity: string; execution?: string; force?: boolean }): Promise<void> {
-  const engine = await ctx.runtime.engine();
-  const instance = await refs.instance(ctx.db(), options.instance).get();
-  if (!instance.exists) throw new RefusedError(`no process instance ${options.instance}`);
-  const changed = await moveToken(ctx.db(), engine, { processInstanceId: options.instance, executionId: options.execution ?? null, activityId: options.activity, force: options.force === true, now: ctx.now(), requestId: newRequestId() });
-  await report(ctx, `token ${changed.executionId} to ${options.activity}`, changed);
+export async function moveTokenCommand(ctx: CliContext, options: { instance: string; activity: string; execution?: string; force?: boolean; dryRun?: boolean }): Promise<void> {
+  const request = { kind: 'move-token', instanceId: options.instance, activityId: options.activity, executionId: options.execution ?? null, force: options.force === true } as const;
+  const { outcome, result } = await moveTokenRepair(operationsDeps(ctx), request, runOptions(ctx, options.dryRun));
+  if (outcome.preview) return printPreview(ctx, outcome);
+  // Where the token came from is for the summary; the CLI's output stays as it was.
+  const changed: Repaired & { executionId: string; fromActivityId?: string | null } = { ...result };
+  delete changed.fromActivityId;
+  report(ctx, `token ${changed.executionId} to ${options.activity}`, changed, outcome);
 }
 
-export async function cancelTokenCommand(ctx: CliContext, options: { instance: string; execution: string }): Promise<void> {
-  const engine = await ctx.runtime.engine();
-  const changed = await cancelTokenRun(ctx.db(), engine, options.instance, options.execution, ctx.now(), newRequestId());
-  await report(ctx, `token ${options.execution} cancelled`, changed);
+export async function cancelTokenCommand(ctx: CliContext, options: { instance: string; execution: string; dryRun?: boolean }): Promise<void> {
+  const { outcome, result } = await cancelTokenRepair(operationsDeps(ctx), { kind: 'cancel-token', instanceId: options.instance, executionId: options.execution }, runOptions(ctx, options.dryRun));
+  if (outcome.preview) return printPreview(ctx, outcome);
+  const changed: Repaired & { activityId?: string } = { ...result };
+  delete changed.activityId;
+  report(ctx, `token ${options.execution} cancelled`, changed, outcome);
 }

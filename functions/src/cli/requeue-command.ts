@@ -6,12 +6,12 @@ import type { InboxView } from '../relay/inbox-writes';
 import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
 import { view } from './documents';
-import { checkRequeue, RefusedError, requeue } from './inbox-ops';
+import { requeueRepair } from '../operations/repairs';
+import { checkRequeue, RefusedError } from './inbox-ops';
+import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
 import { parseChoice, parseTime, REASONS, UsageError } from './parse';
 import { withProgress } from './progress';
-import { isChunkedPayload, offloadChunked } from './offload-chunked';
-import { deleteRawChunks } from '../inbox/store-message';
 
 interface Target {
   readonly id: string;
@@ -69,13 +69,13 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
   // One request id for the whole run: each document records it, so a transaction re-run finds its own requeue.
   const requestId = newRequestId();
   let alreadyApplied = 0;
+  // The offload's log lines (a dead letter kept in chunks) on stderr as they always were: without the CLI's function field.
+  const deps = operationsDeps(ctx, {});
+  const actor = cliActor(ctx.config);
   await withProgress(ctx, targets, async (id) => {
     try {
-      const stored = (await db.collection(INBOX).doc(id).get()).data();
-      // Checked first, so a document requeue refuses anyway is not offloaded for nothing.
-      const offloaded = isChunkedPayload(stored) && checkRequeue(id, stored as InboxView).ok ? await offloadChunked(ctx, id, stored ?? {}) : null;
-      if ((await requeue(db, id, ctx.now(), requestId, offloaded)).alreadyApplied) alreadyApplied += 1;
-      if (offloaded !== null) await deleteRawChunks(db, id);
+      // One document's requeue as the console's (operations/repairs.ts): a payload kept in chunks is offloaded first.
+      if ((await requeueRepair(deps, { kind: 'requeue', id }, { preview: false, actor, requestId })).outcome.alreadyApplied) alreadyApplied += 1;
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       failures.push([id, err.message]);

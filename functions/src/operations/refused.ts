@@ -1,10 +1,15 @@
-// placeholder until the operations helpers' branches merge
-import { RefusedError } from '../cli/inbox-ops';
 import { RepairRefusedError } from '../engine/store/repair-request';
 
-export { RefusedError };
+/** Why an operator operation refused to change a document: nothing changed, the message says why and what to do. */
+export class RefusedError extends Error {
+  override readonly name = 'RefusedError';
+}
 
-/** Refused, nothing changed. */
-export function isRefusal(err: unknown): boolean {
+/**
+ * Whether `err` is a refusal (an operation's {@link RefusedError} or the
+ * engine's RepairRefusedError): nothing changed, and its message is the
+ * reason in words. Anything else is a failure (Firestore, a bug).
+ */
+export function isRefusal(err: unknown): err is Error {
   return err instanceof RefusedError || err instanceof RepairRefusedError;
 }

@@ -5,7 +5,7 @@ import type { Transition } from '../state';
 import { placeToken } from '../transitions';
 import { applyAndSettle, loadExecution, loadInstance } from './apply';
 import { asCorrelationKey, refs } from './collections';
-import { appliedRepair, newRequestId, RepairRefusedError, runRepair } from './repair-request';
+import { appliedRepair, newRequestId, RepairRefusedError, type RepairOptions, runRepair } from './repair-request';
 import { changedBy, recordOnInstance, type Repaired } from './token-repair';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -28,17 +28,19 @@ export interface MoveTokenRequest {
  * it, and a re-run that finds the request recorded on the instance reports
  * the first attempt's token and jobs instead of moving anything again.
  */
-export async function moveToken(db: Firestore, engine: Engine, request: MoveTokenRequest): Promise<Repaired & { executionId: string }> {
+export async function moveToken(db: Firestore, engine: Engine, request: MoveTokenRequest, options: RepairOptions = {}): Promise<Repaired & { executionId: string; fromActivityId: string | null }> {
   const requestId = request.requestId ?? newRequestId();
   return runRepair(db, async (uow) => {
     const instance = await loadInstance(uow, request.processInstanceId);
     if (instance === null) throw new RepairRefusedError(`process instance ${request.processInstanceId} does not exist`);
     const applied = appliedRepair(instance, requestId);
-    if (applied !== null) return { ...(await changedBy(uow, instance.id, applied)), executionId: String(applied.details.executionId) };
+    if (applied !== null) return { ...(await changedBy(uow, instance.id, applied)), executionId: String(applied.details.executionId), fromActivityId: null };
     let execution = request.executionId === null ? null : await loadExecution(uow, instance.id, request.executionId);
     if (request.executionId !== null && (execution === null || execution.processInstanceId !== instance.id)) {
       throw new RepairRefusedError(`execution ${request.executionId} is not a token of ${instance.id}`);
     }
+    // Where the token stood before (null: a new token), for the operator's summary.
+    const fromActivityId = execution?.activityId ?? null;
     if (execution === null) {
       const id = newExecutionId(instance.id, `repair:${requestId}`);
       execution = { id, processInstanceId: instance.id, activityId: request.activityId, status: 'ACTIVE', step: 0, jobId: null, waitingFor: null, createdAt: request.now, updatedAt: request.now };
@@ -46,9 +48,9 @@ export async function moveToken(db: Firestore, engine: Engine, request: MoveToke
     const t = placeToken(engine.model(instance.processKey), engine.sync, { instance, execution }, request.activityId, request.now);
     if (!request.force) await refuseDuplicates(uow, t);
     const changed = await applyAndSettle(uow, engine, t, request.now);
-    await recordOnInstance(uow, instance.id, 'move-token', requestId, execution.id, changed, request.now);
-    return { ...changed, executionId: execution.id, alreadyApplied: false };
-  });
+    await recordOnInstance(uow, instance.id, 'move-token', requestId, execution.id, changed, request.now, options.actor);
+    return { ...changed, executionId: execution.id, fromActivityId, alreadyApplied: false };
+  }, options.sink === undefined ? {} : { sink: options.sink });
 }
 
 async function refuseDuplicates(uow: UnitOfWork, t: Transition): Promise<void> {

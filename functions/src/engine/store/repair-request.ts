@@ -1,7 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { randomUUID } from 'node:crypto';
 import { DeadlineExceededError, errorCode } from '../../core/errors';
-import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
+import { runUnitOfWork, type UnitOfWork, type WriteSink } from './unit-of-work';
 
 /**
  * Idempotent repairs. The Firestore SDK runs a transaction callback again
@@ -23,6 +23,10 @@ export interface RepairRecord {
   readonly requestId: string;
   readonly kind: RepairKind;
   readonly at: Date;
+  /** Who did it (an e-mail, or `user@host` of the CLI); absent on records stored before repairs recorded it. */
+  readonly by?: string;
+  /** Through which face: the `inbox` CLI or the console; absent as `by`. */
+  readonly via?: RepairActor['via'];
   /** What the repair did, as a re-run reports it (plain values only: they are stored). */
   readonly details: Readonly<Record<string, unknown>>;
 }
@@ -46,6 +50,25 @@ export interface RepairLogged {
  */
 export class RepairRefusedError extends Error {
   override readonly name = 'RepairRefusedError';
+}
+
+/** Who runs a repair (the shape of operations' Actor: engine/ does not import operations/). */
+export interface RepairActor {
+  readonly id: string;
+  readonly via: 'cli' | 'console';
+}
+
+/** What every repair function takes besides its request: who runs it, and whether it only previews (see {@link runRepair}). */
+export interface RepairOptions {
+  /** Recorded as `by`/`via` on what it changes; absent: not recorded (callers that predate actors). */
+  readonly actor?: RepairActor;
+  /** Receives the writes of the transaction; with `rollback`, the repair is a preview and nothing is written. */
+  readonly sink?: WriteSink;
+}
+
+/** The record of one applied repair, with its actor when there is one. */
+export function repairRecord(kind: RepairKind, requestId: string, at: Date, details: Readonly<Record<string, unknown>>, actor: RepairActor | undefined): RepairRecord {
+  return { requestId, kind, at, ...(actor === undefined ? {} : { by: actor.id, via: actor.via }), details };
 }
 
 /** A request id for one run of a repair command. */
@@ -83,14 +106,20 @@ export function outcomeUnknown(err: unknown): boolean {
  * ({@link outcomeUnknown}), `work` runs once more in a new transaction with
  * the same request id: it then finds its record (it had committed: "already
  * applied"), or applies the repair now, or fails again (the error is thrown).
+ *
+ * With a `sink` that rolls back (a preview), `work` runs exactly as in the
+ * real run, refusals included, and the writes it would make go to the sink;
+ * the transaction is rolled back, so nothing is written and nothing can have
+ * committed: no verifying re-run.
  */
-export async function runRepair<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { readonly verifyRuns?: number } = {}): Promise<T> {
+export async function runRepair<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { readonly verifyRuns?: number; readonly sink?: WriteSink } = {}): Promise<T> {
   const verifyRuns = options.verifyRuns ?? 1;
+  const { sink } = options;
   for (let run = 0; ; run++) {
     try {
-      return (await runUnitOfWork(db, work)).result;
+      return (await runUnitOfWork(db, work, sink === undefined ? {} : { sink })).result;
     } catch (err) {
-      if (run >= verifyRuns || !outcomeUnknown(err)) throw err;
+      if (sink?.rollback === true || run >= verifyRuns || !outcomeUnknown(err)) throw err;
     }
   }
 }

@@ -3,7 +3,7 @@ import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../s
 import { resolveIncidents } from '../transitions';
 import { asCorrelationKey, refs } from './collections';
 import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
-import { appliedRepair, newRequestId, RepairRefusedError, runRepair, withRepair } from './repair-request';
+import { appliedRepair, newRequestId, RepairRefusedError, type RepairOptions, repairRecord, runRepair, withRepair } from './repair-request';
 
 export interface ResolvedIncidents {
   readonly instance: InstanceState;
@@ -20,7 +20,7 @@ export interface ResolvedIncidents {
  * Throws {@link RepairRefusedError} naming every cause that persists.
  * Idempotent per request id (default: a new one per call; see repair-request.ts).
  */
-export async function resolveIncident(db: Firestore, processInstanceId: string, note: string | null, now: Date, requestId: string = newRequestId()): Promise<ResolvedIncidents> {
+export async function resolveIncident(db: Firestore, processInstanceId: string, note: string | null, now: Date, requestId: string = newRequestId(), options: RepairOptions = {}): Promise<ResolvedIncidents> {
   return runRepair(db, async (uow) => {
     const doc = await readInstanceDoc(uow, processInstanceId);
     const instance = doc?.instance ?? null;
@@ -45,8 +45,8 @@ export async function resolveIncident(db: Firestore, processInstanceId: string, 
     }
     const decided = resolveIncidents({ instance, executions, jobs, waiting }, note, now);
     if (decided.kind === 'REFUSED') throw new RepairRefusedError(`refused: ${decided.causes.join('; ')}`);
-    const resolved = withRepair(decided.instance, { requestId, kind: 'resolve-incident', at: now, details: { resolved: decided.resolved } });
+    const resolved = withRepair(decided.instance, repairRecord('resolve-incident', requestId, now, { resolved: decided.resolved }, options.actor));
     await writeInstance(uow, instance.id, { instance: resolved });
     return { instance: resolved, resolved: decided.resolved, alreadyApplied: false };
-  });
+  }, options.sink === undefined ? {} : { sink: options.sink });
 }

@@ -2,7 +2,7 @@ import type { JobState, TimerState } from '../state';
 import { type DuplicateWaitingPoint, loadInstance, type Settled } from './apply';
 import { refs } from './collections';
 import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
-import { type RepairKind, type RepairRecord, withRepair } from './repair-request';
+import { type RepairActor, type RepairKind, type RepairRecord, repairRecord, withRepair } from './repair-request';
 import { asTimer } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -15,10 +15,10 @@ export type Repaired = Settled & { readonly alreadyApplied: boolean };
  * included), with what a re-run must report: the token, the new jobs and
  * timers (so the caller still dispatches them), consumed messages and duplicates.
  */
-export async function recordOnInstance(uow: UnitOfWork, instanceId: string, kind: RepairKind, requestId: string, executionId: string, changed: Settled, now: Date): Promise<void> {
+export async function recordOnInstance(uow: UnitOfWork, instanceId: string, kind: RepairKind, requestId: string, executionId: string, changed: Settled, now: Date, actor?: RepairActor): Promise<void> {
   const instance = await loadInstance(uow, instanceId);
   if (instance === null) return;
-  const record: RepairRecord = { requestId, kind, at: now, details: { executionId, jobIds: changed.jobs.map((j) => j.id), timerIds: changed.timers.map((t) => t.id), consumed: changed.consumed, duplicates: changed.duplicates } };
+  const record: RepairRecord = repairRecord(kind, requestId, now, { executionId, jobIds: changed.jobs.map((j) => j.id), timerIds: changed.timers.map((t) => t.id), consumed: changed.consumed, duplicates: changed.duplicates }, actor);
   await writeInstance(uow, instanceId, { instance: withRepair(instance, record) });
 }
 

@@ -1,6 +1,6 @@
 import type { DocumentReference, Firestore, Transaction } from '@google-cloud/firestore';
 import { STORED, type StoredData } from './converters';
-
+import { changedFields, type UnitWrite } from './write-plan';
 
 /**
  * A Firestore transaction that lets code read and write in any order.
@@ -54,6 +54,19 @@ export class UnitOfWork {
     return this.writes.size;
   }
 
+  /**
+   * The buffered writes as a person reviews them: each document, how it is
+   * written, and which top-level fields change against what this unit read
+   * of it (a document it did not read counts as new: all its fields).
+   */
+  plannedWrites(): UnitWrite[] {
+    return [...this.writes.values()].map(({ ref, op, data }) => {
+      // A set of a document this unit read as absent creates it.
+      const planned = op === 'set' && this.cache.has(ref.path) && this.cache.get(ref.path) === undefined ? 'create' : op;
+      return { path: ref.path, op: planned, fields: op === 'delete' ? [] : changedFields(op === 'create' ? undefined : this.cache.get(ref.path), data ?? {}) };
+    });
+  }
+
   /** Applies the buffered writes to the transaction. Called once, by {@link runUnitOfWork}. */
   flush(): void {
     for (const { ref, op, data } of this.writes.values()) {
@@ -87,30 +100,57 @@ export interface StatsTally {
 }
 
 /**
+ * Where a unit of work puts the writes of its attempt (the last attempt's
+ * replace an earlier one's). With `rollback`, the unit is a preview: `work`
+ * runs with every read and check of the real run, then the transaction is
+ * rolled back instead of committed, so nothing is written.
+ */
+export interface WriteSink {
+  readonly rollback: boolean;
+  writes: readonly UnitWrite[];
+}
+
+/** Thrown out of a preview's transaction callback so that Firestore rolls it back; carries what `work` returned. */
+class PreviewRollback extends Error {
+  override readonly name = 'PreviewRollback';
+  constructor(readonly value: unknown) {
+    super('preview: rolled back on purpose');
+  }
+}
+
+/**
  * Runs `work` in a Firestore transaction through a UnitOfWork. `work` may run
  * several times (contention): it must not have side effects beyond the unit.
  * The stats cover every attempt (see {@link UnitStats}); `tally`, if given,
- * is added to attempt by attempt.
+ * is added to attempt by attempt. `sink`: see {@link WriteSink}.
  */
-export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { maxAttempts?: number; tally?: StatsTally } = {}): Promise<{ result: T; stats: UnitStats }> {
+export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { maxAttempts?: number; tally?: StatsTally; sink?: WriteSink } = {}): Promise<{ result: T; stats: UnitStats }> {
   let reads = 0;
   let writes = 0;
-  const result = await db.runTransaction(
-    async (tx) => {
-      const uow = new UnitOfWork(db, tx);
-      try {
-        const value = await work(uow);
-        uow.flush();
-        // Only the attempt whose commit succeeds is the last one to get here.
-        writes = uow.writeCount;
-        return value;
-      } finally {
-        reads += uow.reads;
-        if (options.tally !== undefined) options.tally.reads += uow.reads;
+  const { sink } = options;
+  const attempt = async (tx: Transaction): Promise<T> => {
+    const uow = new UnitOfWork(db, tx);
+    try {
+      const value = await work(uow);
+      if (sink !== undefined) {
+        sink.writes = uow.plannedWrites();
+        // A callback that throws is rolled back and not run again (only a failed commit is retried).
+        if (sink.rollback) throw new PreviewRollback(value);
       }
-    },
-    { maxAttempts: options.maxAttempts ?? 5 },
-  );
+      uow.flush();
+      // Only the attempt whose commit succeeds is the last one to get here.
+      writes = uow.writeCount;
+      return value;
+    } finally {
+      reads += uow.reads;
+      if (options.tally !== undefined) options.tally.reads += uow.reads;
+    }
+  };
+  // The value of a preview (thrown out of the callback so that Firestore rolls back), else of the committed attempt.
+  const result = await db.runTransaction(attempt, { maxAttempts: options.maxAttempts ?? 5 }).catch((err: unknown) => {
+    if (err instanceof PreviewRollback) return err.value as T;
+    throw err;
+  });
   if (options.tally !== undefined) options.tally.writes += writes;
   return { result, stats: { reads, writes } };
 }
