@@ -167,6 +167,20 @@ module.exports = {
       to: { path: '^functions/src/operations/' },
     },
     {
+      name: 'console-page-types-only',
+      severity: 'error',
+      comment: 'The console page runs in the browser: of functions/src it takes only the types of operations/types.ts, and only as types (erased by the bundle).',
+      from: { path: '^console-ui/' },
+      to: { path: SRC, pathNot: '^functions/src/operations/types\\.ts$' },
+    },
+    {
+      name: 'console-page-erased-imports',
+      severity: 'error',
+      comment: 'A value import of operations/types.ts would pull server modules into the page bundle: import type only.',
+      from: { path: '^console-ui/' },
+      to: { path: '^functions/src/operations/types\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'console-on-top',
       severity: 'error',
       comment: 'The console is one face of operations/: only the composition root imports it, and it imports nothing of the CLI (their shared code lives in operations/).',

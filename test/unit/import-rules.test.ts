@@ -51,6 +51,8 @@ const STUBS: Readonly<Record<string, string>> = {
   'functions/src/jobs/run-job.ts': 'export const runJob = 1;',
   'functions/src/inbox/store-message.ts': 'export interface Stored { readonly id: string }',
   'functions/src/beta/z.ts': 'export const z = 1;',
+  'functions/src/operations/types.ts': 'export const types = 1;\nexport type Shown = number;',
+  'functions/src/console/api.ts': 'export const api = 1;',
 };
 
 /** One wrong import per rule (and two right ones), with the violations it must raise: rule, from, to. */
@@ -73,6 +75,12 @@ const PROBES: ReadonlyArray<{ readonly file: string; readonly source: string; re
   { file: 'functions/src/jobs/probe.ts', source: "import { lane } from '../relay/lane';\nexport const j = lane;", expected: [['layer-receiver-jobs', 'functions/src/relay/lane.ts']] },
   { file: 'functions/src/alpha/wire.ts', source: "import { wiring } from '../wiring';\nexport const w = wiring;", expected: [['composition-root', 'functions/src/wiring.ts']] },
   { file: 'functions/src/alpha/ops.ts', source: "import { explain } from '../cli/explain';\nexport const o = explain;", expected: [['cli-on-top', 'functions/src/cli/explain.ts']] },
+  { file: 'functions/src/relay/probe-ops.ts', source: "import { types } from '../operations/types';\nexport const r = types;", expected: [['operations-for-operators', 'functions/src/operations/types.ts']] },
+  { file: 'functions/src/operations/probe.ts', source: "import { api } from '../console/api';\nexport const o = api;", expected: [['console-on-top', 'functions/src/console/api.ts']] },
+  // The page: of functions/src only operations/types.ts, and only its types.
+  { file: 'console-ui/src/probe-log.ts', source: "import { log } from '../../functions/src/log';\nexport const p = log;", expected: [['console-page-types-only', 'functions/src/log.ts']] },
+  { file: 'console-ui/src/probe-value.ts', source: "import { types } from '../../functions/src/operations/types';\nexport const p = types;", expected: [['console-page-erased-imports', 'functions/src/operations/types.ts']] },
+  { file: 'console-ui/src/probe-type.ts', source: "import type { Shown } from '../../functions/src/operations/types';\nexport const p: Shown = 1;", expected: [] },
   { file: 'functions/src/alpha/one.ts', source: "import { two } from './two';\nexport const one = (): number => two() + 1;", expected: [['no-circular', 'functions/src/alpha/two.ts']] },
   // A cycle is reported once, at the dependency where it is first seen.
   { file: 'functions/src/alpha/two.ts', source: "import { one } from './one';\nexport const two = (): number => one() + 1;", expected: [] },
@@ -127,8 +135,8 @@ afterAll(() => {
 
 test('the real tree keeps every rule, and each rule fails on its wrong import', async () => {
   const [real, probed] = await Promise.all([
-    cruise(ROOT, CONFIG, ['functions/src', 'tools', 'bench', 'test']),
-    cruise(probeDir, 'probe.dependency-cruiser.cjs', ['functions/src', 'tools', 'test']),
+    cruise(ROOT, CONFIG, ['functions/src', 'console-ui', 'tools', 'bench', 'test']),
+    cruise(probeDir, 'probe.dependency-cruiser.cjs', ['functions/src', 'console-ui', 'tools', 'test']),
   ]);
 
   expect(real.summary.violations.map((v) => key([v.rule.name, v.from, v.to]))).toEqual([]);
