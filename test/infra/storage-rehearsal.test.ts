@@ -68,7 +68,8 @@ describe('infra/lib/storage.sh with the real gcloud against a stand-in Storage a
     });
     expect(standIn.roles.get(SWEEPER)).toMatchObject({ includedPermissions: ['storage.objects.get', 'storage.objects.list', 'storage.objects.delete'], stage: 'GA' });
     expect(standIn.roles.get(WRITER)).toMatchObject({ includedPermissions: ['storage.objects.create', 'storage.objects.get'], stage: 'GA' });
-    expect(bindings(PAYLOAD_BUCKET)).toEqual([`${WRITER} ${member('inbox-receiver')}`, `${SWEEPER} ${member('inbox-jobs')}`].sort());
+    // The console reads offloaded payloads to show them (inboxConsole's own account, read only).
+    expect(bindings(PAYLOAD_BUCKET)).toEqual([`${WRITER} ${member('inbox-receiver')}`, `${SWEEPER} ${member('inbox-jobs')}`, `roles/storage.objectViewer ${member('inbox-console')}`].sort());
     // The senders' buckets: read access for the relay and the jobs, nothing created, no setting changed.
     for (const name of SENDERS) expect(bindings(name)).toEqual([`roles/storage.objectViewer ${member('inbox-jobs')}`, `roles/storage.objectViewer ${member('inbox-relay')}`]);
     expect(standIn.writes.filter((w) => w.call !== 'POST /storage/v1/b')).toEqual([]);
@@ -81,7 +82,7 @@ describe('infra/lib/storage.sh with the real gcloud against a stand-in Storage a
     expect({ status: again.status, stderr: again.status === 0 ? '' : again.stderr }).toEqual({ status: 0, stderr: '' });
     expect(again.stdout).toContain(`# bucket gs://${PAYLOAD_BUCKET} exists with its settings`);
     expect(standIn.writes.slice(writesBefore)).toEqual([]);
-    expect(bindings(PAYLOAD_BUCKET)).toHaveLength(2);
+    expect(bindings(PAYLOAD_BUCKET)).toHaveLength(3);
     for (const name of SENDERS) expect(bindings(name)).toHaveLength(2);
     // The roles are set again (their permission lists are the script's), not created a second time.
     expect(standIn.calls.filter((c) => c === `PATCH /v1/${SWEEPER}`)).toHaveLength(1);
