@@ -25,7 +25,7 @@ const PURE = [
   '^functions/src/receiver/(interpret|envelope|registry)\\.ts$',
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
   '^functions/src/process/variables\\.ts$',
-  '^functions/src/cli/(explain|parse|claim-view|shard-page)\\.ts$',
+  '^functions/src/cli/(parse|shard-page)\\.ts$',
   '^functions/src/operations/(explain|claim-view|overlays|vocabulary)\\.ts$',
 ];
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import request from 'supertest';
 import { runCli } from '../../functions/src/cli/main';
-import type { Explanation } from '../../functions/src/cli/explain';
+import type { Explanation } from '../../functions/src/operations/explain';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
 import { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';

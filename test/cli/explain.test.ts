@@ -1,5 +1,5 @@
 import request from 'supertest';
-import type { Explanation } from '../../functions/src/cli/explain';
+import type { Explanation } from '../../functions/src/operations/explain';
 import type { Engine } from '../../functions/src/engine/engine';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { moveToken } from '../../functions/src/engine/store/move-token';

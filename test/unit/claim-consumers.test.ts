@@ -1,5 +1,5 @@
-import { type ExplainedDoc, explain } from '../../functions/src/cli/explain';
-import { preview } from '../../functions/src/cli/claim-view';
+import { type ExplainedDoc, explain } from '../../functions/src/operations/explain';
+import { preview } from '../../functions/src/operations/claim-view';
 import { REASONS } from '../../functions/src/cli/parse';
 import type { ReferenceClaim } from '../../functions/src/inbox/claim-check';
 import { decide, type RelayPolicy } from '../../functions/src/relay/decide';

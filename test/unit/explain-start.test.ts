@@ -1,4 +1,4 @@
-import { type ExplainedDoc, type ExplainFacts, explain, type InstanceFact } from '../../functions/src/cli/explain';
+import { type ExplainedDoc, type ExplainFacts, explain, type InstanceFact } from '../../functions/src/operations/explain';
 
 /** `inbox explain` for start messages and dismissed documents, the cases the emulator tests do not stage. */
 const now = new Date('2026-12-01T12:00:00Z');

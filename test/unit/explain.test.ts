@@ -1,4 +1,4 @@
-import { type ExplainedDoc, type ExplainFacts, explain, when } from '../../functions/src/cli/explain';
+import { type ExplainedDoc, type ExplainFacts, explain, when } from '../../functions/src/operations/explain';
 
 /** The pure part of `inbox explain`, for what the emulator tests do not stage: dead letters, technical failures, requeued documents. */
 const now = new Date('2026-12-01T12:00:00Z');

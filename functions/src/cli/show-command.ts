@@ -1,9 +1,9 @@
-import type { DocumentData, Firestore } from '@google-cloud/firestore';
+import type { DocumentData } from '@google-cloud/firestore';
 import { writeFile } from 'node:fs/promises';
 import { canonicalJson, sha256Hex } from '../core/hash';
 import { asCorrelationKey, refs } from '../engine/store/collections';
 import { STORED } from '../engine/store/converters';
-import { INBOX, RAW_CHUNKS } from '../inbox/document';
+import { INBOX } from '../inbox/document';
 import { offloadedObject } from '../jobs/sweep-payloads';
 import { QUERIES } from '../queries';
 import { type ObjectState, readObject, shownPayload, SHOW_WHOLE_BYTES, stateText, statObject } from '../operations/claims';
@@ -11,7 +11,8 @@ import type { CliContext } from './context';
 import { view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { print } from './output';
-import { PREVIEW_ITEMS } from './claim-view';
+import { PREVIEW_ITEMS } from '../operations/claim-view';
+import { rawBytes } from '../operations/offload-chunked';
 
 /**
  * `inbox show ID [--raw FILE]`: a document with its payload, attempts,
@@ -27,14 +28,6 @@ import { PREVIEW_ITEMS } from './claim-view';
 
 export { SHOW_WHOLE_BYTES } from '../operations/claims';
 
-/** The raw bytes of an unreadable message (or of a dead letter kept in chunks): inline, or its rawChunks in index order. */
-export async function rawBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
-  if (stored.rawData instanceof Uint8Array) return Buffer.from(stored.rawData);
-  if (Number(stored.rawDataChunks ?? 0) === 0) return null;
-  const chunks = (await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).docs.map((d) => ({ index: Number(d.get('index')), bytes: d.get('bytes') as unknown }));
-  chunks.sort((a, b) => a.index - b.index);
-  return Buffer.concat(chunks.map((c) => (c.bytes instanceof Uint8Array ? Buffer.from(c.bytes) : Buffer.alloc(0))));
-}
 
 /** Writes the exact payload bytes to `file`; says what it wrote. */
 async function writeRaw(ctx: CliContext, id: string, stored: DocumentData, offloaded: { readonly state: ObjectState; readonly data: Buffer | null } | null, file: string): Promise<{ readonly file: string; readonly bytes: number; readonly form: string; readonly matchesPayloadHash: boolean | null }> {

@@ -23,7 +23,7 @@ export function isChunkedPayload(doc: DocumentData | undefined): boolean {
 }
 
 /** The bytes kept in the document (`rawData`) or its `rawChunks`, in order; null: none. */
-async function keptBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
+export async function rawBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
   if (stored.rawData instanceof Uint8Array) return Buffer.from(stored.rawData);
   if (Number(stored.rawDataChunks ?? 0) === 0) return null;
   const chunks = (await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).docs.map((d) => ({ index: Number(d.get('index')), bytes: d.get('bytes') as unknown }));
@@ -38,7 +38,7 @@ async function keptBytes(db: Firestore, id: string, stored: DocumentData): Promi
  * preview refuses what the real run would (a {@link RefusedError}).
  */
 export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config'>, id: string, doc: DocumentData): Promise<ValidDraft> {
-  const bytes = await keptBytes(deps.db(), id, doc);
+  const bytes = await rawBytes(deps.db(), id, doc);
   if (bytes === null) throw new RefusedError(`${id}: its payload chunks are missing; nothing to offload`);
   const source = (doc.source ?? {}) as { messageId?: unknown; subscription?: unknown; attributes?: unknown };
   const attributes: Record<string, string> = Object.create(null) as Record<string, string>;
