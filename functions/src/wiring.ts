@@ -4,8 +4,8 @@ import type { PushTokenVerifier } from './auth/push-token';
 import type { Config } from './config';
 import { requireFireTimerUrl, requirePushAuth, requireRunJobUrl } from './config-requirements';
 import { lazy, lazyAsync } from './core/lazy';
-import { createLogger, type Logger } from './log';
-import type { OperationsDeps } from './operations/types';
+import { createLogger } from './log';
+import { operationsDepsOf } from './operations/deps';
 import { createPushHandler } from './receiver/receive-pubsub-push';
 import { DEFAULT_REGISTRY } from './receiver/registry';
 import type { Runtime } from './runtime';
@@ -162,22 +162,6 @@ export const relayInboxFunction: FunctionFactory = (config, runtime) => {
   });
 };
 
-/** What the operations (operations/, shared with the CLI) need, from the configuration and the process's clients. */
-export function operationsDeps(config: Config, runtime: Runtime, log: Logger): OperationsDeps {
-  const { runJobUrl, fireTimerUrl } = config.tasks;
-  return {
-    db: runtime.db,
-    engine: runtime.engine,
-    // Without the URLs a repair's new jobs and timers wait for sweepJobs, as the types say.
-    jobQueue: runJobUrl === null ? null : () => runtime.queue(runJobUrl),
-    timerQueue: fireTimerUrl === null ? null : () => runtime.timerQueue(fireTimerUrl),
-    payloadStore: runtime.payloadStore,
-    config,
-    log,
-    now: () => new Date(),
-  };
-}
-
 /** inboxConsole with its page's files in `assetsDir` (tests pass their own). */
 export function createInboxConsole(config: Config, runtime: Runtime, assetsDir: string): HttpFunction {
   const { createConsoleHandler } = require('./console/handler') as typeof import('./console/handler');
@@ -190,7 +174,7 @@ export function createInboxConsole(config: Config, runtime: Runtime, assetsDir: 
   });
   const log = createLogger(undefined, { function: 'inboxConsole' });
   return createConsoleHandler({
-    ops: operationsDeps(config, runtime, log),
+    ops: operationsDepsOf(config, runtime, log),
     access: createAccess(config.console, verifier),
     accessMode: access.mode,
     projectId: config.projectId,

@@ -1,6 +1,7 @@
 import { hostname, userInfo } from 'node:os';
 import type { Config } from '../config';
 import { createLogger, type Logger } from '../log';
+import { operationsDepsOf } from '../operations/deps';
 import type { Actor, OperationsDeps } from '../operations/types';
 import type { CliContext } from './context';
 
@@ -23,17 +24,8 @@ function withoutAuditLine(log: Logger): Logger {
 
 /** What operations/ needs, from a CLI command's context; log lines (dispatch failures, duplicates) on stderr. */
 export function operationsDeps(ctx: CliContext, base: Readonly<Record<string, unknown>> = { function: 'inbox-cli' }): OperationsDeps {
-  const { runJobUrl, fireTimerUrl } = ctx.config.tasks;
-  return {
-    db: ctx.db,
-    engine: ctx.runtime.engine,
-    jobQueue: runJobUrl === null ? null : () => ctx.runtime.queue(runJobUrl),
-    timerQueue: fireTimerUrl === null ? null : () => ctx.runtime.timerQueue(fireTimerUrl),
-    payloadStore: ctx.runtime.payloadStore,
-    config: ctx.config,
-    log: withoutAuditLine(createLogger((line) => ctx.io.err(line), base)),
-    now: ctx.now,
-  };
+  // ctx.db, not the runtime's: the context closes the client only if a command opened it.
+  return operationsDepsOf(ctx.config, { ...ctx.runtime, db: ctx.db }, withoutAuditLine(createLogger((line) => ctx.io.err(line), base)), ctx.now);
 }
 
 /**
