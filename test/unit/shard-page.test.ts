@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { UsageError } from '../../functions/src/cli/parse';
-import { comparePositions, formatCursor, mergePages, type PagePosition, parseCursor, type ShardedOrder, TIMERS_ORDER, WAITING_ORDER } from '../../functions/src/cli/shard-page';
+import { cursorOf } from '../../functions/src/cli/shard-page-query';
+import { comparePositions, formatCursor, mergePages, type PagePosition, parseCursor, type ShardedOrder, TIMERS_ORDER, WAITING_ORDER } from '../../functions/src/operations/shard-page';
 
 /** The pure paging across shards of `inbox waiting` and `inbox timers`: positions, cursors, the merge of one page. */
 
@@ -32,16 +33,19 @@ describe.each<[string, ShardedOrder]>([
     ['an empty id', encode([list, 1, 0, ''])],
     ['a path for an id', encode([list, 1, 0, 'a/b'])],
     ['an id over 1,500 bytes', encode([list, 1, 0, 'x'.repeat(1_501)])],
-  ])('%s is a usage error naming --after and the command', (_what, text) => {
-    expect(() => parseCursor(order, text)).toThrow(UsageError);
-    expect(() => parseCursor(order, text)).toThrow(new RegExp(`^--after: expected the cursor a previous page printed \\(a page of \`inbox ${list}\`\\), got `));
+  ])('%s is no cursor, and on the command line a usage error naming --after and the command', (_what, text) => {
+    expect(parseCursor(order, text)).toBeNull();
+    expect(() => cursorOf(order, text)).toThrow(UsageError);
+    expect(() => cursorOf(order, text)).toThrow(new RegExp(`^--after: expected the cursor a previous page printed \\(a page of \`inbox ${list}\`\\), got `));
   });
 });
 
 test("one list's cursor is refused by the other: its position means nothing there", () => {
   const position = at(1_764_000_000, 'c'.repeat(40));
-  expect(() => parseCursor(TIMERS_ORDER, formatCursor(WAITING_ORDER, position))).toThrow(/a page of `inbox timers`/);
-  expect(() => parseCursor(WAITING_ORDER, formatCursor(TIMERS_ORDER, position))).toThrow(/a page of `inbox waiting`/);
+  expect(parseCursor(TIMERS_ORDER, formatCursor(WAITING_ORDER, position))).toBeNull();
+  expect(parseCursor(WAITING_ORDER, formatCursor(TIMERS_ORDER, position))).toBeNull();
+  expect(() => cursorOf(TIMERS_ORDER, formatCursor(WAITING_ORDER, position))).toThrow(/a page of `inbox timers`/);
+  expect(() => cursorOf(WAITING_ORDER, formatCursor(TIMERS_ORDER, position))).toThrow(/a page of `inbox waiting`/);
 });
 
 test('order: the timestamp, then nanoseconds, then the document id', () => {
@@ -78,6 +82,7 @@ function walk(order: ShardedOrder, shards: readonly PagePosition[][], size: numb
   let cursor: string | null = null;
   for (let n = 0; n <= shards.flat().length + 1; n++) {
     const after: PagePosition | null = cursor === null ? null : parseCursor(order, cursor);
+    if (cursor !== null && after === null) throw new Error(`a page handed on a cursor it cannot read: ${cursor}`);
     const lists = sortedShards.map((s) => s.filter((p) => after === null || comparePositions(p, after) > 0).slice(0, size));
     const page = mergePages(lists, size, (p: PagePosition) => p);
     pages.push(page.items);

@@ -1,5 +1,5 @@
-import { instanceJobs } from '../engine/store/instance-doc';
 import type { Repaired } from '../engine/store/token-repair';
+import { listIncidents } from '../operations/incidents';
 import { cancelTokenRepair, moveTokenRepair, resolveIncidentRepair, type RepairRunOptions } from '../operations/repairs';
 import type { RepairOutcome } from '../operations/types';
 import { QUERIES } from '../queries';
@@ -30,37 +30,17 @@ export async function instances(ctx: CliContext, businessKey: string): Promise<v
   ));
 }
 
-const isOpen = (incident: Record<string, unknown>): boolean => incident.resolvedAt === undefined || incident.resolvedAt === null;
-
 /**
- * The open incidents of instances in INCIDENT and the FAILED jobs of those
- * instances. A FAILED job of an instance whose incidents are resolved is
- * history (its token was moved on or cancelled): shown with --all only, as
- * are resolved incidents.
+ * `inbox incidents [--all]`: the open incidents of instances in INCIDENT and
+ * their FAILED jobs (operations/incidents.ts). Its JSON names the instance
+ * `instance`, as it did before the console shared the list.
  */
 export async function incidents(ctx: CliContext, options: { all?: boolean } = {}): Promise<void> {
-  const db = ctx.db();
-  const all = options.all === true;
-  const [open, resolved, withFailed, legacySnap] = await Promise.all([
-    QUERIES.instancesByStatus.build(db, 'INCIDENT').get(),
-    all ? QUERIES.instancesWithResolvedIncidents.build(db).get() : null,
-    QUERIES.instancesWithFailedJobs.build(db).get(),
-    // FAILED job documents of instances stored before jobs moved into the instance document.
-    QUERIES.jobsByStatus.build(db, 'FAILED').get(),
-  ]);
-  const failedInInstances = withFailed.docs.flatMap((d) => instanceJobs(view(d)).filter((j) => j.status === 'FAILED').map((j): Doc => ({ ...j })));
-  const byId = new Map<string, Doc>();
-  for (const snap of [...open.docs, ...(resolved?.docs ?? [])]) byId.set(snap.id, view(snap));
-  const list = [...byId.values()].flatMap((i) =>
-    ((i.incidents as Array<Record<string, unknown>> | undefined) ?? [])
-      .filter((x) => all || isOpen(x))
-      .map((x): Record<string, unknown> => ({ ...x, instance: i.id, businessKey: i.businessKey, instanceStatus: i.status })),
-  );
-  const inIncident = new Set(open.docs.map((d) => d.id));
-  const failedJobs = [...failedInInstances, ...legacySnap.docs.map(view)].filter((j) => all || inIncident.has(String(j.processInstanceId)));
-  print(ctx, { incidents: list, failedJobs }, ['instance', 'business key', 'reason', 'execution', 'activity', 'message', 'resolved'], [
-    ...list.map((x) => [x.instance, x.businessKey, x.reason, x.executionId, x.activityId, x.message, isOpen(x) ? '' : `${cell(x.resolvedAt)} ${cell(x.resolution)}`.trim()]),
-    ...failedJobs.map((j) => [j.processInstanceId, '', 'FAILED JOB', j.executionId, j.activityId, `job ${j.id}: ${String(j.lastError)}`, '']),
+  const list = await listIncidents(operationsDeps(ctx), { all: options.all === true });
+  const shown = list.incidents.map(({ instanceId, ...rest }) => ({ ...rest, instance: instanceId }));
+  print(ctx, { incidents: shown, failedJobs: list.failedJobs }, ['instance', 'business key', 'reason', 'execution', 'activity', 'message', 'resolved'], [
+    ...list.incidents.map((x) => [x.instanceId, x.businessKey, x.reason, x.executionId, x.activityId, x.message, x.resolvedAt === null ? '' : `${x.resolvedAt} ${cell(x.resolution)}`.trim()]),
+    ...list.failedJobs.map((j) => [j.processInstanceId, '', 'FAILED JOB', j.executionId, j.activityId, `job ${j.id}: ${String(j.lastError)}`, '']),
   ]);
 }
 

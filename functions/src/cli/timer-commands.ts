@@ -4,8 +4,9 @@ import type { CliContext } from './context';
 import { type Doc, view } from './documents';
 import { print } from './output';
 import { formatAge, parsePageSize, UsageError } from './parse';
-import { comparePositions, TIMERS_ORDER } from './shard-page';
-import { cursorOf, pageAcrossShards, positionOf } from './shard-page-query';
+import { comparePositions, TIMERS_ORDER } from '../operations/shard-page';
+import { pageAcrossShards, positionOf } from '../operations/shard-page-query';
+import { cursorOf } from './shard-page-query';
 
 /** A PENDING timer as `inbox timers` shows it. */
 export interface TimerRow {

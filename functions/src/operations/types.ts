@@ -227,3 +227,74 @@ export interface RepairOutcome {
   readonly by: string;
   readonly at: string;
 }
+
+/** One incident of `inbox incidents` and the console's incident list: an instance's incident with the instance it belongs to. */
+export interface IncidentRow {
+  readonly instanceId: string;
+  readonly businessKey: string | null;
+  readonly instanceStatus: string;
+  readonly reason: string;
+  readonly executionId: string | null;
+  readonly activityId: string | null;
+  readonly message: string;
+  /** When the engine raised it. */
+  readonly at: string | null;
+  /** Null while open. */
+  readonly resolvedAt: string | null;
+  /** The operator's note on the resolution, or null. */
+  readonly resolution: string | null;
+}
+
+/** A FAILED job of `inbox incidents`: its retries ran out, its token waits for a repair. */
+export interface FailedJobRow {
+  readonly id: string;
+  readonly processInstanceId: string;
+  readonly executionId: string | null;
+  readonly activityId: string | null;
+  readonly status: string;
+  readonly attempts: number;
+  readonly lastError: string | null;
+  readonly createdAt: string | null;
+  readonly finishedAt: string | null;
+}
+
+/**
+ * The open incidents of instances in INCIDENT and those instances' FAILED
+ * jobs; with `all`, resolved incidents and every FAILED job too (a FAILED
+ * job of an instance whose incidents are resolved is history).
+ */
+export interface IncidentList {
+  readonly incidents: readonly IncidentRow[];
+  readonly failedJobs: readonly FailedJobRow[];
+}
+
+/** The filters of `inbox waiting` (both optional). */
+export interface WaitingFilters {
+  /** Only points waiting for this message (a name the deployed models wait for). */
+  readonly messageName: string | null;
+  /** Only points created at least this long ago, ms. */
+  readonly olderThanMs: number | null;
+}
+
+/** One token waiting for a message (`inbox waiting`, the console's waiting list). */
+export interface WaitingRow {
+  readonly instanceId: string;
+  /** Null when the instance document is gone (the point outlived it: repair by hand). */
+  readonly businessKey: string | null;
+  readonly executionId: string;
+  readonly activityId: string;
+  /** The event-based gateway the point is a branch of, else null. */
+  readonly gatewayId: string | null;
+  readonly messageName: string;
+  readonly correlationKey: string;
+  readonly createdAt: string;
+  readonly waitingSeconds: number;
+  /** The correlationKeys document that holds the point (the only place it is stored). */
+  readonly keyDocumentId: string;
+}
+
+/** A page of waiting points, the oldest first; `next` is the cursor of the following page, null on the last. */
+export interface WaitingPage {
+  readonly waitingPoints: readonly WaitingRow[];
+  readonly next: string | null;
+}

@@ -1,9 +1,7 @@
-import { UsageError } from './parse';
-
 /**
  * Paging of lists that are queried once per shard and shown in one order
- * across the shards (`inbox waiting`, `inbox timers`): the pure part,
- * without Firestore.
+ * across the shards (`inbox waiting`, `inbox timers`, the console's list of
+ * waiting tokens): the pure part, without Firestore.
  */
 
 /** A list the CLI pages across the shards: sorted by one timestamp field, earliest first, the document id breaking ties. */
@@ -43,24 +41,25 @@ export function formatCursor(order: ShardedOrder, position: PagePosition): strin
 
 const isWhole = (v: unknown, min: number, max: number): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
-/** A cursor a previous page of this list printed; a UsageError for anything else (another list's cursor too: its position means nothing here). */
-export function parseCursor(order: ShardedOrder, text: string): PagePosition {
-  const refuse = (): never => {
-    throw new UsageError(`--after: expected the cursor a previous page printed (a page of \`inbox ${order.list}\`), got ${JSON.stringify(text)}`);
-  };
-  if (!/^[A-Za-z0-9_-]{1,2800}$/.test(text.trim())) return refuse();
+/**
+ * The position a cursor of this list holds, or null for anything else (text
+ * that no page printed, another list's cursor: its position means nothing
+ * here). Each face words the refusal its own way (the CLI names --after).
+ */
+export function parseCursor(order: ShardedOrder, text: string): PagePosition | null {
+  if (!/^[A-Za-z0-9_-]{1,2800}$/.test(text.trim())) return null;
   let value: unknown;
   try {
     value = JSON.parse(Buffer.from(text.trim(), 'base64url').toString('utf8'));
   } catch {
-    return refuse();
+    return null;
   }
-  if (!Array.isArray(value) || value.length !== 4) return refuse();
+  if (!Array.isArray(value) || value.length !== 4) return null;
   const [list, seconds, nanoseconds, id] = value as unknown[];
-  if (list !== order.list) return refuse();
+  if (list !== order.list) return null;
   // Firestore's timestamp range (years 1 to 9999) and a document id (1 to 1,500 bytes, no slash).
-  if (!isWhole(seconds, -62_135_596_800, 253_402_300_799) || !isWhole(nanoseconds, 0, 999_999_999)) return refuse();
-  if (typeof id !== 'string' || id === '' || id.includes('/') || Buffer.byteLength(id, 'utf8') > 1_500) return refuse();
+  if (!isWhole(seconds, -62_135_596_800, 253_402_300_799) || !isWhole(nanoseconds, 0, 999_999_999)) return null;
+  if (typeof id !== 'string' || id === '' || id.includes('/') || Buffer.byteLength(id, 'utf8') > 1_500) return null;
   return { seconds, nanoseconds, id };
 }
 
