@@ -4,7 +4,7 @@
  * is words for a person: the server's `error`, or what went wrong on the
  * way (no answer, not JSON), so no view ever renders blank.
  */
-import type { DocumentPage, DocumentView, InstanceRow, InstanceView, Overview, RepairOutcome, RepairRequest, Role } from '../../functions/src/operations/types';
+import type { DocumentPage, DocumentView, IncidentList, InstanceRow, InstanceView, Overview, RepairOutcome, RepairRequest, Role, WaitingPage } from '../../functions/src/operations/types';
 
 /** GET /api/whoami: who the server took the caller for, and how it let them in. */
 export interface Whoami {
@@ -32,6 +32,12 @@ export interface DocumentQuery {
   readonly reason?: string;
   readonly messageName?: string;
   readonly key?: string;
+  readonly olderThan?: string;
+}
+
+/** The filters of the waiting list (`inbox waiting`'s flags). */
+export interface WaitingQuery {
+  readonly message?: string;
   readonly olderThan?: string;
 }
 
@@ -79,6 +85,8 @@ export const api = {
   document: (id: string): Promise<DocumentView> => call(`api/documents/${encodeURIComponent(id)}`),
   instances: (businessKey: string): Promise<{ instances: InstanceRow[] }> => call(`api/instances${query({ businessKey })}`),
   instance: (id: string): Promise<InstanceView> => call(`api/instances/${encodeURIComponent(id)}`),
+  incidents: (all: boolean): Promise<IncidentList> => call(`api/incidents${all ? '?all=true' : ''}`),
+  waiting: (filters: WaitingQuery, after: string | null): Promise<WaitingPage> => call(`api/waiting${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
   /** POST /api/repairs: the two headers are the server's CSRF check (a foreign page cannot send them without a preflight). */
   repair: (request: RepairRequest, preview: boolean, requestId: string): Promise<RepairOutcome> =>
     call('api/repairs', {

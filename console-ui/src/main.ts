@@ -11,9 +11,11 @@ import { h } from './dom';
 import { link, parseRoute, type Route } from './router';
 import { renderDocument } from './view-document';
 import { renderDocuments } from './view-documents';
+import { renderIncidents } from './view-incidents';
 import { renderInstance } from './view-instance';
 import { renderInstances } from './view-instances';
 import { renderOverview } from './view-overview';
+import { renderWaiting } from './view-waiting';
 
 function frame(session: Whoami): HTMLElement {
   const nav = h(
@@ -22,6 +24,8 @@ function frame(session: Whoami): HTMLElement {
     h('a', { href: link.overview(), testid: 'nav-overview' }, 'Overview'),
     h('a', { href: link.documents({ status: 'PARKED' }), testid: 'nav-documents' }, 'Documents'),
     h('a', { href: link.instances(), testid: 'nav-instances' }, 'Instances'),
+    h('a', { href: link.incidents(), testid: 'nav-incidents' }, 'Incidents'),
+    h('a', { href: link.waiting(), testid: 'nav-waiting' }, 'Waiting'),
     h('span', { class: 'who', testid: 'whoami' }, `${session.id} (${session.role}) · ${session.projectId}`),
   );
   return h(
@@ -50,6 +54,10 @@ async function renderRoute(route: Route, main: HTMLElement, ctx: ViewContext): P
       return renderInstances(main, route.params);
     case 'instance':
       return renderInstance(main, route.id, ctx);
+    case 'incidents':
+      return renderIncidents(main, route.params);
+    case 'waiting':
+      return renderWaiting(main, route.params);
     case 'not-found':
       throw new Error(`There is no page at ${route.hash}.`);
   }

@@ -1,7 +1,8 @@
 /**
  * Hash routes, so the server serves one page and every view has an address
  * an operator can paste: #/ overview, #/documents?filters, #/documents/ID,
- * #/instances?businessKey=K, #/instances/ID.
+ * #/instances?businessKey=K, #/instances/ID, #/incidents[?all=true],
+ * #/waiting?filters.
  */
 
 /** Where the page is. */
@@ -11,6 +12,8 @@ export type Route =
   | { readonly view: 'document'; readonly id: string }
   | { readonly view: 'instances'; readonly params: URLSearchParams }
   | { readonly view: 'instance'; readonly id: string }
+  | { readonly view: 'incidents'; readonly params: URLSearchParams }
+  | { readonly view: 'waiting'; readonly params: URLSearchParams }
   | { readonly view: 'not-found'; readonly hash: string };
 
 function decode(part: string): string | null {
@@ -38,19 +41,25 @@ export function parseRoute(hash: string): Route {
     if (id === undefined) return { view: 'instances', params };
     return decoded === null ? { view: 'not-found', hash } : { view: 'instance', id: decoded };
   }
+  if ((head === 'incidents' || head === 'waiting') && id === undefined) return { view: head, params };
   return { view: 'not-found', hash };
+}
+
+/** A list's address: its path and the parameters that are set. */
+function listLink(path: string, params: Readonly<Record<string, string | undefined>>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, v);
+  const s = q.toString();
+  return s === '' ? path : `${path}?${s}`;
 }
 
 /** Links, built in one place so every view writes them the same way. */
 export const link = {
   overview: (): string => '#/',
-  documents: (params: Readonly<Record<string, string | undefined>> = {}): string => {
-    const q = new URLSearchParams();
-    for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== '') q.set(k, v);
-    const s = q.toString();
-    return s === '' ? '#/documents' : `#/documents?${s}`;
-  },
+  documents: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/documents', params),
   document: (id: string): string => `#/documents/${encodeURIComponent(id)}`,
   instances: (businessKey?: string): string => (businessKey === undefined ? '#/instances' : `#/instances?businessKey=${encodeURIComponent(businessKey)}`),
   instance: (id: string): string => `#/instances/${encodeURIComponent(id)}`,
+  incidents: (all = false): string => (all ? '#/incidents?all=true' : '#/incidents'),
+  waiting: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/waiting', params),
 };

@@ -6,45 +6,25 @@
 import type { DocumentRow } from '../../functions/src/operations/types';
 import { api, type DocumentQuery } from './api';
 import { age, h, row, table, time } from './dom';
+import { filtersOf, goOnSubmit, pager, textFilter } from './filters';
 import { link } from './router';
 
 const FILTERS = ['status', 'reason', 'messageName', 'key', 'olderThan'] as const;
 type FilterName = (typeof FILTERS)[number];
 
-function filtersOf(params: URLSearchParams): Partial<Record<FilterName, string>> {
-  const out: Partial<Record<FilterName, string>> = {};
-  for (const f of FILTERS) {
-    const v = params.get(f);
-    if (v !== null && v !== '') out[f] = v;
-  }
-  return out;
-}
-
 function filterForm(current: Partial<Record<FilterName, string>>): HTMLFormElement {
   const status = h('select', { name: 'status', testid: 'filter-status' }, ...['', 'OPEN', 'DONE', 'PARKED'].map((s) => h('option', { value: s, selected: current.status === s }, s === '' ? 'any status' : s)));
-  const text = (name: FilterName, label: string, placeholder: string): HTMLElement =>
-    h('label', {}, label, ' ', h('input', { name, value: current[name] ?? '', placeholder, testid: `filter-${name}` }));
   const form = h(
     'form',
     { class: 'filters', testid: 'document-filters' },
     h('label', {}, 'Status ', status),
-    text('reason', 'Reason', 'e.g. AMBIGUOUS'),
-    text('messageName', 'Message', 'e.g. WorkOrderCompleted'),
-    text('key', 'Key', 'correlation key'),
-    text('olderThan', 'Older than', 'e.g. 2h, 7d'),
+    textFilter(current, 'reason', 'Reason', 'e.g. AMBIGUOUS'),
+    textFilter(current, 'messageName', 'Message', 'e.g. WorkOrderCompleted'),
+    textFilter(current, 'key', 'Key', 'correlation key'),
+    textFilter(current, 'olderThan', 'Older than', 'e.g. 2h, 7d'),
     h('button', { type: 'submit', testid: 'filter-apply' }, 'Filter'),
   );
-  form.addEventListener('submit', (event) => {
-    event.preventDefault();
-    const data = new FormData(form);
-    const params: Record<string, string> = {};
-    for (const f of FILTERS) {
-      const v = data.get(f);
-      if (typeof v === 'string' && v.trim() !== '') params[f] = v.trim();
-    }
-    location.hash = link.documents(params);
-  });
-  return form;
+  return goOnSubmit(form, FILTERS, link.documents);
 }
 
 export function documentRow(d: DocumentRow, now: number): HTMLTableRowElement {
@@ -68,7 +48,7 @@ export function documentRow(d: DocumentRow, now: number): HTMLTableRowElement {
 export const DOCUMENT_HEADERS = ['Id', 'Status', 'Reason', 'Message', 'Key', 'Attempts', 'Received', 'Error'];
 
 export async function renderDocuments(main: HTMLElement, params: URLSearchParams): Promise<void> {
-  const filters = filtersOf(params);
+  const filters = filtersOf(params, FILTERS);
   const after = params.get('after');
   const query: DocumentQuery = filters;
   const page = await api.documents(query, after);
@@ -78,11 +58,6 @@ export async function renderDocuments(main: HTMLElement, params: URLSearchParams
     filterForm(filters),
     h('p', { class: 'page-info', testid: 'page-info' }, `${page.documents.length} on this page${after === null ? '' : ', after ' + after}`),
     table('documents', DOCUMENT_HEADERS, page.documents.map((d) => documentRow(d, now)), 'No documents match.'),
-    h(
-      'nav',
-      { class: 'pager' },
-      after === null ? null : h('a', { href: link.documents(filters), testid: 'first-page' }, 'first page'),
-      page.next === null ? h('span', { testid: 'last-page' }, 'last page') : h('a', { href: link.documents({ ...filters, after: page.next }), testid: 'next-page' }, 'next page'),
-    ),
+    pager(filters, after, page.next, link.documents),
   );
 }

@@ -22,8 +22,8 @@ export function overviewView(o: Overview): HTMLElement {
       figure('figure-done', 'done', o.counts.DONE, link.documents({ status: 'DONE' })),
       figure('figure-parked', 'parked', o.counts.PARKED, link.documents({ status: 'PARKED' })),
       figure('figure-oldest-open', 'oldest open', age(o.oldestOpenAgeSeconds)),
-      figure('figure-incidents', 'open incidents', o.openIncidents, link.instances()),
-      figure('figure-failed-jobs', 'failed jobs', o.failedJobs),
+      figure('figure-incidents', 'open incidents', o.openIncidents, link.incidents()),
+      figure('figure-failed-jobs', 'failed jobs', o.failedJobs, link.incidents()),
     ),
     section(
       'Parked, by reason',
@@ -44,7 +44,16 @@ export function overviewView(o: Overview): HTMLElement {
         'waiting',
         ['Message', 'Waiting too long', 'Oldest waiting'],
         o.waiting.map((w) =>
-          row('waiting-row', [w.messageName, String(w.waitingOverThreshold), age(w.oldestWaitingAgeSeconds)], { 'data-message-name': w.messageName, class: w.waitingOverThreshold > 0 ? 'alert' : undefined }),
+          row(
+            'waiting-row',
+            [
+              h('a', { href: link.waiting({ message: w.messageName }) }, w.messageName),
+              // The alert's own threshold as the list's age filter: the list shows exactly the tokens this figure counts.
+              h('a', { href: link.waiting({ message: w.messageName, olderThan: `${o.waitingAlertDays}d` }), testid: `waiting-too-long-${w.messageName}` }, String(w.waitingOverThreshold)),
+              age(w.oldestWaitingAgeSeconds),
+            ],
+            { 'data-message-name': w.messageName, class: w.waitingOverThreshold > 0 ? 'alert' : undefined },
+          ),
         ),
         'Nothing waits for a message.',
       ),
@@ -57,6 +66,8 @@ export function overviewView(o: Overview): HTMLElement {
         {},
         h('li', {}, h('a', { href: link.documents({ status: 'PARKED' }), testid: 'link-parked' }, 'All parked documents')),
         h('li', {}, h('a', { href: link.documents({ status: 'OPEN' }), testid: 'link-open' }, 'Open documents, oldest first')),
+        h('li', {}, h('a', { href: link.incidents(), testid: 'link-incidents' }, 'Open incidents and failed jobs')),
+        h('li', {}, h('a', { href: link.waiting(), testid: 'link-waiting' }, 'Tokens waiting for a message, the longest first')),
         h('li', {}, h('a', { href: link.instances(), testid: 'link-instances' }, 'Instances by business key')),
       ),
     ),

@@ -9,6 +9,8 @@ import { loadConfig } from '../../functions/src/config';
 import { localRefusal } from '../../functions/src/console/access';
 import type { Engine } from '../../functions/src/engine/engine';
 import { INBOX } from '../../functions/src/inbox/document';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { createRuntime } from '../../functions/src/runtime';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
@@ -263,6 +265,52 @@ describe('routes', () => {
     expect(bad.status).toBe(400);
     expect(bad.body.error).toContain('status');
     expect((await call('/api/instances', { headers: viewer() })).status).toBe(400);
+  });
+
+  test('incidents and waiting tokens: the lists of `inbox incidents` and `inbox waiting`, as JSON', async () => {
+    const DAY = 24 * HOUR;
+    // Two work orders wait for the completion of WO-api-twin: the second's waiting point is a DUPLICATE_WAITING_POINT incident.
+    const waitingSince = async (businessKey: string, at: Date): Promise<string> => {
+      const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey, variables: { workOrderId: 'WO-api-twin' }, now: at });
+      const job = started.jobs[0];
+      if (job === undefined) throw new Error('the work order started no job');
+      await completeJobRun(db, engine, job, {}, at);
+      return started.instance.id;
+    };
+    const old = await waitingSince('WO-api-twin-a', new Date(Date.now() - 20 * DAY));
+    const fresh = await waitingSince('WO-api-twin-b', new Date());
+
+    const incidents = await call('/api/incidents', { headers: viewer() });
+    expect(incidents.status).toBe(200);
+    const listed = (incidents.body.incidents as Array<Record<string, unknown>>).filter((i) => i.instanceId === fresh);
+    expect(listed).toEqual([expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT', businessKey: 'WO-api-twin-b', instanceStatus: 'INCIDENT', resolvedAt: null, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown })]);
+
+    const tooLong = await call('/api/waiting?message=WorkOrderCompleted&olderThan=15d', { headers: viewer() });
+    expect(tooLong.status).toBe(200);
+    const points = tooLong.body.waitingPoints as Array<Record<string, unknown>>;
+    expect(points.map((p) => p.instanceId)).toContain(old);
+    expect(points.map((p) => p.instanceId)).not.toContain(fresh);
+    expect(points.find((p) => p.instanceId === old)).toMatchObject({ businessKey: 'WO-api-twin-a', correlationKey: 'WO-api-twin', messageName: 'WorkOrderCompleted' });
+    expect(((await call('/api/waiting', { headers: viewer() })).body.waitingPoints as Array<Record<string, unknown>>).map((p) => p.instanceId)).toEqual(expect.arrayContaining([old, fresh]));
+
+    // A page of one key, then the next from its cursor: both points of WO-api-twin are on the first (a key's points are never split).
+    const first = await call('/api/waiting?limit=1', { headers: viewer() });
+    expect(typeof first.body.next).toBe('string');
+    const second = await call(`/api/waiting?limit=1&after=${String(first.body.next)}`, { headers: viewer() });
+    expect(second.status).toBe(200);
+  });
+
+  test.each([
+    ['/api/waiting?after=not-a-cursor', 'after: expected the `next` a previous page of /api/waiting gave'],
+    ['/api/waiting?message=Nope', 'message: "Nope" is no message the deployed models wait for (WorkOrderCompleted'],
+    ['/api/waiting?olderThan=soon', 'olderThan'],
+    ['/api/waiting?limit=0', 'limit'],
+    ['/api/incidents?all=maybe', 'all'],
+    ['/api/incidents?status=OPEN', 'status'],
+  ])('%s: 400 naming what is wrong', async (path, error) => {
+    const res = await call(path, { headers: viewer() });
+    expect(res.status).toBe(400);
+    expect(res.body.error).toContain(error);
   });
 
   test('GET on /api/repairs: 405 naming POST', async () => {

@@ -5,11 +5,14 @@ import type { Page } from 'playwright-core';
 import { runCli } from '../../functions/src/cli/main';
 import { LOCAL_OPERATOR } from '../../functions/src/console/access';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
 import { COMPLETION_ATTRIBUTES, completionOf } from '../../tools/local/provider';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { launchBrowser, openView, waitLoaded, type Browser } from '../support/browser';
+import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { waitFor } from '../support/wait';
 
@@ -28,6 +31,7 @@ const { db, projectId } = firestore.project('console-e2e');
 const SHOTS = join(__dirname, '..', '..', 'test-output', 'console');
 const WORK_ORDER = 'WO-console-e2e-1';
 const DONE_ORDER = 'WO-console-e2e-done';
+const OLD_ORDER = 'WO-console-e2e-old';
 const COMPLETION_ID = messageDocId('WorkOrderCompleted', WORK_ORDER, `done-${WORK_ORDER}`);
 let stack: LocalStack;
 let browser: Browser;
@@ -165,6 +169,52 @@ test('the double-token instance: two tokens on "Wait for completion" in the diag
   await openView(page, at(`/documents/${COMPLETION_ID}`), 'document');
   expect(await page.getByTestId('document-status').textContent()).toContain('AMBIGUOUS_CORRELATION');
   await page.screenshot({ path: join(SHOTS, 'document.png'), fullPage: true });
+});
+
+/**
+ * A work order whose token has waited for its completion for 20 days (the
+ * threshold is INBOX_WAITING_ALERT_DAYS, 15): started by the engine in this
+ * process, its hand-over job completed as of 20 days ago. The start is dated
+ * an hour ahead, so the stack's sweep (which dispatches PENDING jobs older
+ * than its grace period) never takes the job before this test completes it;
+ * the deadline timer is set beyond the 20 days, so nothing fires.
+ */
+async function longWaitingOrder(workOrderId: string): Promise<string> {
+  const engine = await workOrderEngine();
+  const variables = { workOrderId, providerScript: 'silent', completionDeadline: 'P60D' };
+  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables, now: new Date(Date.now() + 3_600_000) });
+  const job = started.jobs[0];
+  if (job === undefined) throw new Error('the work order started no job');
+  await completeJobRun(db, engine, job, {}, new Date(Date.now() - 20 * 86_400_000));
+  return started.instance.id;
+}
+
+test("the overview's figures link to their lists: open incidents to the double token, waiting too long to a 20-day wait", async () => {
+  const oldInstance = await longWaitingOrder(OLD_ORDER);
+  await openView(page, at('/'), 'overview');
+  expect(Number(await page.getByTestId('figure-incidents-value').textContent())).toBeGreaterThan(0);
+  await page.getByTestId('figure-incidents').getByRole('link').click();
+  await waitLoaded(page, 'incidents');
+  const incident = page.locator(`[data-testid="incident-row"][data-instance-id="${instanceId}"]`);
+  expect(await incident.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-reason')))).toContain('DUPLICATE_WAITING_POINT');
+  await page.screenshot({ path: join(SHOTS, 'incidents.png'), fullPage: true });
+  await incident.first().getByTestId('incident-instance').click();
+  await waitLoaded(page, 'instance');
+  expect(decodeURIComponent(new URL(page.url()).hash)).toBe(`#/instances/${instanceId}`);
+
+  await openView(page, at('/'), 'overview');
+  // Only the 20-day wait is over the threshold: the double token and the settled order are fresh.
+  const tooLong = page.getByTestId('waiting-too-long-WorkOrderCompleted');
+  expect((await tooLong.textContent())?.trim()).toBe('1');
+  await tooLong.click();
+  await waitLoaded(page, 'waiting');
+  const rows = page.getByTestId('waiting-point-row');
+  expect(await rows.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-instance-id')))).toEqual([oldInstance]);
+  expect(await rows.first().textContent()).toContain('20 d');
+  await page.screenshot({ path: join(SHOTS, 'waiting.png'), fullPage: true });
+  await rows.first().getByTestId('waiting-instance').click();
+  await waitLoaded(page, 'instance');
+  expect(decodeURIComponent(new URL(page.url()).hash)).toBe(`#/instances/${oldInstance}`);
 });
 
 test('from the page: cancel one token, resolve the incident, requeue the completion; the order completes with one invoice, repairs record the console', async () => {

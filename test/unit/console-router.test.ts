@@ -15,6 +15,8 @@ describe('console routes', () => {
     ['#/documents/%E0%A4%A', { view: 'not-found', hash: '#/documents/%E0%A4%A' }],
     ['#/documents/a/b', { view: 'not-found', hash: '#/documents/a/b' }],
     ['#/nowhere', { view: 'not-found', hash: '#/nowhere' }],
+    ['#/incidents/x', { view: 'not-found', hash: '#/incidents/x' }],
+    ['#/waiting/x', { view: 'not-found', hash: '#/waiting/x' }],
   ])('%s opens %j', (hash, want) => {
     expect(parseRoute(hash)).toEqual(want);
   });
@@ -25,6 +27,16 @@ describe('console routes', () => {
     const params = route.view === 'documents' ? Object.fromEntries(route.params) : {};
     expect(params).toEqual({ status: 'PARKED', reason: 'AMBIGUOUS', key: 'a?b=c', after: 'doc 9' });
     expect(link.documents({ status: undefined, reason: '' })).toBe('#/documents');
+  });
+
+  it('opens the incident list, resolved ones on request, and the waiting list with its filters', () => {
+    const open = parseRoute(link.incidents());
+    expect(open.view === 'incidents' ? open.params.get('all') : 'not incidents').toBeNull();
+    const all = parseRoute(link.incidents(true));
+    expect(all.view === 'incidents' ? all.params.get('all') : 'not incidents').toBe('true');
+    const waiting = parseRoute(link.waiting({ message: 'WorkOrderCompleted', olderThan: '7d', after: undefined }));
+    expect(waiting.view === 'waiting' ? Object.fromEntries(waiting.params) : {}).toEqual({ message: 'WorkOrderCompleted', olderThan: '7d' });
+    expect(link.waiting()).toBe('#/waiting');
   });
 
   it.each(['plain', 'with/slash', 'with space', '100%', 'ünï'])('a link to %s opens it', (id) => {

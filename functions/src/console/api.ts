@@ -5,10 +5,15 @@ import { type Answer, failureAnswer, RETRY_AFTER_SECONDS, type Rejection } from 
 import { parseBody } from '../http/request';
 import type { Logger } from '../log';
 import { listDocuments, readDocument } from '../operations/documents';
+import { listIncidents } from '../operations/incidents';
 import { instancesByBusinessKey, readInstance } from '../operations/instances';
 import { readOverview } from '../operations/overview';
 import { isRefusal } from '../operations/refused';
 import { runRepairRequest } from '../operations/repairs';
+import { WAITING_ORDER } from '../operations/shard-page';
+import { pageCursorOf } from '../operations/shard-page-query';
+import { listWaiting } from '../operations/waiting';
+import { waitedMessageNames } from '../relay/gauges';
 import type { OperationsDeps, RepairRequest } from '../operations/types';
 import type { Caller } from './access';
 import { crossSiteRefusal } from './access';
@@ -54,6 +59,17 @@ const DocumentQuery = z
   .strict();
 
 const InstanceQuery = z.object({ businessKey: text }).strict();
+
+const IncidentQuery = z.object({ all: z.enum(['true', 'false']).default('false') }).strict();
+
+const WaitingQuery = z
+  .object({
+    message: text.optional(),
+    olderThan: duration.optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+    after: text.optional(),
+  })
+  .strict();
 
 const id = z.string().min(1).max(1_500);
 const RepairRequestSchema = z.discriminatedUnion('kind', [
@@ -106,21 +122,23 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
   if (rest.length > 0) return notFound(`no route ${req.path}`);
   if (resource === 'repairs' && rawId === undefined) return req.method === 'POST' ? repair(deps, req, caller) : onlyMethod('POST');
   const route = routeOf(resource, rawId);
-  if (route === null) return notFound(`no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID], /api/instances[/ID] and POST /api/repairs`);
+  if (route === null) return notFound(`no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID], /api/instances[/ID], /api/incidents, /api/waiting and POST /api/repairs`);
   if (req.method !== 'GET' && req.method !== 'HEAD') return onlyMethod('GET');
   const itemId = rawId === undefined ? null : segment(rawId);
   if (rawId !== undefined && (itemId === null || itemId === '' || itemId.includes('/'))) return badRequest(`not an id: ${rawId}`);
   try {
     return await read(deps, req, caller, route, itemId);
   } catch (err) {
+    // A read refuses stored data it cannot show (a field edited by hand): the reason names the document; a retry cannot heal it.
+    if (isRefusal(err)) return { kind: 'reject', status: 409, error: err.message, details: { refused: true } };
     return failed(deps, err, `read ${route}`, { path: req.path });
   }
 }
 
-type Route = 'whoami' | 'overview' | 'documents' | 'document' | 'instances' | 'instance';
+type Route = 'whoami' | 'overview' | 'documents' | 'document' | 'instances' | 'instance' | 'incidents' | 'waiting';
 
 function routeOf(resource: string | undefined, rawId: string | undefined): Route | null {
-  if (resource === 'whoami' || resource === 'overview') return rawId === undefined ? resource : null;
+  if (resource === 'whoami' || resource === 'overview' || resource === 'incidents' || resource === 'waiting') return rawId === undefined ? resource : null;
   if (resource === 'documents') return rawId === undefined ? 'documents' : 'document';
   if (resource === 'instances') return rawId === undefined ? 'instances' : 'instance';
   return null;
@@ -152,7 +170,29 @@ async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, i
       const view = await readInstance(deps.ops, itemId ?? '');
       return view === null ? notFound(`no process instance ${itemId ?? ''}`) : { kind: 'ok', body: { ...view } };
     }
+    case 'incidents': {
+      const q = parseQuery(req, IncidentQuery);
+      if (!q.ok) return q.answer;
+      return { kind: 'ok', body: { ...(await listIncidents(deps.ops, { all: q.value.all === 'true' })) } };
+    }
+    case 'waiting':
+      return waiting(deps, req);
   }
+}
+
+/** GET /api/waiting: the CLI's `inbox waiting`; an unknown message name or a cursor no page gave is a 400 that says what is accepted. */
+async function waiting(deps: ApiDeps, req: Request): Promise<Answer> {
+  const q = parseQuery(req, WaitingQuery);
+  if (!q.ok) return q.answer;
+  const { message, olderThan, limit, after } = q.value;
+  const cursor = after === undefined ? null : pageCursorOf(WAITING_ORDER, after);
+  if (cursor === null && after !== undefined) return badRequest(`after: expected the \`next\` a previous page of /api/waiting gave, got ${JSON.stringify(after)}`);
+  if (message !== undefined) {
+    const names = waitedMessageNames(await deps.ops.engine());
+    if (!names.includes(message)) return badRequest(`message: ${JSON.stringify(message)} is no message the deployed models wait for (${names.join(', ')})`);
+  }
+  const page = await listWaiting(deps.ops, { messageName: message ?? null, olderThanMs: olderThan ?? null }, { size: limit, after: cursor });
+  return { kind: 'ok', body: { ...page } };
 }
 
 /** POST /api/repairs: repairers only, same-origin only; a refusal is a 409 with its reason, never a 5xx. */
