@@ -9,7 +9,7 @@ import { moveToken } from '../../functions/src/engine/store/move-token';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
-import { listDocuments, readDocument } from '../../functions/src/operations/documents';
+import { listDocuments, readDocument, rowOf, view } from '../../functions/src/operations/documents';
 import { instancesByBusinessKey, readInstance } from '../../functions/src/operations/instances';
 import { readOverview } from '../../functions/src/operations/overview';
 import type { OperationsDeps } from '../../functions/src/operations/types';
@@ -191,6 +191,23 @@ describe('readInstance', () => {
     expect(v?.repairs.map((r) => r.kind)).toEqual(['move-token']);
     expect(await instancesByBusinessKey(deps, 'WO-twin')).toEqual([expect.objectContaining({ id: instanceId, activeTokens: 2 })]);
     expect(await readInstance(deps, 'no-such-instance')).toBeNull();
+  });
+
+  test('rows read with the field mask (list, audit trail, parked) are the rows of the whole document', async () => {
+    const { db, projectId } = firestore.project('reads-mask');
+    const instanceId = await waiting(db, 'WO-mask');
+    // Every field a row shows set, lastError and validationError apart (a row prefers lastError), and a payload the mask leaves behind.
+    const id = 'mask-1';
+    await db.collection(INBOX).doc(id).set({ status: 'PARKED', reason: 'INVALID_PAYLOAD', messageName: 'WorkOrderCompleted', correlationKey: 'WO-mask', attempts: 3, receivedAt: new Date(Date.now() - DAY), lastError: 'last', validationError: 'invalid', payload: { blob: 'x'.repeat(100_000) }, shard: 0 });
+    await refs.instance(db, instanceId).update({ correlatedMessages: [id] });
+    const whole = rowOf(view(await db.collection(INBOX).doc(id).get()));
+    expect(whole).toMatchObject({ attempts: 3, error: 'last', receivedAt: expect.any(String) as unknown });
+    const deps = depsFor(db, projectId);
+    expect((await listDocuments(deps, { correlationKey: 'WO-mask' }, { limit: 10, after: null })).documents).toEqual([whole]);
+    expect((await listDocuments(deps, { correlationKey: 'WO-mask', olderThanMs: 3_600_000 }, { limit: 10, after: null })).documents).toEqual([whole]);
+    const v = await readInstance(deps, instanceId);
+    expect(v?.audit).toEqual([{ inboxId: id, row: whole }]);
+    expect(v?.parked).toEqual([whole]);
   });
 
   test('an audit trail of 100 entries, one of them purged (timed, printed)', async () => {

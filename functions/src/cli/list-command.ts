@@ -37,7 +37,7 @@ export async function findDocuments(
   keep: ((doc: Doc) => boolean) | null,
   pageSize = LIST_PAGE_SIZE,
 ): Promise<{ docs: Doc[]; scanned: number }> {
-  const { docs, scanned } = await scanDocuments(db, filters, null, limit, keep, pageSize);
+  const { docs, scanned } = await scanDocuments(db, filters, null, limit, keep, { pageSize });
   return { docs, scanned };
 }
 

@@ -3,7 +3,7 @@
  * `inbox list` and the console's list, and one document with everything
  * `inbox show` and `inbox explain` say about it.
  */
-import type { DocumentSnapshot, Firestore } from '@google-cloud/firestore';
+import type { DocumentSnapshot, Firestore, Query } from '@google-cloud/firestore';
 import { datesIn } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
 import { offloadedObject } from '../jobs/sweep-payloads';
@@ -24,7 +24,15 @@ export const LIST_PAGE_SIZE = 500;
 const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
 
-/** One line of a list, from a document as {@link view} makes it. */
+/**
+ * The fields {@link rowOf} reads: the field mask of every read that only
+ * makes rows (the console's list, an instance's audit trail and parked
+ * documents), so a page of documents does not carry their payloads (up to
+ * INBOX_OFFLOAD_BYTES each when inline).
+ */
+export const ROW_FIELDS = ['status', 'reason', 'messageName', 'correlationKey', 'attempts', 'receivedAt', 'lastError', 'validationError'] as const;
+
+/** One line of a list, from a document as {@link view} makes it (reads only {@link ROW_FIELDS}). */
 export function rowOf(d: Doc): DocumentRow {
   return {
     id: d.id,
@@ -95,17 +103,23 @@ export async function scanDocuments(
   after: string | null,
   limit: number,
   keep: ((doc: Doc) => boolean) | null,
-  pageSize = LIST_PAGE_SIZE,
+  options: { readonly pageSize?: number; readonly fields?: readonly string[] } = {},
 ): Promise<{ docs: Doc[]; scanned: number; exhausted: boolean }> {
+  const { pageSize = LIST_PAGE_SIZE, fields } = options;
+  // A field mask when the caller needs only some fields; `keep` must read no other.
+  const listQuery = (cursor: string | null, size: number): Query => {
+    const q = QUERIES.inboxList.build(db, filters, cursor, size);
+    return fields === undefined ? q : q.select(...fields);
+  };
   if (keep === null) {
-    const docs = (await QUERIES.inboxList.build(db, filters, after, limit).get()).docs.map(view);
+    const docs = (await listQuery(after, limit).get()).docs.map(view);
     return { docs, scanned: docs.length, exhausted: docs.length < limit };
   }
   const found: Doc[] = [];
   let cursor = after;
   let scanned = 0;
   while (found.length < limit) {
-    const page = await QUERIES.inboxList.build(db, filters, cursor, pageSize).get();
+    const page = await listQuery(cursor, pageSize).get();
     scanned += page.size;
     found.push(...page.docs.map(view).filter(keep));
     if (page.size < pageSize) return { docs: found.slice(0, limit), scanned, exhausted: found.length <= limit };
@@ -124,7 +138,8 @@ export async function listDocuments(deps: OperationsDeps, filters: DocumentFilte
   const olderThan = filters.olderThanMs ?? null;
   const now = deps.now().getTime();
   const old = (d: Doc): boolean => olderThan !== null && d.receivedAt instanceof Date && now - d.receivedAt.getTime() >= olderThan;
-  const { docs } = await scanDocuments(deps.db(), equalityOf(filters), page.after, page.limit + 1, olderThan === null ? null : old);
+  // The age filter reads receivedAt, one of the row's fields.
+  const { docs } = await scanDocuments(deps.db(), equalityOf(filters), page.after, page.limit + 1, olderThan === null ? null : old, { fields: ROW_FIELDS });
   const shown = docs.slice(0, page.limit);
   return { documents: shown.map(rowOf), next: docs.length > page.limit ? (shown[shown.length - 1]?.id ?? null) : null };
 }

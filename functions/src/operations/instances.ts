@@ -11,7 +11,7 @@ import { isOpenIncident, type ExecutionState, type Incident, type JobState } fro
 import { STORED } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
-import { jsonSafe, repairsOf, rowOf, view } from './documents';
+import { jsonSafe, repairsOf, ROW_FIELDS, rowOf, view } from './documents';
 import { overlaysOf, type WaitingAt } from './overlays';
 import { readStoredInstance, type StoredInstance } from './stored-instance';
 import type { AuditEntry, DocumentRow, IncidentView, InstanceRow, InstanceView, JobView, OperationsDeps, TimerView, TokenView } from './types';
@@ -76,7 +76,7 @@ function keysOf(businessKey: string, tokens: readonly ExecutionState[]): string[
 /** The audit trail's inbox documents as they are now, with ONE getAll (up to CORRELATED_MESSAGES_KEPT ids); a purged one is null. */
 async function auditOf(db: Firestore, ids: readonly string[]): Promise<AuditEntry[]> {
   if (ids.length === 0) return [];
-  const snaps = await db.getAll(...ids.map((id) => db.collection(INBOX).doc(id)));
+  const snaps = await db.getAll(...ids.map((id) => db.collection(INBOX).doc(id)), { fieldMask: [...ROW_FIELDS] });
   return ids.map((inboxId, i) => {
     const snap = snaps[i];
     return { inboxId, row: snap?.exists === true ? rowOf(view(snap)) : null };
@@ -90,7 +90,7 @@ async function auditOf(db: Firestore, ids: readonly string[]): Promise<AuditEntr
  * too late), one indexed query per key.
  */
 async function parkedOf(db: Firestore, keys: readonly string[]): Promise<DocumentRow[]> {
-  const pages = await Promise.all(keys.map((k) => QUERIES.inboxList.build(db, { correlationKey: k, status: 'PARKED' }, null, PARKED_PER_KEY).get()));
+  const pages = await Promise.all(keys.map((k) => QUERIES.inboxList.build(db, { correlationKey: k, status: 'PARKED' }, null, PARKED_PER_KEY).select(...ROW_FIELDS).get()));
   // A document is under one key, so no row comes twice; the map only guards against a key listed twice.
   const byId = new Map(pages.flatMap((p) => p.docs).map((d) => [d.id, d]));
   return [...byId.values()].map((d) => rowOf(view(d)));
