@@ -1,9 +1,10 @@
 /**
- * The console page: asks the server who is looking, draws the frame (nav,
- * the banners of local access and of the viewer role), then the view of the
- * current hash route. `document.body.dataset.loaded` names the view once it
- * has drawn its data ('error' when it could not), `loadedMs` when (the
- * page's performance.now()): the browser tests time the page by them.
+ * The console page: asks the server who is looking and, at the same time,
+ * for the data of the current hash route's view; draws the frame (nav, the
+ * banners of local access and of the viewer role) and the view as they
+ * answer. `document.body.dataset.loaded` names the view once it has drawn
+ * its data and the frame is up ('error' when it could not), `loadedMs` when
+ * (the page's performance.now()): the browser tests time the page by them.
  */
 import { api, describe, type Whoami } from './api';
 import type { ViewContext } from './context';
@@ -42,7 +43,7 @@ function errorBox(message: string): HTMLElement {
   return h('div', { class: 'error-box', testid: 'error' }, h('h2', {}, 'Something went wrong'), h('p', { testid: 'error-message' }, message));
 }
 
-async function renderRoute(route: Route, main: HTMLElement, ctx: ViewContext): Promise<void> {
+async function renderRoute(route: Route, main: HTMLElement, ctx: Promise<ViewContext>): Promise<void> {
   switch (route.view) {
     case 'overview':
       return renderOverview(main);
@@ -63,22 +64,29 @@ async function renderRoute(route: Route, main: HTMLElement, ctx: ViewContext): P
   }
 }
 
-async function start(): Promise<void> {
+const brand = (): HTMLElement => h('header', {}, h('div', { class: 'brand' }, 'Inbox console'));
+
+function start(): void {
   const root = document.getElementById('app') ?? document.body;
   const main = h('main', { testid: 'main' });
-  let session: Whoami;
-  try {
-    session = await api.whoami();
-  } catch (err) {
-    root.replaceChildren(h('header', {}, h('div', { class: 'brand' }, 'Inbox console')), errorBox(`The console does not know who you are: ${describe(err)}`));
-    document.body.dataset.loaded = 'error';
-    return;
-  }
-  root.replaceChildren(frame(session), main);
+  root.replaceChildren(brand(), main);
+  // Who is looking is asked beside the first view's data, not before it: one round trip less before the page shows
+  // anything. The frame (nav, banners) is drawn when it answers; a view that shows repair buttons waits for it.
+  const session = api.whoami();
+  let unknown = false;
+  session.then(
+    (s) => root.firstElementChild?.replaceWith(frame(s)),
+    (err: unknown) => {
+      unknown = true;
+      root.replaceChildren(brand(), errorBox(`The console does not know who you are: ${describe(err)}`));
+      document.body.dataset.loaded = 'error';
+    },
+  );
 
   // A newer navigation wins: a slow answer for the page left behind must not draw over the current one.
   let generation = 0;
   const show = (): void => {
+    if (unknown) return;
     const mine = ++generation;
     const route = parseRoute(location.hash);
     delete document.body.dataset.loaded;
@@ -87,16 +95,19 @@ async function start(): Promise<void> {
     // Each navigation draws into its own box: a stale render fills a detached one, never the page.
     const box = h('div', { class: 'view', testid: `view-${route.view}` }, h('p', { class: 'loading', testid: 'loading' }, 'Loading…'));
     main.replaceChildren(box);
-    const ctx: ViewContext = { session, reload: show };
-    renderRoute(route, box, ctx).then(
+    const ctx: Promise<ViewContext> = session.then((s) => ({ session: s, reload: show }));
+    // A view that needs no session never awaits ctx; its rejection (whoami failed) is shown above, not left unhandled.
+    ctx.catch(() => undefined);
+    // Loaded once the view has drawn its data and the frame is up (the page is whole).
+    Promise.all([renderRoute(route, box, ctx), session]).then(
       () => {
-        if (mine !== generation) return;
+        if (mine !== generation || unknown) return;
         // The page's own clock, so a test reads the time to data without a round trip of its own.
         document.body.dataset.loadedMs = String(Math.round(performance.now()));
         document.body.dataset.loaded = route.view;
       },
       (err: unknown) => {
-        if (mine !== generation) return;
+        if (mine !== generation || unknown) return;
         box.replaceChildren(errorBox(describe(err)));
         document.body.dataset.loaded = 'error';
       },
@@ -106,4 +117,4 @@ async function start(): Promise<void> {
   show();
 }
 
-void start();
+start();

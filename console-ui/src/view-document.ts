@@ -86,6 +86,8 @@ export function documentView(d: DocumentView, ctx: ViewContext): HTMLElement {
   );
 }
 
-export async function renderDocument(main: HTMLElement, id: string, ctx: ViewContext): Promise<void> {
-  main.replaceChildren(documentView(await api.document(id), ctx));
+/** Draws the document once both it and who is looking are known (both asked at once). */
+export async function renderDocument(main: HTMLElement, id: string, context: Promise<ViewContext>): Promise<void> {
+  const [d, ctx] = await Promise.all([api.document(id), context]);
+  main.replaceChildren(documentView(d, ctx));
 }

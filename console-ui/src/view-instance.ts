@@ -146,8 +146,9 @@ function otherSections(v: InstanceView): HTMLElement[] {
   ];
 }
 
-export async function renderInstance(main: HTMLElement, id: string, ctx: ViewContext): Promise<void> {
-  const v = await api.instance(id);
+/** Draws the instance once both it and who is looking are known (both asked at once). */
+export async function renderInstance(main: HTMLElement, id: string, context: Promise<ViewContext>): Promise<void> {
+  const [v, ctx] = await Promise.all([api.instance(id), context]);
   const r = v.row;
   const diagramBox = h('div', { class: 'diagram', testid: 'diagram' });
   const diagramNote = h('div', { testid: 'diagram-note' });
