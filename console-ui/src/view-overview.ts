@@ -22,8 +22,10 @@ export function overviewView(o: Overview): HTMLElement {
       figure('figure-done', 'done', o.counts.DONE, link.documents({ status: 'DONE' })),
       figure('figure-parked', 'parked', o.counts.PARKED, link.documents({ status: 'PARKED' })),
       figure('figure-oldest-open', 'oldest open', age(o.oldestOpenAgeSeconds)),
-      figure('figure-incidents', 'open incidents', o.openIncidents, link.incidents()),
-      figure('figure-failed-jobs', 'failed jobs', o.failedJobs, link.incidents()),
+      // The gauge counts instances (`inbox stats`: "instances in INCIDENT"); the list shows each of their open incidents.
+      figure('figure-incidents', 'instances in INCIDENT', o.openIncidents, link.incidents()),
+      // Every FAILED job, history included (the gauge has no alert for that reason): the list with resolved ones shows them all.
+      figure('figure-failed-jobs', 'failed jobs', o.failedJobs, link.incidents(true)),
     ),
     section(
       'Parked, by reason',

@@ -44,6 +44,7 @@ export interface Overview {
   /** Every park reason, 0 included. */
   readonly parkedByReason: Readonly<Record<string, number>>;
   readonly oldestOpenAgeSeconds: number | null;
+  /** Process instances in INCIDENT (the alert's gauge; each may have several open incidents). */
   readonly openIncidents: number;
   readonly failedJobs: number;
   /** INBOX_WAITING_ALERT_DAYS: the age beyond which a waiting token counts as waiting too long. */
