@@ -21,10 +21,17 @@ export async function peakRss(pid: number): Promise<number> {
   return Number(match[1]) * 1024;
 }
 
-export function argNumber(name: string, fallback: number): number {
+/**
+ * The number a `--name=N` flag gives, else `fallback`. Positive unless
+ * `zero` says 0 means something (no outage, no delay): then 0 is taken too.
+ * `--name=` alone is refused rather than read as 0 (Number('') is 0).
+ */
+export function argNumber(name: string, fallback: number, options: { readonly zero?: boolean } = {}): number {
   const flag = process.argv.find((a) => a.startsWith(`--${name}=`));
-  const value = flag === undefined ? fallback : Number(flag.slice(name.length + 3));
-  if (!Number.isFinite(value) || value <= 0) throw new Error(`--${name} must be a positive number`);
+  const text = flag?.slice(name.length + 3).trim();
+  const value = text === undefined ? fallback : text === '' ? Number.NaN : Number(text);
+  const zero = options.zero === true;
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero)) throw new Error(`--${name} must be a ${zero ? 'number of 0 or more' : 'positive number'}`);
   return value;
 }
 

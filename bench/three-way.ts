@@ -6,7 +6,7 @@
  * (c) this system (store, ack, relay). The workload: N completions paced at
  * --rate, 1 % poison, 10 % overtaking their process by more than Pub/Sub's
  * retry window, 1 % meeting a double token, and Firestore cut for
- * --outage-ms once 40 % are out. Prints the table; writes
+ * --outage-ms once 40 % are out (0: no outage). Prints the table; writes
  * bench/results/three-way.json and three-way.svg.
  *
  * Flags: --n=5000 --rate=25 --outage-ms=5000 --late-start-ms=25000 --settle-ms=90000 --seed=1 --json
@@ -22,8 +22,8 @@ import { planWorkload, WORKLOAD_SHARES } from './three-way/workload';
 
 const N = argNumber('n', 5_000);
 const RATE = argNumber('rate', 25);
-const OUTAGE_MS = argNumber('outage-ms', 5_000);
-const LATE_START_MS = argNumber('late-start-ms', 25_000);
+const OUTAGE_MS = argNumber('outage-ms', 5_000, { zero: true });
+const LATE_START_MS = argNumber('late-start-ms', 25_000, { zero: true });
 const SEED = argNumber('seed', 1);
 /** After the late starts, how long a design may take to account for every message. */
 const SETTLE_MS = argNumber('settle-ms', 90_000);
