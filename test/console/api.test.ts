@@ -300,6 +300,20 @@ describe('routes', () => {
     expect(second.status).toBe(200);
   });
 
+  test('a waiting point edited by hand (createdAt no timestamp): 409 naming the document, not a retryable 5xx', async () => {
+    const ref = db.collection('correlationKeys').doc('WO-api-edited');
+    // Found by the page query (shard, waitingFor, waitingSince as the engine writes them), unreadable as a point.
+    await ref.set({ correlationKey: 'WO-api-edited', open: [], shard: 3, waitingFor: ['WorkOrderCompleted'], waitingSince: new Date(0), waiting: [{ messageName: 'WorkOrderCompleted', correlationKey: 'WO-api-edited', processInstanceId: 'pi-x', executionId: 'ex-x', activityId: 'waitForCompletion', createdAt: 'yesterday' }] });
+    try {
+      const res = await call('/api/waiting', { headers: viewer() });
+      expect(res.status).toBe(409);
+      expect(res.body.error).toContain('correlationKeys/WO-api-edited holds a waiting point whose createdAt is not a timestamp');
+      expect(res.body.refused).toBe(true);
+    } finally {
+      await ref.delete();
+    }
+  });
+
   test.each([
     ['/api/waiting?after=not-a-cursor', 'after: expected the `next` a previous page of /api/waiting gave'],
     ['/api/waiting?message=Nope', 'message: "Nope" is no message the deployed models wait for (WorkOrderCompleted'],
