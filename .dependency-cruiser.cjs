@@ -26,7 +26,7 @@ const PURE = [
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
   '^functions/src/process/variables\\.ts$',
   '^functions/src/cli/parse\\.ts$',
-  '^functions/src/operations/(explain|claim-view|overlays|vocabulary|shard-page)\\.ts$',
+  '^functions/src/operations/(explain|claim-view|overlays|vocabulary|shard-page|stored-values)\\.ts$',
 ];
 
 /** What a pure module may load at run time besides the pure core: validation, BPMN XML reading, hashing. */

@@ -11,6 +11,7 @@ import { type ListFilters, QUERIES } from '../queries';
 import { readObject, shownPayload, stateText, statObject } from './claims';
 import { explain } from './explain';
 import { explainFacts } from './explain-facts';
+import { isoOrNull, stringOrNull } from './stored-values';
 import type { DocumentFilters, DocumentPage, DocumentRow, DocumentView, OperationsDeps, RepairRecordView } from './types';
 
 /** A document as read outside a transaction: Timestamps as Dates, with its id. */
@@ -21,8 +22,6 @@ export const view = (snap: DocumentSnapshot): Doc => ({ ...datesIn(snap.data() ?
 /** Documents read per query while the age filter filters on the client. */
 export const LIST_PAGE_SIZE = 500;
 
-const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
 
 /**
  * The fields {@link rowOf} reads: the field mask of every read that only
@@ -37,12 +36,12 @@ export function rowOf(d: Doc): DocumentRow {
   return {
     id: d.id,
     status: String(d.status),
-    reason: text(d.reason),
-    messageName: text(d.messageName),
-    correlationKey: text(d.correlationKey),
+    reason: stringOrNull(d.reason),
+    messageName: stringOrNull(d.messageName),
+    correlationKey: stringOrNull(d.correlationKey),
     attempts: typeof d.attempts === 'number' ? d.attempts : 0,
-    receivedAt: iso(d.receivedAt),
-    error: text(d.lastError) ?? text(d.validationError),
+    receivedAt: isoOrNull(d.receivedAt),
+    error: stringOrNull(d.lastError) ?? stringOrNull(d.validationError),
   };
 }
 
@@ -74,7 +73,7 @@ export function repairsOf(stored: Readonly<Record<string, unknown>>): RepairReco
     const x = r as Record<string, unknown>;
     const via = x.via === 'cli' || x.via === 'console' ? x.via : null;
     const details = jsonSafe(x.details);
-    return [{ requestId: String(x.requestId), kind: String(x.kind), at: jsonSafe(x.at) as string | null, by: text(x.by), via, details: typeof details === 'object' && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : {} }];
+    return [{ requestId: String(x.requestId), kind: String(x.kind), at: jsonSafe(x.at) as string | null, by: stringOrNull(x.by), via, details: typeof details === 'object' && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : {} }];
   });
 }
 
@@ -178,7 +177,7 @@ export async function readDocument(deps: OperationsDeps, id: string): Promise<Do
       reference: reference === null ? null : { uri: uriOf(stored.reference), state: stateText(reference) },
     },
     deadLetter: typeof deadLetter === 'object' && deadLetter !== null ? (deadLetter as Record<string, unknown>) : null,
-    processInstanceId: text(stored.processInstanceId),
+    processInstanceId: stringOrNull(stored.processInstanceId),
     explanation: { summary: explanation.summary, because: explanation.because, next: explanation.next },
     repairs: repairsOf(stored),
   };

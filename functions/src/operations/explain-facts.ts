@@ -14,32 +14,32 @@ import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
 import { holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
 import type { ExplainedDoc, ExplainFacts, InstanceFact, TokenFact } from './explain';
 import { readStoredInstance } from './stored-instance';
+import { stringOrNull } from './stored-values';
 
 type Data = Record<string, unknown>;
 const date = (v: unknown): Date | null => (v instanceof Date ? v : null);
-const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 const data = async (ref: DocumentReference): Promise<Data | undefined> => (await ref.withConverter(STORED).get()).data();
 
 function explainedDoc(d: Data): ExplainedDoc {
   const deadLetter = (d.deadLetter ?? null) as Data | null;
   return {
     status: String(d.status),
-    reason: text(d.reason),
-    messageName: text(d.messageName),
-    correlationKey: text(d.correlationKey),
+    reason: stringOrNull(d.reason),
+    messageName: stringOrNull(d.messageName),
+    correlationKey: stringOrNull(d.correlationKey),
     attempts: typeof d.attempts === 'number' ? d.attempts : 0,
     nextAttemptAt: date(d.nextAttemptAt),
     receivedAt: date(d.receivedAt),
     requeuedAt: date(d.requeuedAt),
     parkedAt: date(d.parkedAt),
-    lastError: text(d.lastError),
-    validationError: text(d.validationError),
-    collidesWith: text(d.collidesWith),
+    lastError: stringOrNull(d.lastError),
+    validationError: stringOrNull(d.validationError),
+    collidesWith: stringOrNull(d.collidesWith),
     deliveryCount: typeof deadLetter?.deliveryCount === 'number' ? deadLetter.deliveryCount : null,
-    sourceSubscription: text(deadLetter?.sourceSubscription),
-    processInstanceId: text(d.processInstanceId),
+    sourceSubscription: stringOrNull(deadLetter?.sourceSubscription),
+    processInstanceId: stringOrNull(d.processInstanceId),
     processedAt: date(d.processedAt),
-    correlatedVia: text(d.correlatedVia),
+    correlatedVia: stringOrNull(d.correlatedVia),
     expireAt: date(d.expireAt),
     payloadExpireAt: date(d.payloadExpireAt),
     referenceUri: claimUri(d.reference),
@@ -50,12 +50,12 @@ function explainedDoc(d: Data): ExplainedDoc {
 }
 
 /** The `uri` of a stored claim (reference, offloaded), or null. */
-const claimUri = (v: unknown): string | null => (typeof v === 'object' && v !== null ? text((v as Data).uri) : null);
+const claimUri = (v: unknown): string | null => (typeof v === 'object' && v !== null ? stringOrNull((v as Data).uri) : null);
 
 function dismissedOf(v: unknown): NonNullable<ExplainedDoc['dismissed']> | null {
   if (typeof v !== 'object' || v === null) return null;
   const d = v as Data;
-  return { by: String(d.by), at: date(d.at), note: String(d.note), previousReason: text(d.previousReason) };
+  return { by: String(d.by), at: date(d.at), note: String(d.note), previousReason: stringOrNull(d.previousReason) };
 }
 
 /**
@@ -82,7 +82,7 @@ async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | n
   const byId = new Map(stored.tokens.map((t) => [t.id, t]));
   const tokens = active.flatMap((e): TokenFact[] => {
     const x = byId.get(e);
-    return x === undefined ? [] : [{ executionId: e, activityId: x.activityId, status: x.status, waitingFor: x.waitingFor, jobId: text(x.jobId) }];
+    return x === undefined ? [] : [{ executionId: e, activityId: x.activityId, status: x.status, waitingFor: x.waitingFor, jobId: stringOrNull(x.jobId) }];
   });
   const incidents = (Array.isArray(i.incidents) ? i.incidents : []) as Incident[];
   return { id, businessKey: String(i.businessKey), status: String(i.status), completedAt: date(i.completedAt), tokens, openIncidents: incidents.filter(isOpenIncident).map((x) => x.reason) };

@@ -6,32 +6,24 @@
 import { instanceJobs } from '../engine/store/instance-doc';
 import { QUERIES } from '../queries';
 import { type Doc, view } from './documents';
+import { incidentsOf } from './instances';
+import { isoOrNull, stringOrNull } from './stored-values';
 import type { FailedJobRow, IncidentList, IncidentRow, OperationsDeps } from './types';
 
-const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
-const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
-
-/** The incidents an instance document keeps, each with its instance; an entry that is no object (edited by hand) is left out. */
+/** The incidents an instance document keeps, each with its instance. */
 function incidentRows(instance: Doc): IncidentRow[] {
-  const stored = Array.isArray(instance.incidents) ? (instance.incidents as unknown[]) : [];
-  return stored.flatMap((x): IncidentRow[] => {
-    if (typeof x !== 'object' || x === null) return [];
-    const i = x as Record<string, unknown>;
-    return [
-      {
-        instanceId: instance.id,
-        businessKey: text(instance.businessKey),
-        instanceStatus: String(instance.status),
-        reason: String(i.reason),
-        executionId: text(i.executionId),
-        activityId: text(i.activityId),
-        message: String(i.message),
-        at: iso(i.at),
-        resolvedAt: iso(i.resolvedAt),
-        resolution: text(i.resolution),
-      },
-    ];
-  });
+  return incidentsOf(instance).map((i): IncidentRow => ({
+    instanceId: instance.id,
+    businessKey: stringOrNull(instance.businessKey),
+    instanceStatus: String(instance.status),
+    reason: String(i.reason),
+    executionId: stringOrNull(i.executionId),
+    activityId: stringOrNull(i.activityId),
+    message: String(i.message),
+    at: isoOrNull(i.at),
+    resolvedAt: isoOrNull(i.resolvedAt),
+    resolution: stringOrNull(i.resolution),
+  }));
 }
 
 /** A job as the list shows it, from the instance document's `jobs` or a job document of the layout before them. */
@@ -39,13 +31,13 @@ function failedJobRow(j: Readonly<Record<string, unknown>>): FailedJobRow {
   return {
     id: String(j.id),
     processInstanceId: String(j.processInstanceId),
-    executionId: text(j.executionId),
-    activityId: text(j.activityId),
+    executionId: stringOrNull(j.executionId),
+    activityId: stringOrNull(j.activityId),
     status: String(j.status),
     attempts: typeof j.attempts === 'number' ? j.attempts : 0,
-    lastError: text(j.lastError),
-    createdAt: iso(j.createdAt),
-    finishedAt: iso(j.finishedAt),
+    lastError: stringOrNull(j.lastError),
+    createdAt: isoOrNull(j.createdAt),
+    finishedAt: isoOrNull(j.finishedAt),
   };
 }
 

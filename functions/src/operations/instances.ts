@@ -14,16 +14,18 @@ import { QUERIES } from '../queries';
 import { jsonSafe, repairsOf, ROW_FIELDS, rowOf, view } from './documents';
 import { overlaysOf, type WaitingAt } from './overlays';
 import { readStoredInstance, type StoredInstance } from './stored-instance';
+import { isoOrNull } from './stored-values';
 import type { AuditEntry, DocumentRow, IncidentView, InstanceRow, InstanceView, JobView, OperationsDeps, TimerView, TokenView } from './types';
 
 /** PARKED documents listed per correlation key of an instance (its page shows them; `inbox list --key` shows all). */
 export const PARKED_PER_KEY = 100;
 
 const FINISHED = new Set(['ENDED', 'CANCELLED']);
-const iso = (v: unknown): string | null => (v instanceof Date ? v.toISOString() : null);
 
-function incidentsOf(data: Readonly<Record<string, unknown>>): Incident[] {
-  return (Array.isArray(data.incidents) ? data.incidents : []) as Incident[];
+/** The incidents an instance document keeps; an entry that is no object (edited by hand) is left out. */
+export function incidentsOf(data: Readonly<Record<string, unknown>>): Incident[] {
+  const stored = Array.isArray(data.incidents) ? (data.incidents as unknown[]) : [];
+  return stored.filter((x): x is Incident => typeof x === 'object' && x !== null);
 }
 
 function rowOfInstance(id: string, s: StoredInstance): InstanceRow {
@@ -33,7 +35,7 @@ function rowOfInstance(id: string, s: StoredInstance): InstanceRow {
     processKey: String(d.processKey),
     businessKey: String(d.businessKey),
     status: String(d.status),
-    createdAt: iso(d.createdAt),
+    createdAt: isoOrNull(d.createdAt),
     activeTokens: s.tokens.filter((t) => !FINISHED.has(t.status)).length,
     openIncidents: incidentsOf(d).filter(isOpenIncident).length,
   };
@@ -54,8 +56,8 @@ const incidentView = (i: Incident): IncidentView => ({
   activityId: typeof i.activityId === 'string' ? i.activityId : null,
   executionId: typeof i.executionId === 'string' ? i.executionId : null,
   message: String(i.message),
-  createdAt: iso(i.at),
-  resolvedAt: iso(i.resolvedAt),
+  createdAt: isoOrNull(i.at),
+  resolvedAt: isoOrNull(i.resolvedAt),
 });
 
 /** Where the live tokens wait for a message: a receive task or catch event, or each message branch of an event gateway. */
@@ -100,7 +102,7 @@ async function timersOf(db: Firestore, id: string): Promise<TimerView[]> {
   const snaps = (await QUERIES.pendingTimersOfInstance.build(db, id).withConverter(STORED).get()).docs;
   const timers = snaps.map((s) => ({ id: s.id, d: s.data() }));
   return timers
-    .map(({ id: timerId, d }): TimerView => ({ id: timerId, activityId: String(d.activityId), status: String(d.status), dueAt: iso(d.dueAt) }))
+    .map(({ id: timerId, d }): TimerView => ({ id: timerId, activityId: String(d.activityId), status: String(d.status), dueAt: isoOrNull(d.dueAt) }))
     .sort((a, b) => (a.dueAt ?? '').localeCompare(b.dueAt ?? '') || a.id.localeCompare(b.id));
 }
 
