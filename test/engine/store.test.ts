@@ -3,7 +3,8 @@ import { instanceId } from '../../functions/src/engine/ids';
 import { refs } from '../../functions/src/engine/store/collections';
 import { correlate } from '../../functions/src/engine/store/correlate';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
-import { completeJobRun, STALE_JOB_ERROR } from '../../functions/src/engine/store/complete-job';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { STALE_JOB_ERROR } from '../../functions/src/engine/state';
 import { moveToken } from '../../functions/src/engine/store/move-token';
 import { recordJobFailure } from '../../functions/src/engine/store/record-job-failure';
 import { RepairRefusedError } from '../../functions/src/engine/store/repair-request';
@@ -115,17 +116,17 @@ describe('engine store on the Firestore emulator', () => {
     expect(result.kind).toBe('CORRELATED');
   });
 
-  test('a job whose token a repair moved away ends DONE with the stale-job lastError, and moves nothing', async () => {
+  test('a job whose token a repair moved away is ended by the repair (DONE, the stale-job lastError); its late completion moves nothing', async () => {
     const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'WO-stale', variables: { workOrderId: 'WO-stale' }, now: now() });
     const job = started.jobs[0]!;
     const { executionId } = job;
     // The operator skips the hand-over: the token now waits for the completion message.
     await moveToken(db, engine, { processInstanceId: started.instance.id, executionId, activityId: 'waitForCompletion', force: false, now: now() });
+    expect(await findJob(db, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
     const before = await instanceWithoutJobs(db, started.instance.id);
 
     const done = await completeJobRun(db, engine, job, { handedOverMessageId: 'late' }, now());
-    expect(done).toMatchObject({ status: 'STALE', jobs: [] });
-    expect(await findJob(db, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
+    expect(done).toMatchObject({ status: 'ALREADY_FINISHED', jobs: [] });
     expect(STALE_JOB_ERROR).toBe('token no longer waits for this job');
     // The late result is not merged and the token stays where the repair put it.
     expect(await instanceWithoutJobs(db, started.instance.id)).toEqual(before);

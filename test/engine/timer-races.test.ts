@@ -103,8 +103,8 @@ describe('timer races on the Firestore emulator', () => {
     for (const { id, token, message, job, timer } of outcomes) {
       const path = await pathOf(id, token);
       if (timer === 'FIRED') {
-        // The deadline won: the token left through the boundary event; the job found itself stale, the message nobody.
-        expect({ job, message }).toEqual({ job: 'STALE', message: 'NO_WAITING_INSTANCE' });
+        // The deadline won: the token left through the boundary event and the firing ended the job (stale); the message found nobody.
+        expect({ job, message }).toEqual({ job: 'ALREADY_FINISHED', message: 'NO_WAITING_INSTANCE' });
         expect(path).toMatchObject({ escalated: true, invoiced: false, pending: [], subscriptions: [] });
         expect(path.execution).toMatchObject({ activityId: 'escalate', status: 'WAITING_JOB' });
       } else {

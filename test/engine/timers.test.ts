@@ -6,7 +6,8 @@ import { executionId, instanceId } from '../../functions/src/engine/ids';
 import type { ExecutionState, TimerState } from '../../functions/src/engine/state';
 import { cancelTokenRun } from '../../functions/src/engine/store/cancel-token';
 import { COLLECTIONS, refs, shardOf, STATE_SHARDS } from '../../functions/src/engine/store/collections';
-import { completeJobRun, STALE_JOB_ERROR } from '../../functions/src/engine/store/complete-job';
+import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { STALE_JOB_ERROR } from '../../functions/src/engine/state';
 import { correlate } from '../../functions/src/engine/store/correlate';
 import { fireTimerRun } from '../../functions/src/engine/store/fire-timer';
 import { moveToken } from '../../functions/src/engine/store/move-token';
@@ -82,8 +83,9 @@ describe('timers on the Firestore emulator', () => {
     expect(await execution(db, token)).toMatchObject({ activityId: 'escalate', status: 'WAITING_JOB', timerIds: [] });
 
     expect((await fireTimerRun(db, engine, deadline.id, at)).status).toBe('ALREADY_FIRED');
-    expect((await completeJobRun(db, engine, job, {}, new Date())).status).toBe('STALE');
+    // The firing ended the hand-over's job in its own transaction: a late completion finds it finished, stale.
     expect(await findJob(db, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
+    expect((await completeJobRun(db, engine, job, {}, new Date())).status).toBe('ALREADY_FINISHED');
     expect((await fireTimerRun(db, engine, 'f'.repeat(40), at)).status).toBe('NOT_FOUND');
     expect((await jobsOf(db, id)).filter((j) => j.activityId === 'escalate')).toHaveLength(1);
   });
@@ -183,14 +185,15 @@ describe('timers on the Firestore emulator', () => {
     expect(await subscriptionsOf(db, gate.id)).toEqual([]);
 
     const task = await atHandOver(db, 'WO-t10');
-    await cancelTokenRun(db, engine, task.id, task.token, new Date());
-    expect(await timersOf(db, task.id)).toEqual([]);
     const back = await moveToken(db, engine, { processInstanceId: task.id, executionId: task.token, activityId: 'completedOrOverdue', force: false, now: new Date() });
     expect(back.timers.map((t) => t.activityId)).toEqual(['overdue']);
     expect(await subscriptionsOf(db, task.id)).toEqual([`${task.token}/waitForCompletion`]);
+    await cancelTokenRun(db, engine, task.id, task.token, new Date());
+    expect(await timersOf(db, task.id)).toEqual([]);
+    expect(await subscriptionsOf(db, task.id)).toEqual([]);
   });
 
-  test('a landed commit whose answer is lost: the re-run finds the timer FIRED and changes nothing more', async () => {
+  test('a landed commit whose answer is lost: the re-run finds its own firing, reports it FIRED with the job it created, and changes nothing more', async () => {
     const client = dbs('engine-timers-landed');
     const { id, deadline, token } = await atHandOver(client, 'WO-t11');
     const faults = commitFaults(client);
@@ -198,10 +201,14 @@ describe('timers on the Firestore emulator', () => {
       faults.afterLanding((request) => writes(request, `${COLLECTIONS.timers}/${deadline.id}`), { kind: 'UNAVAILABLE' });
       const result = await fireTimerRun(client, engine, deadline.id, deadline.dueAt);
       expect(faults.fired()).toBe(1);
-      expect(result.status).toBe('ALREADY_FIRED');
+      // Its own firing: what it created is reported, so the caller dispatches it now (not the sweep, later).
+      expect(result.status).toBe('FIRED');
+      expect(result.jobs.map((j) => j.activityId)).toEqual(['escalate']);
     } finally {
       faults.restore();
     }
+    // Another call's delivery of the same timer is a duplicate.
+    expect((await fireTimerRun(client, engine, deadline.id, deadline.dueAt)).status).toBe('ALREADY_FIRED');
     expect((await jobsOf(client, id)).filter((j) => j.activityId === 'escalate')).toHaveLength(1);
     expect(await execution(client, token)).toMatchObject({ activityId: 'escalate' });
     expect((await timerDoc(client, deadline.id))?.status).toBe('FIRED');

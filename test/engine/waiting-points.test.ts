@@ -30,7 +30,7 @@ test('a token that starts waiting writes the instance and the key document, noth
   const at = (ms: number): Date => new Date(Date.UTC(2026, 0, 1) + ms);
   const point = (messageName: string, ms: number): WaitingPoint => ({ messageName, correlationKey: 'WO-wp-gw', processInstanceId: instance.id, executionId: 'e-gw', activityId: `catch${messageName}`, gatewayId: 'gate', createdAt: at(ms) });
   const points = [point('WorkOrderCompleted', 2_000), point('WorkOrderCancelled', 1_000)];
-  const empty = { executions: [], jobs: [], timers: [], cancelTimers: [] };
+  const empty = { executions: [], jobs: [], timers: [], cancelTimers: [], staleJobs: [] };
 
   const subscribed = await runUnitOfWork(db, async (uow) => applyTransition(uow, { ...empty, instance, subscribe: points, unsubscribe: [] }, new Date()));
   // Two branches of one token: the instance and one key document (an earlier version wrote one eventSubscriptions document per branch too: 4).
@@ -51,7 +51,7 @@ test('a token that starts waiting writes the instance and the key document, noth
 test('a key document with only its lane has no waitingSince, so the ordered waiting queries skip it', async () => {
   const { instance } = await started('WO-wp-lane');
   const point: WaitingPoint = { messageName: 'WorkOrderCompleted', correlationKey: 'WO-wp-lane', processInstanceId: instance.id, executionId: 'e-lane', activityId: 'wait', createdAt: new Date() };
-  const empty = { executions: [], jobs: [], timers: [], cancelTimers: [] };
+  const empty = { executions: [], jobs: [], timers: [], cancelTimers: [], staleJobs: [] };
   await runUnitOfWork(db, async (uow) => applyTransition(uow, { ...empty, instance, subscribe: [point], unsubscribe: [] }, new Date()));
   const keyRef = refs.correlationKey(db, 'WO-wp-lane');
   await keyRef.update({ open: [{ inboxId: 'x', messageName: 'WorkOrderCompleted', publishTime: null, receivedAt: new Date() }] });

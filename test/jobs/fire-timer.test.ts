@@ -19,6 +19,7 @@ import { deadlineEngine, REPO_ROOT } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { createSigner } from '../support/tokens';
 import { jobOf } from '../support/process-state';
+import { commitFaults, writes } from '../support/commit-faults';
 
 /**
  * fireTimer served in process on the Firestore emulator: each outcome of
@@ -101,6 +102,32 @@ describe('fireTimer', () => {
     expect(reminder).toMatchObject({ activityId: 'remind', status: 'PENDING', horizon: 'NEAR' });
     expect(timers.calls[0]?.options).toEqual({ scheduleTime: new Date(clock.getTime() + 3_600_000) });
     expect(logs.find((l) => l.message === 'timer fired')).toMatchObject({ nextJobs: 1, nextTimers: 1 });
+  });
+
+  test('a firing whose commit landed but whose answer was lost: the re-run reports it fired and dispatches what it created; another delivery is "already fired"', async () => {
+    const t0 = new Date();
+    const { timer } = await started('timer-kinds', 'WO-fire-landed', { orderId: 'O-landed' }, t0);
+    clock = new Date(timer.dueAt.getTime());
+    const faults = commitFaults(db);
+    let res: request.Response;
+    try {
+      faults.afterLanding((r) => writes(r, `timers/${timer.id}`), { kind: 'UNAVAILABLE' });
+      res = await request(fire).post('/').send({ timerId: timer.id });
+      expect(faults.fired()).toBe(1);
+    } finally {
+      faults.restore();
+    }
+    expect({ status: res.status, outcome: res.body.outcome }).toEqual({ status: 200, outcome: 'fired' });
+    // What the landed firing created is dispatched now, not when the sweep finds it a minute or more later.
+    expect(jobs.calls).toHaveLength(1);
+    expect((await jobOf(db, timer.processInstanceId, jobs.calls[0]?.id ?? ''))).toMatchObject({ activityId: 'work', status: 'PENDING' });
+    expect(timers.calls).toHaveLength(1);
+    expect(await timerDoc(timers.calls[0]?.id ?? '')).toMatchObject({ activityId: 'remind', status: 'PENDING' });
+    expect(await timerDoc(timer.id)).toMatchObject({ status: 'FIRED', firing: { jobIds: [jobs.calls[0]?.id], timerIds: [timers.calls[0]?.id] } });
+    jobs.calls.length = 0;
+    const again = await request(fire).post('/').send({ timerId: timer.id });
+    expect(again.body.outcome).toBe('already fired');
+    expect(jobs.calls).toEqual([]);
   });
 
   test('a task that comes early (clock skew beyond 1 s): 503 with Retry-After until the due time, nothing written; at the due time it fires', async () => {

@@ -164,6 +164,8 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
     expect(escalation.id).not.toBe(only(started.jobs).id);
     expect(late.cancelTimers).toEqual([]);
     expect(late.subscribe).toEqual([]);
+    // The hand-over's job is ended in the same transaction: its handler never runs, its failure can never drag the token back.
+    expect(late.staleJobs).toEqual([only(started.jobs).id]);
   });
 
   const atGateway = (variables: Record<string, unknown> = { workOrderId: 'WO-1' }): Transition => {

@@ -110,6 +110,31 @@ describe('work-order-execution', () => {
   });
 });
 
+describe('jobs whose token leaves them are stale (staleJobs)', () => {
+  const atHandOver = (): Transition => start(workOrder, { workOrderId: 'WO-1' });
+
+  test('a repair that moves or cancels a token waiting for a job names that job; the job that finishes does not name itself', () => {
+    const started = atHandOver();
+    const job = only(started.jobs);
+    expect(placeToken(workOrder, {}, stateOf(started), 'waitForCompletion', t1).staleJobs).toEqual([job.id]);
+    expect(cancelToken(stateOf(started), t1).staleJobs).toEqual([job.id]);
+    expect(completeJob(workOrder, {}, { ...stateOf(started), job }, {}, t1).staleJobs).toEqual([]);
+  });
+
+  test('a token waiting for a message holds no job: nothing is stale when it moves', () => {
+    const started = atHandOver();
+    const waiting = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
+    expect(deliverMessage(workOrder, {}, stateOf(waiting), {}, t1).staleJobs).toEqual([]);
+    expect(cancelToken(stateOf(waiting), t1).staleJobs).toEqual([]);
+  });
+
+  test('a token stopped by a FAILED job names it too (the store ends only PENDING ones)', () => {
+    const started = atHandOver();
+    const failed = failJob({ ...stateOf(started), job: only(started.jobs) }, 'boom', t1);
+    expect(placeToken(workOrder, {}, { instance: failed.instance, execution: only(failed.executions) }, 'handOverWorkOrder', t1).staleJobs).toEqual([only(started.jobs).id]);
+  });
+});
+
 describe('exclusive gateway (invoice-routing)', () => {
   test.each([
     ['items completed: the conditioned flow to the invoice', 5, 'createInvoice', 'RUNNING'],

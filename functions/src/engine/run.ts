@@ -21,13 +21,14 @@ export interface Run {
   readonly unsubscribe: WaitingPoint[];
   readonly timers: TimerState[];
   readonly cancelTimers: string[];
+  readonly staleJobs: string[];
 }
 
 /** Steps that never enter a node (failing a job, cancelling a token) run without a model. */
 export const NO_MODEL: ProcessModel = { key: '(none)', name: null, version: '', startEventId: null, messageStartEvents: {}, nodes: {}, flows: {} };
 
 export function newRun(model: ProcessModel, sync: Readonly<Record<string, SyncHandler>>, instance: InstanceState, now: Date): Run {
-  return { model, sync, now, instance, executions: new Map(), jobs: [], subscribe: [], unsubscribe: [], timers: [], cancelTimers: [] };
+  return { model, sync, now, instance, executions: new Map(), jobs: [], subscribe: [], unsubscribe: [], timers: [], cancelTimers: [], staleJobs: [] };
 }
 
 export function finish(run: Run): Transition {
@@ -39,6 +40,7 @@ export function finish(run: Run): Transition {
     unsubscribe: run.unsubscribe,
     timers: run.timers,
     cancelTimers: run.cancelTimers,
+    staleJobs: run.staleJobs,
   };
 }
 
@@ -91,12 +93,15 @@ export function pointsOf(execution: ExecutionState): WaitingPoint[] {
 
 /**
  * A token leaves the node it waits at: every waiting point it holds is
- * unsubscribed and every timer it waits with is cancelled, except the one
- * that fires now (`firedTimerId`), which the caller writes FIRED.
+ * unsubscribed, every timer it waits with is cancelled and the job it waits
+ * for is stale, except what moves it now: the timer that fires
+ * (`except.timerId`, written FIRED by the caller) or the job that finished
+ * (`except.jobId`, written DONE by the caller).
  */
-export function release(run: Run, execution: ExecutionState, firedTimerId: string | null = null): ExecutionState {
+export function release(run: Run, execution: ExecutionState, except: { readonly timerId?: string; readonly jobId?: string } = {}): ExecutionState {
   run.unsubscribe.push(...pointsOf(execution));
-  run.cancelTimers.push(...(execution.timerIds ?? []).filter((id) => id !== firedTimerId));
+  run.cancelTimers.push(...(execution.timerIds ?? []).filter((id) => id !== except.timerId));
+  if (execution.status === 'WAITING_JOB' && execution.jobId !== null && execution.jobId !== except.jobId) run.staleJobs.push(execution.jobId);
   const changes: { waitingFor: null; timerIds?: string[]; gatewayWaits?: [] } = { waitingFor: null };
   if (execution.timerIds !== undefined) changes.timerIds = [];
   if (execution.gatewayWaits !== undefined) changes.gatewayWaits = [];

@@ -147,6 +147,14 @@ export interface GatewayWait {
 
 export type JobStatus = 'PENDING' | 'DONE' | 'FAILED';
 
+/**
+ * `lastError` of a job ended DONE without its handler's result moving
+ * anything: its token no longer waits for it (a repair moved or cancelled
+ * the token, an interrupting boundary timer took it on). DONE (not FAILED):
+ * nothing is left to do or repair. Documented in docs/data-model.md (jobs).
+ */
+export const STALE_JOB_ERROR = 'token no longer waits for this job';
+
 /** An async continuation: run the handler of `activityId`, then move the token on. */
 export interface JobState {
   readonly id: string;
@@ -158,6 +166,16 @@ export interface JobState {
   readonly lastError: string | null;
   readonly createdAt: Date;
   readonly finishedAt: Date | null;
+}
+
+/**
+ * Whether a job may still move its token: the token exists and waits at the
+ * job's task for this very job. A job that is not live is stale wherever it
+ * is met (runJob's start, its failure, its completion): it ends without
+ * touching the token, so it never moves a token it no longer owns.
+ */
+export function jobIsLive(execution: ExecutionState | undefined, job: Pick<JobState, 'id'>): boolean {
+  return execution !== undefined && execution.status === 'WAITING_JOB' && execution.jobId === job.id;
 }
 
 /** A token waiting for a message: what the correlation looks up. */
@@ -226,4 +244,11 @@ export interface Transition {
   readonly timers: readonly TimerState[];
   /** Ids of PENDING timers whose token left without them: deleted in the same transaction. */
   readonly cancelTimers: readonly string[];
+  /**
+   * Ids of jobs whose token left their task without them (a repair moved or
+   * cancelled it, an interrupting boundary timer took it on): a PENDING one
+   * ends in the same transaction (DONE, {@link STALE_JOB_ERROR}), so its
+   * handler never runs and its failure can never drag the token back.
+   */
+  readonly staleJobs: readonly string[];
 }

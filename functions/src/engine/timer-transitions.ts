@@ -80,9 +80,9 @@ export function fireTimer(
   const run = newRun(model, sync, { ...state.instance, updatedAt: now }, now);
   const event = node(model, timer.activityId);
   if (event.kind === 'timerCatchEvent') {
-    leaveFrom(run, release(run, execution, timer.id), event.id);
+    leaveFrom(run, release(run, execution, { timerId: timer.id }), event.id);
   } else if (event.kind === 'boundaryTimer' && event.cancelActivity) {
-    enter(run, release(run, execution, timer.id), event.id);
+    enter(run, release(run, execution, { timerId: timer.id }), event.id);
   } else if (event.kind === 'boundaryTimer') {
     spawn(run, execution, timer, event);
   } else {

@@ -74,7 +74,7 @@ export function completeJob(
   now: Date,
 ): Transition & { readonly job: JobState } {
   const run = newRun(model, sync, { ...state.instance, variables: { ...state.instance.variables, ...result }, updatedAt: now }, now);
-  const released = release(run, state.execution);
+  const released = release(run, state.execution, { jobId: state.job.id });
   leaveFrom(run, released, released.activityId);
   return { ...finish(run), job: { ...state.job, status: 'DONE', finishedAt: now } };
 }

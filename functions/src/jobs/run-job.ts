@@ -4,12 +4,13 @@ import { z } from 'zod';
 import type { PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure, errorMessage, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
-import { asInstance, asJob, refs } from '../engine/store/collections';
+import { asExecution, asInstance, asJob, refs } from '../engine/store/collections';
 import { completeJobRun, type JobRef } from '../engine/store/complete-job';
 import { STORED } from '../engine/store/converters';
 import { isLegacyInstance } from '../engine/store/instance-doc';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
-import type { InstanceState, JobState } from '../engine/state';
+import { endStaleJob } from '../engine/store/stale-job';
+import { type ExecutionState, type InstanceState, jobIsLive, type JobState } from '../engine/state';
 import { type Answer, answering, failureAnswer } from '../http/answer';
 import { parseBody, refuseMethod, refuseToken } from '../http/request';
 import type { Logger } from '../log';
@@ -130,6 +131,7 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
     if (loaded.kind === 'answered') return loaded.answer;
     const { job, instance } = loaded;
     delivery = { ...delivery, processInstanceId: job.processInstanceId };
+    if (!loaded.live) return await endStale(deps, delivery, job);
     annotateSpan({ 'inbox.job.id': job.id, 'inbox.job.activity': job.activityId, 'inbox.process.instance': job.processInstanceId });
     const handler = deps.handlers()[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
@@ -150,7 +152,8 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
   }
 }
 
-type Loaded = { readonly kind: 'answered'; readonly answer: Answer } | { readonly kind: 'pending'; readonly job: JobState; readonly instance: InstanceState };
+/** `live`: its token waits for it (jobIsLive); a PENDING job that is not live ends stale without running its handler. */
+type Loaded = { readonly kind: 'answered'; readonly answer: Answer } | { readonly kind: 'pending'; readonly job: JobState; readonly instance: InstanceState; readonly live: boolean };
 
 /** An old-layout `jobs/{jobId}` document, read outside a transaction; null when there is none. */
 async function legacyJob(db: Firestore, jobId: string): Promise<JobState | null> {
@@ -182,7 +185,30 @@ async function loadPendingJob({ db, jobId, processInstanceId }: Delivery): Promi
   }
   if (job?.processInstanceId !== instanceId) return notFound;
   if (job.status !== 'PENDING') return { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'already finished', jobId, status: job.status } } };
-  return { kind: 'pending', job, instance: asInstance(data) };
+  return { kind: 'pending', job, instance: asInstance(data), live: jobIsLive(await tokenOf(db, data, job.executionId), job) };
+}
+
+/** A token as the instance document holds it; an old-layout instance's from its `executions/{id}` document. */
+async function tokenOf(db: Firestore, data: Readonly<Record<string, unknown>>, executionId: string): Promise<ExecutionState | undefined> {
+  if (!isLegacyInstance(data)) {
+    const stored = (data.tokens as Record<string, Record<string, unknown>> | undefined)?.[executionId];
+    return stored === undefined ? undefined : asExecution(stored);
+  }
+  const snap = await refs.execution(db, executionId).withConverter(STORED).get();
+  return snap.exists ? asExecution(snap.data() ?? {}) : undefined;
+}
+
+/**
+ * The job's token no longer waits for it (a repair moved or cancelled it, an
+ * interrupting timer took it on): the job ends stale in one transaction and
+ * its handler is never run; 200, so Cloud Tasks ends the task.
+ */
+async function endStale(deps: RunJobDeps, delivery: Delivery, job: JobState): Promise<Answer> {
+  const ended = await endStaleJob(delivery.db, job, deps.now());
+  // Read again in the transaction, the token does wait for it (a read of an old-layout instance raced its move-in): run it on the retry.
+  if (ended === 'LIVE') return { kind: 'retry', code: 'JOB_LIVE', error: 'the job looked stale but its token waits for it: Cloud Tasks will retry', retryAfterSeconds: null };
+  deps.log.info('job stale: its token no longer waits for it; ended without running its handler', { ...delivery.context, activityId: job.activityId, executionId: job.executionId, outcome: ended });
+  return { kind: 'ok', body: { outcome: ended.toLowerCase().replace('_', ' '), jobId: job.id } };
 }
 
 /** The job's id and instance for the store; null when a body without the instance id names no old job document. */
@@ -238,6 +264,10 @@ async function settleFailure(deps: RunJobDeps, delivery: Delivery, error: string
   if (counted.status === 'FAILED') {
     deps.log.error('job failed for good: instance marked INCIDENT', { incident: 'JOB_FAILED', ...context, final: final ?? 'ATTEMPTS_EXHAUSTED', attempts: counted.attempts, error });
     return { kind: 'ok', body: { outcome: 'failed', jobId, attempts: counted.attempts } };
+  }
+  if (counted.status === 'STALE') {
+    deps.log.info('job failed after its token moved on: ended stale, the token untouched', { ...context, attempts: counted.attempts, code, error });
+    return { kind: 'ok', body: { outcome: 'stale', jobId } };
   }
   // Finished meanwhile (a concurrent delivery) or gone: nothing left to retry.
   if (counted.status !== 'RETRY') return { kind: 'ok', body: { outcome: counted.status.toLowerCase().replace('_', ' '), jobId } };

@@ -2,8 +2,9 @@ import type { Engine } from '../engine';
 import { type ExecutionState, type Incident, type InstanceState, isOpenIncident, type JobState, type TimerState, type Transition, type WaitingPoint } from '../state';
 import { deliverMessage } from '../transitions';
 import { asCorrelationKey, plain, refs, saveCorrelationKey } from './collections';
-import { readInstanceDoc, writeInstance } from './instance-doc';
-import { nearTimers, pendingTimerDoc } from './timers';
+import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
+import { staleEnd } from './stale-job';
+import { asTimer, nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 
 /** Two or more tokens now wait for the same message under the same key. */
@@ -31,7 +32,7 @@ function withDuplicateIncident(instance: InstanceState, point: WaitingPoint, cou
 
 /**
  * Writes a Transition into the unit of work: the instance document (with its
- * changed tokens and new jobs: one write), new timers (`timers/{id}`, cancelled
+ * changed tokens, new jobs and the jobs its tokens left, ended stale: one write), new timers (`timers/{id}`, cancelled
  * ones deleted), waiting points (in the per-key document only: its `shard`,
  * `waitingFor` and `waitingSince` serve the waiting queries, see saveCorrelationKey).
  *
@@ -68,11 +69,26 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
     saveCorrelationKey(uow, { ...stored, waiting }, now);
   }
 
-  await writeInstance(uow, instance.id, { instance, executions: t.executions, jobs: t.jobs });
+  await writeInstance(uow, instance.id, { instance, executions: t.executions, jobs: [...t.jobs, ...(await staleJobsEnded(uow, instance.id, t.staleJobs, now))] });
   for (const other of others.values()) await writeInstance(uow, other.id, { instance: other });
   for (const id of t.cancelTimers) uow.delete(refs.timer(db, id));
   for (const timer of t.timers) uow.create(refs.timer(db, timer.id), plain(pendingTimerDoc(timer, now)));
   return duplicates;
+}
+
+/** The PENDING ones of `ids` (jobs whose token left them), ended stale; an old-layout job document is deleted as it is folded in. */
+async function staleJobsEnded(uow: UnitOfWork, instanceId: string, ids: readonly string[], now: Date): Promise<JobState[]> {
+  if (ids.length === 0) return [];
+  const doc = await readInstanceDoc(uow, instanceId);
+  if (doc === null) return [];
+  const ended: JobState[] = [];
+  for (const id of ids) {
+    const found = await readJob(uow, doc, id);
+    if (found === null || found.job.status !== 'PENDING') continue;
+    if (found.legacyPath !== null) uow.delete(uow.db.doc(found.legacyPath));
+    ended.push(staleEnd(found.job, now));
+  }
+  return ended;
 }
 
 /** An instance as this unit of work holds it (instance-doc.ts: one read, cached), or null. */
@@ -102,6 +118,26 @@ export interface Settled {
 
 /** An operation that changed nothing (found its work done, or nothing to do). */
 export const NOTHING_SETTLED: Settled = { jobs: [], timers: [], duplicates: [], consumed: [] };
+
+/**
+ * The jobs and timers an earlier attempt created (by id) that are still
+ * PENDING: what a re-run that finds its own commit landed dispatches again
+ * (dispatching one twice is harmless; one already run or fired is left out).
+ */
+export async function stillPending(uow: UnitOfWork, instanceId: string, jobIds: readonly string[], timerIds: readonly string[]): Promise<{ jobs: JobState[]; timers: TimerState[] }> {
+  const jobs: JobState[] = [];
+  const doc = await readInstanceDoc(uow, instanceId);
+  for (const id of jobIds) {
+    const found = doc === null ? null : await readJob(uow, doc, id);
+    if (found !== null && found.job.status === 'PENDING') jobs.push(found.job);
+  }
+  const timers: TimerState[] = [];
+  for (const id of timerIds) {
+    const data = await uow.get(refs.timer(uow.db, id));
+    if (data !== undefined && asTimer(data).status === 'PENDING') timers.push(asTimer(data));
+  }
+  return { jobs, timers };
+}
 
 /**
  * Applies a transition, then lets every new waiting point take its buffered

@@ -4,14 +4,8 @@ import type { JobState } from '../state';
 import { completeJob } from '../transitions';
 import { applyAndSettle, NOTHING_SETTLED, type Settled } from './apply';
 import { readInstanceDoc, readJob, writeJobOf } from './instance-doc';
+import { endStale, isStale } from './stale-job';
 import { runUnitOfWork, type UnitStats } from './unit-of-work';
-
-/**
- * `lastError` of a job ended DONE without moving anything: a repair had moved
- * or cancelled its token. DONE (not FAILED): nothing is left to do or repair.
- * Documented in docs/data-model.md (jobs).
- */
-export const STALE_JOB_ERROR = 'token no longer waits for this job';
 
 /** Outcome of finishing a job. */
 export type JobCompletion = Settled & { readonly status: 'COMPLETED' | 'ALREADY_FINISHED' | 'NOT_FOUND' | 'STALE' };
@@ -21,8 +15,9 @@ export type JobRef = Pick<JobState, 'id' | 'processInstanceId'>;
 
 /**
  * Marks a job DONE and moves its token on, in one transaction. A job already
- * DONE or FAILED, or whose token no longer waits for it (moved by a repair),
- * changes nothing: a duplicate Cloud Tasks delivery is harmless.
+ * DONE or FAILED changes nothing (a duplicate Cloud Tasks delivery is
+ * harmless); one whose token no longer waits for it (moved by a repair or a
+ * timer) ends stale (stale-job.ts) and moves nothing.
  */
 export async function completeJobRun(db: Firestore, engine: Engine, ref: JobRef, result: Readonly<Record<string, unknown>>, now: Date): Promise<JobCompletion> {
   return (await completeJobCounted(db, engine, ref, result, now)).result;
@@ -42,8 +37,8 @@ export async function completeJobCounted(db: Firestore, engine: Engine, ref: Job
     if (job.status !== 'PENDING') return { ...NOTHING_SETTLED, status: 'ALREADY_FINISHED' };
     const { instance } = doc;
     const execution = doc.tokens[job.executionId];
-    if (execution === undefined || execution.status !== 'WAITING_JOB' || execution.jobId !== job.id) {
-      await writeJobOf(uow, { ...job, status: 'DONE', finishedAt: now, lastError: STALE_JOB_ERROR }, legacyPath);
+    if (execution === undefined || isStale(doc, job)) {
+      await endStale(uow, job, legacyPath, now);
       return { ...NOTHING_SETTLED, status: 'STALE' };
     }
     const t = completeJob(engine.model(instance.processKey), engine.sync, { instance, execution, job }, result, now);

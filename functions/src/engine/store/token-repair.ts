@@ -1,9 +1,6 @@
-import type { JobState, TimerState } from '../state';
-import { type DuplicateWaitingPoint, loadInstance, type Settled } from './apply';
-import { refs } from './collections';
-import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
+import { type DuplicateWaitingPoint, loadInstance, type Settled, stillPending } from './apply';
+import { writeInstance } from './instance-doc';
 import { type RepairActor, type RepairKind, type RepairRecord, repairRecord, withRepair } from './repair-request';
-import { asTimer } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 
 /** What a repair of tokens did; `alreadyApplied`: found done by an earlier attempt of the same request. */
@@ -25,17 +22,7 @@ export async function recordOnInstance(uow: UnitOfWork, instanceId: string, kind
 /** What an applied repair did, re-read for a re-run: its jobs and timers that are still PENDING (dispatching one twice is harmless). */
 export async function changedBy(uow: UnitOfWork, instanceId: string, record: RepairRecord): Promise<Repaired> {
   const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
-  const jobs: JobState[] = [];
-  const doc = await readInstanceDoc(uow, instanceId);
-  for (const id of strings(record.details.jobIds)) {
-    const found = doc === null ? null : await readJob(uow, doc, id);
-    if (found !== null && found.job.status === 'PENDING') jobs.push(found.job);
-  }
-  const timers: TimerState[] = [];
-  for (const id of strings(record.details.timerIds)) {
-    const data = await uow.get(refs.timer(uow.db, id));
-    if (data !== undefined && asTimer(data).status === 'PENDING') timers.push(asTimer(data));
-  }
+  const { jobs, timers } = await stillPending(uow, instanceId, strings(record.details.jobIds), strings(record.details.timerIds));
   const duplicates = Array.isArray(record.details.duplicates) ? (record.details.duplicates as DuplicateWaitingPoint[]) : [];
   return { jobs, timers, duplicates, consumed: strings(record.details.consumed), alreadyApplied: true };
 }
