@@ -20,13 +20,13 @@
  */
 const PURE = [
   '^functions/src/(core|bpmn)/',
-  '^functions/src/engine/(transitions|timer-transitions|run|enter|waits|incidents|state|ids|engine)\\.ts$',
+  '^functions/src/engine/(transitions|timer-transitions|run|enter|waits|incidents|state|ids|engine|repair-basis)\\.ts$',
   '^functions/src/relay/(classify|decide|backoff|lane)\\.ts$',
   '^functions/src/receiver/(interpret|envelope|registry)\\.ts$',
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
   '^functions/src/process/variables\\.ts$',
   '^functions/src/cli/parse\\.ts$',
-  '^functions/src/operations/(explain|claim-view|overlays|vocabulary|shard-page|stored-values)\\.ts$',
+  '^functions/src/operations/(explain|claim-view|overlays|vocabulary|shard-page|stored-values|basis-change)\\.ts$',
 ];
 
 /** What a pure module may load at run time besides the pure core: validation, BPMN XML reading, hashing. */

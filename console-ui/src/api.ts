@@ -4,7 +4,7 @@
  * is words for a person: the server's `error`, or what went wrong on the
  * way (no answer, not JSON), so no view ever renders blank.
  */
-import type { DocumentPage, DocumentView, IncidentList, InstanceRow, InstanceView, Overview, RepairOutcome, RepairRequest, Role, WaitingPage } from '../../functions/src/operations/types';
+import type { DocumentPage, DocumentView, IncidentList, InstanceRow, InstanceView, Overview, RepairBasisView, RepairOutcome, RepairRequest, Role, WaitingPage } from '../../functions/src/operations/types';
 
 /** GET /api/whoami: who the server took the caller for, and how it let them in. */
 export interface Whoami {
@@ -87,12 +87,15 @@ export const api = {
   instance: (id: string): Promise<InstanceView> => call(`api/instances/${encodeURIComponent(id)}`),
   incidents: (all: boolean): Promise<IncidentList> => call(`api/incidents${all ? '?all=true' : ''}`),
   waiting: (filters: WaitingQuery, after: string | null): Promise<WaitingPage> => call(`api/waiting${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
-  /** POST /api/repairs: the two headers are the server's CSRF check (a foreign page cannot send them without a preflight). */
-  repair: (request: RepairRequest, preview: boolean, requestId: string): Promise<RepairOutcome> =>
+  /**
+   * POST /api/repairs: the two headers are the server's CSRF check (a foreign page cannot send them without a preflight).
+   * `expect`: the preview's basis, sent with the confirmation so the server refuses it if the state changed since.
+   */
+  repair: (request: RepairRequest, preview: boolean, requestId: string, expect: RepairBasisView | null = null): Promise<RepairOutcome> =>
     call('api/repairs', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Inbox-Console': '1' },
-      body: JSON.stringify({ request, preview, requestId }),
+      body: JSON.stringify({ request, preview, requestId, ...(expect === null ? {} : { expect }) }),
     }),
 };
 

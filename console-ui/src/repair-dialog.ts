@@ -3,9 +3,11 @@
  * server for a preview (the real transaction, rolled back) and shows what
  * it would do, and only on "Confirm" sends the same request again, with
  * the same requestId, for real. The requestId makes a repeated confirm
- * (a double click, a retry after a lost answer) apply once.
+ * (a double click, a retry after a lost answer) apply once; the preview's
+ * basis, sent back with it, makes the server refuse the confirmation when
+ * what the repair acts on changed since the preview.
  */
-import type { RepairOutcome, RepairRequest } from '../../functions/src/operations/types';
+import type { RepairBasisView, RepairOutcome, RepairRequest } from '../../functions/src/operations/types';
 import { api, ApiError, describe } from './api';
 import { button, h } from './dom';
 
@@ -42,6 +44,9 @@ function outcomeView(outcome: RepairOutcome, testid: string): HTMLElement {
     h('p', { class: 'summary', testid: `${testid}-summary` }, outcome.summary),
     outcome.alreadyApplied ? h('p', { testid: `${testid}-already` }, 'This request had already been applied: nothing changed now.') : null,
     h('p', {}, `Target: ${outcome.target}`),
+    outcome.preview && outcome.basis !== null
+      ? h('p', { testid: `${testid}-basis` }, `As read: ${Object.entries(outcome.basis.facts).map(([k, v]) => `${k} ${v === '' ? '(none)' : v}`).join(', ')}. Confirm is refused if this changes first.`)
+      : null,
     outcome.writes.length === 0
       ? h('p', { testid: `${testid}-no-writes` }, 'Writes nothing.')
       : h(
@@ -60,7 +65,7 @@ export function openRepairDialog(spec: RepairDialogSpec): HTMLDialogElement {
   const inputs = spec.fields.map((f) => ({ field: f, input: fieldInput(f) }));
   const status = h('div', { class: 'status', testid: 'repair-status', 'aria-live': 'polite' });
   const result = h('div', { testid: 'repair-outcome' });
-  let pending: { request: RepairRequest; requestId: string } | null = null;
+  let pending: { request: RepairRequest; requestId: string; basis: RepairBasisView | null } | null = null;
   let confirmed = false;
 
   const dialog = h('dialog', { class: 'repair', testid: 'repair-dialog' });
@@ -94,10 +99,12 @@ export function openRepairDialog(spec: RepairDialogSpec): HTMLDialogElement {
       return;
     }
     // A fresh id per preview: changed fields make a different request, which must not share an id.
-    pending = { request, requestId: crypto.randomUUID() };
+    pending = { request, requestId: crypto.randomUUID(), basis: null };
     busy(true, 'Asking for a preview…');
     try {
       const outcome = await api.repair(request, true, pending.requestId);
+      // What the preview read: Confirm sends it back, and the server refuses if it changed meanwhile.
+      pending.basis = outcome.basis;
       result.replaceChildren(h('p', { class: 'note' }, 'Preview: this is what Confirm will do.'), outcomeView(outcome, 'repair-preview-outcome'));
       busy(false, '');
       confirmButton.disabled = false;
@@ -113,7 +120,7 @@ export function openRepairDialog(spec: RepairDialogSpec): HTMLDialogElement {
     if (pending === null) return;
     busy(true, 'Repairing…');
     try {
-      const outcome = await api.repair(pending.request, false, pending.requestId);
+      const outcome = await api.repair(pending.request, false, pending.requestId, pending.basis);
       confirmed = true;
       result.replaceChildren(h('p', { class: 'note' }, 'Done.'), outcomeView(outcome, 'repair-result'));
       busy(false, '');

@@ -270,3 +270,45 @@ test('a refused repair shows the API\'s reason: requeue of a document that is DO
   await page.getByTestId('repair-close').click();
   expect((await db.collection(INBOX).doc(COMPLETION_ID).get()).get('status')).toBe('DONE');
 });
+
+test('Confirm is held to its preview: a completion that moves the token after the preview makes Confirm a refusal, and the order is still invoiced', async () => {
+  const HELD_ORDER = 'WO-console-e2e-held';
+  await startWorkOrder(HELD_ORDER, 'silent');
+  const heldInstance = await waitFor(`${HELD_ORDER} to wait for its completion`, async () => {
+    const key = await refs.correlationKey(db, HELD_ORDER).get();
+    return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
+  }, { timeoutMs: 60_000, everyMs: 200 });
+  await openView(page, at(`/instances/${heldInstance}`), 'instance');
+  const token = (await page.getByTestId('token-row').first().getAttribute('data-id')) ?? '';
+  await page.getByTestId(`repair-cancel-token-${token}`).click();
+  const dialog = page.getByTestId('repair-dialog');
+  await dialog.getByTestId('repair-preview-outcome').waitFor();
+  expect(await dialog.getByTestId('repair-preview-outcome-basis').textContent()).toContain('at waitForCompletion');
+
+  // The completion arrives while the operator reads the preview: it correlates, and "Create invoice" runs.
+  const pubsub = new PubSub({ projectId, apiEndpoint: (await stack.info()).pubsubHost });
+  try {
+    await pubsub.topic((await stack.info()).topics.completions).publishMessage({ json: completionOf(HELD_ORDER), attributes: COMPLETION_ATTRIBUTES });
+  } finally {
+    await pubsub.close();
+  }
+  await waitFor(`the token of ${HELD_ORDER} to leave "Wait for completion"`, async () => {
+    const tokens = ((await refs.instance(db, heldInstance).get()).get('tokens') ?? {}) as Record<string, { activityId?: string }>;
+    return tokens[token]?.activityId !== 'waitForCompletion' ? true : undefined;
+  }, { timeoutMs: 60_000, everyMs: 200 });
+
+  const answer = page.waitForResponse((res) => res.url().endsWith('/api/repairs') && res.request().method() === 'POST');
+  await dialog.getByTestId('repair-confirm').click();
+  const res = await answer;
+  expect(res.status()).toBe(409);
+  const refused = dialog.getByTestId('repair-refused');
+  await refused.waitFor();
+  expect(await refused.textContent()).toMatch(/the token (moved from Wait for completion \(waitForCompletion\) to|ended at) .* since the preview/);
+  await page.screenshot({ path: join(SHOTS, 'repair-held-to-preview.png') });
+  await dialog.getByTestId('repair-close').click();
+  await waitFor(`${HELD_ORDER} to be COMPLETED and invoiced`, async () => {
+    const instance = await instanceOf(HELD_ORDER);
+    return instance?.get('status') === 'COMPLETED' && (await refs.invoice(db, HELD_ORDER).get()).exists ? true : undefined;
+  }, { timeoutMs: 90_000, everyMs: 250 });
+  expect(((await refs.instance(db, heldInstance).get()).get('repairs') ?? []) as unknown[]).toEqual([]);
+});

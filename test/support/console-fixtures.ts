@@ -85,6 +85,9 @@ export const OVERVIEW: Overview = {
   waiting: [{ messageName: 'WorkOrderCompleted', waitingOverThreshold: 0, oldestWaitingAgeSeconds: 3_600 }],
 };
 
+/** The basis every fixture outcome says it read: the page must send it back with its confirmation. */
+export const FIXTURE_BASIS = { subject: 'token', facts: { at: 'Task_wait', step: '3', status: 'WAITING_MESSAGE' } } as const;
+
 /** In words, what the fixture server says a repair does (the real text comes from operations/repairs.ts). */
 export function outcomeOf(request: RepairRequest, preview: boolean): RepairOutcome {
   const target = 'instanceId' in request ? request.instanceId : request.id;
@@ -101,6 +104,8 @@ export function outcomeOf(request: RepairRequest, preview: boolean): RepairOutco
     summary,
     writes: [{ path: `processInstances/${target}`, op: 'set', fields: ['executions', 'repairs'] }],
     alreadyApplied: false,
+    basis: FIXTURE_BASIS,
+    expect: 'token:at=Task_wait;step=3;status=WAITING_MESSAGE',
     jobs: request.kind === 'move-token' ? 1 : 0,
     timers: 0,
     dispatched: preview ? 0 : request.kind === 'move-token' ? 1 : 0,

@@ -71,7 +71,7 @@ export async function admitCollision(db: Firestore, id: string, request: AdmitRe
   return runRepair(db, async (uow): Promise<Admitted> => {
     const ref = db.collection(INBOX).doc(id);
     const doc = (await uow.get(ref)) as Repaired | undefined;
-    const applied = appliedRepair(doc, request.requestId);
+    const applied = appliedRepair(doc, request.requestId, { kind: ADMIT, target: '' });
     if (applied !== null) return { id, firstId: String(applied.details.collidesWith), alreadyApplied: true };
     const check = checkAdmission(id, doc);
     if (!check.ok) throw new RefusedError(check.why);

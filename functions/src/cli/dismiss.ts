@@ -73,7 +73,7 @@ export async function dismiss(db: Firestore, id: string, request: DismissRequest
   return runRepair(db, async (uow): Promise<Dismissed> => {
     const ref = db.collection(INBOX).doc(id);
     const doc = (await uow.get(ref)) as Repaired | undefined;
-    const applied = appliedRepair(doc, request.requestId);
+    const applied = appliedRepair(doc, request.requestId, { kind: DISMISS, target: '' });
     if (applied !== null) {
       const { previousReason, processInstanceId } = applied.details;
       return { id, previousReason: typeof previousReason === 'string' ? previousReason : null, processInstanceId: typeof processInstanceId === 'string' ? processInstanceId : null, alreadyApplied: true };

@@ -4,7 +4,7 @@ import type { CliContext } from './context';
 import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
 import { formatAge } from './parse';
-import { printPreview } from './repair-preview';
+import { expectOption, printPreview } from './repair-preview';
 
 // main.ts loads this module for every inbox command.
 export { list, type ListOptions } from './list-command';
@@ -35,8 +35,8 @@ export async function stats(ctx: CliContext): Promise<void> {
   ]);
 }
 
-export async function parkCommand(ctx: CliContext, id: string, text: string, options: { dryRun?: boolean } = {}): Promise<void> {
-  const { outcome, result } = await parkRepair(operationsDeps(ctx), { kind: 'park', id, text }, { preview: options.dryRun === true, actor: cliActor(ctx.config) });
+export async function parkCommand(ctx: CliContext, id: string, text: string, options: { dryRun?: boolean; expect?: string } = {}): Promise<void> {
+  const { outcome, result } = await parkRepair(operationsDeps(ctx), { kind: 'park', id, text }, { preview: options.dryRun === true, actor: cliActor(ctx.config), ...expectOption(options.expect) });
   if (outcome.preview) return printPreview(ctx, outcome);
   const { alreadyApplied } = result;
   print(ctx, { parked: id, reason: 'MANUAL', alreadyApplied }, ['parked', 'reason'], [[id, 'MANUAL']]);

@@ -65,7 +65,9 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
 }
 
 /** The --dry-run of a repair: its own transaction, rolled back (operations/repairs.ts). */
-const DRY_RUN = 'run every check of the repair and show what it would write; change nothing (exit 1 when it would be refused)';
+const DRY_RUN = 'run every check of the repair and show what it would write and the --expect line of what it read; change nothing (exit 1 when it would be refused)';
+/** The --expect of a repair: the basis its --dry-run printed (engine/repair-basis.ts). */
+const EXPECT = 'the line a --dry-run printed: refuse, changing nothing, if what the repair acts on changed since that preview';
 
 /** stats, list, show, explain, requeue, park: seeing inbox documents and moving them between OPEN and PARKED. */
 function addDocumentCommands(program: Command, context: () => CliContext): void {
@@ -102,7 +104,8 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .description('OPEN to PARKED (reason MANUAL)')
     .requiredOption('--reason <text>', 'why')
     .option('--dry-run', DRY_RUN)
-    .action((id: string, options: { reason: string; dryRun?: boolean }) => inbox().parkCommand(context(), id, options.reason, { dryRun: options.dryRun === true }));
+    .option('--expect <line>', EXPECT)
+    .action((id: string, options: { reason: string; dryRun?: boolean; expect?: string }) => inbox().parkCommand(context(), id, options.reason, { dryRun: options.dryRun === true, ...(options.expect === undefined ? {} : { expect: options.expect }) }));
 }
 
 /** instances, incidents, repair: process state and its repairs. */
@@ -121,13 +124,15 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--execution <id>', 'the token to move (default: add a new token)')
     .option('--force', 'allow a second waiting point for the same message and key')
     .option('--dry-run', DRY_RUN)
+    .option('--expect <line>', EXPECT)
     .action((options: Parameters<typeof import('./process-commands').moveTokenCommand>[1]) => processes().moveTokenCommand(context(), options));
   repair
     .command('resolve-incident <instanceId>')
     .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
     .option('--note <text>', 'what was done, kept with each incident')
     .option('--dry-run', DRY_RUN)
-    .action((id: string, options: { note?: string; dryRun?: boolean }) => processes().resolveIncidentCommand(context(), id, options));
+    .option('--expect <line>', EXPECT)
+    .action((id: string, options: { note?: string; dryRun?: boolean; expect?: string }) => processes().resolveIncidentCommand(context(), id, options));
   repair
     .command('admit-collision <id>')
     .description('after comparing both payloads: a KEY_COLLISION document becomes an event of its own (OPEN, its own id), never a second copy of the first')
@@ -154,6 +159,7 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .requiredOption('--instance <id>', 'process instance')
     .requiredOption('--execution <id>', 'the token')
     .option('--dry-run', DRY_RUN)
+    .option('--expect <line>', EXPECT)
     .action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
 }
 

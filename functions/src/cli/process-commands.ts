@@ -10,7 +10,7 @@ import { RefusedError } from './inbox-ops';
 import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
 import { readStoredInstance } from '../operations/stored-instance';
-import { printPreview } from './repair-preview';
+import { expectOption, printPreview } from './repair-preview';
 
 export async function instances(ctx: CliContext, businessKey: string): Promise<void> {
   const db = ctx.db();
@@ -44,12 +44,12 @@ export async function incidents(ctx: CliContext, options: { all?: boolean } = {}
   ]);
 }
 
-/** How a CLI repair runs: as the operator (cliActor), for real or with --dry-run as a preview. */
-const runOptions = (ctx: CliContext, dryRun: boolean | undefined): RepairRunOptions => ({ preview: dryRun === true, actor: cliActor(ctx.config) });
+/** How a CLI repair runs: as the operator (cliActor), for real or with --dry-run as a preview; held to --expect when given. */
+const runOptions = (ctx: CliContext, options: { dryRun?: boolean; expect?: string }): RepairRunOptions => ({ preview: options.dryRun === true, actor: cliActor(ctx.config), ...expectOption(options.expect) });
 
 /** Closes an instance's open incidents once their cause is repaired (refused, naming the causes, before). */
-export async function resolveIncidentCommand(ctx: CliContext, instanceId: string, options: { note?: string; dryRun?: boolean }): Promise<void> {
-  const { outcome, result: done } = await resolveIncidentRepair(operationsDeps(ctx), { kind: 'resolve-incident', instanceId, note: options.note ?? null }, runOptions(ctx, options.dryRun));
+export async function resolveIncidentCommand(ctx: CliContext, instanceId: string, options: { note?: string; dryRun?: boolean; expect?: string }): Promise<void> {
+  const { outcome, result: done } = await resolveIncidentRepair(operationsDeps(ctx), { kind: 'resolve-incident', instanceId, note: options.note ?? null }, runOptions(ctx, options));
   if (outcome.preview) return printPreview(ctx, outcome);
   print(ctx, done, ['instance', 'status', 'incidents resolved'], [[done.instance.id, done.instance.status, done.resolved]]);
   if (done.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
@@ -65,9 +65,9 @@ function report(ctx: CliContext, what: string, changed: Repaired, outcome: Repai
   if (changed.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }
 
-export async function moveTokenCommand(ctx: CliContext, options: { instance: string; activity: string; execution?: string; force?: boolean; dryRun?: boolean }): Promise<void> {
+export async function moveTokenCommand(ctx: CliContext, options: { instance: string; activity: string; execution?: string; force?: boolean; dryRun?: boolean; expect?: string }): Promise<void> {
   const request = { kind: 'move-token', instanceId: options.instance, activityId: options.activity, executionId: options.execution ?? null, force: options.force === true } as const;
-  const { outcome, result } = await moveTokenRepair(operationsDeps(ctx), request, runOptions(ctx, options.dryRun));
+  const { outcome, result } = await moveTokenRepair(operationsDeps(ctx), request, runOptions(ctx, options));
   if (outcome.preview) return printPreview(ctx, outcome);
   // Where the token came from is for the summary; the CLI's output stays as it was.
   const changed: Repaired & { executionId: string; fromActivityId?: string | null } = { ...result };
@@ -75,8 +75,8 @@ export async function moveTokenCommand(ctx: CliContext, options: { instance: str
   report(ctx, `token ${changed.executionId} to ${options.activity}`, changed, outcome);
 }
 
-export async function cancelTokenCommand(ctx: CliContext, options: { instance: string; execution: string; dryRun?: boolean }): Promise<void> {
-  const { outcome, result } = await cancelTokenRepair(operationsDeps(ctx), { kind: 'cancel-token', instanceId: options.instance, executionId: options.execution }, runOptions(ctx, options.dryRun));
+export async function cancelTokenCommand(ctx: CliContext, options: { instance: string; execution: string; dryRun?: boolean; expect?: string }): Promise<void> {
+  const { outcome, result } = await cancelTokenRepair(operationsDeps(ctx), { kind: 'cancel-token', instanceId: options.instance, executionId: options.execution }, runOptions(ctx, options));
   if (outcome.preview) return printPreview(ctx, outcome);
   const changed: Repaired & { activityId?: string } = { ...result };
   delete changed.activityId;

@@ -80,12 +80,25 @@ const RepairRequestSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('resolve-incident'), instanceId: id, note: z.string().max(10_000).nullable() }).strict(),
 ]) satisfies z.ZodType<RepairRequest>;
 
-/** POST /api/repairs: the request, preview or not, and the id that makes the confirmation the same request as its preview. */
+/** A preview's basis sent back with its confirmation (operations/types.ts RepairBasisView). */
+const BasisSchema = z
+  .object({
+    subject: z.enum(['token', 'tokens', 'incidents', 'document']),
+    facts: z.record(z.string().regex(/^[a-z]{1,20}$/), z.string().max(20_000)).refine((f) => Object.keys(f).length <= 10, 'at most 10 facts'),
+  })
+  .strict();
+
+/**
+ * POST /api/repairs: the request, preview or not, the id that makes the
+ * confirmation the same request as its preview, and the preview's basis
+ * (`expect`) that holds the confirmation to what was previewed.
+ */
 const RepairBody = z
   .object({
     request: RepairRequestSchema,
     preview: z.boolean(),
     requestId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, - and _, at most 100').optional(),
+    expect: BasisSchema.optional(),
   })
   .strict();
 
@@ -208,10 +221,10 @@ async function repair(deps: ApiDeps, req: Request, caller: Caller): Promise<Answ
   }
   const body = parseBody(req, RepairBody);
   if (!body.ok) return body.answer;
-  const { request, preview, requestId } = body.value;
+  const { request, preview, requestId, expect } = body.value;
   const fields = { kind: request.kind, by: caller.id, preview, requestId: requestId ?? null };
   try {
-    const outcome = await runRepairRequest(deps.ops, request, { preview, actor: { id: caller.id, via: 'console' }, ...(requestId === undefined ? {} : { requestId }) });
+    const outcome = await runRepairRequest(deps.ops, request, { preview, actor: { id: caller.id, via: 'console' }, ...(requestId === undefined ? {} : { requestId }), ...(expect === undefined ? {} : { expect }) });
     return { kind: 'ok', body: { ...outcome } };
   } catch (err) {
     if (isRefusal(err)) {

@@ -1,11 +1,15 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
-import { appliedRepair, newRequestId, type RepairOptions, repairRecord, runRepair, withRepair } from '../engine/store/repair-request';
+import { checkBasis, documentBasis, type RepairBasis } from '../engine/repair-basis';
+import { appliedRepair, newRequestId, type RepairBinding, type RepairOptions, repairRecord, runRepair, withRepair } from '../engine/store/repair-request';
 import { adoptedFields, type OffloadedPayload } from '../inbox/claim-check';
 import { INBOX } from '../inbox/document';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
 import { RefusedError } from './refused';
+
+const REQUEUE: RepairBinding = { kind: 'requeue', target: '' };
+const PARK: RepairBinding = { kind: 'park', target: '' };
 
 export type RequeueCheck = { readonly ok: true; readonly doc: InboxView; readonly correlationKey: string } | { readonly ok: false; readonly why: string };
 
@@ -36,16 +40,19 @@ export function checkRequeue(id: string, doc: InboxView | undefined): RequeueChe
  * key collision (also when it was dead-lettered): its event is in the inbox
  * already. Idempotent per request id (one per command run, see
  * repair-request.ts): a re-run that finds it recorded reports it requeued.
- * `options`: who, and whether it only previews (repair-request.ts).
+ * `options`: who, whether it only previews, and the basis of its preview
+ * (repair-request.ts): refused if the document's status or reason changed since.
  */
-export async function requeue(db: Firestore, id: string, now: Date, requestId: string = newRequestId(), offloaded: OffloadedPayload | null = null, options: RepairOptions = {}): Promise<{ previousReason: string | null; alreadyApplied: boolean }> {
+export async function requeue(db: Firestore, id: string, now: Date, requestId: string = newRequestId(), offloaded: OffloadedPayload | null = null, options: RepairOptions = {}): Promise<{ previousReason: string | null; alreadyApplied: boolean; basis: RepairBasis | null }> {
   return runRepair(
     db,
     async (uow) => {
       const ref = db.collection(INBOX).doc(id);
       const stored = (await uow.get(ref)) as InboxView | undefined;
-      const applied = appliedRepair(stored, requestId);
-      if (applied !== null) return { previousReason: typeof applied.details.previousReason === 'string' ? applied.details.previousReason : null, alreadyApplied: true };
+      const applied = appliedRepair(stored, requestId, REQUEUE);
+      if (applied !== null) return { previousReason: typeof applied.details.previousReason === 'string' ? applied.details.previousReason : null, alreadyApplied: true, basis: null };
+      const basis = documentBasis(stored);
+      checkBasis(options.expect, basis, `document ${id}`);
       const check = checkRequeue(id, stored);
       if (!check.ok) throw new RefusedError(check.why);
       const { doc } = check;
@@ -53,29 +60,31 @@ export async function requeue(db: Firestore, id: string, now: Date, requestId: s
       // `offloaded`: the payload of a dead letter kept in chunks, written to the bucket just before (offload-chunked.ts).
       const reopened: InboxView = { ...doc, ...adoptedFields(offloaded), status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
       saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, now);
-      uow.set(ref, withRepair({ ...reopened, requeuedAt: now, previousReason: doc.reason }, repairRecord('requeue', requestId, now, { previousReason: doc.reason }, options.actor)));
-      return { previousReason: doc.reason, alreadyApplied: false };
+      uow.set(ref, withRepair({ ...reopened, requeuedAt: now, previousReason: doc.reason }, repairRecord(REQUEUE, requestId, now, { previousReason: doc.reason }, options.actor)));
+      return { previousReason: doc.reason, alreadyApplied: false, basis };
     },
     options.sink === undefined ? {} : { sink: options.sink },
   );
 }
 
-/** OPEN to PARKED (reason MANUAL) with the operator's text; out of its key's lane. Idempotent per request id, as {@link requeue}. */
-export async function park(db: Firestore, id: string, text: string, now: Date, requestId: string = newRequestId(), options: RepairOptions = {}): Promise<{ alreadyApplied: boolean }> {
+/** OPEN to PARKED (reason MANUAL) with the operator's text; out of its key's lane. Idempotent per request id and held to its preview, as {@link requeue}. */
+export async function park(db: Firestore, id: string, text: string, now: Date, requestId: string = newRequestId(), options: RepairOptions = {}): Promise<{ alreadyApplied: boolean; basis: RepairBasis | null }> {
   return runRepair(
     db,
     async (uow) => {
       const ref = db.collection(INBOX).doc(id);
       const doc = (await uow.get(ref)) as InboxView | undefined;
       if (doc === undefined) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
-      if (appliedRepair(doc, requestId) !== null) return { alreadyApplied: true };
+      if (appliedRepair(doc, requestId, PARK) !== null) return { alreadyApplied: true, basis: null };
+      const basis = documentBasis(doc);
+      checkBasis(options.expect, basis, `document ${id}`);
       if (doc.status !== 'OPEN') throw new RefusedError(`${id} is ${doc.status}, only OPEN documents can be parked`);
       if (doc.correlationKey !== null) {
         const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);
         saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
       }
-      uow.set(ref, withRepair({ ...doc, status: 'PARKED', reason: 'MANUAL', lastError: text, parkedAt: now, nextAttemptAt: null }, repairRecord('park', requestId, now, {}, options.actor)));
-      return { alreadyApplied: false };
+      uow.set(ref, withRepair({ ...doc, status: 'PARKED', reason: 'MANUAL', lastError: text, parkedAt: now, nextAttemptAt: null }, repairRecord(PARK, requestId, now, {}, options.actor)));
+      return { alreadyApplied: false, basis };
     },
     options.sink === undefined ? {} : { sink: options.sink },
   );

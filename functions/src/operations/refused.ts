@@ -1,3 +1,4 @@
+import { BasisChangedError } from '../engine/repair-basis';
 import { RepairRefusedError } from '../engine/store/repair-request';
 
 /** Why an operator operation refused to change a document: nothing changed, the message says why and what to do. */
@@ -6,10 +7,11 @@ export class RefusedError extends Error {
 }
 
 /**
- * Whether `err` is a refusal (an operation's {@link RefusedError} or the
- * engine's RepairRefusedError): nothing changed, and its message is the
- * reason in words. Anything else is a failure (Firestore, a bug).
+ * Whether `err` is a refusal (an operation's {@link RefusedError}, the
+ * engine's RepairRefusedError, or a repair whose preview's basis changed):
+ * nothing changed, and its message is the reason in words. Anything else is
+ * a failure (Firestore, a bug).
  */
 export function isRefusal(err: unknown): err is Error {
-  return err instanceof RefusedError || err instanceof RepairRefusedError;
+  return err instanceof RefusedError || err instanceof RepairRefusedError || err instanceof BasisChangedError;
 }

@@ -1,4 +1,5 @@
 import type { Engine } from '../engine/engine';
+import { BasisChangedError, formatBasis, type RepairBasis } from '../engine/repair-basis';
 import type { DuplicateWaitingPoint } from '../engine/store/apply';
 import { cancelTokenRun } from '../engine/store/cancel-token';
 import { refs } from '../engine/store/collections';
@@ -13,6 +14,7 @@ import { INBOX } from '../inbox/document';
 import { deleteRawChunks } from '../inbox/store-message';
 import { logDuplicates } from '../jobs/dispatch';
 import type { InboxView } from '../relay/inbox-writes';
+import { basisChangeText } from './basis-change';
 import { dispatchAfterRepair } from './dispatch-after-repair';
 import { checkRequeue, park, requeue } from './inbox-repairs';
 import { chunkedDraft, isChunkedPayload, offloadChunked } from './offload-chunked';
@@ -32,6 +34,12 @@ export interface RepairRunOptions {
   readonly actor: Actor;
   /** The console sends the preview's id with its confirmation; a preview never records it, so it is never "already applied". */
   readonly requestId?: string;
+  /**
+   * The basis the preview returned: the real run refuses (nothing done) if
+   * what it acts on changed since. Absent: the repair reads and acts in one
+   * transaction, as a run without a preview does.
+   */
+  readonly expect?: RepairBasis;
 }
 
 /** A repair's outcome and what the repair function itself returned (the CLI prints that as it always has). */
@@ -47,6 +55,7 @@ interface Done {
   readonly target: string;
   readonly summary: string;
   readonly alreadyApplied: boolean;
+  readonly basis: RepairBasis | null;
   readonly jobs: readonly JobState[];
   readonly timers: readonly TimerState[];
   readonly duplicates: readonly DuplicateWaitingPoint[];
@@ -74,7 +83,23 @@ export async function runRepairRequest(deps: OperationsDeps, request: RepairRequ
   }
 }
 
+/**
+ * Runs a repair's store call; a basis that changed since the preview is
+ * refused in words with its activities labelled (a RefusedError: nothing was done).
+ */
+async function heldToPreview<T>(label: (activityId: string) => string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof BasisChangedError) throw new RefusedError(basisChangeText(err, label));
+    throw err;
+  }
+}
+
 const sinkFor = (options: RepairRunOptions): WriteSink => ({ rollback: options.preview, writes: [] });
+
+/** The preview's basis for the store's repair, when the caller has one. */
+const expectOf = (options: RepairRunOptions): { expect?: RepairBasis } => (options.expect === undefined ? {} : { expect: options.expect });
 
 /**
  * The outcome; after a real commit, first the Cloud Tasks of what the repair
@@ -95,6 +120,8 @@ async function settle(deps: OperationsDeps, request: RepairRequest, options: Rep
     summary: done.summary,
     writes: sink.writes.map((w) => ({ path: w.path, op: w.op, fields: [...w.fields] })),
     alreadyApplied: done.alreadyApplied,
+    basis: done.basis === null ? null : { subject: done.basis.subject, facts: { ...done.basis.facts } },
+    expect: done.basis === null ? null : formatBasis(done.basis),
     jobs: done.jobs.length,
     timers: done.timers.length,
     ...dispatch,
@@ -139,11 +166,11 @@ export async function requeueRepair(deps: OperationsDeps, request: Req<'requeue'
   if (chunked && options.preview) await chunkedDraft(deps, id, stored ?? {});
   else if (chunked) offloaded = await offloadChunked(deps, deps.log, id, stored ?? {});
   const sink = sinkFor(options);
-  const result = await requeue(db, id, now, requestId, offloaded, { actor: options.actor, sink });
+  const result = await heldToPreview((a) => a, () => requeue(db, id, now, requestId, offloaded, { actor: options.actor, sink, ...expectOf(options) }));
   if (offloaded !== null) await deleteRawChunks(db, id);
   const chunkNote = chunked ? (options.preview ? '; its payload, kept in chunks, is offloaded to the payload bucket first' : '; its payload, kept in chunks, offloaded to the payload bucket') : '';
   const summary = `requeue ${id}: PARKED (${result.previousReason ?? 'no reason'}) → OPEN, due now${chunkNote}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: id, summary, alreadyApplied: result.alreadyApplied }) };
+  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: id, summary, alreadyApplied: result.alreadyApplied, basis: result.basis }) };
 }
 
 /** OPEN to PARKED (MANUAL) with the operator's text (operations/inbox-repairs.ts). */
@@ -151,9 +178,9 @@ export async function parkRepair(deps: OperationsDeps, request: Req<'park'>, opt
   const now = deps.now();
   const requestId = options.requestId ?? newRequestId();
   const sink = sinkFor(options);
-  const result = await park(deps.db(), request.id, request.text, now, requestId, { actor: options.actor, sink });
+  const result = await heldToPreview((a) => a, () => park(deps.db(), request.id, request.text, now, requestId, { actor: options.actor, sink, ...expectOf(options) }));
   const summary = `park ${request.id}: OPEN → PARKED (MANUAL): ${request.text}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: request.id, summary, alreadyApplied: result.alreadyApplied }) };
+  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: request.id, summary, alreadyApplied: result.alreadyApplied, basis: result.basis }) };
 }
 
 /** Move a token (or add one) to an activity and run it (engine/store/move-token.ts); refused for an instance that does not exist. */
@@ -164,11 +191,9 @@ export async function moveTokenRepair(deps: OperationsDeps, request: Req<'move-t
   const now = deps.now();
   const requestId = options.requestId ?? newRequestId();
   const sink = sinkFor(options);
-  const result = await moveToken(
-    deps.db(),
-    engine,
-    { processInstanceId: request.instanceId, executionId: request.executionId, activityId: request.activityId, force: request.force, now, requestId },
-    { actor: options.actor, sink },
+  const result = await heldToPreview(
+    (a) => activityLabel(engine, processKey, a),
+    () => moveToken(deps.db(), engine, { processInstanceId: request.instanceId, executionId: request.executionId, activityId: request.activityId, force: request.force, now, requestId }, { actor: options.actor, sink, ...expectOf(options) }),
   );
   const to = activityLabel(engine, processKey, request.activityId);
   const what =
@@ -188,7 +213,10 @@ export async function cancelTokenRepair(deps: OperationsDeps, request: Req<'canc
   const now = deps.now();
   const requestId = options.requestId ?? newRequestId();
   const sink = sinkFor(options);
-  const result = await cancelTokenRun(deps.db(), engine, request.instanceId, request.executionId, now, requestId, { actor: options.actor, sink });
+  const result = await heldToPreview(
+    (a) => activityLabel(engine, processKey, a),
+    () => cancelTokenRun(deps.db(), engine, request.instanceId, request.executionId, now, requestId, { actor: options.actor, sink, ...expectOf(options) }),
+  );
   const summary = `cancel token ${request.executionId} at ${activityLabel(engine, processKey, result.activityId)} of instance ${request.instanceId}`;
   return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...result, target: request.instanceId, summary }) };
 }
@@ -198,8 +226,8 @@ export async function resolveIncidentRepair(deps: OperationsDeps, request: Req<'
   const now = deps.now();
   const requestId = options.requestId ?? newRequestId();
   const sink = sinkFor(options);
-  const result = await resolveIncident(deps.db(), request.instanceId, request.note, now, requestId, { actor: options.actor, sink });
+  const result = await heldToPreview((a) => a, () => resolveIncident(deps.db(), request.instanceId, request.note, now, requestId, { actor: options.actor, sink, ...expectOf(options) }));
   const count = `${result.resolved} open incident${result.resolved === 1 ? '' : 's'}`;
   const summary = `resolve ${count} of instance ${request.instanceId}: ${result.instance.status} then${request.note === null ? '' : `; note: ${request.note}`}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: request.instanceId, summary, alreadyApplied: result.alreadyApplied }) };
+  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: request.instanceId, summary, alreadyApplied: result.alreadyApplied, basis: result.basis }) };
 }

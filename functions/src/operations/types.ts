@@ -209,6 +209,17 @@ export interface PlannedWrite {
   readonly fields: readonly string[];
 }
 
+/**
+ * What a repair acts on, as its transaction read it (engine/repair-basis.ts):
+ * a preview returns it, and a confirmation that sends it back (`expect`) is
+ * refused if the state changed since. `subject`: token, tokens (an
+ * instance a token is added to), incidents or document.
+ */
+export interface RepairBasisView {
+  readonly subject: 'token' | 'tokens' | 'incidents' | 'document';
+  readonly facts: Readonly<Record<string, string>>;
+}
+
 /** What a repair did, or in a preview what it would do: the same transaction, rolled back instead of committed. */
 export interface RepairOutcome {
   readonly kind: RepairRequest['kind'];
@@ -220,6 +231,10 @@ export interface RepairOutcome {
   readonly writes: readonly PlannedWrite[];
   /** Found done by an earlier attempt of the same request (never in a preview). */
   readonly alreadyApplied: boolean;
+  /** What it acted on, as read; send it back as `expect` to hold the real run to it. Null when already applied. */
+  readonly basis: RepairBasisView | null;
+  /** The same as one line, for the CLI's `--expect`; null with `basis`. */
+  readonly expect: string | null;
   /** New jobs and timers, and how many got their Cloud Task here (0 in a preview). */
   readonly jobs: number;
   readonly timers: number;

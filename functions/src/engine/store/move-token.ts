@@ -2,10 +2,12 @@ import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
 import { executionId as newExecutionId } from '../ids';
 import type { Transition } from '../state';
+import { checkBasis, tokenBasis, tokensBasis } from '../repair-basis';
 import { placeToken } from '../transitions';
 import { applyAndSettle, loadExecution, loadInstance } from './apply';
 import { asCorrelationKey, refs } from './collections';
-import { appliedRepair, newRequestId, RepairRefusedError, type RepairOptions, runRepair } from './repair-request';
+import { readInstanceDoc } from './instance-doc';
+import { appliedRepair, newRequestId, type RepairBinding, RepairRefusedError, type RepairOptions, runRepair } from './repair-request';
 import { changedBy, recordOnInstance, type Repaired } from './token-repair';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -22,22 +24,36 @@ export interface MoveTokenRequest {
   readonly requestId?: string;
 }
 
+/** What a move's request id is bound to: the token (or a new one), the activity, and whether forced. */
+export function moveBinding(request: Pick<MoveTokenRequest, 'executionId' | 'activityId' | 'force'>): RepairBinding {
+  return { kind: 'move-token', target: `${request.executionId ?? 'new token'} to ${request.activityId}${request.force ? ' (forced)' : ''}` };
+}
+
 /**
  * Repair: move (or add) a token to an activity and run it, guarded against
  * double tokens. Idempotent per request id: a new token's id derives from
  * it, and a re-run that finds the request recorded on the instance reports
- * the first attempt's token and jobs instead of moving anything again.
+ * the first attempt's token and jobs instead of moving anything again. A
+ * token that has ended or was cancelled is never moved (add a new one):
+ * whatever it was waiting for has let it go. With `options.expect` (its
+ * preview's basis), refused if the token (or, for a new token, the
+ * instance's tokens) changed since.
  */
 export async function moveToken(db: Firestore, engine: Engine, request: MoveTokenRequest, options: RepairOptions = {}): Promise<Repaired & { executionId: string; fromActivityId: string | null }> {
   const requestId = request.requestId ?? newRequestId();
   return runRepair(db, async (uow) => {
     const instance = await loadInstance(uow, request.processInstanceId);
     if (instance === null) throw new RepairRefusedError(`process instance ${request.processInstanceId} does not exist`);
-    const applied = appliedRepair(instance, requestId);
+    const applied = appliedRepair(instance, requestId, moveBinding(request));
     if (applied !== null) return { ...(await changedBy(uow, instance.id, applied)), executionId: String(applied.details.executionId), fromActivityId: null };
     let execution = request.executionId === null ? null : await loadExecution(uow, instance.id, request.executionId);
     if (request.executionId !== null && (execution === null || execution.processInstanceId !== instance.id)) {
       throw new RepairRefusedError(`execution ${request.executionId} is not a token of ${instance.id}`);
+    }
+    const basis = execution === null ? tokensBasis(instance, (await readInstanceDoc(uow, instance.id))?.tokens ?? {}) : tokenBasis(execution);
+    checkBasis(options.expect, basis, execution === null ? `the tokens of instance ${instance.id}` : `token ${execution.id}`);
+    if (execution !== null && (execution.status === 'ENDED' || execution.status === 'CANCELLED')) {
+      throw new RepairRefusedError(`execution ${execution.id} has ${execution.status === 'ENDED' ? 'ended' : 'been cancelled'} at ${execution.activityId}: an ended token is never moved again; add a new token at the activity instead (move-token without a token id)`);
     }
     // Where the token stood before (null: a new token), for the operator's summary.
     const fromActivityId = execution?.activityId ?? null;
@@ -48,8 +64,8 @@ export async function moveToken(db: Firestore, engine: Engine, request: MoveToke
     const t = placeToken(engine.model(instance.processKey), engine.sync, { instance, execution }, request.activityId, request.now);
     if (!request.force) await refuseDuplicates(uow, t);
     const changed = await applyAndSettle(uow, engine, t, request.now);
-    await recordOnInstance(uow, instance.id, 'move-token', requestId, execution.id, changed, request.now, options.actor);
-    return { ...changed, executionId: execution.id, fromActivityId, alreadyApplied: false };
+    await recordOnInstance(uow, instance.id, moveBinding(request), requestId, execution.id, changed, request.now, options.actor);
+    return { ...changed, executionId: execution.id, fromActivityId, alreadyApplied: false, basis };
   }, options.sink === undefined ? {} : { sink: options.sink });
 }
 

@@ -1,6 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { randomUUID } from 'node:crypto';
 import { DeadlineExceededError, errorCode } from '../../core/errors';
+import type { RepairBasis } from '../repair-basis';
 import { runUnitOfWork, type UnitOfWork, type WriteSink } from './unit-of-work';
 
 /**
@@ -22,6 +23,12 @@ export interface RepairRecord {
   /** Chosen once per command run; the same for every attempt of its transactions. */
   readonly requestId: string;
   readonly kind: RepairKind;
+  /**
+   * What the request named beyond the document it is recorded on (a move's
+   * token and activity, a cancel's token); absent for repairs of the document
+   * itself and on records stored before requests were bound to their target.
+   */
+  readonly target?: string;
   readonly at: Date;
   /** Who did it (an e-mail, or `user@host` of the CLI); absent on records stored before repairs recorded it. */
   readonly by?: string;
@@ -64,21 +71,50 @@ export interface RepairOptions {
   readonly actor?: RepairActor;
   /** Receives the writes of the transaction; with `rollback`, the repair is a preview and nothing is written. */
   readonly sink?: WriteSink;
+  /**
+   * The basis its preview read (engine/repair-basis.ts): the repair refuses
+   * if what it reads now differs. Absent: no preview to hold it to.
+   */
+  readonly expect?: RepairBasis;
+}
+
+/**
+ * What a request id is bound to: the repair's kind and what it names beyond
+ * the document it is recorded on ('' when nothing: a requeue of that
+ * document, a resolve of that instance's incidents).
+ */
+export interface RepairBinding {
+  readonly kind: RepairKind;
+  readonly target: string;
 }
 
 /** The record of one applied repair, with its actor when there is one. */
-export function repairRecord(kind: RepairKind, requestId: string, at: Date, details: Readonly<Record<string, unknown>>, actor: RepairActor | undefined): RepairRecord {
-  return { requestId, kind, at, ...(actor === undefined ? {} : { by: actor.id, via: actor.via }), details };
+export function repairRecord(binding: RepairBinding, requestId: string, at: Date, details: Readonly<Record<string, unknown>>, actor: RepairActor | undefined): RepairRecord {
+  return { requestId, kind: binding.kind, ...(binding.target === '' ? {} : { target: binding.target }), at, ...(actor === undefined ? {} : { by: actor.id, via: actor.via }), details };
 }
 
 /** A request id for one run of a repair command. */
 export const newRequestId = (): string => randomUUID();
 
-/** The record of `requestId` on a document as read in the transaction, or null: not applied (yet). */
-export function appliedRepair(doc: object | null | undefined, requestId: string): RepairRecord | null {
+/**
+ * The record of `requestId` on a document as read in the transaction, or
+ * null: not applied (yet). A request id is bound to its repair: a record of
+ * another kind or target under the same id refuses ({@link RepairRefusedError}),
+ * so an id reused for another repair is never taken for "already applied".
+ */
+export function appliedRepair(doc: object | null | undefined, requestId: string, binding: RepairBinding): RepairRecord | null {
   const repairs = (doc as RepairLogged | null | undefined)?.repairs;
   if (!Array.isArray(repairs)) return null;
-  return (repairs as readonly RepairRecord[]).find((r) => r.requestId === requestId) ?? null;
+  const record = (repairs as readonly RepairRecord[]).find((r) => r.requestId === requestId) ?? null;
+  if (record === null) return null;
+  // Records stored before requests were bound carry no target: their kind is all there is to compare.
+  const sameTarget = record.target === undefined || record.target === binding.target;
+  if (record.kind !== binding.kind || !sameTarget) {
+    const named = record.target === undefined ? record.kind : `${record.kind} ${record.target}`;
+    const at = record.at instanceof Date ? ` at ${record.at.toISOString()}` : '';
+    throw new RepairRefusedError(`refused: request id ${requestId} was used for another repair (${named})${at}; a different repair needs its own request id: nothing was done`);
+  }
+  return record;
 }
 
 /** The document with `record` appended to its repairs (the last {@link REPAIRS_KEPT} kept). */

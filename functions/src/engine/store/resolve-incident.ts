@@ -1,9 +1,10 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
+import { checkBasis, incidentsBasis, type RepairBasis } from '../repair-basis';
 import { resolveIncidents } from '../transitions';
 import { asCorrelationKey, refs } from './collections';
 import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
-import { appliedRepair, newRequestId, RepairRefusedError, type RepairOptions, repairRecord, runRepair, withRepair } from './repair-request';
+import { appliedRepair, newRequestId, type RepairBinding, RepairRefusedError, type RepairOptions, repairRecord, runRepair, withRepair } from './repair-request';
 
 export interface ResolvedIncidents {
   readonly instance: InstanceState;
@@ -11,7 +12,12 @@ export interface ResolvedIncidents {
   readonly resolved: number;
   /** Found done by an earlier attempt of the same request (a transaction re-run after its commit landed). */
   readonly alreadyApplied: boolean;
+  /** The incidents it acted on, as read (engine/repair-basis.ts); null when already applied. */
+  readonly basis: RepairBasis | null;
 }
+
+/** What a resolve's request id is bound to: the instance's incidents (the instance is where it is recorded). */
+const RESOLVE: RepairBinding = { kind: 'resolve-incident', target: '' };
 
 /**
  * Repair: `inbox repair resolve-incident`. One transaction, reads by id only:
@@ -19,14 +25,18 @@ export interface ResolvedIncidents {
  * document a token waits under; the pure {@link resolveIncidents} decides.
  * Throws {@link RepairRefusedError} naming every cause that persists.
  * Idempotent per request id (default: a new one per call; see repair-request.ts).
+ * With `options.expect` (its preview's basis), refused if the instance's
+ * status or open incidents changed since (a new incident nobody previewed).
  */
 export async function resolveIncident(db: Firestore, processInstanceId: string, note: string | null, now: Date, requestId: string = newRequestId(), options: RepairOptions = {}): Promise<ResolvedIncidents> {
   return runRepair(db, async (uow) => {
     const doc = await readInstanceDoc(uow, processInstanceId);
     const instance = doc?.instance ?? null;
     if (doc === null || instance === null) throw new RepairRefusedError(`process instance ${processInstanceId} does not exist`);
-    const applied = appliedRepair(instance, requestId);
-    if (applied !== null) return { instance, resolved: Number(applied.details.resolved ?? 0), alreadyApplied: true };
+    const applied = appliedRepair(instance, requestId, RESOLVE);
+    if (applied !== null) return { instance, resolved: Number(applied.details.resolved ?? 0), alreadyApplied: true, basis: null };
+    const basis = incidentsBasis(instance);
+    checkBasis(options.expect, basis, `the incidents of instance ${instance.id}`);
     const executions: ExecutionState[] = [];
     const jobs: Record<string, JobState> = {};
     const waiting: Record<string, readonly WaitingPoint[]> = {};
@@ -45,8 +55,8 @@ export async function resolveIncident(db: Firestore, processInstanceId: string, 
     }
     const decided = resolveIncidents({ instance, executions, jobs, waiting }, note, now);
     if (decided.kind === 'REFUSED') throw new RepairRefusedError(`refused: ${decided.causes.join('; ')}`);
-    const resolved = withRepair(decided.instance, repairRecord('resolve-incident', requestId, now, { resolved: decided.resolved }, options.actor));
+    const resolved = withRepair(decided.instance, repairRecord(RESOLVE, requestId, now, { resolved: decided.resolved }, options.actor));
     await writeInstance(uow, instance.id, { instance: resolved });
-    return { instance: resolved, resolved: decided.resolved, alreadyApplied: false };
+    return { instance: resolved, resolved: decided.resolved, alreadyApplied: false, basis };
   }, options.sink === undefined ? {} : { sink: options.sink });
 }
