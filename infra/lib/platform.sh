@@ -90,12 +90,15 @@ RULES_API="https://firebaserules.googleapis.com/v1"
 # Seconds between the ruleset attempts grow by this much (the tests set 0).
 RULES_RETRY_SECONDS=${RULES_RETRY_SECONDS:-15}
 
-# Prints a Firebase Rules API call as a curl line that can be pasted: the
-# token as $(gcloud auth print-access-token), so no token lands in a log.
+# Prints a Firebase Rules API call as a line that can be pasted: gcloud
+# prints the token into a pipe, sed makes it a header line and curl reads
+# its headers from stdin (-H @-, curl 7.55 and later). The token is never an
+# argument of any process, where ps and /proc show it to every user, nor in
+# this output or a log.
 show_rules_call() {
   local line
-  line=$(show_cmd curl "$@")
-  printf '%s\n' "${line/#+ curl/+ curl -H \"Authorization: Bearer \$(gcloud auth print-access-token)\"}"
+  line=$(show_cmd curl -H @- "$@")
+  printf '+ gcloud auth print-access-token | sed %s | %s\n' "'s/^/Authorization: Bearer /'" "${line#+ }"
 }
 
 # One Firebase Rules API call: METHOD URL BODY_FILE (or "") RESPONSE_FILE.

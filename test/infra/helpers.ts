@@ -53,6 +53,9 @@ export function deploy(args: readonly string[], env: NodeJS.ProcessEnv = {}): Sp
   return spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, ...env }, timeout: 60_000 });
 }
 
+/** How a printed Firebase Rules API call gets its token: piped into curl's stdin (`-H @-`), never an argument. */
+export const RULES_AUTH = "gcloud auth print-access-token | sed 's/^/Authorization: Bearer /' | ";
+
 /** Printed commands ("+ gcloud ..." lines, without the "+ "). */
 export const commandsOf = (stdout: string): string[] => stdout.split('\n').filter((l) => l.startsWith('+ ')).map((l) => l.slice(2));
 

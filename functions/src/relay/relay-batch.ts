@@ -1,6 +1,7 @@
 import { DEFAULTS } from '../config';
 import { errorMessage, withDeadline } from '../core/errors';
 import type { Logger } from '../log';
+import { callBudget, type StepWindow } from './budget';
 import { dispatchSettled, logDuplicates, type SettledQueues } from '../jobs/dispatch';
 import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
@@ -112,13 +113,15 @@ function byKey(candidates: readonly Candidate[]): Candidate[][] {
 
 /**
  * First step of a call: documents stored under another shard count into
- * range (reshard.ts), so the rounds and the gauges see them. A failure here
- * (e.g. the stray-shard index still building after a deploy) is logged and
- * the call goes on: the documents in range must not wait for the strays.
+ * range (reshard.ts), so the rounds and the gauges see them, within its own
+ * share of the budget (budget.ts). A failure here (e.g. the stray-shard
+ * index still building after a deploy, or Firestore hanging until the
+ * share's deadline) is logged and the call goes on: the documents in range
+ * must not wait for the strays, and an outage must reach the candidate query.
  */
-async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, log: Logger, withinBudget: () => boolean, timeLeftMs: () => number): Promise<void> {
+async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, log: Logger, window: StepWindow): Promise<void> {
   try {
-    const { moved, reads } = await reshardStrays(deps.db, shards, { withinBudget, timeLeftMs });
+    const { moved, reads } = await reshardStrays(deps.db, shards, window);
     summary.resharded += moved;
     summary.candidateReads += reads;
     if (moved > 0) {
@@ -140,26 +143,32 @@ async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, l
  * the other, and a key's group stops at the first document that cannot go
  * (order-blocked or retried): the younger ones would only be blocked behind it.
  *
- * Time: no document is started after `budgetMs`, and no transaction (nor
- * the candidate query) is waited for past `budgetMs + graceMs` (see
- * BatchOptions.graceMs), so the call ends well inside the scheduler's
- * attempt deadline (infra/lib/functions.sh). Not cut: creating the Cloud
- * Tasks of a document that did commit (the client's own deadline applies,
- * and the sweep re-dispatches a job whose task is missing).
+ * Time: the stray-shard step first, within a quarter of the budget (at
+ * most 10 s, budget.ts); no document is started after `budgetMs`, and no
+ * transaction (nor the candidate query) is waited for past
+ * `budgetMs + graceMs` (see BatchOptions.graceMs), so the call ends well
+ * inside the scheduler's attempt deadline (infra/lib/functions.sh). Not
+ * cut: creating the Cloud Tasks of a document that did commit (the client's
+ * own deadline applies, and the sweep re-dispatches a job whose task is
+ * missing).
+ *
+ * The first candidate query runs in every call, whatever the stray step
+ * took; it throws when Firestore cannot be queried (relayInbox then answers
+ * 503), so an outage never looks like an empty inbox.
  */
 export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Logger, options: BatchOptions): Promise<RelaySummary> {
   const clock = options.clock ?? Date.now;
   const step = options.relayOne ?? relayOne;
   const graceMs = options.graceMs ?? DEFAULTS.INBOX_RELAY_GRACE_MS;
-  const started = clock();
-  const withinBudget = (): boolean => clock() - started < options.budgetMs;
-  const timeLeftMs = (): number => started + options.budgetMs + graceMs - clock();
+  const budget = callBudget(clock, options.budgetMs, graceMs);
+  const { withinBudget, timeLeftMs } = budget.rounds;
   const summary = emptySummary();
-  await reshard(deps, options.shards, summary, log, withinBudget, timeLeftMs);
+  await reshard(deps, options.shards, summary, log, budget.strays);
   const perShard = Math.max(1, Math.ceil(options.batchSize / options.shards));
   // Rounds go on while they change something; a round of only order-blocked (already held) or skipped documents ends the call.
-  for (let progress = true; progress && withinBudget(); ) {
-    const round = await withDeadline('the candidate query', timeLeftMs(), () => findCandidates(deps.db, options.shards, deps.now(), perShard));
+  // The first round's query runs even past the budget: a call that could not list its candidates must fail, not report nothing.
+  for (let progress = true, first = true; first || (progress && withinBudget()); first = false) {
+    const round = await withDeadline('the candidate query', Math.max(0, timeLeftMs()), () => findCandidates(deps.db, options.shards, deps.now(), perShard));
     summary.candidateReads += round.reads;
     const { candidates } = round;
     if (candidates.length === 0) break;
@@ -190,6 +199,6 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
     };
     await Promise.all(Array.from({ length: Math.min(options.parallelism, groups.length) }, worker));
   }
-  summary.durationMs = clock() - started;
+  summary.durationMs = budget.elapsedMs();
   return summary;
 }

@@ -10,9 +10,9 @@ const GRPC_NOT_FOUND = 5;
 export const RESHARD_PAGE = 200;
 
 export interface ReshardOptions {
-  /** Whether the call may start another page. */
+  /** Whether the step may start another page. */
   readonly withinBudget: () => boolean;
-  /** How long the call may still run, ms: the deadline of each page. */
+  /** How long the step may still run, ms: the deadline of each page's query and of its moves. */
   readonly timeLeftMs: () => number;
   readonly pageSize?: number;
 }
@@ -33,8 +33,9 @@ export interface Resharded {
  * deploy runs with more shards than the relay, such documents are in no
  * shard the relay queries: never candidates, invisible to the oldest-OPEN
  * gauge, and holding back every younger document of their key. The
- * scheduled relay calls this first, page by page while it has budget, so a
- * change of the count needs no migration and strands nothing.
+ * scheduled relay calls this first, page by page within its share of the
+ * call's budget (budget.ts; the next call goes on), so a change of the
+ * count needs no migration and strands nothing.
  *
  * The update touches `shard` alone, outside any transaction: a relay
  * transaction that read the document meanwhile is retried by Firestore
