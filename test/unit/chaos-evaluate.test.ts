@@ -17,6 +17,8 @@ function perfect(timerWins: ReadonlySet<string> = new Set(), p: ChaosPlan = plan
     businessKey: o.workOrderId,
     status: 'COMPLETED',
     correlatedMessages: p.messages.flatMap((m, n) => (m.kind === 'completion' && m.workOrderId === o.workOrderId && !loser.has(n) ? [m.docId] : [])),
+    tokens: [{ id: `e-${i}`, status: 'ENDED' }],
+    repairs: [] as Array<{ kind: string; executionId: string | null }>,
   }));
   const instanceOf = (workOrderId: string): string => instances.find((i) => i.businessKey === workOrderId)?.id ?? '';
   const billed = instances.filter((i) => !timerWins.has(i.businessKey));
@@ -45,7 +47,9 @@ describe('chaos evaluation', () => {
     expect(counts.violations).toEqual([]);
     expect(chaosPassed(counts)).toBe(true);
     expect(counts).toMatchObject({ messages: 100, done: 12, lost: 0, doubleCorrelations: 0, doubleInvoices: 0, ordersInvoiced: 3, races: 1, racesWonByCompletion: 1, parkedByReason: { KEY_COLLISION: 1, INVALID_PAYLOAD: 1 } });
-    expect(chaosLine(5, counts, 9)).toBe('chaos seed 5: messages 100, DONE 12, PARKED INVALID_PAYLOAD 1, KEY_COLLISION 1, dead-lettered 0 (requeued 0), lost 0, double correlations 0, double invoices 0, races 1 (timer won 0, completion won 1, both paths 0), work orders invoiced 3 + overdue 0 of 3 (9 s)');
+    expect(chaosLine(5, counts, 9)).toBe('chaos seed 5: messages 100, DONE 12, PARKED INVALID_PAYLOAD 1, KEY_COLLISION 1, dead-lettered 0 (requeued 0), lost 0, double correlations 0, double invoices 0, races 1 (timer won 0, completion won 1, both paths 0), work orders invoiced 3 + overdue 0 + cancelled 0 of 3 (9 s)');
+    const op = { cancelled: 1, moved: 4, requeued: 0, refusedAtPreview: 2, refusedAtConfirm: 1, failed: 0, nothingToDo: 1 };
+    expect(chaosLine(5, counts, 9, op)).toContain('both paths 0), operator repairs: cancelled 1, moved 4, requeued 0, refused 2 by the dry run and 1 at the confirmation, failed 0, nothing to do 1, work orders invoiced 3');
   });
 
   const broken: Array<[string, (s: ChaosSnapshot) => ChaosSnapshot, Partial<{ lost: number; doubleCorrelations: number; doubleInvoices: number }>, string]> = [
@@ -62,6 +66,7 @@ describe('chaos evaluation', () => {
     }, { lost: 1 }, '2 collision documents'],
     ['a document nobody published', (s) => ({ ...s, inbox: [...s.inbox, { id: 'stray', status: 'DONE', reason: null, processInstanceId: null, deadLettered: false, requeued: false }] }), {}, 'unexpected document'],
     ['an order not completed', (s) => ({ ...s, instances: s.instances.map((i, n) => (n === 2 ? { ...i, status: 'RUNNING' } : i)) }), {}, 'not completed and invoiced'],
+    ['an instance left in INCIDENT (a stale job dragged its token back)', (s) => ({ ...s, instances: s.instances.map((i, n) => (n === 1 ? { ...i, status: 'INCIDENT' } : i)) }), {}, 'left in INCIDENT'],
   ];
   test.each(broken)('%s is caught', (_name, breakIt, counts, violation) => {
     const result = evaluateChaos(plan, poisonIds, breakIt(perfect()));
@@ -70,6 +75,50 @@ describe('chaos evaluation', () => {
     expect(result.violations.join('\n')).toContain(violation);
   });
 });
+
+/**
+ * An operator cancelled the token of the first order on purpose after its
+ * first tranche (the record on the instance): its later tranches wait for
+ * nobody, OPEN in the buffer or parked after the window; it ends COMPLETED
+ * without an invoice.
+ */
+describe('chaos evaluation of the operator\'s repairs', () => {
+  const order = plan.orders[0]?.workOrderId ?? '';
+  const tranches = plan.messages.flatMap((m) => (m.kind === 'completion' && m.workOrderId === order ? [m.docId] : []));
+  const [first, ...later] = tranches;
+  const cancelledRun = (): ChaosSnapshot => {
+    const s = perfect();
+    const id = instanceOfOrderIn(s, order);
+    return {
+      ...s,
+      instances: s.instances.map((i) => (i.id === id ? { ...i, correlatedMessages: [first ?? ''], tokens: [{ id: 'e-cancelled', status: 'CANCELLED' }], repairs: [{ kind: 'move-token', executionId: 'e-cancelled' }, { kind: 'cancel-token', executionId: 'e-cancelled' }] } : i)),
+      inbox: s.inbox.map((d, n) => (later.includes(d.id) ? { ...d, status: n % 2 === 0 ? 'OPEN' : 'PARKED', reason: n % 2 === 0 ? null : 'NO_WAITING_INSTANCE', processInstanceId: null } : d)),
+      invoiceJobs: s.invoiceJobs.filter((j) => j.processInstanceId !== id),
+      invoices: s.invoices.filter((v) => v.workOrderId !== order),
+    };
+  };
+
+  test('an order cancelled on purpose: COMPLETED without an invoice, its later tranches held in the inbox, nothing lost', () => {
+    expect(later.length).toBe(3);
+    const counts = evaluateChaos(plan, poisonIds, cancelledRun());
+    expect(counts.violations).toEqual([]);
+    expect(counts).toMatchObject({ lost: 0, ordersInvoiced: 2, ordersCancelled: 1 });
+  });
+
+  const broken: Array<[string, (s: ChaosSnapshot) => ChaosSnapshot, string]> = [
+    ['the cancelled token revived (a late job moved it)', (s) => ({ ...s, instances: s.instances.map((i) => (i.businessKey === order ? { ...i, status: 'RUNNING', tokens: [{ id: 'e-cancelled', status: 'WAITING_JOB' }] } : i)) }), 'revived'],
+    ['without the record, an order without its invoice is a failure', (s) => ({ ...s, instances: s.instances.map((i) => (i.businessKey === order ? { ...i, repairs: [] } : i)) }), 'not completed and invoiced'],
+    ['a later tranche of a cancelled order parked for another reason', (s) => ({ ...s, inbox: s.inbox.map((d) => (d.id === later[0] ? { ...d, status: 'PARKED', reason: 'AMBIGUOUS_CORRELATION' } : d)) }), 'after its order was cancelled: PARKED AMBIGUOUS_CORRELATION'],
+    ['a cancelled order still RUNNING', (s) => ({ ...s, instances: s.instances.map((i) => (i.businessKey === order ? { ...i, status: 'RUNNING' } : i)) }), 'is not COMPLETED'],
+  ];
+  test.each(broken)('%s is caught', (_name, breakIt, violation) => {
+    const result = evaluateChaos(plan, poisonIds, breakIt(cancelledRun()));
+    expect(chaosPassed(result)).toBe(false);
+    expect(result.violations.join('\n')).toContain(violation);
+  });
+});
+
+const instanceOfOrderIn = (s: ChaosSnapshot, workOrderId: string): string => s.instances.find((i) => i.businessKey === workOrderId)?.id ?? '';
 
 /** Three races (seed 5, 8 orders): the timer wins the first two, the completion the third. */
 const racePlan: ChaosPlan = planChaos({ ...DEFAULT_SIZES, orders: 8, messages: 100, seed: 5 });
@@ -89,7 +138,7 @@ describe('chaos evaluation of races (a last tranche against its interrupting tim
     const counts = evaluateChaos(racePlan, racePoison, raced());
     expect(counts.violations).toEqual([]);
     expect(counts).toMatchObject({ races: 3, racesWonByTimer: 2, racesWonByCompletion: 1, bothPaths: 0, ordersInvoiced: 6, ordersOverdue: 2, lost: 0, doubleInvoices: 0 });
-    expect(chaosLine(5, counts, 1)).toContain('races 3 (timer won 2, completion won 1, both paths 0), work orders invoiced 6 + overdue 2 of 8');
+    expect(chaosLine(5, counts, 1)).toContain('races 3 (timer won 2, completion won 1, both paths 0), work orders invoiced 6 + overdue 2 + cancelled 0 of 8');
   });
 
   test('a losing tranche parked NO_WAITING_INSTANCE (the buffer window passed) is accepted too', () => {

@@ -49,6 +49,23 @@ describe('chaos plan', () => {
     });
   });
 
+  test('repairs: the asked number, at steps inside the run, in order, from a stream of their own (the rest of the plan unchanged)', () => {
+    const plan = planChaos(sizes({ repairs: 12 }));
+    expect(plan.repairs).toHaveLength(12);
+    for (const r of plan.repairs) {
+      expect(r.atStep).toBeGreaterThanOrEqual(0);
+      expect(r.atStep).toBeLessThan(plan.steps.length);
+      expect(r.pick).toBeGreaterThanOrEqual(0);
+      expect(r.pick).toBeLessThan(1);
+      expect(['cancel', 'move', 'requeue']).toContain(r.kind);
+    }
+    expect(plan.repairs.map((r) => r.atStep)).toEqual([...plan.repairs.map((r) => r.atStep)].sort((a, b) => a - b));
+    expect(new Set(plan.repairs.map((r) => r.kind)).size).toBeGreaterThan(1);
+    const without = planChaos(sizes({ repairs: 0 }));
+    expect(without.repairs).toEqual([]);
+    expect({ steps: without.steps, faults: without.faults, races: without.races }).toEqual({ steps: plan.steps, faults: plan.faults, races: plan.races });
+  });
+
   test('faults: the asked number of each, at steps inside the run, on existing relays', () => {
     const plan = planChaos(sizes({ relayKills: 5, firestoreRestarts: 2, dispatchFaults: 3 }));
     const of = (kind: string): number => plan.faults.filter((f) => f.kind === kind).length;

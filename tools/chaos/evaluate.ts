@@ -7,6 +7,11 @@
  * instance took exactly one path, invoiced or recorded overdue, never both
  * or neither; the timer FIRED exactly when it won, and is gone (cancelled)
  * when the completion won; the completion that lost is correlated nowhere.
+ * An operator's repairs: an order whose token was cancelled on purpose (a
+ * cancel-token record on its instance) ends COMPLETED without an invoice,
+ * its later completions waiting in the buffer (OPEN, or PARKED
+ * NO_WAITING_INSTANCE), and the token it cancelled stays CANCELLED (never
+ * revived by a job or a repair); no instance is left in INCIDENT.
  */
 import { RACE, type ChaosPlan, type PlannedRace } from './plan';
 
@@ -21,8 +26,17 @@ export interface ChaosInboxDoc {
 
 export interface ChaosSnapshot {
   readonly inbox: readonly ChaosInboxDoc[];
-  readonly instances: ReadonlyArray<{ readonly id: string; readonly businessKey: string; readonly status: string; readonly correlatedMessages: readonly string[] }>;
-  /** Jobs of the "Create invoice" step. */
+  readonly instances: ReadonlyArray<{
+    readonly id: string;
+    readonly businessKey: string;
+    readonly status: string;
+    readonly correlatedMessages: readonly string[];
+    /** Its tokens (live and the last ended ones) and their status. */
+    readonly tokens: ReadonlyArray<{ readonly id: string; readonly status: string }>;
+    /** Its repair records: which repair, on which token. */
+    readonly repairs: ReadonlyArray<{ readonly kind: string; readonly executionId: string | null }>;
+  }>;
+  /** Jobs of the "Create invoice" step that billed or may bill (not those ended stale when a repair moved their token). */
   readonly invoiceJobs: ReadonlyArray<{ readonly processInstanceId: string }>;
   readonly invoices: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
   /** Timer documents (cancelled timers are deleted, so they are not here). */
@@ -42,6 +56,8 @@ export interface ChaosCounts {
   readonly ordersInvoiced: number;
   /** Work orders recorded overdue (a race their timer won). */
   readonly ordersOverdue: number;
+  /** Work orders an operator cancelled a token of, on purpose (recorded on the instance): they end without an invoice. */
+  readonly ordersCancelled: number;
   /** Races planned, and who won each: the timer or the last completion. */
   readonly races: number;
   readonly racesWonByTimer: number;
@@ -106,6 +122,9 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
   };
   // The races the timer won: the order was recorded overdue and billed nowhere (both paths is judged below).
   const racesByMessage = new Map<number, PlannedRace>(plan.races.map((r) => [r.message, r]));
+  // Orders an operator cancelled on purpose: the record on the instance says so.
+  const cancelled = new Set(snapshot.instances.filter((i) => i.repairs.some((r) => r.kind === 'cancel-token')).map((i) => i.businessKey));
+  const heldByCancel = new Set<string>();
   const timerWon = new Set(plan.races.filter((r) => overdueRecords(r.workOrderId) > 0 && billingOf(r.workOrderId).jobs === 0 && billingOf(r.workOrderId).invoices === 0).map((r) => r.workOrderId));
   const lostRaces = new Set<string>();
 
@@ -123,6 +142,12 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
           const state = doc === undefined ? 'no inbox document' : `${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`;
           if (!RACE_LOSER_STATES.has(state)) lost(`${what} ${m.workOrderId} tranche ${m.tranche} lost its race: ${state}, expected OPEN or PARKED NO_WAITING_INSTANCE`);
           if (trailCount.has(m.docId)) violations.push(`${m.workOrderId}: the tranche that lost its race was correlated (instance ${trailOwner.get(m.docId)?.slice(0, 12) ?? '?'})`);
+        } else if (cancelled.has(m.workOrderId) && byId.get(m.docId)?.status !== 'DONE') {
+          // Its token was cancelled before this tranche came: nobody waits for it, and the inbox keeps it, visible.
+          heldByCancel.add(m.docId);
+          const doc = byId.get(m.docId);
+          const state = doc === undefined ? 'no inbox document' : `${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`;
+          if (!RACE_LOSER_STATES.has(state)) lost(`${what} ${m.workOrderId} tranche ${m.tranche}, after its order was cancelled: ${state}, expected OPEN or PARKED NO_WAITING_INSTANCE`);
         } else mustBeCorrelated(m.docId, `${what} ${m.workOrderId} tranche ${m.tranche}`);
         break;
       case 'collision': {
@@ -150,7 +175,15 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
   }
   for (const doc of snapshot.inbox) {
     if (!expected.has(doc.id)) violations.push(`unexpected document ${doc.id.slice(0, 12)}: ${doc.status} ${doc.reason ?? ''}`);
-    else if (doc.status === 'OPEN' && !lostRaces.has(doc.id)) violations.push(`still OPEN: ${doc.id.slice(0, 12)}`);
+    else if (doc.status === 'OPEN' && !lostRaces.has(doc.id) && !heldByCancel.has(doc.id)) violations.push(`still OPEN: ${doc.id.slice(0, 12)}`);
+  }
+  for (const instance of snapshot.instances) {
+    if (instance.status === 'INCIDENT') violations.push(`${instance.businessKey}: instance ${instance.id.slice(0, 12)} left in INCIDENT`);
+    // A token cancelled on purpose stays cancelled: no job, timer or repair revived it.
+    for (const r of instance.repairs.filter((x) => x.kind === 'cancel-token')) {
+      const token = instance.tokens.find((t) => t.id === r.executionId);
+      if (token !== undefined && token.status !== 'CANCELLED') violations.push(`${instance.businessKey}: token ${r.executionId?.slice(0, 12) ?? '?'} was cancelled, and is ${token.status} now (revived)`);
+    }
   }
 
   let doubleCorrelations = 0;
@@ -182,6 +215,10 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
       if (overdue !== 1) violations.push(`${workOrderId}: recorded overdue ${overdue} times`);
       if (fired !== 1 || timers.length !== 1) violations.push(`${workOrderId}: won by its timer, but its timers are ${timers.map((t) => t.status).join(', ') || 'gone'} (expected one FIRED)`);
       if (!completed) violations.push(`${workOrderId}: recorded overdue but not completed (${instances.length} instances)`);
+    } else if (cancelled.has(workOrderId)) {
+      // Cancelled on purpose: it ends without a token (COMPLETED), billed at most once (a cancel of a step whose run had billed).
+      if (!completed) violations.push(`${workOrderId}: a token was cancelled on purpose, but the order is not COMPLETED (${instances.length} instances)`);
+      if (overdue > 0) violations.push(`${workOrderId}: recorded overdue ${overdue} times, but its timer was 14 days away`);
     } else {
       // Billed, and its timer went with the wait (deleted): none left PENDING, none FIRED.
       if (completed && invoices === 1) ordersInvoiced += 1;
@@ -203,6 +240,7 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
     requeued: snapshot.inbox.filter((d) => d.requeued).length,
     ordersInvoiced,
     ordersOverdue: timerWon.size,
+    ordersCancelled: plan.orders.filter((o) => cancelled.has(o.workOrderId) && !racing.has(o.workOrderId)).length,
     races: plan.races.length,
     racesWonByTimer: timerWon.size,
     racesWonByCompletion: plan.races.filter((r) => !timerWon.has(r.workOrderId) && overdueRecords(r.workOrderId) === 0 && billingOf(r.workOrderId).invoices === 1).length,
@@ -217,8 +255,20 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
 /** The promise held: nothing lost, nothing twice, every order billed once, nothing unexpected. */
 export const chaosPassed = (c: ChaosCounts): boolean => c.violations.length === 0;
 
+/** What the chaos operator's repairs came to (tools/chaos/operator.ts), for the line. */
+export interface OperatorCounts {
+  readonly cancelled: number;
+  readonly moved: number;
+  readonly requeued: number;
+  readonly refusedAtPreview: number;
+  readonly refusedAtConfirm: number;
+  readonly failed: number;
+  readonly nothingToDo: number;
+}
+
 /** The run's one line. */
-export function chaosLine(seed: number, c: ChaosCounts, seconds: number): string {
+export function chaosLine(seed: number, c: ChaosCounts, seconds: number, op?: OperatorCounts): string {
   const parked = Object.entries(c.parkedByReason).sort(([a], [b]) => a.localeCompare(b)).map(([r, n]) => `${r} ${n}`).join(', ');
-  return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, races ${c.races} (timer won ${c.racesWonByTimer}, completion won ${c.racesWonByCompletion}, both paths ${c.bothPaths}), work orders invoiced ${c.ordersInvoiced} + overdue ${c.ordersOverdue} of ${c.orders} (${seconds} s)`;
+  const repairs = op === undefined ? '' : `, operator repairs: cancelled ${op.cancelled}, moved ${op.moved}, requeued ${op.requeued}, refused ${op.refusedAtPreview} by the dry run and ${op.refusedAtConfirm} at the confirmation, failed ${op.failed}, nothing to do ${op.nothingToDo}`;
+  return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, races ${c.races} (timer won ${c.racesWonByTimer}, completion won ${c.racesWonByCompletion}, both paths ${c.bothPaths})${repairs}, work orders invoiced ${c.ordersInvoiced} + overdue ${c.ordersOverdue} + cancelled ${c.ordersCancelled} of ${c.orders} (${seconds} s)`;
 }

@@ -2,7 +2,7 @@
  * The chaos run's plan, pure and seeded: which work orders, which messages
  * (tranche completions, duplicate publishes, key collisions, poison), in
  * which order they are started and published, which last tranches race a
- * timer, and when the faults strike.
+ * timer, when the faults strike, and when an operator repairs.
  * The same seed and sizes give the same plan, so a failed run can be replayed.
  */
 import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
@@ -43,9 +43,35 @@ export interface ChaosSizes {
   readonly firestoreRestarts: number;
   /** Bursts of failing Cloud Tasks dispatches (and failing CreateTask calls). */
   readonly dispatchFaults: number;
+  /** Operator repairs made while the run goes on (cancel-token, move-token, requeue; see {@link PlannedRepair}). */
+  readonly repairs: number;
 }
 
-export const DEFAULT_SIZES: ChaosSizes = { seed: 1, orders: 2_000, messages: 10_000, relayKills: 5, firestoreRestarts: 2, dispatchFaults: 3 };
+export const DEFAULT_SIZES: ChaosSizes = { seed: 1, orders: 2_000, messages: 10_000, relayKills: 5, firestoreRestarts: 2, dispatchFaults: 3, repairs: 30 };
+
+/**
+ * What the chaos operator does (tools/chaos/operator.ts), as an operator
+ * would with the CLI: a `--dry-run`, a pause, then the real run held to the
+ * dry run's `--expect` line.
+ * - cancel: ends the first live token of a running work order on purpose (the
+ *   order then ends COMPLETED without an invoice, recorded on the instance);
+ * - move: puts a running order's first live token back on the activity it is
+ *   at (re-runs an async step, or lets it wait again): the order must still
+ *   end invoiced once;
+ * - requeue: a PARKED document (most are unreadable or collisions: refused,
+ *   with the reason).
+ */
+export type RepairKind = 'cancel' | 'move' | 'requeue';
+/** A repair made once `atStep` steps have been taken. */
+export interface PlannedRepair {
+  readonly kind: RepairKind;
+  readonly atStep: number;
+  /** Which candidate, in [0, 1): the index into the candidates sorted by id. */
+  readonly pick: number;
+  /** How long the operator reads the dry run before confirming, ms. */
+  readonly pauseMs: number;
+}
+const REPAIR_KINDS: readonly RepairKind[] = ['cancel', 'move', 'move', 'requeue'];
 
 export type PoisonVariant = 'not JSON' | 'unknown type' | 'schema violation' | 'no type attribute' | 'not UTF-8';
 const POISON_VARIANTS: readonly PoisonVariant[] = ['not JSON', 'unknown type', 'schema violation', 'no type attribute', 'not UTF-8'];
@@ -95,6 +121,7 @@ export interface ChaosPlan {
   readonly steps: readonly Step[];
   readonly races: readonly PlannedRace[];
   readonly faults: readonly PlannedFault[];
+  readonly repairs: readonly PlannedRepair[];
 }
 
 export const COMPLETION_ATTRIBUTES = { eventType: 'WorkOrderCompleted' } as const;
@@ -126,7 +153,7 @@ function poisonData(variant: PoisonVariant, n: number): { data: Buffer; attribut
 
 /** Validates sizes; every problem names the option. */
 export function checkSizes(sizes: ChaosSizes): void {
-  const ints: Array<[keyof ChaosSizes, number]> = [['orders', 1], ['messages', 1], ['relayKills', 0], ['firestoreRestarts', 0], ['dispatchFaults', 0], ['seed', 0]];
+  const ints: Array<[keyof ChaosSizes, number]> = [['orders', 1], ['messages', 1], ['relayKills', 0], ['firestoreRestarts', 0], ['dispatchFaults', 0], ['repairs', 0], ['seed', 0]];
   for (const [name, min] of ints) {
     const v = sizes[name];
     if (!Number.isSafeInteger(v) || v < min) throw new RangeError(`${name}: an integer of at least ${min} (got ${v})`);
@@ -215,7 +242,15 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
   strike('firestore-restart', sizes.firestoreRestarts, 0.15, 0.85, 1);
   strike('dispatch-faults', sizes.dispatchFaults, 0.1, 0.9, 1);
   faults.sort((a, b) => a.atStep - b.atStep);
-  return { sizes, run, orders, messages, steps, races, faults };
+  // Repairs draw from a stream of their own too, so adding them left the rest of a seed's plan as it was.
+  const repairRandom = seededRandom(sizes.seed ^ 0x0e7a);
+  const repairs: PlannedRepair[] = Array.from({ length: sizes.repairs }, (_, i) => ({
+    kind: REPAIR_KINDS[Math.floor(repairRandom() * REPAIR_KINDS.length)] ?? 'move',
+    atStep: Math.floor(steps.length * (0.2 + (0.75 * (i + repairRandom())) / Math.max(1, sizes.repairs))),
+    pick: repairRandom(),
+    pauseMs: Math.round(200 + repairRandom() * 1_800),
+  }));
+  return { sizes, run, orders, messages, steps, races, faults, repairs };
 }
 
 /** Concurrent relay instances of the run. */

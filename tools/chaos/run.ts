@@ -2,8 +2,8 @@
  * Drives one chaos run: a local stack of its own (fresh emulators, four
  * relays, the chaos model), the plan's starts and publishes with flow
  * control, the races (each last tranche published around its timer's due
- * time), the faults at their steps, then settling, the operator's one
- * requeue of dead letters, and the evaluation.
+ * time), the faults and the operator's repairs at their steps, then
+ * settling, the operator's one requeue of dead letters, and the evaluation.
  */
 import { Firestore, Timestamp } from '@google-cloud/firestore';
 import { PubSub, type Topic } from '@google-cloud/pubsub';
@@ -16,7 +16,8 @@ import { invalidDocId } from '../../functions/src/inbox/ids';
 import { startLocalStack, type LocalStack } from '../local/stack';
 import { REPO_ROOT } from '../local/serve-function';
 import { chaosLine, chaosPassed, evaluateChaos, type ChaosCounts } from './evaluate';
-import { openWork, readChaosSnapshot } from './observe';
+import { cancelledOrders, openWork, readChaosSnapshot } from './observe';
+import { emptyTally, operate, type OperatorCli, type OperatorTally } from './operator';
 import { COMPLETION_ATTRIBUTES, planChaos, RACE, RELAYS, TRANCHES, type ChaosPlan, type ChaosSizes, type PlannedFault, type PlannedRace } from './plan';
 
 export interface ChaosOptions extends ChaosSizes {
@@ -36,6 +37,8 @@ export interface ChaosResult {
   readonly faults: ReadonlyArray<PlannedFault & { readonly note: string }>;
   /** Each race as run: when its last tranche was published, relative to its timer's due time (ms; null: never published). */
   readonly races: ReadonlyArray<{ readonly workOrderId: string; readonly plannedOffsetMs: number; readonly publishedOffsetMs: number | null }>;
+  /** What the operator's repairs came to. */
+  readonly operator: OperatorTally;
   readonly seconds: number;
 }
 
@@ -65,8 +68,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   // Straight to the emulator (not through the functions' gate): the run reads its results even while an outage is staged.
   const db = new Firestore({ projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
   const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
+  const tally = emptyTally();
   try {
-    const { poisonIds, faults, races } = await drive(plan, stack, db, pubsub, options);
+    const { poisonIds, faults, races } = await drive(plan, stack, { db, projectId }, pubsub, options, tally);
     let raced: ChaosResult['races'] = [];
     try {
       await settleAndRepair(stack, db, projectId, options, plan, races);
@@ -75,7 +79,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     const counts = evaluateChaos(plan, poisonIds, await readChaosSnapshot(db));
     const seconds = Math.round((Date.now() - started) / 1000);
-    return { line: chaosLine(options.seed, counts, seconds), ok: chaosPassed(counts), counts, faults, races: raced, seconds };
+    return { line: chaosLine(options.seed, counts, seconds, tally), ok: chaosPassed(counts), counts, faults, races: raced, operator: tally, seconds };
   } finally {
     await pubsub.close();
     await db.terminate();
@@ -84,7 +88,20 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
 }
 
 /** Takes the plan's steps in order (16 at a time), holding back while the receiver is behind, and fires each fault at its step. */
-async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: PubSub, options: ChaosOptions): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }>; races: Races }> {
+/** The CLI in process on the run's project, with the chaos model deployed (what an operator's terminal runs). */
+function operatorCli(projectId: string, firestoreHost: string): OperatorCli {
+  return async (argv) => {
+    let out = '';
+    let err = '';
+    const env = { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: firestoreHost, INBOX_BPMN_DIR: CHAOS_BPMN_DIR, INBOX_OPERATOR: 'chaos operator' };
+    const code = await runCli([...argv], { out: (t) => (out += t), err: (t) => (err += t), confirm: async () => true }, env);
+    return { code, out, err };
+  };
+}
+
+const CHAOS_BPMN_DIR = join(REPO_ROOT, 'tools', 'chaos', 'bpmn');
+
+async function drive(plan: ChaosPlan, stack: LocalStack, { db, projectId }: { db: Firestore; projectId: string }, pubsub: PubSub, options: ChaosOptions, tally: OperatorTally): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }>; races: Races }> {
   const info = await stack.info();
   const topic = pubsub.topic(info.topics.completions);
   const poisonIds: string[] = [];
@@ -112,6 +129,15 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
     });
   };
 
+  // The operator works beside the faults, one repair after the other, as one person would; racing orders are left alone.
+  const operator = { db, cli: operatorCli(projectId, info.firestoreHost), leaveAlone: new Set(plan.races.map((r) => instanceId('work-order-execution', r.workOrderId))), tally, progress: options.progress };
+  let repairChain: Promise<void> = Promise.resolve();
+  let nextRepair = 0;
+  const repair = (): void => {
+    const planned = plan.repairs[nextRepair++];
+    if (planned !== undefined) repairChain = repairChain.then(() => operate(operator, planned));
+  };
+
   const races = startRaces(plan, db, topic, options, () => (willExist += 1));
   const raceDeadlines = new Map(plan.races.map((r) => [r.workOrderId, r.deadline]));
   let next = 0;
@@ -119,6 +145,7 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
     while (next < plan.steps.length) {
       const index = next++;
       while (nextFault < plan.faults.length && (plan.faults[nextFault]?.atStep ?? Infinity) <= index) fire(plan.faults[nextFault++] as PlannedFault);
+      while (nextRepair < plan.repairs.length && (plan.repairs[nextRepair]?.atStep ?? Infinity) <= index) repair();
       const step = plan.steps[index];
       if (step === undefined) break;
       if (step.kind === 'start') {
@@ -140,7 +167,9 @@ async function drive(plan: ChaosPlan, stack: LocalStack, db: Firestore, pubsub: 
   try {
     await Promise.all(Array.from({ length: 16 }, worker));
     while (nextFault < plan.faults.length) fire(plan.faults[nextFault++] as PlannedFault);
+    while (nextRepair < plan.repairs.length) repair();
     await faultChain;
+    await repairChain;
   } finally {
     counting = false;
     await counter;
@@ -258,17 +287,23 @@ async function startOrder(url: string, workOrderId: string, raceDeadline: string
  */
 async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: string, options: ChaosOptions, plan: ChaosPlan, races: Races): Promise<void> {
   const deadline = Date.now() + options.settleTimeoutMs;
-  const raceTranches = new Set(plan.races.flatMap((r) => {
+  const raceTranches = plan.races.flatMap((r) => {
     const m = plan.messages[r.message];
     return m?.kind === 'completion' ? [m.docId] : [];
-  }));
+  });
+  // Completions nobody will wait for: racing tranches (their timer may win), and those of orders an operator cancelled (read back from the records).
+  const waitForNobody = async (): Promise<Set<string>> => {
+    const cancelled = await cancelledOrders(db);
+    const ofCancelled = plan.messages.flatMap((m) => (m.kind === 'completion' && cancelled.has(m.workOrderId) ? [m.docId] : []));
+    return new Set([...raceTranches, ...ofCancelled]);
+  };
   const settle = async (): Promise<void> => {
     let quiet = 0;
     while (quiet < 2) {
       if (Date.now() > deadline) throw new Error(`not settled after ${options.settleTimeoutMs} ms`);
       await sleep(2_000);
       // A read that fails (Firestore restarting) is retried; say so, or a read that always fails would look like a run that never settles.
-      const work = await openWork(db, raceTranches).catch((err: unknown) => {
+      const work = await waitForNobody().then((nobody) => openWork(db, nobody)).catch((err: unknown) => {
         options.progress(`settling: could not read the open work (${err instanceof Error ? err.message : String(err)})`);
         return null;
       });
