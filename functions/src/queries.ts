@@ -16,6 +16,12 @@ const documentId = (): FirestoreModule.FieldPath => (require('@google-cloud/fire
  */
 export interface QueryShape {
   readonly collection: string;
+  /**
+   * COLLECTION_GROUP for a query over every collection of that name
+   * (`collectionGroup()`): it is served only by indexes of that scope, which
+   * Firestore does not keep for single fields by default. Absent: COLLECTION.
+   */
+  readonly scope?: 'COLLECTION_GROUP';
   /** Fields compared with ==, in any order. */
   readonly equality: readonly string[];
   /** The array field compared with array-contains (at most one per query), if any: a composite index lists it with `arrayConfig: CONTAINS`. */
