@@ -32,6 +32,9 @@ describe('retention and names', () => {
     expect(doneRetention({ offloaded }, now, 1_000)).toEqual({ payloadExpireAt: new Date(now.getTime() + 1_000) });
     expect(doneRetention({ offloaded: null }, now, 1_000)).toEqual({ expireAt: new Date(now.getTime() + 1_000) });
     expect(doneRetention({}, now, 1_000)).toEqual({ expireAt: new Date(now.getTime() + 1_000) });
+    // Raw bytes in rawChunks: the TTL would delete the document and leave its subcollection, so the sweep takes it.
+    expect(doneRetention({ offloaded: null, rawDataChunks: 1 }, now, 1_000)).toEqual({ payloadExpireAt: new Date(now.getTime() + 1_000) });
+    expect(doneRetention({ offloaded: null, rawDataChunks: 0 }, now, 1_000)).toEqual({ expireAt: new Date(now.getTime() + 1_000) });
   });
   test('object names are deterministic per id and payload', () => {
     expect(offloadObjectName('abc', 'ff')).toBe('payloads/abc/ff.json');

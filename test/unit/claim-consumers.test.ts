@@ -76,6 +76,12 @@ describe('inbox explain: REFERENCE_UNAVAILABLE and offloaded payloads', () => {
     expect(e.because.join('\n')).not.toContain('Firestore TTL');
   });
 
+  test('a DONE document with raw bytes in rawChunks (a dismissed unreadable message): swept with its chunks', () => {
+    const payloadExpireAt = new Date(now.getTime() + 7 * 24 * 3_600_000);
+    const e = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'DISMISSED', payloadExpireAt, rawDataChunks: 2 })), now);
+    expect(e.because).toContain('its raw bytes are in 2 rawChunks document(s): the payload sweep deletes them with the document, from 2026-12-08T12:00:00.000Z (in 7 d)');
+  });
+
   test('the CLI knows the reason (stats, list --reason, requeue --reason)', () => {
     expect(REASONS).toContain('REFERENCE_UNAVAILABLE');
   });

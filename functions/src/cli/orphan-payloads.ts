@@ -1,7 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { INBOX } from '../inbox/document';
-import { inChunksWithoutOffload, OFFLOAD_PREFIX } from '../inbox/claim-check';
-import { offloadedObject } from '../jobs/sweep-payloads';
+import { inChunksWithoutOffload, OFFLOAD_PREFIX, offloadedObject } from '../inbox/claim-check';
 import { QUERIES } from '../queries';
 import type { ListedObject, PayloadStore } from '../storage/payload-store';
 import type { CliContext } from './context';

@@ -4,7 +4,7 @@ import { canonicalJson, sha256Hex } from '../core/hash';
 import { asCorrelationKey, refs } from '../engine/store/collections';
 import { STORED } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
-import { offloadedObject } from '../jobs/sweep-payloads';
+import { offloadedObject } from '../inbox/claim-check';
 import { QUERIES } from '../queries';
 import { type ObjectState, readObject, shownPayload, SHOW_WHOLE_BYTES, stateText, statObject } from '../operations/claims';
 import type { CliContext } from './context';
@@ -52,6 +52,11 @@ async function writeRaw(ctx: CliContext, id: string, stored: DocumentData, offlo
   return { file, bytes: bytes.length, form, matchesPayloadHash: hash === null ? null : sha256Hex(bytes) === hash };
 }
 
+/** What the payload sweep does with a document past payloadExpireAt. */
+function sweptWith(stored: DocumentData): string {
+  return offloadedObject(stored.offloaded) === null ? 'the payload sweep deletes its rawChunks with the document' : 'the payload sweep deletes the object, then the document';
+}
+
 export async function show(ctx: CliContext, id: string, options: { readonly raw?: string } = {}): Promise<void> {
   const db = ctx.db();
   const snap = await db.collection(INBOX).doc(id).get();
@@ -95,7 +100,7 @@ export async function show(ctx: CliContext, id: string, options: { readonly raw?
     [offloadedRef === null ? 'payload' : 'payload (summary kept on the document)', doc.payload ?? (rawData === null ? `(${String(doc.rawDataBytes)} bytes in ${chunks} chunks)` : `(raw, base64) ${rawData.slice(0, 200)}`)],
     ...offloadedRows,
     ...(claims.reference === null ? [] : [['reference', `${claims.reference.uri}: ${stateText(reference ?? { state: 'MISSING' })}`]]),
-    ...(doc.payloadExpireAt instanceof Date ? [['payload expires', `${doc.payloadExpireAt.toISOString()} (the payload sweep deletes the object, then the document)`]] : []),
+    ...(doc.payloadExpireAt instanceof Date ? [['payload expires', `${doc.payloadExpireAt.toISOString()} (${sweptWith(stored)})`]] : []),
     ['park details', doc.parkDetails], ['dead letter', doc.deadLetter],
     ...instances.map((i) => [`instance ${i.id}`, `${String(i.status)}; incidents: ${JSON.stringify(i.incidents ?? [])}`]),
     ...(key?.waiting ?? []).map((w) => [`waiting ${w.executionId}`, `${w.messageName} at ${w.activityId} (instance ${w.processInstanceId})`]),

@@ -42,6 +42,7 @@ function explainedDoc(d: Data): ExplainedDoc {
     correlatedVia: stringOrNull(d.correlatedVia),
     expireAt: date(d.expireAt),
     payloadExpireAt: date(d.payloadExpireAt),
+    rawDataChunks: typeof d.rawDataChunks === 'number' ? d.rawDataChunks : 0,
     referenceUri: claimUri(d.reference),
     offloadedUri: claimUri(d.offloaded),
     parkDetails: typeof d.parkDetails === 'object' && d.parkDetails !== null ? (d.parkDetails as Data) : null,

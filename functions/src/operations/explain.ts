@@ -45,8 +45,10 @@ export interface ExplainedDoc {
   readonly processedAt: Date | null;
   readonly correlatedVia: string | null;
   readonly expireAt: Date | null;
-  /** DONE with an offloaded payload: when the payload sweep deletes its object, then the document (instead of expireAt). */
+  /** DONE with an offloaded payload or raw bytes in chunks: when the payload sweep deletes its object or chunks, then the document (instead of expireAt). */
   readonly payloadExpireAt?: Date | null;
+  /** How many `rawChunks` documents hold its raw bytes (0 or absent: none). */
+  readonly rawDataChunks?: number;
   /** The sender's claim-check reference (`reference.uri`), or null. */
   readonly referenceUri?: string | null;
   /** Where the receiver put an offloaded payload (`offloaded.uri`), or null. */
@@ -296,18 +298,24 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
   }
 }
 
+/** When a DONE document goes, and what goes before it. */
+function expiryOf(doc: ExplainedDoc, now: Date): string[] {
+  const payloadExpiry = doc.payloadExpireAt ?? null;
+  if (payloadExpiry === null) return doc.expireAt === null ? [] : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
+  const chunks = doc.rawDataChunks ?? 0;
+  const first =
+    doc.offloadedUri === null || doc.offloadedUri === undefined
+      ? `its raw bytes are in ${chunks} rawChunks document(s): the payload sweep deletes them with the document`
+      : `its payload is offloaded (${doc.offloadedUri}): the payload sweep deletes the object, then the document`;
+  return [`${first}, from ${when(payloadExpiry, now)}`];
+}
+
 function explainDone(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 'because' | 'next'> {
   const { doc } = f;
   const instance = f.instances.find((i) => i.id === doc.processInstanceId);
   const state = instance === undefined ? '' : ` (now ${instance.status})`;
   const at = doc.processedAt === null ? '' : ` at ${when(doc.processedAt, now)}`;
-  const payloadExpiry = doc.payloadExpireAt ?? null;
-  const expiry =
-    payloadExpiry !== null
-      ? [`its payload is offloaded (${String(doc.offloadedUri ?? 'in the payload bucket')}): the payload sweep deletes the object, then the document, from ${when(payloadExpiry, now)}`]
-      : doc.expireAt === null
-        ? []
-        : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
+  const expiry = expiryOf(doc, now);
   const dismissed = doc.dismissed ?? null;
   if (doc.correlatedVia === 'DISMISSED' && dismissed !== null) {
     return {
