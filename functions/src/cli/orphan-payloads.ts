@@ -127,12 +127,12 @@ export async function scanOrphanPayloads(db: Firestore, store: PayloadStore, buc
   return { bucket, minAgeMs, listed, young, requeuePending, unrecognised, orphans, dryRun };
 }
 
-/** --older-than: a duration (parse.ts), at least ORPHAN_MIN_AGE_FLOOR_MS; absent, ORPHAN_MIN_AGE_MS. */
-export function parseOrphanMinAge(text: string | undefined): number {
+/** --older-than: a duration (parse.ts), at least ORPHAN_MIN_AGE_FLOOR_MS; absent, ORPHAN_MIN_AGE_MS. `what`: what a receipt writes before its document. */
+export function parseOrphanMinAge(text: string | undefined, what = 'its object'): number {
   if (text === undefined) return ORPHAN_MIN_AGE_MS;
   const ms = parseDuration('--older-than', text);
   if (ms < ORPHAN_MIN_AGE_FLOOR_MS) {
-    throw new UsageError(`--older-than: at least 1h (a receipt writes its object before its document, and a retried one can take much longer), got ${JSON.stringify(text)}`);
+    throw new UsageError(`--older-than: at least 1h (a receipt writes ${what} before its document, and a retried one can take much longer), got ${JSON.stringify(text)}`);
   }
   return ms;
 }
