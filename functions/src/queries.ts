@@ -16,6 +16,12 @@ const documentId = (): FirestoreModule.FieldPath => (require('@google-cloud/fire
  */
 export interface QueryShape {
   readonly collection: string;
+  /**
+   * COLLECTION_GROUP for a query over every collection of that name
+   * (`collectionGroup()`): it is served only by indexes of that scope, which
+   * Firestore does not keep for single fields by default. Absent: COLLECTION.
+   */
+  readonly scope?: 'COLLECTION_GROUP';
   /** Fields compared with ==, in any order. */
   readonly equality: readonly string[];
   /** The array field compared with array-contains (at most one per query), if any: a composite index lists it with `arrayConfig: CONTAINS`. */
@@ -173,6 +179,17 @@ export const QUERIES = {
   rawChunksOf: query({ collection: 'rawChunks', equality: [], range: null, orderBy: [] }, (db, inboxId: string) =>
     db.collection('inbox').doc(inboxId).collection('rawChunks'),
   ),
+  /**
+   * `inbox repair orphan-chunks`: every `rawChunks` document under any inbox
+   * document, a page at a time in document-path order (which keeps each
+   * document's chunks together), without their bytes (no fields: the
+   * snapshot's update time is what the repair reads). No field is filtered
+   * or ordered on: the document-name order needs no collection-group index.
+   */
+  allRawChunks: query({ collection: 'rawChunks', scope: 'COLLECTION_GROUP', equality: [], range: null, orderBy: [] }, (db, after: DocumentSnapshot | null, limit: number) => {
+    const q = db.collectionGroup('rawChunks').select().orderBy(documentId());
+    return (after === null ? q : q.startAfter(after)).limit(limit);
+  }),
   /** CLI `instances`: the token documents of an instance stored before this version (newer ones hold their tokens). */
   executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
     db.collection('executions').where('processInstanceId', '==', processInstanceId),

@@ -4,7 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { scanOrphanPayloads } from '../../functions/src/cli/orphan-payloads';
 import type { Engine } from '../../functions/src/engine/engine';
+import { instanceId } from '../../functions/src/engine/ids';
+import type { JobState } from '../../functions/src/engine/state';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { recordJobFailure } from '../../functions/src/engine/store/record-job-failure';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { offloadObjectName } from '../../functions/src/inbox/claim-check';
 import { INBOX } from '../../functions/src/inbox/document';
@@ -18,7 +21,9 @@ import { lineItems, reportReference, storeOffloaded, storeReferenced, uploadRepo
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, TEST_REGISTRY } from '../support/inbox';
+import { jobsOf, tokensOf } from '../support/process-state';
 import { useTestStorage } from '../support/storage';
+import type { Explanation } from '../../functions/src/operations/explain';
 import { cliFor } from './run-cli';
 
 /**
@@ -138,6 +143,13 @@ describe('inbox requeue of parked claim documents', () => {
   });
 });
 
+/** The PENDING "Create invoice" job of the instance of `workOrderId`. */
+async function invoiceJob(d: FirebaseFirestore.Firestore, workOrderId: string): Promise<JobState> {
+  const job = (await jobsOf(d, instanceId('work-order-execution', workOrderId))).find((j) => j.activityId === 'createInvoice' && j.status === 'PENDING');
+  if (job === undefined) throw new Error(`no PENDING createInvoice job for ${workOrderId}`);
+  return job;
+}
+
 describe('inbox purge of offloaded DONE documents', () => {
   test('the object goes before its document; a dry run counts them', async () => {
     const d = purgeProject.db;
@@ -146,6 +158,8 @@ describe('inbox purge of offloaded DONE documents', () => {
     const { id, offloaded } = await storeOffloaded(d, store, PAYLOADS, completionPayload('WO-purge-off', { lineItems: lineItems(5) }), at);
     await relayOne(relayDeps(d, new Date(at.getTime() + 60_000)), id);
     expect((await d.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
+    // Invoiced: the instance COMPLETED, nothing reads the report any more.
+    await completeJobRun(d, engine, await invoiceJob(d, 'WO-purge-off'), {}, new Date(at.getTime() + 120_000));
     const purge = cliFor(purgeProject.projectId, undefined, env);
     const dry = await purge('--json', 'purge', '--done-before', '7d', '--dry-run');
     expect(dry.json()).toMatchObject({ wouldDelete: 1, offloaded: 1 });
@@ -154,6 +168,47 @@ describe('inbox purge of offloaded DONE documents', () => {
     expect(r.json()).toMatchObject({ deleted: 1, objectsDeleted: 1, offloaded: 1 });
     expect((await d.collection(INBOX).doc(id).get()).exists).toBe(false);
     expect(storage.current.emulator.objects(PAYLOADS).map((o) => o.name)).not.toContain(offloaded.object);
+  });
+});
+
+describe('inbox purge of an offloaded completion whose instance is in INCIDENT', () => {
+  const held = firestore.project('cli-claims-purge-held');
+  const purge = cliFor(held.projectId, undefined, env);
+
+  test('kept with its object, said so by purge, show and explain; once the instance COMPLETED, purged', async () => {
+    const d = held.db;
+    const at = new Date(Date.now() - 10 * DAY);
+    await waiting(d, 'WO-purge-held', at);
+    const { id, offloaded } = await storeOffloaded(d, store, PAYLOADS, completionPayload('WO-purge-held', { lineItems: lineItems(5) }), at);
+    await relayOne(relayDeps(d, new Date(at.getTime() + 60_000)), id);
+    const instance = instanceId('work-order-execution', 'WO-purge-held');
+    // "Create invoice" failed for good: the instance is in INCIDENT, and the runbook's repair re-runs the step, which reads the report.
+    expect(await recordJobFailure(d, await invoiceJob(d, 'WO-purge-held'), 'the invoicing service refused it', 10, new Date(at.getTime() + 120_000), { final: true })).toMatchObject({ status: 'FAILED' });
+    const names = (): string[] => storage.current.emulator.objects(PAYLOADS).map((o) => o.name);
+
+    const dry = await purge('--json', 'purge', '--done-before', '7d', '--dry-run');
+    expect(dry.json()).toMatchObject({ wouldDelete: 0, offloaded: 1, keptForInstance: 1, kept: [{ inboxId: id, processInstanceId: instance, instanceStatus: 'INCIDENT' }] });
+    const r = await purge('purge', '--done-before', '7d', '--yes');
+    expect(r.err).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`kept ${id} and its payload object: instance ${instance} is INCIDENT and may still read it`);
+    expect(r.out).toContain('deleted 0 of 1 DONE documents');
+    expect((await d.collection(INBOX).doc(id).get()).exists).toBe(true);
+    expect(names()).toContain(offloaded.object);
+
+    const explained = (await purge('--json', 'explain', id)).json() as Explanation;
+    expect(explained.because).toContainEqual(expect.stringContaining(`not before instance ${instance} has completed (now INCIDENT)`));
+    expect((await purge('--json', 'show', id)).json()).toMatchObject({ keptForInstance: { processInstanceId: instance, instanceStatus: 'INCIDENT' } });
+    expect((await purge('show', id)).out).toContain(`not while instance ${instance} is INCIDENT`);
+
+    // The operator settles it without the step (cancel the token, resolve): COMPLETED, and the next purge deletes both.
+    const [token] = await tokensOf(d, instance);
+    expect((await purge('repair', 'cancel-token', '--instance', instance, '--execution', token!.id)).code).toBe(0);
+    expect((await purge('repair', 'resolve-incident', instance)).code).toBe(0);
+    const after = await purge('--json', 'purge', '--done-before', '7d', '--yes');
+    expect(after.json()).toMatchObject({ deleted: 1, objectsDeleted: 1, keptForInstance: 0 });
+    expect((await d.collection(INBOX).doc(id).get()).exists).toBe(false);
+    expect(names()).not.toContain(offloaded.object);
   });
 });
 

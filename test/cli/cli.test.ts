@@ -149,7 +149,7 @@ describe('inbox CLI against the emulator', () => {
   });
 
   test('purge deletes DONE documents processed before the time; unknown commands are usage errors', async () => {
-    expect((await cli('--json', 'purge', '--done-before', '0s', '--force', '--dry-run')).json()).toEqual({ wouldDelete: 1, offloaded: 0, scanned: 1 });
+    expect((await cli('--json', 'purge', '--done-before', '0s', '--force', '--dry-run')).json()).toEqual({ wouldDelete: 1, offloaded: 0, chunked: 0, keptForInstance: 0, kept: [], scanned: 1 });
     expect((await cli('purge', '--done-before', '0s', '--force', '--yes')).code).toBe(0);
     expect((await db.collection(INBOX).doc(ids.done!).get()).exists).toBe(false);
     expect((await cli('frobnicate')).code).toBe(2);

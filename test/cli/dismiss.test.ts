@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +10,9 @@ import { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';
 import { INBOX } from '../../functions/src/inbox/document';
 import { PROCESSED } from '../../functions/src/inbox/processed';
+import { sweepPayloads } from '../../functions/src/jobs/sweep-payloads';
+import { createLogger } from '../../functions/src/log';
+import { QUERIES } from '../../functions/src/queries';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { GRPC_STATUS, type GrpcFaultProxy, startGrpcFaultProxy } from '../../tools/faults/grpc-fault-proxy';
@@ -151,6 +155,50 @@ describe('ALREADY_STARTED, explained and dismissed', () => {
     expect(e.because).toContain(`no token waits for it, and WorkOrderReleased starts process work-order-release (message start event released): its next attempt starts instance ${instanceId('work-order-release', key)} with business key ${key}`);
     // The completion itself is explained as before: nobody waits for it yet.
     expect(((await cli('--json', 'explain', completionId)).json() as Explanation).heldBehind).toBeNull();
+  });
+});
+
+describe('a dismissed unreadable message kept in rawChunks', () => {
+  /** A 300 KiB message that is not JSON: PARKED / INVALID_PAYLOAD, its raw bytes in rawChunks; dismissed. */
+  async function dismissedChunked(): Promise<string> {
+    const raw = randomBytes(300 * 1024);
+    const id = String((await push(envelope({ data: raw.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }))).id);
+    expect(await inboxDoc(id)).toMatchObject({ status: 'PARKED', reason: 'INVALID_PAYLOAD', rawDataChunks: 1 });
+    expect(await chunksOf(id)).toBe(1);
+    expect((await cli('repair', 'dismiss', id, '--note', 'garbage from a test sender', '--by', 'oncall')).code).toBe(0);
+    return id;
+  }
+  const chunksOf = async (id: string): Promise<number> => (await QUERIES.rawChunksOf.build(db, id).count().get()).data().count;
+  const noStore = (): never => {
+    throw new Error('a chunked document has no object: the sweep must not ask for one');
+  };
+
+  test('waits for the payload sweep, not the TTL (which would leave its chunks); the sweep deletes chunks and document', async () => {
+    const id = await dismissedChunked();
+    const doc = await inboxDoc(id);
+    expect(doc).toMatchObject({ status: 'DONE', correlatedVia: 'DISMISSED' });
+    expect(doc.expireAt).toBeUndefined();
+    const at = (doc.dismissed as { at: FirebaseFirestore.Timestamp }).at.toMillis();
+    expect((doc.payloadExpireAt as FirebaseFirestore.Timestamp).toMillis()).toBe(at + 7 * DAY);
+    const explained = (await cli('--json', 'explain', id)).json() as Explanation;
+    expect(explained.because).toContainEqual(expect.stringContaining('its raw bytes are in 1 rawChunks document(s): the payload sweep deletes them with the document, from '));
+
+    const later = new Date(Date.now() + 8 * DAY);
+    await expireAsTtlWould(db, later);
+    expect((await db.collection(INBOX).doc(id).get()).exists).toBe(true);
+    const summary = await sweepPayloads({ db, store: noStore, log: createLogger(() => undefined), now: later });
+    expect(summary).toMatchObject({ deleted: 1, kept: 0, failures: 0 });
+    expect((await db.collection(INBOX).doc(id).get()).exists).toBe(false);
+    expect(await chunksOf(id)).toBe(0);
+  });
+
+  test('inbox purge deletes its chunks with it', async () => {
+    const id = await dismissedChunked();
+    const r = await cli('--json', 'purge', '--done-before', new Date(Date.now() + 60_000).toISOString(), '--force', '--yes');
+    expect(r.err).toBe('');
+    expect(r.json()).toMatchObject({ chunked: 1, changedSinceRead: 0 });
+    expect((await db.collection(INBOX).doc(id).get()).exists).toBe(false);
+    expect(await chunksOf(id)).toBe(0);
   });
 });
 

@@ -2,10 +2,16 @@ import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
 import type { Engine } from '../../functions/src/engine/engine';
+import { refs } from '../../functions/src/engine/store/collections';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
+import { moveToken } from '../../functions/src/engine/store/move-token';
+import { resolveIncident } from '../../functions/src/engine/store/resolve-incident';
+import type { JobState } from '../../functions/src/engine/state';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { processedRef } from '../../functions/src/inbox/processed';
+import { type AsyncHandler, PermanentJobError, workOrderHandlers } from '../../functions/src/jobs/handlers';
+import { createRunJobHandler } from '../../functions/src/jobs/run-job';
 import { createSweepJobsHandler } from '../../functions/src/jobs/sweep-jobs';
 import { sweepPayloads } from '../../functions/src/jobs/sweep-payloads';
 import { createLogger } from '../../functions/src/log';
@@ -16,6 +22,7 @@ import { lineItems, storeOffloaded } from '../support/claims';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload } from '../support/inbox';
+import { jobsOf, tokensOf } from '../support/process-state';
 import { useTestStorage } from '../support/storage';
 
 /**
@@ -42,17 +49,44 @@ afterEach(() => storage.current.emulator.faults.clear());
 
 const objectNames = (): string[] => storage.current.emulator.objects(BUCKET).map((o) => o.name);
 
-/** An offloaded completion in `db`: DONE (retention one minute) when a token waits for it, PARKED when `park`. */
-async function offloadedDoc(db: FirebaseFirestore.Firestore, workOrderId: string, outcome: 'DONE' | 'PARKED'): Promise<{ id: string; object: string }> {
+/**
+ * An offloaded completion in `db`: DONE (retention one minute) when a token waits for it, PARKED when `park`.
+ * DONE: its instance is COMPLETED ("Create invoice" done), unless `invoice: 'PENDING'` leaves that job to the test.
+ */
+async function offloadedDoc(db: FirebaseFirestore.Firestore, workOrderId: string, outcome: 'DONE' | 'PARKED', invoice: 'DONE' | 'PENDING' = 'DONE'): Promise<{ id: string; object: string; instanceId: string | null }> {
+  let instanceId: string | null = null;
   if (outcome === 'DONE') {
     const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
+    instanceId = started.instance.id;
   }
   const { id, offloaded } = await storeOffloaded(db, store, BUCKET, completionPayload(workOrderId, { lineItems: lineItems(20) }));
   // DONE: correlated with a one-minute retention. PARKED: nobody waits, and the buffer window has passed.
   const deps: RelayDeps = { db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs: outcome === 'DONE' ? 86_400_000 : 0, errorAfterAttempts: 3 }, retentionMs: MINUTE, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5 };
   expect(await relayOne(deps, id)).toMatchObject({ kind: 'DECIDED', decision: { kind: outcome === 'DONE' ? 'DONE' : 'PARK' } });
-  return { id, object: offloaded.object };
+  if (instanceId !== null && invoice === 'DONE') {
+    await completeJobRun(db, engine, await invoiceJob(db, instanceId), {}, new Date());
+    expect(await statusOf(db, instanceId)).toBe('COMPLETED');
+  }
+  return { id, object: offloaded.object, instanceId };
+}
+
+/** The PENDING "Create invoice" job of an instance. */
+async function invoiceJob(db: FirebaseFirestore.Firestore, instanceId: string): Promise<JobState> {
+  const job = (await jobsOf(db, instanceId)).find((j) => j.activityId === 'createInvoice' && j.status === 'PENDING');
+  if (job === undefined) throw new Error(`no PENDING createInvoice job in ${instanceId}`);
+  return job;
+}
+const statusOf = async (db: FirebaseFirestore.Firestore, instanceId: string): Promise<unknown> => (await refs.instance(db, instanceId).get()).get('status');
+const expiryOf = async (db: FirebaseFirestore.Firestore, id: string): Promise<Date> => ((await db.collection(INBOX).doc(id).get()).get('payloadExpireAt') as FirebaseFirestore.Timestamp).toDate();
+
+/** runJob, in process, with `handlers`: runs one job as its Cloud Task would (its answer's body). */
+let served = 0;
+async function runJobNow(db: FirebaseFirestore.Firestore, job: JobState, handlers: Readonly<Record<string, AsyncHandler>>): Promise<Record<string, unknown>> {
+  const queue = { enqueue: async (): Promise<'CREATED'> => 'CREATED' };
+  const name = `sweepPayloadsRunJob${++served}`;
+  http(name, createRunJobHandler({ db: () => db, engine: async () => engine, queue: () => queue, timerQueue: () => queue, handlers: () => handlers, verifier: null, log, now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }));
+  return (await request(getTestServer(name)).post('/').send({ jobId: job.id, processInstanceId: job.processInstanceId })).body as Record<string, unknown>;
 }
 
 describe('the payload sweep', () => {
@@ -70,7 +104,7 @@ describe('the payload sweep', () => {
     // A year later: the DONE one goes, object first; the PARKED one and its object stay.
     const later = new Date(Date.now() + 365 * 86_400_000);
     logs.length = 0;
-    expect(await sweepPayloads({ db, store: () => store, log, now: later })).toEqual({ deleted: 1, objectAbsent: 0, kept: 0, failures: 0, queryReads: 1 });
+    expect(await sweepPayloads({ db, store: () => store, log, now: later })).toEqual({ deleted: 1, objectAbsent: 0, kept: 0, keptForInstance: 0, failures: 0, queryReads: 1 });
     expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
     expect(objectNames()).not.toContain(done.object);
     expect((await processedRef(db, done.id).get()).exists).toBe(true);
@@ -130,6 +164,59 @@ describe('the payload sweep', () => {
     expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
   });
 
+  test('"Create invoice" failed into an incident: document and object kept past the retention, without blocking the page; the repair reads the report; once COMPLETED, swept', async () => {
+    const db = dbs('sweep-payloads-incident');
+    const held = await offloadedDoc(db, 'WO-sweep-incident', 'DONE', 'PENDING');
+    const instanceId = held.instanceId!;
+    const behind = await offloadedDoc(db, 'WO-sweep-incident-behind', 'DONE');
+    // The held one is the oldest due: the page of one is its, until the sweep moves it on.
+    await db.collection(INBOX).doc(held.id).update({ payloadExpireAt: new Date(Date.now() - 86_400_000) });
+    const real = workOrderHandlers({ db: () => db, publish: async () => 'unused', providerTopic: 'work-orders', payloadStore: () => store });
+    const refused = async (): Promise<never> => {
+      throw new PermanentJobError('the invoicing service refused work order WO-sweep-incident');
+    };
+    expect(await runJobNow(db, await invoiceJob(db, instanceId), { createInvoice: refused })).toMatchObject({ outcome: 'failed' });
+    expect(await statusOf(db, instanceId)).toBe('INCIDENT');
+
+    // A year on, far past INBOX_DONE_RETENTION_DAYS: the instance may still read the report, so both stay.
+    const later = new Date(Date.now() + 365 * 86_400_000);
+    logs.length = 0;
+    expect(await sweepPayloads({ db, store: () => store, log, now: later }, { pageSize: 1 })).toEqual({ deleted: 0, objectAbsent: 0, kept: 0, keptForInstance: 1, failures: 0, queryReads: 1 });
+    expect((await db.collection(INBOX).doc(held.id).get()).exists).toBe(true);
+    expect(objectNames()).toContain(held.object);
+    expect(logs).toContainEqual(
+      expect.objectContaining({ message: 'payload sweep', payloadSweep: expect.objectContaining({ keptForInstance: 1 }), keptForInstance: [{ inboxId: held.id, processInstanceId: instanceId, instanceStatus: 'INCIDENT' }] }),
+    );
+    // Moved on an hour: the next page is the one behind it.
+    expect(await expiryOf(db, held.id)).toEqual(new Date(later.getTime() + 3_600_000));
+    expect(await sweepPayloads({ db, store: () => store, log, now: later }, { pageSize: 1 })).toMatchObject({ deleted: 1, keptForInstance: 0 });
+    expect((await db.collection(INBOX).doc(behind.id).get()).exists).toBe(false);
+
+    // The runbook's repair: the token back onto "Create invoice"; the job reads the report by its reference and bills it.
+    const [token] = (await tokensOf(db, instanceId)).filter((t) => t.activityId === 'createInvoice');
+    await moveToken(db, engine, { processInstanceId: instanceId, executionId: token!.id, activityId: 'createInvoice', force: false, now: new Date() });
+    expect(await runJobNow(db, await invoiceJob(db, instanceId), real)).toMatchObject({ outcome: 'completed' });
+    expect((await refs.invoice(db, 'WO-sweep-incident').get()).data()).toMatchObject({ billedItems: 20, lineItemCount: 20 });
+    // Still INCIDENT until resolved: kept on the next look.
+    const hourOn = new Date(later.getTime() + 3_600_000);
+    expect(await sweepPayloads({ db, store: () => store, log, now: hourOn })).toMatchObject({ deleted: 0, keptForInstance: 1 });
+    await resolveIncident(db, instanceId, 'invoiced after the repair', new Date());
+    expect(await statusOf(db, instanceId)).toBe('COMPLETED');
+
+    // COMPLETED: the next sweep deletes both, object first.
+    expect(await sweepPayloads({ db, store: () => store, log, now: new Date(hourOn.getTime() + 3_600_000) })).toMatchObject({ deleted: 1, keptForInstance: 0, failures: 0 });
+    expect((await db.collection(INBOX).doc(held.id).get()).exists).toBe(false);
+    expect(objectNames()).not.toContain(held.object);
+  });
+
+  test('an instance deleted, or COMPLETED: nothing holds the document', async () => {
+    const db = dbs('sweep-payloads-gone');
+    const gone = await offloadedDoc(db, 'WO-sweep-gone', 'DONE', 'PENDING');
+    await refs.instance(db, gone.instanceId!).delete();
+    expect(await sweepPayloads({ db, store: () => store, log, now: new Date(Date.now() + 2 * MINUTE) })).toMatchObject({ deleted: 1, keptForInstance: 0 });
+    expect(objectNames()).not.toContain(gone.object);
+  });
+
   test('sweepJobs runs it beside the job and timer sweeps', async () => {
     const db = dbs('sweep-payloads-jobs');
     const done = await offloadedDoc(db, 'WO-sweep-jobs', 'DONE');
@@ -138,7 +225,7 @@ describe('the payload sweep', () => {
     http('sweepJobsPayloads', createSweepJobsHandler({ db: () => db, engine: async () => engine, queue: () => queue, timerQueue: () => queue, log, now: () => later, options: {}, payloadStore: () => store }));
     const res = await request(getTestServer('sweepJobsPayloads')).post('/').send({});
     expect(res.status).toBe(200);
-    expect(res.body.payloads).toEqual({ deleted: 1, objectAbsent: 0, kept: 0, failures: 0, queryReads: 1 });
+    expect(res.body.payloads).toEqual({ deleted: 1, objectAbsent: 0, kept: 0, keptForInstance: 0, failures: 0, queryReads: 1 });
     expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
     expect(objectNames()).not.toContain(done.object);
   });

@@ -76,6 +76,21 @@ describe('inbox explain: REFERENCE_UNAVAILABLE and offloaded payloads', () => {
     expect(e.because.join('\n')).not.toContain('Firestore TTL');
   });
 
+  test('a DONE offloaded document its instance may still read: kept past payloadExpireAt, and why', () => {
+    const payloadExpireAt = new Date(now.getTime() - 24 * 3_600_000);
+    const keptFor = { processInstanceId: 'I', instanceStatus: 'INCIDENT' };
+    const e = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'RELAY', processInstanceId: 'I', payloadExpireAt, offloadedUri: 'gs://p/payloads/x/y.json#5', keptFor })), now);
+    expect(e.because).toContain('not before instance I has completed (now INCIDENT): the instance holds only the reference, and a step of it may still read the object (after an incident, the repair runs "Create invoice" again); the payload sweep keeps both and looks again every hour');
+    const free = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'RELAY', processInstanceId: 'I', payloadExpireAt, offloadedUri: 'gs://p/payloads/x/y.json#5', keptFor: null })), now);
+    expect(free.because.join('\n')).not.toContain('not before instance');
+  });
+
+  test('a DONE document with raw bytes in rawChunks (a dismissed unreadable message): swept with its chunks', () => {
+    const payloadExpireAt = new Date(now.getTime() + 7 * 24 * 3_600_000);
+    const e = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'DISMISSED', payloadExpireAt, rawDataChunks: 2 })), now);
+    expect(e.because).toContain('its raw bytes are in 2 rawChunks document(s): the payload sweep deletes them with the document, from 2026-12-08T12:00:00.000Z (in 7 d)');
+  });
+
   test('the CLI knows the reason (stats, list --reason, requeue --reason)', () => {
     expect(REASONS).toContain('REFERENCE_UNAVAILABLE');
   });

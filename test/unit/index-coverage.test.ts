@@ -5,7 +5,7 @@ import { coverage, type IndexFile } from '../../tools/indexes/coverage';
 
 const file = JSON.parse(readFileSync(join(__dirname, '..', '..', 'firestore.indexes.json'), 'utf8')) as IndexFile;
 
-const describeShape = (s: QueryShape): string => `${s.collection} ==[${s.equality.join(',')}]${s.range === null ? '' : ` range ${s.range}`}${s.orderBy.map((o) => ` by ${o.field} ${o.direction}`).join('')}`;
+const describeShape = (s: QueryShape): string => `${s.scope === 'COLLECTION_GROUP' ? 'group ' : ''}${s.collection} ==[${s.equality.join(',')}]${s.range === null ? '' : ` range ${s.range}`}${s.orderBy.map((o) => ` by ${o.field} ${o.direction}`).join('')}`;
 
 describe('every query the code issues is served by firestore.indexes.json', () => {
   test.each(Object.entries(QUERIES).flatMap(([name, q]) => q.shapes.map((shape) => [name, describeShape(shape), shape] as const)))('%s: %s', (_name, _what, shape) => {
@@ -44,7 +44,17 @@ describe('the coverage check itself', () => {
     ['array-contains with its CONTAINS entry in the composite index', shape({ collection: 'correlationKeys', equality: ['shard'], arrayContains: 'waitingFor', orderBy: [{ field: 'waitingSince', direction: 'asc' }] }), true],
     ['array-contains on a field the index orders instead', shape({ collection: 'correlationKeys', equality: ['waitingFor'], arrayContains: 'shard', orderBy: [{ field: 'waitingSince', direction: 'asc' }] }), false],
     ['an ordered query on a field whose single-field index is switched off', shape({ collection: 'correlationKeys', orderBy: [{ field: 'waitingSince', direction: 'asc' }] }), false],
+    ['a collection-group query without fields (document-name order)', shape({ collection: 'rawChunks', scope: 'COLLECTION_GROUP' }), true],
+    ['a collection-group query on a field with only its collection-scope index', shape({ collection: 'inbox', scope: 'COLLECTION_GROUP', equality: ['status'] }), false],
+    ['a collection-scope composite index for a collection-group query', shape({ collection: 'inbox', scope: 'COLLECTION_GROUP', equality: ['shard', 'status'], orderBy: [{ field: 'nextAttemptAt', direction: 'asc' }] }), false],
   ])('%s', (_name, s, covered) => {
     expect(coverage(s, file).covered).toBe(covered);
+  });
+
+  test('a collection-group query on a field is covered once a field override adds an index of that scope', () => {
+    const s = shape({ collection: 'rawChunks', scope: 'COLLECTION_GROUP', range: 'index' });
+    expect(coverage(s, file)).toEqual({ covered: false, reason: 'the single-field index of index has no collection-group scope (a field override must add one)' });
+    const withOverride: IndexFile = { ...file, fieldOverrides: [...(file.fieldOverrides ?? []), { collectionGroup: 'rawChunks', fieldPath: 'index', indexes: [{ queryScope: 'COLLECTION' }, { queryScope: 'COLLECTION_GROUP' }] }] };
+    expect(coverage(s, withOverride)).toEqual({ covered: true });
   });
 });

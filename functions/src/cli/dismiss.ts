@@ -19,7 +19,10 @@ import { UsageError } from './parse';
  * transaction its processed record is written, as for any DONE document,
  * so a redelivery or a replay of the message stays a duplicate and is never
  * stored (and relayed) as new. The document keeps its payload and park
- * details until the DONE retention's TTL, the record after it.
+ * details until the DONE retention's TTL, the record after it; one whose
+ * payload is offloaded, or whose raw bytes are in `rawChunks` (an
+ * unreadable message), waits for the payload sweep instead, which deletes
+ * the object or the chunks with it (the TTL would leave them behind).
  */
 
 /** An inbox document with what repairs leave on it. */
@@ -64,7 +67,7 @@ export interface Dismissed {
 /**
  * PARKED → DONE (`correlatedVia: DISMISSED`, `dismissed: {by, at, note,
  * previousReason, requestId}`, `expireAt`, or `payloadExpireAt` for an
- * offloaded payload) and its processed record, in one
+ * offloaded payload or raw bytes in chunks) and its processed record, in one
  * transaction. A PARKED document has no entry in its key's lane (the relay
  * takes it out before it parks), so the lane is not touched. Idempotent
  * under the transaction's re-runs: its request id on `repairs`.
@@ -89,7 +92,7 @@ export async function dismiss(db: Firestore, id: string, request: DismissRequest
       reason: null,
       processInstanceId: check.processInstanceId,
       processedAt: now,
-      // As the relay's DONE: an offloaded payload's document waits for the payload sweep (payloadExpireAt), not the TTL.
+      // As the relay's DONE: a document with an object or chunks waits for the payload sweep (payloadExpireAt), not the TTL.
       ...doneRetention(check.doc, now, request.retention.doneMs),
       correlatedVia: 'DISMISSED',
       nextAttemptAt: null,

@@ -12,6 +12,7 @@ export { requeueCommand } from './requeue-command';
 export { purge } from './purge-command';
 export { show } from './show-command';
 export { orphanPayloadsCommand } from './orphan-payloads';
+export { orphanChunksCommand } from './orphan-chunks';
 export type { BulkOptions } from './bulk';
 
 export async function stats(ctx: CliContext): Promise<void> {

@@ -155,6 +155,14 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--older-than <duration>', 'the minimum age of an object looked at (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
     .action((options: { dryRun?: boolean; olderThan?: string }) => inbox().orphanPayloadsCommand(context(), options));
   repair
+    .command('orphan-chunks')
+    .description(
+      'delete rawChunks documents whose inbox document is gone (deleted by hand, or by the TTL, which leaves a subcollection behind); chunks written within 32 days are left alone, since a receipt writes the chunks before its document and Pub/Sub may redeliver a message for up to 31 days',
+    )
+    .option('--dry-run', 'list them by inbox id; delete nothing')
+    .option('--older-than <duration>', 'the minimum age of a chunk looked at, since it was last written (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
+    .action((options: { dryRun?: boolean; olderThan?: string }) => inbox().orphanChunksCommand(context(), options));
+  repair
     .command('cancel-token')
     .requiredOption('--instance <id>', 'process instance')
     .requiredOption('--execution <id>', 'the token')

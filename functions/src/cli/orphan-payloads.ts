@@ -1,7 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { INBOX } from '../inbox/document';
-import { inChunksWithoutOffload, OFFLOAD_PREFIX } from '../inbox/claim-check';
-import { offloadedObject } from '../jobs/sweep-payloads';
+import { inChunksWithoutOffload, OFFLOAD_PREFIX, offloadedObject } from '../inbox/claim-check';
 import { QUERIES } from '../queries';
 import type { ListedObject, PayloadStore } from '../storage/payload-store';
 import type { CliContext } from './context';
@@ -128,12 +127,12 @@ export async function scanOrphanPayloads(db: Firestore, store: PayloadStore, buc
   return { bucket, minAgeMs, listed, young, requeuePending, unrecognised, orphans, dryRun };
 }
 
-/** --older-than: a duration (parse.ts), at least ORPHAN_MIN_AGE_FLOOR_MS; absent, ORPHAN_MIN_AGE_MS. */
-export function parseOrphanMinAge(text: string | undefined): number {
+/** --older-than: a duration (parse.ts), at least ORPHAN_MIN_AGE_FLOOR_MS; absent, ORPHAN_MIN_AGE_MS. `what`: what a receipt writes before its document. */
+export function parseOrphanMinAge(text: string | undefined, what = 'its object'): number {
   if (text === undefined) return ORPHAN_MIN_AGE_MS;
   const ms = parseDuration('--older-than', text);
   if (ms < ORPHAN_MIN_AGE_FLOOR_MS) {
-    throw new UsageError(`--older-than: at least 1h (a receipt writes its object before its document, and a retried one can take much longer), got ${JSON.stringify(text)}`);
+    throw new UsageError(`--older-than: at least 1h (a receipt writes ${what} before its document, and a retried one can take much longer), got ${JSON.stringify(text)}`);
   }
   return ms;
 }

@@ -1,6 +1,8 @@
 import type { BulkWriterError, DocumentSnapshot, Firestore, GrpcStatus, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { isTimestamp } from '../core/timestamp';
-import { offloadedObject } from '../jobs/sweep-payloads';
+import { offloadedObject } from '../inbox/claim-check';
+import { deleteWithChunks } from '../inbox/delete-document';
+import { type InstanceHold, readInstanceHolds } from '../inbox/instance-hold';
 import { QUERIES } from '../queries';
 import type { PayloadStore } from '../storage/payload-store';
 import { type BulkOptions, confirmBulk } from './bulk';
@@ -41,6 +43,12 @@ export interface PurgeResult {
   readonly offloaded: number;
   /** Objects of offloaded payloads deleted (an object found gone already is not counted). */
   readonly objectsDeleted: number;
+  /** Of the matched, documents with raw bytes in `rawChunks`: the chunks go in the same batch as the document. */
+  readonly chunked: number;
+  /** Of the matched, offloaded documents kept with their object: the instance they went into may still read it (inbox/instance-hold.ts). */
+  readonly keptForInstance: number;
+  /** Those documents, with the instance and its status. */
+  readonly kept: ReadonlyArray<InstanceHold & { readonly inboxId: string }>;
 }
 
 const processedBefore = (snap: DocumentSnapshot, before: Date): boolean => {
@@ -48,38 +56,72 @@ const processedBefore = (snap: DocumentSnapshot, before: Date): boolean => {
   return isTimestamp(at) && at.toDate() < before;
 };
 
+const hasChunks = (d: DocumentSnapshot): boolean => Number(d.get('rawDataChunks') ?? 0) > 0;
+
 /**
  * Deletes the DONE inbox documents processed before `before`, page by page in
  * id order (a page at a time in memory, whatever the inbox holds). Each
  * delete carries the update time it was read with, so a document that
  * changed since (a dead-letter event recorded on it, say) is kept, not
- * deleted unseen. Touches the `inbox` collection and, for a document whose
- * payload was offloaded, its object in the payload bucket (deleted first, as
- * the payload sweep does); nothing else is ever deleted here (records with
- * their own TTL keep their own horizon).
+ * deleted unseen. Touches the `inbox` collection, the `rawChunks` of the
+ * documents it deletes (in the same batch as each document: a document
+ * deleted alone leaves them behind) and, for a document whose payload was
+ * offloaded, its object in the payload bucket (deleted first, as the payload
+ * sweep does); nothing else is ever deleted here (records with their own TTL
+ * keep their own horizon). An offloaded document is kept, with its object,
+ * while the instance it went into may still read it (exists, not COMPLETED:
+ * inbox/instance-hold.ts), as the payload sweep keeps it.
  */
 export async function purgeDone(db: Firestore, before: Date, options: PurgeOptions): Promise<PurgeResult> {
   const pageSize = options.pageSize ?? PURGE_PAGE_SIZE;
-  let totals: PurgeResult = { scanned: 0, matched: 0, deleted: 0, changedSinceRead: 0, offloaded: 0, objectsDeleted: 0 };
+  let totals: PurgeResult = { scanned: 0, matched: 0, deleted: 0, changedSinceRead: 0, offloaded: 0, objectsDeleted: 0, chunked: 0, keptForInstance: 0, kept: [] };
   let after: DocumentSnapshot | null = null;
   for (;;) {
     const page = await QUERIES.inboxList.build(db, { status: 'DONE' }, after, pageSize).get();
     if (page.empty) break;
     const matches = page.docs.filter((d) => processedBefore(d, before));
-    const offloaded = matches.filter((d) => offloadedObject(d.get('offloaded')) !== null);
-    totals = { ...totals, scanned: totals.scanned + page.size, matched: totals.matched + matches.length, offloaded: totals.offloaded + offloaded.length };
+    const holds = await readInstanceHolds(db, matches.map((d) => ({ id: d.id, data: d.data() })));
+    const kept = [...holds].map(([inboxId, h]) => ({ inboxId, ...h }));
+    const deletable = matches.filter((d) => !holds.has(d.id));
+    const offloaded = deletable.filter((d) => offloadedObject(d.get('offloaded')) !== null);
+    totals = {
+      ...totals,
+      scanned: totals.scanned + page.size,
+      matched: totals.matched + matches.length,
+      offloaded: totals.offloaded + matches.filter((d) => offloadedObject(d.get('offloaded')) !== null).length,
+      chunked: totals.chunked + matches.filter(hasChunks).length,
+      keptForInstance: totals.keptForInstance + kept.length,
+      kept: [...totals.kept, ...kept],
+    };
     await options.onPage?.(page.docs, totals);
-    if (!options.dryRun && matches.length > 0) {
+    if (!options.dryRun && deletable.length > 0) {
       // Objects first, as the payload sweep does: a failure here stops before their documents go, so nothing is orphaned.
       const objectsDeleted = await deleteObjects(offloaded, options.payloadStore);
       totals = { ...totals, objectsDeleted: totals.objectsDeleted + objectsDeleted };
-      const outcomes = await deleteUnchanged(db, matches);
-      totals = { ...totals, deleted: totals.deleted + outcomes.deleted, changedSinceRead: totals.changedSinceRead + outcomes.changed };
+      // Offloaded ones too: a requeue that crashed after offloading a dead letter's chunks left them.
+      const withChunks = deletable.filter((d) => hasChunks(d) || offloadedObject(d.get('offloaded')) !== null);
+      const outcomes = [await deleteWithTheirChunks(db, withChunks), await deleteUnchanged(db, deletable.filter((d) => !withChunks.includes(d)))];
+      for (const o of outcomes) totals = { ...totals, deleted: totals.deleted + o.deleted, changedSinceRead: totals.changedSinceRead + o.changed };
     }
     if (page.size < pageSize) break;
     after = page.docs[page.docs.length - 1] ?? null;
   }
   return totals;
+}
+
+/** Deletes each of `docs` with its rawChunks (deleteWithChunks: one batch, on the update time it was read with), 8 at a time. */
+async function deleteWithTheirChunks(db: Firestore, docs: readonly QueryDocumentSnapshot[]): Promise<{ deleted: number; changed: number }> {
+  let deleted = 0;
+  let changed = 0;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let doc = docs[next++]; doc !== undefined; doc = docs[next++]) {
+      if ((await deleteWithChunks(db, doc)) === 'DELETED') deleted += 1;
+      else changed += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(OBJECT_DELETES_AT_ONCE, docs.length) }, worker));
+  return { deleted, changed };
 }
 
 /** Objects deleted at once by purge. */
@@ -110,6 +152,7 @@ async function deleteObjects(docs: readonly QueryDocumentSnapshot[], store: (() 
 
 /** Deletes through the SDK's BulkWriter (batched, throttled), each delete guarded by the update time it was read with. */
 async function deleteUnchanged(db: Firestore, docs: readonly QueryDocumentSnapshot[]): Promise<{ deleted: number; changed: number }> {
+  if (docs.length === 0) return { deleted: 0, changed: 0 };
   const writer = db.bulkWriter();
   // A failed precondition is an answer, not a hiccup: no retry. Anything else: the writer's own retries.
   writer.onWriteError((err) => err.code !== FAILED_PRECONDITION && err.failedAttempts < 5);
@@ -167,9 +210,22 @@ export async function purge(ctx: CliContext, options: BulkOptions & { doneBefore
     bar.stop();
   }
   if (dryRun) {
-    print(ctx, { wouldDelete: result.matched, offloaded: result.offloaded, scanned: result.scanned }, ['would delete', 'of them with an offloaded payload', 'DONE documents read'], [[result.matched, result.offloaded, result.scanned]]);
+    const would = { wouldDelete: result.matched - result.keptForInstance, offloaded: result.offloaded, chunked: result.chunked, keptForInstance: result.keptForInstance, kept: result.kept, scanned: result.scanned };
+    print(ctx, would, ['would delete', 'of them with an offloaded payload', 'with rawChunks', 'kept for their instance', 'DONE documents read'], [[would.wouldDelete, result.offloaded, result.chunked, result.keptForInstance, result.scanned]]);
+    printKept(ctx, result.kept);
     return;
   }
-  print(ctx, result, ['deleted', 'payload objects deleted', 'kept (changed since read)', 'DONE documents read'], [[result.deleted, result.objectsDeleted, result.changedSinceRead, result.scanned]]);
+  print(ctx, result, ['deleted', 'payload objects deleted', 'kept (changed since read)', 'kept for their instance', 'DONE documents read'], [
+    [result.deleted, result.objectsDeleted, result.changedSinceRead, result.keptForInstance, result.scanned],
+  ]);
+  printKept(ctx, result.kept);
   if (!ctx.json) ctx.io.out(`deleted ${result.deleted} of ${result.matched} DONE documents processed before ${before.toISOString()}`);
+}
+
+/** For people: each document kept for its instance, and why (the JSON has them as `kept`). */
+function printKept(ctx: CliContext, kept: PurgeResult['kept']): void {
+  if (ctx.json) return;
+  for (const k of kept) {
+    ctx.io.out(`kept ${k.inboxId} and its payload object: instance ${k.processInstanceId} is ${k.instanceStatus} and may still read it (a purge after it completes deletes them)`);
+  }
 }

@@ -4,7 +4,8 @@ import { canonicalJson, sha256Hex } from '../core/hash';
 import { asCorrelationKey, refs } from '../engine/store/collections';
 import { STORED } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
-import { offloadedObject } from '../jobs/sweep-payloads';
+import { type InstanceHold, readInstanceHolds } from '../inbox/instance-hold';
+import { offloadedObject } from '../inbox/claim-check';
 import { QUERIES } from '../queries';
 import { type ObjectState, readObject, shownPayload, SHOW_WHOLE_BYTES, stateText, statObject } from '../operations/claims';
 import type { CliContext } from './context';
@@ -52,6 +53,12 @@ async function writeRaw(ctx: CliContext, id: string, stored: DocumentData, offlo
   return { file, bytes: bytes.length, form, matchesPayloadHash: hash === null ? null : sha256Hex(bytes) === hash };
 }
 
+/** What the payload sweep does with a document past payloadExpireAt, and what keeps it (inbox/instance-hold.ts). */
+function sweptWith(stored: DocumentData, hold: InstanceHold | undefined): string {
+  const what = offloadedObject(stored.offloaded) === null ? 'the payload sweep deletes its rawChunks with the document' : 'the payload sweep deletes the object, then the document';
+  return hold === undefined ? what : `${what}; not while instance ${hold.processInstanceId} is ${hold.instanceStatus}: a step of it may still read the object`;
+}
+
 export async function show(ctx: CliContext, id: string, options: { readonly raw?: string } = {}): Promise<void> {
   const db = ctx.db();
   const snap = await db.collection(INBOX).doc(id).get();
@@ -62,6 +69,7 @@ export async function show(ctx: CliContext, id: string, options: { readonly raw?
   const key = typeof doc.correlationKey === 'string' ? asCorrelationKey((await refs.correlationKey(db, doc.correlationKey).withConverter(STORED).get()).data(), doc.correlationKey) : null;
   const instanceIds = new Set<string>([...(key?.waiting.map((w) => w.processInstanceId) ?? []), ...(typeof doc.processInstanceId === 'string' ? [doc.processInstanceId] : [])]);
   const instances = await Promise.all([...instanceIds].map(async (i) => view(await refs.instance(db, i).get())));
+  const hold = (await readInstanceHolds(db, [{ id, data: stored }])).get(id);
   const rawData = doc.rawData instanceof Uint8Array ? Buffer.from(doc.rawData).toString('base64') : null;
 
   const offloadedRef = offloadedObject(stored.offloaded);
@@ -77,7 +85,7 @@ export async function show(ctx: CliContext, id: string, options: { readonly raw?
         ? null
         : { uri: String((stored.offloaded as DocumentData).uri), ...offloaded.state, payload: whole, preview: offloaded.data !== null && offloaded.data.length > SHOW_WHOLE_BYTES },
   };
-  const result = { document: { ...doc, rawData }, claims, raw, rawChunksStored: chunks, waitingPoints: key?.waiting ?? [], lane: key?.open ?? [], processInstances: instances };
+  const result = { document: { ...doc, rawData }, claims, raw, rawChunksStored: chunks, keptForInstance: hold ?? null, waitingPoints: key?.waiting ?? [], lane: key?.open ?? [], processInstances: instances };
   if (ctx.json) {
     ctx.io.out(JSON.stringify(result, null, 2));
     return;
@@ -95,7 +103,7 @@ export async function show(ctx: CliContext, id: string, options: { readonly raw?
     [offloadedRef === null ? 'payload' : 'payload (summary kept on the document)', doc.payload ?? (rawData === null ? `(${String(doc.rawDataBytes)} bytes in ${chunks} chunks)` : `(raw, base64) ${rawData.slice(0, 200)}`)],
     ...offloadedRows,
     ...(claims.reference === null ? [] : [['reference', `${claims.reference.uri}: ${stateText(reference ?? { state: 'MISSING' })}`]]),
-    ...(doc.payloadExpireAt instanceof Date ? [['payload expires', `${doc.payloadExpireAt.toISOString()} (the payload sweep deletes the object, then the document)`]] : []),
+    ...(doc.payloadExpireAt instanceof Date ? [['payload expires', `${doc.payloadExpireAt.toISOString()} (${sweptWith(stored, hold)})`]] : []),
     ['park details', doc.parkDetails], ['dead letter', doc.deadLetter],
     ...instances.map((i) => [`instance ${i.id}`, `${String(i.status)}; incidents: ${JSON.stringify(i.incidents ?? [])}`]),
     ...(key?.waiting ?? []).map((w) => [`waiting ${w.executionId}`, `${w.messageName} at ${w.activityId} (instance ${w.processInstanceId})`]),

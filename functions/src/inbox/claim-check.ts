@@ -87,13 +87,23 @@ export function messageVariables(doc: ClaimSource): Readonly<Record<string, unkn
 
 /**
  * The retention fields of a document that becomes DONE at `now`. A document
- * with an offloaded payload gets `payloadExpireAt`, never `expireAt`: the TTL
- * policy on `inbox.expireAt` would delete it and leave its object behind, so
- * the payload sweep deletes the object first and the document after it.
+ * with an offloaded payload, or with raw bytes in `rawChunks` (an unreadable
+ * message dismissed, a dead letter kept in chunks), gets `payloadExpireAt`,
+ * never `expireAt`: the TTL policy on `inbox.expireAt` deletes a document
+ * alone, leaving its object or its subcollection behind, so the payload
+ * sweep deletes those first and the document after them.
  */
-export function doneRetention(doc: Pick<ClaimSource, 'offloaded'>, now: Date, retentionMs: number): { readonly expireAt: Date } | { readonly payloadExpireAt: Date } {
+export function doneRetention(doc: Pick<ClaimSource, 'offloaded'> & { readonly rawDataChunks?: unknown }, now: Date, retentionMs: number): { readonly expireAt: Date } | { readonly payloadExpireAt: Date } {
   const at = new Date(now.getTime() + retentionMs);
-  return doc.offloaded !== undefined && doc.offloaded !== null ? { payloadExpireAt: at } : { expireAt: at };
+  const offloaded = doc.offloaded !== undefined && doc.offloaded !== null;
+  return offloaded || Number(doc.rawDataChunks ?? 0) > 0 ? { payloadExpireAt: at } : { expireAt: at };
+}
+
+/** The object a stored claim (`offloaded`, `reference`) names, or null when the field is absent or not a claim this code wrote. */
+export function offloadedObject(value: unknown): GsObject | null {
+  if (typeof value !== 'object' || value === null) return null;
+  const { bucket, object, generation } = value as Readonly<Record<string, unknown>>;
+  return typeof bucket === 'string' && typeof object === 'string' && typeof generation === 'string' ? { bucket, object, generation } : null;
 }
 
 /**

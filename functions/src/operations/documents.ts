@@ -6,7 +6,7 @@
 import type { DocumentSnapshot, Firestore, Query } from '@google-cloud/firestore';
 import { datesIn } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
-import { offloadedObject } from '../jobs/sweep-payloads';
+import { offloadedObject } from '../inbox/claim-check';
 import { type ListFilters, QUERIES } from '../queries';
 import { readObject, shownPayload, stateText, statObject } from './claims';
 import { explain } from './explain';

@@ -9,6 +9,7 @@ import { asCorrelationKey, type CorrelationKeyDoc, refs } from '../engine/store/
 import { isOpenIncident, type Incident } from '../engine/state';
 import { STORED } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
+import { readInstanceHolds } from '../inbox/instance-hold';
 import { QUERIES } from '../queries';
 import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
 import { holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
@@ -42,6 +43,7 @@ function explainedDoc(d: Data): ExplainedDoc {
     correlatedVia: stringOrNull(d.correlatedVia),
     expireAt: date(d.expireAt),
     payloadExpireAt: date(d.payloadExpireAt),
+    rawDataChunks: typeof d.rawDataChunks === 'number' ? d.rawDataChunks : 0,
     referenceUri: claimUri(d.reference),
     offloadedUri: claimUri(d.offloaded),
     parkDetails: typeof d.parkDetails === 'object' && d.parkDetails !== null ? (d.parkDetails as Data) : null,
@@ -111,5 +113,7 @@ export async function explainFacts(db: Firestore, id: string, bufferWindowMs: nu
   const instances = (await Promise.all([...ids].map((i) => instanceFact(db, i)))).filter((i): i is InstanceFact => i !== null);
   const facts = start === null ? null : { awaited: waiting.length > 0, instanceExists: instances.some((i) => i.id === start.instanceId) };
   const behind = key !== null && doc.status === 'OPEN' ? await heldBehind(db, id, d, key, facts) : null;
-  return { id, doc, waiting, heldBehind: behind, instances, bufferWindowMs, start };
+  // What keeps an offloaded DONE document past payloadExpireAt: its instance, as the payload sweep reads it.
+  const keptFor = (await readInstanceHolds(db, [{ id, data: d }])).get(id) ?? null;
+  return { id, doc: { ...doc, keptFor }, waiting, heldBehind: behind, instances, bufferWindowMs, start };
 }

@@ -45,8 +45,12 @@ export interface ExplainedDoc {
   readonly processedAt: Date | null;
   readonly correlatedVia: string | null;
   readonly expireAt: Date | null;
-  /** DONE with an offloaded payload: when the payload sweep deletes its object, then the document (instead of expireAt). */
+  /** DONE with an offloaded payload or raw bytes in chunks: when the payload sweep deletes its object or chunks, then the document (instead of expireAt). */
   readonly payloadExpireAt?: Date | null;
+  /** How many `rawChunks` documents hold its raw bytes (0 or absent: none). */
+  readonly rawDataChunks?: number;
+  /** DONE with an offloaded payload: the instance that may still read it, and its status; the payload sweep keeps both until it completes. Null or absent: none. */
+  readonly keptFor?: { readonly processInstanceId: string; readonly instanceStatus: string } | null;
   /** The sender's claim-check reference (`reference.uri`), or null. */
   readonly referenceUri?: string | null;
   /** Where the receiver put an offloaded payload (`offloaded.uri`), or null. */
@@ -296,18 +300,29 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
   }
 }
 
+/** When a DONE document goes, and what goes before it; what keeps it past that. */
+function expiryOf(doc: ExplainedDoc, now: Date): string[] {
+  const payloadExpiry = doc.payloadExpireAt ?? null;
+  if (payloadExpiry === null) return doc.expireAt === null ? [] : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
+  const chunks = doc.rawDataChunks ?? 0;
+  const first =
+    doc.offloadedUri === null || doc.offloadedUri === undefined
+      ? `its raw bytes are in ${chunks} rawChunks document(s): the payload sweep deletes them with the document`
+      : `its payload is offloaded (${doc.offloadedUri}): the payload sweep deletes the object, then the document`;
+  const kept = doc.keptFor ?? null;
+  const hold =
+    kept === null
+      ? []
+      : [`not before instance ${kept.processInstanceId} has completed (now ${kept.instanceStatus}): the instance holds only the reference, and a step of it may still read the object (after an incident, the repair runs "Create invoice" again); the payload sweep keeps both and looks again every hour`];
+  return [`${first}, from ${when(payloadExpiry, now)}`, ...hold];
+}
+
 function explainDone(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 'because' | 'next'> {
   const { doc } = f;
   const instance = f.instances.find((i) => i.id === doc.processInstanceId);
   const state = instance === undefined ? '' : ` (now ${instance.status})`;
   const at = doc.processedAt === null ? '' : ` at ${when(doc.processedAt, now)}`;
-  const payloadExpiry = doc.payloadExpireAt ?? null;
-  const expiry =
-    payloadExpiry !== null
-      ? [`its payload is offloaded (${String(doc.offloadedUri ?? 'in the payload bucket')}): the payload sweep deletes the object, then the document, from ${when(payloadExpiry, now)}`]
-      : doc.expireAt === null
-        ? []
-        : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
+  const expiry = expiryOf(doc, now);
   const dismissed = doc.dismissed ?? null;
   if (doc.correlatedVia === 'DISMISSED' && dismissed !== null) {
     return {

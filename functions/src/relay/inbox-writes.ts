@@ -37,8 +37,8 @@ export interface Retention {
 /**
  * Writes a relay decision onto the inbox document. DONE gets `expireAt`
  * (retention, for a Firestore TTL policy), or `payloadExpireAt` when its
- * payload is offloaded (the payload sweep deletes its object first, then the
- * document: jobs/sweep-payloads.ts), and, in the same transaction, its
+ * payload is offloaded or kept in `rawChunks` (the payload sweep deletes the
+ * object or chunks first, then the document: jobs/sweep-payloads.ts), and, in the same transaction, its
  * processed record (inbox/processed.ts), which outlives it so that a replay
  * of the message is still a duplicate; PARKED never expires and keeps
  * payload, reason, lastError and attempts. `via`: RELAY (a token waited),
@@ -52,7 +52,7 @@ export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decis
   const base = { ...doc, relayAttempt };
   switch (decision.kind) {
     case 'DONE':
-      // An offloaded payload's document gets payloadExpireAt instead of expireAt: the payload sweep deletes its object, then it.
+      // A document with an offloaded payload or chunks gets payloadExpireAt instead of expireAt: the payload sweep deletes them, then it.
       uow.set(ref, { ...base, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, ...doneRetention(doc, now, retention.doneMs), correlatedVia: via, nextAttemptAt: null });
       // A blind set: no read, one write. Set, not create: a document requeued and correlated again after its record expired gets a new one.
       uow.set(processedRef(uow.db, id), { ...processedRecord(doc, decision.processInstanceId, via, now, retention.recordMs) });
