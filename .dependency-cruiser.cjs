@@ -27,6 +27,7 @@ const PURE = [
   '^functions/src/process/variables\\.ts$',
   '^functions/src/cli/parse\\.ts$',
   '^functions/src/operations/(explain|claim-view|overlays|vocabulary|shard-page|stored-values)\\.ts$',
+  '^functions/src/http/loopback\\.ts$',
 ];
 
 /** What a pure module may load at run time besides the pure core: validation, BPMN XML reading, hashing. */

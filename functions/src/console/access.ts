@@ -2,6 +2,7 @@ import type { Request } from '@google-cloud/functions-framework';
 import type { PushTokenVerifier } from '../auth/push-token';
 import type { ConsoleConfig } from '../config';
 import type { Rejection } from '../http/answer';
+import { localRefusal, LOOPBACK_NAMES } from '../http/loopback';
 import type { Role } from '../operations/types';
 
 /**
@@ -23,38 +24,6 @@ export type Access = (req: Request) => Promise<AccessResult>;
 
 /** The actor of every repair made through a local console (`npm start`): nobody signs in there. */
 export const LOCAL_OPERATOR = 'local operator';
-
-/** Host names that name this machine: a Host or Origin header with one of them was addressed to a loopback address. */
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/** Whether a socket's remote address is this machine: 127.0.0.0/8, ::1, or either written as IPv4-mapped IPv6. */
-export function isLoopbackAddress(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
-  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)) return true;
-  return address === '::1' || address === '0:0:0:0:0:0:0:1';
-}
-
-/** The host name of a Host header (`name:port`, `[v6]:port`), lower-cased; null when it is no host. */
-function hostNameOf(host: string | undefined): string | null {
-  if (host === undefined || host === '') return null;
-  if (!URL.canParse(`http://${host}`)) return null;
-  return new URL(`http://${host}`).hostname.toLowerCase();
-}
-
-/**
- * The local mode's rule (INBOX_CONSOLE_ACCESS=local): no sign-in, so only
- * this machine may call, and only under a loopback name. The Host check
- * stops DNS rebinding: a foreign page whose name resolves to 127.0.0.1
- * reaches a loopback port from the operator's own browser, but its requests
- * carry its own name in Host. null: allowed; else why not.
- */
-export function localRefusal(remoteAddress: string | undefined, host: string | undefined): string | null {
-  if (!isLoopbackAddress(remoteAddress)) return `the local console answers this machine only (peer ${remoteAddress ?? 'unknown'} is not a loopback address)`;
-  const name = hostNameOf(host);
-  if (name === null || !LOOPBACK_NAMES.has(name)) return `the local console answers loopback names only (Host ${JSON.stringify(host ?? '')}): open http://127.0.0.1:PORT/`;
-  return null;
-}
 
 /** A role from the configured lists (e-mails compared lower-cased); repairers may view; null: on neither list. */
 export function roleOf(email: string, config: Pick<ConsoleConfig, 'viewers' | 'repairers'>): Role | null {
