@@ -1,5 +1,6 @@
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +17,7 @@ import { serveFunction, type ServedFunction } from '../../tools/local/serve-func
 import { createInboxConsole } from '../../functions/src/wiring';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
-import { completionPayload, storePushed } from '../support/inbox';
+import { completionPayload, storePushed, storeUnreadable } from '../support/inbox';
 import { createSigner } from '../support/tokens';
 
 /**
@@ -247,6 +248,62 @@ describe('repairs', () => {
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ refused: true });
     expect(String(res.body.error)).toContain('only PARKED documents can be requeued');
+  });
+});
+
+describe('raw data: what the receiver kept of an unreadable message', () => {
+  const viewer = (): Record<string, string> => bearer(token(VIEWER));
+  async function download(path: string, headers: Record<string, string>): Promise<{ status: number; type: string; disposition: string; bytes: Buffer }> {
+    const res = await fetch(`${iamUrl}${path}`, { headers });
+    return { status: res.status, type: res.headers.get('content-type') ?? '', disposition: res.headers.get('content-disposition') ?? '', bytes: Buffer.from(await res.arrayBuffer()) };
+  }
+
+  test('inline: the document view has its text (bytes that are not UTF-8 as U+FFFD, said so); /raw gives a viewer the exact bytes', async () => {
+    const data = Buffer.concat([Buffer.from('<script>alert(1)</script> {"workOrderId": '), Buffer.from([0xff, 0xfe]), Buffer.from(' £')]);
+    const id = await storeUnreadable(db, data);
+    const view = await call(`/api/documents/${encodeURIComponent(id)}`, { headers: viewer() });
+    expect(view.status).toBe(200);
+    expect(view.body.row).toMatchObject({ status: 'PARKED', reason: 'INVALID_PAYLOAD' });
+    expect(view.body.raw).toEqual({ bytes: data.length, form: 'DECODED', text: '<script>alert(1)</script> {"workOrderId": \uFFFD\uFFFD £', shownBytes: data.length, utf8: false });
+
+    const raw = await download(`/api/documents/${encodeURIComponent(id)}/raw`, viewer());
+    expect(raw.status).toBe(200);
+    expect(raw.type).toBe('application/octet-stream');
+    expect(raw.disposition).toMatch(/^attachment; filename="[A-Za-z0-9._-]+\.bin"$/);
+    expect(raw.bytes.equals(data)).toBe(true);
+  });
+
+  test('in rawChunks (over 256 KiB): the first 64 KiB as text, whole characters, with the whole count; /raw byte for byte', async () => {
+    const data = Buffer.from('€'.repeat(200_000), 'utf8');
+    const id = await storeUnreadable(db, data);
+    expect(await doc(id)).toMatchObject({ rawData: null, rawDataChunks: 1 });
+    const view = await call(`/api/documents/${encodeURIComponent(id)}`, { headers: viewer() });
+    const { text, ...about } = view.body.raw as { text: string };
+    expect(about).toEqual({ bytes: 600_000, form: 'DECODED', shownBytes: 65_535, utf8: true });
+    // 21,845 whole characters of three bytes: compared as a fact, so a failure does not print 64 KiB.
+    expect({ length: text.length, whole: text === '€'.repeat(21_845) }).toEqual({ length: 21_845, whole: true });
+    const raw = await download(`/api/documents/${encodeURIComponent(id)}/raw`, viewer());
+    expect(raw.status).toBe(200);
+    expect(raw.bytes.equals(data)).toBe(true);
+
+    const many = randomBytes(1_700_000);
+    const chunked = await storeUnreadable(db, many);
+    expect((await doc(chunked)).rawDataChunks).toBe(3);
+    expect((await download(`/api/documents/${encodeURIComponent(chunked)}/raw`, viewer())).bytes.equals(many)).toBe(true);
+    expect((await call(`/api/documents/${encodeURIComponent(chunked)}`, { headers: viewer() })).body.raw).toMatchObject({ bytes: 1_700_000, utf8: false });
+  });
+
+  test('a readable document keeps none: 404 saying where its payload is; no document: 404; no token: 401', async () => {
+    const readable = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-api-raw-none') });
+    expect((await call(`/api/documents/${readable}`, { headers: viewer() })).body.raw).toBeNull();
+    const none = await call(`/api/documents/${readable}/raw`, { headers: viewer() });
+    expect(none.status).toBe(404);
+    expect(none.type).toContain('application/json');
+    expect(none.body.error).toContain(`inbox show ${readable} --raw FILE`);
+    expect((await call('/api/documents/no-such-document/raw', { headers: viewer() })).status).toBe(404);
+    const id = await storeUnreadable(db, Buffer.from('not json'));
+    expect((await call(`/api/documents/${id}/raw`)).status).toBe(401);
+    expect((await call(`/api/documents/${id}/raw`, { method: 'POST', headers: viewer() })).status).toBe(405);
   });
 });
 
