@@ -96,6 +96,11 @@ export const api = {
     }),
 };
 
+/** GET /api/documents/ID/raw: the exact bytes the receiver kept, as a file (a link, not a fetch: the browser saves it). */
+export function rawUrl(id: string): string {
+  return `api/documents/${encodeURIComponent(id)}/raw`;
+}
+
 /** An error in words, whatever was thrown. */
 export function describe(err: unknown): string {
   if (err instanceof ApiError) return err.status === 0 ? err.message : `${err.message} (HTTP ${err.status})`;
