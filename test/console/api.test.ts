@@ -2,7 +2,7 @@ import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
+import { request as httpRequest, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,11 +13,12 @@ import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { createRuntime } from '../../functions/src/runtime';
-import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
+import type { ServedFunction } from '../../tools/local/serve-function';
 import { createInboxConsole } from '../../functions/src/wiring';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, storeUnreadable } from '../support/inbox';
+import { GCLOUD_CLIENT, type IamConsole, serveIamConsole } from '../support/console-iam';
 import { createSigner } from '../support/tokens';
 
 /**
@@ -31,16 +32,12 @@ import { createSigner } from '../support/tokens';
  * server on a loopback port), with a folder of files of the test's own.
  */
 const { db, projectId } = freshFirestores().project('console-api');
-const signer = createSigner();
-// Same key id, another key: a token it signs fails the signature check, not the key lookup.
-const forger = createSigner(signer.kid);
-const GCLOUD_CLIENT = '32555940559.apps.googleusercontent.com';
 const VIEWER = 'viewer@example.com';
 const REPAIRER = 'repairer@example.com';
 const HOUR = 3_600_000;
 
 let engine: Engine;
-let certs: Server;
+let iamConsole: IamConsole;
 let issuer: string;
 let iam: ServedFunction;
 let files: Server;
@@ -68,7 +65,7 @@ function serve(name: string, env: Record<string, string>): Server {
   return getTestServer(name);
 }
 
-const token = (email: string, claims: Record<string, unknown> = {}): string => signer.token({ iss: issuer, aud: GCLOUD_CLIENT, email, ...claims });
+const token = (email: string, claims: Record<string, unknown> = {}): string => iamConsole.token(email, claims);
 const bearer = (jwt: string): Record<string, string> => ({ 'x-serverless-authorization': `Bearer ${jwt}` });
 const REPAIR_HEADERS = { 'content-type': 'application/json', 'x-inbox-console': '1', 'sec-fetch-site': 'same-origin' };
 
@@ -108,24 +105,9 @@ async function parked(workOrderId: string): Promise<string> {
 
 beforeAll(async () => {
   engine = await workOrderEngine();
-  certs = createServer((_req, res) => {
-    res.setHeader('content-type', 'application/json');
-    res.setHeader('cache-control', 'public, max-age=300');
-    res.end(JSON.stringify(signer.certs));
-  });
-  issuer = await listen(certs);
-  iam = await serveFunction({
-    target: 'inboxConsole',
-    env: {
-      GOOGLE_CLOUD_PROJECT: projectId,
-      INBOX_CONSOLE_OIDC_ISSUER: issuer,
-      INBOX_CONSOLE_OIDC_CERTS_URL: `${issuer}/certs`,
-      INBOX_CONSOLE_VIEWERS: VIEWER,
-      // Listed in other letters than the token writes: e-mails compare case-insensitively.
-      INBOX_CONSOLE_REPAIRERS: 'Repairer@Example.com',
-    },
-  });
-  iamUrl = iam.url.replace(/\/$/, '');
+  // Repairers listed in other letters than the token writes: e-mails compare case-insensitively.
+  iamConsole = await serveIamConsole(projectId, { viewers: VIEWER, repairers: 'Repairer@Example.com' });
+  ({ issuer, served: iam, url: iamUrl } = iamConsole);
   files = serve('inboxConsoleFilesTest', {});
   filesUrl = await listen(files);
   local = serve('inboxConsoleLocalTest', { INBOX_CONSOLE_ACCESS: 'local' });
@@ -133,14 +115,16 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([iam.stop(), close(files), close(local), close(certs)]);
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
+  await Promise.all([iamConsole?.stop(), close(files), close(local)]);
 });
 
 describe('iam access: a verified ID token, then a listed e-mail', () => {
   const now = (): number => Math.floor(Date.now() / 1000);
   test.each<[string, () => Record<string, string>]>([
     ['no token', () => ({})],
-    ['a token signed by another key', () => bearer(forger.token({ iss: issuer, aud: GCLOUD_CLIENT, email: REPAIRER }))],
+    // Same key id, another key: a token it signs fails the signature check, not the key lookup.
+    ['a token signed by another key', () => bearer(createSigner(iamConsole.signer.kid).token({ iss: issuer, aud: GCLOUD_CLIENT, email: REPAIRER }))],
     ['an expired token', () => bearer(token(REPAIRER, { iat: now() - 7200, exp: now() - 3600 }))],
     ['a token for another audience', () => bearer(token(REPAIRER, { aud: 'https://elsewhere.example.test' }))],
     ['a token of another issuer', () => bearer(token(REPAIRER, { iss: 'https://accounts.google.com' }))],

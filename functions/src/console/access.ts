@@ -35,8 +35,8 @@ export function roleOf(email: string, config: Pick<ConsoleConfig, 'viewers' | 'r
 
 /**
  * The token Cloud Run's IAM check took: X-Serverless-Authorization when
- * present (Cloud Run prefers it, and `gcloud run services proxy` sends its
- * token there), else Authorization.
+ * present (Cloud Run prefers it, and `inbox console` sends its token
+ * there), else Authorization.
  */
 function bearerOf(req: Request): string | undefined {
   return req.get('x-serverless-authorization') ?? req.get('authorization');
@@ -44,10 +44,10 @@ function bearerOf(req: Request): string | undefined {
 
 /**
  * The check of a state-changing request (POST /api/repairs) against
- * cross-site requests. Through `gcloud run services proxy` the browser's
- * requests carry no credentials of their own: the proxy adds the token to
- * whatever reaches localhost, so a foreign page must not be able to post
- * there. A custom header (X-Inbox-Console) and a JSON content type cannot
+ * cross-site requests. Through `inbox console` the browser's requests
+ * carry no credentials of their own: its proxy adds the token to whatever
+ * reaches its loopback port under a loopback name, so a foreign page must
+ * not be able to post there. A custom header (X-Inbox-Console) and a JSON content type cannot
  * be sent cross-origin without a CORS preflight, which the console never
  * grants; Sec-Fetch-Site, when the browser sends it, must say same-origin;
  * and Origin, when sent, must be a loopback name (the proxy, `npm start`) or
