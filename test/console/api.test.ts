@@ -18,6 +18,7 @@ import { createInboxConsole } from '../../functions/src/wiring';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, storeUnreadable } from '../support/inbox';
+import { waitFor } from '../support/wait';
 import { GCLOUD_CLIENT, type IamConsole, serveIamConsole } from '../support/console-iam';
 import { createSigner } from '../support/tokens';
 
@@ -141,6 +142,20 @@ describe('iam access: a verified ID token, then a listed e-mail', () => {
     const res = await call('/api/whoami', { headers: bearer(token('stranger@example.com')) });
     expect(res.status).toBe(403);
     expect(res.body.error).toContain('INBOX_CONSOLE_VIEWERS');
+  });
+
+  test('a valid token through `gcloud run services proxy` (its User-Agent first): 403 saying to run `inbox console`, logged; the page still loads to show it', async () => {
+    for (const agent of ['cloud-run-proxy/0.5.0 (linux/amd64)', 'cloud-run-proxy/0.5.0 (linux/amd64) Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0']) {
+      const res = await call('/api/overview', { headers: { ...bearer(token(REPAIRER)), 'user-agent': agent } });
+      expect(res.status).toBe(403);
+      expect(res.type).toContain('application/json');
+      expect(res.body.error).toContain('gcloud run services proxy');
+      expect(res.body.error).toContain('inbox console --service inboxconsole --region REGION');
+    }
+    await waitFor('the refusal in the log', async () => (iam.logs.some((l) => l.message === 'console: access refused' && l.reason === 'CLOUD_RUN_PROXY') ? true : undefined));
+    // The same token without the proxy's User-Agent is let in: the refusal is the proxy's, not the account's.
+    expect((await call('/api/whoami', { headers: bearer(token(REPAIRER)) })).status).toBe(200);
+    expect((await fetch(`${iamUrl}/`, { headers: { 'user-agent': 'cloud-run-proxy/0.5.0 (linux/amd64)' } })).status).toBe(200);
   });
 
   test('an unverified e-mail: 403', async () => {

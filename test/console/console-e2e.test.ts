@@ -310,3 +310,19 @@ test('an unreadable message: its bytes shown as text (a <script> in them is text
   expect(download.suggestedFilename()).toBe(`${id}.bin`);
   expect(readFileSync(await download.path()).equals(HOSTILE)).toBe(true);
 });
+
+test('through `gcloud run services proxy` (its User-Agent first) the page says why it is refused and what to run instead', async () => {
+  const proxied = await browser.newPage();
+  try {
+    await proxied.setExtraHTTPHeaders({ 'User-Agent': 'cloud-run-proxy/0.5.0 (linux/amd64) Mozilla/5.0 (X11; Linux x86_64)' });
+    await proxied.goto(at('/'));
+    await proxied.locator('body[data-loaded="error"]').waitFor({ state: 'attached', timeout: 15_000 });
+    const shown = (await proxied.getByTestId('error-message').textContent()) ?? '';
+    expect(shown).toContain('the console refuses requests through `gcloud run services proxy`');
+    expect(shown).toContain('inbox console --service inboxconsole --region REGION');
+    expect(shown).toContain('HTTP 403');
+    await proxied.screenshot({ path: join(SHOTS, 'refused-cloud-run-proxy.png') });
+  } finally {
+    await proxied.close();
+  }
+});

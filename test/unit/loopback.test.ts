@@ -1,8 +1,10 @@
+import { cloudRunProxyRefusal } from '../../functions/src/console/access';
 import { isLoopbackHost, localRefusal } from '../../functions/src/http/loopback';
 
 /**
  * The rules of what answers this machine only (the local console and the
- * proxy of `inbox console`): a loopback peer under a loopback name.
+ * proxy of `inbox console`): a loopback peer under a loopback name; and
+ * the console's refusal of requests through `gcloud run services proxy`.
  */
 describe('localRefusal: a loopback peer, under a loopback name', () => {
   test.each([
@@ -33,5 +35,22 @@ describe('localRefusal: a loopback peer, under a loopback name', () => {
 
   test.each([['127.0.0.1:1'], ['localhost'], ['[::1]:9']])('isLoopbackHost(%s)', (host) => {
     expect(isLoopbackHost(host)).toBe(true);
+  });
+});
+
+describe('cloudRunProxyRefusal: what came through `gcloud run services proxy`', () => {
+  test.each([
+    ['cloud-run-proxy/0.5.0 (linux/amd64)'],
+    ['cloud-run-proxy/source (darwin/arm64) Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0'],
+    ['Cloud-Run-Proxy/1.0'],
+  ])('%s: refused, saying what to run instead', (agent) => {
+    const why = cloudRunProxyRefusal(agent);
+    expect(why).toContain('gcloud run services proxy');
+    expect(why).toContain('rebinds its DNS name');
+    expect(why).toContain('inbox console --service inboxconsole --region REGION');
+  });
+
+  test.each([[undefined], [''], ['Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0'], ['curl/8.5.0 cloud-run-proxy/0.5.0'], ['cloud-run-proxyx/1']])('%s: not refused', (agent) => {
+    expect(cloudRunProxyRefusal(agent)).toBeNull();
   });
 });

@@ -69,6 +69,44 @@ export function crossSiteRefusal(req: Request): Rejection | null {
   return null;
 }
 
+/** The User-Agent that cloud-run-proxy, the binary behind `gcloud run services proxy`, puts first on every request it forwards. */
+const CLOUD_RUN_PROXY_AGENT = /^\s*cloud-run-proxy\//i;
+
+/**
+ * The refusal of a request that came through `gcloud run services proxy`
+ * (its cloud-run-proxy binary: github.com/GoogleCloudPlatform/cloud-run-proxy).
+ * That proxy listens on 127.0.0.1, sets Host to the service's own host and
+ * adds the operator's ID token to every request whatever its Host, so the
+ * console cannot tell the operator's page from a page of another site whose
+ * DNS name was rebound to 127.0.0.1: same-origin with itself, that page can
+ * read everything the token may. What the proxy always leaves is its
+ * User-Agent, prepended to the browser's (gcloud has no flag to turn it
+ * off). `inbox console` is the proxy to use: it refuses any Host but a
+ * loopback name. null: not through cloud-run-proxy.
+ */
+export function cloudRunProxyRefusal(userAgent: string | undefined): string | null {
+  if (userAgent === undefined || !CLOUD_RUN_PROXY_AGENT.test(userAgent)) return null;
+  return (
+    'the console refuses requests through `gcloud run services proxy` (User-Agent cloud-run-proxy/…): that proxy signs every request that reaches its port ' +
+    'with your token, whatever page sent it, so a web page that rebinds its DNS name to 127.0.0.1 could read the console through it. ' +
+    'Stop it and run `inbox console --service inboxconsole --region REGION` instead (docs/runbook.md, "The console")'
+  );
+}
+
+/** The access result of a request refused with a 403, its reason for the log. */
+const refused = (reason: string, error: string): AccessResult => ({ ok: false, reason, answer: { kind: 'reject', status: 403, error } });
+
+/**
+ * The refusal of an API request through `gcloud run services proxy`
+ * ({@link cloudRunProxyRefusal}), in either access mode, before any token
+ * is looked at; null: not through it. Only the API: the page holds no data,
+ * so it still loads and shows the refusal's words.
+ */
+export function refuseCloudRunProxy(req: Request): AccessResult | null {
+  const why = cloudRunProxyRefusal(req.get('user-agent'));
+  return why === null ? null : refused('CLOUD_RUN_PROXY', why);
+}
+
 /**
  * The console's access check from its configuration. iam: `verifier` checks
  * the ID token (signature, issuer, expiry, an audience of
@@ -80,7 +118,7 @@ export function createAccess(config: ConsoleConfig, verifier: () => Promise<Push
   if (config.access.mode === 'local') {
     return async (req) => {
       const why = localRefusal(req.socket.remoteAddress, req.get('host'));
-      return why === null ? { ok: true, caller: { id: LOCAL_OPERATOR, role: 'repairer' } } : { ok: false, reason: 'NOT_LOOPBACK', answer: { kind: 'reject', status: 403, error: why } };
+      return why === null ? { ok: true, caller: { id: LOCAL_OPERATOR, role: 'repairer' } } : refused('NOT_LOOPBACK', why);
     };
   }
   return async (req) => {
