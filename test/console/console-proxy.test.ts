@@ -35,6 +35,7 @@ let iam: IamConsole;
 let tap: Server;
 let tapUrl: string;
 const tapped: Tapped[] = [];
+const held: Array<{ closed: boolean }> = [];
 
 const listen = (server: Server): Promise<string> =>
   new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
@@ -85,6 +86,13 @@ beforeAll(async () => {
   const upstream = new URL(iam.url);
   tap = createServer((req, res) => {
     tapped.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers });
+    // Held: never answered, so a test can leave before the console answers; `held` says when the proxy let go.
+    if (req.url === '/api/held') {
+      held.push({ closed: false });
+      const mine = held[held.length - 1]!;
+      res.on('close', () => (mine.closed = true));
+      return;
+    }
     const on = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
       res.writeHead(up.statusCode ?? 502, up.headers);
       up.pipe(res);
@@ -170,6 +178,16 @@ describe('the proxy of `inbox console`', () => {
     expect(res.status).toBe(200);
     expect(res.headers['content-disposition']).toMatch(/^attachment;/);
     expect(res.body.equals(data)).toBe(true);
+  });
+
+  test('a browser that leaves before the answer: the request upstream is ended too, and nothing is reported as the console\'s failure', async () => {
+    const req = httpRequest({ host: '127.0.0.1', port: viewer.proxy.port, path: '/api/held' });
+    req.on('error', () => undefined);
+    req.end();
+    await waitFor('the held request at the console', async () => (held.length === 1 ? true : undefined));
+    req.destroy();
+    await waitFor('the proxy to end it upstream', async () => (held[0]?.closed === true ? true : undefined));
+    expect(viewer.log.filter((l) => l.includes('/api/held'))).toEqual([]);
   });
 
   test('the console unreachable: 502 JSON naming it; no token: 502 JSON saying why', async () => {

@@ -87,6 +87,8 @@ function forward(options: ConsoleProxyOptions, req: IncomingMessage, res: Server
         up.on('error', () => res.destroy());
       });
       upstream.on('error', (err) => {
+        // The browser left first (below): nobody to answer, nothing wrong upstream.
+        if (res.destroyed) return;
         if (res.headersSent) {
           res.destroy();
           return;
