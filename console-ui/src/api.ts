@@ -50,7 +50,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   let response: Response;
   try {
-    // Relative: the page works at / (gcloud run services proxy) and under a path prefix alike.
+    // Relative: the page works at / (inbox console's proxy) and under a path prefix alike.
     response = await fetch(path, { ...init, headers: { Accept: 'application/json', ...init.headers }, credentials: 'same-origin' });
   } catch (err) {
     throw new ApiError(0, `The console's server did not answer (${err instanceof Error ? err.message : String(err)}).`, false);
@@ -98,6 +98,11 @@ export const api = {
       body: JSON.stringify({ request, preview, requestId, ...(expect === null ? {} : { expect }) }),
     }),
 };
+
+/** GET /api/documents/ID/raw: the exact bytes the receiver kept, as a file (a link, not a fetch: the browser saves it). */
+export function rawUrl(id: string): string {
+  return `api/documents/${encodeURIComponent(id)}/raw`;
+}
 
 /** An error in words, whatever was thrown. */
 export function describe(err: unknown): string {

@@ -1,6 +1,6 @@
 /** One inbox document: where it is and why (`inbox explain`), its payload, errors, history and repairs. */
 import type { DocumentView } from '../../functions/src/operations/types';
-import { api } from './api';
+import { api, rawUrl } from './api';
 import { mayRepair, type ViewContext } from './context';
 import { button, h, json, section } from './dom';
 import { openRepairDialog } from './repair-dialog';
@@ -18,6 +18,36 @@ function explanation(d: DocumentView): HTMLElement {
   );
 }
 
+/** How the raw bytes came, in words. */
+const FORMS: Readonly<Record<string, string>> = {
+  DECODED: "the message's data, decoded from base64",
+  UNDECODABLE_BASE64: "the characters of the message's data field: they were not base64",
+};
+
+/**
+ * What the receiver kept of the message as it came (an unreadable one's
+ * only copy): its first bytes as text, set with textContent (a `<script>`
+ * in them is text), and a download of every byte.
+ */
+function rawData(d: DocumentView): HTMLElement | null {
+  const r = d.raw;
+  if (r === null) return null;
+  const count = (n: number): string => `${n.toLocaleString('en')} byte${n === 1 ? '' : 's'}`;
+  const form = r.form === null ? '' : ` (${FORMS[r.form] ?? r.form})`;
+  const shown = r.shownBytes < r.bytes ? `; the first ${count(r.shownBytes)} shown as text` : '';
+  return h(
+    'div',
+    { class: 'raw', testid: 'payload-raw' },
+    h('h3', {}, 'As received'),
+    h('p', { testid: 'payload-raw-size' }, `${count(r.bytes)}${form}${shown}.`),
+    r.utf8
+      ? null
+      : h('p', { class: 'note', testid: 'payload-raw-not-utf8' }, 'Not valid UTF-8: each byte that is not is shown as \uFFFD (U+FFFD); the download has the exact bytes.'),
+    h('pre', { class: 'raw-text', testid: 'payload-raw-text' }, r.text),
+    h('p', {}, h('a', { href: rawUrl(d.id), download: true, testid: 'payload-raw-download' }, `Download all ${count(r.bytes)}`)),
+  );
+}
+
 function payload(d: DocumentView): HTMLElement {
   const p = d.payload;
   const where = (label: string, ref: { uri: string; state: string }, testid: string): HTMLElement =>
@@ -27,8 +57,9 @@ function payload(d: DocumentView): HTMLElement {
     'payload',
     p.offloaded === null ? null : where('Offloaded to', p.offloaded, 'payload-offloaded'),
     p.reference === null ? null : where('Referenced', p.reference, 'payload-reference'),
-    p.inline === null && p.offloaded === null && p.reference === null ? h('p', { class: 'empty' }, 'No payload.') : null,
+    p.inline === null && p.offloaded === null && p.reference === null && d.raw === null ? h('p', { class: 'empty' }, 'No payload.') : null,
     p.inline === null ? null : json(p.inline, 'payload-inline'),
+    rawData(d),
   );
 }
 

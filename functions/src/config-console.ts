@@ -7,16 +7,17 @@ import { z } from 'zod';
 export const CONSOLE_DEFAULTS = {
   /**
    * How inboxConsole knows who calls: `iam`, a verified Google ID token
-   * (Cloud Run IAM lets only run.invoker holders in; `gcloud run services
-   * proxy` adds the token), or `local`, no sign-in, loopback peers only
-   * (`npm start`; refused on Cloud Run).
+   * (Cloud Run IAM lets only run.invoker holders in; `inbox console` adds
+   * the token), or `local`, no sign-in, loopback peers only (`npm start`;
+   * refused on Cloud Run).
    */
   INBOX_CONSOLE_ACCESS: 'iam',
   /**
    * The `aud` claims inboxConsole accepts, comma-separated. gcloud's own
-   * OAuth client id: the ID token of a user account signed in to gcloud,
-   * which `gcloud run services proxy` sends, carries it as its audience
-   * (googlecloudsdk/core/config.py, CLOUDSDK_CLIENT_ID). deploy.sh adds the
+   * OAuth client id: the ID token of an account signed in to gcloud
+   * (`gcloud auth print-identity-token`, which `inbox console` sends)
+   * carries it as its audience (googlecloudsdk/core/config.py,
+   * CLOUDSDK_CLIENT_ID). deploy.sh adds the
    * function's URL, the audience of a token minted for it (a service
    * account: `gcloud auth print-identity-token --audiences=URL`).
    */

@@ -1,5 +1,5 @@
 import { PubSub } from '@google-cloud/pubsub';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { runCli } from '../../functions/src/cli/main';
@@ -8,7 +8,7 @@ import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections'
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
-import { messageDocId } from '../../functions/src/inbox/ids';
+import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { COMPLETION_ATTRIBUTES, completionOf } from '../../tools/local/provider';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { launchBrowser, openView, waitLoaded, type Browser } from '../support/browser';
@@ -311,4 +311,60 @@ test('Confirm is held to its preview: a completion that moves the token after th
     return instance?.get('status') === 'COMPLETED' && (await refs.invoice(db, HELD_ORDER).get()).exists ? true : undefined;
   }, { timeoutMs: 90_000, everyMs: 250 });
   expect(((await refs.instance(db, heldInstance).get()).get('repairs') ?? []) as unknown[]).toEqual([]);
+});
+
+/**
+ * An unreadable completion, as a sender might publish one: an HTML page
+ * where JSON was expected, with bytes that are not UTF-8. The receiver
+ * parks it INVALID_PAYLOAD and keeps its bytes; the page shows them as text
+ * (the script in them never runs) and downloads them exactly.
+ */
+const HOSTILE_HEAD = '<html><script>window.__ran = "script"; document.title = "ran"</script><img src="x" onerror="window.__ran = \'img\'">';
+const HOSTILE_TAIL = ' £ </html>';
+const HOSTILE = Buffer.concat([Buffer.from(HOSTILE_HEAD, 'utf8'), Buffer.from([0xff, 0xfe]), Buffer.from(HOSTILE_TAIL, 'utf8')]);
+
+test('an unreadable message: its bytes shown as text (a <script> in them is text, never run), said not UTF-8, downloaded byte for byte', async () => {
+  const info = await stack.info();
+  const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
+  let messageId: string;
+  try {
+    messageId = await pubsub.topic(info.topics.completions).publishMessage({ data: HOSTILE, attributes: COMPLETION_ATTRIBUTES });
+  } finally {
+    await pubsub.close();
+  }
+  const id = invalidDocId(info.completionSubscription, messageId);
+  await waitFor('the receiver to park it as INVALID_PAYLOAD', async () => ((await db.collection(INBOX).doc(id).get()).get('reason') === 'INVALID_PAYLOAD' ? true : undefined), { timeoutMs: 60_000, everyMs: 200 });
+
+  await openView(page, at(`/documents/${id}`), 'document');
+  const raw = page.getByTestId('payload-raw');
+  expect(await raw.count()).toBe(1);
+  expect(await raw.getByTestId('payload-raw-text').textContent()).toBe(`${HOSTILE_HEAD}\uFFFD\uFFFD${HOSTILE_TAIL}`);
+  expect(await raw.getByTestId('payload-raw-size').textContent()).toBe(`${HOSTILE.length} bytes (the message's data, decoded from base64).`);
+  expect(await raw.getByTestId('payload-raw-not-utf8').isVisible()).toBe(true);
+  expect(await page.getByTestId('payload').textContent()).not.toContain('No payload.');
+  // Text, not markup: no element came of it, nothing ran, the title is the page's own.
+  expect(await raw.locator('script, img, html').count()).toBe(0);
+  expect(await page.evaluate('typeof window.__ran')).toBe('undefined');
+  expect(await page.title()).not.toBe('ran');
+  await page.screenshot({ path: join(SHOTS, 'document-unreadable.png'), fullPage: true });
+
+  const [download] = await Promise.all([page.waitForEvent('download'), raw.getByTestId('payload-raw-download').click()]);
+  expect(download.suggestedFilename()).toBe(`${id}.bin`);
+  expect(readFileSync(await download.path()).equals(HOSTILE)).toBe(true);
+});
+
+test('through `gcloud run services proxy` (its User-Agent first) the page says why it is refused and what to run instead', async () => {
+  const proxied = await browser.newPage();
+  try {
+    await proxied.setExtraHTTPHeaders({ 'User-Agent': 'cloud-run-proxy/0.5.0 (linux/amd64) Mozilla/5.0 (X11; Linux x86_64)' });
+    await proxied.goto(at('/'));
+    await proxied.locator('body[data-loaded="error"]').waitFor({ state: 'attached', timeout: 15_000 });
+    const shown = (await proxied.getByTestId('error-message').textContent()) ?? '';
+    expect(shown).toContain('the console refuses requests through `gcloud run services proxy`');
+    expect(shown).toContain('inbox console --service inboxconsole --region REGION');
+    expect(shown).toContain('HTTP 403');
+    await proxied.screenshot({ path: join(SHOTS, 'refused-cloud-run-proxy.png') });
+  } finally {
+    await proxied.close();
+  }
 });

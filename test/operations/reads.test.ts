@@ -160,7 +160,7 @@ describe('readDocument', () => {
     expect(v?.payload.inline).toMatchObject(payload);
   });
 
-  test('a dead-lettered document: the dead-letter record, the raw bytes as base64', async () => {
+  test('a dead-lettered document: the dead-letter record, the raw bytes as base64 and as text', async () => {
     const { db, projectId } = firestore.project('reads-doc-dead');
     const dl = testDeadLetterReceiver(db);
     const source = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '7' };
@@ -171,6 +171,8 @@ describe('readDocument', () => {
     expect(v?.row).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED' });
     expect(v?.deadLetter).toMatchObject({ deliveryCount: 7, sourceSubscription: `projects/${projectId}/subscriptions/work-order-completed-push` });
     expect(v?.stored.rawData).toBe(Buffer.from('not json {').toString('base64'));
+    // What the console shows of it: the bytes as received, as text.
+    expect(v?.raw).toEqual({ bytes: 10, form: 'DECODED', text: 'not json {', shownBytes: 10, utf8: true });
     expect(v?.explanation.because.join(' ')).toContain('7');
   });
 });

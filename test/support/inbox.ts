@@ -52,3 +52,17 @@ export const completionPayload = (workOrderId: string, extra: Record<string, unk
   completionTimestamp: '2026-11-29T10:00:00Z',
   ...extra,
 });
+
+/**
+ * Stores an unreadable message exactly as the receiver does: `data` as the
+ * message's bytes (not JSON, or JSON that fails the schema), PARKED as
+ * INVALID_PAYLOAD with its raw bytes, inline or in rawChunks over 256 KiB.
+ * Returns its inbox id.
+ */
+export async function storeUnreadable(db: Firestore, data: Buffer, name: PushedMessage['name'] = 'WorkOrderCompleted'): Promise<string> {
+  const parsed = parsePushEnvelope({ message: { data: data.toString('base64'), attributes: { eventType: name }, messageId: randomUUID() }, subscription: 'projects/test/subscriptions/inbox-push' });
+  if (!parsed.ok) throw new Error(parsed.error);
+  const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
+  if (draft.kind !== 'invalid') throw new Error('test message is readable: expected one the receiver parks as INVALID_PAYLOAD');
+  return (await storeMessage(db, draft, { envelope: parsed.envelope, now: new Date(), shards: 16, offload: null })).id;
+}

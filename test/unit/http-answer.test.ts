@@ -3,7 +3,8 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
 import { z } from 'zod';
 import { classifyFailure, DeadlineExceededError, PermanentFailureError } from '../../functions/src/core/errors';
-import { type Answer, failureAnswer, send } from '../../functions/src/http/answer';
+import { createServer } from 'node:http';
+import { type Answer, failureAnswer, send, writeAnswer } from '../../functions/src/http/answer';
 import { parseBody, refuseMethod } from '../../functions/src/http/request';
 
 /**
@@ -31,12 +32,37 @@ describe('send: every kind of answer', () => {
     ['retry with Retry-After', { kind: 'retry', code: 'UNAVAILABLE', error: 'try later', retryAfterSeconds: 10 }, 503, { 'retry-after': '10' }, { error: 'try later', code: 'UNAVAILABLE', retry: true }],
     ['retry leaving the schedule to the caller', { kind: 'retry', code: 'ABORTED', error: 'try later', retryAfterSeconds: null }, 503, { 'retry-after': undefined }, { error: 'try later', code: 'ABORTED', retry: true }],
     ['fail: the unexpected', { kind: 'fail', code: 'GRPC_3', error: 'unable to' }, 500, { 'retry-after': undefined }, { error: 'unable to', code: 'GRPC_3', retry: false }],
+    ['bad gateway: a proxy got no answer', { kind: 'bad-gateway', error: 'the console did not answer' }, 502, { 'retry-after': undefined }, { error: 'the console did not answer', retry: true }],
   ])('%s → %d', async (_name, answer, status, headers, body) => {
     const res = await request(serveAnswer(answer)).post('/').send({});
     expect(res.status).toBe(status);
     expect(res.headers['content-type']).toContain('application/json');
     for (const [header, value] of Object.entries(headers)) expect(res.headers[header]).toBe(value);
     expect(res.body).toEqual(body);
+
+    // The same answer through a plain node:http response (the proxy of `inbox console`).
+    const plain = createServer((_req, out) => writeAnswer(out, answer));
+    const direct = await request(plain).post('/').send({});
+    expect({ status: direct.status, body: direct.body as unknown }).toEqual({ status, body });
+    expect(direct.headers['content-type']).toBe('application/json; charset=utf-8');
+    for (const [header, value] of Object.entries(headers)) expect(direct.headers[header]).toBe(value);
+  });
+
+  test('bytes: 200, exactly those bytes, as an attachment whose file name cannot break the header', async () => {
+    const bytes = Buffer.from([0x3c, 0x73, 0x63, 0x72, 0x69, 0x70, 0x74, 0x3e, 0x00, 0xff, 0xfe, 0x0a]);
+    const answer: Answer = { kind: 'bytes', body: bytes, contentType: 'application/octet-stream', filename: 'a"b\r\nSet-Cookie: x=1/../é.bin' };
+    for (const server of [serveAnswer(answer), createServer((_req, out) => writeAnswer(out, answer))]) {
+      const res = await request(server).get('/').buffer(true).parse((r, done) => {
+        const chunks: Buffer[] = [];
+        r.on('data', (c: Buffer) => chunks.push(c));
+        r.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('application/octet-stream');
+      expect(res.headers['content-disposition']).toBe('attachment; filename="a_b__Set-Cookie__x_1_..__.bin"');
+      expect(res.headers['set-cookie']).toBeUndefined();
+      expect((res.body as Buffer).equals(bytes)).toBe(true);
+    }
   });
 });
 

@@ -11,7 +11,7 @@ import { Command, CommanderError, Option } from 'commander';
 import { createInterface } from 'node:readline/promises';
 import { ConfigError } from '../config';
 import { type CliContext, cliContext, type CliIo } from './context';
-import { classifyCliError, type CliFailure, EXIT, preflight, type Target } from './failures';
+import { classifyCliError, CliFailure, EXIT, preflight, type Target } from './failures';
 import { isRefusal } from '../operations/refused';
 import { UsageError } from './parse';
 import { errorMessage } from '../core/errors';
@@ -37,6 +37,7 @@ const admission = (): typeof import('./admit-collision') => require('./admit-col
 const explanation = (): typeof import('./explain-command') => require('./explain-command') as typeof import('./explain-command');
 const dismissal = (): typeof import('./dismiss') => require('./dismiss') as typeof import('./dismiss');
 const watch = (): typeof import('./watch-commands') => require('./watch-commands') as typeof import('./watch-commands');
+const consoleProxy = (): typeof import('./console-command') => require('./console-command') as typeof import('./console-command');
 
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = terminalIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -46,13 +47,14 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   const context = (): CliContext => (ctx ??= cliContext(env, io, program.opts<{ json?: boolean }>().json === true));
   const emulatorHost = env.FIRESTORE_EMULATOR_HOST === undefined || env.FIRESTORE_EMULATOR_HOST === '' ? null : env.FIRESTORE_EMULATOR_HOST;
   const target = (): Target => ({ projectId: context().config.projectId, emulatorHost });
-  // Every command talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
-  program.hook('preAction', () => preflight(target(), env));
+  // Every command but `console` talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
+  program.hook('preAction', (_program, command) => (command.name() === 'console' ? undefined : preflight(target(), env)));
   // In the order `inbox --help` lists them.
   addDocumentCommands(program, context);
   addProcessCommands(program, context);
   addWatchCommands(program, context);
   addPurgeCommand(program, context);
+  addConsoleCommand(program, io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.OK;
@@ -215,6 +217,21 @@ function addPurgeCommand(program: Command, context: () => CliContext): void {
     .action((options: Parameters<typeof import('./inbox-commands').purge>[1]) => inbox().purge(context(), options));
 }
 
+/** console: the deployed console on this machine's loopback port, signed with gcloud's ID token. */
+function addConsoleCommand(program: Command, io: CliIo): void {
+  program
+    .command('console')
+    .description(
+      'open the deployed console at http://127.0.0.1:PORT/: a proxy on this machine that adds your gcloud account\'s ID token to requests addressed to 127.0.0.1 or localhost only (use it instead of `gcloud run services proxy`, which the console refuses)',
+    )
+    .option('--port <n>', 'local port on 127.0.0.1 (default 8080; 0: any free one)')
+    .option('--service <name>', 'the Cloud Run service of inboxConsole (inboxconsole), with --region')
+    .option('--region <region>', 'its region')
+    .option('--project <id>', "its project (default: gcloud's)")
+    .option('--url <url>', 'the console\'s https:// URL, instead of --service and --region')
+    .action((options: import('./console-command').ConsoleOptions) => consoleProxy().consoleCommand(io, options));
+}
+
 /**
  * The exit code of a run that threw, after its one line on stderr.
  * `expected` names a failure of Firestore or the credentials (null: none).
@@ -235,7 +252,7 @@ function failureExit(err: unknown, io: CliIo, expected: () => CliFailure | null)
     io.err(`inbox: ${err.message}`);
     return EXIT.FAILED;
   }
-  const failure = expected();
+  const failure = err instanceof CliFailure ? err : expected();
   if (failure !== null) {
     io.err(`inbox: ${failure.message}`);
     return failure.exitCode;

@@ -13,7 +13,7 @@ import { view } from './documents';
 import { RefusedError } from './inbox-ops';
 import { print } from './output';
 import { PREVIEW_ITEMS } from '../operations/claim-view';
-import { rawBytes } from '../operations/offload-chunked';
+import { rawBytes } from '../operations/raw-data';
 
 /**
  * `inbox show ID [--raw FILE]`: a document with its payload, attempts,

@@ -2,6 +2,7 @@ import type { Request } from '@google-cloud/functions-framework';
 import type { PushTokenVerifier } from '../auth/push-token';
 import type { ConsoleConfig } from '../config';
 import type { Rejection } from '../http/answer';
+import { localRefusal, LOOPBACK_NAMES } from '../http/loopback';
 import type { Role } from '../operations/types';
 
 /**
@@ -24,38 +25,6 @@ export type Access = (req: Request) => Promise<AccessResult>;
 /** The actor of every repair made through a local console (`npm start`): nobody signs in there. */
 export const LOCAL_OPERATOR = 'local operator';
 
-/** Host names that name this machine: a Host or Origin header with one of them was addressed to a loopback address. */
-const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/** Whether a socket's remote address is this machine: 127.0.0.0/8, ::1, or either written as IPv4-mapped IPv6. */
-export function isLoopbackAddress(address: string | undefined): boolean {
-  if (address === undefined) return false;
-  const v4 = address.startsWith('::ffff:') ? address.slice('::ffff:'.length) : address;
-  if (/^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(v4)) return true;
-  return address === '::1' || address === '0:0:0:0:0:0:0:1';
-}
-
-/** The host name of a Host header (`name:port`, `[v6]:port`), lower-cased; null when it is no host. */
-function hostNameOf(host: string | undefined): string | null {
-  if (host === undefined || host === '') return null;
-  if (!URL.canParse(`http://${host}`)) return null;
-  return new URL(`http://${host}`).hostname.toLowerCase();
-}
-
-/**
- * The local mode's rule (INBOX_CONSOLE_ACCESS=local): no sign-in, so only
- * this machine may call, and only under a loopback name. The Host check
- * stops DNS rebinding: a foreign page whose name resolves to 127.0.0.1
- * reaches a loopback port from the operator's own browser, but its requests
- * carry its own name in Host. null: allowed; else why not.
- */
-export function localRefusal(remoteAddress: string | undefined, host: string | undefined): string | null {
-  if (!isLoopbackAddress(remoteAddress)) return `the local console answers this machine only (peer ${remoteAddress ?? 'unknown'} is not a loopback address)`;
-  const name = hostNameOf(host);
-  if (name === null || !LOOPBACK_NAMES.has(name)) return `the local console answers loopback names only (Host ${JSON.stringify(host ?? '')}): open http://127.0.0.1:PORT/`;
-  return null;
-}
-
 /** A role from the configured lists (e-mails compared lower-cased); repairers may view; null: on neither list. */
 export function roleOf(email: string, config: Pick<ConsoleConfig, 'viewers' | 'repairers'>): Role | null {
   const id = email.toLowerCase();
@@ -66,8 +35,8 @@ export function roleOf(email: string, config: Pick<ConsoleConfig, 'viewers' | 'r
 
 /**
  * The token Cloud Run's IAM check took: X-Serverless-Authorization when
- * present (Cloud Run prefers it, and `gcloud run services proxy` sends its
- * token there), else Authorization.
+ * present (Cloud Run prefers it, and `inbox console` sends its token
+ * there), else Authorization.
  */
 function bearerOf(req: Request): string | undefined {
   return req.get('x-serverless-authorization') ?? req.get('authorization');
@@ -75,10 +44,10 @@ function bearerOf(req: Request): string | undefined {
 
 /**
  * The check of a state-changing request (POST /api/repairs) against
- * cross-site requests. Through `gcloud run services proxy` the browser's
- * requests carry no credentials of their own: the proxy adds the token to
- * whatever reaches localhost, so a foreign page must not be able to post
- * there. A custom header (X-Inbox-Console) and a JSON content type cannot
+ * cross-site requests. Through `inbox console` the browser's requests
+ * carry no credentials of their own: its proxy adds the token to whatever
+ * reaches its loopback port under a loopback name, so a foreign page must
+ * not be able to post there. A custom header (X-Inbox-Console) and a JSON content type cannot
  * be sent cross-origin without a CORS preflight, which the console never
  * grants; Sec-Fetch-Site, when the browser sends it, must say same-origin;
  * and Origin, when sent, must be a loopback name (the proxy, `npm start`) or
@@ -100,6 +69,44 @@ export function crossSiteRefusal(req: Request): Rejection | null {
   return null;
 }
 
+/** The User-Agent that cloud-run-proxy, the binary behind `gcloud run services proxy`, puts first on every request it forwards. */
+const CLOUD_RUN_PROXY_AGENT = /^\s*cloud-run-proxy\//i;
+
+/**
+ * The refusal of a request that came through `gcloud run services proxy`
+ * (its cloud-run-proxy binary: github.com/GoogleCloudPlatform/cloud-run-proxy).
+ * That proxy listens on 127.0.0.1, sets Host to the service's own host and
+ * adds the operator's ID token to every request whatever its Host, so the
+ * console cannot tell the operator's page from a page of another site whose
+ * DNS name was rebound to 127.0.0.1: same-origin with itself, that page can
+ * read everything the token may. What the proxy always leaves is its
+ * User-Agent, prepended to the browser's (gcloud has no flag to turn it
+ * off). `inbox console` is the proxy to use: it refuses any Host but a
+ * loopback name. null: not through cloud-run-proxy.
+ */
+export function cloudRunProxyRefusal(userAgent: string | undefined): string | null {
+  if (userAgent === undefined || !CLOUD_RUN_PROXY_AGENT.test(userAgent)) return null;
+  return (
+    'the console refuses requests through `gcloud run services proxy` (User-Agent cloud-run-proxy/…): that proxy signs every request that reaches its port ' +
+    'with your token, whatever page sent it, so a web page that rebinds its DNS name to 127.0.0.1 could read the console through it. ' +
+    'Stop it and run `inbox console --service inboxconsole --region REGION` instead (docs/runbook.md, "The console")'
+  );
+}
+
+/** The access result of a request refused with a 403, its reason for the log. */
+const refused = (reason: string, error: string): AccessResult => ({ ok: false, reason, answer: { kind: 'reject', status: 403, error } });
+
+/**
+ * The refusal of an API request through `gcloud run services proxy`
+ * ({@link cloudRunProxyRefusal}), in either access mode, before any token
+ * is looked at; null: not through it. Only the API: the page holds no data,
+ * so it still loads and shows the refusal's words.
+ */
+export function refuseCloudRunProxy(req: Request): AccessResult | null {
+  const why = cloudRunProxyRefusal(req.get('user-agent'));
+  return why === null ? null : refused('CLOUD_RUN_PROXY', why);
+}
+
 /**
  * The console's access check from its configuration. iam: `verifier` checks
  * the ID token (signature, issuer, expiry, an audience of
@@ -111,7 +118,7 @@ export function createAccess(config: ConsoleConfig, verifier: () => Promise<Push
   if (config.access.mode === 'local') {
     return async (req) => {
       const why = localRefusal(req.socket.remoteAddress, req.get('host'));
-      return why === null ? { ok: true, caller: { id: LOCAL_OPERATOR, role: 'repairer' } } : { ok: false, reason: 'NOT_LOOPBACK', answer: { kind: 'reject', status: 403, error: why } };
+      return why === null ? { ok: true, caller: { id: LOCAL_OPERATOR, role: 'repairer' } } : refused('NOT_LOOPBACK', why);
     };
   }
   return async (req) => {

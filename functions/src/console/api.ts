@@ -7,6 +7,7 @@ import type { Logger } from '../log';
 import { listDocuments, readDocument } from '../operations/documents';
 import { listIncidents } from '../operations/incidents';
 import { instancesByBusinessKey, readInstance } from '../operations/instances';
+import { readRawData } from '../operations/raw-data';
 import { readOverview } from '../operations/overview';
 import { isRefusal } from '../operations/refused';
 import { runRepairRequest } from '../operations/repairs';
@@ -132,10 +133,9 @@ function failed(deps: ApiDeps, err: unknown, action: string, fields: Readonly<Re
 export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Promise<Answer> {
   const parts = req.path.split('/').slice(2); // '', 'api', …
   const [resource, rawId, ...rest] = parts;
-  if (rest.length > 0) return notFound(`no route ${req.path}`);
   if (resource === 'repairs' && rawId === undefined) return req.method === 'POST' ? repair(deps, req, caller) : onlyMethod('POST');
-  const route = routeOf(resource, rawId);
-  if (route === null) return notFound(`no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID], /api/instances[/ID], /api/incidents, /api/waiting and POST /api/repairs`);
+  const route = routeOf(resource, rawId, rest);
+  if (route === null) return notFound(`no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID[/raw]], /api/instances[/ID], /api/incidents, /api/waiting and POST /api/repairs`);
   if (req.method !== 'GET' && req.method !== 'HEAD') return onlyMethod('GET');
   const itemId = rawId === undefined ? null : segment(rawId);
   if (rawId !== undefined && (itemId === null || itemId === '' || itemId.includes('/'))) return badRequest(`not an id: ${rawId}`);
@@ -148,9 +148,10 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
   }
 }
 
-type Route = 'whoami' | 'overview' | 'documents' | 'document' | 'instances' | 'instance' | 'incidents' | 'waiting';
+type Route = 'whoami' | 'overview' | 'documents' | 'document' | 'document-raw' | 'instances' | 'instance' | 'incidents' | 'waiting';
 
-function routeOf(resource: string | undefined, rawId: string | undefined): Route | null {
+function routeOf(resource: string | undefined, rawId: string | undefined, rest: readonly string[]): Route | null {
+  if (rest.length > 0) return resource === 'documents' && rawId !== undefined && rest.length === 1 && rest[0] === 'raw' ? 'document-raw' : null;
   if (resource === 'whoami' || resource === 'overview' || resource === 'incidents' || resource === 'waiting') return rawId === undefined ? resource : null;
   if (resource === 'documents') return rawId === undefined ? 'documents' : 'document';
   if (resource === 'instances') return rawId === undefined ? 'instances' : 'instance';
@@ -174,6 +175,8 @@ async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, i
       const view = await readDocument(deps.ops, itemId ?? '');
       return view === null ? notFound(`no inbox document ${itemId ?? ''}`) : { kind: 'ok', body: { ...view } };
     }
+    case 'document-raw':
+      return rawData(deps, itemId ?? '');
     case 'instances': {
       const q = parseQuery(req, InstanceQuery);
       if (!q.ok) return q.answer;
@@ -191,6 +194,18 @@ async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, i
     case 'waiting':
       return waiting(deps, req);
   }
+}
+
+/**
+ * GET /api/documents/ID/raw: the exact bytes the receiver kept of a message
+ * (what `inbox show ID --raw FILE` writes for it), as a file to save; a
+ * document without raw data is a 404 that says where its payload is.
+ */
+async function rawData(deps: ApiDeps, id: string): Promise<Answer> {
+  const raw = await readRawData(deps.ops, id);
+  if (raw.kind === 'no-document') return notFound(`no inbox document ${id}`);
+  if (raw.kind === 'no-raw-data') return notFound(`${id} keeps no raw data: its message was readable, and its payload is shown with the document (\`inbox show ${id} --raw FILE\` writes its exact bytes)`);
+  return { kind: 'bytes', body: raw.bytes, contentType: 'application/octet-stream', filename: `${id}.bin` };
 }
 
 /** GET /api/waiting: the CLI's `inbox waiting`; an unknown message name or a cursor no page gave is a 400 that says what is accepted. */

@@ -3,7 +3,7 @@ import { classifyFailure } from '../core/errors';
 import { failureAnswer, RETRY_AFTER_SECONDS, send } from '../http/answer';
 import type { Logger } from '../log';
 import type { OperationsDeps } from '../operations/types';
-import type { Access } from './access';
+import { type Access, refuseCloudRunProxy } from './access';
 import { answerApi } from './api';
 import { readAsset } from './assets';
 
@@ -40,7 +40,8 @@ const loadedModule = (file: string): boolean => require.cache[file] !== undefine
  * inboxConsole: the page (GET / and its files) and the JSON API under
  * /api/. Local access checks the peer on every request; iam checks the
  * token on the API (the page holds no data; Cloud Run IAM lets only
- * invokers reach either). Every error is JSON.
+ * invokers reach either). The API refuses whatever comes through `gcloud
+ * run services proxy` first, in either mode. Every error is JSON.
  */
 export function createConsoleHandler(deps: ConsoleDeps): (req: Request, res: Response) => Promise<void> {
   const isServerModule = deps.isServerModule ?? loadedModule;
@@ -49,7 +50,7 @@ export function createConsoleHandler(deps: ConsoleDeps): (req: Request, res: Res
     try {
       const isApi = req.path === '/api' || req.path.startsWith('/api/');
       if (isApi || deps.accessMode === 'local') {
-        const access = await deps.access(req);
+        const access = (isApi ? refuseCloudRunProxy(req) : null) ?? (await deps.access(req));
         if (!access.ok) {
           deps.log.warn('console: access refused', { path: req.path, method: req.method, reason: access.reason, status: access.answer.status });
           send(res, access.answer);

@@ -1,4 +1,5 @@
 import type { Request, Response } from '@google-cloud/functions-framework';
+import type { ServerResponse } from 'node:http';
 import type { FailureClass } from '../core/errors';
 
 /**
@@ -72,8 +73,31 @@ export interface FailAnswer {
 }
 
 /**
- * The one type every function answers with, and {@link send} the one place
- * that turns it into HTTP. For a push endpoint or a task the status is the
+ * 200 with bytes, not JSON: a file to save (`Content-Disposition:
+ * attachment`), such as the raw data of a document the console offers for
+ * download. `filename` is reduced to letters, digits, `.`, `-` and `_`.
+ */
+export interface BytesAnswer {
+  readonly kind: 'bytes';
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly filename: string;
+}
+
+/**
+ * 502 `retry: true`: a proxy (`inbox console`) could not get an answer
+ * from the server it forwards to, or the credential it adds. The request
+ * itself may be fine; the same one may pass once that is fixed.
+ */
+export interface BadGatewayAnswer {
+  readonly kind: 'bad-gateway';
+  readonly error: string;
+}
+
+/**
+ * The one type every function answers with, and {@link httpAnswerOf} the one
+ * place that turns it into HTTP ({@link send} writes it for a function,
+ * {@link writeAnswer} for the proxy of `inbox console`). For a push endpoint or a task the status is the
  * message's fate: 2xx acks (deletes it from Pub/Sub, ends the task),
  * anything else makes Pub/Sub or Cloud Tasks redeliver it later.
  */
@@ -82,9 +106,11 @@ export type Answer =
   | { readonly kind: 'ok'; readonly body: AnswerBody }
   /** 201 with a JSON body: a new resource (startProcess's new instance). */
   | { readonly kind: 'created'; readonly body: AnswerBody }
+  | BytesAnswer
   | Rejection
   | RetryAnswer
-  | FailAnswer;
+  | FailAnswer
+  | BadGatewayAnswer;
 
 /**
  * The answer to a thrown error, decided by its class: 503 when a retry can
@@ -105,24 +131,53 @@ export function answering(decide: (req: Request) => Promise<Answer>): (req: Requ
   };
 }
 
-export function send(res: Response, answer: Answer): void {
+/** An answer as HTTP: its status, headers and body (JSON, or the bytes of a {@link BytesAnswer}). */
+export interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: { readonly json: AnswerBody } | { readonly bytes: Buffer };
+}
+
+/** A file name safe in a quoted Content-Disposition parameter: anything but letters, digits, `.`, `-` and `_` becomes `_`. */
+function safeFilename(name: string): string {
+  const safe = name.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 200);
+  return safe === '' || /^\.+$/.test(safe) ? 'download' : safe;
+}
+
+/** The mapping of every {@link Answer} to HTTP, for {@link send} and {@link writeAnswer} alike. */
+export function httpAnswerOf(answer: Answer): HttpAnswer {
   switch (answer.kind) {
     case 'ok':
-      res.status(200).json(answer.body);
-      return;
+      return { status: 200, headers: {}, body: { json: answer.body } };
     case 'created':
-      res.status(201).json(answer.body);
-      return;
+      return { status: 201, headers: {}, body: { json: answer.body } };
+    case 'bytes':
+      return { status: 200, headers: { 'Content-Type': answer.contentType, 'Content-Disposition': `attachment; filename="${safeFilename(answer.filename)}"` }, body: { bytes: answer.body } };
     case 'reject':
-      if (answer.status === 405) res.set('Allow', answer.allow.join(', '));
-      res.status(answer.status).json({ ...(answer.status === 405 ? {} : answer.details), error: answer.error });
-      return;
+      if (answer.status === 405) return { status: 405, headers: { Allow: answer.allow.join(', ') }, body: { json: { error: answer.error } } };
+      return { status: answer.status, headers: {}, body: { json: { ...answer.details, error: answer.error } } };
     case 'retry':
-      if (answer.retryAfterSeconds !== null) res.set('Retry-After', String(answer.retryAfterSeconds));
-      res.status(503).json({ error: answer.error, code: answer.code, retry: true });
-      return;
+      return { status: 503, headers: answer.retryAfterSeconds === null ? {} : { 'Retry-After': String(answer.retryAfterSeconds) }, body: { json: { error: answer.error, code: answer.code, retry: true } } };
     case 'fail':
-      res.status(500).json({ error: answer.error, code: answer.code, retry: false });
-      return;
+      return { status: 500, headers: {}, body: { json: { error: answer.error, code: answer.code, retry: false } } };
+    case 'bad-gateway':
+      return { status: 502, headers: {}, body: { json: { error: answer.error, retry: true } } };
   }
+}
+
+/** Answers through the Functions Framework's (Express) response. */
+export function send(res: Response, answer: Answer): void {
+  const http = httpAnswerOf(answer);
+  res.set(http.headers);
+  if ('bytes' in http.body) res.status(http.status).send(http.body.bytes);
+  else res.status(http.status).json(http.body.json);
+}
+
+/** Answers through a plain node:http response (the proxy of `inbox console`): the same status, headers and JSON as {@link send}. */
+export function writeAnswer(res: ServerResponse, answer: Answer): void {
+  const http = httpAnswerOf(answer);
+  const body = 'bytes' in http.body ? http.body.bytes : Buffer.from(JSON.stringify(http.body.json), 'utf8');
+  const type = 'bytes' in http.body ? {} : { 'Content-Type': 'application/json; charset=utf-8' };
+  res.writeHead(http.status, { ...type, ...http.headers, 'Content-Length': String(body.length) });
+  res.end(body);
 }

@@ -11,6 +11,7 @@ import { type ListFilters, QUERIES } from '../queries';
 import { readObject, shownPayload, stateText, statObject } from './claims';
 import { explain } from './explain';
 import { explainFacts } from './explain-facts';
+import { rawDataView } from './raw-data';
 import { isoOrNull, stringOrNull } from './stored-values';
 import type { DocumentFilters, DocumentPage, DocumentRow, DocumentView, OperationsDeps, RepairRecordView } from './types';
 
@@ -146,7 +147,8 @@ export async function listDocuments(deps: OperationsDeps, filters: DocumentFilte
 /**
  * One document with its payload (inline; offloaded: read pinned and shown,
  * a large one as a preview; a sender's reference: stat'ed, never fetched),
- * dead-letter record, repairs and the explanation of `inbox explain`.
+ * the raw data the receiver kept (its first bytes as text), dead-letter
+ * record, repairs and the explanation of `inbox explain`.
  * Null when there is no such document.
  */
 export async function readDocument(deps: OperationsDeps, id: string): Promise<DocumentView | null> {
@@ -157,9 +159,10 @@ export async function readDocument(deps: OperationsDeps, id: string): Promise<Do
   const doc = view(snap);
   const offloadedRef = offloadedObject(stored.offloaded);
   const referenceRef = offloadedObject(stored.reference);
-  const [offloaded, reference, facts] = await Promise.all([
+  const [offloaded, reference, raw, facts] = await Promise.all([
     offloadedRef === null ? null : readObject(deps.payloadStore, offloadedRef),
     referenceRef === null ? null : statObject(deps.payloadStore, referenceRef),
+    rawDataView(db, id, stored),
     explainFacts(db, id, deps.config.relay.policy.bufferWindowMs, deps.engine),
   ]);
   const uriOf = (claim: unknown): string => String((claim as Record<string, unknown>).uri);
@@ -176,6 +179,7 @@ export async function readDocument(deps: OperationsDeps, id: string): Promise<Do
       offloaded: offloaded === null ? null : { uri: uriOf(stored.offloaded), state: stateText(offloaded.state) },
       reference: reference === null ? null : { uri: uriOf(stored.reference), state: stateText(reference) },
     },
+    raw,
     deadLetter: typeof deadLetter === 'object' && deadLetter !== null ? (deadLetter as Record<string, unknown>) : null,
     processInstanceId: stringOrNull(stored.processInstanceId),
     explanation: { summary: explanation.summary, because: explanation.because, next: explanation.next },

@@ -1,12 +1,12 @@
-import type { DocumentData, Firestore } from '@google-cloud/firestore';
+import type { DocumentData } from '@google-cloud/firestore';
 import { errorMessage } from '../core/errors';
 import { inChunksWithoutOffload, type OffloadedPayload } from '../inbox/claim-check';
-import { INBOX, RAW_CHUNKS } from '../inbox/document';
 import type { PushEnvelope, ValidDraft } from '../inbox/draft';
 import { writePayloadObject } from '../inbox/offload-payload';
 import type { Logger } from '../log';
 import { interpretMessage } from '../receiver/interpret';
 import { DEFAULT_REGISTRY } from '../receiver/registry';
+import { rawBytes } from './raw-data';
 import { RefusedError } from './refused';
 import type { OperationsDeps } from './types';
 
@@ -20,15 +20,6 @@ import type { OperationsDeps } from './types';
 export function isChunkedPayload(doc: DocumentData | undefined): boolean {
   if (doc === undefined || doc.messageName === null || doc.payload === null || doc.payload === undefined) return false;
   return inChunksWithoutOffload(doc);
-}
-
-/** The bytes kept in the document (`rawData`) or its `rawChunks`, in order; null: none. */
-export async function rawBytes(db: Firestore, id: string, stored: DocumentData): Promise<Buffer | null> {
-  if (stored.rawData instanceof Uint8Array) return Buffer.from(stored.rawData);
-  if (Number(stored.rawDataChunks ?? 0) === 0) return null;
-  const chunks = (await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).docs.map((d) => ({ index: Number(d.get('index')), bytes: d.get('bytes') as unknown }));
-  chunks.sort((a, b) => a.index - b.index);
-  return Buffer.concat(chunks.map((c) => (c.bytes instanceof Uint8Array ? Buffer.from(c.bytes) : Buffer.alloc(0))));
 }
 
 /**

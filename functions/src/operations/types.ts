@@ -99,6 +99,24 @@ export interface RepairRecordView {
   readonly details: Readonly<Record<string, unknown>>;
 }
 
+/**
+ * What the receiver kept of a message as it came (rawData, or its
+ * rawChunks): the whole of an unreadable one (INVALID_PAYLOAD), or of a
+ * readable one too large for the document when its payload could not be
+ * offloaded (the document keeps the summary). Its first bytes as text.
+ */
+export interface RawDataView {
+  /** How many bytes were kept in all (rawDataBytes). */
+  readonly bytes: number;
+  /** DECODED: the message's data, base64-decoded; UNDECODABLE_BASE64: the data field's own characters (it was no base64); null: not recorded. */
+  readonly form: string | null;
+  /** The first `shownBytes` bytes as UTF-8, each byte that is not UTF-8 as U+FFFD. Text, never markup. */
+  readonly text: string;
+  readonly shownBytes: number;
+  /** Whether the shown bytes are valid UTF-8 (false: some were replaced by U+FFFD). */
+  readonly utf8: boolean;
+}
+
 /** `inbox show` and `inbox explain` of one document. */
 export interface DocumentView {
   readonly id: string;
@@ -111,6 +129,8 @@ export interface DocumentView {
     readonly offloaded: { readonly uri: string; readonly state: string } | null;
     readonly reference: { readonly uri: string; readonly state: string } | null;
   };
+  /** The raw data the receiver kept, null when it kept none (a readable message: its payload is above). The exact bytes: GET /api/documents/ID/raw. */
+  readonly raw: RawDataView | null;
   readonly deadLetter: Readonly<Record<string, unknown>> | null;
   readonly processInstanceId: string | null;
   readonly explanation: ExplanationView;
