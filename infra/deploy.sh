@@ -235,7 +235,7 @@ main() {
   section "Done"
   note "receivePubSubPush: ${URL[receivePubSubPush]}"
   note "startProcess:      ${URL[startProcess]}"
-  note "inboxConsole:      ${URL[inboxConsole]} (open it: gcloud run services proxy inboxconsole --region=$REGION --port=8080)"
+  note "inboxConsole:      ${URL[inboxConsole]} (open it: npx inbox console --service inboxconsole --region=$REGION)"
 }
 
 main "$@"

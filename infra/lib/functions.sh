@@ -168,7 +168,7 @@ function_env() {
 }
 
 # gcloud's own OAuth client id: the audience of the ID token of a user signed
-# in to gcloud, the token `gcloud run services proxy` sends (DEFAULTS in
+# in to gcloud, the token `inbox console` sends (`gcloud auth print-identity-token`) (DEFAULTS in
 # functions/src/config-console.ts says more).
 GCLOUD_CLIENT_ID=32555940559.apps.googleusercontent.com
 

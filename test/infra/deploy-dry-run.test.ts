@@ -375,7 +375,7 @@ describe('deploy.sh --dry-run', () => {
     expect(envOf(consoleDeploys[consoleDeploys.length - 1] as string)).toMatchObject({
       INBOX_CONSOLE_VIEWERS: `ann@example.com,${bot}`,
       INBOX_CONSOLE_REPAIRERS: 'ops@example.com',
-      // gcloud's client id (a user's token through `gcloud run services proxy`) and the console's own URL.
+      // gcloud's client id (a user's token, as `inbox console` sends it) and the console's own URL.
       INBOX_CONSOLE_AUDIENCES: `${DEFAULTS.INBOX_CONSOLE_AUDIENCES},https://URL_OF_inboxConsole`,
     });
     for (const c of cs.filter((x) => x.startsWith('gcloud functions deploy ') && !x.startsWith('gcloud functions deploy inboxConsole '))) expect(c).not.toContain('INBOX_CONSOLE_');
