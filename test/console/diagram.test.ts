@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import type { RepairRequest } from '../../functions/src/operations/types';
 import { type Browser, launchBrowser, openView, waitLoaded } from '../support/browser';
 import { waitFor } from '../support/wait';
-import { BUSINESS_KEY, instanceView, OVERVIEW, outcomeOf, REFUSAL, REFUSED_TOKEN, TOKEN_A, WHOAMI, workOrderModel } from '../support/console-fixtures';
+import { BUSINESS_KEY, FIXTURE_BASIS, instanceView, OVERVIEW, outcomeOf, REFUSAL, REFUSED_TOKEN, TOKEN_A, WHOAMI, workOrderModel } from '../support/console-fixtures';
 import { type Answer, type PageServer, type Routes, servePage } from '../support/console-page-server';
 
 const SHOTS = join(__dirname, '..', '..', 'test-output', 'console');
@@ -122,7 +122,8 @@ describe('console page: the instance view in chromium', () => {
     expect(posts()).toHaveLength(2);
     const want: RepairRequest = { kind: 'move-token', instanceId: 'pi-wo-4711', activityId: 'createInvoice', executionId: TOKEN_A, force: false };
     expect(preview.body).toEqual({ request: want, preview: true, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
-    expect(real.body).toEqual({ request: want, preview: false, requestId: (preview.body as { requestId: string }).requestId });
+    // The confirmation sends back what the preview read (its basis): the server refuses it if that changed since.
+    expect(real.body).toEqual({ request: want, preview: false, requestId: (preview.body as { requestId: string }).requestId, expect: FIXTURE_BASIS });
     for (const r of [preview, real]) expect([r.headers['content-type'], r.headers['x-inbox-console']]).toEqual(['application/json', '1']);
     expect(gate.held).toBe(2);
     await page.close();
