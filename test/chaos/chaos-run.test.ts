@@ -42,8 +42,8 @@ test('a small chaos run: nothing lost, nothing correlated or invoiced twice, eve
   expect(ordersOverdue).toBe(racesWonByTimer);
   expect(ordersCancelled).toBe(result.operator.cancelled);
   // The operator did repair: eight repairs, each done, refused (by the dry run or at the confirmation) or failed.
-  const { cancelled, moved, requeued, refusedAtPreview, refusedAtConfirm, failed, nothingToDo } = result.operator;
-  expect(cancelled + moved + requeued + refusedAtPreview + refusedAtConfirm + failed + nothingToDo).toBe(8);
+  const { cancelled, moved, requeued, refusedAtPreview, refusedAtConfirm, failed, nothingToDo, abandoned } = result.operator;
+  expect(cancelled + moved + requeued + refusedAtPreview + refusedAtConfirm + failed + nothingToDo + abandoned).toBe(8);
   expect(cancelled + moved).toBeGreaterThan(0);
   expect(result.races.map((r) => r.publishedOffsetMs === null)).toEqual([false, false, false, false]);
   // Poison and collisions parked with their reason; completions DONE, but those that lost their race or came after their order's cancel.

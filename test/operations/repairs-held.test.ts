@@ -1,11 +1,9 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { recordJobFailure } from '../../functions/src/engine/store/record-job-failure';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
-import { createLogger } from '../../functions/src/log';
 import { isRefusal } from '../../functions/src/operations/refused';
 import { runRepairRequest } from '../../functions/src/operations/repairs';
 import type { Actor, OperationsDeps, RepairOutcome, RepairRequest } from '../../functions/src/operations/types';
@@ -13,6 +11,7 @@ import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { cliFor } from '../cli/run-cli';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
+import { operationsDepsFor } from '../support/operations';
 import { completionPayload, storePushed } from '../support/inbox';
 import { jobsOf, tokenOf } from '../support/process-state';
 
@@ -32,20 +31,7 @@ beforeAll(async () => {
   engine = await workOrderEngine();
 });
 
-function depsFor(db: Firestore, projectId: string): OperationsDeps {
-  return {
-    db: () => db,
-    engine: async () => engine,
-    jobQueue: null,
-    timerQueue: null,
-    payloadStore: () => {
-      throw new Error('no payload store in these tests');
-    },
-    config: loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }),
-    log: createLogger(() => undefined),
-    now: () => new Date(),
-  };
-}
+const depsFor = (db: Firestore, projectId: string): OperationsDeps => operationsDepsFor(db, projectId, engine).deps;
 
 const relayDeps = (db: Firestore): RelayDeps => ({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 });
 

@@ -1,17 +1,16 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
-import { createLogger } from '../../functions/src/log';
 import { isRefusal } from '../../functions/src/operations/refused';
 import { runRepairRequest } from '../../functions/src/operations/repairs';
-import type { Actor, OperationsDeps, RepairRequest } from '../../functions/src/operations/types';
+import type { Actor, RepairRequest } from '../../functions/src/operations/types';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { commitFaults, writes } from '../support/commit-faults';
 import { workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
+import { operationsDepsFor } from '../support/operations';
 import { completionPayload, storePushed } from '../support/inbox';
 
 /** operations/repairs.ts against the emulator: a preview is the real transaction, rolled back. */
@@ -24,22 +23,7 @@ beforeAll(async () => {
   engine = await workOrderEngine();
 });
 
-function depsFor(db: Firestore, projectId: string): { deps: OperationsDeps; lines: Array<Record<string, unknown>> } {
-  const lines: Array<Record<string, unknown>> = [];
-  const deps: OperationsDeps = {
-    db: () => db,
-    engine: async () => engine,
-    jobQueue: null,
-    timerQueue: null,
-    payloadStore: () => {
-      throw new Error('no payload store in these tests');
-    },
-    config: loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }),
-    log: createLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>)),
-    now: () => new Date(),
-  };
-  return { deps, lines };
-}
+const depsFor = (db: Firestore, projectId: string): ReturnType<typeof operationsDepsFor> => operationsDepsFor(db, projectId, engine);
 
 /** Every document of every collection (subcollections of the instances included), with its update time: the whole project, byte for byte. */
 async function everything(db: Firestore): Promise<Record<string, string>> {

@@ -48,8 +48,8 @@ describe('chaos evaluation', () => {
     expect(chaosPassed(counts)).toBe(true);
     expect(counts).toMatchObject({ messages: 100, done: 12, lost: 0, doubleCorrelations: 0, doubleInvoices: 0, ordersInvoiced: 3, races: 1, racesWonByCompletion: 1, parkedByReason: { KEY_COLLISION: 1, INVALID_PAYLOAD: 1 } });
     expect(chaosLine(5, counts, 9)).toBe('chaos seed 5: messages 100, DONE 12, PARKED INVALID_PAYLOAD 1, KEY_COLLISION 1, dead-lettered 0 (requeued 0), lost 0, double correlations 0, double invoices 0, races 1 (timer won 0, completion won 1, both paths 0), work orders invoiced 3 + overdue 0 + cancelled 0 of 3 (9 s)');
-    const op = { cancelled: 1, moved: 4, requeued: 0, refusedAtPreview: 2, refusedAtConfirm: 1, failed: 0, nothingToDo: 1 };
-    expect(chaosLine(5, counts, 9, op)).toContain('both paths 0), operator repairs: cancelled 1, moved 4, requeued 0, refused 2 by the dry run and 1 at the confirmation, failed 0, nothing to do 1, work orders invoiced 3');
+    const op = { cancelled: 1, moved: 4, requeued: 0, refusedAtPreview: 2, refusedAtConfirm: 1, failed: 0, nothingToDo: 1, abandoned: 2 };
+    expect(chaosLine(5, counts, 9, op)).toContain('both paths 0), operator repairs: cancelled 1, moved 4, requeued 0, refused 2 by the dry run and 1 at the confirmation, failed 0, not confirmed 2, nothing to do 1, work orders invoiced 3');
   });
 
   const broken: Array<[string, (s: ChaosSnapshot) => ChaosSnapshot, Partial<{ lost: number; doubleCorrelations: number; doubleInvoices: number }>, string]> = [

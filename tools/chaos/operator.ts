@@ -29,9 +29,11 @@ export interface OperatorTally {
   failed: number;
   /** No candidate at that moment (no running order, nothing parked). */
   nothingToDo: number;
+  /** Not confirmed: the dry run showed the token elsewhere than where the operator meant to put it back (it had moved on). */
+  abandoned: number;
 }
 
-export const emptyTally = (): OperatorTally => ({ cancelled: 0, moved: 0, requeued: 0, refusedAtPreview: 0, refusedAtConfirm: 0, failed: 0, nothingToDo: 0 });
+export const emptyTally = (): OperatorTally => ({ cancelled: 0, moved: 0, requeued: 0, refusedAtPreview: 0, refusedAtConfirm: 0, failed: 0, nothingToDo: 0, abandoned: 0 });
 
 export interface OperatorDeps {
   readonly db: Firestore;
@@ -61,12 +63,23 @@ async function liveToken(deps: OperatorDeps, pick: number): Promise<{ instanceId
   return { instanceId: chosen.id, executionId, activityId: token.activityId };
 }
 
-/** A dry run, the pause, the real run with the dry run's --expect (when it printed one); how it ended. */
-async function previewThenConfirm(deps: OperatorDeps, argv: readonly string[], pauseMs: number): Promise<'DONE' | 'REFUSED_AT_PREVIEW' | 'REFUSED_AT_CONFIRM' | 'FAILED'> {
+/**
+ * A dry run, the pause, the real run with the dry run's --expect (when it
+ * printed one); how it ended. `confirmIf` reads the dry run's basis as the
+ * operator reads the preview: false, and the repair is not confirmed.
+ */
+async function previewThenConfirm(
+  deps: OperatorDeps,
+  argv: readonly string[],
+  pauseMs: number,
+  confirmIf: (facts: Readonly<Record<string, string>>) => boolean = () => true,
+): Promise<'DONE' | 'REFUSED_AT_PREVIEW' | 'REFUSED_AT_CONFIRM' | 'FAILED' | 'ABANDONED'> {
   const dry = await deps.cli(['--json', ...argv, '--dry-run']);
   if (dry.code === 1) return 'REFUSED_AT_PREVIEW';
   if (dry.code !== 0) return 'FAILED';
-  const expect = (JSON.parse(dry.out) as { expect?: string | null }).expect ?? null;
+  const preview = JSON.parse(dry.out) as { expect?: string | null; basis?: { facts?: Record<string, string> } | null };
+  if (!confirmIf(preview.basis?.facts ?? {})) return 'ABANDONED';
+  const expect = preview.expect ?? null;
   await sleep(pauseMs);
   const real = await deps.cli([...argv, ...(expect === null ? [] : ['--expect', expect])]);
   if (real.code === 0) return 'DONE';
@@ -78,6 +91,7 @@ function count(tally: OperatorTally, outcome: Awaited<ReturnType<typeof previewT
   if (outcome === 'DONE') tally[done] += 1;
   else if (outcome === 'REFUSED_AT_PREVIEW') tally.refusedAtPreview += 1;
   else if (outcome === 'REFUSED_AT_CONFIRM') tally.refusedAtConfirm += 1;
+  else if (outcome === 'ABANDONED') tally.abandoned += 1;
   else tally.failed += 1;
 }
 
@@ -111,7 +125,8 @@ export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promis
     if (token === null) return nothing(deps, `${repair.kind}: no running order to repair`);
     const target = ['--instance', token.instanceId, '--execution', token.executionId];
     const argv = repair.kind === 'cancel' ? ['repair', 'cancel-token', ...target] : ['repair', 'move-token', ...target, '--activity', token.activityId];
-    const outcome = await previewThenConfirm(deps, argv, repair.pauseMs);
+    // A move puts the token back where it is; a preview that shows it elsewhere (it moved on since it was looked up) would rewind it: not confirmed.
+    const outcome = await previewThenConfirm(deps, argv, repair.pauseMs, (facts) => repair.kind === 'cancel' || facts.at === token.activityId);
     count(deps.tally, outcome, repair.kind === 'cancel' ? 'cancelled' : 'moved');
     deps.progress(`operator: ${argv[1] ?? ''} of ${token.instanceId.slice(0, 12)} at ${token.activityId}: ${outcome}`);
   } catch (err) {
