@@ -4,13 +4,10 @@ import { z } from 'zod';
 import type { PushTokenVerifier } from '../auth/push-token';
 import { classifyFailure, errorMessage, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
-import { asExecution, asInstance, asJob, refs } from '../engine/store/collections';
-import { completeJobRun, type JobRef } from '../engine/store/complete-job';
-import { STORED } from '../engine/store/converters';
-import { isLegacyInstance } from '../engine/store/instance-doc';
+import { completeJobRun } from '../engine/store/complete-job';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
 import { endStaleJob } from '../engine/store/stale-job';
-import { type ExecutionState, type InstanceState, jobIsLive, type JobState } from '../engine/state';
+import type { JobState } from '../engine/state';
 import { type Answer, answering, failureAnswer } from '../http/answer';
 import { parseBody, refuseMethod, refuseToken } from '../http/request';
 import type { Logger } from '../log';
@@ -18,6 +15,7 @@ import type { JobQueue } from '../tasks/job-queue';
 import { annotateSpan } from '../trace/trace';
 import { dispatchSettled, logDuplicates } from './dispatch';
 import type { AsyncHandler } from './handlers';
+import { type JobDelivery, jobRefOf, loadPendingJob } from './load-job';
 
 /** What runJob needs, passed in (tests build their own); runJobFunction (wiring.ts) builds it from the configuration. */
 export interface RunJobDeps {
@@ -75,11 +73,7 @@ export function attemptOf(retryCountHeader: string | undefined): number | null {
 type Final = null | 'LAST_ATTEMPT' | 'PERMANENT';
 
 /** One delivery of a job by Cloud Tasks: what every step of a run needs to know about it. */
-interface Delivery {
-  readonly db: Firestore;
-  readonly jobId: string;
-  /** From the task body; null for a task created before bodies carried it (then looked up: {@link jobRefOf}). */
-  readonly processInstanceId: string | null;
+interface Delivery extends JobDelivery {
   /** The queue's last attempt: Cloud Tasks drops the task after it, so any failure is recorded now. */
   readonly lastAttempt: boolean;
   /** The fields every log line of the run carries. */
@@ -152,52 +146,6 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
   }
 }
 
-/** `live`: its token waits for it (jobIsLive); a PENDING job that is not live ends stale without running its handler. */
-type Loaded = { readonly kind: 'answered'; readonly answer: Answer } | { readonly kind: 'pending'; readonly job: JobState; readonly instance: InstanceState; readonly live: boolean };
-
-/** An old-layout `jobs/{jobId}` document, read outside a transaction; null when there is none. */
-async function legacyJob(db: Firestore, jobId: string): Promise<JobState | null> {
-  const snap = await refs.job(db, jobId).withConverter(STORED).get();
-  return snap.exists ? asJob(snap.data() ?? {}) : null;
-}
-
-/**
- * The job and its instance (for the handler), or the 200 that ends a task
- * whose job is gone or finished (a late duplicate delivery). One read: the
- * instance document, which holds the job. An old task body (no instance id)
- * or an old-layout instance reads the job's `jobs/` document too.
- */
-async function loadPendingJob({ db, jobId, processInstanceId }: Delivery): Promise<Loaded> {
-  const notFound: Loaded = { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'not found', jobId } } };
-  let instanceId = processInstanceId;
-  let job: JobState | null = null;
-  if (instanceId === null) {
-    job = await legacyJob(db, jobId);
-    if (job === null) return notFound;
-    instanceId = job.processInstanceId;
-  }
-  const data = (await refs.instance(db, instanceId).withConverter(STORED).get()).data();
-  if (data === undefined) return notFound;
-  if (job === null) {
-    const inDoc = isLegacyInstance(data) ? undefined : (data.jobs as Record<string, Record<string, unknown>> | undefined)?.[jobId];
-    // Not in the document: a job of the old layout (its instance not yet written since, or its token moved by a repair).
-    job = inDoc === undefined ? await legacyJob(db, jobId) : asJob(inDoc);
-  }
-  if (job?.processInstanceId !== instanceId) return notFound;
-  if (job.status !== 'PENDING') return { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'already finished', jobId, status: job.status } } };
-  return { kind: 'pending', job, instance: asInstance(data), live: jobIsLive(await tokenOf(db, data, job.executionId), job) };
-}
-
-/** A token as the instance document holds it; an old-layout instance's from its `executions/{id}` document. */
-async function tokenOf(db: Firestore, data: Readonly<Record<string, unknown>>, executionId: string): Promise<ExecutionState | undefined> {
-  if (!isLegacyInstance(data)) {
-    const stored = (data.tokens as Record<string, Record<string, unknown>> | undefined)?.[executionId];
-    return stored === undefined ? undefined : asExecution(stored);
-  }
-  const snap = await refs.execution(db, executionId).withConverter(STORED).get();
-  return snap.exists ? asExecution(snap.data() ?? {}) : undefined;
-}
-
 /**
  * The job's token no longer waits for it (a repair moved or cancelled it, an
  * interrupting timer took it on): the job ends stale in one transaction and
@@ -209,13 +157,6 @@ async function endStale(deps: RunJobDeps, delivery: Delivery, job: JobState): Pr
   if (ended === 'LIVE') return { kind: 'retry', code: 'JOB_LIVE', error: 'the job looked stale but its token waits for it: Cloud Tasks will retry', retryAfterSeconds: null };
   deps.log.info('job stale: its token no longer waits for it; ended without running its handler', { ...delivery.context, activityId: job.activityId, executionId: job.executionId, outcome: ended });
   return { kind: 'ok', body: { outcome: ended.toLowerCase().replace('_', ' '), jobId: job.id } };
-}
-
-/** The job's id and instance for the store; null when a body without the instance id names no old job document. */
-async function jobRefOf({ db, jobId, processInstanceId }: Delivery): Promise<JobRef | null> {
-  if (processInstanceId !== null) return { id: jobId, processInstanceId };
-  const job = await legacyJob(db, jobId);
-  return job === null ? null : { id: jobId, processInstanceId: job.processInstanceId };
 }
 
 /** Finishes the job with the handler's result and moves the token on (one transaction), then dispatches the next jobs. */
