@@ -36,8 +36,13 @@ export const DEFAULTS = {
   INBOX_TASKS_OIDC_ISSUER: 'https://accounts.google.com',
   /** Where runJob fetches that issuer's public keys: a JSON map of key id to PEM, the shape of Google's v1 certs. */
   INBOX_TASKS_OIDC_CERTS_URL: 'https://www.googleapis.com/oauth2/v1/certs',
-  /** Topic the "Hand over work order" step publishes to. */
-  INBOX_PROVIDER_TOPIC: 'work-orders',
+  /**
+   * The app the deployment runs: its folder, relative to the repository
+   * root, whose index.ts declares its models, message types and step
+   * handlers (functions/src/app.ts, docs/your-own-process.md). Read when
+   * `npm run build` bundles it and when a function starts.
+   */
+  INBOX_APP: 'examples/work-orders',
   /** Failed runs of a job before it is FAILED (an incident); keep it below the queue's maxAttempts. */
   INBOX_JOB_MAX_ATTEMPTS: 10,
   /**
@@ -154,6 +159,13 @@ const isTlsOrLoopback = (value: string): boolean => {
 };
 const certsUrl = z.url().refine(isTlsOrLoopback, 'https, or http on a loopback host (127.0.0.1, localhost, [::1])');
 
+/** INBOX_APP: a folder inside the repository, relative to its root. */
+const AppFolder = z
+  .string()
+  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/, 'a folder inside the repository, relative to its root (e.g. examples/work-orders)')
+  .refine((v) => !v.split('/').includes('..'), 'a folder inside the repository: no ..')
+  .default(DEFAULTS.INBOX_APP);
+
 const EnvSchema = z
   .object({
     GOOGLE_CLOUD_PROJECT: z.string().min(1, 'set it to the Google Cloud project id'),
@@ -176,7 +188,7 @@ const EnvSchema = z
     INBOX_TASKS_EMULATOR_HOST: z.string().regex(/^[^:]+:\d+$/, 'HOST:PORT').optional(),
     INBOX_TASKS_OIDC_ISSUER: z.string().min(1).default(DEFAULTS.INBOX_TASKS_OIDC_ISSUER),
     INBOX_TASKS_OIDC_CERTS_URL: certsUrl.default(DEFAULTS.INBOX_TASKS_OIDC_CERTS_URL),
-    INBOX_PROVIDER_TOPIC: z.string().min(1).default(DEFAULTS.INBOX_PROVIDER_TOPIC),
+    INBOX_APP: AppFolder,
     INBOX_JOB_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
     INBOX_JOBS_QUEUE_MAX_ATTEMPTS: positiveInt(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS),
     INBOX_JOB_STUCK_AFTER_MS: positiveInt(DEFAULTS.INBOX_JOB_STUCK_AFTER_MS),
@@ -248,7 +260,8 @@ export interface Config {
   readonly writeTimeoutMs: number;
   readonly shards: number;
   readonly tasks: TasksConfig;
-  readonly providerTopic: string;
+  /** See {@link DEFAULTS.INBOX_APP}. */
+  readonly app: string;
   readonly jobMaxAttempts: number;
   /** See {@link DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS}. */
   readonly jobsQueueMaxAttempts: number;
@@ -256,7 +269,7 @@ export interface Config {
   readonly jobStuckAfterMs: number;
   /** See {@link DEFAULTS.INBOX_SWEEP_GRACE_MS}. */
   readonly sweepGraceMs: number;
-  /** Directory of the deployed BPMN models; null: the repository's `bpmn/`. */
+  /** Directory of the deployed BPMN models; null: the app's (its `models` folder). */
   readonly bpmnDir: string | null;
   readonly relay: RelayConfig;
   readonly claims: ClaimsConfig;
@@ -340,6 +353,17 @@ export class ConfigError extends Error {
 }
 
 /** Parses the environment once. Throws {@link ConfigError} naming each bad variable. */
+/**
+ * The settings that say which app runs (INBOX_APP, INBOX_BPMN_DIR), read
+ * without the rest: what `npm run build`, `inbox app` and deploy.sh need
+ * before any project exists. The same checks as {@link loadConfig}'s.
+ */
+export function loadAppSettings(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'app' | 'bpmnDir'> {
+  const parsed = z.object({ INBOX_APP: AppFolder, INBOX_BPMN_DIR: z.string().min(1).optional() }).safeParse(env);
+  if (!parsed.success) throw new ConfigError(`invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  return { app: parsed.data.INBOX_APP, bpmnDir: parsed.data.INBOX_BPMN_DIR ?? null };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = EnvSchema.safeParse(env);
   if (!parsed.success) {
@@ -372,7 +396,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       emulatorHost: e.INBOX_TASKS_EMULATOR_HOST ?? null,
       oidc: { issuer: e.INBOX_TASKS_OIDC_ISSUER, certsUrl: e.INBOX_TASKS_OIDC_CERTS_URL },
     },
-    providerTopic: e.INBOX_PROVIDER_TOPIC,
+    app: e.INBOX_APP,
     jobMaxAttempts: e.INBOX_JOB_MAX_ATTEMPTS,
     jobsQueueMaxAttempts: e.INBOX_JOBS_QUEUE_MAX_ATTEMPTS,
     jobStuckAfterMs: e.INBOX_JOB_STUCK_AFTER_MS,

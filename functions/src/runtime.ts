@@ -1,18 +1,28 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type * as PubSubModule from '@google-cloud/pubsub';
+import { join } from 'node:path';
+import type { App, AppContext, ClaimRead } from './app';
 import type { Config } from './config';
 import { lazy, lazyAsync } from './core/lazy';
 import type { Engine } from './engine/engine';
 import type { AsyncHandler } from './jobs/handlers';
+import type { MessageRegistry } from './receiver/registry';
 import type { JobQueue } from './tasks/job-queue';
 import type { PayloadStore } from './storage/payload-store';
 
 /**
- * Clients and the engine, shared by the functions of one process and created
- * on first use: a function only pays (in cold start) for what it touches.
+ * Clients, the app and its engine, shared by the functions of one process
+ * and created on first use: a function only pays (in cold start) for what
+ * it touches.
  */
 export interface Runtime {
   readonly db: () => Firestore;
+  /** The app INBOX_APP names (apps/load-app.ts), loaded on first use; a declaration it refuses throws, naming the app's file. */
+  readonly app: () => App;
+  /** The app's message types: what the receivers recognise and the CLI lists. */
+  readonly registry: () => MessageRegistry;
+  /** The folder of the models the engine runs: INBOX_BPMN_DIR, else the app's. */
+  readonly modelsDir: () => string;
   readonly engine: () => Promise<Engine>;
   readonly handlers: () => Readonly<Record<string, AsyncHandler>>;
   /** The jobs queue (INBOX_TASKS_QUEUE), POSTing to runJob at `runJobUrl`. */
@@ -29,19 +39,31 @@ export function createRuntime(config: Config): Runtime {
     const { PubSub } = require('@google-cloud/pubsub') as typeof PubSubModule;
     return new PubSub({ projectId: config.projectId });
   });
-  const handlers = lazy(() =>
-    (require('./jobs/handlers') as typeof import('./jobs/handlers')).workOrderHandlers({
-      db,
-      providerTopic: config.providerTopic,
-      payloadStore: () => payloadStore(),
-      publish: (topic, data, attributes) => pubsub().topic(topic).publishMessage({ data, attributes: { ...attributes } }),
-    }),
-  );
+  const payloadStore = lazy(() => (require('./storage/gcs-payload-store') as typeof import('./storage/gcs-payload-store')).createGcsPayloadStore(config.projectId));
+  const loaded = lazy(() => (require('./apps/load-app') as typeof import('./apps/load-app')).loadApp(config.app));
+  const app = (): App => loaded().app;
+  const registry = lazy(() => (require('./apps/load-app') as typeof import('./apps/load-app')).registryOf(app()));
+  const modelsDir = (): string => config.bpmnDir ?? join(loaded().folder, app().models);
+  const context: AppContext = {
+    db,
+    publish: async (topic, data, attributes = {}) => {
+      // The deployment granted publishing on the declared topics only: say so here, not as a PERMISSION_DENIED later.
+      if (!app().publishes.includes(topic)) throw new Error(`the app ${app().name} publishes to ${topic}, which its publishes list does not declare (deploy.sh creates and grants only those): add it to publishes`);
+      return pubsub().topic(topic).publishMessage({ data, attributes: { ...attributes } });
+    },
+    readClaim: async (uri): Promise<ClaimRead> => {
+      const { parseGsUri } = require('./core/gs-uri') as typeof import('./core/gs-uri');
+      const ref = parseGsUri(uri);
+      if (!ref.ok) return { kind: 'INVALID', why: ref.error };
+      return payloadStore().read(ref.value);
+    },
+  };
+  const handlers = lazy(() => app().steps(context));
   const engine = lazyAsync(async () => {
-    const { loadEngine, defaultBpmnDir } = await import('./engine/deployed');
+    const { loadAppEngine } = await import('./apps/app-engine');
     const { inboxBuffer } = await import('./relay/buffer');
     // The inbox is the engine's message buffer: a token that starts waiting takes its early message at once.
-    return loadEngine(config.bpmnDir ?? defaultBpmnDir(), {}, new Set(Object.keys(handlers())), inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs));
+    return loadAppEngine(loaded(), modelsDir(), Object.keys(handlers()), inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs));
   });
   const queues = new Map<string, JobQueue>();
   // The Cloud Tasks client is loaded on the first task, not at start-up.
@@ -55,6 +77,5 @@ export function createRuntime(config: Config): Runtime {
     }
     return q;
   };
-  const payloadStore = lazy(() => (require('./storage/gcs-payload-store') as typeof import('./storage/gcs-payload-store')).createGcsPayloadStore(config.projectId));
-  return { db, engine, handlers, payloadStore, queue: (runJobUrl) => queueFor('jobs', runJobUrl), timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl) };
+  return { db, app, registry, modelsDir, engine, handlers, payloadStore, queue: (runJobUrl) => queueFor('jobs', runJobUrl), timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl) };
 }

@@ -7,7 +7,6 @@ import { lazy, lazyAsync } from './core/lazy';
 import { createLogger } from './log';
 import { operationsDepsOf } from './operations/deps';
 import { createPushHandler } from './receiver/receive-pubsub-push';
-import { DEFAULT_REGISTRY } from './receiver/registry';
 import type { Runtime } from './runtime';
 
 /** An HTTP function as the Functions Framework takes it. */
@@ -35,7 +34,7 @@ export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpF
   const queue = lazy(() => (require('./tasks/job-queue') as typeof import('./tasks/job-queue')).relayQueue(config, relayUrl ?? ''));
   return createPushHandler({
     db: runtime.db,
-    registry: DEFAULT_REGISTRY,
+    registry: runtime.registry(),
     verifier: pushVerifier(config),
     log: createLogger(undefined, { function: 'receivePubSubPush' }),
     now: () => new Date(),
@@ -57,7 +56,7 @@ export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpF
   const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('./deadletter/receive-dead-letter') as typeof import('./deadletter/receive-dead-letter');
   return createDeadLetterHandler({
     db: runtime.db,
-    registry: DEFAULT_REGISTRY,
+    registry: runtime.registry(),
     verifier: pushVerifier(config),
     log: createLogger(undefined, { function: 'receiveDeadLetter' }),
     now: () => new Date(),

@@ -1,7 +1,6 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { LIST_PAGE_SIZE, scanDocuments } from '../operations/documents';
 import type { ListFilters } from '../queries';
-import { DEFAULT_REGISTRY } from '../receiver/registry';
 import { cell, type CliContext } from './context';
 import { ageOf, type Doc } from './documents';
 import { print } from './output';
@@ -20,10 +19,11 @@ export interface ListOptions {
 export { LIST_PAGE_SIZE } from '../operations/documents';
 
 /**
- * A message name the receiver knows (any case), as registered: a name it does
- * not know matches no document, which would look like "nothing there".
+ * A message name the receiver knows (any case), as the app declares it: a
+ * name it does not know matches no document, which would look like
+ * "nothing there".
  */
-export function parseMessageName(text: string, names: readonly string[] = DEFAULT_REGISTRY.map((t) => t.name)): string {
+export function parseMessageName(text: string, names: readonly string[]): string {
   const found = names.find((n) => n.toLowerCase() === text.trim().toLowerCase());
   if (found === undefined) throw new UsageError(`--message-name: expected one of ${names.join(', ')} (the registered message names), got ${JSON.stringify(text)}`);
   return found;
@@ -48,7 +48,7 @@ export async function list(ctx: CliContext, options: ListOptions): Promise<void>
   const filters: ListFilters = {
     ...(options.status === undefined ? {} : { status: parseChoice('--status', options.status, STATUSES) }),
     ...(options.reason === undefined ? {} : { reason: parseChoice('--reason', options.reason, REASONS) }),
-    ...(options.messageName === undefined ? {} : { messageName: parseMessageName(options.messageName) }),
+    ...(options.messageName === undefined ? {} : { messageName: parseMessageName(options.messageName, ctx.runtime.registry().map((t) => t.name)) }),
     ...(options.key === undefined ? {} : { correlationKey: options.key }),
   };
   const now = ctx.now();

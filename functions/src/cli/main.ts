@@ -38,6 +38,10 @@ const explanation = (): typeof import('./explain-command') => require('./explain
 const dismissal = (): typeof import('./dismiss') => require('./dismiss') as typeof import('./dismiss');
 const watch = (): typeof import('./watch-commands') => require('./watch-commands') as typeof import('./watch-commands');
 const consoleProxy = (): typeof import('./console-command') => require('./console-command') as typeof import('./console-command');
+const appInfo = (): typeof import('./app-command') => require('./app-command') as typeof import('./app-command');
+
+/** Commands that need no project and no Firestore. */
+const NO_FIRESTORE: ReadonlySet<string> = new Set(['console', 'app']);
 
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function runCli(argv: readonly string[], io: CliIo = terminalIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
@@ -47,14 +51,18 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   const context = (): CliContext => (ctx ??= cliContext(env, io, program.opts<{ json?: boolean }>().json === true));
   const emulatorHost = env.FIRESTORE_EMULATOR_HOST === undefined || env.FIRESTORE_EMULATOR_HOST === '' ? null : env.FIRESTORE_EMULATOR_HOST;
   const target = (): Target => ({ projectId: context().config.projectId, emulatorHost });
-  // Every command but `console` talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
-  program.hook('preAction', (_program, command) => (command.name() === 'console' ? undefined : preflight(target(), env)));
+  // Every command but `console` and `app` talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
+  program.hook('preAction', (_program, command) => (NO_FIRESTORE.has(command.name()) ? undefined : preflight(target(), env)));
   // In the order `inbox --help` lists them.
   addDocumentCommands(program, context);
   addProcessCommands(program, context);
   addWatchCommands(program, context);
   addPurgeCommand(program, context);
   addConsoleCommand(program, io);
+  program
+    .command('app')
+    .description('the app this deployment runs (INBOX_APP), checked against its models: processes, message types with their topics and subscriptions, steps, publishes (--json: what deploy.sh reads)')
+    .action(() => appInfo().appCommand(io, env, program.opts<{ json?: boolean }>().json === true));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.OK;

@@ -9,5 +9,5 @@ export { isChunkedPayload } from '../operations/offload-chunked';
 
 /** operations' offloadChunked for a CLI command: its log lines on stderr. */
 export async function offloadChunked(ctx: CliContext, id: string, doc: DocumentData): Promise<OffloadedPayload> {
-  return offload({ db: ctx.db, config: ctx.config, payloadStore: ctx.runtime.payloadStore }, createLogger((line) => ctx.io.err(line)), id, doc);
+  return offload({ db: ctx.db, config: ctx.config, payloadStore: ctx.runtime.payloadStore, registry: ctx.runtime.registry }, createLogger((line) => ctx.io.err(line)), id, doc);
 }

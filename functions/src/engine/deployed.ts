@@ -1,22 +1,9 @@
-import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { ProcessModel } from '../bpmn/model';
 import { parseProcessModel } from '../bpmn/parse-model';
 import { Engine, type MessageBuffer } from './engine';
 import type { SyncHandler } from './transitions';
-
-/**
- * The repository's `bpmn/` directory, found by walking up from here: the
- * same code runs from functions/src (tests) and from dist/ (deployed).
- */
-export function defaultBpmnDir(from: string = __dirname): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    const candidate = join(dir, 'bpmn');
-    if (existsSync(join(dir, 'package.json')) && existsSync(candidate)) return candidate;
-    if (dirname(dir) === dir) throw new Error(`no bpmn/ directory above ${from}; set INBOX_BPMN_DIR`);
-  }
-}
 
 /**
  * Reads a BPMN file (UTF-8) and parses it with {@link parseProcessModel}. File

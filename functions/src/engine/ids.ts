@@ -30,28 +30,3 @@ export function timerId(executionIdValue: string, step: number, activityId: stri
 export function correlationKeyDocId(correlationKey: string): string {
   return stableId('correlation-key', correlationKey);
 }
-
-/**
- * The invoice of a work order. Hashed like every other id: a workOrderId is
- * the sender's text, and one with a slash, "." or "..", or a reserved
- * `__x__` name is no valid document id (`invoices/{workOrderId}` threw on
- * every attempt for "WO/7").
- */
-export function invoiceDocId(workOrderId: string): string {
-  return stableId('invoice', workOrderId);
-}
-
-/** The record of the escalation an escalation job makes: a re-run of the job finds it. */
-export function escalationDocId(jobIdValue: string): string {
-  return stableId('escalation', jobIdValue);
-}
-
-/**
- * Whether a text can be a Firestore document id as it is: non-empty, at most
- * 1,500 bytes, no slash, not "." or "..", not `__x__`. Only for reading what
- * was stored under a raw id before ids were hashed (the invoices written as
- * `invoices/{workOrderId}`).
- */
-export function isDocumentId(text: string): boolean {
-  return text.length > 0 && !text.includes('/') && text !== '.' && text !== '..' && !/^__.*__$/.test(text) && Buffer.byteLength(text, 'utf8') <= 1_500;
-}

@@ -2,6 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import type { Config } from '../config';
 import type { Engine } from '../engine/engine';
 import type { Logger } from '../log';
+import type { MessageRegistry } from '../receiver/registry';
 import type { PayloadStore } from '../storage/payload-store';
 import type { JobQueue } from '../tasks/job-queue';
 import type { OperationsDeps } from './types';
@@ -10,6 +11,8 @@ import type { OperationsDeps } from './types';
 export interface OperatorClients {
   readonly db: () => Firestore;
   readonly engine: () => Promise<Engine>;
+  readonly registry: () => MessageRegistry;
+  readonly modelsDir: () => string;
   readonly queue: (runJobUrl: string) => JobQueue;
   readonly timerQueue: (fireTimerUrl: string) => JobQueue;
   readonly payloadStore: () => PayloadStore;
@@ -26,6 +29,8 @@ export function operationsDepsOf(config: Config, clients: OperatorClients, log: 
   return {
     db: clients.db,
     engine: clients.engine,
+    registry: clients.registry,
+    modelsDir: clients.modelsDir,
     jobQueue: runJobUrl === null ? null : () => clients.queue(runJobUrl),
     timerQueue: fireTimerUrl === null ? null : () => clients.timerQueue(fireTimerUrl),
     payloadStore: clients.payloadStore,

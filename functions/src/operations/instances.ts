@@ -6,7 +6,7 @@
  * overlays on it.
  */
 import type { Firestore } from '@google-cloud/firestore';
-import { defaultBpmnDir, deployedModelXml } from '../engine/deployed';
+import { deployedModelXml } from '../engine/deployed';
 import { isOpenIncident, type ExecutionState, type Incident, type JobState } from '../engine/state';
 import { STORED } from '../engine/store/converters';
 import { INBOX } from '../inbox/document';
@@ -118,7 +118,7 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
     timersOf(db, id),
     auditOf(db, correlated),
     parkedOf(db, keysOf(row.businessKey, stored.tokens)),
-    deployedModelXml(deps.config.bpmnDir ?? defaultBpmnDir(), row.processKey),
+    deployedModelXml(deps.modelsDir(), row.processKey),
   ]);
   const tokens = stored.tokens.map(tokenView);
   const incidents = incidentsOf(d).map(incidentView);

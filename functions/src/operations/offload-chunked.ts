@@ -5,7 +5,6 @@ import type { PushEnvelope, ValidDraft } from '../inbox/draft';
 import { writePayloadObject } from '../inbox/offload-payload';
 import type { Logger } from '../log';
 import { interpretMessage } from '../receiver/interpret';
-import { DEFAULT_REGISTRY } from '../receiver/registry';
 import { rawBytes } from './raw-data';
 import { RefusedError } from './refused';
 import type { OperationsDeps } from './types';
@@ -28,7 +27,7 @@ export function isChunkedPayload(doc: DocumentData | undefined): boolean {
  * attributes, checked against the stored payload hash. Reads only, so a
  * preview refuses what the real run would (a {@link RefusedError}).
  */
-export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config'>, id: string, doc: DocumentData): Promise<ValidDraft> {
+export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config' | 'registry'>, id: string, doc: DocumentData): Promise<ValidDraft> {
   const bytes = await rawBytes(deps.db(), id, doc);
   if (bytes === null) throw new RefusedError(`${id}: its payload chunks are missing; nothing to offload`);
   const source = (doc.source ?? {}) as { messageId?: unknown; subscription?: unknown; attributes?: unknown };
@@ -45,7 +44,7 @@ export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config'>, 
     orderingKey: null,
     deliveryAttempt: null,
   };
-  const draft = interpretMessage(envelope, DEFAULT_REGISTRY, { referenceBuckets: deps.config.claims.referenceBuckets });
+  const draft = interpretMessage(envelope, deps.registry(), { referenceBuckets: deps.config.claims.referenceBuckets });
   if (draft.kind !== 'valid' || draft.payloadHash !== doc.payloadHash) {
     throw new RefusedError(`${id}: its chunks no longer read as the payload it was stored with (${draft.kind === 'valid' ? 'another payload hash' : draft.error}); show it with \`inbox show ${id} --raw FILE\``);
   }
@@ -58,7 +57,7 @@ export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config'>, 
  * (create-if-absent, so a re-run reuses the object). The requeue's
  * transaction then records the reference.
  */
-export async function offloadChunked(deps: Pick<OperationsDeps, 'db' | 'config' | 'payloadStore'>, log: Logger, id: string, doc: DocumentData): Promise<OffloadedPayload> {
+export async function offloadChunked(deps: Pick<OperationsDeps, 'db' | 'config' | 'payloadStore' | 'registry'>, log: Logger, id: string, doc: DocumentData): Promise<OffloadedPayload> {
   const draft = await chunkedDraft(deps, id, doc);
   const claims = deps.config.claims;
   try {

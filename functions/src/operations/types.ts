@@ -9,6 +9,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import type { Config } from '../config';
 import type { Engine } from '../engine/engine';
 import type { Logger } from '../log';
+import type { MessageRegistry } from '../receiver/registry';
 import type { PayloadStore } from '../storage/payload-store';
 import type { JobQueue } from '../tasks/job-queue';
 
@@ -16,6 +17,10 @@ import type { JobQueue } from '../tasks/job-queue';
 export interface OperationsDeps {
   readonly db: () => Firestore;
   readonly engine: () => Promise<Engine>;
+  /** The app's message types (what a requeue re-reads a chunked payload with). */
+  readonly registry: () => MessageRegistry;
+  /** The folder of the deployed models (the console draws an instance's model from it). */
+  readonly modelsDir: () => string;
   /** The jobs queue a repair's new jobs are dispatched to; null when INBOX_RUN_JOB_URL is unset (sweepJobs dispatches them). */
   readonly jobQueue: (() => JobQueue) | null;
   /** The timers queue a repair's new timers are dispatched to; null when INBOX_FIRE_TIMER_URL is unset (sweepJobs fires them when overdue). */

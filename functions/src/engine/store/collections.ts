@@ -1,6 +1,6 @@
 import type { DocumentReference, Firestore, Timestamp } from '@google-cloud/firestore';
 import { sha256Hex } from '../../core/hash';
-import { correlationKeyDocId, escalationDocId, invoiceDocId, isDocumentId } from '../ids';
+import { correlationKeyDocId } from '../ids';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import type { UnitOfWork } from './unit-of-work';
 
@@ -13,9 +13,7 @@ export const COLLECTIONS = {
   /** Before this version: one document per job. Read as `executions`; sweepJobs still queries its PENDING ones. */
   jobs: 'jobs',
   correlationKeys: 'correlationKeys',
-  invoices: 'invoices',
   timers: 'timers',
-  escalations: 'escalations',
 } as const;
 
 /**
@@ -74,11 +72,6 @@ export const refs = {
   job: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.jobs).doc(id),
   timer: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.timers).doc(id),
   correlationKey: (db: Firestore, correlationKey: string): DocumentReference => db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
-  invoice: (db: Firestore, workOrderId: string): DocumentReference => db.collection(COLLECTIONS.invoices).doc(invoiceDocId(workOrderId)),
-  /** The record of one escalation of an overdue work order (one per escalation job). */
-  escalation: (db: Firestore, jobIdValue: string): DocumentReference => db.collection(COLLECTIONS.escalations).doc(escalationDocId(jobIdValue)),
-  /** Where an invoice was written before invoice ids were hashed (`invoices/{workOrderId}`); null when the key could not have been an id. */
-  legacyInvoice: (db: Firestore, workOrderId: string): DocumentReference | null => (isDocumentId(workOrderId) ? db.collection(COLLECTIONS.invoices).doc(workOrderId) : null),
 };
 
 /** Stored documents are written by this code only; reading them back is a typed view. */

@@ -1,7 +1,5 @@
-import { errorMessage } from '../core/errors';
-import { parseGsUri } from '../core/gs-uri';
-import { type CompletionReport, CompletionReportSchema } from '../receiver/registry';
-import type { PayloadStore } from '../storage/payload-store';
+import type { AppContext } from '../../functions/src/app';
+import { type CompletionReport, CompletionReportSchema, REPORT_VARIABLE } from './messages';
 
 /**
  * What "Create invoice" bills, from the instance's variables: the report a
@@ -17,8 +15,7 @@ export type Billing =
 /** Why a report cannot be billed, for good: the job fails at once and the instance shows it (INCIDENT / JOB_FAILED). */
 export type ReportProblem = { readonly ok: false; readonly why: string };
 
-/** The process variable the claim check of WorkOrderCompleted hands over (its MessageType's claimCheck.variable). */
-export const REPORT_VARIABLE = 'completionReport';
+const messageOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /**
  * Reads the completion report a `gs://bucket/object#generation` names,
@@ -27,17 +24,16 @@ export const REPORT_VARIABLE = 'completionReport';
  * ReportProblem (no retry brings the right bytes). A storage failure (an
  * outage, a refused permission) is thrown: the job is retried.
  */
-export async function readCompletionReport(store: PayloadStore, uri: string): Promise<{ readonly ok: true; readonly report: CompletionReport } | ReportProblem> {
-  const ref = parseGsUri(uri);
-  if (!ref.ok) return { ok: false, why: `the ${REPORT_VARIABLE} variable ${JSON.stringify(uri.slice(0, 200))} is not a reference: ${ref.error}` };
-  const read = await store.read(ref.value);
+export async function readCompletionReport(readClaim: AppContext['readClaim'], uri: string): Promise<{ readonly ok: true; readonly report: CompletionReport } | ReportProblem> {
+  const read = await readClaim(uri);
+  if (read.kind === 'INVALID') return { ok: false, why: `the ${REPORT_VARIABLE} variable ${JSON.stringify(uri.slice(0, 200))} is not a reference: ${read.why}` };
   if (read.kind === 'MISSING') return { ok: false, why: `the completion report ${uri} is MISSING: no object of that name exists any more (deleted after the message was received); the sender uploads it again and sends a new message` };
   if (read.kind === 'CHANGED') return { ok: false, why: `the completion report ${uri} CHANGED: its name holds generation ${read.liveGeneration} now, not the one the message referenced; the sender sends a new message with the new reference` };
   let json: unknown;
   try {
     json = JSON.parse(read.data.toString('utf8'));
   } catch (err) {
-    return { ok: false, why: `the completion report ${uri} is not JSON (${read.data.length} bytes): ${errorMessage(err)}` };
+    return { ok: false, why: `the completion report ${uri} is not JSON (${read.data.length} bytes): ${messageOf(err)}` };
   }
   const parsed = CompletionReportSchema.safeParse(json);
   if (!parsed.success) {
@@ -54,11 +50,11 @@ export async function readCompletionReport(store: PayloadStore, uri: string): Pr
  * another work order than `workOrderId` (the sender referenced the wrong
  * upload: billing it would bill someone else's items).
  */
-export async function billingOf(variables: Readonly<Record<string, unknown>>, store: () => PayloadStore, workOrderId: string): Promise<Billing | ReportProblem> {
+export async function billingOf(variables: Readonly<Record<string, unknown>>, readClaim: AppContext['readClaim'], workOrderId: string): Promise<Billing | ReportProblem> {
   const uri = variables[REPORT_VARIABLE];
   if (uri !== undefined && uri !== null) {
     if (typeof uri !== 'string') return { ok: false, why: `the ${REPORT_VARIABLE} variable is not a gs:// reference (a ${typeof uri})` };
-    const read = await readCompletionReport(store(), uri);
+    const read = await readCompletionReport(readClaim, uri);
     if (!read.ok) return read;
     const named = read.report.workOrderId;
     if (named !== undefined && named !== workOrderId) return { ok: false, why: `the completion report ${uri} is the report of work order ${named}, not ${workOrderId}; the sender sends a new message with the right reference` };
