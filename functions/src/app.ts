@@ -153,8 +153,8 @@ export function defineMessage<P>(message: AppMessage<P>): AppMessage {
 export const keyString = (): z.ZodString => z.string().trim().min(1).max(256);
 
 /**
- * A deterministic document id for what a handler writes once (an invoice
- * per order, a record per job): the same parts give the same id, so a
+ * A deterministic document id for what a handler writes once (one record
+ * per business key, one per job): the same parts give the same id, so a
  * re-run finds the first write (`create()` fails ALREADY_EXISTS) instead of
  * writing a second. Hashed, so any text is a valid id.
  */
