@@ -90,3 +90,10 @@ describe('the build refuses what a start would', () => {
     expect(existsSync(appBundle('test/fixtures/apps/mismatched'))).toBe(false);
   });
 });
+
+describe('a model the engine cannot run', () => {
+  test('is refused naming the app, the .bpmn file and the element', async () => {
+    const err: unknown = await checkApp({ app: 'test/fixtures/apps/mismatched', bpmnDir: 'test/fixtures/apps/unsupported-model' }).then(() => null, (e: unknown) => e);
+    expect((err as Error).message).toMatch(/^test\/fixtures\/apps\/mismatched\/index\.ts: test\/fixtures\/apps\/unsupported-model\/manual\.bpmn: .*review/);
+  });
+});
