@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineMessage, keyString } from '../../functions/src/app';
+import { defineMessage, durationString, keyString } from '../../functions/src/app';
 
 /**
  * The claims example's message types: a claimant submits a claim (it
@@ -32,10 +32,10 @@ export const ClaimSubmittedSchema = z.object({
   description: z.string().max(MAX_TEXT_CHARS).optional(),
   /**
    * How long the claimant has to send the documents (an ISO 8601 duration,
-   * `P10D` when absent: the model's inbox:default). A value that is no
-   * duration is refused when the claim starts its instance (START_REFUSED).
+   * `P10D` when absent: the model's inbox:default). A value no timer could
+   * use is refused at receipt (INVALID_PAYLOAD, with the reason).
    */
-  documentsDeadline: z.string().max(64).optional(),
+  documentsDeadline: durationString().optional(),
 });
 export type ClaimSubmitted = z.infer<typeof ClaimSubmittedSchema>;
 

@@ -97,3 +97,11 @@ describe('a model the engine cannot run', () => {
     expect((err as Error).message).toMatch(/^test\/fixtures\/apps\/mismatched\/index\.ts: test\/fixtures\/apps\/unsupported-model\/manual\.bpmn: .*review/);
   });
 });
+
+test('durationString: what a timer takes passes, anything else is refused with the timer\'s reason', async () => {
+  const { durationString } = await import('../../functions/src/app');
+  expect(durationString().safeParse('P10D').success).toBe(true);
+  const bad = durationString().safeParse('P1M');
+  expect(bad.success).toBe(false);
+  expect(bad.error?.issues[0]?.message).toMatch(/years or months/);
+});

@@ -63,8 +63,11 @@ describe('a valid message: keys and payload', () => {
     expect(valid('ReviewCompleted', { ...review, eventId: 'x-1' }).id).not.toBe(valid('DocumentsProvided', { ...documents, eventId: 'x-1' }).id);
   });
 
-  test('a claim may give its own documents deadline', () => {
+  test('a claim may give its own documents deadline; one no timer could use is refused at receipt, with the timer\'s reason', () => {
     expect(ClaimSubmittedSchema.parse({ ...submitted, documentsDeadline: 'P3D' }).documentsDeadline).toBe('P3D');
+    const monthly = ClaimSubmittedSchema.safeParse({ ...submitted, documentsDeadline: 'P1M' });
+    expect(monthly.success).toBe(false);
+    expect(monthly.error?.issues[0]?.message).toMatch(/years or months/);
   });
 });
 
