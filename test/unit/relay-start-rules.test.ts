@@ -37,6 +37,8 @@ describe('decide: the outcomes of a start message', () => {
 });
 
 const at = (s: number): Date => new Date(Date.parse('2026-12-01T10:00:00Z') + s * 1_000);
+/** No token of the key waits for anything (the lane rule for awaited messages: lane-awaited.test.ts). */
+const NONE: ReadonlySet<string> = new Set();
 const entry = (inboxId: string, messageName: string, s: number): LaneEntry => ({ inboxId, messageName, publishTime: at(s), receivedAt: at(s) });
 
 describe('holdsBack: which older OPEN document holds a document back', () => {
@@ -54,14 +56,14 @@ describe('holdsBack: which older OPEN document holds a document back', () => {
     ['a start message awaited and its instance there', completion, release, { awaited: true, instanceExists: true }, true],
   ];
   test.each(table)('%s', (_name, older, self, start, expected) => {
-    expect(holdsBack(older, self, start)).toBe(expected);
+    expect(holdsBack(older, self, start, NONE)).toBe(expected);
   });
 
   test('the overtaken start: lane [completion, release]; the release is not held, the completion stays first for the buffer', () => {
     const lane = [completion, release];
-    expect(olderThan(lane.filter((e) => holdsBack(e, release, willStart)), release)).toBeNull();
+    expect(olderThan(lane.filter((e) => holdsBack(e, release, willStart, NONE)), release)).toBeNull();
     // Without a message start (the process started by startProcess) the order holds as before.
-    expect(olderThan(lane.filter((e) => holdsBack(e, release, null)), release)).toEqual(completion);
+    expect(olderThan(lane.filter((e) => holdsBack(e, release, null, NONE)), release)).toEqual(completion);
   });
 
   test('progress: in any lane, the oldest start message of a name that will start is held back by nobody', () => {
@@ -72,7 +74,7 @@ describe('holdsBack: which older OPEN document holds a document back', () => {
         const lane = raw.map((e) => entry(e.inboxId, e.messageName, e.s));
         const starts = lane.filter((e) => e.messageName === 'WorkOrderReleased');
         for (const self of starts) {
-          const blocker = olderThan(lane.filter((e) => holdsBack(e, self, willStart)), self);
+          const blocker = olderThan(lane.filter((e) => holdsBack(e, self, willStart, NONE)), self);
           // Held back only by an older start message of its name, so the oldest of them goes.
           if (blocker !== null) expect(blocker.messageName).toBe('WorkOrderReleased');
           if (olderThan(starts, self) === null) expect(blocker).toBeNull();

@@ -12,7 +12,7 @@ import { INBOX } from '../inbox/document';
 import { readInstanceHolds } from '../inbox/instance-hold';
 import { QUERIES } from '../queries';
 import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
-import { holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
+import { awaitedNames, holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
 import type { ExplainedDoc, ExplainFacts, InstanceFact, TokenFact } from './explain';
 import { readStoredInstance } from './stored-instance';
 import { stringOrNull } from './stored-values';
@@ -67,7 +67,8 @@ function dismissedOf(v: unknown): NonNullable<ExplainedDoc['dismissed']> | null 
  */
 async function heldBehind(db: Firestore, id: string, doc: Data, key: CorrelationKeyDoc, start: StartFacts | null): Promise<ExplainFacts['heldBehind']> {
   const self = laneEntryOf(id, doc as unknown as InboxView);
-  let lane = key.open.filter((e) => holdsBack(e, self, start));
+  const awaited = awaitedNames(key.waiting);
+  let lane = key.open.filter((e) => holdsBack(e, self, start, awaited));
   for (let older = olderThan(lane, self); older !== null; older = olderThan(lane, self)) {
     const other = await data(db.collection(INBOX).doc(older.inboxId));
     if (other?.status === 'OPEN') return { id: older.inboxId, nextAttemptAt: date(other.nextAttemptAt) };

@@ -69,26 +69,44 @@ export interface StartFacts {
   readonly instanceExists: boolean;
 }
 
+/** The message names tokens of a key wait for, from its key document's waiting points. */
+export function awaitedNames(waiting: readonly { readonly messageName: string }[]): ReadonlySet<string> {
+  return new Set(waiting.map((w) => w.messageName));
+}
+
 /**
  * Whether an older OPEN document of the lane holds `entry` back. Per-key
- * order: every older one does, with one exception, a start message that
- * will start its instance (its name has a message start event, no token
- * waits for it and the instance does not exist yet). Only an older message
- * of its own name holds that one back. Why: every other older document of
- * its key waits for a token, and while the instance does not exist, the
- * token it waits for is one that this start creates (a completion that
- * overtook its release is the oldest in the lane); held behind it, the start
- * would wait for what only it can bring, until the older one is parked after
- * the buffer window. Started, the instance's token takes the older one from
- * the buffer when it reaches its waiting point, so the key's messages still
- * reach the process in their order. An older start message of the same name
- * still goes first: it meets the same facts, so the oldest of them starts
- * the instance and the others are parked ALREADY_STARTED, in their order.
- * A start message a token waits for is correlated like any message and keeps
- * the ordinary rule; so does one whose instance exists (it will be parked:
- * holding it back delays that, and nothing older waits for it).
+ * order: every older one does, with two exceptions.
+ *
+ * A start message that will start its instance (its name has a message
+ * start event, no token waits for it and the instance does not exist yet):
+ * only an older message of its own name holds that one back. Why: every
+ * other older document of its key waits for a token, and while the instance
+ * does not exist, the token it waits for is one that this start creates (a
+ * completion that overtook its release is the oldest in the lane); held
+ * behind it, the start would wait for what only it can bring, until the
+ * older one is parked after the buffer window. Started, the instance's
+ * token takes the older one from the buffer when it reaches its waiting
+ * point, so the key's messages still reach the process in their order. An
+ * older start message of the same name still goes first: it meets the same
+ * facts, so the oldest of them starts the instance and the others are
+ * parked ALREADY_STARTED, in their order. A start message a token waits for
+ * is correlated like any message and keeps the ordinary rule; so does one
+ * whose instance exists (it will be parked: holding it back delays that,
+ * and nothing older waits for it).
+ *
+ * A message a token waits for (`awaited` holds its name) is not held behind
+ * an older one that no token waits for. Why: the older one can only wait in
+ * the buffer until a token comes to take it, and a token that comes later
+ * can only come by the process moving on, often by this very message (a
+ * sender sent again what the process took already, or sent a later step's
+ * message early); held behind it, the awaited message would wait until the
+ * older one is parked after the buffer window, with the process stopped.
+ * Among messages tokens wait for, the order is kept: an awaited older one
+ * holds back every younger one.
  */
-export function holdsBack(older: LaneEntry, entry: LaneEntry, start: StartFacts | null): boolean {
-  if (start === null || start.awaited || start.instanceExists) return true;
-  return older.messageName === entry.messageName;
+export function holdsBack(older: LaneEntry, entry: LaneEntry, start: StartFacts | null, awaited: ReadonlySet<string>): boolean {
+  if (start !== null && !start.awaited && !start.instanceExists) return older.messageName === entry.messageName;
+  if (awaited.has(entry.messageName) && !awaited.has(older.messageName)) return false;
+  return true;
 }

@@ -11,7 +11,7 @@ import { decide, type Decision, type RelayOutcome, type RelayPolicy } from './de
 import { DEFAULT_RECORD_RETENTION_MS } from '../config';
 import { inboxRef, type InboxView, laneEntryOf, type Retention, writeDecision } from './inbox-writes';
 import type { LaneEntry } from '../engine/store/collections';
-import { holdsBack, holdUntil, olderThan, withoutEntry } from './lane';
+import { awaitedNames, holdsBack, holdUntil, olderThan, withoutEntry } from './lane';
 import { startByMessage, startFacts } from './start-by-message';
 import { messageVariables, type ReferenceClaim } from '../inbox/claim-check';
 import type { PayloadStore } from '../storage/payload-store';
@@ -180,7 +180,7 @@ async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date,
 
 /**
  * The older OPEN document that holds ours back (lane.ts, holdsBack), or
- * null. The start facts are read only when some older document is OPEN:
+ * null. The start facts and the key's waiting points are read only when some older document is OPEN:
  * a document first in its lane costs no read more.
  */
 async function blockingOlder(deps: RelayDeps, uow: UnitOfWork, id: string, doc: InboxView, now: Date): Promise<{ readonly id: string; readonly doc: InboxView } | null> {
@@ -189,9 +189,10 @@ async function blockingOlder(deps: RelayDeps, uow: UnitOfWork, id: string, doc: 
   const correlationKey = doc.correlationKey ?? '';
   const key = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, correlationKey)), correlationKey);
   const start = await startFacts(uow, deps.engine, doc.messageName ?? '', key);
+  const awaited = awaitedNames(key.waiting);
   const self = laneEntryOf(id, doc);
-  if (holdsBack(first.entry, self, start)) return first;
-  return olderOpen(uow, id, doc, now, (older) => holdsBack(older, self, start));
+  if (holdsBack(first.entry, self, start, awaited)) return first;
+  return olderOpen(uow, id, doc, now, (older) => holdsBack(older, self, start, awaited));
 }
 
 /**
