@@ -7,7 +7,7 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { checkSchemas } from '../../tools/gcloud-schema/schema';
-import { FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
+import { deployEnv, FIXTURE_APP, FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -87,7 +87,7 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     const result = spawnSync('bash', [SCRIPT, '--project', PROJECT, ...args], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`, SCENARIO: scenario, FAKE_LOG: log, FAKE_STATE: dir, ...env },
+      env: deployEnv({ PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`, SCENARIO: scenario, FAKE_LOG: log, FAKE_STATE: dir, ...env }),
       timeout: 60_000,
     });
     const policies = existsSync(join(dir, 'policies.json')) ? readFileSync(join(dir, 'policies.json'), 'utf8') : '';
@@ -114,7 +114,7 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
       expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `))).toBe(true);
     }
     for (const sub of ['work-order-completed-push', 'work-order-released-push']) {
-      expect(calls.filter((c) => c.startsWith(`pubsub subscriptions create ${sub} `) && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app'))).toHaveLength(1);
+      expect(calls.filter((c) => c.startsWith(`pubsub subscriptions create ${sub} `) && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app') && c.includes(' --labels=inbox-app=work-orders '))).toHaveLength(1);
     }
     expect(calls.some((c) => c.includes('service-123456789@gcp-sa-pubsub.iam.gserviceaccount.com'))).toBe(true);
     expect(calls.filter((c) => c.startsWith('alpha monitoring policies create '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
@@ -127,6 +127,13 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     expect(rules[2]).toContain(`curl POST https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases [Authorization: Bearer fake-token] {"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"}`);
     // A new project has no binding of an earlier version to remove.
     expect(calls.filter((c) => c.includes('remove-'))).toEqual([]);
+  }, 60_000);
+
+  it('with --app: creates that app\'s topics and subscriptions', () => {
+    const { calls, status, stderr } = realRun('fresh', {}, ['--app', FIXTURE_APP]);
+    expect({ status, stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    expect(calls.filter((c) => c.startsWith('pubsub subscriptions create ')).map((c) => c.split(' ')[3]).sort()).toEqual(['minimal-dlt-push', 'minimal-start-push', 'minimal.answers-inbox']);
+    expect(calls.filter((c) => /work[\s_-]?order/i.test(c))).toEqual([]);
   }, 60_000);
 
   it('never puts the access token on a command line (ps and /proc show every argument)', () => {
@@ -185,6 +192,8 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     // The TTLs are ACTIVE in this project: looked up, left alone.
     expect(calls.some((c) => c.startsWith('firestore fields ttls update'))).toBe(false);
     for (const o of TTL_FIELDS) expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `))).toBe(true);
+    // An upgrade labels the subscriptions with the app, adding to whatever labels they have.
+    for (const c of calls.filter((x) => x.startsWith('pubsub subscriptions update '))) expect(c).toContain(' --update-labels=inbox-app=work-orders ');
     for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-released-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update process-timers ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
       expect(calls.some((c) => c.startsWith(prefix))).toBe(true);
     }
@@ -200,5 +209,5 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     // An existing release is updated to the new ruleset.
     expect(calls.filter((c) => c.startsWith('curl ')).at(-1)).toContain(`curl PATCH https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore [Authorization: Bearer fake-token] {"release":{"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"},"updateMask":"rulesetName"}`);
   }, 60_000);
-});
 
+});

@@ -3,7 +3,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { checkSchemas, type SchemaKind } from '../../tools/gcloud-schema/schema';
 import { headingAnchors, slug } from '../support/markdown';
-import { jsonFiles, MONITORING, ROOT, sandbox, SCRIPT, useSandbox } from './helpers';
+import { jsonFiles, MONITORING, ROOT, sandbox, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -104,29 +104,6 @@ describe('alerts and the dashboard', () => {
     // Pub/Sub's own metrics are among them (the last-resort paths), not only our log-based ones.
     expect(read.map((r) => r.metric)).toEqual(expect.arrayContaining(['pubsub.googleapis.com/subscription/oldest_unacked_message_age', 'pubsub.googleapis.com/subscription/num_undelivered_messages', 'pubsub.googleapis.com/subscription/push_request_count', 'logging.googleapis.com/user/inbox_push_rejections']));
     for (const { policy, metric } of read) expect({ policy, metric, charted: charted.has(metric) }).toEqual({ policy, metric, charted: true });
-  });
-
-  it("name the subscriptions exactly as infra/deploy.sh creates them (COMPLETION_SUBSCRIPTION, RELEASE_SUBSCRIPTION, DEAD_LETTER_SUBSCRIPTION)", () => {
-    const script = readFileSync(SCRIPT, 'utf8');
-    const constant = (name: string): string => {
-      const value = new RegExp(`^${name}=([A-Za-z0-9._-]+)$`, 'm').exec(script)?.[1];
-      if (value === undefined) throw new Error(`infra/deploy.sh has no line ${name}=…`);
-      return value;
-    };
-    const receiver = [constant('COMPLETION_SUBSCRIPTION'), constant('RELEASE_SUBSCRIPTION')];
-    const deployed = [...receiver, constant('DEAD_LETTER_SUBSCRIPTION')];
-    const named = new Map<string, Set<string>>();
-    for (const file of [...readdirSync(join(MONITORING, 'policies')).map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
-      const text = readFileSync(file, 'utf8');
-      const ids = [...text.matchAll(/subscription_id=\\"([^"\\]+)\\"/g)].map((m) => m[1] as string);
-      for (const [, alternatives] of text.matchAll(/subscription_id=monitoring\.regex\.full_match\(\\"([^"\\]+)\\"\)/g)) ids.push(...(alternatives as string).split('|'));
-      for (const id of ids) named.set(id, (named.get(id) ?? new Set()).add(relative(ROOT, file)));
-    }
-    // Each subscription the script creates is watched, and nothing else is named.
-    expect([...named.keys()].sort()).toEqual([...deployed].sort());
-    for (const id of deployed) expect([...(named.get(id) ?? [])]).toEqual(expect.arrayContaining(['infra/monitoring/policies/push-not-acked.json', 'infra/monitoring/dashboards/inbox.json']));
-    // A message the receiver never acks is caught by age on every subscription that pushes to it.
-    for (const id of receiver) expect([...(named.get(id) ?? [])]).toContain('infra/monitoring/policies/push-subscription-unacked.json');
   });
 
   it.each([
