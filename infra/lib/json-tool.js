@@ -31,6 +31,10 @@
  *                             "folder F", "name N", "inbound TOPIC SUBSCRIPTION" per inbound topic,
  *                             "dead-letter TOPIC SUBSCRIPTION", "publishes TOPIC" per topic its steps
  *                             publish to; refuses a name Pub/Sub would refuse, naming it
+ *   fill APP_JSON SRC OUT     writes every *.json under SRC to OUT (same relative paths) with the
+ *                             app's names put in for the {{NAME}} placeholders of the monitoring
+ *                             files (see placeholders()); an unknown placeholder is an error;
+ *                             prints each placeholder as "NAME=VALUE"
  *   runbook-links FILE OUT URL
  *                             writes the alert policy FILE to OUT with every
  *                             "docs/runbook.md#ANCHOR" of documentation.content made a link
@@ -209,6 +213,59 @@ function appTopologyLines(file) {
   return [`folder ${t.folder}`, `name ${t.name}`, ...t.inbound.map((i) => `inbound ${i.topic} ${i.subscription}`), `dead-letter ${t.deadLetter.topic} ${t.deadLetter.subscription}`, ...t.publishes.map((p) => `publishes ${p}`)];
 }
 
+/** A Pub/Sub name as an RE2 pattern matching it alone: its only metacharacters, . and +, as classes (no backslash to escape twice in JSON). */
+const literalPattern = (name) => name.replace(/[.+]/g, (c) => `[${c}]`);
+
+/**
+ * What the {{NAME}} placeholders of infra/monitoring/ stand for, from the
+ * app's topology: the filters select the app's subscriptions by
+ * resource.label.subscription_id, and the alert texts name them.
+ */
+function placeholders(t) {
+  const push = t.inbound.map((i) => i.subscription);
+  return {
+    PUSH_SUBSCRIPTIONS_REGEX: push.map(literalPattern).join('|'),
+    PUSH_SUBSCRIPTIONS: push.join(', '),
+    DEAD_LETTER_SUBSCRIPTION: t.deadLetter.subscription,
+    DEAD_LETTER_SUBSCRIPTION_REGEX: literalPattern(t.deadLetter.subscription),
+    DEAD_LETTER_TOPIC: t.deadLetter.topic,
+  };
+}
+
+/** The API's limit on an alert policy's documentation.content, in characters. */
+const MAX_DOCUMENTATION_CHARS = 8192;
+
+function fillValue(value, values, where) {
+  if (typeof value === 'string') {
+    return value.replace(/\{\{([^{}]*)\}\}/g, (placeholder, name) => {
+      if (!Object.prototype.hasOwnProperty.call(values, name)) throw new Error(`${where}: unknown placeholder ${placeholder}; known: ${Object.keys(values).map((k) => `{{${k}}}`).join(', ')}`);
+      return values[name];
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => fillValue(v, values, where));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillValue(v, values, where)]));
+  return value;
+}
+
+function jsonFilesUnder(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsonFilesUnder(path.join(dir, e.name)) : e.name.endsWith('.json') ? [path.join(dir, e.name)] : []));
+}
+
+function fill(appJson, src, out) {
+  const values = placeholders(appTopology(appJson));
+  for (const file of jsonFilesUnder(src)) {
+    const filled = fillValue(readJson(file), values, file);
+    const content = filled.documentation && filled.documentation.content;
+    if (typeof content === 'string' && content.length > MAX_DOCUMENTATION_CHARS) {
+      throw new Error(`${file}: documentation.content is ${content.length} characters with the app's names filled in, above the API's ${MAX_DOCUMENTATION_CHARS}: shorten the text`);
+    }
+    const target = path.join(out, path.relative(src, file));
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, `${JSON.stringify(filled, null, 2)}\n`);
+  }
+  return Object.entries(values).map(([k, v]) => `${k}=${v}`);
+}
+
 /** JSON text with object keys sorted at every level: equal values, equal text. */
 function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -257,6 +314,8 @@ function main(argv) {
       return render(args[0], args[1], args.slice(2));
     case 'app-topology':
       return appTopologyLines(args[0]);
+    case 'fill':
+      return fill(args[0], args[1], args[2]);
     case 'runbook-links':
       return runbookLinks(args[0], args[1], args[2]);
     case 'ruleset':
@@ -266,7 +325,7 @@ function main(argv) {
     case 'bucket-drift':
       return bucketDrift(args[0], args[1], args[2]);
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding, bucket-drift, app-topology or runbook-links`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding, bucket-drift, app-topology, fill or runbook-links`);
   }
 }
 

@@ -107,6 +107,13 @@ describe('deploy.sh --dry-run --app test/fixtures/apps/minimal: every topic and 
     expect(stdout.split('\n').filter((l) => /work[\s_-]?orders?/i.test(l))).toEqual([]);
   });
 
+  it('fills the app\'s subscriptions into the monitoring files\' filters and texts', () => {
+    const note = stdout.split('\n').find((l) => l.startsWith("# the app's names in the files below"));
+    expect(note).toContain('PUSH_SUBSCRIPTIONS_REGEX=minimal-start-push|minimal[.]answers-inbox;');
+    expect(note).toContain('DEAD_LETTER_SUBSCRIPTION=minimal-dlt-push;');
+    expect(note).toContain('DEAD_LETTER_TOPIC=minimal-dlt');
+  });
+
   it('takes the app from INBOX_APP without --app, and --app over INBOX_APP', () => {
     const byEnv = deploy(['--project', PROJECT, '--dry-run'], { INBOX_APP: FIXTURE_APP });
     expect(byEnv.status).toBe(0);
