@@ -3,7 +3,7 @@
  * The rules of the house for imports (ARCHITECTURE.md explains them), checked
  * by dependency-cruiser in `npm run lint`:
  *
- *   depcruise functions/src tools bench test --config .dependency-cruiser.cjs
+ *   depcruise functions/src examples console-ui tools test packages --config .dependency-cruiser.cjs
  *
  * test/unit/import-rules.test.ts shows each rule failing on a wrong import.
  * Type-only imports count (tsPreCompilationDeps): a cycle through types is
@@ -85,9 +85,9 @@ module.exports = {
     {
       name: 'src-not-to-tooling',
       severity: 'error',
-      comment: 'Deployed code never imports tools/, bench/, test/ or packages/: they are not deployed and would drag dev dependencies in.',
+      comment: 'Deployed code never imports tools/, test/, packages/ or an app (examples/): they are not deployed and would drag dev dependencies in.',
       from: { path: SRC },
-      to: { path: '^(tools|bench|test|packages)/' },
+      to: { path: '^(tools|test|packages|examples)/' },
     },
     {
       name: 'src-not-to-dev-dependency',
@@ -196,17 +196,31 @@ module.exports = {
       to: { path: '^functions/src/cli/' },
     },
     {
+      name: 'system-not-to-apps',
+      severity: 'error',
+      comment: 'The system names no app: functions/src, the console page, tools/ and the system\'s tests (test/) never import an app (examples/); the system loads the app INBOX_APP names at run time (apps/load-app.ts).',
+      from: { path: '^(functions/src|console-ui|tools|test)/' },
+      to: { path: '^examples/' },
+    },
+    {
+      name: 'app-public-surface',
+      severity: 'error',
+      comment: 'An app (the files of examples/APP/ that are bundled and deployed, beside its index.ts) imports of the system only functions/src/app.ts, its public module; its tests and tooling in subfolders may import more.',
+      from: { path: '^examples/[^/]+/[^/]+\\.ts$' },
+      to: { path: SRC, pathNot: '^functions/src/app\\.ts$' },
+    },
+    {
       name: 'unit-tests-no-emulators',
       severity: 'error',
       comment: 'test/unit and test/property form the `unit` project, run without emulators: they import no emulator helper and no client factory.',
-      from: { path: '^test/(unit|property)/' },
+      from: { path: '^(test/(unit|property)|examples/[^/]+/test/unit)/' },
       to: { path: EMULATOR_HELPERS, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'unit-tests-never-reach-emulators',
       severity: 'error',
       comment: 'Nor through other modules: no chain of imports from a unit test reaches what starts or connects to an emulator.',
-      from: { path: '^test/(unit|property)/' },
+      from: { path: '^(test/(unit|property)|examples/[^/]+/test/unit)/' },
       to: { path: EMULATOR_STARTERS, reachable: true },
     },
     {
@@ -234,10 +248,10 @@ module.exports = {
   options: {
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    // bench/fixtures has its own package.json (the Functions Framework CLI serves it) but uses the root's packages.
+    // examples/work-orders/bench/fixtures has its own package.json (the Functions Framework CLI serves it) but uses the root's packages.
     combinedDependencies: true,
     doNotFollow: { path: '^node_modules/' },
-    exclude: { path: '^(dist|coverage|bench/results)/' },
+    exclude: { path: '^(dist|coverage|examples/[^/]+/bench/results)/' },
     // The project is CommonJS: resolve packages' "exports" as require() does (bpmn-moddle has no main).
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['require', 'node', 'default'] },
   },

@@ -1,9 +1,11 @@
 /**
  * The projects:
  * - `unit`: pure code (decoding, classification, BPMN, plans, property tests), no global setup,
- *   no emulators: `npm run test:unit`, the loop to run while editing.
+ *   no emulators: `npm run test:unit`, the loop to run while editing; with the apps' pure tests
+ *   (examples/APP/test/unit/).
  * - `emulators`: everything that talks to the Firestore / Pub/Sub emulators, gcloud or served
- *   functions; its global setup starts the emulators (or reuses running ones).
+ *   functions (test/ and the apps' examples/APP/test/); its global setup starts the emulators
+ *   (or reuses running ones).
  * - `cloud-tasks-emulator`: the tests of packages/cloud-tasks-emulator, beside the package. They need
  *   no Google emulator (the emulator under test, the real @google-cloud/tasks client and loopback HTTP
  *   targets), so no global setup; kept out of `unit` because they are not pure and wait on real
@@ -21,18 +23,20 @@ const shared = {
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
 };
 const UNIT = ['<rootDir>/test/unit/', '<rootDir>/test/property/'];
+/** The apps' own tests live beside them (examples/APP/test/): their unit/ folder is pure, the rest uses the emulators. */
+const APP_UNIT = '<rootDir>/examples/[^/]+/test/unit/';
 
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', roots: UNIT, testMatch: ['**/*.test.ts'] },
+    { ...shared, displayName: 'unit', roots: [...UNIT, '<rootDir>/examples/'], testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/property/**/*.test.ts', '<rootDir>/examples/*/test/unit/**/*.test.ts'] },
     { ...shared, displayName: 'cloud-tasks-emulator', roots: ['<rootDir>/packages/cloud-tasks-emulator/test/'], testMatch: ['**/*.test.ts'] },
     { ...shared, displayName: 'storage-emulator', roots: ['<rootDir>/packages/storage-emulator/test/'], testMatch: ['**/*.test.ts'] },
     {
       ...shared,
       displayName: 'emulators',
-      roots: ['<rootDir>/test'],
-      testMatch: ['**/*.test.ts'],
-      testPathIgnorePatterns: ['/node_modules/', ...UNIT],
+      roots: ['<rootDir>/test', '<rootDir>/examples'],
+      testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/examples/*/test/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', ...UNIT, APP_UNIT],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },

@@ -9,7 +9,7 @@ import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
-import { COMPLETION_ATTRIBUTES, completionOf } from '../../tools/local/provider';
+import { COMPLETION_ATTRIBUTES, completionOf } from '../../examples/work-orders/local/provider';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { launchBrowser, openView, waitLoaded, type Browser } from '../support/browser';
 import { workOrderEngine } from '../support/engine';

@@ -5,7 +5,7 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch, type RelaySummary } from '../../functions/src/relay/relay-batch';
 import type { RelayDeps } from '../../functions/src/relay/relay-one';
-import { runPool } from '../../bench/pool';
+import { runPool } from '../../examples/work-orders/bench/pool';
 import { roundsEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';

@@ -7,7 +7,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
-import { runPool } from '../../bench/pool';
+import { runPool } from '../../examples/work-orders/bench/pool';
 import { REPO_ROOT, workOrderEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';

@@ -98,8 +98,8 @@ const PROBES: ReadonlyArray<{ readonly file: string; readonly source: string; re
     source: "import { stack } from '../local/stack';\nimport type { ProviderScript } from '../local/provider';\nexport const plan: [number, ProviderScript] = [stack, 'answer'];",
     expected: [],
   },
-  { file: 'test/unit/reach.test.ts', source: "import { plan } from '../../tools/demo/plan';\nexport const r = plan;", expected: [['unit-tests-never-reach-emulators', 'tools/local/stack.ts']] },
-  { file: 'test/unit/fine.test.ts', source: "import type { ProviderScript } from '../../tools/local/provider';\nimport { lane } from '../../functions/src/relay/lane';\nexport const f: [ProviderScript, number] = ['answer', lane];", expected: [] },
+  { file: 'test/unit/reach.test.ts', source: "import { plan } from '../../examples/work-orders/demo/plan';\nexport const r = plan;", expected: [['unit-tests-never-reach-emulators', 'tools/local/stack.ts']] },
+  { file: 'test/unit/fine.test.ts', source: "import type { ProviderScript } from '../../examples/work-orders/local/provider';\nimport { lane } from '../../functions/src/relay/lane';\nexport const f: [ProviderScript, number] = ['answer', lane];", expected: [] },
 ];
 
 /** Folder-level violations name folders, not files. */

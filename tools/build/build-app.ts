@@ -1,5 +1,5 @@
 /**
- * Bundles an app (INBOX_APP, default examples/work-orders) for compiled
+ * Bundles an app (INBOX_APP, the configuration's default unless set) for compiled
  * code: `dist/apps/FOLDER/index.js`, the app's own files in one CommonJS
  * file, its packages and the system's public module (functions/src/app.ts,
  * compiled to dist/app.js by tsc) left as requires, so the deployment runs
@@ -9,7 +9,7 @@
  */
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { build, type Plugin } from 'esbuild';
-import { checkApp } from '../../functions/src/apps/check-app';
+import { type CheckedApp, checkApp } from '../../functions/src/apps/check-app';
 import { appBundle, appFolder, packageRoot } from '../../functions/src/apps/load-app';
 import { loadAppSettings } from '../../functions/src/config';
 
@@ -35,10 +35,11 @@ function systemAsPublicModule(bundle: string): Plugin {
 /**
  * Checks the app in `app` (a folder relative to the repository root) as a
  * start would (functions/src/apps/check-app.ts: a refusal names the app's
- * file and the item), then bundles it; returns the bundle's path.
+ * file and the item), then bundles it; returns the bundle's path and what
+ * the check found.
  */
-export async function buildApp(app: string, bpmnDir: string | null = null): Promise<string> {
-  await checkApp({ app, bpmnDir });
+export async function buildApp(app: string, bpmnDir: string | null = null): Promise<{ readonly bundle: string; readonly checked: CheckedApp }> {
+  const checked = await checkApp({ app, bpmnDir });
   const bundle = appBundle(app, ROOT);
   await build({
     entryPoints: [join(appFolder(app, ROOT), 'index.ts')],
@@ -52,13 +53,13 @@ export async function buildApp(app: string, bpmnDir: string | null = null): Prom
     logLevel: 'warning',
     plugins: [systemAsPublicModule(bundle)],
   });
-  return bundle;
+  return { bundle, checked };
 }
 
 if (require.main === module) {
   const { app, bpmnDir } = loadAppSettings(process.env);
   buildApp(app, bpmnDir).then(
-    (bundle) => console.log(`app: built ${app} into ${relative(ROOT, bundle)}`),
+    ({ bundle }) => console.log(`app: built ${app} into ${relative(ROOT, bundle)}`),
     (err: unknown) => {
       console.error(`app: ${app} not built: ${err instanceof Error ? err.message : String(err)}`);
       process.exit(1);

@@ -6,7 +6,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ProviderStats } from './provider';
+import type { AppTopology } from '../../functions/src/apps/topology';
 import type { ScheduleStats } from './scheduler';
 import { REPO_ROOT } from './serve-function';
 import { errorMessage } from '../../functions/src/core/errors';
@@ -21,14 +21,14 @@ export interface StackInfo {
   readonly tasksHost: string;
   /** The Cloud Storage emulator, `http://127.0.0.1:PORT` (the STORAGE_EMULATOR_HOST of the functions). */
   readonly storageUrl: string;
-  /** The inbox's bucket of offloaded payloads, and the provider's bucket the functions accept references to. */
-  readonly buckets: { readonly payloads: string; readonly providerReports: string };
+  /** The inbox's bucket of offloaded payloads, and the senders' bucket the functions accept claim-check references into. */
+  readonly buckets: { readonly payloads: string; readonly senders: string };
   readonly functions: Readonly<Record<FunctionTarget, string>>;
   /** The operator console (inboxConsole with INBOX_CONSOLE_ACCESS=local): on 127.0.0.1 only, no sign-in. */
   readonly consoleUrl: string;
-  readonly topics: { readonly completions: string; readonly releases: string; readonly deadLetter: string; readonly provider: string };
-  /** Full name of the receiver's push subscription (part of the id of an invalid message). */
-  readonly completionSubscription: string;
+  /** The app the stack runs (INBOX_APP) and its topics and subscriptions, as created on the emulator (tools/local/peers.ts: topicOf, subscriptionOf). */
+  readonly app: string;
+  readonly topology: AppTopology;
   /** One log file per function. */
   readonly logDir: string;
   /** False when the stack uses emulators it did not start (an outage then only cuts the line). */
@@ -45,7 +45,8 @@ export interface FunctionLogCounts {
 
 export interface StackStatus {
   readonly functions: Readonly<Record<FunctionTarget, FunctionLogCounts>>;
-  readonly provider: ProviderStats;
+  /** The app's simulated peers (its local.ts), or null when it has none. */
+  readonly peers: Readonly<Record<string, unknown>> | null;
   readonly relaySchedule: ScheduleStats;
   readonly sweepSchedule: ScheduleStats;
   readonly outages: number;

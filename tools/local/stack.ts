@@ -1,11 +1,13 @@
 /**
- * The whole system on one machine: the Firestore and Pub/Sub emulators, the
- * local Cloud Tasks emulator (jobs, timers and fast-path queues), the local
- * Cloud Storage emulator (the inbox's payload bucket and a provider's report
- * bucket, for claim checks), every
- * function under the Functions Framework on its own loopback port, the topics and push subscriptions (with dead-letter
- * policy), a simulated Cloud Scheduler calling relayInbox and sweepJobs, and
- * a simulated provider. `npm start` and `npm run demo` build on it.
+ * The whole system on one machine, running one app (INBOX_APP): the
+ * Firestore and Pub/Sub emulators, the local Cloud Tasks emulator (jobs,
+ * timers and fast-path queues), the local Cloud Storage emulator (the
+ * inbox's payload bucket and a senders' bucket, for claim checks), every
+ * function under the Functions Framework on its own loopback port, the
+ * app's topics and push subscriptions (with dead-letter policy), a
+ * simulated Cloud Scheduler calling relayInbox and sweepJobs, and the app's
+ * simulated peers if it has any (its local.ts, tools/local/peers.ts).
+ * `npm start` and the apps' demos build on it.
  */
 import { PubSub } from '@google-cloud/pubsub';
 import type { Storage } from '@google-cloud/storage';
@@ -15,14 +17,15 @@ import { createWriteStream, mkdtempSync, type WriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultPayloadBucket, loadConfig } from '../../functions/src/config';
+import { buildApp } from '../build/build-app';
 import { freePort } from '../emulators/ports';
 import { startTcpProxy, type TcpProxy } from '../faults/tcp-proxy';
 import type { FunctionLogCounts, FunctionTarget, OutageReport, StackControl, StackInfo, StackStatus } from './control';
 import { localQueues, localTasksEnv, tasksLocation } from './local-tasks';
-import { startProvider, type SimulatedProvider } from './provider';
+import { type Peers, peersOf } from './peers';
 import { every, type Schedule, type ScheduleStats } from './scheduler';
 import { serveFunction, type ServedFunction } from './serve-function';
-import { createTopology, TOPOLOGY } from './topology';
+import { createTopology } from './topology';
 import { useEmulators, type EmulatorSession } from './use-emulators';
 import { errorMessage } from '../../functions/src/core/errors';
 
@@ -30,10 +33,10 @@ import { errorMessage } from '../../functions/src/core/errors';
 export interface StackOptions {
   /** Google Cloud project id the emulators use. Default `demo-inbox`. */
   readonly projectId?: string;
-  /** Simulated provider: usual delay before it answers, ms. Default 500. */
-  readonly providerDelayMs?: number;
-  /** Simulated provider: share of work orders answered at once (0..1). Default 0.1. */
-  readonly providerEarlyRatio?: number;
+  /** The app to run (INBOX_APP): its folder. Default: `env.INBOX_APP`, else the configuration's default. */
+  readonly app?: string;
+  /** Options for the app's simulated peers (its local.ts reads what it knows). */
+  readonly peers?: Readonly<Record<string, unknown>>;
   /** Simulated Cloud Scheduler: relayInbox every this many ms. Default 2000 (a deployment: every minute). */
   readonly relayEveryMs?: number;
   /**
@@ -65,7 +68,7 @@ export interface StackOptions {
    */
   readonly firestoreLine?: (target: FunctionTarget, upstream: string) => Promise<string>;
   /**
-   * The Pub/Sub line of the functions and of the simulated provider: given
+   * The Pub/Sub line of the functions and of the app's peers: given
    * the emulator's host, the host to use instead (a counting proxy). Default:
    * the emulator itself. StackInfo.pubsubHost stays the emulator's.
    */
@@ -89,6 +92,8 @@ export interface LocalStack extends StackControl {
   storage: Pick<StorageEmulator, 'faults' | 'requests' | 'objects' | 'url'>;
   /** The Cloud Tasks emulator's record: finished dispatch attempts and live tasks (bench:cost counts them). */
   tasks: Pick<CloudTasksEmulator, 'dispatchLog' | 'tasks'>;
+  /** The app's simulated peers (its local.ts), or null when it has none. */
+  readonly peers: Peers | null;
   /** Process ids of the served functions (several for relayInbox when `relays` > 1), for CPU readings. */
   pids(): ReadonlyArray<{ readonly target: FunctionTarget; readonly pid: number }>;
   /** Stops everything this stack started, and nothing else. */
@@ -137,6 +142,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     const storage: StorageEmulator = await startStorageEmulator();
     cleanup.push(() => storage.stop());
     const buckets = localBuckets(projectId, options.env);
+    // The app first: a declaration it refuses stops the stack before anything is served. The functions run from dist/, so it is bundled too.
+    const app = options.app ?? options.env?.INBOX_APP ?? process.env.INBOX_APP ?? loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }).app;
+    const { checked } = await buildApp(app, options.env?.INBOX_BPMN_DIR ?? null);
+    progress(`app ${checked.app.name} (${app}): processes ${checked.engine.processKeys.join(', ')}`);
 
     const logDir = mkdtempSync(join(tmpdir(), 'inbox-stack-'));
     const counts = Object.fromEntries(TARGETS.map((t) => [t, { lines: 0, warnings: 0, errors: 0, notAcked: 0 }])) as Record<FunctionTarget, { -readonly [K in keyof FunctionLogCounts]: number }>;
@@ -155,7 +164,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       // The storage client reads STORAGE_EMULATOR_HOST itself; the buckets are the ones created below.
       STORAGE_EMULATOR_HOST: storage.url,
       INBOX_PAYLOAD_BUCKET: buckets.payloads,
-      INBOX_REFERENCE_BUCKETS: buckets.providerReports,
+      INBOX_REFERENCE_BUCKETS: buckets.senders,
+      INBOX_APP: app,
       ...LOCAL_ENV,
       ...options.env,
     };
@@ -207,8 +217,8 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     progress(`operator console: ${operatorConsole.url} (local: loopback only, no sign-in)`);
 
     const config = loadConfig(common);
-    await createBuckets(projectId, storage.url, [config.claims.payloadBucket, buckets.providerReports]);
-    progress(`storage: ${storage.url}, buckets ${config.claims.payloadBucket} (offloaded payloads) and ${buckets.providerReports} (the provider's reports)`);
+    await createBuckets(projectId, storage.url, [config.claims.payloadBucket, buckets.senders]);
+    progress(`storage: ${storage.url}, buckets ${config.claims.payloadBucket} (offloaded payloads) and ${buckets.senders} (senders' objects, accepted as claim-check references)`);
     const admin = emulatorClient(tasks.host);
     try {
       for (const queue of localQueues(config)) await admin.createQueue({ parent: tasksLocation(config), queue });
@@ -217,14 +227,12 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     }
     const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
     cleanup.push(() => pubsub.close());
-    await createTopology(pubsub, { receiverUrl: receiver.url, deadLetterUrl: deadLetter.url, providerTopic: config.providerTopic });
-    const provider: SimulatedProvider = startProvider(pubsub, TOPOLOGY.providerPull, TOPOLOGY.completions, {
-      delayMs: options.providerDelayMs ?? 500,
-      earlyRatio: options.providerEarlyRatio ?? 0.1,
-      // The provider uploads its reports as a sender would: the real client, its own bucket, no emulator shortcuts.
-      reports: { storage: await storageClient(projectId, storage.url), bucket: buckets.providerReports },
-    });
-    cleanup.push(() => provider.stop());
+    const { topology } = checked;
+    await createTopology(pubsub, topology, { receiverUrl: receiver.url, deadLetterUrl: deadLetter.url });
+    const startPeers = peersOf(checked.folder);
+    // The peers upload as a sender would: the real client, the senders' bucket, no emulator shortcuts.
+    const peers: Peers | null = startPeers === null ? null : await startPeers({ pubsub, projectId, topology, startProcessUrl: served.get('startProcess')?.url ?? '', storage: await storageClient(projectId, storage.url), senderBucket: buckets.senders, options: options.peers ?? {} });
+    if (peers !== null) cleanup.push(() => peers.stop());
     const relaySchedules: Schedule[] = relays.map((r) => every(options.relayEveryMs ?? 2_000, r.url));
     const sweepSchedule: Schedule = every(options.sweepEveryMs ?? 5_000, served.get('sweepJobs')?.url ?? '');
     cleanup.push(...relaySchedules.map((r) => () => r.stop()), () => sweepSchedule.stop());
@@ -236,11 +244,11 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       pubsubHost: emulators.pubsubHost,
       tasksHost: tasks.host,
       storageUrl: storage.url,
-      buckets: { payloads: config.claims.payloadBucket, providerReports: buckets.providerReports },
+      buckets: { payloads: config.claims.payloadBucket, senders: buckets.senders },
       functions: Object.fromEntries([...served].map(([t, f]) => [t, f.url])) as Record<FunctionTarget, string>,
       consoleUrl: operatorConsole.url,
-      topics: { completions: TOPOLOGY.completions, releases: TOPOLOGY.releases, deadLetter: TOPOLOGY.deadLetter, provider: config.providerTopic },
-      completionSubscription: `projects/${projectId}/subscriptions/${TOPOLOGY.completionsPush}`,
+      app,
+      topology,
       logDir,
       emulatorsStarted: emulators.started,
     };
@@ -248,7 +256,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       info: async () => info,
       status: async (): Promise<StackStatus> => ({
         functions: structuredClone(counts),
-        provider: provider.stats(),
+        peers: peers === null ? null : peers.stats(),
         relaySchedule: combined(relaySchedules.map((r) => r.stats())),
         sweepSchedule: sweepSchedule.stats(),
         outages,
@@ -292,6 +300,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       },
       pids: () => all.filter((f) => relays.includes(f) || f.target !== 'relayInbox').map((f) => ({ target: f.target as FunctionTarget, pid: f.pid })),
       storage: { faults: storage.faults, requests: () => storage.requests(), objects: (bucket) => storage.objects(bucket), url: storage.url },
+      peers,
       stop: stopAll,
     };
   } catch (err) {
@@ -334,12 +343,12 @@ function combined(stats: readonly ScheduleStats[]): ScheduleStats {
 
 /**
  * The stack's buckets: the inbox's own (INBOX_PAYLOAD_BUCKET, as the
- * functions derive it unless `env` names one) and the simulated provider's
- * report bucket, `<project>-provider-reports`, the one the functions accept
- * references to (INBOX_REFERENCE_BUCKETS) unless `env` says otherwise.
+ * functions derive it unless `env` names one) and the senders' bucket,
+ * `<project>-sender-objects`, the one the functions accept claim-check
+ * references into (INBOX_REFERENCE_BUCKETS) and the app's peers upload to.
  */
-function localBuckets(projectId: string, env: Readonly<Record<string, string>> | undefined): { readonly payloads: string; readonly providerReports: string } {
-  return { payloads: env?.INBOX_PAYLOAD_BUCKET ?? defaultPayloadBucket(projectId), providerReports: `${projectId}-provider-reports` };
+function localBuckets(projectId: string, env: Readonly<Record<string, string>> | undefined): { readonly payloads: string; readonly senders: string } {
+  return { payloads: env?.INBOX_PAYLOAD_BUCKET ?? defaultPayloadBucket(projectId), senders: `${projectId}-sender-objects` };
 }
 
 /** A real storage client on the emulator. apiEndpoint rather than STORAGE_EMULATOR_HOST: the stack leaves the environment of its own process alone. */

@@ -12,28 +12,33 @@ import { startLocalStack } from './stack';
 import { formatTable } from './table';
 import { errorMessage } from '../../functions/src/core/errors';
 
+/** `--peer key=value`, repeatable: the options of the app's simulated peers. */
+function collectPeer(text: string, all: Record<string, string>): Record<string, string> {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new Error(`--peer takes key=value, not ${JSON.stringify(text)}`);
+  return { ...all, [text.slice(0, eq)]: text.slice(eq + 1) };
+}
 
 async function main(): Promise<void> {
   const options = new Command('npm start')
-    .description('Run the whole inbox locally: emulators, functions, subscriptions, scheduler and a simulated provider.')
+    .description('Run the whole inbox locally with one app (INBOX_APP): emulators, functions, its topics and subscriptions, scheduler and its simulated peers.')
     .option('--project <id>', 'project id on the emulators', 'demo-inbox')
-    .option('--provider-delay <ms>', 'the simulated provider answers a work order after this long', numberIn(0, 600_000), 500)
-    .option('--provider-early <ratio>', 'share of work orders it answers at once, often before the process waits', numberIn(0, 1), 0.1)
+    .option('--peer <key=value>', "an option for the app's simulated peers (its local.ts), repeatable", collectPeer, {})
     .option('--relay-every <ms>', 'the simulated Cloud Scheduler calls relayInbox this often', numberIn(100, 3_600_000), 2_000)
     .option('--control-port <port>', 'port of the control API (0: any free one)', numberIn(0, 65_535), 0)
     .parse(process.argv)
-    .opts<{ project: string; providerDelay: number; providerEarly: number; relayEvery: number; controlPort: number }>();
+    .opts<{ project: string; peer: Record<string, string>; relayEvery: number; controlPort: number }>();
 
   const stack = await startLocalStack({
     projectId: options.project,
-    providerDelayMs: options.providerDelay,
-    providerEarlyRatio: options.providerEarly,
+    peers: options.peer,
     relayEveryMs: options.relayEvery,
     progress: (line) => console.error(`[stack] ${line}`),
   });
   const control = await serveControl(stack, options.controlPort);
   writeFileSync(STACK_FILE, `${JSON.stringify({ controlUrl: control.url, pid: process.pid }, null, 2)}\n`);
   const info = await stack.info();
+  const peerLines = (stack.peers?.describe ?? []).map((l) => `${l}\n`).join('');
   const env = `export GOOGLE_CLOUD_PROJECT=${info.projectId} FIRESTORE_EMULATOR_HOST=${info.firestoreHost} PUBSUB_EMULATOR_HOST=${info.pubsubHost} STORAGE_EMULATOR_HOST=${info.storageUrl} METADATA_SERVER_DETECTION=none`;
   console.log(`\nThe inbox runs locally (project ${info.projectId}).\n`);
   console.log(formatTable(['function', 'URL'], Object.entries(info.functions).map(([name, url]) => [name, url])));
@@ -41,21 +46,20 @@ async function main(): Promise<void> {
   console.log(`
 Firestore emulator  ${info.firestoreHost}        Pub/Sub emulator  ${info.pubsubHost}
 Cloud Tasks (local) ${info.tasksHost}        function logs     ${info.logDir}
-Cloud Storage (local) ${info.storageUrl}  buckets: ${info.buckets.payloads} (offloaded payloads), ${info.buckets.providerReports} (provider reports, accepted as references)
-Topics: ${info.topics.completions} and ${info.topics.releases} (push → receivePubSubPush, dead letters → ${info.topics.deadLetter} → receiveDeadLetter), ${info.topics.provider} (→ simulated provider)
+Cloud Storage (local) ${info.storageUrl}  buckets: ${info.buckets.payloads} (offloaded payloads), ${info.buckets.senders} (senders' objects, accepted as references)
+App ${info.topology.app} (${info.app}):
+${info.topology.inbound.map((t) => `  ${t.topic} (${t.messages.join(', ')}) → ${t.subscription} → receivePubSubPush`).join('\n')}
+  dead letters: ${info.topology.deadLetter.topic} → ${info.topology.deadLetter.subscription} → receiveDeadLetter
+  publishes to: ${info.topology.publishes.join(', ') || 'nothing'}
 Control API: ${control.url} (GET /info, GET /status, POST /outage {"downMs":3000}, POST /receiver-line {"mode":"refuse"})
-
-Start a work order (the provider answers it after ${options.providerDelay} ms):
-  curl -s -X POST ${info.functions.startProcess} -H 'content-type: application/json' \\
-    -d '{"processKey":"work-order-execution","businessKey":"WO-1","variables":{"workOrderId":"WO-1"}}'
-
+${peerLines}
 Look inside (another terminal):
   ${env}
   npm run inbox -- stats
   npm run inbox -- list --status PARKED
-  npm run inbox -- instances WO-1
+  npm run inbox -- app
 
-Run the failure-mode demo against this stack:  npm run demo
+The app's demo against this stack, if it has one (demo/demo.ts):  npm run demo
 Ctrl-C stops everything started here.
 `);
 

@@ -1,15 +1,5 @@
 import type { PubSub } from '@google-cloud/pubsub';
-
-/** Names of the local stack's topics and subscriptions (what infra/ creates in a project). */
-export const TOPOLOGY = {
-  completions: 'work-order-completed',
-  completionsPush: 'work-order-completed-push',
-  releases: 'work-order-released',
-  releasesPush: 'work-order-released-push',
-  deadLetter: 'work-order-completed-dlt',
-  deadLetterPush: 'work-order-completed-dlt-push',
-  providerPull: 'work-orders-provider',
-} as const;
+import type { AppTopology } from '../../functions/src/apps/topology';
 
 /**
  * Delivery attempts before Pub/Sub dead-letters a message (5 is the least it
@@ -25,17 +15,17 @@ export const RETRY_POLICY = { minimumBackoff: { seconds: 0 }, maximumBackoff: { 
 export interface TopologyEndpoints {
   readonly receiverUrl: string;
   readonly deadLetterUrl: string;
-  readonly providerTopic: string;
 }
 
 /**
- * Creates the topics and subscriptions on the Pub/Sub emulator: completions
- * and releases pushed to the receiver alike, with a dead-letter policy, the
- * dead-letter topic pushed to receiveDeadLetter, and a pull subscription on
- * the provider topic for the simulated provider. Subscriptions left by an earlier run are
- * replaced, since their push endpoints point at ports that are gone.
+ * Creates the app's topology on the Pub/Sub emulator, as infra/deploy.sh
+ * creates it in a project: each inbound topic with its push subscription to
+ * the receiver and a dead-letter policy, the dead-letter topic pushed to
+ * receiveDeadLetter, and the topics the app publishes to (their readers are
+ * the app's peers, tools/local/peers.ts). Subscriptions left by an earlier
+ * run are replaced, since their push endpoints point at ports that are gone.
  */
-export async function createTopology(pubsub: PubSub, endpoints: TopologyEndpoints): Promise<void> {
+export async function createTopology(pubsub: PubSub, topology: AppTopology, endpoints: TopologyEndpoints): Promise<void> {
   const topic = async (name: string): Promise<string> => {
     const [exists] = await pubsub.topic(name).exists();
     if (!exists) await pubsub.createTopic(name);
@@ -45,19 +35,18 @@ export async function createTopology(pubsub: PubSub, endpoints: TopologyEndpoint
     const [exists] = await pubsub.subscription(name).exists();
     if (exists) await pubsub.subscription(name).delete();
   };
-  const completions = await topic(TOPOLOGY.completions);
-  const releases = await topic(TOPOLOGY.releases);
-  const deadLetter = await topic(TOPOLOGY.deadLetter);
-  const provider = await topic(endpoints.providerTopic);
-  for (const name of [TOPOLOGY.completionsPush, TOPOLOGY.releasesPush, TOPOLOGY.deadLetterPush, TOPOLOGY.providerPull]) await fresh(name);
-  await pubsub.topic(deadLetter).createSubscription(TOPOLOGY.deadLetterPush, { pushConfig: { pushEndpoint: endpoints.deadLetterUrl }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 10 });
-  for (const [source, name] of [[completions, TOPOLOGY.completionsPush], [releases, TOPOLOGY.releasesPush]] as const) {
-    await pubsub.topic(source).createSubscription(name, {
+  const deadLetter = await topic(topology.deadLetter.topic);
+  await fresh(topology.deadLetter.subscription);
+  await pubsub.topic(deadLetter).createSubscription(topology.deadLetter.subscription, { pushConfig: { pushEndpoint: endpoints.deadLetterUrl }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 10 });
+  for (const inbound of topology.inbound) {
+    const source = await topic(inbound.topic);
+    await fresh(inbound.subscription);
+    await pubsub.topic(source).createSubscription(inbound.subscription, {
       pushConfig: { pushEndpoint: endpoints.receiverUrl },
       deadLetterPolicy: { deadLetterTopic: deadLetter, maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS },
       retryPolicy: RETRY_POLICY,
       ackDeadlineSeconds: 10,
     });
   }
-  await pubsub.topic(provider).createSubscription(TOPOLOGY.providerPull, { ackDeadlineSeconds: 30 });
+  for (const name of topology.publishes) await topic(name);
 }
