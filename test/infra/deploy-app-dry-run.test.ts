@@ -2,15 +2,16 @@
  * infra/deploy.sh takes every topic and subscription from the app (--app,
  * INBOX_APP). The default app, the work-order example, gets exactly the
  * names a deployment from before apps has (an upgrade renames nothing);
- * another app (test/fixtures/apps/minimal) gets exactly its own and none of
- * the example's; an app that is no app, or does not load, stops the script
- * before it prints a command. No Google Cloud, no emulator (the rest of the
- * dry run: deploy-dry-run.test.ts).
+ * another app (the claims example, test/fixtures/apps/minimal) gets
+ * exactly its own and none of the work-order example's; the upload carries
+ * the app's models and the files its bundle takes; an app that is no app,
+ * or does not load, stops the script before it prints a command. No Google
+ * Cloud, no emulator (the rest of the dry run: deploy-dry-run.test.ts).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { appView, BROKEN_APP, commandsOf, DEFAULT_APP, deploy, deployEnv, envOf, fakeTools, FIXTURE_APP, flag, FUNCTIONS, only, PROJECT, PUBSUB_AGENT, ROOT, sa, sandbox, SCRIPT, subscriptionsOf, topicsOf, uploadIgnoreFile, useSandbox } from './helpers';
+import { appView, BROKEN_APP, CLAIMS_APP, commandsOf, DEFAULT_APP, deploy, deployEnv, envOf, fakeTools, FIXTURE_APP, flag, FUNCTIONS, only, PROJECT, PUBSUB_AGENT, ROOT, sa, sandbox, SCRIPT, subscriptionsOf, topicsOf, uploadIgnoreFile, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -31,6 +32,54 @@ describe('deploy.sh --dry-run with the default app, the work-order example', () 
     // Publishing: the jobs' account on the topic the example's steps publish to, the service agent on the dead-letter topic; nothing else.
     const publishers = commands.filter((c) => c.startsWith('gcloud pubsub topics add-iam-policy-binding ')).map((c) => `${c.split(' ')[4] ?? ''} ${flag(c, 'member') ?? ''} ${flag(c, 'role') ?? ''}`);
     expect(publishers.sort()).toEqual([`work-order-completed-dlt ${PUBSUB_AGENT} roles/pubsub.publisher`, `work-orders serviceAccount:${sa('inbox-jobs')} roles/pubsub.publisher`]);
+  });
+
+  it('uploads its models and the files its bundle takes, not its tests, benchmarks or tooling', () => {
+    const ignore = readFileSync(join(ROOT, uploadIgnoreFile(DEFAULT_APP)), 'utf8');
+    expect(ignore.trimEnd().split('\n').slice(-9)).toEqual(['!/examples', '/examples/*', '!/examples/work-orders', '/examples/work-orders/*', '!/examples/work-orders/bpmn', '!/examples/work-orders/billing.ts', '!/examples/work-orders/index.ts', '!/examples/work-orders/messages.ts', '!/examples/work-orders/steps.ts']);
+  });
+});
+
+describe('deploy.sh --dry-run --app examples/claims: exactly the claims example\'s topics and subscriptions', () => {
+  let stdout: string;
+  let commands: string[];
+  const created = (kind: string): string[] => commands.filter((c) => c.startsWith(`gcloud pubsub ${kind} create `)).map((c) => c.split(' ')[4] ?? '').sort();
+
+  beforeAll(() => {
+    const tools = fakeTools();
+    stdout = execFileSync('bash', [SCRIPT, '--project', PROJECT, '--dry-run', '--app', CLAIMS_APP], { cwd: ROOT, encoding: 'utf8', env: deployEnv({ PATH: `${tools.bin}:${process.env.PATH ?? ''}` }), timeout: 60_000 });
+    commands = commandsOf(stdout);
+  }, 60_000);
+
+  it('creates its three inbound topics, its dead-letter topic and the two it publishes to, and no other', () => {
+    expect(created('topics')).toEqual(['claims-dlt', 'claims-documents', 'claims-notices', 'claims-review-requests', 'claims-reviews', 'claims-submitted']);
+  });
+
+  it('creates a push subscription per inbound topic and one for its dead letters, and no other', () => {
+    expect(created('subscriptions')).toEqual(['claims-dlt-push', 'claims-documents-push', 'claims-reviews-push', 'claims-submitted-push']);
+    for (const topic of ['claims-submitted', 'claims-documents', 'claims-reviews']) {
+      const sub = only(commands, (c) => c.startsWith(`gcloud pubsub subscriptions create ${topic}-push `), `${topic}-push`);
+      expect([flag(sub, 'topic'), flag(sub, 'push-endpoint'), flag(sub, 'dead-letter-topic'), flag(sub, 'labels')]).toEqual([topic, 'https://URL_OF_receivePubSubPush', 'claims-dlt', 'inbox-app=claims']);
+    }
+    const dlt = only(commands, (c) => c.startsWith('gcloud pubsub subscriptions create claims-dlt-push '), 'dead-letter subscription');
+    expect([flag(dlt, 'topic'), flag(dlt, 'push-endpoint')]).toEqual(['claims-dlt', 'https://URL_OF_receiveDeadLetter']);
+  });
+
+  it('lets the jobs\' account publish to the two topics its steps publish to, and nowhere else', () => {
+    const publishers = commands.filter((c) => c.startsWith('gcloud pubsub topics add-iam-policy-binding ')).map((c) => `${c.split(' ')[4] ?? ''} ${flag(c, 'member') ?? ''}`);
+    expect(publishers.sort()).toEqual([`claims-dlt ${PUBSUB_AGENT}`, `claims-notices serviceAccount:${sa('inbox-jobs')}`, `claims-review-requests serviceAccount:${sa('inbox-jobs')}`]);
+  });
+
+  it('names no work order anywhere, and runs and builds the functions with INBOX_APP=examples/claims', () => {
+    expect(stdout.split('\n').filter((l) => /work[\s_-]?orders?/i.test(l))).toEqual([]);
+    for (const c of commands.filter((x) => x.startsWith('gcloud functions deploy '))) {
+      expect([envOf(c).INBOX_APP, flag(c, 'set-build-env-vars')]).toEqual([CLAIMS_APP, `INBOX_APP=${CLAIMS_APP}`]);
+    }
+  });
+
+  it('uploads its models and the four files its bundle takes: not its tests, nor its README', () => {
+    const ignore = readFileSync(join(ROOT, uploadIgnoreFile(CLAIMS_APP)), 'utf8');
+    expect(ignore.trimEnd().split('\n').slice(-9)).toEqual(['!/examples', '/examples/*', '!/examples/claims', '/examples/claims/*', '!/examples/claims/bpmn', '!/examples/claims/index.ts', '!/examples/claims/messages.ts', '!/examples/claims/payout.ts', '!/examples/claims/steps.ts']);
   });
 });
 
@@ -85,7 +134,7 @@ describe('deploy.sh --dry-run --app test/fixtures/apps/minimal: every topic and 
     expect(publishers.sort()).toEqual([`minimal-dlt ${PUBSUB_AGENT} roles/pubsub.publisher`, `minimal-requests serviceAccount:${sa('inbox-jobs')} roles/pubsub.publisher`]);
   });
 
-  it('gives every function INBOX_APP at run time and at build time, from an upload that lets the app\'s folder back in', () => {
+  it('gives every function INBOX_APP at run time and at build time, from an upload that lets the app\'s models and code back in', () => {
     const deploys = commands.filter((c) => c.startsWith('gcloud functions deploy '));
     expect(deploys.length).toBe(2 * FUNCTIONS.length);
     for (const c of deploys) {
@@ -93,10 +142,10 @@ describe('deploy.sh --dry-run --app test/fixtures/apps/minimal: every topic and 
       expect(flag(c, 'set-build-env-vars')).toBe(`INBOX_APP=${FIXTURE_APP}`);
       expect(flag(c, 'ignore-file')).toBe(uploadIgnoreFile(FIXTURE_APP));
     }
-    // infra/gcloudignore, then the folder let back in level by level (what gcloud makes of it: deploy-rehearsal.test.ts).
+    // infra/gcloudignore, then the app's models and its one file let back in level by level (what gcloud makes of it: deploy-rehearsal.test.ts).
     const ignore = readFileSync(join(ROOT, uploadIgnoreFile(FIXTURE_APP)), 'utf8');
     expect(ignore).toContain(readFileSync(join(ROOT, 'infra', 'gcloudignore'), 'utf8'));
-    expect(ignore.trimEnd().split('\n').slice(-7)).toEqual(['!/test', '/test/*', '!/test/fixtures', '/test/fixtures/*', '!/test/fixtures/apps', '/test/fixtures/apps/*', '!/test/fixtures/apps/minimal']);
+    expect(ignore.trimEnd().split('\n').slice(-10)).toEqual(['!/test', '/test/*', '!/test/fixtures', '/test/fixtures/*', '!/test/fixtures/apps', '/test/fixtures/apps/*', '!/test/fixtures/apps/minimal', '/test/fixtures/apps/minimal/*', '!/test/fixtures/apps/minimal/bpmn', '!/test/fixtures/apps/minimal/index.ts']);
   });
 
   it('names none of the work-order example\'s topics or subscriptions, nor the example at all', () => {

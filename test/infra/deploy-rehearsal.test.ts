@@ -8,9 +8,9 @@
  * (`npm ci`, `npm run gcp-build` with the build environment gcloud sent,
  * `npm prune --production`) and starts each of the eight functions from
  * that tree with the environment Cloud Run sets plus the one gcloud sent.
- * Twice: for the default app (the work-order example) and for the fixture
- * app of test/fixtures/apps/minimal, each uploaded, bundled and run as the
- * app deploy.sh named. Network: 127.0.0.1 and the npm registry only.
+ * Twice: for the default app (the work-order example) and for the claims
+ * example (--app), each uploaded, bundled and run as the app deploy.sh
+ * named. Network: 127.0.0.1 and the npm registry only.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -19,19 +19,22 @@ import { join } from 'node:path';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
 import { type FunctionsApiStandIn, type SentFunction, startFunctionsApiStandIn } from '../support/functions-api-standin';
 import { type RealGcloud, realGcloud, requireGcloud } from '../support/real-gcloud';
-import { appView, commandsOf, DEFAULT_APP, deploy, FIXTURE_APP, FUNCTIONS, PROJECT, REGION, ROOT, sa, uploadIgnoreFile } from './helpers';
+import { appView, CLAIMS_APP, commandsOf, DEFAULT_APP, deploy, FUNCTIONS, PROJECT, REGION, ROOT, sa, uploadIgnoreFile } from './helpers';
 
 const TOKEN = 'ya29.rehearsal-token';
 const APIS = ['cloudfunctions', 'serviceusage', 'cloudresourcemanager', 'run'];
 const REFERENCE_BUCKETS = ['sender-a-reports', 'sender-b-reports'];
 
-/** What the build needs, and all the upload may hold: a new file elsewhere must be placed on purpose. */
-function expectedUpload(app: string): string[] {
+/**
+ * What the build needs, and all the upload may hold: a new file elsewhere must be placed on purpose.
+ * Of the app (`appFiles`, its folder's files): its models and the files its bundle takes, named here.
+ */
+function expectedUpload(app: string, appFiles: readonly string[]): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
   // console-ui/: the console page's sources; gcp-build bundles them into dist/console-page/ (Cloud Build makes dist/).
-  // tools/build/: gcp-build's app bundler. The app's folder: its index.ts (bundled) and its models (read at run time).
-  return ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', ...walk('functions/src'), ...walk('console-ui'), ...walk('tools/build'), ...walk(app)].sort();
+  // tools/build/: gcp-build's app bundler. The app: its index.ts and what it imports (bundled), its models (read at run time).
+  return ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', ...walk('functions/src'), ...walk('console-ui'), ...walk('tools/build'), ...walk(join(app, 'bpmn')), ...appFiles.map((f) => join(app, f))].sort();
 }
 
 /** The entries of a zip, by gcloud's archive, read with Python's zipfile (no zip library in the project). */
@@ -73,9 +76,9 @@ function buildStep(dir: string, args: readonly string[], env: Readonly<Record<st
 const buildEnvOf = (sent: SentFunction | undefined): Readonly<Record<string, string>> => (sent?.buildConfig as { readonly environmentVariables?: Readonly<Record<string, string>> } | undefined)?.environmentVariables ?? {};
 
 describe.each([
-  { label: 'the work-order example, the default app', app: DEFAULT_APP, appArgs: [] },
-  { label: 'the fixture app, by --app', app: FIXTURE_APP, appArgs: ['--app', FIXTURE_APP] },
-])('deploy rehearsal of $label: the real gcloud, a stand-in Cloud Functions API, the upload built and started', ({ app, appArgs }) => {
+  { label: 'the work-order example, the default app', app: DEFAULT_APP, appArgs: [], appFiles: ['billing.ts', 'index.ts', 'messages.ts', 'steps.ts'] },
+  { label: 'the claims example, by --app', app: CLAIMS_APP, appArgs: ['--app', CLAIMS_APP], appFiles: ['index.ts', 'messages.ts', 'payout.ts', 'steps.ts'] },
+])('deploy rehearsal of $label: the real gcloud, a stand-in Cloud Functions API, the upload built and started', ({ app, appArgs, appFiles }) => {
   let standIn: FunctionsApiStandIn;
   let gcloud: RealGcloud;
   const deployed: Array<{ fn: string; status: number | null; output: string }> = [];
@@ -126,13 +129,14 @@ describe.each([
     for (const fn of FUNCTIONS) expect({ fn, build: buildEnvOf(standIn.sent.get(fn)) }).toEqual({ fn, build: { INBOX_APP: app } });
   });
 
-  it('uploads exactly what the build needs: package files, tsconfigs, functions/src, console-ui/, tools/build/ and the app\'s folder, no node_modules, .git, dist, other apps or other tests', () => {
-    const expected = expectedUpload(app);
+  it('uploads exactly what the build needs: package files, tsconfigs, functions/src, console-ui/, tools/build/ and of the app its models and code, no node_modules, .git, dist, other apps, tests or tooling', () => {
+    const expected = expectedUpload(app, appFiles);
     for (const fn of FUNCTIONS) {
       const zip = standIn.zipOf(fn);
       expect({ fn, uploaded: zip !== undefined }).toEqual({ fn, uploaded: true });
       const names = zipEntries(zip as Buffer).map((e) => e.name).sort();
-      for (const prefix of ['node_modules/', '.git/', 'dist/', 'examples/', 'test/']) expect({ fn, prefix, found: names.filter((n) => n.startsWith(prefix) && !n.startsWith(`${app}/`)) }).toEqual({ fn, prefix, found: [] });
+      for (const prefix of ['node_modules/', '.git/', 'dist/', 'test/', `${app}/test/`]) expect({ fn, prefix, found: names.filter((n) => n.startsWith(prefix)) }).toEqual({ fn, prefix, found: [] });
+      expect({ fn, otherApps: names.filter((n) => n.startsWith('examples/') && !n.startsWith(`${app}/`)) }).toEqual({ fn, otherApps: [] });
       expect(names).toEqual(expected);
     }
     const entries = zipEntries(standIn.zipOf('receivePubSubPush') as Buffer);
@@ -252,6 +256,6 @@ describe.each([
     expect(names.length).toBeGreaterThan(0);
     expect(names.every((n) => n.startsWith('functions/src/'))).toBe(true);
     expect(names).not.toContain('package.json');
-    expect(names).not.toEqual(expectedUpload(app));
+    expect(names).not.toEqual(expectedUpload(app, appFiles));
   });
 });

@@ -66,6 +66,8 @@ export function deploy(args: readonly string[], env: NodeJS.ProcessEnv = {}): Sp
 
 /** The app deploy.sh runs without --app and INBOX_APP (the CLI's default). */
 export const DEFAULT_APP = 'examples/work-orders';
+/** The second example (docs/your-own-process.md): deployed with --app. */
+export const CLAIMS_APP = 'examples/claims';
 /** The deployment tests' own app: names shared with no example, one subscription named (not TOPIC-push) and holding a dot. */
 export const FIXTURE_APP = 'test/fixtures/apps/minimal';
 /** An app whose model has an async task its steps do not handle: the check refuses it. */

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { checkSchemas, type SchemaKind } from '../../tools/gcloud-schema/schema';
 import { headingAnchors, slug } from '../support/markdown';
-import { appView, type AppView, DEFAULT_APP, FIXTURE_APP, jsonFiles, MONITORING, ROOT, sandbox, subscriptionsOf, useSandbox } from './helpers';
+import { appView, type AppView, CLAIMS_APP, DEFAULT_APP, FIXTURE_APP, jsonFiles, MONITORING, ROOT, sandbox, subscriptionsOf, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -165,7 +165,7 @@ describe('the app\'s subscriptions, filled in for the placeholders (json-tool fi
     return ids;
   }
 
-  it.each([DEFAULT_APP, FIXTURE_APP])('%s: every subscription deploy.sh creates is watched, and nothing else', (folder) => {
+  it.each([DEFAULT_APP, CLAIMS_APP, FIXTURE_APP])('%s: every subscription deploy.sh creates is watched, and nothing else', (folder) => {
     const app = appView(folder);
     const { dir } = fillFor(app);
     const deployed = subscriptionsOf(app.topology);
