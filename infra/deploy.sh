@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # shellcheck source-path=SCRIPTDIR
-# Deploys the transactional inbox to one Google Cloud project: APIs,
-# Firestore, service accounts, topics, queues, IAM, the eight functions, push
-# subscriptions, scheduler jobs, the payload bucket and monitoring.
+# Deploys the transactional inbox with one app (--app) to one Google Cloud
+# project: APIs, Firestore, service accounts, the app's topics, queues, IAM,
+# the eight functions, the app's push subscriptions, scheduler jobs, the
+# payload bucket and monitoring. Every topic and subscription name comes from
+# the app's topology (`inbox --json app`, infra/lib/app.sh).
 #
 # Idempotent: every resource is looked up first (describe/list) and created
 # only when missing, otherwise updated to the state described here; IAM
@@ -18,15 +20,8 @@ fi
 INFRA_DIR=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 REPO_ROOT=$(cd -- "$INFRA_DIR/.." && pwd)
 
-# Resource names. The functions' defaults (functions/src/config.ts) match these.
-COMPLETION_TOPIC=work-order-completed
-COMPLETION_SUBSCRIPTION=work-order-completed-push
-# Planning publishes WorkOrderReleased here; it starts a work order's process.
-RELEASE_TOPIC=work-order-released
-RELEASE_SUBSCRIPTION=work-order-released-push
-DEAD_LETTER_TOPIC=work-order-completed-dlt
-DEAD_LETTER_SUBSCRIPTION=work-order-completed-dlt-push
-PROVIDER_TOPIC=work-orders
+# Resource names. The functions' defaults (functions/src/config.ts) match
+# these; the topics and subscriptions are the app's (infra/lib/app.sh).
 JOBS_QUEUE=process-jobs
 TIMERS_QUEUE=process-timers
 RELAY_QUEUE=inbox-relay
@@ -51,6 +46,9 @@ Deploys (or updates) the transactional inbox in one Google Cloud project.
 
 Options:
   --project ID                  target project (required)
+  --app FOLDER                  the app to run: its folder, relative to the repository root
+                                (default: INBOX_APP, else the inbox's default app; \`inbox app\`
+                                prints the app and the topics and subscriptions it needs)
   --region REGION               functions, queues, scheduler (default: europe-west1)
   --firestore-location LOC      location of a new Firestore database (default: the region;
                                 e.g. eur3 for the European multi-region)
@@ -66,7 +64,9 @@ Options:
   --console-repairers EMAILS    the same, for accounts that may also repair from it (optional);
                                 docs/runbook.md, "The console", says how to open it
   --dry-run                     print every command (prefixed "+ ") and run nothing, not even
-                                look-ups: placeholders such as PROJECT_NUMBER stand in for them
+                                look-ups: placeholders such as PROJECT_NUMBER stand in for them;
+                                local work only (reading the app, writing the upload's ignore
+                                file under infra/.generated/ that the commands name)
   -h, --help                    this text
 
 Environment (settings of the claim check, see the README):
@@ -76,7 +76,8 @@ Environment (settings of the claim check, see the README):
                                 (INBOX_REFERENCE_BUCKETS); they must exist: the script only
                                 grants the relay and the jobs read access (default: none)
 
-Needs: gcloud with the alpha and beta components, node, and a caller allowed to
+Needs: gcloud with the alpha and beta components, node, the repository's packages
+(npm ci: the app is read with the inbox CLI from source), and a caller allowed to
 administer the project (Owner, or the admin roles of each service plus
 Service Account User on the inbox-* accounts, roles/iam.roleAdmin for the
 payload bucket's custom roles (sweeper, writer), roles/storage.admin on each REFERENCE_BUCKETS
@@ -86,6 +87,9 @@ EOF
 }
 
 PROJECT=""
+# Without --app and INBOX_APP, the CLI's default app runs: examples/work-orders.
+APP=${INBOX_APP:-}
+APP_FROM=INBOX_APP
 REGION="europe-west1"
 FIRESTORE_LOCATION=""
 MAX_DELIVERY_ATTEMPTS=10
@@ -104,7 +108,7 @@ usage_error() {
 # Options with a value take it as "--opt value" or "--opt=value".
 parse_args() {
   local opt value
-  local valued='--project|--region|--firestore-location|--max-delivery-attempts|--alert-email|--start-process-invoker|--runbook-url|--console-viewers|--console-repairers'
+  local valued='--project|--app|--region|--firestore-location|--max-delivery-attempts|--alert-email|--start-process-invoker|--runbook-url|--console-viewers|--console-repairers'
   while (($# > 0)); do
     opt=$1
     case $opt in
@@ -131,6 +135,10 @@ parse_args() {
     esac
     case $opt in
       --project) PROJECT=$value ;;
+      --app)
+        APP=$value
+        APP_FROM=--app
+        ;;
       --region) REGION=$value ;;
       --firestore-location) FIRESTORE_LOCATION=$value ;;
       --max-delivery-attempts) MAX_DELIVERY_ATTEMPTS=$value ;;
@@ -166,6 +174,7 @@ validate_args() {
   CONSOLE_REPAIRERS=$(console_emails --console-repairers "$CONSOLE_REPAIRERS")
   validate_runbook_url
   validate_storage_settings
+  validate_app_arg "$APP_FROM"
   ((JOBS_QUEUE_MAX_ATTEMPTS > JOB_MAX_ATTEMPTS)) || die "the $JOBS_QUEUE queue must allow more attempts than INBOX_JOB_MAX_ATTEMPTS"
 }
 
@@ -186,6 +195,8 @@ console_emails() {
 
 # shellcheck source=lib/common.sh
 source "$INFRA_DIR/lib/common.sh"
+# shellcheck source=lib/app.sh
+source "$INFRA_DIR/lib/app.sh"
 # shellcheck source=lib/platform.sh
 source "$INFRA_DIR/lib/platform.sh"
 # shellcheck source=lib/functions.sh
@@ -199,7 +210,7 @@ main() {
   parse_args "$@"
   validate_args
   init_service_account_names
-  command -v node >/dev/null 2>&1 || die "node is required (it reads firestore.indexes.json and the monitoring files)"
+  command -v node >/dev/null 2>&1 || die "node is required (it reads the app, firestore.indexes.json and the monitoring files)"
   if [[ $DRY_RUN != true ]]; then
     command -v gcloud >/dev/null 2>&1 || die "gcloud is required (or use --dry-run)"
     command -v curl >/dev/null 2>&1 || die "curl is required (it deploys firestore.rules through the Firebase Rules API)"
@@ -209,11 +220,15 @@ main() {
   cd "$REPO_ROOT"
   WORK_DIR=$(mktemp -d)
   trap 'rm -rf "$WORK_DIR"' EXIT
+  # Before anything is created or printed: an app that does not load deploys nothing.
+  read_app
+  upload_ignore_file
 
   if [[ $DRY_RUN == true ]]; then
     note "dry run: nothing below is executed; look-ups are replaced by placeholders"
   fi
   note "project=$PROJECT region=$REGION firestore-location=$FIRESTORE_LOCATION max-delivery-attempts=$MAX_DELIVERY_ATTEMPTS"
+  describe_app
 
   enable_apis
   local project_number

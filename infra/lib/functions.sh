@@ -24,9 +24,10 @@ declare -A FN_SA=(
 # (~40 MiB for the largest). 1 GiB leaves room for ~20 such messages in
 # flight next to the ~230 MB the receiver settles at under load; small
 # messages need far less. Memory costs ~10 % of CPU per second on Cloud Run,
-# so the headroom is cheap. runJob reads a completion report of up to 10 MiB
-# ("Create invoice": the bytes, the text, the parsed items: ~60 MB for the
-# largest), so 512Mi leaves room for a few at once among 20 small jobs.
+# so the headroom is cheap. runJob runs the app's steps, which may read a
+# claim check's object of up to 10 MiB (the bytes, the text, what a step
+# parses of it: ~60 MB for the largest), so 512Mi leaves room for a few at
+# once among 20 small jobs.
 # The others handle small JSON bodies; the console reads pages of up to 500
 # documents and an instance with its 100 audit entries: 512Mi.
 declare -A FN_MEMORY=(
@@ -151,7 +152,8 @@ function_env() {
     "INBOX_RUN_JOB_URL=$run_job_url"
     "INBOX_FIRE_TIMER_URL=$fire_timer_url"
     "INBOX_RELAY_URL=$relay_url"
-    "INBOX_PROVIDER_TOPIC=$PROVIDER_TOPIC"
+    # The app every function runs (and Cloud Build bundles: --set-build-env-vars).
+    "INBOX_APP=$APP_FOLDER"
     "INBOX_JOB_MAX_ATTEMPTS=$JOB_MAX_ATTEMPTS"
     # runJob records a job FAILED on the queue's last attempt, so it must know the queue's maxAttempts.
     "INBOX_JOBS_QUEUE_MAX_ATTEMPTS=$JOBS_QUEUE_MAX_ATTEMPTS"
@@ -210,14 +212,16 @@ console_invokers() {
 # (docs/runbook.md), the next deploy serves the new code again instead of
 # leaving traffic pinned to the old revision.
 # The upload is the repository minus infra/gcloudignore (a deny-list: see
-# that file); Cloud Build runs `npm ci` and `npm run gcp-build` on it as
-# inbox-build. test/infra/deploy-rehearsal.test.ts runs these exact commands
-# with the real gcloud against a local stand-in and builds and starts the
-# upload.
+# that file), with the app's folder let back in (UPLOAD_IGNORE_FILE,
+# infra/lib/app.sh); Cloud Build runs `npm ci` and `npm run gcp-build` on it
+# as inbox-build, with INBOX_APP in its environment (--set-build-env-vars,
+# which replaces the whole set), so the build bundles the app the functions
+# load. test/infra/deploy-rehearsal.test.ts runs these exact commands with
+# the real gcloud against a local stand-in and builds and starts the upload.
 deploy_function() {
   local fn=$1 env_vars=$2
   gc functions deploy "$fn" --gen2 --runtime=nodejs22 --region="$REGION" \
-    --source=. --ignore-file=infra/gcloudignore --entry-point="$fn" \
+    --source=. --ignore-file="$UPLOAD_IGNORE_FILE" --entry-point="$fn" \
     --trigger-http --no-allow-unauthenticated \
     --service-account="${SA[${FN_SA[$fn]}]}" \
     --build-service-account="projects/$PROJECT/serviceAccounts/${SA[inbox-build]}" \
@@ -225,7 +229,8 @@ deploy_function() {
     --concurrency="${FN_CONCURRENCY[$fn]}" \
     --max-instances="${FN_MAX_INSTANCES[$fn]}" --min-instances="${FN_MIN_INSTANCES[$fn]}" \
     --serve-all-traffic-latest-revision \
-    --set-env-vars="$env_vars"
+    --set-env-vars="$env_vars" \
+    --set-build-env-vars="INBOX_APP=$APP_FOLDER"
 }
 
 invoker() {
@@ -288,7 +293,8 @@ deploy_functions() {
 }
 
 # create or update with the same flags; both push with an OIDC token of
-# inbox-push whose audience is the endpoint (the function checks both).
+# inbox-push whose audience is the endpoint (the function checks both), and
+# carry the label inbox-app=NAME (a create sets it, an update adds it).
 apply_push_subscription() {
   local name=$1 topic=$2 url=$3
   shift 3
@@ -302,9 +308,9 @@ apply_push_subscription() {
     "$@"
   )
   if gc_exists pubsub subscriptions describe "$name"; then
-    gc pubsub subscriptions update "$name" "${flags[@]}"
+    gc pubsub subscriptions update "$name" "${flags[@]}" --update-labels="inbox-app=$APP_NAME"
   else
-    gc pubsub subscriptions create "$name" --topic="$topic" "${flags[@]}"
+    gc pubsub subscriptions create "$name" --topic="$topic" "${flags[@]}" --labels="inbox-app=$APP_NAME"
   fi
 }
 
@@ -321,15 +327,17 @@ receiver_subscription() {
 }
 
 create_subscriptions() {
-  section "Push subscriptions"
+  section "Push subscriptions (the app's)"
   # The dead-letter topic's subscription first: a message dead-lettered to a
   # topic without subscriptions would be lost. 31 days is Pub/Sub's maximum retention.
   apply_push_subscription "$DEAD_LETTER_SUBSCRIPTION" "$DEAD_LETTER_TOPIC" "${URL[receiveDeadLetter]}" \
     --message-retention-duration=31d
-  # The receiver takes every registered message type from any subscription:
-  # the provider's completions and planning's releases (which start processes).
-  receiver_subscription "$COMPLETION_SUBSCRIPTION" "$COMPLETION_TOPIC"
-  receiver_subscription "$RELEASE_SUBSCRIPTION" "$RELEASE_TOPIC"
+  # One per topic the app's messages arrive on; the receiver takes every
+  # message type of the app from any of them (the type is in an attribute).
+  local i
+  for i in "${!INBOUND_TOPICS[@]}"; do
+    receiver_subscription "${INBOUND_SUBSCRIPTIONS[$i]}" "${INBOUND_TOPICS[$i]}"
+  done
 }
 
 apply_scheduler_job() {

@@ -27,6 +27,14 @@
  *                             soft-delete, lifecycle), then "location <LOCATION>"; DESCRIBED is
  *                             `gcloud storage buckets describe --raw --format=json` (the API's
  *                             Bucket), LIFECYCLE the file given to --lifecycle-file
+ *   app-topology APP_JSON     the topology of `inbox --json app` (APP_JSON) as lines deploy.sh reads:
+ *                             "folder F", "name N", "inbound TOPIC SUBSCRIPTION" per inbound topic,
+ *                             "dead-letter TOPIC SUBSCRIPTION", "publishes TOPIC" per topic its steps
+ *                             publish to; refuses a name Pub/Sub would refuse, naming it
+ *   fill APP_JSON SRC OUT     writes every *.json under SRC to OUT (same relative paths) with the
+ *                             app's names put in for the {{NAME}} placeholders of the monitoring
+ *                             files (see placeholders()); an unknown placeholder is an error;
+ *                             prints each placeholder as "NAME=VALUE"
  *   runbook-links FILE OUT URL
  *                             writes the alert policy FILE to OUT with every
  *                             "docs/runbook.md#ANCHOR" of documentation.content made a link
@@ -36,6 +44,7 @@
 'use strict';
 
 const fs = require('fs');
+const path = require('path');
 
 function readJson(file) {
   try {
@@ -163,6 +172,100 @@ function runbookLinks(file, out, url) {
   return rendered;
 }
 
+/** Pub/Sub's rule for topic and subscription ids (functions/src/apps/check-definition.ts checks the same). */
+const PUBSUB_NAME = /^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$/;
+/** INBOX_APP: a folder inside the repository, relative to its root, no part starting with a dot (so no ..). */
+const APP_FOLDER = /^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/;
+/** The app's name, also a label value on its subscriptions. */
+const APP_NAME = /^[a-z][a-z0-9-]{1,39}$/;
+
+/**
+ * The app's topology as `inbox --json app` prints it, checked: every name
+ * it gives deploy.sh goes into a gcloud command, so one that is not what
+ * it should be stops the deploy here, naming the field.
+ */
+function appTopology(file) {
+  const view = readJson(file);
+  const refuse = (what) => {
+    throw new Error(`${file}: ${what} (is this the output of \`inbox --json app\`?)`);
+  };
+  const t = view && typeof view === 'object' ? view.topology : undefined;
+  if (!t || typeof t !== 'object') refuse('no "topology"');
+  const text = (value, where, rule, what) => {
+    if (typeof value !== 'string' || !rule.test(value) || (rule === PUBSUB_NAME && value.toLowerCase().startsWith('goog'))) {
+      refuse(`${where} ${JSON.stringify(value)} is no ${what}`);
+    }
+    return value;
+  };
+  const pubsub = (value, where) => text(value, where, PUBSUB_NAME, 'Pub/Sub name (3 to 255 characters: a letter, then letters, digits and - _ . ~ + %; not goog…)');
+  const folder = text(view.folder, 'folder', APP_FOLDER, 'folder relative to the repository root');
+  const name = text(t.app, 'topology.app', APP_NAME, 'app name (2 to 40 lower-case letters, digits and dashes)');
+  if (!Array.isArray(t.inbound) || t.inbound.length === 0) refuse('topology.inbound: no topic the app receives messages on');
+  const inbound = t.inbound.map((i, n) => ({ topic: pubsub(i && i.topic, `topology.inbound[${n}].topic`), subscription: pubsub(i && i.subscription, `topology.inbound[${n}].subscription`) }));
+  const deadLetter = { topic: pubsub(t.deadLetter && t.deadLetter.topic, 'topology.deadLetter.topic'), subscription: pubsub(t.deadLetter && t.deadLetter.subscription, 'topology.deadLetter.subscription') };
+  if (!Array.isArray(t.publishes)) refuse('topology.publishes: not a list');
+  const publishes = t.publishes.map((p, n) => pubsub(p, `topology.publishes[${n}]`));
+  return { folder, name, inbound, deadLetter, publishes };
+}
+
+function appTopologyLines(file) {
+  const t = appTopology(file);
+  return [`folder ${t.folder}`, `name ${t.name}`, ...t.inbound.map((i) => `inbound ${i.topic} ${i.subscription}`), `dead-letter ${t.deadLetter.topic} ${t.deadLetter.subscription}`, ...t.publishes.map((p) => `publishes ${p}`)];
+}
+
+/** A Pub/Sub name as an RE2 pattern matching it alone: its only metacharacters, . and +, as classes (no backslash to escape twice in JSON). */
+const literalPattern = (name) => name.replace(/[.+]/g, (c) => `[${c}]`);
+
+/**
+ * What the {{NAME}} placeholders of infra/monitoring/ stand for, from the
+ * app's topology: the filters select the app's subscriptions by
+ * resource.label.subscription_id, and the alert texts name them.
+ */
+function placeholders(t) {
+  const push = t.inbound.map((i) => i.subscription);
+  return {
+    PUSH_SUBSCRIPTIONS_REGEX: push.map(literalPattern).join('|'),
+    PUSH_SUBSCRIPTIONS: push.join(', '),
+    DEAD_LETTER_SUBSCRIPTION: t.deadLetter.subscription,
+    DEAD_LETTER_SUBSCRIPTION_REGEX: literalPattern(t.deadLetter.subscription),
+    DEAD_LETTER_TOPIC: t.deadLetter.topic,
+  };
+}
+
+/** The API's limit on an alert policy's documentation.content, in characters. */
+const MAX_DOCUMENTATION_CHARS = 8192;
+
+function fillValue(value, values, where) {
+  if (typeof value === 'string') {
+    return value.replace(/\{\{([^{}]*)\}\}/g, (placeholder, name) => {
+      if (!Object.prototype.hasOwnProperty.call(values, name)) throw new Error(`${where}: unknown placeholder ${placeholder}; known: ${Object.keys(values).map((k) => `{{${k}}}`).join(', ')}`);
+      return values[name];
+    });
+  }
+  if (Array.isArray(value)) return value.map((v) => fillValue(v, values, where));
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillValue(v, values, where)]));
+  return value;
+}
+
+function jsonFilesUnder(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsonFilesUnder(path.join(dir, e.name)) : e.name.endsWith('.json') ? [path.join(dir, e.name)] : []));
+}
+
+function fill(appJson, src, out) {
+  const values = placeholders(appTopology(appJson));
+  for (const file of jsonFilesUnder(src)) {
+    const filled = fillValue(readJson(file), values, file);
+    const content = filled.documentation && filled.documentation.content;
+    if (typeof content === 'string' && content.length > MAX_DOCUMENTATION_CHARS) {
+      throw new Error(`${file}: documentation.content is ${content.length} characters with the app's names filled in, above the API's ${MAX_DOCUMENTATION_CHARS}: shorten the text`);
+    }
+    const target = path.join(out, path.relative(src, file));
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, `${JSON.stringify(filled, null, 2)}\n`);
+  }
+  return Object.entries(values).map(([k, v]) => `${k}=${v}`);
+}
+
 /** JSON text with object keys sorted at every level: equal values, equal text. */
 function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
@@ -209,16 +312,20 @@ function main(argv) {
     }
     case 'render':
       return render(args[0], args[1], args.slice(2));
+    case 'app-topology':
+      return appTopologyLines(args[0]);
+    case 'fill':
+      return fill(args[0], args[1], args[2]);
     case 'runbook-links':
       return runbookLinks(args[0], args[1], args[2]);
     case 'ruleset':
-      return [JSON.stringify({ source: { files: [{ name: require('path').basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
+      return [JSON.stringify({ source: { files: [{ name: path.basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
     case 'has-binding':
       return hasBinding(args[0], args[1], args[2]);
     case 'bucket-drift':
       return bucketDrift(args[0], args[1], args[2]);
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding, bucket-drift or runbook-links`);
+      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding, bucket-drift, app-topology, fill or runbook-links`);
   }
 }
 

@@ -195,10 +195,12 @@ create_service_accounts() {
   done
 }
 
+# The app's topics (infra/lib/app.sh): those its messages arrive on, its
+# dead-letter topic and those its steps publish to.
 create_topics() {
-  section "Pub/Sub topics"
+  section "Pub/Sub topics (the app's)"
   local topic
-  for topic in "$COMPLETION_TOPIC" "$RELEASE_TOPIC" "$DEAD_LETTER_TOPIC" "$PROVIDER_TOPIC"; do
+  for topic in "${TOPICS[@]}"; do
     if gc_exists pubsub topics describe "$topic"; then
       note "topic $topic exists"
     else
@@ -303,9 +305,13 @@ grant_iam() {
       --role="$role" --condition=None --format=none
   done
 
-  # "Hand over work order" publishes to the provider topic.
-  gc pubsub topics add-iam-policy-binding "$PROVIDER_TOPIC" \
-    --member="serviceAccount:${SA[inbox-jobs]}" --role=roles/pubsub.publisher --format=none
+  # The app's steps run in runJob (inbox-jobs) and publish to the topics the
+  # app declares (publishes): publisher on each of those, and no other.
+  local topic
+  for topic in "${PUBLISH_TOPICS[@]}"; do
+    gc pubsub topics add-iam-policy-binding "$topic" \
+      --member="serviceAccount:${SA[inbox-jobs]}" --role=roles/pubsub.publisher --format=none
+  done
 
   # The Pub/Sub service agent forwards messages to the dead-letter topic
   # (publisher on it). Projects that enabled Pub/Sub before 2021-04-08 also

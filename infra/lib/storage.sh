@@ -145,7 +145,7 @@ bucket_binding() {
 #   removed by `inbox repair orphan-payloads`.
 # - inbox-relay (relayInbox): nothing on the payload bucket (it stats only the
 #   senders' references, never the inbox's own objects).
-# - inbox-jobs (runJob reads the report for "Create invoice"; sweepJobs
+# - inbox-jobs (runJob: the app's steps read claim-check objects; sweepJobs
 #   deletes the objects of purged documents): the sweeper role.
 # - inbox-console (inboxConsole): objectViewer. A document's page shows its
 #   offloaded payload, so it reads objects; it writes none.
@@ -155,7 +155,7 @@ grant_storage_iam() {
   bucket_binding "$PAYLOAD_BUCKET" inbox-console roles/storage.objectViewer
 
   # The senders' buckets (REFERENCE_BUCKETS): theirs, never created here. The
-  # relay stats a reference's generation, "Create invoice" (runJob) reads it.
+  # relay stats a reference's generation, an app's step (runJob) reads it.
   local bucket
   for bucket in "${REFERENCE_BUCKET_LIST[@]}"; do
     if [[ $DRY_RUN != true ]] && ! gcloud storage buckets describe "gs://$bucket" --format='value(name)' --project="$PROJECT" >/dev/null 2>"$WORK_DIR/reference.err"; then

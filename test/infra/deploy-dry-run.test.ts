@@ -1,13 +1,16 @@
 /**
  * infra/deploy.sh and infra/monitoring/, without Google Cloud: the dry run
  * must print every command with the required flags and call no gcloud at
- * all (the real mode: deploy-fake-gcloud.test.ts). No emulator needed.
+ * all (the real mode: deploy-fake-gcloud.test.ts). No emulator needed. The
+ * default app (the work-order example) deploys under the names a deployment
+ * from before apps has, so an upgrade renames nothing; another app
+ * (test/fixtures/apps/minimal) gets its own names and none of the example's.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../functions/src/config';
-import { commandsOf, deploy, envOf, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, RULES_AUTH, sa, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
+import { commandsOf, DEFAULT_APP, deploy, deployEnv, envOf, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, RULES_AUTH, sa, sandbox, SCRIPT, TTL_FIELDS, uploadIgnoreFile, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -23,7 +26,7 @@ describe('deploy.sh --dry-run', () => {
     stdout = execFileSync('bash', [SCRIPT, '--project', PROJECT, '--region', REGION, '--dry-run'], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, PATH: `${tools.bin}:${process.env.PATH ?? ''}` },
+      env: deployEnv({ PATH: `${tools.bin}:${process.env.PATH ?? ''}` }),
       timeout: 60_000,
     });
     commands = commandsOf(stdout);
@@ -71,6 +74,9 @@ describe('deploy.sh --dry-run', () => {
         expect(flag(c, 'service-account')).toBe(sa(serviceAccount[fn]));
         // Built by the project's own build identity (newer projects have no usable default).
         expect(flag(c, 'build-service-account')).toBe(`projects/${PROJECT}/serviceAccounts/${sa('inbox-build')}`);
+        // Cloud Build bundles the app the functions load (gcp-build reads INBOX_APP), from an upload that holds it.
+        expect(flag(c, 'set-build-env-vars')).toBe(`INBOX_APP=${DEFAULT_APP}`);
+        expect(flag(c, 'ignore-file')).toBe(uploadIgnoreFile(DEFAULT_APP));
         // Every Cloud Run setting is explicit (their values, as gcloud sends them: deploy-rehearsal.test.ts).
         for (const setting of ['memory', 'cpu', 'timeout', 'concurrency', 'max-instances', 'min-instances']) expect({ fn, setting, value: flag(c, setting) }).toEqual({ fn, setting, value: expect.stringMatching(/^[0-9.]+(Mi|Gi|s)?$/) });
       }
@@ -90,7 +96,7 @@ describe('deploy.sh --dry-run', () => {
         INBOX_TASKS_QUEUE: DEFAULTS.INBOX_TASKS_QUEUE,
         INBOX_TIMERS_QUEUE: DEFAULTS.INBOX_TIMERS_QUEUE,
         INBOX_RELAY_QUEUE: DEFAULTS.INBOX_RELAY_QUEUE,
-        INBOX_PROVIDER_TOPIC: DEFAULTS.INBOX_PROVIDER_TOPIC,
+        INBOX_APP: DEFAULTS.INBOX_APP,
         INBOX_JOB_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOB_MAX_ATTEMPTS),
         INBOX_JOBS_QUEUE_MAX_ATTEMPTS: String(DEFAULTS.INBOX_JOBS_QUEUE_MAX_ATTEMPTS),
         INBOX_WAITING_ALERT_DAYS: String(DEFAULTS.INBOX_WAITING_ALERT_DAYS),
@@ -98,6 +104,8 @@ describe('deploy.sh --dry-run', () => {
         INBOX_REFERENCE_BUCKETS: '',
       });
     }
+    // The topic a step publishes to is the app's, not a setting.
+    for (const c of deploys) expect(Object.keys(envOf(c))).not.toContain('INBOX_PROVIDER_TOPIC');
     const relayTimeout = Number.parseInt(flag(deploys.find((c) => c.includes(' relayInbox ')) as string, 'timeout') ?? '0', 10);
     expect(relayTimeout).toBeGreaterThanOrEqual(60);
     for (const c of commands) expect(c).not.toContain(' --allow-unauthenticated');
@@ -151,8 +159,7 @@ describe('deploy.sh --dry-run', () => {
     for (const c of commands.filter((x) => flag(x, 'member') === `serviceAccount:${sa('inbox-build')}`)) expect(commands.indexOf(c)).toBeLessThan(firstDeploy);
   });
 
-  it('creates the topics and the dedicated service accounts', () => {
-    for (const topic of ['work-order-completed', 'work-order-released', 'work-order-completed-dlt', 'work-orders']) only(commands, (c) => c.startsWith(`gcloud pubsub topics create ${topic} `), `topic ${topic}`);
+  it('creates the dedicated service accounts', () => {
     for (const name of ['inbox-receiver', 'inbox-relay', 'inbox-jobs', 'inbox-push', 'inbox-tasks', 'inbox-relay-tasks', 'inbox-scheduler', 'inbox-build']) {
       only(commands, (c) => c.startsWith(`gcloud iam service-accounts create ${name} `), `service account ${name}`);
     }
@@ -408,7 +415,7 @@ describe('deploy.sh argument errors exit 2 before doing anything', () => {
     [['--project', 'Not_A_Project', '--dry-run'], /is not a project id/],
   ])('%j', (args, message) => {
     const { bin, marker } = fakeTools();
-    const result = spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}` }, timeout: 60_000 });
+    const result = spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: deployEnv({ PATH: `${bin}:${process.env.PATH ?? ''}` }), timeout: 60_000 });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(commandsOf(result.stdout)).toEqual([]);

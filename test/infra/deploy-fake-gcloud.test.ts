@@ -7,13 +7,14 @@ import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { checkSchemas } from '../../tools/gcloud-schema/schema';
-import { FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
+import { deployEnv, FIXTURE_APP, FUNCTIONS, INDEXES, MONITORING, PROJECT, ROOT, sandbox, SCRIPT, TTL_FIELDS, useSandbox } from './helpers';
 
 useSandbox();
 
 /**
  * A fake gcloud for the real mode: SCENARIO=fresh (nothing exists) or
- * existing (everything does, one index and the TTL included). It logs every
+ * existing (everything does, one index and the TTL included; but no alert
+ * policy whose list filter holds FAKE_POLICY_GONE, when set). It logs every
  * call and answers the look-ups the script makes.
  */
 const FAKE_GCLOUD = String.raw`#!/usr/bin/env bash
@@ -30,7 +31,7 @@ case "$args" in
       echo '[{"name":"projects/p/databases/(default)/collectionGroups/inbox/indexes/A1","queryScope":"COLLECTION","fields":[{"fieldPath":"shard","order":"ASCENDING"},{"fieldPath":"status","order":"ASCENDING"},{"fieldPath":"nextAttemptAt","order":"ASCENDING"},{"fieldPath":"__name__","order":"ASCENDING"}]}]'
     else echo '[]'; fi ;;
   "firestore indexes fields describe"*) if [[ $SCENARIO == existing ]]; then echo ACTIVE; fi ;;
-  "alpha monitoring policies list"*) if [[ $SCENARIO == existing ]]; then echo projects/p/alertPolicies/42; fi ;;
+  "alpha monitoring policies list"*) if [[ $SCENARIO == existing && ( -z $FAKE_POLICY_GONE || $args != *"$FAKE_POLICY_GONE"* ) ]]; then echo projects/p/alertPolicies/42; fi ;;
   "alpha monitoring policies describe"*) echo '{"notificationChannels":["projects/p/notificationChannels/7"]}' ;;
   "alpha monitoring policies"*) for a in "$@"; do case $a in --policy-from-file=*) cat "$(printf '%s' "$a" | cut -d= -f2-)" >> "$FAKE_STATE/policies.json" ;; esac; done ;;
   "monitoring dashboards list"*) if [[ $SCENARIO == existing ]]; then echo projects/1/dashboards/d1; fi ;;
@@ -87,7 +88,7 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     const result = spawnSync('bash', [SCRIPT, '--project', PROJECT, ...args], {
       cwd: ROOT,
       encoding: 'utf8',
-      env: { ...process.env, PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`, SCENARIO: scenario, FAKE_LOG: log, FAKE_STATE: dir, ...env },
+      env: deployEnv({ PATH: `${dir}:${dirname(process.execPath)}:/usr/bin:/bin`, SCENARIO: scenario, FAKE_LOG: log, FAKE_STATE: dir, ...env }),
       timeout: 60_000,
     });
     const policies = existsSync(join(dir, 'policies.json')) ? readFileSync(join(dir, 'policies.json'), 'utf8') : '';
@@ -114,7 +115,7 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
       expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `))).toBe(true);
     }
     for (const sub of ['work-order-completed-push', 'work-order-released-push']) {
-      expect(calls.filter((c) => c.startsWith(`pubsub subscriptions create ${sub} `) && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app'))).toHaveLength(1);
+      expect(calls.filter((c) => c.startsWith(`pubsub subscriptions create ${sub} `) && c.includes('--push-endpoint=https://receivepubsubpush-abc-ew.a.run.app') && c.includes(' --labels=inbox-app=work-orders '))).toHaveLength(1);
     }
     expect(calls.some((c) => c.includes('service-123456789@gcp-sa-pubsub.iam.gserviceaccount.com'))).toBe(true);
     expect(calls.filter((c) => c.startsWith('alpha monitoring policies create '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
@@ -127,6 +128,18 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     expect(rules[2]).toContain(`curl POST https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases [Authorization: Bearer fake-token] {"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"}`);
     // A new project has no binding of an earlier version to remove.
     expect(calls.filter((c) => c.includes('remove-'))).toEqual([]);
+  }, 60_000);
+
+  it('with --app: creates that app\'s topics and subscriptions, and hands gcloud monitoring files with its subscriptions filled in', () => {
+    const { calls, status, stderr, policies } = realRun('fresh', {}, ['--app', FIXTURE_APP]);
+    expect({ status, stderr }).toEqual({ status: 0, stderr: expect.any(String) });
+    expect(calls.filter((c) => c.startsWith('pubsub subscriptions create ')).map((c) => c.split(' ')[3]).sort()).toEqual(['minimal-dlt-push', 'minimal-start-push', 'minimal.answers-inbox']);
+    expect(calls.filter((c) => /work[\s_-]?order/i.test(c))).toEqual([]);
+    // What gcloud read: every placeholder filled, the app's subscriptions selected (a dot matched as a dot).
+    expect(policies).not.toContain('{{');
+    expect(policies).toContain('monitoring.regex.full_match(\\"minimal-start-push|minimal[.]answers-inbox\\")');
+    expect(policies).toContain('resource.label.subscription_id=\\"minimal-dlt-push\\"');
+    for (const file of readdirSync(join(MONITORING, 'policies'))) expect(policies).toContain(JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')).displayName as string);
   }, 60_000);
 
   it('never puts the access token on a command line (ps and /proc show every argument)', () => {
@@ -185,6 +198,8 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     // The TTLs are ACTIVE in this project: looked up, left alone.
     expect(calls.some((c) => c.startsWith('firestore fields ttls update'))).toBe(false);
     for (const o of TTL_FIELDS) expect(calls.some((c) => c.startsWith(`firestore indexes fields describe ${o.fieldPath} `))).toBe(true);
+    // An upgrade labels the subscriptions with the app, adding to whatever labels they have.
+    for (const c of calls.filter((x) => x.startsWith('pubsub subscriptions update '))) expect(c).toContain(' --update-labels=inbox-app=work-orders ');
     for (const prefix of ['pubsub subscriptions update work-order-completed-push ', 'pubsub subscriptions update work-order-released-push ', 'pubsub subscriptions update work-order-completed-dlt-push ', 'tasks queues update process-jobs ', 'tasks queues update process-timers ', 'tasks queues update inbox-relay ', 'scheduler jobs update http inbox-relay ', 'scheduler jobs update http inbox-sweep-jobs ', 'monitoring dashboards update projects/1/dashboards/d1 ']) {
       expect(calls.some((c) => c.startsWith(prefix))).toBe(true);
     }
@@ -200,5 +215,12 @@ describe('deploy.sh against a fake gcloud (create if missing, else update)', () 
     // An existing release is updated to the new ruleset.
     expect(calls.filter((c) => c.startsWith('curl ')).at(-1)).toContain(`curl PATCH https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore [Authorization: Bearer fake-token] {"release":{"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/demo-proj/rulesets/rs-1"},"updateMask":"rulesetName"}`);
   }, 60_000);
-});
 
+  it('finds a policy an earlier version named otherwise under its former name, and renames it in place instead of adding a second', () => {
+    const { calls, status } = realRun('existing', { FAKE_POLICY_GONE: 'Inbox: push message unacked' });
+    expect(status).toBe(0);
+    expect(calls.filter((c) => c.startsWith('alpha monitoring policies list ') && c.includes('Inbox: completion message unacked for more than 15 minutes'))).toHaveLength(1);
+    expect(calls.filter((c) => c.startsWith('alpha monitoring policies create '))).toEqual([]);
+    expect(calls.filter((c) => c.startsWith('alpha monitoring policies update projects/p/alertPolicies/42 '))).toHaveLength(readdirSync(join(MONITORING, 'policies')).length);
+  }, 60_000);
+});

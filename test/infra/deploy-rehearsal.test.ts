@@ -5,29 +5,36 @@
  * Functions API. gcloud's own packaging builds the upload from
  * infra/gcloudignore and its own flag parsing builds the API request; the
  * test then checks the upload, builds it the way the Node.js buildpack does
- * (`npm ci`, `npm run gcp-build`, `npm prune --production`) and starts each
- * of the seven functions from that tree with the environment Cloud Run sets
- * plus the one gcloud sent. Network: 127.0.0.1 and the npm registry only.
+ * (`npm ci`, `npm run gcp-build` with the build environment gcloud sent,
+ * `npm prune --production`) and starts each of the eight functions from
+ * that tree with the environment Cloud Run sets plus the one gcloud sent.
+ * Twice: for the default app (the work-order example) and for the claims
+ * example (--app), each uploaded, bundled and run as the app deploy.sh
+ * named. Network: 127.0.0.1 and the npm registry only.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { type FunctionsApiStandIn, startFunctionsApiStandIn } from '../support/functions-api-standin';
+import { type FunctionsApiStandIn, type SentFunction, startFunctionsApiStandIn } from '../support/functions-api-standin';
 import { type RealGcloud, realGcloud, requireGcloud } from '../support/real-gcloud';
-import { commandsOf, deploy, FUNCTIONS, PROJECT, REGION, ROOT, sa } from './helpers';
+import { appView, CLAIMS_APP, commandsOf, DEFAULT_APP, deploy, FUNCTIONS, PROJECT, REGION, ROOT, sa, uploadIgnoreFile } from './helpers';
 
 const TOKEN = 'ya29.rehearsal-token';
 const APIS = ['cloudfunctions', 'serviceusage', 'cloudresourcemanager', 'run'];
 const REFERENCE_BUCKETS = ['sender-a-reports', 'sender-b-reports'];
 
-/** What the build needs, and all the upload may hold: a new file elsewhere must be placed on purpose. */
-function expectedUpload(): string[] {
+/**
+ * What the build needs, and all the upload may hold: a new file elsewhere must be placed on purpose.
+ * Of the app (`appFiles`, its folder's files): its models and the files its bundle takes, named here.
+ */
+function expectedUpload(app: string, appFiles: readonly string[]): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
   // console-ui/: the console page's sources; gcp-build bundles them into dist/console-page/ (Cloud Build makes dist/).
-  return ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', ...walk('functions/src'), ...walk('bpmn'), ...walk('console-ui')].sort();
+  // tools/build/: gcp-build's app bundler. The app: its index.ts and what it imports (bundled), its models (read at run time).
+  return ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', ...walk('functions/src'), ...walk('console-ui'), ...walk('tools/build'), ...walk(join(app, 'bpmn')), ...appFiles.map((f) => join(app, f))].sort();
 }
 
 /** The entries of a zip, by gcloud's archive, read with Python's zipfile (no zip library in the project). */
@@ -48,9 +55,9 @@ function zipEntries(zip: Buffer): Array<{ name: string; size: number }> {
  * project each function is created with placeholder URLs, then updated
  * with the real ones, and a rerun of the script updates again.
  */
-function deployCommands(): Array<{ fn: string; command: string }> {
+function deployCommands(appArgs: readonly string[]): Array<{ fn: string; command: string }> {
   // Two sender buckets: INBOX_REFERENCE_BUCKETS holds a comma, which gcloud must not split on.
-  const dry = deploy(['--project', PROJECT, '--region', REGION, '--dry-run'], { REFERENCE_BUCKETS: REFERENCE_BUCKETS.join(',') });
+  const dry = deploy(['--project', PROJECT, '--region', REGION, '--dry-run', ...appArgs], { REFERENCE_BUCKETS: REFERENCE_BUCKETS.join(',') });
   if (dry.status !== 0) throw new Error(`deploy.sh --dry-run failed:\n${dry.stderr}`);
   return commandsOf(dry.stdout)
     .filter((c) => c.startsWith('gcloud functions deploy '))
@@ -65,7 +72,13 @@ function buildStep(dir: string, args: readonly string[], env: Readonly<Record<st
   return Date.now() - started;
 }
 
-describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the upload built and started', () => {
+/** The build environment gcloud sent for a function (buildConfig.environmentVariables, from --set-build-env-vars). */
+const buildEnvOf = (sent: SentFunction | undefined): Readonly<Record<string, string>> => (sent?.buildConfig as { readonly environmentVariables?: Readonly<Record<string, string>> } | undefined)?.environmentVariables ?? {};
+
+describe.each([
+  { label: 'the work-order example, the default app', app: DEFAULT_APP, appArgs: [], appFiles: ['billing.ts', 'index.ts', 'messages.ts', 'steps.ts'] },
+  { label: 'the claims example, by --app', app: CLAIMS_APP, appArgs: ['--app', CLAIMS_APP], appFiles: ['index.ts', 'messages.ts', 'payout.ts', 'steps.ts'] },
+])('deploy rehearsal of $label: the real gcloud, a stand-in Cloud Functions API, the upload built and started', ({ app, appArgs, appFiles }) => {
   let standIn: FunctionsApiStandIn;
   let gcloud: RealGcloud;
   const deployed: Array<{ fn: string; status: number | null; output: string }> = [];
@@ -74,7 +87,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     requireGcloud();
     standIn = await startFunctionsApiStandIn(TOKEN);
     gcloud = realGcloud(standIn.url, TOKEN, APIS);
-    for (const { fn, command } of deployCommands()) {
+    for (const { fn, command } of deployCommands(appArgs)) {
       const run = await gcloud.run(command, ROOT);
       deployed.push({ fn, status: run.status, output: `${run.stdout}\n${run.stderr}` });
     }
@@ -104,24 +117,31 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
       expect({ fn, payload: env.INBOX_PAYLOAD_BUCKET, references: env.INBOX_REFERENCE_BUCKETS }).toEqual({ fn, payload: `${PROJECT}-inbox-payloads`, references: REFERENCE_BUCKETS.join(',') });
       // The rest did not lose its separators either.
       expect(env.INBOX_PUSH_AUDIENCE).toBe(`https://URL_OF_${fn}`);
+      // The app it runs.
+      expect({ fn, app: env.INBOX_APP }).toEqual({ fn, app });
       // The console has three more: its audiences (a comma list too) and its two lists of users.
       expect(Object.keys(env)).toHaveLength(fn === 'inboxConsole' ? 21 : 18);
     }
     expect(standIn.sent.get('inboxConsole')?.serviceConfig?.environmentVariables?.INBOX_CONSOLE_AUDIENCES).toBe('32555940559.apps.googleusercontent.com,https://URL_OF_inboxConsole');
   });
 
-  it('uploads exactly what the build needs: package files, tsconfigs, functions/src, bpmn/ and console-ui/, no node_modules, .git, dist or test', () => {
-    const expected = expectedUpload();
+  it('builds the app the functions run: INBOX_APP is the whole build environment gcloud sent', () => {
+    for (const fn of FUNCTIONS) expect({ fn, build: buildEnvOf(standIn.sent.get(fn)) }).toEqual({ fn, build: { INBOX_APP: app } });
+  });
+
+  it('uploads exactly what the build needs: package files, tsconfigs, functions/src, console-ui/, tools/build/ and of the app its models and code, no node_modules, .git, dist, other apps, tests or tooling', () => {
+    const expected = expectedUpload(app, appFiles);
     for (const fn of FUNCTIONS) {
       const zip = standIn.zipOf(fn);
       expect({ fn, uploaded: zip !== undefined }).toEqual({ fn, uploaded: true });
       const names = zipEntries(zip as Buffer).map((e) => e.name).sort();
-      for (const prefix of ['node_modules/', '.git/', 'dist/', 'test/']) expect({ fn, prefix, found: names.filter((n) => n.startsWith(prefix)) }).toEqual({ fn, prefix, found: [] });
+      for (const prefix of ['node_modules/', '.git/', 'dist/', 'test/', `${app}/test/`]) expect({ fn, prefix, found: names.filter((n) => n.startsWith(prefix)) }).toEqual({ fn, prefix, found: [] });
+      expect({ fn, otherApps: names.filter((n) => n.startsWith('examples/') && !n.startsWith(`${app}/`)) }).toEqual({ fn, otherApps: [] });
       expect(names).toEqual(expected);
     }
     const entries = zipEntries(standIn.zipOf('receivePubSubPush') as Buffer);
     const unpacked = entries.reduce((sum, e) => sum + e.size, 0);
-    console.log(`deploy rehearsal: the upload holds ${entries.length} files, ${unpacked} bytes unpacked, ${(standIn.zipOf('receivePubSubPush') as Buffer).length} bytes zipped`);
+    console.log(`deploy rehearsal (${app}): the upload holds ${entries.length} files, ${unpacked} bytes unpacked, ${(standIn.zipOf('receivePubSubPush') as Buffer).length} bytes zipped`);
   });
 
   it('sends the Cloud Run settings deploy.sh chose, as gcloud encodes them', () => {
@@ -155,24 +175,34 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
 
   it('builds the upload as the Node.js buildpack does, and each function starts from it and answers', async () => {
     const root = mkdtempSync(join(tmpdir(), 'rehearsal-'));
-    const app = join(root, 'workspace');
+    const workspace = join(root, 'workspace');
     const served: ServedFunction[] = [];
     try {
       writeFileSync(join(root, 'upload.zip'), standIn.zipOf('receivePubSubPush') as Buffer);
-      const unzip = spawnSync('python3', ['-m', 'zipfile', '-e', join(root, 'upload.zip'), app], { encoding: 'utf8' });
+      const unzip = spawnSync('python3', ['-m', 'zipfile', '-e', join(root, 'upload.zip'), workspace], { encoding: 'utf8' });
       expect(unzip.status).toBe(0);
       // The buildpack: with a build script, dependencies are installed with NODE_ENV=development, the
       // script runs, and devDependencies are pruned (GoogleCloudPlatform/buildpacks, cmd/nodejs/npm).
+      // The build environment is the one gcloud sent (the same for every function: checked above).
+      const buildEnv = buildEnvOf(standIn.sent.get('receivePubSubPush'));
       const ms = {
-        ci: buildStep(app, ['ci', '--quiet', '--no-fund', '--no-audit', '--prefer-offline'], { NODE_ENV: 'development' }),
-        build: buildStep(app, ['run', 'gcp-build'], { NODE_ENV: 'development' }),
-        prune: buildStep(app, ['prune', '--production', '--quiet'], {}),
+        ci: buildStep(workspace, ['ci', '--quiet', '--no-fund', '--no-audit', '--prefer-offline'], { NODE_ENV: 'development', ...buildEnv }),
+        build: buildStep(workspace, ['run', 'gcp-build'], { NODE_ENV: 'development', ...buildEnv }),
+        prune: buildStep(workspace, ['prune', '--production', '--quiet'], {}),
       };
-      expect(statSync(join(app, 'dist', 'index.js')).isFile()).toBe(true);
+      expect(statSync(join(workspace, 'dist', 'index.js')).isFile()).toBe(true);
+      // The app, bundled by gcp-build where compiled code loads it.
+      expect(statSync(join(workspace, 'dist', 'apps', app, 'index.js')).isFile()).toBe(true);
       // The console page, bundled by gcp-build: what inboxConsole serves.
-      for (const file of ['index.html', 'app.js', 'app.css']) expect(statSync(join(app, 'dist', 'console-page', file)).isFile()).toBe(true);
-      expect(readdirSync(join(app, 'node_modules')).includes('jest')).toBe(false);
-      console.log(`deploy rehearsal: npm ci ${ms.ci} ms, gcp-build ${ms.build} ms, prune ${ms.prune} ms`);
+      for (const file of ['index.html', 'app.js', 'app.css']) expect(statSync(join(workspace, 'dist', 'console-page', file)).isFile()).toBe(true);
+      expect(readdirSync(join(workspace, 'node_modules')).includes('jest')).toBe(false);
+      console.log(`deploy rehearsal (${app}): npm ci ${ms.ci} ms, gcp-build ${ms.build} ms, prune ${ms.prune} ms`);
+
+      // The built tree, with the functions' INBOX_APP, loads the bundle and finds the app deploy.sh read from source.
+      const runEnv = standIn.sent.get('receivePubSubPush')?.serviceConfig?.environmentVariables ?? {};
+      const built = spawnSync(process.execPath, [join(workspace, 'dist', 'cli', 'main.js'), '--json', 'app'], { cwd: workspace, encoding: 'utf8', env: { PATH: process.env.PATH ?? '', INBOX_APP: runEnv.INBOX_APP ?? '' } });
+      expect({ status: built.status, stderr: built.stderr }).toEqual({ status: 0, stderr: '' });
+      expect((JSON.parse(built.stdout) as { topology: unknown }).topology).toEqual(appView(app).topology);
 
       // What each function must answer without credentials or Firestore: the token check, or the method check.
       const probes: Record<(typeof FUNCTIONS)[number], { method: string; status: number; path?: string }> = {
@@ -199,7 +229,7 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
           FUNCTION_SIGNATURE_TYPE: 'http',
           NODE_ENV: 'production',
         };
-        const fnServed = await serveFunction({ target: fn, source: app, ownFramework: true, cleanEnv: true, env, readyTimeoutMs: 30_000 });
+        const fnServed = await serveFunction({ target: fn, source: workspace, ownFramework: true, cleanEnv: true, env, readyTimeoutMs: 30_000 });
         served.push(fnServed);
         const probe = probes[fn];
         const res = await fetch(`${fnServed.url}${probe.path ?? ''}`, { method: probe.method, headers: { 'content-type': 'application/json' }, ...(probe.method === 'POST' ? { body: '{}' } : {}) });
@@ -212,9 +242,11 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     }
   }, 900_000);
 
+  // For one app only: it is about gcloud's reading of ignore files, not about the app.
+  if (app !== DEFAULT_APP) return;
   it('an allow-list ignore file (the one this repository had) uploads no package.json: the test fails on it', async () => {
-    const command = deployCommands().find((d) => d.fn === 'receivePubSubPush')?.command ?? '';
-    const old = command.replace('--ignore-file=infra/gcloudignore', '--ignore-file=test/fixtures/infra/allow-list.gcloudignore');
+    const command = deployCommands(appArgs).find((d) => d.fn === 'receivePubSubPush')?.command ?? '';
+    const old = command.replace(`--ignore-file=${uploadIgnoreFile(app)}`, '--ignore-file=test/fixtures/infra/allow-list.gcloudignore');
     expect(old).not.toBe(command);
     const before = new Set(standIn.uploads.keys());
     expect((await gcloud.run(old, ROOT)).status).toBe(0);
@@ -224,6 +256,6 @@ describe('deploy rehearsal: the real gcloud, a stand-in Cloud Functions API, the
     expect(names.length).toBeGreaterThan(0);
     expect(names.every((n) => n.startsWith('functions/src/'))).toBe(true);
     expect(names).not.toContain('package.json');
-    expect(names).not.toEqual(expectedUpload());
+    expect(names).not.toEqual(expectedUpload(app, appFiles));
   });
 });

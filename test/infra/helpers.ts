@@ -3,6 +3,7 @@ import { spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AppTopology } from '../../functions/src/apps/topology';
 
 let dir: string | undefined;
 /** A temporary directory per test file, removed after it (call useSandbox() at the top of the file). */
@@ -48,10 +49,55 @@ export function fakeTools(): { bin: string; marker: string } {
   return { bin, marker };
 }
 
+/**
+ * This process's environment for a deploy.sh run, without INBOX_APP (the
+ * tests say which app they deploy: --app, or INBOX_APP in `env`).
+ */
+export function deployEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const inherited = { ...process.env };
+  delete inherited.INBOX_APP;
+  return { ...inherited, ...env };
+}
+
 export function deploy(args: readonly string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   const { bin } = fakeTools();
-  return spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, ...env }, timeout: 60_000 });
+  return spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: deployEnv({ PATH: `${bin}:${process.env.PATH ?? ''}`, ...env }), timeout: 60_000 });
 }
+
+/** The app deploy.sh runs without --app and INBOX_APP (the CLI's default). */
+export const DEFAULT_APP = 'examples/work-orders';
+/** The second example (docs/your-own-process.md): deployed with --app. */
+export const CLAIMS_APP = 'examples/claims';
+/** The deployment tests' own app: names shared with no example, one subscription named (not TOPIC-push) and holding a dot. */
+export const FIXTURE_APP = 'test/fixtures/apps/minimal';
+/** An app whose model has an async task its steps do not handle: the check refuses it. */
+export const BROKEN_APP = 'test/fixtures/apps/no-handler';
+
+/** What `inbox --json app` prints, as far as the infra tests read it. */
+export interface AppView {
+  readonly app: string;
+  readonly folder: string;
+  readonly topology: AppTopology;
+}
+
+/**
+ * The app in `folder` as deploy.sh reads it: `inbox --json app` from
+ * source (tsx), with the JSON also written to a file (for json-tool).
+ */
+export function appView(folder: string): AppView & { readonly file: string } {
+  const run = spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'functions', 'src', 'cli', 'main.ts'), '--json', 'app'], { cwd: ROOT, encoding: 'utf8', env: deployEnv({ INBOX_APP: folder }), timeout: 60_000 });
+  if (run.status !== 0) throw new Error(`inbox --json app for ${folder} failed (${String(run.status)}): ${run.stderr}`);
+  const file = join(sandbox(), `app-${folder.replace(/\W+/g, '-')}.json`);
+  writeFileSync(file, run.stdout);
+  return { ...(JSON.parse(run.stdout) as AppView), file };
+}
+
+/** Every subscription of an app's topology: the inbound push subscriptions, then the dead-letter one. */
+export const subscriptionsOf = (t: AppTopology): string[] => [...t.inbound.map((i) => i.subscription), t.deadLetter.subscription];
+/** Every topic of an app's topology, once each: inbound, dead-letter, published to. */
+export const topicsOf = (t: AppTopology): string[] => [...new Set([...t.inbound.map((i) => i.topic), t.deadLetter.topic, ...t.publishes])];
+/** Where deploy.sh writes the upload's ignore file of the app in `folder`. */
+export const uploadIgnoreFile = (folder: string): string => `infra/.generated/upload/${folder}.gcloudignore`;
 
 /** How a printed Firebase Rules API call gets its token: piped into curl's stdin (`-H @-`), never an argument. */
 export const RULES_AUTH = "gcloud auth print-access-token | sed 's/^/Authorization: Bearer /' | ";

@@ -1,9 +1,15 @@
-/** infra/monitoring/: valid files, metrics on logged fields, policies with their runbook section, every alerting metric charted. */
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+/**
+ * infra/monitoring/: valid files, metrics on logged fields, policies with
+ * their runbook section, every alerting metric charted, and the app's
+ * subscriptions filled in for the placeholders (json-tool fill, as deploy.sh
+ * runs it), for the work-order example and for another app.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { checkSchemas, type SchemaKind } from '../../tools/gcloud-schema/schema';
 import { headingAnchors, slug } from '../support/markdown';
-import { jsonFiles, MONITORING, ROOT, sandbox, SCRIPT, useSandbox } from './helpers';
+import { appView, type AppView, CLAIMS_APP, DEFAULT_APP, FIXTURE_APP, jsonFiles, MONITORING, ROOT, sandbox, subscriptionsOf, useSandbox } from './helpers';
 
 useSandbox();
 
@@ -69,10 +75,18 @@ describe('infra/monitoring files', () => {
   });
 });
 
+/** json-tool fill, as deploy.sh runs it: every monitoring file with the app's names put in, under a new directory. */
+function fillFor(app: AppView & { readonly file: string }): { dir: string; stdout: string } {
+  const dir = mkdtempSync(join(sandbox(), 'filled-'));
+  const run = spawnSync('node', [join(ROOT, 'infra', 'lib', 'json-tool.js'), 'fill', app.file, MONITORING, dir], { encoding: 'utf8' });
+  if (run.status !== 0) throw new Error(`json-tool fill failed: ${run.stderr}`);
+  return { dir, stdout: run.stdout };
+}
+
 describe("infra/monitoring against the APIs' schemas (gcloud's own message classes)", () => {
   const KINDS: Readonly<Record<string, SchemaKind>> = { metrics: 'log-metric', policies: 'alert-policy', dashboards: 'dashboard' };
-  const kindOf = (file: string): SchemaKind => {
-    const kind = KINDS[relative(MONITORING, file).split('/')[0] ?? ''];
+  const kindOf = (file: string, dir: string = MONITORING): SchemaKind => {
+    const kind = KINDS[relative(dir, file).split('/')[0] ?? ''];
     if (kind === undefined) throw new Error(`${relative(ROOT, file)}: no API message for this directory; add it to KINDS`);
     return kind;
   };
@@ -81,6 +95,14 @@ describe("infra/monitoring against the APIs' schemas (gcloud's own message class
     const files = jsonFiles(MONITORING);
     const results = checkSchemas(files.map((file) => ({ kind: kindOf(file), file })));
     expect(results.map((r) => ({ file: relative(ROOT, r.file), errors: r.errors }))).toEqual(files.map((f) => ({ file: relative(ROOT, f), errors: [] })));
+  }, 120_000);
+
+  it('decode as cleanly with an app\'s names filled in (what deploy.sh hands gcloud)', () => {
+    const { dir } = fillFor(appView(FIXTURE_APP));
+    const files = jsonFiles(dir);
+    expect(files.length).toBe(jsonFiles(MONITORING).length);
+    const results = checkSchemas(files.map((file) => ({ kind: kindOf(file, dir), file })));
+    expect(results.map((r) => ({ file: relative(dir, r.file), errors: r.errors }))).toEqual(files.map((f) => ({ file: relative(dir, f), errors: [] })));
   }, 120_000);
 
   it('the check finds what the decoder only sets aside: a bogus field and an enum value the API does not have', () => {
@@ -104,29 +126,6 @@ describe('alerts and the dashboard', () => {
     // Pub/Sub's own metrics are among them (the last-resort paths), not only our log-based ones.
     expect(read.map((r) => r.metric)).toEqual(expect.arrayContaining(['pubsub.googleapis.com/subscription/oldest_unacked_message_age', 'pubsub.googleapis.com/subscription/num_undelivered_messages', 'pubsub.googleapis.com/subscription/push_request_count', 'logging.googleapis.com/user/inbox_push_rejections']));
     for (const { policy, metric } of read) expect({ policy, metric, charted: charted.has(metric) }).toEqual({ policy, metric, charted: true });
-  });
-
-  it("name the subscriptions exactly as infra/deploy.sh creates them (COMPLETION_SUBSCRIPTION, RELEASE_SUBSCRIPTION, DEAD_LETTER_SUBSCRIPTION)", () => {
-    const script = readFileSync(SCRIPT, 'utf8');
-    const constant = (name: string): string => {
-      const value = new RegExp(`^${name}=([A-Za-z0-9._-]+)$`, 'm').exec(script)?.[1];
-      if (value === undefined) throw new Error(`infra/deploy.sh has no line ${name}=…`);
-      return value;
-    };
-    const receiver = [constant('COMPLETION_SUBSCRIPTION'), constant('RELEASE_SUBSCRIPTION')];
-    const deployed = [...receiver, constant('DEAD_LETTER_SUBSCRIPTION')];
-    const named = new Map<string, Set<string>>();
-    for (const file of [...readdirSync(join(MONITORING, 'policies')).map((f) => join(MONITORING, 'policies', f)), ...jsonFiles(join(MONITORING, 'dashboards'))]) {
-      const text = readFileSync(file, 'utf8');
-      const ids = [...text.matchAll(/subscription_id=\\"([^"\\]+)\\"/g)].map((m) => m[1] as string);
-      for (const [, alternatives] of text.matchAll(/subscription_id=monitoring\.regex\.full_match\(\\"([^"\\]+)\\"\)/g)) ids.push(...(alternatives as string).split('|'));
-      for (const id of ids) named.set(id, (named.get(id) ?? new Set()).add(relative(ROOT, file)));
-    }
-    // Each subscription the script creates is watched, and nothing else is named.
-    expect([...named.keys()].sort()).toEqual([...deployed].sort());
-    for (const id of deployed) expect([...(named.get(id) ?? [])]).toEqual(expect.arrayContaining(['infra/monitoring/policies/push-not-acked.json', 'infra/monitoring/dashboards/inbox.json']));
-    // A message the receiver never acks is caught by age on every subscription that pushes to it.
-    for (const id of receiver) expect([...(named.get(id) ?? [])]).toContain('infra/monitoring/policies/push-subscription-unacked.json');
   });
 
   it.each([
@@ -155,3 +154,55 @@ function readSources(dir: string): string {
     .join('\n');
 }
 
+describe('the app\'s subscriptions, filled in for the placeholders (json-tool fill)', () => {
+  /** The subscription ids a file's filters select: exact ones, and a regex's, tried on `candidates` as Cloud Monitoring's full match would. */
+  function selected(text: string, candidates: readonly string[]): string[] {
+    const ids = [...text.matchAll(/subscription_id=\\"([^"\\]+)\\"/g)].map((m) => m[1] as string);
+    for (const [, pattern] of text.matchAll(/subscription_id=monitoring\.regex\.full_match\(\\"([^"\\]+)\\"\)/g)) {
+      const full = new RegExp(`^(?:${pattern as string})$`);
+      ids.push(...candidates.filter((c) => full.test(c)));
+    }
+    return ids;
+  }
+
+  it.each([DEFAULT_APP, CLAIMS_APP, FIXTURE_APP])('%s: every subscription deploy.sh creates is watched, and nothing else', (folder) => {
+    const app = appView(folder);
+    const { dir } = fillFor(app);
+    const deployed = subscriptionsOf(app.topology);
+    const receiver = app.topology.inbound.map((i) => i.subscription);
+    // What a regex must not take: each name with a character changed where a dot or a dash is (RE2's "." matches any).
+    const nearMisses = deployed.flatMap((n) => [n.replace(/[.-]/, 'X'), `${n}x`, `x${n}`]);
+    const named = new Map<string, Set<string>>();
+    for (const file of jsonFiles(dir)) {
+      const text = readFileSync(file, 'utf8');
+      expect({ file: relative(dir, file), placeholders: text.match(/\{\{[^}]*\}\}/g) ?? [] }).toEqual({ file: relative(dir, file), placeholders: [] });
+      for (const id of selected(text, [...deployed, ...nearMisses])) named.set(id, (named.get(id) ?? new Set()).add(relative(dir, file)));
+    }
+    expect([...named.keys()].sort()).toEqual([...deployed].sort());
+    for (const id of deployed) expect([...(named.get(id) ?? [])]).toEqual(expect.arrayContaining(['policies/push-not-acked.json', 'dashboards/inbox.json']));
+    // A message the receiver never acks is caught by age on every subscription that pushes to it.
+    for (const id of receiver) expect([...(named.get(id) ?? [])]).toContain('policies/push-subscription-unacked.json');
+    for (const id of [app.topology.deadLetter.subscription]) expect([...(named.get(id) ?? [])]).toContain('policies/dead-letter-not-draining.json');
+    // The alert texts name them too: the on-call reads which subscriptions are the app's.
+    const texts = ['push-not-acked.json', 'push-subscription-unacked.json', 'push-refused.json'].map((f) => (JSON.parse(readFileSync(join(dir, 'policies', f), 'utf8')) as { documentation: { content: string } }).documentation.content);
+    for (const text of texts) for (const id of receiver) expect(text).toContain(id);
+    const deadLettered = (JSON.parse(readFileSync(join(dir, 'policies', 'dead-lettered.json'), 'utf8')) as { documentation: { content: string } }).documentation.content;
+    expect(deadLettered).toContain(`the dead-letter topic ${app.topology.deadLetter.topic}.`);
+  }, 60_000);
+
+  it('the unfilled files name no subscription or topic of any app: only placeholders', () => {
+    const example = appView(DEFAULT_APP).topology;
+    for (const file of jsonFiles(MONITORING)) {
+      const text = readFileSync(file, 'utf8');
+      for (const name of [...subscriptionsOf(example), example.deadLetter.topic]) expect({ file: relative(ROOT, file), name, named: text.includes(name) }).toEqual({ file: relative(ROOT, file), name, named: false });
+    }
+  }, 60_000);
+
+  it('an unknown placeholder stops the fill, naming the file and the known ones', () => {
+    const src = mkdtempSync(join(sandbox(), 'bad-monitoring-'));
+    writeFileSync(join(src, 'policy.json'), JSON.stringify({ displayName: 'x', documentation: { content: 'on {{PUSH_SUBSCRIPTION}}' } }));
+    const run = spawnSync('node', [join(ROOT, 'infra', 'lib', 'json-tool.js'), 'fill', appView(FIXTURE_APP).file, src, mkdtempSync(join(sandbox(), 'out-'))], { encoding: 'utf8' });
+    expect(run.status).toBe(1);
+    expect(run.stderr).toContain(`${join(src, 'policy.json')}: unknown placeholder {{PUSH_SUBSCRIPTION}}; known: {{PUSH_SUBSCRIPTIONS_REGEX}}, {{PUSH_SUBSCRIPTIONS}}`);
+  }, 60_000);
+});
