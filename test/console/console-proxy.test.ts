@@ -119,11 +119,11 @@ describe('the proxy of `inbox console`', () => {
   });
 
   test('under 127.0.0.1:PORT: forwarded with the token, to the service\'s own Host; the browser\'s credentials and cookies stay here', async () => {
-    const id = await storeUnreadable(db, Buffer.from('{"workOrderId": 42}'));
+    const id = await storeUnreadable(db, Buffer.from('{"caseId": 42}'));
     const before = tapped.length;
     const res = await send(viewer.proxy, `/api/documents/${encodeURIComponent(id)}`, { headers: { cookie: 'other-app=secret', authorization: 'Basic b3RoZXI6YXBw' } });
     expect(res.status).toBe(200);
-    expect(res.json()).toMatchObject({ id, row: { reason: 'INVALID_PAYLOAD' }, raw: { text: '{"workOrderId": 42}' } });
+    expect(res.json()).toMatchObject({ id, row: { reason: 'INVALID_PAYLOAD' }, raw: { text: '{"caseId": 42}' } });
     const seen = tapped.slice(before);
     expect(seen).toHaveLength(1);
     expect(seen[0]?.headers.host).toBe(new URL(tapUrl).host);
@@ -150,7 +150,7 @@ describe('the proxy of `inbox console`', () => {
   });
 
   test('a POST body streams through, chunked: a repairer\'s preview is answered by the console', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-proxy-post') });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-proxy-post') });
     const repairer = await proxyTo(tapUrl, async () => iam.token(REPAIRER));
     try {
       const body = JSON.stringify({ request: { kind: 'park', id, text: 'checked by hand' }, preview: true });

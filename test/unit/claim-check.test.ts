@@ -8,8 +8,8 @@ const offloaded: OffloadedPayload = { bucket: 'inbox', object: 'payloads/id/h.js
 describe('summarize', () => {
   test('keeps scalars and small structures, drops what is over 1 KiB of JSON', () => {
     const items = Array.from({ length: 100 }, (_, i) => ({ itemId: `I-${i}`, quantity: 1 }));
-    const summary = summarize({ workOrderId: 'WO-1', completedItems: 3, flag: false, none: null, small: { a: 1 }, lineItems: items, gone: undefined });
-    expect(summary).toEqual({ workOrderId: 'WO-1', completedItems: 3, flag: false, none: null, small: { a: 1 } });
+    const summary = summarize({ caseId: 'C-1', completedItems: 3, flag: false, none: null, small: { a: 1 }, lineItems: items, gone: undefined });
+    expect(summary).toEqual({ caseId: 'C-1', completedItems: 3, flag: false, none: null, small: { a: 1 } });
   });
   test('a long scalar string stays: the schema bounds it', () => {
     expect(summarize({ description: 'x'.repeat(4_096) })).toEqual({ description: 'x'.repeat(4_096) });
