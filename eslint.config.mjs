@@ -28,7 +28,7 @@ export default tseslint.config(
     // In tests `any` comes from three places only: supertest's `res.body`, Firestore's DocumentData and
     // jest's asymmetric matchers (expect.any(), expect.stringContaining() are typed any). Each value ends in
     // an expect(), which checks it at run time; a cast per use would add unchecked assertions, not safety.
-    files: ['test/**/*.ts', 'packages/*/test/**/*.ts'],
+    files: ['test/**/*.ts', 'packages/*/test/**/*.ts', 'examples/*/test/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',

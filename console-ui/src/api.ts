@@ -4,7 +4,7 @@
  * is words for a person: the server's `error`, or what went wrong on the
  * way (no answer, not JSON), so no view ever renders blank.
  */
-import type { DocumentPage, DocumentView, IncidentList, InstanceRow, InstanceView, Overview, RepairBasisView, RepairOutcome, RepairRequest, Role, WaitingPage } from '../../functions/src/operations/types';
+import type { AppSummary, DocumentPage, DocumentView, IncidentList, InstanceRow, InstanceView, Overview, RepairBasisView, RepairOutcome, RepairRequest, Role, WaitingPage } from '../../functions/src/operations/types';
 
 /** GET /api/whoami: who the server took the caller for, and how it let them in. */
 export interface Whoami {
@@ -12,6 +12,8 @@ export interface Whoami {
   readonly role: Role;
   readonly access: 'iam' | 'local';
   readonly projectId: string;
+  /** The app the deployment runs: its name and message names. */
+  readonly app: AppSummary;
 }
 
 /** A failed call: the HTTP status (0: no answer) and the server's reason; `refused`: a repair refused, nothing changed. */

@@ -31,8 +31,8 @@ export function goOnSubmit<N extends string>(form: HTMLFormElement, names: reado
 }
 
 /** A labelled text field of a filter form, holding the filter's current value. */
-export function textFilter<N extends string>(current: Partial<Record<N, string>>, name: N, label: string, placeholder: string): HTMLElement {
-  return h('label', {}, label, ' ', h('input', { name, value: current[name] ?? '', placeholder, testid: `filter-${name}` }));
+export function textFilter<N extends string>(current: Partial<Record<N, string>>, name: N, label: string, placeholder: string, list?: string): HTMLElement {
+  return h('label', {}, label, ' ', h('input', { name, value: current[name] ?? '', placeholder, testid: `filter-${name}`, ...(list === undefined ? {} : { list }) }));
 }
 
 /** "first page" (when not on it) and "next page" (the server's cursor) or "last page", the filters kept. */

@@ -27,7 +27,9 @@ function frame(session: Whoami): HTMLElement {
     h('a', { href: link.instances(), testid: 'nav-instances' }, 'Instances'),
     h('a', { href: link.incidents(), testid: 'nav-incidents' }, 'Incidents'),
     h('a', { href: link.waiting(), testid: 'nav-waiting' }, 'Waiting'),
-    h('span', { class: 'who', testid: 'whoami' }, `${session.id} (${session.role}) · ${session.projectId}`),
+    h('span', { class: 'who', testid: 'whoami' }, `${session.id} (${session.role}) · ${session.projectId} · app ${session.app.name}`),
+    // The message filters of every view offer the app's message names (list="app-messages").
+    h('datalist', { id: 'app-messages', testid: 'app-messages' }, ...session.app.messages.map((m) => h('option', { value: m }))),
   );
   return h(
     'header',

@@ -19,7 +19,7 @@ function filterForm(current: Partial<Record<FilterName, string>>): HTMLFormEleme
     { class: 'filters', testid: 'document-filters' },
     h('label', {}, 'Status ', status),
     textFilter(current, 'reason', 'Reason', 'e.g. AMBIGUOUS'),
-    textFilter(current, 'messageName', 'Message', 'e.g. WorkOrderCompleted'),
+    textFilter(current, 'messageName', 'Message', 'a message name of the app', 'app-messages'),
     textFilter(current, 'key', 'Key', 'correlation key'),
     textFilter(current, 'olderThan', 'Older than', 'e.g. 2h, 7d'),
     h('button', { type: 'submit', testid: 'filter-apply' }, 'Filter'),

@@ -5,7 +5,7 @@ import { h, row, table, time } from './dom';
 import { link } from './router';
 
 function searchBox(current: string): HTMLFormElement {
-  const input = h('input', { name: 'businessKey', value: current, placeholder: 'business key, e.g. WO-4711', testid: 'instances-search', autofocus: true });
+  const input = h('input', { name: 'businessKey', value: current, placeholder: 'business key', testid: 'instances-search', autofocus: true });
   const form = h('form', { class: 'search' }, h('label', {}, 'Business key ', input), h('button', { type: 'submit', testid: 'instances-search-submit' }, 'Find'));
   form.addEventListener('submit', (event) => {
     event.preventDefault();

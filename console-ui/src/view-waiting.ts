@@ -13,7 +13,7 @@ const FILTERS = ['message', 'olderThan'] as const;
 type FilterName = (typeof FILTERS)[number];
 
 function filterForm(current: Partial<Record<FilterName, string>>): HTMLFormElement {
-  const form = h('form', { class: 'filters', testid: 'waiting-filters' }, textFilter(current, 'message', 'Message', 'e.g. WorkOrderCompleted'), textFilter(current, 'olderThan', 'Waiting longer than', 'e.g. 2h, 7d'), h('button', { type: 'submit', testid: 'filter-apply' }, 'Filter'));
+  const form = h('form', { class: 'filters', testid: 'waiting-filters' }, textFilter(current, 'message', 'Message', 'a message name the models wait for', 'app-messages'), textFilter(current, 'olderThan', 'Waiting longer than', 'e.g. 2h, 7d'), h('button', { type: 'submit', testid: 'filter-apply' }, 'Filter'));
   return goOnSubmit(form, FILTERS, link.waiting);
 }
 

@@ -16,6 +16,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import { isRefusedAsExisting } from './core/errors';
 import { stableId } from './core/hash';
+import { parseDuration } from './bpmn/timer';
 import { AppDefinitionError, checkAppDefinition } from './apps/check-definition';
 import type { AsyncHandler, JobContext } from './jobs/handlers';
 import type { ClaimCheckSpec, MessageType } from './receiver/registry';
@@ -153,8 +154,20 @@ export function defineMessage<P>(message: AppMessage<P>): AppMessage {
 export const keyString = (): z.ZodString => z.string().trim().min(1).max(256);
 
 /**
- * A deterministic document id for what a handler writes once (an invoice
- * per order, a record per job): the same parts give the same id, so a
+ * An ISO 8601 duration (`P10D`, `PT4H`) as the engine's timers read it:
+ * use it in a message schema for a field a timer takes (`${documentsDeadline}`),
+ * so a message with a duration no timer could use is refused at receipt
+ * (INVALID_PAYLOAD, with the reason), not later by the timer.
+ */
+export const durationString = (): z.ZodType<string> =>
+  z.string().superRefine((text, ctx) => {
+    const parsed = parseDuration(text);
+    if (!parsed.ok) ctx.addIssue({ code: 'custom', message: parsed.error });
+  });
+
+/**
+ * A deterministic document id for what a handler writes once (one record
+ * per business key, one per job): the same parts give the same id, so a
  * re-run finds the first write (`create()` fails ALREADY_EXISTS) instead of
  * writing a second. Hashed, so any text is a valid id.
  */

@@ -4,7 +4,7 @@
  * serves one of them.
  *
  * Configuration is parsed here, once, so a bad variable stops the start-up
- * with a message that names it. Only the function being served is built
+ * with a message that names it; so is the app (INBOX_APP), for the same reason. Only the function being served is built
  * (the Functions Framework's target: its --target flag or FUNCTION_TARGET,
  * which Cloud Functions sets), so its settings are checked and the others'
  * are not needed. Without a target (tests importing this module) all are.
@@ -29,6 +29,10 @@ import {
 
 const config = loadConfig();
 const runtime = createRuntime(config);
+// The app first, as the configuration: a declaration defineApp refuses stops the start-up with one line
+// naming the app's file, never a failure at the first message. (Its models were checked against it when
+// `npm run build` bundled it; the engine reads them on first use.)
+runtime.app();
 
 const FUNCTIONS: Readonly<Record<string, FunctionFactory>> = {
   receivePubSubPush: createReceivePubSubPush,

@@ -177,6 +177,7 @@ export function createInboxConsole(config: Config, runtime: Runtime, assetsDir: 
     access: createAccess(config.console, verifier),
     accessMode: access.mode,
     projectId: config.projectId,
+    app: () => ({ name: runtime.app().name, messages: runtime.registry().map((m) => m.name) }),
     assetsDir,
     log,
   });

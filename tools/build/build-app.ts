@@ -1,5 +1,5 @@
 /**
- * Bundles an app (INBOX_APP, default examples/work-orders) for compiled
+ * Bundles an app (INBOX_APP, the configuration's default unless set) for compiled
  * code: `dist/apps/FOLDER/index.js`, the app's own files in one CommonJS
  * file, its packages and the system's public module (functions/src/app.ts,
  * compiled to dist/app.js by tsc) left as requires, so the deployment runs

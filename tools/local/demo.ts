@@ -1,7 +1,7 @@
 /**
  * `npm run demo`: the demo of the app INBOX_APP names (its `demo/demo.ts`),
- * by default the work-order example's failure-mode demo. An app without a
- * demo gets one line saying so.
+ * by default the default app's failure-mode demo. An app without a demo
+ * gets one line saying so.
  */
 import { existsSync } from 'node:fs';
 import { join, relative } from 'node:path';

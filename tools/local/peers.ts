@@ -1,7 +1,7 @@
 /**
  * What an app may add to the local stack: the systems around it, simulated
- * (the work-order example's provider, which answers a hand-over with a
- * completion). A dev-only module `local.ts` beside the app's index.ts,
+ * (a counterpart that answers what the app's steps publish, e.g. a provider
+ * that reports work done). A dev-only module `local.ts` beside the app's index.ts,
  * default-exporting a {@link StartPeers}; the stack starts it after the
  * topology exists and stops it with everything else. Never deployed.
  */

@@ -33,9 +33,9 @@ import { errorMessage } from '../../functions/src/core/errors';
 export interface StackOptions {
   /** Google Cloud project id the emulators use. Default `demo-inbox`. */
   readonly projectId?: string;
-  /** The app to run (INBOX_APP): its folder. Default: `env.INBOX_APP`, else the configuration's default (examples/work-orders). */
+  /** The app to run (INBOX_APP): its folder. Default: `env.INBOX_APP`, else the configuration's default. */
   readonly app?: string;
-  /** Options for the app's simulated peers (its local.ts reads what it knows, e.g. the work-order provider's `delayMs`). */
+  /** Options for the app's simulated peers (its local.ts reads what it knows). */
   readonly peers?: Readonly<Record<string, unknown>>;
   /** Simulated Cloud Scheduler: relayInbox every this many ms. Default 2000 (a deployment: every minute). */
   readonly relayEveryMs?: number;

@@ -21,7 +21,7 @@ function collectPeer(text: string, all: Record<string, string>): Record<string, 
 
 async function main(): Promise<void> {
   const options = new Command('npm start')
-    .description('Run the whole inbox locally with one app (INBOX_APP, default examples/work-orders): emulators, functions, its topics and subscriptions, scheduler and its simulated peers.')
+    .description('Run the whole inbox locally with one app (INBOX_APP): emulators, functions, its topics and subscriptions, scheduler and its simulated peers.')
     .option('--project <id>', 'project id on the emulators', 'demo-inbox')
     .option('--peer <key=value>', "an option for the app's simulated peers (its local.ts), repeatable", collectPeer, {})
     .option('--relay-every <ms>', 'the simulated Cloud Scheduler calls relayInbox this often', numberIn(100, 3_600_000), 2_000)
@@ -59,7 +59,7 @@ Look inside (another terminal):
   npm run inbox -- list --status PARKED
   npm run inbox -- app
 
-The app's demo against this stack (the work-order example has one):  npm run demo
+The app's demo against this stack, if it has one (demo/demo.ts):  npm run demo
 Ctrl-C stops everything started here.
 `);
 

@@ -1,7 +1,7 @@
 /**
  * Reads the spans the functions wrote with INBOX_TRACE_EXPORTER=file:<path>
  * (the local stack's `traceDir`: one `spans-<target>.jsonl` per function) and
- * splits one message's publish → invoice latency by hop: the chain of spans
+ * splits one message's publish → last-step latency by hop: the chain of spans
  * from its receipt to the run of the job that ended last, cut into
  * contiguous segments (a span's own time, and the wait before the next hop's
  * span starts: a Cloud Tasks queue, a scheduler tick).

@@ -35,9 +35,9 @@ export function topologyOf(app: App): AppTopology {
   }
   const inbound = [...byTopic].map(([topic, v]) => ({ topic, subscription: v.subscription, messages: v.messages }));
   const deadLetter = { topic: app.deadLetterTopic, subscription: `${app.deadLetterTopic}-push` };
+  if (byTopic.has(deadLetter.topic)) throw new AppDefinitionError(`the dead-letter topic ${deadLetter.topic} is also a topic messages arrive on: give it a name of its own (deadLetterTopic)`);
   const subscriptions = [...inbound.map((t) => t.subscription), deadLetter.subscription];
   const twice = subscriptions.find((s, i) => subscriptions.indexOf(s) !== i);
   if (twice !== undefined) throw new AppDefinitionError(`the subscription ${twice} is named twice: each inbound topic and the dead-letter topic need their own`);
-  if (byTopic.has(deadLetter.topic)) throw new AppDefinitionError(`the dead-letter topic ${deadLetter.topic} is also a topic messages arrive on: give it a name of its own (deadLetterTopic)`);
   return { app: app.name, inbound, deadLetter, publishes: [...app.publishes], collections: [...app.collections] };
 }

@@ -120,7 +120,7 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
 
 /** instances, incidents, repair: process state and its repairs. */
 function addProcessCommands(program: Command, context: () => CliContext): void {
-  program.command('instances <businessKey>').description('process state of a work order').action((key: string) => processes().instances(context(), key));
+  program.command('instances <businessKey>').description('the process instances of a business key: their tokens and what each waits for').action((key: string) => processes().instances(context(), key));
   program
     .command('incidents')
     .description('open incidents (duplicate waiting points, failed jobs, …) and the FAILED jobs of instances in INCIDENT')

@@ -15,7 +15,7 @@ import { WAITING_ORDER } from '../operations/shard-page';
 import { pageCursorOf } from '../operations/shard-page-query';
 import { listWaiting } from '../operations/waiting';
 import { waitedMessageNames } from '../relay/gauges';
-import type { OperationsDeps, RepairRequest } from '../operations/types';
+import type { AppSummary, OperationsDeps, RepairRequest } from '../operations/types';
 import type { Caller } from './access';
 import { crossSiteRefusal } from './access';
 
@@ -28,6 +28,7 @@ export interface ApiDeps {
   readonly ops: OperationsDeps;
   readonly access: 'iam' | 'local';
   readonly projectId: string;
+  readonly app: () => AppSummary;
   readonly log: Logger;
 }
 
@@ -161,7 +162,7 @@ function routeOf(resource: string | undefined, rawId: string | undefined, rest: 
 async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, itemId: string | null): Promise<Answer> {
   switch (route) {
     case 'whoami':
-      return { kind: 'ok', body: { id: caller.id, role: caller.role, access: deps.access, projectId: deps.projectId } };
+      return { kind: 'ok', body: { id: caller.id, role: caller.role, access: deps.access, projectId: deps.projectId, app: deps.app() } };
     case 'overview':
       return { kind: 'ok', body: { ...(await readOverview(deps.ops)) } };
     case 'documents': {

@@ -2,7 +2,7 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import { classifyFailure } from '../core/errors';
 import { failureAnswer, RETRY_AFTER_SECONDS, send } from '../http/answer';
 import type { Logger } from '../log';
-import type { OperationsDeps } from '../operations/types';
+import type { AppSummary, OperationsDeps } from '../operations/types';
 import { type Access, refuseCloudRunProxy } from './access';
 import { answerApi } from './api';
 import { readAsset } from './assets';
@@ -13,6 +13,8 @@ export interface ConsoleDeps {
   readonly access: Access;
   readonly accessMode: 'iam' | 'local';
   readonly projectId: string;
+  /** The app the deployment runs: its name and message names (the page's filters offer them). */
+  readonly app: () => AppSummary;
   /** The page's files: dist/console-page/ (the ui build). */
   readonly assetsDir: string;
   /** Whether a file is a server module (never served as a page file); default: one Node has loaded. */
@@ -57,7 +59,7 @@ export function createConsoleHandler(deps: ConsoleDeps): (req: Request, res: Res
           return;
         }
         if (isApi) {
-          send(res, await answerApi({ ops: deps.ops, access: deps.accessMode, projectId: deps.projectId, log: deps.log }, req, access.caller));
+          send(res, await answerApi({ ops: deps.ops, access: deps.accessMode, projectId: deps.projectId, app: deps.app, log: deps.log }, req, access.caller));
           return;
         }
       }

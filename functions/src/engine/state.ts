@@ -52,7 +52,7 @@ export interface InstanceState {
   readonly processKey: string;
   /** `ProcessModel.version` at the start; a record only: the engine runs the model deployed now. */
   readonly processVersion: string;
-  /** The caller's key for the instance (a work order id): trimmed, 1 to 256 characters (startProcess checks). */
+  /** The caller's key for the instance (an order or case number): trimmed, 1 to 256 characters (startProcess checks). */
   readonly businessKey: string;
   /**
    * RUNNING while a token moves or waits; INCIDENT from the first open

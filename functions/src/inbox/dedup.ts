@@ -31,7 +31,7 @@ export type Verdict =
   | { readonly kind: 'COLLISION'; readonly firstId: string }
   /**
    * Only an old-scheme entry of another correlation key: the event id was
-   * reused for another work order, which the new scheme keeps apart. Store
+   * reused for another business key, which the new scheme keeps apart. Store
    * the message without checking the old id.
    */
   | { readonly kind: 'OTHER_KEY_UNDER_LEGACY_ID' }

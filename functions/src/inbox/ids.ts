@@ -7,8 +7,8 @@ import { stableId } from '../core/hash';
 
 /**
  * A valid message: one document per (message name, correlation key, dedup
- * key). The correlation key is part of the identity so that two work orders
- * whose sender reuses an event id are two events, never a KEY_COLLISION.
+ * key). The correlation key is part of the identity so that two orders (or
+ * cases) whose sender reuses an event id are two events, never a KEY_COLLISION.
  */
 export function messageDocId(messageName: string, correlationKey: string, dedupKey: string): string {
   return stableId('message', messageName, correlationKey, dedupKey);

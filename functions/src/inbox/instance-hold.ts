@@ -6,8 +6,8 @@ import { offloadedObject } from './claim-check';
  * What keeps an offloaded DONE document (and its object) past its
  * retention: the instance it went into. The instance does not hold the
  * payload, only its summary and the `gs://…#generation` reference under the
- * claim's variable (completionReport), and a step of it reads the object by
- * that reference ("Create invoice"), also when an operator runs the step
+ * claim's variable, and a step of it reads the object by that reference,
+ * also when an operator runs the step
  * again after an incident (`inbox repair move-token`). Deleting the object
  * while that can still happen turns a repairable incident into a lost
  * report. So the payload sweep and `inbox purge` keep such a document while

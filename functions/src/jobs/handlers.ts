@@ -16,14 +16,14 @@ export interface JobContext {
 export type AsyncHandler = (ctx: JobContext) => Promise<Readonly<Record<string, unknown>>>;
 
 /**
- * What a handler throws for a failure no retry can heal (the provider
- * refuses the work for good, the data can never be valid): the job is
+ * What a handler throws for a failure no retry can heal (the system it
+ * calls refuses the request for good, the data can never be valid): the job is
  * FAILED at once, without spending INBOX_JOB_MAX_ATTEMPTS, and its instance
  * shows INCIDENT / JOB_FAILED with this message, for an operator to repair
  * (move or cancel the token). Anything else a handler throws is retried.
  * Also recognised as the `cause` of the error thrown.
  *
- * @example throw new PermanentJobError(`order ${id} is unknown to the provider`);
+ * @example throw new PermanentJobError(`${id} is unknown to the receiving system`);
  */
 export class PermanentJobError extends PermanentFailureError {
   override readonly name: string = 'PermanentJobError';

@@ -2,8 +2,8 @@ import { type BasisChangedError, describeFacts, type RepairBasis } from '../engi
 
 /**
  * A repair refused because what it acts on changed since its preview, in
- * words for the operator: "the token moved from Wait for completion
- * (waitForCompletion) to Create invoice (createInvoice) since the preview".
+ * words for the operator: "the token moved from Wait for the reply
+ * (waitForReply) to Settle (settle) since the preview".
  * Pure: `label` names an activity (its BPMN name and id).
  */
 

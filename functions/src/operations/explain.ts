@@ -259,7 +259,7 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
         ],
         next: [
           `compare it with the instance: ${CLI} show ${id} and ${CLI} instances ${String(doc.correlationKey)}`,
-          `a repeated start (the same work order released again): ${CLI} repair dismiss ${id} --note "repeated release" (DONE, recorded; a redelivery stays a duplicate)`,
+          `a repeated start (the same business event sent again): ${CLI} repair dismiss ${id} --note "repeated start" (DONE, recorded; a redelivery stays a duplicate)`,
           'a key used for two different things: the sender must fix it; the parked document stays as the record',
         ],
       };
@@ -313,7 +313,7 @@ function expiryOf(doc: ExplainedDoc, now: Date): string[] {
   const hold =
     kept === null
       ? []
-      : [`not before instance ${kept.processInstanceId} has completed (now ${kept.instanceStatus}): the instance holds only the reference, and a step of it may still read the object (after an incident, the repair runs "Create invoice" again); the payload sweep keeps both and looks again every hour`];
+      : [`not before instance ${kept.processInstanceId} has completed (now ${kept.instanceStatus}): the instance holds only the reference, and a step of it may still read the object (after an incident, a repair runs that step again); the payload sweep keeps both and looks again every hour`];
   return [`${first}, from ${when(payloadExpiry, now)}`, ...hold];
 }
 

@@ -32,6 +32,12 @@ export interface OperationsDeps {
   readonly now: () => Date;
 }
 
+/** The app a deployment runs, as the console names it: its name and its message names. */
+export interface AppSummary {
+  readonly name: string;
+  readonly messages: readonly string[];
+}
+
 /** Who acts: a verified identity (console) or the operator's account on the machine (CLI). */
 export interface Actor {
   /** An e-mail address (console: from the verified ID token) or `user@host` (CLI). */

@@ -19,7 +19,7 @@ import { MAX_KEY_CHARS } from '../receiver/registry';
  * Firestore's 1 MiB document limit: the instance document also takes
  * everything merged into the variables later (each correlated message's
  * payload, each job's result), the audit trail of the last 100 correlated
- * message ids and every incident, and "Hand over work order" publishes the
+ * message ids and every incident, and an app's step may publish the
  * variables in a Pub/Sub message; none of that may ever push a running
  * instance over the limit, where every further step of it would fail.
  */

@@ -1,7 +1,7 @@
 /**
  * W3C trace context through the inbox: one span per hop (receipt, the
  * fast-path task, the relay's transaction, the correlation, each job task and
- * its run), all of one trace from the publisher to the invoice. This module
+ * its run), all of one trace from the publisher to the process's last step. This module
  * holds what the handlers call: {@link withSpan} and the extract/inject
  * helpers. Which spans are recorded and where they go is setup.ts's business;
  * without it (a test building a handler, the CLI) every call here is the
