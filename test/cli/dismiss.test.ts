@@ -79,15 +79,15 @@ describe('ALREADY_STARTED, explained and dismissed', () => {
     const e = r.json() as Explanation;
     expect(e.summary).toMatch(/^PARKED \/ ALREADY_STARTED since /);
     expect(e.because[0]).toBe(`a start message (TaskOpened starts fixture-process), but the instance for key C-dis-explain exists already: ${started} (now RUNNING)`);
-    expect(e.next).toContain(`a repeated start (the same work order released again): npx inbox repair dismiss ${id} --note "repeated release" (DONE, recorded; a redelivery stays a duplicate)`);
+    expect(e.next).toContain(`a repeated start (the same business event sent again): npx inbox repair dismiss ${id} --note "repeated start" (DONE, recorded; a redelivery stays a duplicate)`);
   });
 
   test('--dry-run shows what would change and changes nothing', async () => {
     const { id, started } = await secondOpening('C-dis-dry');
     const before = await inboxDoc(id);
-    const r = await cli('--json', 'repair', 'dismiss', id, '--note', 'repeated release', '--by', 'oncall', '--dry-run');
+    const r = await cli('--json', 'repair', 'dismiss', id, '--note', 'repeated start', '--by', 'oncall', '--dry-run');
     expect(r.code).toBe(0);
-    expect(r.json()).toEqual({ wouldDismiss: id, previousReason: 'ALREADY_STARTED', processInstanceId: started, by: 'oncall', note: 'repeated release' });
+    expect(r.json()).toEqual({ wouldDismiss: id, previousReason: 'ALREADY_STARTED', processInstanceId: started, by: 'oncall', note: 'repeated start' });
     expect(await inboxDoc(id)).toEqual(before);
     expect((await db.collection(PROCESSED).doc(id).get()).exists).toBe(false);
   });
@@ -199,7 +199,7 @@ describe.each([['UNAVAILABLE', GRPC_STATUS.UNAVAILABLE], ['DEADLINE_EXCEEDED', G
     const { id } = await secondOpening(`C-dis-retry-${code}`);
     const lost = proxy.lost('Commit');
     proxy.loseReplies('Commit', { code });
-    const r = await spawned('--json', 'repair', 'dismiss', id, '--note', 'repeated release', '--by', 'oncall');
+    const r = await spawned('--json', 'repair', 'dismiss', id, '--note', 'repeated start', '--by', 'oncall');
     expect(proxy.lost('Commit')).toBe(lost + 1);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);

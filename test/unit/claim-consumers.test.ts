@@ -14,7 +14,7 @@ import { referenceToCheck, unavailableReference, type ReferenceChecks } from '..
 const policy: RelayPolicy = { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
 const now = new Date('2026-12-01T12:00:00Z');
 const uri = 'gs://sender-reports/reports/C-1.json#1764590400000000';
-const reference: ReferenceClaim = { bucket: 'sender-reports', object: 'reports/C-1.json', generation: '1764590400000000', uri, carriedIn: 'field', name: 'report', variable: 'completionReport' };
+const reference: ReferenceClaim = { bucket: 'sender-reports', object: 'reports/C-1.json', generation: '1764590400000000', uri, carriedIn: 'field', name: 'report', variable: 'caseReport' };
 
 describe('decide: REFERENCE_UNAVAILABLE', () => {
   test.each([
@@ -80,7 +80,7 @@ describe('inbox explain: REFERENCE_UNAVAILABLE and offloaded payloads', () => {
     const payloadExpireAt = new Date(now.getTime() - 24 * 3_600_000);
     const keptFor = { processInstanceId: 'I', instanceStatus: 'INCIDENT' };
     const e = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'RELAY', processInstanceId: 'I', payloadExpireAt, offloadedUri: 'gs://p/payloads/x/y.json#5', keptFor })), now);
-    expect(e.because).toContain('not before instance I has completed (now INCIDENT): the instance holds only the reference, and a step of it may still read the object (after an incident, the repair runs "Create invoice" again); the payload sweep keeps both and looks again every hour');
+    expect(e.because).toContain('not before instance I has completed (now INCIDENT): the instance holds only the reference, and a step of it may still read the object (after an incident, a repair runs that step again); the payload sweep keeps both and looks again every hour');
     const free = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'RELAY', processInstanceId: 'I', payloadExpireAt, offloadedUri: 'gs://p/payloads/x/y.json#5', keptFor: null })), now);
     expect(free.because.join('\n')).not.toContain('not before instance');
   });
