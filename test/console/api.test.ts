@@ -164,9 +164,10 @@ describe('iam access: a verified ID token, then a listed e-mail', () => {
     expect(res.status).toBe(403);
   });
 
-  test('whoami names the verified e-mail and its role; the token may come in Authorization too', async () => {
-    expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({ id: VIEWER, role: 'viewer', access: 'iam', projectId });
-    expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId });
+  test('whoami names the verified e-mail, its role and the app the deployment runs; the token may come in Authorization too', async () => {
+    const app = { name: 'fixture', messages: ['TaskCompleted', 'TaskOpened'] };
+    expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({ id: VIEWER, role: 'viewer', access: 'iam', projectId, app });
+    expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId, app });
   });
 });
 

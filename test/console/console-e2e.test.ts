@@ -151,6 +151,16 @@ test('the overview shows the counts by status and by reason that Firestore holds
   await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
 });
 
+test("the header names the app the stack runs; the message filters of the documents and waiting lists offer the app's message names", async () => {
+  await openView(page, at('/documents'), 'documents');
+  expect(await page.getByTestId('whoami').textContent()).toBe(`${LOCAL_OPERATOR} (repairer) · ${projectId} · app fixture`);
+  const offered = await page.getByTestId('app-messages').evaluate((list) => [...list.querySelectorAll('option')].map((o) => o.getAttribute('value')));
+  expect(offered).toEqual(['TaskCompleted', 'TaskOpened']);
+  expect(await page.getByTestId('filter-messageName').getAttribute('list')).toBe('app-messages');
+  await openView(page, at('/waiting'), 'waiting');
+  expect(await page.getByTestId('filter-message').getAttribute('list')).toBe('app-messages');
+});
+
 test('the double-token instance: two tokens on "Wait for completion" in the diagram, its parked completion below', async () => {
   await openView(page, at(`/instances/${instanceId}`), 'instance');
   const badge = page.getByTestId('diagram').getByTestId('badge-tokens-waitForCompletion');

@@ -24,10 +24,13 @@ export const TOKEN_B = 'ex-b2';
 export const REFUSED_TOKEN = TOKEN_B;
 export const REFUSAL = `token ${REFUSED_TOKEN} is not live: nothing to cancel`;
 
+/** The app the fixture server says it runs (whoami's `app`): the fixture app's name and message names. */
+export const APP = { name: 'fixture', messages: ['TaskCompleted', 'TaskOpened'] } as const;
+
 /** The who-am-I answers of the two roles. */
 export const WHOAMI = {
-  localRepairer: { id: 'local operator', role: 'repairer', access: 'local', projectId: 'demo-inbox' },
-  iamViewer: { id: 'viewer@example.com', role: 'viewer', access: 'iam', projectId: 'demo-inbox' },
+  localRepairer: { id: 'local operator', role: 'repairer', access: 'local', projectId: 'demo-inbox', app: APP },
+  iamViewer: { id: 'viewer@example.com', role: 'viewer', access: 'iam', projectId: 'demo-inbox', app: APP },
 } as const;
 
 export async function fixtureModel(): Promise<{ xml: string; model: ProcessModel }> {
