@@ -76,7 +76,7 @@ test('a valid completion of 10 MiB (thousands of line items) is kept as the rece
   const id = messageDocId('TaskCompleted', 'C-dl-large', 'evt-dl-large');
   expect(kept.body).toEqual({ outcome: 'parked', id });
   const doc = (await db.collection(INBOX).doc(id).get()).data();
-  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataChunks: 0, offloaded: { bucket: `${projectId}-inbox-payloads`, bytes: 10 * 1024 * 1024 - 4_096, variable: 'completionReport' } });
+  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataChunks: 0, offloaded: { bucket: `${projectId}-inbox-payloads`, bytes: 10 * 1024 * 1024 - 4_096, variable: 'caseReport' } });
   expect(doc?.payload).toEqual({ caseId: 'C-dl-large', completedItems: payload.completedItems, completionTimestamp: payload.completionTimestamp, eventId: 'evt-dl-large' });
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
   // A requeue hands the process the whole report: the object holds the canonical payload the document's hash names.
@@ -123,7 +123,7 @@ test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox 
   const run = await cli('requeue', id);
   expect(run.code).toBe(0);
   const reopened = (await db.collection(INBOX).doc(id).get()).data();
-  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'completionReport' }, rawDataChunks: 0, rawDataBytes: 0 });
+  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'caseReport' }, rawDataChunks: 0, rawDataBytes: 0 });
   // The chunks go with it: nothing would ever delete them once the document is swept.
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
   const [bytes] = await (storage as TestStorage).client.bucket(bucket).file(String(reopened?.offloaded.object)).download();

@@ -62,7 +62,7 @@ test('a 10 MiB TaskCompleted pushed by Pub/Sub is offloaded: summary on the docu
   const hash = createHash('sha256').update(canonicalJson(payload)).digest('hex');
   expect(doc).toMatchObject({ status: 'OPEN', reason: null, payloadHash: hash, rawData: null, rawDataChunks: 0 });
   expect(doc.payload).toEqual({ caseId: 'C-large', completedItems: items, completionTimestamp: payload.completionTimestamp, eventId: 'evt-large' });
-  expect(doc.offloaded).toMatchObject({ bucket: BUCKET, object: offloadObjectName(id, hash), bytes: data.length, variable: 'completionReport' });
+  expect(doc.offloaded).toMatchObject({ bucket: BUCKET, object: offloadObjectName(id, hash), bytes: data.length, variable: 'caseReport' });
 
   const objects = storage.emulator.objects(BUCKET);
   expect(objects.map((o) => o.name)).toEqual([offloadObjectName(id, hash)]);

@@ -69,7 +69,7 @@ describe('offload at receipt', () => {
     const doc = (await db.collection(INBOX).doc(id).get()).data();
     const hash = sha256(canonicalJson(over));
     expect(doc?.payloadHash).toBe(hash);
-    expect(doc?.offloaded).toMatchObject({ bucket: BUCKET, object: offloadObjectName(id, hash), bytes: LIMIT + 1, variable: 'completionReport' });
+    expect(doc?.offloaded).toMatchObject({ bucket: BUCKET, object: offloadObjectName(id, hash), bytes: LIMIT + 1, variable: 'caseReport' });
     expect(doc?.payload).toEqual({ caseId: 'C-over', completedItems: over.completedItems, completionTimestamp: over.completionTimestamp, eventId: 'evt-over' });
     const [object] = storage.current.emulator.objects(BUCKET).filter((o) => o.name === offloadObjectName(id, hash));
     expect(object).toBeDefined();
@@ -207,7 +207,7 @@ describe('references at receipt', () => {
     const res = await request(receiver.server).post('/').send(push({ caseId: 'C-ref', completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }, 'm-ref', { reportRef: ref }));
     expect(res.body).toMatchObject({ outcome: 'stored', status: 'OPEN' });
     const doc = (await db.collection(INBOX).doc(res.body.id as string).get()).data();
-    expect(doc?.reference).toEqual({ bucket: ALLOWED, object: 'r/C-ref.json', generation: '1712345678901234', uri: ref, carriedIn: 'attribute', name: 'reportRef', variable: 'completionReport' });
+    expect(doc?.reference).toEqual({ bucket: ALLOWED, object: 'r/C-ref.json', generation: '1712345678901234', uri: ref, carriedIn: 'attribute', name: 'reportRef', variable: 'caseReport' });
     expect(storage.current.emulator.requests()).toEqual([]);
   });
 });

@@ -61,14 +61,14 @@ async function referencedCompletion(caseId: string, items = 3): Promise<{ id: st
 }
 
 describe('relay: a sender\'s reference is checked before its document correlates', () => {
-  test('FOUND: correlated, one stat, and the process gets the reference as completionReport', async () => {
+  test('FOUND: correlated, one stat, and the process gets the reference as caseReport', async () => {
     const { id, instanceId, object, uri } = await referencedCompletion('C-ref-ok');
     const result = await relayOne(deps(), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId } });
     expect(statsOf(object)).toBe(1);
     // The first transaction read the document and its key, the second correlated as any document does.
     expect(result.stats.reads).toBeLessThanOrEqual(6);
-    expect((await refs.instance(db, instanceId).get()).get('variables.completionReport')).toBe(uri);
+    expect((await refs.instance(db, instanceId).get()).get('variables.caseReport')).toBe(uri);
   });
 
   test('MISSING (the sender deleted it): PARKED REFERENCE_UNAVAILABLE at once, logged as a park, the process untouched', async () => {
@@ -83,7 +83,7 @@ describe('relay: a sender\'s reference is checked before its document correlates
     expect(doc.expireAt).toBeUndefined();
     // The "documents parked" metric counts ERROR lines with inboxId and reason.
     expect(logs).toContainEqual(expect.objectContaining({ severity: 'ERROR', message: 'inbox document parked', inboxId: id, reason: 'REFERENCE_UNAVAILABLE' }));
-    expect((await refs.instance(db, instanceId).get()).get('variables.completionReport')).toBeUndefined();
+    expect((await refs.instance(db, instanceId).get()).get('variables.caseReport')).toBeUndefined();
     // Out of its key's lane: the next message of the key is not held behind it.
     expect(((await refs.correlationKey(db, 'C-ref-gone').get()).get('open') as unknown[] | undefined) ?? []).toEqual([]);
   });
@@ -135,7 +135,7 @@ describe('relay: a sender\'s reference is checked before its document correlates
     const doc = await inboxDoc(id);
     expect(doc).toMatchObject({ status: 'OPEN', reason: null, attempts: 3 });
     expect(String(doc.lastError)).toContain('the bucket does not exist');
-    expect((await refs.instance(db, instanceId).get()).get('variables.completionReport')).toBeUndefined();
+    expect((await refs.instance(db, instanceId).get()).get('variables.caseReport')).toBeUndefined();
   });
 
   test('a relay without a payload store fails such a document technically, never parks it', async () => {
@@ -146,14 +146,14 @@ describe('relay: a sender\'s reference is checked before its document correlates
     expect(await inboxDoc(id)).toMatchObject({ status: 'OPEN' });
   });
 
-  test('an offloaded payload is not stat\'ed (the inbox wrote it): correlated with its reference as completionReport and a DONE without expireAt', async () => {
+  test('an offloaded payload is not stat\'ed (the inbox wrote it): correlated with its reference as caseReport and a DONE without expireAt', async () => {
     const instanceId = await waiting('C-off-relay');
     const { id, offloaded } = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-off-relay', { lineItems: lineItems(3_000, 200) }));
     const result = await relayOne(deps(), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId } });
     expect(statsOf(offloaded.object)).toBe(0);
     const instance = await refs.instance(db, instanceId).get();
-    expect(instance.get('variables.completionReport')).toBe(offloaded.uri);
+    expect(instance.get('variables.caseReport')).toBe(offloaded.uri);
     // The summary, not the 3,000 items, became variables.
     expect(instance.get('variables.lineItems')).toBeUndefined();
     expect(instance.get('variables.completedItems')).toBe(5);

@@ -50,7 +50,7 @@ function envelopeOf(payload: Record<string, unknown>, name: string): import('../
 
 /** The claim a sender's `report` field makes of `ref` (what the receiver stores as `reference`). */
 export function reportReference(ref: GsObject): ReferenceClaim {
-  return { ...ref, uri: gsUri(ref), carriedIn: 'field', name: 'report', variable: 'completionReport' };
+  return { ...ref, uri: gsUri(ref), carriedIn: 'field', name: 'report', variable: 'caseReport' };
 }
 
 /** Stores a completion that carries `reference`, as the receiver does (document and lane entry). */

@@ -27,7 +27,7 @@ describe('a valid reference', () => {
     const draft = interpretMessage(envelope, FIXTURE_REGISTRY, CLAIMS);
     expect(draft.kind).toBe('valid');
     if (draft.kind !== 'valid') return;
-    expect(draft.reference).toEqual({ bucket: 'acme-reports', object: 'cases/C-1/report.json', generation: '1712345678901234', uri: REF, carriedIn, name, variable: 'completionReport' });
+    expect(draft.reference).toEqual({ bucket: 'acme-reports', object: 'cases/C-1/report.json', generation: '1712345678901234', uri: REF, carriedIn, name, variable: 'caseReport' });
     // The reference is content: it is in the hashed payload whichever way it came.
     expect(draft.payload.report).toBe(REF);
     expect(draft.payloadHash).toBe(createHash('sha256').update(draft.canonicalPayload).digest('hex'));
@@ -72,7 +72,7 @@ describe('a reference that is refused (INVALID_PAYLOAD)', () => {
     ['a line feed in the object name', env({ ...valid, report: 'gs://acme-reports/a\nb#5' }), ['no carriage return or line feed']],
     ['a malformed attribute', env(valid, { reportRef: 'acme-reports/r.json#5' }), ['attribute "reportRef"', 'the form gs://bucket/object#generation']],
     ['an empty attribute', env(valid, { reportRef: '' }), ['attribute "reportRef"']],
-    ['a foreign bucket in the field', env({ ...valid, report: 'gs://evil-bucket/r.json#5' }), ['field "report"', 'bucket "evil-bucket"', 'INBOX_REFERENCE_BUCKETS', 'allowed: acme-reports, acme.reports.eu', 'completionReport']],
+    ['a foreign bucket in the field', env({ ...valid, report: 'gs://evil-bucket/r.json#5' }), ['field "report"', 'bucket "evil-bucket"', 'INBOX_REFERENCE_BUCKETS', 'allowed: acme-reports, acme.reports.eu', 'caseReport']],
     ['a foreign bucket in the attribute', env(valid, { reportRef: 'gs://evil-bucket/r.json#5' }), ['attribute "reportRef"', 'bucket "evil-bucket"', 'INBOX_REFERENCE_BUCKETS']],
     ['field and attribute differ', env({ ...valid, report: REF }, { reportRef: 'gs://acme-reports/other.json#9' }), ['field "report"', 'attribute "reportRef"', 'different references']],
     ['line items inline and a reference in the field', env({ ...valid, report: REF, lineItems: [{ itemId: 'A', quantity: 1 }] }), ['both inline (field "lineItems")', 'by reference (field "report")', 'send one of them']],
@@ -103,5 +103,5 @@ test('with a reference, an offloaded payload would not take the reference\'s var
   const withRef = interpretMessage(env({ ...valid, report: REF }), FIXTURE_REGISTRY, CLAIMS);
   const without = interpretMessage(env(valid), FIXTURE_REGISTRY, CLAIMS);
   expect(withRef.kind === 'valid' && withRef.offloadVariable).toBe('offloadedPayload');
-  expect(without.kind === 'valid' && without.offloadVariable).toBe('completionReport');
+  expect(without.kind === 'valid' && without.offloadVariable).toBe('caseReport');
 });
