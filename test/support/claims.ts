@@ -48,9 +48,15 @@ function envelopeOf(payload: Record<string, unknown>, name: string): import('../
   return parsed.envelope;
 }
 
-/** The claim a sender's `report` field makes of `ref` (what the receiver stores as `reference`). */
-export function reportReference(ref: GsObject): ReferenceClaim {
-  return { ...ref, uri: gsUri(ref), carriedIn: 'field', name: 'report', variable: 'caseReport' };
+/**
+ * The claim a sender's reference field makes of `ref` (what the receiver
+ * stores as `reference`): the field and the process variable are those the
+ * message type's claim check declares (TaskCompleted's unless `as` says).
+ */
+export function reportReference(ref: GsObject, as: StoredAs = FIXTURE_COMPLETION): ReferenceClaim {
+  const spec = as.registry.find((t) => t.name === as.name)?.claimCheck;
+  if (spec?.field === undefined) throw new Error(`the message type ${as.name} declares no claim-check field`);
+  return { ...ref, uri: gsUri(ref), carriedIn: 'field', name: spec.field, variable: spec.variable };
 }
 
 /** Stores a completion that carries `reference`, as the receiver does (document and lane entry). */

@@ -72,7 +72,7 @@ describe('"Create invoice": a completion report billed, receipt to invoice', () 
   test("by reference: 2,500 line items in the sender's object, billed 2,500", async () => {
     const instanceId = await started('WO-claim-ref');
     const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-ref.json', { workOrderId: 'WO-claim-ref', lineItems: lineItems(2_500) });
-    const reference = reportReference(ref);
+    const reference = reportReference(ref, COMPLETED);
     const id = await storeReferenced(db, completion('WO-claim-ref', { completedItems: 1 }), reference, new Date(), COMPLETED);
     expect((await relay()).correlated).toBeGreaterThanOrEqual(1);
     expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
@@ -113,7 +113,7 @@ describe('"Create invoice": a completion report billed, receipt to invoice', () 
   test("a report that is not one (valid JSON, no lineItems): JOB_FAILED with the schema's words, not retried", async () => {
     const instanceId = await started('WO-claim-bad');
     const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-bad.json', { items: [] });
-    await storeReferenced(db, completion('WO-claim-bad'), reportReference(ref), new Date(), COMPLETED);
+    await storeReferenced(db, completion('WO-claim-bad'), reportReference(ref, COMPLETED), new Date(), COMPLETED);
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
     expect(await incidentsOf(instanceId)).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('is not a completion report') })]);
@@ -124,7 +124,7 @@ describe('"Create invoice": a completion report billed, receipt to invoice', () 
   test('the report of another work order: JOB_FAILED naming both, nobody billed for items that are not theirs', async () => {
     const instanceId = await started('WO-claim-other');
     const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-other.json', { workOrderId: 'WO-someone-else', lineItems: lineItems(4) });
-    await storeReferenced(db, completion('WO-claim-other'), reportReference(ref), new Date(), COMPLETED);
+    await storeReferenced(db, completion('WO-claim-other'), reportReference(ref, COMPLETED), new Date(), COMPLETED);
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
     expect(await incidentsOf(instanceId)).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('the report of work order WO-someone-else, not WO-claim-other') })]);
