@@ -21,7 +21,7 @@ import { completionPayload, storePushed, storeUnreadable } from '../support/inbo
 import { waitFor } from '../support/wait';
 import { GCLOUD_CLIENT, type IamConsole, serveIamConsole } from '../support/console-iam';
 import { createSigner } from '../support/tokens';
-import { FIXTURE_ENV } from '../support/app';
+import { FIXTURE_APP_SUMMARY, FIXTURE_ENV } from '../support/app';
 
 /**
  * inboxConsole over HTTP against the Firestore emulator. With iam access it
@@ -165,7 +165,7 @@ describe('iam access: a verified ID token, then a listed e-mail', () => {
   });
 
   test('whoami names the verified e-mail, its role and the app the deployment runs; the token may come in Authorization too', async () => {
-    const app = { name: 'fixture', messages: ['TaskCompleted', 'TaskOpened'] };
+    const app = FIXTURE_APP_SUMMARY;
     expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({ id: VIEWER, role: 'viewer', access: 'iam', projectId, app });
     expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId, app });
   });
@@ -413,7 +413,7 @@ describe('local access (INBOX_CONSOLE_ACCESS=local)', () => {
   test('a loopback request is let in as the local operator, a repairer, with no token', async () => {
     const res = await raw(localUrl, '/api/whoami');
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId });
+    expect(JSON.parse(res.body)).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId, app: FIXTURE_APP_SUMMARY });
   });
 
   test('a request under a foreign host name (DNS rebinding) is refused, page included', async () => {

@@ -12,6 +12,7 @@ import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, storeUnreadable } from '../support/inbox';
 import { BUILT_CLI } from '../cli/run-cli';
 import { waitFor } from '../support/wait';
+import { FIXTURE_APP_SUMMARY } from '../support/app';
 
 /**
  * `inbox console`: the deployed console (iam access, served from dist/
@@ -257,7 +258,7 @@ describe('`inbox console` as an operator runs it', () => {
     const url = await waitFor('the proxy to say where to open it', async () => /open (http:\/\/127\.0\.0\.1:\d+\/)/.exec(run.out())?.[1], { timeoutMs: 30_000 });
     expect(run.out()).toContain(`proxies to ${tapUrl} as ${REPAIRER}`);
     const res = await fetch(`${url}api/whoami`);
-    expect(await res.json()).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId });
+    expect(await res.json()).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId, app: FIXTURE_APP_SUMMARY });
     expect(readFileSync(calls, 'utf8').split('--\n').filter((c) => c !== '')).toEqual([
       'run\nservices\ndescribe\ninboxconsole\n--region=europe-west1\n--format=value(status.url)\n',
       'auth\nprint-identity-token\n',

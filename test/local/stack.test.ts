@@ -9,7 +9,7 @@ import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { freshFirestores } from '../support/firestore';
 import { connectResult } from '../support/net';
 import { waitFor } from '../support/wait';
-import { FIXTURE_APP, settlementRef } from '../support/app';
+import { FIXTURE_APP, FIXTURE_APP_SUMMARY, settlementRef } from '../support/app';
 
 /**
  * `npm start`'s stack on the test run's emulators (reused, so an outage only
@@ -136,7 +136,7 @@ test('the operator console runs with local access on 127.0.0.1 only: the local o
   expect(new URL(consoleUrl).hostname).toBe('127.0.0.1');
   const res = await fetch(new URL('api/whoami', consoleUrl));
   expect(res.status).toBe(200);
-  expect(await res.json()).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId });
+  expect(await res.json()).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId, app: FIXTURE_APP_SUMMARY });
   // Not listening on the machine's other addresses (where it has any): nothing else can connect.
   const port = new URL(consoleUrl).port;
   const others = Object.values(networkInterfaces()).flatMap((list) => list ?? []).filter((a) => a.family === 'IPv4' && !a.internal);

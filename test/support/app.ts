@@ -31,6 +31,9 @@ export const FIXTURE_ENV = { INBOX_APP: FIXTURE_APP } as const;
 
 export { fixtureApp };
 
+/** What the console's whoami says of the fixture app (its `app`): written out, so a test holds the console to it. */
+export const FIXTURE_APP_SUMMARY = { name: 'fixture', messages: ['TaskCompleted', 'TaskOpened'] } as const;
+
 /** The fixture app's message types, as the receiver and the relay read them. */
 export const FIXTURE_REGISTRY: MessageRegistry = registryOf(fixtureApp);
 

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
+import { FIXTURE_APP_SUMMARY } from './app';
 import type { DocumentRow, InstanceView, Overview, RepairOutcome, RepairRequest } from '../../functions/src/operations/types';
 
 export const BPMN_PATH = join(__dirname, '..', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn');
@@ -24,13 +25,10 @@ export const TOKEN_B = 'ex-b2';
 export const REFUSED_TOKEN = TOKEN_B;
 export const REFUSAL = `token ${REFUSED_TOKEN} is not live: nothing to cancel`;
 
-/** The app the fixture server says it runs (whoami's `app`): the fixture app's name and message names. */
-export const APP = { name: 'fixture', messages: ['TaskCompleted', 'TaskOpened'] } as const;
-
 /** The who-am-I answers of the two roles. */
 export const WHOAMI = {
-  localRepairer: { id: 'local operator', role: 'repairer', access: 'local', projectId: 'demo-inbox', app: APP },
-  iamViewer: { id: 'viewer@example.com', role: 'viewer', access: 'iam', projectId: 'demo-inbox', app: APP },
+  localRepairer: { id: 'local operator', role: 'repairer', access: 'local', projectId: 'demo-inbox', app: FIXTURE_APP_SUMMARY },
+  iamViewer: { id: 'viewer@example.com', role: 'viewer', access: 'iam', projectId: 'demo-inbox', app: FIXTURE_APP_SUMMARY },
 } as const;
 
 export async function fixtureModel(): Promise<{ xml: string; model: ProcessModel }> {
