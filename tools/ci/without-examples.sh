@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The system without any app (issue 29, item 4): a copy of this checkout in a
+# The system without any app: a copy of this checkout in a
 # temporary directory with examples/ removed, all of it, built with the
 # fixture app the system's own tests run (INBOX_APP=test/fixtures/app), then
 # checked as CI checks the checkout: the typecheck, the lint (eslint and the
@@ -8,7 +8,7 @@
 # console, the local stack with the app's peers). A system file that needs
 # an example, by import or by path, fails here.
 #
-#   tools/ci/without-examples.sh            after `npm ci`; about 8 minutes on 2 cores
+#   tools/ci/without-examples.sh            after `npm ci`; about 4 minutes on 2 cores
 #
 # What it leaves out, and why: test/unit/docs-links.test.ts (README and docs
 # link to the examples on purpose), and the emulator suites beyond the few
