@@ -22,19 +22,24 @@ const shared = {
   // Type checking is `npm run typecheck`; tests only transpile, which is much faster.
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
 };
+const { existsSync } = require('node:fs');
+const { join } = require('node:path');
+
 const UNIT = ['<rootDir>/test/unit/', '<rootDir>/test/property/'];
 /** The apps' own tests live beside them (examples/APP/test/): their unit/ folder is pure, the rest uses the emulators. */
 const APP_UNIT = '<rootDir>/examples/[^/]+/test/unit/';
+/** examples/ as a root only where it exists: the system's own tests need no app (tools/ci/without-examples.sh runs them without). */
+const APPS = existsSync(join(__dirname, 'examples')) ? ['<rootDir>/examples/'] : [];
 
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', roots: [...UNIT, '<rootDir>/examples/'], testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/property/**/*.test.ts', '<rootDir>/examples/*/test/unit/**/*.test.ts'] },
+    { ...shared, displayName: 'unit', roots: [...UNIT, ...APPS], testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/property/**/*.test.ts', '<rootDir>/examples/*/test/unit/**/*.test.ts'] },
     { ...shared, displayName: 'cloud-tasks-emulator', roots: ['<rootDir>/packages/cloud-tasks-emulator/test/'], testMatch: ['**/*.test.ts'] },
     { ...shared, displayName: 'storage-emulator', roots: ['<rootDir>/packages/storage-emulator/test/'], testMatch: ['**/*.test.ts'] },
     {
       ...shared,
       displayName: 'emulators',
-      roots: ['<rootDir>/test', '<rootDir>/examples'],
+      roots: ['<rootDir>/test', ...APPS],
       testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/examples/*/test/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', ...UNIT, APP_UNIT],
       globalSetup: '<rootDir>/test/setup/global-setup.ts',

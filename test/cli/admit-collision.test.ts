@@ -34,17 +34,17 @@ beforeAll(async () => {
 
 const doc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
 const push = async (body: Record<string, unknown>): Promise<Record<string, unknown>> => (await request(receiver.server).post('/').send(body)).body as Record<string, unknown>;
-const started = (key: string, round: number): Record<string, unknown> => envelope({ data: base64Json({ workOrderId: key, eventId: `s-${key}-${round}` }), attributes: { eventType: 'ExecutionStarted' } });
+const started = (key: string, round: number): Record<string, unknown> => envelope({ data: base64Json({ caseId: key, eventId: `s-${key}-${round}` }), attributes: { eventType: 'ExecutionStarted' } });
 const relayDeps = (): RelayDeps => ({ db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 });
 const lane = async (key: string): Promise<string[]> => ((await refs.correlationKey(db, key).get()).get('open') as Array<{ inboxId: string }> | undefined)?.map((e) => e.inboxId) ?? [];
 
 /** An instance of rounds.bpmn for `key` that has correlated round 1's "started" and `first`; the collision `second` parked. */
 async function collided(key: string): Promise<{ instanceId: string; firstId: string; collisionId: string; first: Record<string, unknown>; second: Record<string, unknown> }> {
-  const instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { workOrderId: key }, now: new Date() })).instance.id;
+  const instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: new Date() })).instance.id;
   await relayOne(relayDeps(), String((await push(started(key, 1))).id));
   // Two tranches, no event ids: one dedup identity.
-  const first = completionEnvelope({ workOrderId: key, completedItems: 100 });
-  const second = completionEnvelope({ workOrderId: key, completedItems: 250 });
+  const first = completionEnvelope({ caseId: key, completedItems: 100 });
+  const second = completionEnvelope({ caseId: key, completedItems: 250 });
   const firstId = String((await push(first)).id);
   const parked = await push(second);
   expect(parked).toMatchObject({ status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: firstId });
@@ -55,14 +55,14 @@ async function collided(key: string): Promise<{ instanceId: string; firstId: str
 
 describe('repair admit-collision', () => {
   test('requeue keeps refusing the collision and names the command that repairs it', async () => {
-    const { collisionId } = await collided('WO-adm-requeue');
+    const { collisionId } = await collided('C-adm-requeue');
     const r = await cli('requeue', collisionId);
     expect(r.code).toBe(1);
     expect(r.err).toContain(`inbox repair admit-collision ${collisionId} --dry-run`);
   });
 
   test('--dry-run shows both payloads side by side and changes nothing', async () => {
-    const { firstId, collisionId } = await collided('WO-adm-dry');
+    const { firstId, collisionId } = await collided('C-adm-dry');
     const before = await doc(collisionId);
     const table = await cli('repair', 'admit-collision', collisionId, '--dry-run');
     expect(table.code).toBe(0);
@@ -74,7 +74,7 @@ describe('repair admit-collision', () => {
   });
 
   test('admitted, the second payload is correlated as an event of its own, and neither payload can ever be correlated twice', async () => {
-    const key = 'WO-adm-real';
+    const key = 'C-adm-real';
     const { instanceId, firstId, collisionId, first, second } = await collided(key);
     // Round 2 begins: the token waits for the next completion, which the parked tranche is.
     const started2 = String((await push(started(key, 2))).id);
@@ -107,7 +107,7 @@ describe('repair admit-collision', () => {
   });
 
   test('a transaction re-run after a commit that landed but reported UNAVAILABLE reports success ("already applied"), and admits once', async () => {
-    const { collisionId } = await collided('WO-adm-retry');
+    const { collisionId } = await collided('C-adm-retry');
     const proto = Transaction.prototype as unknown as { commit: (this: Transaction) => Promise<void> };
     const commit = proto.commit;
     let lose = 1;
@@ -129,12 +129,12 @@ describe('repair admit-collision', () => {
     expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: '' });
     expect(r.out).toContain(`admitted ${collisionId} (already applied)`);
     expect((await doc(collisionId)).repairs).toHaveLength(1);
-    expect(await lane('WO-adm-retry')).toEqual([collisionId]);
+    expect(await lane('C-adm-retry')).toEqual([collisionId]);
   });
 
   test.each([
     ['an unknown id', () => Promise.resolve('f'.repeat(40)), 'no inbox document'],
-    ['a document that is no collision', async () => String((await push(completionEnvelope({ workOrderId: 'WO-adm-plain' }))).id), 'is OPEN, not a KEY_COLLISION'],
+    ['a document that is no collision', async () => String((await push(completionEnvelope({ caseId: 'C-adm-plain' }))).id), 'is OPEN, not a KEY_COLLISION'],
   ])('%s is refused with exit 1, also in a dry run', async (_what, idOf, message) => {
     const id = await idOf();
     for (const args of [['repair', 'admit-collision', id], ['repair', 'admit-collision', id, '--dry-run']]) {

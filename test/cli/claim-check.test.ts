@@ -18,7 +18,7 @@ import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { createGcsPayloadStore } from '../../functions/src/storage/gcs-payload-store';
 import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { lineItems, reportReference, storeOffloaded, storeReferenced, uploadReport } from '../support/claims';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, TEST_REGISTRY } from '../support/inbox';
 import { jobsOf, tokensOf } from '../support/process-state';
@@ -47,13 +47,13 @@ let engine: Engine;
 let store: PayloadStore;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
   store = createGcsPayloadStore(projectId);
 });
 
 const relayDeps = (d: FirebaseFirestore.Firestore, at: Date, bufferWindowMs = DAY): RelayDeps => ({ db: d, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 10_000, now: () => at, random: () => 0.5, payloadStore: () => store });
-async function waiting(d: FirebaseFirestore.Firestore, workOrderId: string, at = new Date()): Promise<void> {
-  const started = await startProcessInstance(d, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: at });
+async function waiting(d: FirebaseFirestore.Firestore, caseId: string, at = new Date()): Promise<void> {
+  const started = await startProcessInstance(d, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: at });
   await completeJobRun(d, engine, started.jobs[0]!, {}, at);
 }
 const sha256 = (b: Buffer): string => createHash('sha256').update(b).digest('hex');
@@ -61,7 +61,7 @@ type Shown = { claims: { offloaded: { state: string; payload: Record<string, unk
 
 describe('inbox show', () => {
   test('an offloaded payload: fetched pinned and previewed; --raw writes exactly the object\'s bytes', async () => {
-    const { id, bytes, offloaded } = await storeOffloaded(db, store, PAYLOADS, completionPayload('WO-show-off', { lineItems: lineItems(3_000, 200) }));
+    const { id, bytes, offloaded } = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-show-off', { lineItems: lineItems(3_000, 200) }));
     const file = join(dir, 'offloaded.json');
     const r = await cli('show', id, '--raw', file);
     expect(r.err).toBe('');
@@ -71,12 +71,12 @@ describe('inbox show', () => {
     expect(r.out).toContain(`${offloaded.uri}: FOUND (${bytes.length} bytes)`);
     expect(r.out).toContain('first 3 items of each list');
     const shown = (await cli('--json', 'show', id)).json() as Shown;
-    expect(shown.claims.offloaded).toMatchObject({ state: 'FOUND', preview: true, payload: { workOrderId: 'WO-show-off', completedItems: 5 } });
+    expect(shown.claims.offloaded).toMatchObject({ state: 'FOUND', preview: true, payload: { caseId: 'C-show-off', completedItems: 5 } });
     expect((shown.claims.offloaded?.payload.lineItems as unknown[]).at(-1)).toBe('… 2997 more of 3000');
   });
 
   test('an inline payload: --raw writes its canonical JSON, whose SHA-256 is payloadHash', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-show-inline', { completedItems: 3 }) });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-show-inline', { completedItems: 3 }) });
     const file = join(dir, 'inline.json');
     const r = await cli('show', id, '--raw', file);
     expect(r.code).toBe(0);
@@ -86,7 +86,7 @@ describe('inbox show', () => {
 
   test('an unreadable message kept in rawChunks: --raw writes the raw bytes as received', async () => {
     const raw = randomBytes(600 * 1024);
-    const parsed = parsePushEnvelope({ message: { data: raw.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: randomUUID() }, subscription: 'projects/test/subscriptions/inbox-push' });
+    const parsed = parsePushEnvelope({ message: { data: raw.toString('base64'), attributes: { eventType: 'TaskCompleted' }, messageId: randomUUID() }, subscription: 'projects/test/subscriptions/inbox-push' });
     if (!parsed.ok) throw new Error(parsed.error);
     const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
     const stored = await storeMessage(db, draft, { envelope: parsed.envelope, now: new Date(), shards: 16, offload: null });
@@ -99,9 +99,9 @@ describe('inbox show', () => {
   });
 
   test('a sender\'s reference: FOUND, then CHANGED (with the live generation), then MISSING', async () => {
-    const object = 'reports/WO-show-ref.json';
+    const object = 'reports/C-show-ref.json';
     const ref = await uploadReport(store, REPORTS, object, { lineItems: lineItems(2) });
-    const id = await storeReferenced(db, completionPayload('WO-show-ref'), reportReference(ref));
+    const id = await storeReferenced(db, completionPayload('C-show-ref'), reportReference(ref));
     const state = async (): Promise<NonNullable<Shown['claims']['reference']>> => ((await cli('--json', 'show', id)).json() as Shown).claims.reference!;
     expect(await state()).toMatchObject({ state: 'FOUND', uri: reportReference(ref).uri });
     await storage.current.client.bucket(REPORTS).file(object).save('{"lineItems":[]}', { resumable: false });
@@ -115,10 +115,10 @@ describe('inbox show', () => {
 
 describe('inbox requeue of parked claim documents', () => {
   test('REFERENCE_UNAVAILABLE: back to OPEN like any document; once the object is there again, it correlates', async () => {
-    await waiting(db, 'WO-requeue-ref');
-    const object = 'reports/WO-requeue-ref.json';
+    await waiting(db, 'C-requeue-ref');
+    const object = 'reports/C-requeue-ref.json';
     const ref = await uploadReport(store, REPORTS, object, { lineItems: lineItems(4) });
-    const id = await storeReferenced(db, completionPayload('WO-requeue-ref'), reportReference(ref));
+    const id = await storeReferenced(db, completionPayload('C-requeue-ref'), reportReference(ref));
     storage.current.emulator.faults.failNext(1, 404, (r) => r.op === 'stat' && r.object === object && r.query.generation !== undefined);
     // Unavailable when the relay looks (404 for the pinned stat, and for the live one: what a deleted object answers),
     // then back: what an operator restoring the generation from soft delete achieves.
@@ -131,9 +131,9 @@ describe('inbox requeue of parked claim documents', () => {
   });
 
   test('an offloaded document parked NO_WAITING_INSTANCE: requeued, then correlated with its reference', async () => {
-    const { id, offloaded } = await storeOffloaded(db, store, PAYLOADS, completionPayload('WO-requeue-off', { lineItems: lineItems(3_000, 200) }));
+    const { id, offloaded } = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-requeue-off', { lineItems: lineItems(3_000, 200) }));
     expect(await relayOne(relayDeps(db, new Date(), 0), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'NO_WAITING_INSTANCE' } });
-    await waiting(db, 'WO-requeue-off');
+    await waiting(db, 'C-requeue-off');
     expect((await cli('requeue', id)).code).toBe(0);
     expect(await relayOne(relayDeps(db, new Date()), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE' } });
     const doc = (await db.collection(INBOX).doc(id).get()).data() ?? {};
@@ -143,10 +143,10 @@ describe('inbox requeue of parked claim documents', () => {
   });
 });
 
-/** The PENDING "Create invoice" job of the instance of `workOrderId`. */
-async function invoiceJob(d: FirebaseFirestore.Firestore, workOrderId: string): Promise<JobState> {
-  const job = (await jobsOf(d, instanceId('work-order-execution', workOrderId))).find((j) => j.activityId === 'createInvoice' && j.status === 'PENDING');
-  if (job === undefined) throw new Error(`no PENDING createInvoice job for ${workOrderId}`);
+/** The PENDING "Settle" job of the instance of `caseId`. */
+async function settlementJob(d: FirebaseFirestore.Firestore, caseId: string): Promise<JobState> {
+  const job = (await jobsOf(d, instanceId('fixture-process', caseId))).find((j) => j.activityId === 'settle' && j.status === 'PENDING');
+  if (job === undefined) throw new Error(`no PENDING settle job for ${caseId}`);
   return job;
 }
 
@@ -154,12 +154,12 @@ describe('inbox purge of offloaded DONE documents', () => {
   test('the object goes before its document; a dry run counts them', async () => {
     const d = purgeProject.db;
     const at = new Date(Date.now() - 10 * DAY);
-    await waiting(d, 'WO-purge-off', at);
-    const { id, offloaded } = await storeOffloaded(d, store, PAYLOADS, completionPayload('WO-purge-off', { lineItems: lineItems(5) }), at);
+    await waiting(d, 'C-purge-off', at);
+    const { id, offloaded } = await storeOffloaded(d, store, PAYLOADS, completionPayload('C-purge-off', { lineItems: lineItems(5) }), at);
     await relayOne(relayDeps(d, new Date(at.getTime() + 60_000)), id);
     expect((await d.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
-    // Invoiced: the instance COMPLETED, nothing reads the report any more.
-    await completeJobRun(d, engine, await invoiceJob(d, 'WO-purge-off'), {}, new Date(at.getTime() + 120_000));
+    // Settled: the instance COMPLETED, nothing reads the report any more.
+    await completeJobRun(d, engine, await settlementJob(d, 'C-purge-off'), {}, new Date(at.getTime() + 120_000));
     const purge = cliFor(purgeProject.projectId, undefined, env);
     const dry = await purge('--json', 'purge', '--done-before', '7d', '--dry-run');
     expect(dry.json()).toMatchObject({ wouldDelete: 1, offloaded: 1 });
@@ -178,12 +178,12 @@ describe('inbox purge of an offloaded completion whose instance is in INCIDENT',
   test('kept with its object, said so by purge, show and explain; once the instance COMPLETED, purged', async () => {
     const d = held.db;
     const at = new Date(Date.now() - 10 * DAY);
-    await waiting(d, 'WO-purge-held', at);
-    const { id, offloaded } = await storeOffloaded(d, store, PAYLOADS, completionPayload('WO-purge-held', { lineItems: lineItems(5) }), at);
+    await waiting(d, 'C-purge-held', at);
+    const { id, offloaded } = await storeOffloaded(d, store, PAYLOADS, completionPayload('C-purge-held', { lineItems: lineItems(5) }), at);
     await relayOne(relayDeps(d, new Date(at.getTime() + 60_000)), id);
-    const instance = instanceId('work-order-execution', 'WO-purge-held');
-    // "Create invoice" failed for good: the instance is in INCIDENT, and the runbook's repair re-runs the step, which reads the report.
-    expect(await recordJobFailure(d, await invoiceJob(d, 'WO-purge-held'), 'the invoicing service refused it', 10, new Date(at.getTime() + 120_000), { final: true })).toMatchObject({ status: 'FAILED' });
+    const instance = instanceId('fixture-process', 'C-purge-held');
+    // "Settle" failed for good: the instance is in INCIDENT, and the runbook's repair re-runs the step, which reads the report.
+    expect(await recordJobFailure(d, await settlementJob(d, 'C-purge-held'), 'the settling service refused it', 10, new Date(at.getTime() + 120_000), { final: true })).toMatchObject({ status: 'FAILED' });
     const names = (): string[] => storage.current.emulator.objects(PAYLOADS).map((o) => o.name);
 
     const dry = await purge('--json', 'purge', '--done-before', '7d', '--dry-run');
@@ -214,14 +214,14 @@ describe('inbox purge of an offloaded completion whose instance is in INCIDENT',
 
 describe('inbox repair orphan-payloads', () => {
   test('lists (dry run) and deletes objects no document points to; young objects and referenced ones stay', async () => {
-    const orphaned = await storeOffloaded(db, store, PAYLOADS, completionPayload('WO-orphan-gone', { lineItems: lineItems(2) }));
+    const orphaned = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-orphan-gone', { lineItems: lineItems(2) }));
     await db.collection(INBOX).doc(orphaned.id).delete(); // deleted by hand: its object is left behind
-    const kept = await storeOffloaded(db, store, PAYLOADS, completionPayload('WO-orphan-kept', { lineItems: lineItems(2) }));
+    const kept = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-orphan-kept', { lineItems: lineItems(2) }));
     // An object named after a document that points to another one (a leftover of another payload of it).
     const stray = offloadObjectName(kept.id, 'f'.repeat(64));
     await store.createIfAbsent(PAYLOADS, stray, Buffer.from('{}'), 'application/json');
     // A KEY_COLLISION's second payload: its object is named after the first id, its document has another.
-    const second = await storeOffloaded(db, store, PAYLOADS, completionPayload('WO-orphan-second', { lineItems: lineItems(2) }));
+    const second = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-orphan-second', { lineItems: lineItems(2) }));
     const otherId = 'c'.repeat(40);
     await db.collection(INBOX).doc(otherId).set({ ...(await db.collection(INBOX).doc(second.id).get()).data() });
     await db.collection(INBOX).doc(second.id).delete();

@@ -7,11 +7,12 @@ import { moveToken } from '../../functions/src/engine/store/move-token';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
+import { FIXTURE_ENV } from '../support/app';
 
 const { db, projectId } = freshFirestores().project('cli');
 let engine: Engine;
@@ -23,36 +24,36 @@ let singleInstance = '';
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string; json: () => unknown }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId });
+  const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId });
   return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as unknown };
 }
 
 const relayDeps = (now: Date): RelayDeps => ({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => now, random: () => 0.5 });
 const status = async (id: string): Promise<unknown> => (await db.collection(INBOX).doc(id).get()).get('status');
 
-async function waitingOrder(workOrderId: string): Promise<string> {
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+async function waitingOrder(caseId: string): Promise<string> {
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
   // PARKED / NO_WAITING_INSTANCE: nobody waited within the buffer window.
-  ids.noWaiting = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-cli-a') });
+  ids.noWaiting = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-cli-a') });
   await relayOne(relayDeps(new Date(Date.now() + 25 * 3_600_000)), ids.noWaiting);
   // PARKED / INVALID_PAYLOAD, through the receiver.
-  const invalid = await request(testReceiver(db).server).post('/').send(envelope({ data: Buffer.from('nope').toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+  const invalid = await request(testReceiver(db).server).post('/').send(envelope({ data: Buffer.from('nope').toString('base64'), attributes: { eventType: 'TaskCompleted' } }));
   ids.invalid = invalid.body.id as string;
   // OPEN, and DONE.
-  ids.open = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-cli-c') });
-  await waitingOrder('WO-cli-done');
-  ids.done = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-cli-done') });
+  ids.open = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-cli-c') });
+  await waitingOrder('C-cli-done');
+  ids.done = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-cli-done') });
   await relayOne(relayDeps(new Date()), ids.done);
   // An instance with a double token (INCIDENT), and one with a single waiting token.
-  twinInstance = await waitingOrder('WO-cli-twin');
+  twinInstance = await waitingOrder('C-cli-twin');
   await moveToken(db, engine, { processInstanceId: twinInstance, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
-  singleInstance = await waitingOrder('WO-cli-single');
+  singleInstance = await waitingOrder('C-cli-single');
 });
 
 describe('inbox CLI against the emulator', () => {
@@ -67,8 +68,8 @@ describe('inbox CLI against the emulator', () => {
   test('list: filters; bad filters are a usage error naming the flag', async () => {
     const parked = await cli('--json', 'list', '--status', 'parked', '--reason', 'NO_WAITING_INSTANCE');
     expect((parked.json() as Array<{ id: string }>).map((d) => d.id)).toEqual([ids.noWaiting]);
-    expect(((await cli('--json', 'list', '--key', 'WO-cli-c')).json() as Array<{ id: string }>).map((d) => d.id)).toEqual([ids.open]);
-    expect(((await cli('--json', 'list', '--message-name', 'WorkOrderCompleted', '--older-than', '1h')).json() as unknown[]).length).toBe(0);
+    expect(((await cli('--json', 'list', '--key', 'C-cli-c')).json() as Array<{ id: string }>).map((d) => d.id)).toEqual([ids.open]);
+    expect(((await cli('--json', 'list', '--message-name', 'TaskCompleted', '--older-than', '1h')).json() as unknown[]).length).toBe(0);
     for (const [args, flag] of [[['list', '--status', 'LOST'], '--status'], [['list', '--older-than', 'yesterday'], '--older-than'], [['list', '--limit', '0'], '--limit']] as const) {
       const bad = await cli(...args);
       expect(bad.code).toBe(2);
@@ -78,7 +79,7 @@ describe('inbox CLI against the emulator', () => {
 
   test('show: the document and its process state; an unknown id is an error', async () => {
     const r = await cli('--json', 'show', ids.done!);
-    expect(r.json()).toMatchObject({ document: { status: 'DONE', correlationKey: 'WO-cli-done' }, processInstances: [{ businessKey: 'WO-cli-done' }] });
+    expect(r.json()).toMatchObject({ document: { status: 'DONE', correlationKey: 'C-cli-done' }, processInstances: [{ businessKey: 'C-cli-done' }] });
     expect((await cli('show', ids.invalid!)).out).toContain('INVALID_PAYLOAD');
     const unknown = await cli('show', 'f'.repeat(40));
     expect(unknown.code).toBe(1);
@@ -90,15 +91,15 @@ describe('inbox CLI against the emulator', () => {
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect((await db.collection(INBOX).doc(ids.noWaiting!).get()).data()).toMatchObject({ status: 'OPEN', attempts: 0, reason: null, previousReason: 'NO_WAITING_INSTANCE' });
-    expect(((await refs.correlationKey(db, 'WO-cli-a').get()).get('open') as Array<{ inboxId: string }>).map((e) => e.inboxId)).toEqual([ids.noWaiting]);
+    expect(((await refs.correlationKey(db, 'C-cli-a').get()).get('open') as Array<{ inboxId: string }>).map((e) => e.inboxId)).toEqual([ids.noWaiting]);
     expect((await cli('requeue', ids.noWaiting!)).code).toBe(1);
     const unreadable = await cli('requeue', ids.invalid!);
     expect(unreadable.code).toBe(1);
     expect(unreadable.err).toContain('unreadable');
     // A KEY_COLLISION is a second payload of an event the inbox holds: requeueing it would correlate the event twice.
     const receiver = testReceiver(db).server;
-    await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(completionPayload('WO-cli-k', { eventId: 'ev-k' }))).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
-    const second = await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(completionPayload('WO-cli-k', { eventId: 'ev-k', completedItems: 99 }))).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+    await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(completionPayload('C-cli-k', { eventId: 'ev-k' }))).toString('base64'), attributes: { eventType: 'TaskCompleted' } }));
+    const second = await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(completionPayload('C-cli-k', { eventId: 'ev-k', completedItems: 99 }))).toString('base64'), attributes: { eventType: 'TaskCompleted' } }));
     expect(second.body).toMatchObject({ reason: 'KEY_COLLISION' });
     const collision = await cli('requeue', second.body.id as string);
     expect(collision.code).toBe(1);
@@ -122,18 +123,18 @@ describe('inbox CLI against the emulator', () => {
   test('park: OPEN to PARKED / MANUAL with the reason, out of its lane', async () => {
     expect((await cli('park', ids.open!, '--reason', 'sender says: ignore')).code).toBe(0);
     expect((await db.collection(INBOX).doc(ids.open!).get()).data()).toMatchObject({ status: 'PARKED', reason: 'MANUAL', lastError: 'sender says: ignore' });
-    expect((await refs.correlationKey(db, 'WO-cli-c').get()).exists).toBe(false);
+    expect((await refs.correlationKey(db, 'C-cli-c').get()).exists).toBe(false);
     expect((await cli('park', ids.open!, '--reason', 'again')).code).toBe(1);
   });
 
   test('instances and incidents show the double token', async () => {
-    const inst = (await cli('--json', 'instances', 'WO-cli-twin')).json() as Array<{ status: string; executions: unknown[] }>;
+    const inst = (await cli('--json', 'instances', 'C-cli-twin')).json() as Array<{ status: string; executions: unknown[] }>;
     expect(inst).toHaveLength(1);
     expect(inst[0]).toMatchObject({ status: 'INCIDENT' });
     expect(inst[0]!.executions).toHaveLength(2);
     const incidents = (await cli('--json', 'incidents')).json() as { incidents: Array<{ reason: string; instance: string }> };
     expect(incidents.incidents.filter((i) => i.instance === twinInstance).map((i) => i.reason)).toContain('DUPLICATE_WAITING_POINT');
-    expect((await cli('instances', 'WO-nobody')).code).toBe(1);
+    expect((await cli('instances', 'C-nobody')).code).toBe(1);
   });
 
   test('repair move-token refuses a second waiting point unless --force; cancel-token removes one', async () => {
@@ -143,9 +144,9 @@ describe('inbox CLI against the emulator', () => {
     const forced = await cli('--json', 'repair', 'move-token', '--instance', singleInstance, '--activity', 'waitForCompletion', '--force');
     expect(forced.code).toBe(0);
     const executionId = (forced.json() as { executionId: string }).executionId;
-    expect(((await refs.correlationKey(db, 'WO-cli-single').get()).get('waiting') as unknown[]).length).toBe(2);
+    expect(((await refs.correlationKey(db, 'C-cli-single').get()).get('waiting') as unknown[]).length).toBe(2);
     expect((await cli('repair', 'cancel-token', '--instance', singleInstance, '--execution', executionId)).code).toBe(0);
-    expect(((await refs.correlationKey(db, 'WO-cli-single').get()).get('waiting') as unknown[]).length).toBe(1);
+    expect(((await refs.correlationKey(db, 'C-cli-single').get()).get('waiting') as unknown[]).length).toBe(1);
   });
 
   test('purge deletes DONE documents processed before the time; unknown commands are usage errors', async () => {

@@ -1,107 +1,99 @@
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import request from 'supertest';
 import { runCli } from '../../functions/src/cli/main';
 import type { Explanation } from '../../functions/src/operations/explain';
-import { loadProcessModel } from '../../functions/src/engine/deployed';
-import { Engine } from '../../functions/src/engine/engine';
+import type { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';
 import { INBOX } from '../../functions/src/inbox/document';
 import { PROCESSED } from '../../functions/src/inbox/processed';
 import { sweepPayloads } from '../../functions/src/jobs/sweep-payloads';
 import { createLogger } from '../../functions/src/log';
 import { QUERIES } from '../../functions/src/queries';
-import { inboxBuffer } from '../../functions/src/relay/buffer';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { GRPC_STATUS, type GrpcFaultProxy, startGrpcFaultProxy } from '../../tools/faults/grpc-fault-proxy';
-import { REPO_ROOT } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { base64Json, completionEnvelope, envelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
 import { expireAsTtlWould } from '../support/ttl';
 import { type CliRun, spawnCli } from './run-cli';
+import { FIXTURE_ENV } from '../support/app';
 
 /**
  * `inbox repair dismiss ID --note TEXT`: a PARKED document becomes DONE,
  * recorded (who, when, note), its processed record written so that the
  * message stays a duplicate; refused for anything not PARKED; applied once
  * under the transaction's re-runs. The case it exists for: a second
- * WorkOrderReleased of a work order, parked ALREADY_STARTED, which `inbox
+ * TaskOpened of a case, parked ALREADY_STARTED, which `inbox
  * explain` explains and points at this command.
  */
 const DAY = 86_400_000;
-const FIXTURE = join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'work-order-release.bpmn');
+const PROCESS = 'fixture-process';
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('cli-dismiss');
-/** A bpmn/ of its own for the CLI: the fixture only (the CLI loads the models of INBOX_BPMN_DIR). */
-const bpmnDir = mkdtempSync(join(tmpdir(), 'inbox-dismiss-bpmn-'));
 let engine: Engine;
 let receiver: ReturnType<typeof testReceiver>;
 let proxy: GrpcFaultProxy;
 let spawned: (...args: string[]) => Promise<CliRun>;
 
 beforeAll(async () => {
-  copyFileSync(FIXTURE, join(bpmnDir, 'work-order-release.bpmn'));
-  engine = new Engine([await loadProcessModel(FIXTURE)], {}, new Set(['handOverWorkOrder', 'createInvoice']), inboxBuffer(7 * DAY));
+  engine = await fixtureEngine();
   receiver = testReceiver(db);
   proxy = await startGrpcFaultProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
-  spawned = spawnCli({ PATH: process.env.PATH, FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: projectId, INBOX_BPMN_DIR: bpmnDir });
+  spawned = spawnCli({ PATH: process.env.PATH, FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: projectId });
 });
 firestore.beforeTerminate(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await proxy?.close();
-  rmSync(bpmnDir, { recursive: true, force: true });
 });
 
-/** The CLI in process, as `inbox ARGS`, with the fixture as the deployed models. */
+/** The CLI in process, as `inbox ARGS`, with the fixture app. */
 async function cli(...args: string[]): Promise<CliRun> {
   const out: string[] = [];
   const err: string[] = [];
   const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), confirm: async () => false };
-  const code = await runCli(args, io, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, INBOX_BPMN_DIR: bpmnDir });
+  const code = await runCli(args, io, { ...process.env, ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId });
   return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as unknown };
 }
 
 const deps = (): RelayDeps => ({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 });
-const release = (workOrderId: string, eventId: string, publishTime?: Date): Record<string, unknown> =>
-  envelope({ data: base64Json({ workOrderId, eventId, releasedAt: '2026-12-01T08:00:00Z' }), attributes: { eventType: 'WorkOrderReleased' }, ...(publishTime === undefined ? {} : { publishTime: publishTime.toISOString() }) });
+const opening = (caseId: string, eventId: string, publishTime?: Date): Record<string, unknown> =>
+  envelope({ data: base64Json({ caseId, eventId, openedAt: '2026-12-01T08:00:00Z' }), attributes: { eventType: 'TaskOpened' }, ...(publishTime === undefined ? {} : { publishTime: publishTime.toISOString() }) });
 const push = async (body: Record<string, unknown>): Promise<Record<string, unknown>> => (await request(receiver.server).post('/').send(body)).body as Record<string, unknown>;
 const inboxDoc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
 
-/** A work order started by its release, and a second release (another eventId) parked ALREADY_STARTED: its envelope and id. */
-async function secondRelease(key: string): Promise<{ id: string; body: Record<string, unknown>; started: string }> {
-  await relayOne(deps(), String((await push(release(key, 'rel-1'))).id));
-  const body = release(key, 'rel-2');
+/** A case started by its TaskOpened, and a second TaskOpened (another eventId) parked ALREADY_STARTED: its envelope and id. */
+async function secondOpening(key: string): Promise<{ id: string; body: Record<string, unknown>; started: string }> {
+  await relayOne(deps(), String((await push(opening(key, 'rel-1'))).id));
+  const body = opening(key, 'rel-2');
   const id = String((await push(body)).id);
   expect(await relayOne(deps(), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'ALREADY_STARTED' } });
-  return { id, body, started: instanceId('work-order-release', key) };
+  return { id, body, started: instanceId(PROCESS, key) };
 }
 
 describe('ALREADY_STARTED, explained and dismissed', () => {
   test('explain says what ALREADY_STARTED means and names the dismiss command', async () => {
-    const { id, started } = await secondRelease('WO-dis-explain');
+    const { id, started } = await secondOpening('C-dis-explain');
     const r = await cli('--json', 'explain', id);
     expect(r.code).toBe(0);
     const e = r.json() as Explanation;
     expect(e.summary).toMatch(/^PARKED \/ ALREADY_STARTED since /);
-    expect(e.because[0]).toBe(`a start message (WorkOrderReleased starts work-order-release), but the instance for key WO-dis-explain exists already: ${started} (now RUNNING)`);
-    expect(e.next).toContain(`a repeated start (the same work order released again): npx inbox repair dismiss ${id} --note "repeated release" (DONE, recorded; a redelivery stays a duplicate)`);
+    expect(e.because[0]).toBe(`a start message (TaskOpened starts fixture-process), but the instance for key C-dis-explain exists already: ${started} (now RUNNING)`);
+    expect(e.next).toContain(`a repeated start (the same business event sent again): npx inbox repair dismiss ${id} --note "repeated start" (DONE, recorded; a redelivery stays a duplicate)`);
   });
 
   test('--dry-run shows what would change and changes nothing', async () => {
-    const { id, started } = await secondRelease('WO-dis-dry');
+    const { id, started } = await secondOpening('C-dis-dry');
     const before = await inboxDoc(id);
-    const r = await cli('--json', 'repair', 'dismiss', id, '--note', 'repeated release', '--by', 'oncall', '--dry-run');
+    const r = await cli('--json', 'repair', 'dismiss', id, '--note', 'repeated start', '--by', 'oncall', '--dry-run');
     expect(r.code).toBe(0);
-    expect(r.json()).toEqual({ wouldDismiss: id, previousReason: 'ALREADY_STARTED', processInstanceId: started, by: 'oncall', note: 'repeated release' });
+    expect(r.json()).toEqual({ wouldDismiss: id, previousReason: 'ALREADY_STARTED', processInstanceId: started, by: 'oncall', note: 'repeated start' });
     expect(await inboxDoc(id)).toEqual(before);
     expect((await db.collection(PROCESSED).doc(id).get()).exists).toBe(false);
   });
 
   test('dismissed: DONE with who, when and the note, its processed record written; the message stays a duplicate, also after the TTL', async () => {
-    const { id, body, started } = await secondRelease('WO-dis-real');
+    const { id, body, started } = await secondOpening('C-dis-real');
     const before = Date.now();
     const r = await cli('repair', 'dismiss', id, '--note', 'planning released it twice', '--by', 'oncall');
     expect(r.err).toBe('');
@@ -112,7 +104,7 @@ describe('ALREADY_STARTED, explained and dismissed', () => {
     const at = (doc.dismissed as { at: FirebaseFirestore.Timestamp }).at.toMillis();
     expect(at).toBeGreaterThanOrEqual(before);
     expect((doc.expireAt as FirebaseFirestore.Timestamp).toMillis()).toBe(at + 7 * DAY);
-    expect((await db.collection(PROCESSED).doc(id).get()).data()).toMatchObject({ correlatedVia: 'DISMISSED', processInstanceId: started, messageName: 'WorkOrderReleased' });
+    expect((await db.collection(PROCESSED).doc(id).get()).data()).toMatchObject({ correlatedVia: 'DISMISSED', processInstanceId: started, messageName: 'TaskOpened' });
 
     const explained = (await cli('--json', 'explain', id)).json() as Explanation;
     expect(explained.summary).toMatch(/^DONE: dismissed by oncall at .* \(it was PARKED \/ ALREADY_STARTED\)$/);
@@ -129,13 +121,13 @@ describe('ALREADY_STARTED, explained and dismissed', () => {
   });
 
   test('refused for a document that is not PARKED, and for an unknown id; a note is required', async () => {
-    const key = 'WO-dis-open';
-    const completionId = String((await push(completionEnvelope({ workOrderId: key }))).id);
+    const key = 'C-dis-open';
+    const completionId = String((await push(completionEnvelope({ caseId: key }))).id);
     const open = await cli('repair', 'dismiss', completionId, '--note', 'x');
     expect(open.code).toBe(1);
     expect(open.err).toBe(`inbox: ${completionId} is OPEN, only a PARKED document can be dismissed: the relay still decides on an OPEN one (\`inbox park ID --reason TEXT\` stops that, then dismiss it)`);
     expect(await inboxDoc(completionId)).toMatchObject({ status: 'OPEN' });
-    const { id } = await secondRelease('WO-dis-done');
+    const { id } = await secondOpening('C-dis-done');
     expect((await cli('repair', 'dismiss', id, '--note', 'done')).code).toBe(0);
     const done = await cli('repair', 'dismiss', id, '--note', 'twice');
     expect(done.code).toBe(1);
@@ -145,14 +137,14 @@ describe('ALREADY_STARTED, explained and dismissed', () => {
     expect((await cli('repair', 'dismiss', id, '--note', '  ')).code).toBe(2);
   });
 
-  test('explain of an OPEN release behind an older completion: not held back, its next attempt starts the instance', async () => {
-    const key = 'WO-dis-next';
+  test('explain of an OPEN TaskOpened behind an older completion: not held back, its next attempt starts the instance', async () => {
+    const key = 'C-dis-next';
     const t0 = new Date(Date.now() - 60_000);
-    const completionId = String((await push(completionEnvelope({ workOrderId: key }, { publishTime: t0.toISOString() }))).id);
-    const releaseId = String((await push(release(key, 'rel-1', new Date(t0.getTime() + 1_000)))).id);
-    const e = (await cli('--json', 'explain', releaseId)).json() as Explanation;
+    const completionId = String((await push(completionEnvelope({ caseId: key }, { publishTime: t0.toISOString() }))).id);
+    const openingId = String((await push(opening(key, 'rel-1', new Date(t0.getTime() + 1_000)))).id);
+    const e = (await cli('--json', 'explain', openingId)).json() as Explanation;
     expect(e.heldBehind).toBeNull();
-    expect(e.because).toContain(`no token waits for it, and WorkOrderReleased starts process work-order-release (message start event released): its next attempt starts instance ${instanceId('work-order-release', key)} with business key ${key}`);
+    expect(e.because).toContain(`no token waits for it, and TaskOpened starts process fixture-process (message start event opened): its next attempt starts instance ${instanceId(PROCESS, key)} with business key ${key}`);
     // The completion itself is explained as before: nobody waits for it yet.
     expect(((await cli('--json', 'explain', completionId)).json() as Explanation).heldBehind).toBeNull();
   });
@@ -162,7 +154,7 @@ describe('a dismissed unreadable message kept in rawChunks', () => {
   /** A 300 KiB message that is not JSON: PARKED / INVALID_PAYLOAD, its raw bytes in rawChunks; dismissed. */
   async function dismissedChunked(): Promise<string> {
     const raw = randomBytes(300 * 1024);
-    const id = String((await push(envelope({ data: raw.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }))).id);
+    const id = String((await push(envelope({ data: raw.toString('base64'), attributes: { eventType: 'TaskCompleted' } }))).id);
     expect(await inboxDoc(id)).toMatchObject({ status: 'PARKED', reason: 'INVALID_PAYLOAD', rawDataChunks: 1 });
     expect(await chunksOf(id)).toBe(1);
     expect((await cli('repair', 'dismiss', id, '--note', 'garbage from a test sender', '--by', 'oncall')).code).toBe(0);
@@ -204,10 +196,10 @@ describe('a dismissed unreadable message kept in rawChunks', () => {
 
 describe.each([['UNAVAILABLE', GRPC_STATUS.UNAVAILABLE], ['DEADLINE_EXCEEDED', GRPC_STATUS.DEADLINE_EXCEEDED]] as const)('dismiss whose commit landed and then reported %s', (_name, code) => {
   test('applied once and reported as done, not refused as "not PARKED"', async () => {
-    const { id } = await secondRelease(`WO-dis-retry-${code}`);
+    const { id } = await secondOpening(`C-dis-retry-${code}`);
     const lost = proxy.lost('Commit');
     proxy.loseReplies('Commit', { code });
-    const r = await spawned('--json', 'repair', 'dismiss', id, '--note', 'repeated release', '--by', 'oncall');
+    const r = await spawned('--json', 'repair', 'dismiss', id, '--note', 'repeated start', '--by', 'oncall');
     expect(proxy.lost('Commit')).toBe(lost + 1);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);

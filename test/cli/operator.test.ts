@@ -6,7 +6,7 @@ import { recordJobFailure } from '../../functions/src/engine/store/record-job-fa
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { envelope } from '../support/push';
@@ -28,20 +28,20 @@ const doc = async (id: string): Promise<Record<string, unknown>> => (await db.co
 const ids = (value: unknown): string[] => (value as Array<{ id: string }>).map((d) => d.id);
 
 /** A PARKED / NO_WAITING_INSTANCE document: relayed after the buffer window with nobody waiting. */
-async function parkedNoWaiting(workOrderId: string): Promise<string> {
-  const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) });
+async function parkedNoWaiting(caseId: string): Promise<string> {
+  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId) });
   await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * HOUR), random: () => 0.5 }, id);
   expect((await doc(id)).status).toBe('PARKED');
   return id;
 }
 
 async function post(payload: unknown): Promise<{ id: string; reason?: string }> {
-  const res = await request(testReceiver(db).server).post('/').send(envelope({ data: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+  const res = await request(testReceiver(db).server).post('/').send(envelope({ data: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'TaskCompleted' } }));
   return res.body as { id: string; reason?: string };
 }
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 
 describe('unknown ids are refused with exit 1 and say what is missing', () => {
@@ -65,7 +65,7 @@ describe('bad values are usage errors (exit 2) naming the flag', () => {
     [['requeue', UNKNOWN, '--since', '2h'], 'requeue takes either IDs or --reason [--since], not both: drop --since'],
     [['requeue', UNKNOWN, '--reason', 'MANUAL', '--since', '2h'], 'drop --reason and --since'],
     [['requeue', '--since', '2h'], '--since filters a bulk requeue: it needs --reason'],
-    [['list', '--message-name', 'WorkOrderCancelled'], '--message-name: expected one of WorkOrderCompleted, WorkOrderReleased (the registered message names)'],
+    [['list', '--message-name', 'TaskCancelled'], '--message-name: expected one of TaskCompleted, TaskOpened (the registered message names)'],
   ])('%j', async (args, message) => {
     const r = await cli(...args);
     expect(r.code).toBe(2);
@@ -73,8 +73,8 @@ describe('bad values are usage errors (exit 2) naming the flag', () => {
   });
 
   test('a registered message name is accepted in any case', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-name') });
-    const r = await cli('--json', 'list', '--message-name', 'workordercompleted', '--key', 'WO-ops-name');
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-name') });
+    const r = await cli('--json', 'list', '--message-name', 'taskcompleted', '--key', 'C-ops-name');
     expect(r.code).toBe(0);
     expect(ids(r.json())).toEqual([id]);
   });
@@ -82,10 +82,10 @@ describe('bad values are usage errors (exit 2) naming the flag', () => {
 
 describe('requeue', () => {
   test('--dry-run reads each id and applies the real checks: would requeue, would refuse (unknown, not PARKED, KEY_COLLISION), exit 1, nothing changed', async () => {
-    const parked = await parkedNoWaiting('WO-ops-dry');
-    const open = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-dry-open') });
-    await post(completionPayload('WO-ops-k', { eventId: 'ev-ops-k' }));
-    const collision = await post(completionPayload('WO-ops-k', { eventId: 'ev-ops-k', completedItems: 99 }));
+    const parked = await parkedNoWaiting('C-ops-dry');
+    const open = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-dry-open') });
+    await post(completionPayload('C-ops-k', { eventId: 'ev-ops-k' }));
+    const collision = await post(completionPayload('C-ops-k', { eventId: 'ev-ops-k', completedItems: 99 }));
     expect(collision.reason).toBe('KEY_COLLISION');
 
     const r = await cli('--json', 'requeue', parked, open, collision.id, UNKNOWN, '--dry-run');
@@ -116,8 +116,8 @@ describe('requeue', () => {
   });
 
   test('sets the document due now, and --since excludes documents parked before it', async () => {
-    const recent = await parkedNoWaiting('WO-ops-since-new');
-    const old = await parkedNoWaiting('WO-ops-since-old');
+    const recent = await parkedNoWaiting('C-ops-since-new');
+    const old = await parkedNoWaiting('C-ops-since-old');
     await db.collection(INBOX).doc(old).update({ parkedAt: new Date(Date.now() - 3 * HOUR) });
     const before = Date.now();
     const r = await cli('requeue', '--reason', 'NO_WAITING_INSTANCE', '--since', '2h', '--yes');
@@ -134,7 +134,7 @@ describe('requeue', () => {
 
   test('a requeued document gets a fresh buffer window, counted from the requeue, not from its receipt', async () => {
     // Received 30 h ago: the buffer window (24 h) counted from receipt is long gone.
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-fresh'), receivedAt: new Date(Date.now() - 30 * HOUR) });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-fresh'), receivedAt: new Date(Date.now() - 30 * HOUR) });
     const relayAt = (at: Date) => relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => at, random: () => 0.5 }, id);
     await relayAt(new Date());
     expect((await doc(id)).reason).toBe('NO_WAITING_INSTANCE');
@@ -148,11 +148,11 @@ describe('requeue', () => {
   });
 
   test('a bulk requeue draws a progress bar on a terminal, and none with --json', async () => {
-    await parkedNoWaiting('WO-ops-bar-1');
-    await parkedNoWaiting('WO-ops-bar-2');
+    await parkedNoWaiting('C-ops-bar-1');
+    await parkedNoWaiting('C-ops-bar-2');
     await db.collection(INBOX).where('status', '==', 'PARKED').where('reason', '==', 'NO_WAITING_INSTANCE').get().then(async (s) => {
       // Only these two are parked at or after --since below.
-      for (const d of s.docs) if (!['WO-ops-bar-1', 'WO-ops-bar-2'].includes(d.get('correlationKey') as string)) await d.ref.update({ parkedAt: new Date(Date.now() - 10 * HOUR) });
+      for (const d of s.docs) if (!['C-ops-bar-1', 'C-ops-bar-2'].includes(d.get('correlationKey') as string)) await d.ref.update({ parkedAt: new Date(Date.now() - 10 * HOUR) });
     });
     const terminal = fakeTerminal();
     const r = await cliFor(projectId, terminal.stream)('requeue', '--reason', 'NO_WAITING_INSTANCE', '--since', '1h', '--yes');
@@ -161,8 +161,8 @@ describe('requeue', () => {
     expect(terminal.drawn()).toContain('2/2');
 
     const quiet = fakeTerminal();
-    await parkedNoWaiting('WO-ops-bar-3');
-    await parkedNoWaiting('WO-ops-bar-4');
+    await parkedNoWaiting('C-ops-bar-3');
+    await parkedNoWaiting('C-ops-bar-4');
     expect((await cliFor(projectId, quiet.stream)('--json', 'requeue', '--reason', 'NO_WAITING_INSTANCE', '--since', '1h', '--yes')).code).toBe(0);
     expect(quiet.drawn()).toBe('');
   });
@@ -170,8 +170,8 @@ describe('requeue', () => {
 
 describe('list, show, stats and incidents', () => {
   test('--older-than pages through every match: an old document behind more than a page of newer ones is found', async () => {
-    const newer = await Promise.all([1, 2, 3, 4, 5].map((i) => storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(`WO-ops-page-${i}`) })));
-    const old = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-page-old'), receivedAt: new Date(Date.now() - 5 * HOUR) });
+    const newer = await Promise.all([1, 2, 3, 4, 5].map((i) => storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-ops-page-${i}`) })));
+    const old = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-page-old'), receivedAt: new Date(Date.now() - 5 * HOUR) });
     const cutoff = Date.now() - 4 * HOUR;
     const isOld = (d: Record<string, unknown>): boolean => d.receivedAt instanceof Date && d.receivedAt.getTime() <= cutoff;
     const paged = await findDocuments(db, { status: 'OPEN' }, 10, isOld, 2);
@@ -183,30 +183,30 @@ describe('list, show, stats and incidents', () => {
   });
 
   test('list and stats print tables for people', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-table') });
-    const listed = await cli('list', '--key', 'WO-ops-table');
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-table') });
+    const listed = await cli('list', '--key', 'C-ops-table');
     expect(listed.code).toBe(0);
     expect(listed.out).toMatch(/┌.*┐/);
     expect(listed.out).toMatch(/id\s*│\s*status\s*│\s*reason/);
     expect(listed.out).toContain(id);
-    expect((await cli('list', '--key', 'WO-nobody-at-all')).out).toBe('(none)');
+    expect((await cli('list', '--key', 'C-nobody-at-all')).out).toBe('(none)');
     const stats = await cli('stats');
     expect(stats.code).toBe(0);
     for (const row of ['OPEN', 'DONE', 'PARKED', 'oldest OPEN (age)', 'instances in INCIDENT', 'FAILED jobs']) expect(stats.out).toContain(row);
   });
 
   test('show: the waiting points of the document\'s key', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-ops-wait', variables: { workOrderId: 'WO-ops-wait' }, now: new Date() });
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-ops-wait', variables: { caseId: 'C-ops-wait' }, now: new Date() });
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-wait') });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-wait') });
     const r = await cli('--json', 'show', id);
-    expect(r.json()).toMatchObject({ waitingPoints: [{ processInstanceId: started.instance.id, messageName: 'WorkOrderCompleted', activityId: 'waitForCompletion' }] });
+    expect(r.json()).toMatchObject({ waitingPoints: [{ processInstanceId: started.instance.id, messageName: 'TaskCompleted', activityId: 'waitForCompletion' }] });
     const table = await cli('show', id);
-    expect(table.out).toContain(`WorkOrderCompleted at waitForCompletion (instance ${started.instance.id})`);
+    expect(table.out).toContain(`TaskCompleted at waitForCompletion (instance ${started.instance.id})`);
   });
 
   test('incidents lists FAILED jobs, and stats counts them', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-ops-failed', variables: { workOrderId: 'WO-ops-failed' }, now: new Date() });
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-ops-failed', variables: { caseId: 'C-ops-failed' }, now: new Date() });
     const job = started.jobs[0]!;
     await recordJobFailure(db, job, 'provider answered 500', 1, new Date());
     const r = await cli('--json', 'incidents');

@@ -22,7 +22,7 @@ const DAY = 86_400_000;
 
 /** An unreadable message of 300 KiB, stored as the receiver stores it: PARKED, its raw bytes in one chunk. */
 async function storeChunked(): Promise<string> {
-  const parsed = parsePushEnvelope({ message: { data: randomBytes(300 * 1024).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: randomUUID() }, subscription: 'projects/test/subscriptions/inbox-push' });
+  const parsed = parsePushEnvelope({ message: { data: randomBytes(300 * 1024).toString('base64'), attributes: { eventType: 'TaskCompleted' }, messageId: randomUUID() }, subscription: 'projects/test/subscriptions/inbox-push' });
   if (!parsed.ok) throw new Error(parsed.error);
   const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
   const stored = await storeMessage(db, draft, { envelope: parsed.envelope, now: new Date(), shards: 16, offload: null });

@@ -4,7 +4,7 @@ import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { cliFor, fakeTerminal } from './run-cli';
@@ -22,11 +22,11 @@ const DAY = 86_400_000;
 const done: Record<'old' | 'young', string[]> = { old: [], young: [] };
 
 /** A DONE document, correlated `daysAgo` days ago through the relay. */
-async function doneDaysAgo(workOrderId: string, daysAgo: number): Promise<string> {
+async function doneDaysAgo(caseId: string, daysAgo: number): Promise<string> {
   const at = new Date(Date.now() - daysAgo * DAY);
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: at });
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: at });
   await completeJobRun(db, engine, started.jobs[0]!, {}, at);
-  const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId), receivedAt: at });
+  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId), receivedAt: at });
   await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 20_000, now: () => new Date(at.getTime() + 60_000), random: () => 0.5 }, id);
   expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
   return id;
@@ -34,9 +34,9 @@ async function doneDaysAgo(workOrderId: string, daysAgo: number): Promise<string
 const exists = async (id: string): Promise<boolean> => (await db.collection(INBOX).doc(id).get()).exists;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
-  for (const i of [1, 2, 3]) done.old.push(await doneDaysAgo(`WO-purge-old-${i}`, 10 + i));
-  for (const i of [1, 2]) done.young.push(await doneDaysAgo(`WO-purge-young-${i}`, i));
+  engine = await fixtureEngine();
+  for (const i of [1, 2, 3]) done.old.push(await doneDaysAgo(`C-purge-old-${i}`, 10 + i));
+  for (const i of [1, 2]) done.young.push(await doneDaysAgo(`C-purge-young-${i}`, i));
 });
 
 describe('inbox purge', () => {

@@ -5,8 +5,9 @@ import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { moveToken } from '../../functions/src/engine/store/move-token';
 import { recordJobFailure } from '../../functions/src/engine/store/record-job-failure';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
+import { FIXTURE_ENV } from '../support/app';
 
 /** `inbox repair resolve-incident` and `inbox incidents [--all]` against the emulator, in a project of their own. */
 const { db, projectId } = freshFirestores().project('cli-incidents');
@@ -15,7 +16,7 @@ let engine: Engine;
 async function cli(...args: string[]): Promise<{ code: number; out: string; err: string; json: () => unknown }> {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId });
+  const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId });
   return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as unknown };
 }
 
@@ -27,21 +28,21 @@ const listed = async (...flags: string[]): Promise<Listed> => (await cli('--json
 const reasonsOf = (l: Listed, instance: string): string[] => l.incidents.filter((i) => i.instance === instance).map((i) => i.reason);
 const stored = async (id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
 
-/** A work order whose token waits for WorkOrderCompleted under `workOrderId`. */
-async function waiting(businessKey: string, workOrderId = businessKey): Promise<{ instanceId: string; executionId: string }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey, variables: { workOrderId }, now: new Date() });
+/** A case whose token waits for TaskCompleted under `caseId`. */
+async function waiting(businessKey: string, caseId = businessKey): Promise<{ instanceId: string; executionId: string }> {
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey, variables: { caseId }, now: new Date() });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 
 describe('inbox repair resolve-incident and inbox incidents', () => {
   test('a double token: refused while both wait; after cancelling one token, resolved (RUNNING / COMPLETED) and listed with --all only', async () => {
-    const a = await waiting('WO-res-a', 'WO-res');
-    const b = await waiting('WO-res-b', 'WO-res');
+    const a = await waiting('C-res-a', 'C-res');
+    const b = await waiting('C-res-b', 'C-res');
     expect(reasonsOf(await listed(), a.instanceId)).toEqual(['DUPLICATE_WAITING_POINT']);
     expect(reasonsOf(await listed(), b.instanceId)).toEqual(['DUPLICATE_WAITING_POINT']);
 
@@ -52,7 +53,7 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
 
     // B was the wrong one: cancel its token. B has no token left, A's is the only waiting point.
     expect((await cli('repair', 'cancel-token', '--instance', b.instanceId, '--execution', b.executionId)).code).toBe(0);
-    const resolvedA = await cli('--json', 'repair', 'resolve-incident', a.instanceId, '--note', 'WO-res-b was a second start of WO-res');
+    const resolvedA = await cli('--json', 'repair', 'resolve-incident', a.instanceId, '--note', 'C-res-b was a second start of C-res');
     expect(resolvedA.err).toBe('');
     expect(resolvedA.code).toBe(0);
     expect(resolvedA.json()).toMatchObject({ resolved: 1, instance: { id: a.instanceId, status: 'RUNNING' } });
@@ -62,16 +63,16 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
     expect(await stored(a.instanceId)).toMatchObject({
       status: 'RUNNING',
       resolvedIncidents: 1,
-      incidents: [expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT', resolvedAt: expect.anything(), resolution: 'WO-res-b was a second start of WO-res' })],
+      incidents: [expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT', resolvedAt: expect.anything(), resolution: 'C-res-b was a second start of C-res' })],
     });
     const open = await listed();
     expect(reasonsOf(open, a.instanceId)).toEqual([]);
     expect(reasonsOf(open, b.instanceId)).toEqual([]);
     const all = await listed('--all');
-    expect(all.incidents.find((i) => i.instance === a.instanceId)).toMatchObject({ reason: 'DUPLICATE_WAITING_POINT', resolution: 'WO-res-b was a second start of WO-res', resolvedAt: expect.any(String) });
+    expect(all.incidents.find((i) => i.instance === a.instanceId)).toMatchObject({ reason: 'DUPLICATE_WAITING_POINT', resolution: 'C-res-b was a second start of C-res', resolvedAt: expect.any(String) });
     expect(reasonsOf(all, b.instanceId)).toEqual(['DUPLICATE_WAITING_POINT']);
     // The table marks the resolution.
-    expect((await cli('incidents', '--all')).out).toContain('WO-res-b was a second start of WO-res');
+    expect((await cli('incidents', '--all')).out).toContain('C-res-b was a second start of C-res');
 
     // Nothing left to resolve.
     const again = await cli('repair', 'resolve-incident', a.instanceId);
@@ -88,7 +89,7 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
   });
 
   test('a FAILED job: refused while the token waits for it; after move-token re-runs the step, resolved, and the FAILED job is listed with --all only', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-res-job', variables: { workOrderId: 'WO-res-job' }, now: new Date() });
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-res-job', variables: { caseId: 'C-res-job' }, now: new Date() });
     const failed = started.jobs[0]!;
     const executionId = started.instance.activeExecutionIds[0]!;
     expect(await recordJobFailure(db, failed, 'provider down', 10, new Date(), { final: true })).toMatchObject({ status: 'FAILED' });
@@ -102,7 +103,7 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
     expect(await stored(started.instance.id)).toMatchObject({ status: 'INCIDENT' });
 
     // The runbook's repair: put the token back on the step (a new job), then resolve.
-    expect((await cli('repair', 'move-token', '--instance', started.instance.id, '--execution', executionId, '--activity', 'handOverWorkOrder')).code).toBe(0);
+    expect((await cli('repair', 'move-token', '--instance', started.instance.id, '--execution', executionId, '--activity', 'handOver')).code).toBe(0);
     const resolved = await cli('--json', 'repair', 'resolve-incident', started.instance.id, '--note', 'topic recreated');
     expect(resolved.code).toBe(0);
     expect(resolved.json()).toMatchObject({ resolved: 1, instance: { status: 'RUNNING' } });
@@ -119,7 +120,7 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
     const unknown = await cli('repair', 'resolve-incident', 'f'.repeat(40));
     expect(unknown.code).toBe(1);
     expect(unknown.err).toContain('does not exist');
-    const { instanceId } = await waiting('WO-res-fine');
+    const { instanceId } = await waiting('C-res-fine');
     const fine = await cli('repair', 'resolve-incident', instanceId);
     expect(fine.code).toBe(1);
     expect(fine.err).toContain('has no open incident');
@@ -128,14 +129,14 @@ describe('inbox repair resolve-incident and inbox incidents', () => {
   });
 
   test('--dry-run of park, move-token, cancel-token, resolve-incident: the summary and the planned writes, nothing changed; a refusal exits 1', async () => {
-    const { instanceId, executionId } = await waiting('WO-dry');
+    const { instanceId, executionId } = await waiting('C-dry');
     const before = await stored(instanceId);
     const cancel = await cli('repair', 'cancel-token', '--instance', instanceId, '--execution', executionId, '--dry-run');
     expect(cancel.code).toBe(0);
     expect(cancel.out).toContain(`would cancel token ${executionId} at`);
     expect(cancel.out).toContain(`processInstances/${instanceId}`);
     expect(cancel.out).toContain('dry run: nothing changed');
-    const move = (await cli('--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOverWorkOrder', '--dry-run')).json() as { preview: boolean; summary: string; writes: Array<{ path: string }> };
+    const move = (await cli('--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOver', '--dry-run')).json() as { preview: boolean; summary: string; writes: Array<{ path: string }> };
     expect(move).toMatchObject({ preview: true, kind: 'move-token', alreadyApplied: false });
     expect(move.writes.map((w) => w.path)).toContain(`processInstances/${instanceId}`);
     expect(await stored(instanceId)).toEqual(before);

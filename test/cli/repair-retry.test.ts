@@ -6,7 +6,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { GRPC_STATUS, type GrpcFaultProxy, startGrpcFaultProxy } from '../../tools/faults/grpc-fault-proxy';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { type CliRun, spawnCli } from './run-cli';
@@ -31,7 +31,7 @@ const HOUR = 3_600_000;
 const CODES = [['UNAVAILABLE', GRPC_STATUS.UNAVAILABLE], ['DEADLINE_EXCEEDED', GRPC_STATUS.DEADLINE_EXCEEDED]] as const;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
   proxy = await startGrpcFaultProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
   cli = spawnCli({ PATH: process.env.PATH, FIRESTORE_EMULATOR_HOST: proxy.host, GOOGLE_CLOUD_PROJECT: projectId });
 });
@@ -48,8 +48,8 @@ async function withLostCommit(code: number, ...args: string[]): Promise<CliRun> 
   return run;
 }
 
-async function waitingOrder(workOrderId: string): Promise<{ instanceId: string; executionId: string }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+async function waitingOrder(caseId: string): Promise<{ instanceId: string; executionId: string }> {
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
@@ -59,8 +59,8 @@ const instanceDoc = async (id: string): Promise<Record<string, unknown>> => (awa
 
 describe.each(CODES)('a repair whose commit landed and then reported %s', (_name, code) => {
   test('move-token onto an async step adds one token and one job, and reports success', async () => {
-    const { instanceId } = await waitingOrder(`WO-retry-move-${code}`);
-    const r = await withLostCommit(code, '--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOverWorkOrder');
+    const { instanceId } = await waitingOrder(`C-retry-move-${code}`);
+    const r = await withLostCommit(code, '--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOver');
     // The waiting token and exactly one new one, with exactly one new job.
     expect(await tokensOf(db, instanceId)).toHaveLength(2);
     expect((await instanceDoc(instanceId)).activeExecutionIds).toHaveLength(2);
@@ -69,12 +69,12 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     // The job is reported (so the CLI dispatches it), and so is the id of the token the repair added.
-    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending[0]!.id, activityId: 'handOverWorkOrder' })] });
+    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending[0]!.id, activityId: 'handOver' })] });
     expect((await instanceDoc(instanceId)).activeExecutionIds).toContain((r.json() as { executionId: string }).executionId);
   });
 
   test('requeue reports the document requeued, not refused', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(`WO-retry-requeue-${code}`), receivedAt: new Date(Date.now() - 30 * HOUR) });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-retry-requeue-${code}`), receivedAt: new Date(Date.now() - 30 * HOUR) });
     await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 }, id);
     expect((await inboxDoc(id)).status).toBe('PARKED');
     const r = await withLostCommit(code, 'requeue', id);
@@ -85,7 +85,7 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
   });
 
   test('park reports the document parked', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(`WO-retry-park-${code}`) });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-retry-park-${code}`) });
     const r = await withLostCommit(code, 'park', id, '--reason', 'sender withdrew it');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
@@ -94,7 +94,7 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
   });
 
   test('cancel-token reports the token cancelled', async () => {
-    const { instanceId, executionId } = await waitingOrder(`WO-retry-cancel-${code}`);
+    const { instanceId, executionId } = await waitingOrder(`C-retry-cancel-${code}`);
     const r = await withLostCommit(code, 'repair', 'cancel-token', '--instance', instanceId, '--execution', executionId);
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
@@ -103,8 +103,8 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
   });
 
   test('resolve-incident reports the incident resolved', async () => {
-    const a = await waitingOrder(`WO-retry-res-a-${code}`);
-    const b = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: `WO-retry-res-b-${code}`, variables: { workOrderId: `WO-retry-res-a-${code}` }, now: new Date() });
+    const a = await waitingOrder(`C-retry-res-a-${code}`);
+    const b = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: `C-retry-res-b-${code}`, variables: { caseId: `C-retry-res-a-${code}` }, now: new Date() });
     await completeJobRun(db, engine, b.jobs[0]!, {}, new Date());
     expect((await instanceDoc(a.instanceId)).status).toBe('INCIDENT');
     await cancelTokenRun(db, engine, b.instance.id, b.instance.activeExecutionIds[0]!, new Date());

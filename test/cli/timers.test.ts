@@ -7,21 +7,25 @@ import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections'
 import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
+import { modelsDirWith } from '../support/app';
 import { freshFirestores } from '../support/firestore';
 import { cliFor } from './run-cli';
 
 /**
  * `inbox timers` and `inbox repair fire-timer` against the emulator, with a
- * deployed model that has a timer (INBOX_BPMN_DIR=test/fixtures/bpmn-deadline:
- * after the hand-over, an event-based gateway waits for the completion or
- * its deadline, `${completionDeadline}`, 14 days by default).
+ * deployed model that has a timer (test/fixtures/bpmn-deadline/fixture-deadline.bpmn,
+ * beside the fixture app's own model in INBOX_BPMN_DIR: after the hand-over,
+ * an event-based gateway waits for the completion or its deadline,
+ * `${completionDeadline}`, 14 days by default).
  */
 const BPMN_DIR = join(__dirname, '..', 'fixtures', 'bpmn-deadline');
+const models = modelsDirWith(join(BPMN_DIR, 'fixture-deadline.bpmn'));
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const fresh = freshFirestores();
 const { db, projectId } = fresh.project('cli-timers');
-const cli = cliFor(projectId, undefined, { INBOX_BPMN_DIR: BPMN_DIR });
+const cli = cliFor(projectId, undefined, { INBOX_BPMN_DIR: models.dir });
+afterAll(() => models.remove());
 let engine: Engine;
 
 interface TimerRow {
@@ -38,9 +42,9 @@ interface TimersPage {
   next: string | null;
 }
 
-/** A work order handed over at `at`, now waiting at the gateway: its completion deadline timer. */
+/** A case handed over at `at`, now waiting at the gateway: its completion deadline timer. */
 async function handedOver(key: string, at: Date, deadline?: string, on: Firestore = db): Promise<{ instanceId: string; timer: TimerState }> {
-  const started = await startProcessInstance(on, engine, { processKey: 'work-order-deadline', businessKey: key, variables: { workOrderId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) }, now: at });
+  const started = await startProcessInstance(on, engine, { processKey: 'fixture-deadline', businessKey: key, variables: { caseId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) }, now: at });
   const done = await completeJobRun(on, engine, started.jobs[0]!, {}, at);
   expect(done.status).toBe('COMPLETED');
   const timer = (await on.collection(COLLECTIONS.timers).where('processInstanceId', '==', started.instance.id).get()).docs[0];
@@ -51,14 +55,14 @@ const now = Date.now();
 const order: Record<string, { instanceId: string; timer: TimerState }> = {};
 
 beforeAll(async () => {
-  engine = await loadEngine(BPMN_DIR, {}, new Set(['handOverWorkOrder', 'createInvoice']), inboxBuffer(7 * DAY));
+  engine = await loadEngine(BPMN_DIR, {}, new Set(['handOver', 'settle']), inboxBuffer(7 * DAY));
   // Overdue (its task lost): handed over two days ago with one day to complete.
-  order.overdue = await handedOver('WO-t-overdue', new Date(now - 2 * DAY), 'P1D');
-  order.soon = await handedOver('WO-t-soon', new Date(now), 'PT1H');
-  order.days = await handedOver('WO-t-days', new Date(now), 'P3D');
-  order.standard = await handedOver('WO-t-standard', new Date(now));
+  order.overdue = await handedOver('C-t-overdue', new Date(now - 2 * DAY), 'P1D');
+  order.soon = await handedOver('C-t-soon', new Date(now), 'PT1H');
+  order.days = await handedOver('C-t-days', new Date(now), 'P3D');
+  order.standard = await handedOver('C-t-standard', new Date(now));
   // Beyond the Cloud Tasks horizon: no task yet, the sweep creates it.
-  order.far = await handedOver('WO-t-far', new Date(now), 'P40D');
+  order.far = await handedOver('C-t-far', new Date(now), 'P40D');
 });
 
 const KEYS_SOONEST_FIRST = ['overdue', 'soon', 'days', 'standard', 'far'];
@@ -91,13 +95,13 @@ describe('inbox timers', () => {
 
   test('the gateway waits with a message branch too: `inbox waiting` lists it with its gateway', async () => {
     const waiting = (await cli('--json', 'waiting')).json() as { waitingPoints: Array<{ businessKey: string; gatewayId: string | null; activityId: string }> };
-    expect(waiting.waitingPoints[0]).toMatchObject({ businessKey: 'WO-t-overdue', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue' });
+    expect(waiting.waitingPoints[0]).toMatchObject({ businessKey: 'C-t-overdue', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue' });
   });
 });
 
 describe('inbox timers, a page at a time', () => {
   const pages = fresh.project('cli-timers-pages');
-  const pagesCli = cliFor(pages.projectId, undefined, { INBOX_BPMN_DIR: BPMN_DIR });
+  const pagesCli = cliFor(pages.projectId, undefined, { INBOX_BPMN_DIR: models.dir });
   /** Every timer of the project, soonest due first, the id breaking ties: what the pages must show, in this order. */
   let expected: string[] = [];
 
@@ -106,7 +110,7 @@ describe('inbox timers, a page at a time', () => {
     const made: Array<{ id: string; due: number }> = [];
     for (const [group, count] of [[0, 4], [1, 4], [2, 1]] as const) {
       for (let i = 0; i < count; i++) {
-        const { timer } = await handedOver(`WO-p-${group}-${i}`, new Date(now + group * HOUR), 'P2D', pages.db);
+        const { timer } = await handedOver(`C-p-${group}-${i}`, new Date(now + group * HOUR), 'P2D', pages.db);
         made.push({ id: timer.id, due: now + group * HOUR + 2 * DAY });
       }
     }
@@ -181,7 +185,7 @@ describe('inbox repair fire-timer', () => {
     expect(r.json()).toMatchObject({ fired: timer.id, status: 'FIRED', alreadyApplied: false, jobs: [], timers: [], dispatched: 0 });
     expect((await refs.timer(db, timer.id).get()).get('status')).toBe('FIRED');
     expect((await refs.instance(db, instanceId).get()).get('status')).toBe('COMPLETED');
-    // The message branch of the gateway went with it: nobody waits for this work order's completion any more.
+    // The message branch of the gateway went with it: nobody waits for this case's completion any more.
     const waiting = (await cli('--json', 'waiting')).json() as { waitingPoints: Array<{ instanceId: string }> };
     expect(waiting.waitingPoints.map((p) => p.instanceId)).not.toContain(instanceId);
     expect(((await cli('--json', 'timers')).json() as { timers: TimerRow[] }).timers.map((t) => t.id)).not.toContain(timer.id);
@@ -204,7 +208,7 @@ describe('inbox repair fire-timer', () => {
   });
 
   test('a stale timer (its token no longer lists it: edited by hand) is refused and deleted, nothing moves', async () => {
-    const { instanceId, timer } = await handedOver('WO-t-stale', new Date(now - 20 * DAY));
+    const { instanceId, timer } = await handedOver('C-t-stale', new Date(now - 20 * DAY));
     await refs.instance(db, timer.processInstanceId).update({ [`tokens.${timer.executionId}.timerIds`]: [] });
     const dry = await cli('repair', 'fire-timer', timer.id, '--dry-run');
     expect(dry.code).toBe(1);

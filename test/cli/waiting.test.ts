@@ -6,7 +6,7 @@ import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { relayOne } from '../../functions/src/relay/relay-one';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { eventSubscriptionCount } from '../support/waiting';
@@ -39,32 +39,32 @@ interface Page {
   next: string | null;
 }
 
-/** A work order whose token has waited for WorkOrderCompleted for `age` ms. */
+/** A case whose token has waited for TaskCompleted for `age` ms. */
 async function waitingFor(on: Firestore, key: string, age: number): Promise<string> {
   const at = new Date(Date.now() - age);
-  const started = await startProcessInstance(on, engine, { processKey: 'work-order-execution', businessKey: key, variables: { workOrderId: key }, now: at });
+  const started = await startProcessInstance(on, engine, { processKey: 'fixture-process', businessKey: key, variables: { caseId: key }, now: at });
   await completeJobRun(on, engine, started.jobs[0]!, {}, at);
   return started.instance.id;
 }
 
 const AGES: ReadonlyArray<readonly [string, number]> = [
-  ['WO-w-a', 2 * DAY],
-  ['WO-w-b', 20 * DAY],
-  ['WO-w-c', 60_000],
-  ['WO-w-d', 16 * DAY],
-  ['WO-w-e', 4 * DAY],
-  ['WO-w-f', 3 * DAY + 60_000],
-  ['WO-w-g', 12 * 3_600_000],
+  ['C-w-a', 2 * DAY],
+  ['C-w-b', 20 * DAY],
+  ['C-w-c', 60_000],
+  ['C-w-d', 16 * DAY],
+  ['C-w-e', 4 * DAY],
+  ['C-w-f', 3 * DAY + 60_000],
+  ['C-w-g', 12 * 3_600_000],
 ];
 /** The keys oldest first: what every listing must show, in this order. */
 const OLDEST_FIRST = [...AGES].sort((a, b) => b[1] - a[1]).map(([key]) => key);
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
   await Promise.all(AGES.map(([key, age]) => waitingFor(db, key, age)));
-  // A work order whose completion came: no longer waiting, not listed.
-  await waitingFor(db, 'WO-w-done', 30 * DAY);
-  const completion = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-w-done') });
+  // A case whose completion came: no longer waiting, not listed.
+  await waitingFor(db, 'C-w-done', 30 * DAY);
+  const completion = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-w-done') });
   const relayed = await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 }, completion);
   expect(relayed).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE' } });
 });
@@ -77,11 +77,11 @@ describe('inbox waiting', () => {
     expect(page.waitingPoints.map((p) => p.businessKey)).toEqual(OLDEST_FIRST);
     expect(page.next).toBeNull();
     const oldest = page.waitingPoints[0] as Row;
-    expect(oldest).toMatchObject({ businessKey: 'WO-w-b', activityId: 'waitForCompletion', messageName: 'WorkOrderCompleted', correlationKey: 'WO-w-b', keyDocumentId: refs.correlationKey(db, 'WO-w-b').id });
+    expect(oldest).toMatchObject({ businessKey: 'C-w-b', activityId: 'waitForCompletion', messageName: 'TaskCompleted', correlationKey: 'C-w-b', keyDocumentId: refs.correlationKey(db, 'C-w-b').id });
     expect(oldest.waitingSeconds).toBeGreaterThanOrEqual(20 * 86_400);
     expect(oldest.waitingSeconds).toBeLessThan(20 * 86_400 + 120);
     const instance = await db.collection(COLLECTIONS.instances).doc(oldest.instanceId).get();
-    expect(instance.get('businessKey')).toBe('WO-w-b');
+    expect(instance.get('businessKey')).toBe('C-w-b');
     // They really are in several shards, and only in the key documents.
     const shards = new Set((await db.collection(COLLECTIONS.correlationKeys).get()).docs.map((d) => d.get('shard') as number));
     expect(shards.size).toBeGreaterThan(1);
@@ -89,9 +89,9 @@ describe('inbox waiting', () => {
   });
 
   test('--older-than 3d: only those waiting at least that long; --message in any case', async () => {
-    const r = await cli('--json', 'waiting', '--older-than', '3d', '--message', 'workordercompleted');
+    const r = await cli('--json', 'waiting', '--older-than', '3d', '--message', 'taskcompleted');
     expect(r.code).toBe(0);
-    expect((r.json() as Page).waitingPoints.map((p) => p.businessKey)).toEqual(['WO-w-b', 'WO-w-d', 'WO-w-e', 'WO-w-f']);
+    expect((r.json() as Page).waitingPoints.map((p) => p.businessKey)).toEqual(['C-w-b', 'C-w-d', 'C-w-e', 'C-w-f']);
   });
 
   test('pages: following `next` with --after walks every point once, in order', async () => {
@@ -113,26 +113,26 @@ describe('inbox waiting', () => {
     expect(r.code).toBe(0);
     const lines = r.out.split('\n');
     expect(lines[1]).toMatch(/instance.*business key.*activity.*message.*correlation key.*waiting since.*waited/);
-    expect(r.out).toMatch(/WO-w-b.*waitForCompletion.*WorkOrderCompleted.*WO-w-b.*20 d/);
-    expect(r.out).not.toContain('WO-w-a');
+    expect(r.out).toMatch(/C-w-b.*waitForCompletion.*TaskCompleted.*C-w-b.*20 d/);
+    expect(r.out).not.toContain('C-w-a');
     const more = /^more: add --after ([A-Za-z0-9_-]+)$/m.exec(r.out);
     expect(more).not.toBeNull();
     const next = await cli('waiting', '--page-size', '3', '--after', more?.[1] ?? '');
-    expect(next.out).toMatch(/WO-w-f/);
-    expect(next.out).not.toMatch(/WO-w-b/);
+    expect(next.out).toMatch(/C-w-f/);
+    expect(next.out).not.toMatch(/C-w-b/);
   });
 
   test('stats shows the level the waiting-too-long alert watches, per message name', async () => {
     const r = await cli('--json', 'stats');
     expect(r.code).toBe(0);
-    expect((r.json() as { waiting: unknown }).waiting).toEqual([{ messageName: 'WorkOrderCompleted', oldestWaitingAgeSeconds: expect.any(Number), waitingOverThreshold: 2, thresholdDays: 15 }]);
+    expect((r.json() as { waiting: unknown }).waiting).toEqual([{ messageName: 'TaskCompleted', oldestWaitingAgeSeconds: expect.any(Number), waitingOverThreshold: 2, thresholdDays: 15 }]);
     const table = await cli('stats');
-    expect(table.out).toMatch(/tokens waiting for WorkOrderCompleted 15 d or longer\s*│\s*2/);
-    expect(table.out).toMatch(/oldest waiting for WorkOrderCompleted \(age\)\s*│\s*20 d/);
+    expect(table.out).toMatch(/tokens waiting for TaskCompleted 15 d or longer\s*│\s*2/);
+    expect(table.out).toMatch(/oldest waiting for TaskCompleted \(age\)\s*│\s*20 d/);
   });
 
   test.each([
-    [['waiting', '--message', 'InvoicePaid'], '--message: expected one of WorkOrderCompleted (the message names the deployed models wait for)'],
+    [['waiting', '--message', 'PaymentReceived'], '--message: expected one of TaskCompleted (the message names the deployed models wait for)'],
     [['waiting', '--older-than', '3w'], '--older-than: expected a duration like 90s, 15m, 2h or 7d'],
     [['waiting', '--page-size', '0'], '--page-size: expected a whole number from 1 to 1000'],
     [['waiting', '--after', 'not-a-cursor'], '--after: expected the cursor a previous page printed'],
@@ -153,16 +153,16 @@ describe('an event-based gateway: several points of one token in one key documen
     const at = (days: number): Date => new Date(now.getTime() - days * DAY);
     const point = (key: string, messageName: string, days: number): WaitingPoint => ({ messageName, correlationKey: key, processInstanceId: `i-${key}`, executionId: `e-${key}`, activityId: `catch${messageName}`, gatewayId: 'gate', createdAt: at(days) });
     await runUnitOfWork(gw.db, async (uow) => {
-      saveCorrelationKey(uow, { correlationKey: 'K-gw', waiting: [point('K-gw', 'WorkOrderCompleted', 4), point('K-gw', 'WorkOrderCancelled', 4)], open: [], updatedAt: now }, now);
-      saveCorrelationKey(uow, { correlationKey: 'K-one', waiting: [point('K-one', 'WorkOrderCompleted', 2)], open: [], updatedAt: now }, now);
+      saveCorrelationKey(uow, { correlationKey: 'K-gw', waiting: [point('K-gw', 'TaskCompleted', 4), point('K-gw', 'TaskCancelled', 4)], open: [], updatedAt: now }, now);
+      saveCorrelationKey(uow, { correlationKey: 'K-one', waiting: [point('K-one', 'TaskCompleted', 2)], open: [], updatedAt: now }, now);
     });
     const first = (await gwCli('--json', 'waiting', '--page-size', '1')).json() as Page;
-    expect(first.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'WorkOrderCancelled'], ['K-gw', 'WorkOrderCompleted']]);
+    expect(first.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'TaskCancelled'], ['K-gw', 'TaskCompleted']]);
     expect(first.next).not.toBeNull();
     const second = (await gwCli('--json', 'waiting', '--page-size', '1', '--after', first.next ?? '')).json() as Page;
     expect(second.waitingPoints.map((p) => p.correlationKey)).toEqual(['K-one']);
-    const byMessage = (await gwCli('--json', 'waiting', '--message', 'WorkOrderCompleted', '--older-than', '3d')).json() as Page;
-    expect(byMessage.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'WorkOrderCompleted']]);
+    const byMessage = (await gwCli('--json', 'waiting', '--message', 'TaskCompleted', '--older-than', '3d')).json() as Page;
+    expect(byMessage.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'TaskCompleted']]);
   });
 });
 
@@ -171,12 +171,12 @@ describe('key documents written before they carried the waiting fields', () => {
   const legacyCli = cliFor(legacy.projectId);
 
   test('are missing from `inbox waiting` until `inbox repair shard-subscriptions` gives them their fields, once', async () => {
-    await waitingFor(legacy.db, 'WO-w-legacy-old', 25 * DAY);
-    await waitingFor(legacy.db, 'WO-w-legacy-new', DAY);
-    await refs.correlationKey(legacy.db, 'WO-w-legacy-old').update({ shard: FieldValue.delete(), waitingFor: FieldValue.delete(), waitingSince: FieldValue.delete() });
+    await waitingFor(legacy.db, 'C-w-legacy-old', 25 * DAY);
+    await waitingFor(legacy.db, 'C-w-legacy-new', DAY);
+    await refs.correlationKey(legacy.db, 'C-w-legacy-old').update({ shard: FieldValue.delete(), waitingFor: FieldValue.delete(), waitingSince: FieldValue.delete() });
 
     const before = (await legacyCli('--json', 'waiting')).json() as Page;
-    expect(before.waitingPoints.map((p) => p.businessKey)).toEqual(['WO-w-legacy-new']);
+    expect(before.waitingPoints.map((p) => p.businessKey)).toEqual(['C-w-legacy-new']);
 
     const dry = await legacyCli('--json', 'repair', 'shard-subscriptions', '--dry-run');
     expect(dry.code).toBe(0);
@@ -187,7 +187,7 @@ describe('key documents written before they carried the waiting fields', () => {
     expect(run.code).toBe(0);
     expect(run.out).toMatch(/2\s*│\s*1\s*│\s*0\s*│/);
     const after = (await legacyCli('--json', 'waiting')).json() as Page;
-    expect(after.waitingPoints.map((p) => p.businessKey)).toEqual(['WO-w-legacy-old', 'WO-w-legacy-new']);
+    expect(after.waitingPoints.map((p) => p.businessKey)).toEqual(['C-w-legacy-old', 'C-w-legacy-new']);
     expect((await legacyCli('--json', 'repair', 'shard-subscriptions')).json()).toMatchObject({ scanned: 2, sharded: 0 });
   });
 });

@@ -15,12 +15,13 @@ import { relayOne } from '../../functions/src/relay/relay-one';
 import { createRuntime } from '../../functions/src/runtime';
 import type { ServedFunction } from '../../tools/local/serve-function';
 import { createInboxConsole } from '../../functions/src/wiring';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, storeUnreadable } from '../support/inbox';
 import { waitFor } from '../support/wait';
 import { GCLOUD_CLIENT, type IamConsole, serveIamConsole } from '../support/console-iam';
 import { createSigner } from '../support/tokens';
+import { FIXTURE_APP_SUMMARY, FIXTURE_ENV } from '../support/app';
 
 /**
  * inboxConsole over HTTP against the Firestore emulator. With iam access it
@@ -60,7 +61,7 @@ const listen = (server: Server): Promise<string> =>
 const close = (server: Server | undefined): Promise<void> => new Promise((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
 
 function serve(name: string, env: Record<string, string>): Server {
-  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, ...env });
+  const config = loadConfig({ ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, ...env });
   const runtime = { ...createRuntime(config), db: () => db, engine: async () => engine };
   http(name, createInboxConsole(config, runtime, assets));
   return getTestServer(name);
@@ -97,15 +98,15 @@ function raw(base: string, path: string, headers: Record<string, string> = {}): 
 const doc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
 
 /** A PARKED / NO_WAITING_INSTANCE document: relayed after the buffer window with nobody waiting. */
-async function parked(workOrderId: string): Promise<string> {
-  const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) });
+async function parked(caseId: string): Promise<string> {
+  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId) });
   await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * HOUR), random: () => 0.5 }, id);
   expect((await doc(id)).status).toBe('PARKED');
   return id;
 }
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
   // Repairers listed in other letters than the token writes: e-mails compare case-insensitively.
   iamConsole = await serveIamConsole(projectId, { viewers: VIEWER, repairers: 'Repairer@Example.com' });
   ({ issuer, served: iam, url: iamUrl } = iamConsole);
@@ -163,9 +164,10 @@ describe('iam access: a verified ID token, then a listed e-mail', () => {
     expect(res.status).toBe(403);
   });
 
-  test('whoami names the verified e-mail and its role; the token may come in Authorization too', async () => {
-    expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({ id: VIEWER, role: 'viewer', access: 'iam', projectId });
-    expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId });
+  test('whoami names the verified e-mail, its role and the app the deployment runs; the token may come in Authorization too', async () => {
+    const app = FIXTURE_APP_SUMMARY;
+    expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({ id: VIEWER, role: 'viewer', access: 'iam', projectId, app });
+    expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId, app });
   });
 });
 
@@ -258,12 +260,12 @@ describe('raw data: what the receiver kept of an unreadable message', () => {
   }
 
   test('inline: the document view has its text (bytes that are not UTF-8 as U+FFFD, said so); /raw gives a viewer the exact bytes', async () => {
-    const data = Buffer.concat([Buffer.from('<script>alert(1)</script> {"workOrderId": '), Buffer.from([0xff, 0xfe]), Buffer.from(' £')]);
+    const data = Buffer.concat([Buffer.from('<script>alert(1)</script> {"caseId": '), Buffer.from([0xff, 0xfe]), Buffer.from(' £')]);
     const id = await storeUnreadable(db, data);
     const view = await call(`/api/documents/${encodeURIComponent(id)}`, { headers: viewer() });
     expect(view.status).toBe(200);
     expect(view.body.row).toMatchObject({ status: 'PARKED', reason: 'INVALID_PAYLOAD' });
-    expect(view.body.raw).toEqual({ bytes: data.length, form: 'DECODED', text: '<script>alert(1)</script> {"workOrderId": \uFFFD\uFFFD £', shownBytes: data.length, utf8: false });
+    expect(view.body.raw).toEqual({ bytes: data.length, form: 'DECODED', text: '<script>alert(1)</script> {"caseId": \uFFFD\uFFFD £', shownBytes: data.length, utf8: false });
 
     const raw = await download(`/api/documents/${encodeURIComponent(id)}/raw`, viewer());
     expect(raw.status).toBe(200);
@@ -293,7 +295,7 @@ describe('raw data: what the receiver kept of an unreadable message', () => {
   });
 
   test('a readable document keeps none: 404 saying where its payload is; no document: 404; no token: 401', async () => {
-    const readable = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-api-raw-none') });
+    const readable = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-api-raw-none') });
     expect((await call(`/api/documents/${readable}`, { headers: viewer() })).body.raw).toBeNull();
     const none = await call(`/api/documents/${readable}/raw`, { headers: viewer() });
     expect(none.status).toBe(404);
@@ -324,31 +326,31 @@ describe('routes', () => {
 
   test('incidents and waiting tokens: the lists of `inbox incidents` and `inbox waiting`, as JSON', async () => {
     const DAY = 24 * HOUR;
-    // Two work orders wait for the completion of WO-api-twin: the second's waiting point is a DUPLICATE_WAITING_POINT incident.
+    // Two cases wait for the completion of C-api-twin: the second's waiting point is a DUPLICATE_WAITING_POINT incident.
     const waitingSince = async (businessKey: string, at: Date): Promise<string> => {
-      const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey, variables: { workOrderId: 'WO-api-twin' }, now: at });
+      const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey, variables: { caseId: 'C-api-twin' }, now: at });
       const job = started.jobs[0];
-      if (job === undefined) throw new Error('the work order started no job');
+      if (job === undefined) throw new Error('the case started no job');
       await completeJobRun(db, engine, job, {}, at);
       return started.instance.id;
     };
-    const old = await waitingSince('WO-api-twin-a', new Date(Date.now() - 20 * DAY));
-    const fresh = await waitingSince('WO-api-twin-b', new Date());
+    const old = await waitingSince('C-api-twin-a', new Date(Date.now() - 20 * DAY));
+    const fresh = await waitingSince('C-api-twin-b', new Date());
 
     const incidents = await call('/api/incidents', { headers: viewer() });
     expect(incidents.status).toBe(200);
     const listed = (incidents.body.incidents as Array<Record<string, unknown>>).filter((i) => i.instanceId === fresh);
-    expect(listed).toEqual([expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT', businessKey: 'WO-api-twin-b', instanceStatus: 'INCIDENT', resolvedAt: null, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown })]);
+    expect(listed).toEqual([expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT', businessKey: 'C-api-twin-b', instanceStatus: 'INCIDENT', resolvedAt: null, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown })]);
 
-    const tooLong = await call('/api/waiting?message=WorkOrderCompleted&olderThan=15d', { headers: viewer() });
+    const tooLong = await call('/api/waiting?message=TaskCompleted&olderThan=15d', { headers: viewer() });
     expect(tooLong.status).toBe(200);
     const points = tooLong.body.waitingPoints as Array<Record<string, unknown>>;
     expect(points.map((p) => p.instanceId)).toContain(old);
     expect(points.map((p) => p.instanceId)).not.toContain(fresh);
-    expect(points.find((p) => p.instanceId === old)).toMatchObject({ businessKey: 'WO-api-twin-a', correlationKey: 'WO-api-twin', messageName: 'WorkOrderCompleted' });
+    expect(points.find((p) => p.instanceId === old)).toMatchObject({ businessKey: 'C-api-twin-a', correlationKey: 'C-api-twin', messageName: 'TaskCompleted' });
     expect(((await call('/api/waiting', { headers: viewer() })).body.waitingPoints as Array<Record<string, unknown>>).map((p) => p.instanceId)).toEqual(expect.arrayContaining([old, fresh]));
 
-    // A page of one key, then the next from its cursor: both points of WO-api-twin are on the first (a key's points are never split).
+    // A page of one key, then the next from its cursor: both points of C-api-twin are on the first (a key's points are never split).
     const first = await call('/api/waiting?limit=1', { headers: viewer() });
     expect(typeof first.body.next).toBe('string');
     const second = await call(`/api/waiting?limit=1&after=${String(first.body.next)}`, { headers: viewer() });
@@ -356,13 +358,13 @@ describe('routes', () => {
   });
 
   test('a waiting point edited by hand (createdAt no timestamp): 409 naming the document, not a retryable 5xx', async () => {
-    const ref = db.collection('correlationKeys').doc('WO-api-edited');
+    const ref = db.collection('correlationKeys').doc('C-api-edited');
     // Found by the page query (shard, waitingFor, waitingSince as the engine writes them), unreadable as a point.
-    await ref.set({ correlationKey: 'WO-api-edited', open: [], shard: 3, waitingFor: ['WorkOrderCompleted'], waitingSince: new Date(0), waiting: [{ messageName: 'WorkOrderCompleted', correlationKey: 'WO-api-edited', processInstanceId: 'pi-x', executionId: 'ex-x', activityId: 'waitForCompletion', createdAt: 'yesterday' }] });
+    await ref.set({ correlationKey: 'C-api-edited', open: [], shard: 3, waitingFor: ['TaskCompleted'], waitingSince: new Date(0), waiting: [{ messageName: 'TaskCompleted', correlationKey: 'C-api-edited', processInstanceId: 'pi-x', executionId: 'ex-x', activityId: 'waitForCompletion', createdAt: 'yesterday' }] });
     try {
       const res = await call('/api/waiting', { headers: viewer() });
       expect(res.status).toBe(409);
-      expect(res.body.error).toContain('correlationKeys/WO-api-edited holds a waiting point whose createdAt is not a timestamp');
+      expect(res.body.error).toContain('correlationKeys/C-api-edited holds a waiting point whose createdAt is not a timestamp');
       expect(res.body.refused).toBe(true);
     } finally {
       await ref.delete();
@@ -371,7 +373,7 @@ describe('routes', () => {
 
   test.each([
     ['/api/waiting?after=not-a-cursor', 'after: expected the `next` a previous page of /api/waiting gave'],
-    ['/api/waiting?message=Nope', 'message: "Nope" is no message the deployed models wait for (WorkOrderCompleted'],
+    ['/api/waiting?message=Nope', 'message: "Nope" is no message the deployed models wait for (TaskCompleted'],
     ['/api/waiting?olderThan=soon', 'olderThan'],
     ['/api/waiting?limit=0', 'limit'],
     ['/api/incidents?all=maybe', 'all'],
@@ -411,7 +413,7 @@ describe('local access (INBOX_CONSOLE_ACCESS=local)', () => {
   test('a loopback request is let in as the local operator, a repairer, with no token', async () => {
     const res = await raw(localUrl, '/api/whoami');
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId });
+    expect(JSON.parse(res.body)).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId, app: FIXTURE_APP_SUMMARY });
   });
 
   test('a request under a foreign host name (DNS rebinding) is refused, page included', async () => {

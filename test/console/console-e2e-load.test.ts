@@ -5,6 +5,7 @@ import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections'
 import { INBOX } from '../../functions/src/inbox/document';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
+import { FIXTURE_APP, FIXTURE_ENV } from '../support/app';
 import { launchBrowser, openView, type Browser } from '../support/browser';
 import { freshFirestores } from '../support/firestore';
 import { createSigner } from '../support/tokens';
@@ -27,7 +28,7 @@ const { db, projectId } = firestore.project('console-e2e-load');
 const DAY = 86_400_000;
 const PARKED = 10_000;
 const AUDIT = 100;
-const WORK_ORDER = 'WO-console-load-1';
+const CASE = 'C-console-load-1';
 const VIEWER = 'viewer@example.test';
 const AUDIENCE = 'https://inbox-console.example.test';
 const BUDGET_MS = 1_000;
@@ -46,7 +47,7 @@ async function seedParked(count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, (_, i) => `load-${String(i).padStart(5, '0')}`);
   const writer = db.bulkWriter();
   for (const id of ids) {
-    void writer.set(db.collection(INBOX).doc(id), { status: 'PARKED', reason: 'NO_WAITING_INSTANCE', messageName: 'WorkOrderCompleted', correlationKey: `WO-${id}`, attempts: 1, receivedAt: new Date(Date.now() - DAY), parkedAt: new Date(), shard: 0 });
+    void writer.set(db.collection(INBOX).doc(id), { status: 'PARKED', reason: 'NO_WAITING_INSTANCE', messageName: 'TaskCompleted', correlationKey: `C-${id}`, attempts: 1, receivedAt: new Date(Date.now() - DAY), parkedAt: new Date(), shard: 0 });
   }
   await writer.close();
   return ids;
@@ -72,7 +73,7 @@ async function timedLoads(url: string, view: string): Promise<{ warmUp: number; 
 beforeAll(async () => {
   // The relay every minute, as deployed: nothing here needs it, and on the emulator a query of a collection of
   // 10,000 documents takes hundreds of ms, so a relay each second would compete with the pages being timed.
-  stack = await startLocalStack({ projectId, providerDelayMs: 100, providerEarlyRatio: 0, relayEveryMs: 60_000 });
+  stack = await startLocalStack({ projectId, app: FIXTURE_APP, relayEveryMs: 60_000 });
   const info = await stack.info();
   base = info.consoleUrl.replace(/\/$/, '');
   const parked = await seedParked(PARKED);
@@ -81,11 +82,11 @@ beforeAll(async () => {
   const res = await fetch(info.functions.startProcess, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ processKey: 'work-order-execution', businessKey: WORK_ORDER, variables: { workOrderId: WORK_ORDER, providerScript: 'silent' } }),
+    body: JSON.stringify({ processKey: 'fixture-process', businessKey: CASE, variables: { caseId: CASE, peerScript: 'silent' } }),
   });
   expect(res.status).toBe(201);
-  instanceId = await waitFor(`${WORK_ORDER} to wait for its completion`, async () => {
-    const key = await refs.correlationKey(db, WORK_ORDER).get();
+  instanceId = await waitFor(`${CASE} to wait for its completion`, async () => {
+    const key = await refs.correlationKey(db, CASE).get();
     return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
   }, { timeoutMs: 60_000, everyMs: 200 });
   await db.collection(COLLECTIONS.instances).doc(instanceId).update({ correlatedMessages: parked.slice(0, AUDIT) });
@@ -99,6 +100,7 @@ beforeAll(async () => {
   iam = await serveFunction({
     target: 'inboxConsole',
     env: {
+      ...FIXTURE_ENV,
       GOOGLE_CLOUD_PROJECT: projectId,
       FIRESTORE_EMULATOR_HOST: info.firestoreHost,
       INBOX_CONSOLE_ACCESS: 'iam',

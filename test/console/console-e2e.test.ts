@@ -9,30 +9,32 @@ import { completeJobRun } from '../../functions/src/engine/store/complete-job';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
-import { COMPLETION_ATTRIBUTES, completionOf } from '../../examples/work-orders/local/provider';
+import { subscriptionOf, topicOf } from '../../tools/local/peers';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
+import { COMPLETION_ATTRIBUTES, completionOf, type PeerScript } from '../fixtures/app/local';
 import { launchBrowser, openView, waitLoaded, type Browser } from '../support/browser';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { waitFor } from '../support/wait';
+import { FIXTURE_APP, FIXTURE_ENV, SETTLEMENTS, settlementRef } from '../support/app';
 
 /**
  * The console end to end: `npm start`'s stack (every function served from
  * dist/, the relay on its schedule, Pub/Sub push, Cloud Tasks) with its
- * inboxConsole in local mode, browsed by Debian's chromium. A work order is
+ * inboxConsole in local mode, browsed by Debian's chromium. A case is
  * left with two tokens by a forced repair, its completion parks as
  * AMBIGUOUS_CORRELATION, and the operator clears it from the page alone:
- * cancel one token, requeue the completion, the order completes and is
- * invoiced once. Screenshots go to test-output/console/.
+ * cancel one token, requeue the completion, the case completes and is
+ * settled once. Screenshots go to test-output/console/.
  */
 jest.setTimeout(180_000);
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('console-e2e');
 const SHOTS = join(__dirname, '..', '..', 'test-output', 'console');
-const WORK_ORDER = 'WO-console-e2e-1';
-const DONE_ORDER = 'WO-console-e2e-done';
-const OLD_ORDER = 'WO-console-e2e-old';
-const COMPLETION_ID = messageDocId('WorkOrderCompleted', WORK_ORDER, `done-${WORK_ORDER}`);
+const CASE = 'C-console-e2e-1';
+const DONE_CASE = 'C-console-e2e-done';
+const OLD_CASE = 'C-console-e2e-old';
+const COMPLETION_ID = messageDocId('TaskCompleted', CASE, `done-${CASE}`);
 let stack: LocalStack;
 let browser: Browser;
 let page: Page;
@@ -41,9 +43,9 @@ let instanceId: string;
 
 const at = (hash: string): string => `${base}/#${hash}`;
 
-async function startWorkOrder(workOrderId: string, providerScript: 'silent' | 'answer'): Promise<void> {
+async function startCase(caseId: string, peerScript: PeerScript): Promise<void> {
   const { functions } = await stack.info();
-  const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId, providerScript } });
+  const body = JSON.stringify({ processKey: 'fixture-process', businessKey: caseId, variables: { caseId, peerScript } });
   const res = await fetch(functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   expect(res.status).toBe(201);
 }
@@ -51,13 +53,13 @@ async function startWorkOrder(workOrderId: string, providerScript: 'silent' | 'a
 /** The CLI, as an operator types it, on the stack's project. */
 async function cli(...argv: string[]): Promise<string> {
   let out = '';
-  const code = await runCli(argv, { out: (t) => (out += `${t}\n`), err: (t) => (out += `${t}\n`), confirm: async () => true }, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: (await stack.info()).firestoreHost });
+  const code = await runCli(argv, { out: (t) => (out += `${t}\n`), err: (t) => (out += `${t}\n`), confirm: async () => true }, { ...process.env, ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: (await stack.info()).firestoreHost });
   if (code !== 0) throw new Error(`inbox ${argv.join(' ')} exited ${code}:\n${out}`);
   return out;
 }
 
-const instanceOf = async (workOrderId: string): Promise<FirebaseFirestore.QueryDocumentSnapshot | undefined> =>
-  (await db.collection(COLLECTIONS.instances).where('businessKey', '==', workOrderId).get()).docs[0];
+const instanceOf = async (caseId: string): Promise<FirebaseFirestore.QueryDocumentSnapshot | undefined> =>
+  (await db.collection(COLLECTIONS.instances).where('businessKey', '==', caseId).get()).docs[0];
 
 /** Counts by status and by reason, straight from Firestore (the overview must show these). */
 async function firestoreCounts(): Promise<{ status: Record<string, number>; reasons: Record<string, number> }> {
@@ -99,23 +101,23 @@ async function redrawnWithout(testid: string): Promise<void> {
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  stack = await startLocalStack({ projectId, providerDelayMs: 100, providerEarlyRatio: 0, relayEveryMs: 500 });
+  stack = await startLocalStack({ projectId, app: FIXTURE_APP, peers: { delayMs: 100 }, relayEveryMs: 500 });
   base = (await stack.info()).consoleUrl.replace(/\/$/, '');
   browser = await launchBrowser();
   page = await browser.newPage();
 
-  // One order that goes the usual way, so the overview has DONE documents too.
-  await startWorkOrder(DONE_ORDER, 'answer');
+  // One case that goes the usual way, so the overview has DONE documents too.
+  await startCase(DONE_CASE, 'answer');
   // The other is left with two tokens on "Wait for completion" by a forced repair (the demo's "double token").
-  await startWorkOrder(WORK_ORDER, 'silent');
-  instanceId = await waitFor(`${WORK_ORDER} to wait for its completion`, async () => {
-    const key = await refs.correlationKey(db, WORK_ORDER).get();
+  await startCase(CASE, 'silent');
+  instanceId = await waitFor(`${CASE} to wait for its completion`, async () => {
+    const key = await refs.correlationKey(db, CASE).get();
     return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
   }, { timeoutMs: 60_000, everyMs: 200 });
   await cli('repair', 'move-token', '--instance', instanceId, '--activity', 'waitForCompletion', '--force');
   const pubsub = new PubSub({ projectId, apiEndpoint: (await stack.info()).pubsubHost });
   try {
-    await pubsub.topic((await stack.info()).topics.completions).publishMessage({ json: completionOf(WORK_ORDER), attributes: COMPLETION_ATTRIBUTES });
+    await pubsub.topic(topicOf((await stack.info()).topology, 'TaskCompleted')).publishMessage({ json: completionOf(CASE), attributes: COMPLETION_ATTRIBUTES });
   } finally {
     await pubsub.close();
   }
@@ -123,7 +125,7 @@ beforeAll(async () => {
     const d = await db.collection(INBOX).doc(COMPLETION_ID).get();
     return d.get('reason') === 'AMBIGUOUS_CORRELATION' ? true : undefined;
   }, { timeoutMs: 60_000, everyMs: 200 });
-  await waitFor(`${DONE_ORDER} to be invoiced`, async () => ((await refs.invoice(db, DONE_ORDER).get()).exists ? true : undefined), { timeoutMs: 60_000, everyMs: 200 });
+  await waitFor(`${DONE_CASE} to be settled`, async () => ((await settlementRef(db, DONE_CASE).get()).exists ? true : undefined), { timeoutMs: 60_000, everyMs: 200 });
 });
 
 firestore.beforeTerminate(async () => {
@@ -134,7 +136,7 @@ firestore.beforeTerminate(async () => {
 });
 
 test('the overview shows the counts by status and by reason that Firestore holds', async () => {
-  // Nothing moves any more (both orders settled), so one reading of each side compares.
+  // Nothing moves any more (both cases settled), so one reading of each side compares.
   const before = await firestoreCounts();
   await openView(page, at('/'), 'overview');
   const shown = async (testid: string): Promise<number> => Number(await page.getByTestId(`${testid}-value`).textContent());
@@ -147,6 +149,16 @@ test('the overview shows the counts by status and by reason that Firestore holds
   expect(byReason.AMBIGUOUS_CORRELATION).toBe(1);
   expect(await firestoreCounts()).toEqual(before);
   await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
+});
+
+test("the header names the app the stack runs; the message filters of the documents and waiting lists offer the app's message names", async () => {
+  await openView(page, at('/documents'), 'documents');
+  expect(await page.getByTestId('whoami').textContent()).toBe(`${LOCAL_OPERATOR} (repairer) · ${projectId} · app fixture`);
+  const offered = await page.getByTestId('app-messages').evaluate((list) => [...list.querySelectorAll('option')].map((o) => o.getAttribute('value')));
+  expect(offered).toEqual(['TaskCompleted', 'TaskOpened']);
+  expect(await page.getByTestId('filter-messageName').getAttribute('list')).toBe('app-messages');
+  await openView(page, at('/waiting'), 'waiting');
+  expect(await page.getByTestId('filter-message').getAttribute('list')).toBe('app-messages');
 });
 
 test('the double-token instance: two tokens on "Wait for completion" in the diagram, its parked completion below', async () => {
@@ -172,25 +184,25 @@ test('the double-token instance: two tokens on "Wait for completion" in the diag
 });
 
 /**
- * A work order whose token has waited for its completion for 20 days (the
+ * A case whose token has waited for its completion for 20 days (the
  * threshold is INBOX_WAITING_ALERT_DAYS, 15): started by the engine in this
  * process, its hand-over job completed as of 20 days ago. The start is dated
  * an hour ahead, so the stack's sweep (which dispatches PENDING jobs older
  * than its grace period) never takes the job before this test completes it;
  * the deadline timer is set beyond the 20 days, so nothing fires.
  */
-async function longWaitingOrder(workOrderId: string): Promise<string> {
-  const engine = await workOrderEngine();
-  const variables = { workOrderId, providerScript: 'silent', completionDeadline: 'P60D' };
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables, now: new Date(Date.now() + 3_600_000) });
+async function longWaitingCase(caseId: string): Promise<string> {
+  const engine = await fixtureEngine();
+  const variables = { caseId, peerScript: 'silent', completionDeadline: 'P60D' };
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables, now: new Date(Date.now() + 3_600_000) });
   const job = started.jobs[0];
-  if (job === undefined) throw new Error('the work order started no job');
+  if (job === undefined) throw new Error('the case started no job');
   await completeJobRun(db, engine, job, {}, new Date(Date.now() - 20 * 86_400_000));
   return started.instance.id;
 }
 
 test("the overview's figures link to their lists: open incidents to the double token, waiting too long to a 20-day wait", async () => {
-  const oldInstance = await longWaitingOrder(OLD_ORDER);
+  const oldInstance = await longWaitingCase(OLD_CASE);
   await openView(page, at('/'), 'overview');
   expect(Number(await page.getByTestId('figure-incidents-value').textContent())).toBeGreaterThan(0);
   await page.getByTestId('figure-incidents').getByRole('link').click();
@@ -203,8 +215,8 @@ test("the overview's figures link to their lists: open incidents to the double t
   expect(decodeURIComponent(new URL(page.url()).hash)).toBe(`#/instances/${instanceId}`);
 
   await openView(page, at('/'), 'overview');
-  // Only the 20-day wait is over the threshold: the double token and the settled order are fresh.
-  const tooLong = page.getByTestId('waiting-too-long-WorkOrderCompleted');
+  // Only the 20-day wait is over the threshold: the double token and the settled case are fresh.
+  const tooLong = page.getByTestId('waiting-too-long-TaskCompleted');
   expect((await tooLong.textContent())?.trim()).toBe('1');
   await tooLong.click();
   await waitLoaded(page, 'waiting');
@@ -217,7 +229,7 @@ test("the overview's figures link to their lists: open incidents to the double t
   expect(decodeURIComponent(new URL(page.url()).hash)).toBe(`#/instances/${oldInstance}`);
 });
 
-test('from the page: cancel one token, resolve the incident, requeue the completion; the order completes with one invoice, repairs record the console', async () => {
+test('from the page: cancel one token, resolve the incident, requeue the completion; the case completes with one settlement, repairs record the console', async () => {
   await openView(page, at(`/instances/${instanceId}`), 'instance');
   const tokens = await page.getByTestId('token-row').evaluateAll((trs) => trs.filter((tr) => tr.getAttribute('data-activity-id') === 'waitForCompletion').map((tr) => tr.getAttribute('data-id') ?? ''));
   expect(tokens).toHaveLength(2);
@@ -234,12 +246,12 @@ test('from the page: cancel one token, resolve the incident, requeue the complet
 
   await openView(page, at(`/documents/${COMPLETION_ID}`), 'document');
   expect(await previewAndConfirm('repair-requeue')).toContain(LOCAL_OPERATOR);
-  await waitFor(`${WORK_ORDER} to be COMPLETED and invoiced`, async () => {
-    const instance = await instanceOf(WORK_ORDER);
-    return instance?.get('status') === 'COMPLETED' && (await refs.invoice(db, WORK_ORDER).get()).exists ? true : undefined;
+  await waitFor(`${CASE} to be COMPLETED and settled`, async () => {
+    const instance = await instanceOf(CASE);
+    return instance?.get('status') === 'COMPLETED' && (await settlementRef(db, CASE).get()).exists ? true : undefined;
   }, { timeoutMs: 90_000, everyMs: 250 });
-  const invoices = (await db.collection(COLLECTIONS.invoices).get()).docs.filter((d) => d.get('workOrderId') === WORK_ORDER);
-  expect(invoices).toHaveLength(1);
+  const settlements = (await db.collection(SETTLEMENTS).get()).docs.filter((d) => d.get('caseId') === CASE);
+  expect(settlements).toHaveLength(1);
   expect((await db.collection(INBOX).doc(COMPLETION_ID).get()).get('status')).toBe('DONE');
 
   const records = async (ref: FirebaseFirestore.DocumentReference): Promise<Array<Record<string, unknown>>> => ((await ref.get()).get('repairs') ?? []) as Array<Record<string, unknown>>;
@@ -271,11 +283,11 @@ test('a refused repair shows the API\'s reason: requeue of a document that is DO
   expect((await db.collection(INBOX).doc(COMPLETION_ID).get()).get('status')).toBe('DONE');
 });
 
-test('Confirm is held to its preview: a completion that moves the token after the preview makes Confirm a refusal, and the order is still invoiced', async () => {
-  const HELD_ORDER = 'WO-console-e2e-held';
-  await startWorkOrder(HELD_ORDER, 'silent');
-  const heldInstance = await waitFor(`${HELD_ORDER} to wait for its completion`, async () => {
-    const key = await refs.correlationKey(db, HELD_ORDER).get();
+test('Confirm is held to its preview: a completion that moves the token after the preview makes Confirm a refusal, and the case is still settled', async () => {
+  const HELD_CASE = 'C-console-e2e-held';
+  await startCase(HELD_CASE, 'silent');
+  const heldInstance = await waitFor(`${HELD_CASE} to wait for its completion`, async () => {
+    const key = await refs.correlationKey(db, HELD_CASE).get();
     return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
   }, { timeoutMs: 60_000, everyMs: 200 });
   await openView(page, at(`/instances/${heldInstance}`), 'instance');
@@ -285,14 +297,14 @@ test('Confirm is held to its preview: a completion that moves the token after th
   await dialog.getByTestId('repair-preview-outcome').waitFor();
   expect(await dialog.getByTestId('repair-preview-outcome-basis').textContent()).toContain('at waitForCompletion');
 
-  // The completion arrives while the operator reads the preview: it correlates, and "Create invoice" runs.
+  // The completion arrives while the operator reads the preview: it correlates, and "Settle" runs.
   const pubsub = new PubSub({ projectId, apiEndpoint: (await stack.info()).pubsubHost });
   try {
-    await pubsub.topic((await stack.info()).topics.completions).publishMessage({ json: completionOf(HELD_ORDER), attributes: COMPLETION_ATTRIBUTES });
+    await pubsub.topic(topicOf((await stack.info()).topology, 'TaskCompleted')).publishMessage({ json: completionOf(HELD_CASE), attributes: COMPLETION_ATTRIBUTES });
   } finally {
     await pubsub.close();
   }
-  await waitFor(`the token of ${HELD_ORDER} to leave "Wait for completion"`, async () => {
+  await waitFor(`the token of ${HELD_CASE} to leave "Wait for completion"`, async () => {
     const tokens = ((await refs.instance(db, heldInstance).get()).get('tokens') ?? {}) as Record<string, { activityId?: string }>;
     return tokens[token]?.activityId !== 'waitForCompletion' ? true : undefined;
   }, { timeoutMs: 60_000, everyMs: 200 });
@@ -306,9 +318,9 @@ test('Confirm is held to its preview: a completion that moves the token after th
   expect(await refused.textContent()).toMatch(/the token (moved from Wait for completion \(waitForCompletion\) to|ended at) .* since the preview/);
   await page.screenshot({ path: join(SHOTS, 'repair-held-to-preview.png') });
   await dialog.getByTestId('repair-close').click();
-  await waitFor(`${HELD_ORDER} to be COMPLETED and invoiced`, async () => {
-    const instance = await instanceOf(HELD_ORDER);
-    return instance?.get('status') === 'COMPLETED' && (await refs.invoice(db, HELD_ORDER).get()).exists ? true : undefined;
+  await waitFor(`${HELD_CASE} to be COMPLETED and settled`, async () => {
+    const instance = await instanceOf(HELD_CASE);
+    return instance?.get('status') === 'COMPLETED' && (await settlementRef(db, HELD_CASE).get()).exists ? true : undefined;
   }, { timeoutMs: 90_000, everyMs: 250 });
   expect(((await refs.instance(db, heldInstance).get()).get('repairs') ?? []) as unknown[]).toEqual([]);
 });
@@ -328,11 +340,11 @@ test('an unreadable message: its bytes shown as text (a <script> in them is text
   const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
   let messageId: string;
   try {
-    messageId = await pubsub.topic(info.topics.completions).publishMessage({ data: HOSTILE, attributes: COMPLETION_ATTRIBUTES });
+    messageId = await pubsub.topic(topicOf(info.topology, 'TaskCompleted')).publishMessage({ data: HOSTILE, attributes: COMPLETION_ATTRIBUTES });
   } finally {
     await pubsub.close();
   }
-  const id = invalidDocId(info.completionSubscription, messageId);
+  const id = invalidDocId(subscriptionOf(info.topology, projectId, 'TaskCompleted'), messageId);
   await waitFor('the receiver to park it as INVALID_PAYLOAD', async () => ((await db.collection(INBOX).doc(id).get()).get('reason') === 'INVALID_PAYLOAD' ? true : undefined), { timeoutMs: 60_000, everyMs: 200 });
 
   await openView(page, at(`/documents/${id}`), 'document');

@@ -12,6 +12,7 @@ import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, storeUnreadable } from '../support/inbox';
 import { BUILT_CLI } from '../cli/run-cli';
 import { waitFor } from '../support/wait';
+import { FIXTURE_APP_SUMMARY } from '../support/app';
 
 /**
  * `inbox console`: the deployed console (iam access, served from dist/
@@ -119,11 +120,11 @@ describe('the proxy of `inbox console`', () => {
   });
 
   test('under 127.0.0.1:PORT: forwarded with the token, to the service\'s own Host; the browser\'s credentials and cookies stay here', async () => {
-    const id = await storeUnreadable(db, Buffer.from('{"workOrderId": 42}'));
+    const id = await storeUnreadable(db, Buffer.from('{"caseId": 42}'));
     const before = tapped.length;
     const res = await send(viewer.proxy, `/api/documents/${encodeURIComponent(id)}`, { headers: { cookie: 'other-app=secret', authorization: 'Basic b3RoZXI6YXBw' } });
     expect(res.status).toBe(200);
-    expect(res.json()).toMatchObject({ id, row: { reason: 'INVALID_PAYLOAD' }, raw: { text: '{"workOrderId": 42}' } });
+    expect(res.json()).toMatchObject({ id, row: { reason: 'INVALID_PAYLOAD' }, raw: { text: '{"caseId": 42}' } });
     const seen = tapped.slice(before);
     expect(seen).toHaveLength(1);
     expect(seen[0]?.headers.host).toBe(new URL(tapUrl).host);
@@ -150,7 +151,7 @@ describe('the proxy of `inbox console`', () => {
   });
 
   test('a POST body streams through, chunked: a repairer\'s preview is answered by the console', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-proxy-post') });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-proxy-post') });
     const repairer = await proxyTo(tapUrl, async () => iam.token(REPAIRER));
     try {
       const body = JSON.stringify({ request: { kind: 'park', id, text: 'checked by hand' }, preview: true });
@@ -257,7 +258,7 @@ describe('`inbox console` as an operator runs it', () => {
     const url = await waitFor('the proxy to say where to open it', async () => /open (http:\/\/127\.0\.0\.1:\d+\/)/.exec(run.out())?.[1], { timeoutMs: 30_000 });
     expect(run.out()).toContain(`proxies to ${tapUrl} as ${REPAIRER}`);
     const res = await fetch(`${url}api/whoami`);
-    expect(await res.json()).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId });
+    expect(await res.json()).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId, app: FIXTURE_APP_SUMMARY });
     expect(readFileSync(calls, 'utf8').split('--\n').filter((c) => c !== '')).toEqual([
       'run\nservices\ndescribe\ninboxconsole\n--region=europe-west1\n--format=value(status.url)\n',
       'auth\nprint-identity-token\n',

@@ -1,7 +1,7 @@
 /**
  * The console page in a real browser (Debian's chromium via playwright-core),
  * served from dist/console-page with the fixture API of test/support/console-fixtures.ts:
- * the diagram of the real work-order model with the instance's overlays, the
+ * the diagram of the fixture app's model with the instance's overlays, the
  * repair dialog's preview-then-confirm protocol, refusals, errors in words,
  * and the viewer role without repair buttons. Needs `npm run build`.
  */
@@ -11,7 +11,7 @@ import type { Page } from 'playwright-core';
 import type { RepairRequest } from '../../functions/src/operations/types';
 import { type Browser, launchBrowser, openView, waitLoaded } from '../support/browser';
 import { waitFor } from '../support/wait';
-import { BUSINESS_KEY, FIXTURE_BASIS, instanceView, OVERVIEW, outcomeOf, REFUSAL, REFUSED_TOKEN, TOKEN_A, WHOAMI, workOrderModel } from '../support/console-fixtures';
+import { BUSINESS_KEY, FIXTURE_BASIS, instanceView, OVERVIEW, outcomeOf, REFUSAL, REFUSED_TOKEN, TOKEN_A, WHOAMI, fixtureModel } from '../support/console-fixtures';
 import { type Answer, type PageServer, type Routes, servePage } from '../support/console-page-server';
 
 const SHOTS = join(__dirname, '..', '..', 'test-output', 'console');
@@ -32,7 +32,7 @@ function routes(who: (typeof WHOAMI)[keyof typeof WHOAMI], gate: Gate | null): R
   return {
     'GET /api/whoami': () => ({ status: 200, body: who }),
     'GET /api/overview': () => ({ status: 200, body: OVERVIEW }),
-    'GET /api/instances/:id': async ({ path }) => (path.endsWith(`/${encodeURIComponent('pi-wo-4711')}`) ? { status: 200, body: await instanceView() } : { status: 404, body: { error: 'no such instance' } }),
+    'GET /api/instances/:id': async ({ path }) => (path.endsWith(`/${encodeURIComponent('pi-c-4711')}`) ? { status: 200, body: await instanceView() } : { status: 404, body: { error: 'no such instance' } }),
     'GET /api/documents/:id': ({ path }) => ({ status: 404, body: { error: `no inbox document ${decodeURIComponent(path.split('/').pop() ?? '')}` } }),
     'GET /api/documents': ({ query }) => ({
       status: 200,
@@ -71,8 +71,8 @@ describe('console page: the instance view in chromium', () => {
 
   it('draws every task and event of the model, a "2" badge where two tokens wait, the incident in red', async () => {
     const page = await browser.newPage();
-    const ms = await openView(page, `${server.url}#/instances/pi-wo-4711`, 'instance');
-    const { model } = await workOrderModel();
+    const ms = await openView(page, `${server.url}#/instances/pi-c-4711`, 'instance');
+    const { model } = await fixtureModel();
     const drawn = await page.locator('svg [data-element-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-element-id')));
     for (const id of Object.keys(model.nodes)) expect({ id, drawn: drawn.includes(id) }).toEqual({ id, drawn: true });
 
@@ -80,7 +80,7 @@ describe('console page: the instance view in chromium', () => {
     await expect(testid(page, 'badge-timers-completionOverdue').textContent()).resolves.toBe('◔2');
     const incident = page.locator('svg g.djs-element[data-element-id="waitForCompletion"]');
     expect(await incident.getAttribute('class')).toContain('has-incident');
-    expect(await page.locator('svg g.djs-element[data-element-id="createInvoice"]').getAttribute('class')).not.toContain('has-incident');
+    expect(await page.locator('svg g.djs-element[data-element-id="settle"]').getAttribute('class')).not.toContain('has-incident');
     // Painted red by app.css, not only marked: the stylesheet reached the browser.
     const stroke = await incident.locator('.djs-visual > :first-child').evaluate((e) => e.ownerDocument.defaultView?.getComputedStyle(e).stroke);
     expect(stroke).toBe('rgb(198, 40, 40)');
@@ -96,10 +96,10 @@ describe('console page: the instance view in chromium', () => {
 
   it('moves a token: the preview shows the summary first, Confirm sends the same requestId, buttons wait meanwhile', async () => {
     const page = await browser.newPage();
-    await openView(page, `${server.url}#/instances/pi-wo-4711`, 'instance');
+    await openView(page, `${server.url}#/instances/pi-c-4711`, 'instance');
     const before = server.requests.length;
     await testid(page, 'repair-move-token').click();
-    await testid(page, 'repair-field-activityId').selectOption('createInvoice');
+    await testid(page, 'repair-field-activityId').selectOption('settle');
     await testid(page, 'repair-field-executionId').selectOption(TOKEN_A);
     gate.held = 0;
     await testid(page, 'repair-preview').click();
@@ -108,8 +108,8 @@ describe('console page: the instance view in chromium', () => {
     expect(await testid(page, 'repair-preview').isDisabled()).toBe(true);
     expect(await testid(page, 'repair-confirm').isDisabled()).toBe(true);
     await releaseNext(gate);
-    await expect(testid(page, 'repair-preview-outcome-summary').textContent()).resolves.toBe(`moves token ${TOKEN_A} to createInvoice`);
-    expect(await testid(page, 'repair-write').first().textContent()).toContain('processInstances/pi-wo-4711');
+    await expect(testid(page, 'repair-preview-outcome-summary').textContent()).resolves.toBe(`moves token ${TOKEN_A} to settle`);
+    expect(await testid(page, 'repair-write').first().textContent()).toContain('processInstances/pi-c-4711');
     const posts = () => server.requests.slice(before).filter((r) => r.method === 'POST');
     expect(posts()).toHaveLength(1);
 
@@ -117,10 +117,10 @@ describe('console page: the instance view in chromium', () => {
     await page.locator('[data-testid="repair-dialog"][data-busy="true"]').waitFor();
     expect(await testid(page, 'repair-confirm').isDisabled()).toBe(true);
     await releaseNext(gate);
-    await expect(testid(page, 'repair-result-summary').textContent()).resolves.toBe(`moves token ${TOKEN_A} to createInvoice`);
+    await expect(testid(page, 'repair-result-summary').textContent()).resolves.toBe(`moves token ${TOKEN_A} to settle`);
     const [preview, real] = posts() as [(typeof server.requests)[number], (typeof server.requests)[number]];
     expect(posts()).toHaveLength(2);
-    const want: RepairRequest = { kind: 'move-token', instanceId: 'pi-wo-4711', activityId: 'createInvoice', executionId: TOKEN_A, force: false };
+    const want: RepairRequest = { kind: 'move-token', instanceId: 'pi-c-4711', activityId: 'settle', executionId: TOKEN_A, force: false };
     expect(preview.body).toEqual({ request: want, preview: true, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     // The confirmation sends back what the preview read (its basis): the server refuses it if that changed since.
     expect(real.body).toEqual({ request: want, preview: false, requestId: (preview.body as { requestId: string }).requestId, expect: FIXTURE_BASIS });
@@ -131,7 +131,7 @@ describe('console page: the instance view in chromium', () => {
 
   it('shows a refusal with its reason, and an API error in words', async () => {
     const page = await browser.newPage();
-    await openView(page, `${server.url}#/instances/pi-wo-4711`, 'instance');
+    await openView(page, `${server.url}#/instances/pi-c-4711`, 'instance');
     await testid(page, `repair-cancel-token-${REFUSED_TOKEN}`).click();
     await releaseNext(gate);
     await expect(testid(page, 'repair-refused').textContent()).resolves.toContain(REFUSAL);
@@ -174,7 +174,7 @@ describe('console page: a viewer', () => {
 
   it('sees the instance, no repair buttons, and why', async () => {
     const page = await browser.newPage();
-    await openView(page, `${server.url}#/instances/pi-wo-4711`, 'instance');
+    await openView(page, `${server.url}#/instances/pi-c-4711`, 'instance');
     expect(await page.locator('svg [data-element-id="waitForCompletion"]').count()).toBeGreaterThan(0);
     expect(await page.locator('button[data-testid^="repair-"]').count()).toBe(0);
     await expect(testid(page, 'viewer-note').textContent()).resolves.toBe('You may look, not repair (ask to be added to INBOX_CONSOLE_REPAIRERS).');

@@ -17,6 +17,7 @@ import { envelope } from '../support/push';
 import { sha256Hex } from '../../functions/src/core/hash';
 import { startTestStorage, type TestStorage } from '../support/storage';
 import { cliFor } from '../cli/run-cli';
+import { FIXTURE_ENV } from '../support/app';
 
 /**
  * receiveDeadLetter's size limit, through the wiring deploy.sh runs
@@ -34,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await storage?.stop();
 });
-const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(64 * 1024) });
+const config = loadConfig({ ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(64 * 1024) });
 const runtime = createRuntime(config);
 http('receiverSizeWired', createReceivePubSubPush(config, runtime));
 http('deadLetterSizeWired', createReceiveDeadLetter(config, runtime));
@@ -46,7 +47,7 @@ afterAll(async () => {
   await runtime.db().terminate();
 });
 
-const SOURCE = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '10' };
+const SOURCE = { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '10' };
 
 test("the ceiling is Pub/Sub's: the receiver's limit at the default INBOX_MAX_DATA_BYTES (10 MiB)", () => {
   expect(DEAD_LETTER_MAX_BODY_BYTES).toBe(loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }).maxBodyBytes);
@@ -54,12 +55,12 @@ test("the ceiling is Pub/Sub's: the receiver's limit at the default INBOX_MAX_DA
 
 test('a message over a lowered INBOX_MAX_DATA_BYTES: 413 at the receiver, kept by receiveDeadLetter with its bytes', async () => {
   const data = randomBytes(1024 * 1024);
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-1' });
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-1' });
   const refused = await request(receiver).post('/').send(body);
   expect(refused.status).toBe(413);
   const kept = await request(deadLetter).post('/').send(body);
   expect(kept.status).toBe(200);
-  const id = invalidDocId(`projects/${projectId}/subscriptions/work-order-completed-push`, 'dl-size-1');
+  const id = invalidDocId(`projects/${projectId}/subscriptions/fixture-results-push`, 'dl-size-1');
   expect(kept.body).toEqual({ outcome: 'parked', id });
   expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataBytes: data.length, rawDataChunks: 2 });
   const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).orderBy('index').get();
@@ -67,16 +68,16 @@ test('a message over a lowered INBOX_MAX_DATA_BYTES: 413 at the receiver, kept b
 });
 
 test('a valid completion of 10 MiB (thousands of line items) is kept as the receiver keeps it: offloaded to the payload bucket, its summary on the document', async () => {
-  const payload = completionOfBytes('WO-dl-large', 10 * 1024 * 1024 - 4_096, { eventId: 'evt-dl-large' });
+  const payload = completionOfBytes('C-dl-large', 10 * 1024 * 1024 - 4_096, { eventId: 'evt-dl-large' });
   const data = Buffer.from(JSON.stringify(payload));
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-large' });
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-large' });
   const kept = await request(deadLetter).post('/').send(body);
   expect(kept.status).toBe(200);
-  const id = messageDocId('WorkOrderCompleted', 'WO-dl-large', 'evt-dl-large');
+  const id = messageDocId('TaskCompleted', 'C-dl-large', 'evt-dl-large');
   expect(kept.body).toEqual({ outcome: 'parked', id });
   const doc = (await db.collection(INBOX).doc(id).get()).data();
-  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataChunks: 0, offloaded: { bucket: `${projectId}-inbox-payloads`, bytes: 10 * 1024 * 1024 - 4_096, variable: 'completionReport' } });
-  expect(doc?.payload).toEqual({ workOrderId: 'WO-dl-large', completedItems: payload.completedItems, completionTimestamp: payload.completionTimestamp, eventId: 'evt-dl-large' });
+  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataChunks: 0, offloaded: { bucket: `${projectId}-inbox-payloads`, bytes: 10 * 1024 * 1024 - 4_096, variable: 'caseReport' } });
+  expect(doc?.payload).toEqual({ caseId: 'C-dl-large', completedItems: payload.completedItems, completionTimestamp: payload.completionTimestamp, eventId: 'evt-dl-large' });
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
   // A requeue hands the process the whole report: the object holds the canonical payload the document's hash names.
   const object = storage?.emulator.objects(`${projectId}-inbox-payloads`).find((o) => o.name === doc?.offloaded.object);
@@ -97,10 +98,10 @@ test('a body Pub/Sub could never send (over 10 MiB of data plus the envelope) is
 
 test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox requeue` offloads it before reopening it', async () => {
   const bucket = `${projectId}-inbox-payloads`;
-  const payload = completionOfBytes('WO-dl-nobucket', 1024 * 1024, { eventId: 'evt-dl-nobucket' });
+  const payload = completionOfBytes('C-dl-nobucket', 1024 * 1024, { eventId: 'evt-dl-nobucket' });
   const data = Buffer.from(JSON.stringify(payload));
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-nobucket' });
-  const id = messageDocId('WorkOrderCompleted', 'WO-dl-nobucket', 'evt-dl-nobucket');
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-nobucket' });
+  const id = messageDocId('TaskCompleted', 'C-dl-nobucket', 'evt-dl-nobucket');
   const emulator = (storage as TestStorage).emulator;
   const heal = emulator.faults.failNext(1_000, 503, (r) => r.method === 'POST');
   let kept;
@@ -122,7 +123,7 @@ test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox 
   const run = await cli('requeue', id);
   expect(run.code).toBe(0);
   const reopened = (await db.collection(INBOX).doc(id).get()).data();
-  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'completionReport' }, rawDataChunks: 0, rawDataBytes: 0 });
+  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'caseReport' }, rawDataChunks: 0, rawDataBytes: 0 });
   // The chunks go with it: nothing would ever delete them once the document is swept.
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
   const [bytes] = await (storage as TestStorage).client.bucket(bucket).file(String(reopened?.offloaded.object)).download();
@@ -131,10 +132,10 @@ test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox 
 
 test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision` offloads it as requeue does', async () => {
   const bucket = `${projectId}-inbox-payloads`;
-  const first = completionOfBytes('WO-dl-coll', 4 * 1024, { eventId: 'evt-dl-coll' });
-  expect((await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(first)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: 'dl-coll-1' }))).status).toBe(200);
-  const second = completionOfBytes('WO-dl-coll', 1024 * 1024, { eventId: 'evt-dl-coll' });
-  const body = envelope({ data: Buffer.from(JSON.stringify(second)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-coll-2' });
+  const first = completionOfBytes('C-dl-coll', 4 * 1024, { eventId: 'evt-dl-coll' });
+  expect((await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(first)).toString('base64'), attributes: { eventType: 'TaskCompleted' }, messageId: 'dl-coll-1' }))).status).toBe(200);
+  const second = completionOfBytes('C-dl-coll', 1024 * 1024, { eventId: 'evt-dl-coll' });
+  const body = envelope({ data: Buffer.from(JSON.stringify(second)).toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-coll-2' });
   const heal = (storage as TestStorage).emulator.faults.failNext(1_000, 503, (r) => r.method === 'POST');
   let kept;
   try {
@@ -143,7 +144,7 @@ test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision
     heal();
   }
   const id = String(kept.body.id);
-  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, collidesWith: messageDocId('WorkOrderCompleted', 'WO-dl-coll', 'evt-dl-coll') });
+  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, collidesWith: messageDocId('TaskCompleted', 'C-dl-coll', 'evt-dl-coll') });
 
   const run = await cliFor(projectId, undefined, { STORAGE_EMULATOR_HOST: (storage as TestStorage).url })('repair', 'admit-collision', id, '--note', 'a second report of its own');
   expect(run.code).toBe(0);
@@ -155,10 +156,10 @@ test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision
 }, 60_000);
 
 test('a payload bucket that hangs: the dead letter falls back to rawChunks within the write deadline, answered 200', async () => {
-  const payload = completionOfBytes('WO-dl-hang', 1024 * 1024, { eventId: 'evt-dl-hang' });
+  const payload = completionOfBytes('C-dl-hang', 1024 * 1024, { eventId: 'evt-dl-hang' });
   const data = Buffer.from(JSON.stringify(payload));
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...SOURCE }, messageId: 'dl-size-hang' });
-  const id = messageDocId('WorkOrderCompleted', 'WO-dl-hang', 'evt-dl-hang');
+  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-hang' });
+  const id = messageDocId('TaskCompleted', 'C-dl-hang', 'evt-dl-hang');
   // Each upload waits longer than the whole 8 s write deadline: without its own deadline the offload would use it all.
   const heal = (storage as TestStorage).emulator.faults.slow(20_000, (r) => r.method === 'POST');
   const started = Date.now();

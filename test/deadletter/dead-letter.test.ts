@@ -6,7 +6,7 @@ import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { completionOfBytes } from '../support/claims';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';
-import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import { FIXTURE_REGISTRY } from '../support/app';
 import { startTcpProxy } from '../../tools/faults/tcp-proxy';
 import { freshFirestores } from '../support/firestore';
 import { base64Json, completion, completionEnvelope, envelope } from '../support/push';
@@ -25,7 +25,7 @@ function deadLetterServer(overrides: Partial<DeadLetterDeps> = {}): { server: Re
     name,
     createDeadLetterHandler({
       db: () => db,
-      registry: DEFAULT_REGISTRY,
+      registry: FIXTURE_REGISTRY,
       verifier: null,
       log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
       now: () => new Date(),
@@ -41,46 +41,46 @@ function deadLetterServer(overrides: Partial<DeadLetterDeps> = {}): { server: Re
 const { server, logs } = deadLetterServer();
 
 /** What Pub/Sub adds when it forwards a message to the dead-letter topic. */
-const deadLetterAttributes = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: 'test', CloudPubSubDeadLetterSourceDeliveryCount: '10', CloudPubSubDeadLetterSourceTopicPublishTime: '2026-11-29T10:00:00Z' };
+const deadLetterAttributes = { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceSubscriptionProject: 'test', CloudPubSubDeadLetterSourceDeliveryCount: '10', CloudPubSubDeadLetterSourceTopicPublishTime: '2026-11-29T10:00:00Z' };
 
 describe('receiveDeadLetter', () => {
   test('a message the inbox never got is kept as PARKED / DEAD_LETTERED with payload and source, for good', async () => {
-    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-1' }, { attributes: deadLetterAttributes, subscription: 'projects/test/subscriptions/dead-letter-push' }));
+    const res = await request(server).post('/').send(completionEnvelope({ caseId: 'C-dl-1' }, { attributes: deadLetterAttributes, subscription: 'projects/test/subscriptions/dead-letter-push' }));
     expect(res.status).toBe(200);
-    const id = messageDocId('WorkOrderCompleted', 'WO-dl-1', 'WorkOrderCompleted:WO-dl-1');
+    const id = messageDocId('TaskCompleted', 'C-dl-1', 'TaskCompleted:C-dl-1');
     expect(res.body).toEqual({ outcome: 'parked', id });
     const doc = (await inbox.doc(id).get()).data();
     expect(doc).toMatchObject({
       status: 'PARKED',
       reason: 'DEAD_LETTERED',
-      payload: completion({ workOrderId: 'WO-dl-1' }),
-      correlationKey: 'WO-dl-1',
-      deadLetter: { sourceSubscription: 'projects/test/subscriptions/work-order-completed-push', deliveryCount: 10 },
-      source: { subscription: 'projects/test/subscriptions/work-order-completed-push', attributes: [{ key: 'eventType', value: 'WorkOrderCompleted' }] },
+      payload: completion({ caseId: 'C-dl-1' }),
+      correlationKey: 'C-dl-1',
+      deadLetter: { sourceSubscription: 'projects/test/subscriptions/fixture-results-push', deliveryCount: 10 },
+      source: { subscription: 'projects/test/subscriptions/fixture-results-push', attributes: [{ key: 'eventType', value: 'TaskCompleted' }] },
     });
     expect(doc?.expireAt).toBeUndefined();
     expect(logs.some((l) => l.severity === 'ERROR' && l.reason === 'DEAD_LETTERED' && l.inboxId === id)).toBe(true);
   });
 
   test.each(['OPEN', 'DONE'])('a message the inbox already holds (%s): the event is recorded, the status stays', async (status) => {
-    const workOrderId = `WO-dl-known-${status}`;
+    const caseId = `C-dl-known-${status}`;
     const receiver = testReceiver(db);
-    const stored = await request(receiver.server).post('/').send(completionEnvelope({ workOrderId }));
+    const stored = await request(receiver.server).post('/').send(completionEnvelope({ caseId }));
     if (status === 'DONE') await inbox.doc(stored.body.id as string).update({ status: 'DONE' });
-    const res = await request(server).post('/').send(completionEnvelope({ workOrderId }, { attributes: deadLetterAttributes, messageId: 'dl-known' }));
+    const res = await request(server).post('/').send(completionEnvelope({ caseId }, { attributes: deadLetterAttributes, messageId: 'dl-known' }));
     expect(res.body).toEqual({ outcome: 'recorded', id: stored.body.id });
     const doc = (await inbox.doc(stored.body.id as string).get()).data();
     expect(doc?.status).toBe(status);
     expect(doc?.deadLetterEvents).toEqual([expect.objectContaining({ messageId: 'dl-known', deliveryCount: 10 })]);
     // The same dead-letter delivery again adds nothing.
-    await request(server).post('/').send(completionEnvelope({ workOrderId }, { attributes: deadLetterAttributes, messageId: 'dl-known' }));
+    await request(server).post('/').send(completionEnvelope({ caseId }, { attributes: deadLetterAttributes, messageId: 'dl-known' }));
     expect((await inbox.doc(stored.body.id as string).get()).get('deadLetterEvents')).toHaveLength(1);
   });
 
   test('an unreadable dead-lettered message keeps its raw bytes and the validation error', async () => {
-    const body = envelope({ data: Buffer.from('not json').toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...deadLetterAttributes }, messageId: 'm-dl-bad' });
+    const body = envelope({ data: Buffer.from('not json').toString('base64'), attributes: { eventType: 'TaskCompleted', ...deadLetterAttributes }, messageId: 'm-dl-bad' });
     const res = await request(server).post('/').send(body);
-    const id = invalidDocId('projects/test/subscriptions/work-order-completed-push', 'm-dl-bad');
+    const id = invalidDocId('projects/test/subscriptions/fixture-results-push', 'm-dl-bad');
     expect(res.body).toEqual({ outcome: 'parked', id });
     const doc = (await inbox.doc(id).get()).data();
     expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataForm: 'DECODED' });
@@ -90,10 +90,10 @@ describe('receiveDeadLetter', () => {
 
   test('without a payload store, a valid payload too large for a document keeps its summary and its bytes in rawChunks', async () => {
     // This server has no `offload` (tools, tests); production's wiring offloads as the receiver does (dead-letter-size.test.ts).
-    const payload = completionOfBytes('WO-dl-chunked', 300 * 1024, { eventId: 'evt-dl-chunked' });
+    const payload = completionOfBytes('C-dl-chunked', 300 * 1024, { eventId: 'evt-dl-chunked' });
     const data = Buffer.from(JSON.stringify(payload));
-    const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...deadLetterAttributes }, messageId: 'm-dl-chunked' });
-    const id = messageDocId('WorkOrderCompleted', 'WO-dl-chunked', 'evt-dl-chunked');
+    const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...deadLetterAttributes }, messageId: 'm-dl-chunked' });
+    const id = messageDocId('TaskCompleted', 'C-dl-chunked', 'evt-dl-chunked');
     expect((await request(server).post('/').send(body)).body).toEqual({ outcome: 'parked', id });
     const doc = (await inbox.doc(id).get()).data();
     expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, rawDataBytes: data.length, rawDataChunks: 1 });
@@ -104,8 +104,8 @@ describe('receiveDeadLetter', () => {
 
   test('a different payload under a key the inbox holds gets its own PARKED document pointing at the first', async () => {
     const receiver = testReceiver(db);
-    const first = await request(receiver.server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-col', completedItems: 1 }));
-    const res = await request(server).post('/').send(envelope({ data: base64Json(completion({ workOrderId: 'WO-dl-col', completedItems: 2 })), attributes: { eventType: 'WorkOrderCompleted', ...deadLetterAttributes } }));
+    const first = await request(receiver.server).post('/').send(completionEnvelope({ caseId: 'C-dl-col', completedItems: 1 }));
+    const res = await request(server).post('/').send(envelope({ data: base64Json(completion({ caseId: 'C-dl-col', completedItems: 2 })), attributes: { eventType: 'TaskCompleted', ...deadLetterAttributes } }));
     expect(res.body.outcome).toBe('parked');
     expect(res.body.id).not.toBe(first.body.id);
     expect((await inbox.doc(res.body.id as string).get()).data()).toMatchObject({ reason: 'DEAD_LETTERED', collidesWith: first.body.id, payload: { completedItems: 2 } });
@@ -118,7 +118,7 @@ describe('receiveDeadLetter', () => {
     ['a lone surrogate in a source attribute key', { 'CloudPubSubDeadLetterSourceA\ud800': '1' }, 'not valid Unicode'],
   ])('%s: refused with a 400, nothing stored', async (_name, attributes, error) => {
     const before = (await inbox.count().get()).data().count;
-    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-odd-key' }, { attributes }));
+    const res = await request(server).post('/').send(completionEnvelope({ caseId: 'C-dl-odd-key' }, { attributes }));
     expect(res.status).toBe(400);
     expect(res.body.error).toContain(error);
     expect((await inbox.count().get()).data().count).toBe(before);
@@ -130,7 +130,7 @@ describe('receiveDeadLetter', () => {
     const down = firestore('dl-down', { host: proxy.host });
     try {
       const broken = deadLetterServer({ db: () => down, writeTimeoutMs: 1_000 });
-      const res = await request(broken.server).post('/').send(completionEnvelope({ workOrderId: 'WO-dl-down' }, { attributes: deadLetterAttributes }));
+      const res = await request(broken.server).post('/').send(completionEnvelope({ caseId: 'C-dl-down' }, { attributes: deadLetterAttributes }));
       expect(res.status).toBe(503);
     } finally {
       // The 503 left the write running (withDeadline gives up waiting, not the work): let it land before the client

@@ -6,6 +6,7 @@ import { serveFunction, type ServedFunction } from '../../tools/local/serve-func
 import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
 import { waitFor } from '../support/wait';
+import { FIXTURE_ENV } from '../support/app';
 
 /**
  * Dead-lettering end to end on the Pub/Sub emulator: the receiver fails
@@ -22,15 +23,15 @@ let deadLetter: ServedFunction;
 
 beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', 'refuse');
-  const env = { GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_WRITE_TIMEOUT_MS: '1000' };
+  const env = { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_WRITE_TIMEOUT_MS: '1000' };
   [receiver, deadLetter] = await Promise.all([
     serveFunction({ target: 'receivePubSubPush', env: { ...env, FIRESTORE_EMULATOR_HOST: proxy.host } }),
     serveFunction({ target: 'receiveDeadLetter', env }),
   ]);
-  const [topic] = await pubsub.createTopic('work-order-completed');
-  const [dlt] = await pubsub.createTopic('work-order-completed-dlt');
-  await dlt.createSubscription('work-order-completed-dlt-push', { pushConfig: { pushEndpoint: deadLetter.url } });
-  await topic.createSubscription('work-order-completed-push', {
+  const [topic] = await pubsub.createTopic('fixture-results');
+  const [dlt] = await pubsub.createTopic('fixture-dlt');
+  await dlt.createSubscription('fixture-dlt-push', { pushConfig: { pushEndpoint: deadLetter.url } });
+  await topic.createSubscription('fixture-results-push', {
     pushConfig: { pushEndpoint: receiver.url },
     deadLetterPolicy: { deadLetterTopic: dlt.name, maxDeliveryAttempts: 5 },
     retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } },
@@ -46,14 +47,14 @@ firestore.beforeTerminate(async () => {
 });
 
 test('after the maximum delivery attempts the message arrives through the dead-letter topic and is kept PARKED / DEAD_LETTERED', async () => {
-  await pubsub.topic('work-order-completed').publishMessage({ json: completion({ workOrderId: 'WO-dlq' }), attributes: { eventType: 'WorkOrderCompleted' } });
-  const id = messageDocId('WorkOrderCompleted', 'WO-dlq', 'WorkOrderCompleted:WO-dlq');
+  await pubsub.topic('fixture-results').publishMessage({ json: completion({ caseId: 'C-dlq' }), attributes: { eventType: 'TaskCompleted' } });
+  const id = messageDocId('TaskCompleted', 'C-dlq', 'TaskCompleted:C-dlq');
   const doc = await waitFor('the dead-lettered document', async () => {
     const snap = await db.collection(INBOX).doc(id).get();
     return snap.exists ? snap.data() : undefined;
   }, { timeoutMs: 90_000, everyMs: 250 });
-  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'WO-dlq', payload: completion({ workOrderId: 'WO-dlq' }) });
-  expect(String(doc.deadLetter?.sourceSubscription)).toContain('work-order-completed-push');
+  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'C-dlq', payload: completion({ caseId: 'C-dlq' }) });
+  expect(String(doc.deadLetter?.sourceSubscription)).toContain('fixture-results-push');
   // The receiver answered 503 on every attempt it saw.
   const refusals = receiver.logs.filter((l) => String(l.message).includes('not acked'));
   expect(refusals.length).toBeGreaterThanOrEqual(4);

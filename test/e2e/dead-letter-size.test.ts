@@ -6,6 +6,7 @@ import { serveFunction, type ServedFunction } from '../../tools/local/serve-func
 import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
 import { waitFor } from '../support/wait';
+import { FIXTURE_ENV } from '../support/app';
 
 /**
  * receiveDeadLetter keeps what it is given, on the Pub/Sub emulator: the
@@ -25,12 +26,12 @@ let receiver: ServedFunction;
 let deadLetter: ServedFunction;
 
 beforeAll(async () => {
-  const env = { GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(LIMIT) };
+  const env = { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(LIMIT) };
   [receiver, deadLetter] = await Promise.all([serveFunction({ target: 'receivePubSubPush', env }), serveFunction({ target: 'receiveDeadLetter', env })]);
-  const [topic] = await pubsub.createTopic('work-order-completed');
-  const [dlt] = await pubsub.createTopic('work-order-completed-dlt');
-  await dlt.createSubscription('work-order-completed-dlt-push', { pushConfig: { pushEndpoint: deadLetter.url } });
-  await topic.createSubscription('work-order-completed-push', {
+  const [topic] = await pubsub.createTopic('fixture-results');
+  const [dlt] = await pubsub.createTopic('fixture-dlt');
+  await dlt.createSubscription('fixture-dlt-push', { pushConfig: { pushEndpoint: deadLetter.url } });
+  await topic.createSubscription('fixture-results-push', {
     pushConfig: { pushEndpoint: receiver.url },
     deadLetterPolicy: { deadLetterTopic: dlt.name, maxDeliveryAttempts: 5 },
     retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } },
@@ -44,17 +45,17 @@ firestore.beforeTerminate(async () => {
 });
 
 test('messages the receiver refused for their size end PARKED / DEAD_LETTERED with their data', async () => {
-  const topic = pubsub.topic('work-order-completed');
+  const topic = pubsub.topic('fixture-results');
   // 3.5 MiB of random bytes: not UTF-8, so unreadable; five 768 KiB chunks, two batches of writes.
   const raw = randomBytes(3.5 * 1024 * 1024);
-  await topic.publishMessage({ data: raw, attributes: { eventType: 'WorkOrderCompleted' } });
+  await topic.publishMessage({ data: raw, attributes: { eventType: 'TaskCompleted' } });
   // A readable completion, over the limit only through a field the schema does not keep.
-  const padded = { ...completion({ workOrderId: 'WO-dl-size' }), notes: 'x'.repeat(1024 * 1024) };
-  await topic.publishMessage({ json: padded, attributes: { eventType: 'WorkOrderCompleted' } });
+  const padded = { ...completion({ caseId: 'C-dl-size' }), notes: 'x'.repeat(1024 * 1024) };
+  await topic.publishMessage({ json: padded, attributes: { eventType: 'TaskCompleted' } });
 
   // An unreadable message's id is made of the dead-letter delivery's message id, which Pub/Sub assigns anew
   // when it forwards the message: found by its size instead.
-  const validId = messageDocId('WorkOrderCompleted', 'WO-dl-size', 'WorkOrderCompleted:WO-dl-size');
+  const validId = messageDocId('TaskCompleted', 'C-dl-size', 'TaskCompleted:C-dl-size');
   const [rawDoc, validDoc] = await Promise.all([
     waitFor('the unreadable message in the inbox', async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0], { timeoutMs: 110_000, everyMs: 250 }),
     waitFor(`inbox/${validId}`, async () => {
@@ -63,15 +64,15 @@ test('messages the receiver refused for their size end PARKED / DEAD_LETTERED wi
     }, { timeoutMs: 110_000, everyMs: 250 }),
   ]);
   const rawId = rawDoc.id;
-  expect(rawId).toBe(invalidDocId(`projects/${projectId}/subscriptions/work-order-completed-push`, String(rawDoc.get('source.messageId'))));
+  expect(rawId).toBe(invalidDocId(`projects/${projectId}/subscriptions/fixture-results-push`, String(rawDoc.get('source.messageId'))));
 
   expect(rawDoc.data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataForm: 'DECODED', rawDataBytes: raw.length, rawDataChunks: 5, rawData: null });
   const chunks = await db.collection(INBOX).doc(rawId).collection(RAW_CHUNKS).orderBy('index').get();
   const bytes = Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array)));
   expect(bytes.equals(raw)).toBe(true);
-  expect(String(rawDoc.get('deadLetter.sourceSubscription'))).toContain('work-order-completed-push');
+  expect(String(rawDoc.get('deadLetter.sourceSubscription'))).toContain('fixture-results-push');
 
-  expect(validDoc.data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'WO-dl-size', payload: completion({ workOrderId: 'WO-dl-size' }) });
+  expect(validDoc.data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'C-dl-size', payload: completion({ caseId: 'C-dl-size' }) });
 
   // Every delivery the receiver saw was a 413 for the size, logged for the metric; receiveDeadLetter refused
   // no delivery (the one GET each function answers 405 is serveFunction's readiness probe).

@@ -1,8 +1,9 @@
 import { serveFunction } from '../../tools/local/serve-function';
 import { uniqueProjectId } from '../support/firestore';
+import { FIXTURE_ENV } from '../support/app';
 
 /** The compiled entry point (package.json main) under the Functions Framework CLI, as gcloud deploys it. */
-const base = { GOOGLE_CLOUD_PROJECT: uniqueProjectId('entry'), INBOX_PUSH_AUTH: 'disabled' };
+const base = { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: uniqueProjectId('entry'), INBOX_PUSH_AUTH: 'disabled' };
 /** The task targets every function that moves tokens needs (nothing listens there: a GET reaches no task). */
 const TASK_URLS = { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/', INBOX_FIRE_TIMER_URL: 'http://127.0.0.1:9/' };
 

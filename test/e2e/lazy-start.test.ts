@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { FIXTURE_ENV } from '../support/app';
 
 const ROOT = join(__dirname, '..', '..');
 const CLIENTS = ['@google-cloud/firestore', '@google-cloud/pubsub', '@google-cloud/storage', '@google-cloud/tasks'];
@@ -7,15 +8,16 @@ const CLIENTS = ['@google-cloud/firestore', '@google-cloud/pubsub', '@google-clo
 /**
  * What each deployed function loads before its first request (the cold start
  * it decides): none of the Google client libraries; they load with the first
- * request that needs them. Measured in a fresh process, as bench/cold-start.ts does.
+ * request that needs them. Measured in a fresh process, as the benchmarks' cold start does; the app is the fixture app.
  */
 test.each(['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox'])('%s starts without loading a Google client library', (target) => {
-  const out = execFileSync(process.execPath, [join(ROOT, 'bench', 'cold-start-child.js'), join(ROOT, 'dist', 'index.js')], {
+  const out = execFileSync(process.execPath, [join(ROOT, 'test', 'support', 'cold-start-child.js'), join(ROOT, 'dist', 'index.js')], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
       FUNCTION_TARGET: target,
       GOOGLE_CLOUD_PROJECT: 'lazy-start',
+      ...FIXTURE_ENV,
       INBOX_PUSH_AUTH: 'enabled',
       INBOX_PUSH_AUDIENCE: 'https://example.test/push',
       INBOX_PUSH_SERVICE_ACCOUNTS: 'push@example.iam.gserviceaccount.com',

@@ -6,6 +6,7 @@ import { serveFunction, type ServedFunction } from '../../tools/local/serve-func
 import { freshFirestores } from '../support/firestore';
 import { completion } from '../support/push';
 import { waitFor } from '../support/wait';
+import { FIXTURE_ENV } from '../support/app';
 
 /**
  * End to end: the real Pub/Sub emulator pushes to the receiver running under
@@ -23,11 +24,11 @@ beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
   receiver = await serveFunction({
     target: 'receivePubSubPush',
-    env: { GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', FIRESTORE_EMULATOR_HOST: proxy.host, INBOX_WRITE_TIMEOUT_MS: '1500' },
+    env: { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', FIRESTORE_EMULATOR_HOST: proxy.host, INBOX_WRITE_TIMEOUT_MS: '1500' },
   });
-  [topic] = await pubsub.createTopic('work-order-completed');
-  const [deadLetter] = await pubsub.createTopic('work-order-completed-dlt');
-  await topic.createSubscription('work-order-completed-push', {
+  [topic] = await pubsub.createTopic('fixture-results');
+  const [deadLetter] = await pubsub.createTopic('fixture-dlt');
+  await topic.createSubscription('fixture-results-push', {
     pushConfig: { pushEndpoint: receiver.url },
     ackDeadlineSeconds: 10,
     deadLetterPolicy: { deadLetterTopic: deadLetter.name, maxDeliveryAttempts: 5 },
@@ -43,42 +44,42 @@ firestore.beforeTerminate(async () => {
   await proxy?.close();
 });
 
-async function publishCompletion(workOrderId: string): Promise<string> {
-  return topic.publishMessage({ json: completion({ workOrderId }), attributes: { eventType: 'WorkOrderCompleted' } });
+async function publishCompletion(caseId: string): Promise<string> {
+  return topic.publishMessage({ json: completion({ caseId }), attributes: { eventType: 'TaskCompleted' } });
 }
 
-function docFor(workOrderId: string): FirebaseFirestore.DocumentReference {
-  return db.collection(INBOX).doc(messageDocId('WorkOrderCompleted', workOrderId, `WorkOrderCompleted:${workOrderId}`));
+function docFor(caseId: string): FirebaseFirestore.DocumentReference {
+  return db.collection(INBOX).doc(messageDocId('TaskCompleted', caseId, `TaskCompleted:${caseId}`));
 }
 
 describe('Pub/Sub emulator → push → receiver → Firestore', () => {
   test('a published completion appears in the inbox, OPEN, with its Pub/Sub metadata', async () => {
-    const messageId = await publishCompletion('WO-e2e-1');
+    const messageId = await publishCompletion('C-e2e-1');
     const doc = await waitFor('the inbox document', async () => {
-      const snap = await docFor('WO-e2e-1').get();
+      const snap = await docFor('C-e2e-1').get();
       return snap.exists ? snap.data() : undefined;
     });
-    expect(doc).toMatchObject({ status: 'OPEN', correlationKey: 'WO-e2e-1', source: { messageId, subscription: `projects/${projectId}/subscriptions/work-order-completed-push` } });
+    expect(doc).toMatchObject({ status: 'OPEN', correlationKey: 'C-e2e-1', source: { messageId, subscription: `projects/${projectId}/subscriptions/fixture-results-push` } });
   });
 
   test('while Firestore is unreachable the receiver answers 503; after recovery the redelivery is stored exactly once', async () => {
     proxy.setMode('refuse');
-    const messageId = await publishCompletion('WO-e2e-outage');
+    const messageId = await publishCompletion('C-e2e-outage');
     // Pub/Sub pushes, the receiver cannot store and answers 503 (logged, not acked).
     await waitFor('a 503 from the receiver', async () =>
       // The retryable branch (WARNING, a retryable gRPC code), which push-endpoint answers 503; the unexpected one is an ERROR answered 500.
       receiver.logs.some((l) => l.messageId === messageId && l.severity === 'WARNING' && String(l.message).startsWith('technical failure, not acked')) ? true : undefined,
     );
-    expect((await docFor('WO-e2e-outage').get()).exists).toBe(false);
+    expect((await docFor('C-e2e-outage').get()).exists).toBe(false);
 
     proxy.setMode('forward');
     const doc = await waitFor('the redelivered message in the inbox', async () => {
-      const snap = await docFor('WO-e2e-outage').get();
+      const snap = await docFor('C-e2e-outage').get();
       return snap.exists ? snap.data() : undefined;
     });
     expect(doc.source.messageId).toBe(messageId);
     // Exactly once: one document for the key, and acks stop the redeliveries.
-    const all = await db.collection(INBOX).where('correlationKey', '==', 'WO-e2e-outage').get();
+    const all = await db.collection(INBOX).where('correlationKey', '==', 'C-e2e-outage').get();
     expect(all.size).toBe(1);
   });
 });

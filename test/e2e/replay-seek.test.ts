@@ -42,8 +42,8 @@ beforeAll(async () => {
   server = receiver.server.listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', () => resolve()));
   const { port } = server.address() as AddressInfo;
-  [topic] = await pubsub.createTopic('work-order-events');
-  [subscription] = await topic.createSubscription('work-order-events-push', {
+  [topic] = await pubsub.createTopic('fixture-events');
+  [subscription] = await topic.createSubscription('fixture-events-push', {
     pushConfig: { pushEndpoint: `http://127.0.0.1:${port}/` },
     ackDeadlineSeconds: 10,
     retainAckedMessages: true,
@@ -67,13 +67,13 @@ const relayAll = (): ReturnType<typeof relayBatch> =>
 const outcomes = (messageIds: readonly string[], outcome: string): Array<Record<string, unknown>> => receiver.logs.filter((l) => l.outcome === outcome && messageIds.includes(String(l.messageId)));
 
 test('seek back after the DONE documents expired: Pub/Sub pushes every message again, each is a duplicate, nothing is stored or correlated', async () => {
-  const key = 'WO-seek';
-  const instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { workOrderId: key }, now: now() })).instance.id;
+  const key = 'C-seek';
+  const instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: now() })).instance.id;
   // Before the first publish, in the emulator's clock (the real one): where the seek rewinds to.
   const beforePublish = new Date(Date.now() - 1_000);
   const messageIds = [
-    await topic.publishMessage({ json: { workOrderId: key, eventId: 'seek-s-1' }, attributes: { eventType: 'ExecutionStarted' } }),
-    await topic.publishMessage({ json: completion({ workOrderId: key, eventId: 'seek-c-1' }), attributes: { eventType: 'WorkOrderCompleted' } }),
+    await topic.publishMessage({ json: { caseId: key, eventId: 'seek-s-1' }, attributes: { eventType: 'ExecutionStarted' } }),
+    await topic.publishMessage({ json: completion({ caseId: key, eventId: 'seek-c-1' }), attributes: { eventType: 'TaskCompleted' } }),
   ];
   await waitFor('both messages stored', async () => (outcomes(messageIds, 'stored').length === 2 ? true : undefined));
   await relayAll();

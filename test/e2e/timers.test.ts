@@ -36,7 +36,7 @@ const sweepLogs: Array<Record<string, unknown>> = [];
 let sweepNow: Date = new Date();
 
 beforeAll(async () => {
-  stack = await startProcessStack(db, projectId, { providerTopic: 'timers-e2e', engine: await deadlineEngine() });
+  stack = await startProcessStack(db, projectId, { engine: await deadlineEngine() });
   http(
     'sweepJobsTimersE2e',
     createSweepJobsHandler({
@@ -55,7 +55,7 @@ firestore.beforeTerminate(async () => {
 });
 
 const start = async (processKey: string, key: string, deadline: string): Promise<string> => {
-  const res = await request(stack.startServer).post('/').send({ processKey, businessKey: key, variables: { workOrderId: key, deadline } });
+  const res = await request(stack.startServer).post('/').send({ processKey, businessKey: key, variables: { caseId: key, deadline } });
   expect(res.status).toBe(201);
   return res.body.processInstanceId as string;
 };
@@ -82,7 +82,7 @@ const sweep = async (at: Date): Promise<Record<string, unknown>> => {
 
 test('a boundary timer fires through its Cloud Task at its due time: the token leaves the receive task by the timer path', async () => {
   // Seconds enough that the task exists before it is due on a busy machine (created later, Cloud Tasks runs it at once).
-  const instanceId = await start('deadline-boundary', 'WO-e2e-boundary', 'PT5S');
+  const instanceId = await start('deadline-boundary', 'C-e2e-boundary', 'PT5S');
   const timer = await onlyTimer(instanceId);
   expect(timer).toMatchObject({ activityId: 'deadlinePassed', waitingAt: 'waitForCompletion', status: 'PENDING', horizon: 'NEAR' });
   // The task is named after the timer and scheduled at its due time.
@@ -96,16 +96,16 @@ test('a boundary timer fires through its Cloud Task at its due time: the token l
   expect(attempt?.time.getTime()).toBeGreaterThanOrEqual(timer.dueAt.getTime());
   expect(await onlyTimer(instanceId)).toMatchObject({ status: 'FIRED' });
   // The waiting point went with the token: a late completion finds nobody waiting.
-  expect((await refs.correlationKey(db, 'WO-e2e-boundary').get()).exists).toBe(false);
+  expect((await refs.correlationKey(db, 'C-e2e-boundary').get()).exists).toBe(false);
 });
 
 test('an event-based gateway: the timer wins when no message comes; a message that comes first wins, and the timer task then finds nothing', async () => {
-  const overdue = await start('deadline-gateway', 'WO-e2e-gw-timer', 'PT2S');
-  const won = await start('deadline-gateway', 'WO-e2e-gw-message', 'PT6S');
+  const overdue = await start('deadline-gateway', 'C-e2e-gw-timer', 'PT2S');
+  const won = await start('deadline-gateway', 'C-e2e-gw-message', 'PT6S');
   const wonTimer = await onlyTimer(won);
 
   // The completion for the second arrives through the inbox and the relay before its deadline.
-  await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-e2e-gw-message') });
+  await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-e2e-gw-message') });
   const summary = await relayBatch(
     { db, engine: stack.engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 10_000, bufferWindowMs: DAY, errorAfterAttempts: 5 }, retentionMs: DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 },
     stack.queues,
@@ -118,7 +118,7 @@ test('an event-based gateway: the timer wins when no message comes; a message th
   expect(await timersOf(won)).toEqual([]);
 
   expect(await ended(overdue)).toEqual(['escalated ENDED']);
-  expect(await waitingPointsOf(db, overdue, 'WO-e2e-gw-timer')).toEqual([]);
+  expect(await waitingPointsOf(db, overdue, 'C-e2e-gw-timer')).toEqual([]);
 
   // The deleted timer's task still came at its time: answered 200 (not found), so Cloud Tasks ended it; the instance did not move.
   await waitFor('the cancelled timer task', async () => (dispatches(wonTimer.id).length > 0 ? true : undefined));
@@ -131,7 +131,7 @@ test('an event-based gateway: the timer wins when no message comes; a message th
 test('the sweep brings a timer set beyond 30 days near: its task is created at its due time; a task early by the clock of fireTimer is answered 503', async () => {
   const now = new Date();
   // Set 20 days ago with 40 days to go: FAR then (no task: Cloud Tasks refuses more than 720 h ahead), due in 20 days now.
-  const started = await startProcessInstance(db, stack.engine, { processKey: 'deadline-boundary', businessKey: 'WO-e2e-far', variables: { workOrderId: 'WO-e2e-far', deadline: 'P40D' }, now: new Date(now.getTime() - 20 * DAY) });
+  const started = await startProcessInstance(db, stack.engine, { processKey: 'deadline-boundary', businessKey: 'C-e2e-far', variables: { caseId: 'C-e2e-far', deadline: 'P40D' }, now: new Date(now.getTime() - 20 * DAY) });
   expect(started.timers).toEqual([]);
   const timer = await onlyTimer(started.instance.id);
   expect(timer.horizon).toBe('FAR');
@@ -162,7 +162,7 @@ test('the sweep brings a timer set beyond 30 days near: its task is created at i
 
 test('a lost task: CreateTask fails after the commit, nothing is lost, and the sweep fires the timer late', async () => {
   stack.tasks.failNextCreateTask(1);
-  const instanceId = await start('deadline-boundary', 'WO-e2e-lost', 'PT1S');
+  const instanceId = await start('deadline-boundary', 'C-e2e-lost', 'PT1S');
   const timer = await onlyTimer(instanceId);
   expect(stack.logs).toContainEqual(expect.objectContaining({ severity: 'WARNING', timerId: timer.id, message: expect.stringContaining('could not create the timer task') }));
   expect(stack.tasks.tasks(stack.timersQueueName).some((t) => t.name === taskName(timer.id))).toBe(false);

@@ -3,17 +3,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PubSub } from '@google-cloud/pubsub';
 import { refs } from '../../functions/src/engine/store/collections';
+import { topicOf } from '../../tools/local/peers';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { ofTrace, orphans, readSpans, type SpanLine } from '../../tools/trace/spans';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload } from '../support/inbox';
 import { waitFor } from '../support/wait';
+import { FIXTURE_APP, settlementRef } from '../support/app';
 
 /**
  * One message's path as one trace, through the real Functions Framework
  * processes of the local stack (Pub/Sub push, Cloud Tasks emulator, relay,
  * runJob), each writing its spans to a JSON-lines file: a completion published
- * with a `traceparent` attribute ends in the run of "Create invoice", and
+ * with a `traceparent` attribute ends in the run of "Settle", and
  * every hop on the way is a span of the publisher's trace, hung under the
  * hop before it. startProcess called with a `traceparent` header starts the
  * same way.
@@ -25,8 +27,8 @@ const traceDir = mkdtempSync(join(tmpdir(), 'inbox-trace-'));
 let stack: LocalStack;
 
 beforeAll(async () => {
-  // The provider never answers within the test: the one completion is the one this test publishes.
-  stack = await startLocalStack({ projectId, providerDelayMs: 3_600_000, providerEarlyRatio: 0, relayEveryMs: 1_000, traceDir });
+  // The fixture app; its counterpart is told not to answer (peerScript: silent): the one completion is the one this test publishes.
+  stack = await startLocalStack({ projectId, app: FIXTURE_APP, relayEveryMs: 1_000, traceDir });
 });
 firestore.beforeTerminate(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
@@ -44,40 +46,40 @@ const spansOf = (traceId: string, what: string, done: (spans: SpanLine[]) => boo
 
 const isRunOf = (activity: string) => (s: SpanLine): boolean => s.name === 'runJob' && s.attributes['inbox.job.activity'] === activity;
 
-test('a completion published with a traceparent: receipt, relay, correlation and the invoice run are one trace, one tree', async () => {
-  const { functions, topics, pubsubHost, logDir } = await stack.info();
+test('a completion published with a traceparent: receipt, relay, correlation and the settlement run are one trace, one tree', async () => {
+  const { functions, topology, pubsubHost, logDir } = await stack.info();
   const startTrace = hex(32, 'a1b2c3d4');
   const started = await fetch(functions.startProcess, {
     method: 'POST',
     headers: { 'content-type': 'application/json', traceparent: `00-${startTrace}-${hex(16, 'e5f6')}-01` },
-    body: JSON.stringify({ processKey: 'work-order-execution', businessKey: 'WO-trace-1', variables: { workOrderId: 'WO-trace-1' } }),
+    body: JSON.stringify({ processKey: 'fixture-process', businessKey: 'C-trace-1', variables: { caseId: 'C-trace-1', peerScript: 'silent' } }),
   });
   expect(started.status).toBe(201);
   // The start's own trace: startProcess, the hand-over's task and its run.
-  const startSpans = await spansOf(startTrace, 'the hand-over run in the start trace', (s) => s.some(isRunOf('handOverWorkOrder')) && orphans(s).length === 1);
+  const startSpans = await spansOf(startTrace, 'the hand-over run in the start trace', (s) => s.some(isRunOf('handOver')) && orphans(s).length === 1);
   expect(orphans(startSpans).map((s) => s.name)).toEqual(['startProcess']);
   expect(startSpans.map((s) => s.name)).toEqual(expect.arrayContaining(['startProcess', 'job task', 'runJob']));
-  await waitFor('WO-trace-1 waiting', async () => ((((await refs.correlationKey(db, 'WO-trace-1').get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1 ? true : undefined));
+  await waitFor('C-trace-1 waiting', async () => ((((await refs.correlationKey(db, 'C-trace-1').get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1 ? true : undefined));
 
   const traceId = hex(32, '4bf92f3577b34da6');
   const publisherSpan = hex(16, '00f067aa0ba902b7');
   const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
   try {
-    await pubsub.topic(topics.completions).publishMessage({
-      json: completionPayload('WO-trace-1', { eventId: 'evt-trace-1' }),
-      attributes: { eventType: 'WorkOrderCompleted', traceparent: `00-${traceId}-${publisherSpan}-01` },
+    await pubsub.topic(topicOf(topology, 'TaskCompleted')).publishMessage({
+      json: completionPayload('C-trace-1', { eventId: 'evt-trace-1' }),
+      attributes: { eventType: 'TaskCompleted', traceparent: `00-${traceId}-${publisherSpan}-01` },
     });
   } finally {
     await pubsub.close();
   }
-  await waitFor('the invoice of WO-trace-1', async () => ((await refs.invoice(db, 'WO-trace-1').get()).exists ? true : undefined), { timeoutMs: 60_000 });
+  await waitFor('the settlement of C-trace-1', async () => ((await settlementRef(db, 'C-trace-1').get()).exists ? true : undefined), { timeoutMs: 60_000 });
   // Spans are written as they end, and a parent ends after its children (the relay's span waits for the task it created,
-  // whose run may be done by then): wait for the invoice's run and for every span's parent. The only spans whose parent
+  // whose run may be done by then): wait for the settlement's run and for every span's parent. The only spans whose parent
   // is not in the files are receipts under the publisher's span: one per delivery (on a busy machine a push can outlast
   // the write deadline, answer 503 and come again as a DUPLICATE, each delivery its own receipt in the same trace).
   const underPublisher = (o: SpanLine): boolean => o.name === 'receipt' && o.parentSpanId === publisherSpan;
-  const complete = (s: SpanLine[]): boolean => s.some(isRunOf('createInvoice')) && orphans(s).length >= 1 && orphans(s).every(underPublisher);
-  const spans = await spansOf(traceId, 'the invoice run and its ancestors in the message trace', complete);
+  const complete = (s: SpanLine[]): boolean => s.some(isRunOf('settle')) && orphans(s).length >= 1 && orphans(s).every(underPublisher);
+  const spans = await spansOf(traceId, 'the settlement run and its ancestors in the message trace', complete);
 
   const names = spans.map((s) => s.name);
   const receipts = spans.filter((s) => s.name === 'receipt');
@@ -89,10 +91,10 @@ test('a completion published with a traceparent: receipt, relay, correlation and
   expect(receipts.length).toBeGreaterThanOrEqual(1);
   expect(receipts.map((r) => r.parentSpanId)).toEqual(receipts.map(() => publisherSpan));
   expect(orphans(spans).map((s) => s.name)).toEqual(receipts.map(() => 'receipt'));
-  // The invoice's run descends from the receipt through the correlation's job task.
+  // The settlement's run descends from the receipt through the correlation's job task.
   const byId = new Map(spans.map((s) => [s.spanId, s]));
   const ancestry: string[] = [];
-  for (let s = spans.find(isRunOf('createInvoice')); s !== undefined; s = s.parentSpanId === null ? undefined : byId.get(s.parentSpanId)) ancestry.unshift(s.name);
+  for (let s = spans.find(isRunOf('settle')); s !== undefined; s = s.parentSpanId === null ? undefined : byId.get(s.parentSpanId)) ancestry.unshift(s.name);
   expect(ancestry[0]).toBe('receipt');
   expect(ancestry.slice(-2)).toEqual(['job task', 'runJob']);
   expect(ancestry).toContain('relay document');

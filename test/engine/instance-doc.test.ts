@@ -15,7 +15,7 @@ import { sweepUndispatchedJobs } from '../../functions/src/jobs/sweep-jobs';
 import { createRunJobHandler } from '../../functions/src/jobs/run-job';
 import { createLogger } from '../../functions/src/log';
 import type { EnqueueOptions, JobQueue } from '../../functions/src/tasks/job-queue';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { jobOf, jobsOf, tokensOf } from '../support/process-state';
 import { NO_QUEUE } from '../support/queues';
@@ -28,15 +28,15 @@ import { NO_QUEUE } from '../support/queues';
  */
 let engine: Engine;
 const db = freshFirestores()('instance-doc');
-const PROCESS = 'work-order-execution';
+const PROCESS = 'fixture-process';
 const log = createLogger(() => undefined);
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 
-const start = (businessKey: string) => startProcessInstance(db, engine, { processKey: PROCESS, businessKey, variables: { workOrderId: businessKey }, now: new Date() });
-const message = (correlationKey: string) => ({ messageName: 'WorkOrderCompleted', correlationKey, variables: { completedItems: 3 }, now: new Date() });
+const start = (businessKey: string) => startProcessInstance(db, engine, { processKey: PROCESS, businessKey, variables: { caseId: businessKey }, now: new Date() });
+const message = (correlationKey: string) => ({ messageName: 'TaskCompleted', correlationKey, variables: { completedItems: 3 }, now: new Date() });
 const exists = async (path: string): Promise<boolean> => (await db.doc(path).get()).exists;
 
 /** Rewrites an instance the way the code before this version stored it: the instance alone, one document per token and per job. */
@@ -58,7 +58,7 @@ function recording(): JobQueue & { readonly calls: Array<{ id: string; options: 
 
 describe('the old layout is read and folded in on the next transition', () => {
   test('a job of an old-layout instance completes; its token and job move into the instance, their documents are deleted', async () => {
-    const started = await start('WO-old-job');
+    const started = await start('C-old-job');
     const old = await toOldLayout(db, started.instance.id);
     expect(old.executions).toHaveLength(1);
     expect(old.jobs).toHaveLength(1);
@@ -70,21 +70,21 @@ describe('the old layout is read and folded in on the next transition', () => {
   });
 
   test('a correlation into an old-layout instance finds its token in executions/ and folds it in', async () => {
-    const started = await start('WO-old-wait');
+    const started = await start('C-old-wait');
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
     const old = await toOldLayout(db, started.instance.id);
-    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-old-wait')));
+    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-old-wait')));
     expect(result.kind).toBe('CORRELATED');
-    expect(await tokensOf(db, started.instance.id)).toEqual([expect.objectContaining({ status: 'WAITING_JOB', activityId: 'createInvoice' })]);
-    expect((await jobsOf(db, started.instance.id)).map((j) => j.activityId)).toEqual(['createInvoice']);
+    expect(await tokensOf(db, started.instance.id)).toEqual([expect.objectContaining({ status: 'WAITING_JOB', activityId: 'settle' })]);
+    expect((await jobsOf(db, started.instance.id)).map((j) => j.activityId)).toEqual(['settle']);
     for (const path of old.executions) expect(await exists(path)).toBe(false);
   });
 
   test('a task body without processInstanceId (created before) still runs its job', async () => {
-    const started = await start('WO-old-task');
+    const started = await start('C-old-task');
     await toOldLayout(db, started.instance.id);
     const job = started.jobs[0]!;
-    http('runJobOldBody', createRunJobHandler({ db: () => db, engine: async () => engine, queue: () => NO_QUEUE, timerQueue: () => NO_QUEUE, handlers: () => ({ handOverWorkOrder: async () => ({}) }), verifier: null, log, now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }));
+    http('runJobOldBody', createRunJobHandler({ db: () => db, engine: async () => engine, queue: () => NO_QUEUE, timerQueue: () => NO_QUEUE, handlers: () => ({ handOver: async () => ({}) }), verifier: null, log, now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }));
     const res = await request(getTestServer('runJobOldBody')).post('/').send({ jobId: job.id });
     expect(res.body).toEqual({ outcome: 'completed', jobId: job.id });
     expect((await jobOf(db, started.instance.id, job.id))?.status).toBe('DONE');
@@ -96,7 +96,7 @@ describe('the old layout is read and folded in on the next transition', () => {
 });
 
 test('sweepJobs finds a PENDING job of the new layout whose task was lost, and dispatches it with its instance', async () => {
-  const started = await start('WO-lost-task');
+  const started = await start('C-lost-task');
   const queue = recording();
   expect(await sweepUndispatchedJobs(db, queue, log, new Date())).toBe(0);
   const swept = await sweepUndispatchedJobs(db, queue, log, new Date(Date.now() + 120_000));
@@ -106,26 +106,26 @@ test('sweepJobs finds a PENDING job of the new layout whose task was lost, and d
 });
 
 describe('what a step reads and writes (UnitOfWork stats; docs/data-model.md, Process state)', () => {
-  // Before this version: hand-over 4 R / 6 W, correlation 3 R / 6 W, invoice job 3 R / 3 W (waiting points had documents of their own too).
+  // Before this version: hand-over 4 R / 6 W, correlation 3 R / 6 W, settlement job 3 R / 3 W (waiting points had documents of their own too).
   test('the hand-over job: the instance and the key document read; instance, key document (with the waiting point) and timer written', async () => {
-    const started = await start('WO-count-hand-over');
+    const started = await start('C-count-hand-over');
     const { result, stats } = await completeJobCounted(db, engine, started.jobs[0]!, {}, new Date());
     expect(result.status).toBe('COMPLETED');
     expect(stats).toEqual({ reads: 2, writes: 3 });
   });
 
   test('a correlation: key document and instance read; instance written, key document and timer deleted', async () => {
-    const started = await start('WO-count-correlation');
+    const started = await start('C-count-correlation');
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
-    const { result, stats } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-count-correlation')));
+    const { result, stats } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-count-correlation')));
     expect(result.kind).toBe('CORRELATED');
     expect(stats).toEqual({ reads: 2, writes: 3 });
   });
 
-  test('the invoice job: one read, one write', async () => {
-    const started = await start('WO-count-invoice');
+  test('the settlement job: one read, one write', async () => {
+    const started = await start('C-count-settlement');
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
-    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-count-invoice')));
+    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-count-settlement')));
     if (result.kind !== 'CORRELATED') throw new Error(result.kind);
     const counted = await completeJobCounted(db, engine, result.jobs[0]!, {}, new Date());
     expect(counted.result.status).toBe('COMPLETED');

@@ -9,9 +9,10 @@ import { createRunJobHandler } from '../../functions/src/jobs/run-job';
 import { createLogger } from '../../functions/src/log';
 import { freePort } from '../../tools/emulators/ports';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores, uniqueProjectId } from '../support/firestore';
 import { createSigner } from '../support/tokens';
+import { FIXTURE_ENV } from '../support/app';
 
 const RUN_JOB_URL = 'https://inbox.example.test/runJob';
 const TASKS_ACCOUNT = 'cloud-tasks@test-project.iam.gserviceaccount.com';
@@ -22,7 +23,7 @@ http(
   'runJobAuthTest',
   createRunJobHandler({
     db: () => db,
-    engine: workOrderEngine,
+    engine: fixtureEngine,
     queue: () => ({ enqueue: async () => 'CREATED' }),
     timerQueue: () => ({ enqueue: async () => 'CREATED' }),
     handlers: () => ({}),
@@ -85,6 +86,7 @@ describe('runJob served, trusting the local Cloud Tasks emulator through INBOX_T
       target: 'runJob',
       port,
       env: {
+        ...FIXTURE_ENV,
         GOOGLE_CLOUD_PROJECT: projectId,
         INBOX_PUSH_AUTH: 'enabled',
         INBOX_RUN_JOB_URL: `http://127.0.0.1:${port}/`,

@@ -18,7 +18,7 @@ import { findJob, jobsOf } from '../support/process-state';
  * queue's last attempt whatever failed, and sweepJobs reports at ERROR a
  * PENDING job whose task name is still taken long after it should have run.
  */
-const PROCESS = 'work-order-execution';
+const PROCESS = 'fixture-process';
 const QUEUE_MAX_ATTEMPTS = 3;
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('run-job-failures');
@@ -31,12 +31,11 @@ const ENGINE_DEFECT = new Error('engine unavailable');
 let engineFailure: Error = ENGINE_DEFECT;
 const brokenProject = uniqueProjectId('run-job-engine');
 
-const succeeding: Readonly<Record<string, AsyncHandler>> = { handOverWorkOrder: async () => ({ handedOverMessageId: 'm' }), createInvoice: async () => ({}) };
+const succeeding: Readonly<Record<string, AsyncHandler>> = { handOver: async () => ({ handedOverMessageId: 'm' }), settle: async () => ({}) };
 
 beforeAll(async () => {
-  noHandler = await startProcessStack(db, projectId, { providerTopic: 'unused', runJob: { handlers: () => ({ createInvoice: async () => ({}) }) } });
+  noHandler = await startProcessStack(db, projectId, { runJob: { handlers: () => ({ settle: async () => ({}) }) } });
   brokenEngine = await startProcessStack(db, brokenProject, {
-    providerTopic: 'unused',
     queueMaxAttempts: QUEUE_MAX_ATTEMPTS,
     runJob: {
       handlers: () => succeeding,
@@ -57,9 +56,9 @@ const job = async (id: string): Promise<Record<string, unknown> | undefined> => 
 };
 const instance = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.instance(db, id).get()).data();
 
-/** A started work order whose hand-over job exists but was not dispatched: the test plays Cloud Tasks. */
+/** A started case whose hand-over job exists but was not dispatched: the test plays Cloud Tasks. */
 async function undispatched(businessKey: string): Promise<{ instanceId: string; jobId: string }> {
-  const started = await startProcessInstance(db, brokenEngine.engine, { processKey: PROCESS, businessKey, variables: { workOrderId: businessKey }, now: new Date() });
+  const started = await startProcessInstance(db, brokenEngine.engine, { processKey: PROCESS, businessKey, variables: { caseId: businessKey }, now: new Date() });
   return { instanceId: started.instance.id, jobId: started.jobs[0]!.id };
 }
 
@@ -88,20 +87,20 @@ describe('attemptOf: the attempt number from X-CloudTasks-TaskRetryCount', () =>
 
 describe('runJob: a job never stays PENDING after its last chance', () => {
   test('no handler for the job: FAILED and INCIDENT / JOB_FAILED on the first attempt, 200 so Cloud Tasks stops', async () => {
-    const res = await request(noHandler.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-no-handler', variables: { workOrderId: 'WO-no-handler' } });
+    const res = await request(noHandler.startServer).post('/').send({ processKey: PROCESS, businessKey: 'C-no-handler', variables: { caseId: 'C-no-handler' } });
     const id = res.body.processInstanceId as string;
     await waitFor('INCIDENT', async () => ((await instance(id))?.status === 'INCIDENT' ? true : undefined));
     await noHandler.tasks.idle();
     expect(noHandler.tasks.dispatchLog.map((d) => [d.attempt, d.status, d.outcome])).toEqual([[1, 200, 'completed']]);
-    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' })]);
+    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOver' })]);
     const [jobId] = (await jobsOf(db, id)).map((j) => j.id);
-    expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'no async handler registered for handOverWorkOrder' });
+    expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'no async handler registered for handOver' });
     const errors = noHandler.logs.filter((l) => l.severity === 'ERROR' && l.jobId === jobId);
     expect(errors).toEqual([expect.objectContaining({ incident: 'JOB_FAILED', final: 'PERMANENT' })]);
   });
 
   test('a defect outside the handler that persists: 500 until the queue`s last attempt, then FAILED / INCIDENT and 200', async () => {
-    const res = await request(brokenEngine.startServer).post('/').send({ processKey: PROCESS, businessKey: 'WO-broken', variables: { workOrderId: 'WO-broken' } });
+    const res = await request(brokenEngine.startServer).post('/').send({ processKey: PROCESS, businessKey: 'C-broken', variables: { caseId: 'C-broken' } });
     const id = res.body.processInstanceId as string;
     await waitFor('INCIDENT', async () => ((await instance(id))?.status === 'INCIDENT' ? true : undefined));
     await brokenEngine.tasks.idle();
@@ -111,7 +110,7 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
       [2, 500, 'retrying'],
       [3, 200, 'completed'],
     ]);
-    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder', message: expect.stringContaining('engine unavailable') })]);
+    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOver', message: expect.stringContaining('engine unavailable') })]);
     const [jobId] = (await jobsOf(db, id)).map((j) => j.id);
     // Failures outside the handler are not the step's fault: only the final one is counted.
     expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'engine unavailable' });
@@ -125,7 +124,7 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
   });
 
   test('below the last attempt (or without the header): 500 for a defect, 503 for what a retry heals; the job stays PENDING, the instance RUNNING', async () => {
-    const { instanceId, jobId } = await undispatched('WO-below-last');
+    const { instanceId, jobId } = await undispatched('C-below-last');
     const unavailable = Object.assign(new Error('engine store unavailable'), { code: 14 });
     const cases: Array<[number | undefined, Error, number, boolean]> = [
       [undefined, ENGINE_DEFECT, 500, false],
@@ -156,13 +155,12 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
 
   test('a handler failure on the queue`s last attempt ends the job even before INBOX_JOB_MAX_ATTEMPTS failures', async () => {
     const failing = await startProcessStack(db, projectId, {
-      providerTopic: 'unused',
       maxAttempts: 10,
       queueMaxAttempts: QUEUE_MAX_ATTEMPTS,
-      runJob: { handlers: () => ({ ...succeeding, handOverWorkOrder: async () => Promise.reject(new Error('provider down')) }) },
+      runJob: { handlers: () => ({ ...succeeding, handOver: async () => Promise.reject(new Error('provider down')) }) },
     });
     try {
-      const started = await startProcessInstance(db, failing.engine, { processKey: PROCESS, businessKey: 'WO-handler-last', variables: { workOrderId: 'WO-handler-last' }, now: new Date() });
+      const started = await startProcessInstance(db, failing.engine, { processKey: PROCESS, businessKey: 'C-handler-last', variables: { caseId: 'C-handler-last' }, now: new Date() });
       const jobId = started.jobs[0]!.id;
       expect((await deliver(failing, jobId, 0)).status).toBe(503);
       expect(await job(jobId)).toMatchObject({ status: 'PENDING', attempts: 1 });
@@ -177,7 +175,7 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
 
 describe('sweepJobs: a PENDING job whose task name stays taken is reported at ERROR', () => {
   test('ALREADY_EXISTS for a job older than the stuck threshold is an ERROR naming the job; a younger one is INFO', async () => {
-    const { jobId, instanceId } = await undispatched('WO-stuck');
+    const { jobId, instanceId } = await undispatched('C-stuck');
     // The task exists but does not run: its queue is paused (for the sweep as good as a task Cloud Tasks dropped, whose name stays reserved).
     const { location, queue } = loadConfig({ GOOGLE_CLOUD_PROJECT: brokenProject, INBOX_PUSH_AUTH: 'disabled' }).tasks;
     const admin = emulatorClient(brokenEngine.tasks.host);
@@ -195,7 +193,7 @@ describe('sweepJobs: a PENDING job whose task name stays taken is reported at ER
     const old = new Date(Date.now() + 2 * 3_600_000);
     await sweepUndispatchedJobs(db, brokenEngine.queue, log, old, { graceMs: 60_000, stuckAfterMs: 3_600_000 });
     const mine = lines.filter((l) => l.jobId === jobId);
-    expect(mine).toEqual([expect.objectContaining({ severity: 'ERROR', incident: 'JOB_STUCK', activityId: 'handOverWorkOrder', processInstanceId: instanceId })]);
+    expect(mine).toEqual([expect.objectContaining({ severity: 'ERROR', incident: 'JOB_STUCK', activityId: 'handOver', processInstanceId: instanceId })]);
     expect(mine[0]!.ageMs).toBeGreaterThanOrEqual(2 * 3_600_000 - 60_000);
     expect(await job(jobId)).toMatchObject({ status: 'PENDING' });
   });

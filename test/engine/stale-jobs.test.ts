@@ -37,7 +37,7 @@ let served = 0;
 
 beforeAll(async () => {
   const model = await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'timer-paths.bpmn'));
-  engine = new Engine([model], {}, new Set(['handOver', 'createInvoice', 'escalate']), inboxBuffer(7 * DAY));
+  engine = new Engine([model], {}, new Set(['handOver', 'settle', 'escalate']), inboxBuffer(7 * DAY));
 });
 
 const NO_QUEUE: JobQueue = { enqueue: async () => 'CREATED' };
@@ -58,7 +58,7 @@ function runJob(db: Firestore): { deliver: (job: JobState) => Promise<{ status: 
       engine: async () => engine,
       queue: () => NO_QUEUE,
       timerQueue: () => NO_QUEUE,
-      handlers: () => ({ handOver: failing('handOver'), escalate: failing('escalate'), createInvoice: failing('createInvoice') }),
+      handlers: () => ({ handOver: failing('handOver'), escalate: failing('escalate'), settle: failing('settle') }),
       verifier: null,
       log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
       now: () => new Date(),
@@ -74,7 +74,7 @@ function runJob(db: Firestore): { deliver: (job: JobState) => Promise<{ status: 
 }
 
 async function atHandOver(db: Firestore, key: string, variables: Record<string, unknown> = {}): Promise<{ instanceId: string; executionId: string; job: JobState }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: key, variables: { workOrderId: key, ...variables }, now: new Date() });
+  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: key, variables: { caseId: key, ...variables }, now: new Date() });
   const job = started.jobs[0];
   if (job === undefined) throw new Error('no hand-over job');
   return { instanceId: started.instance.id, executionId: job.executionId, job };

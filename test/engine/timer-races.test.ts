@@ -24,7 +24,7 @@ const db = freshFirestores()('engine-timer-races');
 let engine: Engine;
 
 beforeAll(async () => {
-  engine = new Engine([await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn'))], {}, new Set(['handOver', 'createInvoice', 'escalate']), inboxBuffer(7 * DAY));
+  engine = new Engine([await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn'))], {}, new Set(['handOver', 'settle', 'escalate']), inboxBuffer(7 * DAY));
 });
 
 /**
@@ -48,13 +48,13 @@ const only = <T>(items: readonly T[]): T => {
   expect(items).toHaveLength(1);
   return items[0] as T;
 };
-const message = (key: string) => ({ messageName: 'WorkOrderCompleted', correlationKey: key, variables: { completedItems: 2 }, now: new Date() });
+const message = (key: string) => ({ messageName: 'TaskCompleted', correlationKey: key, variables: { completedItems: 2 }, now: new Date() });
 const correlateRun = async (store: Firestore, e: Engine, key: string) => runUnitOfWork(store, (uow) => correlate(uow, e, message(key)));
 const docs = async (store: Firestore, collection: string, instance: string): Promise<Array<Record<string, unknown>>> =>
   (await store.collection(collection).where('processInstanceId', '==', instance).get()).docs.map((d) => d.data());
 
 async function atHandOver(key: string) {
-  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: key, variables: { workOrderId: key }, now: new Date() });
+  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: key, variables: { caseId: key }, now: new Date() });
   return { id: started.instance.id, job: only(started.jobs), deadline: only(started.timers), token: executionId(started.instance.id, 'start') };
 }
 
@@ -65,14 +65,14 @@ async function pathOf(id: string, token: string) {
   const subscriptions = await waitingPointsOf(db, id);
   const execution = (await findToken(db, token)) as ExecutionState;
   const escalated = jobs.includes('escalate');
-  const invoiced = jobs.includes('createInvoice');
-  return { escalated, invoiced, jobs, pending, subscriptions, execution };
+  const settled = jobs.includes('settle');
+  return { escalated, settled, jobs, pending, subscriptions, execution };
 }
 
 describe('timer races on the Firestore emulator', () => {
   test(`a message and the overdue timer at the gateway, ${ROUNDS} times at once: exactly one path each time`, async () => {
     const outcomes = await Promise.all(Array.from({ length: ROUNDS }, async (_, i) => {
-      const key = `WO-race-${i}`;
+      const key = `C-race-${i}`;
       const { id, job, token } = await atHandOver(key);
       const overdue = only((await completeJobRun(db, engine, job, {}, new Date())).timers);
       const [message, timer] = await Promise.all([redelivered(() => correlateRun(db, engine, key)), redelivered(() => fireTimerRun(db, engine, overdue.id, overdue.dueAt))]);
@@ -82,16 +82,16 @@ describe('timer races on the Firestore emulator', () => {
       expect([message, timer].sort()).toEqual(message === 'CORRELATED' ? ['CORRELATED', 'NOT_FOUND'] : ['FIRED', 'NO_WAITING_INSTANCE']);
       const path = await pathOf(id, token);
       expect(path.escalated).toBe(timer === 'FIRED');
-      expect(path.invoiced).toBe(message === 'CORRELATED');
+      expect(path.settled).toBe(message === 'CORRELATED');
       expect(path.pending).toEqual([]);
       expect(path.subscriptions).toEqual([]);
-      expect(path.execution.activityId).toBe(timer === 'FIRED' ? 'escalate' : 'createInvoice');
+      expect(path.execution.activityId).toBe(timer === 'FIRED' ? 'escalate' : 'settle');
     }
   });
 
   test(`a correlation, the hand-over job and its deadline for one instance at the same moment, ${ROUNDS} times: always consistent`, async () => {
     const outcomes = await Promise.all(Array.from({ length: ROUNDS }, async (_, i) => {
-      const key = `WO-three-${i}`;
+      const key = `C-three-${i}`;
       const { id, job, deadline, token } = await atHandOver(key);
       const [message, done, timer] = await Promise.all([
         redelivered(() => correlateRun(db, engine, key)),
@@ -105,17 +105,17 @@ describe('timer races on the Firestore emulator', () => {
       if (timer === 'FIRED') {
         // The deadline won: the token left through the boundary event and the firing ended the job (stale); the message found nobody.
         expect({ job, message }).toEqual({ job: 'ALREADY_FINISHED', message: 'NO_WAITING_INSTANCE' });
-        expect(path).toMatchObject({ escalated: true, invoiced: false, pending: [], subscriptions: [] });
+        expect(path).toMatchObject({ escalated: true, settled: false, pending: [], subscriptions: [] });
         expect(path.execution).toMatchObject({ activityId: 'escalate', status: 'WAITING_JOB' });
       } else {
         expect({ job, timer }).toEqual({ job: 'COMPLETED', timer: 'NOT_FOUND' });
         expect(path.escalated).toBe(false);
         if (message === 'CORRELATED') {
-          expect(path).toMatchObject({ invoiced: true, pending: [], subscriptions: [] });
+          expect(path).toMatchObject({ settled: true, pending: [], subscriptions: [] });
         } else {
           // The message came before the gateway waited: the token waits with its message branch and overdue timer.
           expect(message).toBe('NO_WAITING_INSTANCE');
-          expect(path).toMatchObject({ invoiced: false, pending: ['overdue'] });
+          expect(path).toMatchObject({ settled: false, pending: ['overdue'] });
           expect(path.subscriptions).toHaveLength(1);
           expect(path.execution.status).toBe('WAITING_EVENT');
         }
@@ -124,17 +124,17 @@ describe('timer races on the Firestore emulator', () => {
   });
 
   test('what a timer costs in reads and writes (UnitOfWork stats)', async () => {
-    // The work-order model as it was before its deadline timer: the same steps without one.
-    const plain = new Engine([await loadProcessModel(join(FIXTURES, 'work-order-plain.bpmn'))], {}, new Set(['handOverWorkOrder', 'createInvoice']), inboxBuffer(7 * DAY));
+    // The fixture process as it was before its deadline timer: the same steps without one.
+    const plain = new Engine([await loadProcessModel(join(FIXTURES, 'fixture-plain.bpmn'))], {}, new Set(['handOver', 'settle']), inboxBuffer(7 * DAY));
     const start = (e: Engine, processKey: string, key: string) => {
       const id = instanceId(processKey, key);
-      const t = startInstance(e.model(processKey), {}, { instanceId: id, executionId: executionId(id, 'start'), businessKey: key, variables: { workOrderId: key }, now: new Date() });
+      const t = startInstance(e.model(processKey), {}, { instanceId: id, executionId: executionId(id, 'start'), businessKey: key, variables: { caseId: key }, now: new Date() });
       return runUnitOfWork(db, (uow) => applyAndSettle(uow, e, t, new Date()));
     };
     // Setting a timer: the start of a task with a boundary timer against the same start without one (the instance read
     // is the store's look at the document it writes its tokens and jobs into; startProcess has read it already).
-    const withTimer = await start(engine, 'timer-paths', 'WO-cost-1');
-    const without = await start(plain, 'work-order-plain', 'WO-cost-2');
+    const withTimer = await start(engine, 'timer-paths', 'C-cost-1');
+    const without = await start(plain, 'fixture-plain', 'C-cost-2');
     expect(withTimer.stats).toEqual({ reads: 1, writes: 2 });
     expect(without.stats).toEqual({ reads: 1, writes: 1 });
 
@@ -142,15 +142,15 @@ describe('timer races on the Firestore emulator', () => {
     // (No eventSubscriptions delete in either: the waiting point lives in the key document alone.)
     await completeJobRun(db, engine, only(withTimer.result.jobs), {}, new Date());
     await completeJobRun(db, plain, only(without.result.jobs), {}, new Date());
-    const gatewayWin = await correlateRun(db, engine, 'WO-cost-1');
-    const plainWin = await correlateRun(db, plain, 'WO-cost-2');
+    const gatewayWin = await correlateRun(db, engine, 'C-cost-1');
+    const plainWin = await correlateRun(db, plain, 'C-cost-2');
     expect(gatewayWin.stats).toEqual({ reads: 2, writes: 3 });
     expect(plainWin.stats).toEqual({ reads: 2, writes: 2 });
 
     // Firing: the interrupting deadline (timer and instance read; timer and instance written) and the gateway's timer (+ the key document, which holds the message branch's point).
-    const deadline = await atHandOver('WO-cost-3');
+    const deadline = await atHandOver('C-cost-3');
     expect((await fireTimerCounted(db, engine, deadline.deadline.id, deadline.deadline.dueAt)).stats).toEqual({ reads: 2, writes: 2 });
-    const gate = await atHandOver('WO-cost-4');
+    const gate = await atHandOver('C-cost-4');
     const overdue = only((await completeJobRun(db, engine, gate.job, {}, new Date())).timers);
     expect((await fireTimerCounted(db, engine, overdue.id, overdue.dueAt)).stats).toEqual({ reads: 3, writes: 3 });
   });

@@ -29,7 +29,7 @@ let engine: Engine;
 
 beforeAll(async () => {
   const models = [await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn')), await loadProcessModel(join(FIXTURES, 'timer-kinds.bpmn'))];
-  engine = new Engine(models, {}, new Set(['handOver', 'createInvoice', 'escalate', 'work', 'sendReminder']), inboxBuffer(7 * DAY));
+  engine = new Engine(models, {}, new Set(['handOver', 'settle', 'escalate', 'work', 'sendReminder']), inboxBuffer(7 * DAY));
 });
 
 const get = async (ref: FirebaseFirestore.DocumentReference): Promise<Record<string, unknown> | undefined> => (await ref.get()).data();
@@ -44,11 +44,11 @@ const only = <T>(items: readonly T[]): T => {
   expect(items).toHaveLength(1);
   return items[0] as T;
 };
-const message = (key: string) => ({ messageName: 'WorkOrderCompleted', correlationKey: key, variables: { completedItems: 2 }, now: new Date() });
+const message = (key: string) => ({ messageName: 'TaskCompleted', correlationKey: key, variables: { completedItems: 2 }, now: new Date() });
 
 /** A timer-paths instance at its hand-over (job and deadline timer set). */
 async function atHandOver(store: Firestore, key: string, variables: Record<string, unknown> = {}) {
-  const started = await startProcessInstance(store, engine, { processKey: 'timer-paths', businessKey: key, variables: { workOrderId: key, ...variables }, now: new Date() });
+  const started = await startProcessInstance(store, engine, { processKey: 'timer-paths', businessKey: key, variables: { caseId: key, ...variables }, now: new Date() });
   return { id: started.instance.id, job: only(started.jobs), deadline: only(started.timers), token: executionId(started.instance.id, 'start') };
 }
 
@@ -62,7 +62,7 @@ async function atGateway(store: Firestore, key: string, variables: Record<string
 
 describe('timers on the Firestore emulator', () => {
   test('an interrupting boundary timer: stored with shard and horizon, not fired early, fired once; the job ends STALE', async () => {
-    const { id, job, deadline, token } = await atHandOver(db, 'WO-t1');
+    const { id, job, deadline, token } = await atHandOver(db, 'C-t1');
     const stored = await timerDoc(db, deadline.id);
     expect(stored).toMatchObject({ status: 'PENDING', activityId: 'handOverLate', waitingAt: 'handOver', horizon: 'NEAR', shard: shardOf(deadline.id) });
     expect(stored?.shard).toBeLessThan(STATE_SHARDS);
@@ -91,11 +91,11 @@ describe('timers on the Firestore emulator', () => {
   });
 
   test('the gateway: one point per message branch (in the key document, with its shard), the deadline deleted, the overdue timer set', async () => {
-    const { id, deadline, token, overdue, done } = await atGateway(db, 'WO-t2');
+    const { id, deadline, token, overdue, done } = await atGateway(db, 'C-t2');
     expect(await timerDoc(db, deadline.id)).toBeUndefined();
     expect(await subscriptionsOf(db, id)).toEqual([`${token}/waitForCompletion`]);
-    const keyRef = refs.correlationKey(db, 'WO-t2');
-    expect(await get(keyRef)).toMatchObject({ shard: shardOf(keyRef.id), waitingFor: ['WorkOrderCompleted'], waiting: [{ gatewayId: 'completedOrOverdue', activityId: 'waitForCompletion', executionId: token }] });
+    const keyRef = refs.correlationKey(db, 'C-t2');
+    expect(await get(keyRef)).toMatchObject({ shard: shardOf(keyRef.id), waitingFor: ['TaskCompleted'], waiting: [{ gatewayId: 'completedOrOverdue', activityId: 'waitForCompletion', executionId: token }] });
     expect(await eventSubscriptionCount(db)).toBe(0);
     expect(overdue).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue' });
     expect(done.timers.map((t) => t.id)).toEqual([overdue?.id]);
@@ -103,39 +103,39 @@ describe('timers on the Firestore emulator', () => {
   });
 
   test('the timer wins at the gateway: the message branch is removed; a later message finds nobody', async () => {
-    const { id, overdue } = await atGateway(db, 'WO-t3');
+    const { id, overdue } = await atGateway(db, 'C-t3');
     const fired = await fireTimerRun(db, engine, overdue?.id ?? '', overdue?.dueAt ?? new Date());
     expect(fired.status).toBe('FIRED');
     expect(only(fired.jobs).activityId).toBe('escalate');
     expect(await subscriptionsOf(db, id)).toEqual([]);
-    expect(await get(refs.correlationKey(db, 'WO-t3'))).toBeUndefined();
-    expect((await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-t3')))).result.kind).toBe('NO_WAITING_INSTANCE');
+    expect(await get(refs.correlationKey(db, 'C-t3'))).toBeUndefined();
+    expect((await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-t3')))).result.kind).toBe('NO_WAITING_INSTANCE');
   });
 
   test('the message wins at the gateway: the overdue timer is deleted; its task later finds NOT_FOUND', async () => {
-    const { id, overdue } = await atGateway(db, 'WO-t4');
-    const correlated = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('WO-t4')));
+    const { id, overdue } = await atGateway(db, 'C-t4');
+    const correlated = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-t4')));
     expect(correlated.result.kind).toBe('CORRELATED');
     expect(await timerDoc(db, overdue?.id ?? '')).toBeUndefined();
     expect(await subscriptionsOf(db, id)).toEqual([]);
     expect((await fireTimerRun(db, engine, overdue?.id ?? '', new Date(Date.now() + 30 * DAY))).status).toBe('NOT_FOUND');
-    expect((await jobsOf(db, id)).map((j) => j.activityId).sort()).toEqual(['createInvoice', 'handOver']);
+    expect((await jobsOf(db, id)).map((j) => j.activityId).sort()).toEqual(['handOver', 'settle']);
   });
 
   test('a timer beyond the horizon is stored FAR and not handed out for dispatch', async () => {
-    const { overdue, done } = await atGateway(db, 'WO-t5', { completionDeadline: 'P60D' });
+    const { overdue, done } = await atGateway(db, 'C-t5', { completionDeadline: 'P60D' });
     expect(done.timers).toEqual([]);
     expect(overdue).toBeUndefined();
-    const stored = await db.collection(COLLECTIONS.timers).where('activityId', '==', 'overdue').where('processInstanceId', '==', instanceId('timer-paths', 'WO-t5')).get();
+    const stored = await db.collection(COLLECTIONS.timers).where('activityId', '==', 'overdue').where('processInstanceId', '==', instanceId('timer-paths', 'C-t5')).get();
     expect(only(stored.docs).data()).toMatchObject({ horizon: 'FAR', status: 'PENDING' });
   });
 
   test('a message buffered before the gateway is delivered on arrival: the overdue timer never exists', async () => {
-    const { id, job } = await atHandOver(db, 'WO-t6');
-    const inboxId = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-t6') });
+    const { id, job } = await atHandOver(db, 'C-t6');
+    const inboxId = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-t6') });
     const done = await completeJobRun(db, engine, job, {}, new Date());
     expect(done).toMatchObject({ status: 'COMPLETED', consumed: [inboxId], timers: [] });
-    expect(done.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+    expect(done.jobs.map((j) => j.activityId)).toEqual(['settle']);
     expect(await timersOf(db, id)).toEqual([]);
     expect(await subscriptionsOf(db, id)).toEqual([]);
   });
@@ -168,7 +168,7 @@ describe('timers on the Firestore emulator', () => {
   });
 
   test('a timer its token no longer lists is STALE: deleted, nothing moved', async () => {
-    const { deadline, token } = await atHandOver(db, 'WO-t8');
+    const { deadline, token } = await atHandOver(db, 'C-t8');
     const orphan = { ...(await timerDoc(db, deadline.id)), id: 'a'.repeat(40) };
     await refs.timer(db, orphan.id).set(orphan);
     const stale = await fireTimerRun(db, engine, orphan.id, new Date(deadline.dueAt.getTime() + 1));
@@ -178,13 +178,13 @@ describe('timers on the Firestore emulator', () => {
   });
 
   test('repairs remove the timers and gateway points of the token they move or cancel', async () => {
-    const gate = await atGateway(db, 'WO-t9');
+    const gate = await atGateway(db, 'C-t9');
     const moved = await moveToken(db, engine, { processInstanceId: gate.id, executionId: gate.token, activityId: 'escalate', force: false, now: new Date() });
     expect(only(moved.jobs).activityId).toBe('escalate');
     expect(await timersOf(db, gate.id)).toEqual([]);
     expect(await subscriptionsOf(db, gate.id)).toEqual([]);
 
-    const task = await atHandOver(db, 'WO-t10');
+    const task = await atHandOver(db, 'C-t10');
     const back = await moveToken(db, engine, { processInstanceId: task.id, executionId: task.token, activityId: 'completedOrOverdue', force: false, now: new Date() });
     expect(back.timers.map((t) => t.activityId)).toEqual(['overdue']);
     expect(await subscriptionsOf(db, task.id)).toEqual([`${task.token}/waitForCompletion`]);
@@ -195,7 +195,7 @@ describe('timers on the Firestore emulator', () => {
 
   test('a landed commit whose answer is lost: the re-run finds its own firing, reports it FIRED with the job it created, and changes nothing more', async () => {
     const client = dbs('engine-timers-landed');
-    const { id, deadline, token } = await atHandOver(client, 'WO-t11');
+    const { id, deadline, token } = await atHandOver(client, 'C-t11');
     const faults = commitFaults(client);
     try {
       faults.afterLanding((request) => writes(request, `${COLLECTIONS.timers}/${deadline.id}`), { kind: 'UNAVAILABLE' });

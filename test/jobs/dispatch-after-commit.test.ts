@@ -1,5 +1,3 @@
-import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
@@ -20,6 +18,7 @@ import type { EnqueueOptions, JobQueue } from '../../functions/src/tasks/job-que
 import { REPO_ROOT } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
+import { FIXTURE_ENV, modelsDirWith } from '../support/app';
 
 /**
  * Every caller that dispatches a commit's jobs dispatches its timers too
@@ -34,7 +33,7 @@ let engine: Engine;
 
 beforeAll(async () => {
   const models = await Promise.all(['timer-paths.bpmn', 'message-then-timer.bpmn', 'deadline-gateway.bpmn'].map((f) => loadProcessModel(join(FIXTURES, f))));
-  engine = new Engine(models, {}, new Set(['handOver', 'createInvoice', 'escalate']), inboxBuffer(7 * DAY));
+  engine = new Engine(models, {}, new Set(['handOver', 'settle', 'escalate']), inboxBuffer(7 * DAY));
 });
 
 function recording(): JobQueue & { readonly calls: Array<{ id: string; options: EnqueueOptions | undefined }> } {
@@ -47,7 +46,7 @@ test('runJob: the finished job moves the token to a gateway with a timer branch;
   const db = dbs('dispatch-run-job');
   const jobs = recording();
   const timers = recording();
-  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: 'WO-dispatch-job', variables: { workOrderId: 'WO-dispatch-job', completionDeadline: 'PT10M' }, now: new Date() });
+  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: 'C-dispatch-job', variables: { caseId: 'C-dispatch-job', completionDeadline: 'PT10M' }, now: new Date() });
   const job = started.jobs[0];
   if (job === undefined) throw new Error('no hand-over job');
   http(
@@ -66,8 +65,8 @@ test('the relay: a correlation that sets a timer creates its task after the comm
   const db = dbs('dispatch-relay');
   const jobs = recording();
   const timers = recording();
-  await startProcessInstance(db, engine, { processKey: 'message-then-timer', businessKey: 'WO-dispatch-relay', variables: { workOrderId: 'WO-dispatch-relay', coolOff: 'PT30M' }, now: new Date() });
-  await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-dispatch-relay') });
+  await startProcessInstance(db, engine, { processKey: 'message-then-timer', businessKey: 'C-dispatch-relay', variables: { caseId: 'C-dispatch-relay', coolOff: 'PT30M' }, now: new Date() });
+  await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-dispatch-relay') });
   const summary = await relayBatch(
     { db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 10_000, bufferWindowMs: DAY, errorAfterAttempts: 5 }, retentionMs: DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 },
     { jobs, timers },
@@ -85,28 +84,27 @@ test('the relay: a correlation that sets a timer creates its task after the comm
 describe('the CLI: a repair that sets a timer', () => {
   const { db, projectId } = dbs.project('dispatch-cli');
   let tasks: CloudTasksEmulator;
-  let bpmnDir: string;
+  let models: ReturnType<typeof modelsDirWith>;
   const queue = `projects/${projectId}/locations/europe-west1/queues/process-timers`;
   beforeAll(async () => {
     tasks = await startCloudTasksEmulator({ queues: [{ name: queue }] });
-    // The CLI loads the models of INBOX_BPMN_DIR with the deployed handlers: a directory with the deadline model alone.
-    bpmnDir = mkdtempSync(join(tmpdir(), 'cli-timers-'));
-    copyFileSync(join(FIXTURES, 'deadline-gateway.bpmn'), join(bpmnDir, 'deadline-gateway.bpmn'));
+    // The CLI loads the models of INBOX_BPMN_DIR with the app's steps: a directory with the deadline model and the app's own.
+    models = modelsDirWith(join(FIXTURES, 'deadline-gateway.bpmn'));
   });
   afterAll(async () => {
     await tasks.stop();
-    rmSync(bpmnDir, { recursive: true, force: true });
+    models.remove();
   });
 
   async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, INBOX_BPMN_DIR: bpmnDir, INBOX_TASKS_EMULATOR_HOST: tasks.host, ...env });
+    const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_BPMN_DIR: models.dir, INBOX_TASKS_EMULATOR_HOST: tasks.host, ...env });
     return { code, out: out.join('\n'), err: err.join('\n') };
   }
 
   test('move-token from the gateway onto its timer catch event: the new timer is dispatched at its due time; without INBOX_FIRE_TIMER_URL the CLI says the sweep fires it', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'deadline-gateway', businessKey: 'WO-dispatch-cli', variables: { workOrderId: 'WO-dispatch-cli', deadline: 'PT2H' }, now: new Date() });
+    const started = await startProcessInstance(db, engine, { processKey: 'deadline-gateway', businessKey: 'C-dispatch-cli', variables: { caseId: 'C-dispatch-cli', deadline: 'PT2H' }, now: new Date() });
     const moved = await cli({ INBOX_FIRE_TIMER_URL: 'http://127.0.0.1:9/fireTimer' }, '--json', 'repair', 'move-token', '--instance', started.instance.id, '--activity', 'overdue');
     expect({ code: moved.code, err: moved.err }).toEqual({ code: 0, err: '' });
     const report = JSON.parse(moved.out) as { timers: TimerState[]; timersDispatched: number };

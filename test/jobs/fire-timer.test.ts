@@ -66,7 +66,7 @@ beforeEach(() => {
 });
 
 async function started(processKey: string, key: string, variables: Record<string, unknown>, at: Date): Promise<{ instanceId: string; timer: TimerState }> {
-  const s = await startProcessInstance(db, engine, { processKey, businessKey: key, variables: { workOrderId: key, ...variables }, now: at });
+  const s = await startProcessInstance(db, engine, { processKey, businessKey: key, variables: { caseId: key, ...variables }, now: at });
   expect(s.timers).toHaveLength(1);
   return { instanceId: s.instance.id, timer: s.timers[0] as TimerState };
 }
@@ -76,7 +76,7 @@ const instanceStatus = async (id: string): Promise<unknown> => (await refs.insta
 describe('fireTimer', () => {
   test('a due timer fires once: the token takes the timer path, the timer is FIRED, one INFO line; a second delivery is "already fired"', async () => {
     const t0 = new Date();
-    const { instanceId, timer } = await started('deadline-boundary', 'WO-fire-1', { deadline: 'PT2S' }, t0);
+    const { instanceId, timer } = await started('deadline-boundary', 'C-fire-1', { deadline: 'PT2S' }, t0);
     clock = new Date(t0.getTime() + 2_000);
     const res = await request(fire).post('/').send({ timerId: timer.id });
     expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { outcome: 'fired', timerId: timer.id } });
@@ -90,7 +90,7 @@ describe('fireTimer', () => {
 
   test('what a firing creates is dispatched after the commit: the next job, and the task of the next timer at its due time', async () => {
     const t0 = new Date();
-    const { timer } = await started('timer-kinds', 'WO-fire-kinds', { orderId: 'O-1' }, t0);
+    const { timer } = await started('timer-kinds', 'C-fire-kinds', { orderId: 'O-1' }, t0);
     clock = new Date(timer.dueAt.getTime());
     const res = await request(fire).post('/').send({ timerId: timer.id });
     expect(res.body.outcome).toBe('fired');
@@ -106,7 +106,7 @@ describe('fireTimer', () => {
 
   test('a firing whose commit landed but whose answer was lost: the re-run reports it fired and dispatches what it created; another delivery is "already fired"', async () => {
     const t0 = new Date();
-    const { timer } = await started('timer-kinds', 'WO-fire-landed', { orderId: 'O-landed' }, t0);
+    const { timer } = await started('timer-kinds', 'C-fire-landed', { orderId: 'O-landed' }, t0);
     clock = new Date(timer.dueAt.getTime());
     const faults = commitFaults(db);
     let res: request.Response;
@@ -132,7 +132,7 @@ describe('fireTimer', () => {
 
   test('a task that comes early (clock skew beyond 1 s): 503 with Retry-After until the due time, nothing written; at the due time it fires', async () => {
     const t0 = new Date();
-    const { instanceId, timer } = await started('deadline-boundary', 'WO-fire-early', { deadline: 'PT30S' }, t0);
+    const { instanceId, timer } = await started('deadline-boundary', 'C-fire-early', { deadline: 'PT30S' }, t0);
     clock = new Date(timer.dueAt.getTime() - 4_500);
     const res = await request(fire).post('/').send({ timerId: timer.id });
     expect({ status: res.status, retryAfter: res.headers['retry-after'], body: res.body }).toEqual({ status: 503, retryAfter: '5', body: { error: 'the timer is not due yet', code: 'NOT_DUE', retry: true } });
@@ -146,8 +146,8 @@ describe('fireTimer', () => {
 
   test('a timer whose token left without it (the message won) is "not found": 200, so the task ends', async () => {
     const t0 = new Date();
-    const { instanceId, timer } = await started('deadline-gateway', 'WO-fire-won', { deadline: 'PT1M' }, t0);
-    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, { messageName: 'WorkOrderCompleted', correlationKey: 'WO-fire-won', variables: {}, now: t0 }));
+    const { instanceId, timer } = await started('deadline-gateway', 'C-fire-won', { deadline: 'PT1M' }, t0);
+    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, { messageName: 'TaskCompleted', correlationKey: 'C-fire-won', variables: {}, now: t0 }));
     expect(result.kind).toBe('CORRELATED');
     expect(await timerDoc(timer.id)).toBeUndefined();
     clock = new Date(timer.dueAt.getTime());
@@ -159,7 +159,7 @@ describe('fireTimer', () => {
 
   test('a timer whose token no longer waits with it is STALE: deleted, logged at INFO, 200', async () => {
     const t0 = new Date();
-    const { instanceId, timer } = await started('deadline-boundary', 'WO-fire-stale', { deadline: 'PT1S' }, t0);
+    const { instanceId, timer } = await started('deadline-boundary', 'C-fire-stale', { deadline: 'PT1S' }, t0);
     // The token moved on without deleting the timer (as a token stored before timers existed would have).
     await refs.instance(db, timer.processInstanceId).update({ [`tokens.${timer.executionId}.timerIds`]: [] });
     clock = new Date(timer.dueAt.getTime());

@@ -10,7 +10,7 @@ import type { JobState } from '../../functions/src/engine/state';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { processedRef } from '../../functions/src/inbox/processed';
-import { type AsyncHandler, PermanentJobError, workOrderHandlers } from '../../functions/src/jobs/handlers';
+import { type AsyncHandler, PermanentJobError } from '../../functions/src/jobs/handlers';
 import { createRunJobHandler } from '../../functions/src/jobs/run-job';
 import { createSweepJobsHandler } from '../../functions/src/jobs/sweep-jobs';
 import { sweepPayloads } from '../../functions/src/jobs/sweep-payloads';
@@ -19,11 +19,12 @@ import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { createGcsPayloadStore, type StoragePolicy } from '../../functions/src/storage/gcs-payload-store';
 import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { lineItems, storeOffloaded } from '../support/claims';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload } from '../support/inbox';
 import { jobsOf, tokensOf } from '../support/process-state';
 import { useTestStorage } from '../support/storage';
+import { appHandlers, fixtureApp, settlementRef } from '../support/app';
 
 /**
  * The payload sweep (issue 17, decision 5): DONE documents of offloaded
@@ -42,7 +43,7 @@ let engine: Engine;
 let store: PayloadStore;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
   store = createGcsPayloadStore('sweep-payloads', FAST);
 });
 afterEach(() => storage.current.emulator.faults.clear());
@@ -51,30 +52,30 @@ const objectNames = (): string[] => storage.current.emulator.objects(BUCKET).map
 
 /**
  * An offloaded completion in `db`: DONE (retention one minute) when a token waits for it, PARKED when `park`.
- * DONE: its instance is COMPLETED ("Create invoice" done), unless `invoice: 'PENDING'` leaves that job to the test.
+ * DONE: its instance is COMPLETED ("Settle" done), unless `settlement: 'PENDING'` leaves that job to the test.
  */
-async function offloadedDoc(db: FirebaseFirestore.Firestore, workOrderId: string, outcome: 'DONE' | 'PARKED', invoice: 'DONE' | 'PENDING' = 'DONE'): Promise<{ id: string; object: string; instanceId: string | null }> {
+async function offloadedDoc(db: FirebaseFirestore.Firestore, caseId: string, outcome: 'DONE' | 'PARKED', settlement: 'DONE' | 'PENDING' = 'DONE'): Promise<{ id: string; object: string; instanceId: string | null }> {
   let instanceId: string | null = null;
   if (outcome === 'DONE') {
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
     instanceId = started.instance.id;
   }
-  const { id, offloaded } = await storeOffloaded(db, store, BUCKET, completionPayload(workOrderId, { lineItems: lineItems(20) }));
+  const { id, offloaded } = await storeOffloaded(db, store, BUCKET, completionPayload(caseId, { lineItems: lineItems(20) }));
   // DONE: correlated with a one-minute retention. PARKED: nobody waits, and the buffer window has passed.
   const deps: RelayDeps = { db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs: outcome === 'DONE' ? 86_400_000 : 0, errorAfterAttempts: 3 }, retentionMs: MINUTE, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5 };
   expect(await relayOne(deps, id)).toMatchObject({ kind: 'DECIDED', decision: { kind: outcome === 'DONE' ? 'DONE' : 'PARK' } });
-  if (instanceId !== null && invoice === 'DONE') {
-    await completeJobRun(db, engine, await invoiceJob(db, instanceId), {}, new Date());
+  if (instanceId !== null && settlement === 'DONE') {
+    await completeJobRun(db, engine, await settlementJob(db, instanceId), {}, new Date());
     expect(await statusOf(db, instanceId)).toBe('COMPLETED');
   }
   return { id, object: offloaded.object, instanceId };
 }
 
-/** The PENDING "Create invoice" job of an instance. */
-async function invoiceJob(db: FirebaseFirestore.Firestore, instanceId: string): Promise<JobState> {
-  const job = (await jobsOf(db, instanceId)).find((j) => j.activityId === 'createInvoice' && j.status === 'PENDING');
-  if (job === undefined) throw new Error(`no PENDING createInvoice job in ${instanceId}`);
+/** The PENDING "Settle" job of an instance. */
+async function settlementJob(db: FirebaseFirestore.Firestore, instanceId: string): Promise<JobState> {
+  const job = (await jobsOf(db, instanceId)).find((j) => j.activityId === 'settle' && j.status === 'PENDING');
+  if (job === undefined) throw new Error(`no PENDING settle job in ${instanceId}`);
   return job;
 }
 const statusOf = async (db: FirebaseFirestore.Firestore, instanceId: string): Promise<unknown> => (await refs.instance(db, instanceId).get()).get('status');
@@ -92,8 +93,8 @@ async function runJobNow(db: FirebaseFirestore.Firestore, job: JobState, handler
 describe('the payload sweep', () => {
   test('past payloadExpireAt: object, then document, deleted; the processed record stays; PARKED and not yet expired are untouched', async () => {
     const db = dbs('sweep-payloads');
-    const done = await offloadedDoc(db, 'WO-sweep-done', 'DONE');
-    const parked = await offloadedDoc(db, 'WO-sweep-parked', 'PARKED');
+    const done = await offloadedDoc(db, 'C-sweep-done', 'DONE');
+    const parked = await offloadedDoc(db, 'C-sweep-parked', 'PARKED');
     expect((await db.collection(INBOX).doc(parked.id).get()).get('status')).toBe('PARKED');
     expect(objectNames()).toEqual(expect.arrayContaining([done.object, parked.object]));
 
@@ -115,7 +116,7 @@ describe('the payload sweep', () => {
 
   test('storage failing: the document is kept (its object was not deleted), counted as a failure; the next sweep finishes it', async () => {
     const db = dbs('sweep-payloads-outage');
-    const done = await offloadedDoc(db, 'WO-sweep-outage', 'DONE');
+    const done = await offloadedDoc(db, 'C-sweep-outage', 'DONE');
     const later = new Date(Date.now() + 2 * MINUTE);
     storage.current.emulator.faults.failNext(1_000, 503, (r) => r.op === 'delete');
     logs.length = 0;
@@ -136,8 +137,8 @@ describe('the payload sweep', () => {
 
   test('a document that fails every time (its bucket refuses: gone since INBOX_PAYLOAD_BUCKET changed) is moved back; the ones behind it are swept', async () => {
     const db = dbs('sweep-payloads-stuck');
-    const stuck = await offloadedDoc(db, 'WO-sweep-stuck', 'DONE');
-    const behind = await offloadedDoc(db, 'WO-sweep-behind', 'DONE');
+    const stuck = await offloadedDoc(db, 'C-sweep-stuck', 'DONE');
+    const behind = await offloadedDoc(db, 'C-sweep-behind', 'DONE');
     // The oldest due document points to a bucket that no longer exists (an earlier payload bucket).
     const stuckRef = db.collection(INBOX).doc(stuck.id);
     await stuckRef.update({ 'offloaded.bucket': 'old-inbox-payloads', payloadExpireAt: new Date(Date.now() - 86_400_000) });
@@ -158,24 +159,30 @@ describe('the payload sweep', () => {
 
   test('an object deleted by hand already: the document still goes (ABSENT is fine)', async () => {
     const db = dbs('sweep-payloads-absent');
-    const done = await offloadedDoc(db, 'WO-sweep-absent', 'DONE');
+    const done = await offloadedDoc(db, 'C-sweep-absent', 'DONE');
     await storage.current.client.bucket(BUCKET).file(done.object).delete();
     expect(await sweepPayloads({ db, store: () => store, log, now: new Date(Date.now() + 2 * MINUTE) })).toMatchObject({ deleted: 1, objectAbsent: 1 });
     expect((await db.collection(INBOX).doc(done.id).get()).exists).toBe(false);
   });
 
-  test('"Create invoice" failed into an incident: document and object kept past the retention, without blocking the page; the repair reads the report; once COMPLETED, swept', async () => {
+  test('"Settle" failed into an incident: document and object kept past the retention, without blocking the page; the repair reads the report; once COMPLETED, swept', async () => {
     const db = dbs('sweep-payloads-incident');
-    const held = await offloadedDoc(db, 'WO-sweep-incident', 'DONE', 'PENDING');
+    const held = await offloadedDoc(db, 'C-sweep-incident', 'DONE', 'PENDING');
     const instanceId = held.instanceId!;
-    const behind = await offloadedDoc(db, 'WO-sweep-incident-behind', 'DONE');
+    const behind = await offloadedDoc(db, 'C-sweep-incident-behind', 'DONE');
     // The held one is the oldest due: the page of one is its, until the sweep moves it on.
     await db.collection(INBOX).doc(held.id).update({ payloadExpireAt: new Date(Date.now() - 86_400_000) });
-    const real = workOrderHandlers({ db: () => db, publish: async () => 'unused', providerTopic: 'work-orders', payloadStore: () => store });
+    const real = appHandlers(fixtureApp, {
+      db: () => db,
+      pubsub: () => {
+        throw new Error('settle publishes nothing');
+      },
+      payloadStore: () => store,
+    });
     const refused = async (): Promise<never> => {
-      throw new PermanentJobError('the invoicing service refused work order WO-sweep-incident');
+      throw new PermanentJobError('the settling service refused case C-sweep-incident');
     };
-    expect(await runJobNow(db, await invoiceJob(db, instanceId), { createInvoice: refused })).toMatchObject({ outcome: 'failed' });
+    expect(await runJobNow(db, await settlementJob(db, instanceId), { settle: refused })).toMatchObject({ outcome: 'failed' });
     expect(await statusOf(db, instanceId)).toBe('INCIDENT');
 
     // A year on, far past INBOX_DONE_RETENTION_DAYS: the instance may still read the report, so both stay.
@@ -192,15 +199,15 @@ describe('the payload sweep', () => {
     expect(await sweepPayloads({ db, store: () => store, log, now: later }, { pageSize: 1 })).toMatchObject({ deleted: 1, keptForInstance: 0 });
     expect((await db.collection(INBOX).doc(behind.id).get()).exists).toBe(false);
 
-    // The runbook's repair: the token back onto "Create invoice"; the job reads the report by its reference and bills it.
-    const [token] = (await tokensOf(db, instanceId)).filter((t) => t.activityId === 'createInvoice');
-    await moveToken(db, engine, { processInstanceId: instanceId, executionId: token!.id, activityId: 'createInvoice', force: false, now: new Date() });
-    expect(await runJobNow(db, await invoiceJob(db, instanceId), real)).toMatchObject({ outcome: 'completed' });
-    expect((await refs.invoice(db, 'WO-sweep-incident').get()).data()).toMatchObject({ billedItems: 20, lineItemCount: 20 });
+    // The runbook's repair: the token back onto "Settle"; the job reads the report by its reference and bills it.
+    const [token] = (await tokensOf(db, instanceId)).filter((t) => t.activityId === 'settle');
+    await moveToken(db, engine, { processInstanceId: instanceId, executionId: token!.id, activityId: 'settle', force: false, now: new Date() });
+    expect(await runJobNow(db, await settlementJob(db, instanceId), real)).toMatchObject({ outcome: 'completed' });
+    expect((await settlementRef(db, 'C-sweep-incident').get()).data()).toMatchObject({ billedItems: 20, lineItemCount: 20 });
     // Still INCIDENT until resolved: kept on the next look.
     const hourOn = new Date(later.getTime() + 3_600_000);
     expect(await sweepPayloads({ db, store: () => store, log, now: hourOn })).toMatchObject({ deleted: 0, keptForInstance: 1 });
-    await resolveIncident(db, instanceId, 'invoiced after the repair', new Date());
+    await resolveIncident(db, instanceId, 'settled after the repair', new Date());
     expect(await statusOf(db, instanceId)).toBe('COMPLETED');
 
     // COMPLETED: the next sweep deletes both, object first.
@@ -211,7 +218,7 @@ describe('the payload sweep', () => {
 
   test('an instance deleted, or COMPLETED: nothing holds the document', async () => {
     const db = dbs('sweep-payloads-gone');
-    const gone = await offloadedDoc(db, 'WO-sweep-gone', 'DONE', 'PENDING');
+    const gone = await offloadedDoc(db, 'C-sweep-gone', 'DONE', 'PENDING');
     await refs.instance(db, gone.instanceId!).delete();
     expect(await sweepPayloads({ db, store: () => store, log, now: new Date(Date.now() + 2 * MINUTE) })).toMatchObject({ deleted: 1, keptForInstance: 0 });
     expect(objectNames()).not.toContain(gone.object);
@@ -219,7 +226,7 @@ describe('the payload sweep', () => {
 
   test('sweepJobs runs it beside the job and timer sweeps', async () => {
     const db = dbs('sweep-payloads-jobs');
-    const done = await offloadedDoc(db, 'WO-sweep-jobs', 'DONE');
+    const done = await offloadedDoc(db, 'C-sweep-jobs', 'DONE');
     const queue = { enqueue: async (): Promise<'CREATED'> => 'CREATED' };
     const later = new Date(Date.now() + 2 * MINUTE);
     http('sweepJobsPayloads', createSweepJobsHandler({ db: () => db, engine: async () => engine, queue: () => queue, timerQueue: () => queue, log, now: () => later, options: {}, payloadStore: () => store }));

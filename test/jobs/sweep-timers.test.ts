@@ -59,7 +59,7 @@ function run(label: string, timers = recording()): Run {
 }
 
 async function deadline(db: Firestore, key: string, duration: string, at: Date, processKey = 'deadline-boundary'): Promise<{ instanceId: string; timer: TimerState }> {
-  const s = await startProcessInstance(db, engine, { processKey, businessKey: key, variables: { workOrderId: key, deadline: duration }, now: at });
+  const s = await startProcessInstance(db, engine, { processKey, businessKey: key, variables: { caseId: key, deadline: duration }, now: at });
   return { instanceId: s.instance.id, timer: s.timers[0] ?? (await onlyTimerOf(db, s.instance.id)) };
 }
 /** A FAR timer is not in Settled.timers (no task after the commit): read it back. */
@@ -76,8 +76,8 @@ describe('FAR timers', () => {
     const r = run('sweep-far');
     const now = new Date();
     // Set 20 days ago with 40 days to go: FAR then, due in 20 days now.
-    const { timer } = await deadline(r.db, 'WO-far', 'P40D', new Date(now.getTime() - 20 * DAY));
-    const { timer: later } = await deadline(r.db, 'WO-far-later', 'P40D', now);
+    const { timer } = await deadline(r.db, 'C-far', 'P40D', new Date(now.getTime() - 20 * DAY));
+    const { timer: later } = await deadline(r.db, 'C-far-later', 'P40D', now);
     expect(await timerDoc(r.db, timer.id)).toMatchObject({ status: 'PENDING', horizon: 'FAR' });
     expect(await timerDoc(r.db, later.id)).toMatchObject({ horizon: 'FAR' });
 
@@ -110,7 +110,7 @@ describe('FAR timers', () => {
       }),
     );
     const now = new Date();
-    const { timer } = await deadline(r.db, 'WO-far-fail', 'P40D', new Date(now.getTime() - 20 * DAY));
+    const { timer } = await deadline(r.db, 'C-far-fail', 'P40D', new Date(now.getTime() - 20 * DAY));
     failing.add(timer.id);
     expect(await r.sweep(now)).toMatchObject({ broughtNear: 0, failures: 1 });
     expect(await timerDoc(r.db, timer.id)).toMatchObject({ horizon: 'FAR' });
@@ -128,8 +128,8 @@ describe('overdue PENDING timers (a lost task)', () => {
   test('fired inline once overdue by more than the grace, with a WARNING; one overdue by less is left to its task', async () => {
     const r = run('sweep-overdue');
     const t0 = new Date(Date.now() - 10 * 60_000);
-    const lost = await deadline(r.db, 'WO-lost', 'PT1S', t0);
-    const late = await deadline(r.db, 'WO-late', 'PT8M31S', t0, 'deadline-gateway');
+    const lost = await deadline(r.db, 'C-lost', 'PT1S', t0);
+    const late = await deadline(r.db, 'C-late', 'PT8M31S', t0, 'deadline-gateway');
     const now = new Date(lost.timer.dueAt.getTime() + 9 * 60_000);
     // lost: 9 min overdue; late: 30 s overdue, within the grace.
     const summary = await r.sweep(now);
@@ -147,7 +147,7 @@ describe('overdue PENDING timers (a lost task)', () => {
   test('bounded per shard and call: what is left is the next call’s, and every timer fires exactly once', async () => {
     const r = run('sweep-bounded');
     const t0 = new Date(Date.now() - 3_600_000);
-    const set = await Promise.all(Array.from({ length: 24 }, (_, i) => deadline(r.db, `WO-bounded-${i}`, 'PT1S', t0)));
+    const set = await Promise.all(Array.from({ length: 24 }, (_, i) => deadline(r.db, `C-bounded-${i}`, 'PT1S', t0)));
     const shards = new Set(set.map((s) => shardOf(s.timer.id)));
     const now = new Date();
     const first = await r.sweep(now, { perShard: 1 });
@@ -162,7 +162,7 @@ describe('overdue PENDING timers (a lost task)', () => {
 test('sweepJobs runs the timer sweep beside the job sweep and answers both', async () => {
   const r = run('sweep-jobs-timers');
   const t0 = new Date(Date.now() - 3_600_000);
-  const lost = await deadline(r.db, 'WO-sweep-jobs', 'PT1S', t0);
+  const lost = await deadline(r.db, 'C-sweep-jobs', 'PT1S', t0);
   http('sweepJobsTimers', createSweepJobsHandler({ db: () => r.db, engine: async () => engine, queue: () => r.jobs, timerQueue: () => r.timers, log: createLogger(() => undefined), now: () => new Date(), options: {} }));
   const res = await request(getTestServer('sweepJobsTimers')).post('/').send({});
   expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { dispatched: 0, timers: { broughtNear: 0, fired: 1, settledMeanwhile: 0, failures: 0, queryReads: 32 } } });

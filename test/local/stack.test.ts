@@ -2,17 +2,20 @@ import { readFileSync } from 'node:fs';
 import { PubSub } from '@google-cloud/pubsub';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
+import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { controlClient, serveControl } from '../../tools/local/control';
+import { topicOf } from '../../tools/local/peers';
 import { startLocalStack, type LocalStack } from '../../tools/local/stack';
 import { freshFirestores } from '../support/firestore';
 import { connectResult } from '../support/net';
 import { waitFor } from '../support/wait';
+import { FIXTURE_APP, FIXTURE_APP_SUMMARY, settlementRef } from '../support/app';
 
 /**
  * `npm start`'s stack on the test run's emulators (reused, so an outage only
- * cuts the line): a work order goes the whole way through HTTP, Cloud Tasks,
- * Pub/Sub and the simulated provider, and the control API answers.
+ * cuts the line), running the fixture app with its counterpart (its
+ * local.ts): a case goes the whole way through HTTP, Cloud Tasks, Pub/Sub
+ * and the counterpart, and the control API answers.
  */
 jest.setTimeout(120_000);
 const firestore = freshFirestores();
@@ -21,7 +24,7 @@ let stack: LocalStack;
 let control: { url: string; close(): Promise<void> };
 
 beforeAll(async () => {
-  stack = await startLocalStack({ projectId, providerDelayMs: 100, providerEarlyRatio: 0, relayEveryMs: 500 });
+  stack = await startLocalStack({ projectId, app: FIXTURE_APP, peers: { delayMs: 100 }, relayEveryMs: 500 });
   control = await serveControl(stack);
 });
 firestore.beforeTerminate(async () => {
@@ -31,46 +34,47 @@ firestore.beforeTerminate(async () => {
   await stack?.stop();
 });
 
-async function startWorkOrder(workOrderId: string): Promise<Response> {
+async function startCase(caseId: string): Promise<Response> {
   const { functions } = await stack.info();
-  return fetch(functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId } }) });
+  return fetch(functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ processKey: 'fixture-process', businessKey: caseId, variables: { caseId } }) });
 }
 
-async function completedWithInvoice(workOrderId: string): Promise<unknown> {
-  return waitFor(`${workOrderId} to be completed and invoiced`, async () => {
-    const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', workOrderId).get();
-    const invoice = await refs.invoice(db, workOrderId).get();
-    return instances.docs[0]?.get('status') === 'COMPLETED' && invoice.exists ? invoice.data() : undefined;
+async function completedWithSettlement(caseId: string): Promise<unknown> {
+  return waitFor(`${caseId} to be completed and settled`, async () => {
+    const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', caseId).get();
+    const settlement = await settlementRef(db, caseId).get();
+    return instances.docs[0]?.get('status') === 'COMPLETED' && settlement.exists ? settlement.data() : undefined;
   }, { timeoutMs: 60_000, everyMs: 200 });
 }
 
-test('a work order goes from startProcess through the provider back to an invoice', async () => {
-  expect((await startWorkOrder('WO-stack-1')).status).toBe(201);
-  expect(await completedWithInvoice('WO-stack-1')).toMatchObject({ workOrderId: 'WO-stack-1' });
+test('a case goes from startProcess through the counterpart back to a settlement', async () => {
+  expect(await stack.info()).toMatchObject({ app: FIXTURE_APP, topology: { app: 'fixture', publishes: ['fixture-outbox'] } });
+  expect((await startCase('C-stack-1')).status).toBe(201);
+  expect(await completedWithSettlement('C-stack-1')).toMatchObject({ caseId: 'C-stack-1' });
   const status = await stack.status();
-  expect(status.provider).toMatchObject({ handedOver: 1, completionsPublished: 1, failures: 0 });
+  expect(status.peers).toMatchObject({ handedOver: 1, completionsPublished: 1, failures: 0 });
   expect(status.relaySchedule.calls).toBeGreaterThan(0);
   // A push may be answered 503 when its write outlasts INBOX_WRITE_TIMEOUT_MS (1 s here) on a loaded machine: a
-  // technical failure, logged at WARNING, that Pub/Sub redelivers; the one invoice above shows nothing was lost or
-  // doubled. What must never happen is an unexpected failure (ERROR) or a refusal of the provider's completion.
+  // technical failure, logged at WARNING, that Pub/Sub redelivers; the one settlement above shows nothing was lost or
+  // doubled. What must never happen is an unexpected failure (ERROR) or a refusal of the counterpart's completion.
   expect(status.functions.receivePubSubPush.errors).toBe(0);
 });
 
-test('a release published on the release topic starts the work order, which the provider then completes', async () => {
-  const { topics, pubsubHost } = await stack.info();
+test('a TaskOpened published on its topic starts the case, which the counterpart then completes', async () => {
+  const { topology, pubsubHost } = await stack.info();
   const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
   try {
-    const release = { workOrderId: 'WO-stack-rel', eventId: 'rel-1', releasedAt: '2026-12-01T08:00:00Z' };
-    await pubsub.topic(topics.releases).publishMessage({ json: release, attributes: { eventType: 'WorkOrderReleased' } });
+    const opened = { caseId: 'C-stack-rel', eventId: 'rel-1', openedAt: '2026-12-01T08:00:00Z' };
+    await pubsub.topic(topicOf(topology, 'TaskOpened')).publishMessage({ json: opened, attributes: { eventType: 'TaskOpened' } });
   } finally {
     await pubsub.close();
   }
-  expect(await completedWithInvoice('WO-stack-rel')).toMatchObject({ workOrderId: 'WO-stack-rel' });
-  const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', 'WO-stack-rel').get();
-  expect(instances.docs.map((d) => d.get('processKey') as unknown)).toEqual(['work-order-execution']);
+  expect(await completedWithSettlement('C-stack-rel')).toMatchObject({ caseId: 'C-stack-rel' });
+  const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', 'C-stack-rel').get();
+  expect(instances.docs.map((d) => d.get('processKey') as unknown)).toEqual(['fixture-process']);
 });
 
-test("runJob and fireTimer check their caller's OIDC token, as deployed: the work order above passed with the emulator's, a bare POST does not", async () => {
+test("runJob and fireTimer check their caller's OIDC token, as deployed: the case above passed with the emulator's, a bare POST does not", async () => {
   const { functions } = await stack.info();
   const res = await fetch(functions.runJob, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jobId: 'a'.repeat(40) }) });
   expect(res.status).toBe(401);
@@ -117,13 +121,13 @@ test('the control API serves the same calls, refuses bad input with a JSON error
   });
   // startProcess's Firestore client retries a refused connection, so the request started now
   // answers only once the line is back: it cannot have been served during the outage.
-  const during = await startWorkOrder('WO-stack-2');
+  const during = await startCase('C-stack-2');
   const answeredAt = Date.now();
   expect(await outage).toMatchObject({ kind: 'REFUSED', downMs: 1_500 });
   expect(answeredAt).toBeGreaterThanOrEqual(outageEnded);
   expect([201, 503]).toContain(during.status);
-  expect((await startWorkOrder('WO-stack-2')).status).toBe(during.status === 201 ? 200 : 201);
-  await completedWithInvoice('WO-stack-2');
+  expect((await startCase('C-stack-2')).status).toBe(during.status === 201 ? 200 : 201);
+  await completedWithSettlement('C-stack-2');
   expect((await client.status()).outages).toBe(1);
 });
 
@@ -132,19 +136,19 @@ test('the operator console runs with local access on 127.0.0.1 only: the local o
   expect(new URL(consoleUrl).hostname).toBe('127.0.0.1');
   const res = await fetch(new URL('api/whoami', consoleUrl));
   expect(res.status).toBe(200);
-  expect(await res.json()).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId });
+  expect(await res.json()).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId, app: FIXTURE_APP_SUMMARY });
   // Not listening on the machine's other addresses (where it has any): nothing else can connect.
   const port = new URL(consoleUrl).port;
   const others = Object.values(networkInterfaces()).flatMap((list) => list ?? []).filter((a) => a.family === 'IPv4' && !a.internal);
   for (const address of others) expect(await connectResult(`${address.address}:${port}`)).not.toBe('connected');
 });
 
-test('the storage emulator runs beside the others with the payload bucket and the provider report bucket created', async () => {
+test("the storage emulator runs beside the others with the payload bucket and the senders' bucket created", async () => {
   const { storageUrl, buckets } = await stack.info();
-  expect(buckets).toEqual({ payloads: `${projectId}-inbox-payloads`, providerReports: `${projectId}-provider-reports` });
+  expect(buckets).toEqual({ payloads: `${projectId}-inbox-payloads`, senders: `${projectId}-sender-objects` });
   const { Storage } = await import('@google-cloud/storage');
   const client = new Storage({ projectId, apiEndpoint: storageUrl });
-  for (const name of [buckets.payloads, buckets.providerReports]) {
+  for (const name of [buckets.payloads, buckets.senders]) {
     const [meta] = await client.bucket(name).getMetadata();
     expect(meta.name).toBe(name);
   }

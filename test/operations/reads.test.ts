@@ -18,12 +18,13 @@ import { relayOne } from '../../functions/src/relay/relay-one';
 import { createGcsPayloadStore } from '../../functions/src/storage/gcs-payload-store';
 import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { storeOffloaded } from '../support/claims';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { envelope } from '../support/push';
 import { testDeadLetterReceiver } from '../support/receiver';
 import { useTestStorage } from '../support/storage';
+import { FIXTURE_ENV, FIXTURE_MODELS, FIXTURE_REGISTRY } from '../support/app';
 
 /**
  * The read side of the operations module (overview, document list and
@@ -39,13 +40,13 @@ let engine: Engine;
 let store: PayloadStore;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
   store = createGcsPayloadStore('reads');
 });
 
 function depsFor(db: Firestore, projectId: string, now: () => Date = () => new Date()): OperationsDeps {
-  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PAYLOAD_BUCKET: PAYLOADS });
-  return { db: () => db, engine: () => Promise.resolve(engine), jobQueue: null, timerQueue: null, payloadStore: () => store, config, log: createLogger(() => undefined), now };
+  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PAYLOAD_BUCKET: PAYLOADS, ...FIXTURE_ENV });
+  return { db: () => db, engine: () => Promise.resolve(engine), registry: () => FIXTURE_REGISTRY, modelsDir: () => FIXTURE_MODELS, jobQueue: null, timerQueue: null, payloadStore: () => store, config, log: createLogger(() => undefined), now };
 }
 
 /** PARKED documents as the relay leaves them (status, reason, times), `count` of them with ids `prefix-00000`…, in batches of 500. */
@@ -53,7 +54,7 @@ async function seedParked(db: Firestore, prefix: string, count: number, reason =
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
   for (let i = 0; i < ids.length; i += 500) {
     const batch = db.batch();
-    for (const id of ids.slice(i, i + 500)) batch.set(db.collection(INBOX).doc(id), { status: 'PARKED', reason, messageName: 'WorkOrderCompleted', correlationKey: id, attempts: 1, receivedAt: new Date(Date.now() - DAY), parkedAt: new Date(), shard: 0 });
+    for (const id of ids.slice(i, i + 500)) batch.set(db.collection(INBOX).doc(id), { status: 'PARKED', reason, messageName: 'TaskCompleted', correlationKey: id, attempts: 1, receivedAt: new Date(Date.now() - DAY), parkedAt: new Date(), shard: 0 });
     await batch.commit();
   }
   return ids;
@@ -61,8 +62,8 @@ async function seedParked(db: Firestore, prefix: string, count: number, reason =
 
 const relayDeps = (db: Firestore) => ({ db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, payloadStore: () => store });
 
-async function waiting(db: Firestore, workOrderId: string): Promise<string> {
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+async function waiting(db: Firestore, caseId: string): Promise<string> {
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
@@ -72,8 +73,8 @@ describe('readOverview', () => {
     const { db, projectId } = firestore.project('reads-overview');
     await seedParked(db, 'manual', 3);
     await seedParked(db, 'nowait', 2, 'NO_WAITING_INSTANCE');
-    await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ov-1') });
-    await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ov-2'), receivedAt: new Date(Date.now() - 60_000) });
+    await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ov-1') });
+    await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ov-2'), receivedAt: new Date(Date.now() - 60_000) });
     const o = await readOverview(depsFor(db, projectId));
     const all = (await db.collection(INBOX).get()).docs.map((d) => d.data());
     const count = (f: (d: FirebaseFirestore.DocumentData) => boolean): number => all.filter(f).length;
@@ -82,7 +83,7 @@ describe('readOverview', () => {
     expect(Object.keys(o.parkedByReason).sort()).toEqual([...REASONS].sort());
     for (const r of REASONS) expect(o.parkedByReason[r]).toBe(count((d) => d.status === 'PARKED' && d.reason === r));
     expect(o.oldestOpenAgeSeconds).toBeGreaterThanOrEqual(60);
-    expect(o.waiting.map((w) => w.messageName)).toContain('WorkOrderCompleted');
+    expect(o.waiting.map((w) => w.messageName)).toContain('TaskCompleted');
   });
 });
 
@@ -90,7 +91,7 @@ describe('listDocuments', () => {
   test('250 PARKED with limit 100: 3 pages in id order, none twice, none missed, the last says it is the last', async () => {
     const { db, projectId } = firestore.project('reads-paging');
     const ids = await seedParked(db, 'p', 250);
-    await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-open-among') });
+    await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-open-among') });
     const deps = depsFor(db, projectId);
     const pages: string[][] = [];
     let after: string | null = null;
@@ -138,13 +139,13 @@ describe('listDocuments', () => {
 describe('readDocument', () => {
   test('a parked document: its row, the explanation in words, JSON-safe stored fields', async () => {
     const { db, projectId } = firestore.project('reads-doc-parked');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-late'), receivedAt: new Date(Date.now() - 2 * DAY) });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-late'), receivedAt: new Date(Date.now() - 2 * DAY) });
     await relayOne(relayDeps(db), id);
     const v = await readDocument(depsFor(db, projectId), id);
-    expect(v?.row).toMatchObject({ id, status: 'PARKED', reason: 'NO_WAITING_INSTANCE', correlationKey: 'WO-late', attempts: 1 });
+    expect(v?.row).toMatchObject({ id, status: 'PARKED', reason: 'NO_WAITING_INSTANCE', correlationKey: 'C-late', attempts: 1 });
     expect(v?.explanation.summary).toContain('PARKED');
     expect(v?.explanation.next.join('\n')).toContain(id);
-    expect(v?.payload).toMatchObject({ inline: completionPayload('WO-late'), offloaded: null, reference: null });
+    expect(v?.payload).toMatchObject({ inline: completionPayload('C-late'), offloaded: null, reference: null });
     expect(typeof v?.stored.receivedAt).toBe('string');
     expect(JSON.parse(JSON.stringify(v))).toEqual(v);
     expect(await readDocument(depsFor(db, projectId), 'no-such-doc')).toBeNull();
@@ -152,7 +153,7 @@ describe('readDocument', () => {
 
   test('an offloaded document: the object read and its state', async () => {
     const { db, projectId } = firestore.project('reads-doc-offloaded');
-    const payload = completionPayload('WO-off');
+    const payload = completionPayload('C-off');
     const { id, offloaded, bytes } = await storeOffloaded(db, store, PAYLOADS, payload);
     const v = await readDocument(depsFor(db, projectId), id);
     expect(v?.payload.offloaded).toEqual({ uri: offloaded.uri, state: `FOUND (${bytes.length} bytes)` });
@@ -163,13 +164,13 @@ describe('readDocument', () => {
   test('a dead-lettered document: the dead-letter record, the raw bytes as base64 and as text', async () => {
     const { db, projectId } = firestore.project('reads-doc-dead');
     const dl = testDeadLetterReceiver(db);
-    const source = { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '7' };
-    const body = envelope({ data: Buffer.from('not json {').toString('base64'), attributes: { eventType: 'WorkOrderCompleted', ...source }, messageId: 'dl-reads-1' });
+    const source = { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '7' };
+    const body = envelope({ data: Buffer.from('not json {').toString('base64'), attributes: { eventType: 'TaskCompleted', ...source }, messageId: 'dl-reads-1' });
     expect((await request(dl.server).post('/').send(body)).status).toBeLessThan(300);
     const [snap] = (await db.collection(INBOX).where('reason', '==', 'DEAD_LETTERED').get()).docs;
     const v = await readDocument(depsFor(db, projectId), snap!.id);
     expect(v?.row).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED' });
-    expect(v?.deadLetter).toMatchObject({ deliveryCount: 7, sourceSubscription: `projects/${projectId}/subscriptions/work-order-completed-push` });
+    expect(v?.deadLetter).toMatchObject({ deliveryCount: 7, sourceSubscription: `projects/${projectId}/subscriptions/fixture-results-push` });
     expect(v?.stored.rawData).toBe(Buffer.from('not json {').toString('base64'));
     // What the console shows of it: the bytes as received, as text.
     expect(v?.raw).toEqual({ bytes: 10, form: 'DECODED', text: 'not json {', shownBytes: 10, utf8: true });
@@ -180,9 +181,9 @@ describe('readDocument', () => {
 describe('readInstance', () => {
   test('a double token: 2 tokens on waitForCompletion, its AMBIGUOUS completion parked, the model XML', async () => {
     const { db, projectId } = firestore.project('reads-twin');
-    const instanceId = await waiting(db, 'WO-twin');
+    const instanceId = await waiting(db, 'C-twin');
     await moveToken(db, engine, { processInstanceId: instanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
-    const parkedId = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-twin') });
+    const parkedId = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-twin') });
     await relayOne(relayDeps(db), parkedId);
     const deps = depsFor(db, projectId);
     const v = await readInstance(deps, instanceId);
@@ -191,22 +192,22 @@ describe('readInstance', () => {
     expect(v?.model?.xml).toContain('id="waitForCompletion"');
     expect(v?.incidents.some((i) => i.reason === 'DUPLICATE_WAITING_POINT' && i.resolvedAt === null)).toBe(true);
     expect(v?.repairs.map((r) => r.kind)).toEqual(['move-token']);
-    expect(await instancesByBusinessKey(deps, 'WO-twin')).toEqual([expect.objectContaining({ id: instanceId, activeTokens: 2 })]);
+    expect(await instancesByBusinessKey(deps, 'C-twin')).toEqual([expect.objectContaining({ id: instanceId, activeTokens: 2 })]);
     expect(await readInstance(deps, 'no-such-instance')).toBeNull();
   });
 
   test('rows read with the field mask (list, audit trail, parked) are the rows of the whole document', async () => {
     const { db, projectId } = firestore.project('reads-mask');
-    const instanceId = await waiting(db, 'WO-mask');
+    const instanceId = await waiting(db, 'C-mask');
     // Every field a row shows set, lastError and validationError apart (a row prefers lastError), and a payload the mask leaves behind.
     const id = 'mask-1';
-    await db.collection(INBOX).doc(id).set({ status: 'PARKED', reason: 'INVALID_PAYLOAD', messageName: 'WorkOrderCompleted', correlationKey: 'WO-mask', attempts: 3, receivedAt: new Date(Date.now() - DAY), lastError: 'last', validationError: 'invalid', payload: { blob: 'x'.repeat(100_000) }, shard: 0 });
+    await db.collection(INBOX).doc(id).set({ status: 'PARKED', reason: 'INVALID_PAYLOAD', messageName: 'TaskCompleted', correlationKey: 'C-mask', attempts: 3, receivedAt: new Date(Date.now() - DAY), lastError: 'last', validationError: 'invalid', payload: { blob: 'x'.repeat(100_000) }, shard: 0 });
     await refs.instance(db, instanceId).update({ correlatedMessages: [id] });
     const whole = rowOf(view(await db.collection(INBOX).doc(id).get()));
     expect(whole).toMatchObject({ attempts: 3, error: 'last', receivedAt: expect.any(String) as unknown });
     const deps = depsFor(db, projectId);
-    expect((await listDocuments(deps, { correlationKey: 'WO-mask' }, { limit: 10, after: null })).documents).toEqual([whole]);
-    expect((await listDocuments(deps, { correlationKey: 'WO-mask', olderThanMs: 3_600_000 }, { limit: 10, after: null })).documents).toEqual([whole]);
+    expect((await listDocuments(deps, { correlationKey: 'C-mask' }, { limit: 10, after: null })).documents).toEqual([whole]);
+    expect((await listDocuments(deps, { correlationKey: 'C-mask', olderThanMs: 3_600_000 }, { limit: 10, after: null })).documents).toEqual([whole]);
     const v = await readInstance(deps, instanceId);
     expect(v?.audit).toEqual([{ inboxId: id, row: whole }]);
     expect(v?.parked).toEqual([whole]);
@@ -214,7 +215,7 @@ describe('readInstance', () => {
 
   test('an audit trail of 100 entries, one of them purged (timed, printed)', async () => {
     const { db, projectId } = firestore.project('reads-audit');
-    const instanceId = await waiting(db, 'WO-audit');
+    const instanceId = await waiting(db, 'C-audit');
     const ids = await seedParked(db, 'a', 100);
     await db.collection(INBOX).doc(ids[42]!).delete();
     await refs.instance(db, instanceId).update({ correlatedMessages: ids });

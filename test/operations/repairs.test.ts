@@ -8,7 +8,7 @@ import { runRepairRequest } from '../../functions/src/operations/repairs';
 import type { Actor, RepairRequest } from '../../functions/src/operations/types';
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { commitFaults, writes } from '../support/commit-faults';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { operationsDepsFor } from '../support/operations';
 import { completionPayload, storePushed } from '../support/inbox';
@@ -20,7 +20,7 @@ const ACTOR: Actor = { id: 'ops@example.com', via: 'console' };
 let engine: Engine;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 
 const depsFor = (db: Firestore, projectId: string): ReturnType<typeof operationsDepsFor> => operationsDepsFor(db, projectId, engine);
@@ -40,14 +40,14 @@ async function everything(db: Firestore): Promise<Record<string, string>> {
   return out;
 }
 
-async function waitingOrder(db: Firestore, workOrderId: string): Promise<{ instanceId: string; executionId: string }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+async function waitingOrder(db: Firestore, caseId: string): Promise<{ instanceId: string; executionId: string }> {
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
-async function parked(db: Firestore, workOrderId: string): Promise<string> {
-  const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId), receivedAt: new Date(Date.now() - 30 * HOUR) });
+async function parked(db: Firestore, caseId: string): Promise<string> {
+  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId), receivedAt: new Date(Date.now() - 30 * HOUR) });
   await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 }, id);
   return id;
 }
@@ -55,19 +55,19 @@ async function parked(db: Firestore, workOrderId: string): Promise<string> {
 /** Each kind, in a project of its own (so nothing else changes the project between the two snapshots). */
 const CASES: Array<[string, (db: Firestore) => Promise<{ request: RepairRequest; record: string }>]> = [
   ['requeue', async (db) => {
-    const id = await parked(db, 'WO-ops-requeue');
+    const id = await parked(db, 'C-ops-requeue');
     return { request: { kind: 'requeue', id }, record: `${INBOX}/${id}` };
   }],
   ['park', async (db) => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-park'), receivedAt: new Date() });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-park'), receivedAt: new Date() });
     return { request: { kind: 'park', id, text: 'held for the provider' }, record: `${INBOX}/${id}` };
   }],
   ['move-token', async (db) => {
-    const { instanceId, executionId } = await waitingOrder(db, 'WO-ops-move');
-    return { request: { kind: 'move-token', instanceId, activityId: 'handOverWorkOrder', executionId, force: false }, record: `processInstances/${instanceId}` };
+    const { instanceId, executionId } = await waitingOrder(db, 'C-ops-move');
+    return { request: { kind: 'move-token', instanceId, activityId: 'handOver', executionId, force: false }, record: `processInstances/${instanceId}` };
   }],
   ['cancel-token', async (db) => {
-    const { instanceId, executionId } = await waitingOrder(db, 'WO-ops-cancel');
+    const { instanceId, executionId } = await waitingOrder(db, 'C-ops-cancel');
     return { request: { kind: 'cancel-token', instanceId, executionId }, record: `processInstances/${instanceId}` };
   }],
 ];
@@ -100,9 +100,9 @@ describe('runRepairRequest', () => {
   test('summaries say what happens in words, with the activity names of the model', async () => {
     const { db, projectId } = dbs.project('ops-words');
     const { deps } = depsFor(db, projectId);
-    const id = await parked(db, 'WO-ops-words');
+    const id = await parked(db, 'C-ops-words');
     expect((await runRepairRequest(deps, { kind: 'requeue', id }, { preview: true, actor: ACTOR })).summary).toMatch(new RegExp(`^requeue ${id}: PARKED \\(\\w+\\) → OPEN, due now$`));
-    const { instanceId, executionId } = await waitingOrder(db, 'WO-ops-words-2');
+    const { instanceId, executionId } = await waitingOrder(db, 'C-ops-words-2');
     const cancel = await runRepairRequest(deps, { kind: 'cancel-token', instanceId, executionId }, { preview: true, actor: ACTOR });
     expect(cancel.summary).toMatch(new RegExp(`^cancel token ${executionId} at .+ \\(\\w+\\) of instance ${instanceId}$`));
   });
@@ -110,13 +110,13 @@ describe('runRepairRequest', () => {
   test('a refusal in the preview is the refusal of the real run, and nothing changes either way', async () => {
     const { db, projectId } = dbs.project('ops-refused');
     const { deps, lines } = depsFor(db, projectId);
-    const a = await waitingOrder(db, 'WO-ops-dup-a');
-    await waitingOrder(db, 'WO-ops-dup-b');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-open'), receivedAt: new Date() });
+    const a = await waitingOrder(db, 'C-ops-dup-a');
+    await waitingOrder(db, 'C-ops-dup-b');
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-open'), receivedAt: new Date() });
     const requests: RepairRequest[] = [
       { kind: 'resolve-incident', instanceId: a.instanceId, note: null },
       { kind: 'requeue', id },
-      { kind: 'move-token', instanceId: 'no-such-instance', activityId: 'handOverWorkOrder', executionId: null, force: false },
+      { kind: 'move-token', instanceId: 'no-such-instance', activityId: 'handOver', executionId: null, force: false },
       { kind: 'cancel-token', instanceId: a.instanceId, executionId: 'no-such-token' },
     ];
     for (const request of requests) {
@@ -136,7 +136,7 @@ describe('runRepairRequest', () => {
   test('a commit that landed and reported UNAVAILABLE ends "already applied", recorded once, logged once', async () => {
     const { db, projectId } = dbs.project('ops-landed');
     const { deps, lines } = depsFor(db, projectId);
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ops-landed'), receivedAt: new Date() });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-landed'), receivedAt: new Date() });
     const faults = commitFaults(db);
     try {
       faults.afterLanding((request) => writes(request, `${INBOX}/${id}`), { kind: 'UNAVAILABLE' });

@@ -5,7 +5,7 @@ import { createLogger } from '../../functions/src/log';
 import { createStartProcessHandler } from '../../functions/src/process/start-process';
 import type { JobQueue } from '../../functions/src/tasks/job-queue';
 import { commitFaults } from '../support/commit-faults';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 
 /**
@@ -24,7 +24,7 @@ const queue: JobQueue = {
 };
 
 beforeAll(async () => {
-  const engine = await workOrderEngine();
+  const engine = await fixtureEngine();
   http('startLanded', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => queue, timerQueue: () => queue, log: createLogger(() => undefined), now: () => new Date() }));
 });
 
@@ -32,7 +32,7 @@ test('a re-run after a landed commit answers 201 and dispatches the start job, o
   const faults = commitFaults(db);
   try {
     faults.afterLanding(() => true, { kind: 'UNAVAILABLE' });
-    const body = { processKey: 'work-order-execution', businessKey: 'WO-landed-1', variables: { workOrderId: 'WO-landed-1' } };
+    const body = { processKey: 'fixture-process', businessKey: 'C-landed-1', variables: { caseId: 'C-landed-1' } };
     const first = await request(getTestServer('startLanded')).post('/').send(body);
     expect(faults.fired()).toBe(1);
     expect(first.status).toBe(201);

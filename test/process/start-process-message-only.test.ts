@@ -13,7 +13,7 @@ import { freshFirestores } from '../support/firestore';
 
 /**
  * startProcess starts at a none start event only: a process that starts by
- * message (test/fixtures/bpmn/work-order-release.bpmn) is refused with 422,
+ * message (test/fixtures/bpmn/fixture-opening.bpmn) is refused with 422,
  * naming the process and its message start events, and nothing is written.
  */
 const noQueue: JobQueue = { enqueue: async () => 'CREATED' };
@@ -21,19 +21,19 @@ const db = freshFirestores()('start-message-only');
 let server: ReturnType<typeof getTestServer>;
 
 beforeAll(async () => {
-  const model = await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'work-order-release.bpmn'));
-  const engine = new Engine([model], {}, new Set(['handOverWorkOrder', 'createInvoice']));
+  const model = await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'fixture-opening.bpmn'));
+  const engine = new Engine([model], {}, new Set(['handOver', 'settle']));
   http('startProcessMessageOnly', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => noQueue, timerQueue: () => noQueue, log: createLogger(() => undefined), now: () => new Date() }));
   server = getTestServer('startProcessMessageOnly');
 });
 
 test('a process without a none start event: 422, the process and its message start events named, no instance', async () => {
-  const res = await request(server).post('/').send({ processKey: 'work-order-release', businessKey: 'WO-m1', variables: { workOrderId: 'WO-m1' } });
+  const res = await request(server).post('/').send({ processKey: 'fixture-opening', businessKey: 'C-m1', variables: { caseId: 'C-m1' } });
   expect(res.status).toBe(422);
   expect(res.body).toEqual({
-    error: 'process work-order-release has no none start event: it starts by message only, at released (message WorkOrderReleased); publish that message (its correlation key becomes the business key) instead of calling startProcess',
-    processKey: 'work-order-release',
-    messageStartEvents: [{ id: 'released', messageName: 'WorkOrderReleased' }],
+    error: 'process fixture-opening has no none start event: it starts by message only, at opened (message TaskOpened); publish that message (its correlation key becomes the business key) instead of calling startProcess',
+    processKey: 'fixture-opening',
+    messageStartEvents: [{ id: 'opened', messageName: 'TaskOpened' }],
   });
   expect(res.body).not.toHaveProperty('retry');
   expect((await db.collection(COLLECTIONS.instances).get()).size).toBe(0);

@@ -3,7 +3,7 @@ import { messageDocId } from '../../functions/src/inbox/ids';
 import type { PushEnvelope } from '../../functions/src/inbox/draft';
 import { decodeBase64, parsePushEnvelope } from '../../functions/src/receiver/envelope';
 import { interpretMessage } from '../../functions/src/receiver/interpret';
-import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import { FIXTURE_REGISTRY } from '../support/app';
 import { base64Json, envelope } from '../support/push';
 
 /**
@@ -20,8 +20,8 @@ const mostly = <T>(good: fc.Arbitrary<T>): fc.Arbitrary<T | fc.JsonValue> => fc.
 const anyJson = fc.jsonValue({ maxDepth: 4 });
 /** Completion-like payloads: valid ones, ones with a field off, and any JSON. */
 const payloadish = fc.oneof(
-  fc.record({ workOrderId: fc.string({ minLength: 1, maxLength: 8 }).map((s) => `WO-${s}`), completedItems: fc.nat(), completionTimestamp: fc.constant('2026-11-29T10:00:00+01:00') }),
-  fc.record({ workOrderId: fc.oneof(fc.string(), fc.constant('WO-1')), completedItems: fc.oneof(fc.integer(), fc.double()), completionTimestamp: fc.oneof(fc.string(), fc.constant('2026-11-29T10:00:00Z')), eventId: fc.string() }, { requiredKeys: [] }),
+  fc.record({ caseId: fc.string({ minLength: 1, maxLength: 8 }).map((s) => `C-${s}`), completedItems: fc.nat(), completionTimestamp: fc.constant('2026-11-29T10:00:00+01:00') }),
+  fc.record({ caseId: fc.oneof(fc.string(), fc.constant('C-1')), completedItems: fc.oneof(fc.integer(), fc.double()), completionTimestamp: fc.oneof(fc.string(), fc.constant('2026-11-29T10:00:00Z')), eventId: fc.string() }, { requiredKeys: [] }),
   anyJson,
 );
 const envelopeLike = fc.record(
@@ -29,7 +29,7 @@ const envelopeLike = fc.record(
     message: fc.record(
       {
         data: mostly(fc.oneof(payloadish.map(base64Json), fc.base64String(), fc.string())),
-        attributes: mostly(fc.oneof(fc.constant({ eventType: 'WorkOrderCompleted' }), fc.dictionary(fc.oneof(fc.string(), fc.constant('eventType')), fc.oneof(fc.string(), fc.constant('WorkOrderCompleted')), { maxKeys: 4 }))),
+        attributes: mostly(fc.oneof(fc.constant({ eventType: 'TaskCompleted' }), fc.dictionary(fc.oneof(fc.string(), fc.constant('eventType')), fc.oneof(fc.string(), fc.constant('TaskCompleted')), { maxKeys: 4 }))),
         messageId: mostly(fc.string({ minLength: 1 })),
         message_id: mostly(fc.string()),
         publishTime: mostly(fc.oneof(fc.string(), fc.date({ noInvalidDate: true }).map((d) => d.toISOString()))),
@@ -69,7 +69,7 @@ describe('parsePushEnvelope + interpretMessage on arbitrary input', () => {
           return;
         }
         expectWellFormed(result.envelope);
-        const draft = interpretMessage(result.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
+        const draft = interpretMessage(result.envelope, FIXTURE_REGISTRY, { referenceBuckets: [] });
         expect(draft.id).toMatch(/^[0-9a-f]{40}$/);
         expect(draft.payloadHash).toMatch(/^[0-9a-f]{64}$/);
         // Bounded reason: it is stored on the parked document.
@@ -80,30 +80,30 @@ describe('parsePushEnvelope + interpretMessage on arbitrary input', () => {
   });
 
   test('interpretMessage is total on any envelope value (data and attributes arbitrary strings)', () => {
-    const attributes = fc.dictionary(fc.oneof(fc.string(), fc.constant('eventType')), fc.oneof(fc.string(), fc.constant('WorkOrderCompleted')));
+    const attributes = fc.dictionary(fc.oneof(fc.string(), fc.constant('eventType')), fc.oneof(fc.string(), fc.constant('TaskCompleted')));
     const data = fc.oneof(fc.string({ unit: 'binary' }), fc.base64String(), fc.jsonValue().map((v) => base64Json(v)));
     fc.assert(
       fc.property(fc.string({ minLength: 1 }), fc.option(fc.string()), data, attributes, (messageId, subscription, d, attrs) => {
         const e: PushEnvelope = { messageId, subscription, data: d, attributes: Object.assign(Object.create(null) as Record<string, string>, attrs), publishTime: null, orderingKey: null, deliveryAttempt: null };
-        const draft = interpretMessage(e, DEFAULT_REGISTRY, { referenceBuckets: [] });
+        const draft = interpretMessage(e, FIXTURE_REGISTRY, { referenceBuckets: [] });
         expect(['valid', 'invalid']).toContain(draft.kind);
-        if (draft.kind === 'valid') expect(draft.messageName).toBe('WorkOrderCompleted');
+        if (draft.kind === 'valid') expect(draft.messageName).toBe('TaskCompleted');
       }),
       RUNS,
     );
   });
 });
 
-/** A valid WorkOrderCompleted payload: trimmed keys (the schema trims), within the schema's bounds. */
+/** A valid TaskCompleted payload: trimmed keys (the schema trims), within the schema's bounds. */
 const key = fc.string({ unit: 'binary', minLength: 1, maxLength: 40 }).filter((s) => s.trim() === s && s.length > 0);
 const payloadArb = fc.record(
   {
-    workOrderId: key,
+    caseId: key,
     completedItems: fc.nat(),
     completionTimestamp: fc.date({ noInvalidDate: true, min: new Date('0001-01-01T00:00:00Z'), max: new Date('9999-12-31T23:59:59Z') }).map((d) => d.toISOString()),
     eventId: key,
   },
-  { requiredKeys: ['workOrderId', 'completedItems', 'completionTimestamp'] },
+  { requiredKeys: ['caseId', 'completedItems', 'completionTimestamp'] },
 );
 const optionsArb = fc.record({
   messageId: fc.string({ minLength: 1, maxLength: 100 }),
@@ -117,7 +117,7 @@ describe('round trip of a valid message', () => {
   test('envelope → JSON wire → parse → decode gives back the exact payload, keys and id', () => {
     fc.assert(
       fc.property(payloadArb, optionsArb, (payload, o) => {
-        const sent = envelope({ data: base64Json(payload), attributes: { ...o.extra, eventType: 'WorkOrderCompleted' }, messageId: o.messageId, publishTime: o.publishTime, subscription: o.subscription });
+        const sent = envelope({ data: base64Json(payload), attributes: { ...o.extra, eventType: 'TaskCompleted' }, messageId: o.messageId, publishTime: o.publishTime, subscription: o.subscription });
         const message = sent['message'] as Record<string, unknown>;
         // Pub/Sub may send snake_case names; both spellings must read the same.
         const wire = o.snakeCase ? { ...sent, message: { data: message['data'], attributes: message['attributes'], message_id: o.messageId, publish_time: o.publishTime } } : sent;
@@ -125,28 +125,28 @@ describe('round trip of a valid message', () => {
         expect(parsed.ok).toBe(true);
         if (!parsed.ok) return;
         expect(parsed.envelope).toMatchObject({ messageId: o.messageId, subscription: o.subscription, publishTime: new Date(o.publishTime) });
-        expect({ ...parsed.envelope.attributes }).toEqual({ ...o.extra, eventType: 'WorkOrderCompleted' });
+        expect({ ...parsed.envelope.attributes }).toEqual({ ...o.extra, eventType: 'TaskCompleted' });
         expect(decodeBase64(parsed.envelope.data)?.toString('utf8')).toBe(JSON.stringify(payload));
 
-        const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
+        const draft = interpretMessage(parsed.envelope, FIXTURE_REGISTRY, { referenceBuckets: [] });
         expect(draft.kind).toBe('valid');
         if (draft.kind !== 'valid') return;
         expect(draft.payload).toEqual(payload);
-        const dedupKey = payload.eventId ?? `WorkOrderCompleted:${payload.workOrderId}`;
-        expect(draft).toMatchObject({ correlationKey: payload.workOrderId, dedupKey, id: messageDocId('WorkOrderCompleted', payload.workOrderId, dedupKey) });
+        const dedupKey = payload.eventId ?? `TaskCompleted:${payload.caseId}`;
+        expect(draft).toMatchObject({ correlationKey: payload.caseId, dedupKey, id: messageDocId('TaskCompleted', payload.caseId, dedupKey) });
       }),
       RUNS,
     );
   });
 
   test('the payload hash ignores key order, whitespace and unknown fields, and sees every known field', () => {
-    const withNoise = fc.tuple(payloadArb, fc.dictionary(fc.string().filter((k) => !['workOrderId', 'completedItems', 'completionTimestamp', 'eventId', '__proto__'].includes(k)), fc.jsonValue()), fc.integer({ min: 0, max: 4 }), fc.nat());
+    const withNoise = fc.tuple(payloadArb, fc.dictionary(fc.string().filter((k) => !['caseId', 'completedItems', 'completionTimestamp', 'eventId', '__proto__'].includes(k)), fc.jsonValue()), fc.integer({ min: 0, max: 4 }), fc.nat());
     fc.assert(
       fc.property(withNoise, ([payload, noise, indent, bump]) => {
         const hashOf = (text: string): string => {
-          const parsed = parsePushEnvelope(envelope({ data: Buffer.from(text).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+          const parsed = parsePushEnvelope(envelope({ data: Buffer.from(text).toString('base64'), attributes: { eventType: 'TaskCompleted' } }));
           if (!parsed.ok) throw new Error(parsed.error);
-          const draft = interpretMessage(parsed.envelope, DEFAULT_REGISTRY, { referenceBuckets: [] });
+          const draft = interpretMessage(parsed.envelope, FIXTURE_REGISTRY, { referenceBuckets: [] });
           if (draft.kind !== 'valid') throw new Error(draft.error);
           return draft.payloadHash;
         };

@@ -1,13 +1,15 @@
 import fc from 'fast-check';
 import { stableId } from '../../functions/src/core/hash';
-import { correlationKeyDocId, executionId, instanceId, invoiceDocId, jobId } from '../../functions/src/engine/ids';
+import { recordId } from '../../functions/src/app';
+import { correlationKeyDocId, executionId, instanceId, jobId } from '../../functions/src/engine/ids';
 import { collisionDocId, invalidDocId, legacyMessageDocId, messageDocId, shardOf } from '../../functions/src/inbox/ids';
 
 /**
  * Properties of the deterministic document ids (inbox/ids.ts, engine/ids.ts,
- * core/hash.ts). Dedup rests on them: equal inputs must give equal ids, and
- * different inputs must never share one (a shared id would swallow a message
- * as a "duplicate" or merge two process instances).
+ * core/hash.ts, and app.ts's recordId for what apps write once). Dedup rests
+ * on them: equal inputs must give equal ids, and different inputs must never
+ * share one (a shared id would swallow a message as a "duplicate" or merge
+ * two process instances).
  */
 
 const RUNS = { seed: 20_261_129, numRuns: 1_000 };
@@ -23,7 +25,7 @@ const text = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.array(fc.
 
 /** Every id function, as a function of two strings (the shapes the code passes in). */
 const ID_FUNCTIONS: ReadonlyArray<readonly [string, (a: string, b: string) => string]> = [
-  ['messageDocId', (a, b) => messageDocId('WorkOrderCompleted', a, b)],
+  ['messageDocId', (a, b) => messageDocId('TaskCompleted', a, b)],
   ['legacyMessageDocId', legacyMessageDocId],
   ['invalidDocId', (a, b) => invalidDocId(a, b)],
   ['collisionDocId', collisionDocId],
@@ -31,7 +33,8 @@ const ID_FUNCTIONS: ReadonlyArray<readonly [string, (a: string, b: string) => st
   ['executionId', executionId],
   ['jobId', (a, b) => jobId(a, b.length)],
   ['correlationKeyDocId', (a, b) => correlationKeyDocId(a + b)],
-  ['invoiceDocId', (a, b) => invoiceDocId(a + b)],
+  // The record id an app's step writes once by (app.ts): an invoice's, a settlement's.
+  ['recordId', (a, b) => recordId(a, b)],
 ];
 
 describe('document ids', () => {
@@ -110,12 +113,12 @@ describe('shardOf', () => {
     );
   });
 
-  test.each([16, 7, 64])('spreads 20 000 work orders evenly over %d shards (chi-square far below what skew gives)', (shards) => {
+  test.each([16, 7, 64])('spreads 20 000 cases evenly over %d shards (chi-square far below what skew gives)', (shards) => {
     // Fixed inputs (a seeded sample plus a sequence): deterministic, so the bound cannot flake.
-    const keys = [...fc.sample(text, { seed: 7, numRuns: 10_000 }), ...Array.from({ length: 10_000 }, (_, i) => `WO-${i}`)];
+    const keys = [...fc.sample(text, { seed: 7, numRuns: 10_000 }), ...Array.from({ length: 10_000 }, (_, i) => `C-${i}`)];
     const counts = new Array<number>(shards).fill(0);
     keys.forEach((key, i) => {
-      const shard = shardOf(messageDocId('WorkOrderCompleted', `${i}:${key}`, 'evt'), shards);
+      const shard = shardOf(messageDocId('TaskCompleted', `${i}:${key}`, 'evt'), shards);
       counts[shard] = (counts[shard] ?? 0) + 1;
     });
     const expected = keys.length / shards;

@@ -11,7 +11,7 @@ import { REPO_ROOT } from '../support/engine';
  * model (test/fixtures/bpmn/timer-paths.bpmn: an async hand-over with an
  * interrupting deadline, then an event-based gateway with the completion
  * message and an overdue timer), an instance ends in exactly one path:
- * invoiced or escalated, never both, never neither. Pure transitions only;
+ * settled or escalated, never both, never neither. Pure transitions only;
  * the world below applies them as the store does (a stale job or timer
  * changes nothing, a message with no waiting point waits in the buffer).
  */
@@ -75,7 +75,7 @@ function deliver(world: World, point: WaitingPoint): void {
 function step(world: World, event: Event): void {
   world.now = new Date(world.now.getTime() + event.late);
   if (event.kind === 'message') {
-    const point = world.points.find((p) => p.messageName === 'WorkOrderCompleted');
+    const point = world.points.find((p) => p.messageName === 'TaskCompleted');
     if (point === undefined) world.buffered += 1;
     else deliver(world, point);
     return;
@@ -115,7 +115,7 @@ function drain(world: World): void {
 
 function checkInvariants(world: World): void {
   const jobs = [...world.jobs.values()].map((j) => j.activityId);
-  must(!(jobs.includes('createInvoice') && jobs.includes('escalate')), 'both invoice and escalation jobs exist');
+  must(!(jobs.includes('settle') && jobs.includes('escalate')), 'both settlement and escalation jobs exist');
   must(world.instance.activeExecutionIds.length <= 1, 'a second token appeared');
   for (const point of world.points) {
     const execution = world.executions.get(point.executionId);
@@ -131,7 +131,7 @@ test('any interleaving of message, timer and job events ends the instance in exa
   fc.assert(
     fc.property(variablesArb, fc.array(eventArb, { maxLength: 25 }), (variables, events) => {
       const t0 = new Date('2026-12-01T10:00:00Z');
-      const started = startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'WO-1', variables: { workOrderId: 'WO-1', ...variables }, now: t0 });
+      const started = startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'C-1', variables: { caseId: 'C-1', ...variables }, now: t0 });
       const world: World = { instance: started.instance, executions: new Map(), jobs: new Map(), timers: new Map(), points: [], buffered: 0, now: t0 };
       apply(world, started);
       for (const event of events) {
@@ -141,7 +141,7 @@ test('any interleaving of message, timer and job events ends the instance in exa
       drain(world);
       checkInvariants(world);
       const ends = [...world.executions.values()].filter((e) => e.status === 'ENDED').map((e) => e.activityId);
-      must(ends.length === 1 && (ends[0] === 'invoiced' || ends[0] === 'escalated'), `ended at ${JSON.stringify(ends)}`);
+      must(ends.length === 1 && (ends[0] === 'settled' || ends[0] === 'escalated'), `ended at ${JSON.stringify(ends)}`);
       must(world.instance.status === 'COMPLETED', `instance is ${world.instance.status}`);
       must([...world.timers.values()].every((t) => t.status === 'FIRED'), 'a timer is left PENDING after the end');
       must(world.points.length === 0, 'a waiting point is left after the end');

@@ -9,7 +9,7 @@ import { REPO_ROOT, roundsEngine } from '../support/engine';
 /**
  * Properties of the pure engine core (engine/transitions.ts) over random
  * sequences of steps (jobs done or failed, messages, repairs) on the deployed
- * work-order model and the test models. The store writes each Transition as
+ * fixture app's model and the test models. The store writes each Transition as
  * it is, so a transition that unsubscribes a point nobody holds, subscribes a
  * token twice or loses a job leaves Firestore state no relay can repair.
  */
@@ -23,7 +23,7 @@ beforeAll(async () => {
   const rounds = await roundsEngine();
   sync = rounds.sync;
   models = [
-    await loadProcessModel(join(REPO_ROOT, 'bpmn', 'work-order-execution.bpmn')),
+    await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn')),
     await loadProcessModel(join(FIXTURES, 'gateway.bpmn')),
     await loadProcessModel(join(FIXTURES, 'two-messages.bpmn')),
     rounds.model('rounds'),
@@ -36,9 +36,9 @@ type Op =
   | { readonly kind: 'place'; readonly pick: number | null; readonly node: number };
 
 /** Variables the models read: correlation key (good and bad values), the gateway's count, the rounds counter. */
-const workOrderId = fc.oneof({ arbitrary: fc.constantFrom('WO-1', 'WO-2', 42), weight: 8 }, { arbitrary: fc.constantFrom('', null, { id: 1 }), weight: 1 });
-const varsArb: fc.Arbitrary<Vars> = fc.record({ workOrderId, completedItems: fc.integer({ min: -1, max: 3 }), rounds: fc.integer({ min: 0, max: 6 }) }, { requiredKeys: [] });
-const startArb: fc.Arbitrary<Vars> = fc.record({ workOrderId, completedItems: fc.integer({ min: -1, max: 3 }) }, { requiredKeys: ['workOrderId'] });
+const caseId = fc.oneof({ arbitrary: fc.constantFrom('C-1', 'C-2', 42), weight: 8 }, { arbitrary: fc.constantFrom('', null, { id: 1 }), weight: 1 });
+const varsArb: fc.Arbitrary<Vars> = fc.record({ caseId, completedItems: fc.integer({ min: -1, max: 3 }), rounds: fc.integer({ min: 0, max: 6 }) }, { requiredKeys: [] });
+const startArb: fc.Arbitrary<Vars> = fc.record({ caseId, completedItems: fc.integer({ min: -1, max: 3 }) }, { requiredKeys: ['caseId'] });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constantFrom('completeJob' as const, 'deliver' as const), pick: fc.nat(), vars: varsArb }), weight: 6 },
   { arbitrary: fc.record({ kind: fc.constantFrom('failJob' as const, 'deliverNotWaiting' as const, 'cancel' as const), pick: fc.nat(), vars: fc.constant({}) }), weight: 2 },
@@ -133,7 +133,7 @@ const pick = <T>(items: readonly T[], n: number): T | undefined => items[n % Mat
 function run(scenario: { model: number; start: Vars; ops: readonly Op[] }): World {
   const model = models[scenario.model] as ProcessModel;
   const t0 = Date.parse('2026-11-29T10:00:00Z');
-  const first = startInstance(model, sync, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'WO-1', variables: scenario.start, now: new Date(t0) });
+  const first = startInstance(model, sync, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'C-1', variables: scenario.start, now: new Date(t0) });
   const world: World = { instance: first.instance, executions: new Map(), jobs: new Map(), waiting: new Map(), subscribed: 0, unsubscribed: 0, repairs: 0, delivered: [] };
   apply(world, first);
   checkInvariants(model, world);

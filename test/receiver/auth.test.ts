@@ -23,16 +23,16 @@ const cases = pushAuthCases(signer, stranger, AUDIENCE);
 
 describe('push authentication', () => {
   test.each(cases)('$name: rejected with $status, nothing stored', async ({ name, authorization, status, reason }) => {
-    const workOrderId = `WO-auth-${name.replace(/\W+/g, '-')}`;
+    const caseId = `C-auth-${name.replace(/\W+/g, '-')}`;
     let call = request(server).post('/');
     if (authorization !== undefined) call = call.set('authorization', authorization);
-    const res = await call.send(completionEnvelope({ workOrderId }));
+    const res = await call.send(completionEnvelope({ caseId }));
     expect(res.status).toBe(status);
     expect(res.type).toBe('application/json');
     expect(res.body.error).toContain(reason);
     // The answer never echoes the token.
     expect(JSON.stringify(res.body)).not.toContain(authorization?.slice(7, 60) ?? '\u0000');
-    const stored = await inbox.where('correlationKey', '==', workOrderId).get();
+    const stored = await inbox.where('correlationKey', '==', caseId).get();
     expect(stored.size).toBe(0);
   });
 
@@ -40,10 +40,10 @@ describe('push authentication', () => {
     const res = await request(server)
       .post('/')
       .set('authorization', `Bearer ${signer.token()}`)
-      .send(completionEnvelope({ workOrderId: 'WO-auth-ok' }));
+      .send(completionEnvelope({ caseId: 'C-auth-ok' }));
     expect(res.status).toBe(200);
     expect(res.body.outcome).toBe('stored');
-    expect((await inbox.where('correlationKey', '==', 'WO-auth-ok').get()).size).toBe(1);
+    expect((await inbox.where('correlationKey', '==', 'C-auth-ok').get()).size).toBe(1);
   });
 
   test('a failure to fetch certificates is technical: 503, so Pub/Sub redelivers', async () => {
@@ -56,8 +56,8 @@ describe('push authentication', () => {
       },
     });
     const flaky = testReceiver(db, { verifier: async () => failing });
-    const res = await request(flaky.server).post('/').set('authorization', `Bearer ${signer.token()}`).send(completionEnvelope({ workOrderId: 'WO-auth-503' }));
+    const res = await request(flaky.server).post('/').set('authorization', `Bearer ${signer.token()}`).send(completionEnvelope({ caseId: 'C-auth-503' }));
     expect(res.status).toBe(503);
-    expect((await inbox.where('correlationKey', '==', 'WO-auth-503').get()).size).toBe(0);
+    expect((await inbox.where('correlationKey', '==', 'C-auth-503').get()).size).toBe(0);
   });
 });

@@ -11,7 +11,7 @@ import { testReceiver } from '../support/receiver';
 
 /**
  * The dedup identity is (message name, correlation key, dedup key): a sender
- * that reuses an eventId for two work orders sends two events, not a
+ * that reuses an eventId for two cases sends two events, not a
  * collision. Documents stored before this scheme keep their ids
  * (`id(["message", name, dedupKey])`) and still deduplicate.
  */
@@ -22,7 +22,7 @@ const inbox = db.collection(INBOX);
 const push = async (body: Record<string, unknown>): Promise<Record<string, unknown>> => (await request(server).post('/').send(body)).body as Record<string, unknown>;
 
 /** The id scheme before the correlation key was part of it (docs/data-model.md, "Ids stored before"). */
-const legacyId = (dedupKey: string): string => stableId('message', 'WorkOrderCompleted', dedupKey);
+const legacyId = (dedupKey: string): string => stableId('message', 'TaskCompleted', dedupKey);
 
 /** Writes what the previous receiver wrote for a message: an OPEN or DONE document under the old id. */
 async function storedBeforeUpgrade(body: Record<string, unknown>, status: 'OPEN' | 'DONE'): Promise<string> {
@@ -36,19 +36,19 @@ async function storedBeforeUpgrade(body: Record<string, unknown>, status: 'OPEN'
 }
 
 describe('the dedup identity is scoped by message name and correlation key', () => {
-  test('one eventId reused for two work orders: two events, both stored OPEN, no KEY_COLLISION', async () => {
-    const a = await push(completionEnvelope({ workOrderId: 'WO-scope-a', eventId: 'evt-reused', completedItems: 1 }));
-    const b = await push(completionEnvelope({ workOrderId: 'WO-scope-b', eventId: 'evt-reused', completedItems: 2 }));
-    expect(a).toMatchObject({ outcome: 'stored', status: 'OPEN', id: messageDocId('WorkOrderCompleted', 'WO-scope-a', 'evt-reused') });
-    expect(b).toMatchObject({ outcome: 'stored', status: 'OPEN', id: messageDocId('WorkOrderCompleted', 'WO-scope-b', 'evt-reused') });
+  test('one eventId reused for two cases: two events, both stored OPEN, no KEY_COLLISION', async () => {
+    const a = await push(completionEnvelope({ caseId: 'C-scope-a', eventId: 'evt-reused', completedItems: 1 }));
+    const b = await push(completionEnvelope({ caseId: 'C-scope-b', eventId: 'evt-reused', completedItems: 2 }));
+    expect(a).toMatchObject({ outcome: 'stored', status: 'OPEN', id: messageDocId('TaskCompleted', 'C-scope-a', 'evt-reused') });
+    expect(b).toMatchObject({ outcome: 'stored', status: 'OPEN', id: messageDocId('TaskCompleted', 'C-scope-b', 'evt-reused') });
     expect(a.id).not.toBe(b.id);
     expect((await inbox.where('reason', '==', 'KEY_COLLISION').get()).size).toBe(0);
   });
 
   test('the same eventId, key and payload again is still a duplicate; another payload is still a KEY_COLLISION', async () => {
-    const first = await push(completionEnvelope({ workOrderId: 'WO-scope-c', eventId: 'evt-c' }));
-    expect(await push(completionEnvelope({ workOrderId: 'WO-scope-c', eventId: 'evt-c' }))).toEqual({ outcome: 'duplicate', id: first.id });
-    expect(await push(completionEnvelope({ workOrderId: 'WO-scope-c', eventId: 'evt-c', completedItems: 9 }))).toMatchObject({ reason: 'KEY_COLLISION', collidesWith: first.id });
+    const first = await push(completionEnvelope({ caseId: 'C-scope-c', eventId: 'evt-c' }));
+    expect(await push(completionEnvelope({ caseId: 'C-scope-c', eventId: 'evt-c' }))).toEqual({ outcome: 'duplicate', id: first.id });
+    expect(await push(completionEnvelope({ caseId: 'C-scope-c', eventId: 'evt-c', completedItems: 9 }))).toMatchObject({ reason: 'KEY_COLLISION', collidesWith: first.id });
   });
 });
 
@@ -61,8 +61,8 @@ describe('a KEY_COLLISION is parked once', () => {
     const clause = /\((jsonPayload\.function="receivePubSubPush"[^)]*)\)/.exec(logMetric('inbox_documents_parked').filter)?.[1];
     expect(clause).toContain('jsonPayload.outcome="parked"');
     const countedByMetric = (l: Record<string, unknown>): boolean => unmetTerms(clause ?? '', l).length === 0;
-    await request(counted.server).post('/').send(completionEnvelope({ workOrderId: 'WO-park-once', eventId: 'evt-p' }));
-    const second = completionEnvelope({ workOrderId: 'WO-park-once', eventId: 'evt-p', completedItems: 8 });
+    await request(counted.server).post('/').send(completionEnvelope({ caseId: 'C-park-once', eventId: 'evt-p' }));
+    const second = completionEnvelope({ caseId: 'C-park-once', eventId: 'evt-p', completedItems: 8 });
     const first = (await request(counted.server).post('/').send(second)).body as Record<string, unknown>;
     const again = (await request(counted.server).post('/').send(second)).body as Record<string, unknown>;
     expect(first).toMatchObject({ reason: 'KEY_COLLISION' });
@@ -73,31 +73,31 @@ describe('a KEY_COLLISION is parked once', () => {
 
 describe('documents stored under the previous id scheme keep working', () => {
   test('a redelivery of a message stored before the upgrade (OPEN) is a duplicate of that document: no second document', async () => {
-    const body = completionEnvelope({ workOrderId: 'WO-legacy-open', eventId: 'evt-legacy-open' }, { messageId: 'm-legacy-open' });
+    const body = completionEnvelope({ caseId: 'C-legacy-open', eventId: 'evt-legacy-open' }, { messageId: 'm-legacy-open' });
     const id = await storedBeforeUpgrade(body, 'OPEN');
     expect(await push(body)).toEqual({ outcome: 'duplicate', id });
-    expect((await inbox.where('correlationKey', '==', 'WO-legacy-open').get()).size).toBe(1);
+    expect((await inbox.where('correlationKey', '==', 'C-legacy-open').get()).size).toBe(1);
   });
 
   test('a different payload under the old id and the same key is a KEY_COLLISION pointing at the old document', async () => {
-    const id = await storedBeforeUpgrade(completionEnvelope({ workOrderId: 'WO-legacy-k', eventId: 'evt-legacy-k' }), 'DONE');
-    expect(await push(completionEnvelope({ workOrderId: 'WO-legacy-k', eventId: 'evt-legacy-k', completedItems: 77 }))).toMatchObject({ reason: 'KEY_COLLISION', collidesWith: id });
+    const id = await storedBeforeUpgrade(completionEnvelope({ caseId: 'C-legacy-k', eventId: 'evt-legacy-k' }), 'DONE');
+    expect(await push(completionEnvelope({ caseId: 'C-legacy-k', eventId: 'evt-legacy-k', completedItems: 77 }))).toMatchObject({ reason: 'KEY_COLLISION', collidesWith: id });
   });
 
-  test('an old document of another work order under the same eventId does not block this one', async () => {
-    await storedBeforeUpgrade(completionEnvelope({ workOrderId: 'WO-legacy-x', eventId: 'evt-legacy-shared' }), 'DONE');
-    const res = await push(completionEnvelope({ workOrderId: 'WO-legacy-y', eventId: 'evt-legacy-shared' }));
-    expect(res).toMatchObject({ outcome: 'stored', status: 'OPEN', id: messageDocId('WorkOrderCompleted', 'WO-legacy-y', 'evt-legacy-shared') });
+  test('an old document of another case under the same eventId does not block this one', async () => {
+    await storedBeforeUpgrade(completionEnvelope({ caseId: 'C-legacy-x', eventId: 'evt-legacy-shared' }), 'DONE');
+    const res = await push(completionEnvelope({ caseId: 'C-legacy-y', eventId: 'evt-legacy-shared' }));
+    expect(res).toMatchObject({ outcome: 'stored', status: 'OPEN', id: messageDocId('TaskCompleted', 'C-legacy-y', 'evt-legacy-shared') });
   });
 
   test("a message processed under the old id, whose DONE document is gone, is still a duplicate through that id's record", async () => {
-    const body = completionEnvelope({ workOrderId: 'WO-legacy-gone', eventId: 'evt-legacy-gone' });
+    const body = completionEnvelope({ caseId: 'C-legacy-gone', eventId: 'evt-legacy-gone' });
     const id = await storedBeforeUpgrade(body, 'DONE');
     const payloadHash = (await inbox.doc(id).get()).get('payloadHash') as string;
     // What the relay writes when it finishes an old document after the upgrade; then the TTL takes the document.
-    await db.collection(PROCESSED).doc(id).set({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-legacy-gone', payloadHash, processedAt: new Date(), processInstanceId: 'i-before', correlatedVia: 'RELAY', expireAt: new Date(Date.now() + 31 * 86_400_000) });
+    await db.collection(PROCESSED).doc(id).set({ messageName: 'TaskCompleted', correlationKey: 'C-legacy-gone', payloadHash, processedAt: new Date(), processInstanceId: 'i-before', correlatedVia: 'RELAY', expireAt: new Date(Date.now() + 31 * 86_400_000) });
     await inbox.doc(id).delete();
     expect(await push(body)).toEqual({ outcome: 'duplicate', id });
-    expect((await inbox.where('correlationKey', '==', 'WO-legacy-gone').get()).size).toBe(0);
+    expect((await inbox.where('correlationKey', '==', 'C-legacy-gone').get()).size).toBe(0);
   });
 });

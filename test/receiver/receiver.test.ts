@@ -17,20 +17,20 @@ async function count(): Promise<number> {
 
 describe('receivePubSubPush: outcomes', () => {
   test('a new message is stored OPEN under its deterministic id, then acked', async () => {
-    const body = completionEnvelope({ workOrderId: 'WO-new' }, { messageId: 'm-new', publishTime: '2026-11-29T09:59:00Z', deliveryAttempt: 1 });
+    const body = completionEnvelope({ caseId: 'C-new' }, { messageId: 'm-new', publishTime: '2026-11-29T09:59:00Z', deliveryAttempt: 1 });
     const res = await request(server).post('/').send(body);
     expect(res.status).toBe(200);
-    const id = messageDocId('WorkOrderCompleted', 'WO-new', 'WorkOrderCompleted:WO-new');
+    const id = messageDocId('TaskCompleted', 'C-new', 'TaskCompleted:C-new');
     expect(res.body).toEqual({ outcome: 'stored', id, status: 'OPEN', reason: null });
 
     const doc = (await inbox.doc(id).get()).data();
     expect(doc).toMatchObject({
       status: 'OPEN',
       reason: null,
-      messageName: 'WorkOrderCompleted',
-      correlationKey: 'WO-new',
-      dedupKey: 'WorkOrderCompleted:WO-new',
-      payload: completion({ workOrderId: 'WO-new' }),
+      messageName: 'TaskCompleted',
+      correlationKey: 'C-new',
+      dedupKey: 'TaskCompleted:C-new',
+      payload: completion({ caseId: 'C-new' }),
       attempts: 0,
       lastError: null,
       source: {
@@ -38,7 +38,7 @@ describe('receivePubSubPush: outcomes', () => {
         messageId: 'm-new',
         deliveryAttempt: 1,
         orderingKey: null,
-        attributes: [{ key: 'eventType', value: 'WorkOrderCompleted' }],
+        attributes: [{ key: 'eventType', value: 'TaskCompleted' }],
       },
     });
     expect(doc?.payloadHash).toMatch(/^[0-9a-f]{64}$/);
@@ -48,19 +48,19 @@ describe('receivePubSubPush: outcomes', () => {
   });
 
   test("the new document joins its key's lane atomically; a duplicate does not", async () => {
-    const body = completionEnvelope({ workOrderId: 'WO-lane' }, { messageId: 'm-lane', publishTime: '2026-11-29T09:00:00Z' });
+    const body = completionEnvelope({ caseId: 'C-lane' }, { messageId: 'm-lane', publishTime: '2026-11-29T09:00:00Z' });
     const res = await request(server).post('/').send(body);
     await request(server).post('/').send(body);
-    const lane = (await db.collection('correlationKeys').doc(correlationKeyDocId('WO-lane')).get()).get('open') as Array<Record<string, unknown>>;
+    const lane = (await db.collection('correlationKeys').doc(correlationKeyDocId('C-lane')).get()).get('open') as Array<Record<string, unknown>>;
     expect(lane).toHaveLength(1);
-    expect(lane[0]).toMatchObject({ inboxId: res.body.id, messageName: 'WorkOrderCompleted' });
+    expect(lane[0]).toMatchObject({ inboxId: res.body.id, messageName: 'TaskCompleted' });
     expect((lane[0]!.publishTime as FirebaseFirestore.Timestamp).toDate().toISOString()).toBe('2026-11-29T09:00:00.000Z');
   });
 
   test('a redelivery changes nothing and is logged as a duplicate', async () => {
-    const body = completionEnvelope({ workOrderId: 'WO-redelivered' }, { messageId: 'm-r' });
+    const body = completionEnvelope({ caseId: 'C-redelivered' }, { messageId: 'm-r' });
     expect((await request(server).post('/').send(body)).status).toBe(200);
-    const id = messageDocId('WorkOrderCompleted', 'WO-redelivered', 'WorkOrderCompleted:WO-redelivered');
+    const id = messageDocId('TaskCompleted', 'C-redelivered', 'TaskCompleted:C-redelivered');
     const before = await inbox.doc(id).get();
 
     const again = await request(server).post('/').send(body);
@@ -72,18 +72,18 @@ describe('receivePubSubPush: outcomes', () => {
   });
 
   test('a duplicate publish (new messageId, same event) is a duplicate too', async () => {
-    await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dup', eventId: 'e-1' }, { messageId: 'a' }));
-    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dup', eventId: 'e-1', completionTimestamp: '2026-11-29T10:00:00.000Z' }, { messageId: 'b' }));
+    await request(server).post('/').send(completionEnvelope({ caseId: 'C-dup', eventId: 'e-1' }, { messageId: 'a' }));
+    const res = await request(server).post('/').send(completionEnvelope({ caseId: 'C-dup', eventId: 'e-1', completionTimestamp: '2026-11-29T10:00:00.000Z' }, { messageId: 'b' }));
     // Same instant written differently is a different payload: the event id alone does not decide.
     expect(res.body.outcome).toBe('stored');
-    const same = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-dup', eventId: 'e-1' }, { messageId: 'c' }));
-    expect(same.body).toEqual({ outcome: 'duplicate', id: messageDocId('WorkOrderCompleted', 'WO-dup', 'e-1') });
+    const same = await request(server).post('/').send(completionEnvelope({ caseId: 'C-dup', eventId: 'e-1' }, { messageId: 'c' }));
+    expect(same.body).toEqual({ outcome: 'duplicate', id: messageDocId('TaskCompleted', 'C-dup', 'e-1') });
   });
 
   test('same dedup key, different payload: the second is kept as PARKED KEY_COLLISION pointing at the first', async () => {
-    const first = completionEnvelope({ workOrderId: 'WO-tranche', completedItems: 100 }, { messageId: 't1' });
-    const second = completionEnvelope({ workOrderId: 'WO-tranche', completedItems: 250 }, { messageId: 't2' });
-    const firstId = messageDocId('WorkOrderCompleted', 'WO-tranche', 'WorkOrderCompleted:WO-tranche');
+    const first = completionEnvelope({ caseId: 'C-tranche', completedItems: 100 }, { messageId: 't1' });
+    const second = completionEnvelope({ caseId: 'C-tranche', completedItems: 250 }, { messageId: 't2' });
+    const firstId = messageDocId('TaskCompleted', 'C-tranche', 'TaskCompleted:C-tranche');
     await request(server).post('/').send(first);
     const res = await request(server).post('/').send(second);
     expect(res.status).toBe(200);
@@ -102,15 +102,15 @@ describe('receivePubSubPush: outcomes', () => {
   });
 
   const invalid: Array<[string, Record<string, unknown>, string]> = [
-    ['data that is not base64', envelope({ data: '%%%', attributes: { eventType: 'WorkOrderCompleted' } }), 'not valid base64'],
-    ['data that is not JSON', envelope({ data: Buffer.from('hello').toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }), 'not JSON'],
-    ['an unknown message name', envelope({ data: base64Json(completion({ workOrderId: 'x' })), attributes: { eventType: 'Nope' } }), 'unknown message name'],
-    ['no message name at all', envelope({ data: base64Json(completion({ workOrderId: 'x' })) }), 'message name missing'],
-    ['a schema violation', envelope({ data: base64Json({ workOrderId: 'x', completedItems: -3, completionTimestamp: 'now' }), attributes: { eventType: 'WorkOrderCompleted' } }), 'completedItems'],
-    ['a missing correlation key', envelope({ data: base64Json({ completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }), attributes: { eventType: 'WorkOrderCompleted' } }), 'workOrderId'],
-    ['no data at all', envelope({ attributes: { eventType: 'WorkOrderCompleted' } }), 'not JSON'],
+    ['data that is not base64', envelope({ data: '%%%', attributes: { eventType: 'TaskCompleted' } }), 'not valid base64'],
+    ['data that is not JSON', envelope({ data: Buffer.from('hello').toString('base64'), attributes: { eventType: 'TaskCompleted' } }), 'not JSON'],
+    ['an unknown message name', envelope({ data: base64Json(completion({ caseId: 'x' })), attributes: { eventType: 'Nope' } }), 'unknown message name'],
+    ['no message name at all', envelope({ data: base64Json(completion({ caseId: 'x' })) }), 'message name missing'],
+    ['a schema violation', envelope({ data: base64Json({ caseId: 'x', completedItems: -3, completionTimestamp: 'now' }), attributes: { eventType: 'TaskCompleted' } }), 'completedItems'],
+    ['a missing correlation key', envelope({ data: base64Json({ completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }), attributes: { eventType: 'TaskCompleted' } }), 'caseId'],
+    ['no data at all', envelope({ attributes: { eventType: 'TaskCompleted' } }), 'not JSON'],
     // Found by the hostile suite (test/hostile): Firestore refused the text (503 on every redelivery).
-    ['an escaped lone surrogate in the work order id', envelope({ data: Buffer.from('{"workOrderId":"WO-\\ud800","completedItems":1,"completionTimestamp":"2026-11-29T10:00:00Z"}').toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }), 'not valid Unicode'],
+    ['an escaped lone surrogate in the case id', envelope({ data: Buffer.from('{"caseId":"C-\\ud800","completedItems":1,"completionTimestamp":"2026-11-29T10:00:00Z"}').toString('base64'), attributes: { eventType: 'TaskCompleted' } }), 'not valid Unicode'],
   ];
   test.each(invalid)('%s is stored PARKED as INVALID_PAYLOAD with raw data, attributes and the error', async (_name, body, error) => {
     const res = await request(server).post('/').send(body);
@@ -131,7 +131,7 @@ describe('receivePubSubPush: outcomes', () => {
 
   // Found by the hostile suite: a Date Firestore's Timestamp cannot hold made every write throw (500 on every redelivery).
   test('a publishTime outside Firestore\'s range is stored as null, the message OPEN', async () => {
-    const res = await request(server).post('/').send(completionEnvelope({ workOrderId: 'WO-year-0' }, { publishTime: '0000-01-01T00:00:00Z' }));
+    const res = await request(server).post('/').send(completionEnvelope({ caseId: 'C-year-0' }, { publishTime: '0000-01-01T00:00:00Z' }));
     expect(res.status).toBe(200);
     expect((await inbox.doc(res.body.id as string).get()).data()).toMatchObject({ status: 'OPEN', source: { publishTime: null } });
   });
@@ -140,7 +140,7 @@ describe('receivePubSubPush: outcomes', () => {
   test('the largest attributes accepted plus the largest inline raw data still fit in one document', async () => {
     const raw = Buffer.alloc(256 * 1024, 0x41);
     const big = '中'.repeat(Math.floor((256 * 1024 - 200) / 3));
-    const res = await request(server).post('/').send(envelope({ data: raw.toString('base64'), attributes: { eventType: 'WorkOrderCompleted', big } }));
+    const res = await request(server).post('/').send(envelope({ data: raw.toString('base64'), attributes: { eventType: 'TaskCompleted', big } }));
     expect(res.status).toBe(200);
     expect((await inbox.doc(res.body.id as string).get()).data()).toMatchObject({ reason: 'INVALID_PAYLOAD', rawDataBytes: raw.length, rawDataChunks: 0 });
   });
@@ -148,7 +148,7 @@ describe('receivePubSubPush: outcomes', () => {
   test('raw data too large for one document is split into chunks and reassembles exactly', async () => {
     const data = Buffer.alloc(2 * 1024 * 1024 + 17, 0x5a);
     data.write('{"not": "closed"', 0);
-    const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } });
+    const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted' } });
     const res = await request(server).post('/').send(body);
     expect(res.status).toBe(200);
     const doc = (await inbox.doc(res.body.id as string).get()).data();
@@ -162,7 +162,7 @@ describe('receivePubSubPush: outcomes', () => {
     const { maxBodyBytes } = loadConfig({ GOOGLE_CLOUD_PROJECT: 'limit-test' });
     const receiver = testReceiver(db, { maxBodyBytes });
     const data = Buffer.alloc(10 * 1024 * 1024, 0x7a);
-    const largest = JSON.stringify(envelope({ data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' } }));
+    const largest = JSON.stringify(envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted' } }));
     expect(Buffer.byteLength(largest)).toBeLessThanOrEqual(maxBodyBytes);
     const res = await request(receiver.server).post('/').set('content-type', 'application/json').send(largest);
     expect(res.status).toBe(200);
@@ -201,7 +201,7 @@ describe('receivePubSubPush: requests that are not pushes', () => {
   test('a body over the configured limit: 413, nothing stored', async () => {
     const small = testReceiver(db, { maxBodyBytes: 1_000 });
     const before = await count();
-    const res = await request(small.server).post('/').send(completionEnvelope({ workOrderId: 'x'.repeat(200) }, { attributes: { pad: 'p'.repeat(2_000) } }));
+    const res = await request(small.server).post('/').send(completionEnvelope({ caseId: 'x'.repeat(200) }, { attributes: { pad: 'p'.repeat(2_000) } }));
     expect(res.status).toBe(413);
     expect(res.body.error).toContain('exceeds 1000 bytes');
     expect(await count()).toBe(before);

@@ -24,7 +24,7 @@ describe('technical failures are never acked', () => {
     proxy.setMode('forward');
     const db = firestore('outage', { host: proxy.host });
     const receiver = testReceiver(db, { writeTimeoutMs: 1_500 });
-    const body = completionEnvelope({ workOrderId: 'WO-outage' }, { messageId: 'm-outage' });
+    const body = completionEnvelope({ caseId: 'C-outage' }, { messageId: 'm-outage' });
 
     proxy.setMode(outage);
     const started = Date.now();
@@ -39,7 +39,7 @@ describe('technical failures are never acked', () => {
     // not outlive this test (a retry after the client is terminated throws inside
     // the finished function, and jest fails the run for a log after the tests).
     proxy.setMode('forward');
-    const id = messageDocId('WorkOrderCompleted', 'WO-outage', 'WorkOrderCompleted:WO-outage');
+    const id = messageDocId('TaskCompleted', 'C-outage', 'TaskCompleted:C-outage');
     await waitFor('the abandoned write to land', async () => ((await db.collection(INBOX).doc(id).get()).exists ? true : undefined), { timeoutMs: 30_000 });
     // Pub/Sub keeps redelivering until it gets a 2xx: the redelivery finds the message stored.
     const again = await waitFor('a 2xx after recovery', async () => {
@@ -48,7 +48,7 @@ describe('technical failures are never acked', () => {
     });
     expect(again.body.outcome).toBe('duplicate');
 
-    const stored = await db.collection(INBOX).where('correlationKey', '==', 'WO-outage').get();
+    const stored = await db.collection(INBOX).where('correlationKey', '==', 'C-outage').get();
     expect(stored.docs.map((d) => d.id)).toEqual([id]);
   });
 });

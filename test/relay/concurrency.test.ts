@@ -5,14 +5,14 @@ import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch, type RelaySummary } from '../../functions/src/relay/relay-batch';
 import type { RelayDeps } from '../../functions/src/relay/relay-one';
-import { runPool } from '../../examples/work-orders/bench/pool';
+import { runPool } from '../support/pool';
 import { roundsEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { NO_QUEUES } from '../support/queues';
 
 const KEYS = 200;
-const ROUNDS = 5; // rounds.bpmn: 5 x (ExecutionStarted, WorkOrderCompleted) per key = 2,000 documents
+const ROUNDS = 5; // rounds.bpmn: 5 x (ExecutionStarted, TaskCompleted) per key = 2,000 documents
 const RELAYS = 4;
 const db = freshFirestores()('relay-concurrency');
 let engine: Engine;
@@ -25,7 +25,7 @@ test(`${RELAYS} concurrent relays over ${KEYS * ROUNDS * 2} documents for ${KEYS
   const base = Date.now() - 3_600_000;
   const instanceOf: string[] = [];
   await runPool(KEYS, 16, async (k) => {
-    instanceOf[k] = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: `K-${k}`, variables: { workOrderId: `K-${k}` }, now: new Date() })).instance.id;
+    instanceOf[k] = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: `K-${k}`, variables: { caseId: `K-${k}` }, now: new Date() })).instance.id;
   });
   // Per key and round: "started" is published first, "completed" second, but completed is received first.
   const messages = Array.from({ length: KEYS * ROUNDS }, (_, n) => ({ k: n % KEYS, r: Math.floor(n / KEYS) }));
@@ -35,8 +35,8 @@ test(`${RELAYS} concurrent relays over ${KEYS * ROUNDS * 2} documents for ${KEYS
     const { k, r } = messages[n]!;
     const key = `K-${k}`;
     const at = base + r * 10_000;
-    const completed = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: `c-${k}-${r}` }), publishTime: new Date(at + 1_000), receivedAt: new Date(at + 2_000) });
-    const started = await storePushed(db, { name: 'ExecutionStarted', payload: { workOrderId: key, eventId: `s-${k}-${r}` }, publishTime: new Date(at), receivedAt: new Date(at + 3_000) });
+    const completed = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: `c-${k}-${r}` }), publishTime: new Date(at + 1_000), receivedAt: new Date(at + 2_000) });
+    const started = await storePushed(db, { name: 'ExecutionStarted', payload: { caseId: key, eventId: `s-${k}-${r}` }, publishTime: new Date(at), receivedAt: new Date(at + 3_000) });
     published[k]![r] = [started, completed];
   });
   expect((await db.collection(INBOX).where('status', '==', 'OPEN').count().get()).data().count).toBe(KEYS * ROUNDS * 2);

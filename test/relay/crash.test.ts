@@ -7,8 +7,8 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
-import { runPool } from '../../examples/work-orders/bench/pool';
-import { REPO_ROOT, workOrderEngine } from '../support/engine';
+import { runPool } from '../support/pool';
+import { REPO_ROOT, fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
@@ -22,34 +22,34 @@ const { db, projectId } = freshFirestores().project('relay-crash');
 let engine: Engine;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 
 const doneCount = async (): Promise<number> => (await db.collection(INBOX).where('status', '==', 'DONE').count().get()).data().count;
 
-/** For one work order: the inbox document is DONE exactly when the process has moved past the catch event. */
-async function consistent(workOrderId: string, inboxId: string): Promise<string | null> {
-  const [inbox, instanceSnap] = await Promise.all([db.collection(INBOX).doc(inboxId).get(), db.collection(COLLECTIONS.instances).where('businessKey', '==', workOrderId).get()]);
+/** For one case: the inbox document is DONE exactly when the process has moved past the catch event. */
+async function consistent(caseId: string, inboxId: string): Promise<string | null> {
+  const [inbox, instanceSnap] = await Promise.all([db.collection(INBOX).doc(inboxId).get(), db.collection(COLLECTIONS.instances).where('businessKey', '==', caseId).get()]);
   const instance = instanceSnap.docs[0];
-  if (instance === undefined) return `${workOrderId}: no instance`;
+  if (instance === undefined) return `${caseId}: no instance`;
   const activity = (await tokensOf(db, instance.id))[0]?.activityId;
-  const subscriptions = (await waitingPointsOf(db, instance.id, workOrderId)).length;
-  const jobs = (await jobsOf(db, instance.id)).filter((j) => j.activityId === 'createInvoice').length;
+  const subscriptions = (await waitingPointsOf(db, instance.id, caseId)).length;
+  const jobs = (await jobsOf(db, instance.id)).filter((j) => j.activityId === 'settle').length;
   const done = inbox.get('status') === 'DONE';
-  const moved = activity === 'createInvoice' && subscriptions === 0 && jobs === 1 && instance.get('variables.completedItems') === 9;
+  const moved = activity === 'settle' && subscriptions === 0 && jobs === 1 && instance.get('variables.completedItems') === 9;
   const waiting = activity === 'waitForCompletion' && subscriptions === 1 && jobs === 0;
   if (done && moved) return null;
   if (!done && inbox.get('status') === 'OPEN' && waiting) return null;
-  return `${workOrderId}: inbox ${String(inbox.get('status'))}, token at ${activity}, ${subscriptions} subscriptions, ${jobs} invoice jobs`;
+  return `${caseId}: inbox ${String(inbox.get('status'))}, token at ${activity}, ${subscriptions} subscriptions, ${jobs} settlement jobs`;
 }
 
 test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next relay finishes the rest', async () => {
   const ids = new Map<string, string>();
   await runPool(ORDERS, 16, async (i) => {
-    const workOrderId = `WO-crash-${i}`;
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+    const caseId = `C-crash-${i}`;
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
-    ids.set(workOrderId, await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId, { completedItems: 9 }) }));
+    ids.set(caseId, await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId, { completedItems: 9 }) }));
   });
 
   // One node process (tsx as a loader, not its CLI, which would run the script in a grandchild), in its own group.
@@ -70,11 +70,11 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   expect(doneAtKill).toBeGreaterThanOrEqual(30);
   expect(doneAtKill).toBeLessThan(ORDERS);
 
-  // Every work order is either fully correlated or untouched: no inbox DONE without the token moved, or the reverse.
-  const problems = (await Promise.all([...ids].map(([wo, id]) => consistent(wo, id)))).filter((p) => p !== null);
+  // Every case is either fully correlated or untouched: no inbox DONE without the token moved, or the reverse.
+  const problems = (await Promise.all([...ids].map(([key, id]) => consistent(key, id)))).filter((p) => p !== null);
   expect(problems).toEqual([]);
 
-  // The next relay picks up the rest; each work order ends with exactly one invoice job.
+  // The next relay picks up the rest; each case ends with exactly one settlement job.
   const deps = { db, engine, policy: { backoffBaseMs: 100, backoffCapMs: 1_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: Math.random };
   // Calls keep coming, as from the scheduler: a document whose lock the killed relay still held is retried after its backoff.
   await waitFor('every document DONE', async () => {
@@ -83,8 +83,8 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   }, { timeoutMs: 120_000, everyMs: 200 });
   expect(await doneCount()).toBe(ORDERS);
   const instances = await db.collection(COLLECTIONS.instances).get();
-  const invoiceJobs = instances.docs.flatMap((d) => instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice'));
-  expect(invoiceJobs).toHaveLength(ORDERS);
-  expect(new Set(invoiceJobs.map((j) => j.processInstanceId)).size).toBe(ORDERS);
-  expect((await refs.correlationKey(db, 'WO-crash-0').get()).exists).toBe(false);
+  const settlementJobs = instances.docs.flatMap((d) => instanceJobs(d.data()).filter((j) => j.activityId === 'settle'));
+  expect(settlementJobs).toHaveLength(ORDERS);
+  expect(new Set(settlementJobs.map((j) => j.processInstanceId)).size).toBe(ORDERS);
+  expect((await refs.correlationKey(db, 'C-crash-0').get()).exists).toBe(false);
 }, 240_000);

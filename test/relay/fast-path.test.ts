@@ -22,8 +22,7 @@ let relayServer: ReturnType<typeof getTestServer>;
 const relayLogs: Array<Record<string, unknown>> = [];
 
 beforeAll(async () => {
-  stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders-fast' });
-  await stack.pubsub.createTopic('work-orders-fast');
+  stack = await startProcessStack(db, projectId);
 
   const relay = createRelayHandler({
     db: () => db,
@@ -57,12 +56,12 @@ firestore.beforeTerminate(async () => {
 });
 
 describe('fast path and scheduled relay', () => {
-  test('a stored completion is relayed within seconds by its own Cloud Task, and the work order completes', async () => {
-    const start = await request(stack.startServer).post('/').send({ processKey: 'work-order-execution', businessKey: 'WO-fast', variables: { workOrderId: 'WO-fast' } });
+  test('a stored completion is relayed within seconds by its own Cloud Task, and the case completes', async () => {
+    const start = await request(stack.startServer).post('/').send({ processKey: 'fixture-process', businessKey: 'C-fast', variables: { caseId: 'C-fast' } });
     const instanceId = start.body.processInstanceId as string;
-    await waitFor('the waiting point', async () => ((await refs.correlationKey(db, 'WO-fast').get()).exists ? true : undefined));
+    await waitFor('the waiting point', async () => ((await refs.correlationKey(db, 'C-fast').get()).exists ? true : undefined));
 
-    const res = await request(receiver.server).post('/').send(completionEnvelope({ workOrderId: 'WO-fast' }));
+    const res = await request(receiver.server).post('/').send(completionEnvelope({ caseId: 'C-fast' }));
     expect(res.status).toBe(200);
     const inboxId = res.body.id as string;
     // The task is named after the document.
@@ -73,7 +72,7 @@ describe('fast path and scheduled relay', () => {
 
   test('a failing fast path never changes the receiver answer', async () => {
     const broken = testReceiver(db, { fastPath: async () => Promise.reject(new Error('Cloud Tasks unavailable')) });
-    const res = await request(broken.server).post('/').send(completionEnvelope({ workOrderId: 'WO-fast-broken' }));
+    const res = await request(broken.server).post('/').send(completionEnvelope({ caseId: 'C-fast-broken' }));
     expect(res.status).toBe(200);
     expect(res.body.outcome).toBe('stored');
     expect(broken.logs.some((l) => String(l.message).includes('fast-path relay task not created'))).toBe(true);
@@ -83,7 +82,7 @@ describe('fast path and scheduled relay', () => {
     const res = await request(relayServer).post('/').send({});
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ rounds: expect.any(Number), candidates: expect.any(Number), gauges: { open: expect.any(Number), parked: expect.any(Number) } });
-    // WO-fast-broken has no process: it is OPEN (retrying), so the oldest OPEN document has an age.
+    // C-fast-broken has no process: it is OPEN (retrying), so the oldest OPEN document has an age.
     expect(res.body.gauges.open).toBeGreaterThanOrEqual(1);
     expect(res.body.gauges.oldestOpenAgeSeconds).toEqual(expect.any(Number));
     expect(relayLogs.filter((l) => l.message === 'relay summary')).toHaveLength(1);

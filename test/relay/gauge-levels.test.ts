@@ -11,7 +11,7 @@ import { createLogger } from '../../functions/src/log';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { readGauges } from '../../functions/src/relay/gauges';
 import { relayOne } from '../../functions/src/relay/relay-one';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 
@@ -24,18 +24,18 @@ const { db, projectId } = freshFirestores().project('gauge-levels');
 let engine: Engine;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 
 async function seed(): Promise<void> {
   // PARKED / NO_WAITING_INSTANCE: relayed after the buffer window with nobody waiting.
-  const parked = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-gauge-parked') });
+  const parked = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-gauge-parked') });
   await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * 3_600_000), random: () => 0.5 }, parked);
   // A job out of attempts: the job FAILED, its instance INCIDENT / JOB_FAILED.
-  const failing = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-gauge-failed', variables: { workOrderId: 'WO-gauge-failed' }, now: new Date() });
+  const failing = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-gauge-failed', variables: { caseId: 'C-gauge-failed' }, now: new Date() });
   expect((await recordJobFailure(db, failing.jobs[0]!, 'provider down', 1, new Date())).status).toBe('FAILED');
   // A second waiting point forced by an operator (`repair move-token --force`): INCIDENT / DUPLICATE_WAITING_POINT, logged nowhere but the operator's terminal.
-  const twin = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-gauge-twin', variables: { workOrderId: 'WO-gauge-twin' }, now: new Date() });
+  const twin = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-gauge-twin', variables: { caseId: 'C-gauge-twin' }, now: new Date() });
   await completeJobRun(db, engine, twin.jobs[0]!, {}, new Date());
   await moveToken(db, engine, { processInstanceId: twin.instance.id, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
 }

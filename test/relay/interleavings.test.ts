@@ -11,7 +11,7 @@ import { collisionDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { createLogger } from '../../functions/src/log';
 import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionEnvelope } from '../support/push';
 import { testReceiver } from '../support/receiver';
@@ -24,7 +24,7 @@ import { waitingPointsOf } from '../support/waiting';
  * The headline property of the inbox, on the real Firestore emulator: for any
  * interleaving of deliveries (duplicates and same-key collisions included),
  * process starts, hand-overs and relay rounds, every message ends DONE
- * exactly once or PARKED with a reason, and every started work order is
+ * exactly once or PARKED with a reason, and every started case is
  * moved by exactly one message. Each run gets a Firestore project of its own
  * and an injected clock, so the buffer window passes without waiting.
  * A failure prints fast-check's seed and path: rerun with them to replay.
@@ -36,7 +36,7 @@ const T0 = Date.parse('2026-11-29T10:00:00Z');
 const POLICY: RelayPolicy = { backoffBaseMs: 1_000, backoffCapMs: 30_000, bufferWindowMs: 600_000, errorAfterAttempts: 3 };
 /** Few shards: the relay queries each one per round. The receiver writes with the same count. */
 const SHARDS = 4;
-const PROCESS = 'work-order-execution';
+const PROCESS = 'fixture-process';
 
 type Step =
   | { readonly kind: 'deliver' | 'start' | 'handOver'; readonly pick: number }
@@ -44,14 +44,14 @@ type Step =
   | { readonly kind: 'tick'; readonly ms: number };
 interface MessageSpec {
   readonly order: number;
-  /** 0: no eventId (dedup key from the work order); 1, 2: one of two event ids. */
+  /** 0: no eventId (dedup key from the case); 1, 2: one of two event ids. */
   readonly event: number;
   /** Differing counts under one dedup key make a KEY_COLLISION. */
   readonly items: number;
   readonly publishOffsetMs: number;
 }
 interface Scenario {
-  /** Per work order: will it ever be started? */
+  /** Per case: will it ever be started? */
   readonly startable: readonly boolean[];
   readonly messages: readonly MessageSpec[];
   readonly steps: readonly Step[];
@@ -75,7 +75,7 @@ const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
 
 let engine: Engine;
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 const firestore = freshFirestores();
 
@@ -87,14 +87,14 @@ async function runScenario(s: Scenario): Promise<void> {
   const now = (): Date => new Date(clock);
   const { server } = testReceiver(db, { now, shards: SHARDS });
   const deps = { db, engine, policy: POLICY, retentionMs: 7 * 86_400_000, transactionTimeoutMs: 20_000, now, random: seededRandom(s.randomSeed) };
-  const orders = s.startable.map((_, i) => `WO-${i}`);
-  const startable = orders.flatMap((wo, i) => (s.startable[i] === true ? [wo] : []));
+  const cases = s.startable.map((_, i) => `C-${i}`);
+  const startable = cases.flatMap((key, i) => (s.startable[i] === true ? [key] : []));
   const messages = s.messages.map((m) => {
-    const workOrderId = orders[m.order % orders.length] as string;
-    const eventId = m.event === 0 ? undefined : `${workOrderId}-e${m.event}`;
-    const dedupKey = eventId ?? `WorkOrderCompleted:${workOrderId}`;
-    const payload = { workOrderId, completedItems: m.items, completionTimestamp: '2026-11-29T10:00:00Z', ...(eventId === undefined ? {} : { eventId }) };
-    return { ...m, workOrderId, payload, id: messageDocId('WorkOrderCompleted', workOrderId, dedupKey), publishTime: new Date(T0 + m.publishOffsetMs).toISOString() };
+    const caseId = cases[m.order % cases.length] as string;
+    const eventId = m.event === 0 ? undefined : `${caseId}-e${m.event}`;
+    const dedupKey = eventId ?? `TaskCompleted:${caseId}`;
+    const payload = { caseId, completedItems: m.items, completionTimestamp: '2026-11-29T10:00:00Z', ...(eventId === undefined ? {} : { eventId }) };
+    return { ...m, caseId, payload, id: messageDocId('TaskCompleted', caseId, dedupKey), publishTime: new Date(T0 + m.publishOffsetMs).toISOString() };
   });
   // The model: what the receiver must answer, and which documents must exist at the end.
   const firstItems = new Map<string, number>();
@@ -123,18 +123,18 @@ async function runScenario(s: Scenario): Promise<void> {
       collisions.add(id);
     }
   };
-  const start = async (workOrderId: string): Promise<void> => {
-    const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: workOrderId, variables: { workOrderId }, now: now() });
-    // A second start finds the first instance: never two instances per work order.
-    expect(started.created).toBe(!handOverJobs.has(workOrderId));
-    if (started.created) handOverJobs.set(workOrderId, started.jobs[0] ?? { id: '', processInstanceId: '' });
+  const start = async (caseId: string): Promise<void> => {
+    const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: caseId, variables: { caseId }, now: now() });
+    // A second start finds the first instance: never two instances per case.
+    expect(started.created).toBe(!handOverJobs.has(caseId));
+    if (started.created) handOverJobs.set(caseId, started.jobs[0] ?? { id: '', processInstanceId: '' });
   };
-  const handOver = async (workOrderId: string): Promise<void> => {
-    const jobId = handOverJobs.get(workOrderId);
+  const handOver = async (caseId: string): Promise<void> => {
+    const jobId = handOverJobs.get(caseId);
     if (jobId === undefined) return;
     // Cloud Tasks may run a job twice; the second run changes nothing.
-    expect((await completeJobRun(db, engine, jobId, {}, now())).status).toBe(handedOver.has(workOrderId) ? 'ALREADY_FINISHED' : 'COMPLETED');
-    handedOver.add(workOrderId);
+    expect((await completeJobRun(db, engine, jobId, {}, now())).status).toBe(handedOver.has(caseId) ? 'ALREADY_FINISHED' : 'COMPLETED');
+    handedOver.add(caseId);
   };
   // One worker: the same seed then replays the same transactions in the same order (parallel relays: test/relay/concurrency.test.ts).
   const relay = async (): Promise<void> => {
@@ -151,9 +151,9 @@ async function runScenario(s: Scenario): Promise<void> {
       if (step.kind === 'tick') clock += step.ms;
     }
     // Drain: every order that will start has started and waits, every message has arrived at least once, relay.
-    for (const wo of startable) {
-      if (!handOverJobs.has(wo)) await start(wo);
-      await handOver(wo);
+    for (const key of startable) {
+      if (!handOverJobs.has(key)) await start(key);
+      await handOver(key);
     }
     for (let i = 0; i < messages.length; i++) if (!delivered.has(i)) await deliver(i);
     await relay();
@@ -178,13 +178,13 @@ async function runScenario(s: Scenario): Promise<void> {
     }
     expect((await db.collection(COLLECTIONS.instances).count().get()).data().count).toBe(startable.length);
 
-    for (const wo of orders) {
-      const mine = docs.filter((d) => d.get('correlationKey') === wo);
+    for (const key of cases) {
+      const mine = docs.filter((d) => d.get('correlationKey') === key);
       const done = mine.filter((d) => d.get('status') === 'DONE');
       // Per-key lane drained: a stale entry would block this key's next message.
-      expect((await refs.correlationKey(db, wo).get()).get('open') ?? []).toEqual([]);
-      const instances = (await db.collection(COLLECTIONS.instances).where('businessKey', '==', wo).get()).docs;
-      if (!startable.includes(wo)) {
+      expect((await refs.correlationKey(db, key).get()).get('open') ?? []).toEqual([]);
+      const instances = (await db.collection(COLLECTIONS.instances).where('businessKey', '==', key).get()).docs;
+      if (!startable.includes(key)) {
         // Never started: no instance, and each of its messages parked for lack of one (or as a collision).
         expect(instances).toHaveLength(0);
         for (const d of mine) expect(['NO_WAITING_INSTANCE', 'KEY_COLLISION']).toContain(d.get('reason'));
@@ -192,12 +192,12 @@ async function runScenario(s: Scenario): Promise<void> {
       }
       expect(instances).toHaveLength(1);
       const instance = instances[0] as FirebaseFirestore.QueryDocumentSnapshot;
-      const invoiceJobs = instanceJobs(instance.data()).filter((j) => j.activityId === 'createInvoice');
-      const subscriptions = await waitingPointsOf(db, instance.id, wo);
+      const settlementJobs = instanceJobs(instance.data()).filter((j) => j.activityId === 'settle');
+      const subscriptions = await waitingPointsOf(db, instance.id, key);
       const hasMessage = mine.some((d) => d.get('reason') !== 'KEY_COLLISION');
       // Exactly one correlation per started order that got any valid message; none (still waiting) otherwise.
       expect(done).toHaveLength(hasMessage ? 1 : 0);
-      expect(invoiceJobs).toHaveLength(hasMessage ? 1 : 0);
+      expect(settlementJobs).toHaveLength(hasMessage ? 1 : 0);
       expect(subscriptions).toHaveLength(hasMessage ? 0 : 1);
       if (done[0] !== undefined) {
         expect(done[0].get('processInstanceId')).toBe(instance.id);

@@ -11,7 +11,7 @@ import { account, emptySummary, relayBatch } from '../../functions/src/relay/rel
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import type { JobQueue } from '../../functions/src/tasks/job-queue';
 import { commitFaults, writes } from '../support/commit-faults';
-import { roundsEngine, workOrderEngine } from '../support/engine';
+import { roundsEngine, fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
@@ -31,13 +31,13 @@ import { jobsOf } from '../support/process-state';
 const WEEK = 7 * 24 * 3_600_000;
 const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
 const firestore = freshFirestores();
-let workOrders: Engine;
+let fixture: Engine;
 
 beforeAll(async () => {
-  workOrders = await workOrderEngine();
+  fixture = await fixtureEngine();
 });
 
-const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine: workOrders, policy, retentionMs: WEEK, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, ...overrides });
+const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine: fixture, policy, retentionMs: WEEK, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, ...overrides });
 const inboxDoc = async (db: Firestore, id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
 
 /** A queue that records what it is asked to enqueue. */
@@ -46,10 +46,10 @@ function recordingQueue(): JobQueue & { readonly enqueued: string[] } {
   return { enqueued, enqueue: async (id) => (enqueued.push(id), 'CREATED') };
 }
 
-/** A work order whose token waits at "Wait for completion". */
-async function waiting(db: Firestore, workOrderId: string): Promise<string> {
-  const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
-  await completeJobRun(db, workOrders, started.jobs[0]!, {}, new Date());
+/** A case whose token waits at "Wait for completion". */
+async function waiting(db: Firestore, caseId: string): Promise<string> {
+  const started = await startProcessInstance(db, fixture, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+  await completeJobRun(db, fixture, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 
@@ -60,8 +60,8 @@ const committedWrites = (calls: ReadonlyArray<{ method: string; request: unknown
 describe('a relay commit that landed but reported UNAVAILABLE', () => {
   test('a correlation: counted once as correlated, its follow-up job dispatched, the committed writes counted', async () => {
     const db = firestore('landed-done');
-    const instanceId = await waiting(db, 'WO-landed');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-landed') });
+    const instanceId = await waiting(db, 'C-landed');
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-landed') });
     const faults = commitFaults(db);
     faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'UNAVAILABLE' });
     const queue = recordingQueue();
@@ -73,7 +73,7 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
     // The one commit that landed wrote them; the re-run that found the document DONE wrote nothing.
     expect(committedWrites(faults.calls, id)).toHaveLength(1);
     expect(summary.writes).toBe(committedWrites(faults.calls, id)[0]);
-    const jobs = (await jobsOf(db, instanceId)).filter((j) => j.activityId === 'createInvoice');
+    const jobs = (await jobsOf(db, instanceId)).filter((j) => j.activityId === 'settle');
     expect(queue.enqueued).toEqual(jobs.map((j) => j.id));
     expect(jobs).toHaveLength(1);
     expect(await inboxDoc(db, id)).toMatchObject({ status: 'DONE', attempts: 0, processInstanceId: instanceId });
@@ -81,7 +81,7 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
 
   test('a park: counted as parked and logged at ERROR once', async () => {
     const db = firestore('landed-park');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-landed-park'), receivedAt: new Date(Date.now() - 2 * 24 * 3_600_000) });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-landed-park'), receivedAt: new Date(Date.now() - 2 * 24 * 3_600_000) });
     const faults = commitFaults(db);
     faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'UNAVAILABLE' });
     const logs: Array<Record<string, unknown>> = [];
@@ -99,7 +99,7 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
 
   test('a retry: counted as retried, one attempt on the document', async () => {
     const db = firestore('landed-retry');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-landed-retry') });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-landed-retry') });
     const faults = commitFaults(db);
     faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'UNAVAILABLE' });
     const result = await relayOne(deps(db), id);
@@ -113,8 +113,8 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
 describe('a relay transaction past its deadline', () => {
   test('its commit landed and the answer came too late: the relay learns it landed and counts it as correlated', async () => {
     const db = firestore('late-answer');
-    const instanceId = await waiting(db, 'WO-late');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-late') });
+    const instanceId = await waiting(db, 'C-late');
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-late') });
     const faults = commitFaults(db);
     let release = (): void => undefined;
     faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'HOLD', release: new Promise<void>((r) => (release = r)) });
@@ -122,7 +122,7 @@ describe('a relay transaction past its deadline', () => {
       const result = await relayOne(deps(db, { transactionTimeoutMs: 1_000 }), id);
       expect(faults.fired()).toBe(1);
       expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId } });
-      if (result.kind === 'DECIDED') expect(result.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+      if (result.kind === 'DECIDED') expect(result.jobs.map((j) => j.activityId)).toEqual(['settle']);
       expect(await inboxDoc(db, id)).toMatchObject({ status: 'DONE', attempts: 0 });
     } finally {
       release();
@@ -147,8 +147,8 @@ describe('a relay transaction past its deadline', () => {
       },
     };
     const engine = await roundsEngine(gated);
-    await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: 'K-abandoned', variables: { workOrderId: 'K-abandoned' }, now: new Date() });
-    const id = await storePushed(db, { name: 'ExecutionStarted', payload: { workOrderId: 'K-abandoned' } });
+    await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: 'K-abandoned', variables: { caseId: 'K-abandoned' }, now: new Date() });
+    const id = await storePushed(db, { name: 'ExecutionStarted', payload: { caseId: 'K-abandoned' } });
     gate = new Promise<void>((r) => (open = r));
     const faults = commitFaults(db);
     try {

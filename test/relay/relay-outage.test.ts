@@ -7,7 +7,7 @@ import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { NO_QUEUES } from '../support/queues';
@@ -33,10 +33,10 @@ afterAll(async () => {
 });
 
 test('Firestore hangs: the stray step has its share, the candidate query fails, the call answers 503 and logs relay call failed', async () => {
-  const id = await storePushed(direct, { name: 'WorkOrderCompleted', payload: completionPayload('WO-hung') });
+  const id = await storePushed(direct, { name: 'TaskCompleted', payload: completionPayload('C-hung') });
   const logs: Array<Record<string, unknown>> = [];
   const relay = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_RELAY_BUDGET_MS: String(BUDGET_MS), INBOX_RELAY_GRACE_MS: String(GRACE_MS) }).relay;
-  const engine = await workOrderEngine();
+  const engine = await fixtureEngine();
   const hung = firestore('relay-outage-hung', { host: proxy.host, projectId });
   http('relayOutage', createRelayHandler({
     db: () => hung,
@@ -76,12 +76,12 @@ test('Firestore hangs: the stray step has its share, the candidate query fails, 
 
 test('a call whose clock is past the budget once the stray step is done still queries its candidates once, and starts none', async () => {
   const { db } = firestore.project('relay-late');
-  const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-late') });
+  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-late') });
   // The call starts at T; every later reading is just past the budget (the grace still ahead): the stray step had no time left.
   const T = 1_000_000;
   let readings = 0;
   const clock = (): number => (readings++ === 0 ? T : T + BUDGET_MS + 1);
-  const engine = await workOrderEngine();
+  const engine = await fixtureEngine();
   const policy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 };
   const summary = await relayBatch({ db, engine, policy, retentionMs: 86_400_000, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5 }, NO_QUEUES, createLogger(() => undefined), {
     budgetMs: BUDGET_MS,

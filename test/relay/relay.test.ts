@@ -10,7 +10,7 @@ import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
 import { startTcpProxy, type TcpProxy } from '../../tools/faults/tcp-proxy';
-import { failingEngine, roundsEngine, workOrderEngine } from '../support/engine';
+import { failingEngine, roundsEngine, fixtureEngine } from '../support/engine';
 import { freshFirestores, uniqueProjectId } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
@@ -30,7 +30,7 @@ const noQueue = { jobs: { enqueue: async (): Promise<'CREATED'> => 'CREATED' }, 
 beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
   db = firestore('relay', { host: proxy.host, projectId });
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 afterAll(async () => {
   await proxy.close();
@@ -39,21 +39,21 @@ afterAll(async () => {
 const deps = (overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine, policy, retentionMs: WEEK, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, ...overrides });
 const inboxDoc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
 
-/** A work order whose token waits at "Wait for completion". */
-async function waiting(workOrderId: string): Promise<string> {
-  const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+/** A case whose token waits at "Wait for completion". */
+async function waiting(caseId: string): Promise<string> {
+  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 
 describe('relayOne: each class of outcome', () => {
   test('CORRELATED: the document is DONE with expireAt, the process moved, in one transaction', async () => {
-    const instanceId = await waiting('WO-r-ok');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-ok', { completedItems: 8 }) });
+    const instanceId = await waiting('C-r-ok');
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-ok', { completedItems: 8 }) });
     const result = await relayOne(deps(), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId } });
     if (result.kind !== 'DECIDED') return;
-    expect(result.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+    expect(result.jobs.map((j) => j.activityId)).toEqual(['settle']);
     // Reads: inbox document, key document, instance (its tokens in it). Target for the whole correlation: <= 10 reads + writes,
     // plus the processed record (one write, no read) that keeps a replay a duplicate after the DONE document expired,
     // plus the delete of the wait's completion-deadline timer (one write, no read: its id is on the token).
@@ -67,11 +67,11 @@ describe('relayOne: each class of outcome', () => {
     expect((await refs.instance(db, instanceId).get()).get('variables.completedItems')).toBe(8);
     // The instance's audit trail names the message that moved it.
     expect((await refs.instance(db, instanceId).get()).get('correlatedMessages')).toEqual([id]);
-    expect((await refs.correlationKey(db, 'WO-r-ok').get()).exists).toBe(false);
+    expect((await refs.correlationKey(db, 'C-r-ok').get()).exists).toBe(false);
   });
 
   test('NO_WAITING_INSTANCE inside the buffer window: retried later with backoff, attempts counted', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-early') });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-early') });
     const now = new Date();
     const result = await relayOne(deps({ now: () => now }), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY', attempts: 1 } });
@@ -79,27 +79,27 @@ describe('relayOne: each class of outcome', () => {
     expect(doc).toMatchObject({ status: 'OPEN', attempts: 1 });
     expect((doc.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis()).toBeGreaterThanOrEqual(now.getTime() + 30_000);
     // Still in its key's lane, so a waiting point that arrives later finds it.
-    expect(((await refs.correlationKey(db, 'WO-r-early').get()).get('open') as unknown[]).length).toBe(1);
+    expect(((await refs.correlationKey(db, 'C-r-early').get()).get('open') as unknown[]).length).toBe(1);
     expect(await relayOne(deps({ now: () => now }), id)).toMatchObject({ kind: 'SKIPPED', why: 'NOT_DUE' });
   });
 
   test('NO_WAITING_INSTANCE after the buffer window: PARKED with the reason, payload kept, never expires', async () => {
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-late') });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-late') });
     const later = new Date(Date.now() + 25 * 3_600_000);
     const result = await relayOne(deps({ now: () => later }), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'NO_WAITING_INSTANCE' } });
     const doc = await inboxDoc(id);
-    expect(doc).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', attempts: 1, payload: completionPayload('WO-r-late') });
+    expect(doc).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', attempts: 1, payload: completionPayload('C-r-late') });
     expect(doc.expireAt).toBeUndefined();
     expect(String(doc.lastError)).toContain('buffer window');
-    expect((await refs.correlationKey(db, 'WO-r-late').get()).exists).toBe(false);
+    expect((await refs.correlationKey(db, 'C-r-late').get()).exists).toBe(false);
     expect(logs.some((l) => l.severity === 'ERROR')).toBe(false); // relayOne itself does not log; the batch does (below)
   });
 
   test('a double token: PARKED as AMBIGUOUS_CORRELATION at once, with the count and the waiting executions', async () => {
-    const instanceId = await waiting('WO-r-twin');
+    const instanceId = await waiting('C-r-twin');
     await moveToken(db, engine, { processInstanceId: instanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-twin') });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-twin') });
     const result = await relayOne(deps(), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'AMBIGUOUS_CORRELATION', attempts: 1 } });
     const doc = await inboxDoc(id);
@@ -111,15 +111,15 @@ describe('relayOne: each class of outcome', () => {
 
 describe('buffering at the waiting point', () => {
   test('a completion that overtook its process is consumed the moment the token arrives, not at its next backoff', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-r-race', variables: { workOrderId: 'WO-r-race' }, now: new Date() });
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-race', { completedItems: 2 }) });
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-r-race', variables: { caseId: 'C-r-race' }, now: new Date() });
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-race', { completedItems: 2 }) });
     expect(await relayOne(deps(), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
 
     // The hand-over finishes: in the same transaction the token reaches the catch event and takes the message.
     const handedOver = new Date(Date.now() + 1_234);
     const done = await completeJobRun(db, engine, started.jobs[0]!, {}, handedOver);
     expect(done.consumed).toEqual([id]);
-    expect(done.jobs.map((j) => j.activityId)).toEqual(['createInvoice']);
+    expect(done.jobs.map((j) => j.activityId)).toEqual(['settle']);
     const doc = await inboxDoc(id);
     expect(doc).toMatchObject({ status: 'DONE', correlatedVia: 'BUFFER', processInstanceId: started.instance.id, nextAttemptAt: null });
     // Finished by the buffer like by the relay: processedAt is the transaction's clock, expireAt the retention after it.
@@ -127,7 +127,7 @@ describe('buffering at the waiting point', () => {
     expect((doc.expireAt as FirebaseFirestore.Timestamp).toMillis()).toBe(handedOver.getTime() + WEEK);
     expect((await refs.instance(db, started.instance.id).get()).get('variables.completedItems')).toBe(2);
     expect((await refs.instance(db, started.instance.id).get()).get('correlatedMessages')).toEqual([id]);
-    expect(await waitingPointsOf(db, started.instance.id, 'WO-r-race')).toEqual([]);
+    expect(await waitingPointsOf(db, started.instance.id, 'C-r-race')).toEqual([]);
   });
 });
 
@@ -135,12 +135,12 @@ describe('relayBatch', () => {
   test('per-key order: the older message (by publishTime) goes first even when it was received later', async () => {
     const rounds = await roundsEngine();
     const db2 = firestore('relay-order');
-    const key = 'WO-order';
-    await startProcessInstance(db2, rounds, { processKey: 'rounds', businessKey: key, variables: { workOrderId: key }, now: new Date() });
+    const key = 'C-order';
+    await startProcessInstance(db2, rounds, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: new Date() });
     const t0 = Date.now() - 60_000;
     // Published: started (t0), completed (t0 + 1 s). Received: completed first.
-    const completed = await storePushed(db2, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: 'c1' }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 2_000) });
-    const started = await storePushed(db2, { name: 'ExecutionStarted', payload: { workOrderId: key, eventId: 's1' }, publishTime: new Date(t0), receivedAt: new Date(t0 + 3_000) });
+    const completed = await storePushed(db2, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: 'c1' }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 2_000) });
+    const started = await storePushed(db2, { name: 'ExecutionStarted', payload: { caseId: key, eventId: 's1' }, publishTime: new Date(t0), receivedAt: new Date(t0 + 3_000) });
 
     // A call between the two receipts: only the completion is due, and its older message is OPEN in the lane.
     // The call's clock is injected: it steps 10 ms per reading, so durationMs is known exactly.
@@ -172,7 +172,7 @@ describe('relayBatch', () => {
 
   test('a parked document is logged as ERROR with its reason; the summary counts it', async () => {
     const db3 = firestore('relay-park');
-    await storePushed(db3, { name: 'WorkOrderCompleted', payload: completionPayload('WO-nobody'), receivedAt: new Date(Date.now() - 48 * 3_600_000) });
+    await storePushed(db3, { name: 'TaskCompleted', payload: completionPayload('C-nobody'), receivedAt: new Date(Date.now() - 48 * 3_600_000) });
     const summary = await relayBatch({ ...deps(), db: db3 }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16 });
     expect(summary).toMatchObject({ candidates: 1, parked: { NO_WAITING_INSTANCE: 1 }, correlated: 0 });
     expect(logs.some((l) => l.severity === 'ERROR' && l.reason === 'NO_WAITING_INSTANCE')).toBe(true);
@@ -182,10 +182,10 @@ describe('relayBatch', () => {
 describe('technical failure', () => {
   test('logged as WARNING below errorAfterAttempts, then as exactly one ERROR carrying the attempt count', async () => {
     const db4 = firestore('relay-alarm');
-    const workOrderId = 'WO-r-alarm';
-    const started = await startProcessInstance(db4, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+    const caseId = 'C-r-alarm';
+    const started = await startProcessInstance(db4, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
     await completeJobRun(db4, engine, started.jobs[0]!, {}, new Date());
-    const id = await storePushed(db4, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) });
+    const id = await storePushed(db4, { name: 'TaskCompleted', payload: completionPayload(caseId) });
     const lines: Array<Record<string, unknown>> = [];
     const own = createLogger((l) => lines.push(JSON.parse(l) as Record<string, unknown>));
     // The transaction fails inside (the waiting instance is found, then the engine throws ECONNRESET); the failure record goes through.
@@ -214,8 +214,8 @@ describe('technical failure', () => {
   test('Firestore unreachable: the document stays OPEN, nothing is parked or counted; after recovery it is DONE', async () => {
     const own = firestore('relay-own', { host: proxy.host, projectId });
     const direct = firestore('relay-direct', { projectId });
-    await waiting('WO-r-outage');
-    const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r-outage') });
+    await waiting('C-r-outage');
+    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-outage') });
     proxy.setMode('refuse');
     let result;
     try {

@@ -40,22 +40,22 @@ beforeAll(async () => {
 });
 
 const started = (key: string, eventId: string, messageId: string): Record<string, unknown> =>
-  envelope({ data: base64Json({ workOrderId: key, eventId }), attributes: { eventType: 'ExecutionStarted' }, messageId });
+  envelope({ data: base64Json({ caseId: key, eventId }), attributes: { eventType: 'ExecutionStarted' }, messageId });
 const completed = (key: string, eventId: string, messageId: string, completedItems = 3): Record<string, unknown> =>
-  envelope({ data: base64Json(completion({ workOrderId: key, eventId, completedItems })), attributes: { eventType: 'WorkOrderCompleted' }, messageId });
+  envelope({ data: base64Json(completion({ caseId: key, eventId, completedItems })), attributes: { eventType: 'TaskCompleted' }, messageId });
 const push = async (body: Record<string, unknown>): Promise<Record<string, unknown>> => (await request(receiver.server).post('/').send(body)).body as Record<string, unknown>;
 const relayAll = (): ReturnType<typeof relayBatch> => relayBatch(deps, NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 50, shards: 16 });
 const instanceOf = async (id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
 const openOrParkedOf = async (key: string): Promise<string[]> => (await db.collection(INBOX).where('correlationKey', '==', key).get()).docs.map((d) => `${d.id} ${String(d.get('status'))}`);
 
 describe('a replay after the DONE documents expired changes nothing', () => {
-  const key = 'WO-replay';
+  const key = 'C-replay';
   const round1 = [started(key, 's-1', 'm-s-1'), completed(key, 'c-1', 'm-c-1')];
   let instanceId: string;
   let ids: string[];
 
   beforeAll(async () => {
-    instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { workOrderId: key }, now: now() })).instance.id;
+    instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: now() })).instance.id;
     ids = [];
     for (const body of round1) ids.push(String((await push(body)).id));
     // "started" correlates; the token reaches "completed" and takes the completion from the inbox (the buffer).

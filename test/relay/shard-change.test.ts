@@ -10,7 +10,7 @@ import { interpretMessage } from '../../functions/src/receiver/interpret';
 import { readGauges } from '../../functions/src/relay/gauges';
 import { relayBatch, type RelaySummary } from '../../functions/src/relay/relay-batch';
 import type { RelayDeps } from '../../functions/src/relay/relay-one';
-import { roundsEngine, workOrderEngine } from '../support/engine';
+import { roundsEngine, fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, type PushedMessage, storePushed, TEST_REGISTRY } from '../support/inbox';
 import { NO_QUEUES } from '../support/queues';
@@ -28,11 +28,11 @@ const BEFORE = 16;
 const AFTER = 4;
 const HOUR = 3_600_000;
 const freshDb = freshFirestores();
-let workOrders: Engine;
+let fixture: Engine;
 let rounds: Engine;
 
 beforeAll(async () => {
-  workOrders = await workOrderEngine();
+  fixture = await fixtureEngine();
   rounds = await roundsEngine();
 });
 
@@ -77,12 +77,12 @@ const status = async (db: Firestore, id: string): Promise<unknown> => (await db.
 test(`lowered from ${BEFORE} to ${AFTER} shards: documents of shards ${AFTER}..${BEFORE - 1} are moved into range and relayed`, async () => {
   const db = freshDb('shards-lowered');
   const ids: string[] = [];
-  for (const key of ['WO-s1', 'WO-s2', 'WO-s3']) {
-    const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: key, variables: { workOrderId: key }, now: new Date() });
-    await completeJobRun(db, workOrders, started.jobs[0]!, {}, new Date());
-    ids.push(await storeIn(db, key, stray, (eventId) => ({ name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId }) })));
+  for (const key of ['C-s1', 'C-s2', 'C-s3']) {
+    const started = await startProcessInstance(db, fixture, { processKey: 'fixture-process', businessKey: key, variables: { caseId: key }, now: new Date() });
+    await completeJobRun(db, fixture, started.jobs[0]!, {}, new Date());
+    ids.push(await storeIn(db, key, stray, (eventId) => ({ name: 'TaskCompleted', payload: completionPayload(key, { eventId }) })));
   }
-  const summary = await relay(db, workOrders);
+  const summary = await relay(db, fixture);
   expect(summary).toMatchObject({ resharded: 3, correlated: 3 });
   for (const id of ids) {
     expect(await status(db, id)).toBe('DONE');
@@ -93,10 +93,10 @@ test(`lowered from ${BEFORE} to ${AFTER} shards: documents of shards ${AFTER}..$
 test('an older document in a stranded shard no longer holds back the younger ones of its key', async () => {
   const db = freshDb('shards-lane');
   const key = 'K-lane';
-  await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: key, variables: { workOrderId: key }, now: new Date() });
+  await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: new Date() });
   const t0 = Date.now() - HOUR;
-  const older = await storeIn(db, key, stray, (eventId) => ({ name: 'ExecutionStarted', payload: { workOrderId: key, eventId }, publishTime: new Date(t0), receivedAt: new Date(t0) }));
-  const younger = await storeIn(db, key, (s) => !stray(s), (eventId) => ({ name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 1_000) }));
+  const older = await storeIn(db, key, stray, (eventId) => ({ name: 'ExecutionStarted', payload: { caseId: key, eventId }, publishTime: new Date(t0), receivedAt: new Date(t0) }));
+  const younger = await storeIn(db, key, (s) => !stray(s), (eventId) => ({ name: 'TaskCompleted', payload: completionPayload(key, { eventId }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 1_000) }));
   await relay(db, rounds);
   expect([await status(db, older), await status(db, younger)]).toEqual(['DONE', 'DONE']);
 });
@@ -104,8 +104,8 @@ test('an older document in a stranded shard no longer holds back the younger one
 test('the oldest-OPEN gauge sees a document that waits in a stranded shard', async () => {
   const db = freshDb('shards-gauge');
   // Nobody waits for it: it stays OPEN (retried), an hour old.
-  await storeIn(db, 'WO-nobody', stray, (eventId) => ({ name: 'WorkOrderCompleted', payload: completionPayload('WO-nobody', { eventId }), receivedAt: new Date(Date.now() - HOUR) }));
-  await relay(db, workOrders);
+  await storeIn(db, 'C-nobody', stray, (eventId) => ({ name: 'TaskCompleted', payload: completionPayload('C-nobody', { eventId }), receivedAt: new Date(Date.now() - HOUR) }));
+  await relay(db, fixture);
   const gauges = await readGauges(db, AFTER, new Date());
   expect(gauges.open).toBe(1);
   expect(gauges.oldestOpenAgeSeconds).toBeGreaterThanOrEqual(3_600);
@@ -113,10 +113,10 @@ test('the oldest-OPEN gauge sees a document that waits in a stranded shard', asy
 
 test(`raised from ${AFTER} to ${BEFORE}: nothing to move, everything relayed`, async () => {
   const db = freshDb('shards-raised');
-  const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: 'WO-r', variables: { workOrderId: 'WO-r' }, now: new Date() });
-  await completeJobRun(db, workOrders, started.jobs[0]!, {}, new Date());
-  const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-r'), shards: AFTER });
-  const summary = await relayBatch(deps(db, workOrders), NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: BEFORE });
+  const started = await startProcessInstance(db, fixture, { processKey: 'fixture-process', businessKey: 'C-r', variables: { caseId: 'C-r' }, now: new Date() });
+  await completeJobRun(db, fixture, started.jobs[0]!, {}, new Date());
+  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r'), shards: AFTER });
+  const summary = await relayBatch(deps(db, fixture), NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: BEFORE });
   expect(summary).toMatchObject({ resharded: 0, correlated: 1 });
   expect(await status(db, id)).toBe('DONE');
 });

@@ -7,7 +7,7 @@ import { createLogger } from '../../functions/src/log';
 import type { RelayPolicy } from '../../functions/src/relay/decide';
 import { relayBatch, type RelayOneStep } from '../../functions/src/relay/relay-batch';
 import { relayOne, type RelayDeps, type RelayResult } from '../../functions/src/relay/relay-one';
-import { failingEngine, HANGING_BUFFER, roundsEngine, workOrderEngine } from '../support/engine';
+import { failingEngine, HANGING_BUFFER, roundsEngine, fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 
@@ -23,7 +23,7 @@ const quiet = createLogger(() => undefined);
 let engine: Engine;
 
 beforeAll(async () => {
-  engine = await workOrderEngine();
+  engine = await fixtureEngine();
 });
 const freshDb = freshFirestores();
 const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine, policy, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: () => 0.5, ...overrides });
@@ -44,21 +44,21 @@ describe('held-back documents do not starve the sweep', () => {
     const heads: string[] = [];
     const younger: Array<{ id: string; head: string }> = [];
     for (let k = 0; k < BLOCKED_KEYS; k++) {
-      const key = `WO-blocked-${k}`;
-      const head = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: `h-${k}` }), publishTime: at(-300_000), receivedAt: at(-50_000), shards: SHARDS });
+      const key = `C-blocked-${k}`;
+      const head = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: `h-${k}` }), publishTime: at(-300_000), receivedAt: at(-50_000), shards: SHARDS });
       expect(await relayOne(deps(db, { now: () => now }), head)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
       heads.push(head);
       for (let y = 0; y < 2; y++) {
-        const id = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: `y-${k}-${y}` }), publishTime: at(-200_000 + y), receivedAt: at(-90_000 + k * 10 + y), shards: SHARDS });
+        const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: `y-${k}-${y}` }), publishTime: at(-200_000 + y), receivedAt: at(-90_000 + k * 10 + y), shards: SHARDS });
         younger.push({ id, head });
       }
     }
     expect(younger.length).toBeGreaterThan(SLOTS);
 
     // The ready key: its process waits, its message is the youngest due document of the shard.
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-ready', variables: { workOrderId: 'WO-ready' }, now: at(-120_000) });
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-ready', variables: { caseId: 'C-ready' }, now: at(-120_000) });
     await completeJobRun(db, engine, started.jobs[0]!, {}, at(-120_000));
-    const ready = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-ready'), receivedAt: at(-10_000), shards: SHARDS });
+    const ready = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ready'), receivedAt: at(-10_000), shards: SHARDS });
 
     const summary = await relayBatch(deps(db, { now: () => now }), noQueue, quiet, { budgetMs: 20_000, parallelism: 2, batchSize: SLOTS, shards: SHARDS });
 
@@ -84,7 +84,7 @@ describe('held-back documents do not starve the sweep', () => {
 describe('time budget', () => {
   test('a call stops within budget + grace: no document is started after the budget, each gets only the time left', async () => {
     const db = freshDb('sweep-budget');
-    const ids = await Promise.all(Array.from({ length: 12 }, (_, k) => storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(`WO-budget-${k}`), receivedAt: new Date(Date.now() - 60_000) })));
+    const ids = await Promise.all(Array.from({ length: 12 }, (_, k) => storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-budget-${k}`), receivedAt: new Date(Date.now() - 60_000) })));
     const BUDGET = 5_000;
     const GRACE = 1_000;
     let clock = 0;
@@ -112,8 +112,8 @@ describe('time budget', () => {
   test('relayOne: a hanging transaction is cut at the time left (not transactionTimeoutMs), and no failure is recorded past it', async () => {
     const db = freshDb('sweep-hang');
     const rounds = await roundsEngine();
-    await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: 'WO-hang', variables: { workOrderId: 'WO-hang' }, now: new Date() });
-    const id = await storePushed(db, { name: 'ExecutionStarted', payload: { workOrderId: 'WO-hang', eventId: 's-hang' } });
+    await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: 'C-hang', variables: { caseId: 'C-hang' }, now: new Date() });
+    const id = await storePushed(db, { name: 'ExecutionStarted', payload: { caseId: 'C-hang', eventId: 's-hang' } });
     const before = await inboxDoc(db, id);
     // Correlating moves the token to its next waiting point, whose buffer lookup never answers.
     const hanging = await roundsEngine(HANGING_BUFFER);
@@ -131,10 +131,10 @@ describe('time budget', () => {
     const db = freshDb('sweep-record');
     const broken = failingEngine(engine);
     const ids: string[] = [];
-    for (const workOrderId of ['WO-rec-1', 'WO-rec-2']) {
-      const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+    for (const caseId of ['C-rec-1', 'C-rec-2']) {
+      const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
       await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
-      ids.push(await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(workOrderId) }));
+      ids.push(await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId) }));
     }
     const [withTime, withoutTime] = ids as [string, string];
     const recorded: RelayResult = await relayOne(deps(db, { engine: broken }), withTime, () => 10_000);
@@ -158,8 +158,8 @@ describe('parallelism', () => {
     const keyOf = new Map<string, string>();
     for (let k = 0; k < 6; k++) {
       for (let m = 0; m < 2; m++) {
-        const key = `WO-par-${k}`;
-        keyOf.set(await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload(key, { eventId: `p-${k}-${m}` }), publishTime: new Date(Date.now() - 60_000 + m), receivedAt: new Date(Date.now() - 30_000) }), key);
+        const key = `C-par-${k}`;
+        keyOf.set(await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: `p-${k}-${m}` }), publishTime: new Date(Date.now() - 60_000 + m), receivedAt: new Date(Date.now() - 30_000) }), key);
       }
     }
     const inFlight = new Map<string, number>();

@@ -15,7 +15,7 @@ import { createLogger } from '../../functions/src/log';
 import { readWaitingGauges, waitedMessageNames } from '../../functions/src/relay/gauges';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { relayOne, type RelayDeps } from '../../functions/src/relay/relay-one';
-import { roundsEngine, workOrderEngine } from '../support/engine';
+import { roundsEngine, fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed } from '../support/inbox';
 import { eventSubscriptionCount } from '../support/waiting';
@@ -29,16 +29,16 @@ import { eventSubscriptionCount } from '../support/waiting';
  */
 const DAY = 86_400_000;
 const freshDb = freshFirestores();
-let workOrders: Engine;
+let fixture: Engine;
 let rounds: Engine;
 
 beforeAll(async () => {
-  [workOrders, rounds] = await Promise.all([workOrderEngine(), roundsEngine()]);
+  [fixture, rounds] = await Promise.all([fixtureEngine(), roundsEngine()]);
 });
 
 const relayDeps = (db: Firestore, now: Date): RelayDeps => ({
   db,
-  engine: workOrders,
+  engine: fixture,
   policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 },
   retentionMs: 7 * DAY,
   transactionTimeoutMs: 10_000,
@@ -46,33 +46,33 @@ const relayDeps = (db: Firestore, now: Date): RelayDeps => ({
   random: () => 0.5,
 });
 
-/** A work order whose token has waited for WorkOrderCompleted since `at` (its job done at that moment). */
+/** A case whose token has waited for TaskCompleted since `at` (its job done at that moment). */
 async function waitingForCompletion(db: Firestore, key: string, at: Date): Promise<string> {
-  const started = await startProcessInstance(db, workOrders, { processKey: 'work-order-execution', businessKey: key, variables: { workOrderId: key }, now: at });
-  await completeJobRun(db, workOrders, started.jobs[0]!, {}, at);
+  const started = await startProcessInstance(db, fixture, { processKey: 'fixture-process', businessKey: key, variables: { caseId: key }, now: at });
+  await completeJobRun(db, fixture, started.jobs[0]!, {}, at);
   return started.instance.id;
 }
 
 /** A rounds instance whose token has waited for ExecutionStarted since `at`. */
 async function waitingForStart(db: Firestore, key: string, at: Date): Promise<string> {
-  return (await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: key, variables: { workOrderId: key }, now: at })).instance.id;
+  return (await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: at })).instance.id;
 }
 
 test('the message names come from the models: receive tasks and message catch events', () => {
-  expect(waitedMessageNames(workOrders)).toEqual(['WorkOrderCompleted']);
-  expect(waitedMessageNames(rounds)).toEqual(['ExecutionStarted', 'WorkOrderCompleted']);
+  expect(waitedMessageNames(fixture)).toEqual(['TaskCompleted']);
+  expect(waitedMessageNames(rounds)).toEqual(['ExecutionStarted', 'TaskCompleted']);
 });
 
 test('per message name: the oldest waiting token and the count at or over the threshold, across shards', async () => {
   const db = freshDb('waiting-gauges');
   const now = new Date();
   const ago = (ms: number): Date => new Date(now.getTime() - ms);
-  // WorkOrderCompleted: four at or over 15 days (one exactly at it), three younger.
+  // TaskCompleted: four at or over 15 days (one exactly at it), three younger.
   const ages = [20 * DAY, 18 * DAY, 16 * DAY, 15 * DAY, 14 * DAY, 2 * DAY, 60_000];
-  await Promise.all(ages.map((age, i) => waitingForCompletion(db, `WO-wg-${i}`, ago(age))));
-  // A token that moved on is no waiting point, however old it was: a work order started 40 days ago whose completion came.
-  await waitingForCompletion(db, 'WO-wg-done', ago(40 * DAY));
-  const completion = await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-wg-done') });
+  await Promise.all(ages.map((age, i) => waitingForCompletion(db, `C-wg-${i}`, ago(age))));
+  // A token that moved on is no waiting point, however old it was: a case started 40 days ago whose completion came.
+  await waitingForCompletion(db, 'C-wg-done', ago(40 * DAY));
+  const completion = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-wg-done') });
   expect(await relayOne(relayDeps(db, new Date()), completion)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE' } });
   // ExecutionStarted: two young ones.
   await Promise.all([waitingForStart(db, 'R-wg-1', ago(3 * DAY)), waitingForStart(db, 'R-wg-2', ago(DAY))]);
@@ -84,15 +84,15 @@ test('per message name: the oldest waiting token and the count at or over the th
   expect(new Set(keys.map((k) => k.get('shard') as number)).size).toBeGreaterThan(1);
   expect(await eventSubscriptionCount(db)).toBe(0);
 
-  const gauges = await readWaitingGauges(db, ['ExecutionStarted', 'WorkOrderCompleted', 'InvoicePaid'], 15, now);
+  const gauges = await readWaitingGauges(db, ['ExecutionStarted', 'TaskCompleted', 'PaymentReceived'], 15, now);
   expect(gauges).toEqual([
     { messageName: 'ExecutionStarted', oldestWaitingAgeSeconds: 3 * 86_400, waitingOverThreshold: 0, thresholdDays: 15 },
-    { messageName: 'WorkOrderCompleted', oldestWaitingAgeSeconds: 20 * 86_400, waitingOverThreshold: 4, thresholdDays: 15 },
-    { messageName: 'InvoicePaid', oldestWaitingAgeSeconds: null, waitingOverThreshold: 0, thresholdDays: 15 },
+    { messageName: 'TaskCompleted', oldestWaitingAgeSeconds: 20 * 86_400, waitingOverThreshold: 4, thresholdDays: 15 },
+    { messageName: 'PaymentReceived', oldestWaitingAgeSeconds: null, waitingOverThreshold: 0, thresholdDays: 15 },
   ]);
   // The threshold and the clock are what the caller gives.
-  expect((await readWaitingGauges(db, ['WorkOrderCompleted'], 1, now))[0]?.waitingOverThreshold).toBe(6);
-  expect((await readWaitingGauges(db, ['WorkOrderCompleted'], 15, new Date(now.getTime() + DAY)))[0]).toMatchObject({ oldestWaitingAgeSeconds: 21 * 86_400, waitingOverThreshold: 5 });
+  expect((await readWaitingGauges(db, ['TaskCompleted'], 1, now))[0]?.waitingOverThreshold).toBe(6);
+  expect((await readWaitingGauges(db, ['TaskCompleted'], 15, new Date(now.getTime() + DAY)))[0]).toMatchObject({ oldestWaitingAgeSeconds: 21 * 86_400, waitingOverThreshold: 5 });
 });
 
 test('a key whose oldest point is for another message: its point for the name is found, and the count counts keys', async () => {
@@ -120,7 +120,7 @@ test('a key whose oldest point is for another message: its point for the name is
 test('key documents written before this version are invisible until `inbox repair shard-subscriptions` gives them their fields', async () => {
   const db = freshDb('waiting-gauges-legacy');
   const now = new Date();
-  const ids = await Promise.all([0, 1, 2].map((i) => waitingForCompletion(db, `WO-wg-legacy-${i}`, new Date(now.getTime() - 30 * DAY))));
+  const ids = await Promise.all([0, 1, 2].map((i) => waitingForCompletion(db, `C-wg-legacy-${i}`, new Date(now.getTime() - 30 * DAY))));
   // As an earlier version stored them: the key document without shard, waitingFor and waitingSince, and an eventSubscriptions document per point.
   const keys = (await db.collection(COLLECTIONS.correlationKeys).get()).docs;
   expect(keys.flatMap((k) => (k.get('waiting') as WaitingPoint[]).map((w) => w.processInstanceId)).sort()).toEqual([...ids].sort());
@@ -128,12 +128,12 @@ test('key documents written before this version are invisible until `inbox repai
   const legacyPoint = { ...(keys[0]?.get('waiting') as WaitingPoint[])[0], shard: 3 };
   await db.collection('eventSubscriptions').doc('legacy').set(legacyPoint);
 
-  expect((await readWaitingGauges(db, ['WorkOrderCompleted'], 15, now))[0]?.waitingOverThreshold).toBe(1);
+  expect((await readWaitingGauges(db, ['TaskCompleted'], 15, now))[0]?.waitingOverThreshold).toBe(1);
   expect(await shardSubscriptions(db, true)).toEqual({ scanned: 3, sharded: 2, gone: 0 });
   // A dry run changes nothing; a small page size still walks the whole collection.
-  expect((await readWaitingGauges(db, ['WorkOrderCompleted'], 15, now))[0]?.waitingOverThreshold).toBe(1);
+  expect((await readWaitingGauges(db, ['TaskCompleted'], 15, now))[0]?.waitingOverThreshold).toBe(1);
   expect(await shardSubscriptions(db, false, 2)).toEqual({ scanned: 3, sharded: 2, gone: 0 });
-  expect((await readWaitingGauges(db, ['WorkOrderCompleted'], 15, now))[0]).toMatchObject({ waitingOverThreshold: 3, oldestWaitingAgeSeconds: 30 * 86_400 });
+  expect((await readWaitingGauges(db, ['TaskCompleted'], 15, now))[0]).toMatchObject({ waitingOverThreshold: 3, oldestWaitingAgeSeconds: 30 * 86_400 });
   for (const k of (await db.collection(COLLECTIONS.correlationKeys).get()).docs) {
     const fields = keyIndexFields(k.id, (k.get('waiting') as Array<WaitingPoint & { createdAt: Timestamp }>).map((w) => ({ ...w, createdAt: w.createdAt.toDate() })));
     expect(k.data()).toMatchObject({ shard: fields.shard, waitingFor: fields.waitingFor, waitingSince: Timestamp.fromDate(fields.waitingSince ?? new Date(0)) });
@@ -148,7 +148,7 @@ test('key documents written before this version are invisible until `inbox repai
 function keysOfOneShard(): [string, string, string] {
   const found: string[] = [];
   for (let i = 0; found.length < 3; i++) {
-    const key = `WO-wg-mixed-${i}`;
+    const key = `C-wg-mixed-${i}`;
     if (shardOf(correlationKeyDocId(key)) === 5) found.push(key);
   }
   return [found[0] ?? '', found[1] ?? '', found[2] ?? ''];
@@ -157,12 +157,12 @@ function keysOfOneShard(): [string, string, string] {
 test('the scheduled relay call logs one `waiting gauge` line per waited message name, and answers with them in its gauges', async () => {
   const { db, projectId } = freshDb.project('waiting-gauges-relay');
   const now = new Date();
-  await waitingForCompletion(db, 'WO-wg-relay-old', new Date(now.getTime() - 16 * DAY));
-  await waitingForCompletion(db, 'WO-wg-relay-new', new Date(now.getTime() - DAY));
+  await waitingForCompletion(db, 'C-wg-relay-old', new Date(now.getTime() - 16 * DAY));
+  await waitingForCompletion(db, 'C-wg-relay-new', new Date(now.getTime() - DAY));
   const logs: Array<Record<string, unknown>> = [];
   http('relayWaitingGauges', createRelayHandler({
     db: () => db,
-    engine: async () => workOrders,
+    engine: async () => fixture,
     queue: () => ({ enqueue: async () => 'CREATED' }),
     timerQueue: () => ({ enqueue: async () => 'CREATED' }),
     log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>), { function: 'relayInbox' }),
@@ -173,7 +173,7 @@ test('the scheduled relay call logs one `waiting gauge` line per waited message 
   }));
   const res = await request(getTestServer('relayWaitingGauges')).post('/').send({});
   expect(res.status).toBe(200);
-  const expected = { messageName: 'WorkOrderCompleted', oldestWaitingAgeSeconds: 16 * 86_400, waitingOverThreshold: 1, thresholdDays: 15 };
+  const expected = { messageName: 'TaskCompleted', oldestWaitingAgeSeconds: 16 * 86_400, waitingOverThreshold: 1, thresholdDays: 15 };
   expect((res.body as { gauges: { waiting: unknown } }).gauges.waiting).toEqual([expected]);
   const lines = logs.filter((l) => l.message === 'waiting gauge');
   expect(lines).toEqual([expect.objectContaining({ severity: 'INFO', function: 'relayInbox', waitingGauge: expected })]);

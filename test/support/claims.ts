@@ -11,6 +11,7 @@ import type { ValidDraft } from '../../functions/src/inbox/draft';
 import { storeMessage } from '../../functions/src/inbox/store-message';
 import { parsePushEnvelope } from '../../functions/src/receiver/envelope';
 import { interpretMessage } from '../../functions/src/receiver/interpret';
+import type { MessageRegistry } from '../../functions/src/receiver/registry';
 import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { TEST_REGISTRY } from './inbox';
 
@@ -21,31 +22,46 @@ import { TEST_REGISTRY } from './inbox';
  * Objects go through the real PayloadStore (the storage emulator).
  */
 
-/** A WorkOrderCompleted draft of `payload`, as the receiver interprets it. */
-export function completionDraft(payload: Record<string, unknown>, referenceBuckets: readonly string[] = []): { draft: ValidDraft; envelope: ReturnType<typeof envelopeOf> } {
-  const envelope = envelopeOf(payload);
-  const draft = interpretMessage(envelope, TEST_REGISTRY, { referenceBuckets });
+/** The message type a completion is stored as: the registry that knows it and its name. */
+export interface StoredAs {
+  readonly registry: MessageRegistry;
+  readonly name: string;
+}
+
+/** The fixture app's completion, TaskCompleted: what these helpers store unless told otherwise (an example app's tests pass their own). */
+export const FIXTURE_COMPLETION: StoredAs = { registry: TEST_REGISTRY, name: 'TaskCompleted' };
+
+/** A completion draft of `payload` (TaskCompleted unless `as` says), as the receiver interprets it. */
+export function completionDraft(payload: Record<string, unknown>, referenceBuckets: readonly string[] = [], as: StoredAs = FIXTURE_COMPLETION): { draft: ValidDraft; envelope: ReturnType<typeof envelopeOf> } {
+  const envelope = envelopeOf(payload, as.name);
+  const draft = interpretMessage(envelope, as.registry, { referenceBuckets });
   if (draft.kind !== 'valid') throw new Error(`test message is invalid: ${draft.error}`);
   return { draft, envelope };
 }
 
-function envelopeOf(payload: Record<string, unknown>): import('../../functions/src/inbox/draft').PushEnvelope {
+function envelopeOf(payload: Record<string, unknown>, name: string): import('../../functions/src/inbox/draft').PushEnvelope {
   const parsed = parsePushEnvelope({
-    message: { data: Buffer.from(JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: randomUUID() },
+    message: { data: Buffer.from(JSON.stringify(payload)).toString('base64'), attributes: { eventType: name }, messageId: randomUUID() },
     subscription: 'projects/test/subscriptions/inbox-push',
   });
   if (!parsed.ok) throw new Error(parsed.error);
   return parsed.envelope;
 }
 
-/** The claim a sender's `report` field makes of `ref` (what the receiver stores as `reference`). */
-export function reportReference(ref: GsObject): ReferenceClaim {
-  return { ...ref, uri: gsUri(ref), carriedIn: 'field', name: 'report', variable: 'completionReport' };
+/**
+ * The claim a sender's reference field makes of `ref` (what the receiver
+ * stores as `reference`): the field and the process variable are those the
+ * message type's claim check declares (TaskCompleted's unless `as` says).
+ */
+export function reportReference(ref: GsObject, as: StoredAs = FIXTURE_COMPLETION): ReferenceClaim {
+  const spec = as.registry.find((t) => t.name === as.name)?.claimCheck;
+  if (spec?.field === undefined) throw new Error(`the message type ${as.name} declares no claim-check field`);
+  return { ...ref, uri: gsUri(ref), carriedIn: 'field', name: spec.field, variable: spec.variable };
 }
 
 /** Stores a completion that carries `reference`, as the receiver does (document and lane entry). */
-export async function storeReferenced(db: Firestore, payload: Record<string, unknown>, reference: ReferenceClaim, now = new Date()): Promise<string> {
-  const { draft, envelope } = completionDraft(payload, [reference.bucket]);
+export async function storeReferenced(db: Firestore, payload: Record<string, unknown>, reference: ReferenceClaim, now = new Date(), as: StoredAs = FIXTURE_COMPLETION): Promise<string> {
+  const { draft, envelope } = completionDraft(payload, [reference.bucket], as);
   const outcome = await storeMessage(db, { ...draft, reference }, { envelope, now, shards: 16, offload: null });
   if (outcome.kind !== 'STORED') throw new Error(`expected STORED, got ${outcome.kind}`);
   return outcome.id;
@@ -56,8 +72,8 @@ export async function storeReferenced(db: Firestore, payload: Record<string, unk
  * the object first (createIfAbsent, the canonical bytes), then the document
  * with the summary and the claim, with its lane entry, in one commit.
  */
-export async function storeOffloaded(db: Firestore, store: PayloadStore, bucket: string, payload: Record<string, unknown>, now = new Date()): Promise<{ id: string; offloaded: OffloadedPayload; bytes: Buffer }> {
-  const { draft, envelope } = completionDraft(payload);
+export async function storeOffloaded(db: Firestore, store: PayloadStore, bucket: string, payload: Record<string, unknown>, now = new Date(), as: StoredAs = FIXTURE_COMPLETION): Promise<{ id: string; offloaded: OffloadedPayload; bytes: Buffer }> {
+  const { draft, envelope } = completionDraft(payload, [], as);
   const bytes = Buffer.from(draft.canonicalPayload, 'utf8');
   const object = offloadObjectName(draft.id, draft.payloadHash);
   const { generation } = await store.createIfAbsent(bucket, object, bytes, 'application/json');
@@ -88,13 +104,13 @@ export async function uploadReport(store: PayloadStore, bucket: string, object: 
 const FILLER_DESCRIPTION_CHARS = 500;
 
 /**
- * A WorkOrderCompleted payload whose canonical JSON (what the receiver
+ * A TaskCompleted payload whose canonical JSON (what the receiver
  * measures against INBOX_OFFLOAD_BYTES, and the offloaded object's bytes) is
  * exactly `bytes` long, made of line items; its JSON.stringify has the same
  * length (ASCII, no whitespace). At least ~1 KiB.
  */
-export function completionOfBytes(workOrderId: string, bytes: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
-  const head = { workOrderId, completedItems: 0, completionTimestamp: '2026-11-29T10:00:00Z', ...extra };
+export function completionOfBytes(caseId: string, bytes: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const head = { caseId, completedItems: 0, completionTimestamp: '2026-11-29T10:00:00Z', ...extra };
   const item = (i: number, description: string): Record<string, unknown> => ({ itemId: `item-${String(i).padStart(6, '0')}`, quantity: 1, description });
   const size = (lineItems: ReadonlyArray<Record<string, unknown>>): number => Buffer.byteLength(canonicalJson({ ...head, completedItems: lineItems.length, lineItems }), 'utf8');
   const full = size([item(0, 'x'.repeat(FILLER_DESCRIPTION_CHARS))]) - size([]);

@@ -10,6 +10,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
 import { createSigner, type TestSigner } from './tokens';
+import { FIXTURE_ENV } from './app';
 
 /** gcloud's OAuth client id: the audience of `gcloud auth print-identity-token` for a user account, which the console accepts by default. */
 export const GCLOUD_CLIENT = '32555940559.apps.googleusercontent.com';
@@ -43,6 +44,7 @@ export async function serveIamConsole(projectId: string, lists: { readonly viewe
     served = await serveFunction({
       target: 'inboxConsole',
       env: {
+        ...FIXTURE_ENV,
         GOOGLE_CLOUD_PROJECT: projectId,
         INBOX_CONSOLE_OIDC_ISSUER: issuer,
         INBOX_CONSOLE_OIDC_CERTS_URL: `${issuer}/certs`,

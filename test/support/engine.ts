@@ -1,14 +1,16 @@
 import { join } from 'node:path';
+import { loadAppEngine } from '../../functions/src/apps/app-engine';
 import { Engine, type MessageBuffer } from '../../functions/src/engine/engine';
-import { loadEngine, loadProcessModel } from '../../functions/src/engine/deployed';
+import { loadProcessModel } from '../../functions/src/engine/deployed';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
+import { FIXTURE_APP_DIR, FIXTURE_MODELS, fixtureApp, REPO_ROOT, stepIdsOf } from './app';
 
-export const REPO_ROOT = join(__dirname, '..', '..');
+export { REPO_ROOT };
 const WEEK_MS = 7 * 24 * 3_600_000;
 
-/** The deployed models (bpmn/) with the work-order handlers' task ids registered, and the inbox as buffer. */
-export function workOrderEngine(): Promise<Engine> {
-  return loadEngine(join(REPO_ROOT, 'bpmn'), {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder']), inboxBuffer(WEEK_MS));
+/** The fixture app's engine as a function loads it (its models checked against its steps and messages), with the inbox as buffer. */
+export function fixtureEngine(): Promise<Engine> {
+  return loadAppEngine({ app: fixtureApp, folder: FIXTURE_APP_DIR }, FIXTURE_MODELS, stepIdsOf(fixtureApp), inboxBuffer(WEEK_MS));
 }
 
 /** The test model of rounds of two messages (test/fixtures/bpmn/rounds.bpmn); `buffer`: the inbox unless a test stands in for it. */

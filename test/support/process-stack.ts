@@ -4,27 +4,34 @@ import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { type Message, PubSub, type Subscription } from '@google-cloud/pubsub';
 import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator } from '@inbox/cloud-tasks-emulator';
 import type { Server } from 'node:http';
+import { join } from 'node:path';
 import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import type { SettledQueues } from '../../functions/src/jobs/dispatch';
 import { createFireTimerHandler } from '../../functions/src/jobs/fire-timer';
-import { type AsyncHandler, workOrderHandlers } from '../../functions/src/jobs/handlers';
+import type { App } from '../../functions/src/app';
+import type { AsyncHandler } from '../../functions/src/jobs/handlers';
 import { createRunJobHandler, type RunJobDeps } from '../../functions/src/jobs/run-job';
 import { createLogger } from '../../functions/src/log';
 import { createStartProcessHandler } from '../../functions/src/process/start-process';
 import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { cloudTasksQueue, type JobQueue, timerQueue } from '../../functions/src/tasks/job-queue';
-import { workOrderEngine } from './engine';
+import { loadAppEngine } from '../../functions/src/apps/app-engine';
+import { inboxBuffer } from '../../functions/src/relay/buffer';
+import { appHandlers, FIXTURE_APP_DIR, fixtureApp, stepIdsOf } from './app';
 
 let registered = 0;
 
 /**
  * startProcess, runJob and fireTimer served in process on real loopback
  * ports, the local Cloud Tasks emulator dispatching to runJob and fireTimer
- * through the production queue adapters, and handlers publishing to the
- * Pub/Sub emulator.
+ * through the production queue adapters, and the app's handlers (the
+ * fixture app's unless a test names another) publishing to the Pub/Sub
+ * emulator.
  */
 export interface ProcessStack {
+  /** The app whose handlers run. */
+  readonly app: App;
   readonly engine: Engine;
   readonly tasks: CloudTasksEmulator;
   readonly queue: JobQueue;
@@ -45,26 +52,34 @@ export interface ProcessStack {
   stop(): Promise<void>;
 }
 
+/** An app as a test hands it over: its declaration and its folder (its models are `folder/app.models`). */
+export interface TestApp {
+  readonly app: App;
+  readonly folder: string;
+}
+
 export interface ProcessStackOptions {
-  readonly providerTopic: string;
+  /** The app whose handlers and models run (default: the fixture app, test/fixtures/app). */
+  readonly app?: TestApp;
+  /**
+   * Create the topics the app publishes to on the stack's Pub/Sub, as
+   * deploy.sh does (default true). False: they do not exist, and every
+   * publish fails (on a project of its own, so no other stack made them).
+   */
+  readonly createTopics?: boolean;
   /** runJob's INBOX_JOB_MAX_ATTEMPTS (default 3). */
   readonly maxAttempts?: number;
   /** The jobs queue's retryConfig.maxAttempts, also told to runJob (default 10). */
   readonly queueMaxAttempts?: number;
   /** Replace runJob's adapters, e.g. an engine loader that fails (a failure outside the handler). */
   readonly runJob?: Partial<Pick<RunJobDeps, 'engine' | 'handlers'>>;
-  /** The models every function runs (default: the deployed ones, workOrderEngine()). */
+  /** The models every function runs (default: the app's, checked as a function start checks them). */
   readonly engine?: Engine;
   /** The clock of startProcess, runJob and fireTimer (default: the real one). */
   readonly now?: () => Date;
-  /** Cloud Storage of the handlers (createInvoice reads a claim check's report); default: none, and a report variable fails the job's attempt. */
+  /** Cloud Storage of the handlers (a step reads a claim check's report); default: none, and a report variable fails the job's attempt. */
   readonly payloadStore?: () => PayloadStore;
 }
-
-/** The handlers' store when a test gives none: a claim check's report cannot be read (a technical failure, retried). */
-const noPayloadStore = (): PayloadStore => {
-  throw new Error('this process stack has no payload store (ProcessStackOptions.payloadStore)');
-};
 
 /** Serves `handler` in process on a loopback port; its URL and server. */
 async function listen(name: string, handler: Parameters<typeof http>[1]): Promise<{ url: string; server: Server }> {
@@ -76,19 +91,21 @@ async function listen(name: string, handler: Parameters<typeof http>[1]): Promis
   return { url: `http://127.0.0.1:${address.port}/`, server };
 }
 
-export async function startProcessStack(db: Firestore, projectId: string, options: ProcessStackOptions): Promise<ProcessStack> {
-  const engine = options.engine ?? (await workOrderEngine());
+export async function startProcessStack(db: Firestore, projectId: string, options: ProcessStackOptions = {}): Promise<ProcessStack> {
+  const { app, folder } = options.app ?? { app: fixtureApp, folder: FIXTURE_APP_DIR };
+  const engine = options.engine ?? (await loadAppEngine({ app, folder }, join(folder, app.models), stepIdsOf(app), inboxBuffer(7 * 24 * 3_600_000)));
   const now = options.now ?? ((): Date => new Date());
+  const pubsub = new PubSub({ projectId });
+  if (options.createTopics ?? true) {
+    for (const topic of app.publishes) {
+      const [exists] = await pubsub.topic(topic).exists();
+      if (!exists) await pubsub.createTopic(topic);
+    }
+  }
   const tasks = await startCloudTasksEmulator();
   const logs: Array<Record<string, unknown>> = [];
   const log = createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>));
-  const pubsub = new PubSub({ projectId });
-  const handlers = workOrderHandlers({
-    db: () => db,
-    providerTopic: options.providerTopic,
-    payloadStore: options.payloadStore ?? noPayloadStore,
-    publish: (topic, data, attributes) => pubsub.topic(topic).publishMessage({ data, attributes: { ...attributes } }),
-  });
+  const handlers = appHandlers(app, { db: () => db, pubsub: () => pubsub, ...(options.payloadStore === undefined ? {} : { payloadStore: options.payloadStore }) });
 
   // The task targets first: their URLs go into the queues' tasks, and they need the queues (set below).
   const late: { queues?: SettledQueues } = {};
@@ -134,6 +151,7 @@ export async function startProcessStack(db: Firestore, projectId: string, option
   http(startName, createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => queues.jobs, timerQueue: () => queues.timers, log, now }));
 
   return {
+    app,
     engine,
     tasks,
     queue: queues.jobs,
@@ -156,16 +174,17 @@ export async function startProcessStack(db: Firestore, projectId: string, option
 }
 
 /**
- * The simulated provider: creates `topic` on the stack's Pub/Sub and a pull
- * subscription that acks every hand-over after `seen` has looked at it.
+ * The app's counterpart, simulated: a pull subscription `counterpart` on the
+ * topic the app publishes to (its first, or `topic`) that acks every
+ * message after `seen` has looked at it.
  */
-export async function subscribeProvider(stack: ProcessStack, topic: string, seen: (m: Message) => void = () => undefined): Promise<Subscription> {
-  await stack.pubsub.createTopic(topic);
-  const [provider] = await stack.pubsub.topic(topic).createSubscription('provider');
-  provider.on('error', () => undefined);
-  provider.on('message', (m: Message) => {
+export async function subscribeCounterpart(stack: ProcessStack, seen: (m: Message) => void = () => undefined, topic: string | undefined = stack.app.publishes[0]): Promise<Subscription> {
+  if (topic === undefined) throw new Error(`the app ${stack.app.name} publishes to no topic`);
+  const [counterpart] = await stack.pubsub.topic(topic).createSubscription('counterpart');
+  counterpart.on('error', () => undefined);
+  counterpart.on('message', (m: Message) => {
     seen(m);
     m.ack();
   });
-  return provider;
+  return counterpart;
 }

@@ -11,7 +11,7 @@ export interface EnvelopeOptions {
   deliveryAttempt?: number;
 }
 
-export const TEST_SUBSCRIPTION = 'projects/test/subscriptions/work-order-completed-push';
+export const TEST_SUBSCRIPTION = 'projects/test/subscriptions/fixture-results-push';
 
 export function envelope(options: EnvelopeOptions = {}): Record<string, unknown> {
   const message: Record<string, unknown> = {
@@ -31,7 +31,7 @@ export function base64Json(value: unknown): string {
 }
 
 export interface CompletionOptions {
-  workOrderId: string;
+  caseId: string;
   completedItems?: number;
   completionTimestamp?: string;
   eventId?: string;
@@ -39,7 +39,7 @@ export interface CompletionOptions {
 
 export function completion(options: CompletionOptions): Record<string, unknown> {
   const payload: Record<string, unknown> = {
-    workOrderId: options.workOrderId,
+    caseId: options.caseId,
     completedItems: options.completedItems ?? 3,
     completionTimestamp: options.completionTimestamp ?? '2026-11-29T10:00:00Z',
   };
@@ -47,7 +47,7 @@ export function completion(options: CompletionOptions): Record<string, unknown> 
   return payload;
 }
 
-/** A WorkOrderCompleted push envelope. */
+/** A TaskCompleted push envelope. */
 export function completionEnvelope(options: CompletionOptions, extra: EnvelopeOptions = {}): Record<string, unknown> {
-  return envelope({ ...extra, data: base64Json(completion(options)), attributes: { eventType: 'WorkOrderCompleted', ...(extra.attributes ?? {}) } });
+  return envelope({ ...extra, data: base64Json(completion(options)), attributes: { eventType: 'TaskCompleted', ...(extra.attributes ?? {}) } });
 }

@@ -5,9 +5,9 @@ import type { Server } from 'node:http';
 import { createDeadLetterHandler, type DeadLetterDeps } from '../../functions/src/deadletter/receive-dead-letter';
 import { createLogger } from '../../functions/src/log';
 import { createPushHandler, type ReceiverDeps } from '../../functions/src/receiver/receive-pubsub-push';
-import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
 import type { ClaimsConfig } from '../../functions/src/config';
 import type { PayloadStore } from '../../functions/src/storage/payload-store';
+import { FIXTURE_REGISTRY } from './app';
 
 /** The receiver's claim-check settings in tests: config.ts's defaults, a test bucket, no reference bucket allowed. */
 export const TEST_CLAIMS: ClaimsConfig = { payloadBucket: 'test-inbox-payloads', offloadBytes: 512 * 1024, referenceBuckets: [] };
@@ -28,11 +28,11 @@ export interface TestReceiver {
   readonly logs: Array<Record<string, unknown>>;
 }
 
-/** What both push endpoints need, with the test defaults: no push authentication, 14 MiB bodies, 5 s write deadline, TEST_CLAIMS, logs into `logs`. */
+/** What both push endpoints need, with the test defaults: the fixture app's message types, no push authentication, 14 MiB bodies, 5 s write deadline, TEST_CLAIMS, logs into `logs`. */
 function endpointDeps(db: Firestore, logs: Array<Record<string, unknown>>): DeadLetterDeps {
   return {
     db: () => db,
-    registry: DEFAULT_REGISTRY,
+    registry: FIXTURE_REGISTRY,
     verifier: null,
     log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
     now: () => new Date(),

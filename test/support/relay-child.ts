@@ -6,12 +6,12 @@
 import { createFirestore } from '../../functions/src/firestore';
 import { createLogger } from '../../functions/src/log';
 import { relayBatch } from '../../functions/src/relay/relay-batch';
-import { workOrderEngine } from './engine';
+import { fixtureEngine } from './engine';
 import { NO_QUEUES } from './queues';
 
 async function main(): Promise<void> {
   const db = createFirestore(process.env.RELAY_PROJECT ?? '');
-  const engine = await workOrderEngine();
+  const engine = await fixtureEngine();
   const deps = { db, engine, policy: { backoffBaseMs: 100, backoffCapMs: 1_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: Math.random };
   for (;;) {
     // Small rounds: the test wants to kill it while work is in flight.

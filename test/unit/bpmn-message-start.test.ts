@@ -6,7 +6,7 @@ import { Engine } from '../../functions/src/engine/engine';
 import { startInstance } from '../../functions/src/engine/transitions';
 
 /** Message start events: parsed from a startEvent with one messageEventDefinition, checked per process and across the deployed models. */
-const FIXTURE = join(__dirname, '..', 'fixtures', 'bpmn', 'work-order-release.bpmn');
+const FIXTURE = join(__dirname, '..', 'fixtures', 'bpmn', 'fixture-opening.bpmn');
 
 /** Process `p` with messages Released and Done declared. */
 function bpmn(process: string, key = 'p'): string {
@@ -33,9 +33,9 @@ describe('parsing message start events', () => {
   test('the fixture: a message start event only, by message name; no none start event', async () => {
     const model = await loadProcessModel(FIXTURE);
     expect(model.startEventId).toBeNull();
-    expect(model.messageStartEvents).toEqual({ WorkOrderReleased: 'released' });
-    expect(model.nodes.released).toEqual({
-      kind: 'messageStartEvent', id: 'released', name: 'Work order released', messageName: 'WorkOrderReleased', correlationVariable: 'workOrderId', incoming: [], outgoing: ['Flow_released_handOver'],
+    expect(model.messageStartEvents).toEqual({ TaskOpened: 'opened' });
+    expect(model.nodes.opened).toEqual({
+      kind: 'messageStartEvent', id: 'opened', name: 'Case opened', messageName: 'TaskOpened', correlationVariable: 'caseId', incoming: [], outgoing: ['Flow_opened_handOver'],
     });
   });
 
@@ -88,12 +88,12 @@ describe('the engine and message start events', () => {
   });
 
   test('startInstance at a message start event: the token passes it and runs on; a process without none start needs the id', async () => {
-    const released = await loadProcessModel(FIXTURE);
-    const input = { instanceId: 'i', executionId: 'e', businessKey: 'WO-1', variables: { workOrderId: 'WO-1' }, now: new Date(0) };
-    const t = startInstance(released, {}, { ...input, startEventId: 'released' });
-    expect(t.executions).toEqual([expect.objectContaining({ id: 'e', activityId: 'handOverWorkOrder', status: 'WAITING_JOB', step: 2 })]);
-    expect(t.jobs.map((j) => j.activityId)).toEqual(['handOverWorkOrder']);
-    expect(() => startInstance(released, {}, input)).toThrow('process work-order-release has no none start event');
-    expect(() => startInstance(released, {}, { ...input, startEventId: 'waitForCompletion' })).toThrow('waitForCompletion is a messageCatchEvent, not a start event of work-order-release');
+    const opening = await loadProcessModel(FIXTURE);
+    const input = { instanceId: 'i', executionId: 'e', businessKey: 'C-1', variables: { caseId: 'C-1' }, now: new Date(0) };
+    const t = startInstance(opening, {}, { ...input, startEventId: 'opened' });
+    expect(t.executions).toEqual([expect.objectContaining({ id: 'e', activityId: 'handOver', status: 'WAITING_JOB', step: 2 })]);
+    expect(t.jobs.map((j) => j.activityId)).toEqual(['handOver']);
+    expect(() => startInstance(opening, {}, input)).toThrow('process fixture-opening has no none start event');
+    expect(() => startInstance(opening, {}, { ...input, startEventId: 'waitForCompletion' })).toThrow('waitForCompletion is a messageCatchEvent, not a start event of fixture-opening');
   });
 });

@@ -32,73 +32,73 @@ const gateway = (attributes: string, flows: string): string =>
   start() + `<bpmn:exclusiveGateway id="gw" ${attributes} />` + end('a') + end('b') + flow('f0', 'start', 'gw') + flows;
 
 describe('parseProcessModel: valid models', () => {
-  test('bpmn/work-order-execution.bpmn', async () => {
-    const path = join(ROOT, 'bpmn', 'work-order-execution.bpmn');
+  test('the fixture app: test/fixtures/app/bpmn/fixture-process.bpmn', async () => {
+    const path = join(ROOT, 'test', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn');
     const model = await loadProcessModel(path);
     const version = createHash('sha256').update(readFileSync(path, 'utf8')).digest('hex').slice(0, 16);
-    const f = ['Flow_start_handOver', 'Flow_released_handOver', 'Flow_handOver_wait', 'Flow_wait_invoice', 'Flow_overdue_escalate', 'Flow_escalate_end', 'Flow_invoice_end'] as const;
+    const f = ['Flow_start_handOver', 'Flow_opened_handOver', 'Flow_handOver_wait', 'Flow_wait_settle', 'Flow_overdue_escalate', 'Flow_escalate_end', 'Flow_settle_end'] as const;
     const plain = (id: string, sourceId: string, targetId: string) => ({ id, sourceId, targetId, condition: null, conditionText: null });
     expect(model).toEqual({
-      key: 'work-order-execution',
-      name: 'Work order execution',
+      key: 'fixture-process',
+      name: 'Case execution',
       version,
       startEventId: 'start',
-      messageStartEvents: { WorkOrderReleased: 'released' },
+      messageStartEvents: { TaskOpened: 'opened' },
       nodes: {
-        start: { kind: 'startEvent', id: 'start', name: 'Work order released', incoming: [], outgoing: [f[0]] },
-        released: {
-          kind: 'messageStartEvent', id: 'released', name: 'WorkOrderReleased received',
-          messageName: 'WorkOrderReleased', correlationVariable: 'workOrderId', incoming: [], outgoing: [f[1]],
+        start: { kind: 'startEvent', id: 'start', name: 'Case opened', incoming: [], outgoing: [f[0]] },
+        opened: {
+          kind: 'messageStartEvent', id: 'opened', name: 'TaskOpened received',
+          messageName: 'TaskOpened', correlationVariable: 'caseId', incoming: [], outgoing: [f[1]],
         },
-        handOverWorkOrder: { kind: 'sendTask', id: 'handOverWorkOrder', name: 'Hand over work order', async: true, boundaryEventIds: [], incoming: [f[0], f[1]], outgoing: [f[2]] },
+        handOver: { kind: 'sendTask', id: 'handOver', name: 'Hand over case', async: true, boundaryEventIds: [], incoming: [f[0], f[1]], outgoing: [f[2]] },
         waitForCompletion: {
           kind: 'receiveTask', id: 'waitForCompletion', name: 'Wait for completion',
-          messageName: 'WorkOrderCompleted', correlationVariable: 'workOrderId', boundaryEventIds: ['completionOverdue'], incoming: [f[2]], outgoing: [f[3]],
+          messageName: 'TaskCompleted', correlationVariable: 'caseId', boundaryEventIds: ['completionOverdue'], incoming: [f[2]], outgoing: [f[3]],
         },
         completionOverdue: {
           kind: 'boundaryTimer', id: 'completionOverdue', name: 'Completion deadline passed', attachedToId: 'waitForCompletion', cancelActivity: false,
           timer: { type: 'timeDuration', text: '${completionDeadline}', variable: 'completionDeadline', value: 'P14D' }, incoming: [], outgoing: [f[4]],
         },
-        escalateOverdueWorkOrder: { kind: 'sendTask', id: 'escalateOverdueWorkOrder', name: 'Escalate overdue work order', async: true, boundaryEventIds: [], incoming: [f[4]], outgoing: [f[5]] },
-        escalated: { kind: 'endEvent', id: 'escalated', name: 'Overdue work order escalated', incoming: [f[5]], outgoing: [] },
-        createInvoice: { kind: 'serviceTask', id: 'createInvoice', name: 'Create invoice', async: true, boundaryEventIds: [], incoming: [f[3]], outgoing: [f[6]] },
-        end: { kind: 'endEvent', id: 'end', name: 'Work order invoiced', incoming: [f[6]], outgoing: [] },
+        escalate: { kind: 'sendTask', id: 'escalate', name: 'Escalate overdue case', async: true, boundaryEventIds: [], incoming: [f[4]], outgoing: [f[5]] },
+        escalated: { kind: 'endEvent', id: 'escalated', name: 'Overdue case escalated', incoming: [f[5]], outgoing: [] },
+        settle: { kind: 'serviceTask', id: 'settle', name: 'Settle', async: true, boundaryEventIds: [], incoming: [f[3]], outgoing: [f[6]] },
+        end: { kind: 'endEvent', id: 'end', name: 'Case settled', incoming: [f[6]], outgoing: [] },
       },
       flows: {
-        [f[0]]: plain(f[0], 'start', 'handOverWorkOrder'),
-        [f[1]]: plain(f[1], 'released', 'handOverWorkOrder'),
-        [f[2]]: plain(f[2], 'handOverWorkOrder', 'waitForCompletion'),
-        [f[3]]: plain(f[3], 'waitForCompletion', 'createInvoice'),
-        [f[4]]: plain(f[4], 'completionOverdue', 'escalateOverdueWorkOrder'),
-        [f[5]]: plain(f[5], 'escalateOverdueWorkOrder', 'escalated'),
-        [f[6]]: plain(f[6], 'createInvoice', 'end'),
+        [f[0]]: plain(f[0], 'start', 'handOver'),
+        [f[1]]: plain(f[1], 'opened', 'handOver'),
+        [f[2]]: plain(f[2], 'handOver', 'waitForCompletion'),
+        [f[3]]: plain(f[3], 'waitForCompletion', 'settle'),
+        [f[4]]: plain(f[4], 'completionOverdue', 'escalate'),
+        [f[5]]: plain(f[5], 'escalate', 'escalated'),
+        [f[6]]: plain(f[6], 'settle', 'end'),
       },
     });
-    expect(Object.keys(model.nodes)).toEqual(['start', 'released', 'handOverWorkOrder', 'waitForCompletion', 'completionOverdue', 'escalateOverdueWorkOrder', 'escalated', 'createInvoice', 'end']);
+    expect(Object.keys(model.nodes)).toEqual(['start', 'opened', 'handOver', 'waitForCompletion', 'completionOverdue', 'escalate', 'escalated', 'settle', 'end']);
     expect(Object.keys(model.flows)).toEqual(f);
   });
 
   test('fixtures/bpmn/gateway.bpmn: conditions and default flow', async () => {
     const model = await loadProcessModel(join(FIXTURES, 'gateway.bpmn'));
-    expect(model.key).toBe('invoice-routing');
+    expect(model.key).toBe('settlement-routing');
     expect(model.nodes['checkItems']).toEqual({
       kind: 'exclusiveGateway', id: 'checkItems', name: 'Items completed?', defaultFlowId: 'Flow_nothingToBill',
-      incoming: ['Flow_start_check'], outgoing: ['Flow_createInvoice', 'Flow_nothingToBill'],
+      incoming: ['Flow_start_check'], outgoing: ['Flow_settle', 'Flow_nothingToBill'],
     });
-    expect(model.flows['Flow_createInvoice']).toMatchObject({
+    expect(model.flows['Flow_settle']).toMatchObject({
       conditionText: '${completedItems > 0}',
       condition: { kind: 'compare', variable: 'completedItems', op: '>', value: 0 },
     });
     expect(model.flows['Flow_nothingToBill']).toMatchObject({ condition: null, conditionText: null, targetId: 'nothingToBill' });
-    expect(model.nodes['createInvoice']).toMatchObject({ kind: 'serviceTask', async: true });
+    expect(model.nodes['settle']).toMatchObject({ kind: 'serviceTask', async: true });
     expect(model.nodes['nothingToBill']).toMatchObject({ kind: 'endEvent', outgoing: [] });
   });
 
   test('fixtures/bpmn/two-messages.bpmn: two waits in a row', async () => {
     const model = await loadProcessModel(join(FIXTURES, 'two-messages.bpmn'));
     expect(model.key).toBe('two-step-completion');
-    expect(model.nodes['waitForStarted']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'ExecutionStarted', correlationVariable: 'workOrderId' });
-    expect(model.nodes['waitForCompleted']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'WorkOrderCompleted', correlationVariable: 'workOrderId' });
+    expect(model.nodes['waitForStarted']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'ExecutionStarted', correlationVariable: 'caseId' });
+    expect(model.nodes['waitForCompleted']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'TaskCompleted', correlationVariable: 'caseId' });
   });
 
   test('fixtures/bpmn/receive-task.bpmn: a receive task with its message and correlation variable', async () => {

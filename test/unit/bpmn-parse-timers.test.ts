@@ -48,7 +48,7 @@ describe('parseProcessModel: timers', () => {
       kind: 'eventBasedGateway', id: 'completedOrOverdue', name: 'Completed or overdue?', incoming: ['Flow_handOver_gateway'], outgoing: ['Flow_gateway_wait', 'Flow_gateway_overdue'],
     });
     expect(model.nodes['overdue']).toMatchObject({ kind: 'timerCatchEvent', timer: { type: 'timeDuration', variable: 'completionDeadline', value: 'P14D' } });
-    expect(model.nodes['waitForCompletion']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'WorkOrderCompleted' });
+    expect(model.nodes['waitForCompletion']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'TaskCompleted' });
   });
 
   test('fixtures/bpmn/timer-kinds.bpmn: a delay, a non-interrupting cycle, a date on a receive task', async () => {

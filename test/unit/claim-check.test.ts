@@ -2,14 +2,14 @@ import { doneRetention, messageVariables, offloadObjectName, summarize } from '.
 import { holdingInstanceId, instanceHold } from '../../functions/src/inbox/instance-hold';
 import type { OffloadedPayload, ReferenceClaim } from '../../functions/src/inbox/claim-check';
 
-const reference: ReferenceClaim = { bucket: 'reports', object: 'r.json', generation: '7', uri: 'gs://reports/r.json#7', carriedIn: 'field', name: 'report', variable: 'completionReport' };
-const offloaded: OffloadedPayload = { bucket: 'inbox', object: 'payloads/id/h.json', generation: '9', uri: 'gs://inbox/payloads/id/h.json#9', bytes: 600_000, variable: 'completionReport' };
+const reference: ReferenceClaim = { bucket: 'reports', object: 'r.json', generation: '7', uri: 'gs://reports/r.json#7', carriedIn: 'field', name: 'report', variable: 'caseReport' };
+const offloaded: OffloadedPayload = { bucket: 'inbox', object: 'payloads/id/h.json', generation: '9', uri: 'gs://inbox/payloads/id/h.json#9', bytes: 600_000, variable: 'caseReport' };
 
 describe('summarize', () => {
   test('keeps scalars and small structures, drops what is over 1 KiB of JSON', () => {
     const items = Array.from({ length: 100 }, (_, i) => ({ itemId: `I-${i}`, quantity: 1 }));
-    const summary = summarize({ workOrderId: 'WO-1', completedItems: 3, flag: false, none: null, small: { a: 1 }, lineItems: items, gone: undefined });
-    expect(summary).toEqual({ workOrderId: 'WO-1', completedItems: 3, flag: false, none: null, small: { a: 1 } });
+    const summary = summarize({ caseId: 'C-1', completedItems: 3, flag: false, none: null, small: { a: 1 }, lineItems: items, gone: undefined });
+    expect(summary).toEqual({ caseId: 'C-1', completedItems: 3, flag: false, none: null, small: { a: 1 } });
   });
   test('a long scalar string stays: the schema bounds it', () => {
     expect(summarize({ description: 'x'.repeat(4_096) })).toEqual({ description: 'x'.repeat(4_096) });
@@ -22,8 +22,8 @@ describe('messageVariables', () => {
     expect(messageVariables({ payload: null, reference: null, offloaded: null })).toEqual({});
   });
   test('each claim adds its uri under its variable', () => {
-    expect(messageVariables({ payload: { a: 1, report: reference.uri }, reference, offloaded: null })).toEqual({ a: 1, report: reference.uri, completionReport: reference.uri });
-    expect(messageVariables({ payload: { a: 1 }, reference: null, offloaded })).toEqual({ a: 1, completionReport: offloaded.uri });
+    expect(messageVariables({ payload: { a: 1, report: reference.uri }, reference, offloaded: null })).toEqual({ a: 1, report: reference.uri, caseReport: reference.uri });
+    expect(messageVariables({ payload: { a: 1 }, reference: null, offloaded })).toEqual({ a: 1, caseReport: offloaded.uri });
   });
 });
 
@@ -44,7 +44,7 @@ describe('retention and names', () => {
 });
 
 describe('what holds an offloaded DONE document past its retention (inbox/instance-hold.ts)', () => {
-  const offloaded = { bucket: 'b', object: 'payloads/x/y.json', generation: '5', uri: 'gs://b/payloads/x/y.json#5', bytes: 10, variable: 'completionReport' };
+  const offloaded = { bucket: 'b', object: 'payloads/x/y.json', generation: '5', uri: 'gs://b/payloads/x/y.json#5', bytes: 10, variable: 'caseReport' };
   test.each([
     ['correlated by the relay', { status: 'DONE', correlatedVia: 'RELAY', processInstanceId: 'I', offloaded }, 'I'],
     ['started its instance', { status: 'DONE', correlatedVia: 'START', processInstanceId: 'I', offloaded }, 'I'],

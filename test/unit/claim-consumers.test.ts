@@ -13,8 +13,8 @@ import { referenceToCheck, unavailableReference, type ReferenceChecks } from '..
  */
 const policy: RelayPolicy = { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
 const now = new Date('2026-12-01T12:00:00Z');
-const uri = 'gs://sender-reports/reports/WO-1.json#1764590400000000';
-const reference: ReferenceClaim = { bucket: 'sender-reports', object: 'reports/WO-1.json', generation: '1764590400000000', uri, carriedIn: 'field', name: 'report', variable: 'completionReport' };
+const uri = 'gs://sender-reports/reports/C-1.json#1764590400000000';
+const reference: ReferenceClaim = { bucket: 'sender-reports', object: 'reports/C-1.json', generation: '1764590400000000', uri, carriedIn: 'field', name: 'report', variable: 'caseReport' };
 
 describe('decide: REFERENCE_UNAVAILABLE', () => {
   test.each([
@@ -51,7 +51,7 @@ describe('reference-check: which document needs a stat, and what it found', () =
 
 describe('inbox explain: REFERENCE_UNAVAILABLE and offloaded payloads', () => {
   const doc = (over: Partial<ExplainedDoc>): ExplainedDoc => ({
-    status: 'PARKED', reason: 'REFERENCE_UNAVAILABLE', messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', attempts: 1, nextAttemptAt: null, receivedAt: now,
+    status: 'PARKED', reason: 'REFERENCE_UNAVAILABLE', messageName: 'TaskCompleted', correlationKey: 'C-1', attempts: 1, nextAttemptAt: null, receivedAt: now,
     requeuedAt: null, parkedAt: now, lastError: null, validationError: null, collidesWith: null, deliveryCount: null, sourceSubscription: null,
     processInstanceId: null, processedAt: null, correlatedVia: null, expireAt: null, ...over,
   });
@@ -80,7 +80,7 @@ describe('inbox explain: REFERENCE_UNAVAILABLE and offloaded payloads', () => {
     const payloadExpireAt = new Date(now.getTime() - 24 * 3_600_000);
     const keptFor = { processInstanceId: 'I', instanceStatus: 'INCIDENT' };
     const e = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'RELAY', processInstanceId: 'I', payloadExpireAt, offloadedUri: 'gs://p/payloads/x/y.json#5', keptFor })), now);
-    expect(e.because).toContain('not before instance I has completed (now INCIDENT): the instance holds only the reference, and a step of it may still read the object (after an incident, the repair runs "Create invoice" again); the payload sweep keeps both and looks again every hour');
+    expect(e.because).toContain('not before instance I has completed (now INCIDENT): the instance holds only the reference, and a step of it may still read the object (after an incident, a repair runs that step again); the payload sweep keeps both and looks again every hour');
     const free = explain(facts(doc({ status: 'DONE', reason: null, correlatedVia: 'RELAY', processInstanceId: 'I', payloadExpireAt, offloadedUri: 'gs://p/payloads/x/y.json#5', keptFor: null })), now);
     expect(free.because.join('\n')).not.toContain('not before instance');
   });
@@ -99,7 +99,7 @@ describe('inbox explain: REFERENCE_UNAVAILABLE and offloaded payloads', () => {
 describe('inbox show: preview of a large payload', () => {
   test('lists are cut to their first items with how many were left out; other fields stay', () => {
     const items = Array.from({ length: 3000 }, (_, i) => ({ itemId: `I-${i}`, quantity: 1 }));
-    expect(preview({ workOrderId: 'WO-1', lineItems: items, tags: ['a'] }, 2)).toEqual({ workOrderId: 'WO-1', lineItems: [items[0], items[1], '… 2998 more of 3000'], tags: ['a'] });
+    expect(preview({ caseId: 'C-1', lineItems: items, tags: ['a'] }, 2)).toEqual({ caseId: 'C-1', lineItems: [items[0], items[1], '… 2998 more of 3000'], tags: ['a'] });
     expect(preview('not an object')).toBe('not an object');
   });
 });

@@ -37,13 +37,13 @@ describe('--page-size', () => {
 });
 
 describe('--message', () => {
-  const names = ['WorkOrderCompleted', 'WorkOrderCancelled'];
+  const names = ['TaskCompleted', 'TaskCancelled'];
   test('any case, answered as the models spell it', () => {
-    expect(parseKnownName('--message', ' workordercompleted ', names, 'the message names the deployed models wait for')).toBe('WorkOrderCompleted');
+    expect(parseKnownName('--message', ' taskcompleted ', names, 'the message names the deployed models wait for')).toBe('TaskCompleted');
   });
   test('a name nobody waits for is refused, listing the names', () => {
-    expect(() => parseKnownName('--message', 'InvoicePaid', names, 'the message names the deployed models wait for')).toThrow(
-      '--message: expected one of WorkOrderCompleted, WorkOrderCancelled (the message names the deployed models wait for), got "InvoicePaid"',
+    expect(() => parseKnownName('--message', 'PaymentReceived', names, 'the message names the deployed models wait for')).toThrow(
+      '--message: expected one of TaskCompleted, TaskCancelled (the message names the deployed models wait for), got "PaymentReceived"',
     );
   });
   test('no names at all says so', () => {

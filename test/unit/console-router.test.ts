@@ -34,8 +34,8 @@ describe('console routes', () => {
     expect(open.view === 'incidents' ? open.params.get('all') : 'not incidents').toBeNull();
     const all = parseRoute(link.incidents(true));
     expect(all.view === 'incidents' ? all.params.get('all') : 'not incidents').toBe('true');
-    const waiting = parseRoute(link.waiting({ message: 'WorkOrderCompleted', olderThan: '7d', after: undefined }));
-    expect(waiting.view === 'waiting' ? Object.fromEntries(waiting.params) : {}).toEqual({ message: 'WorkOrderCompleted', olderThan: '7d' });
+    const waiting = parseRoute(link.waiting({ message: 'TaskCompleted', olderThan: '7d', after: undefined }));
+    expect(waiting.view === 'waiting' ? Object.fromEntries(waiting.params) : {}).toEqual({ message: 'TaskCompleted', olderThan: '7d' });
     expect(link.waiting()).toBe('#/waiting');
   });
 

@@ -53,7 +53,7 @@ describe('dispatchTimers', () => {
 test('dispatchSettled sends the jobs to the jobs queue and the timers to the timers queue', async () => {
   const jobs = recording();
   const timers = recording();
-  const dispatched = await dispatchSettled({ jobs, timers }, { jobs: [{ id: 'j1', activityId: 'createInvoice', processInstanceId: 'p1' }], timers: [timer('t1', at(1_000))] }, createLogger(() => undefined));
+  const dispatched = await dispatchSettled({ jobs, timers }, { jobs: [{ id: 'j1', activityId: 'settle', processInstanceId: 'p1' }], timers: [timer('t1', at(1_000))] }, createLogger(() => undefined));
   expect(dispatched).toEqual({ jobs: 1, timers: 1 });
   expect(jobs.calls).toEqual([{ id: 'j1', options: { processInstanceId: 'p1' } }]);
   expect(timers.calls.map((c) => c.id)).toEqual(['t1']);

@@ -23,7 +23,7 @@ const only = <T>(items: readonly T[]): T => {
   return items[0] as T;
 };
 const start = (model: ProcessModel, variables: Record<string, unknown>): Transition =>
-  startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'WO-1', variables, now: t0 });
+  startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'C-1', variables, now: t0 });
 /** The state of token `id` after `t` (the instance and that token as the store would hold them). */
 const stateOf = (t: Transition, id = 'e-1'): { instance: InstanceState; execution: ExecutionState } => {
   const execution = t.executions.find((e) => e.id === id);
@@ -141,22 +141,22 @@ describe('timer catch event and boundary cycle (timer-kinds)', () => {
 
 describe('boundary deadline and event-based gateway (timer-paths)', () => {
   test('entering the async task sets its boundary timer from the variable', () => {
-    const t = start(paths, { workOrderId: 'WO-1', handOverDeadline: 'PT5M' });
+    const t = start(paths, { caseId: 'C-1', handOverDeadline: 'PT5M' });
     const job = only(t.jobs);
     expect(only(t.timers)).toMatchObject({ activityId: 'handOverLate', waitingAt: 'handOver', dueAt: later(5 * MIN), step: 2 });
     expect(only(t.executions)).toMatchObject({ status: 'WAITING_JOB', jobId: job.id, timerIds: [only(t.timers).id] });
-    expect(only(start(paths, { workOrderId: 'WO-1' }).timers).dueAt).toEqual(later(HOUR));
+    expect(only(start(paths, { caseId: 'C-1' }).timers).dueAt).toEqual(later(HOUR));
   });
 
   test('an invalid variable at the task: INVALID_TIMER, neither job nor timer', () => {
-    const t = start(paths, { workOrderId: 'WO-1', handOverDeadline: 'soon' });
+    const t = start(paths, { caseId: 'C-1', handOverDeadline: 'soon' });
     expect(t.jobs).toEqual([]);
     expect(t.timers).toEqual([]);
     expect(only(t.instance.incidents)).toMatchObject({ reason: 'INVALID_TIMER', activityId: 'handOver' });
   });
 
   test('the interrupting deadline: the token leaves the task through the boundary event; its job is no longer the one it waits for', () => {
-    const started = start(paths, { workOrderId: 'WO-1' });
+    const started = start(paths, { caseId: 'C-1' });
     const late = fire(paths, started, only(started.timers));
     const escalation = only(late.jobs);
     expect(escalation.activityId).toBe('escalate');
@@ -168,22 +168,22 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
     expect(late.staleJobs).toEqual([only(started.jobs).id]);
   });
 
-  const atGateway = (variables: Record<string, unknown> = { workOrderId: 'WO-1' }): Transition => {
+  const atGateway = (variables: Record<string, unknown> = { caseId: 'C-1' }): Transition => {
     const started = start(paths, variables);
     return completeJob(paths, {}, { ...stateOf(started), job: only(started.jobs) }, {}, later(MIN));
   };
 
   test('the job done: the deadline is cancelled; the gateway waits for a message and a timer', () => {
-    const started = start(paths, { workOrderId: 'WO-1' });
+    const started = start(paths, { caseId: 'C-1' });
     const t = atGateway();
     expect(t.cancelTimers).toEqual([only(started.timers).id]);
     const point = only(t.subscribe);
-    expect(point).toEqual({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', processInstanceId: 'i-1', executionId: 'e-1', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue', createdAt: later(MIN) });
+    expect(point).toEqual({ messageName: 'TaskCompleted', correlationKey: 'C-1', processInstanceId: 'i-1', executionId: 'e-1', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue', createdAt: later(MIN) });
     const timer = only(t.timers);
     expect(timer).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue', dueAt: later(MIN + 14 * 24 * HOUR) });
     expect(only(t.executions)).toMatchObject({
       activityId: 'completedOrOverdue', status: 'WAITING_EVENT', waitingFor: null, jobId: null,
-      gatewayWaits: [{ messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', activityId: 'waitForCompletion' }], timerIds: [timer.id],
+      gatewayWaits: [{ messageName: 'TaskCompleted', correlationKey: 'C-1', activityId: 'waitForCompletion' }], timerIds: [timer.id],
     });
   });
 
@@ -192,15 +192,15 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
     const done = deliverMessage(paths, {}, { ...stateOf(t), point: only(t.subscribe) }, { items: 3 }, later(HOUR), 'inbox-1');
     expect(only(done.unsubscribe)).toMatchObject({ activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue' });
     expect(done.cancelTimers).toEqual([only(t.timers).id]);
-    expect(only(done.jobs).activityId).toBe('createInvoice');
-    expect(only(done.executions)).toMatchObject({ activityId: 'createInvoice', gatewayWaits: [], timerIds: [] });
+    expect(only(done.jobs).activityId).toBe('settle');
+    expect(only(done.executions)).toMatchObject({ activityId: 'settle', gatewayWaits: [], timerIds: [] });
     expect(done.instance).toMatchObject({ variables: { items: 3 }, correlatedMessages: ['inbox-1'] });
   });
 
   test('the timer wins: its branch goes on, the message branch is unsubscribed', () => {
     const t = atGateway();
     const overdue = fire(paths, t, only(t.timers));
-    expect(only(overdue.unsubscribe)).toMatchObject({ activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue', correlationKey: 'WO-1' });
+    expect(only(overdue.unsubscribe)).toMatchObject({ activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue', correlationKey: 'C-1' });
     expect(overdue.cancelTimers).toEqual([]);
     expect(only(overdue.jobs).activityId).toBe('escalate');
     expect(overdue.timer.status).toBe('FIRED');
@@ -216,8 +216,8 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
   });
 
   test.each<[string, Record<string, unknown>, string, string]>([
-    ['no correlation key', { handOverDeadline: 'PT1M' }, 'MISSING_CORRELATION_KEY', 'variable workOrderId must be a non-empty string or a number to wait for WorkOrderCompleted (branch waitForCompletion)'],
-    ['a bad deadline', { workOrderId: 'WO-1', completionDeadline: 'P1M' }, 'INVALID_TIMER', 'timer overdue: variable completionDeadline: duration "P1M" has years or months, whose length depends on the calendar: use weeks or days (P30D)'],
+    ['no correlation key', { handOverDeadline: 'PT1M' }, 'MISSING_CORRELATION_KEY', 'variable caseId must be a non-empty string or a number to wait for TaskCompleted (branch waitForCompletion)'],
+    ['a bad deadline', { caseId: 'C-1', completionDeadline: 'P1M' }, 'INVALID_TIMER', 'timer overdue: variable completionDeadline: duration "P1M" has years or months, whose length depends on the calendar: use weeks or days (P30D)'],
   ])('the gateway with %s: an incident, and no branch set at all', (_name, variables, reason, message) => {
     const t = atGateway(variables);
     expect(t.subscribe).toEqual([]);
@@ -240,7 +240,7 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
   });
 
   test('a failed job keeps the task deadline: the timer can still take the token on', () => {
-    const started = start(paths, { workOrderId: 'WO-1' });
+    const started = start(paths, { caseId: 'C-1' });
     const failed = failJob({ ...stateOf(started), job: only(started.jobs) }, 'down', later(MIN));
     expect(failed.cancelTimers).toEqual([]);
     expect(only(failed.executions).timerIds).toEqual([only(started.timers).id]);
@@ -250,7 +250,7 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
 
 describe('stale timers and starts', () => {
   test('timerIsLive: PENDING, listed by the token, at the step that set it; fireTimer refuses anything else', () => {
-    const started = start(paths, { workOrderId: 'WO-1' });
+    const started = start(paths, { caseId: 'C-1' });
     const timer = only(started.timers);
     const { execution } = stateOf(started);
     expect(timerIsLive(execution, timer)).toBe(true);

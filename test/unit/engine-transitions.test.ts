@@ -7,12 +7,12 @@ import { cancelToken, completeJob, deliverMessage, failJob, type IncidentState, 
 const REPO = join(__dirname, '..', '..');
 const t0 = new Date('2026-11-29T10:00:00Z');
 const t1 = new Date('2026-11-29T10:05:00Z');
-let workOrder: ProcessModel;
+let fixtureProcess: ProcessModel;
 let routing: ProcessModel;
 let approval: ProcessModel;
 
 beforeAll(async () => {
-  workOrder = await loadProcessModel(join(REPO, 'bpmn', 'work-order-execution.bpmn'));
+  fixtureProcess = await loadProcessModel(join(REPO, 'test', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn'));
   routing = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'gateway.bpmn'));
   approval = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'receive-task.bpmn'));
 });
@@ -22,35 +22,35 @@ const only = <T>(items: readonly T[]): T => {
   return items[0] as T;
 };
 const start = (model: ProcessModel, variables: Record<string, unknown>): Transition =>
-  startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'WO-1', variables, now: t0 });
+  startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'C-1', variables, now: t0 });
 const stateOf = (t: Transition): { instance: InstanceState; execution: ExecutionState } => ({ instance: t.instance, execution: only(t.executions) });
 
-describe('work-order-execution', () => {
+describe('fixture-process', () => {
   test('start: the token stops at the async hand-over with one PENDING job', () => {
-    const t = start(workOrder, { workOrderId: 'WO-1' });
-    expect(t.instance).toMatchObject({ status: 'RUNNING', activeExecutionIds: ['e-1'], processKey: 'work-order-execution', businessKey: 'WO-1' });
+    const t = start(fixtureProcess, { caseId: 'C-1' });
+    expect(t.instance).toMatchObject({ status: 'RUNNING', activeExecutionIds: ['e-1'], processKey: 'fixture-process', businessKey: 'C-1' });
     const job = only(t.jobs);
-    expect(job).toMatchObject({ activityId: 'handOverWorkOrder', status: 'PENDING', executionId: 'e-1', attempts: 0 });
-    expect(only(t.executions)).toMatchObject({ activityId: 'handOverWorkOrder', status: 'WAITING_JOB', jobId: job.id });
+    expect(job).toMatchObject({ activityId: 'handOver', status: 'PENDING', executionId: 'e-1', attempts: 0 });
+    expect(only(t.executions)).toMatchObject({ activityId: 'handOver', status: 'WAITING_JOB', jobId: job.id });
     expect(t.subscribe).toEqual([]);
   });
 
-  test('the whole path: hand-over → waiting point → correlation → invoice job → completed', () => {
-    const started = start(workOrder, { workOrderId: 'WO-1' });
-    const handOver = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, { handedOverMessageId: 'm-1' }, t0);
+  test('the whole path: hand-over → waiting point → correlation → settlement job → completed', () => {
+    const started = start(fixtureProcess, { caseId: 'C-1' });
+    const handOver = completeJob(fixtureProcess, {}, { ...stateOf(started), job: only(started.jobs) }, { handedOverMessageId: 'm-1' }, t0);
     expect(handOver.job.status).toBe('DONE');
-    expect(only(handOver.subscribe)).toMatchObject({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', executionId: 'e-1', activityId: 'waitForCompletion' });
-    expect(only(handOver.executions)).toMatchObject({ status: 'WAITING_MESSAGE', waitingFor: { messageName: 'WorkOrderCompleted', correlationKey: 'WO-1' } });
-    expect(handOver.instance.variables).toEqual({ workOrderId: 'WO-1', handedOverMessageId: 'm-1' });
+    expect(only(handOver.subscribe)).toMatchObject({ messageName: 'TaskCompleted', correlationKey: 'C-1', executionId: 'e-1', activityId: 'waitForCompletion' });
+    expect(only(handOver.executions)).toMatchObject({ status: 'WAITING_MESSAGE', waitingFor: { messageName: 'TaskCompleted', correlationKey: 'C-1' } });
+    expect(handOver.instance.variables).toEqual({ caseId: 'C-1', handedOverMessageId: 'm-1' });
 
-    const correlated = deliverMessage(workOrder, {}, stateOf(handOver), { completedItems: 7 }, t1);
-    expect(only(correlated.unsubscribe)).toMatchObject({ correlationKey: 'WO-1', executionId: 'e-1' });
-    const invoiceJob = only(correlated.jobs);
-    expect(invoiceJob).toMatchObject({ activityId: 'createInvoice' });
+    const correlated = deliverMessage(fixtureProcess, {}, stateOf(handOver), { completedItems: 7 }, t1);
+    expect(only(correlated.unsubscribe)).toMatchObject({ correlationKey: 'C-1', executionId: 'e-1' });
+    const settlementJob = only(correlated.jobs);
+    expect(settlementJob).toMatchObject({ activityId: 'settle' });
     // A second visit to an async task would get another job id: ids come from (execution, step).
-    expect(invoiceJob.id).not.toBe(only(started.jobs).id);
+    expect(settlementJob.id).not.toBe(only(started.jobs).id);
 
-    const done = completeJob(workOrder, {}, { ...stateOf(correlated), job: invoiceJob }, { invoiceId: 'WO-1' }, t1);
+    const done = completeJob(fixtureProcess, {}, { ...stateOf(correlated), job: settlementJob }, { settlementId: 'C-1' }, t1);
     expect(done.instance).toMatchObject({ status: 'COMPLETED', activeExecutionIds: [], completedAt: t1 });
     expect(only(done.executions).status).toBe('ENDED');
     expect(done.jobs).toEqual([]);
@@ -58,49 +58,49 @@ describe('work-order-execution', () => {
 
   test.each([
     ['missing', {}],
-    ['empty', { workOrderId: '' }],
-    ['an object', { workOrderId: { id: 1 } }],
+    ['empty', { caseId: '' }],
+    ['an object', { caseId: { id: 1 } }],
   ])('a %s correlation variable raises MISSING_CORRELATION_KEY instead of waiting', (_name, variables) => {
-    const started = start(workOrder, variables);
-    const t = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
+    const started = start(fixtureProcess, variables);
+    const t = completeJob(fixtureProcess, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
     expect(t.subscribe).toEqual([]);
     expect(t.instance.status).toBe('INCIDENT');
     expect(only(t.instance.incidents)).toMatchObject({ reason: 'MISSING_CORRELATION_KEY', activityId: 'waitForCompletion' });
   });
 
   test('the audit trail: each delivered message id is appended, the last CORRELATED_MESSAGES_KEPT kept; a message without id leaves it alone', () => {
-    const started = start(workOrder, { workOrderId: 'WO-1' });
-    const waiting = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
-    expect(deliverMessage(workOrder, {}, stateOf(waiting), {}, t1, 'inbox-1').instance.correlatedMessages).toEqual(['inbox-1']);
-    expect(deliverMessage(workOrder, {}, stateOf(waiting), {}, t1).instance.correlatedMessages).toBeUndefined();
+    const started = start(fixtureProcess, { caseId: 'C-1' });
+    const waiting = completeJob(fixtureProcess, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
+    expect(deliverMessage(fixtureProcess, {}, stateOf(waiting), {}, t1, 'inbox-1').instance.correlatedMessages).toEqual(['inbox-1']);
+    expect(deliverMessage(fixtureProcess, {}, stateOf(waiting), {}, t1).instance.correlatedMessages).toBeUndefined();
     const long = Array.from({ length: CORRELATED_MESSAGES_KEPT }, (_, i) => `old-${i}`);
-    const trail = deliverMessage(workOrder, {}, { ...stateOf(waiting), instance: { ...waiting.instance, correlatedMessages: long } }, {}, t1, 'new').instance.correlatedMessages ?? [];
+    const trail = deliverMessage(fixtureProcess, {}, { ...stateOf(waiting), instance: { ...waiting.instance, correlatedMessages: long } }, {}, t1, 'new').instance.correlatedMessages ?? [];
     expect(trail).toHaveLength(CORRELATED_MESSAGES_KEPT);
     expect(trail[0]).toBe('old-1');
     expect(trail.at(-1)).toBe('new');
   });
 
   test('a message for a token that does not wait is refused', () => {
-    const started = start(workOrder, { workOrderId: 'WO-1' });
-    expect(() => deliverMessage(workOrder, {}, stateOf(started), {}, t0)).toThrow('does not wait for a message');
+    const started = start(fixtureProcess, { caseId: 'C-1' });
+    expect(() => deliverMessage(fixtureProcess, {}, stateOf(started), {}, t0)).toThrow('does not wait for a message');
   });
 
   test('failJob: the job is FAILED, the token stays, the instance shows JOB_FAILED', () => {
-    const started = start(workOrder, { workOrderId: 'WO-1' });
+    const started = start(fixtureProcess, { caseId: 'C-1' });
     const t = failJob({ ...stateOf(started), job: { ...only(started.jobs), attempts: 10 } }, 'provider down', t1);
     expect(t.job).toMatchObject({ status: 'FAILED', lastError: 'provider down' });
     expect(t.instance.status).toBe('INCIDENT');
-    expect(only(t.instance.incidents)).toMatchObject({ reason: 'JOB_FAILED', activityId: 'handOverWorkOrder' });
-    expect(only(t.executions)).toMatchObject({ status: 'WAITING_JOB', activityId: 'handOverWorkOrder' });
+    expect(only(t.instance.incidents)).toMatchObject({ reason: 'JOB_FAILED', activityId: 'handOver' });
+    expect(only(t.executions)).toMatchObject({ status: 'WAITING_JOB', activityId: 'handOver' });
   });
 
   test('repairs: a token placed at the catch event waits there; cancelling it drops its waiting point', () => {
-    const started = start(workOrder, { workOrderId: 'WO-1' });
+    const started = start(fixtureProcess, { caseId: 'C-1' });
     const second: ExecutionState = { ...only(started.executions), id: 'e-2', status: 'ACTIVE', step: 0 };
-    const placed = placeToken(workOrder, {}, { instance: started.instance, execution: second }, 'waitForCompletion', t1);
-    expect(only(placed.subscribe)).toMatchObject({ executionId: 'e-2', correlationKey: 'WO-1' });
+    const placed = placeToken(fixtureProcess, {}, { instance: started.instance, execution: second }, 'waitForCompletion', t1);
+    expect(only(placed.subscribe)).toMatchObject({ executionId: 'e-2', correlationKey: 'C-1' });
     expect(placed.instance.activeExecutionIds).toEqual(['e-1', 'e-2']);
-    expect(() => placeToken(workOrder, {}, { instance: started.instance, execution: second }, 'noSuchActivity', t1)).toThrow('noSuchActivity');
+    expect(() => placeToken(fixtureProcess, {}, { instance: started.instance, execution: second }, 'noSuchActivity', t1)).toThrow('noSuchActivity');
 
     const cancelled = cancelToken({ instance: placed.instance, execution: only(placed.executions) }, t1);
     expect(only(cancelled.unsubscribe)).toMatchObject({ executionId: 'e-2' });
@@ -111,33 +111,33 @@ describe('work-order-execution', () => {
 });
 
 describe('jobs whose token leaves them are stale (staleJobs)', () => {
-  const atHandOver = (): Transition => start(workOrder, { workOrderId: 'WO-1' });
+  const atHandOver = (): Transition => start(fixtureProcess, { caseId: 'C-1' });
 
   test('a repair that moves or cancels a token waiting for a job names that job; the job that finishes does not name itself', () => {
     const started = atHandOver();
     const job = only(started.jobs);
-    expect(placeToken(workOrder, {}, stateOf(started), 'waitForCompletion', t1).staleJobs).toEqual([job.id]);
+    expect(placeToken(fixtureProcess, {}, stateOf(started), 'waitForCompletion', t1).staleJobs).toEqual([job.id]);
     expect(cancelToken(stateOf(started), t1).staleJobs).toEqual([job.id]);
-    expect(completeJob(workOrder, {}, { ...stateOf(started), job }, {}, t1).staleJobs).toEqual([]);
+    expect(completeJob(fixtureProcess, {}, { ...stateOf(started), job }, {}, t1).staleJobs).toEqual([]);
   });
 
   test('a token waiting for a message holds no job: nothing is stale when it moves', () => {
     const started = atHandOver();
-    const waiting = completeJob(workOrder, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
-    expect(deliverMessage(workOrder, {}, stateOf(waiting), {}, t1).staleJobs).toEqual([]);
+    const waiting = completeJob(fixtureProcess, {}, { ...stateOf(started), job: only(started.jobs) }, {}, t0);
+    expect(deliverMessage(fixtureProcess, {}, stateOf(waiting), {}, t1).staleJobs).toEqual([]);
     expect(cancelToken(stateOf(waiting), t1).staleJobs).toEqual([]);
   });
 
   test('a token stopped by a FAILED job names it too (the store ends only PENDING ones)', () => {
     const started = atHandOver();
     const failed = failJob({ ...stateOf(started), job: only(started.jobs) }, 'boom', t1);
-    expect(placeToken(workOrder, {}, { instance: failed.instance, execution: only(failed.executions) }, 'handOverWorkOrder', t1).staleJobs).toEqual([only(started.jobs).id]);
+    expect(placeToken(fixtureProcess, {}, { instance: failed.instance, execution: only(failed.executions) }, 'handOver', t1).staleJobs).toEqual([only(started.jobs).id]);
   });
 });
 
-describe('exclusive gateway (invoice-routing)', () => {
+describe('exclusive gateway (settlement-routing)', () => {
   test.each([
-    ['items completed: the conditioned flow to the invoice', 5, 'createInvoice', 'RUNNING'],
+    ['items completed: the conditioned flow to the settlement', 5, 'settle', 'RUNNING'],
     ['nothing completed: the default flow to the end', 0, null, 'COMPLETED'],
     ['negative count: the default flow', -1, null, 'COMPLETED'],
   ])('%s', (_name, completedItems, jobActivity, status) => {
@@ -190,21 +190,21 @@ describe('resolveIncidents: an operator closes the incidents once their cause is
   const incident = (reason: Incident['reason'], extra: Partial<Incident> = {}): Incident => ({ reason, executionId: 'e-1', activityId: 'x', message: 'm', at: t0, ...extra });
   // A literal, not start(): the tables below are built before beforeAll loads the models.
   const instance = (changes: Partial<InstanceState>): InstanceState => ({
-    id: 'i-1', processKey: 'work-order-execution', processVersion: 'v', businessKey: 'WO-1', status: 'INCIDENT', variables: { workOrderId: 'WO-1' },
+    id: 'i-1', processKey: 'fixture-process', processVersion: 'v', businessKey: 'C-1', status: 'INCIDENT', variables: { caseId: 'C-1' },
     activeExecutionIds: ['e-1'], incidents: [incident('JOB_FAILED')], createdAt: t0, updatedAt: t0, completedAt: null, ...changes,
   });
-  const token = (changes: Partial<ExecutionState>): ExecutionState => ({ id: 'e-1', processInstanceId: 'i-1', activityId: 'handOverWorkOrder', status: 'WAITING_JOB', step: 1, jobId: 'j-1', waitingFor: null, createdAt: t0, updatedAt: t0, ...changes });
-  const job = (status: JobState['status']): JobState => ({ id: 'j-1', processInstanceId: 'i-1', executionId: 'e-1', activityId: 'handOverWorkOrder', status, attempts: 1, lastError: null, createdAt: t0, finishedAt: null });
-  const point = (executionId: string, processInstanceId = 'i-1'): WaitingPoint => ({ messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', processInstanceId, executionId, activityId: 'waitForCompletion', createdAt: t0 });
-  const waitingToken = token({ activityId: 'waitForCompletion', status: 'WAITING_MESSAGE', jobId: null, waitingFor: { messageName: 'WorkOrderCompleted', correlationKey: 'WO-1' } });
+  const token = (changes: Partial<ExecutionState>): ExecutionState => ({ id: 'e-1', processInstanceId: 'i-1', activityId: 'handOver', status: 'WAITING_JOB', step: 1, jobId: 'j-1', waitingFor: null, createdAt: t0, updatedAt: t0, ...changes });
+  const job = (status: JobState['status']): JobState => ({ id: 'j-1', processInstanceId: 'i-1', executionId: 'e-1', activityId: 'handOver', status, attempts: 1, lastError: null, createdAt: t0, finishedAt: null });
+  const point = (executionId: string, processInstanceId = 'i-1'): WaitingPoint => ({ messageName: 'TaskCompleted', correlationKey: 'C-1', processInstanceId, executionId, activityId: 'waitForCompletion', createdAt: t0 });
+  const waitingToken = token({ activityId: 'waitForCompletion', status: 'WAITING_MESSAGE', jobId: null, waitingFor: { messageName: 'TaskCompleted', correlationKey: 'C-1' } });
   const state = (changes: Partial<IncidentState>): IncidentState => ({ instance: instance({}), executions: [], jobs: {}, waiting: {}, ...changes });
 
   test.each<[string, IncidentState, string]>([
     ['nothing open: a RUNNING instance without incidents', state({ instance: instance({ status: 'RUNNING', incidents: [] }) }), 'has no open incident'],
     ['nothing open: every incident resolved already', state({ instance: instance({ status: 'RUNNING', incidents: [incident('JOB_FAILED', { resolvedAt: t1 })] }) }), 'has no open incident'],
     ['a token stopped by the incident (ACTIVE)', state({ executions: [token({ status: 'ACTIVE', activityId: 'checkItems', jobId: null })] }), 'token e-1 is stopped at checkItems'],
-    ['the token still waits for its FAILED job', state({ executions: [token({})], jobs: { 'j-1': job('FAILED') } }), 'waits at handOverWorkOrder for FAILED job j-1'],
-    ['another token waits for the same message and key', state({ executions: [waitingToken], waiting: { 'WO-1': [point('e-1'), point('e-9', 'i-9')] } }), 'and so does e-9 of i-9: cancel one'],
+    ['the token still waits for its FAILED job', state({ executions: [token({})], jobs: { 'j-1': job('FAILED') } }), 'waits at handOver for FAILED job j-1'],
+    ['another token waits for the same message and key', state({ executions: [waitingToken], waiting: { 'C-1': [point('e-1'), point('e-9', 'i-9')] } }), 'and so does e-9 of i-9: cancel one'],
   ])('refused: %s', (_name, s, cause) => {
     const r = resolveIncidents(s, 'note', t2);
     expect(r.kind).toBe('REFUSED');
@@ -214,8 +214,8 @@ describe('resolveIncidents: an operator closes the incidents once their cause is
   test.each<[string, InstanceState['status'], IncidentState]>([
     ['the job was re-run (a new PENDING job)', 'RUNNING', state({ executions: [token({ jobId: 'j-2' })], jobs: { 'j-2': { ...job('PENDING'), id: 'j-2' } } })],
     ['the failed job is PENDING again', 'RUNNING', state({ executions: [token({})], jobs: { 'j-1': job('PENDING') } })],
-    ['one waiting point left for the key', 'RUNNING', state({ instance: instance({ incidents: [incident('DUPLICATE_WAITING_POINT')] }), executions: [waitingToken], waiting: { 'WO-1': [point('e-1')] } })],
-    ['the other waiting point is for another message', 'RUNNING', state({ executions: [waitingToken], waiting: { 'WO-1': [point('e-1'), { ...point('e-9', 'i-9'), messageName: 'Other' }] } })],
+    ['one waiting point left for the key', 'RUNNING', state({ instance: instance({ incidents: [incident('DUPLICATE_WAITING_POINT')] }), executions: [waitingToken], waiting: { 'C-1': [point('e-1')] } })],
+    ['the other waiting point is for another message', 'RUNNING', state({ executions: [waitingToken], waiting: { 'C-1': [point('e-1'), { ...point('e-9', 'i-9'), messageName: 'Other' }] } })],
     ['every token ended while INCIDENT', 'COMPLETED', state({ instance: instance({ activeExecutionIds: [], completedAt: t1 }) })],
   ])('resolved: %s → %s', (_name, status, s) => {
     const r = resolveIncidents(s, 'fixed the topic', t2);

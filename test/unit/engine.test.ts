@@ -4,11 +4,11 @@ import { Engine } from '../../functions/src/engine/engine';
 import { ModelError, type ProcessModel } from '../../functions/src/bpmn/model';
 
 const REPO = join(__dirname, '..', '..');
-let workOrder: ProcessModel;
+let fixtureProcess: ProcessModel;
 let rounds: ProcessModel;
 
 beforeAll(async () => {
-  workOrder = await loadProcessModel(join(REPO, 'bpmn', 'work-order-execution.bpmn'));
+  fixtureProcess = await loadProcessModel(join(REPO, 'test', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn'));
   // rounds.bpmn has a synchronous task (countRound) and no async one.
   rounds = await loadProcessModel(join(REPO, 'test', 'fixtures', 'bpmn', 'rounds.bpmn'));
 });
@@ -25,23 +25,23 @@ function errorOf(build: () => unknown): unknown {
 
 describe('Engine: handlers are registered by task id and checked at start-up', () => {
   test('all handlers registered: the models are deployed by process key', () => {
-    const engine = new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder']));
-    expect(engine.processKeys).toEqual(['work-order-execution']);
-    expect(engine.model('work-order-execution')).toBe(workOrder);
+    const engine = new Engine([fixtureProcess], {}, new Set(['handOver', 'settle', 'escalate']));
+    expect(engine.processKeys).toEqual(['fixture-process']);
+    expect(engine.model('fixture-process')).toBe(fixtureProcess);
   });
 
   test('an async task without a handler: ModelError naming the task id', () => {
-    const err = errorOf(() => new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'escalateOverdueWorkOrder'])));
+    const err = errorOf(() => new Engine([fixtureProcess], {}, new Set(['handOver', 'escalate'])));
     expect(err).toBeInstanceOf(ModelError);
-    expect(err).toMatchObject({ elementId: 'createInvoice' });
-    expect((err as Error).message).toBe('createInvoice: no async handler is registered for this task');
+    expect(err).toMatchObject({ elementId: 'settle' });
+    expect((err as Error).message).toBe('settle: no async handler is registered for this task');
   });
 
   test('a handler registered under the other kind does not count: a sync handler for an async task is refused', () => {
     const handOver = (): Record<string, unknown> => ({});
-    const err = errorOf(() => new Engine([workOrder], { handOverWorkOrder: handOver, createInvoice: handOver }, new Set()));
+    const err = errorOf(() => new Engine([fixtureProcess], { handOver: handOver, settle: handOver }, new Set()));
     expect(err).toBeInstanceOf(ModelError);
-    expect((err as Error).message).toContain('handOverWorkOrder');
+    expect((err as Error).message).toContain('handOver');
     expect((err as Error).message).toContain('async handler');
   });
 
@@ -53,14 +53,14 @@ describe('Engine: handlers are registered by task id and checked at start-up', (
   });
 
   test('two models with the same process key: ModelError naming the key', () => {
-    const err = errorOf(() => new Engine([workOrder, { ...workOrder, version: 'other' }], {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder'])));
+    const err = errorOf(() => new Engine([fixtureProcess, { ...fixtureProcess, version: 'other' }], {}, new Set(['handOver', 'settle', 'escalate'])));
     expect(err).toBeInstanceOf(ModelError);
-    expect(err).toMatchObject({ elementId: 'work-order-execution' });
-    expect((err as Error).message).toBe('work-order-execution: two models define process work-order-execution');
+    expect(err).toMatchObject({ elementId: 'fixture-process' });
+    expect((err as Error).message).toBe('fixture-process: two models define process fixture-process');
   });
 
   test('an unknown process key: ModelError naming the key', () => {
-    const engine = new Engine([workOrder], {}, new Set(['handOverWorkOrder', 'createInvoice', 'escalateOverdueWorkOrder']));
+    const engine = new Engine([fixtureProcess], {}, new Set(['handOver', 'settle', 'escalate']));
     expect(engine.find('nope')).toBeNull();
     expect(() => engine.model('nope')).toThrow(new ModelError('process nope is not deployed', 'nope'));
   });

@@ -4,18 +4,18 @@ import { type ExplainedDoc, type ExplainFacts, explain, type InstanceFact } from
 const now = new Date('2026-12-01T12:00:00Z');
 const HOUR = 3_600_000;
 const doc = (over: Partial<ExplainedDoc>): ExplainedDoc => ({
-  status: 'OPEN', reason: null, messageName: 'WorkOrderReleased', correlationKey: 'WO-1', attempts: 0, nextAttemptAt: now, receivedAt: new Date(now.getTime() - HOUR),
+  status: 'OPEN', reason: null, messageName: 'TaskOpened', correlationKey: 'C-1', attempts: 0, nextAttemptAt: now, receivedAt: new Date(now.getTime() - HOUR),
   requeuedAt: null, parkedAt: null, lastError: null, validationError: null, collidesWith: null, deliveryCount: null, sourceSubscription: null,
   processInstanceId: null, processedAt: null, correlatedVia: null, expireAt: null, ...over,
 });
 const facts = (d: Partial<ExplainedDoc>, over: Partial<ExplainFacts> = {}): ExplainFacts => ({ id: 'D', doc: doc(d), waiting: [], heldBehind: null, instances: [], bufferWindowMs: 24 * HOUR, ...over });
-const start = { processKey: 'work-order-release', activityId: 'released', instanceId: 'I' };
-const instance: InstanceFact = { id: 'I', businessKey: 'WO-1', status: 'RUNNING', completedAt: null, tokens: [], openIncidents: [] };
+const start = { processKey: 'fixture-opening', activityId: 'released', instanceId: 'I' };
+const instance: InstanceFact = { id: 'I', businessKey: 'C-1', status: 'RUNNING', completedAt: null, tokens: [], openIncidents: [] };
 
 describe('explain: start messages', () => {
   test('OPEN, its instance exists already: the next attempt parks it ALREADY_STARTED', () => {
     const e = explain(facts({}, { start, instances: [instance] }), now);
-    expect(e.because).toEqual(['no token waits for it, and process work-order-release, which WorkOrderReleased starts, has its instance for this key already (I, RUNNING): its next attempt parks it ALREADY_STARTED']);
+    expect(e.because).toEqual(['no token waits for it, and process fixture-opening, which TaskOpened starts, has its instance for this key already (I, RUNNING): its next attempt parks it ALREADY_STARTED']);
     expect(e.parkedFromIfUnclaimed).toBeNull();
   });
 

@@ -4,7 +4,7 @@ import { type ExplainedDoc, type ExplainFacts, explain, when } from '../../funct
 const now = new Date('2026-12-01T12:00:00Z');
 const HOUR = 3_600_000;
 const doc = (over: Partial<ExplainedDoc>): ExplainedDoc => ({
-  status: 'OPEN', reason: null, messageName: 'WorkOrderCompleted', correlationKey: 'WO-1', attempts: 0, nextAttemptAt: now, receivedAt: new Date(now.getTime() - HOUR),
+  status: 'OPEN', reason: null, messageName: 'TaskCompleted', correlationKey: 'C-1', attempts: 0, nextAttemptAt: now, receivedAt: new Date(now.getTime() - HOUR),
   requeuedAt: null, parkedAt: null, lastError: null, validationError: null, collidesWith: null, deliveryCount: null, sourceSubscription: null,
   processInstanceId: null, processedAt: null, correlatedVia: null, expireAt: null, ...over,
 });
@@ -12,8 +12,8 @@ const facts = (d: Partial<ExplainedDoc>, over: Partial<ExplainFacts> = {}): Expl
 
 describe('explain', () => {
   test('DEAD_LETTERED: how often Pub/Sub tried, fix the cause, then the runbook\'s requeue commands', () => {
-    const e = explain(facts({ status: 'PARKED', reason: 'DEAD_LETTERED', deliveryCount: 10, sourceSubscription: 'projects/p/subscriptions/work-order-completed-push' }), now);
-    expect(e.because[0]).toBe('Pub/Sub gave up delivering it to the receiver after 10 attempts (subscription projects/p/subscriptions/work-order-completed-push)');
+    const e = explain(facts({ status: 'PARKED', reason: 'DEAD_LETTERED', deliveryCount: 10, sourceSubscription: 'projects/p/subscriptions/fixture-results-push' }), now);
+    expect(e.because[0]).toBe('Pub/Sub gave up delivering it to the receiver after 10 attempts (subscription projects/p/subscriptions/fixture-results-push)');
     expect(e.next).toEqual(['fix the cause first (the receiver\'s logs around the attempts)', 'npx inbox requeue D', 'all of them: npx inbox requeue --reason DEAD_LETTERED --since 1d --dry-run, then --yes']);
   });
 
@@ -24,7 +24,7 @@ describe('explain', () => {
 
   test('OPEN after technical failures: the error, and that it is retried, never parked for it', () => {
     const e = explain(facts({ attempts: 3, lastError: 'UNAVAILABLE: 14 UNAVAILABLE: no connection', nextAttemptAt: new Date(now.getTime() + 90_000) }), now);
-    expect(e.summary).toBe('OPEN (WorkOrderCompleted, key WO-1), 3 attempt(s) so far; next attempt 2026-12-01T12:01:30.000Z (in 2 min)');
+    expect(e.summary).toBe('OPEN (TaskCompleted, key C-1), 3 attempt(s) so far; next attempt 2026-12-01T12:01:30.000Z (in 2 min)');
     expect(e.because[0]).toBe('its last attempt failed: UNAVAILABLE: 14 UNAVAILABLE: no connection (technical failures are retried, never parked)');
   });
 
@@ -36,8 +36,8 @@ describe('explain', () => {
   });
 
   test('an instance stopped by an incident: repair it first', () => {
-    const e = explain(facts({}, { instances: [{ id: 'I', businessKey: 'WO-1', status: 'INCIDENT', completedAt: null, openIncidents: ['JOB_FAILED'], tokens: [{ executionId: 'E', activityId: 'handOverWorkOrder', status: 'WAITING_JOB', waitingFor: null, jobId: 'J' }] }] }), now);
-    expect(e.because).toContain('instance I (business key WO-1) is INCIDENT, open incidents: JOB_FAILED: token E is at activity handOverWorkOrder, waiting for job J');
+    const e = explain(facts({}, { instances: [{ id: 'I', businessKey: 'C-1', status: 'INCIDENT', completedAt: null, openIncidents: ['JOB_FAILED'], tokens: [{ executionId: 'E', activityId: 'handOver', status: 'WAITING_JOB', waitingFor: null, jobId: 'J' }] }] }), now);
+    expect(e.because).toContain('instance I (business key C-1) is INCIDENT, open incidents: JOB_FAILED: token E is at activity handOver, waiting for job J');
     expect(e.next[0]).toMatch(/^repair instance I first \(npx inbox incidents;/);
   });
 

@@ -2,7 +2,7 @@ import { bucketNameProblem, gsUri, MAX_GS_URI_CHARS, objectNameProblem, parseGsU
 
 describe('parseGsUri', () => {
   test.each([
-    ['gs://provider-reports/wo/WO-1/report.json#1733050000000001', { bucket: 'provider-reports', object: 'wo/WO-1/report.json', generation: '1733050000000001' }],
+    ['gs://provider-reports/cases/C-1/report.json#1733050000000001', { bucket: 'provider-reports', object: 'cases/C-1/report.json', generation: '1733050000000001' }],
     ['gs://a.b.c/x#1', { bucket: 'a.b.c', object: 'x', generation: '1' }],
     // A '#' inside the object name is allowed: the generation is after the last one.
     ['gs://bkt/weird#name#42', { bucket: 'bkt', object: 'weird#name', generation: '42' }],

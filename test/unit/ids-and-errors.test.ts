@@ -4,11 +4,11 @@ import { classifyFailure, DeadlineExceededError, withDeadline } from '../../func
 
 describe('document ids', () => {
   test('are deterministic, hex, and differ per part', () => {
-    expect(messageDocId('A', 'WO-1', 'k')).toBe(messageDocId('A', 'WO-1', 'k'));
-    expect(messageDocId('A', 'WO-1', 'k')).toMatch(/^[0-9a-f]{40}$/);
-    expect(messageDocId('A', 'WO-1', 'k')).not.toBe(messageDocId('B', 'WO-1', 'k'));
+    expect(messageDocId('A', 'C-1', 'k')).toBe(messageDocId('A', 'C-1', 'k'));
+    expect(messageDocId('A', 'C-1', 'k')).toMatch(/^[0-9a-f]{40}$/);
+    expect(messageDocId('A', 'C-1', 'k')).not.toBe(messageDocId('B', 'C-1', 'k'));
     // The correlation key is part of the identity: one event id under two keys is two events.
-    expect(messageDocId('A', 'WO-1', 'k')).not.toBe(messageDocId('A', 'WO-2', 'k'));
+    expect(messageDocId('A', 'C-1', 'k')).not.toBe(messageDocId('A', 'C-2', 'k'));
     // Part boundaries matter: ("a:b","c") is not ("a","b:c").
     expect(messageDocId('a:b', 'c', 'd')).not.toBe(messageDocId('a', 'b:c', 'd'));
     // The old scheme (name, dedup key) never meets the new one.
@@ -18,7 +18,7 @@ describe('document ids', () => {
   });
 
   test('are not sequential for sequential keys', () => {
-    const ids = Array.from({ length: 50 }, (_, i) => messageDocId('WorkOrderCompleted', `WO-${i}`, `WorkOrderCompleted:WO-${i}`));
+    const ids = Array.from({ length: 50 }, (_, i) => messageDocId('TaskCompleted', `C-${i}`, `TaskCompleted:C-${i}`));
     const sorted = [...ids].sort();
     expect(sorted).not.toEqual(ids);
   });

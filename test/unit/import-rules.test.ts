@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
@@ -53,6 +53,7 @@ const STUBS: Readonly<Record<string, string>> = {
   'functions/src/beta/z.ts': 'export const z = 1;',
   'functions/src/operations/types.ts': 'export const types = 1;\nexport type Shown = number;',
   'functions/src/console/api.ts': 'export const api = 1;',
+  'functions/src/app.ts': 'export const app = 1;',
 };
 
 /** One wrong import per rule (and two right ones), with the violations it must raise: rule, from, to. */
@@ -98,8 +99,14 @@ const PROBES: ReadonlyArray<{ readonly file: string; readonly source: string; re
     source: "import { stack } from '../local/stack';\nimport type { ProviderScript } from '../local/provider';\nexport const plan: [number, ProviderScript] = [stack, 'answer'];",
     expected: [],
   },
-  { file: 'test/unit/reach.test.ts', source: "import { plan } from '../../examples/work-orders/demo/plan';\nexport const r = plan;", expected: [['unit-tests-never-reach-emulators', 'tools/local/stack.ts']] },
-  { file: 'test/unit/fine.test.ts', source: "import type { ProviderScript } from '../../examples/work-orders/local/provider';\nimport { lane } from '../../functions/src/relay/lane';\nexport const f: [ProviderScript, number] = ['answer', lane];", expected: [] },
+  { file: 'test/unit/reach.test.ts', source: "import { plan } from '../../tools/demo/plan';\nexport const r = plan;", expected: [['unit-tests-never-reach-emulators', 'tools/local/stack.ts']] },
+  { file: 'test/unit/fine.test.ts', source: "import type { ProviderScript } from '../../tools/local/provider';\nimport { lane } from '../../functions/src/relay/lane';\nexport const f: [ProviderScript, number] = ['answer', lane];", expected: [] },
+  // The system names no app: not its tools, not its tests (they run the fixture app under test/fixtures/).
+  { file: 'tools/local/probe-app.ts', source: "import { steps } from '../../examples/some-app/steps';\nexport const p = steps;", expected: [['system-not-to-apps', 'examples/some-app/steps.ts']] },
+  { file: 'test/e2e/probe-app.test.ts', source: "import { steps } from '../../examples/some-app/steps';\nexport const p = steps;", expected: [['system-not-to-apps', 'examples/some-app/steps.ts']] },
+  // An app's deployed files import app.ts of the system and nothing else of it; its tests and tooling in subfolders may.
+  { file: 'examples/some-app/steps.ts', source: "import { app } from '../../functions/src/app';\nimport { log } from '../../functions/src/log';\nexport const steps = [app, log];", expected: [['app-public-surface', 'functions/src/log.ts']] },
+  { file: 'examples/some-app/test/tool.ts', source: "import { log } from '../../../functions/src/log';\nexport const t = log;", expected: [] },
 ];
 
 /** Folder-level violations name folders, not files. */
@@ -134,9 +141,11 @@ afterAll(() => {
 });
 
 test('the real tree keeps every rule, and each rule fails on its wrong import', async () => {
+  // The apps' folder is cruised when there is one: the system's own tree has none to need (a copy without examples/ is a valid tree).
+  const apps = existsSync(join(ROOT, 'examples')) ? ['examples'] : [];
   const [real, probed] = await Promise.all([
-    cruise(ROOT, CONFIG, ['functions/src', 'console-ui', 'tools', 'bench', 'test']),
-    cruise(probeDir, 'probe.dependency-cruiser.cjs', ['functions/src', 'console-ui', 'tools', 'test']),
+    cruise(ROOT, CONFIG, ['functions/src', ...apps, 'console-ui', 'tools', 'test']),
+    cruise(probeDir, 'probe.dependency-cruiser.cjs', ['functions/src', 'examples', 'console-ui', 'tools', 'test']),
   ]);
 
   expect(real.summary.violations.map((v) => key([v.rule.name, v.from, v.to]))).toEqual([]);

@@ -34,7 +34,7 @@ describe('the coverage check itself', () => {
   test.each<[string, QueryShape, boolean]>([
     ['equality on indexed fields only', shape({ equality: ['status', 'reason'] }), true],
     ['equality on a field whose index is switched off', shape({ equality: ['receivedAt'] }), false],
-    ['equality inside a switched-off map', shape({ equality: ['payload.workOrderId'] }), false],
+    ['equality inside a switched-off map', shape({ equality: ['payload.caseId'] }), false],
     ['a single range field with its single-field index', shape({ range: 'shard' }), true],
     ['equality plus a range without a composite index', shape({ equality: ['status'], range: 'nextAttemptAt' }), false],
     ['the composite index, equality fields in the other order', shape({ equality: ['status', 'shard'], range: 'nextAttemptAt', orderBy: [{ field: 'nextAttemptAt', direction: 'asc' }] }), true],

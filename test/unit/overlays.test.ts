@@ -1,7 +1,7 @@
 import { overlaysOf, type WaitingAt } from '../../functions/src/operations/overlays';
 import type { ElementOverlay, IncidentView, TimerView, TokenView } from '../../functions/src/operations/types';
 
-const token = (id: string, activityId: string, status = 'WAITING_MESSAGE'): TokenView => ({ id, activityId, status, waitingFor: status === 'WAITING_MESSAGE' ? 'WorkOrderCompleted' : null });
+const token = (id: string, activityId: string, status = 'WAITING_MESSAGE'): TokenView => ({ id, activityId, status, waitingFor: status === 'WAITING_MESSAGE' ? 'TaskCompleted' : null });
 const timer = (id: string, activityId: string, status = 'PENDING'): TimerView => ({ id, activityId, status, dueAt: '2026-12-01T00:00:00.000Z' });
 const incident = (activityId: string | null, resolvedAt: string | null = null): IncidentView => ({ reason: 'DUPLICATE_WAITING_POINT', activityId, executionId: 'e1', message: 'two tokens', createdAt: '2026-12-01T00:00:00.000Z', resolvedAt });
 const at = (activityId: string, o: Partial<ElementOverlay>): ElementOverlay => ({ activityId, tokens: 0, waiting: 0, timers: 0, incidents: 0, ...o });

@@ -13,11 +13,11 @@ describe('decide: the outcomes of a start message', () => {
     ['started: DONE into the new instance', { kind: 'STARTED', processInstanceId: 'i-1' }, { kind: 'DONE', processInstanceId: 'i-1' }],
     [
       'the instance exists: PARKED ALREADY_STARTED at once, the instance in the details',
-      { kind: 'ALREADY_STARTED', processInstanceId: 'i-1', processKey: 'work-order-release', instanceStatus: 'RUNNING' },
+      { kind: 'ALREADY_STARTED', processInstanceId: 'i-1', processKey: 'fixture-opening', instanceStatus: 'RUNNING' },
       {
         kind: 'PARK', reason: 'ALREADY_STARTED', attempts: 1,
-        lastError: 'a start message, but process work-order-release already has an instance for this key: i-1 (RUNNING); starting a second one is refused',
-        details: { processInstanceId: 'i-1', processKey: 'work-order-release', instanceStatus: 'RUNNING' },
+        lastError: 'a start message, but process fixture-opening already has an instance for this key: i-1 (RUNNING); starting a second one is refused',
+        details: { processInstanceId: 'i-1', processKey: 'fixture-opening', instanceStatus: 'RUNNING' },
       },
     ],
     [
@@ -42,9 +42,9 @@ const NONE: ReadonlySet<string> = new Set();
 const entry = (inboxId: string, messageName: string, s: number): LaneEntry => ({ inboxId, messageName, publishTime: at(s), receivedAt: at(s) });
 
 describe('holdsBack: which older OPEN document holds a document back', () => {
-  const release = entry('r', 'WorkOrderReleased', 10);
-  const completion = entry('c', 'WorkOrderCompleted', 5);
-  const olderRelease = entry('r0', 'WorkOrderReleased', 1);
+  const release = entry('r', 'TaskOpened', 10);
+  const completion = entry('c', 'TaskCompleted', 5);
+  const olderRelease = entry('r0', 'TaskOpened', 1);
   const willStart: StartFacts = { awaited: false, instanceExists: false };
   const table: Array<[string, LaneEntry, LaneEntry, StartFacts | null, boolean]> = [
     ['a message whose name starts nothing: every older one (per-key order)', completion, release, null, true],
@@ -67,16 +67,16 @@ describe('holdsBack: which older OPEN document holds a document back', () => {
   });
 
   test('progress: in any lane, the oldest start message of a name that will start is held back by nobody', () => {
-    const names = fc.constantFrom('WorkOrderReleased', 'WorkOrderCompleted', 'ExecutionStarted');
+    const names = fc.constantFrom('TaskOpened', 'TaskCompleted', 'ExecutionStarted');
     const laneArb = fc.uniqueArray(fc.record({ inboxId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g'), messageName: names, s: fc.integer({ min: 0, max: 5 }) }), { minLength: 1, maxLength: 7, selector: (e) => e.inboxId });
     fc.assert(
       fc.property(laneArb, (raw) => {
         const lane = raw.map((e) => entry(e.inboxId, e.messageName, e.s));
-        const starts = lane.filter((e) => e.messageName === 'WorkOrderReleased');
+        const starts = lane.filter((e) => e.messageName === 'TaskOpened');
         for (const self of starts) {
           const blocker = olderThan(lane.filter((e) => holdsBack(e, self, willStart, NONE)), self);
           // Held back only by an older start message of its name, so the oldest of them goes.
-          if (blocker !== null) expect(blocker.messageName).toBe('WorkOrderReleased');
+          if (blocker !== null) expect(blocker.messageName).toBe('TaskOpened');
           if (olderThan(starts, self) === null) expect(blocker).toBeNull();
         }
       }),

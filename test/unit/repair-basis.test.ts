@@ -7,13 +7,13 @@ import { basisChangeText } from '../../functions/src/operations/basis-change';
 const t0 = new Date('2026-12-03T10:00:00Z');
 const token = (over: Partial<ExecutionState> = {}): ExecutionState => ({
   id: 'e-1', processInstanceId: 'i-1', activityId: 'waitForCompletion', status: 'WAITING_MESSAGE', step: 3, jobId: null,
-  waitingFor: { messageName: 'WorkOrderCompleted', correlationKey: 'WO-1' }, createdAt: t0, updatedAt: t0, ...over,
+  waitingFor: { messageName: 'TaskCompleted', correlationKey: 'C-1' }, createdAt: t0, updatedAt: t0, ...over,
 });
 const instance = (over: Partial<InstanceState> = {}): InstanceState => ({
-  id: 'i-1', processKey: 'p', processVersion: '1', businessKey: 'WO-1', status: 'RUNNING', variables: {}, activeExecutionIds: ['e-1'], incidents: [],
+  id: 'i-1', processKey: 'p', processVersion: '1', businessKey: 'C-1', status: 'RUNNING', variables: {}, activeExecutionIds: ['e-1'], incidents: [],
   createdAt: t0, updatedAt: t0, completedAt: null, ...over,
 });
-const label = (id: string): string => ({ waitForCompletion: 'Wait for completion (waitForCompletion)', createInvoice: 'Create invoice (createInvoice)' })[id] ?? id;
+const label = (id: string): string => ({ waitForCompletion: 'Wait for completion (waitForCompletion)', settle: 'Settle (settle)' })[id] ?? id;
 const refusal = (then: RepairBasis, now: RepairBasis): string => basisChangeText(new BasisChangedError(then, now, 'it'), label);
 
 describe('the basis of each repair', () => {
@@ -22,15 +22,15 @@ describe('the basis of each repair', () => {
   });
 
   test('an instance a token is added to: its status and its live tokens, sorted; ended ones left out', () => {
-    const tokens = { 'e-2': token({ id: 'e-2', activityId: 'createInvoice', step: 5 }), 'e-1': token(), 'e-0': token({ id: 'e-0', status: 'ENDED' }) };
-    expect(tokensBasis(instance({ activeExecutionIds: ['e-2', 'e-1'] }), tokens)).toEqual({ subject: 'tokens', facts: { status: 'RUNNING', tokens: 'e-1@waitForCompletion#3,e-2@createInvoice#5' } });
+    const tokens = { 'e-2': token({ id: 'e-2', activityId: 'settle', step: 5 }), 'e-1': token(), 'e-0': token({ id: 'e-0', status: 'ENDED' }) };
+    expect(tokensBasis(instance({ activeExecutionIds: ['e-2', 'e-1'] }), tokens)).toEqual({ subject: 'tokens', facts: { status: 'RUNNING', tokens: 'e-1@waitForCompletion#3,e-2@settle#5' } });
   });
 
   test('incidents: the open ones only, in the order raised', () => {
     const i = instance({
       status: 'INCIDENT',
       incidents: [
-        { reason: 'JOB_FAILED', executionId: 'e-1', activityId: 'createInvoice', message: 'm', at: t0, resolvedAt: t0, resolution: null },
+        { reason: 'JOB_FAILED', executionId: 'e-1', activityId: 'settle', message: 'm', at: t0, resolvedAt: t0, resolution: null },
         { reason: 'DUPLICATE_WAITING_POINT', executionId: 'e-1', activityId: 'waitForCompletion', message: 'm', at: t0 },
       ],
     });
@@ -50,7 +50,7 @@ describe('checkBasis', () => {
 
   test('the same basis passes; any other fact refuses, naming then and now', () => {
     expect(() => checkBasis(tokenBasis(token()), tokenBasis(token()), 'token e-1')).not.toThrow();
-    for (const moved of [token({ activityId: 'createInvoice' }), token({ step: 4 }), token({ status: 'WAITING_JOB' })]) {
+    for (const moved of [token({ activityId: 'settle' }), token({ step: 4 }), token({ status: 'WAITING_JOB' })]) {
       expect(() => checkBasis(tokenBasis(token()), tokenBasis(moved), 'token e-1')).toThrow(BasisChangedError);
     }
     expect(() => checkBasis(tokenBasis(token()), documentBasis({ status: 'OPEN', reason: null }), 'x')).toThrow(/changed since the preview/);
@@ -59,7 +59,7 @@ describe('checkBasis', () => {
 
 describe('the refusal in words', () => {
   test.each([
-    ['moved on', token({ activityId: 'createInvoice', step: 4, status: 'WAITING_JOB' }), 'refused: the token moved from Wait for completion (waitForCompletion) to Create invoice (createInvoice) since the preview'],
+    ['moved on', token({ activityId: 'settle', step: 4, status: 'WAITING_JOB' }), 'refused: the token moved from Wait for completion (waitForCompletion) to Settle (settle) since the preview'],
     ['cancelled', token({ status: 'CANCELLED' }), 'refused: the token was cancelled at Wait for completion (waitForCompletion) since the preview'],
     ['ended', token({ activityId: 'end', status: 'ENDED', step: 6 }), 'refused: the token ended at end since the preview (it was at Wait for completion (waitForCompletion))'],
     ['back at the same activity', token({ step: 9 }), 'refused: the token left Wait for completion (waitForCompletion) and came back since the preview (step 3, now 9)'],
@@ -72,9 +72,9 @@ describe('the refusal in words', () => {
 
   test('a document requeued and parked again; a new incident', () => {
     expect(refusal(documentBasis({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE' }), documentBasis({ status: 'PARKED', reason: 'MANUAL' }))).toMatch(/^refused: the document is PARKED MANUAL now, PARKED NO_WAITING_INSTANCE at the preview/);
-    const then = incidentsBasis(instance({ status: 'INCIDENT', incidents: [{ reason: 'JOB_FAILED', executionId: 'e-1', activityId: 'createInvoice', message: 'm', at: t0 }] }));
-    const now = incidentsBasis(instance({ status: 'INCIDENT', incidents: [{ reason: 'JOB_FAILED', executionId: 'e-1', activityId: 'createInvoice', message: 'm', at: t0 }, { reason: 'STEP_LIMIT', executionId: 'e-2', activityId: 'loop', message: 'm', at: t0 }] }));
-    expect(refusal(then, now)).toMatch(/incidents changed since the preview .*JOB_FAILED@createInvoice,STEP_LIMIT@loop/);
+    const then = incidentsBasis(instance({ status: 'INCIDENT', incidents: [{ reason: 'JOB_FAILED', executionId: 'e-1', activityId: 'settle', message: 'm', at: t0 }] }));
+    const now = incidentsBasis(instance({ status: 'INCIDENT', incidents: [{ reason: 'JOB_FAILED', executionId: 'e-1', activityId: 'settle', message: 'm', at: t0 }, { reason: 'STEP_LIMIT', executionId: 'e-2', activityId: 'loop', message: 'm', at: t0 }] }));
+    expect(refusal(then, now)).toMatch(/incidents changed since the preview .*JOB_FAILED@settle,STEP_LIMIT@loop/);
   });
 });
 

@@ -10,7 +10,7 @@ describe('timerProblem', () => {
   let deployed: ProcessModel;
   let kinds: ProcessModel;
   beforeAll(async () => {
-    deployed = await loadProcessModel(join(ROOT, 'bpmn', 'work-order-execution.bpmn'));
+    deployed = await loadProcessModel(join(ROOT, 'test', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn'));
     kinds = await loadProcessModel(join(ROOT, 'test', 'fixtures', 'bpmn', 'timer-kinds.bpmn'));
   });
 
@@ -30,7 +30,7 @@ describe('timerProblem', () => {
   ])('deployed model refuses %s, naming the variable and the timer', (_what, variables) => {
     const problem = timerProblem(deployed, variables);
     expect(problem).toMatch(/^variables\.completionDeadline: /);
-    expect(problem).toContain('timer completionOverdue of process work-order-execution');
+    expect(problem).toContain('timer completionOverdue of process fixture-process');
   });
 
   test('a variable timer without default needs its variable; a valid date-time passes', () => {
@@ -40,7 +40,7 @@ describe('timerProblem', () => {
   });
 
   test('a message start is checked the same way', () => {
-    expect(messageStartProblem(deployed, { workOrderId: 'WO-1', completionDeadline: 'tomorrow' })).toMatch(/^variables\.completionDeadline: /);
-    expect(messageStartProblem(deployed, { workOrderId: 'WO-1', completionDeadline: 'PT30S' })).toBeNull();
+    expect(messageStartProblem(deployed, { caseId: 'C-1', completionDeadline: 'tomorrow' })).toMatch(/^variables\.completionDeadline: /);
+    expect(messageStartProblem(deployed, { caseId: 'C-1', completionDeadline: 'PT30S' })).toBeNull();
   });
 });

@@ -11,7 +11,7 @@ import { createSweepJobsHandler } from '../../functions/src/jobs/sweep-jobs';
 import { createLogger } from '../../functions/src/log';
 import { createStartProcessHandler } from '../../functions/src/process/start-process';
 import { createPushHandler } from '../../functions/src/receiver/receive-pubsub-push';
-import { DEFAULT_REGISTRY } from '../../functions/src/receiver/registry';
+import { FIXTURE_REGISTRY } from '../support/app';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import type { JobQueue } from '../../functions/src/tasks/job-queue';
 import { completionEnvelope } from '../support/push';
@@ -41,20 +41,20 @@ interface Dependencies {
 const FUNCTIONS: ReadonlyArray<{ readonly name: string; readonly build: (deps: Dependencies) => Handler; readonly body: unknown; readonly retryAfter: string | undefined }> = [
   {
     name: 'receivePubSubPush',
-    build: ({ db, log }) => createPushHandler({ db, registry: DEFAULT_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, fastPath: null, payloadStore: () => { throw new Error('no payload store in this test'); }, claims: { payloadBucket: 'b', offloadBytes: 512 * 1024, referenceBuckets: [] } }),
-    body: completionEnvelope({ workOrderId: 'WO-defect' }),
+    build: ({ db, log }) => createPushHandler({ db, registry: FIXTURE_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, fastPath: null, payloadStore: () => { throw new Error('no payload store in this test'); }, claims: { payloadBucket: 'b', offloadBytes: 512 * 1024, referenceBuckets: [] } }),
+    body: completionEnvelope({ caseId: 'C-defect' }),
     retryAfter: '10',
   },
   {
     name: 'receiveDeadLetter',
-    build: ({ db, log }) => createDeadLetterHandler({ db, registry: DEFAULT_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, claims: { referenceBuckets: [] } }),
-    body: completionEnvelope({ workOrderId: 'WO-defect' }, { attributes: { CloudPubSubDeadLetterSourceSubscription: 'work-order-completed-push', CloudPubSubDeadLetterSourceDeliveryCount: '5' } }),
+    build: ({ db, log }) => createDeadLetterHandler({ db, registry: FIXTURE_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, claims: { referenceBuckets: [] } }),
+    body: completionEnvelope({ caseId: 'C-defect' }, { attributes: { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceDeliveryCount: '5' } }),
     retryAfter: '10',
   },
   {
     name: 'startProcess',
     build: ({ db, engine, log }) => createStartProcessHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, log, now: () => new Date() }),
-    body: { processKey: 'work-order-execution', businessKey: 'WO-defect', variables: { workOrderId: 'WO-defect' } },
+    body: { processKey: 'fixture-process', businessKey: 'C-defect', variables: { caseId: 'C-defect' } },
     retryAfter: '10',
   },
   {

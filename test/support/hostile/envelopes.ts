@@ -83,7 +83,7 @@ export function extraAttributes(many: boolean): fc.Arbitrary<ReadonlyArray<reado
 /** The attributes Pub/Sub adds to a dead-lettered message, some missing or odd, plus unexpected ones under the prefix. */
 const deadLetterSource = fc
   .record({
-    subscription: fc.option(fc.oneof(fc.constant('work-order-completed-push'), fc.constant('projects/p/subscriptions/s'), oddText(16)), { nil: undefined }),
+    subscription: fc.option(fc.oneof(fc.constant('fixture-results-push'), fc.constant('projects/p/subscriptions/s'), oddText(16)), { nil: undefined }),
     project: fc.option(fc.oneof(fc.constant('test'), oddText(8)), { nil: undefined }),
     count: fc.option(fc.oneof(fc.nat(100).map(String), fc.constantFrom('NaN', '1e400', '-3', '', ' 7 ')), { nil: undefined }),
     publishTime: fc.option(fc.constant('2026-11-29T10:00:00Z'), { nil: undefined }),

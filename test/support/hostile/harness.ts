@@ -105,7 +105,7 @@ export function statusTable(cases: readonly HostileCase[], answers: readonly Htt
   return table;
 }
 
-const PAYLOAD_FIELDS = new Set(['workOrderId', 'completedItems', 'completionTimestamp', 'eventId']);
+const PAYLOAD_FIELDS = new Set(['caseId', 'completedItems', 'completionTimestamp', 'eventId']);
 const sha256 = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** Why a stored document differs from what its case expects, or null. */

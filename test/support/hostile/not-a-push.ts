@@ -18,7 +18,7 @@ const NOT_PUSH = 'not a Pub/Sub push envelope';
 
 /** A perfect envelope as plain values, so one part can be replaced. */
 function perfect(tag: string): { message: Record<string, unknown>; subscription: string } {
-  const data = base64(JSON.stringify({ workOrderId: `wo-${tag}`, completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }));
+  const data = base64(JSON.stringify({ caseId: `c-${tag}`, completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }));
   return { message: { data, attributes: { eventType: MESSAGE_NAME }, messageId: `m-${tag}` }, subscription: 'projects/hostile/subscriptions/push' };
 }
 

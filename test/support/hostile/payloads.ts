@@ -8,7 +8,7 @@ import { base64, deepJson, Entries, junkJson, NOT_AN_OBJECT, oddText, PROTO_KEYS
  * schema, well-formed text, and the first that fails is the reason.
  */
 
-export const MESSAGE_NAME = 'WorkOrderCompleted';
+export const MESSAGE_NAME = 'TaskCompleted';
 
 /** What the inbox must make of a payload. */
 export type Verdict =
@@ -41,14 +41,14 @@ const timestamp = fc
   });
 
 const items = fc.oneof(fc.constant(0), fc.nat(1_000), fc.constant(Number.MAX_SAFE_INTEGER));
-const FIELDS = new Set(['workOrderId', 'completedItems', 'completionTimestamp', 'eventId']);
+const FIELDS = new Set(['caseId', 'completedItems', 'completionTimestamp', 'eventId']);
 /** Unknown payload fields, prototype-ish keys first among them; the schema drops them all. */
 const extras = fc.array(fc.tuple(fc.oneof(fc.constantFrom(...PROTO_KEYS), oddText(10)), junkJson()), { maxLength: 4 }).map((e) => e.filter(([k]) => !FIELDS.has(k)));
 
 /** The pieces of a valid completion; odd text stays well-formed, pads are trimmed by the schema. */
 const completionParts = fc.record({
   pads: fc.tuple(PAD, PAD, PAD, PAD),
-  woText: oddText(40),
+  caseText: oddText(40),
   eventText: fc.option(oddText(40), { nil: undefined }),
   completedItems: items,
   itemsAsFloat: fc.boolean(),
@@ -64,22 +64,22 @@ type CompletionParts = typeof completionParts extends fc.Arbitrary<infer T> ? T 
 
 /** A valid completion's JSON text, and the payload the schema makes of it. */
 function completionText(p: CompletionParts, tag: string, extraEntries: ReadonlyArray<readonly [string, unknown]> = []): { text: string; verdict: Verdict } {
-  const workOrderId = `${p.pads[0]}wo-${tag}-${p.woText}${p.pads[1]}`;
+  const caseId = `${p.pads[0]}c-${tag}-${p.caseText}${p.pads[1]}`;
   const eventId = p.eventText === undefined ? undefined : `${p.pads[2]}ev-${tag}-${p.eventText}${p.pads[3]}`;
   const fields: Array<readonly [string, unknown]> = [
     // A duplicate key: JSON.parse keeps the last one, so this first value must not count.
-    ...(p.shadowedFirst === undefined ? [] : [['workOrderId', p.shadowedFirst] as const]),
-    ['workOrderId', workOrderId],
+    ...(p.shadowedFirst === undefined ? [] : [['caseId', p.shadowedFirst] as const]),
+    ['caseId', caseId],
     ['completedItems', p.itemsAsFloat && p.completedItems < 1e15 ? new RawJson(`${p.completedItems}.0`) : p.completedItems],
     ['completionTimestamp', p.completionTimestamp],
     ...(eventId === undefined ? [] : [['eventId', eventId] as const]),
   ];
   const unknown = [...p.extras, ...(p.deep === undefined ? [] : [['nested', deepJson(10_000, p.deep)] as const]), ...extraEntries];
   const text = toJsonText(new Entries(p.extrasFirst ? [...unknown, ...fields] : [...fields, ...unknown]));
-  const payload: Record<string, unknown> = { workOrderId: workOrderId.trim(), completedItems: p.completedItems, completionTimestamp: p.completionTimestamp };
+  const payload: Record<string, unknown> = { caseId: caseId.trim(), completedItems: p.completedItems, completionTimestamp: p.completionTimestamp };
   if (eventId !== undefined) payload.eventId = eventId.trim();
-  const dedupKey = eventId === undefined ? `${MESSAGE_NAME}:${workOrderId.trim()}` : eventId.trim();
-  return { text: `${p.bom ? '\ufeff' : ''}${text}`, verdict: { valid: true, payload, correlationKey: workOrderId.trim(), dedupKey } };
+  const dedupKey = eventId === undefined ? `${MESSAGE_NAME}:${caseId.trim()}` : eventId.trim();
+  return { text: `${p.bom ? '\ufeff' : ''}${text}`, verdict: { valid: true, payload, correlationKey: caseId.trim(), dedupKey } };
 }
 
 function invalid(error: string, raw: Buffer, form: 'DECODED' | 'UNDECODABLE_BASE64' = 'DECODED'): Verdict {
@@ -121,7 +121,7 @@ export const nameMissing: fc.Arbitrary<PayloadBuilder> = fc.tuple(completionPart
 
 /** An eventType no registry entry has: near misses, prototype keys, odd text, and names too long to quote whole. */
 export const unknownName: fc.Arbitrary<PayloadBuilder> = fc
-  .tuple(completionParts, fc.oneof(fc.constantFrom('workordercompleted', 'WorkOrderCompleted ', ' WorkOrderCompleted', '\u200fWorkOrderCompleted', 'WorkOrder\u0000Completed', '', ...PROTO_KEYS), oddText(30), fc.constantFrom('\u{1F600}'.repeat(1_500), `x${'\u{1F600}'.repeat(1_500)}`)))
+  .tuple(completionParts, fc.oneof(fc.constantFrom('taskcompleted', 'TaskCompleted ', ' TaskCompleted', '\u200fTaskCompleted', 'Task\u0000Completed', '', ...PROTO_KEYS), oddText(30), fc.constantFrom('\u{1F600}'.repeat(1_500), `x${'\u{1F600}'.repeat(1_500)}`)))
   .filter(([, name]) => name !== MESSAGE_NAME)
   .map(([p, name]) => (tag) => {
     const text = completionText(p, tag).text;
@@ -147,9 +147,9 @@ export const notJson: fc.Arbitrary<PayloadBuilder> = fc
     return { data: how === 'absent' ? undefined : base64(text), eventType: MESSAGE_NAME, verdict: invalid('message.data is not JSON', Buffer.from(text, 'utf8')) };
   });
 
-/** One field broken at a time, or no object at all: JSON, but not a WorkOrderCompleted. */
+/** One field broken at a time, or no object at all: JSON, but not a TaskCompleted. */
 const SCHEMA_BREAKS: ReadonlyArray<readonly [string, fc.Arbitrary<unknown>]> = [
-  ['workOrderId', fc.oneof(fc.constantFrom(null, 42, true, '', '   ', '\u3000', 'x'.repeat(300)), NOT_AN_OBJECT.filter((v) => typeof v !== 'string'), junkJson().filter((v) => typeof v !== 'string'))],
+  ['caseId', fc.oneof(fc.constantFrom(null, 42, true, '', '   ', '\u3000', 'x'.repeat(300)), NOT_AN_OBJECT.filter((v) => typeof v !== 'string'), junkJson().filter((v) => typeof v !== 'string'))],
   ['completedItems', fc.constantFrom(-1, 1.5, '3', null, 1e300, true, [], {}, Number.MAX_SAFE_INTEGER + 1)],
   ['completionTimestamp', fc.constantFrom('now', '2026-02-30T10:00:00Z', '2026-11-29', '', 0, null, '2026-11-29T25:00:00Z', '2026-11-29 10:00:00Z')],
   ['eventId', fc.constantFrom(42, null, '', '  ', 'e'.repeat(257), [])],
@@ -163,7 +163,7 @@ export const schemaViolation: fc.Arbitrary<PayloadBuilder> = fc
       const fields = (JSON.parse(completionText({ ...p, extras: [], deep: undefined, shadowedFirst: undefined, bom: false }, tag).text) as Record<string, unknown>);
       let body: unknown;
       if (how === 'field') body = { ...fields, [field]: value };
-      else if (how === 'missing') body = new Entries(Object.entries(fields).filter(([k]) => k !== (field === 'eventId' ? 'workOrderId' : field)));
+      else if (how === 'missing') body = new Entries(Object.entries(fields).filter(([k]) => k !== (field === 'eventId' ? 'caseId' : field)));
       // The fields under "__proto__": an own key after JSON.parse, so they are not inherited and are missing.
       else if (how === 'protoWrapped') body = new Entries([['__proto__', fields]]);
       else body = notObject;
@@ -175,7 +175,7 @@ export const schemaViolation: fc.Arbitrary<PayloadBuilder> = fc
 /** A "\udXXX" escape in an identifier: valid JSON and schema, but text Firestore cannot store. */
 export const loneSurrogateInPayload: fc.Arbitrary<PayloadBuilder> = fc.tuple(completionParts, textWithLoneSurrogate(), fc.boolean()).map(([p, bad, inEvent]) => (tag) => {
   const fields = JSON.parse(completionText({ ...p, extras: [], deep: undefined, shadowedFirst: undefined, bom: false }, tag).text) as Record<string, unknown>;
-  const text = toJsonText({ ...fields, [inEvent ? 'eventId' : 'workOrderId']: `id-${tag}-${bad}` });
+  const text = toJsonText({ ...fields, [inEvent ? 'eventId' : 'caseId']: `id-${tag}-${bad}` });
   return { data: base64(text), eventType: MESSAGE_NAME, verdict: invalid('is not valid Unicode (lone surrogate)', Buffer.from(text, 'utf8')) };
 });
 

@@ -11,18 +11,21 @@ import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { lineItems, reportReference, storeOffloaded, storeReferenced, uploadReport } from '../support/claims';
 import { freshFirestores } from '../support/firestore';
 import { storePushed, completionPayload } from '../support/inbox';
-import { startProcessStack, subscribeProvider, type ProcessStack } from '../support/process-stack';
+import { startProcessStack, subscribeCounterpart, type ProcessStack } from '../support/process-stack';
 import { useTestStorage } from '../support/storage';
 import { waitFor } from '../support/wait';
 import { jobsOf } from '../support/process-state';
+import { settlementRef } from '../support/app';
 
 /**
  * Both claim-check routes end to end (issue 17, decision 1): the process is
  * started through startProcess, its hand-over runs through Cloud Tasks
  * (emulator) and runJob, the completion is stored as the receiver stores it
  * (a sender's reference, or an offloaded payload), the relay correlates it
- * and dispatches "Create invoice", and runJob bills the report's line items,
- * read from the storage emulator pinned to its generation.
+ * and dispatches the fixture app's "Settle", and runJob counts the report's
+ * line items, read through the app's readClaim from the storage emulator,
+ * pinned to its generation. (An example app tests its own steps beside
+ * it, in examples/APP/test/.)
  */
 const REPORTS = 'sender-reports-e2e';
 const PAYLOADS = 'inbox-payloads-e2e';
@@ -31,99 +34,99 @@ const firestore = freshFirestores();
 const { db, projectId } = firestore.project('claims-e2e');
 const log = createLogger(() => undefined);
 let stack: ProcessStack;
-let provider: Subscription;
+let counterpart: Subscription;
 let store: PayloadStore;
 
 beforeAll(async () => {
   store = createGcsPayloadStore(projectId);
-  stack = await startProcessStack(db, projectId, { providerTopic: 'work-orders-claims', maxAttempts: 2, payloadStore: () => store });
-  provider = await subscribeProvider(stack, 'work-orders-claims');
+  stack = await startProcessStack(db, projectId, { maxAttempts: 2, payloadStore: () => store });
+  counterpart = await subscribeCounterpart(stack);
 });
 firestore.beforeTerminate(async () => {
-  await provider.close();
+  await counterpart.close();
   await stack.stop();
 });
 
 const relayDeps = (): RelayDeps => ({ db, engine: stack.engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 5_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 7 * 86_400_000, transactionTimeoutMs: 15_000, now: () => new Date(), random: () => 0.5, payloadStore: () => store });
 const relay = (): ReturnType<typeof relayBatch> => relayBatch(relayDeps(), stack.queues, log, { budgetMs: 30_000, parallelism: 2, batchSize: 50, shards: 16 });
 
-/** Starts the work order through startProcess and waits until its token waits for the completion. */
-async function started(workOrderId: string): Promise<string> {
-  const res = await request(stack.startServer).post('/').send({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId } });
+/** Starts the case through startProcess and waits until its token waits for the completion. */
+async function started(caseId: string): Promise<string> {
+  const res = await request(stack.startServer).post('/').send({ processKey: 'fixture-process', businessKey: caseId, variables: { caseId } });
   expect(res.status).toBe(201);
-  await waitFor(`${workOrderId} waiting`, async () => ((((await refs.correlationKey(db, workOrderId).get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1 ? true : undefined));
+  await waitFor(`${caseId} waiting`, async () => ((((await refs.correlationKey(db, caseId).get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1 ? true : undefined));
   return res.body.processInstanceId as string;
 }
 
-const invoiceOf = (workOrderId: string): Promise<Record<string, unknown>> =>
-  waitFor(`the invoice of ${workOrderId}`, async () => (await refs.invoice(db, workOrderId).get()).data());
+const settlementOf = (caseId: string): Promise<Record<string, unknown>> =>
+  waitFor(`the settlement of ${caseId}`, async () => (await settlementRef(db, caseId).get()).data());
 const statusOf = async (instanceId: string): Promise<unknown> => (await refs.instance(db, instanceId).get()).get('status');
 
-describe('claim check, receipt to invoice', () => {
+describe('claim check, receipt to settlement', () => {
   test('by reference: 2,500 line items in the sender\'s object, billed 2,500', async () => {
-    const instanceId = await started('WO-claim-ref');
-    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-ref.json', { workOrderId: 'WO-claim-ref', lineItems: lineItems(2_500) });
+    const instanceId = await started('C-claim-ref');
+    const ref = await uploadReport(store, REPORTS, 'reports/C-claim-ref.json', { caseId: 'C-claim-ref', lineItems: lineItems(2_500) });
     const reference = reportReference(ref);
-    const id = await storeReferenced(db, completionPayload('WO-claim-ref', { completedItems: 1 }), reference);
+    const id = await storeReferenced(db, completionPayload('C-claim-ref', { completedItems: 1 }), reference);
     expect((await relay()).correlated).toBeGreaterThanOrEqual(1);
     expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
-    const invoice = await invoiceOf('WO-claim-ref');
-    expect(invoice).toMatchObject({ workOrderId: 'WO-claim-ref', processInstanceId: instanceId, billedItems: 2_500, lineItemCount: 2_500, report: reference.uri, completedItems: 1 });
+    const settlement = await settlementOf('C-claim-ref');
+    expect(settlement).toMatchObject({ caseId: 'C-claim-ref', processInstanceId: instanceId, billedItems: 2_500, lineItemCount: 2_500, report: reference.uri, completedItems: 1 });
     await waitFor('COMPLETED', async () => ((await statusOf(instanceId)) === 'COMPLETED' ? true : undefined));
   });
 
   test('offloaded: a 3,000-item completion over INBOX_OFFLOAD_BYTES, kept in the inbox\'s bucket, billed 3,000', async () => {
-    const instanceId = await started('WO-claim-off');
-    const { id, offloaded, bytes } = await storeOffloaded(db, store, PAYLOADS, completionPayload('WO-claim-off', { lineItems: lineItems(3_000, 200) }));
+    const instanceId = await started('C-claim-off');
+    const { id, offloaded, bytes } = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-claim-off', { lineItems: lineItems(3_000, 200) }));
     expect(bytes.length).toBeGreaterThan(DEFAULTS.INBOX_OFFLOAD_BYTES);
     await relay();
     expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
-    expect(await invoiceOf('WO-claim-off')).toMatchObject({ billedItems: 3_000, lineItemCount: 3_000, report: offloaded.uri, completedItems: 5 });
+    expect(await settlementOf('C-claim-off')).toMatchObject({ billedItems: 3_000, lineItemCount: 3_000, report: offloaded.uri, completedItems: 5 });
     await waitFor('COMPLETED', async () => ((await statusOf(instanceId)) === 'COMPLETED' ? true : undefined));
   });
 
   test('no claim: inline lineItems are billed; without them completedItems, as before', async () => {
-    await started('WO-claim-inline');
-    await started('WO-claim-plain');
-    await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-claim-inline', { completedItems: 2, lineItems: lineItems(7) }) });
-    await storePushed(db, { name: 'WorkOrderCompleted', payload: completionPayload('WO-claim-plain', { completedItems: 9 }) });
+    await started('C-claim-inline');
+    await started('C-claim-plain');
+    await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-claim-inline', { completedItems: 2, lineItems: lineItems(7) }) });
+    await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-claim-plain', { completedItems: 9 }) });
     await relay();
-    expect(await invoiceOf('WO-claim-inline')).toMatchObject({ billedItems: 7, lineItemCount: 7, report: null, completedItems: 2 });
-    expect(await invoiceOf('WO-claim-plain')).toMatchObject({ billedItems: 9, lineItemCount: null, report: null, completedItems: 9 });
+    expect(await settlementOf('C-claim-inline')).toMatchObject({ billedItems: 7, lineItemCount: 7, report: null, completedItems: 2 });
+    expect(await settlementOf('C-claim-plain')).toMatchObject({ billedItems: 9, lineItemCount: null, report: null, completedItems: 9 });
   });
 
-  test('the object deleted by hand before the job ran: no invoice, the instance INCIDENT / JOB_FAILED saying MISSING', async () => {
-    const instanceId = await started('WO-claim-lost');
-    const { offloaded } = await storeOffloaded(db, store, PAYLOADS, completionPayload('WO-claim-lost', { lineItems: lineItems(3) }));
+  test('the object deleted by hand before the job ran: no settlement, the instance INCIDENT / JOB_FAILED saying MISSING', async () => {
+    const instanceId = await started('C-claim-lost');
+    const { offloaded } = await storeOffloaded(db, store, PAYLOADS, completionPayload('C-claim-lost', { lineItems: lineItems(3) }));
     // Offloaded payloads are the inbox's own objects: the relay does not stat them, the job is where it shows.
     await storage.current.client.bucket(PAYLOADS).file(offloaded.object).delete();
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
     const incidents = (await refs.instance(db, instanceId).get()).get('incidents') as Array<Record<string, unknown>>;
-    expect(incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'createInvoice', message: expect.stringContaining(`${offloaded.uri} is MISSING`) })]);
-    expect((await refs.invoice(db, 'WO-claim-lost').get()).exists).toBe(false);
+    expect(incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'settle', message: expect.stringContaining(`${offloaded.uri} is MISSING`) })]);
+    expect((await settlementRef(db, 'C-claim-lost').get()).exists).toBe(false);
   });
 
   test('a report that is not one (valid JSON, no lineItems): JOB_FAILED with the schema\'s words, not retried', async () => {
-    const instanceId = await started('WO-claim-bad');
-    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-bad.json', { items: [] });
-    await storeReferenced(db, completionPayload('WO-claim-bad'), reportReference(ref));
+    const instanceId = await started('C-claim-bad');
+    const ref = await uploadReport(store, REPORTS, 'reports/C-claim-bad.json', { items: [] });
+    await storeReferenced(db, completionPayload('C-claim-bad'), reportReference(ref));
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
     const incidents = (await refs.instance(db, instanceId).get()).get('incidents') as Array<Record<string, unknown>>;
     expect(incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('is not a completion report') })]);
-    const jobs = (await jobsOf(db, instanceId)).filter((j) => j.activityId === 'createInvoice');
+    const jobs = (await jobsOf(db, instanceId)).filter((j) => j.activityId === 'settle');
     expect(jobs.map((j) => [j.status, j.attempts])).toEqual([['FAILED', 1]]);
   });
 
-  test('the report of another work order: JOB_FAILED naming both, nobody billed for items that are not theirs', async () => {
-    const instanceId = await started('WO-claim-other');
-    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-other.json', { workOrderId: 'WO-someone-else', lineItems: lineItems(4) });
-    await storeReferenced(db, completionPayload('WO-claim-other'), reportReference(ref));
+  test('the report of another case: JOB_FAILED naming both, nobody billed for items that are not theirs', async () => {
+    const instanceId = await started('C-claim-other');
+    const ref = await uploadReport(store, REPORTS, 'reports/C-claim-other.json', { caseId: 'C-someone-else', lineItems: lineItems(4) });
+    await storeReferenced(db, completionPayload('C-claim-other'), reportReference(ref));
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
     const incidents = (await refs.instance(db, instanceId).get()).get('incidents') as Array<Record<string, unknown>>;
-    expect(incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('the report of work order WO-someone-else, not WO-claim-other') })]);
-    expect((await refs.invoice(db, 'WO-claim-other').get()).exists).toBe(false);
+    expect(incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('the report of case C-someone-else, not C-claim-other') })]);
+    expect((await settlementRef(db, 'C-claim-other').get()).exists).toBe(false);
   });
 });
