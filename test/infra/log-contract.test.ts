@@ -31,7 +31,8 @@ import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
 import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
 import { pushAuthCases, PUSHER } from '../support/auth-cases';
-import { workOrderEngine } from '../support/engine';
+import { fixtureEngine } from '../support/engine';
+import { FIXTURE_ENV } from '../support/app';
 import type { Engine } from '../../functions/src/engine/engine';
 import { freshFirestores } from '../support/firestore';
 import { extractLabels, logMetric, parseFilter, UnsupportedFilterError, unmetTerms } from '../support/log-filter';
@@ -82,8 +83,8 @@ const post = (authorization: string | undefined, body: unknown) => (server: Para
 };
 const valid = `Bearer ${signer.token({ aud: AUDIENCE })}`;
 const refusedRequests: Refused[] = [
-  ...pushAuthCases(signer, stranger, AUDIENCE).map((c) => ({ name: c.name, send: post(c.authorization, completionEnvelope({ workOrderId: 'WO-contract' })), status: c.status, reason: c.failure })),
-  { name: 'body over the limit', send: post(valid, completionEnvelope({ workOrderId: 'WO-contract-big', eventId: 'x'.repeat(4_000) })), status: 413, reason: 'BODY_TOO_LARGE' },
+  ...pushAuthCases(signer, stranger, AUDIENCE).map((c) => ({ name: c.name, send: post(c.authorization, completionEnvelope({ caseId: 'C-contract' })), status: c.status, reason: c.failure })),
+  { name: 'body over the limit', send: post(valid, completionEnvelope({ caseId: 'C-contract-big', eventId: 'x'.repeat(4_000) })), status: 413, reason: 'BODY_TOO_LARGE' },
   { name: 'not a push envelope', send: post(valid, { hello: 'world' }), status: 400, reason: 'NOT_A_PUSH_ENVELOPE' },
   { name: 'not a POST', send: (server) => request(server).get('/').set('authorization', valid), status: 405, reason: 'METHOD_NOT_ALLOWED' },
 ];
@@ -113,7 +114,7 @@ describe.each(ENDPOINTS)('$fn: every refusal is one line inbox_push_rejections c
 
   test('an accepted message is no refusal: not counted', async () => {
     logs.length = 0;
-    const res = await post(valid, completionEnvelope({ workOrderId: `WO-contract-ok-${fn}` }))(server);
+    const res = await post(valid, completionEnvelope({ caseId: `C-contract-ok-${fn}` }))(server);
     expect(res.status).toBe(200);
     expect(logs.length).toBeGreaterThan(0);
     for (const line of logs) expect(unmetTerms(rejections.filter, line)).not.toEqual([]);
@@ -153,14 +154,14 @@ describe('the deployed wiring (functions/src/wiring.ts) logs refusals the same w
     return text.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as Line);
   }
 
-  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', INBOX_PUSH_AUTH: 'enabled', INBOX_PUSH_AUDIENCE: AUDIENCE, INBOX_PUSH_SERVICE_ACCOUNTS: PUSHER });
+  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', ...FIXTURE_ENV, INBOX_PUSH_AUTH: 'enabled', INBOX_PUSH_AUDIENCE: AUDIENCE, INBOX_PUSH_SERVICE_ACCOUNTS: PUSHER });
   const runtime = createRuntime(config);
   test.each([
     { fn: 'receivePubSubPush', factory: createReceivePubSubPush, severity: 'WARNING' },
     { fn: 'receiveDeadLetter', factory: createReceiveDeadLetter, severity: 'ERROR' },
   ] as const)('$fn: a request without a token is 401 MISSING_TOKEN, logged at $severity with the function name', async ({ fn, factory, severity }) => {
     http(`${fn}Wired`, factory(config, runtime));
-    const lines = await stdoutLines(async () => expect((await request(getTestServer(`${fn}Wired`)).post('/').send(completionEnvelope({ workOrderId: 'WO-wired' }))).status).toBe(401));
+    const lines = await stdoutLines(async () => expect((await request(getTestServer(`${fn}Wired`)).post('/').send(completionEnvelope({ caseId: 'C-wired' }))).status).toBe(401));
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({ severity, message: 'request rejected', function: fn });
     expect(unmetTerms(rejections.filter, lines[0] as Line)).toEqual([]);
@@ -173,7 +174,7 @@ describe('relayInbox: a summary without gauges is what relay-gauges-missing.json
 
   test('gauges read: counted by inbox_gauge_open; gauges not read: by none of the gauge metrics, and an ERROR line says why', async () => {
     const logs: Line[] = [];
-    const relay = servedRelay('relayLogContract', workOrderEngine, logs);
+    const relay = servedRelay('relayLogContract', fixtureEngine, logs);
     const summaries = (): Line[] => logs.filter((l) => l.message === 'relay summary');
 
     expect((await request(relay).post('/').send({})).status).toBe(200);
@@ -202,10 +203,10 @@ describe('relayInbox: a summary without gauges is what relay-gauges-missing.json
 });
 
 describe('relayInbox: each `waiting gauge` line is one point of the waiting metrics, labelled by its message name', () => {
-  test('a token waiting 16 days: counted over the threshold, with its age, under messageName=WorkOrderCompleted', async () => {
-    const engine = await workOrderEngine();
+  test('a token waiting 16 days: counted over the threshold, with its age, under messageName=TaskCompleted', async () => {
+    const engine = await fixtureEngine();
     const at = new Date(Date.now() - 16 * 86_400_000);
-    const started = await startProcessInstance(db, engine, { processKey: 'work-order-execution', businessKey: 'WO-contract-waiting', variables: { workOrderId: 'WO-contract-waiting' }, now: at });
+    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-contract-waiting', variables: { caseId: 'C-contract-waiting' }, now: at });
     await completeJobRun(db, engine, started.jobs[0]!, {}, at);
     const logs: Line[] = [];
     const relay = servedRelay('relayWaitingContract', async () => engine, logs);
@@ -216,7 +217,7 @@ describe('relayInbox: each `waiting gauge` line is one point of the waiting metr
     for (const name of ['inbox_gauge_waiting_over_threshold', 'inbox_gauge_oldest_waiting_age_seconds']) {
       const metric = logMetric(name);
       expect({ name, unmet: unmetTerms(metric.filter, line) }).toEqual({ name, unmet: [] });
-      expect(extractLabels(metric, line)).toEqual({ messageName: 'WorkOrderCompleted' });
+      expect(extractLabels(metric, line)).toEqual({ messageName: 'TaskCompleted' });
     }
     expect(line.waitingGauge).toMatchObject({ waitingOverThreshold: 1, oldestWaitingAgeSeconds: expect.any(Number) });
     // The alert groups by exactly that label, so each message name is an incident of its own.
