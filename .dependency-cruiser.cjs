@@ -251,7 +251,7 @@ module.exports = {
     // examples/work-orders/bench/fixtures has its own package.json (the Functions Framework CLI serves it) but uses the root's packages.
     combinedDependencies: true,
     doNotFollow: { path: '^node_modules/' },
-    exclude: { path: '^(dist|coverage|examples/[^/]+/bench/results)/' },
+    exclude: { path: '^(dist|coverage|examples/[^/]+/bench/results)/|/node_modules/' },
     // The project is CommonJS: resolve packages' "exports" as require() does (bpmn-moddle has no main).
     enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['require', 'node', 'default'] },
   },

@@ -42,6 +42,8 @@ module.exports = {
       roots: ['<rootDir>/test', ...APPS],
       testMatch: ['<rootDir>/test/**/*.test.ts', '<rootDir>/examples/*/test/**/*.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', ...UNIT, APP_UNIT],
+      // firebase-tools lives outside the root install (tools/firebase/firebase.sh installs it; `npm test` does first).
+      moduleNameMapper: { '^firebase-tools/(.*)$': '<rootDir>/tools/firebase/node_modules/firebase-tools/$1' },
       globalSetup: '<rootDir>/test/setup/global-setup.ts',
       globalTeardown: '<rootDir>/test/setup/global-teardown.ts',
     },

@@ -1,5 +1,5 @@
 /**
- * The Firebase CLI deploy path (`npx firebase deploy --only firestore`),
+ * The Firebase CLI deploy path (`npm run firebase -- deploy --only firestore`, tools/firebase),
  * checked with firebase-tools' own code, not a re-implementation: how the CLI
  * loads firebase.json, how its Firestore deploy reads, validates and sends
  * firestore.indexes.json, and a rehearsal of the real command against a
@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { Config } from 'firebase-tools/lib/config';
 import { getErrorMessage, getValidator } from 'firebase-tools/lib/firebaseConfigValidate';
 import { FirestoreApi } from 'firebase-tools/lib/firestore/api';
@@ -141,7 +141,9 @@ function expectFieldPatches(calls: readonly RecordedCall[]): void {
   expect(TTL_FIELDS.map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toContain('inbox.expireAt');
 }
 
-const FIREBASE_BIN = join(dirname(require.resolve('firebase-tools/package.json')), (require('firebase-tools/package.json') as { bin: { firebase: string } }).bin.firebase);
+/** The CLI as tools/firebase/firebase.sh installs it (jest maps the imports of firebase-tools there too). */
+const CLI_HOME = join(ROOT, 'tools', 'firebase', 'node_modules', 'firebase-tools');
+const FIREBASE_BIN = join(CLI_HOME, (JSON.parse(readFileSync(join(CLI_HOME, 'package.json'), 'utf8')) as { bin: { firebase: string } }).bin.firebase);
 
 /**
  * Runs `firebase deploy --only firestore --project demo-x --non-interactive` in
@@ -184,7 +186,7 @@ function firebaseDeploy(cwd: string, standIn: FirebaseApiStandIn): Promise<{ cod
   });
 }
 
-describe('rehearsal: npx firebase deploy --only firestore against a stand-in for the APIs', () => {
+describe('rehearsal: firebase deploy --only firestore against a stand-in for the APIs', () => {
   let standIn: FirebaseApiStandIn;
   let first: { code: number | null; output: string };
   let firstCalls: RecordedCall[];

@@ -87,7 +87,7 @@ export function classifyCliError(err: unknown, target: Target, env: NodeJS.Proce
   // A query whose composite index is not (yet) built: the emulator needs none, production refuses the query.
   // New commands come with new indexes (`inbox waiting`, `inbox timers`), and an index takes minutes to build.
   if (code === GRPC.FAILED_PRECONDITION && /\bindex\b/i.test(message)) {
-    return new CliFailure(EXIT.FAILED, `Firestore of project ${project} has no index for this query yet (${message}): deploy firestore.indexes.json (rerun infra/deploy.sh, or \`npx firebase deploy --only firestore:indexes --project ${project}\`) and wait until \`gcloud firestore indexes composite list --project=${project}\` shows it READY`);
+    return new CliFailure(EXIT.FAILED, `Firestore of project ${project} has no index for this query yet (${message}): deploy firestore.indexes.json (rerun infra/deploy.sh, or \`npm run firebase -- deploy --only firestore:indexes --project ${project}\`) and wait until \`gcloud firestore indexes composite list --project=${project}\` shows it READY`);
   }
   if (code === GRPC.UNAVAILABLE || code === GRPC.DEADLINE_EXCEEDED || code === 'ECONNREFUSED') {
     return target.emulatorHost === null
