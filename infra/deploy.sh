@@ -69,7 +69,7 @@ Options:
                                 file under infra/.generated/ that the commands name)
   -h, --help                    this text
 
-Environment (settings of the claim check, see the README):
+Environment (settings of the claim check, see docs/deploy.md):
   PAYLOAD_BUCKET                the inbox's bucket of offloaded payloads, created in the region
                                 (default: PROJECT-inbox-payloads; names are global)
   REFERENCE_BUCKETS             comma-separated senders' buckets a message may reference

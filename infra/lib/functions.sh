@@ -4,7 +4,7 @@
 
 FUNCTIONS=(receivePubSubPush receiveDeadLetter startProcess runJob fireTimer sweepJobs relayInbox inboxConsole)
 
-# Runtime identity of each function (see the README's function table).
+# Runtime identity of each function (see docs/deploy.md, "What it creates").
 declare -A FN_SA=(
   [receivePubSubPush]=inbox-receiver
   [receiveDeadLetter]=inbox-receiver

@@ -4,13 +4,13 @@ import { ConfigError, DEFAULTS, loadConfig } from '../../functions/src/config';
 import { tableUnder } from '../support/markdown';
 
 /**
- * README's "Configuration" table against the configuration itself: every
- * variable loadConfig reads is listed, nothing else is, and each variable
- * with a default shows that default (and only those show one). Nothing here
- * is a copied list: the names are what loadConfig reads, the defaults come
- * from its DEFAULTS and from what it answers.
+ * docs/configuration.md's "Variables" table against the configuration
+ * itself: every variable loadConfig reads is listed, nothing else is, and
+ * each variable with a default shows that default (and only those show
+ * one). Nothing here is a copied list: the names are what loadConfig
+ * reads, the defaults come from its DEFAULTS and from what it answers.
  */
-const README = readFileSync(join(__dirname, '..', '..', 'README.md'), 'utf8');
+const DOC = readFileSync(join(__dirname, '..', '..', 'docs', 'configuration.md'), 'utf8');
 const REQUIRED_ONLY = { GOOGLE_CLOUD_PROJECT: 'p' };
 
 /**
@@ -36,7 +36,7 @@ function variablesRead(): string[] {
 
 /** Each variable the table lists, with its default cell as written (a row may list several: `A`, `B` | `1`, `2`). */
 function listed(): Array<{ name: string; shown: string }> {
-  const { header, rows } = tableUnder(README, 'Configuration');
+  const { header, rows } = tableUnder(DOC, 'Variables');
   expect(header).toEqual(['variable', 'default', 'meaning']);
   return rows.flatMap(([variables = '', defaults = '']) => {
     const names = [...variables.matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '');
@@ -52,7 +52,7 @@ function listed(): Array<{ name: string; shown: string }> {
 const literal = (shown: string): string | undefined => /^`([^`]*)`$/.exec(shown)?.[1];
 const defaultOf = (name: string): string | undefined => (Object.hasOwn(DEFAULTS, name) ? String(DEFAULTS[name as keyof typeof DEFAULTS]) : undefined);
 
-describe("README's configuration table", () => {
+describe("docs/configuration.md's table of variables", () => {
   test('lists every variable loadConfig reads, each once, and nothing else', () => {
     const names = listed().map((r) => r.name);
     expect(new Set(names).size).toBe(names.length);

@@ -1,5 +1,6 @@
 /**
- * Links that open: every relative link in the README and the docs reaches a
+ * Links that open: every relative link in the README, ARCHITECTURE.md,
+ * CONTRIBUTING.md, the docs and the READMEs of examples/ and packages/ reaches a
  * file that a clone of the repository has, and every #anchor on a link to a
  * Markdown file names one of its headings. http(s) and mailto links are not
  * followed (no network in tests). Needs no emulators.
@@ -11,10 +12,11 @@ import { headingAnchors, markdownLinks, slug, withoutFences } from '../support/m
 
 const ROOT = join(__dirname, '..', '..');
 
-/** The Markdown files whose links are checked, relative to the root. */
-function checkedFiles(): string[] {
+/** The Markdown files whose links are checked, relative to the root: the top-level ones, docs/, and the READMEs of the apps, their demos and the packages. */
+function checkedFiles(shipped: ReadonlySet<string>): string[] {
   const docs = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
-  return ['README.md', 'ARCHITECTURE.md', ...docs].filter((f) => existsSync(join(ROOT, f)));
+  const readmes = [...shipped].filter((f) => /^(examples|packages)\/(.+\/)?README\.md$/.test(f)).sort();
+  return ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', ...docs, ...readmes].filter((f) => existsSync(join(ROOT, f)));
 }
 
 /**
@@ -97,10 +99,10 @@ describe('the Markdown helpers', () => {
 
 describe('links in the README and docs/', () => {
   const shipped = shippedFiles();
-  const files = checkedFiles();
+  const files = checkedFiles(shipped);
 
   test('the files to check are there, and they have links to check', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/background.md', 'docs/runbook.md']));
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'CONTRIBUTING.md', 'docs/background.md', 'docs/runbook.md', 'examples/work-orders/demo/README.md']));
     const links = files.flatMap((f) => markdownLinks(readFileSync(join(ROOT, f), 'utf8')));
     expect(links.filter((l) => /\.md#/.test(l.target)).length).toBeGreaterThan(10);
   });

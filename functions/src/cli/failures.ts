@@ -3,7 +3,7 @@ import { errorCode, errorMessage } from '../core/errors';
 
 /**
  * The CLI's expected failures: each one line that says what to do, each with
- * its own exit code (README "Operating it", docs/runbook.md "The operator CLI").
+ * its own exit code (docs/cli.md "Exit codes", docs/runbook.md "The operator CLI").
  */
 export const EXIT = {
   OK: 0,
