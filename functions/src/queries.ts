@@ -99,7 +99,7 @@ export const QUERIES = {
   ),
   /** `inbox incidents` and the FAILED-jobs gauge: instances whose document holds a FAILED job (`failedJobs`, their number). */
   instancesWithFailedJobs: query({ collection: 'processInstances', equality: [], range: 'failedJobs', orderBy: [] }, (db) => db.collection('processInstances').where('failedJobs', '>', 0)),
-  /** sweepJobs: PENDING job documents of the layout before this version (jobs/{id}), old enough that their task should have run. */
+  /** sweepJobs: PENDING job documents of the layout before 0.6.0 (jobs/{id}), old enough that their task should have run. */
   stalePendingJobs: query(
     { collection: 'jobs', equality: ['status'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
     (db, before: Date, limit: number) => db.collection('jobs').where('status', '==', 'PENDING').where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
@@ -153,7 +153,7 @@ export const QUERIES = {
   instancesWithResolvedIncidents: query({ collection: 'processInstances', equality: [], range: 'resolvedIncidents', orderBy: [] }, (db) =>
     db.collection('processInstances').where('resolvedIncidents', '>', 0),
   ),
-  /** CLI `incidents` and the relay's gauge of FAILED jobs (count()): job documents of the layout before this version, by status. */
+  /** CLI `incidents` and the relay's gauge of FAILED jobs (count()): job documents of the layout before 0.6.0, by status. */
   jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('jobs').where('status', '==', status)),
   /**
    * CLI `list` and the console's document list: inbox documents by any
@@ -190,7 +190,7 @@ export const QUERIES = {
     const q = db.collectionGroup('rawChunks').select().orderBy(documentId());
     return (after === null ? q : q.startAfter(after)).limit(limit);
   }),
-  /** CLI `instances`: the token documents of an instance stored before this version (newer ones hold their tokens). */
+  /** CLI `instances`: the token documents of an instance stored before 0.6.0 (newer ones hold their tokens). */
   executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
     db.collection('executions').where('processInstanceId', '==', processInstanceId),
   ),

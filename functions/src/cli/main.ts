@@ -208,7 +208,7 @@ function addWatchCommands(program: Command, context: () => CliContext): void {
     .action((id: string, options: { dryRun?: boolean }) => watch().fireTimerCommand(context(), id, options));
   repair
     .command('shard-subscriptions')
-    .description('once after upgrading: give correlation key documents written before this version shard, waitingFor and waitingSince, so `waiting` and the waiting gauge see their tokens')
+    .description('once after upgrading from a version before 0.6.0: give correlation key documents written before 0.6.0 shard, waitingFor and waitingSince, so `waiting` and the waiting gauge see their tokens')
     .option('--dry-run', 'count only')
     .action((options: { dryRun?: boolean }) => watch().shardSubscriptionsCommand(context(), options));
 }

@@ -21,7 +21,7 @@ export interface ShardedSubscriptions {
 }
 
 const hasShard = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < STATE_SHARDS;
-/** Written by this version's saveCorrelationKey (or by this command): the waiting queries see the document. */
+/** Written by saveCorrelationKey since 0.6.0 (or by this command): the waiting queries see the document. */
 const hasIndexFields = (data: Record<string, unknown>): boolean => hasShard(data.shard) && Array.isArray(data.waitingFor);
 
 type Outcome = 'sharded' | 'done' | 'gone';
@@ -39,11 +39,11 @@ async function giveFields(db: Firestore, ref: DocumentReference): Promise<Outcom
 }
 
 /**
- * Gives every correlation key document written before this version (before
+ * Gives every correlation key document written before 0.6.0 (before
  * waiting points lived in the key document alone) the fields the waiting
  * gauges and `inbox waiting` query: `shard`, `waitingFor`, `waitingSince`,
  * derived from its `waiting` as the engine derives them now. Without them a
- * token that waited before the upgrade is in no gauge and on no page until
+ * token that waited before the upgrade to 0.6.0 is in no gauge and on no page until
  * its key is next written (a message for it arrives). A one-off after the
  * deploy has finished (older instances still write documents without the
  * fields during a rolling deploy), run by the operator: Firestore indexes

@@ -5,7 +5,7 @@ import { QUERIES } from '../queries';
 /**
  * How many jobs are FAILED: the sum of `failedJobs` over the instance
  * documents that hold one (instance-doc.ts), plus the FAILED job documents of
- * the layout before this version. Two aggregation queries, whatever the
+ * the layout before 0.6.0. Two aggregation queries, whatever the
  * number of instances. The relay's FAILED-jobs gauge (relay/gauges.ts).
  */
 export async function countFailedJobs(db: Firestore): Promise<number> {

@@ -37,7 +37,7 @@ interface SweptJob {
 
 /**
  * Re-dispatches PENDING jobs older than the grace period (from the instance
- * documents and, for instances stored before, the job documents): the ones whose Cloud
+ * documents and, for instances stored before 0.6.0, the job documents): the ones whose Cloud
  * Task was never created (a crash between commit and enqueue) get it now; for
  * the others (still retrying) the task exists and the call answers
  * ALREADY_EXISTS, which changes nothing.
@@ -77,7 +77,7 @@ export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log:
 /**
  * PENDING jobs created at or before `before`: from the instance documents
  * (one query per shard on `jobsPendingSince`), and from the job documents of
- * the layout before this version (one query; one read when there are none).
+ * the layout before 0.6.0 (one query; one read when there are none).
  */
 async function stalePendingJobs(db: Firestore, before: Date, limit: number): Promise<SweptJob[]> {
   const [legacy, ...shards] = await Promise.all([

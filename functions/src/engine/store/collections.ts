@@ -8,9 +8,9 @@ import type { UnitOfWork } from './unit-of-work';
 export const COLLECTIONS = {
   /** One document per instance, its tokens and jobs included (instance-doc.ts). */
   instances: 'processInstances',
-  /** Before this version: one document per token. Read (and folded into the instance) for instances stored then; never written. */
+  /** Before 0.6.0: one document per token. Read (and folded into the instance) for instances stored then; never written. */
   executions: 'executions',
-  /** Before this version: one document per job. Read as `executions`; sweepJobs still queries its PENDING ones. */
+  /** Before 0.6.0: one document per job. Read as `executions`; sweepJobs still queries its PENDING ones. */
   jobs: 'jobs',
   correlationKeys: 'correlationKeys',
   timers: 'timers',
@@ -39,7 +39,7 @@ export function shardOf(id: string): number {
  * The per-correlation-key document. It lists the key's waiting points, so the
  * correlation lookup and the double-token guard are one read by id; it is
  * also the only place a waiting point is stored (no eventSubscriptions
- * document since this version), so the waiting gauges and `inbox waiting`
+ * document since 0.6.0), so the waiting gauges and `inbox waiting`
  * query key documents through the fields {@link keyIndexFields} derives.
  */
 export interface CorrelationKeyDoc {

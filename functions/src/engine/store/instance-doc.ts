@@ -14,7 +14,7 @@
  * A transition is then one write of one document, where it was one per
  * execution and job before.
  *
- * The layout before (an instance document without `tokens`) is read as it is:
+ * The layout before 0.6.0 (an instance document without `tokens`) is read as it is:
  * the active tokens from `executions/{id}`, their jobs from `jobs/{jobId}`;
  * the first unit of work that writes the instance moves them in and deletes
  * those documents. No migration step.
