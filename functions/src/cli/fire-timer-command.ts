@@ -2,7 +2,7 @@ import type { ExecutionState, TimerState } from '../engine/state';
 import { refs } from '../engine/store/collections';
 import { fireTimerRun, TIMER_EARLY_TOLERANCE_MS } from '../engine/store/fire-timer';
 import { asTimer } from '../engine/store/timers';
-import { timerIsLive } from '../engine/transitions';
+import { timerIsLive } from '../engine/timer-transitions';
 import { logDuplicates } from '../jobs/dispatch';
 import { createLogger } from '../log';
 import type { CliContext } from './context';
