@@ -6,11 +6,12 @@ import { processedRef } from '../inbox/processed';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
 import { cell, type CliContext } from './context';
-import { view } from './documents';
+import { view } from '../operations/documents';
 import { adoptedFields, type OffloadedPayload } from '../inbox/claim-check';
-import { isChunkedPayload, offloadChunked } from './offload-chunked';
+import { isChunkedPayload } from '../operations/offload-chunked';
+import { offloadChunked } from './offload-chunked';
 import { deleteRawChunks } from '../inbox/store-message';
-import { RefusedError } from './inbox-ops';
+import { RefusedError } from '../operations/refused';
 import { print } from './output';
 
 /**

@@ -6,8 +6,8 @@ import { INBOX } from '../inbox/document';
 import { processedRecord, processedRef } from '../inbox/processed';
 import type { InboxView, Retention } from '../relay/inbox-writes';
 import type { CliContext } from './context';
-import { view } from './documents';
-import { RefusedError } from './inbox-ops';
+import { view } from '../operations/documents';
+import { RefusedError } from '../operations/refused';
 import { ALREADY_APPLIED, print } from './output';
 import { UsageError } from './parse';
 

@@ -28,7 +28,7 @@ import { formatAge, parseDuration, UsageError } from './parse';
  *
  * An object whose named document still keeps its payload in chunks and has
  * no `offloaded` is skipped too: `inbox requeue` offloads such a payload
- * before its transaction records it (cli/offload-chunked.ts), so the object
+ * before its transaction records it (operations/offload-chunked.ts), so the object
  * is one a requeue is about to adopt.
  */
 

@@ -7,7 +7,7 @@ import { QUERIES } from '../queries';
 import type { PayloadStore } from '../storage/payload-store';
 import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
-import { RefusedError } from './inbox-ops';
+import { RefusedError } from '../operations/refused';
 import { print } from './output';
 import { parseTime, UsageError } from './parse';
 import { pageProgress } from './progress';

@@ -5,12 +5,14 @@ import { QUERIES } from '../queries';
 import type { InboxView } from '../relay/inbox-writes';
 import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
-import { view } from './documents';
+import { view } from '../operations/documents';
 import { requeueRepair } from '../operations/repairs';
-import { checkRequeue, RefusedError } from './inbox-ops';
+import { checkRequeue } from '../operations/inbox-repairs';
+import { RefusedError } from '../operations/refused';
 import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
-import { parseChoice, parseTime, REASONS, UsageError } from './parse';
+import { parseChoice, parseTime, UsageError } from './parse';
+import { REASONS } from '../operations/vocabulary';
 import { withProgress } from './progress';
 
 interface Target {

@@ -1,7 +1,7 @@
 import type { QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { QUERIES } from '../queries';
 import type { CliContext } from './context';
-import { type Doc, view } from './documents';
+import { type Doc, view } from '../operations/documents';
 import { print } from './output';
 import { formatAge, parsePageSize, UsageError } from './parse';
 import { comparePositions, TIMERS_ORDER } from '../operations/shard-page';
