@@ -11,8 +11,8 @@ export { list, type ListOptions } from './list-command';
 export { requeueCommand } from './requeue-command';
 export { purge } from './purge-command';
 export { show } from './show-command';
-export { orphanPayloadsCommand } from './orphan-payloads';
-export { orphanChunksCommand } from './orphan-chunks';
+export { orphanPayloadsCommand } from './orphan-payloads-command';
+export { orphanChunksCommand } from './orphan-chunks-command';
 export type { BulkOptions } from './bulk';
 
 export async function stats(ctx: CliContext): Promise<void> {

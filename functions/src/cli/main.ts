@@ -33,9 +33,9 @@ const terminalIo: CliIo = {
 // Commands load their modules (and the SDKs behind them) only when they run.
 const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands') as typeof import('./inbox-commands');
 const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
-const admission = (): typeof import('./admit-collision') => require('./admit-collision') as typeof import('./admit-collision');
+const admission = (): typeof import('./admit-collision-command') => require('./admit-collision-command') as typeof import('./admit-collision-command');
 const explanation = (): typeof import('./explain-command') => require('./explain-command') as typeof import('./explain-command');
-const dismissal = (): typeof import('./dismiss') => require('./dismiss') as typeof import('./dismiss');
+const dismissal = (): typeof import('./dismiss-command') => require('./dismiss-command') as typeof import('./dismiss-command');
 const watch = (): typeof import('./watch-commands') => require('./watch-commands') as typeof import('./watch-commands');
 const consoleProxy = (): typeof import('./console-command') => require('./console-command') as typeof import('./console-command');
 const appInfo = (): typeof import('./app-command') => require('./app-command') as typeof import('./app-command');

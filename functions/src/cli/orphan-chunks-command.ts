@@ -3,7 +3,7 @@ import { GRPC_FAILED_PRECONDITION } from '../core/errors';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import type { CliContext } from './context';
-import { ORPHAN_MIN_AGE_MS, parseOrphanMinAge } from './orphan-payloads';
+import { ORPHAN_MIN_AGE_MS, parseOrphanMinAge } from './orphan-payloads-command';
 import { print } from './output';
 import { formatAge } from './parse';
 
