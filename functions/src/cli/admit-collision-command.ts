@@ -109,6 +109,7 @@ function printComparison(ctx: CliContext, result: Record<string, unknown>, compa
   if (!ctx.json) ctx.io.out(outcome);
 }
 
+/** `inbox repair admit-collision ID`: a KEY_COLLISION document becomes an event of its own; --dry-run shows both payloads and what would change. */
 export async function admitCollisionCommand(ctx: CliContext, id: string, options: { dryRun?: boolean; note?: string }): Promise<void> {
   const db = ctx.db();
   const snap = await db.collection(INBOX).doc(id).get();

@@ -115,6 +115,7 @@ function operator(): string {
   }
 }
 
+/** `inbox repair dismiss ID --note TEXT`: a PARKED document the business has settled becomes DONE, recorded with who, when and why; --dry-run shows what would change. */
 export async function dismissCommand(ctx: CliContext, id: string, options: { note: string; by?: string; dryRun?: boolean }): Promise<void> {
   const note = options.note.trim();
   if (note === '') throw new UsageError('--note: say why the document is dismissed (it is kept with the document)');

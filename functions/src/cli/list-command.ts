@@ -41,8 +41,8 @@ export async function findDocuments(
 /** How long ago a document was received, in whole minutes ('' without a receipt time). */
 const ageOf = (doc: Doc, now: Date): string => (doc.receivedAt instanceof Date ? `${Math.round((now.getTime() - doc.receivedAt.getTime()) / 60_000)} min` : '');
 
-/** Equality filters in the query (single-field indexes), the age filter on the pages it returns. */
-export async function list(ctx: CliContext, options: ListOptions): Promise<void> {
+/** `inbox list`: equality filters in the query (single-field indexes), the age filter on the pages it returns. */
+export async function listCommand(ctx: CliContext, options: ListOptions): Promise<void> {
   const limit = parseLimit(options.limit ?? '100');
   const olderThan = options.olderThan === undefined ? null : parseDuration('--older-than', options.olderThan);
   const filters: ListFilters = {

@@ -124,6 +124,7 @@ const OUTCOME_TEXT: Readonly<Record<OrphanChunksOutcome, string>> = {
   DOCUMENT_BACK: 'kept: its document exists again',
 };
 
+/** `inbox repair orphan-chunks`: deletes rawChunks whose inbox document is gone (scanOrphanChunks), or with --dry-run lists them by inbox id. */
 export async function orphanChunksCommand(ctx: CliContext, options: { readonly dryRun?: boolean; readonly olderThan?: string }): Promise<void> {
   const dryRun = options.dryRun === true;
   const minAgeMs = parseOrphanMinAge(options.olderThan, 'its chunks');

@@ -139,6 +139,7 @@ export function parseOrphanMinAge(text: string | undefined, what = 'its object')
 
 const WHY_TEXT: Readonly<Record<OrphanWhy, string>> = { DOCUMENT_MISSING: 'its inbox document is gone', POINTS_ELSEWHERE: 'its inbox document points to another object or generation' };
 
+/** `inbox repair orphan-payloads`: deletes the orphaned objects under payloads/ (scanOrphanPayloads), or with --dry-run lists them. */
 export async function orphanPayloadsCommand(ctx: CliContext, options: { readonly dryRun?: boolean; readonly olderThan?: string }): Promise<void> {
   const dryRun = options.dryRun === true;
   const minAgeMs = parseOrphanMinAge(options.olderThan);

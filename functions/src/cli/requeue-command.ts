@@ -56,6 +56,7 @@ async function dryRun(ctx: CliContext, targets: readonly Target[]): Promise<void
   if (wouldRefuse.length > 0) throw new RefusedError(`dry run: ${wouldRefuse.length} of ${targets.length} documents would be refused, nothing changed`);
 }
 
+/** `inbox requeue`: PARKED documents back to OPEN, by id or all of a --reason (a bulk one asks first unless --yes); --dry-run shows what would be requeued. */
 export async function requeueCommand(ctx: CliContext, ids: readonly string[], options: BulkOptions): Promise<void> {
   checkUsage(ids, options);
   const db = ctx.db();

@@ -55,7 +55,7 @@ function sweptWith(stored: DocumentData, hold: InstanceHold | undefined): string
  * bytes of an offloaded one, the raw bytes of an unreadable message (inline
  * or from its rawChunks).
  */
-export async function show(ctx: CliContext, id: string, options: { readonly raw?: string } = {}): Promise<void> {
+export async function showCommand(ctx: CliContext, id: string, options: { readonly raw?: string } = {}): Promise<void> {
   const db = ctx.db();
   const snap = await db.collection(INBOX).doc(id).get();
   if (!snap.exists) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);

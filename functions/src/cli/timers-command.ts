@@ -57,7 +57,7 @@ const DEFAULT_PAGE_SIZE = '50';
  * instance's timers (a handful: one per timer its tokens wait with), all on
  * one page, so no paging flag goes with it.
  */
-export async function timers(ctx: CliContext, options: TimersOptions): Promise<void> {
+export async function timersCommand(ctx: CliContext, options: TimersOptions): Promise<void> {
   if (options.pageSize !== undefined && options.limit !== undefined) throw new UsageError('--limit is the older name of --page-size: give one of them');
   const sizeFlag = options.limit === undefined ? '--page-size' : '--limit';
   const sizeText = options.pageSize ?? options.limit;
