@@ -20,7 +20,7 @@ import { parseDuration } from './bpmn/timer';
 import { AppDefinitionError, checkAppDefinition } from './apps/check-definition';
 import type { AsyncHandler, JobContext } from './jobs/handlers';
 import type { ClaimCheckSpec, MessageType } from './receiver/registry';
-import type { SyncHandler } from './engine/transitions';
+import type { SyncHandler } from './engine/run';
 
 export { PermanentJobError } from './jobs/handlers';
 export { AppDefinitionError };

@@ -283,8 +283,6 @@ export interface Config {
   readonly operator: string | null;
 }
 
-export type { ConsoleConfig } from './config-console';
-
 /** Tracing (functions/src/trace/): where spans go and how many new traces are recorded. */
 export interface TraceConfig {
   /** INBOX_TRACE_EXPORTER: Cloud Trace, JSON lines in a file (local runs, benches, tests), or nothing. */

@@ -16,11 +16,11 @@ import { createRuntime } from './runtime';
 import { tracedRequest } from './trace/http';
 import { setupTracing } from './trace/setup';
 import {
-  createReceiveDeadLetter,
-  createReceivePubSubPush,
   fireTimerFunction,
   inboxConsoleFunction,
   type FunctionFactory,
+  receiveDeadLetterFunction,
+  receivePubSubPushFunction,
   relayInboxFunction,
   runJobFunction,
   startProcessFunction,
@@ -35,8 +35,8 @@ const runtime = createRuntime(config);
 runtime.app();
 
 const FUNCTIONS: Readonly<Record<string, FunctionFactory>> = {
-  receivePubSubPush: createReceivePubSubPush,
-  receiveDeadLetter: createReceiveDeadLetter,
+  receivePubSubPush: receivePubSubPushFunction,
+  receiveDeadLetter: receiveDeadLetterFunction,
   startProcess: startProcessFunction,
   runJob: runJobFunction,
   fireTimer: fireTimerFunction,

@@ -16,6 +16,7 @@ export type HttpFunction = (req: Request, res: Response) => Promise<void>;
  * Builds each deployed function from the configuration. A factory checks the
  * settings its function needs, so a missing one fails at start-up with the
  * variable's name. index.ts builds only the function a deployment serves.
+ * Each is named for its function: `<functionName>Function`.
  */
 export type FunctionFactory = (config: Config, runtime: Runtime) => HttpFunction;
 
@@ -28,7 +29,7 @@ function pushVerifier(config: Config): (() => Promise<PushTokenVerifier>) | null
 }
 
 /** Builds `receivePubSubPush` from the parsed configuration; clients are created on first use. */
-export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpFunction {
+export const receivePubSubPushFunction: FunctionFactory = (config, runtime) => {
   const relayUrl = config.relay.url;
   // The Cloud Tasks client is loaded on the first fast-path task, not at start-up.
   const queue = lazy(() => (require('./tasks/job-queue') as typeof import('./tasks/job-queue')).relayQueue(config, relayUrl ?? ''));
@@ -45,14 +46,14 @@ export function createReceivePubSubPush(config: Config, runtime: Runtime): HttpF
     payloadStore: runtime.payloadStore,
     claims: config.claims,
   });
-}
+};
 
 /**
  * Builds `receiveDeadLetter`: same authentication as the receiver, but not
  * its size limit: it takes whatever Pub/Sub can deliver (the larger of the
  * receiver's limit and Pub/Sub's maximum), since what it refuses is lost.
  */
-export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpFunction {
+export const receiveDeadLetterFunction: FunctionFactory = (config, runtime) => {
   const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('./deadletter/receive-dead-letter') as typeof import('./deadletter/receive-dead-letter');
   return createDeadLetterHandler({
     db: runtime.db,
@@ -66,7 +67,7 @@ export function createReceiveDeadLetter(config: Config, runtime: Runtime): HttpF
     claims: config.claims,
     offload: { store: runtime.payloadStore, bucket: config.claims.payloadBucket, offloadBytes: config.claims.offloadBytes },
   });
-}
+};
 
 /**
  * The OIDC check of a Cloud Tasks target (runJob, fireTimer): the token
@@ -79,6 +80,7 @@ function tasksVerifier(config: Config, url: string): (() => Promise<PushTokenVer
   return lazyAsync(async () => (await import('./auth/push-token')).googlePushTokenVerifier(url, [tasksAccount], config.tasks.oidc));
 }
 
+/** startProcess: starts a process instance, idempotent by process key and business key. */
 export const startProcessFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
   const fireTimerUrl = requireFireTimerUrl(config);
@@ -93,6 +95,7 @@ export const startProcessFunction: FunctionFactory = (config, runtime) => {
   });
 };
 
+/** runJob, the target of the jobs queue: runs one async step's handler; checks the token Cloud Tasks signs for its URL. */
 export const runJobFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
   const fireTimerUrl = requireFireTimerUrl(config);
@@ -127,6 +130,7 @@ export const fireTimerFunction: FunctionFactory = (config, runtime) => {
   });
 };
 
+/** sweepJobs, on Cloud Scheduler: re-dispatches PENDING jobs past the grace period, then the timer sweep and the payload sweep. */
 export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
   const fireTimerUrl = requireFireTimerUrl(config);
@@ -143,6 +147,7 @@ export const sweepJobsFunction: FunctionFactory = (config, runtime) => {
   });
 };
 
+/** relayInbox, on Cloud Scheduler and the receiver's fast-path task: OPEN inbox documents into the engine. */
 export const relayInboxFunction: FunctionFactory = (config, runtime) => {
   const runJobUrl = requireRunJobUrl(config);
   const fireTimerUrl = requireFireTimerUrl(config);
@@ -162,7 +167,7 @@ export const relayInboxFunction: FunctionFactory = (config, runtime) => {
 };
 
 /** inboxConsole with its page's files in `assetsDir` (tests pass their own). */
-export function createInboxConsole(config: Config, runtime: Runtime, assetsDir: string): HttpFunction {
+export const inboxConsoleFunctionWith = (assetsDir: string): FunctionFactory => (config, runtime) => {
   const { createConsoleHandler } = require('./console/handler') as typeof import('./console/handler');
   const { createAccess } = require('./console/access') as typeof import('./console/access');
   const access = config.console.access;
@@ -181,7 +186,7 @@ export function createInboxConsole(config: Config, runtime: Runtime, assetsDir: 
     assetsDir,
     log,
   });
-}
+};
 
 /** The operator console: its page from dist/console-page/ (beside this module once compiled: dist/wiring.js). */
-export const inboxConsoleFunction: FunctionFactory = (config, runtime) => createInboxConsole(config, runtime, join(__dirname, 'console-page'));
+export const inboxConsoleFunction: FunctionFactory = inboxConsoleFunctionWith(join(__dirname, 'console-page'));

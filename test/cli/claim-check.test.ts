@@ -2,7 +2,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { scanOrphanPayloads } from '../../functions/src/cli/orphan-payloads';
+import { scanOrphanPayloads } from '../../functions/src/cli/orphan-payloads-command';
 import type { Engine } from '../../functions/src/engine/engine';
 import { instanceId } from '../../functions/src/engine/ids';
 import type { JobState } from '../../functions/src/engine/state';

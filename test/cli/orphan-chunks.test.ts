@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { scanOrphanChunks } from '../../functions/src/cli/orphan-chunks';
+import { scanOrphanChunks } from '../../functions/src/cli/orphan-chunks-command';
 import { INBOX } from '../../functions/src/inbox/document';
 import { storeMessage, writeRawChunks } from '../../functions/src/inbox/store-message';
 import { QUERIES } from '../../functions/src/queries';

@@ -14,7 +14,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { relayOne } from '../../functions/src/relay/relay-one';
 import { createRuntime } from '../../functions/src/runtime';
 import type { ServedFunction } from '../../tools/local/serve-function';
-import { createInboxConsole } from '../../functions/src/wiring';
+import { inboxConsoleFunctionWith } from '../../functions/src/wiring';
 import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { completionPayload, storePushed, storeUnreadable } from '../support/inbox';
@@ -63,7 +63,7 @@ const close = (server: Server | undefined): Promise<void> => new Promise((resolv
 function serve(name: string, env: Record<string, string>): Server {
   const config = loadConfig({ ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, ...env });
   const runtime = { ...createRuntime(config), db: () => db, engine: async () => engine };
-  http(name, createInboxConsole(config, runtime, assets));
+  http(name, inboxConsoleFunctionWith(assets)(config, runtime));
   return getTestServer(name);
 }
 

@@ -10,7 +10,7 @@ import { DEAD_LETTER_MAX_BODY_BYTES } from '../../functions/src/deadletter/recei
 import { INBOX, RAW_CHUNKS } from '../../functions/src/inbox/document';
 import { invalidDocId, messageDocId } from '../../functions/src/inbox/ids';
 import { completionOfBytes } from '../support/claims';
-import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
+import { receiveDeadLetterFunction, receivePubSubPushFunction } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
 import { freshFirestores } from '../support/firestore';
 import { envelope } from '../support/push';
@@ -37,8 +37,8 @@ afterAll(async () => {
 });
 const config = loadConfig({ ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(64 * 1024) });
 const runtime = createRuntime(config);
-http('receiverSizeWired', createReceivePubSubPush(config, runtime));
-http('deadLetterSizeWired', createReceiveDeadLetter(config, runtime));
+http('receiverSizeWired', receivePubSubPushFunction(config, runtime));
+http('deadLetterSizeWired', receiveDeadLetterFunction(config, runtime));
 const receiver = getTestServer('receiverSizeWired');
 const deadLetter = getTestServer('deadLetterSizeWired');
 

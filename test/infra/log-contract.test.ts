@@ -28,7 +28,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import { INBOX } from '../../functions/src/inbox/document';
 import { createLogger } from '../../functions/src/log';
 import { createRelayHandler } from '../../functions/src/relay/relay-inbox';
-import { createReceiveDeadLetter, createReceivePubSubPush } from '../../functions/src/wiring';
+import { receiveDeadLetterFunction, receivePubSubPushFunction } from '../../functions/src/wiring';
 import { createRuntime } from '../../functions/src/runtime';
 import { pushAuthCases, PUSHER } from '../support/auth-cases';
 import { fixtureEngine } from '../support/engine';
@@ -157,8 +157,8 @@ describe('the deployed wiring (functions/src/wiring.ts) logs refusals the same w
   const config = loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-log-contract', ...FIXTURE_ENV, INBOX_PUSH_AUTH: 'enabled', INBOX_PUSH_AUDIENCE: AUDIENCE, INBOX_PUSH_SERVICE_ACCOUNTS: PUSHER });
   const runtime = createRuntime(config);
   test.each([
-    { fn: 'receivePubSubPush', factory: createReceivePubSubPush, severity: 'WARNING' },
-    { fn: 'receiveDeadLetter', factory: createReceiveDeadLetter, severity: 'ERROR' },
+    { fn: 'receivePubSubPush', factory: receivePubSubPushFunction, severity: 'WARNING' },
+    { fn: 'receiveDeadLetter', factory: receiveDeadLetterFunction, severity: 'ERROR' },
   ] as const)('$fn: a request without a token is 401 MISSING_TOKEN, logged at $severity with the function name', async ({ fn, factory, severity }) => {
     http(`${fn}Wired`, factory(config, runtime));
     const lines = await stdoutLines(async () => expect((await request(getTestServer(`${fn}Wired`)).post('/').send(completionEnvelope({ caseId: 'C-wired' }))).status).toBe(401));

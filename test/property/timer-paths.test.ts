@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
 import type { ExecutionState, InstanceState, JobState, TimerState, Transition, WaitingPoint } from '../../functions/src/engine/state';
-import { completeJob, deliverMessage, fireTimer, startInstance, timerIsLive } from '../../functions/src/engine/transitions';
+import { fireTimer, timerIsLive } from '../../functions/src/engine/timer-transitions';
+import { completeJob, deliverMessage, startInstance } from '../../functions/src/engine/transitions';
 import { REPO_ROOT } from '../support/engine';
 
 /**

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type InstanceState, type JobState, type Transition, type WaitingPoint } from '../../functions/src/engine/state';
-import { cancelToken, completeJob, deliverMessage, failJob, placeToken, type SyncHandler, startInstance } from '../../functions/src/engine/transitions';
+import type { SyncHandler } from '../../functions/src/engine/run';
+import { cancelToken, completeJob, deliverMessage, failJob, placeToken, startInstance } from '../../functions/src/engine/transitions';
 import { REPO_ROOT, roundsEngine } from '../support/engine';
 
 /**

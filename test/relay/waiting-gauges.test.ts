@@ -2,7 +2,7 @@ import { FieldValue, type Firestore, Timestamp } from '@google-cloud/firestore';
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import request from 'supertest';
-import { shardSubscriptions } from '../../functions/src/cli/shard-subscriptions';
+import { shardSubscriptions } from '../../functions/src/cli/shard-subscriptions-command';
 import { loadConfig } from '../../functions/src/config';
 import type { Engine } from '../../functions/src/engine/engine';
 import { correlationKeyDocId } from '../../functions/src/engine/ids';

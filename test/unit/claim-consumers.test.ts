@@ -1,6 +1,6 @@
 import { type ExplainedDoc, explain } from '../../functions/src/operations/explain';
 import { preview } from '../../functions/src/operations/claim-view';
-import { REASONS } from '../../functions/src/cli/parse';
+import { REASONS } from '../../functions/src/operations/vocabulary';
 import type { ReferenceClaim } from '../../functions/src/inbox/claim-check';
 import { decide, type RelayPolicy } from '../../functions/src/relay/decide';
 import { referenceToCheck, unavailableReference, type ReferenceChecks } from '../../functions/src/relay/reference-check';

@@ -3,7 +3,8 @@ import { loadProcessModel } from '../../functions/src/engine/deployed';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { executionId, timerId } from '../../functions/src/engine/ids';
 import type { ExecutionState, InstanceState, TimerState, Transition, WaitingPoint } from '../../functions/src/engine/state';
-import { cancelToken, completeJob, deliverMessage, failJob, fireTimer, placeToken, startInstance, timerIsLive } from '../../functions/src/engine/transitions';
+import { fireTimer, timerIsLive } from '../../functions/src/engine/timer-transitions';
+import { cancelToken, completeJob, deliverMessage, failJob, placeToken, startInstance } from '../../functions/src/engine/transitions';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'bpmn');
 const t0 = new Date('2026-12-01T10:00:00Z');

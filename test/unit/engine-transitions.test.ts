@@ -2,7 +2,8 @@ import { join } from 'node:path';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type Incident, type InstanceState, type JobState, type Transition, type WaitingPoint } from '../../functions/src/engine/state';
-import { cancelToken, completeJob, deliverMessage, failJob, type IncidentState, placeToken, resolveIncidents, startInstance } from '../../functions/src/engine/transitions';
+import { type IncidentState, resolveIncidents } from '../../functions/src/engine/incidents';
+import { cancelToken, completeJob, deliverMessage, failJob, placeToken, startInstance } from '../../functions/src/engine/transitions';
 
 const REPO = join(__dirname, '..', '..');
 const t0 = new Date('2026-11-29T10:00:00Z');

@@ -7,8 +7,6 @@ import { ModelError, type SequenceFlow } from './model';
 import { checkEvents, successors } from './check-events';
 import type { Draft } from './draft';
 
-export type { Draft, NodeDraft } from './draft';
-
 /** The process's ways in: at most one none start event and any number of message start events, at least one in all. */
 interface StartEvents {
   readonly none: Draft | null;

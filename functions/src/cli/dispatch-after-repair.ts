@@ -4,8 +4,6 @@ import { dispatchAfterRepair as dispatch, type RepairDispatch } from '../operati
 import type { CliContext } from './context';
 import { operationsDeps } from './operations-deps';
 
-export type { RepairDispatch } from '../operations/dispatch-after-repair';
-
 /** operations' dispatchAfterRepair (the implementation) for a CLI command; failures logged to `log`. */
 export async function dispatchAfterRepair(ctx: CliContext, created: { readonly jobs: readonly JobState[]; readonly timers: readonly TimerState[] }, log: Logger): Promise<RepairDispatch> {
   return dispatch(operationsDeps(ctx), created, log);

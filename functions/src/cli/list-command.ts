@@ -1,10 +1,10 @@
 import type { Firestore } from '@google-cloud/firestore';
-import { LIST_PAGE_SIZE, scanDocuments } from '../operations/documents';
+import { type Doc, LIST_PAGE_SIZE, scanDocuments } from '../operations/documents';
 import type { ListFilters } from '../queries';
 import { cell, type CliContext } from './context';
-import { ageOf, type Doc } from './documents';
 import { print } from './output';
-import { parseChoice, parseDuration, parseLimit, REASONS, STATUSES, UsageError } from './parse';
+import { parseChoice, parseDuration, parseLimit, UsageError } from './parse';
+import { REASONS, STATUSES } from '../operations/vocabulary';
 
 export interface ListOptions {
   status?: string;
@@ -14,9 +14,6 @@ export interface ListOptions {
   olderThan?: string;
   limit?: string;
 }
-
-/** Documents read per query while --older-than filters on the client. */
-export { LIST_PAGE_SIZE } from '../operations/documents';
 
 /**
  * A message name the receiver knows (any case), as the app declares it: a
@@ -41,8 +38,11 @@ export async function findDocuments(
   return { docs, scanned };
 }
 
-/** Equality filters in the query (single-field indexes), the age filter on the pages it returns. */
-export async function list(ctx: CliContext, options: ListOptions): Promise<void> {
+/** How long ago a document was received, in whole minutes ('' without a receipt time). */
+const ageOf = (doc: Doc, now: Date): string => (doc.receivedAt instanceof Date ? `${Math.round((now.getTime() - doc.receivedAt.getTime()) / 60_000)} min` : '');
+
+/** `inbox list`: equality filters in the query (single-field indexes), the age filter on the pages it returns. */
+export async function listCommand(ctx: CliContext, options: ListOptions): Promise<void> {
   const limit = parseLimit(options.limit ?? '100');
   const olderThan = options.olderThan === undefined ? null : parseDuration('--older-than', options.olderThan);
   const filters: ListFilters = {

@@ -30,15 +30,31 @@ const terminalIo: CliIo = {
   },
 };
 
-// Commands load their modules (and the SDKs behind them) only when they run.
-const inbox = (): typeof import('./inbox-commands') => require('./inbox-commands') as typeof import('./inbox-commands');
-const processes = (): typeof import('./process-commands') => require('./process-commands') as typeof import('./process-commands');
-const admission = (): typeof import('./admit-collision') => require('./admit-collision') as typeof import('./admit-collision');
-const explanation = (): typeof import('./explain-command') => require('./explain-command') as typeof import('./explain-command');
-const dismissal = (): typeof import('./dismiss') => require('./dismiss') as typeof import('./dismiss');
-const watch = (): typeof import('./watch-commands') => require('./watch-commands') as typeof import('./watch-commands');
-const consoleProxy = (): typeof import('./console-command') => require('./console-command') as typeof import('./console-command');
-const appInfo = (): typeof import('./app-command') => require('./app-command') as typeof import('./app-command');
+// Each command's module (and the SDKs behind it) is loaded only when the command runs: one file per command, <command>-command.ts.
+const load = {
+  stats: () => require('./stats-command') as typeof import('./stats-command'),
+  list: () => require('./list-command') as typeof import('./list-command'),
+  show: () => require('./show-command') as typeof import('./show-command'),
+  explain: () => require('./explain-command') as typeof import('./explain-command'),
+  requeue: () => require('./requeue-command') as typeof import('./requeue-command'),
+  park: () => require('./park-command') as typeof import('./park-command'),
+  instances: () => require('./instances-command') as typeof import('./instances-command'),
+  incidents: () => require('./incidents-command') as typeof import('./incidents-command'),
+  moveToken: () => require('./move-token-command') as typeof import('./move-token-command'),
+  resolveIncident: () => require('./resolve-incident-command') as typeof import('./resolve-incident-command'),
+  admitCollision: () => require('./admit-collision-command') as typeof import('./admit-collision-command'),
+  dismiss: () => require('./dismiss-command') as typeof import('./dismiss-command'),
+  orphanPayloads: () => require('./orphan-payloads-command') as typeof import('./orphan-payloads-command'),
+  orphanChunks: () => require('./orphan-chunks-command') as typeof import('./orphan-chunks-command'),
+  cancelToken: () => require('./cancel-token-command') as typeof import('./cancel-token-command'),
+  waiting: () => require('./waiting-command') as typeof import('./waiting-command'),
+  timers: () => require('./timers-command') as typeof import('./timers-command'),
+  fireTimer: () => require('./fire-timer-command') as typeof import('./fire-timer-command'),
+  shardSubscriptions: () => require('./shard-subscriptions-command') as typeof import('./shard-subscriptions-command'),
+  purge: () => require('./purge-command') as typeof import('./purge-command'),
+  console: () => require('./console-command') as typeof import('./console-command'),
+  app: () => require('./app-command') as typeof import('./app-command'),
+};
 
 /** Commands that need no project and no Firestore. */
 const NO_FIRESTORE: ReadonlySet<string> = new Set(['console', 'app']);
@@ -62,7 +78,7 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   program
     .command('app')
     .description('the app this deployment runs (INBOX_APP), checked against its models: processes, message types with their topics and subscriptions, steps, publishes (--json: what deploy.sh reads)')
-    .action(() => appInfo().appCommand(io, env, program.opts<{ json?: boolean }>().json === true));
+    .action(() => load.app().appCommand(io, env, program.opts<{ json?: boolean }>().json === true));
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.OK;
@@ -81,7 +97,7 @@ const EXPECT = 'the line a --dry-run printed: refuse, changing nothing, if what 
 
 /** stats, list, show, explain, requeue, park: seeing inbox documents and moving them between OPEN and PARKED. */
 function addDocumentCommands(program: Command, context: () => CliContext): void {
-  program.command('stats').description('counts by status and reason, age of the oldest OPEN document, the levels the alerts watch').action(() => inbox().stats(context()));
+  program.command('stats').description('counts by status and reason, age of the oldest OPEN document, the levels the alerts watch').action(() => load.stats().statsCommand(context()));
   program
     .command('list')
     .description('inbox documents, filtered')
@@ -91,16 +107,16 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--key <key>', 'correlation key')
     .option('--older-than <duration>', 'received at least this long ago (15m, 2h, 7d)')
     .option('--limit <n>', 'at most this many', '100')
-    .action((options: Parameters<typeof import('./inbox-commands').list>[1]) => inbox().list(context(), options));
+    .action((options: import('./list-command').ListOptions) => load.list().listCommand(context(), options));
   program
     .command('show <id>')
     .description('a document with payload (an offloaded one fetched from the payload bucket), claim checks (FOUND, MISSING or CHANGED), attempts, errors and its process state')
     .option('--raw <file>', 'also write the exact payload bytes to FILE: the canonical JSON, the offloaded object, or the raw bytes of an unreadable message')
-    .action((id: string, options: { raw?: string }) => inbox().show(context(), id, options));
+    .action((id: string, options: { raw?: string }) => load.show().showCommand(context(), id, options));
   program
     .command('explain <id>')
     .description('why a document is where it is (OPEN, PARKED, DONE) and what to do next')
-    .action((id: string) => explanation().explainCommand(context(), id));
+    .action((id: string) => load.explain().explainCommand(context(), id));
   program
     .command('requeue [ids...]')
     .description('PARKED back to OPEN (attempts 0, due now): by id, or all of a --reason')
@@ -108,24 +124,24 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--since <time>', 'with --reason: parked at or after (ISO time or 2h)')
     .option('--dry-run', 'show what would be requeued')
     .option('--yes', 'do not ask before a bulk requeue')
-    .action((ids: string[], options: Parameters<typeof import('./inbox-commands').requeueCommand>[2]) => inbox().requeueCommand(context(), ids, options));
+    .action((ids: string[], options: import('./bulk').BulkOptions) => load.requeue().requeueCommand(context(), ids, options));
   program
     .command('park <id>')
     .description('OPEN to PARKED (reason MANUAL)')
     .requiredOption('--reason <text>', 'why')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((id: string, options: { reason: string; dryRun?: boolean; expect?: string }) => inbox().parkCommand(context(), id, options.reason, { dryRun: options.dryRun === true, ...(options.expect === undefined ? {} : { expect: options.expect }) }));
+    .action((id: string, options: { reason: string; dryRun?: boolean; expect?: string }) => load.park().parkCommand(context(), id, options.reason, { dryRun: options.dryRun === true, ...(options.expect === undefined ? {} : { expect: options.expect }) }));
 }
 
 /** instances, incidents, repair: process state and its repairs. */
 function addProcessCommands(program: Command, context: () => CliContext): void {
-  program.command('instances <businessKey>').description('the process instances of a business key: their tokens and what each waits for').action((key: string) => processes().instances(context(), key));
+  program.command('instances <businessKey>').description('the process instances of a business key: their tokens and what each waits for').action((key: string) => load.instances().instancesCommand(context(), key));
   program
     .command('incidents')
     .description('open incidents (duplicate waiting points, failed jobs, …) and the FAILED jobs of instances in INCIDENT')
     .option('--all', 'also resolved incidents and every FAILED job')
-    .action((options: { all?: boolean }) => processes().incidents(context(), options));
+    .action((options: { all?: boolean }) => load.incidents().incidentsCommand(context(), options));
   const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents, admit a key collision, dismiss a parked document');
   repair
     .command('move-token')
@@ -135,27 +151,27 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--force', 'allow a second waiting point for the same message and key')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((options: Parameters<typeof import('./process-commands').moveTokenCommand>[1]) => processes().moveTokenCommand(context(), options));
+    .action((options: Parameters<typeof import('./move-token-command').moveTokenCommand>[1]) => load.moveToken().moveTokenCommand(context(), options));
   repair
     .command('resolve-incident <instanceId>')
     .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
     .option('--note <text>', 'what was done, kept with each incident')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((id: string, options: { note?: string; dryRun?: boolean; expect?: string }) => processes().resolveIncidentCommand(context(), id, options));
+    .action((id: string, options: { note?: string; dryRun?: boolean; expect?: string }) => load.resolveIncident().resolveIncidentCommand(context(), id, options));
   repair
     .command('admit-collision <id>')
     .description('after comparing both payloads: a KEY_COLLISION document becomes an event of its own (OPEN, its own id), never a second copy of the first')
     .option('--dry-run', 'show both payloads and what would change; change nothing')
     .option('--note <text>', 'why, kept with the document')
-    .action((id: string, options: { dryRun?: boolean; note?: string }) => admission().admitCollisionCommand(context(), id, options));
+    .action((id: string, options: { dryRun?: boolean; note?: string }) => load.admitCollision().admitCollisionCommand(context(), id, options));
   repair
     .command('dismiss <id>')
     .description('a PARKED document the business has settled (ALREADY_STARTED: a repeated start) becomes DONE, recorded with who, when and why; a redelivery stays a duplicate')
     .requiredOption('--note <text>', 'why, kept with the document')
     .option('--by <name>', 'who dismisses it (default: the OS user)')
     .option('--dry-run', 'check it and show what would change; change nothing')
-    .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) => dismissal().dismissCommand(context(), id, options));
+    .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) => load.dismiss().dismissCommand(context(), id, options));
   repair
     .command('orphan-payloads')
     .description(
@@ -163,7 +179,7 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     )
     .option('--dry-run', 'list them; delete nothing')
     .option('--older-than <duration>', 'the minimum age of an object looked at (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
-    .action((options: { dryRun?: boolean; olderThan?: string }) => inbox().orphanPayloadsCommand(context(), options));
+    .action((options: { dryRun?: boolean; olderThan?: string }) => load.orphanPayloads().orphanPayloadsCommand(context(), options));
   repair
     .command('orphan-chunks')
     .description(
@@ -171,14 +187,14 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     )
     .option('--dry-run', 'list them by inbox id; delete nothing')
     .option('--older-than <duration>', 'the minimum age of a chunk looked at, since it was last written (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
-    .action((options: { dryRun?: boolean; olderThan?: string }) => inbox().orphanChunksCommand(context(), options));
+    .action((options: { dryRun?: boolean; olderThan?: string }) => load.orphanChunks().orphanChunksCommand(context(), options));
   repair
     .command('cancel-token')
     .requiredOption('--instance <id>', 'process instance')
     .requiredOption('--execution <id>', 'the token')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((options: Parameters<typeof import('./process-commands').cancelTokenCommand>[1]) => processes().cancelTokenCommand(context(), options));
+    .action((options: Parameters<typeof import('./cancel-token-command').cancelTokenCommand>[1]) => load.cancelToken().cancelTokenCommand(context(), options));
 }
 
 /** waiting, timers and their repairs: tokens that wait for a message or a timer. */
@@ -190,7 +206,7 @@ function addWatchCommands(program: Command, context: () => CliContext): void {
     .option('--older-than <duration>', 'waiting at least this long (30m, 12h, 3d)')
     .option('--page-size <n>', 'waiting points per page (1 to 1000)', '50')
     .option('--after <cursor>', 'the next page: the cursor the previous page printed')
-    .action((options: Parameters<typeof import('./watch-commands').waiting>[1]) => watch().waiting(context(), options));
+    .action((options: import('./waiting-command').WaitingOptions) => load.waiting().waitingCommand(context(), options));
   program
     .command('timers')
     .description('PENDING timers, soonest due first (overdue on top): due time, activity, instance, horizon')
@@ -198,19 +214,19 @@ function addWatchCommands(program: Command, context: () => CliContext): void {
     .option('--page-size <n>', 'timers per page (1 to 1000, default 50)')
     .option('--after <cursor>', 'the next page: the cursor the previous page printed')
     .addOption(new Option('--limit <n>', 'the older name of --page-size').hideHelp())
-    .action((options: Parameters<typeof import('./watch-commands').timers>[1]) => watch().timers(context(), options));
+    .action((options: import('./timers-command').TimersOptions) => load.timers().timersCommand(context(), options));
   const repair = program.commands.find((c) => c.name() === 'repair');
   if (repair === undefined) throw new Error('the repair command is registered before the watch commands');
   repair
     .command('fire-timer <timerId>')
     .description('fire a due PENDING timer now, as its lost Cloud Task would have; refuses one not due, FIRED, gone or stale')
     .option('--dry-run', 'show the timer and its token; change nothing')
-    .action((id: string, options: { dryRun?: boolean }) => watch().fireTimerCommand(context(), id, options));
+    .action((id: string, options: { dryRun?: boolean }) => load.fireTimer().fireTimerCommand(context(), id, options));
   repair
     .command('shard-subscriptions')
     .description('once after upgrading from a version before 0.6.0: give correlation key documents written before 0.6.0 shard, waitingFor and waitingSince, so `waiting` and the waiting gauge see their tokens')
     .option('--dry-run', 'count only')
-    .action((options: { dryRun?: boolean }) => watch().shardSubscriptionsCommand(context(), options));
+    .action((options: { dryRun?: boolean }) => load.shardSubscriptions().shardSubscriptionsCommand(context(), options));
 }
 
 /** purge: deletes DONE documents processed before a time. */
@@ -222,7 +238,7 @@ function addPurgeCommand(program: Command, context: () => CliContext): void {
     .option('--force', 'allow a bound inside the DONE retention (deletes dedup records of messages Pub/Sub may redeliver)')
     .option('--dry-run', 'count only')
     .option('--yes', 'do not ask')
-    .action((options: Parameters<typeof import('./inbox-commands').purge>[1]) => inbox().purge(context(), options));
+    .action((options: Parameters<typeof import('./purge-command').purgeCommand>[1]) => load.purge().purgeCommand(context(), options));
 }
 
 /** console: the deployed console on this machine's loopback port, signed with gcloud's ID token. */
@@ -237,7 +253,7 @@ function addConsoleCommand(program: Command, io: CliIo): void {
     .option('--region <region>', 'its region')
     .option('--project <id>', "its project (default: gcloud's)")
     .option('--url <url>', 'the console\'s https:// URL, instead of --service and --region')
-    .action((options: import('./console-command').ConsoleOptions) => consoleProxy().consoleCommand(io, options));
+    .action((options: import('./console-command').ConsoleOptions) => load.console().consoleCommand(io, options));
 }
 
 /**

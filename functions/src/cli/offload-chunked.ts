@@ -4,9 +4,6 @@ import { createLogger } from '../log';
 import { offloadChunked as offload } from '../operations/offload-chunked';
 import type { CliContext } from './context';
 
-// The implementation is in operations/ (the console's requeue needs it too).
-export { isChunkedPayload } from '../operations/offload-chunked';
-
 /** operations' offloadChunked for a CLI command: its log lines on stderr. */
 export async function offloadChunked(ctx: CliContext, id: string, doc: DocumentData): Promise<OffloadedPayload> {
   return offload({ db: ctx.db, config: ctx.config, payloadStore: ctx.runtime.payloadStore, registry: ctx.runtime.registry }, createLogger((line) => ctx.io.err(line)), id, doc);

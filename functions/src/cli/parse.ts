@@ -34,8 +34,6 @@ export function parseLimit(text: string): number {
   return n;
 }
 
-export { REASONS, STATUSES } from '../operations/vocabulary';
-
 /** A page size: a whole number from 1 to `max`; `flag` is the flag it came with (a command's older name for it too). */
 export function parsePageSize(text: string, max = 1_000, flag = '--page-size'): number {
   const n = Number(text);

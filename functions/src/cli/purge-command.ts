@@ -7,7 +7,7 @@ import { QUERIES } from '../queries';
 import type { PayloadStore } from '../storage/payload-store';
 import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
-import { RefusedError } from './inbox-ops';
+import { RefusedError } from '../operations/refused';
 import { print } from './output';
 import { parseTime, UsageError } from './parse';
 import { pageProgress } from './progress';
@@ -192,7 +192,7 @@ export function checkBound(before: Date, now: Date, retentionMs: number, force: 
 }
 
 /** `inbox purge`: for the emulator, where TTL deletion does not run, and for a manual clean-up. */
-export async function purge(ctx: CliContext, options: BulkOptions & { doneBefore?: string; force?: boolean }): Promise<void> {
+export async function purgeCommand(ctx: CliContext, options: BulkOptions & { doneBefore?: string; force?: boolean }): Promise<void> {
   if (options.doneBefore === undefined) throw new UsageError('purge needs --done-before TIME');
   const now = ctx.now();
   const before = parseTime('--done-before', options.doneBefore, now);

@@ -1,6 +1,8 @@
 import { parseBasis, type RepairBasis } from '../engine/repair-basis';
+import type { RepairRunOptions } from '../operations/repairs';
 import type { RepairOutcome } from '../operations/types';
 import type { CliContext } from './context';
+import { cliActor } from './operations-deps';
 import { print } from './output';
 import { UsageError } from './parse';
 
@@ -24,4 +26,9 @@ export function expectOption(text: string | undefined): { expect?: RepairBasis }
   const basis = parseBasis(text);
   if (basis === null) throw new UsageError(`--expect takes the line a --dry-run of the same repair printed (e.g. 'token:at=Task_1;step=3;status=WAITING_MESSAGE'), not ${JSON.stringify(text.slice(0, 200))}`);
   return { expect: basis };
+}
+
+/** How a CLI repair runs: as the operator (cliActor), for real or with --dry-run as a preview; held to --expect when given. */
+export function repairRunOptions(ctx: CliContext, options: { readonly dryRun?: boolean; readonly expect?: string }): RepairRunOptions {
+  return { preview: options.dryRun === true, actor: cliActor(ctx.config), ...expectOption(options.expect) };
 }

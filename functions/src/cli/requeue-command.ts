@@ -5,12 +5,14 @@ import { QUERIES } from '../queries';
 import type { InboxView } from '../relay/inbox-writes';
 import { type BulkOptions, confirmBulk } from './bulk';
 import type { CliContext } from './context';
-import { view } from './documents';
+import { view } from '../operations/documents';
 import { requeueRepair } from '../operations/repairs';
-import { checkRequeue, RefusedError } from './inbox-ops';
+import { checkRequeue } from '../operations/inbox-repairs';
+import { RefusedError } from '../operations/refused';
 import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
-import { parseChoice, parseTime, REASONS, UsageError } from './parse';
+import { parseChoice, parseTime, UsageError } from './parse';
+import { REASONS } from '../operations/vocabulary';
 import { withProgress } from './progress';
 
 interface Target {
@@ -54,6 +56,7 @@ async function dryRun(ctx: CliContext, targets: readonly Target[]): Promise<void
   if (wouldRefuse.length > 0) throw new RefusedError(`dry run: ${wouldRefuse.length} of ${targets.length} documents would be refused, nothing changed`);
 }
 
+/** `inbox requeue`: PARKED documents back to OPEN, by id or all of a --reason (a bulk one asks first unless --yes); --dry-run shows what would be requeued. */
 export async function requeueCommand(ctx: CliContext, ids: readonly string[], options: BulkOptions): Promise<void> {
   checkUsage(ids, options);
   const db = ctx.db();

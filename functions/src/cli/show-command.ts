@@ -9,26 +9,11 @@ import { offloadedObject } from '../inbox/claim-check';
 import { QUERIES } from '../queries';
 import { type ObjectState, readObject, shownPayload, SHOW_WHOLE_BYTES, stateText, statObject } from '../operations/claims';
 import type { CliContext } from './context';
-import { view } from './documents';
-import { RefusedError } from './inbox-ops';
+import { view } from '../operations/documents';
+import { RefusedError } from '../operations/refused';
 import { print } from './output';
 import { PREVIEW_ITEMS } from '../operations/claim-view';
 import { rawBytes } from '../operations/raw-data';
-
-/**
- * `inbox show ID [--raw FILE]`: a document with its payload, attempts,
- * errors, claims and process state. An offloaded payload is fetched from
- * the payload bucket, pinned to its generation, and shown (a large one as a
- * preview: the first PREVIEW_ITEMS items of each list); a sender's
- * reference is stat'ed (FOUND, MISSING or CHANGED), never fetched. `--raw`
- * writes the exact bytes of the payload to a file: the canonical JSON of an
- * inline one (whose SHA-256 is the document's payloadHash), the object's
- * bytes of an offloaded one, the raw bytes of an unreadable message (inline
- * or from its rawChunks).
- */
-
-export { SHOW_WHOLE_BYTES } from '../operations/claims';
-
 
 /** Writes the exact payload bytes to `file`; says what it wrote. */
 async function writeRaw(ctx: CliContext, id: string, stored: DocumentData, offloaded: { readonly state: ObjectState; readonly data: Buffer | null } | null, file: string): Promise<{ readonly file: string; readonly bytes: number; readonly form: string; readonly matchesPayloadHash: boolean | null }> {
@@ -59,7 +44,18 @@ function sweptWith(stored: DocumentData, hold: InstanceHold | undefined): string
   return hold === undefined ? what : `${what}; not while instance ${hold.processInstanceId} is ${hold.instanceStatus}: a step of it may still read the object`;
 }
 
-export async function show(ctx: CliContext, id: string, options: { readonly raw?: string } = {}): Promise<void> {
+/**
+ * `inbox show ID [--raw FILE]`: a document with its payload, attempts,
+ * errors, claims and process state. An offloaded payload is fetched from
+ * the payload bucket, pinned to its generation, and shown (a large one as a
+ * preview: the first PREVIEW_ITEMS items of each list); a sender's
+ * reference is stat'ed (FOUND, MISSING or CHANGED), never fetched. `--raw`
+ * writes the exact bytes of the payload to a file: the canonical JSON of an
+ * inline one (whose SHA-256 is the document's payloadHash), the object's
+ * bytes of an offloaded one, the raw bytes of an unreadable message (inline
+ * or from its rawChunks).
+ */
+export async function showCommand(ctx: CliContext, id: string, options: { readonly raw?: string } = {}): Promise<void> {
   const db = ctx.db();
   const snap = await db.collection(INBOX).doc(id).get();
   if (!snap.exists) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);

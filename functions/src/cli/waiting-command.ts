@@ -21,7 +21,7 @@ const DEFAULT_PAGE_SIZE = '50';
  * (operations/waiting.ts reads them; `--page-size` counts key documents, so
  * a key's points are never split over two pages).
  */
-export async function waiting(ctx: CliContext, options: WaitingOptions): Promise<void> {
+export async function waitingCommand(ctx: CliContext, options: WaitingOptions): Promise<void> {
   const size = parsePageSize(options.pageSize ?? DEFAULT_PAGE_SIZE);
   const olderThanMs = options.olderThan === undefined ? null : parseDuration('--older-than', options.olderThan);
   const after = cursorOf(WAITING_ORDER, options.after);

@@ -1,6 +1,6 @@
 import type { Request } from '@google-cloud/functions-framework';
 import type { PushTokenVerifier } from '../auth/push-token';
-import type { ConsoleConfig } from '../config';
+import type { ConsoleConfig } from '../config-console';
 import type { Rejection } from '../http/answer';
 import { localRefusal, LOOPBACK_NAMES } from '../http/loopback';
 import type { Role } from '../operations/types';

@@ -29,7 +29,7 @@ export const DEAD_LETTER_MAX_BODY_BYTES = Math.ceil(PUBSUB_MAX_DATA_BYTES / 3) *
 /**
  * What receiveDeadLetter needs: the push endpoint's checks (its
  * maxBodyBytes at least {@link DEAD_LETTER_MAX_BODY_BYTES}) and the inbox
- * write's settings, as the receiver has them (createReceiveDeadLetter).
+ * write's settings, as the receiver has them (receiveDeadLetterFunction).
  */
 export interface DeadLetterDeps extends PushEndpointDeps {
   /** The Firestore client, created on the first call. */

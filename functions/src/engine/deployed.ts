@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ProcessModel } from '../bpmn/model';
 import { parseProcessModel } from '../bpmn/parse-model';
 import { Engine, type MessageBuffer } from './engine';
-import type { SyncHandler } from './transitions';
+import type { SyncHandler } from './run';
 
 /**
  * Reads a BPMN file (UTF-8) and parses it with {@link parseProcessModel}. File

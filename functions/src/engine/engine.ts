@@ -1,7 +1,7 @@
 import { type MessageStartEventNode, ModelError, type ProcessModel } from '../bpmn/model';
 import type { WaitingPoint } from './state';
 import type { UnitOfWork } from './store/unit-of-work';
-import type { SyncHandler } from './transitions';
+import type { SyncHandler } from './run';
 
 /**
  * Messages that arrived before anyone waited for them (the inbox, seen from

@@ -10,12 +10,6 @@ import type { ProcessModel } from '../bpmn/model';
  * incident decision in incidents.ts.
  */
 
-export type { SyncHandler } from './run';
-export { STEP_LIMIT } from './enter';
-export { correlationValue } from './waits';
-export { fireTimer, timerIsLive } from './timer-transitions';
-export { type IncidentResolution, type IncidentState, resolveIncidents } from './incidents';
-
 export interface StartInput {
   readonly instanceId: string;
   readonly executionId: string;

@@ -6,7 +6,7 @@
  * storage-size rules (https://firebase.google.com/docs/firestore/storage-size),
  * each checked against the emulator in test/process/start-process-door.test.ts.
  */
-import { correlationValue } from '../engine/transitions';
+import { correlationValue } from '../engine/waits';
 import type { MessageWaitNode, ProcessModel } from '../bpmn/model';
 import { resolveTimer } from '../bpmn/timer';
 import { hasLoneSurrogate } from '../receiver/envelope';
@@ -143,7 +143,7 @@ function kindOf(value: unknown): string {
 /**
  * Why these variables can never be correlated by the model, or null: each
  * correlation variable must be present as a non-empty string or a number,
- * the values the engine waits under (transitions.ts, correlationValue).
+ * the values the engine waits under (engine/waits.ts, correlationValue).
  */
 export function correlationProblem(model: ProcessModel, variables: Readonly<Record<string, unknown>>): string | null {
   for (const { variable, waits } of correlationRequirements(model)) {

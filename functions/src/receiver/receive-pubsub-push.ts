@@ -14,7 +14,7 @@ import { currentTraceparent, fromAttributes, withSpan } from '../trace/trace';
 
 /**
  * Everything the push receiver needs, passed in (tests build their own);
- * createReceivePubSubPush builds it from the configuration.
+ * receivePubSubPushFunction builds it from the configuration.
  */
 export interface ReceiverDeps {
   /** The Firestore client, created on the first call (keeps the SDK out of the cold start). */

@@ -18,7 +18,7 @@ import { createLogger } from '../../../../functions/src/log';
 import { operationsDepsOf } from '../../../../functions/src/operations/deps';
 import type { OperationsDeps } from '../../../../functions/src/operations/types';
 import { createRuntime } from '../../../../functions/src/runtime';
-import { createReceiveDeadLetter, createReceivePubSubPush, fireTimerFunction, type HttpFunction, relayInboxFunction, runJobFunction } from '../../../../functions/src/wiring';
+import { fireTimerFunction, type HttpFunction, receiveDeadLetterFunction, receivePubSubPushFunction, relayInboxFunction, runJobFunction } from '../../../../functions/src/wiring';
 
 /** What a peer of the app received: the topic, the attributes and the JSON data. */
 export interface PeerMessage {
@@ -93,8 +93,8 @@ export async function startAppStack(app: string, projectId: string): Promise<App
     INBOX_TASKS_EMULATOR_HOST: tasks.host,
   });
   const runtime = createRuntime(config);
-  receiver.bind(createReceivePubSubPush(config, runtime));
-  deadLetters.bind(createReceiveDeadLetter(config, runtime));
+  receiver.bind(receivePubSubPushFunction(config, runtime));
+  deadLetters.bind(receiveDeadLetterFunction(config, runtime));
   relay.bind(relayInboxFunction(config, runtime));
   runJob.bind(runJobFunction(config, runtime));
   fireTimer.bind(fireTimerFunction(config, runtime));

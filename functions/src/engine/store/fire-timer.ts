@@ -2,7 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine';
 import type { TimerState } from '../state';
-import { fireTimer, timerIsLive } from '../transitions';
+import { fireTimer, timerIsLive } from '../timer-transitions';
 import { applyAndSettle, loadExecution, loadInstance, NOTHING_SETTLED, type Settled, stillPending } from './apply';
 import { plain, refs } from './collections';
 import { asTimer, firedTimerDoc } from './timers';

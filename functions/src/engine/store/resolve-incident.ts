@@ -1,7 +1,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type { ExecutionState, InstanceState, JobState, WaitingPoint } from '../state';
 import { checkBasis, incidentsBasis, type RepairBasis } from '../repair-basis';
-import { resolveIncidents } from '../transitions';
+import { resolveIncidents } from '../incidents';
 import { asCorrelationKey, refs } from './collections';
 import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
 import { appliedRepair, newRequestId, type RepairBinding, RepairRefusedError, type RepairOptions, repairRecord, runRepair, withRepair } from './repair-request';

@@ -28,7 +28,7 @@ import { formatAge, parseDuration, UsageError } from './parse';
  *
  * An object whose named document still keeps its payload in chunks and has
  * no `offloaded` is skipped too: `inbox requeue` offloads such a payload
- * before its transaction records it (cli/offload-chunked.ts), so the object
+ * before its transaction records it (operations/offload-chunked.ts), so the object
  * is one a requeue is about to adopt.
  */
 
@@ -139,6 +139,7 @@ export function parseOrphanMinAge(text: string | undefined, what = 'its object')
 
 const WHY_TEXT: Readonly<Record<OrphanWhy, string>> = { DOCUMENT_MISSING: 'its inbox document is gone', POINTS_ELSEWHERE: 'its inbox document points to another object or generation' };
 
+/** `inbox repair orphan-payloads`: deletes the orphaned objects under payloads/ (scanOrphanPayloads), or with --dry-run lists them. */
 export async function orphanPayloadsCommand(ctx: CliContext, options: { readonly dryRun?: boolean; readonly olderThan?: string }): Promise<void> {
   const dryRun = options.dryRun === true;
   const minAgeMs = parseOrphanMinAge(options.olderThan);

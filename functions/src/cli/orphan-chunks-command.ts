@@ -3,7 +3,7 @@ import { GRPC_FAILED_PRECONDITION } from '../core/errors';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import type { CliContext } from './context';
-import { ORPHAN_MIN_AGE_MS, parseOrphanMinAge } from './orphan-payloads';
+import { ORPHAN_MIN_AGE_MS, parseOrphanMinAge } from './orphan-payloads-command';
 import { print } from './output';
 import { formatAge } from './parse';
 
@@ -124,6 +124,7 @@ const OUTCOME_TEXT: Readonly<Record<OrphanChunksOutcome, string>> = {
   DOCUMENT_BACK: 'kept: its document exists again',
 };
 
+/** `inbox repair orphan-chunks`: deletes rawChunks whose inbox document is gone (scanOrphanChunks), or with --dry-run lists them by inbox id. */
 export async function orphanChunksCommand(ctx: CliContext, options: { readonly dryRun?: boolean; readonly olderThan?: string }): Promise<void> {
   const dryRun = options.dryRun === true;
   const minAgeMs = parseOrphanMinAge(options.olderThan, 'its chunks');

@@ -6,11 +6,12 @@ import { processedRef } from '../inbox/processed';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
 import { withoutEntry } from '../relay/lane';
 import { cell, type CliContext } from './context';
-import { view } from './documents';
+import { view } from '../operations/documents';
 import { adoptedFields, type OffloadedPayload } from '../inbox/claim-check';
-import { isChunkedPayload, offloadChunked } from './offload-chunked';
+import { isChunkedPayload } from '../operations/offload-chunked';
+import { offloadChunked } from './offload-chunked';
 import { deleteRawChunks } from '../inbox/store-message';
-import { RefusedError } from './inbox-ops';
+import { RefusedError } from '../operations/refused';
 import { print } from './output';
 
 /**
@@ -108,6 +109,7 @@ function printComparison(ctx: CliContext, result: Record<string, unknown>, compa
   if (!ctx.json) ctx.io.out(outcome);
 }
 
+/** `inbox repair admit-collision ID`: a KEY_COLLISION document becomes an event of its own; --dry-run shows both payloads and what would change. */
 export async function admitCollisionCommand(ctx: CliContext, id: string, options: { dryRun?: boolean; note?: string }): Promise<void> {
   const db = ctx.db();
   const snap = await db.collection(INBOX).doc(id).get();

@@ -1,7 +1,7 @@
 import type { QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { QUERIES } from '../queries';
 import type { CliContext } from './context';
-import { type Doc, view } from './documents';
+import { type Doc, view } from '../operations/documents';
 import { print } from './output';
 import { formatAge, parsePageSize, UsageError } from './parse';
 import { comparePositions, TIMERS_ORDER } from '../operations/shard-page';
@@ -57,7 +57,7 @@ const DEFAULT_PAGE_SIZE = '50';
  * instance's timers (a handful: one per timer its tokens wait with), all on
  * one page, so no paging flag goes with it.
  */
-export async function timers(ctx: CliContext, options: TimersOptions): Promise<void> {
+export async function timersCommand(ctx: CliContext, options: TimersOptions): Promise<void> {
   if (options.pageSize !== undefined && options.limit !== undefined) throw new UsageError('--limit is the older name of --page-size: give one of them');
   const sizeFlag = options.limit === undefined ? '--page-size' : '--limit';
   const sizeText = options.pageSize ?? options.limit;

@@ -1,21 +1,11 @@
 import { readOverview } from '../operations/overview';
-import { parkRepair } from '../operations/repairs';
 import type { CliContext } from './context';
-import { cliActor, operationsDeps } from './operations-deps';
-import { ALREADY_APPLIED, print } from './output';
+import { operationsDeps } from './operations-deps';
+import { print } from './output';
 import { formatAge } from './parse';
-import { expectOption, printPreview } from './repair-preview';
 
-// main.ts loads this module for every inbox command.
-export { list, type ListOptions } from './list-command';
-export { requeueCommand } from './requeue-command';
-export { purge } from './purge-command';
-export { show } from './show-command';
-export { orphanPayloadsCommand } from './orphan-payloads';
-export { orphanChunksCommand } from './orphan-chunks';
-export type { BulkOptions } from './bulk';
-
-export async function stats(ctx: CliContext): Promise<void> {
+/** `inbox stats`: documents by status and park reason, the oldest OPEN one, and the levels the alert policies watch (operations/overview.ts). */
+export async function statsCommand(ctx: CliContext): Promise<void> {
   const o = await readOverview(operationsDeps(ctx));
   const days = o.waitingAlertDays;
   // The JSON keeps the shape it had before the overview moved to operations/ (the gauge's fields, its threshold).
@@ -34,12 +24,4 @@ export async function stats(ctx: CliContext): Promise<void> {
       [`oldest waiting for ${w.messageName} (age)`, w.oldestWaitingAgeSeconds === null ? 'none' : formatAge(w.oldestWaitingAgeSeconds * 1000)],
     ]),
   ]);
-}
-
-export async function parkCommand(ctx: CliContext, id: string, text: string, options: { dryRun?: boolean; expect?: string } = {}): Promise<void> {
-  const { outcome, result } = await parkRepair(operationsDeps(ctx), { kind: 'park', id, text }, { preview: options.dryRun === true, actor: cliActor(ctx.config), ...expectOption(options.expect) });
-  if (outcome.preview) return printPreview(ctx, outcome);
-  const { alreadyApplied } = result;
-  print(ctx, { parked: id, reason: 'MANUAL', alreadyApplied }, ['parked', 'reason'], [[id, 'MANUAL']]);
-  if (alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }

@@ -6,8 +6,8 @@ import { INBOX } from '../inbox/document';
 import { processedRecord, processedRef } from '../inbox/processed';
 import type { InboxView, Retention } from '../relay/inbox-writes';
 import type { CliContext } from './context';
-import { view } from './documents';
-import { RefusedError } from './inbox-ops';
+import { view } from '../operations/documents';
+import { RefusedError } from '../operations/refused';
 import { ALREADY_APPLIED, print } from './output';
 import { UsageError } from './parse';
 
@@ -115,6 +115,7 @@ function operator(): string {
   }
 }
 
+/** `inbox repair dismiss ID --note TEXT`: a PARKED document the business has settled becomes DONE, recorded with who, when and why; --dry-run shows what would change. */
 export async function dismissCommand(ctx: CliContext, id: string, options: { note: string; by?: string; dryRun?: boolean }): Promise<void> {
   const note = options.note.trim();
   if (note === '') throw new UsageError('--note: say why the document is dismissed (it is kept with the document)');

@@ -1,5 +1,0 @@
-// main.ts loads this module for the commands about waiting tokens and timers.
-export { waiting, type WaitingOptions } from './waiting-command';
-export { type TimersOptions, timers } from './timer-commands';
-export { shardSubscriptionsCommand } from './shard-subscriptions';
-export { fireTimerCommand } from './fire-timer-command';
