@@ -1,10 +1,16 @@
 import type { CliContext } from './context';
-import { explain, type Explanation } from '../operations/explain';
+import { explain } from '../operations/explain';
+import type { Explanation } from '../operations/explain-model';
 import { explainFacts } from '../operations/explain-facts';
 import { RefusedError } from '../operations/refused';
 
 function printHuman(ctx: CliContext, e: Explanation): void {
-  const lines = [`${e.id}: ${e.summary}`, ...(e.because.length > 0 ? ['because:', ...e.because.map((b) => `  - ${b}`)] : []), e.next.length > 0 ? 'next:' : 'next: nothing to do', ...e.next.map((n) => `  ${n}`)];
+  const lines = [
+    `${e.id}: ${e.summary}`,
+    ...(e.because.length > 0 ? ['because:', ...e.because.map((b) => `  - ${b}`)] : []),
+    e.next.length > 0 ? 'next:' : 'next: nothing to do',
+    ...e.next.map((n) => `  ${n}`),
+  ];
   ctx.io.out(lines.join('\n'));
 }
 

@@ -13,13 +13,14 @@ import { readInstanceHolds } from '../inbox/instance-hold';
 import { QUERIES } from '../queries';
 import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
 import { awaitedNames, holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
-import type { ExplainedDoc, ExplainFacts, InstanceFact, TokenFact } from './explain';
+import type { ExplainedDoc, ExplainFacts, InstanceFact, TokenFact } from './explain-model';
 import { readStoredInstance } from './stored-instance';
 import { stringOrNull } from './stored-values';
 
 type Data = Record<string, unknown>;
 const date = (v: unknown): Date | null => (v instanceof Date ? v : null);
-const data = async (ref: DocumentReference): Promise<Data | undefined> => (await ref.withConverter(STORED).get()).data();
+const data = async (ref: DocumentReference): Promise<Data | undefined> =>
+  (await ref.withConverter(STORED).get()).data();
 
 function explainedDoc(d: Data): ExplainedDoc {
   const deadLetter = (d.deadLetter ?? null) as Data | null;
@@ -52,7 +53,8 @@ function explainedDoc(d: Data): ExplainedDoc {
 }
 
 /** The `uri` of a stored claim (reference, offloaded), or null. */
-const claimUri = (v: unknown): string | null => (typeof v === 'object' && v !== null ? stringOrNull((v as Data).uri) : null);
+const claimUri = (v: unknown): string | null =>
+  typeof v === 'object' && v !== null ? stringOrNull((v as Data).uri) : null;
 
 function dismissedOf(v: unknown): NonNullable<ExplainedDoc['dismissed']> | null {
   if (typeof v !== 'object' || v === null) return null;
@@ -65,7 +67,13 @@ function dismissedOf(v: unknown): NonNullable<ExplainedDoc['dismissed']> | null 
  * back, as the relay would find it (lane.ts, holdsBack; stale entries
  * skipped, nothing written).
  */
-async function heldBehind(db: Firestore, id: string, doc: Data, key: CorrelationKeyDoc, start: StartFacts | null): Promise<ExplainFacts['heldBehind']> {
+async function heldBehind(
+  db: Firestore,
+  id: string,
+  doc: Data,
+  key: CorrelationKeyDoc,
+  start: StartFacts | null,
+): Promise<ExplainFacts['heldBehind']> {
   const self = laneEntryOf(id, doc as unknown as InboxView);
   const awaited = awaitedNames(key.waiting);
   let lane = key.open.filter((e) => holdsBack(e, self, start, awaited));
@@ -81,14 +89,33 @@ async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | n
   const stored = await readStoredInstance(db, id);
   if (stored === null) return null;
   const i = stored.data;
-  const active = Array.isArray(i.activeExecutionIds) ? i.activeExecutionIds.filter((e): e is string => typeof e === 'string') : [];
+  const active = Array.isArray(i.activeExecutionIds)
+    ? i.activeExecutionIds.filter((e): e is string => typeof e === 'string')
+    : [];
   const byId = new Map(stored.tokens.map((t) => [t.id, t]));
   const tokens = active.flatMap((e): TokenFact[] => {
     const x = byId.get(e);
-    return x === undefined ? [] : [{ executionId: e, activityId: x.activityId, status: x.status, waitingFor: x.waitingFor, jobId: stringOrNull(x.jobId) }];
+    return x === undefined
+      ? []
+      : [
+          {
+            executionId: e,
+            activityId: x.activityId,
+            status: x.status,
+            waitingFor: x.waitingFor,
+            jobId: stringOrNull(x.jobId),
+          },
+        ];
   });
   const incidents = (Array.isArray(i.incidents) ? i.incidents : []) as Incident[];
-  return { id, businessKey: String(i.businessKey), status: String(i.status), completedAt: date(i.completedAt), tokens, openIncidents: incidents.filter(isOpenIncident).map((x) => x.reason) };
+  return {
+    id,
+    businessKey: String(i.businessKey),
+    status: String(i.status),
+    completedAt: date(i.completedAt),
+    tokens,
+    openIncidents: incidents.filter(isOpenIncident).map((x) => x.reason),
+  };
 }
 
 /**
@@ -99,20 +126,48 @@ async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | n
  * correlation key (the convention `inbox instances KEY` relies on too).
  * Null when there is no such document.
  */
-export async function explainFacts(db: Firestore, id: string, bufferWindowMs: number, engine: () => Promise<Engine>): Promise<ExplainFacts | null> {
+export async function explainFacts(
+  db: Firestore,
+  id: string,
+  bufferWindowMs: number,
+  engine: () => Promise<Engine>,
+): Promise<ExplainFacts | null> {
   const d = await data(db.collection(INBOX).doc(id));
   if (d === undefined) return null;
   const doc = explainedDoc(d);
   const keyName = doc.correlationKey;
   const key = keyName === null ? null : asCorrelationKey(await data(refs.correlationKey(db, keyName)), keyName);
-  const waiting = (key?.waiting ?? []).filter((w) => w.messageName === doc.messageName).map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId }));
-  const byBusinessKey = keyName === null ? [] : (await QUERIES.instancesByBusinessKey.build(db, keyName).get()).docs.map((s) => s.id);
+  const waiting = (key?.waiting ?? [])
+    .filter((w) => w.messageName === doc.messageName)
+    .map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId }));
+  const byBusinessKey =
+    keyName === null ? [] : (await QUERIES.instancesByBusinessKey.build(db, keyName).get()).docs.map((s) => s.id);
   // Only an OPEN document's next attempt depends on the deployed models (whether its name starts a process).
-  const messageStart = key !== null && doc.status === 'OPEN' && doc.messageName !== null ? (await engine()).startsByMessage(doc.messageName) : null;
-  const start = messageStart === null || key === null ? null : { processKey: messageStart.model.key, activityId: messageStart.node.id, instanceId: instanceId(messageStart.model.key, key.correlationKey) };
-  const ids = new Set([...(key?.waiting ?? []).map((w) => w.processInstanceId), ...(doc.processInstanceId === null ? [] : [doc.processInstanceId]), ...byBusinessKey, ...(start === null ? [] : [start.instanceId])]);
-  const instances = (await Promise.all([...ids].map((i) => instanceFact(db, i)))).filter((i): i is InstanceFact => i !== null);
-  const facts = start === null ? null : { awaited: waiting.length > 0, instanceExists: instances.some((i) => i.id === start.instanceId) };
+  const messageStart =
+    key !== null && doc.status === 'OPEN' && doc.messageName !== null
+      ? (await engine()).startsByMessage(doc.messageName)
+      : null;
+  const start =
+    messageStart === null || key === null
+      ? null
+      : {
+          processKey: messageStart.model.key,
+          activityId: messageStart.node.id,
+          instanceId: instanceId(messageStart.model.key, key.correlationKey),
+        };
+  const ids = new Set([
+    ...(key?.waiting ?? []).map((w) => w.processInstanceId),
+    ...(doc.processInstanceId === null ? [] : [doc.processInstanceId]),
+    ...byBusinessKey,
+    ...(start === null ? [] : [start.instanceId]),
+  ]);
+  const instances = (await Promise.all([...ids].map((i) => instanceFact(db, i)))).filter(
+    (i): i is InstanceFact => i !== null,
+  );
+  const facts =
+    start === null
+      ? null
+      : { awaited: waiting.length > 0, instanceExists: instances.some((i) => i.id === start.instanceId) };
   const behind = key !== null && doc.status === 'OPEN' ? await heldBehind(db, id, d, key, facts) : null;
   // What keeps an offloaded DONE document past payloadExpireAt: its instance, as the payload sweep reads it.
   const keptFor = (await readInstanceHolds(db, [{ id, data: d }])).get(id) ?? null;

@@ -4,117 +4,20 @@
  * do next, in the runbook's words and with its commands (ids filled in).
  */
 
-/** A token of an instance, as explain shows it. */
-export interface TokenFact {
-  readonly executionId: string;
-  readonly activityId: string;
-  readonly status: string;
-  readonly waitingFor: { readonly messageName: string; readonly correlationKey: string } | null;
-  readonly jobId: string | null;
-}
-
-/** A process instance related to the document's key. */
-export interface InstanceFact {
-  readonly id: string;
-  readonly businessKey: string;
-  readonly status: string;
-  readonly completedAt: Date | null;
-  /** Its active tokens. */
-  readonly tokens: readonly TokenFact[];
-  /** Reasons of its open incidents. */
-  readonly openIncidents: readonly string[];
-}
-
-/** The inbox document's fields explain reads (Timestamps as Dates). */
-export interface ExplainedDoc {
-  readonly status: string;
-  readonly reason: string | null;
-  readonly messageName: string | null;
-  readonly correlationKey: string | null;
-  readonly attempts: number;
-  readonly nextAttemptAt: Date | null;
-  readonly receivedAt: Date | null;
-  readonly requeuedAt: Date | null;
-  readonly parkedAt: Date | null;
-  readonly lastError: string | null;
-  readonly validationError: string | null;
-  readonly collidesWith: string | null;
-  readonly deliveryCount: number | null;
-  readonly sourceSubscription: string | null;
-  readonly processInstanceId: string | null;
-  readonly processedAt: Date | null;
-  readonly correlatedVia: string | null;
-  readonly expireAt: Date | null;
-  /** DONE with an offloaded payload or raw bytes in chunks: when the payload sweep deletes its object or chunks, then the document (instead of expireAt). */
-  readonly payloadExpireAt?: Date | null;
-  /** How many `rawChunks` documents hold its raw bytes (0 or absent: none). */
-  readonly rawDataChunks?: number;
-  /** DONE with an offloaded payload: the instance that may still read it, and its status; the payload sweep keeps both until it completes. Null or absent: none. */
-  readonly keptFor?: { readonly processInstanceId: string; readonly instanceStatus: string } | null;
-  /** The sender's claim-check reference (`reference.uri`), or null. */
-  readonly referenceUri?: string | null;
-  /** Where the receiver put an offloaded payload (`offloaded.uri`), or null. */
-  readonly offloadedUri?: string | null;
-  /** PARKED: what the relay recorded with the reason (`parkDetails`; ALREADY_STARTED: the instance). */
-  readonly parkDetails?: Readonly<Record<string, unknown>> | null;
-  /** DONE by `inbox repair dismiss`: who, when, why, and the reason it was parked for. */
-  readonly dismissed?: { readonly by: string; readonly at: Date | null; readonly note: string; readonly previousReason: string | null } | null;
-}
-
-/** The message start event the document's name has in the deployed models, and the instance it starts for the document's key. */
-export interface StartFact {
-  readonly processKey: string;
-  readonly activityId: string;
-  /** instanceId(processKey, correlationKey): one instance per business key. */
-  readonly instanceId: string;
-}
-
-/** A waiting point for the document's message and key. */
-export interface WaitingFact {
-  readonly processInstanceId: string;
-  readonly executionId: string;
-  readonly activityId: string;
-}
-
-export interface ExplainFacts {
-  readonly id: string;
-  readonly doc: ExplainedDoc;
-  /** Tokens that wait for this message name under this key. */
-  readonly waiting: readonly WaitingFact[];
-  /** The older OPEN document of the same key that goes first, if any (OPEN documents only). */
-  readonly heldBehind: { readonly id: string; readonly nextAttemptAt: Date | null } | null;
-  /** Instances that wait under the key, have it as business key, or took the document. */
-  readonly instances: readonly InstanceFact[];
-  /** How long a message may wait for its waiting point (INBOX_BUFFER_WINDOW_MS). */
-  readonly bufferWindowMs: number;
-  /** Its name's message start event, if it has one (absent or null: none). */
-  readonly start?: StartFact | null;
-}
-
-export interface Explanation {
-  readonly id: string;
-  readonly status: string;
-  readonly reason: string | null;
-  /** One line: where it is. */
-  readonly summary: string;
-  /** Why, one fact a line. */
-  readonly because: readonly string[];
-  /** What to do: commands to run (from the runbook) or words. Empty: nothing to do. */
-  readonly next: readonly string[];
-  /** OPEN: when the relay looks at it next (null: due now). */
-  readonly nextAttemptAt: Date | null;
-  /** OPEN: when it is parked NO_WAITING_INSTANCE if still nobody waits. */
-  readonly parkedFromIfUnclaimed: Date | null;
-  readonly heldBehind: ExplainFacts['heldBehind'];
-  readonly waiting: readonly WaitingFact[];
-  readonly instances: readonly InstanceFact[];
-}
+import type { TokenFact, ExplainedDoc, WaitingFact, ExplainFacts, Explanation } from './explain-model';
 
 /** An ISO time with how far it is from now. */
 export function when(at: Date, now: Date): string {
   const ms = at.getTime() - now.getTime();
   const abs = Math.abs(ms);
-  const span = abs < 60_000 ? `${Math.round(abs / 1000)} s` : abs < 7_200_000 ? `${Math.round(abs / 60_000)} min` : abs < 172_800_000 ? `${Math.round(abs / 3_600_000)} h` : `${Math.round(abs / 86_400_000)} d`;
+  const span =
+    abs < 60_000
+      ? `${Math.round(abs / 1000)} s`
+      : abs < 7_200_000
+        ? `${Math.round(abs / 60_000)} min`
+        : abs < 172_800_000
+          ? `${Math.round(abs / 3_600_000)} h`
+          : `${Math.round(abs / 86_400_000)} d`;
   return `${at.toISOString()} (${ms >= 0 ? `in ${span}` : `${span} ago`})`;
 }
 
@@ -125,8 +28,12 @@ function whyNobodyWaits(f: ExplainFacts, now: Date): { because: string[]; repair
   const { messageName, correlationKey } = f.doc;
   if (f.instances.length === 0) {
     return {
-      because: [`no process instance for key ${String(correlationKey)}: none waits for ${String(messageName)} with it and none has it as business key (the process was never started, or under another business key)`],
-      repair: [`start the process for ${String(correlationKey)} (POST {processKey, businessKey, variables} to startProcess; the runbook's NO_WAITING_INSTANCE section)`],
+      because: [
+        `no process instance for key ${String(correlationKey)}: none waits for ${String(messageName)} with it and none has it as business key (the process was never started, or under another business key)`,
+      ],
+      repair: [
+        `start the process for ${String(correlationKey)} (POST {processKey, businessKey, variables} to startProcess; the runbook's NO_WAITING_INSTANCE section)`,
+      ],
       late: false,
     };
   }
@@ -135,7 +42,9 @@ function whyNobodyWaits(f: ExplainFacts, now: Date): { because: string[]; repair
   let open = 0;
   for (const i of f.instances) {
     if (i.status === 'COMPLETED') {
-      because.push(`instance ${i.id} (business key ${i.businessKey}) completed${i.completedAt === null ? '' : ` at ${when(i.completedAt, now)}`}: no token of it will wait again`);
+      because.push(
+        `instance ${i.id} (business key ${i.businessKey}) completed${i.completedAt === null ? '' : ` at ${when(i.completedAt, now)}`}: no token of it will wait again`,
+      );
       continue;
     }
     open += 1;
@@ -143,47 +52,72 @@ function whyNobodyWaits(f: ExplainFacts, now: Date): { because: string[]; repair
     const tokens = i.tokens.length === 0 ? 'no active token' : i.tokens.map((t) => tokenText(t)).join('; ');
     because.push(`instance ${i.id} (business key ${i.businessKey}) is ${i.status}${incidents}: ${tokens}`);
     if (i.status === 'INCIDENT' || i.tokens.some((t) => t.status === 'ACTIVE')) {
-      repair.push(`repair instance ${i.id} first (${CLI} incidents; the runbook's process incidents / jobs failed sections), e.g. ${CLI} repair move-token --instance ${i.id} --activity WAIT_ACTIVITY`);
+      repair.push(
+        `repair instance ${i.id} first (${CLI} incidents; the runbook's process incidents / jobs failed sections), e.g. ${CLI} repair move-token --instance ${i.id} --activity WAIT_ACTIVITY`,
+      );
     }
   }
   return { because, repair, late: open === 0 };
 }
 
 function tokenText(t: TokenFact): string {
-  if (t.status === 'WAITING_MESSAGE' && t.waitingFor !== null) return `token ${t.executionId} waits at ${t.activityId} for ${t.waitingFor.messageName} with key ${t.waitingFor.correlationKey}`;
-  if (t.status === 'WAITING_JOB') return `token ${t.executionId} is at activity ${t.activityId}, waiting for job ${String(t.jobId)}`;
+  if (t.status === 'WAITING_MESSAGE' && t.waitingFor !== null)
+    return `token ${t.executionId} waits at ${t.activityId} for ${t.waitingFor.messageName} with key ${t.waitingFor.correlationKey}`;
+  if (t.status === 'WAITING_JOB')
+    return `token ${t.executionId} is at activity ${t.activityId}, waiting for job ${String(t.jobId)}`;
   if (t.status === 'ACTIVE') return `token ${t.executionId} is stopped at activity ${t.activityId}`;
   return `token ${t.executionId} is ${t.status} at activity ${t.activityId}`;
 }
 
-function explainOpen(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 'because' | 'next' | 'parkedFromIfUnclaimed'> {
+function explainOpen(
+  f: ExplainFacts,
+  now: Date,
+): Pick<Explanation, 'summary' | 'because' | 'next' | 'parkedFromIfUnclaimed'> {
   const { doc } = f;
   const due = doc.nextAttemptAt === null || doc.nextAttemptAt.getTime() <= now.getTime();
-  const attempt = due ? 'due now: the relay takes it at its next call (within a minute)' : `next attempt ${when(doc.nextAttemptAt, now)}`;
+  const attempt = due
+    ? 'due now: the relay takes it at its next call (within a minute)'
+    : `next attempt ${when(doc.nextAttemptAt, now)}`;
   const summary = `OPEN (${String(doc.messageName)}, key ${String(doc.correlationKey)}), ${doc.attempts} attempt(s) so far; ${attempt}`;
   const windowFrom = doc.requeuedAt ?? doc.receivedAt;
   const parkedFrom = windowFrom === null ? null : new Date(windowFrom.getTime() + f.bufferWindowMs);
   if (f.heldBehind !== null) {
     return {
       summary,
-      because: [`held back behind the older OPEN document ${f.heldBehind.id} of the same key (per-key order: it goes first${f.heldBehind.nextAttemptAt === null ? '' : `, its next attempt ${when(f.heldBehind.nextAttemptAt, now)}`}); no attempt is counted meanwhile`],
+      because: [
+        `held back behind the older OPEN document ${f.heldBehind.id} of the same key (per-key order: it goes first${f.heldBehind.nextAttemptAt === null ? '' : `, its next attempt ${when(f.heldBehind.nextAttemptAt, now)}`}); no attempt is counted meanwhile`,
+      ],
       next: [`${CLI} explain ${f.heldBehind.id}`],
       parkedFromIfUnclaimed: parkedFrom,
     };
   }
   if (f.waiting.length === 1) {
     const w = f.waiting[0] as WaitingFact;
-    return { summary, because: [`token ${w.executionId} of instance ${w.processInstanceId} waits for it at ${w.activityId}: the relay correlates it at its next attempt`], next: [], parkedFromIfUnclaimed: null };
+    return {
+      summary,
+      because: [
+        `token ${w.executionId} of instance ${w.processInstanceId} waits for it at ${w.activityId}: the relay correlates it at its next attempt`,
+      ],
+      next: [],
+      parkedFromIfUnclaimed: null,
+    };
   }
   if (f.waiting.length > 1) {
     return {
       summary,
-      because: [`${f.waiting.length} tokens wait for it (${f.waiting.map((w) => `${w.executionId} of ${w.processInstanceId}`).join(', ')}): its next attempt parks it AMBIGUOUS_CORRELATION`],
-      next: [`cancel the wrong token: ${CLI} repair cancel-token --instance I --execution E (${CLI} incidents shows the DUPLICATE_WAITING_POINT incident)`],
+      because: [
+        `${f.waiting.length} tokens wait for it (${f.waiting.map((w) => `${w.executionId} of ${w.processInstanceId}`).join(', ')}): its next attempt parks it AMBIGUOUS_CORRELATION`,
+      ],
+      next: [
+        `cancel the wrong token: ${CLI} repair cancel-token --instance I --execution E (${CLI} incidents shows the DUPLICATE_WAITING_POINT incident)`,
+      ],
       parkedFromIfUnclaimed: null,
     };
   }
-  const technical = doc.lastError !== null && !doc.lastError.startsWith('no process instance waits') ? [`its last attempt failed: ${doc.lastError} (technical failures are retried, never parked)`] : [];
+  const technical =
+    doc.lastError !== null && !doc.lastError.startsWith('no process instance waits')
+      ? [`its last attempt failed: ${doc.lastError} (technical failures are retried, never parked)`]
+      : [];
   const start = f.start ?? null;
   if (start !== null) {
     const existing = f.instances.find((i) => i.id === start.instanceId);
@@ -194,11 +128,20 @@ function explainOpen(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 
     return { summary, because: [...technical, because], next: [], parkedFromIfUnclaimed: null };
   }
   const nobody = whyNobodyWaits(f, now);
-  const window = parkedFrom === null ? [] : [`no waiting point for it yet; retried with backoff, parked NO_WAITING_INSTANCE from ${when(parkedFrom, now)} if still none (the buffer window counts from its ${doc.requeuedAt === null ? 'receipt' : 'requeue'})`];
+  const window =
+    parkedFrom === null
+      ? []
+      : [
+          `no waiting point for it yet; retried with backoff, parked NO_WAITING_INSTANCE from ${when(parkedFrom, now)} if still none (the buffer window counts from its ${doc.requeuedAt === null ? 'receipt' : 'requeue'})`,
+        ];
   return {
     summary,
     because: [...technical, ...window, ...nobody.because],
-    next: nobody.late ? [`a late or repeated message: nothing will take it; ${CLI} park ${f.id} --reason "…" keeps it as a record and stops the retries`] : nobody.repair,
+    next: nobody.late
+      ? [
+          `a late or repeated message: nothing will take it; ${CLI} park ${f.id} --reason "…" keeps it as a record and stops the retries`,
+        ]
+      : nobody.repair,
     parkedFromIfUnclaimed: parkedFrom,
   };
 }
@@ -212,42 +155,129 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
     case 'INVALID_PAYLOAD':
       return {
         summary,
-        because: [`the message could not be read: ${String(doc.validationError ?? doc.lastError ?? 'no validation error stored')}`, 'a requeue cannot help: the stored bytes stay unreadable'],
-        next: [`have the sender fix and republish it (a corrected message gets its own document); ${CLI} show ${id} has the raw bytes and attributes; the parked document stays as the record`],
+        because: [
+          `the message could not be read: ${String(doc.validationError ?? doc.lastError ?? 'no validation error stored')}`,
+          'a requeue cannot help: the stored bytes stay unreadable',
+        ],
+        next: [
+          `have the sender fix and republish it (a corrected message gets its own document); ${CLI} show ${id} has the raw bytes and attributes; the parked document stays as the record`,
+        ],
       };
     case 'KEY_COLLISION':
       return {
         summary,
-        because: [`a second, different payload under the dedup key of ${String(doc.collidesWith)}, which holds the first`],
-        next: [`compare the two payloads: ${CLI} show ${id} and ${CLI} show ${String(doc.collidesWith)}`, `if the second must be processed as its own event: ${CLI} repair admit-collision ${id} --dry-run, then ${CLI} repair admit-collision ${id}`],
+        because: [
+          `a second, different payload under the dedup key of ${String(doc.collidesWith)}, which holds the first`,
+        ],
+        next: [
+          `compare the two payloads: ${CLI} show ${id} and ${CLI} show ${String(doc.collidesWith)}`,
+          `if the second must be processed as its own event: ${CLI} repair admit-collision ${id} --dry-run, then ${CLI} repair admit-collision ${id}`,
+        ],
       };
     case 'AMBIGUOUS_CORRELATION': {
       const count = f.waiting.length;
-      const because = [`${count > 1 ? `${count} tokens wait` : 'two or more tokens waited'} for ${String(doc.messageName)} with key ${String(doc.correlationKey)}: correlating to one would have been a guess`];
+      const because = [
+        `${count > 1 ? `${count} tokens wait` : 'two or more tokens waited'} for ${String(doc.messageName)} with key ${String(doc.correlationKey)}: correlating to one would have been a guess`,
+      ];
       if (count > 1) {
-        return { summary, because: [...because, ...f.waiting.map((w) => `token ${w.executionId} of instance ${w.processInstanceId} waits at ${w.activityId}`)], next: [`decide which token is wrong, then ${CLI} repair cancel-token --instance I --execution E`, `then ${requeue}`] };
+        return {
+          summary,
+          because: [
+            ...because,
+            ...f.waiting.map(
+              (w) => `token ${w.executionId} of instance ${w.processInstanceId} waits at ${w.activityId}`,
+            ),
+          ],
+          next: [
+            `decide which token is wrong, then ${CLI} repair cancel-token --instance I --execution E`,
+            `then ${requeue}`,
+          ],
+        };
       }
-      return { summary, because: [...because, count === 1 ? `now exactly one token waits (${f.waiting[0]?.executionId ?? ''} of ${f.waiting[0]?.processInstanceId ?? ''})` : 'now no token waits for it'], next: count === 1 ? [requeue] : whyNobodyWaits(f, now).repair.concat([`then ${requeue}`]) };
+      return {
+        summary,
+        because: [
+          ...because,
+          count === 1
+            ? `now exactly one token waits (${f.waiting[0]?.executionId ?? ''} of ${f.waiting[0]?.processInstanceId ?? ''})`
+            : 'now no token waits for it',
+        ],
+        next: count === 1 ? [requeue] : whyNobodyWaits(f, now).repair.concat([`then ${requeue}`]),
+      };
     }
     case 'DEAD_LETTERED': {
       const gaveUp = `Pub/Sub gave up delivering it to the receiver${doc.deliveryCount === null ? '' : ` after ${doc.deliveryCount} attempts`}${doc.sourceSubscription === null ? '' : ` (subscription ${doc.sourceSubscription})`}`;
-      if (doc.collidesWith !== null) return { summary, because: [gaveUp, `it is a second payload under the dedup key of ${doc.collidesWith}`], next: [`${CLI} repair admit-collision ${id} --dry-run, then ${CLI} repair admit-collision ${id}`] };
-      if (doc.correlationKey === null) return { summary, because: [gaveUp, 'and it is unreadable'], next: ['handle it as INVALID_PAYLOAD: have the sender fix and republish it'] };
-      return { summary, because: [gaveUp, 'every delivery was answered with something other than 2xx (the runbook\'s messages dead-lettered section says how to find why)'], next: ['fix the cause first (the receiver\'s logs around the attempts)', requeue, `all of them: ${CLI} requeue --reason DEAD_LETTERED --since 1d --dry-run, then --yes`] };
+      if (doc.collidesWith !== null)
+        return {
+          summary,
+          because: [gaveUp, `it is a second payload under the dedup key of ${doc.collidesWith}`],
+          next: [`${CLI} repair admit-collision ${id} --dry-run, then ${CLI} repair admit-collision ${id}`],
+        };
+      if (doc.correlationKey === null)
+        return {
+          summary,
+          because: [gaveUp, 'and it is unreadable'],
+          next: ['handle it as INVALID_PAYLOAD: have the sender fix and republish it'],
+        };
+      return {
+        summary,
+        because: [
+          gaveUp,
+          "every delivery was answered with something other than 2xx (the runbook's messages dead-lettered section says how to find why)",
+        ],
+        next: [
+          "fix the cause first (the receiver's logs around the attempts)",
+          requeue,
+          `all of them: ${CLI} requeue --reason DEAD_LETTERED --since 1d --dry-run, then --yes`,
+        ],
+      };
     }
     case 'NO_WAITING_INSTANCE': {
       const waited = `no token waited for it within the buffer window (${Math.round(f.bufferWindowMs / 3_600_000)} h from its ${doc.requeuedAt === null ? 'receipt' : 'last requeue'})`;
       if (f.waiting.length === 1) {
         const w = f.waiting[0] as WaitingFact;
-        return { summary, because: [waited, `now token ${w.executionId} of instance ${w.processInstanceId} waits for it at ${w.activityId}`], next: [requeue] };
+        return {
+          summary,
+          because: [
+            waited,
+            `now token ${w.executionId} of instance ${w.processInstanceId} waits for it at ${w.activityId}`,
+          ],
+          next: [requeue],
+        };
       }
-      if (f.waiting.length > 1) return { summary, because: [waited, `now ${f.waiting.length} tokens wait for it: a requeue would park it AMBIGUOUS_CORRELATION`], next: [`cancel the wrong token first: ${CLI} repair cancel-token --instance I --execution E`, `then ${requeue}`] };
+      if (f.waiting.length > 1)
+        return {
+          summary,
+          because: [
+            waited,
+            `now ${f.waiting.length} tokens wait for it: a requeue would park it AMBIGUOUS_CORRELATION`,
+          ],
+          next: [
+            `cancel the wrong token first: ${CLI} repair cancel-token --instance I --execution E`,
+            `then ${requeue}`,
+          ],
+        };
       const nobody = whyNobodyWaits(f, now);
-      if (nobody.late) return { summary, because: [waited, ...nobody.because], next: ['a late or repeated completion: decide with the business; usually it stays parked as the record of what arrived'] };
-      return { summary, because: [waited, ...nobody.because], next: [...nobody.repair, `once ${CLI} instances ${String(doc.correlationKey)} shows a token waiting for it: ${requeue} (a requeue starts a new buffer window, so requeueing first works too)`] };
+      if (nobody.late)
+        return {
+          summary,
+          because: [waited, ...nobody.because],
+          next: [
+            'a late or repeated completion: decide with the business; usually it stays parked as the record of what arrived',
+          ],
+        };
+      return {
+        summary,
+        because: [waited, ...nobody.because],
+        next: [
+          ...nobody.repair,
+          `once ${CLI} instances ${String(doc.correlationKey)} shows a token waiting for it: ${requeue} (a requeue starts a new buffer window, so requeueing first works too)`,
+        ],
+      };
     }
     case 'ALREADY_STARTED': {
-      const instanceId = typeof doc.parkDetails?.processInstanceId === 'string' ? doc.parkDetails.processInstanceId : 'I';
+      const instanceId =
+        typeof doc.parkDetails?.processInstanceId === 'string' ? doc.parkDetails.processInstanceId : 'I';
       const processKey = typeof doc.parkDetails?.processKey === 'string' ? doc.parkDetails.processKey : 'its process';
       const instance = f.instances.find((i) => i.id === instanceId);
       const state = instance === undefined ? '' : ` (now ${instance.status})`;
@@ -265,15 +295,25 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
       };
     }
     case 'START_REFUSED': {
-      const problem = typeof doc.parkDetails?.problem === 'string' ? doc.parkDetails.problem : (doc.lastError ?? 'its variables failed the door checks');
+      const problem =
+        typeof doc.parkDetails?.problem === 'string'
+          ? doc.parkDetails.problem
+          : (doc.lastError ?? 'its variables failed the door checks');
       return {
         summary,
-        because: [`the message would start a process, but ${problem}`, 'no instance was started: it could not have run (the same checks refuse such a start through startProcess)'],
-        next: [`have the sender republish it with what the process needs, or fix the model and then ${requeue}`, `if it is not to be processed: ${CLI} repair dismiss ${id} --note "…"`],
+        because: [
+          `the message would start a process, but ${problem}`,
+          'no instance was started: it could not have run (the same checks refuse such a start through startProcess)',
+        ],
+        next: [
+          `have the sender republish it with what the process needs, or fix the model and then ${requeue}`,
+          `if it is not to be processed: ${CLI} repair dismiss ${id} --note "…"`,
+        ],
       };
     }
     case 'REFERENCE_UNAVAILABLE': {
-      const uri = typeof doc.parkDetails?.uri === 'string' ? doc.parkDetails.uri : (doc.referenceUri ?? 'its reference');
+      const uri =
+        typeof doc.parkDetails?.uri === 'string' ? doc.parkDetails.uri : (doc.referenceUri ?? 'its reference');
       const kind = doc.parkDetails?.unavailable;
       const live = typeof doc.parkDetails?.liveGeneration === 'string' ? doc.parkDetails.liveGeneration : null;
       const what =
@@ -284,7 +324,10 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
             : `the object the message references could not be read: ${String(doc.lastError ?? uri)}`;
       return {
         summary,
-        because: [what, 'the relay checks a sender\'s reference before correlating; no retry brings the content back, so it was parked, not retried'],
+        because: [
+          what,
+          "the relay checks a sender's reference before correlating; no retry brings the content back, so it was parked, not retried",
+        ],
         next: [
           'have the sender upload the data again and send a new message with the new reference (a new upload has a new generation; the parked document stays as the record)',
           `or restore that generation (from the bucket's soft delete or versioning) and then ${requeue}; ${CLI} show ${id} says FOUND, MISSING or CHANGED`,
@@ -293,17 +336,26 @@ function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' 
       };
     }
     case 'MANUAL':
-      return { summary, because: [`parked by an operator: ${String(doc.lastError ?? 'no reason given')}`], next: [`if it should be processed after all: ${requeue}`] };
+      return {
+        summary,
+        because: [`parked by an operator: ${String(doc.lastError ?? 'no reason given')}`],
+        next: [`if it should be processed after all: ${requeue}`],
+      };
     case null: // no reason stored (a hand-written document): as an unknown reason
     default:
-      return { summary, because: [`reason ${String(doc.reason)}: ${String(doc.lastError ?? '')}`], next: [`${CLI} show ${id}`] };
+      return {
+        summary,
+        because: [`reason ${String(doc.reason)}: ${String(doc.lastError ?? '')}`],
+        next: [`${CLI} show ${id}`],
+      };
   }
 }
 
 /** When a DONE document goes, and what goes before it; what keeps it past that. */
 function expiryOf(doc: ExplainedDoc, now: Date): string[] {
   const payloadExpiry = doc.payloadExpireAt ?? null;
-  if (payloadExpiry === null) return doc.expireAt === null ? [] : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
+  if (payloadExpiry === null)
+    return doc.expireAt === null ? [] : [`the document is deleted (Firestore TTL) from ${when(doc.expireAt, now)}`];
   const chunks = doc.rawDataChunks ?? 0;
   const first =
     doc.offloadedUri === null || doc.offloadedUri === undefined
@@ -313,7 +365,9 @@ function expiryOf(doc: ExplainedDoc, now: Date): string[] {
   const hold =
     kept === null
       ? []
-      : [`not before instance ${kept.processInstanceId} has completed (now ${kept.instanceStatus}): the instance holds only the reference, and a step of it may still read the object (after an incident, a repair runs that step again); the payload sweep keeps both and looks again every hour`];
+      : [
+          `not before instance ${kept.processInstanceId} has completed (now ${kept.instanceStatus}): the instance holds only the reference, and a step of it may still read the object (after an incident, a repair runs that step again); the payload sweep keeps both and looks again every hour`,
+        ];
   return [`${first}, from ${when(payloadExpiry, now)}`, ...hold];
 }
 
@@ -327,20 +381,46 @@ function explainDone(f: ExplainFacts, now: Date): Pick<Explanation, 'summary' | 
   if (doc.correlatedVia === 'DISMISSED' && dismissed !== null) {
     return {
       summary: `DONE: dismissed by ${dismissed.by}${at} (it was PARKED / ${String(dismissed.previousReason)})`,
-      because: [`the operator's note: ${dismissed.note}`, ...(doc.processInstanceId === null ? [] : [`it concerned instance ${doc.processInstanceId}${state}`]), 'its processed record keeps a redelivery a duplicate', ...expiry],
+      because: [
+        `the operator's note: ${dismissed.note}`,
+        ...(doc.processInstanceId === null ? [] : [`it concerned instance ${doc.processInstanceId}${state}`]),
+        'its processed record keeps a redelivery a duplicate',
+        ...expiry,
+      ],
       next: [],
     };
   }
   if (doc.correlatedVia === 'START') {
-    return { summary: `DONE: started instance ${String(doc.processInstanceId)}${state}${at}`, because: ['nobody waited for it and its name has a message start event: it started the instance in the same transaction', ...expiry], next: [] };
+    return {
+      summary: `DONE: started instance ${String(doc.processInstanceId)}${state}${at}`,
+      because: [
+        'nobody waited for it and its name has a message start event: it started the instance in the same transaction',
+        ...expiry,
+      ],
+      next: [],
+    };
   }
-  const via = doc.correlatedVia === 'BUFFER' ? 'from the buffer: the waiting point took it the moment its token got there (the message had come first)' : 'by the relay: a token was waiting when the relay looked';
-  return { summary: `DONE: correlated into instance ${String(doc.processInstanceId)}${state}${at}`, because: [`correlated ${via}`, ...expiry], next: [] };
+  const via =
+    doc.correlatedVia === 'BUFFER'
+      ? 'from the buffer: the waiting point took it the moment its token got there (the message had come first)'
+      : 'by the relay: a token was waiting when the relay looked';
+  return {
+    summary: `DONE: correlated into instance ${String(doc.processInstanceId)}${state}${at}`,
+    because: [`correlated ${via}`, ...expiry],
+    next: [],
+  };
 }
 
 /** Why the document is where it is and what to do next. Pure. */
 export function explain(f: ExplainFacts, now: Date): Explanation {
-  const base = { id: f.id, status: f.doc.status, reason: f.doc.reason, heldBehind: f.heldBehind, waiting: f.waiting, instances: f.instances };
+  const base = {
+    id: f.id,
+    status: f.doc.status,
+    reason: f.doc.reason,
+    heldBehind: f.heldBehind,
+    waiting: f.waiting,
+    instances: f.instances,
+  };
   if (f.doc.status === 'OPEN') return { ...base, ...explainOpen(f, now), nextAttemptAt: f.doc.nextAttemptAt };
   const none = { nextAttemptAt: null, parkedFromIfUnclaimed: null };
   if (f.doc.status === 'PARKED') return { ...base, ...explainParked(f, now), ...none };
