@@ -63,7 +63,8 @@ const EMULATOR_STARTERS = [
 
 const SRC = '^functions/src/';
 /** Layer 0 of ARCHITECTURE.md besides core/. */
-const SHARED = '^functions/src/((config|config-console|config-requirements|log|queries|firestore)\\.ts$|(http|auth|tasks|storage|trace)/)';
+const SHARED =
+  '^functions/src/((config|config-console|config-requirements|log|queries|firestore)\\.ts$|(http|auth|tasks|storage|trace)/)';
 
 module.exports = {
   forbidden: [
@@ -77,7 +78,8 @@ module.exports = {
     {
       name: 'no-folder-cycle',
       severity: 'error',
-      comment: 'Two folders of functions/src import each other (directly or through others): the layers of ARCHITECTURE.md run one way.',
+      comment:
+        'Two folders of functions/src import each other (directly or through others): the layers of ARCHITECTURE.md run one way.',
       scope: 'folder',
       from: { path: SRC },
       to: { circular: true },
@@ -85,7 +87,8 @@ module.exports = {
     {
       name: 'src-not-to-tooling',
       severity: 'error',
-      comment: 'Deployed code never imports tools/, test/, packages/ or an app (examples/): they are not deployed and would drag dev dependencies in.',
+      comment:
+        'Deployed code never imports tools/, test/, packages/ or an app (examples/): they are not deployed and would drag dev dependencies in.',
       from: { path: SRC },
       to: { path: '^(tools|test|packages|examples)/' },
     },
@@ -99,7 +102,8 @@ module.exports = {
     {
       name: 'pure-core-no-io',
       severity: 'error',
-      comment: 'The pure core does no I/O: no Google client, no gRPC, no fs/net/http, not even their types. Take what it needs as data.',
+      comment:
+        'The pure core does no I/O: no Google client, no gRPC, no fs/net/http, not even their types. Take what it needs as data.',
       from: { path: PURE },
       to: { path: IO },
     },
@@ -121,7 +125,8 @@ module.exports = {
     {
       name: 'layer-shared',
       severity: 'error',
-      comment: 'The shared pieces beside core/ (configuration, log, queries, the Firestore client, HTTP answers, token check, Cloud Tasks queue) import only core/ and each other.',
+      comment:
+        'The shared pieces beside core/ (configuration, log, queries, the Firestore client, HTTP answers, token check, Cloud Tasks queue) import only core/ and each other.',
       from: { path: SHARED },
       to: { path: SRC, pathNot: [SHARED, '^functions/src/core/'] },
     },
@@ -142,91 +147,106 @@ module.exports = {
     {
       name: 'layer-inbox',
       severity: 'error',
-      comment: 'inbox/ (what is stored, and the one write) sits below receiver/, deadletter/ and relay/: it imports only engine/ (lane ids), bpmn/, core/, and the two interfaces the offload is handed (the payload store, the logger).',
+      comment:
+        'inbox/ (what is stored, and the one write) sits below receiver/, deadletter/ and relay/: it imports only engine/ (lane ids), bpmn/, core/, and the two interfaces the offload is handed (the payload store, the logger).',
       from: { path: '^functions/src/inbox/' },
-      to: { path: SRC, pathNot: ['^functions/src/(inbox|engine|bpmn|core)/', '^functions/src/(log|storage/payload-store)\\.ts$'] },
+      to: {
+        path: SRC,
+        pathNot: ['^functions/src/(inbox|engine|bpmn|core)/', '^functions/src/(log|storage/payload-store)\\.ts$'],
+      },
     },
     {
       name: 'layer-receiver-jobs',
       severity: 'error',
-      comment: 'receiver/ and jobs/ sit below the functions built on them: they import nothing of deadletter/, relay/ or process/.',
+      comment:
+        'receiver/ and jobs/ sit below the functions built on them: they import nothing of deadletter/, relay/ or process/.',
       from: { path: '^functions/src/(receiver|jobs)/' },
       to: { path: '^functions/src/(deadletter|relay|process)/' },
     },
     {
       name: 'composition-root',
       severity: 'error',
-      comment: 'index.ts, wiring.ts and runtime.ts build the functions from the configuration; only they and the CLI (its own entry point) import them.',
+      comment:
+        'index.ts, wiring.ts and runtime.ts build the functions from the configuration; only they and the CLI (its own entry point) import them.',
       from: { path: SRC, pathNot: ['^functions/src/(index|wiring|runtime)\\.ts$', '^functions/src/(cli|console)/'] },
       to: { path: '^functions/src/(index|wiring|runtime)\\.ts$' },
     },
     {
       name: 'operations-for-operators',
       severity: 'error',
-      comment: 'operations/ is the one implementation of every operator read and repair: the CLI and the console use it, nothing deployed below them does.',
+      comment:
+        'operations/ is the one implementation of every operator read and repair: the CLI and the console use it, nothing deployed below them does.',
       from: { path: SRC, pathNot: ['^functions/src/(operations|cli|console)/', '^functions/src/(index|wiring)\\.ts$'] },
       to: { path: '^functions/src/operations/' },
     },
     {
       name: 'console-page-types-only',
       severity: 'error',
-      comment: 'The console page runs in the browser: of functions/src it takes only the types of operations/types.ts, and only as types (erased by the bundle).',
+      comment:
+        'The console page runs in the browser: of functions/src it takes only the types of operations/types.ts, and only as types (erased by the bundle).',
       from: { path: '^console-ui/' },
       to: { path: SRC, pathNot: '^functions/src/operations/types\\.ts$' },
     },
     {
       name: 'console-page-erased-imports',
       severity: 'error',
-      comment: 'A value import of operations/types.ts would pull server modules into the page bundle: import type only.',
+      comment:
+        'A value import of operations/types.ts would pull server modules into the page bundle: import type only.',
       from: { path: '^console-ui/' },
       to: { path: '^functions/src/operations/types\\.ts$', dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'console-on-top',
       severity: 'error',
-      comment: 'The console is one face of operations/: only the composition root imports it, and it imports nothing of the CLI (their shared code lives in operations/).',
+      comment:
+        'The console is one face of operations/: only the composition root imports it, and it imports nothing of the CLI (their shared code lives in operations/).',
       from: { path: SRC, pathNot: ['^functions/src/console/', '^functions/src/(index|wiring)\\.ts$'] },
       to: { path: '^functions/src/console/' },
     },
     {
       name: 'cli-on-top',
       severity: 'error',
-      comment: 'The operator CLI uses the functions\' modules; nothing deployed imports the CLI.',
+      comment: "The operator CLI uses the functions' modules; nothing deployed imports the CLI.",
       from: { path: SRC, pathNot: '^functions/src/cli/' },
       to: { path: '^functions/src/cli/' },
     },
     {
       name: 'system-not-to-apps',
       severity: 'error',
-      comment: 'The system names no app: functions/src, the console page, tools/ and the system\'s tests (test/) never import an app (examples/); the system loads the app INBOX_APP names at run time (apps/load-app.ts).',
+      comment:
+        "The system names no app: functions/src, the console page, tools/ and the system's tests (test/) never import an app (examples/); the system loads the app INBOX_APP names at run time (apps/load-app.ts).",
       from: { path: '^(functions/src|console-ui|tools|test)/' },
       to: { path: '^examples/' },
     },
     {
       name: 'app-public-surface',
       severity: 'error',
-      comment: 'An app (the files of examples/APP/ that are bundled and deployed, beside its index.ts) imports of the system only functions/src/app.ts, its public module; its tests and tooling in subfolders may import more.',
+      comment:
+        'An app (the files of examples/APP/ that are bundled and deployed, beside its index.ts) imports of the system only functions/src/app.ts, its public module; its tests and tooling in subfolders may import more.',
       from: { path: '^examples/[^/]+/[^/]+\\.ts$' },
       to: { path: SRC, pathNot: '^functions/src/app\\.ts$' },
     },
     {
       name: 'unit-tests-no-emulators',
       severity: 'error',
-      comment: 'test/unit and test/property form the `unit` project, run without emulators: they import no emulator helper and no client factory.',
+      comment:
+        'test/unit and test/property form the `unit` project, run without emulators: they import no emulator helper and no client factory.',
       from: { path: '^(test/(unit|property)|examples/[^/]+/test/unit)/' },
       to: { path: EMULATOR_HELPERS, dependencyTypesNot: ['type-only'] },
     },
     {
       name: 'unit-tests-never-reach-emulators',
       severity: 'error',
-      comment: 'Nor through other modules: no chain of imports from a unit test reaches what starts or connects to an emulator.',
+      comment:
+        'Nor through other modules: no chain of imports from a unit test reaches what starts or connects to an emulator.',
       from: { path: '^(test/(unit|property)|examples/[^/]+/test/unit)/' },
       to: { path: EMULATOR_STARTERS, reachable: true },
     },
     {
       name: 'not-to-unresolvable',
       severity: 'error',
-      comment: 'An import that resolves to no file or package. Not firebase-tools: it lives outside the root install (tools/firebase/, jest maps its test\'s imports there).',
+      comment:
+        "An import that resolves to no file or package. Not firebase-tools: it lives outside the root install (tools/firebase/, jest maps its test's imports there).",
       from: {},
       to: { couldNotResolve: true, pathNot: '^firebase-tools/' },
     },

@@ -12,7 +12,10 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-require-imports': 'off',
       // typeof import('x') types lazy require()s, which keep SDKs out of cold starts.
-      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false }],
+      '@typescript-eslint/consistent-type-imports': [
+        'error',
+        { fixStyle: 'inline-type-imports', disallowTypeAnnotations: false },
+      ],
       '@typescript-eslint/no-unnecessary-condition': 'error',
       // A `default:` does not count: a new member of a union must get its own case (or a reasoned one).
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
@@ -30,6 +33,8 @@ export default tseslint.config(
     // an expect(), which checks it at run time; a cast per use would add unchecked assertions, not safety.
     files: ['test/**/*.ts', 'packages/*/test/**/*.ts', 'examples/*/test/**/*.ts'],
     rules: {
+      // A test file is its cases' tables and scenarios, one subject per file: longer than a module may be.
+      'max-lines': ['warn', { max: 700, skipBlankLines: true, skipComments: true }],
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',
@@ -43,8 +48,21 @@ export default tseslint.config(
     // not use Node's globals, which would type-check and then fail in the browser.
     files: ['console-ui/src/**/*.ts'],
     rules: {
-      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname', '__filename', 'global', 'module', 'setImmediate'],
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*'], message: 'Browser code: no Node modules.' }] }],
+      'no-restricted-globals': [
+        'error',
+        'process',
+        'Buffer',
+        'require',
+        '__dirname',
+        '__filename',
+        'global',
+        'module',
+        'setImmediate',
+      ],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*'], message: 'Browser code: no Node modules.' }] },
+      ],
     },
   },
   {
@@ -55,6 +73,9 @@ export default tseslint.config(
   {
     // Plain CommonJS fixtures run by the Functions Framework CLI.
     files: ['**/*.js'],
-    languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', process: 'readonly', module: 'writable' } },
+    languageOptions: {
+      sourceType: 'commonjs',
+      globals: { require: 'readonly', process: 'readonly', module: 'writable' },
+    },
   },
 );

@@ -33,9 +33,28 @@ const APPS = existsSync(join(__dirname, 'examples')) ? ['<rootDir>/examples/'] :
 
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', roots: [...UNIT, ...APPS], testMatch: ['<rootDir>/test/unit/**/*.test.ts', '<rootDir>/test/property/**/*.test.ts', '<rootDir>/examples/*/test/unit/**/*.test.ts'] },
-    { ...shared, displayName: 'cloud-tasks-emulator', roots: ['<rootDir>/packages/cloud-tasks-emulator/test/'], testMatch: ['**/*.test.ts'] },
-    { ...shared, displayName: 'storage-emulator', roots: ['<rootDir>/packages/storage-emulator/test/'], testMatch: ['**/*.test.ts'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      roots: [...UNIT, ...APPS],
+      testMatch: [
+        '<rootDir>/test/unit/**/*.test.ts',
+        '<rootDir>/test/property/**/*.test.ts',
+        '<rootDir>/examples/*/test/unit/**/*.test.ts',
+      ],
+    },
+    {
+      ...shared,
+      displayName: 'cloud-tasks-emulator',
+      roots: ['<rootDir>/packages/cloud-tasks-emulator/test/'],
+      testMatch: ['**/*.test.ts'],
+    },
+    {
+      ...shared,
+      displayName: 'storage-emulator',
+      roots: ['<rootDir>/packages/storage-emulator/test/'],
+      testMatch: ['**/*.test.ts'],
+    },
     {
       ...shared,
       displayName: 'emulators',

@@ -36,8 +36,12 @@ async function main(): Promise<void> {
     metafile: true,
   });
   copyFileSync(join(HERE, 'index.html'), join(OUT, 'index.html'));
-  const outputs = Object.entries(result.metafile.outputs).map(([file, o]) => `${file.replace(/^.*dist\/console\//, '')} ${o.bytes} B`);
-  console.log(`console-ui: built ${outputs.length} files into dist/console-page (${outputs.filter((f) => !f.endsWith('.map')).join(', ')})`);
+  const outputs = Object.entries(result.metafile.outputs).map(
+    ([file, o]) => `${file.replace(/^.*dist\/console\//, '')} ${o.bytes} B`,
+  );
+  console.log(
+    `console-ui: built ${outputs.length} files into dist/console-page (${outputs.filter((f) => !f.endsWith('.map')).join(', ')})`,
+  );
 }
 
 main().catch((err: unknown) => {

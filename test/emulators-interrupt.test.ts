@@ -14,7 +14,6 @@ jest.setTimeout(180_000);
 
 const CLI = path.join(__dirname, '..', 'tools', 'emulators', 'cli.ts');
 
-
 /** Processes whose command line names `host` (gcloud: --host-port=ip:port; the emulator JVMs: --port=port). */
 function processesServing(host: string): number[] {
   const port = host.split(':')[1] ?? '';
@@ -27,7 +26,11 @@ function processesServing(host: string): number[] {
     } catch {
       continue; // gone meanwhile
     }
-    if (cmdline.includes(`--host-port=${host}`) || (cmdline.includes('emulator') && cmdline.includes(`--port=${port} `))) found.push(Number(entry));
+    if (
+      cmdline.includes(`--host-port=${host}`) ||
+      (cmdline.includes('emulator') && cmdline.includes(`--port=${port} `))
+    )
+      found.push(Number(entry));
   }
   return found;
 }
@@ -37,7 +40,11 @@ async function startCli(): Promise<{ child: ChildProcess; hosts: string[] }> {
   const env = { ...process.env };
   delete env.FIRESTORE_EMULATOR_HOST;
   delete env.PUBSUB_EMULATOR_HOST;
-  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, 'start'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
   let out = '';
   child.stdout.on('data', (chunk: Buffer) => {
     out += chunk.toString('utf8');
@@ -56,7 +63,12 @@ async function startCli(): Promise<{ child: ChildProcess; hosts: string[] }> {
 
 async function expectAllGone(hosts: readonly string[]): Promise<void> {
   for (const host of hosts) {
-    await waitFor(`nothing serving ${host}`, async () => ((await connectResult(host)) === 'ECONNREFUSED' && processesServing(host).length === 0 ? true : undefined), { timeoutMs: 30_000, everyMs: 100 });
+    await waitFor(
+      `nothing serving ${host}`,
+      async () =>
+        (await connectResult(host)) === 'ECONNREFUSED' && processesServing(host).length === 0 ? true : undefined,
+      { timeoutMs: 30_000, everyMs: 100 },
+    );
   }
 }
 

@@ -6,7 +6,12 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { PubSub } from '@google-cloud/pubsub';
-import { EmulatorsUnavailableError, startEmulators, type EmulatorHandle, type RunningEmulators } from '../tools/emulators/harness';
+import {
+  EmulatorsUnavailableError,
+  startEmulators,
+  type EmulatorHandle,
+  type RunningEmulators,
+} from '../tools/emulators/harness';
 import { firestoreAt } from './support/firestore';
 import { connectResult } from './support/net';
 
@@ -30,7 +35,6 @@ async function writeAndRead(host: string, docId: string): Promise<unknown> {
     await db.terminate();
   }
 }
-
 
 function groupSignalError(pgid: number): string | undefined {
   try {
@@ -101,7 +105,10 @@ describe('emulator harness with the real emulators', () => {
     const written = new Date('2026-11-30T01:02:03.456Z');
     const before = firestoreAt(firestore().host, PROJECT);
     try {
-      await before.collection('kept').doc('a').set({ n: 7, at: written, nested: { list: [1, 'two'] } });
+      await before
+        .collection('kept')
+        .doc('a')
+        .set({ n: 7, at: written, nested: { list: [1, 'two'] } });
     } finally {
       await before.terminate();
     }
@@ -147,12 +154,22 @@ describe('when the emulators cannot run here', () => {
     process.env.PATH = binDir; // empty directory
     const started = startEmulators();
     await expect(started).rejects.toBeInstanceOf(EmulatorsUnavailableError);
-    await expect(started).rejects.toThrow(/gcloud.*not found on PATH[\s\S]*cloud-firestore-emulator[\s\S]*pubsub-emulator[\s\S]*beta[\s\S]*Java 17/);
+    await expect(started).rejects.toThrow(
+      /gcloud.*not found on PATH[\s\S]*cloud-firestore-emulator[\s\S]*pubsub-emulator[\s\S]*beta[\s\S]*Java 17/,
+    );
   });
 
   it.each([
-    ['Java is missing', 'ERROR: (gcloud.emulators.firestore.start) To use the Google Cloud Firestore emulator, a Java 8+ JRE must be installed and on your system PATH', /Java is missing/],
-    ['a component is missing', 'You need the [cloud-firestore-emulator] component to use the Google Cloud Firestore emulator.', /component is missing/],
+    [
+      'Java is missing',
+      'ERROR: (gcloud.emulators.firestore.start) To use the Google Cloud Firestore emulator, a Java 8+ JRE must be installed and on your system PATH',
+      /Java is missing/,
+    ],
+    [
+      'a component is missing',
+      'You need the [cloud-firestore-emulator] component to use the Google Cloud Firestore emulator.',
+      /component is missing/,
+    ],
   ])('recognises "%s" from the gcloud output', async (_case, output, reason) => {
     const fake = path.join(binDir, 'gcloud');
     fs.writeFileSync(fake, `#!/bin/sh\necho '${output}' >&2\nexit 1\n`, { mode: 0o755 });

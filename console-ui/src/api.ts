@@ -4,7 +4,20 @@
  * is words for a person: the server's `error`, or what went wrong on the
  * way (no answer, not JSON), so no view ever renders blank.
  */
-import type { AppSummary, DocumentPage, DocumentView, IncidentList, InstanceRow, InstanceView, Overview, RepairBasisView, RepairOutcome, RepairRequest, Role, WaitingPage } from '../../functions/src/operations/types';
+import type {
+  AppSummary,
+  DocumentPage,
+  DocumentView,
+  IncidentList,
+  InstanceRow,
+  InstanceView,
+  Overview,
+  RepairBasisView,
+  RepairOutcome,
+  RepairRequest,
+  Role,
+  WaitingPage,
+} from '../../functions/src/operations/types';
 
 /** GET /api/whoami: who the server took the caller for, and how it let them in. */
 export interface Whoami {
@@ -53,9 +66,17 @@ async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
   let response: Response;
   try {
     // Relative: the page works at / (inbox console's proxy) and under a path prefix alike.
-    response = await fetch(path, { ...init, headers: { Accept: 'application/json', ...init.headers }, credentials: 'same-origin' });
+    response = await fetch(path, {
+      ...init,
+      headers: { Accept: 'application/json', ...init.headers },
+      credentials: 'same-origin',
+    });
   } catch (err) {
-    throw new ApiError(0, `The console's server did not answer (${err instanceof Error ? err.message : String(err)}).`, false);
+    throw new ApiError(
+      0,
+      `The console's server did not answer (${err instanceof Error ? err.message : String(err)}).`,
+      false,
+    );
   }
   const text = await response.text();
   let body: unknown;
@@ -63,10 +84,15 @@ async function call<T>(path: string, init: RequestInit = {}): Promise<T> {
     body = text === '' ? null : JSON.parse(text);
   } catch {
     const hint = text.trim().slice(0, 200);
-    throw new ApiError(response.status, `HTTP ${response.status} ${response.statusText}: the answer is not JSON${hint === '' ? '' : ` (${hint})`}.`, false);
+    throw new ApiError(
+      response.status,
+      `HTTP ${response.status} ${response.statusText}: the answer is not JSON${hint === '' ? '' : ` (${hint})`}.`,
+      false,
+    );
   }
   if (!response.ok) {
-    const error = isRecord(body) && typeof body.error === 'string' ? body.error : `HTTP ${response.status} ${response.statusText}`;
+    const error =
+      isRecord(body) && typeof body.error === 'string' ? body.error : `HTTP ${response.status} ${response.statusText}`;
     throw new ApiError(response.status, error, isRecord(body) && body.refused === true);
   }
   return body as T;
@@ -85,15 +111,22 @@ export const api = {
   documents: (filters: DocumentQuery, after: string | null): Promise<DocumentPage> =>
     call(`api/documents${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
   document: (id: string): Promise<DocumentView> => call(`api/documents/${encodeURIComponent(id)}`),
-  instances: (businessKey: string): Promise<{ instances: InstanceRow[] }> => call(`api/instances${query({ businessKey })}`),
+  instances: (businessKey: string): Promise<{ instances: InstanceRow[] }> =>
+    call(`api/instances${query({ businessKey })}`),
   instance: (id: string): Promise<InstanceView> => call(`api/instances/${encodeURIComponent(id)}`),
   incidents: (all: boolean): Promise<IncidentList> => call(`api/incidents${all ? '?all=true' : ''}`),
-  waiting: (filters: WaitingQuery, after: string | null): Promise<WaitingPage> => call(`api/waiting${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
+  waiting: (filters: WaitingQuery, after: string | null): Promise<WaitingPage> =>
+    call(`api/waiting${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
   /**
    * POST /api/repairs: the two headers are the server's CSRF check (a foreign page cannot send them without a preflight).
    * `expect`: the preview's basis, sent with the confirmation so the server refuses it if the state changed since.
    */
-  repair: (request: RepairRequest, preview: boolean, requestId: string, expect: RepairBasisView | null = null): Promise<RepairOutcome> =>
+  repair: (
+    request: RepairRequest,
+    preview: boolean,
+    requestId: string,
+    expect: RepairBasisView | null = null,
+  ): Promise<RepairOutcome> =>
     call('api/repairs', {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-Inbox-Console': '1' },

@@ -41,7 +41,12 @@ function businessObject(element: unknown): BusinessObject | null {
 function badge(kind: string, overlay: ElementOverlay, count: number, symbol: string, what: string): HTMLElement {
   return h(
     'span',
-    { class: `badge badge-${kind}`, testid: `badge-${kind}-${overlay.activityId}`, 'data-activity-id': overlay.activityId, title: `${count} ${what}` },
+    {
+      class: `badge badge-${kind}`,
+      testid: `badge-${kind}-${overlay.activityId}`,
+      'data-activity-id': overlay.activityId,
+      title: `${count} ${what}`,
+    },
     // The count only when it says more than the badge itself: one token is a dot, two are "2".
     count > 1 ? `${symbol}${count}` : symbol,
   );
@@ -49,7 +54,8 @@ function badge(kind: string, overlay: ElementOverlay, count: number, symbol: str
 
 function badgesOf(overlay: ElementOverlay): HTMLElement | null {
   const parts: HTMLElement[] = [];
-  if (overlay.tokens > 0) parts.push(badge('tokens', overlay, overlay.tokens, '', overlay.tokens > 1 ? 'tokens' : 'token'));
+  if (overlay.tokens > 0)
+    parts.push(badge('tokens', overlay, overlay.tokens, '', overlay.tokens > 1 ? 'tokens' : 'token'));
   if (overlay.waiting > 0) parts.push(badge('waiting', overlay, overlay.waiting, '✉', 'waiting for a message'));
   if (overlay.timers > 0) parts.push(badge('timers', overlay, overlay.timers, '◔', 'timers set'));
   if (overlay.incidents > 0) parts.push(badge('incidents', overlay, overlay.incidents, '!', 'open incidents'));
@@ -59,7 +65,11 @@ function badgesOf(overlay: ElementOverlay): HTMLElement | null {
 let current: NavigatedViewer | null = null;
 
 /** Draws `xml` into `container` and places the overlays; throws (bpmn-js's import error) when the XML cannot be drawn. */
-export async function renderDiagram(container: HTMLElement, xml: string, overlays: readonly ElementOverlay[]): Promise<RenderedDiagram> {
+export async function renderDiagram(
+  container: HTMLElement,
+  xml: string,
+  overlays: readonly ElementOverlay[],
+): Promise<RenderedDiagram> {
   // One diagram on the page at a time: the one of the page left behind lets go of its listeners.
   current?.destroy();
   const viewer = new NavigatedViewer({ container });
@@ -79,7 +89,8 @@ export async function renderDiagram(container: HTMLElement, xml: string, overlay
     if (overlay.incidents > 0) canvas.addMarker(overlay.activityId, INCIDENT_MARKER);
     if (overlay.tokens > 0) canvas.addMarker(overlay.activityId, 'has-token');
     const html = badgesOf(overlay);
-    if (html !== null) overlayService.add(overlay.activityId, 'instance-state', { position: { top: -12, right: 12 }, html });
+    if (html !== null)
+      overlayService.add(overlay.activityId, 'instance-state', { position: { top: -12, right: 12 }, html });
   }
 
   const elements = registry

@@ -10,7 +10,11 @@ export type Child = Node | string | number | null | false | undefined;
 /** Attributes by name; `testid` becomes `data-testid`; undefined or false leaves the attribute out. */
 export type Attrs = Readonly<Record<string, string | boolean | undefined>>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: readonly Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: readonly Child[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [name, value] of Object.entries(attrs)) {
     if (value === undefined || value === false) continue;
@@ -23,7 +27,9 @@ export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = 
 export function append(parent: Node, children: readonly Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
-    parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    parent.appendChild(
+      typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child,
+    );
   }
 }
 
@@ -40,7 +46,12 @@ export function section(title: string, testid: string, ...children: readonly Chi
 }
 
 /** A table: header cells, then one row per item (rows built by the caller, so each can carry its test id). */
-export function table(testid: string, headers: readonly string[], rows: readonly HTMLTableRowElement[], empty: string): HTMLElement {
+export function table(
+  testid: string,
+  headers: readonly string[],
+  rows: readonly HTMLTableRowElement[],
+  empty: string,
+): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty', testid: `${testid}-empty` }, empty);
   const body = h('tbody');
   // One fragment: a page of rows costs one layout, not one per row.

@@ -16,7 +16,11 @@ export function filtersOf<N extends string>(params: URLSearchParams, names: read
 }
 
 /** On submit, goes to `linkOf` of the form's fields among `names`, trimmed, the empty ones left out. */
-export function goOnSubmit<N extends string>(form: HTMLFormElement, names: readonly N[], linkOf: (params: Readonly<Record<string, string>>) => string): HTMLFormElement {
+export function goOnSubmit<N extends string>(
+  form: HTMLFormElement,
+  names: readonly N[],
+  linkOf: (params: Readonly<Record<string, string>>) => string,
+): HTMLFormElement {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     const data = new FormData(form);
@@ -31,16 +35,41 @@ export function goOnSubmit<N extends string>(form: HTMLFormElement, names: reado
 }
 
 /** A labelled text field of a filter form, holding the filter's current value. */
-export function textFilter<N extends string>(current: Partial<Record<N, string>>, name: N, label: string, placeholder: string, list?: string): HTMLElement {
-  return h('label', {}, label, ' ', h('input', { name, value: current[name] ?? '', placeholder, testid: `filter-${name}`, ...(list === undefined ? {} : { list }) }));
+export function textFilter<N extends string>(
+  current: Partial<Record<N, string>>,
+  name: N,
+  label: string,
+  placeholder: string,
+  list?: string,
+): HTMLElement {
+  return h(
+    'label',
+    {},
+    label,
+    ' ',
+    h('input', {
+      name,
+      value: current[name] ?? '',
+      placeholder,
+      testid: `filter-${name}`,
+      ...(list === undefined ? {} : { list }),
+    }),
+  );
 }
 
 /** "first page" (when not on it) and "next page" (the server's cursor) or "last page", the filters kept. */
-export function pager(filters: Readonly<Record<string, string | undefined>>, after: string | null, next: string | null, linkOf: (params: Readonly<Record<string, string | undefined>>) => string): HTMLElement {
+export function pager(
+  filters: Readonly<Record<string, string | undefined>>,
+  after: string | null,
+  next: string | null,
+  linkOf: (params: Readonly<Record<string, string | undefined>>) => string,
+): HTMLElement {
   return h(
     'nav',
     { class: 'pager' },
     after === null ? null : h('a', { href: linkOf(filters), testid: 'first-page' }, 'first page'),
-    next === null ? h('span', { testid: 'last-page' }, 'last page') : h('a', { href: linkOf({ ...filters, after: next }), testid: 'next-page' }, 'next page'),
+    next === null
+      ? h('span', { testid: 'last-page' }, 'last page')
+      : h('a', { href: linkOf({ ...filters, after: next }), testid: 'next-page' }, 'next page'),
   );
 }

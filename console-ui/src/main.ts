@@ -27,22 +27,43 @@ function frame(session: Whoami): HTMLElement {
     h('a', { href: link.instances(), testid: 'nav-instances' }, 'Instances'),
     h('a', { href: link.incidents(), testid: 'nav-incidents' }, 'Incidents'),
     h('a', { href: link.waiting(), testid: 'nav-waiting' }, 'Waiting'),
-    h('span', { class: 'who', testid: 'whoami' }, `${session.id} (${session.role}) · ${session.projectId} · app ${session.app.name}`),
+    h(
+      'span',
+      { class: 'who', testid: 'whoami' },
+      `${session.id} (${session.role}) · ${session.projectId} · app ${session.app.name}`,
+    ),
     // The message filters of every view offer the app's message names (list="app-messages").
-    h('datalist', { id: 'app-messages', testid: 'app-messages' }, ...session.app.messages.map((m) => h('option', { value: m }))),
+    h(
+      'datalist',
+      { id: 'app-messages', testid: 'app-messages' },
+      ...session.app.messages.map((m) => h('option', { value: m })),
+    ),
   );
   return h(
     'header',
     {},
     h('div', { class: 'brand' }, 'Inbox console'),
     nav,
-    session.access === 'local' ? h('p', { class: 'banner local', testid: 'local-banner' }, 'Local console: open on loopback, no sign-in.') : null,
-    session.role === 'viewer' ? h('p', { class: 'banner viewer', testid: 'viewer-note' }, 'You may look, not repair (ask to be added to INBOX_CONSOLE_REPAIRERS).') : null,
+    session.access === 'local'
+      ? h('p', { class: 'banner local', testid: 'local-banner' }, 'Local console: open on loopback, no sign-in.')
+      : null,
+    session.role === 'viewer'
+      ? h(
+          'p',
+          { class: 'banner viewer', testid: 'viewer-note' },
+          'You may look, not repair (ask to be added to INBOX_CONSOLE_REPAIRERS).',
+        )
+      : null,
   );
 }
 
 function errorBox(message: string): HTMLElement {
-  return h('div', { class: 'error-box', testid: 'error' }, h('h2', {}, 'Something went wrong'), h('p', { testid: 'error-message' }, message));
+  return h(
+    'div',
+    { class: 'error-box', testid: 'error' },
+    h('h2', {}, 'Something went wrong'),
+    h('p', { testid: 'error-message' }, message),
+  );
 }
 
 async function renderRoute(route: Route, main: HTMLElement, ctx: Promise<ViewContext>): Promise<void> {
@@ -95,7 +116,11 @@ function start(): void {
     delete document.body.dataset.loadedMs;
     document.body.dataset.view = route.view;
     // Each navigation draws into its own box: a stale render fills a detached one, never the page.
-    const box = h('div', { class: 'view', testid: `view-${route.view}` }, h('p', { class: 'loading', testid: 'loading' }, 'Loading…'));
+    const box = h(
+      'div',
+      { class: 'view', testid: `view-${route.view}` },
+      h('p', { class: 'loading', testid: 'loading' }, 'Loading…'),
+    );
     main.replaceChildren(box);
     const ctx: Promise<ViewContext> = session.then((s) => ({ session: s, reload: show }));
     // A view that needs no session never awaits ctx; its rejection (whoami failed) is shown above, not left unhandled.

@@ -32,7 +32,11 @@ export interface RepairDialogSpec {
 function fieldInput(field: DialogField): HTMLInputElement | HTMLSelectElement {
   const testid = `repair-field-${field.name}`;
   if (field.kind === 'select') {
-    return h('select', { name: field.name, testid }, ...(field.options ?? []).map((o) => h('option', { value: o.value }, o.label)));
+    return h(
+      'select',
+      { name: field.name, testid },
+      ...(field.options ?? []).map((o) => h('option', { value: o.value }, o.label)),
+    );
   }
   return h('input', { name: field.name, testid, type: field.kind === 'checkbox' ? 'checkbox' : 'text' });
 }
@@ -42,21 +46,42 @@ function outcomeView(outcome: RepairOutcome, testid: string): HTMLElement {
     'div',
     { testid },
     h('p', { class: 'summary', testid: `${testid}-summary` }, outcome.summary),
-    outcome.alreadyApplied ? h('p', { testid: `${testid}-already` }, 'This request had already been applied: nothing changed now.') : null,
+    outcome.alreadyApplied
+      ? h('p', { testid: `${testid}-already` }, 'This request had already been applied: nothing changed now.')
+      : null,
     h('p', {}, `Target: ${outcome.target}`),
     outcome.preview && outcome.basis !== null
-      ? h('p', { testid: `${testid}-basis` }, `As read: ${Object.entries(outcome.basis.facts).map(([k, v]) => `${k} ${v === '' ? '(none)' : v}`).join(', ')}. Confirm is refused if this changes first.`)
+      ? h(
+          'p',
+          { testid: `${testid}-basis` },
+          `As read: ${Object.entries(outcome.basis.facts)
+            .map(([k, v]) => `${k} ${v === '' ? '(none)' : v}`)
+            .join(', ')}. Confirm is refused if this changes first.`,
+        )
       : null,
     outcome.writes.length === 0
       ? h('p', { testid: `${testid}-no-writes` }, 'Writes nothing.')
       : h(
           'ul',
           { class: 'writes', testid: `${testid}-writes` },
-          ...outcome.writes.map((w) => h('li', { testid: 'repair-write' }, h('code', {}, w.op), ' ', h('code', {}, w.path), w.fields.length > 0 ? ` (${w.fields.join(', ')})` : '')),
+          ...outcome.writes.map((w) =>
+            h(
+              'li',
+              { testid: 'repair-write' },
+              h('code', {}, w.op),
+              ' ',
+              h('code', {}, w.path),
+              w.fields.length > 0 ? ` (${w.fields.join(', ')})` : '',
+            ),
+          ),
         ),
     outcome.preview
       ? null
-      : h('p', {}, `Jobs ${outcome.jobs} (${outcome.dispatched} dispatched), timers ${outcome.timers} (${outcome.timersDispatched} dispatched); by ${outcome.by} at ${outcome.at}.`),
+      : h(
+          'p',
+          {},
+          `Jobs ${outcome.jobs} (${outcome.dispatched} dispatched), timers ${outcome.timers} (${outcome.timersDispatched} dispatched); by ${outcome.by} at ${outcome.at}.`,
+        ),
   );
 }
 
@@ -75,7 +100,12 @@ export function openRepairDialog(spec: RepairDialogSpec): HTMLDialogElement {
   const buttons = [previewButton, confirmButton, closeButton];
 
   const values = (): Map<string, string | boolean> =>
-    new Map(inputs.map(({ field, input }) => [field.name, input instanceof HTMLInputElement && input.type === 'checkbox' ? input.checked : input.value]));
+    new Map(
+      inputs.map(({ field, input }) => [
+        field.name,
+        input instanceof HTMLInputElement && input.type === 'checkbox' ? input.checked : input.value,
+      ]),
+    );
 
   const busy = (on: boolean, text: string): void => {
     for (const b of buttons) b.disabled = on;
@@ -105,7 +135,10 @@ export function openRepairDialog(spec: RepairDialogSpec): HTMLDialogElement {
       const outcome = await api.repair(request, true, pending.requestId);
       // What the preview read: Confirm sends it back, and the server refuses if it changed meanwhile.
       pending.basis = outcome.basis;
-      result.replaceChildren(h('p', { class: 'note' }, 'Preview: this is what Confirm will do.'), outcomeView(outcome, 'repair-preview-outcome'));
+      result.replaceChildren(
+        h('p', { class: 'note' }, 'Preview: this is what Confirm will do.'),
+        outcomeView(outcome, 'repair-preview-outcome'),
+      );
       busy(false, '');
       confirmButton.disabled = false;
     } catch (err) {

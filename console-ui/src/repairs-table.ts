@@ -10,7 +10,18 @@ export function repairsSection(records: readonly RepairRecordView[]): HTMLElemen
       'repair-records',
       ['When', 'Who', 'Via', 'What', 'Details', 'Request'],
       records.map((r) =>
-        row('repair-record', [time(r.at), r.by ?? '(not recorded)', r.via ?? '—', r.kind, h('code', {}, JSON.stringify(r.details)), h('code', {}, r.requestId)], { 'data-kind': r.kind }),
+        row(
+          'repair-record',
+          [
+            time(r.at),
+            r.by ?? '(not recorded)',
+            r.via ?? '—',
+            r.kind,
+            h('code', {}, JSON.stringify(r.details)),
+            h('code', {}, r.requestId),
+          ],
+          { 'data-kind': r.kind },
+        ),
       ),
       'No repairs.',
     ),

@@ -58,7 +58,8 @@ export const link = {
   overview: (): string => '#/',
   documents: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/documents', params),
   document: (id: string): string => `#/documents/${encodeURIComponent(id)}`,
-  instances: (businessKey?: string): string => (businessKey === undefined ? '#/instances' : `#/instances?businessKey=${encodeURIComponent(businessKey)}`),
+  instances: (businessKey?: string): string =>
+    businessKey === undefined ? '#/instances' : `#/instances?businessKey=${encodeURIComponent(businessKey)}`,
   instance: (id: string): string => `#/instances/${encodeURIComponent(id)}`,
   incidents: (all = false): string => (all ? '#/incidents?all=true' : '#/incidents'),
   waiting: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/waiting', params),

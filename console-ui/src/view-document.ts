@@ -13,8 +13,22 @@ function explanation(d: DocumentView): HTMLElement {
     'What is going on',
     'explanation',
     h('p', { class: 'summary', testid: 'explanation-summary' }, e.summary),
-    e.because.length === 0 ? null : h('div', {}, h('h3', {}, 'Because'), h('ul', { testid: 'explanation-because' }, ...e.because.map((b) => h('li', {}, b)))),
-    e.next.length === 0 ? null : h('div', {}, h('h3', {}, 'Next'), h('ul', { testid: 'explanation-next' }, ...e.next.map((n) => h('li', {}, n)))),
+    e.because.length === 0
+      ? null
+      : h(
+          'div',
+          {},
+          h('h3', {}, 'Because'),
+          h('ul', { testid: 'explanation-because' }, ...e.because.map((b) => h('li', {}, b))),
+        ),
+    e.next.length === 0
+      ? null
+      : h(
+          'div',
+          {},
+          h('h3', {}, 'Next'),
+          h('ul', { testid: 'explanation-next' }, ...e.next.map((n) => h('li', {}, n))),
+        ),
   );
 }
 
@@ -42,9 +56,17 @@ function rawData(d: DocumentView): HTMLElement | null {
     h('p', { testid: 'payload-raw-size' }, `${count(r.bytes)}${form}${shown}.`),
     r.utf8
       ? null
-      : h('p', { class: 'note', testid: 'payload-raw-not-utf8' }, 'Not valid UTF-8: each byte that is not is shown as \uFFFD (U+FFFD); the download has the exact bytes.'),
+      : h(
+          'p',
+          { class: 'note', testid: 'payload-raw-not-utf8' },
+          'Not valid UTF-8: each byte that is not is shown as \uFFFD (U+FFFD); the download has the exact bytes.',
+        ),
     h('pre', { class: 'raw-text', testid: 'payload-raw-text' }, r.text),
-    h('p', {}, h('a', { href: rawUrl(d.id), download: true, testid: 'payload-raw-download' }, `Download all ${count(r.bytes)}`)),
+    h(
+      'p',
+      {},
+      h('a', { href: rawUrl(d.id), download: true, testid: 'payload-raw-download' }, `Download all ${count(r.bytes)}`),
+    ),
   );
 }
 
@@ -57,7 +79,9 @@ function payload(d: DocumentView): HTMLElement {
     'payload',
     p.offloaded === null ? null : where('Offloaded to', p.offloaded, 'payload-offloaded'),
     p.reference === null ? null : where('Referenced', p.reference, 'payload-reference'),
-    p.inline === null && p.offloaded === null && p.reference === null && d.raw === null ? h('p', { class: 'empty' }, 'No payload.') : null,
+    p.inline === null && p.offloaded === null && p.reference === null && d.raw === null
+      ? h('p', { class: 'empty' }, 'No payload.')
+      : null,
     p.inline === null ? null : json(p.inline, 'payload-inline'),
     rawData(d),
   );
@@ -78,7 +102,9 @@ function repairButtons(d: DocumentView, ctx: ViewContext): HTMLElement | null {
         fields: [{ name: 'text', label: 'Why (recorded on the document)', kind: 'text' }],
         build: (v) => {
           const text = v.get('text');
-          return typeof text === 'string' && text.trim() !== '' ? { kind: 'park', id: d.id, text: text.trim() } : 'Say why it is parked.';
+          return typeof text === 'string' && text.trim() !== ''
+            ? { kind: 'park', id: d.id, text: text.trim() }
+            : 'Say why it is parked.';
         },
         onDone,
       }),
@@ -88,7 +114,12 @@ function repairButtons(d: DocumentView, ctx: ViewContext): HTMLElement | null {
 
 export function documentView(d: DocumentView, ctx: ViewContext): HTMLElement {
   const r = d.row;
-  const errors = [r.error, typeof d.stored.validationError === 'string' && d.stored.validationError !== r.error ? d.stored.validationError : null].filter((e): e is string => e !== null);
+  const errors = [
+    r.error,
+    typeof d.stored.validationError === 'string' && d.stored.validationError !== r.error
+      ? d.stored.validationError
+      : null,
+  ].filter((e): e is string => e !== null);
   return h(
     'div',
     { testid: 'document' },
@@ -101,17 +132,39 @@ export function documentView(d: DocumentView, ctx: ViewContext): HTMLElement {
       h('dt', {}, 'Message'),
       h('dd', {}, r.messageName ?? '—'),
       h('dt', {}, 'Key'),
-      h('dd', {}, r.correlationKey === null ? '—' : h('a', { href: link.instances(r.correlationKey) }, r.correlationKey)),
+      h(
+        'dd',
+        {},
+        r.correlationKey === null ? '—' : h('a', { href: link.instances(r.correlationKey) }, r.correlationKey),
+      ),
       h('dt', {}, 'Attempts'),
       h('dd', { testid: 'document-attempts' }, String(r.attempts)),
       h('dt', {}, 'Instance'),
-      h('dd', {}, d.processInstanceId === null ? '—' : h('a', { href: link.instance(d.processInstanceId), testid: 'document-instance' }, d.processInstanceId)),
+      h(
+        'dd',
+        {},
+        d.processInstanceId === null
+          ? '—'
+          : h('a', { href: link.instance(d.processInstanceId), testid: 'document-instance' }, d.processInstanceId),
+      ),
     ),
     repairButtons(d, ctx),
     explanation(d),
-    section('Errors', 'errors', errors.length === 0 ? h('p', { class: 'empty' }, 'No errors.') : h('ul', {}, ...errors.map((e) => h('li', { testid: 'document-error' }, e)))),
+    section(
+      'Errors',
+      'errors',
+      errors.length === 0
+        ? h('p', { class: 'empty' }, 'No errors.')
+        : h('ul', {}, ...errors.map((e) => h('li', { testid: 'document-error' }, e))),
+    ),
     payload(d),
-    section('Dead-letter history', 'dead-letter', d.deadLetter === null ? h('p', { class: 'empty' }, 'Never dead-lettered.') : json(d.deadLetter, 'dead-letter-json')),
+    section(
+      'Dead-letter history',
+      'dead-letter',
+      d.deadLetter === null
+        ? h('p', { class: 'empty' }, 'Never dead-lettered.')
+        : json(d.deadLetter, 'dead-letter-json'),
+    ),
     repairsSection(d.repairs),
     h('details', {}, h('summary', {}, 'Stored document'), json(d.stored, 'document-stored')),
   );

@@ -13,7 +13,13 @@ const FILTERS = ['status', 'reason', 'messageName', 'key', 'olderThan'] as const
 type FilterName = (typeof FILTERS)[number];
 
 function filterForm(current: Partial<Record<FilterName, string>>): HTMLFormElement {
-  const status = h('select', { name: 'status', testid: 'filter-status' }, ...['', 'OPEN', 'DONE', 'PARKED'].map((s) => h('option', { value: s, selected: current.status === s }, s === '' ? 'any status' : s)));
+  const status = h(
+    'select',
+    { name: 'status', testid: 'filter-status' },
+    ...['', 'OPEN', 'DONE', 'PARKED'].map((s) =>
+      h('option', { value: s, selected: current.status === s }, s === '' ? 'any status' : s),
+    ),
+  );
   const form = h(
     'form',
     { class: 'filters', testid: 'document-filters' },
@@ -38,7 +44,9 @@ export function documentRow(d: DocumentRow, now: number): HTMLTableRowElement {
       d.messageName ?? '',
       d.correlationKey ?? '',
       String(d.attempts),
-      received === null || Number.isNaN(received) ? time(d.receivedAt) : h('span', { title: d.receivedAt ?? '' }, `${age((now - received) / 1000)} ago`),
+      received === null || Number.isNaN(received)
+        ? time(d.receivedAt)
+        : h('span', { title: d.receivedAt ?? '' }, `${age((now - received) / 1000)} ago`),
       d.error ?? '',
     ],
     { 'data-id': d.id, 'data-status': d.status },
@@ -56,8 +64,17 @@ export async function renderDocuments(main: HTMLElement, params: URLSearchParams
   main.replaceChildren(
     h('h1', {}, 'Documents'),
     filterForm(filters),
-    h('p', { class: 'page-info', testid: 'page-info' }, `${page.documents.length} on this page${after === null ? '' : ', after ' + after}`),
-    table('documents', DOCUMENT_HEADERS, page.documents.map((d) => documentRow(d, now)), 'No documents match.'),
+    h(
+      'p',
+      { class: 'page-info', testid: 'page-info' },
+      `${page.documents.length} on this page${after === null ? '' : ', after ' + after}`,
+    ),
+    table(
+      'documents',
+      DOCUMENT_HEADERS,
+      page.documents.map((d) => documentRow(d, now)),
+      'No documents match.',
+    ),
     pager(filters, after, page.next, link.documents),
   );
 }

@@ -29,7 +29,14 @@ function incidentRow(i: IncidentRow): HTMLTableRowElement {
 function failedJobRow(j: FailedJobRow): HTMLTableRowElement {
   return row(
     'failed-job-row',
-    [h('a', { href: link.instance(j.processInstanceId) }, j.processInstanceId), j.id, j.activityId ?? '', String(j.attempts), j.lastError ?? '', time(j.finishedAt)],
+    [
+      h('a', { href: link.instance(j.processInstanceId) }, j.processInstanceId),
+      j.id,
+      j.activityId ?? '',
+      String(j.attempts),
+      j.lastError ?? '',
+      time(j.finishedAt),
+    ],
     { 'data-job-id': j.id },
   );
 }
@@ -39,12 +46,28 @@ export async function renderIncidents(main: HTMLElement, params: URLSearchParams
   const list = await api.incidents(all);
   main.replaceChildren(
     h('h1', {}, all ? 'Incidents, resolved ones too' : 'Open incidents'),
-    h('p', {}, all ? h('a', { href: link.incidents(), testid: 'incidents-open-only' }, 'Open ones only') : h('a', { href: link.incidents(true), testid: 'incidents-all' }, 'Resolved ones too')),
-    table('incidents', ['Instance', 'Business key', 'Reason', 'Activity', 'Message', 'Raised', 'Resolved'], list.incidents.map(incidentRow), all ? 'No instance has ever had an incident.' : 'No open incidents.'),
+    h(
+      'p',
+      {},
+      all
+        ? h('a', { href: link.incidents(), testid: 'incidents-open-only' }, 'Open ones only')
+        : h('a', { href: link.incidents(true), testid: 'incidents-all' }, 'Resolved ones too'),
+    ),
+    table(
+      'incidents',
+      ['Instance', 'Business key', 'Reason', 'Activity', 'Message', 'Raised', 'Resolved'],
+      list.incidents.map(incidentRow),
+      all ? 'No instance has ever had an incident.' : 'No open incidents.',
+    ),
     section(
       all ? 'Failed jobs' : 'Failed jobs of instances in INCIDENT',
       'failed-jobs',
-      table('failed-jobs-table', ['Instance', 'Job', 'Activity', 'Attempts', 'Last error', 'Failed'], list.failedJobs.map(failedJobRow), 'No failed jobs.'),
+      table(
+        'failed-jobs-table',
+        ['Instance', 'Job', 'Activity', 'Attempts', 'Last error', 'Failed'],
+        list.failedJobs.map(failedJobRow),
+        'No failed jobs.',
+      ),
     ),
   );
 }

@@ -25,15 +25,37 @@ function moveTokenDialog(v: InstanceView, elements: readonly ModelElement[], ctx
       // Without a drawn model there is no list to choose from: the operator types the activity id.
       elements.length === 0
         ? { name: 'activityId', label: 'To (activity id)', kind: 'text' }
-        : { name: 'activityId', label: 'To', kind: 'select', options: [{ value: '', label: '(choose an element)' }, ...elements.map((e) => ({ value: e.id, label: `${e.name ?? e.id} (${e.type}, ${e.id})` }))] },
-      { name: 'executionId', label: 'Token', kind: 'select', options: [{ value: '', label: '(the only live token)' }, ...live.map((t) => ({ value: t.id, label: `${t.id} at ${t.activityId} (${t.status})` }))] },
+        : {
+            name: 'activityId',
+            label: 'To',
+            kind: 'select',
+            options: [
+              { value: '', label: '(choose an element)' },
+              ...elements.map((e) => ({ value: e.id, label: `${e.name ?? e.id} (${e.type}, ${e.id})` })),
+            ],
+          },
+      {
+        name: 'executionId',
+        label: 'Token',
+        kind: 'select',
+        options: [
+          { value: '', label: '(the only live token)' },
+          ...live.map((t) => ({ value: t.id, label: `${t.id} at ${t.activityId} (${t.status})` })),
+        ],
+      },
       { name: 'force', label: 'Force (move even where the engine would refuse)', kind: 'checkbox' },
     ],
     build: (values) => {
       const activityId = values.get('activityId');
       const executionId = values.get('executionId');
       if (typeof activityId !== 'string' || activityId.trim() === '') return 'Choose the element to move the token to.';
-      return { kind: 'move-token', instanceId: v.row.id, activityId: activityId.trim(), executionId: typeof executionId === 'string' && executionId !== '' ? executionId : null, force: values.get('force') === true };
+      return {
+        kind: 'move-token',
+        instanceId: v.row.id,
+        activityId: activityId.trim(),
+        executionId: typeof executionId === 'string' && executionId !== '' ? executionId : null,
+        force: values.get('force') === true,
+      };
     },
     onDone: ctx.reload,
   });
@@ -57,7 +79,12 @@ function tokensSection(v: InstanceView, ctx: ViewContext): HTMLElement {
             t.waitingFor ?? '',
             repair && isLive(t)
               ? button('Cancel token', `repair-cancel-token-${t.id}`, () =>
-                  openRepairDialog({ title: `Cancel token ${t.id}`, fields: [], build: () => ({ kind: 'cancel-token', instanceId: v.row.id, executionId: t.id }), onDone: ctx.reload }),
+                  openRepairDialog({
+                    title: `Cancel token ${t.id}`,
+                    fields: [],
+                    build: () => ({ kind: 'cancel-token', instanceId: v.row.id, executionId: t.id }),
+                    onDone: ctx.reload,
+                  }),
                 )
               : '',
           ],
@@ -81,7 +108,11 @@ function incidentsSection(v: InstanceView, ctx: ViewContext): HTMLElement {
             fields: [{ name: 'note', label: 'Note (optional)', kind: 'text' }],
             build: (values) => {
               const note = values.get('note');
-              return { kind: 'resolve-incident', instanceId: v.row.id, note: typeof note === 'string' && note.trim() !== '' ? note.trim() : null };
+              return {
+                kind: 'resolve-incident',
+                instanceId: v.row.id,
+                note: typeof note === 'string' && note.trim() !== '' ? note.trim() : null,
+              };
             },
             onDone: ctx.reload,
           }),
@@ -91,9 +122,20 @@ function incidentsSection(v: InstanceView, ctx: ViewContext): HTMLElement {
       'incident-table',
       ['Reason', 'At', 'Token', 'Message', 'Created', 'Resolved'],
       v.incidents.map((i) =>
-        row('incident-row', [i.reason, i.activityId ?? '—', i.executionId ?? '—', i.message, time(i.createdAt), i.resolvedAt === null ? h('strong', { class: 'open' }, 'open') : time(i.resolvedAt)], {
-          class: i.resolvedAt === null ? 'alert' : undefined,
-        }),
+        row(
+          'incident-row',
+          [
+            i.reason,
+            i.activityId ?? '—',
+            i.executionId ?? '—',
+            i.message,
+            time(i.createdAt),
+            i.resolvedAt === null ? h('strong', { class: 'open' }, 'open') : time(i.resolvedAt),
+          ],
+          {
+            class: i.resolvedAt === null ? 'alert' : undefined,
+          },
+        ),
       ),
       'No incidents.',
     ),
@@ -110,11 +152,28 @@ function auditSection(v: InstanceView): HTMLElement {
       ['Document', 'Status', 'Message', 'Key', 'Received'],
       v.audit.map((a) =>
         a.row === null
-          ? row('audit-row', [h('a', { href: link.document(a.inboxId) }, a.inboxId), h('em', {}, 'gone (purged)'), '', '', ''], { 'data-id': a.inboxId })
-          : row('audit-row', [h('a', { href: link.document(a.inboxId) }, a.inboxId), a.row.status, a.row.messageName ?? '', a.row.correlationKey ?? '', time(a.row.receivedAt)], {
-              'data-id': a.inboxId,
-              title: a.row.receivedAt === null ? undefined : `${Math.round((now - Date.parse(a.row.receivedAt)) / 1000)} s ago`,
-            }),
+          ? row(
+              'audit-row',
+              [h('a', { href: link.document(a.inboxId) }, a.inboxId), h('em', {}, 'gone (purged)'), '', '', ''],
+              { 'data-id': a.inboxId },
+            )
+          : row(
+              'audit-row',
+              [
+                h('a', { href: link.document(a.inboxId) }, a.inboxId),
+                a.row.status,
+                a.row.messageName ?? '',
+                a.row.correlationKey ?? '',
+                time(a.row.receivedAt),
+              ],
+              {
+                'data-id': a.inboxId,
+                title:
+                  a.row.receivedAt === null
+                    ? undefined
+                    : `${Math.round((now - Date.parse(a.row.receivedAt)) / 1000)} s ago`,
+              },
+            ),
       ),
       'No message correlated yet.',
     ),
@@ -127,7 +186,14 @@ function otherSections(v: InstanceView): HTMLElement[] {
     section(
       'Timers',
       'timers',
-      table('timer-table', ['Timer', 'At', 'Status', 'Due'], v.timers.map((t) => row('timer-row', [h('code', {}, t.id), t.activityId, t.status, time(t.dueAt)], { 'data-id': t.id })), 'No timers.'),
+      table(
+        'timer-table',
+        ['Timer', 'At', 'Status', 'Due'],
+        v.timers.map((t) =>
+          row('timer-row', [h('code', {}, t.id), t.activityId, t.status, time(t.dueAt)], { 'data-id': t.id }),
+        ),
+        'No timers.',
+      ),
     ),
     section(
       'Jobs',
@@ -135,12 +201,26 @@ function otherSections(v: InstanceView): HTMLElement[] {
       table(
         'job-table',
         ['Job', 'At', 'Status', 'Attempts', 'Last error'],
-        v.jobs.map((j) => row('job-row', [h('code', {}, j.id), j.activityId, j.status, String(j.attempts), j.lastError ?? ''], { 'data-id': j.id, class: j.status === 'FAILED' ? 'alert' : undefined })),
+        v.jobs.map((j) =>
+          row('job-row', [h('code', {}, j.id), j.activityId, j.status, String(j.attempts), j.lastError ?? ''], {
+            'data-id': j.id,
+            class: j.status === 'FAILED' ? 'alert' : undefined,
+          }),
+        ),
         'No jobs.',
       ),
     ),
     auditSection(v),
-    section('Parked documents of its keys', 'parked', table('parked-table', DOCUMENT_HEADERS, v.parked.map((d) => documentRow(d, now)), 'Nothing parked for its keys.')),
+    section(
+      'Parked documents of its keys',
+      'parked',
+      table(
+        'parked-table',
+        DOCUMENT_HEADERS,
+        v.parked.map((d) => documentRow(d, now)),
+        'Nothing parked for its keys.',
+      ),
+    ),
     repairsSection(v.repairs),
     h('details', {}, h('summary', {}, 'Variables'), json(v.variables, 'instance-variables')),
   ];
@@ -155,7 +235,15 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
   const actions = h('div', { class: 'actions', testid: 'instance-actions' });
   main.replaceChildren(
     h('h1', {}, 'Instance ', h('code', { testid: 'instance-id' }, r.id)),
-    h('p', { testid: 'instance-facts' }, `${r.processKey}, business key `, h('a', { href: link.instances(r.businessKey) }, r.businessKey), `, ${r.status}, created `, time(r.createdAt), `, ${r.activeTokens} live tokens, ${r.openIncidents} open incidents`),
+    h(
+      'p',
+      { testid: 'instance-facts' },
+      `${r.processKey}, business key `,
+      h('a', { href: link.instances(r.businessKey) }, r.businessKey),
+      `, ${r.status}, created `,
+      time(r.createdAt),
+      `, ${r.activeTokens} live tokens, ${r.openIncidents} open incidents`,
+    ),
     actions,
     diagramBox,
     diagramNote,
@@ -165,18 +253,33 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
   );
   let elements: readonly ModelElement[] = [];
   if (v.model === null) {
-    diagramBox.replaceChildren(h('p', { class: 'empty', testid: 'diagram-missing' }, `The model ${r.processKey} is no longer deployed: no diagram.`));
+    diagramBox.replaceChildren(
+      h(
+        'p',
+        { class: 'empty', testid: 'diagram-missing' },
+        `The model ${r.processKey} is no longer deployed: no diagram.`,
+      ),
+    );
   } else {
     try {
       // After the DOM is in place: bpmn-js measures its container to fit the diagram.
       const drawn = await renderDiagram(diagramBox, v.model.xml, v.overlays);
       elements = drawn.elements;
       if (drawn.unplaced.length > 0) {
-        diagramNote.replaceChildren(h('p', { class: 'error', testid: 'diagram-unplaced' }, `Not in the diagram: ${drawn.unplaced.map((o) => `${o.activityId} (${o.tokens} tokens, ${o.incidents} incidents)`).join(', ')}`));
+        diagramNote.replaceChildren(
+          h(
+            'p',
+            { class: 'error', testid: 'diagram-unplaced' },
+            `Not in the diagram: ${drawn.unplaced.map((o) => `${o.activityId} (${o.tokens} tokens, ${o.incidents} incidents)`).join(', ')}`,
+          ),
+        );
       }
     } catch (err) {
-      diagramBox.replaceChildren(h('p', { class: 'error', testid: 'diagram-error' }, `The model could not be drawn: ${describe(err)}`));
+      diagramBox.replaceChildren(
+        h('p', { class: 'error', testid: 'diagram-error' }, `The model could not be drawn: ${describe(err)}`),
+      );
     }
   }
-  if (mayRepair(ctx) && v.tokens.some(isLive)) actions.append(button('Move token…', 'repair-move-token', () => moveTokenDialog(v, elements, ctx)));
+  if (mayRepair(ctx) && v.tokens.some(isLive))
+    actions.append(button('Move token…', 'repair-move-token', () => moveTokenDialog(v, elements, ctx)));
 }

@@ -6,7 +6,12 @@ import { link } from './router';
 
 function figure(testid: string, label: string, value: string | number, href?: string): HTMLElement {
   const v = h('span', { class: 'value', testid: `${testid}-value` }, String(value));
-  return h('div', { class: 'figure', testid }, href === undefined ? v : h('a', { href }, v), h('span', { class: 'label' }, label));
+  return h(
+    'div',
+    { class: 'figure', testid },
+    href === undefined ? v : h('a', { href }, v),
+    h('span', { class: 'label' }, label),
+  );
 }
 
 export function overviewView(o: Overview): HTMLElement {
@@ -34,7 +39,14 @@ export function overviewView(o: Overview): HTMLElement {
         'parked-reasons',
         ['Reason', 'Documents'],
         reasons.map(([reason, n]) =>
-          row('parked-reason-row', [h('a', { href: link.documents({ status: 'PARKED', reason }), testid: `parked-reason-${reason}` }, reason), String(n)], { 'data-reason': reason }),
+          row(
+            'parked-reason-row',
+            [
+              h('a', { href: link.documents({ status: 'PARKED', reason }), testid: `parked-reason-${reason}` }, reason),
+              String(n),
+            ],
+            { 'data-reason': reason },
+          ),
         ),
         'No park reasons.',
       ),
@@ -51,7 +63,14 @@ export function overviewView(o: Overview): HTMLElement {
             [
               h('a', { href: link.waiting({ message: w.messageName }) }, w.messageName),
               // The alert's own threshold as the list's age filter: the list shows exactly the tokens this figure counts.
-              h('a', { href: link.waiting({ message: w.messageName, olderThan: `${o.waitingAlertDays}d` }), testid: `waiting-too-long-${w.messageName}` }, String(w.waitingOverThreshold)),
+              h(
+                'a',
+                {
+                  href: link.waiting({ message: w.messageName, olderThan: `${o.waitingAlertDays}d` }),
+                  testid: `waiting-too-long-${w.messageName}`,
+                },
+                String(w.waitingOverThreshold),
+              ),
               age(w.oldestWaitingAgeSeconds),
             ],
             { 'data-message-name': w.messageName, class: w.waitingOverThreshold > 0 ? 'alert' : undefined },
@@ -66,10 +85,22 @@ export function overviewView(o: Overview): HTMLElement {
       h(
         'ul',
         {},
-        h('li', {}, h('a', { href: link.documents({ status: 'PARKED' }), testid: 'link-parked' }, 'All parked documents')),
-        h('li', {}, h('a', { href: link.documents({ status: 'OPEN' }), testid: 'link-open' }, 'Open documents, oldest first')),
+        h(
+          'li',
+          {},
+          h('a', { href: link.documents({ status: 'PARKED' }), testid: 'link-parked' }, 'All parked documents'),
+        ),
+        h(
+          'li',
+          {},
+          h('a', { href: link.documents({ status: 'OPEN' }), testid: 'link-open' }, 'Open documents, oldest first'),
+        ),
         h('li', {}, h('a', { href: link.incidents(), testid: 'link-incidents' }, 'Open incidents and failed jobs')),
-        h('li', {}, h('a', { href: link.waiting(), testid: 'link-waiting' }, 'Tokens waiting for a message, the longest first')),
+        h(
+          'li',
+          {},
+          h('a', { href: link.waiting(), testid: 'link-waiting' }, 'Tokens waiting for a message, the longest first'),
+        ),
         h('li', {}, h('a', { href: link.instances(), testid: 'link-instances' }, 'Instances by business key')),
       ),
     ),

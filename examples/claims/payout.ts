@@ -19,7 +19,8 @@ export interface PayoutProblem {
 }
 
 const stringOf = (value: unknown): string | null => (typeof value === 'string' && value.length > 0 ? value : null);
-const centsOf = (value: unknown): number | null => (typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null);
+const centsOf = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isSafeInteger(value) && value > 0 ? value : null;
 
 /** The claim's id: its `claimId` variable, else the business key (a claim's instance is keyed by it). */
 export function claimIdOf(variables: Readonly<Record<string, unknown>>, businessKey: string): string {
@@ -35,13 +36,21 @@ export function payoutOf(variables: Readonly<Record<string, unknown>>, businessK
   const claimId = claimIdOf(variables, businessKey);
   const claimed = centsOf(variables['amountCents']);
   const currency = stringOf(variables['currency']);
-  if (claimed === null || currency === null) return { problem: `claim ${claimId} has no claimed amount and currency to pay (amountCents, currency)` };
+  if (claimed === null || currency === null)
+    return { problem: `claim ${claimId} has no claimed amount and currency to pay (amountCents, currency)` };
   const decision = variables['decision'];
   if (decision === undefined) return { claimId, amountCents: claimed, currency, approvedBy: 'AUTOMATIC' };
-  if (decision !== 'APPROVED') return { problem: `claim ${claimId} was not approved (decision ${JSON.stringify(decision)}): nothing to pay` };
+  if (decision !== 'APPROVED')
+    return { problem: `claim ${claimId} was not approved (decision ${JSON.stringify(decision)}): nothing to pay` };
   const reviewer = stringOf(variables['reviewer']) ?? 'reviewer unknown';
   const approved = variables['approvedAmountCents'] === undefined ? claimed : centsOf(variables['approvedAmountCents']);
-  if (approved === null) return { problem: `claim ${claimId}: the approved amount ${JSON.stringify(variables['approvedAmountCents'])} is no amount in cents` };
-  if (approved > claimed) return { problem: `claim ${claimId}: ${reviewer} approved ${approved} cents, more than the ${claimed} claimed; the review must be sent again` };
+  if (approved === null)
+    return {
+      problem: `claim ${claimId}: the approved amount ${JSON.stringify(variables['approvedAmountCents'])} is no amount in cents`,
+    };
+  if (approved > claimed)
+    return {
+      problem: `claim ${claimId}: ${reviewer} approved ${approved} cents, more than the ${claimed} claimed; the review must be sent again`,
+    };
   return { claimId, amountCents: approved, currency, approvedBy: reviewer };
 }

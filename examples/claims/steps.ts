@@ -1,5 +1,11 @@
 import type { DocumentReference, Firestore } from '@google-cloud/firestore';
-import { type AppContext, isAlreadyExists, PermanentJobError, recordId, type StepHandler } from '../../functions/src/app';
+import {
+  type AppContext,
+  isAlreadyExists,
+  PermanentJobError,
+  recordId,
+  type StepHandler,
+} from '../../functions/src/app';
 import { claimIdOf, payoutOf } from './payout';
 
 /** The claimant's channel: document requests and closures, by the attribute `eventType`. */
@@ -12,9 +18,11 @@ export const PAYOUTS = 'payouts';
 export const CLOSURES = 'claimClosures';
 
 /** The payout of a claim: hashed, so any claimId is a valid id; one per claim, whatever runs it. */
-export const payoutRef = (db: Firestore, claimId: string): DocumentReference => db.collection(PAYOUTS).doc(recordId('payout', claimId));
+export const payoutRef = (db: Firestore, claimId: string): DocumentReference =>
+  db.collection(PAYOUTS).doc(recordId('payout', claimId));
 /** The closure of a claim whose documents did not come in time. */
-export const closureRef = (db: Firestore, claimId: string): DocumentReference => db.collection(CLOSURES).doc(recordId('closure', claimId));
+export const closureRef = (db: Firestore, claimId: string): DocumentReference =>
+  db.collection(CLOSURES).doc(recordId('closure', claimId));
 
 const json = (value: unknown): Buffer => Buffer.from(JSON.stringify(value));
 
@@ -29,7 +37,11 @@ export function claimSteps(ctx: AppContext): Readonly<Record<string, StepHandler
     requestDocuments: async ({ job, instance }) => {
       const claimId = claimIdOf(instance.variables, instance.businessKey);
       const deadline = instance.variables['documentsDeadline'] ?? null;
-      const id = await ctx.publish(NOTICES_TOPIC, json({ claimId, documentsDeadline: deadline }), { eventType: 'DocumentsRequested', claimId, jobId: job.id });
+      const id = await ctx.publish(NOTICES_TOPIC, json({ claimId, documentsDeadline: deadline }), {
+        eventType: 'DocumentsRequested',
+        claimId,
+        jobId: job.id,
+      });
       return { documentsRequestedMessageId: id };
     },
 
@@ -42,11 +54,21 @@ export function claimSteps(ctx: AppContext): Readonly<Record<string, StepHandler
       const claimId = claimIdOf(instance.variables, instance.businessKey);
       const ref = closureRef(ctx.db(), claimId);
       try {
-        await ref.create({ claimId, reason: 'DOCUMENTS_OVERDUE', processInstanceId: instance.id, jobId: job.id, closedAt: now });
+        await ref.create({
+          claimId,
+          reason: 'DOCUMENTS_OVERDUE',
+          processInstanceId: instance.id,
+          jobId: job.id,
+          closedAt: now,
+        });
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
       }
-      await ctx.publish(NOTICES_TOPIC, json({ claimId, reason: 'DOCUMENTS_OVERDUE' }), { eventType: 'ClaimClosed', claimId, jobId: job.id });
+      await ctx.publish(NOTICES_TOPIC, json({ claimId, reason: 'DOCUMENTS_OVERDUE' }), {
+        eventType: 'ClaimClosed',
+        claimId,
+        jobId: job.id,
+      });
       return { closureId: ref.id, closedBecause: 'DOCUMENTS_OVERDUE' };
     },
 
@@ -54,7 +76,11 @@ export function claimSteps(ctx: AppContext): Readonly<Record<string, StepHandler
     requestReview: async ({ job, instance }) => {
       const claimId = claimIdOf(instance.variables, instance.businessKey);
       const { amountCents, currency, documents } = instance.variables;
-      const id = await ctx.publish(REVIEW_REQUESTS_TOPIC, json({ claimId, amountCents, currency, documents }), { eventType: 'ReviewRequested', claimId, jobId: job.id });
+      const id = await ctx.publish(REVIEW_REQUESTS_TOPIC, json({ claimId, amountCents, currency, documents }), {
+        eventType: 'ReviewRequested',
+        claimId,
+        jobId: job.id,
+      });
       return { reviewRequestedMessageId: id };
     },
 
@@ -65,7 +91,11 @@ export function claimSteps(ctx: AppContext): Readonly<Record<string, StepHandler
      */
     forwardDocuments: async ({ job, instance }) => {
       const claimId = claimIdOf(instance.variables, instance.businessKey);
-      const id = await ctx.publish(REVIEW_REQUESTS_TOPIC, json({ claimId, documents: instance.variables['documents'] }), { eventType: 'DocumentsAdded', claimId, jobId: job.id });
+      const id = await ctx.publish(
+        REVIEW_REQUESTS_TOPIC,
+        json({ claimId, documents: instance.variables['documents'] }),
+        { eventType: 'DocumentsAdded', claimId, jobId: job.id },
+      );
       return { documentsForwardedMessageId: id };
     },
 

@@ -14,11 +14,18 @@ import { PROVIDER_TOPIC } from './steps';
 /** The provider's pull subscription on the topic the hand-overs go to. */
 export const PROVIDER_SUBSCRIPTION = 'work-orders-provider';
 
-const numberOption = (options: Readonly<Record<string, unknown>>, name: string, fallback: number, min: number, max: number): number => {
+const numberOption = (
+  options: Readonly<Record<string, unknown>>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number => {
   const value = options[name];
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isFinite(n) || n < min || n > max) throw new RangeError(`the provider's ${name}: a number from ${min} to ${max}, not ${JSON.stringify(value)}`);
+  if (!Number.isFinite(n) || n < min || n > max)
+    throw new RangeError(`the provider's ${name}: a number from ${min} to ${max}, not ${JSON.stringify(value)}`);
   return n;
 };
 

@@ -1,5 +1,12 @@
 import type { DocumentReference, DocumentSnapshot, Firestore } from '@google-cloud/firestore';
-import { type AppContext, type InstanceState, type StepHandler, isAlreadyExists, PermanentJobError, recordId } from '../../functions/src/app';
+import {
+  type AppContext,
+  type InstanceState,
+  type StepHandler,
+  isAlreadyExists,
+  PermanentJobError,
+  recordId,
+} from '../../functions/src/app';
 import { type Billing, billingOf } from './billing';
 
 /** The topic the provider reads work orders (and reminders) from. */
@@ -9,19 +16,37 @@ export const INVOICES = 'invoices';
 export const ESCALATIONS = 'escalations';
 
 /** The invoice of a work order: hashed, so any workOrderId (`WO/7`, `..`) is a valid id; one per work order. */
-export const invoiceRef = (db: Firestore, workOrderId: string): DocumentReference => db.collection(INVOICES).doc(recordId('invoice', workOrderId));
+export const invoiceRef = (db: Firestore, workOrderId: string): DocumentReference =>
+  db.collection(INVOICES).doc(recordId('invoice', workOrderId));
 /** The record of one escalation (one per escalation job): a re-run of the job finds it. */
-export const escalationRef = (db: Firestore, jobId: string): DocumentReference => db.collection(ESCALATIONS).doc(recordId('escalation', jobId));
+export const escalationRef = (db: Firestore, jobId: string): DocumentReference =>
+  db.collection(ESCALATIONS).doc(recordId('escalation', jobId));
 
 /** Whether a text could be a document id as it is (an invoice written before ids were hashed was stored under the raw workOrderId). */
-const isDocumentId = (text: string): boolean => text.length > 0 && !text.includes('/') && text !== '.' && text !== '..' && !/^__.*__$/.test(text) && Buffer.byteLength(text, 'utf8') <= 1_500;
+const isDocumentId = (text: string): boolean =>
+  text.length > 0 &&
+  !text.includes('/') &&
+  text !== '.' &&
+  text !== '..' &&
+  !/^__.*__$/.test(text) &&
+  Buffer.byteLength(text, 'utf8') <= 1_500;
 /** Where an invoice was written before ids were hashed (`invoices/{workOrderId}`); null when the key could not have been an id. */
-const legacyInvoiceRef = (db: Firestore, workOrderId: string): DocumentReference | null => (isDocumentId(workOrderId) ? db.collection(INVOICES).doc(workOrderId) : null);
+const legacyInvoiceRef = (db: Firestore, workOrderId: string): DocumentReference | null =>
+  isDocumentId(workOrderId) ? db.collection(INVOICES).doc(workOrderId) : null;
 
 /** The invoice fields of what was billed (besides workOrderId, instance, job, completedItems, createdAt). */
-function billed(billing: Billing): { readonly billedItems: number | null; readonly lineItemCount: number | null; readonly report: string | null } {
-  if (billing.from === 'COMPLETED_ITEMS') return { billedItems: billing.completedItems, lineItemCount: null, report: null };
-  return { billedItems: billing.lineItemCount, lineItemCount: billing.lineItemCount, report: billing.from === 'REPORT' ? billing.uri : null };
+function billed(billing: Billing): {
+  readonly billedItems: number | null;
+  readonly lineItemCount: number | null;
+  readonly report: string | null;
+} {
+  if (billing.from === 'COMPLETED_ITEMS')
+    return { billedItems: billing.completedItems, lineItemCount: null, report: null };
+  return {
+    billedItems: billing.lineItemCount,
+    lineItemCount: billing.lineItemCount,
+    report: billing.from === 'REPORT' ? billing.uri : null,
+  };
 }
 
 function workOrderIdOf(instance: InstanceState): string {
@@ -39,8 +64,14 @@ export function workOrderSteps(ctx: AppContext): Readonly<Record<string, StepHan
      */
     handOverWorkOrder: async ({ job, instance }) => {
       const workOrderId = workOrderIdOf(instance);
-      const data = Buffer.from(JSON.stringify({ workOrderId, processInstanceId: instance.id, variables: instance.variables }));
-      const messageId = await ctx.publish(PROVIDER_TOPIC, data, { eventType: 'WorkOrderHandedOver', workOrderId, jobId: job.id });
+      const data = Buffer.from(
+        JSON.stringify({ workOrderId, processInstanceId: instance.id, variables: instance.variables }),
+      );
+      const messageId = await ctx.publish(PROVIDER_TOPIC, data, {
+        eventType: 'WorkOrderHandedOver',
+        workOrderId,
+        jobId: job.id,
+      });
       return { handedOverMessageId: messageId };
     },
     /**
@@ -55,12 +86,24 @@ export function workOrderSteps(ctx: AppContext): Readonly<Record<string, StepHan
       const workOrderId = workOrderIdOf(instance);
       const deadline = instance.variables['completionDeadline'];
       try {
-        await escalationRef(ctx.db(), job.id).create({ workOrderId, processInstanceId: instance.id, jobId: job.id, completionDeadline: typeof deadline === 'string' ? deadline : null, escalatedAt: now });
+        await escalationRef(ctx.db(), job.id).create({
+          workOrderId,
+          processInstanceId: instance.id,
+          jobId: job.id,
+          completionDeadline: typeof deadline === 'string' ? deadline : null,
+          escalatedAt: now,
+        });
       } catch (err) {
         if (!isAlreadyExists(err)) throw err;
       }
-      const data = Buffer.from(JSON.stringify({ workOrderId, processInstanceId: instance.id, overdueSince: now.toISOString() }));
-      const messageId = await ctx.publish(PROVIDER_TOPIC, data, { eventType: 'WorkOrderOverdue', workOrderId, jobId: job.id });
+      const data = Buffer.from(
+        JSON.stringify({ workOrderId, processInstanceId: instance.id, overdueSince: now.toISOString() }),
+      );
+      const messageId = await ctx.publish(PROVIDER_TOPIC, data, {
+        eventType: 'WorkOrderOverdue',
+        workOrderId,
+        jobId: job.id,
+      });
       return { escalatedAt: now.toISOString(), reminderMessageId: messageId };
     },
     /**
@@ -89,7 +132,11 @@ export function workOrderSteps(ctx: AppContext): Readonly<Record<string, StepHan
         const found = current?.exists === true ? current : old;
         return found?.exists === true ? found : null;
       };
-      const already = (found: DocumentSnapshot): Readonly<Record<string, unknown>> => ({ invoiceId: found.id, invoiceAlreadyExisted: true, invoicedByInstance: found.get('processInstanceId') ?? null });
+      const already = (found: DocumentSnapshot): Readonly<Record<string, unknown>> => ({
+        invoiceId: found.id,
+        invoiceAlreadyExisted: true,
+        invoicedByInstance: found.get('processInstanceId') ?? null,
+      });
       const billing = await billingOf(instance.variables, ctx.readClaim, workOrderId);
       if ('ok' in billing) {
         const found = await existing();
@@ -98,7 +145,14 @@ export function workOrderSteps(ctx: AppContext): Readonly<Record<string, StepHan
       }
       const fields = billed(billing);
       const batch = db.batch();
-      batch.create(ref, { workOrderId, processInstanceId: instance.id, jobId: job.id, completedItems: instance.variables['completedItems'] ?? null, ...fields, createdAt: now });
+      batch.create(ref, {
+        workOrderId,
+        processInstanceId: instance.id,
+        jobId: job.id,
+        completedItems: instance.variables['completedItems'] ?? null,
+        ...fields,
+        createdAt: now,
+      });
       // A delete that changes nothing and fails the commit if the document exists.
       if (legacy !== null) batch.delete(legacy, { exists: false });
       try {

@@ -129,7 +129,11 @@ export function defineApp(definition: AppDefinition): App {
   return Object.freeze({
     name: definition.name,
     models: definition.models ?? 'bpmn',
-    messages: definition.messages.map((m) => ({ ...m, subscription: m.subscription ?? `${m.topic}-push`, nameAttribute: m.nameAttribute ?? 'eventType' })),
+    messages: definition.messages.map((m) => ({
+      ...m,
+      subscription: m.subscription ?? `${m.topic}-push`,
+      nameAttribute: m.nameAttribute ?? 'eventType',
+    })),
     steps: definition.steps,
     syncSteps: definition.syncSteps ?? {},
     publishes: [...(definition.publishes ?? [])],

@@ -31,14 +31,23 @@ export const CONSOLE_DEFAULTS = {
 export interface ConsoleConfig {
   readonly access:
     | { readonly mode: 'local' }
-    | { readonly mode: 'iam'; readonly audiences: readonly string[]; readonly oidc: { readonly issuer: string; readonly certsUrl: string } };
+    | {
+        readonly mode: 'iam';
+        readonly audiences: readonly string[];
+        readonly oidc: { readonly issuer: string; readonly certsUrl: string };
+      };
   /** INBOX_CONSOLE_VIEWERS: e-mails that may look (lower-cased). */
   readonly viewers: readonly string[];
   /** INBOX_CONSOLE_REPAIRERS: e-mails that may look and repair (lower-cased). */
   readonly repairers: readonly string[];
 }
 
-const commaList = z.string().transform((s) => s.split(',').map((e) => e.trim()).filter((e) => e.length > 0));
+const commaList = z.string().transform((s) =>
+  s
+    .split(',')
+    .map((e) => e.trim())
+    .filter((e) => e.length > 0),
+);
 
 /** The console's variables in the environment schema; `certsUrl`: config.ts's rule for a key URL, with the console's default. */
 export function consoleEnvFields<U extends z.ZodType>(certsUrl: U) {
@@ -67,12 +76,21 @@ export interface ConsoleEnv {
 /** The combinations the schema alone cannot refuse, each naming its variable. */
 export function consoleIssues(e: ConsoleEnv): ReadonlyArray<{ readonly path: string; readonly message: string }> {
   const issues: Array<{ path: string; message: string }> = [];
-  if (e.INBOX_CONSOLE_OIDC_ISSUER !== CONSOLE_DEFAULTS.INBOX_CONSOLE_OIDC_ISSUER && e.INBOX_CONSOLE_OIDC_CERTS_URL === CONSOLE_DEFAULTS.INBOX_CONSOLE_OIDC_CERTS_URL) {
-    issues.push({ path: 'INBOX_CONSOLE_OIDC_CERTS_URL', message: `set it to the keys of INBOX_CONSOLE_OIDC_ISSUER=${e.INBOX_CONSOLE_OIDC_ISSUER}; Google's keys sign only Google's tokens` });
+  if (
+    e.INBOX_CONSOLE_OIDC_ISSUER !== CONSOLE_DEFAULTS.INBOX_CONSOLE_OIDC_ISSUER &&
+    e.INBOX_CONSOLE_OIDC_CERTS_URL === CONSOLE_DEFAULTS.INBOX_CONSOLE_OIDC_CERTS_URL
+  ) {
+    issues.push({
+      path: 'INBOX_CONSOLE_OIDC_CERTS_URL',
+      message: `set it to the keys of INBOX_CONSOLE_OIDC_ISSUER=${e.INBOX_CONSOLE_OIDC_ISSUER}; Google's keys sign only Google's tokens`,
+    });
   }
   // No sign-in: on Cloud Run every request reaches the container from Google's front end, so the loopback check would mean nothing.
   if (e.INBOX_CONSOLE_ACCESS === 'local' && e.K_SERVICE !== undefined) {
-    issues.push({ path: 'INBOX_CONSOLE_ACCESS', message: `'local' is refused on Cloud Run (K_SERVICE=${e.K_SERVICE} is set): it is for \`npm start\` on this machine; deployed, the console takes 'iam' (the default)` });
+    issues.push({
+      path: 'INBOX_CONSOLE_ACCESS',
+      message: `'local' is refused on Cloud Run (K_SERVICE=${e.K_SERVICE} is set): it is for \`npm start\` on this machine; deployed, the console takes 'iam' (the default)`,
+    });
   }
   return issues;
 }
@@ -82,7 +100,11 @@ export function consoleConfig(e: ConsoleEnv): ConsoleConfig {
     access:
       e.INBOX_CONSOLE_ACCESS === 'local'
         ? { mode: 'local' }
-        : { mode: 'iam', audiences: e.INBOX_CONSOLE_AUDIENCES ?? [CONSOLE_DEFAULTS.INBOX_CONSOLE_AUDIENCES], oidc: { issuer: e.INBOX_CONSOLE_OIDC_ISSUER, certsUrl: e.INBOX_CONSOLE_OIDC_CERTS_URL } },
+        : {
+            mode: 'iam',
+            audiences: e.INBOX_CONSOLE_AUDIENCES ?? [CONSOLE_DEFAULTS.INBOX_CONSOLE_AUDIENCES],
+            oidc: { issuer: e.INBOX_CONSOLE_OIDC_ISSUER, certsUrl: e.INBOX_CONSOLE_OIDC_CERTS_URL },
+          },
     viewers: (e.INBOX_CONSOLE_VIEWERS ?? []).map((m) => m.toLowerCase()),
     repairers: (e.INBOX_CONSOLE_REPAIRERS ?? []).map((m) => m.toLowerCase()),
   };

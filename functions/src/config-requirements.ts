@@ -11,7 +11,9 @@ import { type Config, ConfigError } from './config';
  * (the local emulator sends no token); a ConfigError naming each missing
  * variable while it is enabled.
  */
-export function requirePushAuth(config: Config): { readonly audience: string; readonly allowedEmails: readonly string[] } | null {
+export function requirePushAuth(
+  config: Config,
+): { readonly audience: string; readonly allowedEmails: readonly string[] } | null {
   const auth = config.pushAuth;
   if (auth.mode === 'disabled') return null;
   const missing = [
@@ -27,9 +29,14 @@ export function requirePushAuth(config: Config): { readonly audience: string; re
 
 /** The runJob URL, for functions that create jobs; a ConfigError naming the variable if unset. */
 export function requireRunJobUrl(config: Config): string {
-  if (config.tasks.runJobUrl === null) throw new ConfigError('invalid configuration:\n  INBOX_RUN_JOB_URL: required by functions that start async steps (the URL of runJob)');
+  if (config.tasks.runJobUrl === null)
+    throw new ConfigError(
+      'invalid configuration:\n  INBOX_RUN_JOB_URL: required by functions that start async steps (the URL of runJob)',
+    );
   if (config.pushAuth.mode === 'enabled' && config.tasks.serviceAccount === null) {
-    throw new ConfigError('invalid configuration:\n  INBOX_TASKS_SERVICE_ACCOUNT: required while INBOX_PUSH_AUTH=enabled (Cloud Tasks signs its OIDC token as this account)');
+    throw new ConfigError(
+      'invalid configuration:\n  INBOX_TASKS_SERVICE_ACCOUNT: required while INBOX_PUSH_AUTH=enabled (Cloud Tasks signs its OIDC token as this account)',
+    );
   }
   return config.tasks.runJobUrl;
 }
@@ -41,6 +48,9 @@ export function requireRunJobUrl(config: Config): string {
  * job tasks are, so {@link requireRunJobUrl}'s account check covers them.
  */
 export function requireFireTimerUrl(config: Config): string {
-  if (config.tasks.fireTimerUrl === null) throw new ConfigError('invalid configuration:\n  INBOX_FIRE_TIMER_URL: required by functions that move tokens, which may set timers (the URL of fireTimer)');
+  if (config.tasks.fireTimerUrl === null)
+    throw new ConfigError(
+      'invalid configuration:\n  INBOX_FIRE_TIMER_URL: required by functions that move tokens, which may set timers (the URL of fireTimer)',
+    );
   return config.tasks.fireTimerUrl;
 }

@@ -138,13 +138,23 @@ const ENVELOPE_ALLOWANCE_BYTES = 512 * 1024;
 
 const emailList = z
   .string()
-  .transform((s) => s.split(',').map((e) => e.trim()).filter((e) => e.length > 0))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((e) => e.trim())
+      .filter((e) => e.length > 0),
+  )
   .pipe(z.array(z.email()).min(1, 'name at least one service-account email'));
 
 /** Comma-separated bucket names; each must be a valid Cloud Storage bucket name. */
 const bucketList = z
   .string()
-  .transform((s) => s.split(',').map((b) => b.trim()).filter((b) => b.length > 0))
+  .transform((s) =>
+    s
+      .split(',')
+      .map((b) => b.trim())
+      .filter((b) => b.length > 0),
+  )
   .pipe(z.array(z.string().refine((b) => bucketNameProblem(b) === null, 'a Cloud Storage bucket name')));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -162,7 +172,10 @@ const certsUrl = z.url().refine(isTlsOrLoopback, 'https, or http on a loopback h
 /** INBOX_APP: a folder inside the repository, relative to its root. */
 const AppFolder = z
   .string()
-  .regex(/^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/, 'a folder inside the repository, relative to its root (e.g. examples/work-orders)')
+  .regex(
+    /^[A-Za-z0-9_][A-Za-z0-9_.-]*(\/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$/,
+    'a folder inside the repository, relative to its root (e.g. examples/work-orders)',
+  )
   .refine((v) => !v.split('/').includes('..'), 'a folder inside the repository: no ..')
   .default(DEFAULTS.INBOX_APP);
 
@@ -179,13 +192,22 @@ const EnvSchema = z
     INBOX_WRITE_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_WRITE_TIMEOUT_MS),
     INBOX_SHARDS: z.coerce.number().int().min(1).max(256).default(DEFAULTS.INBOX_SHARDS),
     INBOX_TASKS_LOCATION: z.string().min(1).default(DEFAULTS.INBOX_TASKS_LOCATION),
-    INBOX_TASKS_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_TASKS_QUEUE),
+    INBOX_TASKS_QUEUE: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens')
+      .default(DEFAULTS.INBOX_TASKS_QUEUE),
     INBOX_RUN_JOB_URL: z.url().optional(),
-    INBOX_TIMERS_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_TIMERS_QUEUE),
+    INBOX_TIMERS_QUEUE: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens')
+      .default(DEFAULTS.INBOX_TIMERS_QUEUE),
     INBOX_FIRE_TIMER_URL: z.url().optional(),
     INBOX_TASKS_SERVICE_ACCOUNT: z.email().optional(),
     INBOX_RELAY_TASKS_SERVICE_ACCOUNT: z.email().optional(),
-    INBOX_TASKS_EMULATOR_HOST: z.string().regex(/^[^:]+:\d+$/, 'HOST:PORT').optional(),
+    INBOX_TASKS_EMULATOR_HOST: z
+      .string()
+      .regex(/^[^:]+:\d+$/, 'HOST:PORT')
+      .optional(),
     INBOX_TASKS_OIDC_ISSUER: z.string().min(1).default(DEFAULTS.INBOX_TASKS_OIDC_ISSUER),
     INBOX_TASKS_OIDC_CERTS_URL: certsUrl.default(DEFAULTS.INBOX_TASKS_OIDC_CERTS_URL),
     INBOX_APP: AppFolder,
@@ -198,7 +220,10 @@ const EnvSchema = z
     INBOX_RELAY_PARALLELISM: positiveInt(DEFAULTS.INBOX_RELAY_PARALLELISM),
     INBOX_RELAY_BATCH_SIZE: positiveInt(DEFAULTS.INBOX_RELAY_BATCH_SIZE),
     INBOX_RELAY_URL: z.url().optional(),
-    INBOX_RELAY_QUEUE: z.string().regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens').default(DEFAULTS.INBOX_RELAY_QUEUE),
+    INBOX_RELAY_QUEUE: z
+      .string()
+      .regex(/^[A-Za-z0-9-]{1,100}$/, 'letters, digits and hyphens')
+      .default(DEFAULTS.INBOX_RELAY_QUEUE),
     INBOX_BACKOFF_BASE_MS: positiveInt(DEFAULTS.INBOX_BACKOFF_BASE_MS),
     INBOX_BACKOFF_CAP_MS: positiveInt(DEFAULTS.INBOX_BACKOFF_CAP_MS),
     INBOX_BUFFER_WINDOW_MS: positiveInt(DEFAULTS.INBOX_BUFFER_WINDOW_MS),
@@ -208,11 +233,21 @@ const EnvSchema = z
     INBOX_RELAY_TX_TIMEOUT_MS: positiveInt(DEFAULTS.INBOX_RELAY_TX_TIMEOUT_MS),
     INBOX_SWEEP_GRACE_MS: positiveInt(DEFAULTS.INBOX_SWEEP_GRACE_MS),
     INBOX_WAITING_ALERT_DAYS: positiveInt(DEFAULTS.INBOX_WAITING_ALERT_DAYS),
-    INBOX_PAYLOAD_BUCKET: z.string().refine((b) => bucketNameProblem(b) === null, 'a Cloud Storage bucket name').optional(),
-    INBOX_OFFLOAD_BYTES: z.coerce.number().int().min(1).max(900 * 1024, 'at most 921600 (900 KiB): the document keeps the rest below Firestore\'s 1 MiB').default(DEFAULTS.INBOX_OFFLOAD_BYTES),
+    INBOX_PAYLOAD_BUCKET: z
+      .string()
+      .refine((b) => bucketNameProblem(b) === null, 'a Cloud Storage bucket name')
+      .optional(),
+    INBOX_OFFLOAD_BYTES: z.coerce
+      .number()
+      .int()
+      .min(1)
+      .max(900 * 1024, "at most 921600 (900 KiB): the document keeps the rest below Firestore's 1 MiB")
+      .default(DEFAULTS.INBOX_OFFLOAD_BYTES),
     INBOX_REFERENCE_BUCKETS: bucketList.optional(),
     // No default here: cloud-trace on Cloud Run (K_SERVICE set), none elsewhere (loadConfig decides).
-    INBOX_TRACE_EXPORTER: z.union([z.enum(['cloud-trace', 'none']), z.string().regex(/^file:.+/, "'cloud-trace', 'none' or 'file:<path>'")]).optional(),
+    INBOX_TRACE_EXPORTER: z
+      .union([z.enum(['cloud-trace', 'none']), z.string().regex(/^file:.+/, "'cloud-trace', 'none' or 'file:<path>'")])
+      .optional(),
     INBOX_TRACE_SAMPLE_RATIO: z.coerce.number().min(0).max(1).default(DEFAULTS.INBOX_TRACE_SAMPLE_RATIO),
     ...consoleEnvFields(certsUrl.default(DEFAULTS.INBOX_CONSOLE_OIDC_CERTS_URL)),
     // No default: unset, the CLI records the OS account as user@host (see Config.operator).
@@ -226,7 +261,11 @@ const EnvSchema = z
   })
   .superRefine((e, ctx) => {
     // Without a token check, anyone who can reach the URL pushes messages into the inbox or runs jobs.
-    if (e.INBOX_PUSH_AUTH === 'disabled' && e.K_SERVICE !== undefined && e.INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN === undefined) {
+    if (
+      e.INBOX_PUSH_AUTH === 'disabled' &&
+      e.K_SERVICE !== undefined &&
+      e.INBOX_PUSH_AUTH_DISABLED_ON_CLOUD_RUN === undefined
+    ) {
       ctx.addIssue({
         code: 'custom',
         path: ['INBOX_PUSH_AUTH'],
@@ -234,8 +273,15 @@ const EnvSchema = z
       });
     }
     // Another issuer's tokens are never signed with Google's keys: runJob would refuse every one.
-    if (e.INBOX_TASKS_OIDC_ISSUER !== DEFAULTS.INBOX_TASKS_OIDC_ISSUER && e.INBOX_TASKS_OIDC_CERTS_URL === DEFAULTS.INBOX_TASKS_OIDC_CERTS_URL) {
-      ctx.addIssue({ code: 'custom', path: ['INBOX_TASKS_OIDC_CERTS_URL'], message: `set it to the keys of INBOX_TASKS_OIDC_ISSUER=${e.INBOX_TASKS_OIDC_ISSUER}; Google's keys sign only Google's tokens` });
+    if (
+      e.INBOX_TASKS_OIDC_ISSUER !== DEFAULTS.INBOX_TASKS_OIDC_ISSUER &&
+      e.INBOX_TASKS_OIDC_CERTS_URL === DEFAULTS.INBOX_TASKS_OIDC_CERTS_URL
+    ) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['INBOX_TASKS_OIDC_CERTS_URL'],
+        message: `set it to the keys of INBOX_TASKS_OIDC_ISSUER=${e.INBOX_TASKS_OIDC_ISSUER}; Google's keys sign only Google's tokens`,
+      });
     }
     for (const issue of consoleIssues(e)) ctx.addIssue({ code: 'custom', path: [issue.path], message: issue.message });
   });
@@ -286,7 +332,8 @@ export interface Config {
 /** Tracing (functions/src/trace/): where spans go and how many new traces are recorded. */
 export interface TraceConfig {
   /** INBOX_TRACE_EXPORTER: Cloud Trace, JSON lines in a file (local runs, benches, tests), or nothing. */
-  readonly exporter: { readonly kind: 'cloud-trace' } | { readonly kind: 'none' } | { readonly kind: 'file'; readonly path: string };
+  readonly exporter:
+    { readonly kind: 'cloud-trace' } | { readonly kind: 'none' } | { readonly kind: 'file'; readonly path: string };
   /** See {@link DEFAULTS.INBOX_TRACE_SAMPLE_RATIO}. */
   readonly sampleRatio: number;
 }
@@ -318,7 +365,12 @@ export interface RelayConfig {
    * (which creates these tasks) can never mint a token that runJob accepts.
    */
   readonly tasksServiceAccount: string | null;
-  readonly policy: { readonly backoffBaseMs: number; readonly backoffCapMs: number; readonly bufferWindowMs: number; readonly errorAfterAttempts: number };
+  readonly policy: {
+    readonly backoffBaseMs: number;
+    readonly backoffCapMs: number;
+    readonly bufferWindowMs: number;
+    readonly errorAfterAttempts: number;
+  };
   readonly retentionMs: number;
   /** See {@link DEFAULTS.INBOX_DEDUP_RETENTION_DAYS}. */
   readonly recordRetentionMs: number;
@@ -358,7 +410,10 @@ export class ConfigError extends Error {
  */
 export function loadAppSettings(env: NodeJS.ProcessEnv = process.env): Pick<Config, 'app' | 'bpmnDir'> {
   const parsed = z.object({ INBOX_APP: AppFolder, INBOX_BPMN_DIR: z.string().min(1).optional() }).safeParse(env);
-  if (!parsed.success) throw new ConfigError(`invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`);
+  if (!parsed.success)
+    throw new ConfigError(
+      `invalid configuration:\n${parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n')}`,
+    );
   return { app: parsed.data.INBOX_APP, bpmnDir: parsed.data.INBOX_BPMN_DIR ?? null };
 }
 
@@ -425,7 +480,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       referenceBuckets: e.INBOX_REFERENCE_BUCKETS ?? [],
     },
     console: consoleConfig(e),
-    trace: { exporter: traceExporter(e.INBOX_TRACE_EXPORTER ?? (e.K_SERVICE === undefined ? 'none' : 'cloud-trace')), sampleRatio: e.INBOX_TRACE_SAMPLE_RATIO },
+    trace: {
+      exporter: traceExporter(e.INBOX_TRACE_EXPORTER ?? (e.K_SERVICE === undefined ? 'none' : 'cloud-trace')),
+      sampleRatio: e.INBOX_TRACE_SAMPLE_RATIO,
+    },
     operator: e.INBOX_OPERATOR ?? null,
   };
 }
@@ -437,6 +495,9 @@ function traceExporter(value: string): TraceConfig['exporter'] {
 
 /** `<project>-inbox-payloads`, lowercased (a project id may not be a bucket name as is: `google` prefixes, length), cut to 63 characters. */
 export function defaultPayloadBucket(projectId: string): string {
-  const base = projectId.toLowerCase().replace(/[^a-z0-9-]/g, '-').replace(/^-+/, '');
+  const base = projectId
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .replace(/^-+/, '');
   return `${base.slice(0, 63 - '-inbox-payloads'.length)}-inbox-payloads`;
 }

@@ -6,7 +6,8 @@ import type { DocumentSnapshot, Firestore, Query, Timestamp } from '@google-clou
  * when this module loads: the functions import the registry at start-up and
  * load the Firestore client with their first request (test/e2e/lazy-start.test.ts).
  */
-const documentId = (): FirestoreModule.FieldPath => (require('@google-cloud/firestore') as typeof FirestoreModule).FieldPath.documentId();
+const documentId = (): FirestoreModule.FieldPath =>
+  (require('@google-cloud/firestore') as typeof FirestoreModule).FieldPath.documentId();
 
 /**
  * Every Firestore query the project issues, in one registry, each with the
@@ -38,7 +39,10 @@ interface Registered<Args extends unknown[]> {
   readonly build: (db: Firestore, ...args: Args) => Query;
 }
 
-function query<Args extends unknown[]>(shapes: QueryShape | readonly QueryShape[], build: (db: Firestore, ...args: Args) => Query): Registered<Args> {
+function query<Args extends unknown[]>(
+  shapes: QueryShape | readonly QueryShape[],
+  build: (db: Firestore, ...args: Args) => Query,
+): Registered<Args> {
   return { shapes: 'collection' in shapes ? [shapes] : shapes, build };
 }
 
@@ -54,37 +58,66 @@ export interface PageCursor {
 
 /** The shapes of `inbox waiting`'s page query on key documents: with or without a message name, with or without an age bound. */
 const waitingPageShapes = [true, false].flatMap((byMessage) =>
-  ['waitingSince', null].map(
-    (range): QueryShape => ({ collection: 'correlationKeys', equality: ['shard'], ...(byMessage ? { arrayContains: 'waitingFor' } : {}), range, orderBy: [{ field: 'waitingSince', direction: 'asc' }] }),
-  ),
+  ['waitingSince', null].map((range): QueryShape => ({
+    collection: 'correlationKeys',
+    equality: ['shard'],
+    ...(byMessage ? { arrayContains: 'waitingFor' } : {}),
+    range,
+    orderBy: [{ field: 'waitingSince', direction: 'asc' }],
+  })),
 );
 
 /** All subsets of the fields, so the registry holds the shape of every filter combination the CLI can send. */
-const subsets = <T>(items: readonly T[]): T[][] => items.reduce<T[][]>((all, item) => [...all, ...all.map((s) => [...s, item])], [[]]);
+const subsets = <T>(items: readonly T[]): T[][] =>
+  items.reduce<T[][]>((all, item) => [...all, ...all.map((s) => [...s, item])], [[]]);
 
 export const QUERIES = {
   /** The relay's candidates of one shard: OPEN and due, oldest due first. */
   relayCandidates: query(
-    { collection: 'inbox', equality: ['shard', 'status'], range: 'nextAttemptAt', orderBy: [{ field: 'nextAttemptAt', direction: 'asc' }] },
+    {
+      collection: 'inbox',
+      equality: ['shard', 'status'],
+      range: 'nextAttemptAt',
+      orderBy: [{ field: 'nextAttemptAt', direction: 'asc' }],
+    },
     (db, shard: number, now: Date, limit: number) =>
-      db.collection('inbox').where('shard', '==', shard).where('status', '==', 'OPEN').where('nextAttemptAt', '<=', now).orderBy('nextAttemptAt').limit(limit),
+      db
+        .collection('inbox')
+        .where('shard', '==', shard)
+        .where('status', '==', 'OPEN')
+        .where('nextAttemptAt', '<=', now)
+        .orderBy('nextAttemptAt')
+        .limit(limit),
   ),
   /**
    * The relay's stray documents: OPEN with a shard outside `0..shards-1`
    * (stored under another INBOX_SHARDS), to be moved into range (relay/reshard.ts).
    */
-  strayShards: query({ collection: 'inbox', equality: ['status'], range: 'shard', orderBy: [{ field: 'shard', direction: 'asc' }] }, (db, shards: number, limit: number) =>
-    db.collection('inbox').where('status', '==', 'OPEN').where('shard', '>=', shards).orderBy('shard').limit(limit),
+  strayShards: query(
+    { collection: 'inbox', equality: ['status'], range: 'shard', orderBy: [{ field: 'shard', direction: 'asc' }] },
+    (db, shards: number, limit: number) =>
+      db.collection('inbox').where('status', '==', 'OPEN').where('shard', '>=', shards).orderBy('shard').limit(limit),
   ),
   /** Gauge: the oldest OPEN document of one shard. */
-  oldestOpen: query({ collection: 'inbox', equality: ['shard', 'status'], range: null, orderBy: [{ field: 'receivedAt', direction: 'asc' }] }, (db, shard: number) =>
-    db.collection('inbox').where('shard', '==', shard).where('status', '==', 'OPEN').orderBy('receivedAt').limit(1),
+  oldestOpen: query(
+    {
+      collection: 'inbox',
+      equality: ['shard', 'status'],
+      range: null,
+      orderBy: [{ field: 'receivedAt', direction: 'asc' }],
+    },
+    (db, shard: number) =>
+      db.collection('inbox').where('shard', '==', shard).where('status', '==', 'OPEN').orderBy('receivedAt').limit(1),
   ),
   /** Gauges and stats: documents of a status (count() aggregation). */
-  byStatus: query({ collection: 'inbox', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('inbox').where('status', '==', status)),
+  byStatus: query({ collection: 'inbox', equality: ['status'], range: null, orderBy: [] }, (db, status: string) =>
+    db.collection('inbox').where('status', '==', status),
+  ),
   /** Stats and bulk requeue: PARKED documents of a reason. */
-  byStatusAndReason: query({ collection: 'inbox', equality: ['status', 'reason'], range: null, orderBy: [] }, (db, status: string, reason: string) =>
-    db.collection('inbox').where('status', '==', status).where('reason', '==', reason),
+  byStatusAndReason: query(
+    { collection: 'inbox', equality: ['status', 'reason'], range: null, orderBy: [] },
+    (db, status: string, reason: string) =>
+      db.collection('inbox').where('status', '==', status).where('reason', '==', reason),
   ),
   /**
    * sweepJobs: the instances of one shard with a PENDING job created at or
@@ -93,16 +126,40 @@ export const QUERIES = {
    * growing timestamp is only indexed behind the shard, never alone.
    */
   instancesWithPendingJobs: query(
-    { collection: 'processInstances', equality: ['shard'], range: 'jobsPendingSince', orderBy: [{ field: 'jobsPendingSince', direction: 'asc' }] },
+    {
+      collection: 'processInstances',
+      equality: ['shard'],
+      range: 'jobsPendingSince',
+      orderBy: [{ field: 'jobsPendingSince', direction: 'asc' }],
+    },
     (db, shard: number, before: Date, limit: number) =>
-      db.collection('processInstances').where('shard', '==', shard).where('jobsPendingSince', '<=', before).orderBy('jobsPendingSince').limit(limit),
+      db
+        .collection('processInstances')
+        .where('shard', '==', shard)
+        .where('jobsPendingSince', '<=', before)
+        .orderBy('jobsPendingSince')
+        .limit(limit),
   ),
   /** `inbox incidents` and the FAILED-jobs gauge: instances whose document holds a FAILED job (`failedJobs`, their number). */
-  instancesWithFailedJobs: query({ collection: 'processInstances', equality: [], range: 'failedJobs', orderBy: [] }, (db) => db.collection('processInstances').where('failedJobs', '>', 0)),
+  instancesWithFailedJobs: query(
+    { collection: 'processInstances', equality: [], range: 'failedJobs', orderBy: [] },
+    (db) => db.collection('processInstances').where('failedJobs', '>', 0),
+  ),
   /** sweepJobs: PENDING job documents of the layout before 0.6.0 (jobs/{id}), old enough that their task should have run. */
   stalePendingJobs: query(
-    { collection: 'jobs', equality: ['status'], range: 'createdAt', orderBy: [{ field: 'createdAt', direction: 'asc' }] },
-    (db, before: Date, limit: number) => db.collection('jobs').where('status', '==', 'PENDING').where('createdAt', '<=', before).orderBy('createdAt').limit(limit),
+    {
+      collection: 'jobs',
+      equality: ['status'],
+      range: 'createdAt',
+      orderBy: [{ field: 'createdAt', direction: 'asc' }],
+    },
+    (db, before: Date, limit: number) =>
+      db
+        .collection('jobs')
+        .where('status', '==', 'PENDING')
+        .where('createdAt', '<=', before)
+        .orderBy('createdAt')
+        .limit(limit),
   ),
   /**
    * sweepJobs: PENDING timers of one shard beyond Cloud Tasks' horizon when
@@ -110,15 +167,38 @@ export const QUERIES = {
    * created, then they are 'NEAR' (jobs/sweep-timers.ts).
    */
   farTimersDue: query(
-    { collection: 'timers', equality: ['shard', 'status', 'horizon'], range: 'dueAt', orderBy: [{ field: 'dueAt', direction: 'asc' }] },
+    {
+      collection: 'timers',
+      equality: ['shard', 'status', 'horizon'],
+      range: 'dueAt',
+      orderBy: [{ field: 'dueAt', direction: 'asc' }],
+    },
     (db, shard: number, dueBefore: Date, limit: number) =>
-      db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').where('horizon', '==', 'FAR').where('dueAt', '<=', dueBefore).orderBy('dueAt').limit(limit),
+      db
+        .collection('timers')
+        .where('shard', '==', shard)
+        .where('status', '==', 'PENDING')
+        .where('horizon', '==', 'FAR')
+        .where('dueAt', '<=', dueBefore)
+        .orderBy('dueAt')
+        .limit(limit),
   ),
   /** sweepJobs: PENDING timers of one shard overdue by more than the grace (their task was lost, or never created): fired inline. */
   overdueTimers: query(
-    { collection: 'timers', equality: ['shard', 'status'], range: 'dueAt', orderBy: [{ field: 'dueAt', direction: 'asc' }] },
+    {
+      collection: 'timers',
+      equality: ['shard', 'status'],
+      range: 'dueAt',
+      orderBy: [{ field: 'dueAt', direction: 'asc' }],
+    },
     (db, shard: number, dueBefore: Date, limit: number) =>
-      db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').where('dueAt', '<=', dueBefore).orderBy('dueAt').limit(limit),
+      db
+        .collection('timers')
+        .where('shard', '==', shard)
+        .where('status', '==', 'PENDING')
+        .where('dueAt', '<=', dueBefore)
+        .orderBy('dueAt')
+        .limit(limit),
   ),
   /**
    * sweepJobs' payload sweep: DONE documents of offloaded payloads past
@@ -128,8 +208,15 @@ export const QUERIES = {
    * growing time field gets a hot end (the other inbox times have theirs
    * switched off in firestore.indexes.json).
    */
-  expiredPayloads: query({ collection: 'inbox', equality: [], range: 'payloadExpireAt', orderBy: [{ field: 'payloadExpireAt', direction: 'asc' }] }, (db, now: Date, limit: number) =>
-    db.collection('inbox').where('payloadExpireAt', '<=', now).orderBy('payloadExpireAt').limit(limit),
+  expiredPayloads: query(
+    {
+      collection: 'inbox',
+      equality: [],
+      range: 'payloadExpireAt',
+      orderBy: [{ field: 'payloadExpireAt', direction: 'asc' }],
+    },
+    (db, now: Date, limit: number) =>
+      db.collection('inbox').where('payloadExpireAt', '<=', now).orderBy('payloadExpireAt').limit(limit),
   ),
   /**
    * `inbox repair orphan-payloads`: the inbox documents whose offloaded
@@ -138,23 +225,29 @@ export const QUERIES = {
    * a KEY_COLLISION's second payload lives in an object named after the
    * first id, so the name alone does not say.
    */
-  inboxByOffloadedObject: query({ collection: 'inbox', equality: ['offloaded.object'], range: null, orderBy: [] }, (db, object: string, limit: number) =>
-    db.collection('inbox').where('offloaded.object', '==', object).limit(limit),
+  inboxByOffloadedObject: query(
+    { collection: 'inbox', equality: ['offloaded.object'], range: null, orderBy: [] },
+    (db, object: string, limit: number) => db.collection('inbox').where('offloaded.object', '==', object).limit(limit),
   ),
   /** CLI `instances`: the instances of a business key. */
-  instancesByBusinessKey: query({ collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] }, (db, businessKey: string) =>
-    db.collection('processInstances').where('businessKey', '==', businessKey),
+  instancesByBusinessKey: query(
+    { collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] },
+    (db, businessKey: string) => db.collection('processInstances').where('businessKey', '==', businessKey),
   ),
   /** CLI `incidents` and the relay's gauge of open incidents (count() of INCIDENT): instances that need a human. */
-  instancesByStatus: query({ collection: 'processInstances', equality: ['status'], range: null, orderBy: [] }, (db, status: string) =>
-    db.collection('processInstances').where('status', '==', status),
+  instancesByStatus: query(
+    { collection: 'processInstances', equality: ['status'], range: null, orderBy: [] },
+    (db, status: string) => db.collection('processInstances').where('status', '==', status),
   ),
   /** CLI `incidents --all`: instances with resolved incidents (those with open ones are INCIDENT). */
-  instancesWithResolvedIncidents: query({ collection: 'processInstances', equality: [], range: 'resolvedIncidents', orderBy: [] }, (db) =>
-    db.collection('processInstances').where('resolvedIncidents', '>', 0),
+  instancesWithResolvedIncidents: query(
+    { collection: 'processInstances', equality: [], range: 'resolvedIncidents', orderBy: [] },
+    (db) => db.collection('processInstances').where('resolvedIncidents', '>', 0),
   ),
   /** CLI `incidents` and the relay's gauge of FAILED jobs (count()): job documents of the layout before 0.6.0, by status. */
-  jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) => db.collection('jobs').where('status', '==', status)),
+  jobsByStatus: query({ collection: 'jobs', equality: ['status'], range: null, orderBy: [] }, (db, status: string) =>
+    db.collection('jobs').where('status', '==', status),
+  ),
   /**
    * CLI `list` and the console's document list: inbox documents by any
    * combination of equality filters, one page after a cursor (a snapshot, or
@@ -164,7 +257,12 @@ export const QUERIES = {
    * (orderBy the document id, the implicit order: no other index).
    */
   inboxList: query(
-    subsets(LIST_FILTER_FIELDS).map((equality): QueryShape => ({ collection: 'inbox', equality, range: null, orderBy: [] })),
+    subsets(LIST_FILTER_FIELDS).map((equality): QueryShape => ({
+      collection: 'inbox',
+      equality,
+      range: null,
+      orderBy: [],
+    })),
     (db, filters: ListFilters, after: DocumentSnapshot | string | null, pageSize: number) => {
       let q: Query = db.collection('inbox');
       for (const field of LIST_FILTER_FIELDS) {
@@ -186,13 +284,17 @@ export const QUERIES = {
    * snapshot's update time is what the repair reads). No field is filtered
    * or ordered on: the document-name order needs no collection-group index.
    */
-  allRawChunks: query({ collection: 'rawChunks', scope: 'COLLECTION_GROUP', equality: [], range: null, orderBy: [] }, (db, after: DocumentSnapshot | null, limit: number) => {
-    const q = db.collectionGroup('rawChunks').select().orderBy(documentId());
-    return (after === null ? q : q.startAfter(after)).limit(limit);
-  }),
+  allRawChunks: query(
+    { collection: 'rawChunks', scope: 'COLLECTION_GROUP', equality: [], range: null, orderBy: [] },
+    (db, after: DocumentSnapshot | null, limit: number) => {
+      const q = db.collectionGroup('rawChunks').select().orderBy(documentId());
+      return (after === null ? q : q.startAfter(after)).limit(limit);
+    },
+  ),
   /** CLI `instances`: the token documents of an instance stored before 0.6.0 (newer ones hold their tokens). */
-  executionsOfInstance: query({ collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
-    db.collection('executions').where('processInstanceId', '==', processInstanceId),
+  executionsOfInstance: query(
+    { collection: 'executions', equality: ['processInstanceId'], range: null, orderBy: [] },
+    (db, processInstanceId: string) => db.collection('executions').where('processInstanceId', '==', processInstanceId),
   ),
   /**
    * Waiting gauge: the key documents of one shard that wait for a message,
@@ -201,17 +303,38 @@ export const QUERIES = {
    * waitingSince is spread over 16 index ranges; the document id breaks ties.
    */
   oldestWaiting: query(
-    { collection: 'correlationKeys', equality: ['shard'], arrayContains: 'waitingFor', range: null, orderBy: [{ field: 'waitingSince', direction: 'asc' }] },
+    {
+      collection: 'correlationKeys',
+      equality: ['shard'],
+      arrayContains: 'waitingFor',
+      range: null,
+      orderBy: [{ field: 'waitingSince', direction: 'asc' }],
+    },
     (db, shard: number, messageName: string, after: PageCursor | null, limit: number) => {
-      const q = db.collection('correlationKeys').where('shard', '==', shard).where('waitingFor', 'array-contains', messageName).orderBy('waitingSince').orderBy(documentId());
+      const q = db
+        .collection('correlationKeys')
+        .where('shard', '==', shard)
+        .where('waitingFor', 'array-contains', messageName)
+        .orderBy('waitingSince')
+        .orderBy(documentId());
       return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
     },
   ),
   /** Waiting gauge: key documents of one shard that wait for a message and hold a point created at or before a time (count() aggregation: it counts keys). */
   waitingSince: query(
-    { collection: 'correlationKeys', equality: ['shard'], arrayContains: 'waitingFor', range: 'waitingSince', orderBy: [{ field: 'waitingSince', direction: 'asc' }] },
+    {
+      collection: 'correlationKeys',
+      equality: ['shard'],
+      arrayContains: 'waitingFor',
+      range: 'waitingSince',
+      orderBy: [{ field: 'waitingSince', direction: 'asc' }],
+    },
     (db, shard: number, messageName: string, before: Date) =>
-      db.collection('correlationKeys').where('shard', '==', shard).where('waitingFor', 'array-contains', messageName).where('waitingSince', '<=', before),
+      db
+        .collection('correlationKeys')
+        .where('shard', '==', shard)
+        .where('waitingFor', 'array-contains', messageName)
+        .where('waitingSince', '<=', before),
   ),
   /**
    * CLI `inbox waiting`: one shard's key documents with waiting points,
@@ -222,7 +345,13 @@ export const QUERIES = {
    */
   waitingPage: query(
     waitingPageShapes,
-    (db, shard: number, filters: { readonly messageName: string | null; readonly createdBefore: Date | null }, after: PageCursor | null, limit: number) => {
+    (
+      db,
+      shard: number,
+      filters: { readonly messageName: string | null; readonly createdBefore: Date | null },
+      after: PageCursor | null,
+      limit: number,
+    ) => {
       let q: Query = db.collection('correlationKeys').where('shard', '==', shard);
       if (filters.messageName !== null) q = q.where('waitingFor', 'array-contains', filters.messageName);
       if (filters.createdBefore !== null) q = q.where('waitingSince', '<=', filters.createdBefore);
@@ -231,25 +360,40 @@ export const QUERIES = {
     },
   ),
   /** `inbox repair shard-subscriptions`: every key document, a page at a time in document-id order (the default order: no index). */
-  allCorrelationKeys: query({ collection: 'correlationKeys', equality: [], range: null, orderBy: [] }, (db, afterId: string | null, limit: number) => {
-    const q = db.collection('correlationKeys').orderBy(documentId());
-    return (afterId === null ? q : q.startAfter(afterId)).limit(limit);
-  }),
+  allCorrelationKeys: query(
+    { collection: 'correlationKeys', equality: [], range: null, orderBy: [] },
+    (db, afterId: string | null, limit: number) => {
+      const q = db.collection('correlationKeys').orderBy(documentId());
+      return (afterId === null ? q : q.startAfter(afterId)).limit(limit);
+    },
+  ),
   /**
    * CLI `inbox timers`: one shard's PENDING timers, soonest due first, after
    * a cursor. The document id breaks ties of dueAt, as in `waitingPage`: the
    * index (shard, status, dueAt) keeps document-id order after dueAt.
    */
   pendingTimers: query(
-    { collection: 'timers', equality: ['shard', 'status'], range: null, orderBy: [{ field: 'dueAt', direction: 'asc' }] },
+    {
+      collection: 'timers',
+      equality: ['shard', 'status'],
+      range: null,
+      orderBy: [{ field: 'dueAt', direction: 'asc' }],
+    },
     (db, shard: number, after: PageCursor | null, limit: number) => {
-      const q = db.collection('timers').where('shard', '==', shard).where('status', '==', 'PENDING').orderBy('dueAt').orderBy(documentId());
+      const q = db
+        .collection('timers')
+        .where('shard', '==', shard)
+        .where('status', '==', 'PENDING')
+        .orderBy('dueAt')
+        .orderBy(documentId());
       return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
     },
   ),
   /** CLI `inbox timers --instance`: the PENDING timers of one instance (equality only: single-field indexes, sorted by the CLI). */
-  pendingTimersOfInstance: query({ collection: 'timers', equality: ['processInstanceId', 'status'], range: null, orderBy: [] }, (db, processInstanceId: string) =>
-    db.collection('timers').where('processInstanceId', '==', processInstanceId).where('status', '==', 'PENDING'),
+  pendingTimersOfInstance: query(
+    { collection: 'timers', equality: ['processInstanceId', 'status'], range: null, orderBy: [] },
+    (db, processInstanceId: string) =>
+      db.collection('timers').where('processInstanceId', '==', processInstanceId).where('status', '==', 'PENDING'),
   ),
 } as const;
 

@@ -39,7 +39,11 @@ export function createRuntime(config: Config): Runtime {
     const { PubSub } = require('@google-cloud/pubsub') as typeof PubSubModule;
     return new PubSub({ projectId: config.projectId });
   });
-  const payloadStore = lazy(() => (require('./storage/gcs-payload-store') as typeof import('./storage/gcs-payload-store')).createGcsPayloadStore(config.projectId));
+  const payloadStore = lazy(() =>
+    (require('./storage/gcs-payload-store') as typeof import('./storage/gcs-payload-store')).createGcsPayloadStore(
+      config.projectId,
+    ),
+  );
   const loaded = lazy(() => (require('./apps/load-app') as typeof import('./apps/load-app')).loadApp(config.app));
   const app = (): App => loaded().app;
   const registry = lazy(() => (require('./apps/load-app') as typeof import('./apps/load-app')).registryOf(app()));
@@ -48,8 +52,13 @@ export function createRuntime(config: Config): Runtime {
     db,
     publish: async (topic, data, attributes = {}) => {
       // The deployment granted publishing on the declared topics only: say so here, not as a PERMISSION_DENIED later.
-      if (!app().publishes.includes(topic)) throw new Error(`the app ${app().name} publishes to ${topic}, which its publishes list does not declare (deploy.sh creates and grants only those): add it to publishes`);
-      return pubsub().topic(topic).publishMessage({ data, attributes: { ...attributes } });
+      if (!app().publishes.includes(topic))
+        throw new Error(
+          `the app ${app().name} publishes to ${topic}, which its publishes list does not declare (deploy.sh creates and grants only those): add it to publishes`,
+        );
+      return pubsub()
+        .topic(topic)
+        .publishMessage({ data, attributes: { ...attributes } });
     },
     readClaim: async (uri): Promise<ClaimRead> => {
       const { parseGsUri } = require('./core/gs-uri') as typeof import('./core/gs-uri');
@@ -63,7 +72,12 @@ export function createRuntime(config: Config): Runtime {
     const { loadAppEngine } = await import('./apps/app-engine');
     const { inboxBuffer } = await import('./relay/buffer');
     // The inbox is the engine's message buffer: a token that starts waiting takes its early message at once.
-    return loadAppEngine(loaded(), modelsDir(), Object.keys(handlers()), inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs));
+    return loadAppEngine(
+      loaded(),
+      modelsDir(),
+      Object.keys(handlers()),
+      inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs),
+    );
   });
   const queues = new Map<string, JobQueue>();
   // The Cloud Tasks client is loaded on the first task, not at start-up.
@@ -77,5 +91,15 @@ export function createRuntime(config: Config): Runtime {
     }
     return q;
   };
-  return { db, app, registry, modelsDir, engine, handlers, payloadStore, queue: (runJobUrl) => queueFor('jobs', runJobUrl), timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl) };
+  return {
+    db,
+    app,
+    registry,
+    modelsDir,
+    engine,
+    handlers,
+    payloadStore,
+    queue: (runJobUrl) => queueFor('jobs', runJobUrl),
+    timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl),
+  };
 }

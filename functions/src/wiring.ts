@@ -25,14 +25,18 @@ function pushVerifier(config: Config): (() => Promise<PushTokenVerifier>) | null
   const auth = requirePushAuth(config);
   if (auth === null) return null;
   // google-auth-library is loaded on the first request, not at start-up.
-  return lazyAsync(async () => (await import('./auth/push-token')).googlePushTokenVerifier(auth.audience, auth.allowedEmails));
+  return lazyAsync(async () =>
+    (await import('./auth/push-token')).googlePushTokenVerifier(auth.audience, auth.allowedEmails),
+  );
 }
 
 /** Builds `receivePubSubPush` from the parsed configuration; clients are created on first use. */
 export const receivePubSubPushFunction: FunctionFactory = (config, runtime) => {
   const relayUrl = config.relay.url;
   // The Cloud Tasks client is loaded on the first fast-path task, not at start-up.
-  const queue = lazy(() => (require('./tasks/job-queue') as typeof import('./tasks/job-queue')).relayQueue(config, relayUrl ?? ''));
+  const queue = lazy(() =>
+    (require('./tasks/job-queue') as typeof import('./tasks/job-queue')).relayQueue(config, relayUrl ?? ''),
+  );
   return createPushHandler({
     db: runtime.db,
     registry: runtime.registry(),
@@ -54,7 +58,8 @@ export const receivePubSubPushFunction: FunctionFactory = (config, runtime) => {
  * receiver's limit and Pub/Sub's maximum), since what it refuses is lost.
  */
 export const receiveDeadLetterFunction: FunctionFactory = (config, runtime) => {
-  const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } = require('./deadletter/receive-dead-letter') as typeof import('./deadletter/receive-dead-letter');
+  const { createDeadLetterHandler, DEAD_LETTER_MAX_BODY_BYTES } =
+    require('./deadletter/receive-dead-letter') as typeof import('./deadletter/receive-dead-letter');
   return createDeadLetterHandler({
     db: runtime.db,
     registry: runtime.registry(),
@@ -65,7 +70,11 @@ export const receiveDeadLetterFunction: FunctionFactory = (config, runtime) => {
     writeTimeoutMs: config.writeTimeoutMs,
     shards: config.shards,
     claims: config.claims,
-    offload: { store: runtime.payloadStore, bucket: config.claims.payloadBucket, offloadBytes: config.claims.offloadBytes },
+    offload: {
+      store: runtime.payloadStore,
+      bucket: config.claims.payloadBucket,
+      offloadBytes: config.claims.offloadBytes,
+    },
   });
 };
 
@@ -77,7 +86,9 @@ export const receiveDeadLetterFunction: FunctionFactory = (config, runtime) => {
 function tasksVerifier(config: Config, url: string): (() => Promise<PushTokenVerifier>) | null {
   const tasksAccount = config.tasks.serviceAccount;
   if (config.pushAuth.mode === 'disabled' || tasksAccount === null) return null;
-  return lazyAsync(async () => (await import('./auth/push-token')).googlePushTokenVerifier(url, [tasksAccount], config.tasks.oidc));
+  return lazyAsync(async () =>
+    (await import('./auth/push-token')).googlePushTokenVerifier(url, [tasksAccount], config.tasks.oidc),
+  );
 }
 
 /** startProcess: starts a process instance, idempotent by process key and business key. */
@@ -167,26 +178,28 @@ export const relayInboxFunction: FunctionFactory = (config, runtime) => {
 };
 
 /** inboxConsole with its page's files in `assetsDir` (tests pass their own). */
-export const inboxConsoleFunctionWith = (assetsDir: string): FunctionFactory => (config, runtime) => {
-  const { createConsoleHandler } = require('./console/handler') as typeof import('./console/handler');
-  const { createAccess } = require('./console/access') as typeof import('./console/access');
-  const access = config.console.access;
-  // google-auth-library is loaded on the first API request, not at start-up; local access never loads it.
-  const verifier = lazyAsync(async () => {
-    if (access.mode !== 'iam') throw new Error('local console access verifies no token');
-    return (await import('./auth/push-token')).googleIdTokenVerifier(access.audiences, access.oidc);
-  });
-  const log = createLogger(undefined, { function: 'inboxConsole' });
-  return createConsoleHandler({
-    ops: operationsDepsOf(config, runtime, log),
-    access: createAccess(config.console, verifier),
-    accessMode: access.mode,
-    projectId: config.projectId,
-    app: () => ({ name: runtime.app().name, messages: runtime.registry().map((m) => m.name) }),
-    assetsDir,
-    log,
-  });
-};
+export const inboxConsoleFunctionWith =
+  (assetsDir: string): FunctionFactory =>
+  (config, runtime) => {
+    const { createConsoleHandler } = require('./console/handler') as typeof import('./console/handler');
+    const { createAccess } = require('./console/access') as typeof import('./console/access');
+    const access = config.console.access;
+    // google-auth-library is loaded on the first API request, not at start-up; local access never loads it.
+    const verifier = lazyAsync(async () => {
+      if (access.mode !== 'iam') throw new Error('local console access verifies no token');
+      return (await import('./auth/push-token')).googleIdTokenVerifier(access.audiences, access.oidc);
+    });
+    const log = createLogger(undefined, { function: 'inboxConsole' });
+    return createConsoleHandler({
+      ops: operationsDepsOf(config, runtime, log),
+      access: createAccess(config.console, verifier),
+      accessMode: access.mode,
+      projectId: config.projectId,
+      app: () => ({ name: runtime.app().name, messages: runtime.registry().map((m) => m.name) }),
+      assetsDir,
+      log,
+    });
+  };
 
 /** The operator console: its page from dist/console-page/ (beside this module once compiled: dist/wiring.js). */
 export const inboxConsoleFunction: FunctionFactory = inboxConsoleFunctionWith(join(__dirname, 'console-page'));

@@ -51,13 +51,19 @@ async function appFiles(appJson) {
   try {
     view = JSON.parse(fs.readFileSync(appJson, 'utf8'));
   } catch (err) {
-    throw new Error(`${appJson}: ${err instanceof Error ? err.message : String(err)} (is this the output of \`inbox --json app\`?)`, { cause: err });
+    throw new Error(
+      `${appJson}: ${err instanceof Error ? err.message : String(err)} (is this the output of \`inbox --json app\`?)`,
+      { cause: err },
+    );
   }
   const folder = typeof view?.folder === 'string' ? inside(root, view.folder) : null;
-  if (folder === null) throw new Error(`${appJson}: "folder" ${JSON.stringify(view?.folder)} is no folder inside the repository`);
+  if (folder === null)
+    throw new Error(`${appJson}: "folder" ${JSON.stringify(view?.folder)} is no folder inside the repository`);
   const models = typeof view.models === 'string' ? inside(root, view.models) : null;
   if (models === null || !within(models, folder)) {
-    throw new Error(`the app's models folder ${JSON.stringify(view.models)} is outside its folder ${folder}: the upload carries that folder only; move the models into it (defineApp's models)`);
+    throw new Error(
+      `the app's models folder ${JSON.stringify(view.models)} is outside its folder ${folder}: the upload carries that folder only; move the models into it (defineApp's models)`,
+    );
   }
   const esbuild = require('esbuild');
   const result = await esbuild.build({
@@ -77,7 +83,9 @@ async function appFiles(appJson) {
     .sort();
   const outside = files.filter((file) => file === null || !within(file, folder));
   if (outside.length > 0) {
-    throw new Error(`${folder}/index.ts imports ${outside.join(', ')}, outside the app's folder: the upload carries that folder only; move what the app imports into it`);
+    throw new Error(
+      `${folder}/index.ts imports ${outside.join(', ')}, outside the app's folder: the upload carries that folder only; move what the app imports into it`,
+    );
   }
   return [`models ${models}`, ...files.map((file) => `file ${file}`)];
 }
@@ -87,7 +95,12 @@ appFiles(process.argv[2] ?? '').then(
     for (const line of lines) process.stdout.write(`${line}\n`);
   },
   (err) => {
-    const message = err && Array.isArray(err.errors) && err.errors.length > 0 ? err.errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`).join('; ') : err instanceof Error ? err.message : String(err);
+    const message =
+      err && Array.isArray(err.errors) && err.errors.length > 0
+        ? err.errors.map((e) => `${e.location ? `${e.location.file}:${e.location.line}: ` : ''}${e.text}`).join('; ')
+        : err instanceof Error
+          ? err.message
+          : String(err);
     process.stderr.write(`app-files: ${message}\n`);
     process.exit(1);
   },

@@ -56,7 +56,11 @@ function readJson(file) {
 
 /** gcloud's --query-scope value for the API's queryScope. */
 function queryScope(scope) {
-  const map = { COLLECTION: 'collection', COLLECTION_GROUP: 'collection-group', COLLECTION_RECURSIVE: 'collection-recursive' };
+  const map = {
+    COLLECTION: 'collection',
+    COLLECTION_GROUP: 'collection-group',
+    COLLECTION_RECURSIVE: 'collection-recursive',
+  };
   const value = map[scope || 'COLLECTION'];
   if (value === undefined) throw new Error(`unknown queryScope ${scope}`);
   return value;
@@ -71,7 +75,9 @@ function fieldConfig(field) {
 
 /** Identity of an index: collection group, scope and fields (the API appends __name__; ignored). */
 function signature(collectionGroup, scope, fields) {
-  const parts = fields.filter((f) => f.fieldPath !== '__name__').map((f) => `${f.fieldPath}:${(f.order || f.arrayConfig || '').toUpperCase()}`);
+  const parts = fields
+    .filter((f) => f.fieldPath !== '__name__')
+    .map((f) => `${f.fieldPath}:${(f.order || f.arrayConfig || '').toUpperCase()}`);
   return `${collectionGroup}|${scope || 'COLLECTION'}|${parts.join(',')}`;
 }
 
@@ -98,7 +104,11 @@ function overrides(file) {
     const flags =
       list.length === 0
         ? ['--disable-indexes']
-        : list.map((i) => (i.order ? `--index=order=${i.order.toLowerCase()}` : `--index=array-config=${String(i.arrayConfig).toLowerCase()}`));
+        : list.map((i) =>
+            i.order
+              ? `--index=order=${i.order.toLowerCase()}`
+              : `--index=array-config=${String(i.arrayConfig).toLowerCase()}`,
+          );
     return [o.collectionGroup, o.fieldPath, ...flags].join(' ');
   });
 }
@@ -111,7 +121,10 @@ function overrides(file) {
 function ttls(file) {
   return (readJson(file).fieldOverrides || []).flatMap((o) => {
     if (o.ttl === undefined) return [];
-    if (typeof o.ttl !== 'boolean') throw new Error(`${file}: field override ${o.collectionGroup}.${o.fieldPath}: "ttl" must be true or false, got ${JSON.stringify(o.ttl)}`);
+    if (typeof o.ttl !== 'boolean')
+      throw new Error(
+        `${file}: field override ${o.collectionGroup}.${o.fieldPath}: "ttl" must be true or false, got ${JSON.stringify(o.ttl)}`,
+      );
     return o.ttl ? [`${o.collectionGroup} ${o.fieldPath}`] : [];
   });
 }
@@ -138,7 +151,9 @@ function render(file, out, assignments) {
 
 function hasBinding(file, role, member) {
   const bindings = readJson(file).bindings || [];
-  const found = bindings.some((b) => b.role === role && b.condition === undefined && (b.members || []).includes(member));
+  const found = bindings.some(
+    (b) => b.role === role && b.condition === undefined && (b.members || []).includes(member),
+  );
   return [found ? 'yes' : 'no'];
 }
 
@@ -152,7 +167,9 @@ function hasBinding(file, role, member) {
  */
 function runbookLinks(file, out, url) {
   if (!/^https?:\/\/[^\s#"'<>()[\]`]+$/.test(url || '')) {
-    throw new Error(`--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment (the anchor is appended), got ${JSON.stringify(url)}`);
+    throw new Error(
+      `--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment (the anchor is appended), got ${JSON.stringify(url)}`,
+    );
   }
   const policy = readJson(file);
   const doc = policy.documentation || {};
@@ -192,17 +209,34 @@ function appTopology(file) {
   const t = view && typeof view === 'object' ? view.topology : undefined;
   if (!t || typeof t !== 'object') refuse('no "topology"');
   const text = (value, where, rule, what) => {
-    if (typeof value !== 'string' || !rule.test(value) || (rule === PUBSUB_NAME && value.toLowerCase().startsWith('goog'))) {
+    if (
+      typeof value !== 'string' ||
+      !rule.test(value) ||
+      (rule === PUBSUB_NAME && value.toLowerCase().startsWith('goog'))
+    ) {
       refuse(`${where} ${JSON.stringify(value)} is no ${what}`);
     }
     return value;
   };
-  const pubsub = (value, where) => text(value, where, PUBSUB_NAME, 'Pub/Sub name (3 to 255 characters: a letter, then letters, digits and - _ . ~ + %; not goog…)');
+  const pubsub = (value, where) =>
+    text(
+      value,
+      where,
+      PUBSUB_NAME,
+      'Pub/Sub name (3 to 255 characters: a letter, then letters, digits and - _ . ~ + %; not goog…)',
+    );
   const folder = text(view.folder, 'folder', APP_FOLDER, 'folder relative to the repository root');
   const name = text(t.app, 'topology.app', APP_NAME, 'app name (2 to 40 lower-case letters, digits and dashes)');
-  if (!Array.isArray(t.inbound) || t.inbound.length === 0) refuse('topology.inbound: no topic the app receives messages on');
-  const inbound = t.inbound.map((i, n) => ({ topic: pubsub(i && i.topic, `topology.inbound[${n}].topic`), subscription: pubsub(i && i.subscription, `topology.inbound[${n}].subscription`) }));
-  const deadLetter = { topic: pubsub(t.deadLetter && t.deadLetter.topic, 'topology.deadLetter.topic'), subscription: pubsub(t.deadLetter && t.deadLetter.subscription, 'topology.deadLetter.subscription') };
+  if (!Array.isArray(t.inbound) || t.inbound.length === 0)
+    refuse('topology.inbound: no topic the app receives messages on');
+  const inbound = t.inbound.map((i, n) => ({
+    topic: pubsub(i && i.topic, `topology.inbound[${n}].topic`),
+    subscription: pubsub(i && i.subscription, `topology.inbound[${n}].subscription`),
+  }));
+  const deadLetter = {
+    topic: pubsub(t.deadLetter && t.deadLetter.topic, 'topology.deadLetter.topic'),
+    subscription: pubsub(t.deadLetter && t.deadLetter.subscription, 'topology.deadLetter.subscription'),
+  };
   if (!Array.isArray(t.publishes)) refuse('topology.publishes: not a list');
   const publishes = t.publishes.map((p, n) => pubsub(p, `topology.publishes[${n}]`));
   return { folder, name, inbound, deadLetter, publishes };
@@ -210,7 +244,13 @@ function appTopology(file) {
 
 function appTopologyLines(file) {
   const t = appTopology(file);
-  return [`folder ${t.folder}`, `name ${t.name}`, ...t.inbound.map((i) => `inbound ${i.topic} ${i.subscription}`), `dead-letter ${t.deadLetter.topic} ${t.deadLetter.subscription}`, ...t.publishes.map((p) => `publishes ${p}`)];
+  return [
+    `folder ${t.folder}`,
+    `name ${t.name}`,
+    ...t.inbound.map((i) => `inbound ${i.topic} ${i.subscription}`),
+    `dead-letter ${t.deadLetter.topic} ${t.deadLetter.subscription}`,
+    ...t.publishes.map((p) => `publishes ${p}`),
+  ];
 }
 
 /** A Pub/Sub name as an RE2 pattern matching it alone: its only metacharacters, . and +, as classes (no backslash to escape twice in JSON). */
@@ -238,17 +278,31 @@ const MAX_DOCUMENTATION_CHARS = 8192;
 function fillValue(value, values, where) {
   if (typeof value === 'string') {
     return value.replace(/\{\{([^{}]*)\}\}/g, (placeholder, name) => {
-      if (!Object.prototype.hasOwnProperty.call(values, name)) throw new Error(`${where}: unknown placeholder ${placeholder}; known: ${Object.keys(values).map((k) => `{{${k}}}`).join(', ')}`);
+      if (!Object.prototype.hasOwnProperty.call(values, name))
+        throw new Error(
+          `${where}: unknown placeholder ${placeholder}; known: ${Object.keys(values)
+            .map((k) => `{{${k}}}`)
+            .join(', ')}`,
+        );
       return values[name];
     });
   }
   if (Array.isArray(value)) return value.map((v) => fillValue(v, values, where));
-  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillValue(v, values, where)]));
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, fillValue(v, values, where)]));
   return value;
 }
 
 function jsonFilesUnder(dir) {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsonFilesUnder(path.join(dir, e.name)) : e.name.endsWith('.json') ? [path.join(dir, e.name)] : []));
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory()
+        ? jsonFilesUnder(path.join(dir, e.name))
+        : e.name.endsWith('.json')
+          ? [path.join(dir, e.name)]
+          : [],
+    );
 }
 
 function fill(appJson, src, out) {
@@ -257,7 +311,9 @@ function fill(appJson, src, out) {
     const filled = fillValue(readJson(file), values, file);
     const content = filled.documentation && filled.documentation.content;
     if (typeof content === 'string' && content.length > MAX_DOCUMENTATION_CHARS) {
-      throw new Error(`${file}: documentation.content is ${content.length} characters with the app's names filled in, above the API's ${MAX_DOCUMENTATION_CHARS}: shorten the text`);
+      throw new Error(
+        `${file}: documentation.content is ${content.length} characters with the app's names filled in, above the API's ${MAX_DOCUMENTATION_CHARS}: shorten the text`,
+      );
     }
     const target = path.join(out, path.relative(src, file));
     fs.mkdirSync(path.dirname(target), { recursive: true });
@@ -269,7 +325,11 @@ function fill(appJson, src, out) {
 /** JSON text with object keys sorted at every level: equal values, equal text. */
 function canonical(value) {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  if (value !== null && typeof value === 'object')
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`)
+      .join(',')}}`;
   return JSON.stringify(value);
 }
 
@@ -286,7 +346,8 @@ function bucketDrift(describedFile, lifecycleFile, softDeleteSeconds) {
   const drift = [];
   if (!(iam.uniformBucketLevelAccess && iam.uniformBucketLevelAccess.enabled === true)) drift.push('uniform-access');
   if (iam.publicAccessPrevention !== 'enforced') drift.push('public-access-prevention');
-  if (String((bucket.softDeletePolicy || {}).retentionDurationSeconds) !== String(softDeleteSeconds)) drift.push('soft-delete');
+  if (String((bucket.softDeletePolicy || {}).retentionDurationSeconds) !== String(softDeleteSeconds))
+    drift.push('soft-delete');
   if (canonical((bucket.lifecycle || {}).rule || []) !== canonical(wantedRules)) drift.push('lifecycle');
   if (typeof bucket.location !== 'string') throw new Error(`${describedFile}: no location (not a bucket description?)`);
   drift.push(`location ${bucket.location.toUpperCase()}`);
@@ -319,13 +380,19 @@ function main(argv) {
     case 'runbook-links':
       return runbookLinks(args[0], args[1], args[2]);
     case 'ruleset':
-      return [JSON.stringify({ source: { files: [{ name: path.basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] } })];
+      return [
+        JSON.stringify({
+          source: { files: [{ name: path.basename(args[0]), content: fs.readFileSync(args[0], 'utf8') }] },
+        }),
+      ];
     case 'has-binding':
       return hasBinding(args[0], args[1], args[2]);
     case 'bucket-drift':
       return bucketDrift(args[0], args[1], args[2]);
     default:
-      throw new Error(`unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding, bucket-drift, app-topology, fill or runbook-links`);
+      throw new Error(
+        `unknown command ${command}; use indexes, overrides, ttls, get, get-each, pick, render, ruleset, has-binding, bucket-drift, app-topology, fill or runbook-links`,
+      );
   }
 }
 

@@ -32,15 +32,45 @@ beforeAll(async () => {
   receiver = testReceiver(db, { registry: TEST_REGISTRY });
 });
 
-const doc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
-const push = async (body: Record<string, unknown>): Promise<Record<string, unknown>> => (await request(receiver.server).post('/').send(body)).body as Record<string, unknown>;
-const started = (key: string, round: number): Record<string, unknown> => envelope({ data: base64Json({ caseId: key, eventId: `s-${key}-${round}` }), attributes: { eventType: 'ExecutionStarted' } });
-const relayDeps = (): RelayDeps => ({ db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 });
-const lane = async (key: string): Promise<string[]> => ((await refs.correlationKey(db, key).get()).get('open') as Array<{ inboxId: string }> | undefined)?.map((e) => e.inboxId) ?? [];
+const doc = async (id: string): Promise<Record<string, unknown>> =>
+  (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const push = async (body: Record<string, unknown>): Promise<Record<string, unknown>> =>
+  (await request(receiver.server).post('/').send(body)).body as Record<string, unknown>;
+const started = (key: string, round: number): Record<string, unknown> =>
+  envelope({
+    data: base64Json({ caseId: key, eventId: `s-${key}-${round}` }),
+    attributes: { eventType: 'ExecutionStarted' },
+  });
+const relayDeps = (): RelayDeps => ({
+  db,
+  engine,
+  policy: { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: DAY, errorAfterAttempts: 3 },
+  retentionMs: 7 * DAY,
+  transactionTimeoutMs: 20_000,
+  now: () => new Date(),
+  random: () => 0.5,
+});
+const lane = async (key: string): Promise<string[]> =>
+  ((await refs.correlationKey(db, key).get()).get('open') as Array<{ inboxId: string }> | undefined)?.map(
+    (e) => e.inboxId,
+  ) ?? [];
 
 /** An instance of rounds.bpmn for `key` that has correlated round 1's "started" and `first`; the collision `second` parked. */
-async function collided(key: string): Promise<{ instanceId: string; firstId: string; collisionId: string; first: Record<string, unknown>; second: Record<string, unknown> }> {
-  const instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: new Date() })).instance.id;
+async function collided(key: string): Promise<{
+  instanceId: string;
+  firstId: string;
+  collisionId: string;
+  first: Record<string, unknown>;
+  second: Record<string, unknown>;
+}> {
+  const instanceId = (
+    await startProcessInstance(db, engine, {
+      processKey: 'rounds',
+      businessKey: key,
+      variables: { caseId: key },
+      now: new Date(),
+    })
+  ).instance.id;
   await relayOne(relayDeps(), String((await push(started(key, 1))).id));
   // Two tranches, no event ids: one dedup identity.
   const first = completionEnvelope({ caseId: key, completedItems: 100 });
@@ -69,7 +99,11 @@ describe('repair admit-collision', () => {
     expect(table.out).toMatch(/completedItems\s*│\s*100\s*│\s*250/);
     expect(table.out).toContain(`would admit ${collisionId}`);
     const json = await cli('--json', 'repair', 'admit-collision', collisionId, '--dry-run');
-    expect(json.json()).toMatchObject({ wouldAdmit: collisionId, first: { id: firstId, status: 'DONE', payload: { completedItems: 100 } }, second: { id: collisionId, status: 'PARKED', payload: { completedItems: 250 } } });
+    expect(json.json()).toMatchObject({
+      wouldAdmit: collisionId,
+      first: { id: firstId, status: 'DONE', payload: { completedItems: 100 } },
+      second: { id: collisionId, status: 'PARKED', payload: { completedItems: 250 } },
+    });
     expect(await doc(collisionId)).toEqual(before);
   });
 
@@ -79,10 +113,31 @@ describe('repair admit-collision', () => {
     // Round 2 begins: the token waits for the next completion, which the parked tranche is.
     const started2 = String((await push(started(key, 2))).id);
     await relayOne(relayDeps(), started2);
-    const r = await cli('repair', 'admit-collision', collisionId, '--note', 'second tranche, confirmed by the provider');
+    const r = await cli(
+      'repair',
+      'admit-collision',
+      collisionId,
+      '--note',
+      'second tranche, confirmed by the provider',
+    );
     expect(r.code).toBe(0);
     expect(r.out).toContain(`admitted ${collisionId}`);
-    expect(await doc(collisionId)).toMatchObject({ status: 'OPEN', reason: null, collidesWith: null, admittedFrom: firstId, attempts: 0, repairs: [expect.objectContaining({ kind: 'admit-collision', details: expect.objectContaining({ note: 'second tranche, confirmed by the provider', collidesWith: firstId }) })] });
+    expect(await doc(collisionId)).toMatchObject({
+      status: 'OPEN',
+      reason: null,
+      collidesWith: null,
+      admittedFrom: firstId,
+      attempts: 0,
+      repairs: [
+        expect.objectContaining({
+          kind: 'admit-collision',
+          details: expect.objectContaining({
+            note: 'second tranche, confirmed by the provider',
+            collidesWith: firstId,
+          }),
+        }),
+      ],
+    });
     expect(await lane(key)).toEqual([collisionId]);
 
     await relayOne(relayDeps(), collisionId);
@@ -103,7 +158,10 @@ describe('repair admit-collision', () => {
     await expireAsTtlWould(db, new Date(Date.now() + 8 * DAY));
     expect(await push(second)).toEqual({ outcome: 'duplicate', id: collisionId });
     expect(await push(first)).toEqual({ outcome: 'duplicate', id: firstId });
-    expect((await db.collection(INBOX).where('correlationKey', '==', key).where('status', 'in', ['OPEN', 'PARKED']).get()).size).toBe(0);
+    expect(
+      (await db.collection(INBOX).where('correlationKey', '==', key).where('status', 'in', ['OPEN', 'PARKED']).get())
+        .size,
+    ).toBe(0);
   });
 
   test('a transaction re-run after a commit that landed but reported UNAVAILABLE reports success ("already applied"), and admits once', async () => {
@@ -134,14 +192,20 @@ describe('repair admit-collision', () => {
 
   test.each([
     ['an unknown id', () => Promise.resolve('f'.repeat(40)), 'no inbox document'],
-    ['a document that is no collision', async () => String((await push(completionEnvelope({ caseId: 'C-adm-plain' }))).id), 'is OPEN, not a KEY_COLLISION'],
+    [
+      'a document that is no collision',
+      async () => String((await push(completionEnvelope({ caseId: 'C-adm-plain' }))).id),
+      'is OPEN, not a KEY_COLLISION',
+    ],
   ])('%s is refused with exit 1, also in a dry run', async (_what, idOf, message) => {
     const id = await idOf();
-    for (const args of [['repair', 'admit-collision', id], ['repair', 'admit-collision', id, '--dry-run']]) {
+    for (const args of [
+      ['repair', 'admit-collision', id],
+      ['repair', 'admit-collision', id, '--dry-run'],
+    ]) {
       const r = await cli(...args);
       expect(r.code).toBe(1);
       expect(r.err).toContain(message);
     }
   });
 });
-

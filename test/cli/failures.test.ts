@@ -55,7 +55,14 @@ describe('the CLI fails clearly', () => {
     const host = `127.0.0.1:${await closedPort()}`;
     const started = Date.now();
     const r = await spawnCli({ ...clean, FIRESTORE_EMULATOR_HOST: host })('stats');
-    expectOneLine(r, 5, `no Firestore emulator answers at ${host}`, 'connection refused', 'npm run emulators', 'unset FIRESTORE_EMULATOR_HOST');
+    expectOneLine(
+      r,
+      5,
+      `no Firestore emulator answers at ${host}`,
+      'connection refused',
+      'npm run emulators',
+      'unset FIRESTORE_EMULATOR_HOST',
+    );
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
@@ -63,37 +70,69 @@ describe('the CLI fails clearly', () => {
     ['METADATA_SERVER_DETECTION=none', { METADATA_SERVER_DETECTION: 'none' }],
     ['the metadata server looked up (and resetting the connection)', { GCE_METADATA_HOST: '' }],
   ])('no credentials, %s: exit 3, says how to log in, no library warning', async (_name, extra) => {
-    const env = { ...clean, ...extra, ...('GCE_METADATA_HOST' in extra ? { GCE_METADATA_HOST: resettingMetadata.host } : {}) };
+    const env = {
+      ...clean,
+      ...extra,
+      ...('GCE_METADATA_HOST' in extra ? { GCE_METADATA_HOST: resettingMetadata.host } : {}),
+    };
     const r = await spawnCli(env)('list');
     expectOneLine(r, 3, `no Google credentials for project ${project}`, 'gcloud auth application-default login');
   });
 
   test('GOOGLE_APPLICATION_CREDENTIALS pointing at nothing: exit 3, names the path', async () => {
     const missing = join(home, 'no-such-key.json');
-    const r = await spawnCli({ ...clean, METADATA_SERVER_DETECTION: 'none', GOOGLE_APPLICATION_CREDENTIALS: missing })('stats');
+    const r = await spawnCli({ ...clean, METADATA_SERVER_DETECTION: 'none', GOOGLE_APPLICATION_CREDENTIALS: missing })(
+      'stats',
+    );
     expectOneLine(r, 3, `GOOGLE_APPLICATION_CREDENTIALS=${missing} gives no credentials`, 'service account key file');
   });
 
   test('permission denied: exit 6, names the role', async () => {
     standIn.refuseAll({ code: GRPC_STATUS.PERMISSION_DENIED, message: 'Missing or insufficient permissions.' });
     const r = await spawnCli({ ...clean, FIRESTORE_EMULATOR_HOST: standIn.host })('list', '--status', 'PARKED');
-    expectOneLine(r, 6, `permission denied on project ${project}`, 'Missing or insufficient permissions.', 'roles/datastore.user');
+    expectOneLine(
+      r,
+      6,
+      `permission denied on project ${project}`,
+      'Missing or insufficient permissions.',
+      'roles/datastore.user',
+    );
   });
 
   test.each([
-    ['no database', GRPC_STATUS.NOT_FOUND, `The database (default) does not exist for project ${project} Please visit https://console.cloud.google.com/datastore/setup?project=${project} to add a Cloud Datastore or Cloud Firestore database.`],
-    ['the Firestore API off', GRPC_STATUS.PERMISSION_DENIED, `Cloud Firestore API has not been used in project ${project} before or it is disabled. Enable it by visiting https://console.developers.google.com/apis/api/firestore.googleapis.com/overview?project=${project} then retry.`],
+    [
+      'no database',
+      GRPC_STATUS.NOT_FOUND,
+      `The database (default) does not exist for project ${project} Please visit https://console.cloud.google.com/datastore/setup?project=${project} to add a Cloud Datastore or Cloud Firestore database.`,
+    ],
+    [
+      'the Firestore API off',
+      GRPC_STATUS.PERMISSION_DENIED,
+      `Cloud Firestore API has not been used in project ${project} before or it is disabled. Enable it by visiting https://console.developers.google.com/apis/api/firestore.googleapis.com/overview?project=${project} then retry.`,
+    ],
   ])('wrong project (%s): exit 4, says to check GOOGLE_CLOUD_PROJECT', async (_name, code, message) => {
     standIn.refuseAll({ code, message });
     const r = await spawnCli({ ...clean, FIRESTORE_EMULATOR_HOST: standIn.host })('show', 'f'.repeat(40));
     expectOneLine(r, 4, `project ${project}`, 'check GOOGLE_CLOUD_PROJECT');
   });
 
-  test.each([['waiting'], ['timers']])('%s before its index is built: exit 1, says to deploy the indexes and wait for READY', async (command) => {
-    standIn.refuseAll({ code: GRPC_STATUS.FAILED_PRECONDITION, message: `The query requires an index. You can create it here: https://console.firebase.google.com/v1/r/project/${project}/firestore/indexes?create_composite=x` });
-    const r = await spawnCli({ ...clean, FIRESTORE_EMULATOR_HOST: standIn.host })(command);
-    expectOneLine(r, 1, `Firestore of project ${project} has no index for this query yet`, 'infra/deploy.sh', 'READY');
-  });
+  test.each([['waiting'], ['timers']])(
+    '%s before its index is built: exit 1, says to deploy the indexes and wait for READY',
+    async (command) => {
+      standIn.refuseAll({
+        code: GRPC_STATUS.FAILED_PRECONDITION,
+        message: `The query requires an index. You can create it here: https://console.firebase.google.com/v1/r/project/${project}/firestore/indexes?create_composite=x`,
+      });
+      const r = await spawnCli({ ...clean, FIRESTORE_EMULATOR_HOST: standIn.host })(command);
+      expectOneLine(
+        r,
+        1,
+        `Firestore of project ${project} has no index for this query yet`,
+        'infra/deploy.sh',
+        'READY',
+      );
+    },
+  );
 
   test('no project: exit 2, one line naming GOOGLE_CLOUD_PROJECT', async () => {
     const r = await spawnCli({ PATH: process.env.PATH, HOME: home, METADATA_SERVER_DETECTION: 'none' })('stats');
@@ -101,7 +140,11 @@ describe('the CLI fails clearly', () => {
   });
 
   test('on the emulator, a command that works prints no library warning either', async () => {
-    const r = await spawnCli({ ...clean, FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST, GCE_METADATA_HOST: resettingMetadata.host })('--json', 'stats');
+    const r = await spawnCli({
+      ...clean,
+      FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST,
+      GCE_METADATA_HOST: resettingMetadata.host,
+    })('--json', 'stats');
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.json()).toMatchObject({ counts: { OPEN: 0, DONE: 0, PARKED: 0 } });

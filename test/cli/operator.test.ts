@@ -24,19 +24,38 @@ let engine: Engine;
 const HOUR = 3_600_000;
 const UNKNOWN = 'f'.repeat(40);
 
-const doc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const doc = async (id: string): Promise<Record<string, unknown>> =>
+  (await db.collection(INBOX).doc(id).get()).data() ?? {};
 const ids = (value: unknown): string[] => (value as Array<{ id: string }>).map((d) => d.id);
 
 /** A PARKED / NO_WAITING_INSTANCE document: relayed after the buffer window with nobody waiting. */
 async function parkedNoWaiting(caseId: string): Promise<string> {
   const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId) });
-  await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * HOUR), random: () => 0.5 }, id);
+  await relayOne(
+    {
+      db,
+      engine,
+      policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
+      retentionMs: 86_400_000,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(Date.now() + 25 * HOUR),
+      random: () => 0.5,
+    },
+    id,
+  );
   expect((await doc(id)).status).toBe('PARKED');
   return id;
 }
 
 async function post(payload: unknown): Promise<{ id: string; reason?: string }> {
-  const res = await request(testReceiver(db).server).post('/').send(envelope({ data: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'TaskCompleted' } }));
+  const res = await request(testReceiver(db).server)
+    .post('/')
+    .send(
+      envelope({
+        data: Buffer.from(typeof payload === 'string' ? payload : JSON.stringify(payload)).toString('base64'),
+        attributes: { eventType: 'TaskCompleted' },
+      }),
+    );
   return res.body as { id: string; reason?: string };
 }
 
@@ -48,8 +67,14 @@ describe('unknown ids are refused with exit 1 and say what is missing', () => {
   test.each([
     [['park', UNKNOWN, '--reason', 'x'], `no inbox document ${UNKNOWN}`],
     [['requeue', UNKNOWN], `no inbox document ${UNKNOWN}`],
-    [['repair', 'move-token', '--instance', 'no-such-instance', '--activity', 'waitForCompletion'], 'no process instance no-such-instance'],
-    [['repair', 'cancel-token', '--instance', 'no-such-instance', '--execution', 'no-such-token'], 'execution no-such-token is not a token of no-such-instance'],
+    [
+      ['repair', 'move-token', '--instance', 'no-such-instance', '--activity', 'waitForCompletion'],
+      'no process instance no-such-instance',
+    ],
+    [
+      ['repair', 'cancel-token', '--instance', 'no-such-instance', '--execution', 'no-such-token'],
+      'execution no-such-token is not a token of no-such-instance',
+    ],
   ])('%j', async (args, message) => {
     const r = await cli(...args);
     expect(r.code).toBe(1);
@@ -65,7 +90,10 @@ describe('bad values are usage errors (exit 2) naming the flag', () => {
     [['requeue', UNKNOWN, '--since', '2h'], 'requeue takes either IDs or --reason [--since], not both: drop --since'],
     [['requeue', UNKNOWN, '--reason', 'MANUAL', '--since', '2h'], 'drop --reason and --since'],
     [['requeue', '--since', '2h'], '--since filters a bulk requeue: it needs --reason'],
-    [['list', '--message-name', 'TaskCancelled'], '--message-name: expected one of TaskCompleted, TaskOpened (the registered message names)'],
+    [
+      ['list', '--message-name', 'TaskCancelled'],
+      '--message-name: expected one of TaskCompleted, TaskOpened (the registered message names)',
+    ],
   ])('%j', async (args, message) => {
     const r = await cli(...args);
     expect(r.code).toBe(2);
@@ -118,7 +146,10 @@ describe('requeue', () => {
   test('sets the document due now, and --since excludes documents parked before it', async () => {
     const recent = await parkedNoWaiting('C-ops-since-new');
     const old = await parkedNoWaiting('C-ops-since-old');
-    await db.collection(INBOX).doc(old).update({ parkedAt: new Date(Date.now() - 3 * HOUR) });
+    await db
+      .collection(INBOX)
+      .doc(old)
+      .update({ parkedAt: new Date(Date.now() - 3 * HOUR) });
     const before = Date.now();
     const r = await cli('requeue', '--reason', 'NO_WAITING_INSTANCE', '--since', '2h', '--yes');
     const after = Date.now();
@@ -134,8 +165,24 @@ describe('requeue', () => {
 
   test('a requeued document gets a fresh buffer window, counted from the requeue, not from its receipt', async () => {
     // Received 30 h ago: the buffer window (24 h) counted from receipt is long gone.
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-fresh'), receivedAt: new Date(Date.now() - 30 * HOUR) });
-    const relayAt = (at: Date) => relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => at, random: () => 0.5 }, id);
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-ops-fresh'),
+      receivedAt: new Date(Date.now() - 30 * HOUR),
+    });
+    const relayAt = (at: Date) =>
+      relayOne(
+        {
+          db,
+          engine,
+          policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 },
+          retentionMs: 86_400_000,
+          transactionTimeoutMs: 20_000,
+          now: () => at,
+          random: () => 0.5,
+        },
+        id,
+      );
     await relayAt(new Date());
     expect((await doc(id)).reason).toBe('NO_WAITING_INSTANCE');
     expect((await cli('requeue', id)).code).toBe(0);
@@ -144,18 +191,36 @@ describe('requeue', () => {
     expect(await doc(id)).toMatchObject({ status: 'OPEN', attempts: 1, reason: null });
     // Once the window has passed since the requeue, it is parked again, and the reason says from when it counted.
     await relayAt(new Date(Date.now() + 25 * HOUR));
-    expect(await doc(id)).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', lastError: expect.stringContaining('since the requeue') });
+    expect(await doc(id)).toMatchObject({
+      status: 'PARKED',
+      reason: 'NO_WAITING_INSTANCE',
+      lastError: expect.stringContaining('since the requeue'),
+    });
   });
 
   test('a bulk requeue draws a progress bar on a terminal, and none with --json', async () => {
     await parkedNoWaiting('C-ops-bar-1');
     await parkedNoWaiting('C-ops-bar-2');
-    await db.collection(INBOX).where('status', '==', 'PARKED').where('reason', '==', 'NO_WAITING_INSTANCE').get().then(async (s) => {
-      // Only these two are parked at or after --since below.
-      for (const d of s.docs) if (!['C-ops-bar-1', 'C-ops-bar-2'].includes(d.get('correlationKey') as string)) await d.ref.update({ parkedAt: new Date(Date.now() - 10 * HOUR) });
-    });
+    await db
+      .collection(INBOX)
+      .where('status', '==', 'PARKED')
+      .where('reason', '==', 'NO_WAITING_INSTANCE')
+      .get()
+      .then(async (s) => {
+        // Only these two are parked at or after --since below.
+        for (const d of s.docs)
+          if (!['C-ops-bar-1', 'C-ops-bar-2'].includes(d.get('correlationKey') as string))
+            await d.ref.update({ parkedAt: new Date(Date.now() - 10 * HOUR) });
+      });
     const terminal = fakeTerminal();
-    const r = await cliFor(projectId, terminal.stream)('requeue', '--reason', 'NO_WAITING_INSTANCE', '--since', '1h', '--yes');
+    const r = await cliFor(projectId, terminal.stream)(
+      'requeue',
+      '--reason',
+      'NO_WAITING_INSTANCE',
+      '--since',
+      '1h',
+      '--yes',
+    );
     expect(r.code).toBe(0);
     expect(r.out).toContain('requeued 2 of 2');
     expect(terminal.drawn()).toContain('2/2');
@@ -163,23 +228,46 @@ describe('requeue', () => {
     const quiet = fakeTerminal();
     await parkedNoWaiting('C-ops-bar-3');
     await parkedNoWaiting('C-ops-bar-4');
-    expect((await cliFor(projectId, quiet.stream)('--json', 'requeue', '--reason', 'NO_WAITING_INSTANCE', '--since', '1h', '--yes')).code).toBe(0);
+    expect(
+      (
+        await cliFor(projectId, quiet.stream)(
+          '--json',
+          'requeue',
+          '--reason',
+          'NO_WAITING_INSTANCE',
+          '--since',
+          '1h',
+          '--yes',
+        )
+      ).code,
+    ).toBe(0);
     expect(quiet.drawn()).toBe('');
   });
 });
 
 describe('list, show, stats and incidents', () => {
   test('--older-than pages through every match: an old document behind more than a page of newer ones is found', async () => {
-    const newer = await Promise.all([1, 2, 3, 4, 5].map((i) => storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-ops-page-${i}`) })));
-    const old = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-page-old'), receivedAt: new Date(Date.now() - 5 * HOUR) });
+    const newer = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) =>
+        storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-ops-page-${i}`) }),
+      ),
+    );
+    const old = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-ops-page-old'),
+      receivedAt: new Date(Date.now() - 5 * HOUR),
+    });
     const cutoff = Date.now() - 4 * HOUR;
-    const isOld = (d: Record<string, unknown>): boolean => d.receivedAt instanceof Date && d.receivedAt.getTime() <= cutoff;
+    const isOld = (d: Record<string, unknown>): boolean =>
+      d.receivedAt instanceof Date && d.receivedAt.getTime() <= cutoff;
     const paged = await findDocuments(db, { status: 'OPEN' }, 10, isOld, 2);
     expect(paged.docs.map((d) => d.id)).toEqual([old]);
     // Every OPEN document was read, two at a time.
     expect(paged.scanned).toBe((await db.collection(INBOX).where('status', '==', 'OPEN').count().get()).data().count);
     expect(paged.scanned).toBeGreaterThan(newer.length);
-    expect(ids((await cli('--json', 'list', '--status', 'OPEN', '--older-than', '4h', '--limit', '1')).json())).toEqual([old]);
+    expect(ids((await cli('--json', 'list', '--status', 'OPEN', '--older-than', '4h', '--limit', '1')).json())).toEqual(
+      [old],
+    );
   });
 
   test('list and stats print tables for people', async () => {
@@ -192,28 +280,54 @@ describe('list, show, stats and incidents', () => {
     expect((await cli('list', '--key', 'C-nobody-at-all')).out).toBe('(none)');
     const stats = await cli('stats');
     expect(stats.code).toBe(0);
-    for (const row of ['OPEN', 'DONE', 'PARKED', 'oldest OPEN (age)', 'instances in INCIDENT', 'FAILED jobs']) expect(stats.out).toContain(row);
+    for (const row of ['OPEN', 'DONE', 'PARKED', 'oldest OPEN (age)', 'instances in INCIDENT', 'FAILED jobs'])
+      expect(stats.out).toContain(row);
   });
 
-  test('show: the waiting points of the document\'s key', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-ops-wait', variables: { caseId: 'C-ops-wait' }, now: new Date() });
+  test("show: the waiting points of the document's key", async () => {
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: 'C-ops-wait',
+      variables: { caseId: 'C-ops-wait' },
+      now: new Date(),
+    });
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
     const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-wait') });
     const r = await cli('--json', 'show', id);
-    expect(r.json()).toMatchObject({ waitingPoints: [{ processInstanceId: started.instance.id, messageName: 'TaskCompleted', activityId: 'waitForCompletion' }] });
+    expect(r.json()).toMatchObject({
+      waitingPoints: [
+        { processInstanceId: started.instance.id, messageName: 'TaskCompleted', activityId: 'waitForCompletion' },
+      ],
+    });
     const table = await cli('show', id);
     expect(table.out).toContain(`TaskCompleted at waitForCompletion (instance ${started.instance.id})`);
   });
 
   test('incidents lists FAILED jobs, and stats counts them', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-ops-failed', variables: { caseId: 'C-ops-failed' }, now: new Date() });
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: 'C-ops-failed',
+      variables: { caseId: 'C-ops-failed' },
+      now: new Date(),
+    });
     const job = started.jobs[0]!;
     await recordJobFailure(db, job, 'provider answered 500', 1, new Date());
     const r = await cli('--json', 'incidents');
     expect(r.code).toBe(0);
-    const result = r.json() as { incidents: Array<{ instance: string; reason: string }>; failedJobs: Array<{ id: string; processInstanceId: string; lastError: string }> };
-    expect(result.failedJobs).toEqual([expect.objectContaining({ id: job.id, processInstanceId: started.instance.id, lastError: 'provider answered 500' })]);
-    expect(result.incidents.filter((i) => i.instance === started.instance.id).map((i) => i.reason)).toContain('JOB_FAILED');
+    const result = r.json() as {
+      incidents: Array<{ instance: string; reason: string }>;
+      failedJobs: Array<{ id: string; processInstanceId: string; lastError: string }>;
+    };
+    expect(result.failedJobs).toEqual([
+      expect.objectContaining({
+        id: job.id,
+        processInstanceId: started.instance.id,
+        lastError: 'provider answered 500',
+      }),
+    ]);
+    expect(result.incidents.filter((i) => i.instance === started.instance.id).map((i) => i.reason)).toContain(
+      'JOB_FAILED',
+    );
     expect((await cli('incidents')).out).toContain(`job ${job.id}: provider answered 500`);
     expect((await cli('--json', 'stats')).json()).toMatchObject({ failedJobs: 1, openIncidents: 1 });
   });

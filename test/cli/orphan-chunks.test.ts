@@ -22,14 +22,27 @@ const DAY = 86_400_000;
 
 /** An unreadable message of 300 KiB, stored as the receiver stores it: PARKED, its raw bytes in one chunk. */
 async function storeChunked(): Promise<string> {
-  const parsed = parsePushEnvelope({ message: { data: randomBytes(300 * 1024).toString('base64'), attributes: { eventType: 'TaskCompleted' }, messageId: randomUUID() }, subscription: 'projects/test/subscriptions/inbox-push' });
+  const parsed = parsePushEnvelope({
+    message: {
+      data: randomBytes(300 * 1024).toString('base64'),
+      attributes: { eventType: 'TaskCompleted' },
+      messageId: randomUUID(),
+    },
+    subscription: 'projects/test/subscriptions/inbox-push',
+  });
   if (!parsed.ok) throw new Error(parsed.error);
   const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
-  const stored = await storeMessage(db, draft, { envelope: parsed.envelope, now: new Date(), shards: 16, offload: null });
+  const stored = await storeMessage(db, draft, {
+    envelope: parsed.envelope,
+    now: new Date(),
+    shards: 16,
+    offload: null,
+  });
   expect((await db.collection(INBOX).doc(stored.id).get()).get('rawDataChunks')).toBe(1);
   return stored.id;
 }
-const chunksOf = async (id: string): Promise<number> => (await QUERIES.rawChunksOf.build(db, id).count().get()).data().count;
+const chunksOf = async (id: string): Promise<number> =>
+  (await QUERIES.rawChunksOf.build(db, id).count().get()).data().count;
 
 test('lists and deletes the chunks of gone documents, past the floor only; the chunks of a document, young ones and others stay', async () => {
   // Its document deleted alone (by hand, or by the TTL): the chunk is left behind.
@@ -47,7 +60,14 @@ test('lists and deletes the chunks of gone documents, past the floor only; the c
   const young = await cli('--json', 'repair', 'orphan-chunks');
   expect(young.err).toBe('');
   expect(young.code).toBe(0);
-  expect(young.json()).toEqual({ listed: 4, minAgeMs: 32 * DAY, young: 3, unrecognised: 1, orphans: [], dryRun: false });
+  expect(young.json()).toEqual({
+    listed: 4,
+    minAgeMs: 32 * DAY,
+    young: 3,
+    unrecognised: 1,
+    orphans: [],
+    dryRun: false,
+  });
   expect((await cli('repair', 'orphan-chunks', '--older-than', '1h')).out).toContain('3 written within 1 h left alone');
   const refused = await cli('repair', 'orphan-chunks', '--older-than', '30m');
   expect(refused.code).toBe(2);
@@ -58,12 +78,22 @@ test('lists and deletes the chunks of gone documents, past the floor only; the c
   // 33 days on, past any delivery: the dry run lists both gone documents and deletes nothing.
   const later = new Date(Date.now() + 33 * DAY);
   const dry = await scanOrphanChunks(db, later, true);
-  expect(dry.orphans.map((o) => [o.inboxId, o.chunks, o.outcome]).sort()).toEqual([[left, 1, null], [receiving, 1, null]].sort());
+  expect(dry.orphans.map((o) => [o.inboxId, o.chunks, o.outcome]).sort()).toEqual(
+    [
+      [left, 1, null],
+      [receiving, 1, null],
+    ].sort(),
+  );
   expect(await chunksOf(left)).toBe(1);
   expect(await chunksOf(receiving)).toBe(1);
 
   const real = await scanOrphanChunks(db, later, false);
-  expect(real.orphans.map((o) => [o.inboxId, o.outcome]).sort()).toEqual([[left, 'DELETED'], [receiving, 'DELETED']].sort());
+  expect(real.orphans.map((o) => [o.inboxId, o.outcome]).sort()).toEqual(
+    [
+      [left, 'DELETED'],
+      [receiving, 'DELETED'],
+    ].sort(),
+  );
   expect(await chunksOf(left)).toBe(0);
   expect(await chunksOf(receiving)).toBe(0);
   expect(await chunksOf(kept)).toBe(1);

@@ -24,10 +24,26 @@ const done: Record<'old' | 'young', string[]> = { old: [], young: [] };
 /** A DONE document, correlated `daysAgo` days ago through the relay. */
 async function doneDaysAgo(caseId: string, daysAgo: number): Promise<string> {
   const at = new Date(Date.now() - daysAgo * DAY);
-  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: at });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId },
+    now: at,
+  });
   await completeJobRun(db, engine, started.jobs[0]!, {}, at);
   const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId), receivedAt: at });
-  await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 20_000, now: () => new Date(at.getTime() + 60_000), random: () => 0.5 }, id);
+  await relayOne(
+    {
+      db,
+      engine,
+      policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 },
+      retentionMs: 7 * DAY,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(at.getTime() + 60_000),
+      random: () => 0.5,
+    },
+    id,
+  );
   expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
   return id;
 }
@@ -40,19 +56,33 @@ beforeAll(async () => {
 });
 
 describe('inbox purge', () => {
-  test.each([['0s', '0s'], ['6d', '6d'], ['an ISO time tomorrow', new Date(Date.now() + DAY).toISOString()]])('--done-before %s (inside the 7 d retention) is refused without --force, also as a dry run; nothing is deleted', async (_name, bound) => {
-    for (const args of [['purge', '--done-before', bound, '--yes'], ['purge', '--done-before', bound, '--dry-run']]) {
-      const r = await cli(...args);
-      expect(r.code).toBe(2);
-      expect(r.err).toContain('INBOX_DONE_RETENTION_DAYS');
-      expect(r.err).toContain('--force');
-    }
-    for (const id of [...done.old, ...done.young]) expect(await exists(id)).toBe(true);
-  });
+  test.each([
+    ['0s', '0s'],
+    ['6d', '6d'],
+    ['an ISO time tomorrow', new Date(Date.now() + DAY).toISOString()],
+  ])(
+    '--done-before %s (inside the 7 d retention) is refused without --force, also as a dry run; nothing is deleted',
+    async (_name, bound) => {
+      for (const args of [
+        ['purge', '--done-before', bound, '--yes'],
+        ['purge', '--done-before', bound, '--dry-run'],
+      ]) {
+        const r = await cli(...args);
+        expect(r.code).toBe(2);
+        expect(r.err).toContain('INBOX_DONE_RETENTION_DAYS');
+        expect(r.err).toContain('--force');
+      }
+      for (const id of [...done.old, ...done.young]) expect(await exists(id)).toBe(true);
+    },
+  );
 
   test('pages through the DONE documents: never more than a page in hand, every one looked at once', async () => {
     const pages: number[] = [];
-    const result = await purgeDone(db, new Date(Date.now() - 7 * DAY), { dryRun: true, pageSize: 2, onPage: (page) => void pages.push(page.length) });
+    const result = await purgeDone(db, new Date(Date.now() - 7 * DAY), {
+      dryRun: true,
+      pageSize: 2,
+      onPage: (page) => void pages.push(page.length),
+    });
     expect(result).toMatchObject({ scanned: 5, matched: 3, deleted: 0 });
     expect(pages).toEqual([2, 2, 1]);
   });
@@ -63,7 +93,11 @@ describe('inbox purge', () => {
       dryRun: false,
       pageSize: 10,
       onPage: async (page) => {
-        if (page.some((s) => s.id === changed)) await db.collection(INBOX).doc(changed!).update({ deadLetterEvents: [{ at: new Date() }] });
+        if (page.some((s) => s.id === changed))
+          await db
+            .collection(INBOX)
+            .doc(changed!)
+            .update({ deadLetterEvents: [{ at: new Date() }] });
       },
     });
     expect(result).toMatchObject({ matched: 3, deleted: 2, changedSinceRead: 1 });

@@ -28,7 +28,10 @@ let engine: Engine;
 let proxy: GrpcFaultProxy;
 let cli: (...args: string[]) => Promise<CliRun>;
 const HOUR = 3_600_000;
-const CODES = [['UNAVAILABLE', GRPC_STATUS.UNAVAILABLE], ['DEADLINE_EXCEEDED', GRPC_STATUS.DEADLINE_EXCEEDED]] as const;
+const CODES = [
+  ['UNAVAILABLE', GRPC_STATUS.UNAVAILABLE],
+  ['DEADLINE_EXCEEDED', GRPC_STATUS.DEADLINE_EXCEEDED],
+] as const;
 
 beforeAll(async () => {
   engine = await fixtureEngine();
@@ -49,18 +52,34 @@ async function withLostCommit(code: number, ...args: string[]): Promise<CliRun> 
 }
 
 async function waitingOrder(caseId: string): Promise<{ instanceId: string; executionId: string }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId },
+    now: new Date(),
+  });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
-const inboxDoc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
-const instanceDoc = async (id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
+const inboxDoc = async (id: string): Promise<Record<string, unknown>> =>
+  (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const instanceDoc = async (id: string): Promise<Record<string, unknown>> =>
+  (await refs.instance(db, id).get()).data() ?? {};
 
 describe.each(CODES)('a repair whose commit landed and then reported %s', (_name, code) => {
   test('move-token onto an async step adds one token and one job, and reports success', async () => {
     const { instanceId } = await waitingOrder(`C-retry-move-${code}`);
-    const r = await withLostCommit(code, '--json', 'repair', 'move-token', '--instance', instanceId, '--activity', 'handOver');
+    const r = await withLostCommit(
+      code,
+      '--json',
+      'repair',
+      'move-token',
+      '--instance',
+      instanceId,
+      '--activity',
+      'handOver',
+    );
     // The waiting token and exactly one new one, with exactly one new job.
     expect(await tokensOf(db, instanceId)).toHaveLength(2);
     expect((await instanceDoc(instanceId)).activeExecutionIds).toHaveLength(2);
@@ -69,13 +88,33 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     // The job is reported (so the CLI dispatches it), and so is the id of the token the repair added.
-    expect(r.json()).toMatchObject({ alreadyApplied: true, jobs: [expect.objectContaining({ id: pending[0]!.id, activityId: 'handOver' })] });
-    expect((await instanceDoc(instanceId)).activeExecutionIds).toContain((r.json() as { executionId: string }).executionId);
+    expect(r.json()).toMatchObject({
+      alreadyApplied: true,
+      jobs: [expect.objectContaining({ id: pending[0]!.id, activityId: 'handOver' })],
+    });
+    expect((await instanceDoc(instanceId)).activeExecutionIds).toContain(
+      (r.json() as { executionId: string }).executionId,
+    );
   });
 
   test('requeue reports the document requeued, not refused', async () => {
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-retry-requeue-${code}`), receivedAt: new Date(Date.now() - 30 * HOUR) });
-    await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 }, id);
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload(`C-retry-requeue-${code}`),
+      receivedAt: new Date(Date.now() - 30 * HOUR),
+    });
+    await relayOne(
+      {
+        db,
+        engine,
+        policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 },
+        retentionMs: 86_400_000,
+        transactionTimeoutMs: 20_000,
+        now: () => new Date(),
+        random: () => 0.5,
+      },
+      id,
+    );
     expect((await inboxDoc(id)).status).toBe('PARKED');
     const r = await withLostCommit(code, 'requeue', id);
     expect(r.err).toBe('');
@@ -95,7 +134,15 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
 
   test('cancel-token reports the token cancelled', async () => {
     const { instanceId, executionId } = await waitingOrder(`C-retry-cancel-${code}`);
-    const r = await withLostCommit(code, 'repair', 'cancel-token', '--instance', instanceId, '--execution', executionId);
+    const r = await withLostCommit(
+      code,
+      'repair',
+      'cancel-token',
+      '--instance',
+      instanceId,
+      '--execution',
+      executionId,
+    );
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.out).toContain('already applied');
@@ -104,11 +151,24 @@ describe.each(CODES)('a repair whose commit landed and then reported %s', (_name
 
   test('resolve-incident reports the incident resolved', async () => {
     const a = await waitingOrder(`C-retry-res-a-${code}`);
-    const b = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: `C-retry-res-b-${code}`, variables: { caseId: `C-retry-res-a-${code}` }, now: new Date() });
+    const b = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: `C-retry-res-b-${code}`,
+      variables: { caseId: `C-retry-res-a-${code}` },
+      now: new Date(),
+    });
     await completeJobRun(db, engine, b.jobs[0]!, {}, new Date());
     expect((await instanceDoc(a.instanceId)).status).toBe('INCIDENT');
     await cancelTokenRun(db, engine, b.instance.id, b.instance.activeExecutionIds[0]!, new Date());
-    const r = await withLostCommit(code, '--json', 'repair', 'resolve-incident', a.instanceId, '--note', 'second start cancelled');
+    const r = await withLostCommit(
+      code,
+      '--json',
+      'repair',
+      'resolve-incident',
+      a.instanceId,
+      '--note',
+      'second start cancelled',
+    );
     expect(r.err).toBe('');
     expect(r.code).toBe(0);
     expect(r.json()).toMatchObject({ resolved: 1, alreadyApplied: true, instance: { status: 'RUNNING' } });

@@ -24,11 +24,20 @@ export function fakeTerminal(): { stream: PassThrough & { isTTY: boolean }; draw
  * (INBOX_APP=test/fixtures/app); nobody answers questions. `env`: more of the configuration (e.g.
  * INBOX_BPMN_DIR for other deployed models).
  */
-export function cliFor(projectId: string, progress?: NodeJS.WritableStream & { isTTY?: boolean }, env: NodeJS.ProcessEnv = {}): (...args: string[]) => Promise<CliRun> {
+export function cliFor(
+  projectId: string,
+  progress?: NodeJS.WritableStream & { isTTY?: boolean },
+  env: NodeJS.ProcessEnv = {},
+): (...args: string[]) => Promise<CliRun> {
   return async (...args) => {
     const out: string[] = [];
     const err: string[] = [];
-    const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), confirm: async () => false, ...(progress === undefined ? {} : { progress }) };
+    const io = {
+      out: (t: string) => out.push(t),
+      err: (t: string) => err.push(t),
+      confirm: async () => false,
+      ...(progress === undefined ? {} : { progress }),
+    };
     const code = await runCli(args, io, { ...process.env, ...FIXTURE_ENV, ...env, GOOGLE_CLOUD_PROJECT: projectId });
     return { code, out: out.join('\n'), err: err.join('\n'), json: () => JSON.parse(out.join('\n')) as unknown };
   };
@@ -45,13 +54,20 @@ export const BUILT_CLI = join(__dirname, '..', '..', 'dist', 'cli', 'main.js');
 export function spawnCli(env: NodeJS.ProcessEnv): (...args: string[]) => Promise<CliRun> {
   return (...args) =>
     new Promise((resolve, reject) => {
-      execFile(process.execPath, [BUILT_CLI, ...args], { env: { ...FIXTURE_ENV, ...env }, timeout: 60_000 }, (error, stdout, stderr) => {
-        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
-        if (code === null) {
-          reject(new Error(`inbox ${args.join(' ')} did not exit by itself (${error?.message ?? ''}); stderr: ${stderr}`));
-          return;
-        }
-        resolve({ code, out: stdout.trimEnd(), err: stderr.trimEnd(), json: () => JSON.parse(stdout) as unknown });
-      });
+      execFile(
+        process.execPath,
+        [BUILT_CLI, ...args],
+        { env: { ...FIXTURE_ENV, ...env }, timeout: 60_000 },
+        (error, stdout, stderr) => {
+          const code = error === null ? 0 : typeof error.code === 'number' ? error.code : null;
+          if (code === null) {
+            reject(
+              new Error(`inbox ${args.join(' ')} did not exit by itself (${error?.message ?? ''}); stderr: ${stderr}`),
+            );
+            return;
+          }
+          resolve({ code, out: stdout.trimEnd(), err: stderr.trimEnd(), json: () => JSON.parse(stdout) as unknown });
+        },
+      );
     });
 }

@@ -43,11 +43,22 @@ interface TimersPage {
 }
 
 /** A case handed over at `at`, now waiting at the gateway: its completion deadline timer. */
-async function handedOver(key: string, at: Date, deadline?: string, on: Firestore = db): Promise<{ instanceId: string; timer: TimerState }> {
-  const started = await startProcessInstance(on, engine, { processKey: 'fixture-deadline', businessKey: key, variables: { caseId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) }, now: at });
+async function handedOver(
+  key: string,
+  at: Date,
+  deadline?: string,
+  on: Firestore = db,
+): Promise<{ instanceId: string; timer: TimerState }> {
+  const started = await startProcessInstance(on, engine, {
+    processKey: 'fixture-deadline',
+    businessKey: key,
+    variables: { caseId: key, ...(deadline === undefined ? {} : { completionDeadline: deadline }) },
+    now: at,
+  });
   const done = await completeJobRun(on, engine, started.jobs[0]!, {}, at);
   expect(done.status).toBe('COMPLETED');
-  const timer = (await on.collection(COLLECTIONS.timers).where('processInstanceId', '==', started.instance.id).get()).docs[0];
+  const timer = (await on.collection(COLLECTIONS.timers).where('processInstanceId', '==', started.instance.id).get())
+    .docs[0];
   return { instanceId: started.instance.id, timer: { ...(timer?.data() as TimerState), id: timer?.id ?? '' } };
 }
 
@@ -74,13 +85,22 @@ describe('inbox timers', () => {
     const { timers, next } = r.json() as TimersPage;
     expect(timers.map((t) => t.id)).toEqual(KEYS_SOONEST_FIRST.map((k) => order[k]?.timer.id));
     expect(next).toBeNull();
-    expect(timers[0]).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue', processInstanceId: order.overdue?.instanceId, horizon: 'NEAR' });
+    expect(timers[0]).toMatchObject({
+      activityId: 'overdue',
+      waitingAt: 'completedOrOverdue',
+      processInstanceId: order.overdue?.instanceId,
+      horizon: 'NEAR',
+    });
     expect(timers[0]?.dueInSeconds).toBeLessThan(-DAY / 1000 + 120);
     expect(timers.map((t) => t.horizon)).toEqual(['NEAR', 'NEAR', 'NEAR', 'NEAR', 'FAR']);
     expect(Date.parse(timers[3]?.dueAt ?? '')).toBe(now + 14 * DAY);
 
     const table = await cli('timers');
-    expect(table.out).toMatch(new RegExp(`${order.overdue?.timer.id}.*overdue 1 d.*overdue.*completedOrOverdue.*${order.overdue?.instanceId}.*NEAR`));
+    expect(table.out).toMatch(
+      new RegExp(
+        `${order.overdue?.timer.id}.*overdue 1 d.*overdue.*completedOrOverdue.*${order.overdue?.instanceId}.*NEAR`,
+      ),
+    );
     expect(table.out).toMatch(/in 3 d|in 2 d 23 h/);
   });
 
@@ -94,8 +114,14 @@ describe('inbox timers', () => {
   });
 
   test('the gateway waits with a message branch too: `inbox waiting` lists it with its gateway', async () => {
-    const waiting = (await cli('--json', 'waiting')).json() as { waitingPoints: Array<{ businessKey: string; gatewayId: string | null; activityId: string }> };
-    expect(waiting.waitingPoints[0]).toMatchObject({ businessKey: 'C-t-overdue', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue' });
+    const waiting = (await cli('--json', 'waiting')).json() as {
+      waitingPoints: Array<{ businessKey: string; gatewayId: string | null; activityId: string }>;
+    };
+    expect(waiting.waitingPoints[0]).toMatchObject({
+      businessKey: 'C-t-overdue',
+      activityId: 'waitForCompletion',
+      gatewayId: 'completedOrOverdue',
+    });
   });
 });
 
@@ -108,7 +134,11 @@ describe('inbox timers, a page at a time', () => {
   beforeAll(async () => {
     // Three due times shared by 4, 4 and 1 timers: pages of 3 end inside the first run and inside the second.
     const made: Array<{ id: string; due: number }> = [];
-    for (const [group, count] of [[0, 4], [1, 4], [2, 1]] as const) {
+    for (const [group, count] of [
+      [0, 4],
+      [1, 4],
+      [2, 1],
+    ] as const) {
       for (let i = 0; i < count; i++) {
         const { timer } = await handedOver(`C-p-${group}-${i}`, new Date(now + group * HOUR), 'P2D', pages.db);
         made.push({ id: timer.id, due: now + group * HOUR + 2 * DAY });
@@ -147,12 +177,21 @@ describe('inbox timers, a page at a time', () => {
   });
 
   test.each([
-    [['timers', '--after', 'not-a-cursor'], '--after: expected the cursor a previous page printed (a page of `inbox timers`), got "not-a-cursor"'],
+    [
+      ['timers', '--after', 'not-a-cursor'],
+      '--after: expected the cursor a previous page printed (a page of `inbox timers`), got "not-a-cursor"',
+    ],
     [['timers', '--page-size', '0'], '--page-size: expected a whole number from 1 to 1000'],
     [['timers', '--limit', 'many'], '--limit: expected a whole number from 1 to 1000'],
     [['timers', '--limit', '2', '--page-size', '2'], '--limit is the older name of --page-size: give one of them'],
-    [['timers', '--instance', 'i', '--after', 'x'], "--instance lists all of one instance's PENDING timers on one page: leave out --after"],
-    [['timers', '--instance', 'i', '--page-size', '2'], "--instance lists all of one instance's PENDING timers on one page: leave out --page-size"],
+    [
+      ['timers', '--instance', 'i', '--after', 'x'],
+      "--instance lists all of one instance's PENDING timers on one page: leave out --after",
+    ],
+    [
+      ['timers', '--instance', 'i', '--page-size', '2'],
+      "--instance lists all of one instance's PENDING timers on one page: leave out --page-size",
+    ],
   ])('%j: a usage error (exit 2) naming the flag', async (args, message) => {
     const r = await pagesCli(...args);
     expect(r.code).toBe(2);
@@ -161,7 +200,8 @@ describe('inbox timers, a page at a time', () => {
   });
 
   test('a cursor of `inbox waiting` is refused: its position is in another list', async () => {
-    const waitingCursor = (((await pagesCli('--json', 'waiting', '--page-size', '1')).json()) as { next: string | null }).next;
+    const waitingCursor = ((await pagesCli('--json', 'waiting', '--page-size', '1')).json() as { next: string | null })
+      .next;
     expect(waitingCursor).not.toBeNull();
     const r = await pagesCli('timers', '--after', waitingCursor ?? '');
     expect(r.code).toBe(2);
@@ -182,17 +222,28 @@ describe('inbox repair fire-timer', () => {
     const { instanceId, timer } = order.overdue ?? { instanceId: '', timer: { id: '' } };
     const r = await cli('--json', 'repair', 'fire-timer', timer.id.toUpperCase());
     expect(r.code).toBe(0);
-    expect(r.json()).toMatchObject({ fired: timer.id, status: 'FIRED', alreadyApplied: false, jobs: [], timers: [], dispatched: 0 });
+    expect(r.json()).toMatchObject({
+      fired: timer.id,
+      status: 'FIRED',
+      alreadyApplied: false,
+      jobs: [],
+      timers: [],
+      dispatched: 0,
+    });
     expect((await refs.timer(db, timer.id).get()).get('status')).toBe('FIRED');
     expect((await refs.instance(db, instanceId).get()).get('status')).toBe('COMPLETED');
     // The message branch of the gateway went with it: nobody waits for this case's completion any more.
     const waiting = (await cli('--json', 'waiting')).json() as { waitingPoints: Array<{ instanceId: string }> };
     expect(waiting.waitingPoints.map((p) => p.instanceId)).not.toContain(instanceId);
-    expect(((await cli('--json', 'timers')).json() as { timers: TimerRow[] }).timers.map((t) => t.id)).not.toContain(timer.id);
+    expect(((await cli('--json', 'timers')).json() as { timers: TimerRow[] }).timers.map((t) => t.id)).not.toContain(
+      timer.id,
+    );
 
     const again = await cli('repair', 'fire-timer', timer.id);
     expect(again.code).toBe(1);
-    expect(again.err).toMatch(new RegExp(`^inbox: timer ${timer.id} is FIRED \\(at .*\\): only a PENDING timer can be fired$`));
+    expect(again.err).toMatch(
+      new RegExp(`^inbox: timer ${timer.id} is FIRED \\(at .*\\): only a PENDING timer can be fired$`),
+    );
   });
 
   test('a timer not due yet is refused: its task fires it; nothing changes', async () => {
@@ -212,7 +263,9 @@ describe('inbox repair fire-timer', () => {
     await refs.instance(db, timer.processInstanceId).update({ [`tokens.${timer.executionId}.timerIds`]: [] });
     const dry = await cli('repair', 'fire-timer', timer.id, '--dry-run');
     expect(dry.code).toBe(1);
-    expect(dry.err).toContain(`timer ${timer.id} is stale: its token ${timer.executionId} is WAITING_EVENT at completedOrOverdue and no longer waits with it`);
+    expect(dry.err).toContain(
+      `timer ${timer.id} is stale: its token ${timer.executionId} is WAITING_EVENT at completedOrOverdue and no longer waits with it`,
+    );
     const r = await cli('repair', 'fire-timer', timer.id);
     expect(r.code).toBe(1);
     expect(r.err).toContain('the timer is deleted, nothing moved');

@@ -42,7 +42,12 @@ interface Page {
 /** A case whose token has waited for TaskCompleted for `age` ms. */
 async function waitingFor(on: Firestore, key: string, age: number): Promise<string> {
   const at = new Date(Date.now() - age);
-  const started = await startProcessInstance(on, engine, { processKey: 'fixture-process', businessKey: key, variables: { caseId: key }, now: at });
+  const started = await startProcessInstance(on, engine, {
+    processKey: 'fixture-process',
+    businessKey: key,
+    variables: { caseId: key },
+    now: at,
+  });
   await completeJobRun(on, engine, started.jobs[0]!, {}, at);
   return started.instance.id;
 }
@@ -65,7 +70,18 @@ beforeAll(async () => {
   // A case whose completion came: no longer waiting, not listed.
   await waitingFor(db, 'C-w-done', 30 * DAY);
   const completion = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-w-done') });
-  const relayed = await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 }, completion);
+  const relayed = await relayOne(
+    {
+      db,
+      engine,
+      policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 },
+      retentionMs: DAY,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(),
+      random: () => 0.5,
+    },
+    completion,
+  );
   expect(relayed).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE' } });
 });
 
@@ -77,13 +93,21 @@ describe('inbox waiting', () => {
     expect(page.waitingPoints.map((p) => p.businessKey)).toEqual(OLDEST_FIRST);
     expect(page.next).toBeNull();
     const oldest = page.waitingPoints[0] as Row;
-    expect(oldest).toMatchObject({ businessKey: 'C-w-b', activityId: 'waitForCompletion', messageName: 'TaskCompleted', correlationKey: 'C-w-b', keyDocumentId: refs.correlationKey(db, 'C-w-b').id });
+    expect(oldest).toMatchObject({
+      businessKey: 'C-w-b',
+      activityId: 'waitForCompletion',
+      messageName: 'TaskCompleted',
+      correlationKey: 'C-w-b',
+      keyDocumentId: refs.correlationKey(db, 'C-w-b').id,
+    });
     expect(oldest.waitingSeconds).toBeGreaterThanOrEqual(20 * 86_400);
     expect(oldest.waitingSeconds).toBeLessThan(20 * 86_400 + 120);
     const instance = await db.collection(COLLECTIONS.instances).doc(oldest.instanceId).get();
     expect(instance.get('businessKey')).toBe('C-w-b');
     // They really are in several shards, and only in the key documents.
-    const shards = new Set((await db.collection(COLLECTIONS.correlationKeys).get()).docs.map((d) => d.get('shard') as number));
+    const shards = new Set(
+      (await db.collection(COLLECTIONS.correlationKeys).get()).docs.map((d) => d.get('shard') as number),
+    );
     expect(shards.size).toBeGreaterThan(1);
     expect(await eventSubscriptionCount(db)).toBe(0);
   });
@@ -125,14 +149,24 @@ describe('inbox waiting', () => {
   test('stats shows the level the waiting-too-long alert watches, per message name', async () => {
     const r = await cli('--json', 'stats');
     expect(r.code).toBe(0);
-    expect((r.json() as { waiting: unknown }).waiting).toEqual([{ messageName: 'TaskCompleted', oldestWaitingAgeSeconds: expect.any(Number), waitingOverThreshold: 2, thresholdDays: 15 }]);
+    expect((r.json() as { waiting: unknown }).waiting).toEqual([
+      {
+        messageName: 'TaskCompleted',
+        oldestWaitingAgeSeconds: expect.any(Number),
+        waitingOverThreshold: 2,
+        thresholdDays: 15,
+      },
+    ]);
     const table = await cli('stats');
     expect(table.out).toMatch(/tokens waiting for TaskCompleted 15 d or longer\s*│\s*2/);
     expect(table.out).toMatch(/oldest waiting for TaskCompleted \(age\)\s*│\s*20 d/);
   });
 
   test.each([
-    [['waiting', '--message', 'PaymentReceived'], '--message: expected one of TaskCompleted (the message names the deployed models wait for)'],
+    [
+      ['waiting', '--message', 'PaymentReceived'],
+      '--message: expected one of TaskCompleted (the message names the deployed models wait for)',
+    ],
     [['waiting', '--older-than', '3w'], '--older-than: expected a duration like 90s, 15m, 2h or 7d'],
     [['waiting', '--page-size', '0'], '--page-size: expected a whole number from 1 to 1000'],
     [['waiting', '--after', 'not-a-cursor'], '--after: expected the cursor a previous page printed'],
@@ -151,17 +185,43 @@ describe('an event-based gateway: several points of one token in one key documen
   test('are listed together, on one page, each once, and --message picks one', async () => {
     const now = new Date();
     const at = (days: number): Date => new Date(now.getTime() - days * DAY);
-    const point = (key: string, messageName: string, days: number): WaitingPoint => ({ messageName, correlationKey: key, processInstanceId: `i-${key}`, executionId: `e-${key}`, activityId: `catch${messageName}`, gatewayId: 'gate', createdAt: at(days) });
+    const point = (key: string, messageName: string, days: number): WaitingPoint => ({
+      messageName,
+      correlationKey: key,
+      processInstanceId: `i-${key}`,
+      executionId: `e-${key}`,
+      activityId: `catch${messageName}`,
+      gatewayId: 'gate',
+      createdAt: at(days),
+    });
     await runUnitOfWork(gw.db, async (uow) => {
-      saveCorrelationKey(uow, { correlationKey: 'K-gw', waiting: [point('K-gw', 'TaskCompleted', 4), point('K-gw', 'TaskCancelled', 4)], open: [], updatedAt: now }, now);
-      saveCorrelationKey(uow, { correlationKey: 'K-one', waiting: [point('K-one', 'TaskCompleted', 2)], open: [], updatedAt: now }, now);
+      saveCorrelationKey(
+        uow,
+        {
+          correlationKey: 'K-gw',
+          waiting: [point('K-gw', 'TaskCompleted', 4), point('K-gw', 'TaskCancelled', 4)],
+          open: [],
+          updatedAt: now,
+        },
+        now,
+      );
+      saveCorrelationKey(
+        uow,
+        { correlationKey: 'K-one', waiting: [point('K-one', 'TaskCompleted', 2)], open: [], updatedAt: now },
+        now,
+      );
     });
     const first = (await gwCli('--json', 'waiting', '--page-size', '1')).json() as Page;
-    expect(first.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'TaskCancelled'], ['K-gw', 'TaskCompleted']]);
+    expect(first.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([
+      ['K-gw', 'TaskCancelled'],
+      ['K-gw', 'TaskCompleted'],
+    ]);
     expect(first.next).not.toBeNull();
     const second = (await gwCli('--json', 'waiting', '--page-size', '1', '--after', first.next ?? '')).json() as Page;
     expect(second.waitingPoints.map((p) => p.correlationKey)).toEqual(['K-one']);
-    const byMessage = (await gwCli('--json', 'waiting', '--message', 'TaskCompleted', '--older-than', '3d')).json() as Page;
+    const byMessage = (
+      await gwCli('--json', 'waiting', '--message', 'TaskCompleted', '--older-than', '3d')
+    ).json() as Page;
     expect(byMessage.waitingPoints.map((p) => [p.correlationKey, p.messageName])).toEqual([['K-gw', 'TaskCompleted']]);
   });
 });
@@ -173,7 +233,9 @@ describe('key documents written before they carried the waiting fields', () => {
   test('are missing from `inbox waiting` until `inbox repair shard-subscriptions` gives them their fields, once', async () => {
     await waitingFor(legacy.db, 'C-w-legacy-old', 25 * DAY);
     await waitingFor(legacy.db, 'C-w-legacy-new', DAY);
-    await refs.correlationKey(legacy.db, 'C-w-legacy-old').update({ shard: FieldValue.delete(), waitingFor: FieldValue.delete(), waitingSince: FieldValue.delete() });
+    await refs
+      .correlationKey(legacy.db, 'C-w-legacy-old')
+      .update({ shard: FieldValue.delete(), waitingFor: FieldValue.delete(), waitingSince: FieldValue.delete() });
 
     const before = (await legacyCli('--json', 'waiting')).json() as Page;
     expect(before.waitingPoints.map((p) => p.businessKey)).toEqual(['C-w-legacy-new']);
@@ -188,6 +250,9 @@ describe('key documents written before they carried the waiting fields', () => {
     expect(run.out).toMatch(/2\s*│\s*1\s*│\s*0\s*│/);
     const after = (await legacyCli('--json', 'waiting')).json() as Page;
     expect(after.waitingPoints.map((p) => p.businessKey)).toEqual(['C-w-legacy-old', 'C-w-legacy-new']);
-    expect((await legacyCli('--json', 'repair', 'shard-subscriptions')).json()).toMatchObject({ scanned: 2, sharded: 0 });
+    expect((await legacyCli('--json', 'repair', 'shard-subscriptions')).json()).toMatchObject({
+      scanned: 2,
+      sharded: 0,
+    });
   });
 });

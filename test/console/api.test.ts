@@ -57,8 +57,11 @@ writeFileSync(join(assets, 'fonts', 'bpmn.woff2'), 'font');
 writeFileSync(join(tmpdir(), 'console-secret.json'), '{"secret":true}');
 
 const listen = (server: Server): Promise<string> =>
-  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
-const close = (server: Server | undefined): Promise<void> => new Promise((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+  new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+const close = (server: Server | undefined): Promise<void> =>
+  new Promise((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
 
 function serve(name: string, env: Record<string, string>): Server {
   const config = loadConfig({ ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, ...env });
@@ -71,36 +74,69 @@ const token = (email: string, claims: Record<string, unknown> = {}): string => i
 const bearer = (jwt: string): Record<string, string> => ({ 'x-serverless-authorization': `Bearer ${jwt}` });
 const REPAIR_HEADERS = { 'content-type': 'application/json', 'x-inbox-console': '1', 'sec-fetch-site': 'same-origin' };
 
-async function call(path: string, init: RequestInit = {}): Promise<{ status: number; type: string; body: Record<string, unknown> }> {
+async function call(
+  path: string,
+  init: RequestInit = {},
+): Promise<{ status: number; type: string; body: Record<string, unknown> }> {
   const res = await fetch(`${iamUrl}${path}`, init);
   const type = res.headers.get('content-type') ?? '';
   const text = await res.text();
-  return { status: res.status, type, body: type.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : { text } };
+  return {
+    status: res.status,
+    type,
+    body: type.includes('json') ? (JSON.parse(text) as Record<string, unknown>) : { text },
+  };
 }
 
-const postRepair = (email: string, body: unknown, headers: Record<string, string> = REPAIR_HEADERS): ReturnType<typeof call> =>
-  call('/api/repairs', { method: 'POST', headers: { ...bearer(token(email)), ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
+const postRepair = (
+  email: string,
+  body: unknown,
+  headers: Record<string, string> = REPAIR_HEADERS,
+): ReturnType<typeof call> =>
+  call('/api/repairs', {
+    method: 'POST',
+    headers: { ...bearer(token(email)), ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
 
 /** A raw request, for paths fetch would normalise (`..`) and for a Host header of our choosing. */
-function raw(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; type: string; body: string }> {
+function raw(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; type: string; body: string }> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const req = httpRequest({ host: url.hostname, port: url.port, path, headers }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c.toString('utf8')));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, type: String(res.headers['content-type'] ?? ''), body }),
+      );
     });
     req.on('error', reject);
     req.end();
   });
 }
 
-const doc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const doc = async (id: string): Promise<Record<string, unknown>> =>
+  (await db.collection(INBOX).doc(id).get()).data() ?? {};
 
 /** A PARKED / NO_WAITING_INSTANCE document: relayed after the buffer window with nobody waiting. */
 async function parked(caseId: string): Promise<string> {
   const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId) });
-  await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * HOUR), random: () => 0.5 }, id);
+  await relayOne(
+    {
+      db,
+      engine,
+      policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
+      retentionMs: 86_400_000,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(Date.now() + 25 * HOUR),
+      random: () => 0.5,
+    },
+    id,
+  );
   expect((await doc(id)).status).toBe('PARKED');
   return id;
 }
@@ -126,12 +162,18 @@ describe('iam access: a verified ID token, then a listed e-mail', () => {
   test.each<[string, () => Record<string, string>]>([
     ['no token', () => ({})],
     // Same key id, another key: a token it signs fails the signature check, not the key lookup.
-    ['a token signed by another key', () => bearer(createSigner(iamConsole.signer.kid).token({ iss: issuer, aud: GCLOUD_CLIENT, email: REPAIRER }))],
+    [
+      'a token signed by another key',
+      () => bearer(createSigner(iamConsole.signer.kid).token({ iss: issuer, aud: GCLOUD_CLIENT, email: REPAIRER })),
+    ],
     ['an expired token', () => bearer(token(REPAIRER, { iat: now() - 7200, exp: now() - 3600 }))],
     ['a token for another audience', () => bearer(token(REPAIRER, { aud: 'https://elsewhere.example.test' }))],
     ['a token of another issuer', () => bearer(token(REPAIRER, { iss: 'https://accounts.google.com' }))],
     ['an unsigned token', () => bearer(`${token(REPAIRER).split('.').slice(0, 2).join('.')}.`)],
-    ['a client-set e-mail header and no token', () => ({ 'x-goog-authenticated-user-email': `accounts.google.com:${REPAIRER}` })],
+    [
+      'a client-set e-mail header and no token',
+      () => ({ 'x-goog-authenticated-user-email': `accounts.google.com:${REPAIRER}` }),
+    ],
   ])('%s: 401 JSON', async (_name, headers) => {
     const res = await call('/api/whoami', { headers: headers() });
     expect(res.status).toBe(401);
@@ -146,17 +188,26 @@ describe('iam access: a verified ID token, then a listed e-mail', () => {
   });
 
   test('a valid token through `gcloud run services proxy` (its User-Agent first): 403 saying to run `inbox console`, logged; the page still loads to show it', async () => {
-    for (const agent of ['cloud-run-proxy/0.5.0 (linux/amd64)', 'cloud-run-proxy/0.5.0 (linux/amd64) Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0']) {
+    for (const agent of [
+      'cloud-run-proxy/0.5.0 (linux/amd64)',
+      'cloud-run-proxy/0.5.0 (linux/amd64) Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0',
+    ]) {
       const res = await call('/api/overview', { headers: { ...bearer(token(REPAIRER)), 'user-agent': agent } });
       expect(res.status).toBe(403);
       expect(res.type).toContain('application/json');
       expect(res.body.error).toContain('gcloud run services proxy');
       expect(res.body.error).toContain('inbox console --service inboxconsole --region REGION');
     }
-    await waitFor('the refusal in the log', async () => (iam.logs.some((l) => l.message === 'console: access refused' && l.reason === 'CLOUD_RUN_PROXY') ? true : undefined));
+    await waitFor('the refusal in the log', async () =>
+      iam.logs.some((l) => l.message === 'console: access refused' && l.reason === 'CLOUD_RUN_PROXY')
+        ? true
+        : undefined,
+    );
     // The same token without the proxy's User-Agent is let in: the refusal is the proxy's, not the account's.
     expect((await call('/api/whoami', { headers: bearer(token(REPAIRER)) })).status).toBe(200);
-    expect((await fetch(`${iamUrl}/`, { headers: { 'user-agent': 'cloud-run-proxy/0.5.0 (linux/amd64)' } })).status).toBe(200);
+    expect(
+      (await fetch(`${iamUrl}/`, { headers: { 'user-agent': 'cloud-run-proxy/0.5.0 (linux/amd64)' } })).status,
+    ).toBe(200);
   });
 
   test('an unverified e-mail: 403', async () => {
@@ -166,8 +217,20 @@ describe('iam access: a verified ID token, then a listed e-mail', () => {
 
   test('whoami names the verified e-mail, its role and the app the deployment runs; the token may come in Authorization too', async () => {
     const app = FIXTURE_APP_SUMMARY;
-    expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({ id: VIEWER, role: 'viewer', access: 'iam', projectId, app });
-    expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId, app });
+    expect((await call('/api/whoami', { headers: bearer(token(VIEWER)) })).body).toEqual({
+      id: VIEWER,
+      role: 'viewer',
+      access: 'iam',
+      projectId,
+      app,
+    });
+    expect((await call('/api/whoami', { headers: { authorization: `Bearer ${token(REPAIRER)}` } })).body).toEqual({
+      id: REPAIRER,
+      role: 'repairer',
+      access: 'iam',
+      projectId,
+      app,
+    });
   });
 });
 
@@ -176,7 +239,11 @@ describe('repairs', () => {
   beforeAll(async () => {
     id = await parked('console-requeue');
   });
-  const requeue = (requestId: string, preview: boolean): Record<string, unknown> => ({ request: { kind: 'requeue', id }, preview, requestId });
+  const requeue = (requestId: string, preview: boolean): Record<string, unknown> => ({
+    request: { kind: 'requeue', id },
+    preview,
+    requestId,
+  });
 
   test('a viewer may read the document but not repair it: 403, nothing changed', async () => {
     const read = await call(`/api/documents/${id}`, { headers: bearer(token(VIEWER)) });
@@ -193,19 +260,23 @@ describe('repairs', () => {
     ['sent cross-site (Sec-Fetch-Site)', { ...REPAIR_HEADERS, 'sec-fetch-site': 'cross-site' }, 403],
     ['from a foreign Origin', { ...REPAIR_HEADERS, origin: 'http://evil.example:8080' }, 403],
     ['as a form (text/plain)', { 'x-inbox-console': '1', 'content-type': 'text/plain' }, 415],
-  ])('a repairer\'s request %s is refused, nothing changed', async (_name, headers, status) => {
+  ])("a repairer's request %s is refused, nothing changed", async (_name, headers, status) => {
     const res = await postRepair(REPAIRER, requeue('csrf-try', false), headers);
     expect(res.status).toBe(status);
     expect(res.type).toContain('application/json');
     expect((await doc(id)).status).toBe('PARKED');
   });
 
-  test('a request from the proxy\'s page (Origin http://localhost:8080) passes the cross-site check', async () => {
-    const res = await postRepair(REPAIRER, { request: { kind: 'requeue', id }, preview: true }, { ...REPAIR_HEADERS, origin: 'http://localhost:8080' });
+  test("a request from the proxy's page (Origin http://localhost:8080) passes the cross-site check", async () => {
+    const res = await postRepair(
+      REPAIRER,
+      { request: { kind: 'requeue', id }, preview: true },
+      { ...REPAIR_HEADERS, origin: 'http://localhost:8080' },
+    );
     expect(res.status).toBe(200);
   });
 
-  test('a body that is not JSON: 400 (from the Functions Framework\'s body parser, before the function runs), nothing changed', async () => {
+  test("a body that is not JSON: 400 (from the Functions Framework's body parser, before the function runs), nothing changed", async () => {
     const res = await postRepair(REPAIRER, '{"request": ');
     expect(res.status).toBe(400);
     expect((await doc(id)).status).toBe('PARKED');
@@ -231,17 +302,39 @@ describe('repairs', () => {
 
     const done = await postRepair(REPAIRER, requeue('console-req-1', false));
     expect(done.status).toBe(200);
-    expect(done.body).toMatchObject({ kind: 'requeue', preview: false, target: id, by: REPAIRER, alreadyApplied: false });
+    expect(done.body).toMatchObject({
+      kind: 'requeue',
+      preview: false,
+      target: id,
+      by: REPAIRER,
+      alreadyApplied: false,
+    });
     const stored = await doc(id);
     expect(stored.status).toBe('OPEN');
-    expect((stored.repairs as Array<Record<string, unknown>>).at(-1)).toMatchObject({ requestId: 'console-req-1', kind: 'requeue', by: REPAIRER, via: 'console' });
+    expect((stored.repairs as Array<Record<string, unknown>>).at(-1)).toMatchObject({
+      requestId: 'console-req-1',
+      kind: 'requeue',
+      by: REPAIRER,
+      via: 'console',
+    });
 
     // What the document page shows: the same record, through the read operation.
     const view = await call(`/api/documents/${id}`, { headers: bearer(token(VIEWER)) });
-    expect((view.body.repairs as Array<Record<string, unknown>>).at(-1)).toMatchObject({ by: REPAIRER, via: 'console' });
+    expect((view.body.repairs as Array<Record<string, unknown>>).at(-1)).toMatchObject({
+      by: REPAIRER,
+      via: 'console',
+    });
     // One log line per applied repair, naming who, through what, and the request.
     const lines = iam.logs.filter((l) => l.message === 'operator repair' && l.target === id);
-    expect(lines).toEqual([expect.objectContaining({ kind: 'requeue', by: REPAIRER, via: 'console', requestId: 'console-req-1', preview: false })]);
+    expect(lines).toEqual([
+      expect.objectContaining({
+        kind: 'requeue',
+        by: REPAIRER,
+        via: 'console',
+        requestId: 'console-req-1',
+        preview: false,
+      }),
+    ]);
   });
 
   test('a refused repair (requeue of a document that is OPEN now): 409 with the reason', async () => {
@@ -254,18 +347,36 @@ describe('repairs', () => {
 
 describe('raw data: what the receiver kept of an unreadable message', () => {
   const viewer = (): Record<string, string> => bearer(token(VIEWER));
-  async function download(path: string, headers: Record<string, string>): Promise<{ status: number; type: string; disposition: string; bytes: Buffer }> {
+  async function download(
+    path: string,
+    headers: Record<string, string>,
+  ): Promise<{ status: number; type: string; disposition: string; bytes: Buffer }> {
     const res = await fetch(`${iamUrl}${path}`, { headers });
-    return { status: res.status, type: res.headers.get('content-type') ?? '', disposition: res.headers.get('content-disposition') ?? '', bytes: Buffer.from(await res.arrayBuffer()) };
+    return {
+      status: res.status,
+      type: res.headers.get('content-type') ?? '',
+      disposition: res.headers.get('content-disposition') ?? '',
+      bytes: Buffer.from(await res.arrayBuffer()),
+    };
   }
 
   test('inline: the document view has its text (bytes that are not UTF-8 as U+FFFD, said so); /raw gives a viewer the exact bytes', async () => {
-    const data = Buffer.concat([Buffer.from('<script>alert(1)</script> {"caseId": '), Buffer.from([0xff, 0xfe]), Buffer.from(' £')]);
+    const data = Buffer.concat([
+      Buffer.from('<script>alert(1)</script> {"caseId": '),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(' £'),
+    ]);
     const id = await storeUnreadable(db, data);
     const view = await call(`/api/documents/${encodeURIComponent(id)}`, { headers: viewer() });
     expect(view.status).toBe(200);
     expect(view.body.row).toMatchObject({ status: 'PARKED', reason: 'INVALID_PAYLOAD' });
-    expect(view.body.raw).toEqual({ bytes: data.length, form: 'DECODED', text: '<script>alert(1)</script> {"caseId": \uFFFD\uFFFD £', shownBytes: data.length, utf8: false });
+    expect(view.body.raw).toEqual({
+      bytes: data.length,
+      form: 'DECODED',
+      text: '<script>alert(1)</script> {"caseId": \uFFFD\uFFFD £',
+      shownBytes: data.length,
+      utf8: false,
+    });
 
     const raw = await download(`/api/documents/${encodeURIComponent(id)}/raw`, viewer());
     expect(raw.status).toBe(200);
@@ -290,8 +401,12 @@ describe('raw data: what the receiver kept of an unreadable message', () => {
     const many = randomBytes(1_700_000);
     const chunked = await storeUnreadable(db, many);
     expect((await doc(chunked)).rawDataChunks).toBe(3);
-    expect((await download(`/api/documents/${encodeURIComponent(chunked)}/raw`, viewer())).bytes.equals(many)).toBe(true);
-    expect((await call(`/api/documents/${encodeURIComponent(chunked)}`, { headers: viewer() })).body.raw).toMatchObject({ bytes: 1_700_000, utf8: false });
+    expect((await download(`/api/documents/${encodeURIComponent(chunked)}/raw`, viewer())).bytes.equals(many)).toBe(
+      true,
+    );
+    expect((await call(`/api/documents/${encodeURIComponent(chunked)}`, { headers: viewer() })).body.raw).toMatchObject(
+      { bytes: 1_700_000, utf8: false },
+    );
   });
 
   test('a readable document keeps none: 404 saying where its payload is; no document: 404; no token: 401', async () => {
@@ -328,7 +443,12 @@ describe('routes', () => {
     const DAY = 24 * HOUR;
     // Two cases wait for the completion of C-api-twin: the second's waiting point is a DUPLICATE_WAITING_POINT incident.
     const waitingSince = async (businessKey: string, at: Date): Promise<string> => {
-      const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey, variables: { caseId: 'C-api-twin' }, now: at });
+      const started = await startProcessInstance(db, engine, {
+        processKey: 'fixture-process',
+        businessKey,
+        variables: { caseId: 'C-api-twin' },
+        now: at,
+      });
       const job = started.jobs[0];
       if (job === undefined) throw new Error('the case started no job');
       await completeJobRun(db, engine, job, {}, at);
@@ -340,15 +460,31 @@ describe('routes', () => {
     const incidents = await call('/api/incidents', { headers: viewer() });
     expect(incidents.status).toBe(200);
     const listed = (incidents.body.incidents as Array<Record<string, unknown>>).filter((i) => i.instanceId === fresh);
-    expect(listed).toEqual([expect.objectContaining({ reason: 'DUPLICATE_WAITING_POINT', businessKey: 'C-api-twin-b', instanceStatus: 'INCIDENT', resolvedAt: null, at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown })]);
+    expect(listed).toEqual([
+      expect.objectContaining({
+        reason: 'DUPLICATE_WAITING_POINT',
+        businessKey: 'C-api-twin-b',
+        instanceStatus: 'INCIDENT',
+        resolvedAt: null,
+        at: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+      }),
+    ]);
 
     const tooLong = await call('/api/waiting?message=TaskCompleted&olderThan=15d', { headers: viewer() });
     expect(tooLong.status).toBe(200);
     const points = tooLong.body.waitingPoints as Array<Record<string, unknown>>;
     expect(points.map((p) => p.instanceId)).toContain(old);
     expect(points.map((p) => p.instanceId)).not.toContain(fresh);
-    expect(points.find((p) => p.instanceId === old)).toMatchObject({ businessKey: 'C-api-twin-a', correlationKey: 'C-api-twin', messageName: 'TaskCompleted' });
-    expect(((await call('/api/waiting', { headers: viewer() })).body.waitingPoints as Array<Record<string, unknown>>).map((p) => p.instanceId)).toEqual(expect.arrayContaining([old, fresh]));
+    expect(points.find((p) => p.instanceId === old)).toMatchObject({
+      businessKey: 'C-api-twin-a',
+      correlationKey: 'C-api-twin',
+      messageName: 'TaskCompleted',
+    });
+    expect(
+      ((await call('/api/waiting', { headers: viewer() })).body.waitingPoints as Array<Record<string, unknown>>).map(
+        (p) => p.instanceId,
+      ),
+    ).toEqual(expect.arrayContaining([old, fresh]));
 
     // A page of one key, then the next from its cursor: both points of C-api-twin are on the first (a key's points are never split).
     const first = await call('/api/waiting?limit=1', { headers: viewer() });
@@ -360,11 +496,29 @@ describe('routes', () => {
   test('a waiting point edited by hand (createdAt no timestamp): 409 naming the document, not a retryable 5xx', async () => {
     const ref = db.collection('correlationKeys').doc('C-api-edited');
     // Found by the page query (shard, waitingFor, waitingSince as the engine writes them), unreadable as a point.
-    await ref.set({ correlationKey: 'C-api-edited', open: [], shard: 3, waitingFor: ['TaskCompleted'], waitingSince: new Date(0), waiting: [{ messageName: 'TaskCompleted', correlationKey: 'C-api-edited', processInstanceId: 'pi-x', executionId: 'ex-x', activityId: 'waitForCompletion', createdAt: 'yesterday' }] });
+    await ref.set({
+      correlationKey: 'C-api-edited',
+      open: [],
+      shard: 3,
+      waitingFor: ['TaskCompleted'],
+      waitingSince: new Date(0),
+      waiting: [
+        {
+          messageName: 'TaskCompleted',
+          correlationKey: 'C-api-edited',
+          processInstanceId: 'pi-x',
+          executionId: 'ex-x',
+          activityId: 'waitForCompletion',
+          createdAt: 'yesterday',
+        },
+      ],
+    });
     try {
       const res = await call('/api/waiting', { headers: viewer() });
       expect(res.status).toBe(409);
-      expect(res.body.error).toContain('correlationKeys/C-api-edited holds a waiting point whose createdAt is not a timestamp');
+      expect(res.body.error).toContain(
+        'correlationKeys/C-api-edited holds a waiting point whose createdAt is not a timestamp',
+      );
       expect(res.body.refused).toBe(true);
     } finally {
       await ref.delete();
@@ -398,22 +552,33 @@ describe('routes', () => {
     expect((await raw(filesUrl, '/assets/fonts/bpmn.woff2')).type).toBe('font/woff2');
   });
 
-  test.each(['/assets/../../console-secret.json', '/assets/..%2f..%2fconsole-secret.json', '/assets/%2e%2e/%2e%2e/console-secret.json', '/assets/notes.ts', '/assets/.hidden.js', '/assets/missing.js', '/assets//etc/passwd'])(
-    'no file outside the page\'s folder or of another kind: %s is 404 JSON',
-    async (path) => {
-      const res = await raw(filesUrl, path);
-      expect(res.status).toBe(404);
-      expect(res.type).toContain('application/json');
-      expect(res.body).not.toContain('"secret":true');
-    },
-  );
+  test.each([
+    '/assets/../../console-secret.json',
+    '/assets/..%2f..%2fconsole-secret.json',
+    '/assets/%2e%2e/%2e%2e/console-secret.json',
+    '/assets/notes.ts',
+    '/assets/.hidden.js',
+    '/assets/missing.js',
+    '/assets//etc/passwd',
+  ])("no file outside the page's folder or of another kind: %s is 404 JSON", async (path) => {
+    const res = await raw(filesUrl, path);
+    expect(res.status).toBe(404);
+    expect(res.type).toContain('application/json');
+    expect(res.body).not.toContain('"secret":true');
+  });
 });
 
 describe('local access (INBOX_CONSOLE_ACCESS=local)', () => {
   test('a loopback request is let in as the local operator, a repairer, with no token', async () => {
     const res = await raw(localUrl, '/api/whoami');
     expect(res.status).toBe(200);
-    expect(JSON.parse(res.body)).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId, app: FIXTURE_APP_SUMMARY });
+    expect(JSON.parse(res.body)).toEqual({
+      id: 'local operator',
+      role: 'repairer',
+      access: 'local',
+      projectId,
+      app: FIXTURE_APP_SUMMARY,
+    });
   });
 
   test('a request under a foreign host name (DNS rebinding) is refused, page included', async () => {
@@ -425,6 +590,8 @@ describe('local access (INBOX_CONSOLE_ACCESS=local)', () => {
   });
 
   test('refused at start-up on Cloud Run', () => {
-    expect(() => loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_CONSOLE_ACCESS: 'local', K_SERVICE: 'inboxconsole' })).toThrow(/INBOX_CONSOLE_ACCESS: 'local' is refused on Cloud Run/);
+    expect(() =>
+      loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_CONSOLE_ACCESS: 'local', K_SERVICE: 'inboxconsole' }),
+    ).toThrow(/INBOX_CONSOLE_ACCESS: 'local' is refused on Cloud Run/);
   });
 });

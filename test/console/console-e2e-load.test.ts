@@ -47,7 +47,16 @@ async function seedParked(count: number): Promise<string[]> {
   const ids = Array.from({ length: count }, (_, i) => `load-${String(i).padStart(5, '0')}`);
   const writer = db.bulkWriter();
   for (const id of ids) {
-    void writer.set(db.collection(INBOX).doc(id), { status: 'PARKED', reason: 'NO_WAITING_INSTANCE', messageName: 'TaskCompleted', correlationKey: `C-${id}`, attempts: 1, receivedAt: new Date(Date.now() - DAY), parkedAt: new Date(), shard: 0 });
+    void writer.set(db.collection(INBOX).doc(id), {
+      status: 'PARKED',
+      reason: 'NO_WAITING_INSTANCE',
+      messageName: 'TaskCompleted',
+      correlationKey: `C-${id}`,
+      attempts: 1,
+      receivedAt: new Date(Date.now() - DAY),
+      parkedAt: new Date(),
+      shard: 0,
+    });
   }
   await writer.close();
   return ids;
@@ -66,7 +75,9 @@ async function timedLoads(url: string, view: string): Promise<{ warmUp: number; 
   const warmUp = await once();
   const ms = await once();
   // A string for the page to run: this package's TypeScript knows no DOM.
-  const requests = await page.evaluate<string>("performance.getEntriesByType('resource').map((e) => `${new URL(e.name).pathname} at ${Math.round(e.startTime)} took ${Math.round(e.duration)}`).join(', ')");
+  const requests = await page.evaluate<string>(
+    "performance.getEntriesByType('resource').map((e) => `${new URL(e.name).pathname} at ${Math.round(e.startTime)} took ${Math.round(e.duration)}`).join(', ')",
+  );
   return { warmUp, ms, requests };
 }
 
@@ -82,14 +93,25 @@ beforeAll(async () => {
   const res = await fetch(info.functions.startProcess, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ processKey: 'fixture-process', businessKey: CASE, variables: { caseId: CASE, peerScript: 'silent' } }),
+    body: JSON.stringify({
+      processKey: 'fixture-process',
+      businessKey: CASE,
+      variables: { caseId: CASE, peerScript: 'silent' },
+    }),
   });
   expect(res.status).toBe(201);
-  instanceId = await waitFor(`${CASE} to wait for its completion`, async () => {
-    const key = await refs.correlationKey(db, CASE).get();
-    return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
-  }, { timeoutMs: 60_000, everyMs: 200 });
-  await db.collection(COLLECTIONS.instances).doc(instanceId).update({ correlatedMessages: parked.slice(0, AUDIT) });
+  instanceId = await waitFor(
+    `${CASE} to wait for its completion`,
+    async () => {
+      const key = await refs.correlationKey(db, CASE).get();
+      return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
+    },
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
+  await db
+    .collection(COLLECTIONS.instances)
+    .doc(instanceId)
+    .update({ correlatedMessages: parked.slice(0, AUDIT) });
 
   certs = createServer((_req, answer) => {
     answer.setHeader('content-type', 'application/json');
@@ -127,7 +149,9 @@ firestore.beforeTerminate(async () => {
 
 test(`the list of ${PARKED.toLocaleString('en')} PARKED documents draws within ${BUDGET_MS} ms`, async () => {
   const { warmUp, ms, requests } = await timedLoads(`${base}/#/documents?status=PARKED`, 'documents');
-  console.log(`console load, documents list (status=PARKED, ${PARKED} parked): warm-up ${warmUp} ms, measured ${ms} ms (${requests})`);
+  console.log(
+    `console load, documents list (status=PARKED, ${PARKED} parked): warm-up ${warmUp} ms, measured ${ms} ms (${requests})`,
+  );
   expect(await page.getByTestId('document-row').count()).toBeGreaterThan(0);
   expect(await page.getByTestId('document-row').first().getAttribute('data-id')).toBe('load-00000');
   expect(await page.getByTestId('next-page').count()).toBe(1);
@@ -136,10 +160,14 @@ test(`the list of ${PARKED.toLocaleString('en')} PARKED documents draws within $
 
 test(`the page of an instance with ${AUDIT} audit entries draws within ${BUDGET_MS} ms`, async () => {
   const { warmUp, ms, requests } = await timedLoads(`${base}/#/instances/${instanceId}`, 'instance');
-  console.log(`console load, instance page (${AUDIT} audit entries, diagram): warm-up ${warmUp} ms, measured ${ms} ms (${requests})`);
+  console.log(
+    `console load, instance page (${AUDIT} audit entries, diagram): warm-up ${warmUp} ms, measured ${ms} ms (${requests})`,
+  );
   const rows = page.getByTestId('audit-table').getByTestId('audit-row');
   expect(await rows.count()).toBe(AUDIT);
-  expect(await rows.evaluateAll((trs) => trs.filter((tr) => tr.textContent?.includes('PARKED') === true).length)).toBe(AUDIT);
+  expect(await rows.evaluateAll((trs) => trs.filter((tr) => tr.textContent?.includes('PARKED') === true).length)).toBe(
+    AUDIT,
+  );
   expect(await page.getByTestId('diagram').getByTestId('badge-tokens-waitForCompletion').count()).toBe(1);
   expect(ms).toBeLessThan(BUDGET_MS);
 });
@@ -167,10 +195,15 @@ describe('a viewer (iam access, a verified token of a listed viewer)', () => {
     }
   });
 
-  test('POST /api/repairs with the viewer\'s token: 403, nothing changed', async () => {
+  test("POST /api/repairs with the viewer's token: 403, nothing changed", async () => {
     const res = await fetch(`${iam.url.replace(/\/$/, '')}/api/repairs`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${viewerToken()}`, 'content-type': 'application/json', 'x-inbox-console': '1', 'sec-fetch-site': 'same-origin' },
+      headers: {
+        authorization: `Bearer ${viewerToken()}`,
+        'content-type': 'application/json',
+        'x-inbox-console': '1',
+        'sec-fetch-site': 'same-origin',
+      },
       body: JSON.stringify({ request: { kind: 'requeue', id: 'load-00000' }, preview: false }),
     });
     expect(res.status).toBe(403);

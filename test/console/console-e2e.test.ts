@@ -45,15 +45,32 @@ const at = (hash: string): string => `${base}/#${hash}`;
 
 async function startCase(caseId: string, peerScript: PeerScript): Promise<void> {
   const { functions } = await stack.info();
-  const body = JSON.stringify({ processKey: 'fixture-process', businessKey: caseId, variables: { caseId, peerScript } });
-  const res = await fetch(functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const body = JSON.stringify({
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId, peerScript },
+  });
+  const res = await fetch(functions.startProcess, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   expect(res.status).toBe(201);
 }
 
 /** The CLI, as an operator types it, on the stack's project. */
 async function cli(...argv: string[]): Promise<string> {
   let out = '';
-  const code = await runCli(argv, { out: (t) => (out += `${t}\n`), err: (t) => (out += `${t}\n`), confirm: async () => true }, { ...process.env, ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: (await stack.info()).firestoreHost });
+  const code = await runCli(
+    argv,
+    { out: (t) => (out += `${t}\n`), err: (t) => (out += `${t}\n`), confirm: async () => true },
+    {
+      ...process.env,
+      ...FIXTURE_ENV,
+      GOOGLE_CLOUD_PROJECT: projectId,
+      FIRESTORE_EMULATOR_HOST: (await stack.info()).firestoreHost,
+    },
+  );
   if (code !== 0) throw new Error(`inbox ${argv.join(' ')} exited ${code}:\n${out}`);
   return out;
 }
@@ -110,22 +127,36 @@ beforeAll(async () => {
   await startCase(DONE_CASE, 'answer');
   // The other is left with two tokens on "Wait for completion" by a forced repair (the demo's "double token").
   await startCase(CASE, 'silent');
-  instanceId = await waitFor(`${CASE} to wait for its completion`, async () => {
-    const key = await refs.correlationKey(db, CASE).get();
-    return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
-  }, { timeoutMs: 60_000, everyMs: 200 });
+  instanceId = await waitFor(
+    `${CASE} to wait for its completion`,
+    async () => {
+      const key = await refs.correlationKey(db, CASE).get();
+      return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
+    },
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
   await cli('repair', 'move-token', '--instance', instanceId, '--activity', 'waitForCompletion', '--force');
   const pubsub = new PubSub({ projectId, apiEndpoint: (await stack.info()).pubsubHost });
   try {
-    await pubsub.topic(topicOf((await stack.info()).topology, 'TaskCompleted')).publishMessage({ json: completionOf(CASE), attributes: COMPLETION_ATTRIBUTES });
+    await pubsub
+      .topic(topicOf((await stack.info()).topology, 'TaskCompleted'))
+      .publishMessage({ json: completionOf(CASE), attributes: COMPLETION_ATTRIBUTES });
   } finally {
     await pubsub.close();
   }
-  await waitFor('the completion to park as AMBIGUOUS_CORRELATION', async () => {
-    const d = await db.collection(INBOX).doc(COMPLETION_ID).get();
-    return d.get('reason') === 'AMBIGUOUS_CORRELATION' ? true : undefined;
-  }, { timeoutMs: 60_000, everyMs: 200 });
-  await waitFor(`${DONE_CASE} to be settled`, async () => ((await settlementRef(db, DONE_CASE).get()).exists ? true : undefined), { timeoutMs: 60_000, everyMs: 200 });
+  await waitFor(
+    'the completion to park as AMBIGUOUS_CORRELATION',
+    async () => {
+      const d = await db.collection(INBOX).doc(COMPLETION_ID).get();
+      return d.get('reason') === 'AMBIGUOUS_CORRELATION' ? true : undefined;
+    },
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
+  await waitFor(
+    `${DONE_CASE} to be settled`,
+    async () => ((await settlementRef(db, DONE_CASE).get()).exists ? true : undefined),
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
 });
 
 firestore.beforeTerminate(async () => {
@@ -139,13 +170,23 @@ test('the overview shows the counts by status and by reason that Firestore holds
   // Nothing moves any more (both cases settled), so one reading of each side compares.
   const before = await firestoreCounts();
   await openView(page, at('/'), 'overview');
-  const shown = async (testid: string): Promise<number> => Number(await page.getByTestId(`${testid}-value`).textContent());
-  expect({ OPEN: await shown('figure-open'), DONE: await shown('figure-done'), PARKED: await shown('figure-parked') }).toEqual(before.status);
+  const shown = async (testid: string): Promise<number> =>
+    Number(await page.getByTestId(`${testid}-value`).textContent());
+  expect({
+    OPEN: await shown('figure-open'),
+    DONE: await shown('figure-done'),
+    PARKED: await shown('figure-parked'),
+  }).toEqual(before.status);
   expect(before.status.DONE).toBeGreaterThan(0);
   expect(before.status.PARKED).toBeGreaterThan(0);
-  const rows = await page.getByTestId('parked-reason-row').evaluateAll((trs) => trs.map((tr) => [tr.getAttribute('data-reason') ?? '', tr.querySelectorAll('td')[1]?.textContent ?? '']));
+  const rows = await page
+    .getByTestId('parked-reason-row')
+    .evaluateAll((trs) =>
+      trs.map((tr) => [tr.getAttribute('data-reason') ?? '', tr.querySelectorAll('td')[1]?.textContent ?? '']),
+    );
   const byReason = Object.fromEntries(rows.map(([r, n]) => [r, Number(n)]));
-  for (const [reason, n] of Object.entries(byReason)) expect([reason, n]).toEqual([reason, before.reasons[reason] ?? 0]);
+  for (const [reason, n] of Object.entries(byReason))
+    expect([reason, n]).toEqual([reason, before.reasons[reason] ?? 0]);
   expect(byReason.AMBIGUOUS_CORRELATION).toBe(1);
   expect(await firestoreCounts()).toEqual(before);
   await page.screenshot({ path: join(SHOTS, 'overview.png'), fullPage: true });
@@ -153,8 +194,12 @@ test('the overview shows the counts by status and by reason that Firestore holds
 
 test("the header names the app the stack runs; the message filters of the documents and waiting lists offer the app's message names", async () => {
   await openView(page, at('/documents'), 'documents');
-  expect(await page.getByTestId('whoami').textContent()).toBe(`${LOCAL_OPERATOR} (repairer) · ${projectId} · app fixture`);
-  const offered = await page.getByTestId('app-messages').evaluate((list) => [...list.querySelectorAll('option')].map((o) => o.getAttribute('value')));
+  expect(await page.getByTestId('whoami').textContent()).toBe(
+    `${LOCAL_OPERATOR} (repairer) · ${projectId} · app fixture`,
+  );
+  const offered = await page
+    .getByTestId('app-messages')
+    .evaluate((list) => [...list.querySelectorAll('option')].map((o) => o.getAttribute('value')));
   expect(offered).toEqual(['TaskCompleted', 'TaskOpened']);
   expect(await page.getByTestId('filter-messageName').getAttribute('list')).toBe('app-messages');
   await openView(page, at('/waiting'), 'waiting');
@@ -166,9 +211,17 @@ test('the double-token instance: two tokens on "Wait for completion" in the diag
   const badge = page.getByTestId('diagram').getByTestId('badge-tokens-waitForCompletion');
   expect((await badge.textContent())?.trim()).toBe('2');
   // Both tokens wait for the completion there, and each has its incident (a duplicate waiting point).
-  expect((await page.getByTestId('diagram').getByTestId('badge-waiting-waitForCompletion').textContent())?.trim()).toBe('✉2');
-  expect((await page.getByTestId('diagram').getByTestId('badge-incidents-waitForCompletion').textContent())?.trim()).toBe('!2');
-  expect(await page.getByTestId('token-row').evaluateAll((trs) => trs.filter((tr) => tr.getAttribute('data-activity-id') === 'waitForCompletion').length)).toBe(2);
+  expect((await page.getByTestId('diagram').getByTestId('badge-waiting-waitForCompletion').textContent())?.trim()).toBe(
+    '✉2',
+  );
+  expect(
+    (await page.getByTestId('diagram').getByTestId('badge-incidents-waitForCompletion').textContent())?.trim(),
+  ).toBe('!2');
+  expect(
+    await page
+      .getByTestId('token-row')
+      .evaluateAll((trs) => trs.filter((tr) => tr.getAttribute('data-activity-id') === 'waitForCompletion').length),
+  ).toBe(2);
   const parked = page.getByTestId('parked').getByTestId('document-row');
   expect(await parked.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')))).toEqual([COMPLETION_ID]);
   expect(await parked.textContent()).toContain('AMBIGUOUS_CORRELATION');
@@ -194,7 +247,12 @@ test('the double-token instance: two tokens on "Wait for completion" in the diag
 async function longWaitingCase(caseId: string): Promise<string> {
   const engine = await fixtureEngine();
   const variables = { caseId, peerScript: 'silent', completionDeadline: 'P60D' };
-  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables, now: new Date(Date.now() + 3_600_000) });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables,
+    now: new Date(Date.now() + 3_600_000),
+  });
   const job = started.jobs[0];
   if (job === undefined) throw new Error('the case started no job');
   await completeJobRun(db, engine, job, {}, new Date(Date.now() - 20 * 86_400_000));
@@ -208,7 +266,9 @@ test("the overview's figures link to their lists: open incidents to the double t
   await page.getByTestId('figure-incidents').getByRole('link').click();
   await waitLoaded(page, 'incidents');
   const incident = page.locator(`[data-testid="incident-row"][data-instance-id="${instanceId}"]`);
-  expect(await incident.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-reason')))).toContain('DUPLICATE_WAITING_POINT');
+  expect(await incident.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-reason')))).toContain(
+    'DUPLICATE_WAITING_POINT',
+  );
   await page.screenshot({ path: join(SHOTS, 'incidents.png'), fullPage: true });
   await incident.first().getByTestId('incident-instance').click();
   await waitLoaded(page, 'instance');
@@ -231,30 +291,45 @@ test("the overview's figures link to their lists: open incidents to the double t
 
 test('from the page: cancel one token, resolve the incident, requeue the completion; the case completes with one settlement, repairs record the console', async () => {
   await openView(page, at(`/instances/${instanceId}`), 'instance');
-  const tokens = await page.getByTestId('token-row').evaluateAll((trs) => trs.filter((tr) => tr.getAttribute('data-activity-id') === 'waitForCompletion').map((tr) => tr.getAttribute('data-id') ?? ''));
+  const tokens = await page
+    .getByTestId('token-row')
+    .evaluateAll((trs) =>
+      trs
+        .filter((tr) => tr.getAttribute('data-activity-id') === 'waitForCompletion')
+        .map((tr) => tr.getAttribute('data-id') ?? ''),
+    );
   expect(tokens).toHaveLength(2);
   const cancelled = tokens[1] ?? '';
   expect(await previewAndConfirm(`repair-cancel-token-${cancelled}`)).toContain(LOCAL_OPERATOR);
   // The dialog's close renders the view again (the close event comes a task later): the cancelled token has no button any more.
   await redrawnWithout(`repair-cancel-token-${cancelled}`);
-  expect((await page.getByTestId('diagram').getByTestId('badge-tokens-waitForCompletion').textContent())?.trim()).not.toBe('2');
+  expect(
+    (await page.getByTestId('diagram').getByTestId('badge-tokens-waitForCompletion').textContent())?.trim(),
+  ).not.toBe('2');
 
   // The forced move opened an incident (a duplicate waiting point); with the second token gone its cause is too.
   expect(await page.getByTestId('incident-row').count()).toBeGreaterThan(0);
-  expect(await previewAndConfirm('repair-resolve-incident', { note: 'second token cancelled from the console' })).toContain(LOCAL_OPERATOR);
+  expect(
+    await previewAndConfirm('repair-resolve-incident', { note: 'second token cancelled from the console' }),
+  ).toContain(LOCAL_OPERATOR);
   await redrawnWithout('repair-resolve-incident');
 
   await openView(page, at(`/documents/${COMPLETION_ID}`), 'document');
   expect(await previewAndConfirm('repair-requeue')).toContain(LOCAL_OPERATOR);
-  await waitFor(`${CASE} to be COMPLETED and settled`, async () => {
-    const instance = await instanceOf(CASE);
-    return instance?.get('status') === 'COMPLETED' && (await settlementRef(db, CASE).get()).exists ? true : undefined;
-  }, { timeoutMs: 90_000, everyMs: 250 });
+  await waitFor(
+    `${CASE} to be COMPLETED and settled`,
+    async () => {
+      const instance = await instanceOf(CASE);
+      return instance?.get('status') === 'COMPLETED' && (await settlementRef(db, CASE).get()).exists ? true : undefined;
+    },
+    { timeoutMs: 90_000, everyMs: 250 },
+  );
   const settlements = (await db.collection(SETTLEMENTS).get()).docs.filter((d) => d.get('caseId') === CASE);
   expect(settlements).toHaveLength(1);
   expect((await db.collection(INBOX).doc(COMPLETION_ID).get()).get('status')).toBe('DONE');
 
-  const records = async (ref: FirebaseFirestore.DocumentReference): Promise<Array<Record<string, unknown>>> => ((await ref.get()).get('repairs') ?? []) as Array<Record<string, unknown>>;
+  const records = async (ref: FirebaseFirestore.DocumentReference): Promise<Array<Record<string, unknown>>> =>
+    ((await ref.get()).get('repairs') ?? []) as Array<Record<string, unknown>>;
   const onInstance = await records(db.collection(COLLECTIONS.instances).doc(instanceId));
   const onDocument = await records(db.collection(INBOX).doc(COMPLETION_ID));
   expect(onInstance.find((r) => r.kind === 'cancel-token')).toMatchObject({ by: LOCAL_OPERATOR, via: 'console' });
@@ -267,7 +342,7 @@ test('from the page: cancel one token, resolve the incident, requeue the complet
   expect(await page.getByTestId('repair-record').first().textContent()).toContain('console');
 });
 
-test('a refused repair shows the API\'s reason: requeue of a document that is DONE', async () => {
+test("a refused repair shows the API's reason: requeue of a document that is DONE", async () => {
   await openView(page, at(`/documents/${COMPLETION_ID}`), 'document');
   const answer = page.waitForResponse((res) => res.url().endsWith('/api/repairs') && res.request().method() === 'POST');
   await page.getByTestId('repair-requeue').click();
@@ -286,10 +361,14 @@ test('a refused repair shows the API\'s reason: requeue of a document that is DO
 test('Confirm is held to its preview: a completion that moves the token after the preview makes Confirm a refusal, and the case is still settled', async () => {
   const HELD_CASE = 'C-console-e2e-held';
   await startCase(HELD_CASE, 'silent');
-  const heldInstance = await waitFor(`${HELD_CASE} to wait for its completion`, async () => {
-    const key = await refs.correlationKey(db, HELD_CASE).get();
-    return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
-  }, { timeoutMs: 60_000, everyMs: 200 });
+  const heldInstance = await waitFor(
+    `${HELD_CASE} to wait for its completion`,
+    async () => {
+      const key = await refs.correlationKey(db, HELD_CASE).get();
+      return ((key.get('waiting') ?? []) as Array<{ processInstanceId?: string }>)[0]?.processInstanceId;
+    },
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
   await openView(page, at(`/instances/${heldInstance}`), 'instance');
   const token = (await page.getByTestId('token-row').first().getAttribute('data-id')) ?? '';
   await page.getByTestId(`repair-cancel-token-${token}`).click();
@@ -300,14 +379,23 @@ test('Confirm is held to its preview: a completion that moves the token after th
   // The completion arrives while the operator reads the preview: it correlates, and "Settle" runs.
   const pubsub = new PubSub({ projectId, apiEndpoint: (await stack.info()).pubsubHost });
   try {
-    await pubsub.topic(topicOf((await stack.info()).topology, 'TaskCompleted')).publishMessage({ json: completionOf(HELD_CASE), attributes: COMPLETION_ATTRIBUTES });
+    await pubsub
+      .topic(topicOf((await stack.info()).topology, 'TaskCompleted'))
+      .publishMessage({ json: completionOf(HELD_CASE), attributes: COMPLETION_ATTRIBUTES });
   } finally {
     await pubsub.close();
   }
-  await waitFor(`the token of ${HELD_CASE} to leave "Wait for completion"`, async () => {
-    const tokens = ((await refs.instance(db, heldInstance).get()).get('tokens') ?? {}) as Record<string, { activityId?: string }>;
-    return tokens[token]?.activityId !== 'waitForCompletion' ? true : undefined;
-  }, { timeoutMs: 60_000, everyMs: 200 });
+  await waitFor(
+    `the token of ${HELD_CASE} to leave "Wait for completion"`,
+    async () => {
+      const tokens = ((await refs.instance(db, heldInstance).get()).get('tokens') ?? {}) as Record<
+        string,
+        { activityId?: string }
+      >;
+      return tokens[token]?.activityId !== 'waitForCompletion' ? true : undefined;
+    },
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
 
   const answer = page.waitForResponse((res) => res.url().endsWith('/api/repairs') && res.request().method() === 'POST');
   await dialog.getByTestId('repair-confirm').click();
@@ -315,13 +403,21 @@ test('Confirm is held to its preview: a completion that moves the token after th
   expect(res.status()).toBe(409);
   const refused = dialog.getByTestId('repair-refused');
   await refused.waitFor();
-  expect(await refused.textContent()).toMatch(/the token (moved from Wait for completion \(waitForCompletion\) to|ended at) .* since the preview/);
+  expect(await refused.textContent()).toMatch(
+    /the token (moved from Wait for completion \(waitForCompletion\) to|ended at) .* since the preview/,
+  );
   await page.screenshot({ path: join(SHOTS, 'repair-held-to-preview.png') });
   await dialog.getByTestId('repair-close').click();
-  await waitFor(`${HELD_CASE} to be COMPLETED and settled`, async () => {
-    const instance = await instanceOf(HELD_CASE);
-    return instance?.get('status') === 'COMPLETED' && (await settlementRef(db, HELD_CASE).get()).exists ? true : undefined;
-  }, { timeoutMs: 90_000, everyMs: 250 });
+  await waitFor(
+    `${HELD_CASE} to be COMPLETED and settled`,
+    async () => {
+      const instance = await instanceOf(HELD_CASE);
+      return instance?.get('status') === 'COMPLETED' && (await settlementRef(db, HELD_CASE).get()).exists
+        ? true
+        : undefined;
+    },
+    { timeoutMs: 90_000, everyMs: 250 },
+  );
   expect(((await refs.instance(db, heldInstance).get()).get('repairs') ?? []) as unknown[]).toEqual([]);
 });
 
@@ -331,27 +427,40 @@ test('Confirm is held to its preview: a completion that moves the token after th
  * parks it INVALID_PAYLOAD and keeps its bytes; the page shows them as text
  * (the script in them never runs) and downloads them exactly.
  */
-const HOSTILE_HEAD = '<html><script>window.__ran = "script"; document.title = "ran"</script><img src="x" onerror="window.__ran = \'img\'">';
+const HOSTILE_HEAD =
+  '<html><script>window.__ran = "script"; document.title = "ran"</script><img src="x" onerror="window.__ran = \'img\'">';
 const HOSTILE_TAIL = ' £ </html>';
-const HOSTILE = Buffer.concat([Buffer.from(HOSTILE_HEAD, 'utf8'), Buffer.from([0xff, 0xfe]), Buffer.from(HOSTILE_TAIL, 'utf8')]);
+const HOSTILE = Buffer.concat([
+  Buffer.from(HOSTILE_HEAD, 'utf8'),
+  Buffer.from([0xff, 0xfe]),
+  Buffer.from(HOSTILE_TAIL, 'utf8'),
+]);
 
 test('an unreadable message: its bytes shown as text (a <script> in them is text, never run), said not UTF-8, downloaded byte for byte', async () => {
   const info = await stack.info();
   const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
   let messageId: string;
   try {
-    messageId = await pubsub.topic(topicOf(info.topology, 'TaskCompleted')).publishMessage({ data: HOSTILE, attributes: COMPLETION_ATTRIBUTES });
+    messageId = await pubsub
+      .topic(topicOf(info.topology, 'TaskCompleted'))
+      .publishMessage({ data: HOSTILE, attributes: COMPLETION_ATTRIBUTES });
   } finally {
     await pubsub.close();
   }
   const id = invalidDocId(subscriptionOf(info.topology, projectId, 'TaskCompleted'), messageId);
-  await waitFor('the receiver to park it as INVALID_PAYLOAD', async () => ((await db.collection(INBOX).doc(id).get()).get('reason') === 'INVALID_PAYLOAD' ? true : undefined), { timeoutMs: 60_000, everyMs: 200 });
+  await waitFor(
+    'the receiver to park it as INVALID_PAYLOAD',
+    async () => ((await db.collection(INBOX).doc(id).get()).get('reason') === 'INVALID_PAYLOAD' ? true : undefined),
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
 
   await openView(page, at(`/documents/${id}`), 'document');
   const raw = page.getByTestId('payload-raw');
   expect(await raw.count()).toBe(1);
   expect(await raw.getByTestId('payload-raw-text').textContent()).toBe(`${HOSTILE_HEAD}\uFFFD\uFFFD${HOSTILE_TAIL}`);
-  expect(await raw.getByTestId('payload-raw-size').textContent()).toBe(`${HOSTILE.length} bytes (the message's data, decoded from base64).`);
+  expect(await raw.getByTestId('payload-raw-size').textContent()).toBe(
+    `${HOSTILE.length} bytes (the message's data, decoded from base64).`,
+  );
   expect(await raw.getByTestId('payload-raw-not-utf8').isVisible()).toBe(true);
   expect(await page.getByTestId('payload').textContent()).not.toContain('No payload.');
   // Text, not markup: no element came of it, nothing ran, the title is the page's own.
@@ -360,7 +469,10 @@ test('an unreadable message: its bytes shown as text (a <script> in them is text
   expect(await page.title()).not.toBe('ran');
   await page.screenshot({ path: join(SHOTS, 'document-unreadable.png'), fullPage: true });
 
-  const [download] = await Promise.all([page.waitForEvent('download'), raw.getByTestId('payload-raw-download').click()]);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    raw.getByTestId('payload-raw-download').click(),
+  ]);
   expect(download.suggestedFilename()).toBe(`${id}.bin`);
   expect(readFileSync(await download.path()).equals(HOSTILE)).toBe(true);
 });
@@ -368,7 +480,9 @@ test('an unreadable message: its bytes shown as text (a <script> in them is text
 test('through `gcloud run services proxy` (its User-Agent first) the page says why it is refused and what to run instead', async () => {
   const proxied = await browser.newPage();
   try {
-    await proxied.setExtraHTTPHeaders({ 'User-Agent': 'cloud-run-proxy/0.5.0 (linux/amd64) Mozilla/5.0 (X11; Linux x86_64)' });
+    await proxied.setExtraHTTPHeaders({
+      'User-Agent': 'cloud-run-proxy/0.5.0 (linux/amd64) Mozilla/5.0 (X11; Linux x86_64)',
+    });
     await proxied.goto(at('/'));
     await proxied.locator('body[data-loaded="error"]').waitFor({ state: 'attached', timeout: 15_000 });
     const shown = (await proxied.getByTestId('error-message').textContent()) ?? '';

@@ -39,11 +39,17 @@ const tapped: Tapped[] = [];
 const held: Array<{ closed: boolean }> = [];
 
 const listen = (server: Server): Promise<string> =>
-  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
-const close = (server: Server | undefined): Promise<void> => new Promise((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
+  new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
+const close = (server: Server | undefined): Promise<void> =>
+  new Promise((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
 
 /** A proxy to `target` whose token source and log the test holds. */
-async function proxyTo(target: string, tokens: IdTokenSource): Promise<{ proxy: ConsoleProxy; log: string[]; asked: () => number }> {
+async function proxyTo(
+  target: string,
+  tokens: IdTokenSource,
+): Promise<{ proxy: ConsoleProxy; log: string[]; asked: () => number }> {
   const log: string[] = [];
   let asked = 0;
   const proxy = await startConsoleProxy({
@@ -66,16 +72,34 @@ interface Answer {
 }
 
 /** A request to the proxy with the Host header of our choosing (a browser on a rebound name sends its own); `body` parts are written one by one, chunked. */
-function send(proxy: ConsoleProxy, path: string, options: { host?: string; method?: string; headers?: Record<string, string>; body?: readonly string[] } = {}): Promise<Answer> {
+function send(
+  proxy: ConsoleProxy,
+  path: string,
+  options: { host?: string; method?: string; headers?: Record<string, string>; body?: readonly string[] } = {},
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port: proxy.port, path, method: options.method ?? 'GET', headers: { host: options.host ?? `127.0.0.1:${proxy.port}`, ...options.headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks);
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body.toString('utf8')) as Record<string, unknown> });
-      });
-    });
+    const req = httpRequest(
+      {
+        host: '127.0.0.1',
+        port: proxy.port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host: options.host ?? `127.0.0.1:${proxy.port}`, ...options.headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body,
+            json: () => JSON.parse(body.toString('utf8')) as Record<string, unknown>,
+          });
+        });
+      },
+    );
     req.on('error', reject);
     for (const part of options.body ?? []) req.write(part);
     req.end();
@@ -94,10 +118,13 @@ beforeAll(async () => {
       res.on('close', () => (mine.closed = true));
       return;
     }
-    const on = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const on = httpRequest(
+      { host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     on.on('error', () => res.destroy());
     req.pipe(on);
   });
@@ -119,10 +146,12 @@ describe('the proxy of `inbox console`', () => {
     await viewer.proxy.close();
   });
 
-  test('under 127.0.0.1:PORT: forwarded with the token, to the service\'s own Host; the browser\'s credentials and cookies stay here', async () => {
+  test("under 127.0.0.1:PORT: forwarded with the token, to the service's own Host; the browser's credentials and cookies stay here", async () => {
     const id = await storeUnreadable(db, Buffer.from('{"caseId": 42}'));
     const before = tapped.length;
-    const res = await send(viewer.proxy, `/api/documents/${encodeURIComponent(id)}`, { headers: { cookie: 'other-app=secret', authorization: 'Basic b3RoZXI6YXBw' } });
+    const res = await send(viewer.proxy, `/api/documents/${encodeURIComponent(id)}`, {
+      headers: { cookie: 'other-app=secret', authorization: 'Basic b3RoZXI6YXBw' },
+    });
     expect(res.status).toBe(200);
     expect(res.json()).toMatchObject({ id, row: { reason: 'INVALID_PAYLOAD' }, raw: { text: '{"caseId": 42}' } });
     const seen = tapped.slice(before);
@@ -132,7 +161,11 @@ describe('the proxy of `inbox console`', () => {
     expect(seen[0]?.headers.cookie).toBeUndefined();
     expect(seen[0]?.headers.authorization).toBeUndefined();
     // localhost names this machine too.
-    expect((await send(viewer.proxy, '/api/whoami', { host: `localhost:${viewer.proxy.port}` })).json()).toMatchObject({ id: VIEWER, role: 'viewer', access: 'iam' });
+    expect((await send(viewer.proxy, '/api/whoami', { host: `localhost:${viewer.proxy.port}` })).json()).toMatchObject({
+      id: VIEWER,
+      role: 'viewer',
+      access: 'iam',
+    });
   });
 
   test('under a rebound name (Host rebound.example:PORT): 403 JSON, no token asked for, and the console never sees it', async () => {
@@ -141,16 +174,23 @@ describe('the proxy of `inbox console`', () => {
       const res = await send(viewer.proxy, path, { host: `rebound.example:${viewer.proxy.port}` });
       expect(res.status).toBe(403);
       expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
-      expect(res.json().error).toBe(`inbox console answers loopback names only (Host "rebound.example:${viewer.proxy.port}"): open http://127.0.0.1:PORT/`);
+      expect(res.json().error).toBe(
+        `inbox console answers loopback names only (Host "rebound.example:${viewer.proxy.port}"): open http://127.0.0.1:PORT/`,
+      );
     }
-    const posted = await send(viewer.proxy, '/api/repairs', { host: 'rebound.example', method: 'POST', headers: { 'content-type': 'application/json' }, body: ['{"request":'] });
+    const posted = await send(viewer.proxy, '/api/repairs', {
+      host: 'rebound.example',
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: ['{"request":'],
+    });
     expect(posted.status).toBe(403);
     expect(tapped.length).toBe(before);
     expect(viewer.asked()).toBe(asked);
     expect(viewer.log.filter((l) => l.includes('refused'))).toHaveLength(4);
   });
 
-  test('a POST body streams through, chunked: a repairer\'s preview is answered by the console', async () => {
+  test("a POST body streams through, chunked: a repairer's preview is answered by the console", async () => {
     const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-proxy-post') });
     const repairer = await proxyTo(tapUrl, async () => iam.token(REPAIRER));
     try {
@@ -158,7 +198,12 @@ describe('the proxy of `inbox console`', () => {
       const before = tapped.length;
       const res = await send(repairer.proxy, '/api/repairs', {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-inbox-console': '1', origin: `http://127.0.0.1:${repairer.proxy.port}`, 'sec-fetch-site': 'same-origin' },
+        headers: {
+          'content-type': 'application/json',
+          'x-inbox-console': '1',
+          origin: `http://127.0.0.1:${repairer.proxy.port}`,
+          'sec-fetch-site': 'same-origin',
+        },
         body: [body.slice(0, 20), body.slice(20)],
       });
       expect(tapped[before]?.headers['transfer-encoding']).toBe('chunked');
@@ -181,7 +226,7 @@ describe('the proxy of `inbox console`', () => {
     expect(res.body.equals(data)).toBe(true);
   });
 
-  test('a browser that leaves before the answer: the request upstream is ended too, and nothing is reported as the console\'s failure', async () => {
+  test("a browser that leaves before the answer: the request upstream is ended too, and nothing is reported as the console's failure", async () => {
     const req = httpRequest({ host: '127.0.0.1', port: viewer.proxy.port, path: '/api/held' });
     req.on('error', () => undefined);
     req.end();
@@ -197,7 +242,9 @@ describe('the proxy of `inbox console`', () => {
     await close(gone);
     const down = await proxyTo(goneUrl, async () => iam.token(VIEWER));
     const signedOut = await proxyTo(tapUrl, async () => {
-      throw new GcloudError('`gcloud auth print-identity-token` failed: You do not currently have an active account selected.; sign in with `gcloud auth login`');
+      throw new GcloudError(
+        '`gcloud auth print-identity-token` failed: You do not currently have an active account selected.; sign in with `gcloud auth login`',
+      );
     });
     try {
       const res = await send(down.proxy, '/api/whoami');
@@ -237,8 +284,22 @@ describe('`inbox console` as an operator runs it', () => {
   const children: ChildProcess[] = [];
 
   /** The built CLI with that gcloud first on PATH and nothing of a project in its environment. */
-  function inbox(...args: string[]): { child: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> } {
-    const child = spawn(process.execPath, [BUILT_CLI, ...args], { env: { PATH: `${bin}:/usr/bin:/bin`, HOME: bin, FAKE_GCLOUD_TOKEN: tokenFile, FAKE_GCLOUD_CALLS: calls, FAKE_CONSOLE_URL: tapUrl }, stdio: ['ignore', 'pipe', 'pipe'] });
+  function inbox(...args: string[]): {
+    child: ChildProcess;
+    out: () => string;
+    err: () => string;
+    exit: Promise<number | null>;
+  } {
+    const child = spawn(process.execPath, [BUILT_CLI, ...args], {
+      env: {
+        PATH: `${bin}:/usr/bin:/bin`,
+        HOME: bin,
+        FAKE_GCLOUD_TOKEN: tokenFile,
+        FAKE_GCLOUD_CALLS: calls,
+        FAKE_CONSOLE_URL: tapUrl,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     children.push(child);
     let [out, err] = ['', ''];
     child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
@@ -255,11 +316,25 @@ describe('`inbox console` as an operator runs it', () => {
     writeFileSync(tokenFile, `${iam.token(REPAIRER)}\n`);
     writeFileSync(calls, '');
     const run = inbox('console', '--service', 'inboxconsole', '--region', 'europe-west1', '--port', '0');
-    const url = await waitFor('the proxy to say where to open it', async () => /open (http:\/\/127\.0\.0\.1:\d+\/)/.exec(run.out())?.[1], { timeoutMs: 30_000 });
+    const url = await waitFor(
+      'the proxy to say where to open it',
+      async () => /open (http:\/\/127\.0\.0\.1:\d+\/)/.exec(run.out())?.[1],
+      { timeoutMs: 30_000 },
+    );
     expect(run.out()).toContain(`proxies to ${tapUrl} as ${REPAIRER}`);
     const res = await fetch(`${url}api/whoami`);
-    expect(await res.json()).toEqual({ id: REPAIRER, role: 'repairer', access: 'iam', projectId, app: FIXTURE_APP_SUMMARY });
-    expect(readFileSync(calls, 'utf8').split('--\n').filter((c) => c !== '')).toEqual([
+    expect(await res.json()).toEqual({
+      id: REPAIRER,
+      role: 'repairer',
+      access: 'iam',
+      projectId,
+      app: FIXTURE_APP_SUMMARY,
+    });
+    expect(
+      readFileSync(calls, 'utf8')
+        .split('--\n')
+        .filter((c) => c !== ''),
+    ).toEqual([
       'run\nservices\ndescribe\ninboxconsole\n--region=europe-west1\n--format=value(status.url)\n',
       'auth\nprint-identity-token\n',
     ]);
@@ -271,7 +346,11 @@ describe('`inbox console` as an operator runs it', () => {
     writeFileSync(tokenFile, '');
     const run = inbox('console', '--url', tapUrl, '--port', '0');
     expect(await run.exit).toBe(3);
-    expect(run.err().trim().split('\n')).toEqual([expect.stringMatching(/^inbox: no ID token for the console: .*active account selected.*gcloud auth login/) as unknown]);
+    expect(run.err().trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^inbox: no ID token for the console: .*active account selected.*gcloud auth login/,
+      ) as unknown,
+    ]);
     expect(run.out()).not.toContain('open http');
   });
 

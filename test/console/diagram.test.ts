@@ -11,7 +11,18 @@ import type { Page } from 'playwright-core';
 import type { RepairRequest } from '../../functions/src/operations/types';
 import { type Browser, launchBrowser, openView, waitLoaded } from '../support/browser';
 import { waitFor } from '../support/wait';
-import { BUSINESS_KEY, FIXTURE_BASIS, instanceView, OVERVIEW, outcomeOf, REFUSAL, REFUSED_TOKEN, TOKEN_A, WHOAMI, fixtureModel } from '../support/console-fixtures';
+import {
+  BUSINESS_KEY,
+  FIXTURE_BASIS,
+  instanceView,
+  OVERVIEW,
+  outcomeOf,
+  REFUSAL,
+  REFUSED_TOKEN,
+  TOKEN_A,
+  WHOAMI,
+  fixtureModel,
+} from '../support/console-fixtures';
 import { type Answer, type PageServer, type Routes, servePage } from '../support/console-page-server';
 
 const SHOTS = join(__dirname, '..', '..', 'test-output', 'console');
@@ -32,11 +43,31 @@ function routes(who: (typeof WHOAMI)[keyof typeof WHOAMI], gate: Gate | null): R
   return {
     'GET /api/whoami': () => ({ status: 200, body: who }),
     'GET /api/overview': () => ({ status: 200, body: OVERVIEW }),
-    'GET /api/instances/:id': async ({ path }) => (path.endsWith(`/${encodeURIComponent('pi-c-4711')}`) ? { status: 200, body: await instanceView() } : { status: 404, body: { error: 'no such instance' } }),
-    'GET /api/documents/:id': ({ path }) => ({ status: 404, body: { error: `no inbox document ${decodeURIComponent(path.split('/').pop() ?? '')}` } }),
+    'GET /api/instances/:id': async ({ path }) =>
+      path.endsWith(`/${encodeURIComponent('pi-c-4711')}`)
+        ? { status: 200, body: await instanceView() }
+        : { status: 404, body: { error: 'no such instance' } },
+    'GET /api/documents/:id': ({ path }) => ({
+      status: 404,
+      body: { error: `no inbox document ${decodeURIComponent(path.split('/').pop() ?? '')}` },
+    }),
     'GET /api/documents': ({ query }) => ({
       status: 200,
-      body: { documents: [{ id: query.get('after') ?? 'doc-0001', status: 'PARKED', reason: query.get('reason'), messageName: null, correlationKey: BUSINESS_KEY, attempts: 3, receivedAt: null, error: 'x' }], next: 'doc-0050' },
+      body: {
+        documents: [
+          {
+            id: query.get('after') ?? 'doc-0001',
+            status: 'PARKED',
+            reason: query.get('reason'),
+            messageName: null,
+            correlationKey: BUSINESS_KEY,
+            attempts: 3,
+            receivedAt: null,
+            error: 'x',
+          },
+        ],
+        next: 'doc-0050',
+      },
     }),
     'POST /api/repairs': async ({ body }) => {
       const { request, preview } = body as { request: RepairRequest; preview: boolean };
@@ -45,7 +76,9 @@ function routes(who: (typeof WHOAMI)[keyof typeof WHOAMI], gate: Gate | null): R
         await new Promise<void>((go) => gate.waiting.push(go));
       }
       const answer: Answer =
-        request.kind === 'cancel-token' && request.executionId === REFUSED_TOKEN ? { status: 409, body: { error: REFUSAL, refused: true } } : { status: 200, body: outcomeOf(request, preview) };
+        request.kind === 'cancel-token' && request.executionId === REFUSED_TOKEN
+          ? { status: 409, body: { error: REFUSAL, refused: true } }
+          : { status: 200, body: outcomeOf(request, preview) };
       return answer;
     },
   };
@@ -73,21 +106,31 @@ describe('console page: the instance view in chromium', () => {
     const page = await browser.newPage();
     const ms = await openView(page, `${server.url}#/instances/pi-c-4711`, 'instance');
     const { model } = await fixtureModel();
-    const drawn = await page.locator('svg [data-element-id]').evaluateAll((els) => els.map((e) => e.getAttribute('data-element-id')));
+    const drawn = await page
+      .locator('svg [data-element-id]')
+      .evaluateAll((els) => els.map((e) => e.getAttribute('data-element-id')));
     for (const id of Object.keys(model.nodes)) expect({ id, drawn: drawn.includes(id) }).toEqual({ id, drawn: true });
 
     await expect(testid(page, 'badge-tokens-waitForCompletion').textContent()).resolves.toBe('2');
     await expect(testid(page, 'badge-timers-completionOverdue').textContent()).resolves.toBe('◔2');
     const incident = page.locator('svg g.djs-element[data-element-id="waitForCompletion"]');
     expect(await incident.getAttribute('class')).toContain('has-incident');
-    expect(await page.locator('svg g.djs-element[data-element-id="settle"]').getAttribute('class')).not.toContain('has-incident');
+    expect(await page.locator('svg g.djs-element[data-element-id="settle"]').getAttribute('class')).not.toContain(
+      'has-incident',
+    );
     // Painted red by app.css, not only marked: the stylesheet reached the browser.
-    const stroke = await incident.locator('.djs-visual > :first-child').evaluate((e) => e.ownerDocument.defaultView?.getComputedStyle(e).stroke);
+    const stroke = await incident
+      .locator('.djs-visual > :first-child')
+      .evaluate((e) => e.ownerDocument.defaultView?.getComputedStyle(e).stroke);
     expect(stroke).toBe('rgb(198, 40, 40)');
 
-    await expect(testid(page, 'local-banner').textContent()).resolves.toContain('Local console: open on loopback, no sign-in');
+    await expect(testid(page, 'local-banner').textContent()).resolves.toContain(
+      'Local console: open on loopback, no sign-in',
+    );
     expect(await page.locator('[data-testid="audit-row"]').count()).toBe(2);
-    expect(await page.locator('[data-testid="audit-row"] a').first().getAttribute('href')).toBe('#/documents/msg-released-1');
+    expect(await page.locator('[data-testid="audit-row"] a').first().getAttribute('href')).toBe(
+      '#/documents/msg-released-1',
+    );
     expect(await page.locator('[data-testid="repair-record"]').first().textContent()).toContain('ops@example.com');
     await page.screenshot({ path: join(SHOTS, 'instance.png'), fullPage: true });
     console.log(`console page: instance view loaded in ${Math.round(ms)} ms`);
@@ -108,7 +151,9 @@ describe('console page: the instance view in chromium', () => {
     expect(await testid(page, 'repair-preview').isDisabled()).toBe(true);
     expect(await testid(page, 'repair-confirm').isDisabled()).toBe(true);
     await releaseNext(gate);
-    await expect(testid(page, 'repair-preview-outcome-summary').textContent()).resolves.toBe(`moves token ${TOKEN_A} to settle`);
+    await expect(testid(page, 'repair-preview-outcome-summary').textContent()).resolves.toBe(
+      `moves token ${TOKEN_A} to settle`,
+    );
     expect(await testid(page, 'repair-write').first().textContent()).toContain('processInstances/pi-c-4711');
     const posts = () => server.requests.slice(before).filter((r) => r.method === 'POST');
     expect(posts()).toHaveLength(1);
@@ -120,11 +165,23 @@ describe('console page: the instance view in chromium', () => {
     await expect(testid(page, 'repair-result-summary').textContent()).resolves.toBe(`moves token ${TOKEN_A} to settle`);
     const [preview, real] = posts() as [(typeof server.requests)[number], (typeof server.requests)[number]];
     expect(posts()).toHaveLength(2);
-    const want: RepairRequest = { kind: 'move-token', instanceId: 'pi-c-4711', activityId: 'settle', executionId: TOKEN_A, force: false };
+    const want: RepairRequest = {
+      kind: 'move-token',
+      instanceId: 'pi-c-4711',
+      activityId: 'settle',
+      executionId: TOKEN_A,
+      force: false,
+    };
     expect(preview.body).toEqual({ request: want, preview: true, requestId: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     // The confirmation sends back what the preview read (its basis): the server refuses it if that changed since.
-    expect(real.body).toEqual({ request: want, preview: false, requestId: (preview.body as { requestId: string }).requestId, expect: FIXTURE_BASIS });
-    for (const r of [preview, real]) expect([r.headers['content-type'], r.headers['x-inbox-console']]).toEqual(['application/json', '1']);
+    expect(real.body).toEqual({
+      request: want,
+      preview: false,
+      requestId: (preview.body as { requestId: string }).requestId,
+      expect: FIXTURE_BASIS,
+    });
+    for (const r of [preview, real])
+      expect([r.headers['content-type'], r.headers['x-inbox-console']]).toEqual(['application/json', '1']);
     expect(gate.held).toBe(2);
     await page.close();
   });
@@ -148,7 +205,9 @@ describe('console page: the instance view in chromium', () => {
     const page = await browser.newPage();
     await openView(page, `${server.url}#/documents?status=PARKED&reason=AMBIGUOUS`, 'documents');
     expect(await page.locator('[data-testid="document-row"]').count()).toBe(1);
-    expect(await testid(page, 'next-page').getAttribute('href')).toBe('#/documents?status=PARKED&reason=AMBIGUOUS&after=doc-0050');
+    expect(await testid(page, 'next-page').getAttribute('href')).toBe(
+      '#/documents?status=PARKED&reason=AMBIGUOUS&after=doc-0050',
+    );
     await testid(page, 'next-page').click();
     await waitLoaded(page, 'documents');
     await page.locator('[data-testid="document-row"][data-id="doc-0050"]').waitFor();
@@ -177,7 +236,9 @@ describe('console page: a viewer', () => {
     await openView(page, `${server.url}#/instances/pi-c-4711`, 'instance');
     expect(await page.locator('svg [data-element-id="waitForCompletion"]').count()).toBeGreaterThan(0);
     expect(await page.locator('button[data-testid^="repair-"]').count()).toBe(0);
-    await expect(testid(page, 'viewer-note').textContent()).resolves.toBe('You may look, not repair (ask to be added to INBOX_CONSOLE_REPAIRERS).');
+    await expect(testid(page, 'viewer-note').textContent()).resolves.toBe(
+      'You may look, not repair (ask to be added to INBOX_CONSOLE_REPAIRERS).',
+    );
     expect(await testid(page, 'local-banner').count()).toBe(0);
     expect(server.requests.filter((r) => r.method === 'POST')).toEqual([]);
     await page.close();

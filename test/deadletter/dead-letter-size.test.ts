@@ -35,7 +35,12 @@ beforeAll(async () => {
 afterAll(async () => {
   await storage?.stop();
 });
-const config = loadConfig({ ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(64 * 1024) });
+const config = loadConfig({
+  ...FIXTURE_ENV,
+  GOOGLE_CLOUD_PROJECT: projectId,
+  INBOX_PUSH_AUTH: 'disabled',
+  INBOX_MAX_DATA_BYTES: String(64 * 1024),
+});
 const runtime = createRuntime(config);
 http('receiverSizeWired', receivePubSubPushFunction(config, runtime));
 http('deadLetterSizeWired', receiveDeadLetterFunction(config, runtime));
@@ -47,7 +52,11 @@ afterAll(async () => {
   await runtime.db().terminate();
 });
 
-const SOURCE = { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '10' };
+const SOURCE = {
+  CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push',
+  CloudPubSubDeadLetterSourceSubscriptionProject: projectId,
+  CloudPubSubDeadLetterSourceDeliveryCount: '10',
+};
 
 test("the ceiling is Pub/Sub's: the receiver's limit at the default INBOX_MAX_DATA_BYTES (10 MiB)", () => {
   expect(DEAD_LETTER_MAX_BODY_BYTES).toBe(loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }).maxBodyBytes);
@@ -55,14 +64,23 @@ test("the ceiling is Pub/Sub's: the receiver's limit at the default INBOX_MAX_DA
 
 test('a message over a lowered INBOX_MAX_DATA_BYTES: 413 at the receiver, kept by receiveDeadLetter with its bytes', async () => {
   const data = randomBytes(1024 * 1024);
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-1' });
+  const body = envelope({
+    data: data.toString('base64'),
+    attributes: { eventType: 'TaskCompleted', ...SOURCE },
+    messageId: 'dl-size-1',
+  });
   const refused = await request(receiver).post('/').send(body);
   expect(refused.status).toBe(413);
   const kept = await request(deadLetter).post('/').send(body);
   expect(kept.status).toBe(200);
   const id = invalidDocId(`projects/${projectId}/subscriptions/fixture-results-push`, 'dl-size-1');
   expect(kept.body).toEqual({ outcome: 'parked', id });
-  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataBytes: data.length, rawDataChunks: 2 });
+  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    rawDataBytes: data.length,
+    rawDataChunks: 2,
+  });
   const chunks = await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).orderBy('index').get();
   expect(Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array))).equals(data)).toBe(true);
 });
@@ -70,23 +88,42 @@ test('a message over a lowered INBOX_MAX_DATA_BYTES: 413 at the receiver, kept b
 test('a valid completion of 10 MiB (thousands of line items) is kept as the receiver keeps it: offloaded to the payload bucket, its summary on the document', async () => {
   const payload = completionOfBytes('C-dl-large', 10 * 1024 * 1024 - 4_096, { eventId: 'evt-dl-large' });
   const data = Buffer.from(JSON.stringify(payload));
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-large' });
+  const body = envelope({
+    data: data.toString('base64'),
+    attributes: { eventType: 'TaskCompleted', ...SOURCE },
+    messageId: 'dl-size-large',
+  });
   const kept = await request(deadLetter).post('/').send(body);
   expect(kept.status).toBe(200);
   const id = messageDocId('TaskCompleted', 'C-dl-large', 'evt-dl-large');
   expect(kept.body).toEqual({ outcome: 'parked', id });
   const doc = (await db.collection(INBOX).doc(id).get()).data();
-  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataChunks: 0, offloaded: { bucket: `${projectId}-inbox-payloads`, bytes: 10 * 1024 * 1024 - 4_096, variable: 'caseReport' } });
-  expect(doc?.payload).toEqual({ caseId: 'C-dl-large', completedItems: payload.completedItems, completionTimestamp: payload.completionTimestamp, eventId: 'evt-dl-large' });
+  expect(doc).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    rawDataChunks: 0,
+    offloaded: { bucket: `${projectId}-inbox-payloads`, bytes: 10 * 1024 * 1024 - 4_096, variable: 'caseReport' },
+  });
+  expect(doc?.payload).toEqual({
+    caseId: 'C-dl-large',
+    completedItems: payload.completedItems,
+    completionTimestamp: payload.completionTimestamp,
+    eventId: 'evt-dl-large',
+  });
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
   // A requeue hands the process the whole report: the object holds the canonical payload the document's hash names.
   const object = storage?.emulator.objects(`${projectId}-inbox-payloads`).find((o) => o.name === doc?.offloaded.object);
   expect(object).toBeDefined();
-  const [bytes] = await (storage as TestStorage).client.bucket(`${projectId}-inbox-payloads`).file(String(doc?.offloaded.object)).download();
+  const [bytes] = await (storage as TestStorage).client
+    .bucket(`${projectId}-inbox-payloads`)
+    .file(String(doc?.offloaded.object))
+    .download();
   expect(sha256Hex(bytes)).toBe(doc?.payloadHash);
   // Delivered again (the dead-letter subscription retries): recorded once, still one object.
   expect((await request(deadLetter).post('/').send(body)).body).toEqual({ outcome: 'recorded', id });
-  expect(storage?.emulator.objects(`${projectId}-inbox-payloads`).filter((o) => o.name.startsWith(`payloads/${id}/`))).toHaveLength(1);
+  expect(
+    storage?.emulator.objects(`${projectId}-inbox-payloads`).filter((o) => o.name.startsWith(`payloads/${id}/`)),
+  ).toHaveLength(1);
 }, 60_000);
 
 test('a body Pub/Sub could never send (over 10 MiB of data plus the envelope) is still refused: 413', async () => {
@@ -100,7 +137,11 @@ test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox 
   const bucket = `${projectId}-inbox-payloads`;
   const payload = completionOfBytes('C-dl-nobucket', 1024 * 1024, { eventId: 'evt-dl-nobucket' });
   const data = Buffer.from(JSON.stringify(payload));
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-nobucket' });
+  const body = envelope({
+    data: data.toString('base64'),
+    attributes: { eventType: 'TaskCompleted', ...SOURCE },
+    messageId: 'dl-size-nobucket',
+  });
   const id = messageDocId('TaskCompleted', 'C-dl-nobucket', 'evt-dl-nobucket');
   const emulator = (storage as TestStorage).emulator;
   const heal = emulator.faults.failNext(1_000, 503, (r) => r.method === 'POST');
@@ -112,7 +153,12 @@ test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox 
   }
   expect(kept.body).toEqual({ outcome: 'parked', id });
   const parked = (await db.collection(INBOX).doc(id).get()).data();
-  expect(parked).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, rawDataBytes: data.length });
+  expect(parked).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    offloaded: null,
+    rawDataBytes: data.length,
+  });
   expect(emulator.objects(bucket).filter((o) => o.name.startsWith(`payloads/${id}/`))).toHaveLength(0);
 
   const cli = cliFor(projectId, undefined, { STORAGE_EMULATOR_HOST: (storage as TestStorage).url });
@@ -123,19 +169,43 @@ test('the payload bucket down: the dead letter is kept in rawChunks, and `inbox 
   const run = await cli('requeue', id);
   expect(run.code).toBe(0);
   const reopened = (await db.collection(INBOX).doc(id).get()).data();
-  expect(reopened).toMatchObject({ status: 'OPEN', offloaded: { bucket, bytes: 1024 * 1024, variable: 'caseReport' }, rawDataChunks: 0, rawDataBytes: 0 });
+  expect(reopened).toMatchObject({
+    status: 'OPEN',
+    offloaded: { bucket, bytes: 1024 * 1024, variable: 'caseReport' },
+    rawDataChunks: 0,
+    rawDataBytes: 0,
+  });
   // The chunks go with it: nothing would ever delete them once the document is swept.
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
-  const [bytes] = await (storage as TestStorage).client.bucket(bucket).file(String(reopened?.offloaded.object)).download();
+  const [bytes] = await (storage as TestStorage).client
+    .bucket(bucket)
+    .file(String(reopened?.offloaded.object))
+    .download();
   expect(sha256Hex(bytes)).toBe(reopened?.payloadHash);
 }, 60_000);
 
 test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision` offloads it as requeue does', async () => {
   const bucket = `${projectId}-inbox-payloads`;
   const first = completionOfBytes('C-dl-coll', 4 * 1024, { eventId: 'evt-dl-coll' });
-  expect((await request(receiver).post('/').send(envelope({ data: Buffer.from(JSON.stringify(first)).toString('base64'), attributes: { eventType: 'TaskCompleted' }, messageId: 'dl-coll-1' }))).status).toBe(200);
+  expect(
+    (
+      await request(receiver)
+        .post('/')
+        .send(
+          envelope({
+            data: Buffer.from(JSON.stringify(first)).toString('base64'),
+            attributes: { eventType: 'TaskCompleted' },
+            messageId: 'dl-coll-1',
+          }),
+        )
+    ).status,
+  ).toBe(200);
   const second = completionOfBytes('C-dl-coll', 1024 * 1024, { eventId: 'evt-dl-coll' });
-  const body = envelope({ data: Buffer.from(JSON.stringify(second)).toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-coll-2' });
+  const body = envelope({
+    data: Buffer.from(JSON.stringify(second)).toString('base64'),
+    attributes: { eventType: 'TaskCompleted', ...SOURCE },
+    messageId: 'dl-coll-2',
+  });
   const heal = (storage as TestStorage).emulator.faults.failNext(1_000, 503, (r) => r.method === 'POST');
   let kept;
   try {
@@ -144,13 +214,27 @@ test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision
     heal();
   }
   const id = String(kept.body.id);
-  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, collidesWith: messageDocId('TaskCompleted', 'C-dl-coll', 'evt-dl-coll') });
+  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    offloaded: null,
+    collidesWith: messageDocId('TaskCompleted', 'C-dl-coll', 'evt-dl-coll'),
+  });
 
-  const run = await cliFor(projectId, undefined, { STORAGE_EMULATOR_HOST: (storage as TestStorage).url })('repair', 'admit-collision', id, '--note', 'a second report of its own');
+  const run = await cliFor(projectId, undefined, { STORAGE_EMULATOR_HOST: (storage as TestStorage).url })(
+    'repair',
+    'admit-collision',
+    id,
+    '--note',
+    'a second report of its own',
+  );
   expect(run.code).toBe(0);
   const admitted = (await db.collection(INBOX).doc(id).get()).data();
   expect(admitted).toMatchObject({ status: 'OPEN', rawDataChunks: 0, offloaded: { bucket, bytes: 1024 * 1024 } });
-  const [bytes] = await (storage as TestStorage).client.bucket(bucket).file(String(admitted?.offloaded.object)).download();
+  const [bytes] = await (storage as TestStorage).client
+    .bucket(bucket)
+    .file(String(admitted?.offloaded.object))
+    .download();
   expect(sha256Hex(bytes)).toBe(admitted?.payloadHash);
   expect((await db.collection(INBOX).doc(id).collection(RAW_CHUNKS).get()).size).toBe(0);
 }, 60_000);
@@ -158,7 +242,11 @@ test('a dead-lettered collision kept in rawChunks: `inbox repair admit-collision
 test('a payload bucket that hangs: the dead letter falls back to rawChunks within the write deadline, answered 200', async () => {
   const payload = completionOfBytes('C-dl-hang', 1024 * 1024, { eventId: 'evt-dl-hang' });
   const data = Buffer.from(JSON.stringify(payload));
-  const body = envelope({ data: data.toString('base64'), attributes: { eventType: 'TaskCompleted', ...SOURCE }, messageId: 'dl-size-hang' });
+  const body = envelope({
+    data: data.toString('base64'),
+    attributes: { eventType: 'TaskCompleted', ...SOURCE },
+    messageId: 'dl-size-hang',
+  });
   const id = messageDocId('TaskCompleted', 'C-dl-hang', 'evt-dl-hang');
   // Each upload waits longer than the whole 8 s write deadline: without its own deadline the offload would use it all.
   const heal = (storage as TestStorage).emulator.faults.slow(20_000, (r) => r.method === 'POST');
@@ -171,5 +259,10 @@ test('a payload bucket that hangs: the dead letter falls back to rawChunks withi
   }
   expect(kept.status).toBe(200);
   expect(Date.now() - started).toBeLessThan(8_000);
-  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', offloaded: null, rawDataBytes: data.length });
+  expect((await db.collection(INBOX).doc(id).get()).data()).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    offloaded: null,
+    rawDataBytes: data.length,
+  });
 }, 60_000);

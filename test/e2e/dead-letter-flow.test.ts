@@ -23,7 +23,12 @@ let deadLetter: ServedFunction;
 
 beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', 'refuse');
-  const env = { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_WRITE_TIMEOUT_MS: '1000' };
+  const env = {
+    ...FIXTURE_ENV,
+    GOOGLE_CLOUD_PROJECT: projectId,
+    INBOX_PUSH_AUTH: 'disabled',
+    INBOX_WRITE_TIMEOUT_MS: '1000',
+  };
   [receiver, deadLetter] = await Promise.all([
     serveFunction({ target: 'receivePubSubPush', env: { ...env, FIRESTORE_EMULATOR_HOST: proxy.host } }),
     serveFunction({ target: 'receiveDeadLetter', env }),
@@ -47,13 +52,24 @@ firestore.beforeTerminate(async () => {
 });
 
 test('after the maximum delivery attempts the message arrives through the dead-letter topic and is kept PARKED / DEAD_LETTERED', async () => {
-  await pubsub.topic('fixture-results').publishMessage({ json: completion({ caseId: 'C-dlq' }), attributes: { eventType: 'TaskCompleted' } });
+  await pubsub
+    .topic('fixture-results')
+    .publishMessage({ json: completion({ caseId: 'C-dlq' }), attributes: { eventType: 'TaskCompleted' } });
   const id = messageDocId('TaskCompleted', 'C-dlq', 'TaskCompleted:C-dlq');
-  const doc = await waitFor('the dead-lettered document', async () => {
-    const snap = await db.collection(INBOX).doc(id).get();
-    return snap.exists ? snap.data() : undefined;
-  }, { timeoutMs: 90_000, everyMs: 250 });
-  expect(doc).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'C-dlq', payload: completion({ caseId: 'C-dlq' }) });
+  const doc = await waitFor(
+    'the dead-lettered document',
+    async () => {
+      const snap = await db.collection(INBOX).doc(id).get();
+      return snap.exists ? snap.data() : undefined;
+    },
+    { timeoutMs: 90_000, everyMs: 250 },
+  );
+  expect(doc).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    correlationKey: 'C-dlq',
+    payload: completion({ caseId: 'C-dlq' }),
+  });
   expect(String(doc.deadLetter?.sourceSubscription)).toContain('fixture-results-push');
   // The receiver answered 503 on every attempt it saw.
   const refusals = receiver.logs.filter((l) => String(l.message).includes('not acked'));

@@ -26,8 +26,16 @@ let receiver: ServedFunction;
 let deadLetter: ServedFunction;
 
 beforeAll(async () => {
-  const env = { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_MAX_DATA_BYTES: String(LIMIT) };
-  [receiver, deadLetter] = await Promise.all([serveFunction({ target: 'receivePubSubPush', env }), serveFunction({ target: 'receiveDeadLetter', env })]);
+  const env = {
+    ...FIXTURE_ENV,
+    GOOGLE_CLOUD_PROJECT: projectId,
+    INBOX_PUSH_AUTH: 'disabled',
+    INBOX_MAX_DATA_BYTES: String(LIMIT),
+  };
+  [receiver, deadLetter] = await Promise.all([
+    serveFunction({ target: 'receivePubSubPush', env }),
+    serveFunction({ target: 'receiveDeadLetter', env }),
+  ]);
   const [topic] = await pubsub.createTopic('fixture-results');
   const [dlt] = await pubsub.createTopic('fixture-dlt');
   await dlt.createSubscription('fixture-dlt-push', { pushConfig: { pushEndpoint: deadLetter.url } });
@@ -57,27 +65,51 @@ test('messages the receiver refused for their size end PARKED / DEAD_LETTERED wi
   // when it forwards the message: found by its size instead.
   const validId = messageDocId('TaskCompleted', 'C-dl-size', 'TaskCompleted:C-dl-size');
   const [rawDoc, validDoc] = await Promise.all([
-    waitFor('the unreadable message in the inbox', async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0], { timeoutMs: 110_000, everyMs: 250 }),
-    waitFor(`inbox/${validId}`, async () => {
-      const snap = await db.collection(INBOX).doc(validId).get();
-      return snap.exists ? snap : undefined;
-    }, { timeoutMs: 110_000, everyMs: 250 }),
+    waitFor(
+      'the unreadable message in the inbox',
+      async () => (await db.collection(INBOX).where('rawDataBytes', '==', raw.length).get()).docs[0],
+      { timeoutMs: 110_000, everyMs: 250 },
+    ),
+    waitFor(
+      `inbox/${validId}`,
+      async () => {
+        const snap = await db.collection(INBOX).doc(validId).get();
+        return snap.exists ? snap : undefined;
+      },
+      { timeoutMs: 110_000, everyMs: 250 },
+    ),
   ]);
   const rawId = rawDoc.id;
-  expect(rawId).toBe(invalidDocId(`projects/${projectId}/subscriptions/fixture-results-push`, String(rawDoc.get('source.messageId'))));
+  expect(rawId).toBe(
+    invalidDocId(`projects/${projectId}/subscriptions/fixture-results-push`, String(rawDoc.get('source.messageId'))),
+  );
 
-  expect(rawDoc.data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', rawDataForm: 'DECODED', rawDataBytes: raw.length, rawDataChunks: 5, rawData: null });
+  expect(rawDoc.data()).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    rawDataForm: 'DECODED',
+    rawDataBytes: raw.length,
+    rawDataChunks: 5,
+    rawData: null,
+  });
   const chunks = await db.collection(INBOX).doc(rawId).collection(RAW_CHUNKS).orderBy('index').get();
   const bytes = Buffer.concat(chunks.docs.map((d) => Buffer.from(d.get('bytes') as Uint8Array)));
   expect(bytes.equals(raw)).toBe(true);
   expect(String(rawDoc.get('deadLetter.sourceSubscription'))).toContain('fixture-results-push');
 
-  expect(validDoc.data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED', correlationKey: 'C-dl-size', payload: completion({ caseId: 'C-dl-size' }) });
+  expect(validDoc.data()).toMatchObject({
+    status: 'PARKED',
+    reason: 'DEAD_LETTERED',
+    correlationKey: 'C-dl-size',
+    payload: completion({ caseId: 'C-dl-size' }),
+  });
 
   // Every delivery the receiver saw was a 413 for the size, logged for the metric; receiveDeadLetter refused
   // no delivery (the one GET each function answers 405 is serveFunction's readiness probe).
-  const refusals = (logs: ReadonlyArray<Record<string, unknown>>) => logs.filter((l) => l.message === 'request rejected' && l.status !== 405);
+  const refusals = (logs: ReadonlyArray<Record<string, unknown>>) =>
+    logs.filter((l) => l.message === 'request rejected' && l.status !== 405);
   expect(refusals(receiver.logs).length).toBeGreaterThanOrEqual(8);
-  for (const line of refusals(receiver.logs)) expect(line).toMatchObject({ status: 413, reason: 'BODY_TOO_LARGE', function: 'receivePubSubPush' });
+  for (const line of refusals(receiver.logs))
+    expect(line).toMatchObject({ status: 413, reason: 'BODY_TOO_LARGE', function: 'receivePubSubPush' });
   expect(refusals(deadLetter.logs)).toEqual([]);
 }, 150_000);

@@ -30,10 +30,22 @@ describe('dist/index.js under functions-framework --target', () => {
 
   test.each([
     ['startProcess without INBOX_RUN_JOB_URL', 'startProcess', {}, 'INBOX_RUN_JOB_URL'],
-    ['fireTimer without INBOX_FIRE_TIMER_URL', 'fireTimer', { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' }, 'INBOX_FIRE_TIMER_URL'],
-    ['any function without GOOGLE_CLOUD_PROJECT', 'receivePubSubPush', { GOOGLE_CLOUD_PROJECT: '' }, 'GOOGLE_CLOUD_PROJECT'],
+    [
+      'fireTimer without INBOX_FIRE_TIMER_URL',
+      'fireTimer',
+      { INBOX_RUN_JOB_URL: 'http://127.0.0.1:9/' },
+      'INBOX_FIRE_TIMER_URL',
+    ],
+    [
+      'any function without GOOGLE_CLOUD_PROJECT',
+      'receivePubSubPush',
+      { GOOGLE_CLOUD_PROJECT: '' },
+      'GOOGLE_CLOUD_PROJECT',
+    ],
     ['auth on without an audience', 'receivePubSubPush', { INBOX_PUSH_AUTH: 'enabled' }, 'INBOX_PUSH_AUDIENCE'],
   ])('%s: the start-up fails naming the variable', async (_name, target, extra, variable) => {
-    await expect(serveFunction({ target, env: { ...base, ...extra }, readyTimeoutMs: 15_000 })).rejects.toThrow(variable);
+    await expect(serveFunction({ target, env: { ...base, ...extra }, readyTimeoutMs: 15_000 })).rejects.toThrow(
+      variable,
+    );
   });
 });

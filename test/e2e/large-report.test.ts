@@ -30,7 +30,13 @@ beforeAll(async () => {
   storage = await startTestStorage([BUCKET], projectId);
   receiver = await serveFunction({
     target: 'receivePubSubPush',
-    env: { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_PAYLOAD_BUCKET: BUCKET, ...storage.env },
+    env: {
+      ...FIXTURE_ENV,
+      GOOGLE_CLOUD_PROJECT: projectId,
+      INBOX_PUSH_AUTH: 'disabled',
+      INBOX_PAYLOAD_BUCKET: BUCKET,
+      ...storage.env,
+    },
   });
   const [topic] = await pubsub.createTopic('fixture-results');
   await topic.createSubscription('fixture-results-push', {
@@ -58,18 +64,39 @@ test('a 10 MiB TaskCompleted pushed by Pub/Sub is offloaded: summary on the docu
   await pubsub.topic('fixture-results').publishMessage({ data, attributes: { eventType: 'TaskCompleted' } });
 
   const id = messageDocId('TaskCompleted', 'C-large', 'evt-large');
-  const doc = await waitFor(`inbox/${id}`, async () => (await db.collection(INBOX).doc(id).get()).data(), { timeoutMs: 60_000, everyMs: 250 });
+  const doc = await waitFor(`inbox/${id}`, async () => (await db.collection(INBOX).doc(id).get()).data(), {
+    timeoutMs: 60_000,
+    everyMs: 250,
+  });
   const hash = createHash('sha256').update(canonicalJson(payload)).digest('hex');
   expect(doc).toMatchObject({ status: 'OPEN', reason: null, payloadHash: hash, rawData: null, rawDataChunks: 0 });
-  expect(doc.payload).toEqual({ caseId: 'C-large', completedItems: items, completionTimestamp: payload.completionTimestamp, eventId: 'evt-large' });
-  expect(doc.offloaded).toMatchObject({ bucket: BUCKET, object: offloadObjectName(id, hash), bytes: data.length, variable: 'caseReport' });
+  expect(doc.payload).toEqual({
+    caseId: 'C-large',
+    completedItems: items,
+    completionTimestamp: payload.completionTimestamp,
+    eventId: 'evt-large',
+  });
+  expect(doc.offloaded).toMatchObject({
+    bucket: BUCKET,
+    object: offloadObjectName(id, hash),
+    bytes: data.length,
+    variable: 'caseReport',
+  });
 
   const objects = storage.emulator.objects(BUCKET);
   expect(objects.map((o) => o.name)).toEqual([offloadObjectName(id, hash)]);
-  expect(createHash('sha256').update(objects[0]?.data ?? Buffer.alloc(0)).digest('hex')).toBe(hash);
+  expect(
+    createHash('sha256')
+      .update(objects[0]?.data ?? Buffer.alloc(0))
+      .digest('hex'),
+  ).toBe(hash);
   expect(objects[0]?.contentType).toBe('application/json');
-  expect(String(doc.offloaded.uri)).toBe(`gs://${BUCKET}/${offloadObjectName(id, hash)}#${objects[0]?.generation ?? ''}`);
+  expect(String(doc.offloaded.uri)).toBe(
+    `gs://${BUCKET}/${offloadObjectName(id, hash)}#${objects[0]?.generation ?? ''}`,
+  );
   // Stored on the first delivery, within its deadline: the receiver's line comes after the document is visible.
-  await waitFor('the receiver\'s "message stored" line', async () => (receiver.logs.some((l) => l.message === 'message stored' && l.inboxId === id) ? true : undefined));
+  await waitFor('the receiver\'s "message stored" line', async () =>
+    receiver.logs.some((l) => l.message === 'message stored' && l.inboxId === id) ? true : undefined,
+  );
   expect(receiver.logs.filter((l) => String(l.message).includes('not acked'))).toEqual([]);
 }, 120_000);

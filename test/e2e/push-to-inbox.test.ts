@@ -24,7 +24,13 @@ beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
   receiver = await serveFunction({
     target: 'receivePubSubPush',
-    env: { ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', FIRESTORE_EMULATOR_HOST: proxy.host, INBOX_WRITE_TIMEOUT_MS: '1500' },
+    env: {
+      ...FIXTURE_ENV,
+      GOOGLE_CLOUD_PROJECT: projectId,
+      INBOX_PUSH_AUTH: 'disabled',
+      FIRESTORE_EMULATOR_HOST: proxy.host,
+      INBOX_WRITE_TIMEOUT_MS: '1500',
+    },
   });
   [topic] = await pubsub.createTopic('fixture-results');
   const [deadLetter] = await pubsub.createTopic('fixture-dlt');
@@ -59,7 +65,11 @@ describe('Pub/Sub emulator → push → receiver → Firestore', () => {
       const snap = await docFor('C-e2e-1').get();
       return snap.exists ? snap.data() : undefined;
     });
-    expect(doc).toMatchObject({ status: 'OPEN', correlationKey: 'C-e2e-1', source: { messageId, subscription: `projects/${projectId}/subscriptions/fixture-results-push` } });
+    expect(doc).toMatchObject({
+      status: 'OPEN',
+      correlationKey: 'C-e2e-1',
+      source: { messageId, subscription: `projects/${projectId}/subscriptions/fixture-results-push` },
+    });
   });
 
   test('while Firestore is unreachable the receiver answers 503; after recovery the redelivery is stored exactly once', async () => {
@@ -68,7 +78,14 @@ describe('Pub/Sub emulator → push → receiver → Firestore', () => {
     // Pub/Sub pushes, the receiver cannot store and answers 503 (logged, not acked).
     await waitFor('a 503 from the receiver', async () =>
       // The retryable branch (WARNING, a retryable gRPC code), which push-endpoint answers 503; the unexpected one is an ERROR answered 500.
-      receiver.logs.some((l) => l.messageId === messageId && l.severity === 'WARNING' && String(l.message).startsWith('technical failure, not acked')) ? true : undefined,
+      receiver.logs.some(
+        (l) =>
+          l.messageId === messageId &&
+          l.severity === 'WARNING' &&
+          String(l.message).startsWith('technical failure, not acked'),
+      )
+        ? true
+        : undefined,
     );
     expect((await docFor('C-e2e-outage').get()).exists).toBe(false);
 

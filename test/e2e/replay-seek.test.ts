@@ -59,21 +59,44 @@ firestore.beforeTerminate(async () => {
 
 const relayAll = (): ReturnType<typeof relayBatch> =>
   relayBatch(
-    { db, engine, policy: config.relay.policy, retentionMs: config.relay.retentionMs, recordRetentionMs: config.relay.recordRetentionMs, transactionTimeoutMs: 20_000, now, random: () => 0.5 },
+    {
+      db,
+      engine,
+      policy: config.relay.policy,
+      retentionMs: config.relay.retentionMs,
+      recordRetentionMs: config.relay.recordRetentionMs,
+      transactionTimeoutMs: 20_000,
+      now,
+      random: () => 0.5,
+    },
     { jobs: { enqueue: async () => 'CREATED' }, timers: { enqueue: async () => 'CREATED' } },
     createLogger(() => undefined),
     { budgetMs: 30_000, parallelism: 4, batchSize: 50, shards: 16 },
   );
-const outcomes = (messageIds: readonly string[], outcome: string): Array<Record<string, unknown>> => receiver.logs.filter((l) => l.outcome === outcome && messageIds.includes(String(l.messageId)));
+const outcomes = (messageIds: readonly string[], outcome: string): Array<Record<string, unknown>> =>
+  receiver.logs.filter((l) => l.outcome === outcome && messageIds.includes(String(l.messageId)));
 
 test('seek back after the DONE documents expired: Pub/Sub pushes every message again, each is a duplicate, nothing is stored or correlated', async () => {
   const key = 'C-seek';
-  const instanceId = (await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: now() })).instance.id;
+  const instanceId = (
+    await startProcessInstance(db, engine, {
+      processKey: 'rounds',
+      businessKey: key,
+      variables: { caseId: key },
+      now: now(),
+    })
+  ).instance.id;
   // Before the first publish, in the emulator's clock (the real one): where the seek rewinds to.
   const beforePublish = new Date(Date.now() - 1_000);
   const messageIds = [
-    await topic.publishMessage({ json: { caseId: key, eventId: 'seek-s-1' }, attributes: { eventType: 'ExecutionStarted' } }),
-    await topic.publishMessage({ json: completion({ caseId: key, eventId: 'seek-c-1' }), attributes: { eventType: 'TaskCompleted' } }),
+    await topic.publishMessage({
+      json: { caseId: key, eventId: 'seek-s-1' },
+      attributes: { eventType: 'ExecutionStarted' },
+    }),
+    await topic.publishMessage({
+      json: completion({ caseId: key, eventId: 'seek-c-1' }),
+      attributes: { eventType: 'TaskCompleted' },
+    }),
   ];
   await waitFor('both messages stored', async () => (outcomes(messageIds, 'stored').length === 2 ? true : undefined));
   await relayAll();
@@ -86,7 +109,9 @@ test('seek back after the DONE documents expired: Pub/Sub pushes every message a
 
   await subscription.seek(beforePublish);
   // Answered either way: as duplicates (the records), or stored anew (what a replay did before them).
-  await waitFor('both messages pushed again and answered', async () => (outcomes(messageIds, 'duplicate').length + outcomes(messageIds, 'stored').length >= 4 ? true : undefined));
+  await waitFor('both messages pushed again and answered', async () =>
+    outcomes(messageIds, 'duplicate').length + outcomes(messageIds, 'stored').length >= 4 ? true : undefined,
+  );
   expect(outcomes(messageIds, 'stored')).toHaveLength(2);
   expect(outcomes(messageIds, 'duplicate').map((l) => l.documentExists)).toEqual([false, false]);
   expect((await db.collection(INBOX).where('correlationKey', '==', key).get()).size).toBe(0);

@@ -55,12 +55,16 @@ firestore.beforeTerminate(async () => {
 });
 
 const start = async (processKey: string, key: string, deadline: string): Promise<string> => {
-  const res = await request(stack.startServer).post('/').send({ processKey, businessKey: key, variables: { caseId: key, deadline } });
+  const res = await request(stack.startServer)
+    .post('/')
+    .send({ processKey, businessKey: key, variables: { caseId: key, deadline } });
   expect(res.status).toBe(201);
   return res.body.processInstanceId as string;
 };
 const timersOf = async (instanceId: string): Promise<Array<TimerState & { horizon: string }>> =>
-  (await db.collection(COLLECTIONS.timers).withConverter(STORED).where('processInstanceId', '==', instanceId).get()).docs.map((d) => d.data() as unknown as TimerState & { horizon: string });
+  (
+    await db.collection(COLLECTIONS.timers).withConverter(STORED).where('processInstanceId', '==', instanceId).get()
+  ).docs.map((d) => d.data() as unknown as TimerState & { horizon: string });
 const onlyTimer = async (instanceId: string): Promise<TimerState & { horizon: string }> => {
   const timers = await timersOf(instanceId);
   expect(timers).toHaveLength(1);
@@ -84,7 +88,12 @@ test('a boundary timer fires through its Cloud Task at its due time: the token l
   // Seconds enough that the task exists before it is due on a busy machine (created later, Cloud Tasks runs it at once).
   const instanceId = await start('deadline-boundary', 'C-e2e-boundary', 'PT5S');
   const timer = await onlyTimer(instanceId);
-  expect(timer).toMatchObject({ activityId: 'deadlinePassed', waitingAt: 'waitForCompletion', status: 'PENDING', horizon: 'NEAR' });
+  expect(timer).toMatchObject({
+    activityId: 'deadlinePassed',
+    waitingAt: 'waitForCompletion',
+    status: 'PENDING',
+    horizon: 'NEAR',
+  });
   // The task is named after the timer and scheduled at its due time.
   const task = stack.tasks.tasks(stack.timersQueueName).find((t) => t.name === taskName(timer.id));
   expect(task?.scheduleTime.getTime()).toBe(timer.dueAt.getTime());
@@ -107,7 +116,15 @@ test('an event-based gateway: the timer wins when no message comes; a message th
   // The completion for the second arrives through the inbox and the relay before its deadline.
   await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-e2e-gw-message') });
   const summary = await relayBatch(
-    { db, engine: stack.engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 10_000, bufferWindowMs: DAY, errorAfterAttempts: 5 }, retentionMs: DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 },
+    {
+      db,
+      engine: stack.engine,
+      policy: { backoffBaseMs: 1_000, backoffCapMs: 10_000, bufferWindowMs: DAY, errorAfterAttempts: 5 },
+      retentionMs: DAY,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(),
+      random: () => 0.5,
+    },
     stack.queues,
     createLogger(() => undefined),
     { budgetMs: 20_000, parallelism: 2, batchSize: 16, shards: 16 },
@@ -124,14 +141,21 @@ test('an event-based gateway: the timer wins when no message comes; a message th
   await waitFor('the cancelled timer task', async () => (dispatches(wonTimer.id).length > 0 ? true : undefined));
   expect(dispatches(wonTimer.id)).toEqual([expect.objectContaining({ status: 200, attempt: 1 })]);
   expect(dispatches(wonTimer.id)[0]?.time.getTime()).toBeGreaterThanOrEqual(wonTimer.dueAt.getTime());
-  expect(stack.logs).toContainEqual(expect.objectContaining({ timerId: wonTimer.id, message: expect.stringContaining('not found') }));
+  expect(stack.logs).toContainEqual(
+    expect.objectContaining({ timerId: wonTimer.id, message: expect.stringContaining('not found') }),
+  );
   expect(await ended(won)).toEqual(['completed ENDED']);
 });
 
 test('the sweep brings a timer set beyond 30 days near: its task is created at its due time; a task early by the clock of fireTimer is answered 503', async () => {
   const now = new Date();
   // Set 20 days ago with 40 days to go: FAR then (no task: Cloud Tasks refuses more than 720 h ahead), due in 20 days now.
-  const started = await startProcessInstance(db, stack.engine, { processKey: 'deadline-boundary', businessKey: 'C-e2e-far', variables: { caseId: 'C-e2e-far', deadline: 'P40D' }, now: new Date(now.getTime() - 20 * DAY) });
+  const started = await startProcessInstance(db, stack.engine, {
+    processKey: 'deadline-boundary',
+    businessKey: 'C-e2e-far',
+    variables: { caseId: 'C-e2e-far', deadline: 'P40D' },
+    now: new Date(now.getTime() - 20 * DAY),
+  });
   expect(started.timers).toEqual([]);
   const timer = await onlyTimer(started.instance.id);
   expect(timer.horizon).toBe('FAR');
@@ -153,7 +177,13 @@ test('the sweep brings a timer set beyond 30 days near: its task is created at i
   }
   expect(dispatches(timer.id)[0]).toMatchObject({ status: 503 });
   expect(await onlyTimer(started.instance.id)).toMatchObject({ status: 'PENDING' });
-  expect(stack.logs).toContainEqual(expect.objectContaining({ severity: 'WARNING', timerId: timer.id, message: expect.stringContaining('before the due time') }));
+  expect(stack.logs).toContainEqual(
+    expect.objectContaining({
+      severity: 'WARNING',
+      timerId: timer.id,
+      message: expect.stringContaining('before the due time'),
+    }),
+  );
 
   // Its task is gone now (deleted above: a task that gave up): the sweep fires it once it is overdue.
   expect(await sweep(new Date(timer.dueAt.getTime() + 61_000))).toMatchObject({ fired: 1 });
@@ -164,12 +194,27 @@ test('a lost task: CreateTask fails after the commit, nothing is lost, and the s
   stack.tasks.failNextCreateTask(1);
   const instanceId = await start('deadline-boundary', 'C-e2e-lost', 'PT1S');
   const timer = await onlyTimer(instanceId);
-  expect(stack.logs).toContainEqual(expect.objectContaining({ severity: 'WARNING', timerId: timer.id, message: expect.stringContaining('could not create the timer task') }));
+  expect(stack.logs).toContainEqual(
+    expect.objectContaining({
+      severity: 'WARNING',
+      timerId: timer.id,
+      message: expect.stringContaining('could not create the timer task'),
+    }),
+  );
   expect(stack.tasks.tasks(stack.timersQueueName).some((t) => t.name === taskName(timer.id))).toBe(false);
 
   // Within the grace the sweep leaves it to its task; past it, the sweep fires it.
   expect(await sweep(new Date(timer.dueAt.getTime() + 30_000))).toMatchObject({ fired: 0 });
   expect(await sweep(new Date(timer.dueAt.getTime() + 61_000))).toMatchObject({ fired: 1 });
   expect(await ended(instanceId)).toEqual(['timedOut ENDED']);
-  expect(sweepLogs).toContainEqual(expect.objectContaining({ severity: 'WARNING', function: 'sweepJobs', timerId: timer.id, processInstanceId: instanceId, message: 'timer fired by the sweep: its task was lost or late', lateMs: 61_000 }));
+  expect(sweepLogs).toContainEqual(
+    expect.objectContaining({
+      severity: 'WARNING',
+      function: 'sweepJobs',
+      timerId: timer.id,
+      processInstanceId: instanceId,
+      message: 'timer fired by the sweep: its task was lost or late',
+      lateMs: 61_000,
+    }),
+  );
 });

@@ -34,12 +34,21 @@ firestore.beforeTerminate(async () => {
   await stack.stop();
 });
 
-const instanceStatus = async (id: string): Promise<string | undefined> => (await refs.instance(db, id).get()).get('status') as string | undefined;
-const waitingCount = async (key: string): Promise<number> => ((await refs.correlationKey(db, key).get()).get('waiting') as unknown[] | undefined)?.length ?? 0;
+const instanceStatus = async (id: string): Promise<string | undefined> =>
+  (await refs.instance(db, id).get()).get('status') as string | undefined;
+const waitingCount = async (key: string): Promise<number> =>
+  ((await refs.correlationKey(db, key).get()).get('waiting') as unknown[] | undefined)?.length ?? 0;
 
 /** What the relay will do: correlate in a transaction, then dispatch the follow-up jobs. */
 async function deliverCompletion(caseId: string, completedItems: number) {
-  const { result } = await runUnitOfWork(db, (uow) => correlate(uow, stack.engine, { messageName: 'TaskCompleted', correlationKey: caseId, variables: { completedItems }, now: new Date() }));
+  const { result } = await runUnitOfWork(db, (uow) =>
+    correlate(uow, stack.engine, {
+      messageName: 'TaskCompleted',
+      correlationKey: caseId,
+      variables: { completedItems },
+      now: new Date(),
+    }),
+  );
   if (result.kind === 'CORRELATED') {
     logDuplicates(log, result.duplicates);
     await dispatchJobs(stack.queue, result.jobs, log);
@@ -49,20 +58,29 @@ async function deliverCompletion(caseId: string, completedItems: number) {
 
 describe('the fixture process on Firestore, Cloud Tasks and Pub/Sub emulators', () => {
   test('start → hand-over job → waiting point → correlation → settlement job → COMPLETED, exactly one settlement', async () => {
-    const res = await request(stack.startServer).post('/').send({ processKey: PROCESS, businessKey: 'C-4711', variables: { caseId: 'C-4711' } });
+    const res = await request(stack.startServer)
+      .post('/')
+      .send({ processKey: PROCESS, businessKey: 'C-4711', variables: { caseId: 'C-4711' } });
     expect(res.status).toBe(201);
     const id = res.body.processInstanceId as string;
     expect(id).toBe(instanceId(PROCESS, 'C-4711'));
 
     // Cloud Tasks runs the hand-over: the counterpart gets the case, the token waits.
     await waitFor('the waiting point', async () => ((await waitingCount('C-4711')) === 1 ? true : undefined));
-    await waitFor('the hand-over on the outbox topic', async () => (handedOver.some((m) => m.attributes.caseId === 'C-4711') ? true : undefined));
+    await waitFor('the hand-over on the outbox topic', async () =>
+      handedOver.some((m) => m.attributes.caseId === 'C-4711') ? true : undefined,
+    );
 
     expect((await deliverCompletion('C-4711', 12)).kind).toBe('CORRELATED');
     await waitFor('COMPLETED', async () => ((await instanceStatus(id)) === 'COMPLETED' ? true : undefined));
     const settlements = await db.collection(SETTLEMENTS).where('caseId', '==', 'C-4711').get();
-    expect(settlements.docs.map((d) => d.data())).toEqual([expect.objectContaining({ processInstanceId: id, completedItems: 12 })]);
-    expect((await jobsOf(db, id)).map((j) => [j.activityId, j.status]).sort()).toEqual([['handOver', 'DONE'], ['settle', 'DONE']]);
+    expect(settlements.docs.map((d) => d.data())).toEqual([
+      expect.objectContaining({ processInstanceId: id, completedItems: 12 }),
+    ]);
+    expect((await jobsOf(db, id)).map((j) => [j.activityId, j.status]).sort()).toEqual([
+      ['handOver', 'DONE'],
+      ['settle', 'DONE'],
+    ]);
     // One document per instance: no token or job documents of their own any more.
     expect((await db.collection(COLLECTIONS.executions).where('processInstanceId', '==', id).get()).size).toBe(0);
     expect((await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', id).get()).size).toBe(0);
@@ -83,7 +101,11 @@ describe('the fixture process on Firestore, Cloud Tasks and Pub/Sub emulators', 
     ['unknown process', { processKey: 'nope', businessKey: 'x' }, 'unknown processKey'],
     ['empty business key', { processKey: PROCESS, businessKey: '  ' }, 'businessKey'],
     ['variables not an object', { processKey: PROCESS, businessKey: 'x', variables: [1] }, 'variables'],
-    ['a reserved variable name', { processKey: PROCESS, businessKey: 'x', variables: { __name__: 1 } }, 'Firestore does not allow'],
+    [
+      'a reserved variable name',
+      { processKey: PROCESS, businessKey: 'x', variables: { __name__: 1 } },
+      'Firestore does not allow',
+    ],
   ])('startProcess with %s: 400 with the reason', async (_name, body, error) => {
     const res = await request(stack.startServer).post('/').send(body);
     expect(res.status).toBe(400);
@@ -91,10 +113,19 @@ describe('the fixture process on Firestore, Cloud Tasks and Pub/Sub emulators', 
   });
 
   test('a job re-run after a crash bills once: the settlement handler is idempotent', async () => {
-    await request(stack.startServer).post('/').send({ processKey: PROCESS, businessKey: 'C-crash', variables: { caseId: 'C-crash' } });
+    await request(stack.startServer)
+      .post('/')
+      .send({ processKey: PROCESS, businessKey: 'C-crash', variables: { caseId: 'C-crash' } });
     await waitFor('the waiting point', async () => ((await waitingCount('C-crash')) === 1 ? true : undefined));
     // Correlate without dispatching, then run the settlement handler as a worker would, and "crash" before finishing the job.
-    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, stack.engine, { messageName: 'TaskCompleted', correlationKey: 'C-crash', variables: { completedItems: 3 }, now: new Date() }));
+    const { result } = await runUnitOfWork(db, (uow) =>
+      correlate(uow, stack.engine, {
+        messageName: 'TaskCompleted',
+        correlationKey: 'C-crash',
+        variables: { completedItems: 3 },
+        now: new Date(),
+      }),
+    );
     if (result.kind !== 'CORRELATED') throw new Error(result.kind);
     const job = result.jobs[0]!;
     const instance = result.transition.instance;
@@ -111,13 +142,17 @@ describe('the fixture process on Firestore, Cloud Tasks and Pub/Sub emulators', 
     // The outbox topic does not exist (a Pub/Sub project of its own, no topics created): publishing fails on every run.
     const lonely = await startProcessStack(db, `${projectId}-lonely`, { maxAttempts: 2, createTopics: false });
     try {
-      const res = await request(lonely.startServer).post('/').send({ processKey: PROCESS, businessKey: 'C-unreachable', variables: { caseId: 'C-unreachable' } });
+      const res = await request(lonely.startServer)
+        .post('/')
+        .send({ processKey: PROCESS, businessKey: 'C-unreachable', variables: { caseId: 'C-unreachable' } });
       const id = res.body.processInstanceId as string;
       await waitFor('INCIDENT', async () => ((await instanceStatus(id)) === 'INCIDENT' ? true : undefined));
       await lonely.tasks.idle();
       const incidents = (await refs.instance(db, id).get()).get('incidents') as Array<{ reason: string }>;
       expect(incidents.map((i) => i.reason)).toEqual(['JOB_FAILED']);
-      expect(await jobsOf(db, id)).toEqual([expect.objectContaining({ activityId: 'handOver', status: 'FAILED', attempts: 2 })]);
+      expect(await jobsOf(db, id)).toEqual([
+        expect.objectContaining({ activityId: 'handOver', status: 'FAILED', attempts: 2 }),
+      ]);
       // Two runs: a 503 (retry), then a 200 that ends the task.
       expect(lonely.tasks.dispatchLog.map((r) => r.status)).toEqual([503, 200]);
       expect(lonely.logs.some((l) => l.incident === 'JOB_FAILED' && l.severity === 'ERROR')).toBe(true);
@@ -130,25 +165,38 @@ describe('the fixture process on Firestore, Cloud Tasks and Pub/Sub emulators', 
     // Two cases started under different business keys for the same caseId: both tokens reach the wait for C-twin.
     const ids: string[] = [];
     for (const businessKey of ['C-twin-a', 'C-twin-b']) {
-      const res = await request(stack.startServer).post('/').send({ processKey: PROCESS, businessKey, variables: { caseId: 'C-twin' } });
+      const res = await request(stack.startServer)
+        .post('/')
+        .send({ processKey: PROCESS, businessKey, variables: { caseId: 'C-twin' } });
       ids.push(res.body.processInstanceId as string);
       // One after the other, so the second hand-over (in runJob) is the one that creates the duplicate.
-      await waitFor(`the waiting point of ${businessKey}`, async () => ((await waitingCount('C-twin')) === ids.length ? true : undefined));
+      await waitFor(`the waiting point of ${businessKey}`, async () =>
+        (await waitingCount('C-twin')) === ids.length ? true : undefined,
+      );
     }
     for (const id of ids) {
       const snap = await refs.instance(db, id).get();
       expect(snap.get('status')).toBe('INCIDENT');
-      expect((snap.get('incidents') as Array<{ reason: string }>).map((i) => i.reason)).toEqual(['DUPLICATE_WAITING_POINT']);
+      expect((snap.get('incidents') as Array<{ reason: string }>).map((i) => i.reason)).toEqual([
+        'DUPLICATE_WAITING_POINT',
+      ]);
     }
     const errors = stack.logs.filter((l) => l.severity === 'ERROR' && l.correlationKey === 'C-twin');
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ incident: 'DUPLICATE_WAITING_POINT', messageName: 'TaskCompleted', count: 2 });
-    const named = (errors[0]!.executions as Array<{ processInstanceId: string }>).map((e) => e.processInstanceId).sort();
+    const named = (errors[0]!.executions as Array<{ processInstanceId: string }>)
+      .map((e) => e.processInstanceId)
+      .sort();
     expect(named).toEqual([...ids].sort());
   });
 
   test('the sweep dispatches a job whose task was never created (crash between commit and enqueue)', async () => {
-    const started = await startProcessInstance(db, stack.engine, { processKey: PROCESS, businessKey: 'C-orphan', variables: { caseId: 'C-orphan' }, now: new Date() });
+    const started = await startProcessInstance(db, stack.engine, {
+      processKey: PROCESS,
+      businessKey: 'C-orphan',
+      variables: { caseId: 'C-orphan' },
+      now: new Date(),
+    });
     expect(started.jobs).toHaveLength(1);
     // No dispatch: the process "crashed". Nothing moves until the sweep runs.
     expect(await sweepUndispatchedJobs(db, stack.queue, log, new Date())).toBe(0); // too young

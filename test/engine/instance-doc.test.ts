@@ -35,17 +35,32 @@ beforeAll(async () => {
   engine = await fixtureEngine();
 });
 
-const start = (businessKey: string) => startProcessInstance(db, engine, { processKey: PROCESS, businessKey, variables: { caseId: businessKey }, now: new Date() });
-const message = (correlationKey: string) => ({ messageName: 'TaskCompleted', correlationKey, variables: { completedItems: 3 }, now: new Date() });
+const start = (businessKey: string) =>
+  startProcessInstance(db, engine, {
+    processKey: PROCESS,
+    businessKey,
+    variables: { caseId: businessKey },
+    now: new Date(),
+  });
+const message = (correlationKey: string) => ({
+  messageName: 'TaskCompleted',
+  correlationKey,
+  variables: { completedItems: 3 },
+  now: new Date(),
+});
 const exists = async (path: string): Promise<boolean> => (await db.doc(path).get()).exists;
 
 /** Rewrites an instance the way the code before this version stored it: the instance alone, one document per token and per job. */
 async function toOldLayout(store: Firestore, id: string): Promise<{ executions: string[]; jobs: string[] }> {
   const data = (await refs.instance(store, id).withConverter(STORED).get()).data() ?? {};
-  const instance = Object.fromEntries(Object.entries(data).filter(([k]) => !['tokens', 'jobs', 'shard', 'jobsPendingSince', 'failedJobs'].includes(k))) as unknown as InstanceState;
+  const instance = Object.fromEntries(
+    Object.entries(data).filter(([k]) => !['tokens', 'jobs', 'shard', 'jobsPendingSince', 'failedJobs'].includes(k)),
+  ) as unknown as InstanceState;
   const batch = store.batch();
   batch.set(refs.instance(store, id), plain(instance));
-  const executions = instanceTokens(data).map((e) => (batch.set(refs.execution(store, e.id), plain(e)), refs.execution(store, e.id).path));
+  const executions = instanceTokens(data).map(
+    (e) => (batch.set(refs.execution(store, e.id), plain(e)), refs.execution(store, e.id).path),
+  );
   const jobs = instanceJobs(data).map((j) => (batch.set(refs.job(store, j.id), plain(j)), refs.job(store, j.id).path));
   await batch.commit();
   return { executions, jobs };
@@ -64,8 +79,12 @@ describe('the old layout is read and folded in on the next transition', () => {
     expect(old.jobs).toHaveLength(1);
     const done = await completeJobRun(db, engine, started.jobs[0]!, { handedOverMessageId: 'm-old' }, new Date());
     expect(done.status).toBe('COMPLETED');
-    expect(await tokensOf(db, started.instance.id)).toEqual([expect.objectContaining({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' })]);
-    expect(await jobsOf(db, started.instance.id)).toEqual([expect.objectContaining({ id: started.jobs[0]!.id, status: 'DONE' })]);
+    expect(await tokensOf(db, started.instance.id)).toEqual([
+      expect.objectContaining({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' }),
+    ]);
+    expect(await jobsOf(db, started.instance.id)).toEqual([
+      expect.objectContaining({ id: started.jobs[0]!.id, status: 'DONE' }),
+    ]);
     for (const path of [...old.executions, ...old.jobs]) expect(await exists(path)).toBe(false);
   });
 
@@ -75,7 +94,9 @@ describe('the old layout is read and folded in on the next transition', () => {
     const old = await toOldLayout(db, started.instance.id);
     const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-old-wait')));
     expect(result.kind).toBe('CORRELATED');
-    expect(await tokensOf(db, started.instance.id)).toEqual([expect.objectContaining({ status: 'WAITING_JOB', activityId: 'settle' })]);
+    expect(await tokensOf(db, started.instance.id)).toEqual([
+      expect.objectContaining({ status: 'WAITING_JOB', activityId: 'settle' }),
+    ]);
     expect((await jobsOf(db, started.instance.id)).map((j) => j.activityId)).toEqual(['settle']);
     for (const path of old.executions) expect(await exists(path)).toBe(false);
   });
@@ -84,13 +105,29 @@ describe('the old layout is read and folded in on the next transition', () => {
     const started = await start('C-old-task');
     await toOldLayout(db, started.instance.id);
     const job = started.jobs[0]!;
-    http('runJobOldBody', createRunJobHandler({ db: () => db, engine: async () => engine, queue: () => NO_QUEUE, timerQueue: () => NO_QUEUE, handlers: () => ({ handOver: async () => ({}) }), verifier: null, log, now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }));
+    http(
+      'runJobOldBody',
+      createRunJobHandler({
+        db: () => db,
+        engine: async () => engine,
+        queue: () => NO_QUEUE,
+        timerQueue: () => NO_QUEUE,
+        handlers: () => ({ handOver: async () => ({}) }),
+        verifier: null,
+        log,
+        now: () => new Date(),
+        maxAttempts: 3,
+        queueMaxAttempts: 5,
+      }),
+    );
     const res = await request(getTestServer('runJobOldBody')).post('/').send({ jobId: job.id });
     expect(res.body).toEqual({ outcome: 'completed', jobId: job.id });
     expect((await jobOf(db, started.instance.id, job.id))?.status).toBe('DONE');
     expect(await exists(refs.job(db, job.id).path)).toBe(false);
     // Delivered again (Cloud Tasks may): the job is found in the instance now, and answered as finished.
-    const again = await request(getTestServer('runJobOldBody')).post('/').send({ jobId: job.id, processInstanceId: started.instance.id });
+    const again = await request(getTestServer('runJobOldBody'))
+      .post('/')
+      .send({ jobId: job.id, processInstanceId: started.instance.id });
     expect(again.body).toMatchObject({ outcome: 'already finished', jobId: job.id });
   });
 });
@@ -102,7 +139,9 @@ test('sweepJobs finds a PENDING job of the new layout whose task was lost, and d
   const swept = await sweepUndispatchedJobs(db, queue, log, new Date(Date.now() + 120_000));
   expect(swept).toBeGreaterThanOrEqual(1);
   expect(queue.calls).toContainEqual({ id: started.jobs[0]!.id, options: { processInstanceId: started.instance.id } });
-  expect((await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', started.instance.id).get()).size).toBe(0);
+  expect((await db.collection(COLLECTIONS.jobs).where('processInstanceId', '==', started.instance.id).get()).size).toBe(
+    0,
+  );
 });
 
 describe('what a step reads and writes (UnitOfWork stats; docs/data-model.md, Process state)', () => {

@@ -18,7 +18,12 @@ const RUN_JOB_URL = 'https://inbox.example.test/runJob';
 const TASKS_ACCOUNT = 'cloud-tasks@test-project.iam.gserviceaccount.com';
 const signer = createSigner();
 const db = freshFirestores()('run-job-auth');
-const verifier = createPushTokenVerifier({ audience: RUN_JOB_URL, allowedEmails: [TASKS_ACCOUNT], client: new OAuth2Client(), certs: async () => signer.certs });
+const verifier = createPushTokenVerifier({
+  audience: RUN_JOB_URL,
+  allowedEmails: [TASKS_ACCOUNT],
+  client: new OAuth2Client(),
+  certs: async () => signer.certs,
+});
 http(
   'runJobAuthTest',
   createRunJobHandler({
@@ -40,7 +45,11 @@ const JOB = { jobId: 'a'.repeat(40) };
 describe('runJob authentication and input', () => {
   test.each([
     ['no token', undefined, 401],
-    ['a token for another audience', `Bearer ${signer.token({ aud: 'https://elsewhere.example.test', email: TASKS_ACCOUNT })}`, 401],
+    [
+      'a token for another audience',
+      `Bearer ${signer.token({ aud: 'https://elsewhere.example.test', email: TASKS_ACCOUNT })}`,
+      401,
+    ],
     ['a token of another service account', `Bearer ${signer.token({ aud: RUN_JOB_URL })}`, 403],
   ])('%s: rejected', async (_name, authorization, status) => {
     let call = request(server).post('/');
@@ -49,13 +58,19 @@ describe('runJob authentication and input', () => {
   });
 
   test('the Cloud Tasks service account passes; an unknown job is answered 200 so the task ends', async () => {
-    const res = await request(server).post('/').set('authorization', `Bearer ${signer.token({ aud: RUN_JOB_URL, email: TASKS_ACCOUNT })}`).send(JOB);
+    const res = await request(server)
+      .post('/')
+      .set('authorization', `Bearer ${signer.token({ aud: RUN_JOB_URL, email: TASKS_ACCOUNT })}`)
+      .send(JOB);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ outcome: 'not found', jobId: JOB.jobId });
   });
 
   test('a body without a job id: 400', async () => {
-    const res = await request(server).post('/').set('authorization', `Bearer ${signer.token({ aud: RUN_JOB_URL, email: TASKS_ACCOUNT })}`).send({ jobId: '../etc' });
+    const res = await request(server)
+      .post('/')
+      .set('authorization', `Bearer ${signer.token({ aud: RUN_JOB_URL, email: TASKS_ACCOUNT })}`)
+      .send({ jobId: '../etc' });
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('jobId');
   });
@@ -112,18 +127,36 @@ describe('runJob served, trusting the local Cloud Tasks emulator through INBOX_T
   async function dispatched(oidcToken: { serviceAccountEmail: string } | undefined): Promise<number | undefined> {
     const [task] = await admin.createTask({
       parent: queue,
-      task: { httpRequest: { url: runJob.url, headers: { 'content-type': 'application/json' }, body: Buffer.from(JSON.stringify(JOB)), ...(oidcToken === undefined ? {} : { oidcToken }) } },
+      task: {
+        httpRequest: {
+          url: runJob.url,
+          headers: { 'content-type': 'application/json' },
+          body: Buffer.from(JSON.stringify(JOB)),
+          ...(oidcToken === undefined ? {} : { oidcToken }),
+        },
+      },
     });
     await tasks.idle();
     return tasks.dispatchLog.find((d) => d.task === task.name)?.status;
   }
 
   const post = (authorization: string): Promise<Response> =>
-    fetch(runJob.url, { method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify(JOB) });
-  const sign = (from: CloudTasksEmulator, claims: { email?: string; audience?: string; issuedAtMs?: number } = {}): string =>
-    from.oidc.sign({ serviceAccountEmail: claims.email ?? TASKS_ACCOUNT, audience: claims.audience ?? runJob.url, ...(claims.issuedAtMs === undefined ? {} : { issuedAtMs: claims.issuedAtMs }) });
+    fetch(runJob.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization },
+      body: JSON.stringify(JOB),
+    });
+  const sign = (
+    from: CloudTasksEmulator,
+    claims: { email?: string; audience?: string; issuedAtMs?: number } = {},
+  ): string =>
+    from.oidc.sign({
+      serviceAccountEmail: claims.email ?? TASKS_ACCOUNT,
+      audience: claims.audience ?? runJob.url,
+      ...(claims.issuedAtMs === undefined ? {} : { issuedAtMs: claims.issuedAtMs }),
+    });
 
-  test('a task dispatched with the tasks account\'s OIDC token is let in (unknown job: 200); without one it is refused', async () => {
+  test("a task dispatched with the tasks account's OIDC token is let in (unknown job: 200); without one it is refused", async () => {
     expect(await dispatched({ serviceAccountEmail: TASKS_ACCOUNT })).toBe(200);
     expect(await dispatched(undefined)).toBe(401);
     expect(await dispatched({ serviceAccountEmail: 'someone-else@test-project.iam.gserviceaccount.com' })).toBe(403);
@@ -133,13 +166,22 @@ describe('runJob served, trusting the local Cloud Tasks emulator through INBOX_T
     const good = sign(tasks);
     expect((await post(`Bearer ${good}`)).status).toBe(200);
     const [head, , signature] = good.split('.');
-    const changed = Buffer.from(JSON.stringify(tasks.oidc.claims({ serviceAccountEmail: TASKS_ACCOUNT, audience: 'https://elsewhere.example.test' }))).toString('base64url');
+    const changed = Buffer.from(
+      JSON.stringify(
+        tasks.oidc.claims({ serviceAccountEmail: TASKS_ACCOUNT, audience: 'https://elsewhere.example.test' }),
+      ),
+    ).toString('base64url');
     const refused = {
       tampered: await post(`Bearer ${head}.${changed}.${signature}`),
       expired: await post(`Bearer ${sign(tasks, { issuedAtMs: Date.now() - 2 * 3600_000 })}`),
       misaddressed: await post(`Bearer ${sign(tasks, { audience: 'https://elsewhere.example.test' })}`),
       'another emulator': await post(`Bearer ${sign(other)}`),
     };
-    expect(Object.fromEntries(Object.entries(refused).map(([why, res]) => [why, res.status]))).toEqual({ tampered: 401, expired: 401, misaddressed: 401, 'another emulator': 401 });
+    expect(Object.fromEntries(Object.entries(refused).map(([why, res]) => [why, res.status]))).toEqual({
+      tampered: 401,
+      expired: 401,
+      misaddressed: 401,
+      'another emulator': 401,
+    });
   });
 });

@@ -31,7 +31,10 @@ const ENGINE_DEFECT = new Error('engine unavailable');
 let engineFailure: Error = ENGINE_DEFECT;
 const brokenProject = uniqueProjectId('run-job-engine');
 
-const succeeding: Readonly<Record<string, AsyncHandler>> = { handOver: async () => ({ handedOverMessageId: 'm' }), settle: async () => ({}) };
+const succeeding: Readonly<Record<string, AsyncHandler>> = {
+  handOver: async () => ({ handedOverMessageId: 'm' }),
+  settle: async () => ({}),
+};
 
 beforeAll(async () => {
   noHandler = await startProcessStack(db, projectId, { runJob: { handlers: () => ({ settle: async () => ({}) }) } });
@@ -54,11 +57,17 @@ const job = async (id: string): Promise<Record<string, unknown> | undefined> => 
   const found = await findJob(db, id);
   return found === undefined ? undefined : { ...found };
 };
-const instance = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.instance(db, id).get()).data();
+const instance = async (id: string): Promise<Record<string, unknown> | undefined> =>
+  (await refs.instance(db, id).get()).data();
 
 /** A started case whose hand-over job exists but was not dispatched: the test plays Cloud Tasks. */
 async function undispatched(businessKey: string): Promise<{ instanceId: string; jobId: string }> {
-  const started = await startProcessInstance(db, brokenEngine.engine, { processKey: PROCESS, businessKey, variables: { caseId: businessKey }, now: new Date() });
+  const started = await startProcessInstance(db, brokenEngine.engine, {
+    processKey: PROCESS,
+    businessKey,
+    variables: { caseId: businessKey },
+    now: new Date(),
+  });
   return { instanceId: started.instance.id, jobId: started.jobs[0]!.id };
 }
 
@@ -87,20 +96,30 @@ describe('attemptOf: the attempt number from X-CloudTasks-TaskRetryCount', () =>
 
 describe('runJob: a job never stays PENDING after its last chance', () => {
   test('no handler for the job: FAILED and INCIDENT / JOB_FAILED on the first attempt, 200 so Cloud Tasks stops', async () => {
-    const res = await request(noHandler.startServer).post('/').send({ processKey: PROCESS, businessKey: 'C-no-handler', variables: { caseId: 'C-no-handler' } });
+    const res = await request(noHandler.startServer)
+      .post('/')
+      .send({ processKey: PROCESS, businessKey: 'C-no-handler', variables: { caseId: 'C-no-handler' } });
     const id = res.body.processInstanceId as string;
     await waitFor('INCIDENT', async () => ((await instance(id))?.status === 'INCIDENT' ? true : undefined));
     await noHandler.tasks.idle();
     expect(noHandler.tasks.dispatchLog.map((d) => [d.attempt, d.status, d.outcome])).toEqual([[1, 200, 'completed']]);
-    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOver' })]);
+    expect((await instance(id))?.incidents).toEqual([
+      expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOver' }),
+    ]);
     const [jobId] = (await jobsOf(db, id)).map((j) => j.id);
-    expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'no async handler registered for handOver' });
+    expect(await job(jobId!)).toMatchObject({
+      status: 'FAILED',
+      attempts: 1,
+      lastError: 'no async handler registered for handOver',
+    });
     const errors = noHandler.logs.filter((l) => l.severity === 'ERROR' && l.jobId === jobId);
     expect(errors).toEqual([expect.objectContaining({ incident: 'JOB_FAILED', final: 'PERMANENT' })]);
   });
 
   test('a defect outside the handler that persists: 500 until the queue`s last attempt, then FAILED / INCIDENT and 200', async () => {
-    const res = await request(brokenEngine.startServer).post('/').send({ processKey: PROCESS, businessKey: 'C-broken', variables: { caseId: 'C-broken' } });
+    const res = await request(brokenEngine.startServer)
+      .post('/')
+      .send({ processKey: PROCESS, businessKey: 'C-broken', variables: { caseId: 'C-broken' } });
     const id = res.body.processInstanceId as string;
     await waitFor('INCIDENT', async () => ((await instance(id))?.status === 'INCIDENT' ? true : undefined));
     await brokenEngine.tasks.idle();
@@ -110,7 +129,13 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
       [2, 500, 'retrying'],
       [3, 200, 'completed'],
     ]);
-    expect((await instance(id))?.incidents).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOver', message: expect.stringContaining('engine unavailable') })]);
+    expect((await instance(id))?.incidents).toEqual([
+      expect.objectContaining({
+        reason: 'JOB_FAILED',
+        activityId: 'handOver',
+        message: expect.stringContaining('engine unavailable'),
+      }),
+    ]);
     const [jobId] = (await jobsOf(db, id)).map((j) => j.id);
     // Failures outside the handler are not the step's fault: only the final one is counted.
     expect(await job(jobId!)).toMatchObject({ status: 'FAILED', attempts: 1, lastError: 'engine unavailable' });
@@ -150,7 +175,9 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
     expect(await job(jobId)).toMatchObject({ status: 'FAILED' });
     expect(await instance(instanceId)).toMatchObject({ status: 'INCIDENT' });
     // A late duplicate delivery changes nothing.
-    expect((await deliver(brokenEngine, jobId, QUEUE_MAX_ATTEMPTS - 1)).body).toMatchObject({ outcome: 'already finished' });
+    expect((await deliver(brokenEngine, jobId, QUEUE_MAX_ATTEMPTS - 1)).body).toMatchObject({
+      outcome: 'already finished',
+    });
   });
 
   test('a handler failure on the queue`s last attempt ends the job even before INBOX_JOB_MAX_ATTEMPTS failures', async () => {
@@ -160,7 +187,12 @@ describe('runJob: a job never stays PENDING after its last chance', () => {
       runJob: { handlers: () => ({ ...succeeding, handOver: async () => Promise.reject(new Error('provider down')) }) },
     });
     try {
-      const started = await startProcessInstance(db, failing.engine, { processKey: PROCESS, businessKey: 'C-handler-last', variables: { caseId: 'C-handler-last' }, now: new Date() });
+      const started = await startProcessInstance(db, failing.engine, {
+        processKey: PROCESS,
+        businessKey: 'C-handler-last',
+        variables: { caseId: 'C-handler-last' },
+        now: new Date(),
+      });
       const jobId = started.jobs[0]!.id;
       expect((await deliver(failing, jobId, 0)).status).toBe(503);
       expect(await job(jobId)).toMatchObject({ status: 'PENDING', attempts: 1 });
@@ -187,13 +219,22 @@ describe('sweepJobs: a PENDING job whose task name stays taken is reported at ER
     const log = createLogger((line) => lines.push(JSON.parse(line) as Record<string, unknown>));
     const young = new Date(Date.now() + 5 * 60_000);
     await sweepUndispatchedJobs(db, brokenEngine.queue, log, young, { graceMs: 60_000, stuckAfterMs: 3_600_000 });
-    expect(lines.filter((l) => l.jobId === jobId).map((l) => [l.severity, l.message])).toEqual([['INFO', 'job task already existed']]);
+    expect(lines.filter((l) => l.jobId === jobId).map((l) => [l.severity, l.message])).toEqual([
+      ['INFO', 'job task already existed'],
+    ]);
 
     lines.length = 0;
     const old = new Date(Date.now() + 2 * 3_600_000);
     await sweepUndispatchedJobs(db, brokenEngine.queue, log, old, { graceMs: 60_000, stuckAfterMs: 3_600_000 });
     const mine = lines.filter((l) => l.jobId === jobId);
-    expect(mine).toEqual([expect.objectContaining({ severity: 'ERROR', incident: 'JOB_STUCK', activityId: 'handOver', processInstanceId: instanceId })]);
+    expect(mine).toEqual([
+      expect.objectContaining({
+        severity: 'ERROR',
+        incident: 'JOB_STUCK',
+        activityId: 'handOver',
+        processInstanceId: instanceId,
+      }),
+    ]);
     expect(mine[0]!.ageMs).toBeGreaterThanOrEqual(2 * 3_600_000 - 60_000);
     expect(await job(jobId)).toMatchObject({ status: 'PENDING' });
   });

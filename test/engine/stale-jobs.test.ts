@@ -43,7 +43,11 @@ beforeAll(async () => {
 const NO_QUEUE: JobQueue = { enqueue: async () => 'CREATED' };
 
 /** runJob served in process; every handler fails for good and counts its runs; the delivery is the queue's last attempt. */
-function runJob(db: Firestore): { deliver: (job: JobState) => Promise<{ status: number; body: Record<string, unknown> }>; runs: string[]; logs: Array<Record<string, unknown>> } {
+function runJob(db: Firestore): {
+  deliver: (job: JobState) => Promise<{ status: number; body: Record<string, unknown> }>;
+  runs: string[];
+  logs: Array<Record<string, unknown>>;
+} {
   const runs: string[] = [];
   const logs: Array<Record<string, unknown>> = [];
   const failing = (name: string) => async (): Promise<never> => {
@@ -67,31 +71,53 @@ function runJob(db: Firestore): { deliver: (job: JobState) => Promise<{ status: 
     }),
   );
   const deliver = async (job: JobState): Promise<{ status: number; body: Record<string, unknown> }> => {
-    const res = await request(getTestServer(name)).post('/').set('X-CloudTasks-TaskRetryCount', '4').send({ jobId: job.id, processInstanceId: job.processInstanceId });
+    const res = await request(getTestServer(name))
+      .post('/')
+      .set('X-CloudTasks-TaskRetryCount', '4')
+      .send({ jobId: job.id, processInstanceId: job.processInstanceId });
     return { status: res.status, body: res.body as Record<string, unknown> };
   };
   return { deliver, runs, logs };
 }
 
-async function atHandOver(db: Firestore, key: string, variables: Record<string, unknown> = {}): Promise<{ instanceId: string; executionId: string; job: JobState }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: key, variables: { caseId: key, ...variables }, now: new Date() });
+async function atHandOver(
+  db: Firestore,
+  key: string,
+  variables: Record<string, unknown> = {},
+): Promise<{ instanceId: string; executionId: string; job: JobState }> {
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'timer-paths',
+    businessKey: key,
+    variables: { caseId: key, ...variables },
+    now: new Date(),
+  });
   const job = started.jobs[0];
   if (job === undefined) throw new Error('no hand-over job');
   return { instanceId: started.instance.id, executionId: job.executionId, job };
 }
 
-const instanceOf = async (db: Firestore, id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
+const instanceOf = async (db: Firestore, id: string): Promise<Record<string, unknown>> =>
+  (await refs.instance(db, id).get()).data() ?? {};
 
 describe('a repair or a timer that takes a token away ends its job', () => {
   test('move-token: the hand-over job ends stale in the same transaction; its last failing delivery runs nothing and moves nothing', async () => {
     const db = dbs('stale-move');
     const { instanceId, executionId, job } = await atHandOver(db, 'K-move');
-    await moveToken(db, engine, { processInstanceId: instanceId, executionId, activityId: 'completedOrOverdue', force: false, now: new Date() });
+    await moveToken(db, engine, {
+      processInstanceId: instanceId,
+      executionId,
+      activityId: 'completedOrOverdue',
+      force: false,
+      now: new Date(),
+    });
     expect(await jobOf(db, instanceId, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
     const run = runJob(db);
     expect(await run.deliver(job)).toMatchObject({ status: 200, body: { outcome: 'already finished' } });
     expect(run.runs).toEqual([]);
-    expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ activityId: 'completedOrOverdue', status: 'WAITING_EVENT' });
+    expect(await tokenOf(db, instanceId, executionId)).toMatchObject({
+      activityId: 'completedOrOverdue',
+      status: 'WAITING_EVENT',
+    });
     expect(await instanceOf(db, instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
   });
 
@@ -102,7 +128,11 @@ describe('a repair or a timer that takes a token away ends its job', () => {
     const run = runJob(db);
     expect((await run.deliver(job)).status).toBe(200);
     expect(run.runs).toEqual([]);
-    expect(await instanceOf(db, instanceId)).toMatchObject({ status: 'COMPLETED', activeExecutionIds: [], incidents: [] });
+    expect(await instanceOf(db, instanceId)).toMatchObject({
+      status: 'COMPLETED',
+      activeExecutionIds: [],
+      incidents: [],
+    });
     expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ status: 'CANCELLED' });
   });
 
@@ -117,7 +147,11 @@ describe('a repair or a timer that takes a token away ends its job', () => {
     const run = runJob(db);
     expect((await run.deliver(job)).status).toBe(200);
     expect(run.runs).toEqual([]);
-    expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ activityId: 'escalate', status: 'WAITING_JOB', jobId: escalation?.id });
+    expect(await tokenOf(db, instanceId, executionId)).toMatchObject({
+      activityId: 'escalate',
+      status: 'WAITING_JOB',
+      jobId: escalation?.id,
+    });
     expect(await jobOf(db, instanceId, escalation?.id ?? '')).toMatchObject({ status: 'PENDING' });
     expect(await jobOf(db, instanceId, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
     expect(await instanceOf(db, instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
@@ -126,9 +160,16 @@ describe('a repair or a timer that takes a token away ends its job', () => {
 
 describe('a job left PENDING while its token moved on (a version before this rule) is stale wherever it is met', () => {
   /** The state the earlier code left: the token moved to the gateway by hand-written fields, the job still PENDING. */
-  async function leftBehind(db: Firestore, key: string): Promise<{ instanceId: string; executionId: string; job: JobState }> {
+  async function leftBehind(
+    db: Firestore,
+    key: string,
+  ): Promise<{ instanceId: string; executionId: string; job: JobState }> {
     const at = await atHandOver(db, key);
-    await refs.instance(db, at.instanceId).update({ [`tokens.${at.executionId}.activityId`]: 'escalate', [`tokens.${at.executionId}.jobId`]: 'a'.repeat(40), [`tokens.${at.executionId}.step`]: 9 });
+    await refs.instance(db, at.instanceId).update({
+      [`tokens.${at.executionId}.activityId`]: 'escalate',
+      [`tokens.${at.executionId}.jobId`]: 'a'.repeat(40),
+      [`tokens.${at.executionId}.step`]: 9,
+    });
     return at;
   }
 
@@ -140,15 +181,26 @@ describe('a job left PENDING while its token moved on (a version before this rul
     expect(run.runs).toEqual([]);
     expect(await jobOf(db, instanceId, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
     expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ activityId: 'escalate', step: 9 });
-    expect(run.logs.filter((l) => l.message === 'job stale: its token no longer waits for it; ended without running its handler')).toHaveLength(1);
+    expect(
+      run.logs.filter(
+        (l) => l.message === 'job stale: its token no longer waits for it; ended without running its handler',
+      ),
+    ).toHaveLength(1);
   });
 
   test('a failure, even a final one: STALE, the token and the instance untouched', async () => {
     const db = dbs('stale-failure');
     const { instanceId, executionId, job } = await leftBehind(db, 'K-failure');
-    expect(await recordJobFailure(db, job, 'boom', 3, new Date(), { final: true })).toEqual({ status: 'STALE', attempts: 1 });
+    expect(await recordJobFailure(db, job, 'boom', 3, new Date(), { final: true })).toEqual({
+      status: 'STALE',
+      attempts: 1,
+    });
     expect(await jobOf(db, instanceId, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR });
-    expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ activityId: 'escalate', step: 9, status: 'WAITING_JOB' });
+    expect(await tokenOf(db, instanceId, executionId)).toMatchObject({
+      activityId: 'escalate',
+      step: 9,
+      status: 'WAITING_JOB',
+    });
     expect(await instanceOf(db, instanceId)).toMatchObject({ status: 'RUNNING', incidents: [] });
   });
 

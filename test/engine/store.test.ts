@@ -26,19 +26,39 @@ beforeAll(async () => {
 
 /** Starts a case and runs its hand-over job, so its token waits for TaskCompleted. */
 async function waitingCase(businessKey: string, caseId = businessKey) {
-  const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey, variables: { caseId }, now: now() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: PROCESS,
+    businessKey,
+    variables: { caseId },
+    now: now(),
+  });
   const handOver = started.jobs[0];
   if (handOver === undefined) throw new Error('no hand-over job');
   const done = await completeJobRun(db, engine, handOver, { handedOverMessageId: 'm' }, now());
   return { instance: started.instance, handOver, done };
 }
 
-const message = (correlationKey: string, variables: Record<string, unknown> = { completedItems: 4 }) => ({ messageName: 'TaskCompleted', correlationKey, variables, now: now() });
+const message = (correlationKey: string, variables: Record<string, unknown> = { completedItems: 4 }) => ({
+  messageName: 'TaskCompleted',
+  correlationKey,
+  variables,
+  now: now(),
+});
 
 describe('engine store on the Firestore emulator', () => {
   test('a second start answers with the existing instance and creates no second token', async () => {
-    const first = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'C-dup', variables: { caseId: 'C-dup' }, now: now() });
-    const second = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'C-dup', variables: { caseId: 'C-dup' }, now: now() });
+    const first = await startProcessInstance(db, engine, {
+      processKey: PROCESS,
+      businessKey: 'C-dup',
+      variables: { caseId: 'C-dup' },
+      now: now(),
+    });
+    const second = await startProcessInstance(db, engine, {
+      processKey: PROCESS,
+      businessKey: 'C-dup',
+      variables: { caseId: 'C-dup' },
+      now: now(),
+    });
     expect(first.created).toBe(true);
     expect(second.created).toBe(false);
     expect(second.jobs).toEqual([]);
@@ -52,7 +72,14 @@ describe('engine store on the Firestore emulator', () => {
     expect(done.status).toBe('COMPLETED');
     const keyDoc = await refs.correlationKey(db, 'C-path').get();
     expect(keyDoc.get('waiting')).toHaveLength(1);
-    expect(keyDoc.get('waiting')).toMatchObject([{ messageName: 'TaskCompleted', correlationKey: 'C-path', activityId: 'waitForCompletion', processInstanceId: instance.id }]);
+    expect(keyDoc.get('waiting')).toMatchObject([
+      {
+        messageName: 'TaskCompleted',
+        correlationKey: 'C-path',
+        activityId: 'waitForCompletion',
+        processInstanceId: instance.id,
+      },
+    ]);
     // The key document is the only place the point is stored.
     expect(await eventSubscriptionCount(db)).toBe(0);
 
@@ -65,13 +92,18 @@ describe('engine store on the Firestore emulator', () => {
     expect((await refs.correlationKey(db, 'C-path').get()).exists).toBe(false);
     expect(await waitingPointsOf(db, instance.id)).toEqual([]);
     expect(await eventSubscriptionCount(db)).toBe(0);
-    expect((await refs.instance(db, instance.id).get()).get('variables')).toMatchObject({ caseId: 'C-path', completedItems: 4 });
+    expect((await refs.instance(db, instance.id).get()).get('variables')).toMatchObject({
+      caseId: 'C-path',
+      completedItems: 4,
+    });
 
     const again = await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-path')));
     expect(again.result.kind).toBe('NO_WAITING_INSTANCE');
 
     const settlementJob = result.jobs[0]!;
-    expect((await completeJobRun(db, engine, settlementJob, { settlementId: 'C-path' }, now())).status).toBe('COMPLETED');
+    expect((await completeJobRun(db, engine, settlementJob, { settlementId: 'C-path' }, now())).status).toBe(
+      'COMPLETED',
+    );
     expect((await refs.instance(db, instance.id).get()).get('status')).toBe('COMPLETED');
     expect((await completeJobRun(db, engine, settlementJob, {}, now())).status).toBe('ALREADY_FINISHED');
   });
@@ -101,10 +133,24 @@ describe('engine store on the Firestore emulator', () => {
 
   test('repair: moving a token to a second waiting point is refused unless forced; cancelling removes it', async () => {
     const { instance } = await waitingCase('C-repair');
-    await expect(moveToken(db, engine, { processInstanceId: instance.id, executionId: null, activityId: 'waitForCompletion', force: false, now: now() })).rejects.toThrow(RepairRefusedError);
+    await expect(
+      moveToken(db, engine, {
+        processInstanceId: instance.id,
+        executionId: null,
+        activityId: 'waitForCompletion',
+        force: false,
+        now: now(),
+      }),
+    ).rejects.toThrow(RepairRefusedError);
     expect((await refs.correlationKey(db, 'C-repair').get()).get('waiting')).toHaveLength(1);
 
-    const forced = await moveToken(db, engine, { processInstanceId: instance.id, executionId: null, activityId: 'waitForCompletion', force: true, now: now() });
+    const forced = await moveToken(db, engine, {
+      processInstanceId: instance.id,
+      executionId: null,
+      activityId: 'waitForCompletion',
+      force: true,
+      now: now(),
+    });
     expect(forced.duplicates).toHaveLength(1);
     expect((await refs.instance(db, instance.id).get()).get('status')).toBe('INCIDENT');
 
@@ -117,12 +163,27 @@ describe('engine store on the Firestore emulator', () => {
   });
 
   test('a job whose token a repair moved away is ended by the repair (DONE, the stale-job lastError); its late completion moves nothing', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'C-stale', variables: { caseId: 'C-stale' }, now: now() });
+    const started = await startProcessInstance(db, engine, {
+      processKey: PROCESS,
+      businessKey: 'C-stale',
+      variables: { caseId: 'C-stale' },
+      now: now(),
+    });
     const job = started.jobs[0]!;
     const { executionId } = job;
     // The operator skips the hand-over: the token now waits for the completion message.
-    await moveToken(db, engine, { processInstanceId: started.instance.id, executionId, activityId: 'waitForCompletion', force: false, now: now() });
-    expect(await findJob(db, job.id)).toMatchObject({ status: 'DONE', lastError: STALE_JOB_ERROR, finishedAt: expect.anything() });
+    await moveToken(db, engine, {
+      processInstanceId: started.instance.id,
+      executionId,
+      activityId: 'waitForCompletion',
+      force: false,
+      now: now(),
+    });
+    expect(await findJob(db, job.id)).toMatchObject({
+      status: 'DONE',
+      lastError: STALE_JOB_ERROR,
+      finishedAt: expect.anything(),
+    });
     const before = await instanceWithoutJobs(db, started.instance.id);
 
     const done = await completeJobRun(db, engine, job, { handedOverMessageId: 'late' }, now());
@@ -130,11 +191,19 @@ describe('engine store on the Firestore emulator', () => {
     expect(STALE_JOB_ERROR).toBe('token no longer waits for this job');
     // The late result is not merged and the token stays where the repair put it.
     expect(await instanceWithoutJobs(db, started.instance.id)).toEqual(before);
-    expect(await findToken(db, executionId)).toMatchObject({ status: 'WAITING_MESSAGE', activityId: 'waitForCompletion' });
+    expect(await findToken(db, executionId)).toMatchObject({
+      status: 'WAITING_MESSAGE',
+      activityId: 'waitForCompletion',
+    });
   });
 
   test('a job that keeps failing is retried, then FAILED with a JOB_FAILED incident', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: 'C-fail', variables: { caseId: 'C-fail' }, now: now() });
+    const started = await startProcessInstance(db, engine, {
+      processKey: PROCESS,
+      businessKey: 'C-fail',
+      variables: { caseId: 'C-fail' },
+      now: now(),
+    });
     const job = started.jobs[0]!;
     expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 1 });
     expect(await recordJobFailure(db, job, 'provider down', 3, now())).toEqual({ status: 'RETRY', attempts: 2 });
@@ -142,13 +211,19 @@ describe('engine store on the Firestore emulator', () => {
     expect(await findJob(db, job.id)).toMatchObject({ status: 'FAILED', attempts: 3, lastError: 'provider down' });
     const instance = await refs.instance(db, started.instance.id).get();
     expect(instance.get('status')).toBe('INCIDENT');
-    expect(instance.get('incidents')).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOver' })]);
+    expect(instance.get('incidents')).toEqual([
+      expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'handOver' }),
+    ]);
     expect(await recordJobFailure(db, job, 'again', 3, now())).toEqual({ status: 'ALREADY_FINISHED', attempts: 3 });
   });
 
   test('competing correlations of one message: exactly one wins', async () => {
     await waitingCase('C-race');
-    const outcomes = await Promise.all(Array.from({ length: 4 }, () => runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-race'))).then((r) => r.result.kind)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-race'))).then((r) => r.result.kind),
+      ),
+    );
     expect(outcomes.filter((k) => k === 'CORRELATED')).toHaveLength(1);
     expect(outcomes.filter((k) => k === 'NO_WAITING_INSTANCE')).toHaveLength(3);
   });

@@ -24,7 +24,12 @@ const db = freshFirestores()('engine-timer-races');
 let engine: Engine;
 
 beforeAll(async () => {
-  engine = new Engine([await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn'))], {}, new Set(['handOver', 'settle', 'escalate']), inboxBuffer(7 * DAY));
+  engine = new Engine(
+    [await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn'))],
+    {},
+    new Set(['handOver', 'settle', 'escalate']),
+    inboxBuffer(7 * DAY),
+  );
 });
 
 /**
@@ -48,20 +53,38 @@ const only = <T>(items: readonly T[]): T => {
   expect(items).toHaveLength(1);
   return items[0] as T;
 };
-const message = (key: string) => ({ messageName: 'TaskCompleted', correlationKey: key, variables: { completedItems: 2 }, now: new Date() });
-const correlateRun = async (store: Firestore, e: Engine, key: string) => runUnitOfWork(store, (uow) => correlate(uow, e, message(key)));
+const message = (key: string) => ({
+  messageName: 'TaskCompleted',
+  correlationKey: key,
+  variables: { completedItems: 2 },
+  now: new Date(),
+});
+const correlateRun = async (store: Firestore, e: Engine, key: string) =>
+  runUnitOfWork(store, (uow) => correlate(uow, e, message(key)));
 const docs = async (store: Firestore, collection: string, instance: string): Promise<Array<Record<string, unknown>>> =>
   (await store.collection(collection).where('processInstanceId', '==', instance).get()).docs.map((d) => d.data());
 
 async function atHandOver(key: string) {
-  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: key, variables: { caseId: key }, now: new Date() });
-  return { id: started.instance.id, job: only(started.jobs), deadline: only(started.timers), token: executionId(started.instance.id, 'start') };
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'timer-paths',
+    businessKey: key,
+    variables: { caseId: key },
+    now: new Date(),
+  });
+  return {
+    id: started.instance.id,
+    job: only(started.jobs),
+    deadline: only(started.timers),
+    token: executionId(started.instance.id, 'start'),
+  };
 }
 
 /** What the store holds for one instance, and which of the two paths it took. */
 async function pathOf(id: string, token: string) {
   const jobs = (await jobsOf(db, id)).map((j) => j.activityId);
-  const pending = (await docs(db, COLLECTIONS.timers, id)).filter((t) => t.status === 'PENDING').map((t) => String(t.activityId));
+  const pending = (await docs(db, COLLECTIONS.timers, id))
+    .filter((t) => t.status === 'PENDING')
+    .map((t) => String(t.activityId));
   const subscriptions = await waitingPointsOf(db, id);
   const execution = (await findToken(db, token)) as ExecutionState;
   const escalated = jobs.includes('escalate');
@@ -71,15 +94,22 @@ async function pathOf(id: string, token: string) {
 
 describe('timer races on the Firestore emulator', () => {
   test(`a message and the overdue timer at the gateway, ${ROUNDS} times at once: exactly one path each time`, async () => {
-    const outcomes = await Promise.all(Array.from({ length: ROUNDS }, async (_, i) => {
-      const key = `C-race-${i}`;
-      const { id, job, token } = await atHandOver(key);
-      const overdue = only((await completeJobRun(db, engine, job, {}, new Date())).timers);
-      const [message, timer] = await Promise.all([redelivered(() => correlateRun(db, engine, key)), redelivered(() => fireTimerRun(db, engine, overdue.id, overdue.dueAt))]);
-      return { id, token, message: message.result.kind, timer: timer.status };
-    }));
+    const outcomes = await Promise.all(
+      Array.from({ length: ROUNDS }, async (_, i) => {
+        const key = `C-race-${i}`;
+        const { id, job, token } = await atHandOver(key);
+        const overdue = only((await completeJobRun(db, engine, job, {}, new Date())).timers);
+        const [message, timer] = await Promise.all([
+          redelivered(() => correlateRun(db, engine, key)),
+          redelivered(() => fireTimerRun(db, engine, overdue.id, overdue.dueAt)),
+        ]);
+        return { id, token, message: message.result.kind, timer: timer.status };
+      }),
+    );
     for (const { id, token, message, timer } of outcomes) {
-      expect([message, timer].sort()).toEqual(message === 'CORRELATED' ? ['CORRELATED', 'NOT_FOUND'] : ['FIRED', 'NO_WAITING_INSTANCE']);
+      expect([message, timer].sort()).toEqual(
+        message === 'CORRELATED' ? ['CORRELATED', 'NOT_FOUND'] : ['FIRED', 'NO_WAITING_INSTANCE'],
+      );
       const path = await pathOf(id, token);
       expect(path.escalated).toBe(timer === 'FIRED');
       expect(path.settled).toBe(message === 'CORRELATED');
@@ -90,16 +120,18 @@ describe('timer races on the Firestore emulator', () => {
   });
 
   test(`a correlation, the hand-over job and its deadline for one instance at the same moment, ${ROUNDS} times: always consistent`, async () => {
-    const outcomes = await Promise.all(Array.from({ length: ROUNDS }, async (_, i) => {
-      const key = `C-three-${i}`;
-      const { id, job, deadline, token } = await atHandOver(key);
-      const [message, done, timer] = await Promise.all([
-        redelivered(() => correlateRun(db, engine, key)),
-        redelivered(() => completeJobRun(db, engine, job, {}, new Date())),
-        redelivered(() => fireTimerRun(db, engine, deadline.id, deadline.dueAt)),
-      ]);
-      return { id, token, message: message.result.kind, job: done.status, timer: timer.status };
-    }));
+    const outcomes = await Promise.all(
+      Array.from({ length: ROUNDS }, async (_, i) => {
+        const key = `C-three-${i}`;
+        const { id, job, deadline, token } = await atHandOver(key);
+        const [message, done, timer] = await Promise.all([
+          redelivered(() => correlateRun(db, engine, key)),
+          redelivered(() => completeJobRun(db, engine, job, {}, new Date())),
+          redelivered(() => fireTimerRun(db, engine, deadline.id, deadline.dueAt)),
+        ]);
+        return { id, token, message: message.result.kind, job: done.status, timer: timer.status };
+      }),
+    );
     for (const { id, token, message, job, timer } of outcomes) {
       const path = await pathOf(id, token);
       if (timer === 'FIRED') {
@@ -125,10 +157,25 @@ describe('timer races on the Firestore emulator', () => {
 
   test('what a timer costs in reads and writes (UnitOfWork stats)', async () => {
     // The fixture process as it was before its deadline timer: the same steps without one.
-    const plain = new Engine([await loadProcessModel(join(FIXTURES, 'fixture-plain.bpmn'))], {}, new Set(['handOver', 'settle']), inboxBuffer(7 * DAY));
+    const plain = new Engine(
+      [await loadProcessModel(join(FIXTURES, 'fixture-plain.bpmn'))],
+      {},
+      new Set(['handOver', 'settle']),
+      inboxBuffer(7 * DAY),
+    );
     const start = (e: Engine, processKey: string, key: string) => {
       const id = instanceId(processKey, key);
-      const t = startInstance(e.model(processKey), {}, { instanceId: id, executionId: executionId(id, 'start'), businessKey: key, variables: { caseId: key }, now: new Date() });
+      const t = startInstance(
+        e.model(processKey),
+        {},
+        {
+          instanceId: id,
+          executionId: executionId(id, 'start'),
+          businessKey: key,
+          variables: { caseId: key },
+          now: new Date(),
+        },
+      );
       return runUnitOfWork(db, (uow) => applyAndSettle(uow, e, t, new Date()));
     };
     // Setting a timer: the start of a task with a boundary timer against the same start without one (the instance read
@@ -149,7 +196,10 @@ describe('timer races on the Firestore emulator', () => {
 
     // Firing: the interrupting deadline (timer and instance read; timer and instance written) and the gateway's timer (+ the key document, which holds the message branch's point).
     const deadline = await atHandOver('C-cost-3');
-    expect((await fireTimerCounted(db, engine, deadline.deadline.id, deadline.deadline.dueAt)).stats).toEqual({ reads: 2, writes: 2 });
+    expect((await fireTimerCounted(db, engine, deadline.deadline.id, deadline.deadline.dueAt)).stats).toEqual({
+      reads: 2,
+      writes: 2,
+    });
     const gate = await atHandOver('C-cost-4');
     const overdue = only((await completeJobRun(db, engine, gate.job, {}, new Date())).timers);
     expect((await fireTimerCounted(db, engine, overdue.id, overdue.dueAt)).stats).toEqual({ reads: 3, writes: 3 });

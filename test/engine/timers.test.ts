@@ -28,28 +28,57 @@ const db = dbs('engine-timers');
 let engine: Engine;
 
 beforeAll(async () => {
-  const models = [await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn')), await loadProcessModel(join(FIXTURES, 'timer-kinds.bpmn'))];
-  engine = new Engine(models, {}, new Set(['handOver', 'settle', 'escalate', 'work', 'sendReminder']), inboxBuffer(7 * DAY));
+  const models = [
+    await loadProcessModel(join(FIXTURES, 'timer-paths.bpmn')),
+    await loadProcessModel(join(FIXTURES, 'timer-kinds.bpmn')),
+  ];
+  engine = new Engine(
+    models,
+    {},
+    new Set(['handOver', 'settle', 'escalate', 'work', 'sendReminder']),
+    inboxBuffer(7 * DAY),
+  );
 });
 
-const get = async (ref: FirebaseFirestore.DocumentReference): Promise<Record<string, unknown> | undefined> => (await ref.get()).data();
-const execution = async (store: Firestore, id: string): Promise<ExecutionState> => (await findToken(store, id)) as ExecutionState;
-const timerDoc = async (store: Firestore, id: string): Promise<Record<string, unknown> | undefined> => get(refs.timer(store, id));
+const get = async (ref: FirebaseFirestore.DocumentReference): Promise<Record<string, unknown> | undefined> =>
+  (await ref.get()).data();
+const execution = async (store: Firestore, id: string): Promise<ExecutionState> =>
+  (await findToken(store, id)) as ExecutionState;
+const timerDoc = async (store: Firestore, id: string): Promise<Record<string, unknown> | undefined> =>
+  get(refs.timer(store, id));
 const timersOf = async (store: Firestore, instance: string): Promise<Array<Record<string, unknown>>> =>
-  (await store.collection(COLLECTIONS.timers).where('processInstanceId', '==', instance).get()).docs.map((d) => d.data());
+  (await store.collection(COLLECTIONS.timers).where('processInstanceId', '==', instance).get()).docs.map((d) =>
+    d.data(),
+  );
 /** The instance's waiting points (in its key documents), each as `execution/activity`. */
-const subscriptionsOf = async (store: Firestore, instance: string): Promise<string[]> => (await waitingPointsOf(store, instance)).map((p) => `${String(p.executionId)}/${String(p.activityId)}`);
+const subscriptionsOf = async (store: Firestore, instance: string): Promise<string[]> =>
+  (await waitingPointsOf(store, instance)).map((p) => `${String(p.executionId)}/${String(p.activityId)}`);
 const jobsOf = jobRecordsOf;
 const only = <T>(items: readonly T[]): T => {
   expect(items).toHaveLength(1);
   return items[0] as T;
 };
-const message = (key: string) => ({ messageName: 'TaskCompleted', correlationKey: key, variables: { completedItems: 2 }, now: new Date() });
+const message = (key: string) => ({
+  messageName: 'TaskCompleted',
+  correlationKey: key,
+  variables: { completedItems: 2 },
+  now: new Date(),
+});
 
 /** A timer-paths instance at its hand-over (job and deadline timer set). */
 async function atHandOver(store: Firestore, key: string, variables: Record<string, unknown> = {}) {
-  const started = await startProcessInstance(store, engine, { processKey: 'timer-paths', businessKey: key, variables: { caseId: key, ...variables }, now: new Date() });
-  return { id: started.instance.id, job: only(started.jobs), deadline: only(started.timers), token: executionId(started.instance.id, 'start') };
+  const started = await startProcessInstance(store, engine, {
+    processKey: 'timer-paths',
+    businessKey: key,
+    variables: { caseId: key, ...variables },
+    now: new Date(),
+  });
+  return {
+    id: started.instance.id,
+    job: only(started.jobs),
+    deadline: only(started.timers),
+    token: executionId(started.instance.id, 'start'),
+  };
 }
 
 /** A timer-paths instance waiting at its event-based gateway (message branch and overdue timer). */
@@ -64,7 +93,13 @@ describe('timers on the Firestore emulator', () => {
   test('an interrupting boundary timer: stored with shard and horizon, not fired early, fired once; the job ends STALE', async () => {
     const { id, job, deadline, token } = await atHandOver(db, 'C-t1');
     const stored = await timerDoc(db, deadline.id);
-    expect(stored).toMatchObject({ status: 'PENDING', activityId: 'handOverLate', waitingAt: 'handOver', horizon: 'NEAR', shard: shardOf(deadline.id) });
+    expect(stored).toMatchObject({
+      status: 'PENDING',
+      activityId: 'handOverLate',
+      waitingAt: 'handOver',
+      horizon: 'NEAR',
+      shard: shardOf(deadline.id),
+    });
     expect(stored?.shard).toBeLessThan(STATE_SHARDS);
     expect(stored?.expireAt).toBeUndefined();
     expect((await execution(db, token)).timerIds).toEqual([deadline.id]);
@@ -77,7 +112,11 @@ describe('timers on the Firestore emulator', () => {
     const fired = await fireTimerRun(db, engine, deadline.id, at);
     expect(fired.status).toBe('FIRED');
     expect(only(fired.jobs).activityId).toBe('escalate');
-    expect(await timerDoc(db, deadline.id)).toMatchObject({ status: 'FIRED', firedAt: expect.anything(), expireAt: expect.anything() });
+    expect(await timerDoc(db, deadline.id)).toMatchObject({
+      status: 'FIRED',
+      firedAt: expect.anything(),
+      expireAt: expect.anything(),
+    });
     const expireAt = (await timerDoc(db, deadline.id))?.expireAt as FirebaseFirestore.Timestamp;
     expect(expireAt.toMillis()).toBe(at.getTime() + FIRED_TIMER_RETENTION_MS);
     expect(await execution(db, token)).toMatchObject({ activityId: 'escalate', status: 'WAITING_JOB', timerIds: [] });
@@ -95,7 +134,11 @@ describe('timers on the Firestore emulator', () => {
     expect(await timerDoc(db, deadline.id)).toBeUndefined();
     expect(await subscriptionsOf(db, id)).toEqual([`${token}/waitForCompletion`]);
     const keyRef = refs.correlationKey(db, 'C-t2');
-    expect(await get(keyRef)).toMatchObject({ shard: shardOf(keyRef.id), waitingFor: ['TaskCompleted'], waiting: [{ gatewayId: 'completedOrOverdue', activityId: 'waitForCompletion', executionId: token }] });
+    expect(await get(keyRef)).toMatchObject({
+      shard: shardOf(keyRef.id),
+      waitingFor: ['TaskCompleted'],
+      waiting: [{ gatewayId: 'completedOrOverdue', activityId: 'waitForCompletion', executionId: token }],
+    });
     expect(await eventSubscriptionCount(db)).toBe(0);
     expect(overdue).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue' });
     expect(done.timers.map((t) => t.id)).toEqual([overdue?.id]);
@@ -109,7 +152,9 @@ describe('timers on the Firestore emulator', () => {
     expect(only(fired.jobs).activityId).toBe('escalate');
     expect(await subscriptionsOf(db, id)).toEqual([]);
     expect(await get(refs.correlationKey(db, 'C-t3'))).toBeUndefined();
-    expect((await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-t3')))).result.kind).toBe('NO_WAITING_INSTANCE');
+    expect((await runUnitOfWork(db, (uow) => correlate(uow, engine, message('C-t3')))).result.kind).toBe(
+      'NO_WAITING_INSTANCE',
+    );
   });
 
   test('the message wins at the gateway: the overdue timer is deleted; its task later finds NOT_FOUND', async () => {
@@ -118,7 +163,9 @@ describe('timers on the Firestore emulator', () => {
     expect(correlated.result.kind).toBe('CORRELATED');
     expect(await timerDoc(db, overdue?.id ?? '')).toBeUndefined();
     expect(await subscriptionsOf(db, id)).toEqual([]);
-    expect((await fireTimerRun(db, engine, overdue?.id ?? '', new Date(Date.now() + 30 * DAY))).status).toBe('NOT_FOUND');
+    expect((await fireTimerRun(db, engine, overdue?.id ?? '', new Date(Date.now() + 30 * DAY))).status).toBe(
+      'NOT_FOUND',
+    );
     expect((await jobsOf(db, id)).map((j) => j.activityId).sort()).toEqual(['handOver', 'settle']);
   });
 
@@ -126,7 +173,11 @@ describe('timers on the Firestore emulator', () => {
     const { overdue, done } = await atGateway(db, 'C-t5', { completionDeadline: 'P60D' });
     expect(done.timers).toEqual([]);
     expect(overdue).toBeUndefined();
-    const stored = await db.collection(COLLECTIONS.timers).where('activityId', '==', 'overdue').where('processInstanceId', '==', instanceId('timer-paths', 'C-t5')).get();
+    const stored = await db
+      .collection(COLLECTIONS.timers)
+      .where('activityId', '==', 'overdue')
+      .where('processInstanceId', '==', instanceId('timer-paths', 'C-t5'))
+      .get();
     expect(only(stored.docs).data()).toMatchObject({ horizon: 'FAR', status: 'PENDING' });
   });
 
@@ -143,7 +194,12 @@ describe('timers on the Firestore emulator', () => {
   test('timer catch event and a non-interrupting cycle: each firing a new token, the next occurrence replacing the fired one', async () => {
     const approvalDueAt = new Date(Date.now() + DAY);
     const variables = { orderId: 'O-t7', approvalDueAt: approvalDueAt.toISOString() };
-    const started = await startProcessInstance(db, engine, { processKey: 'timer-kinds', businessKey: 'O-t7', variables, now: new Date() });
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'timer-kinds',
+      businessKey: 'O-t7',
+      variables,
+      now: new Date(),
+    });
     const token = executionId(started.instance.id, 'start');
     const delay = only(started.timers);
     const atWork = await fireTimerRun(db, engine, delay.id, delay.dueAt);
@@ -152,12 +208,15 @@ describe('timers on the Firestore emulator', () => {
     for (let n = 1; n <= 3; n++) {
       const fired = await fireTimerRun(db, engine, remind.id, remind.dueAt);
       expect(fired.status).toBe('FIRED');
-      expect(only(fired.jobs)).toMatchObject({ activityId: 'sendReminder', executionId: executionId(started.instance.id, `timer:${remind.id}`) });
+      expect(only(fired.jobs)).toMatchObject({
+        activityId: 'sendReminder',
+        executionId: executionId(started.instance.id, `timer:${remind.id}`),
+      });
       expect((await execution(db, token)).timerIds).toEqual(fired.timers.map((t: TimerState) => t.id));
       if (n === 3) expect(fired.timers).toEqual([]);
       else remind = only(fired.timers);
     }
-    expect((await execution(db, token))).toMatchObject({ status: 'WAITING_JOB', jobId: workJob.id });
+    expect(await execution(db, token)).toMatchObject({ status: 'WAITING_JOB', jobId: workJob.id });
     const approval = await completeJobRun(db, engine, workJob, {}, new Date());
     const late = only(approval.timers);
     expect(late).toMatchObject({ activityId: 'approvalLate', dueAt: approvalDueAt });
@@ -179,13 +238,25 @@ describe('timers on the Firestore emulator', () => {
 
   test('repairs remove the timers and gateway points of the token they move or cancel', async () => {
     const gate = await atGateway(db, 'C-t9');
-    const moved = await moveToken(db, engine, { processInstanceId: gate.id, executionId: gate.token, activityId: 'escalate', force: false, now: new Date() });
+    const moved = await moveToken(db, engine, {
+      processInstanceId: gate.id,
+      executionId: gate.token,
+      activityId: 'escalate',
+      force: false,
+      now: new Date(),
+    });
     expect(only(moved.jobs).activityId).toBe('escalate');
     expect(await timersOf(db, gate.id)).toEqual([]);
     expect(await subscriptionsOf(db, gate.id)).toEqual([]);
 
     const task = await atHandOver(db, 'C-t10');
-    const back = await moveToken(db, engine, { processInstanceId: task.id, executionId: task.token, activityId: 'completedOrOverdue', force: false, now: new Date() });
+    const back = await moveToken(db, engine, {
+      processInstanceId: task.id,
+      executionId: task.token,
+      activityId: 'completedOrOverdue',
+      force: false,
+      now: new Date(),
+    });
     expect(back.timers.map((t) => t.activityId)).toEqual(['overdue']);
     expect(await subscriptionsOf(db, task.id)).toEqual([`${task.token}/waitForCompletion`]);
     await cancelTokenRun(db, engine, task.id, task.token, new Date());
@@ -198,7 +269,9 @@ describe('timers on the Firestore emulator', () => {
     const { id, deadline, token } = await atHandOver(client, 'C-t11');
     const faults = commitFaults(client);
     try {
-      faults.afterLanding((request) => writes(request, `${COLLECTIONS.timers}/${deadline.id}`), { kind: 'UNAVAILABLE' });
+      faults.afterLanding((request) => writes(request, `${COLLECTIONS.timers}/${deadline.id}`), {
+        kind: 'UNAVAILABLE',
+      });
       const result = await fireTimerRun(client, engine, deadline.id, deadline.dueAt);
       expect(faults.fired()).toBe(1);
       // Its own firing: what it created is reported, so the caller dispatches it now (not the sweep, later).

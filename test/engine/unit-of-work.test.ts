@@ -57,8 +57,14 @@ test('a transaction that fails for good still adds its reads to the tally, and n
 
 test('a read gives the stored fields with Timestamps as Dates, nested ones too; a missing document is undefined', async () => {
   const at = new Date('2026-11-29T12:00:00.123Z');
-  await db.collection('dated').doc('d').set({ receivedAt: at, lane: [{ receivedAt: at }], deadLetter: { at }, attempts: 2 });
-  const { result } = await runUnitOfWork(db, async (uow) => ({ found: await uow.get(db.collection('dated').doc('d')), missing: await uow.get(db.collection('dated').doc('none')) }));
+  await db
+    .collection('dated')
+    .doc('d')
+    .set({ receivedAt: at, lane: [{ receivedAt: at }], deadLetter: { at }, attempts: 2 });
+  const { result } = await runUnitOfWork(db, async (uow) => ({
+    found: await uow.get(db.collection('dated').doc('d')),
+    missing: await uow.get(db.collection('dated').doc('none')),
+  }));
   expect(result.found).toEqual({ receivedAt: at, lane: [{ receivedAt: at }], deadLetter: { at }, attempts: 2 });
   expect(result.found?.receivedAt).toBeInstanceOf(Date);
   expect(result.missing).toBeUndefined();

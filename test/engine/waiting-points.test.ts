@@ -23,16 +23,32 @@ beforeAll(async () => {
   engine = await fixtureEngine();
 });
 
-const started = async (key: string) => startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: key, variables: { caseId: key }, now: new Date() });
+const started = async (key: string) =>
+  startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: key,
+    variables: { caseId: key },
+    now: new Date(),
+  });
 
 test('a token that starts waiting writes the instance and the key document, nothing per point; the first event of a gateway deletes all its points', async () => {
   const { instance } = await started('C-wp-gw');
   const at = (ms: number): Date => new Date(Date.UTC(2026, 0, 1) + ms);
-  const point = (messageName: string, ms: number): WaitingPoint => ({ messageName, correlationKey: 'C-wp-gw', processInstanceId: instance.id, executionId: 'e-gw', activityId: `catch${messageName}`, gatewayId: 'gate', createdAt: at(ms) });
+  const point = (messageName: string, ms: number): WaitingPoint => ({
+    messageName,
+    correlationKey: 'C-wp-gw',
+    processInstanceId: instance.id,
+    executionId: 'e-gw',
+    activityId: `catch${messageName}`,
+    gatewayId: 'gate',
+    createdAt: at(ms),
+  });
   const points = [point('TaskCompleted', 2_000), point('TaskCancelled', 1_000)];
   const empty = { executions: [], jobs: [], timers: [], cancelTimers: [], staleJobs: [] };
 
-  const subscribed = await runUnitOfWork(db, async (uow) => applyTransition(uow, { ...empty, instance, subscribe: points, unsubscribe: [] }, new Date()));
+  const subscribed = await runUnitOfWork(db, async (uow) =>
+    applyTransition(uow, { ...empty, instance, subscribe: points, unsubscribe: [] }, new Date()),
+  );
   // Two branches of one token: the instance and one key document (an earlier version wrote one eventSubscriptions document per branch too: 4).
   expect(subscribed.stats.writes).toBe(2);
   const keyRef = refs.correlationKey(db, 'C-wp-gw');
@@ -41,7 +57,9 @@ test('a token that starts waiting writes the instance and the key document, noth
   expect((stored?.waitingSince as FirebaseFirestore.Timestamp).toMillis()).toBe(at(1_000).getTime());
   expect(await waitingPointsOf(db, instance.id)).toHaveLength(2);
 
-  const left = await runUnitOfWork(db, async (uow) => applyTransition(uow, { ...empty, instance, subscribe: [], unsubscribe: points }, new Date()));
+  const left = await runUnitOfWork(db, async (uow) =>
+    applyTransition(uow, { ...empty, instance, subscribe: [], unsubscribe: points }, new Date()),
+  );
   // The instance and the key document's delete (both lists empty); no delete per point.
   expect(left.stats.writes).toBe(2);
   expect((await keyRef.get()).exists).toBe(false);
@@ -50,12 +68,25 @@ test('a token that starts waiting writes the instance and the key document, noth
 
 test('a key document with only its lane has no waitingSince, so the ordered waiting queries skip it', async () => {
   const { instance } = await started('C-wp-lane');
-  const point: WaitingPoint = { messageName: 'TaskCompleted', correlationKey: 'C-wp-lane', processInstanceId: instance.id, executionId: 'e-lane', activityId: 'wait', createdAt: new Date() };
+  const point: WaitingPoint = {
+    messageName: 'TaskCompleted',
+    correlationKey: 'C-wp-lane',
+    processInstanceId: instance.id,
+    executionId: 'e-lane',
+    activityId: 'wait',
+    createdAt: new Date(),
+  };
   const empty = { executions: [], jobs: [], timers: [], cancelTimers: [], staleJobs: [] };
-  await runUnitOfWork(db, async (uow) => applyTransition(uow, { ...empty, instance, subscribe: [point], unsubscribe: [] }, new Date()));
+  await runUnitOfWork(db, async (uow) =>
+    applyTransition(uow, { ...empty, instance, subscribe: [point], unsubscribe: [] }, new Date()),
+  );
   const keyRef = refs.correlationKey(db, 'C-wp-lane');
-  await keyRef.update({ open: [{ inboxId: 'x', messageName: 'TaskCompleted', publishTime: null, receivedAt: new Date() }] });
-  await runUnitOfWork(db, async (uow) => applyTransition(uow, { ...empty, instance, subscribe: [], unsubscribe: [point] }, new Date()));
+  await keyRef.update({
+    open: [{ inboxId: 'x', messageName: 'TaskCompleted', publishTime: null, receivedAt: new Date() }],
+  });
+  await runUnitOfWork(db, async (uow) =>
+    applyTransition(uow, { ...empty, instance, subscribe: [], unsubscribe: [point] }, new Date()),
+  );
   const data = (await keyRef.get()).data();
   expect(data).toMatchObject({ waiting: [], waitingFor: [], shard: shardOf(keyRef.id) });
   expect(data).not.toHaveProperty('waitingSince');
@@ -71,8 +102,21 @@ const WRITES_AT_CORRELATION = 3;
 
 test('a correlation deletes no eventSubscriptions document: its writes are the instance document, the key document and the timer', async () => {
   const { jobs } = await started('C-wp-path');
-  await completeJobRun(db, engine, jobs[0] ?? { id: '', processInstanceId: '' }, { handedOverMessageId: 'm' }, new Date());
-  const { result, stats } = await runUnitOfWork(db, async (uow) => correlate(uow, engine, { messageName: 'TaskCompleted', correlationKey: 'C-wp-path', variables: { completedItems: 1 }, now: new Date() }));
+  await completeJobRun(
+    db,
+    engine,
+    jobs[0] ?? { id: '', processInstanceId: '' },
+    { handedOverMessageId: 'm' },
+    new Date(),
+  );
+  const { result, stats } = await runUnitOfWork(db, async (uow) =>
+    correlate(uow, engine, {
+      messageName: 'TaskCompleted',
+      correlationKey: 'C-wp-path',
+      variables: { completedItems: 1 },
+      now: new Date(),
+    }),
+  );
   expect(result.kind).toBe('CORRELATED');
   expect(stats.writes).toBe(WRITES_AT_CORRELATION);
   expect(await eventSubscriptionCount(db)).toBe(0);

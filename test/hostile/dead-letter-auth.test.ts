@@ -28,7 +28,12 @@ const db = firestore('dead-letter-auth');
 const inbox = db.collection(INBOX);
 
 function verifier(audience: string) {
-  const verify = createPushTokenVerifier({ audience, allowedEmails: [PUSHER], client: new OAuth2Client(), certs: async () => signer.certs });
+  const verify = createPushTokenVerifier({
+    audience,
+    allowedEmails: [PUSHER],
+    client: new OAuth2Client(),
+    certs: async () => signer.certs,
+  });
   return async () => verify;
 }
 const deadLetter = testDeadLetterReceiver(db, { verifier: verifier(DEAD_LETTER_AUDIENCE) });
@@ -36,7 +41,11 @@ const receiver = testReceiver(db, { verifier: verifier(RECEIVER_AUDIENCE) });
 let served: Served[] = [];
 
 /** What Pub/Sub adds when it forwards a message to the dead-letter topic. */
-const deadLetterAttributes = { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceSubscriptionProject: 'test', CloudPubSubDeadLetterSourceDeliveryCount: '10' };
+const deadLetterAttributes = {
+  CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push',
+  CloudPubSubDeadLetterSourceSubscriptionProject: 'test',
+  CloudPubSubDeadLetterSourceDeliveryCount: '10',
+};
 const deadLettered = (caseId: string) => completionEnvelope({ caseId }, { attributes: deadLetterAttributes });
 const idOf = (caseId: string) => messageDocId('TaskCompleted', caseId, `TaskCompleted:${caseId}`);
 
@@ -48,31 +57,54 @@ firestore.beforeTerminate(async () => {
 });
 
 describe('receiveDeadLetter: push authentication', () => {
-  test.each(pushAuthCases(signer, stranger, DEAD_LETTER_AUDIENCE))('$name: rejected with $status, nothing stored', async ({ name, authorization, status, reason }) => {
-    const caseId = `C-dl-auth-${name.replace(/\W+/g, '-')}`;
-    let call = request(deadLetter.server).post('/');
-    if (authorization !== undefined) call = call.set('authorization', authorization);
-    const res = await call.send(deadLettered(caseId));
-    expect(res.status).toBe(status);
-    expect(res.type).toBe('application/json');
-    expect(res.body.error).toContain(reason);
-    // The answer never echoes the token.
-    expect(JSON.stringify(res.body)).not.toContain(authorization?.slice(7, 60) ?? '\u0000');
-    expect((await inbox.doc(idOf(caseId)).get()).exists).toBe(false);
-  });
+  test.each(pushAuthCases(signer, stranger, DEAD_LETTER_AUDIENCE))(
+    '$name: rejected with $status, nothing stored',
+    async ({ name, authorization, status, reason }) => {
+      const caseId = `C-dl-auth-${name.replace(/\W+/g, '-')}`;
+      let call = request(deadLetter.server).post('/');
+      if (authorization !== undefined) call = call.set('authorization', authorization);
+      const res = await call.send(deadLettered(caseId));
+      expect(res.status).toBe(status);
+      expect(res.type).toBe('application/json');
+      expect(res.body.error).toContain(reason);
+      // The answer never echoes the token.
+      expect(JSON.stringify(res.body)).not.toContain(authorization?.slice(7, 60) ?? '\u0000');
+      expect((await inbox.doc(idOf(caseId)).get()).exists).toBe(false);
+    },
+  );
 
   test("a valid token minted for receivePubSubPush's audience is refused (401)", async () => {
-    const res = await request(deadLetter.server).post('/').set('authorization', `Bearer ${signer.token({ aud: RECEIVER_AUDIENCE })}`).send(deadLettered('C-dl-auth-cross'));
+    const res = await request(deadLetter.server)
+      .post('/')
+      .set('authorization', `Bearer ${signer.token({ aud: RECEIVER_AUDIENCE })}`)
+      .send(deadLettered('C-dl-auth-cross'));
     expect(res.status).toBe(401);
     expect(res.body.error).toContain('Wrong recipient');
     expect((await inbox.doc(idOf('C-dl-auth-cross')).get()).exists).toBe(false);
   });
 
   test(`${FORGED_PER_ENDPOINT} forged Authorization headers per endpoint (seed ${HOSTILE_SEED}): all 401 with a JSON error, nothing stored`, async () => {
-    const headers = fc.sample(forgedAuthorization(DEAD_LETTER_AUDIENCE), { seed: HOSTILE_SEED, numRuns: FORGED_PER_ENDPOINT });
+    const headers = fc.sample(forgedAuthorization(DEAD_LETTER_AUDIENCE), {
+      seed: HOSTILE_SEED,
+      numRuns: FORGED_PER_ENDPOINT,
+    });
     for (const [i, { port }] of served.entries()) {
-      const answers = await sendAll(port, headers.map((authorization, n) => ({ method: 'POST', headers: { 'content-type': 'application/json', authorization }, body: Buffer.from(JSON.stringify(deadLettered(`C-forged-${i}-${n}`))) })), 8);
-      const wrong = answers.map((a, n) => (a.status === 401 && a.contentType.startsWith('application/json') && typeof (JSON.parse(a.text) as { error?: unknown }).error === 'string' ? null : `${n} ${JSON.stringify(headers[n])}: ${a.status} ${a.text.slice(0, 200)}`));
+      const answers = await sendAll(
+        port,
+        headers.map((authorization, n) => ({
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization },
+          body: Buffer.from(JSON.stringify(deadLettered(`C-forged-${i}-${n}`))),
+        })),
+        8,
+      );
+      const wrong = answers.map((a, n) =>
+        a.status === 401 &&
+        a.contentType.startsWith('application/json') &&
+        typeof (JSON.parse(a.text) as { error?: unknown }).error === 'string'
+          ? null
+          : `${n} ${JSON.stringify(headers[n])}: ${a.status} ${a.text.slice(0, 200)}`,
+      );
       expect(wrong.filter((w) => w !== null)).toEqual([]);
     }
     // Every refusal above, and the table's, left the inbox empty.
@@ -80,9 +112,15 @@ describe('receiveDeadLetter: push authentication', () => {
   });
 
   test('a valid token of the push service account is accepted: stored PARKED / DEAD_LETTERED', async () => {
-    const res = await request(deadLetter.server).post('/').set('authorization', `Bearer ${signer.token({ aud: DEAD_LETTER_AUDIENCE })}`).send(deadLettered('C-dl-auth-ok'));
+    const res = await request(deadLetter.server)
+      .post('/')
+      .set('authorization', `Bearer ${signer.token({ aud: DEAD_LETTER_AUDIENCE })}`)
+      .send(deadLettered('C-dl-auth-ok'));
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ outcome: 'parked', id: idOf('C-dl-auth-ok') });
-    expect((await inbox.doc(idOf('C-dl-auth-ok')).get()).data()).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED' });
+    expect((await inbox.doc(idOf('C-dl-auth-ok')).get()).data()).toMatchObject({
+      status: 'PARKED',
+      reason: 'DEAD_LETTERED',
+    });
   });
 });

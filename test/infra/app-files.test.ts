@@ -33,39 +33,66 @@ describe('app-files.js on the examples', () => {
   it.each([
     [DEFAULT_APP, ['billing.ts', 'index.ts', 'messages.ts', 'steps.ts']],
     [CLAIMS_APP, ['index.ts', 'messages.ts', 'payout.ts', 'steps.ts']],
-  ])('%s: its models folder, then the files its bundle takes (not its tests or tooling, nor the system\'s modules)', (folder, files) => {
-    const result = appFiles(ROOT, appView(folder).file);
-    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(result.stdout).toBe([`models ${folder}/bpmn`, ...files.map((f) => `file ${folder}/${f}`)].join('\n') + '\n');
-  }, 60_000);
+  ])(
+    "%s: its models folder, then the files its bundle takes (not its tests or tooling, nor the system's modules)",
+    (folder, files) => {
+      const result = appFiles(ROOT, appView(folder).file);
+      expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+      expect(result.stdout).toBe(
+        [`models ${folder}/bpmn`, ...files.map((f) => `file ${folder}/${f}`)].join('\n') + '\n',
+      );
+    },
+    60_000,
+  );
 });
 
 describe('app-files.js refuses, naming it, what the upload could not carry', () => {
   const APP = { folder: 'apps/a', models: 'apps/a/bpmn' };
 
   it('a file the app imports from outside its folder', () => {
-    const { root, viewFile } = tree({ 'apps/a/index.ts': "import { x } from '../shared/util';\nexport default x;\n", 'apps/shared/util.ts': 'export const x = 1;\n', 'apps/a/bpmn/p.bpmn': '' }, APP);
+    const { root, viewFile } = tree(
+      {
+        'apps/a/index.ts': "import { x } from '../shared/util';\nexport default x;\n",
+        'apps/shared/util.ts': 'export const x = 1;\n',
+        'apps/a/bpmn/p.bpmn': '',
+      },
+      APP,
+    );
     const result = appFiles(root, viewFile);
     expect({ status: result.status, stdout: result.stdout }).toEqual({ status: 1, stdout: '' });
-    expect(result.stderr).toBe("app-files: apps/a/index.ts imports apps/shared/util.ts, outside the app's folder: the upload carries that folder only; move what the app imports into it\n");
+    expect(result.stderr).toBe(
+      "app-files: apps/a/index.ts imports apps/shared/util.ts, outside the app's folder: the upload carries that folder only; move what the app imports into it\n",
+    );
   });
 
-  it('a models folder outside the app\'s folder', () => {
-    const { root, viewFile } = tree({ 'apps/a/index.ts': 'export default 1;\n' }, { ...APP, models: 'apps/shared/bpmn' });
+  it("a models folder outside the app's folder", () => {
+    const { root, viewFile } = tree(
+      { 'apps/a/index.ts': 'export default 1;\n' },
+      { ...APP, models: 'apps/shared/bpmn' },
+    );
     const result = appFiles(root, viewFile);
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain('app-files: the app\'s models folder "apps/shared/bpmn" is outside its folder apps/a');
+    expect(result.stderr).toContain(
+      'app-files: the app\'s models folder "apps/shared/bpmn" is outside its folder apps/a',
+    );
   });
 
-  it('an import that does not resolve: esbuild\'s answer with the file and line', () => {
-    const { root, viewFile } = tree({ 'apps/a/index.ts': "export const a = 1;\nexport { b } from './missing';\n" }, APP);
+  it("an import that does not resolve: esbuild's answer with the file and line", () => {
+    const { root, viewFile } = tree(
+      { 'apps/a/index.ts': "export const a = 1;\nexport { b } from './missing';\n" },
+      APP,
+    );
     const result = appFiles(root, viewFile);
     expect(result.status).toBe(1);
     expect(result.stderr).toBe('app-files: apps/a/index.ts:2: Could not resolve "./missing"\n');
   });
 
   it.each([
-    ['a folder that leaves the repository', { ...APP, folder: '../elsewhere' }, '"folder" "../elsewhere" is no folder inside the repository'],
+    [
+      'a folder that leaves the repository',
+      { ...APP, folder: '../elsewhere' },
+      '"folder" "../elsewhere" is no folder inside the repository',
+    ],
     ['no JSON at all', 'not json', 'is this the output of `inbox --json app`?'],
   ])('%s', (_what, view, message) => {
     const { root, viewFile } = tree({}, view);

@@ -10,7 +10,30 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { DEFAULTS } from '../../functions/src/config';
-import { commandsOf, DEFAULT_APP, deploy, deployEnv, envOf, fakeTools, flag, FUNCTIONS, INDEXES, MONITORING, only, PROJECT, PUBSUB_AGENT, REGION, ROOT, RULES_AUTH, sa, sandbox, SCRIPT, TTL_FIELDS, uploadIgnoreFile, useSandbox } from './helpers';
+import {
+  commandsOf,
+  DEFAULT_APP,
+  deploy,
+  deployEnv,
+  envOf,
+  fakeTools,
+  flag,
+  FUNCTIONS,
+  INDEXES,
+  MONITORING,
+  only,
+  PROJECT,
+  PUBSUB_AGENT,
+  REGION,
+  ROOT,
+  RULES_AUTH,
+  sa,
+  sandbox,
+  SCRIPT,
+  TTL_FIELDS,
+  uploadIgnoreFile,
+  useSandbox,
+} from './helpers';
 
 useSandbox();
 
@@ -35,15 +58,33 @@ describe('deploy.sh --dry-run', () => {
   it('calls no gcloud (nor curl, nor firebase) at all, and prints only commands and comments', () => {
     expect(existsSync(marker)).toBe(false);
     expect(commands.length).toBeGreaterThan(50);
-    for (const line of stdout.split('\n')) expect(line === '' || line.startsWith('+ ') || line.startsWith('# ')).toBe(true);
+    for (const line of stdout.split('\n'))
+      expect(line === '' || line.startsWith('+ ') || line.startsWith('# ')).toBe(true);
     for (const c of commands) expect(c).toMatch(/^(gcloud|curl) /);
     // Every gcloud command names the project, but the token that the Rules API calls pipe into curl (a token is not per project).
-    for (const c of commands.filter((x) => x.startsWith('gcloud ') && !x.startsWith(RULES_AUTH))) expect(c).toContain(`--project=${PROJECT}`);
+    for (const c of commands.filter((x) => x.startsWith('gcloud ') && !x.startsWith(RULES_AUTH)))
+      expect(c).toContain(`--project=${PROJECT}`);
   });
 
   it('enables the APIs gen2 functions and the rest need', () => {
     const enable = only(commands, (c) => c.startsWith('gcloud services enable '), 'services enable');
-    for (const api of ['firestore', 'pubsub', 'cloudfunctions', 'run', 'cloudbuild', 'artifactregistry', 'cloudtasks', 'cloudscheduler', 'logging', 'monitoring', 'iam', 'eventarc', 'firebaserules', 'storage', 'cloudtrace']) {
+    for (const api of [
+      'firestore',
+      'pubsub',
+      'cloudfunctions',
+      'run',
+      'cloudbuild',
+      'artifactregistry',
+      'cloudtasks',
+      'cloudscheduler',
+      'logging',
+      'monitoring',
+      'iam',
+      'eventarc',
+      'firebaserules',
+      'storage',
+      'cloudtrace',
+    ]) {
       expect(enable).toContain(` ${api}.googleapis.com`);
     }
   });
@@ -78,7 +119,12 @@ describe('deploy.sh --dry-run', () => {
         expect(flag(c, 'set-build-env-vars')).toBe(`INBOX_APP=${DEFAULT_APP}`);
         expect(flag(c, 'ignore-file')).toBe(uploadIgnoreFile(DEFAULT_APP));
         // Every Cloud Run setting is explicit (their values, as gcloud sends them: deploy-rehearsal.test.ts).
-        for (const setting of ['memory', 'cpu', 'timeout', 'concurrency', 'max-instances', 'min-instances']) expect({ fn, setting, value: flag(c, setting) }).toEqual({ fn, setting, value: expect.stringMatching(/^[0-9.]+(Mi|Gi|s)?$/) });
+        for (const setting of ['memory', 'cpu', 'timeout', 'concurrency', 'max-instances', 'min-instances'])
+          expect({ fn, setting, value: flag(c, setting) }).toEqual({
+            fn,
+            setting,
+            value: expect.stringMatching(/^[0-9.]+(Mi|Gi|s)?$/),
+          });
       }
       // The last deploy carries the real URLs (placeholders in a dry run).
       // "^|^": gcloud's alternate delimiter (INBOX_REFERENCE_BUCKETS is a comma list).
@@ -106,7 +152,10 @@ describe('deploy.sh --dry-run', () => {
     }
     // The topic a step publishes to is the app's, not a setting.
     for (const c of deploys) expect(Object.keys(envOf(c))).not.toContain('INBOX_PROVIDER_TOPIC');
-    const relayTimeout = Number.parseInt(flag(deploys.find((c) => c.includes(' relayInbox ')) as string, 'timeout') ?? '0', 10);
+    const relayTimeout = Number.parseInt(
+      flag(deploys.find((c) => c.includes(' relayInbox ')) as string, 'timeout') ?? '0',
+      10,
+    );
     expect(relayTimeout).toBeGreaterThanOrEqual(60);
     for (const c of commands) expect(c).not.toContain(' --allow-unauthenticated');
   });
@@ -129,44 +178,109 @@ describe('deploy.sh --dry-run', () => {
 
   it('keeps the task identities apart: the receiver can sign only fast-path tasks, which may invoke only relayInbox', () => {
     const actAs = commands
-      .filter((c) => c.startsWith('gcloud iam service-accounts add-iam-policy-binding ') && flag(c, 'role') === 'roles/iam.serviceAccountUser')
+      .filter(
+        (c) =>
+          c.startsWith('gcloud iam service-accounts add-iam-policy-binding ') &&
+          flag(c, 'role') === 'roles/iam.serviceAccountUser',
+      )
       .map((c) => `${(flag(c, 'member') ?? '').replace('serviceAccount:', '')} -> ${c.split(' ')[4] ?? ''}`)
       .sort();
     // The console dispatches the jobs and timers of a repair, signed as inbox-tasks like the relay's and the job functions'.
-    expect(actAs).toEqual([`${sa('inbox-jobs')} -> ${sa('inbox-tasks')}`, `${sa('inbox-console')} -> ${sa('inbox-tasks')}`, `${sa('inbox-receiver')} -> ${sa('inbox-relay-tasks')}`, `${sa('inbox-relay')} -> ${sa('inbox-tasks')}`].sort());
+    expect(actAs).toEqual(
+      [
+        `${sa('inbox-jobs')} -> ${sa('inbox-tasks')}`,
+        `${sa('inbox-console')} -> ${sa('inbox-tasks')}`,
+        `${sa('inbox-receiver')} -> ${sa('inbox-relay-tasks')}`,
+        `${sa('inbox-relay')} -> ${sa('inbox-tasks')}`,
+      ].sort(),
+    );
     // Enqueue rights: the receiver only on the fast-path queue.
-    const enqueue = commands.filter((c) => c.startsWith('gcloud tasks queues add-iam-policy-binding ')).map((c) => `${c.split(' ')[4] ?? ''} ${flag(c, 'member') ?? ''}`);
-    expect(enqueue.filter((e) => e.includes('inbox-receiver@'))).toEqual([`inbox-relay serviceAccount:${sa('inbox-receiver')}`]);
+    const enqueue = commands
+      .filter((c) => c.startsWith('gcloud tasks queues add-iam-policy-binding '))
+      .map((c) => `${c.split(' ')[4] ?? ''} ${flag(c, 'member') ?? ''}`);
+    expect(enqueue.filter((e) => e.includes('inbox-receiver@'))).toEqual([
+      `inbox-relay serviceAccount:${sa('inbox-receiver')}`,
+    ]);
     // Every function that moves a token may set a timer: the relay's and the job functions' identities enqueue on both process queues.
     expect(enqueue.filter((e) => !e.includes('inbox-receiver@')).sort()).toEqual(
-      ['process-jobs', 'process-timers'].flatMap((q) => [`${q} serviceAccount:${sa('inbox-jobs')}`, `${q} serviceAccount:${sa('inbox-relay')}`, `${q} serviceAccount:${sa('inbox-console')}`]).sort(),
+      ['process-jobs', 'process-timers']
+        .flatMap((q) => [
+          `${q} serviceAccount:${sa('inbox-jobs')}`,
+          `${q} serviceAccount:${sa('inbox-relay')}`,
+          `${q} serviceAccount:${sa('inbox-console')}`,
+        ])
+        .sort(),
     );
     // An upgrade removes what an earlier version granted (the real look-up decides: deploy-fake-gcloud.test.ts).
-    only(commands, (c) => c.startsWith(`gcloud iam service-accounts remove-iam-policy-binding ${sa('inbox-tasks')} `) && flag(c, 'member') === `serviceAccount:${sa('inbox-receiver')}`, 'stale actAs removal');
-    only(commands, (c) => c.startsWith('gcloud functions remove-invoker-policy-binding relayInbox ') && flag(c, 'member') === `serviceAccount:${sa('inbox-tasks')}`, 'stale invoker removal');
+    only(
+      commands,
+      (c) =>
+        c.startsWith(`gcloud iam service-accounts remove-iam-policy-binding ${sa('inbox-tasks')} `) &&
+        flag(c, 'member') === `serviceAccount:${sa('inbox-receiver')}`,
+      'stale actAs removal',
+    );
+    only(
+      commands,
+      (c) =>
+        c.startsWith('gcloud functions remove-invoker-policy-binding relayInbox ') &&
+        flag(c, 'member') === `serviceAccount:${sa('inbox-tasks')}`,
+      'stale invoker removal',
+    );
   });
 
   it('lets every function identity write spans to Cloud Trace, and nothing more of it', () => {
-    const traced = commands.filter((c) => c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `) && flag(c, 'role') === 'roles/cloudtrace.agent').map((c) => flag(c, 'member'));
-    expect(traced.sort()).toEqual(['inbox-console', 'inbox-jobs', 'inbox-receiver', 'inbox-relay'].map((s) => `serviceAccount:${sa(s)}`).sort());
+    const traced = commands
+      .filter(
+        (c) =>
+          c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `) &&
+          flag(c, 'role') === 'roles/cloudtrace.agent',
+      )
+      .map((c) => flag(c, 'member'));
+    expect(traced.sort()).toEqual(
+      ['inbox-console', 'inbox-jobs', 'inbox-receiver', 'inbox-relay'].map((s) => `serviceAccount:${sa(s)}`).sort(),
+    );
   });
 
   it('gives the build identity what Cloud Build needs, on the project', () => {
-    const roles = commands.filter((c) => c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `) && flag(c, 'member') === `serviceAccount:${sa('inbox-build')}`).map((c) => flag(c, 'role'));
-    expect(roles.sort()).toEqual(['roles/artifactregistry.writer', 'roles/logging.logWriter', 'roles/storage.objectAdmin']);
+    const roles = commands
+      .filter(
+        (c) =>
+          c.startsWith(`gcloud projects add-iam-policy-binding ${PROJECT} `) &&
+          flag(c, 'member') === `serviceAccount:${sa('inbox-build')}`,
+      )
+      .map((c) => flag(c, 'role'));
+    expect(roles.sort()).toEqual([
+      'roles/artifactregistry.writer',
+      'roles/logging.logWriter',
+      'roles/storage.objectAdmin',
+    ]);
     // Granted before the first build.
     const firstDeploy = commands.findIndex((c) => c.startsWith('gcloud functions deploy '));
-    for (const c of commands.filter((x) => flag(x, 'member') === `serviceAccount:${sa('inbox-build')}`)) expect(commands.indexOf(c)).toBeLessThan(firstDeploy);
+    for (const c of commands.filter((x) => flag(x, 'member') === `serviceAccount:${sa('inbox-build')}`))
+      expect(commands.indexOf(c)).toBeLessThan(firstDeploy);
   });
 
   it('creates the dedicated service accounts', () => {
-    for (const name of ['inbox-receiver', 'inbox-relay', 'inbox-jobs', 'inbox-push', 'inbox-tasks', 'inbox-relay-tasks', 'inbox-scheduler', 'inbox-build']) {
+    for (const name of [
+      'inbox-receiver',
+      'inbox-relay',
+      'inbox-jobs',
+      'inbox-push',
+      'inbox-tasks',
+      'inbox-relay-tasks',
+      'inbox-scheduler',
+      'inbox-build',
+    ]) {
       only(commands, (c) => c.startsWith(`gcloud iam service-accounts create ${name} `), `service account ${name}`);
     }
   });
 
   it('pushes the completion topic to the receiver with OIDC, retry backoff and a dead-letter policy', () => {
-    const sub = only(commands, (c) => c.startsWith('gcloud pubsub subscriptions create work-order-completed-push '), 'completion subscription');
+    const sub = only(
+      commands,
+      (c) => c.startsWith('gcloud pubsub subscriptions create work-order-completed-push '),
+      'completion subscription',
+    );
     expect(flag(sub, 'topic')).toBe('work-order-completed');
     expect(flag(sub, 'push-endpoint')).toBe('https://URL_OF_receivePubSubPush');
     expect(flag(sub, 'push-auth-service-account')).toBe(sa('inbox-push'));
@@ -181,14 +295,24 @@ describe('deploy.sh --dry-run', () => {
   });
 
   it('pushes the release topic to the receiver exactly as the completion topic: only the name and topic differ', () => {
-    const [completion, release] = ['work-order-completed', 'work-order-released'].map((topic) => only(commands, (c) => c.startsWith(`gcloud pubsub subscriptions create ${topic}-push `), `${topic}-push`));
+    const [completion, release] = ['work-order-completed', 'work-order-released'].map((topic) =>
+      only(commands, (c) => c.startsWith(`gcloud pubsub subscriptions create ${topic}-push `), `${topic}-push`),
+    );
     expect(flag(release as string, 'topic')).toBe('work-order-released');
-    const settings = (c: string): string[] => c.split(' ').slice(5).filter((word) => !word.startsWith('--topic='));
+    const settings = (c: string): string[] =>
+      c
+        .split(' ')
+        .slice(5)
+        .filter((word) => !word.startsWith('--topic='));
     expect(settings(release as string)).toEqual(settings(completion as string));
   });
 
   it('pushes the dead-letter topic to receiveDeadLetter and keeps it 31 days', () => {
-    const sub = only(commands, (c) => c.startsWith('gcloud pubsub subscriptions create work-order-completed-dlt-push '), 'dead-letter subscription');
+    const sub = only(
+      commands,
+      (c) => c.startsWith('gcloud pubsub subscriptions create work-order-completed-dlt-push '),
+      'dead-letter subscription',
+    );
     expect(flag(sub, 'topic')).toBe('work-order-completed-dlt');
     expect(flag(sub, 'push-endpoint')).toBe('https://URL_OF_receiveDeadLetter');
     expect(flag(sub, 'push-auth-service-account')).toBe(sa('inbox-push'));
@@ -200,15 +324,25 @@ describe('deploy.sh --dry-run', () => {
   });
 
   it('lets the Pub/Sub service agent publish to the dead-letter topic and ack each source subscription', () => {
-    const publisher = only(commands, (c) => c.startsWith('gcloud pubsub topics add-iam-policy-binding work-order-completed-dlt '), 'DLT publisher binding');
+    const publisher = only(
+      commands,
+      (c) => c.startsWith('gcloud pubsub topics add-iam-policy-binding work-order-completed-dlt '),
+      'DLT publisher binding',
+    );
     expect(flag(publisher, 'member')).toBe(PUBSUB_AGENT);
     expect(flag(publisher, 'role')).toBe('roles/pubsub.publisher');
     for (const source of ['work-order-completed-push', 'work-order-released-push']) {
-      const subscriber = only(commands, (c) => c.startsWith(`gcloud pubsub subscriptions add-iam-policy-binding ${source} `), `subscriber binding on ${source}`);
+      const subscriber = only(
+        commands,
+        (c) => c.startsWith(`gcloud pubsub subscriptions add-iam-policy-binding ${source} `),
+        `subscriber binding on ${source}`,
+      );
       expect(flag(subscriber, 'member')).toBe(PUBSUB_AGENT);
       expect(flag(subscriber, 'role')).toBe('roles/pubsub.subscriber');
       // The binding needs the subscription.
-      expect(commands.indexOf(subscriber)).toBeGreaterThan(commands.findIndex((c) => c.startsWith(`gcloud pubsub subscriptions create ${source} `)));
+      expect(commands.indexOf(subscriber)).toBeGreaterThan(
+        commands.findIndex((c) => c.startsWith(`gcloud pubsub subscriptions create ${source} `)),
+      );
     }
   });
 
@@ -229,7 +363,11 @@ describe('deploy.sh --dry-run', () => {
     expect(relay).toContain(' --max-backoff=60s');
     // The fast path's rate brake (see platform.sh): a burst cannot correlate faster than this.
     expect(relay).toContain(' --max-dispatches-per-second=100');
-    const timers = only(commands, (c) => c.startsWith(`gcloud tasks queues create ${DEFAULTS.INBOX_TIMERS_QUEUE} `), 'process-timers queue');
+    const timers = only(
+      commands,
+      (c) => c.startsWith(`gcloud tasks queues create ${DEFAULTS.INBOX_TIMERS_QUEUE} `),
+      'process-timers queue',
+    );
     expect(flag(timers, 'location')).toBe(REGION);
     expect(timers).toContain(' --max-attempts=20');
     expect(timers).toContain(' --min-backoff=1s');
@@ -242,7 +380,11 @@ describe('deploy.sh --dry-run', () => {
       ['inbox-relay', 'relayInbox'],
       ['inbox-sweep-jobs', 'sweepJobs'],
     ] as const) {
-      const c = only(commands, (x) => x.startsWith(`gcloud scheduler jobs create http ${job} `), `scheduler job ${job}`);
+      const c = only(
+        commands,
+        (x) => x.startsWith(`gcloud scheduler jobs create http ${job} `),
+        `scheduler job ${job}`,
+      );
       expect(c).toContain("'--schedule=* * * * *'");
       expect(flag(c, 'uri')).toBe(`https://URL_OF_${fn}`);
       expect(flag(c, 'oidc-service-account-email')).toBe(sa('inbox-scheduler'));
@@ -256,8 +398,17 @@ describe('deploy.sh --dry-run', () => {
     const creates = commands.filter((c) => c.startsWith('gcloud firestore indexes composite create '));
     expect(creates).toHaveLength(INDEXES.indexes.length);
     for (const index of INDEXES.indexes) {
-      const fieldConfigs = index.fields.map((f) => `--field-config=field-path=${f.fieldPath},${f.arrayConfig === undefined ? `order=${(f.order ?? '').toLowerCase()}` : `array-config=${f.arrayConfig.toLowerCase()}`}`).join(' ');
-      only(creates, (c) => c.includes(`--collection-group=${index.collectionGroup} `) && c.includes(fieldConfigs), `index ${index.collectionGroup} ${fieldConfigs}`);
+      const fieldConfigs = index.fields
+        .map(
+          (f) =>
+            `--field-config=field-path=${f.fieldPath},${f.arrayConfig === undefined ? `order=${(f.order ?? '').toLowerCase()}` : `array-config=${f.arrayConfig.toLowerCase()}`}`,
+        )
+        .join(' ');
+      only(
+        creates,
+        (c) => c.includes(`--collection-group=${index.collectionGroup} `) && c.includes(fieldConfigs),
+        `index ${index.collectionGroup} ${fieldConfigs}`,
+      );
     }
   });
 
@@ -270,13 +421,25 @@ describe('deploy.sh --dry-run', () => {
 
   it('deploys firestore.rules through the Firebase Rules API: a ruleset, then the cloud.firestore release, without the firebase CLI', () => {
     const auth = `${RULES_AUTH}curl -H @- `;
-    const ruleset = only(commands, (c) => c.startsWith(auth) && c.endsWith(` https://firebaserules.googleapis.com/v1/projects/${PROJECT}/rulesets`), 'ruleset create');
+    const ruleset = only(
+      commands,
+      (c) => c.startsWith(auth) && c.endsWith(` https://firebaserules.googleapis.com/v1/projects/${PROJECT}/rulesets`),
+      'ruleset create',
+    );
     expect(ruleset).toContain(' -X POST ');
     expect(ruleset).toMatch(/ --data-binary @\S+ruleset\.json /);
-    const release = only(commands, (c) => c.startsWith(auth) && c.endsWith(` https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases`), 'release create');
+    const release = only(
+      commands,
+      (c) => c.startsWith(auth) && c.endsWith(` https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases`),
+      'release create',
+    );
     expect(release).toContain(' -X POST ');
-    expect(stdout).toContain(`"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/${PROJECT}/rulesets/RULESET_ID"`);
-    expect(stdout).toContain(`PATCH https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore`);
+    expect(stdout).toContain(
+      `"name":"projects/${PROJECT}/releases/cloud.firestore","rulesetName":"projects/${PROJECT}/rulesets/RULESET_ID"`,
+    );
+    expect(stdout).toContain(
+      `PATCH https://firebaserules.googleapis.com/v1/projects/${PROJECT}/releases/cloud.firestore`,
+    );
     // The ruleset comes before its release, and the rules API is enabled before both.
     expect(commands.indexOf(ruleset)).toBeLessThan(commands.indexOf(release));
     expect(commands.findIndex((c) => c.startsWith('gcloud services enable '))).toBeLessThan(commands.indexOf(ruleset));
@@ -287,15 +450,29 @@ describe('deploy.sh --dry-run', () => {
     const updates = commands.filter((c) => c.startsWith('gcloud firestore indexes fields update '));
     expect(updates).toHaveLength(INDEXES.fieldOverrides.length);
     for (const o of INDEXES.fieldOverrides) {
-      const c = only(updates, (x) => x.startsWith(`gcloud firestore indexes fields update ${o.fieldPath} `) && x.includes(`--collection-group=${o.collectionGroup} `), `override ${o.fieldPath}`);
+      const c = only(
+        updates,
+        (x) =>
+          x.startsWith(`gcloud firestore indexes fields update ${o.fieldPath} `) &&
+          x.includes(`--collection-group=${o.collectionGroup} `),
+        `override ${o.fieldPath}`,
+      );
       if (o.indexes.length === 0) expect(c).toContain(' --disable-indexes');
     }
     // The relay sets expireAt on DONE documents, a firing on FIRED timers; without their TTL they would pile up.
-    expect(TTL_FIELDS.map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(expect.arrayContaining(['inbox.expireAt', 'timers.expireAt']));
+    expect(TTL_FIELDS.map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(
+      expect.arrayContaining(['inbox.expireAt', 'timers.expireAt']),
+    );
     const ttls = commands.filter((c) => c.startsWith('gcloud firestore fields ttls update '));
     expect(ttls).toHaveLength(TTL_FIELDS.length);
     for (const o of TTL_FIELDS) {
-      const ttl = only(ttls, (c) => c.startsWith(`gcloud firestore fields ttls update ${o.fieldPath} `) && c.includes(` --collection-group=${o.collectionGroup} `), `TTL ${o.fieldPath}`);
+      const ttl = only(
+        ttls,
+        (c) =>
+          c.startsWith(`gcloud firestore fields ttls update ${o.fieldPath} `) &&
+          c.includes(` --collection-group=${o.collectionGroup} `),
+        `TTL ${o.fieldPath}`,
+      );
       expect(ttl).toContain(' --enable-ttl');
     }
   });
@@ -303,20 +480,44 @@ describe('deploy.sh --dry-run', () => {
   it('applies every log-based metric, alert policy and dashboard under infra/monitoring', () => {
     for (const file of readdirSync(join(MONITORING, 'metrics'))) {
       const name = file.replace(/\.json$/, '');
-      only(commands, (c) => c.startsWith(`gcloud logging metrics create ${name} `) && c.includes(`--config-from-file=infra/monitoring/metrics/${file}`), `metric ${name}`);
+      only(
+        commands,
+        (c) =>
+          c.startsWith(`gcloud logging metrics create ${name} `) &&
+          c.includes(`--config-from-file=infra/monitoring/metrics/${file}`),
+        `metric ${name}`,
+      );
     }
     for (const file of readdirSync(join(MONITORING, 'policies'))) {
-      only(commands, (c) => c.startsWith('gcloud alpha monitoring policies create ') && c.includes(`--policy-from-file=infra/monitoring/policies/${file}`), `policy ${file}`);
+      only(
+        commands,
+        (c) =>
+          c.startsWith('gcloud alpha monitoring policies create ') &&
+          c.includes(`--policy-from-file=infra/monitoring/policies/${file}`),
+        `policy ${file}`,
+      );
     }
     for (const file of readdirSync(join(MONITORING, 'dashboards'))) {
-      only(commands, (c) => c.startsWith('gcloud monitoring dashboards create ') && c.includes(`--config-from-file=infra/monitoring/dashboards/${file}`), `dashboard ${file}`);
+      only(
+        commands,
+        (c) =>
+          c.startsWith('gcloud monitoring dashboards create ') &&
+          c.includes(`--config-from-file=infra/monitoring/dashboards/${file}`),
+        `dashboard ${file}`,
+      );
     }
   });
 
   it('creates an email notification channel with --alert-email', () => {
     const result = deploy(['--project', PROJECT, '--dry-run', '--alert-email', 'oncall@example.com']);
     expect(result.status).toBe(0);
-    only(commandsOf(result.stdout), (c) => c.startsWith('gcloud beta monitoring channels create ') && c.includes('--channel-labels=email_address=oncall@example.com'), 'channel');
+    only(
+      commandsOf(result.stdout),
+      (c) =>
+        c.startsWith('gcloud beta monitoring channels create ') &&
+        c.includes('--channel-labels=email_address=oncall@example.com'),
+      'channel',
+    );
     expect(result.stdout).toContain('"notificationChannels": ["projects/demo-proj/notificationChannels/CHANNEL_ID"]');
   }, 60_000);
 
@@ -330,22 +531,44 @@ describe('deploy.sh --dry-run', () => {
       expect(flag(c, 'region')).toBe(other);
       expect(flag(c, 'set-env-vars')).toContain(`INBOX_TASKS_LOCATION=${other}`);
     }
-    for (const c of cs.filter((x) => x.startsWith('gcloud functions add-invoker-policy-binding '))) expect(flag(c, 'region')).toBe(other);
-    for (const c of cs.filter((x) => x.startsWith('gcloud tasks queues ') || x.startsWith('gcloud scheduler jobs '))) expect(flag(c, 'location')).toBe(other);
-    expect(cs.filter((x) => x.startsWith('gcloud tasks queues create ') || x.startsWith('gcloud scheduler jobs create ')).length).toBe(5);
-    expect(flag(only(cs, (c) => c.startsWith('gcloud firestore databases create '), 'databases create'), 'location')).toBe(other);
+    for (const c of cs.filter((x) => x.startsWith('gcloud functions add-invoker-policy-binding ')))
+      expect(flag(c, 'region')).toBe(other);
+    for (const c of cs.filter((x) => x.startsWith('gcloud tasks queues ') || x.startsWith('gcloud scheduler jobs ')))
+      expect(flag(c, 'location')).toBe(other);
+    expect(
+      cs.filter((x) => x.startsWith('gcloud tasks queues create ') || x.startsWith('gcloud scheduler jobs create '))
+        .length,
+    ).toBe(5);
+    expect(
+      flag(
+        only(cs, (c) => c.startsWith('gcloud firestore databases create '), 'databases create'),
+        'location',
+      ),
+    ).toBe(other);
 
     const located = deploy(['--project', PROJECT, '--dry-run', '--region', other, '--firestore-location', 'nam5']);
     expect(located.status).toBe(0);
-    expect(flag(only(commandsOf(located.stdout), (c) => c.startsWith('gcloud firestore databases create '), 'databases create'), 'location')).toBe('nam5');
-    expect(flag(only(commandsOf(located.stdout), (c) => c.startsWith('gcloud tasks queues create process-jobs '), 'queue'), 'location')).toBe(other);
+    expect(
+      flag(
+        only(commandsOf(located.stdout), (c) => c.startsWith('gcloud firestore databases create '), 'databases create'),
+        'location',
+      ),
+    ).toBe('nam5');
+    expect(
+      flag(
+        only(commandsOf(located.stdout), (c) => c.startsWith('gcloud tasks queues create process-jobs '), 'queue'),
+        'location',
+      ),
+    ).toBe(other);
   }, 60_000);
 
   it('without --runbook-url applies the policy files as they are: texts that name their runbook section and need no link', () => {
     expect(stdout).toContain('# no --runbook-url: the alert texts name their runbook section');
     expect(stdout).not.toContain('runbook links:');
     for (const file of readdirSync(join(MONITORING, 'policies'))) {
-      const content = (JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')) as { documentation: { content: string } }).documentation.content;
+      const content = (
+        JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')) as { documentation: { content: string } }
+      ).documentation.content;
       expect({ file, links: /\]\(|https?:\/\//.test(content) }).toEqual({ file, links: false });
     }
   });
@@ -356,27 +579,48 @@ describe('deploy.sh --dry-run', () => {
     expect(result.status).toBe(0);
     expect(result.stdout).not.toContain('# no --runbook-url');
     for (const file of readdirSync(join(MONITORING, 'policies'))) {
-      const content = (JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')) as { documentation: { content: string } }).documentation.content;
+      const content = (
+        JSON.parse(readFileSync(join(MONITORING, 'policies', file), 'utf8')) as { documentation: { content: string } }
+      ).documentation.content;
       const anchors = [...content.matchAll(/docs\/runbook\.md#([a-z0-9-]+)/g)].map((m) => `${url}#${m[1] as string}`);
       expect(anchors.length).toBeGreaterThan(0);
-      const note = result.stdout.split('\n').find((l) => l.startsWith(`# infra/monitoring/policies/${file}: runbook links: `));
+      const note = result.stdout
+        .split('\n')
+        .find((l) => l.startsWith(`# infra/monitoring/policies/${file}: runbook links: `));
       expect(note?.split(': runbook links: ')[1]?.trim().split(' ')).toEqual(anchors);
     }
   }, 60_000);
 
-  it.each(['ftp://example.com/runbook.md', 'https://github.com/example/inbox/blob/main/docs/runbook.md#alerts', 'docs/runbook.md'])('--runbook-url %s is refused (exit 2) before anything is created', (url) => {
-    const result = deploy(['--project', PROJECT, '--dry-run', '--runbook-url', url]);
-    expect(result.status).toBe(2);
-    expect(result.stderr).toContain('--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment');
-    expect(commandsOf(result.stdout)).toEqual([]);
-  }, 60_000);
+  it.each([
+    'ftp://example.com/runbook.md',
+    'https://github.com/example/inbox/blob/main/docs/runbook.md#alerts',
+    'docs/runbook.md',
+  ])(
+    '--runbook-url %s is refused (exit 2) before anything is created',
+    (url) => {
+      const result = deploy(['--project', PROJECT, '--dry-run', '--runbook-url', url]);
+      expect(result.status).toBe(2);
+      expect(result.stderr).toContain('--runbook-url must be an http(s) URL of docs/runbook.md without a #fragment');
+      expect(commandsOf(result.stdout)).toEqual([]);
+    },
+    60_000,
+  );
 
-  it('--console-viewers / --console-repairers: run.invoker for each (user: or serviceAccount:), their lists and audiences in the console\'s settings only', () => {
+  it("--console-viewers / --console-repairers: run.invoker for each (user: or serviceAccount:), their lists and audiences in the console's settings only", () => {
     const bot = `console-bot@${PROJECT}.iam.gserviceaccount.com`;
-    const result = deploy(['--project', PROJECT, '--dry-run', `--console-viewers=ann@example.com, ${bot}`, '--console-repairers', 'ops@example.com']);
+    const result = deploy([
+      '--project',
+      PROJECT,
+      '--dry-run',
+      `--console-viewers=ann@example.com, ${bot}`,
+      '--console-repairers',
+      'ops@example.com',
+    ]);
     expect(result.status).toBe(0);
     const cs = commandsOf(result.stdout);
-    const members = cs.filter((c) => c.startsWith('gcloud functions add-invoker-policy-binding inboxConsole ')).map((c) => flag(c, 'member'));
+    const members = cs
+      .filter((c) => c.startsWith('gcloud functions add-invoker-policy-binding inboxConsole '))
+      .map((c) => flag(c, 'member'));
     expect(members.sort()).toEqual(['user:ann@example.com', `serviceAccount:${bot}`, 'user:ops@example.com'].sort());
     const consoleDeploys = cs.filter((c) => c.startsWith('gcloud functions deploy inboxConsole '));
     expect(envOf(consoleDeploys[consoleDeploys.length - 1] as string)).toMatchObject({
@@ -385,7 +629,10 @@ describe('deploy.sh --dry-run', () => {
       // gcloud's client id (a user's token, as `inbox console` sends it) and the console's own URL.
       INBOX_CONSOLE_AUDIENCES: `${DEFAULTS.INBOX_CONSOLE_AUDIENCES},https://URL_OF_inboxConsole`,
     });
-    for (const c of cs.filter((x) => x.startsWith('gcloud functions deploy ') && !x.startsWith('gcloud functions deploy inboxConsole '))) expect(c).not.toContain('INBOX_CONSOLE_');
+    for (const c of cs.filter(
+      (x) => x.startsWith('gcloud functions deploy ') && !x.startsWith('gcloud functions deploy inboxConsole '),
+    ))
+      expect(c).not.toContain('INBOX_CONSOLE_');
   }, 60_000);
 
   it('--console-repairers with something that is no e-mail is refused (exit 2) before anything is created', () => {
@@ -405,9 +652,18 @@ describe('deploy.sh --dry-run', () => {
 
 describe('deploy.sh argument errors exit 2 before doing anything', () => {
   it.each([
-    [['--project', PROJECT, '--dry-run', '--max-delivery-attempts=4'], /--max-delivery-attempts must be a whole number from 5 to 100.*got '4'/],
-    [['--project', PROJECT, '--dry-run', '--max-delivery-attempts', '101'], /--max-delivery-attempts must be a whole number from 5 to 100/],
-    [['--project', PROJECT, '--dry-run', '--max-delivery-attempts', 'ten'], /--max-delivery-attempts must be a whole number/],
+    [
+      ['--project', PROJECT, '--dry-run', '--max-delivery-attempts=4'],
+      /--max-delivery-attempts must be a whole number from 5 to 100.*got '4'/,
+    ],
+    [
+      ['--project', PROJECT, '--dry-run', '--max-delivery-attempts', '101'],
+      /--max-delivery-attempts must be a whole number from 5 to 100/,
+    ],
+    [
+      ['--project', PROJECT, '--dry-run', '--max-delivery-attempts', 'ten'],
+      /--max-delivery-attempts must be a whole number/,
+    ],
     [['--dry-run'], /--project is required/],
     [['--region', REGION], /--project is required/],
     [['--project', PROJECT, '--dry-run', '--bogus'], /unknown option: --bogus/],
@@ -415,7 +671,12 @@ describe('deploy.sh argument errors exit 2 before doing anything', () => {
     [['--project', 'Not_A_Project', '--dry-run'], /is not a project id/],
   ])('%j', (args, message) => {
     const { bin, marker } = fakeTools();
-    const result = spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: deployEnv({ PATH: `${bin}:${process.env.PATH ?? ''}` }), timeout: 60_000 });
+    const result = spawnSync('bash', [SCRIPT, ...args], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: deployEnv({ PATH: `${bin}:${process.env.PATH ?? ''}` }),
+      timeout: 60_000,
+    });
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(message);
     expect(commandsOf(result.stdout)).toEqual([]);
@@ -429,13 +690,17 @@ describe('deploy.sh argument errors exit 2 before doing anything', () => {
   });
 });
 
-
 it('deploy.sh and its libraries pass shellcheck', () => {
   // Fails rather than skips without shellcheck: a skipped check reads as a passed one. .ci/run installs it.
   const installed = spawnSync('shellcheck', ['--version'], { encoding: 'utf8' }).status === 0;
-  if (!installed) throw new Error('shellcheck is not installed: apt-get install shellcheck (Debian/Ubuntu; .ci/run installs it when missing)');
+  if (!installed)
+    throw new Error(
+      'shellcheck is not installed: apt-get install shellcheck (Debian/Ubuntu; .ci/run installs it when missing)',
+    );
   // Each library is named: -x follows `source` for definitions only and reports nothing inside a sourced file.
-  const libraries = readdirSync(join(ROOT, 'infra', 'lib')).filter((f) => f.endsWith('.sh')).map((f) => `infra/lib/${f}`);
+  const libraries = readdirSync(join(ROOT, 'infra', 'lib'))
+    .filter((f) => f.endsWith('.sh'))
+    .map((f) => `infra/lib/${f}`);
   expect(libraries.length).toBeGreaterThanOrEqual(4);
   const result = spawnSync('shellcheck', ['-x', 'infra/deploy.sh', ...libraries], { cwd: ROOT, encoding: 'utf8' });
   expect(result.stdout).toBe('');

@@ -16,13 +16,18 @@ import { commandsOf, deploy, PROJECT, REGION, sandbox, useSandbox } from './help
 useSandbox();
 
 describe('the Rules API calls a dry run prints, pasted into bash', () => {
-  it('reach the API with the token as their Authorization header, and the token is in no process\'s arguments', async () => {
+  it("reach the API with the token as their Authorization header, and the token is in no process's arguments", async () => {
     const token = 'ya29.pasted-rules-token';
     const received: Array<{ method: string; url: string; headers: IncomingHttpHeaders; body: string }> = [];
     const unexpected: string[] = [];
     const answer = `{"name":"projects/${PROJECT}/rulesets/rs-pasted"}`;
     const { server, url } = await listenStandIn((req, body, res) => {
-      received.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8') });
+      received.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body: body.toString('utf8'),
+      });
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(answer);
     }, unexpected);
@@ -38,7 +43,8 @@ describe('the Rules API calls a dry run prints, pasted into bash', () => {
       // sed and curl (the real ones, curl pointed at the local stand-in of the API instead of Google).
       const bin = mkdtempSync(join(sandbox(), 'paste-bin-'));
       const argv = join(bin, 'argv.log');
-      const real = (tool: string): string => execFileSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim();
+      const real = (tool: string): string =>
+        execFileSync('bash', ['-c', `command -v ${tool}`], { encoding: 'utf8' }).trim();
       const log = (tool: string): string => `printf '${tool} %s\\n' "$*" >> '${argv}'`;
       const tools: Record<string, string[]> = {
         gcloud: [log('gcloud'), `[[ "$*" == 'auth print-access-token' ]] || exit 3`, `echo '${token}'`],
@@ -63,7 +69,10 @@ describe('the Rules API calls a dry run prints, pasted into bash', () => {
         const file = /--data-binary @(\S+)/.exec(line)?.[1] ?? '';
         mkdirSync(dirname(file), { recursive: true });
         writeFileSync(file, `{"pasted":${i}}`);
-        const run = await promisify(execFile)('bash', ['-c', line], { env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, RULES_STAND_IN: url }, timeout: 30_000 });
+        const run = await promisify(execFile)('bash', ['-c', line], {
+          env: { ...process.env, PATH: `${bin}:${process.env.PATH ?? ''}`, RULES_STAND_IN: url },
+          timeout: 30_000,
+        });
         expect(run.stdout).toBe(answer);
       }
 
@@ -71,10 +80,17 @@ describe('the Rules API calls a dry run prints, pasted into bash', () => {
       for (const line of lines) expect(line).not.toContain(token);
       const started = readFileSync(argv, 'utf8');
       expect(started).not.toContain(token);
-      expect(started.split('\n').filter((l) => l !== '').map((l) => l.split(' ')[0])).toEqual(expect.arrayContaining(['gcloud', 'sed', 'curl']));
+      expect(
+        started
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => l.split(' ')[0]),
+      ).toEqual(expect.arrayContaining(['gcloud', 'sed', 'curl']));
       // The API got both calls, each with the token as its Authorization header and its body.
       expect(unexpected).toEqual([]);
-      expect(received.map((r) => [r.method, r.url, r.headers.authorization, r.headers['x-goog-user-project'], r.body])).toEqual([
+      expect(
+        received.map((r) => [r.method, r.url, r.headers.authorization, r.headers['x-goog-user-project'], r.body]),
+      ).toEqual([
         ['POST', `/v1/projects/${PROJECT}/rulesets`, `Bearer ${token}`, PROJECT, '{"pasted":0}'],
         ['POST', `/v1/projects/${PROJECT}/releases`, `Bearer ${token}`, PROJECT, '{"pasted":1}'],
       ]);

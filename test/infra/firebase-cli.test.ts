@@ -27,7 +27,10 @@ const RULES = readFileSync(join(ROOT, 'firestore.rules'), 'utf8');
 /** A project directory in the sandbox: firebase.json, the rules, and an indexes file (ours unless given). */
 function projectDir(firebaseJson: unknown = FIREBASE_JSON, indexes?: unknown): string {
   const dir = mkdtempSync(join(sandbox(), 'project-'));
-  writeFileSync(join(dir, 'firebase.json'), typeof firebaseJson === 'string' ? firebaseJson : JSON.stringify(firebaseJson));
+  writeFileSync(
+    join(dir, 'firebase.json'),
+    typeof firebaseJson === 'string' ? firebaseJson : JSON.stringify(firebaseJson),
+  );
   copyFileSync(join(ROOT, 'firestore.rules'), join(dir, 'firestore.rules'));
   if (indexes === undefined) copyFileSync(join(ROOT, 'firestore.indexes.json'), join(dir, 'firestore.indexes.json'));
   else writeFileSync(join(dir, 'firestore.indexes.json'), JSON.stringify(indexes));
@@ -45,25 +48,41 @@ describe('firebase.json as the Firebase CLI loads it', () => {
   });
 
   it.each([
-    ['a misspelt key under firestore', { ...FIREBASE_JSON, firestore: { rules: 'firestore.rules', indexs: 'firestore.indexes.json' } }, 'indexs'],
+    [
+      'a misspelt key under firestore',
+      { ...FIREBASE_JSON, firestore: { rules: 'firestore.rules', indexs: 'firestore.indexes.json' } },
+      'indexs',
+    ],
     ['an unknown top-level key', { ...FIREBASE_JSON, firestor: {} }, 'firestor'],
   ])('rejects %s with the message the CLI logs', (_what, bad, key) => {
     const validate = getValidator();
     expect(validate(bad)).toBe(false);
     const messages = (validate.errors ?? []).map(getErrorMessage);
-    expect(messages.some((m) => m.includes('has unknown property') && m.includes(`"additionalProperty":"${key}"`))).toBe(true);
+    expect(
+      messages.some((m) => m.includes('has unknown property') && m.includes(`"additionalProperty":"${key}"`)),
+    ).toBe(true);
     // The CLI only logs these at debug level and carries on, which is why this test validates on its own.
     expect(Config.load({ cwd: projectDir(bad) })?.src).toEqual(bad);
   });
 
   it('refuses a firebase.json that is not JSON', () => {
-    expect(() => Config.load({ cwd: projectDir('{"firestore": ') })).toThrow(/There was an error loading firebase\.json/);
+    expect(() => Config.load({ cwd: projectDir('{"firestore": ') })).toThrow(
+      /There was an error loading firebase\.json/,
+    );
   });
 });
 
 describe('firestore.indexes.json as `firebase deploy --only firestore` reads it', () => {
   const config = Config.load({ cwd: ROOT }) as Config;
-  const options = { cwd: ROOT, project: PROJECT, projectId: PROJECT, only: 'firestore', nonInteractive: true, config, rc: loadRC({ cwd: ROOT }) };
+  const options = {
+    cwd: ROOT,
+    project: PROJECT,
+    projectId: PROJECT,
+    only: 'firestore',
+    nonInteractive: true,
+    config,
+    rc: loadRC({ cwd: ROOT }),
+  };
   // deploy/firestore/prepare.js: loadCJSON of the configured file; deploy.js/api.js: upgradeOldSpec, then validateSpec.
   const readSpec = (file: string): ReturnType<FirestoreApi['upgradeOldSpec']> => {
     const raw = loadCJSON(file) as { indexes?: unknown; fieldOverrides?: unknown };
@@ -73,24 +92,52 @@ describe('firestore.indexes.json as `firebase deploy --only firestore` reads it'
   it('targets the (default) database with firestore.rules and firestore.indexes.json', () => {
     const targets = getFirestoreConfig(PROJECT, options);
     expect(targets).toEqual([{ database: '(default)', rules: 'firestore.rules', indexes: 'firestore.indexes.json' }]);
-    for (const file of [targets[0]?.rules, targets[0]?.indexes]) expect(existsSync(config.path(file ?? 'missing'))).toBe(true);
+    for (const file of [targets[0]?.rules, targets[0]?.indexes])
+      expect(existsSync(config.path(file ?? 'missing'))).toBe(true);
   });
 
   it('parses and validates as the deploy does: every composite index, and the TTLs on inbox, processedMessages and timers', () => {
     const spec = readSpec(config.path('firestore.indexes.json'));
     expect(() => new FirestoreApi().validateSpec(spec)).not.toThrow();
-    expect(spec.indexes).toEqual(INDEXES.indexes.map((i) => ({ collectionGroup: i.collectionGroup, queryScope: i.queryScope, fields: i.fields })));
-    expect(spec.fieldOverrides.filter((o) => o.ttl === true).map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(['inbox.expireAt', 'processedMessages.expireAt', 'timers.expireAt']);
+    expect(spec.indexes).toEqual(
+      INDEXES.indexes.map((i) => ({ collectionGroup: i.collectionGroup, queryScope: i.queryScope, fields: i.fields })),
+    );
+    expect(spec.fieldOverrides.filter((o) => o.ttl === true).map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(
+      ['inbox.expireAt', 'processedMessages.expireAt', 'timers.expireAt'],
+    );
   });
 
   it.each([
-    ['a ttl that is not a boolean', { fieldOverrides: [{ collectionGroup: 'inbox', fieldPath: 'expireAt', ttl: 'yes', indexes: [] }] }, /Property "ttl" must be of type boolean/],
-    ['an index field without order or arrayConfig', { indexes: [{ collectionGroup: 'inbox', queryScope: 'COLLECTION', fields: [{ fieldPath: 'shard' }] }] }, /Must contain exactly one of "order,arrayConfig/],
-    ['an unknown order', { indexes: [{ collectionGroup: 'inbox', queryScope: 'COLLECTION', fields: [{ fieldPath: 'shard', order: 'ASC' }] }] }, /Field "order" must be one of ASCENDING, DESCENDING/],
-    ['an override without indexes', { fieldOverrides: [{ collectionGroup: 'inbox', fieldPath: 'expireAt', ttl: true }] }, /Must contain "indexes"/],
+    [
+      'a ttl that is not a boolean',
+      { fieldOverrides: [{ collectionGroup: 'inbox', fieldPath: 'expireAt', ttl: 'yes', indexes: [] }] },
+      /Property "ttl" must be of type boolean/,
+    ],
+    [
+      'an index field without order or arrayConfig',
+      { indexes: [{ collectionGroup: 'inbox', queryScope: 'COLLECTION', fields: [{ fieldPath: 'shard' }] }] },
+      /Must contain exactly one of "order,arrayConfig/,
+    ],
+    [
+      'an unknown order',
+      {
+        indexes: [
+          { collectionGroup: 'inbox', queryScope: 'COLLECTION', fields: [{ fieldPath: 'shard', order: 'ASC' }] },
+        ],
+      },
+      /Field "order" must be one of ASCENDING, DESCENDING/,
+    ],
+    [
+      'an override without indexes',
+      { fieldOverrides: [{ collectionGroup: 'inbox', fieldPath: 'expireAt', ttl: true }] },
+      /Must contain "indexes"/,
+    ],
   ])('rejects %s', (_what, change, message) => {
     const file = join(projectDir(), 'firestore.indexes.json');
-    writeFileSync(file, JSON.stringify({ indexes: INDEXES.indexes, fieldOverrides: INDEXES.fieldOverrides, ...change }));
+    writeFileSync(
+      file,
+      JSON.stringify({ indexes: INDEXES.indexes, fieldOverrides: INDEXES.fieldOverrides, ...change }),
+    );
     expect(() => new FirestoreApi().validateSpec(readSpec(file))).toThrow(message);
   });
 
@@ -113,7 +160,8 @@ describe('firestore.indexes.json as `firebase deploy --only firestore` reads it'
       try {
         // The client takes its origin when constructed, as in deploy.js.
         const api = new FirestoreApi();
-        for (const o of readSpec(config.path('firestore.indexes.json')).fieldOverrides) await api.patchField(PROJECT, o, '(default)');
+        for (const o of readSpec(config.path('firestore.indexes.json')).fieldOverrides)
+          await api.patchField(PROJECT, o, '(default)');
       } finally {
         if (saved === undefined) delete process.env.FIRESTORE_URL;
         else process.env.FIRESTORE_URL = saved;
@@ -129,7 +177,11 @@ function expectFieldPatches(calls: readonly RecordedCall[]): void {
   const patches = calls.filter((c) => c.method === 'PATCH' && c.path.includes('/fields/'));
   expect(patches).toHaveLength(INDEXES.fieldOverrides.length);
   for (const o of INDEXES.fieldOverrides) {
-    const mine = patches.filter((c) => c.path === `/v1/projects/${PROJECT}/databases/(default)/collectionGroups/${o.collectionGroup}/fields/${o.fieldPath}`);
+    const mine = patches.filter(
+      (c) =>
+        c.path ===
+        `/v1/projects/${PROJECT}/databases/(default)/collectionGroups/${o.collectionGroup}/fields/${o.fieldPath}`,
+    );
     expect(mine).toHaveLength(1);
     const ttl = TTL_FIELDS.includes(o);
     expect({ field: o.fieldPath, body: mine[0]?.body, query: mine[0]?.query }).toEqual({
@@ -143,7 +195,10 @@ function expectFieldPatches(calls: readonly RecordedCall[]): void {
 
 /** The CLI as tools/firebase/firebase.sh installs it (jest maps the imports of firebase-tools there too). */
 const CLI_HOME = join(ROOT, 'tools', 'firebase', 'node_modules', 'firebase-tools');
-const FIREBASE_BIN = join(CLI_HOME, (JSON.parse(readFileSync(join(CLI_HOME, 'package.json'), 'utf8')) as { bin: { firebase: string } }).bin.firebase);
+const FIREBASE_BIN = join(
+  CLI_HOME,
+  (JSON.parse(readFileSync(join(CLI_HOME, 'package.json'), 'utf8')) as { bin: { firebase: string } }).bin.firebase,
+);
 
 /**
  * Runs `firebase deploy --only firestore --project demo-x --non-interactive` in
@@ -172,7 +227,11 @@ function firebaseDeploy(cwd: string, standIn: FirebaseApiStandIn): Promise<{ cod
     FIREBASE_RESOURCEMANAGER_URL: url,
   };
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [FIREBASE_BIN, 'deploy', '--only', 'firestore', '--project', PROJECT, '--non-interactive'], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      process.execPath,
+      [FIREBASE_BIN, 'deploy', '--only', 'firestore', '--project', PROJECT, '--non-interactive'],
+      { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -199,7 +258,11 @@ describe('rehearsal: firebase deploy --only firestore against a stand-in for the
 
   it('completes, calling only the APIs the stand-in serves', () => {
     // The CLI's output is part of what is compared, so a failure shows it.
-    expect({ ...first, unexpected: standIn.unexpected }).toMatchObject({ code: 0, output: expect.stringContaining('Deploy complete!'), unexpected: [] });
+    expect({ ...first, unexpected: standIn.unexpected }).toMatchObject({
+      code: 0,
+      output: expect.stringContaining('Deploy complete!'),
+      unexpected: [],
+    });
     for (const c of firstCalls) expect(c.authorization).toMatch(/^Bearer \S+/);
   });
 
@@ -212,7 +275,9 @@ describe('rehearsal: firebase deploy --only firestore against a stand-in for the
     expect(creates.map((c) => c.body)).toEqual([{ source: { files } }]);
     expect(firstCalls.indexOf(creates[0] as RecordedCall)).toBeGreaterThan(compile);
     expect([...standIn.state.rulesets.values()]).toEqual([{ files }]);
-    expect(Object.fromEntries(standIn.state.releases)).toEqual({ [`projects/${PROJECT}/releases/cloud.firestore`]: `projects/${PROJECT}/rulesets/rs-1` });
+    expect(Object.fromEntries(standIn.state.releases)).toEqual({
+      [`projects/${PROJECT}/releases/cloud.firestore`]: `projects/${PROJECT}/rulesets/rs-1`,
+    });
   });
 
   it('creates each composite index of firestore.indexes.json once', () => {
@@ -220,33 +285,53 @@ describe('rehearsal: firebase deploy --only firestore against a stand-in for the
     expect(creates).toHaveLength(INDEXES.indexes.length);
     for (const index of INDEXES.indexes) {
       const path = `/v1/projects/${PROJECT}/databases/(default)/collectionGroups/${index.collectionGroup}/indexes`;
-      expect(creates.filter((c) => c.path === path && JSON.stringify(c.body) === JSON.stringify({ fields: index.fields, queryScope: index.queryScope }))).toHaveLength(1);
+      expect(
+        creates.filter(
+          (c) =>
+            c.path === path &&
+            JSON.stringify(c.body) === JSON.stringify({ fields: index.fields, queryScope: index.queryScope }),
+        ),
+      ).toHaveLength(1);
     }
   });
 
   it('applies every field override, inbox.expireAt with a ttlConfig (a TTL policy)', () => {
     expectFieldPatches(firstCalls);
-    expect(standIn.state.fields.get(`projects/${PROJECT}/databases/(default)/collectionGroups/inbox/fields/expireAt`)?.ttlConfig).toEqual({ state: 'CREATING' });
+    expect(
+      standIn.state.fields.get(`projects/${PROJECT}/databases/(default)/collectionGroups/inbox/fields/expireAt`)
+        ?.ttlConfig,
+    ).toEqual({ state: 'CREATING' });
   });
 
   it('changes nothing on a second deploy but re-pointing the release at the same ruleset', async () => {
     const from = standIn.calls.length;
     const second = await firebaseDeploy(projectDir(), standIn);
     expect({ ...second, unexpected: standIn.unexpected }).toMatchObject({ code: 0, unexpected: [] });
-    const writes = standIn.calls.slice(from).filter((c) => c.method !== 'GET' && !c.path.endsWith(':test') && !c.path.endsWith(':testIamPermissions'));
-    expect(writes.map((c) => `${c.method} ${c.path}`)).toEqual([`PATCH /v1/projects/${PROJECT}/releases/cloud.firestore`]);
+    const writes = standIn.calls
+      .slice(from)
+      .filter((c) => c.method !== 'GET' && !c.path.endsWith(':test') && !c.path.endsWith(':testIamPermissions'));
+    expect(writes.map((c) => `${c.method} ${c.path}`)).toEqual([
+      `PATCH /v1/projects/${PROJECT}/releases/cloud.firestore`,
+    ]);
     expect(standIn.state.rulesets.size).toBe(1);
   }, 90_000);
 
   it('stops on an invalid indexes file before creating any index or field, and releases no rules', async () => {
     const fresh = await startFirebaseApiStandIn(PROJECT);
     try {
-      const bad = { indexes: INDEXES.indexes, fieldOverrides: INDEXES.fieldOverrides.map((o) => (TTL_FIELDS.includes(o) ? { ...o, ttl: 'yes' } : o)) };
+      const bad = {
+        indexes: INDEXES.indexes,
+        fieldOverrides: INDEXES.fieldOverrides.map((o) => (TTL_FIELDS.includes(o) ? { ...o, ttl: 'yes' } : o)),
+      };
       const result = await firebaseDeploy(projectDir(FIREBASE_JSON, bad), fresh);
       expect(result.code).toBe(1);
       expect(result.output).toContain('Property "ttl" must be of type boolean');
       expect(fresh.unexpected).toEqual([]);
-      expect({ indexes: fresh.state.indexes, fields: fresh.state.fields.size, releases: fresh.state.releases.size }).toEqual({ indexes: [], fields: 0, releases: 0 });
+      expect({
+        indexes: fresh.state.indexes,
+        fields: fresh.state.fields.size,
+        releases: fresh.state.releases.size,
+      }).toEqual({ indexes: [], fields: 0, releases: 0 });
     } finally {
       await fresh.close();
     }

@@ -20,7 +20,16 @@ export const SCRIPT = join(ROOT, 'infra', 'deploy.sh');
 export const MONITORING = join(ROOT, 'infra', 'monitoring');
 export const PROJECT = 'demo-proj';
 export const REGION = 'europe-west1';
-export const FUNCTIONS = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox', 'inboxConsole'] as const;
+export const FUNCTIONS = [
+  'receivePubSubPush',
+  'receiveDeadLetter',
+  'startProcess',
+  'runJob',
+  'fireTimer',
+  'sweepJobs',
+  'relayInbox',
+  'inboxConsole',
+] as const;
 export const sa = (name: string): string => `${name}@${PROJECT}.iam.gserviceaccount.com`;
 export const PUBSUB_AGENT = 'serviceAccount:service-PROJECT_NUMBER@gcp-sa-pubsub.iam.gserviceaccount.com';
 
@@ -36,7 +45,6 @@ export interface IndexesFile {
 export const INDEXES = JSON.parse(readFileSync(join(ROOT, 'firestore.indexes.json'), 'utf8')) as IndexesFile;
 /** The fields with a TTL policy: every field override with "ttl": true (what both deploy paths read). */
 export const TTL_FIELDS = INDEXES.fieldOverrides.filter((o) => o.ttl === true);
-
 
 /** A directory with fake gcloud, firebase and curl that leave a marker when called, first on PATH. */
 export function fakeTools(): { bin: string; marker: string } {
@@ -61,7 +69,12 @@ export function deployEnv(env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 
 export function deploy(args: readonly string[], env: NodeJS.ProcessEnv = {}): SpawnSyncReturns<string> {
   const { bin } = fakeTools();
-  return spawnSync('bash', [SCRIPT, ...args], { cwd: ROOT, encoding: 'utf8', env: deployEnv({ PATH: `${bin}:${process.env.PATH ?? ''}`, ...env }), timeout: 60_000 });
+  return spawnSync('bash', [SCRIPT, ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: deployEnv({ PATH: `${bin}:${process.env.PATH ?? ''}`, ...env }),
+    timeout: 60_000,
+  });
 }
 
 /** The app deploy.sh runs without --app and INBOX_APP (the CLI's default). */
@@ -85,7 +98,11 @@ export interface AppView {
  * source (tsx), with the JSON also written to a file (for json-tool).
  */
 export function appView(folder: string): AppView & { readonly file: string } {
-  const run = spawnSync(join(ROOT, 'node_modules', '.bin', 'tsx'), [join(ROOT, 'functions', 'src', 'cli', 'main.ts'), '--json', 'app'], { cwd: ROOT, encoding: 'utf8', env: deployEnv({ INBOX_APP: folder }), timeout: 60_000 });
+  const run = spawnSync(
+    join(ROOT, 'node_modules', '.bin', 'tsx'),
+    [join(ROOT, 'functions', 'src', 'cli', 'main.ts'), '--json', 'app'],
+    { cwd: ROOT, encoding: 'utf8', env: deployEnv({ INBOX_APP: folder }), timeout: 60_000 },
+  );
   if (run.status !== 0) throw new Error(`inbox --json app for ${folder} failed (${String(run.status)}): ${run.stderr}`);
   const file = join(sandbox(), `app-${folder.replace(/\W+/g, '-')}.json`);
   writeFileSync(file, run.stdout);
@@ -93,9 +110,14 @@ export function appView(folder: string): AppView & { readonly file: string } {
 }
 
 /** Every subscription of an app's topology: the inbound push subscriptions, then the dead-letter one. */
-export const subscriptionsOf = (t: AppTopology): string[] => [...t.inbound.map((i) => i.subscription), t.deadLetter.subscription];
+export const subscriptionsOf = (t: AppTopology): string[] => [
+  ...t.inbound.map((i) => i.subscription),
+  t.deadLetter.subscription,
+];
 /** Every topic of an app's topology, once each: inbound, dead-letter, published to. */
-export const topicsOf = (t: AppTopology): string[] => [...new Set([...t.inbound.map((i) => i.topic), t.deadLetter.topic, ...t.publishes])];
+export const topicsOf = (t: AppTopology): string[] => [
+  ...new Set([...t.inbound.map((i) => i.topic), t.deadLetter.topic, ...t.publishes]),
+];
 /** Where deploy.sh writes the upload's ignore file of the app in `folder`. */
 export const uploadIgnoreFile = (folder: string): string => `infra/.generated/upload/${folder}.gcloudignore`;
 
@@ -103,7 +125,11 @@ export const uploadIgnoreFile = (folder: string): string => `infra/.generated/up
 export const RULES_AUTH = "gcloud auth print-access-token | sed 's/^/Authorization: Bearer /' | ";
 
 /** Printed commands ("+ gcloud ..." lines, without the "+ "). */
-export const commandsOf = (stdout: string): string[] => stdout.split('\n').filter((l) => l.startsWith('+ ')).map((l) => l.slice(2));
+export const commandsOf = (stdout: string): string[] =>
+  stdout
+    .split('\n')
+    .filter((l) => l.startsWith('+ '))
+    .map((l) => l.slice(2));
 
 /** The value of --flag=VALUE in a printed command (unquoted). */
 export function flag(command: string, name: string): string | undefined {
@@ -114,8 +140,14 @@ export function flag(command: string, name: string): string | undefined {
 /** The --set-env-vars of a deploy command, which joins its pairs with "|" after gcloud's "^|^" prefix. */
 export function envOf(command: string): Record<string, string> {
   const value = flag(command, 'set-env-vars') ?? '';
-  if (!value.startsWith('^|^')) throw new Error(`--set-env-vars does not start with gcloud's ^|^ delimiter: ${value.slice(0, 80)}`);
-  return Object.fromEntries(value.slice(3).split('|').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  if (!value.startsWith('^|^'))
+    throw new Error(`--set-env-vars does not start with gcloud's ^|^ delimiter: ${value.slice(0, 80)}`);
+  return Object.fromEntries(
+    value
+      .slice(3)
+      .split('|')
+      .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  );
 }
 
 export function only(commands: readonly string[], predicate: (c: string) => boolean, what: string): string {
@@ -125,5 +157,7 @@ export function only(commands: readonly string[], predicate: (c: string) => bool
 }
 
 export function jsonFiles(dir: string): string[] {
-  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? jsonFiles(join(dir, e.name)) : e.name.endsWith('.json') ? [join(dir, e.name)] : []));
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? jsonFiles(join(dir, e.name)) : e.name.endsWith('.json') ? [join(dir, e.name)] : [],
+  );
 }

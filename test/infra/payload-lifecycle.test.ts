@@ -24,7 +24,9 @@ describe('the payload bucket lifecycle', () => {
   }, 120_000);
 
   it('the check refuses what gcloud would refuse: a misspelt condition, a wrong type', () => {
-    const broken = rules().map((r) => (r.action.type === 'Delete' ? { ...r, condition: { isLive: 'false', daysSinceNoncurrent: 1 } } : r));
+    const broken = rules().map((r) =>
+      r.action.type === 'Delete' ? { ...r, condition: { isLive: 'false', daysSinceNoncurrent: 1 } } : r,
+    );
     const file = join(sandbox(), 'broken-lifecycle.json');
     writeFileSync(file, JSON.stringify({ rule: broken }));
     const [result] = checkSchemas([{ kind: 'bucket-lifecycle', file }]);
@@ -35,7 +37,8 @@ describe('the payload bucket lifecycle', () => {
   it('deletes no live object: every Delete is limited to noncurrent versions; incomplete uploads are aborted after a day', () => {
     const all = rules();
     expect(all.map((r) => r.action.type).sort()).toEqual(['AbortIncompleteMultipartUpload', 'Delete']);
-    for (const r of all.filter((x) => x.action.type === 'Delete')) expect(r.condition).toEqual({ isLive: false, daysSinceNoncurrentTime: 1 });
+    for (const r of all.filter((x) => x.action.type === 'Delete'))
+      expect(r.condition).toEqual({ isLive: false, daysSinceNoncurrentTime: 1 });
     // No other action (SetStorageClass would move PARKED payloads; nothing asks for it).
     expect(all.find((r) => r.action.type === 'AbortIncompleteMultipartUpload')?.condition).toEqual({ age: 1 });
   });

@@ -16,7 +16,9 @@ useSandbox();
 const TOKEN = 'ya29.storage-rehearsal';
 const PAYLOAD_BUCKET = `${PROJECT}-inbox-payloads`;
 const SENDERS = ['sender-a-reports', 'sender-b-reports'];
-const LIFECYCLE = JSON.parse(readFileSync(join(ROOT, 'infra', 'storage', 'payload-lifecycle.json'), 'utf8')) as { rule: unknown[] };
+const LIFECYCLE = JSON.parse(readFileSync(join(ROOT, 'infra', 'storage', 'payload-lifecycle.json'), 'utf8')) as {
+  rule: unknown[];
+};
 const SWEEPER = `projects/${PROJECT}/roles/inboxPayloadSweeper`;
 const WRITER = `projects/${PROJECT}/roles/inboxPayloadWriter`;
 
@@ -36,10 +38,17 @@ describe('infra/lib/storage.sh with the real gcloud against a stand-in Storage a
   let standIn: StorageApiStandIn;
   let gcloud: RealGcloud;
   let section = '';
-  const run = (referenceBuckets: string): ReturnType<RealGcloud['run']> => gcloud.run(`REFERENCE_BUCKETS='${referenceBuckets}' bash '${section}'`, ROOT);
+  const run = (referenceBuckets: string): ReturnType<RealGcloud['run']> =>
+    gcloud.run(`REFERENCE_BUCKETS='${referenceBuckets}' bash '${section}'`, ROOT);
   const member = (name: string): string => `serviceAccount:${sa(name)}`;
-  const bindings = (bucket: string): string[] => (standIn.policies.get(bucket) ?? []).flatMap((b) => b.members.map((m) => `${b.role} ${m}`)).sort();
-  const sender = (name: string): void => void standIn.buckets.set(name, { name, location: 'EU', iamConfiguration: { uniformBucketLevelAccess: { enabled: true } } });
+  const bindings = (bucket: string): string[] =>
+    (standIn.policies.get(bucket) ?? []).flatMap((b) => b.members.map((m) => `${b.role} ${m}`)).sort();
+  const sender = (name: string): void =>
+    void standIn.buckets.set(name, {
+      name,
+      location: 'EU',
+      iamConfiguration: { uniformBucketLevelAccess: { enabled: true } },
+    });
 
   beforeAll(async () => {
     requireGcloud();
@@ -66,12 +75,28 @@ describe('infra/lib/storage.sh with the real gcloud against a stand-in Storage a
       softDeletePolicy: { retentionDurationSeconds: '604800' },
       lifecycle: LIFECYCLE,
     });
-    expect(standIn.roles.get(SWEEPER)).toMatchObject({ includedPermissions: ['storage.objects.get', 'storage.objects.list', 'storage.objects.delete'], stage: 'GA' });
-    expect(standIn.roles.get(WRITER)).toMatchObject({ includedPermissions: ['storage.objects.create', 'storage.objects.get'], stage: 'GA' });
+    expect(standIn.roles.get(SWEEPER)).toMatchObject({
+      includedPermissions: ['storage.objects.get', 'storage.objects.list', 'storage.objects.delete'],
+      stage: 'GA',
+    });
+    expect(standIn.roles.get(WRITER)).toMatchObject({
+      includedPermissions: ['storage.objects.create', 'storage.objects.get'],
+      stage: 'GA',
+    });
     // The console reads offloaded payloads to show them (inboxConsole's own account, read only).
-    expect(bindings(PAYLOAD_BUCKET)).toEqual([`${WRITER} ${member('inbox-receiver')}`, `${SWEEPER} ${member('inbox-jobs')}`, `roles/storage.objectViewer ${member('inbox-console')}`].sort());
+    expect(bindings(PAYLOAD_BUCKET)).toEqual(
+      [
+        `${WRITER} ${member('inbox-receiver')}`,
+        `${SWEEPER} ${member('inbox-jobs')}`,
+        `roles/storage.objectViewer ${member('inbox-console')}`,
+      ].sort(),
+    );
     // The senders' buckets: read access for the relay and the jobs, nothing created, no setting changed.
-    for (const name of SENDERS) expect(bindings(name)).toEqual([`roles/storage.objectViewer ${member('inbox-jobs')}`, `roles/storage.objectViewer ${member('inbox-relay')}`]);
+    for (const name of SENDERS)
+      expect(bindings(name)).toEqual([
+        `roles/storage.objectViewer ${member('inbox-jobs')}`,
+        `roles/storage.objectViewer ${member('inbox-relay')}`,
+      ]);
     expect(standIn.writes.filter((w) => w.call !== 'POST /storage/v1/b')).toEqual([]);
     expect(standIn.unexpected).toEqual([]);
   }, 180_000);
@@ -93,13 +118,25 @@ describe('infra/lib/storage.sh with the real gcloud against a stand-in Storage a
   it('a bucket that drifted: only what drifted is updated (public access prevention and the lifecycle here)', async () => {
     const bucket = standIn.buckets.get(PAYLOAD_BUCKET);
     const iam = { ...(bucket?.iamConfiguration as Record<string, unknown>), publicAccessPrevention: 'inherited' };
-    standIn.buckets.set(PAYLOAD_BUCKET, { ...bucket, name: PAYLOAD_BUCKET, iamConfiguration: iam, lifecycle: { rule: [{ action: { type: 'Delete' }, condition: { age: 30 } }] } });
+    standIn.buckets.set(PAYLOAD_BUCKET, {
+      ...bucket,
+      name: PAYLOAD_BUCKET,
+      iamConfiguration: iam,
+      lifecycle: { rule: [{ action: { type: 'Delete' }, condition: { age: 30 } }] },
+    });
     const writesBefore = standIn.writes.length;
     const drifted = await run(SENDERS.join(','));
-    expect({ status: drifted.status, stderr: drifted.status === 0 ? '' : drifted.stderr }).toEqual({ status: 0, stderr: '' });
+    expect({ status: drifted.status, stderr: drifted.status === 0 ? '' : drifted.stderr }).toEqual({
+      status: 0,
+      stderr: '',
+    });
     const patches = standIn.writes.slice(writesBefore);
     expect(patches.map((p) => p.call)).toEqual([`PATCH /storage/v1/b/${PAYLOAD_BUCKET}`]);
-    expect(patches[0]?.body).toEqual({ name: PAYLOAD_BUCKET, iamConfiguration: { publicAccessPrevention: 'enforced' }, lifecycle: LIFECYCLE });
+    expect(patches[0]?.body).toEqual({
+      name: PAYLOAD_BUCKET,
+      iamConfiguration: { publicAccessPrevention: 'enforced' },
+      lifecycle: LIFECYCLE,
+    });
     // The rule that deleted live objects after 30 days is gone.
     expect(standIn.buckets.get(PAYLOAD_BUCKET)?.lifecycle).toEqual(LIFECYCLE);
   }, 180_000);

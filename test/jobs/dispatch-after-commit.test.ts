@@ -32,7 +32,11 @@ const dbs = freshFirestores();
 let engine: Engine;
 
 beforeAll(async () => {
-  const models = await Promise.all(['timer-paths.bpmn', 'message-then-timer.bpmn', 'deadline-gateway.bpmn'].map((f) => loadProcessModel(join(FIXTURES, f))));
+  const models = await Promise.all(
+    ['timer-paths.bpmn', 'message-then-timer.bpmn', 'deadline-gateway.bpmn'].map((f) =>
+      loadProcessModel(join(FIXTURES, f)),
+    ),
+  );
   engine = new Engine(models, {}, new Set(['handOver', 'settle', 'escalate']), inboxBuffer(7 * DAY));
 });
 
@@ -40,20 +44,39 @@ function recording(): JobQueue & { readonly calls: Array<{ id: string; options: 
   const calls: Array<{ id: string; options: EnqueueOptions | undefined }> = [];
   return { calls, enqueue: async (id, options) => (calls.push({ id, options }), 'CREATED') };
 }
-const timerOf = async (db: FirebaseFirestore.Firestore, id: string): Promise<TimerState> => (await refs.timer(db, id).withConverter(STORED).get()).data() as unknown as TimerState;
+const timerOf = async (db: FirebaseFirestore.Firestore, id: string): Promise<TimerState> =>
+  (await refs.timer(db, id).withConverter(STORED).get()).data() as unknown as TimerState;
 
 test('runJob: the finished job moves the token to a gateway with a timer branch; its task is created at the due time', async () => {
   const db = dbs('dispatch-run-job');
   const jobs = recording();
   const timers = recording();
-  const started = await startProcessInstance(db, engine, { processKey: 'timer-paths', businessKey: 'C-dispatch-job', variables: { caseId: 'C-dispatch-job', completionDeadline: 'PT10M' }, now: new Date() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'timer-paths',
+    businessKey: 'C-dispatch-job',
+    variables: { caseId: 'C-dispatch-job', completionDeadline: 'PT10M' },
+    now: new Date(),
+  });
   const job = started.jobs[0];
   if (job === undefined) throw new Error('no hand-over job');
   http(
     'runJobDispatchTimers',
-    createRunJobHandler({ db: () => db, engine: async () => engine, queue: () => jobs, timerQueue: () => timers, handlers: () => ({ handOver: async () => ({}) }), verifier: null, log: createLogger(() => undefined), now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }),
+    createRunJobHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: () => jobs,
+      timerQueue: () => timers,
+      handlers: () => ({ handOver: async () => ({}) }),
+      verifier: null,
+      log: createLogger(() => undefined),
+      now: () => new Date(),
+      maxAttempts: 3,
+      queueMaxAttempts: 5,
+    }),
   );
-  const res = await request(getTestServer('runJobDispatchTimers')).post('/').send({ jobId: job.id, processInstanceId: job.processInstanceId });
+  const res = await request(getTestServer('runJobDispatchTimers'))
+    .post('/')
+    .send({ jobId: job.id, processInstanceId: job.processInstanceId });
   expect(res.body.outcome).toBe('completed');
   expect(timers.calls).toHaveLength(1);
   const overdue = await timerOf(db, timers.calls[0]?.id ?? '');
@@ -65,10 +88,23 @@ test('the relay: a correlation that sets a timer creates its task after the comm
   const db = dbs('dispatch-relay');
   const jobs = recording();
   const timers = recording();
-  await startProcessInstance(db, engine, { processKey: 'message-then-timer', businessKey: 'C-dispatch-relay', variables: { caseId: 'C-dispatch-relay', coolOff: 'PT30M' }, now: new Date() });
+  await startProcessInstance(db, engine, {
+    processKey: 'message-then-timer',
+    businessKey: 'C-dispatch-relay',
+    variables: { caseId: 'C-dispatch-relay', coolOff: 'PT30M' },
+    now: new Date(),
+  });
   await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-dispatch-relay') });
   const summary = await relayBatch(
-    { db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 10_000, bufferWindowMs: DAY, errorAfterAttempts: 5 }, retentionMs: DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 },
+    {
+      db,
+      engine,
+      policy: { backoffBaseMs: 1_000, backoffCapMs: 10_000, bufferWindowMs: DAY, errorAfterAttempts: 5 },
+      retentionMs: DAY,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(),
+      random: () => 0.5,
+    },
     { jobs, timers },
     createLogger(() => undefined),
     { budgetMs: 20_000, parallelism: 1, batchSize: 16, shards: 16 },
@@ -96,16 +132,44 @@ describe('the CLI: a repair that sets a timer', () => {
     models.remove();
   });
 
-  async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  async function cli(
+    env: Record<string, string>,
+    ...args: string[]
+  ): Promise<{ code: number; out: string; err: string }> {
     const out: string[] = [];
     const err: string[] = [];
-    const code = await runCli(args, { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false }, { ...process.env, ...FIXTURE_ENV, GOOGLE_CLOUD_PROJECT: projectId, INBOX_BPMN_DIR: models.dir, INBOX_TASKS_EMULATOR_HOST: tasks.host, ...env });
+    const code = await runCli(
+      args,
+      { out: (t) => out.push(t), err: (t) => err.push(t), confirm: async () => false },
+      {
+        ...process.env,
+        ...FIXTURE_ENV,
+        GOOGLE_CLOUD_PROJECT: projectId,
+        INBOX_BPMN_DIR: models.dir,
+        INBOX_TASKS_EMULATOR_HOST: tasks.host,
+        ...env,
+      },
+    );
     return { code, out: out.join('\n'), err: err.join('\n') };
   }
 
   test('move-token from the gateway onto its timer catch event: the new timer is dispatched at its due time; without INBOX_FIRE_TIMER_URL the CLI says the sweep fires it', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'deadline-gateway', businessKey: 'C-dispatch-cli', variables: { caseId: 'C-dispatch-cli', deadline: 'PT2H' }, now: new Date() });
-    const moved = await cli({ INBOX_FIRE_TIMER_URL: 'http://127.0.0.1:9/fireTimer' }, '--json', 'repair', 'move-token', '--instance', started.instance.id, '--activity', 'overdue');
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'deadline-gateway',
+      businessKey: 'C-dispatch-cli',
+      variables: { caseId: 'C-dispatch-cli', deadline: 'PT2H' },
+      now: new Date(),
+    });
+    const moved = await cli(
+      { INBOX_FIRE_TIMER_URL: 'http://127.0.0.1:9/fireTimer' },
+      '--json',
+      'repair',
+      'move-token',
+      '--instance',
+      started.instance.id,
+      '--activity',
+      'overdue',
+    );
     expect({ code: moved.code, err: moved.err }).toEqual({ code: 0, err: '' });
     const report = JSON.parse(moved.out) as { timers: TimerState[]; timersDispatched: number };
     expect(report.timersDispatched).toBe(1);
@@ -116,7 +180,9 @@ describe('the CLI: a repair that sets a timer', () => {
 
     const unset = await cli({}, 'repair', 'move-token', '--instance', started.instance.id, '--activity', 'overdue');
     expect(unset.code).toBe(0);
-    expect(unset.out).toContain('1 timer(s) not dispatched here (INBOX_FIRE_TIMER_URL unset or Cloud Tasks failed): sweepJobs fires each once it is overdue');
+    expect(unset.out).toContain(
+      '1 timer(s) not dispatched here (INBOX_FIRE_TIMER_URL unset or Cloud Tasks failed): sweepJobs fires each once it is overdue',
+    );
     expect(tasks.tasks(queue)).toHaveLength(1);
   });
 });

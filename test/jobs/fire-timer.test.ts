@@ -46,9 +46,22 @@ const timers = recording();
 let clock = new Date();
 let served = 0;
 /** fireTimer with the clock of the test, no token check unless a verifier is given. */
-function server(verifier: Parameters<typeof createFireTimerHandler>[0]['verifier'] = null): ReturnType<typeof getTestServer> {
+function server(
+  verifier: Parameters<typeof createFireTimerHandler>[0]['verifier'] = null,
+): ReturnType<typeof getTestServer> {
   const name = `fireTimerTest${++served}`;
-  http(name, createFireTimerHandler({ db: () => db, engine: async () => engine, queue: () => jobs, timerQueue: () => timers, verifier, log, now: () => clock }));
+  http(
+    name,
+    createFireTimerHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: () => jobs,
+      timerQueue: () => timers,
+      verifier,
+      log,
+      now: () => clock,
+    }),
+  );
   return getTestServer(name);
 }
 let fire: ReturnType<typeof getTestServer>;
@@ -56,7 +69,12 @@ let fire: ReturnType<typeof getTestServer>;
 beforeAll(async () => {
   const deadlines = await deadlineEngine();
   const kinds = await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'timer-kinds.bpmn'));
-  engine = new Engine([...deadlines.processKeys.map((k) => deadlines.model(k)), kinds], {}, new Set(['work', 'sendReminder']), inboxBuffer(7 * 24 * 3_600_000));
+  engine = new Engine(
+    [...deadlines.processKeys.map((k) => deadlines.model(k)), kinds],
+    {},
+    new Set(['work', 'sendReminder']),
+    inboxBuffer(7 * 24 * 3_600_000),
+  );
   fire = server();
 });
 beforeEach(() => {
@@ -65,12 +83,23 @@ beforeEach(() => {
   timers.calls.length = 0;
 });
 
-async function started(processKey: string, key: string, variables: Record<string, unknown>, at: Date): Promise<{ instanceId: string; timer: TimerState }> {
-  const s = await startProcessInstance(db, engine, { processKey, businessKey: key, variables: { caseId: key, ...variables }, now: at });
+async function started(
+  processKey: string,
+  key: string,
+  variables: Record<string, unknown>,
+  at: Date,
+): Promise<{ instanceId: string; timer: TimerState }> {
+  const s = await startProcessInstance(db, engine, {
+    processKey,
+    businessKey: key,
+    variables: { caseId: key, ...variables },
+    now: at,
+  });
   expect(s.timers).toHaveLength(1);
   return { instanceId: s.instance.id, timer: s.timers[0] as TimerState };
 }
-const timerDoc = async (id: string): Promise<Record<string, unknown> | undefined> => (await refs.timer(db, id).get()).data();
+const timerDoc = async (id: string): Promise<Record<string, unknown> | undefined> =>
+  (await refs.timer(db, id).get()).data();
 const instanceStatus = async (id: string): Promise<unknown> => (await refs.instance(db, id).get()).get('status');
 
 describe('fireTimer', () => {
@@ -79,13 +108,31 @@ describe('fireTimer', () => {
     const { instanceId, timer } = await started('deadline-boundary', 'C-fire-1', { deadline: 'PT2S' }, t0);
     clock = new Date(t0.getTime() + 2_000);
     const res = await request(fire).post('/').send({ timerId: timer.id });
-    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { outcome: 'fired', timerId: timer.id } });
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 200,
+      body: { outcome: 'fired', timerId: timer.id },
+    });
     expect(await instanceStatus(instanceId)).toBe('COMPLETED');
     expect(await timerDoc(timer.id)).toMatchObject({ status: 'FIRED', expireAt: expect.anything() });
-    expect(logs).toEqual([expect.objectContaining({ severity: 'INFO', message: 'timer fired', function: 'fireTimer', timerId: timer.id, processInstanceId: instanceId, activityId: 'deadlinePassed', lateMs: 0, nextJobs: 0, nextTimers: 0 })]);
+    expect(logs).toEqual([
+      expect.objectContaining({
+        severity: 'INFO',
+        message: 'timer fired',
+        function: 'fireTimer',
+        timerId: timer.id,
+        processInstanceId: instanceId,
+        activityId: 'deadlinePassed',
+        lateMs: 0,
+        nextJobs: 0,
+        nextTimers: 0,
+      }),
+    ]);
 
     const again = await request(fire).post('/').send({ timerId: timer.id });
-    expect({ status: again.status, body: again.body }).toEqual({ status: 200, body: { outcome: 'already fired', timerId: timer.id } });
+    expect({ status: again.status, body: again.body }).toEqual({
+      status: 200,
+      body: { outcome: 'already fired', timerId: timer.id },
+    });
   });
 
   test('what a firing creates is dispatched after the commit: the next job, and the task of the next timer at its due time', async () => {
@@ -120,10 +167,16 @@ describe('fireTimer', () => {
     expect({ status: res.status, outcome: res.body.outcome }).toEqual({ status: 200, outcome: 'fired' });
     // What the landed firing created is dispatched now, not when the sweep finds it a minute or more later.
     expect(jobs.calls).toHaveLength(1);
-    expect((await jobOf(db, timer.processInstanceId, jobs.calls[0]?.id ?? ''))).toMatchObject({ activityId: 'work', status: 'PENDING' });
+    expect(await jobOf(db, timer.processInstanceId, jobs.calls[0]?.id ?? '')).toMatchObject({
+      activityId: 'work',
+      status: 'PENDING',
+    });
     expect(timers.calls).toHaveLength(1);
     expect(await timerDoc(timers.calls[0]?.id ?? '')).toMatchObject({ activityId: 'remind', status: 'PENDING' });
-    expect(await timerDoc(timer.id)).toMatchObject({ status: 'FIRED', firing: { jobIds: [jobs.calls[0]?.id], timerIds: [timers.calls[0]?.id] } });
+    expect(await timerDoc(timer.id)).toMatchObject({
+      status: 'FIRED',
+      firing: { jobIds: [jobs.calls[0]?.id], timerIds: [timers.calls[0]?.id] },
+    });
     jobs.calls.length = 0;
     const again = await request(fire).post('/').send({ timerId: timer.id });
     expect(again.body.outcome).toBe('already fired');
@@ -135,7 +188,11 @@ describe('fireTimer', () => {
     const { instanceId, timer } = await started('deadline-boundary', 'C-fire-early', { deadline: 'PT30S' }, t0);
     clock = new Date(timer.dueAt.getTime() - 4_500);
     const res = await request(fire).post('/').send({ timerId: timer.id });
-    expect({ status: res.status, retryAfter: res.headers['retry-after'], body: res.body }).toEqual({ status: 503, retryAfter: '5', body: { error: 'the timer is not due yet', code: 'NOT_DUE', retry: true } });
+    expect({ status: res.status, retryAfter: res.headers['retry-after'], body: res.body }).toEqual({
+      status: 503,
+      retryAfter: '5',
+      body: { error: 'the timer is not due yet', code: 'NOT_DUE', retry: true },
+    });
     expect(await timerDoc(timer.id)).toMatchObject({ status: 'PENDING' });
     expect(await instanceStatus(instanceId)).toBe('RUNNING');
     expect(logs).toEqual([expect.objectContaining({ severity: 'WARNING', timerId: timer.id, earlyMs: 4_500 })]);
@@ -147,14 +204,21 @@ describe('fireTimer', () => {
   test('a timer whose token left without it (the message won) is "not found": 200, so the task ends', async () => {
     const t0 = new Date();
     const { instanceId, timer } = await started('deadline-gateway', 'C-fire-won', { deadline: 'PT1M' }, t0);
-    const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, { messageName: 'TaskCompleted', correlationKey: 'C-fire-won', variables: {}, now: t0 }));
+    const { result } = await runUnitOfWork(db, (uow) =>
+      correlate(uow, engine, { messageName: 'TaskCompleted', correlationKey: 'C-fire-won', variables: {}, now: t0 }),
+    );
     expect(result.kind).toBe('CORRELATED');
     expect(await timerDoc(timer.id)).toBeUndefined();
     clock = new Date(timer.dueAt.getTime());
     const res = await request(fire).post('/').send({ timerId: timer.id });
-    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { outcome: 'not found', timerId: timer.id } });
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 200,
+      body: { outcome: 'not found', timerId: timer.id },
+    });
     expect(await instanceStatus(instanceId)).toBe('COMPLETED');
-    expect(logs).toEqual([expect.objectContaining({ severity: 'INFO', timerId: timer.id, message: expect.stringContaining('not found') })]);
+    expect(logs).toEqual([
+      expect.objectContaining({ severity: 'INFO', timerId: timer.id, message: expect.stringContaining('not found') }),
+    ]);
   });
 
   test('a timer whose token no longer waits with it is STALE: deleted, logged at INFO, 200', async () => {
@@ -164,10 +228,21 @@ describe('fireTimer', () => {
     await refs.instance(db, timer.processInstanceId).update({ [`tokens.${timer.executionId}.timerIds`]: [] });
     clock = new Date(timer.dueAt.getTime());
     const res = await request(fire).post('/').send({ timerId: timer.id });
-    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { outcome: 'stale', timerId: timer.id } });
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 200,
+      body: { outcome: 'stale', timerId: timer.id },
+    });
     expect(await timerDoc(timer.id)).toBeUndefined();
     expect(await instanceStatus(instanceId)).toBe('RUNNING');
-    expect(logs).toEqual([expect.objectContaining({ severity: 'INFO', timerId: timer.id, processInstanceId: instanceId, activityId: 'deadlinePassed', message: expect.stringContaining('stale') })]);
+    expect(logs).toEqual([
+      expect.objectContaining({
+        severity: 'INFO',
+        timerId: timer.id,
+        processInstanceId: instanceId,
+        activityId: 'deadlinePassed',
+        message: expect.stringContaining('stale'),
+      }),
+    ]);
   });
 
   test.each([
@@ -201,7 +276,12 @@ describe('fireTimer checks the token of the tasks account, as runJob does', () =
   const signer = createSigner();
   let guarded: ReturnType<typeof getTestServer>;
   beforeAll(() => {
-    const verifier = createPushTokenVerifier({ audience: URL, allowedEmails: [ACCOUNT], client: new OAuth2Client(), certs: async () => signer.certs });
+    const verifier = createPushTokenVerifier({
+      audience: URL,
+      allowedEmails: [ACCOUNT],
+      client: new OAuth2Client(),
+      certs: async () => signer.certs,
+    });
     guarded = server(async () => verifier);
   });
   const body = { timerId: 'b'.repeat(40) };
@@ -217,7 +297,13 @@ describe('fireTimer checks the token of the tasks account, as runJob does', () =
   });
 
   test('the tasks account passes; an unknown timer ends its task with 200', async () => {
-    const res = await request(guarded).post('/').set('authorization', `Bearer ${signer.token({ aud: URL, email: ACCOUNT })}`).send(body);
-    expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { outcome: 'not found', timerId: body.timerId } });
+    const res = await request(guarded)
+      .post('/')
+      .set('authorization', `Bearer ${signer.token({ aud: URL, email: ACCOUNT })}`)
+      .send(body);
+    expect({ status: res.status, body: res.body }).toEqual({
+      status: 200,
+      body: { outcome: 'not found', timerId: body.timerId },
+    });
   });
 });

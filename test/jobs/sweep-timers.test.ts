@@ -30,7 +30,9 @@ beforeAll(async () => {
   engine = await deadlineEngine();
 });
 
-function recording(fail: (id: string) => Promise<void> = async () => undefined): JobQueue & { readonly calls: Array<{ id: string; options: EnqueueOptions | undefined }> } {
+function recording(
+  fail: (id: string) => Promise<void> = async () => undefined,
+): JobQueue & { readonly calls: Array<{ id: string; options: EnqueueOptions | undefined }> } {
   const calls: Array<{ id: string; options: EnqueueOptions | undefined }> = [];
   return {
     calls,
@@ -55,11 +57,32 @@ function run(label: string, timers = recording()): Run {
   const jobs = recording();
   const logs: Array<Record<string, unknown>> = [];
   const log = createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>));
-  return { db, jobs, timers, logs, sweep: (now, options = {}) => sweepTimers({ db, engine: async () => engine, queues: { jobs, timers }, log, now }, { graceMs: GRACE, ...options }) };
+  return {
+    db,
+    jobs,
+    timers,
+    logs,
+    sweep: (now, options = {}) =>
+      sweepTimers(
+        { db, engine: async () => engine, queues: { jobs, timers }, log, now },
+        { graceMs: GRACE, ...options },
+      ),
+  };
 }
 
-async function deadline(db: Firestore, key: string, duration: string, at: Date, processKey = 'deadline-boundary'): Promise<{ instanceId: string; timer: TimerState }> {
-  const s = await startProcessInstance(db, engine, { processKey, businessKey: key, variables: { caseId: key, deadline: duration }, now: at });
+async function deadline(
+  db: Firestore,
+  key: string,
+  duration: string,
+  at: Date,
+  processKey = 'deadline-boundary',
+): Promise<{ instanceId: string; timer: TimerState }> {
+  const s = await startProcessInstance(db, engine, {
+    processKey,
+    businessKey: key,
+    variables: { caseId: key, deadline: duration },
+    now: at,
+  });
   return { instanceId: s.instance.id, timer: s.timers[0] ?? (await onlyTimerOf(db, s.instance.id)) };
 }
 /** A FAR timer is not in Settled.timers (no task after the commit): read it back. */
@@ -68,8 +91,10 @@ async function onlyTimerOf(db: Firestore, instanceId: string): Promise<TimerStat
   expect(snap.size).toBe(1);
   return snap.docs[0]?.data() as unknown as TimerState;
 }
-const timerDoc = async (db: Firestore, id: string): Promise<Record<string, unknown> | undefined> => (await refs.timer(db, id).get()).data();
-const instanceStatus = async (db: Firestore, id: string): Promise<unknown> => (await refs.instance(db, id).get()).get('status');
+const timerDoc = async (db: Firestore, id: string): Promise<Record<string, unknown> | undefined> =>
+  (await refs.timer(db, id).get()).data();
+const instanceStatus = async (db: Firestore, id: string): Promise<unknown> =>
+  (await refs.instance(db, id).get()).get('status');
 
 describe('FAR timers', () => {
   test('one set 40 days ahead gets no task; once due within the horizon the sweep creates it at its due time and marks it NEAR', async () => {
@@ -114,7 +139,9 @@ describe('FAR timers', () => {
     failing.add(timer.id);
     expect(await r.sweep(now)).toMatchObject({ broughtNear: 0, failures: 1 });
     expect(await timerDoc(r.db, timer.id)).toMatchObject({ horizon: 'FAR' });
-    expect(r.logs).toContainEqual(expect.objectContaining({ severity: 'WARNING', timerId: timer.id, error: 'Cloud Tasks unavailable' }));
+    expect(r.logs).toContainEqual(
+      expect.objectContaining({ severity: 'WARNING', timerId: timer.id, error: 'Cloud Tasks unavailable' }),
+    );
 
     failing.clear();
     cancelling = r.db;
@@ -138,7 +165,14 @@ describe('overdue PENDING timers (a lost task)', () => {
     expect(await timerDoc(r.db, lost.timer.id)).toMatchObject({ status: 'FIRED' });
     expect(await timerDoc(r.db, late.timer.id)).toMatchObject({ status: 'PENDING' });
     expect(r.logs).toContainEqual(
-      expect.objectContaining({ severity: 'WARNING', message: 'timer fired by the sweep: its task was lost or late', timerId: lost.timer.id, processInstanceId: lost.instanceId, activityId: 'deadlinePassed', lateMs: 9 * 60_000 }),
+      expect.objectContaining({
+        severity: 'WARNING',
+        message: 'timer fired by the sweep: its task was lost or late',
+        timerId: lost.timer.id,
+        processInstanceId: lost.instanceId,
+        activityId: 'deadlinePassed',
+        lateMs: 9 * 60_000,
+      }),
     );
     // Its task, if it comes after all, finds it fired; the next sweep does not fire it again.
     expect(await r.sweep(now)).toEqual({ broughtNear: 0, fired: 0, settledMeanwhile: 0, failures: 0, queryReads: 32 });
@@ -163,8 +197,22 @@ test('sweepJobs runs the timer sweep beside the job sweep and answers both', asy
   const r = run('sweep-jobs-timers');
   const t0 = new Date(Date.now() - 3_600_000);
   const lost = await deadline(r.db, 'C-sweep-jobs', 'PT1S', t0);
-  http('sweepJobsTimers', createSweepJobsHandler({ db: () => r.db, engine: async () => engine, queue: () => r.jobs, timerQueue: () => r.timers, log: createLogger(() => undefined), now: () => new Date(), options: {} }));
+  http(
+    'sweepJobsTimers',
+    createSweepJobsHandler({
+      db: () => r.db,
+      engine: async () => engine,
+      queue: () => r.jobs,
+      timerQueue: () => r.timers,
+      log: createLogger(() => undefined),
+      now: () => new Date(),
+      options: {},
+    }),
+  );
   const res = await request(getTestServer('sweepJobsTimers')).post('/').send({});
-  expect({ status: res.status, body: res.body }).toEqual({ status: 200, body: { dispatched: 0, timers: { broughtNear: 0, fired: 1, settledMeanwhile: 0, failures: 0, queryReads: 32 } } });
+  expect({ status: res.status, body: res.body }).toEqual({
+    status: 200,
+    body: { dispatched: 0, timers: { broughtNear: 0, fired: 1, settledMeanwhile: 0, failures: 0, queryReads: 32 } },
+  });
   expect(await instanceStatus(r.db, lost.instanceId)).toBe('COMPLETED');
 });

@@ -36,19 +36,30 @@ firestore.beforeTerminate(async () => {
 
 async function startCase(caseId: string): Promise<Response> {
   const { functions } = await stack.info();
-  return fetch(functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ processKey: 'fixture-process', businessKey: caseId, variables: { caseId } }) });
+  return fetch(functions.startProcess, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ processKey: 'fixture-process', businessKey: caseId, variables: { caseId } }),
+  });
 }
 
 async function completedWithSettlement(caseId: string): Promise<unknown> {
-  return waitFor(`${caseId} to be completed and settled`, async () => {
-    const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', caseId).get();
-    const settlement = await settlementRef(db, caseId).get();
-    return instances.docs[0]?.get('status') === 'COMPLETED' && settlement.exists ? settlement.data() : undefined;
-  }, { timeoutMs: 60_000, everyMs: 200 });
+  return waitFor(
+    `${caseId} to be completed and settled`,
+    async () => {
+      const instances = await db.collection(COLLECTIONS.instances).where('businessKey', '==', caseId).get();
+      const settlement = await settlementRef(db, caseId).get();
+      return instances.docs[0]?.get('status') === 'COMPLETED' && settlement.exists ? settlement.data() : undefined;
+    },
+    { timeoutMs: 60_000, everyMs: 200 },
+  );
 }
 
 test('a case goes from startProcess through the counterpart back to a settlement', async () => {
-  expect(await stack.info()).toMatchObject({ app: FIXTURE_APP, topology: { app: 'fixture', publishes: ['fixture-outbox'] } });
+  expect(await stack.info()).toMatchObject({
+    app: FIXTURE_APP,
+    topology: { app: 'fixture', publishes: ['fixture-outbox'] },
+  });
   expect((await startCase('C-stack-1')).status).toBe(201);
   expect(await completedWithSettlement('C-stack-1')).toMatchObject({ caseId: 'C-stack-1' });
   const status = await stack.status();
@@ -65,7 +76,9 @@ test('a TaskOpened published on its topic starts the case, which the counterpart
   const pubsub = new PubSub({ projectId, apiEndpoint: pubsubHost });
   try {
     const opened = { caseId: 'C-stack-rel', eventId: 'rel-1', openedAt: '2026-12-01T08:00:00Z' };
-    await pubsub.topic(topicOf(topology, 'TaskOpened')).publishMessage({ json: opened, attributes: { eventType: 'TaskOpened' } });
+    await pubsub
+      .topic(topicOf(topology, 'TaskOpened'))
+      .publishMessage({ json: opened, attributes: { eventType: 'TaskOpened' } });
   } finally {
     await pubsub.close();
   }
@@ -76,9 +89,17 @@ test('a TaskOpened published on its topic starts the case, which the counterpart
 
 test("runJob and fireTimer check their caller's OIDC token, as deployed: the case above passed with the emulator's, a bare POST does not", async () => {
   const { functions } = await stack.info();
-  const res = await fetch(functions.runJob, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jobId: 'a'.repeat(40) }) });
+  const res = await fetch(functions.runJob, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jobId: 'a'.repeat(40) }),
+  });
   expect(res.status).toBe(401);
-  const timer = await fetch(functions.fireTimer, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ timerId: 'a'.repeat(40) }) });
+  const timer = await fetch(functions.fireTimer, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ timerId: 'a'.repeat(40) }),
+  });
   expect(timer.status).toBe(401);
 });
 
@@ -92,13 +113,33 @@ test("the timers queue is there: a task on it reaches fireTimer with the emulato
     const timerId = 'c'.repeat(40);
     await client.createTask({
       parent: queue,
-      task: { name: `${queue}/tasks/${timerId}`, httpRequest: { httpMethod: 'POST', url: functions.fireTimer, headers: { 'Content-Type': 'application/json' }, body: Buffer.from(JSON.stringify({ timerId })), oidcToken: { serviceAccountEmail: `inbox-tasks@${projectId}.iam.gserviceaccount.com`, audience: functions.fireTimer } } },
+      task: {
+        name: `${queue}/tasks/${timerId}`,
+        httpRequest: {
+          httpMethod: 'POST',
+          url: functions.fireTimer,
+          headers: { 'Content-Type': 'application/json' },
+          body: Buffer.from(JSON.stringify({ timerId })),
+          oidcToken: {
+            serviceAccountEmail: `inbox-tasks@${projectId}.iam.gserviceaccount.com`,
+            audience: functions.fireTimer,
+          },
+        },
+      },
     });
     const { logDir } = await stack.info();
     // The token passed (a refused one is never read as a timer id), and the firing found no such timer.
     const line = await waitFor('fireTimer to answer the task', async () =>
-      readFileSync(join(logDir, 'fireTimer.log'), 'utf8').split('\n').find((l) => l.includes(timerId)));
-    expect(JSON.parse(line)).toMatchObject({ severity: 'INFO', function: 'fireTimer', timerId, message: expect.stringContaining('not found') });
+      readFileSync(join(logDir, 'fireTimer.log'), 'utf8')
+        .split('\n')
+        .find((l) => l.includes(timerId)),
+    );
+    expect(JSON.parse(line)).toMatchObject({
+      severity: 'INFO',
+      function: 'fireTimer',
+      timerId,
+      message: expect.stringContaining('not found'),
+    });
     expect((await stack.status()).functions.fireTimer.errors).toBe(0);
   } finally {
     await client.close();
@@ -136,10 +177,18 @@ test('the operator console runs with local access on 127.0.0.1 only: the local o
   expect(new URL(consoleUrl).hostname).toBe('127.0.0.1');
   const res = await fetch(new URL('api/whoami', consoleUrl));
   expect(res.status).toBe(200);
-  expect(await res.json()).toEqual({ id: 'local operator', role: 'repairer', access: 'local', projectId, app: FIXTURE_APP_SUMMARY });
+  expect(await res.json()).toEqual({
+    id: 'local operator',
+    role: 'repairer',
+    access: 'local',
+    projectId,
+    app: FIXTURE_APP_SUMMARY,
+  });
   // Not listening on the machine's other addresses (where it has any): nothing else can connect.
   const port = new URL(consoleUrl).port;
-  const others = Object.values(networkInterfaces()).flatMap((list) => list ?? []).filter((a) => a.family === 'IPv4' && !a.internal);
+  const others = Object.values(networkInterfaces())
+    .flatMap((list) => list ?? [])
+    .filter((a) => a.family === 'IPv4' && !a.internal);
   for (const address of others) expect(await connectResult(`${address.address}:${port}`)).not.toBe('connected');
 });
 

@@ -46,7 +46,18 @@ beforeAll(async () => {
 
 function depsFor(db: Firestore, projectId: string, now: () => Date = () => new Date()): OperationsDeps {
   const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PAYLOAD_BUCKET: PAYLOADS, ...FIXTURE_ENV });
-  return { db: () => db, engine: () => Promise.resolve(engine), registry: () => FIXTURE_REGISTRY, modelsDir: () => FIXTURE_MODELS, jobQueue: null, timerQueue: null, payloadStore: () => store, config, log: createLogger(() => undefined), now };
+  return {
+    db: () => db,
+    engine: () => Promise.resolve(engine),
+    registry: () => FIXTURE_REGISTRY,
+    modelsDir: () => FIXTURE_MODELS,
+    jobQueue: null,
+    timerQueue: null,
+    payloadStore: () => store,
+    config,
+    log: createLogger(() => undefined),
+    now,
+  };
 }
 
 /** PARKED documents as the relay leaves them (status, reason, times), `count` of them with ids `prefix-00000`…, in batches of 500. */
@@ -54,16 +65,40 @@ async function seedParked(db: Firestore, prefix: string, count: number, reason =
   const ids = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(5, '0')}`);
   for (let i = 0; i < ids.length; i += 500) {
     const batch = db.batch();
-    for (const id of ids.slice(i, i + 500)) batch.set(db.collection(INBOX).doc(id), { status: 'PARKED', reason, messageName: 'TaskCompleted', correlationKey: id, attempts: 1, receivedAt: new Date(Date.now() - DAY), parkedAt: new Date(), shard: 0 });
+    for (const id of ids.slice(i, i + 500))
+      batch.set(db.collection(INBOX).doc(id), {
+        status: 'PARKED',
+        reason,
+        messageName: 'TaskCompleted',
+        correlationKey: id,
+        attempts: 1,
+        receivedAt: new Date(Date.now() - DAY),
+        parkedAt: new Date(),
+        shard: 0,
+      });
     await batch.commit();
   }
   return ids;
 }
 
-const relayDeps = (db: Firestore) => ({ db, engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs: DAY, errorAfterAttempts: 3 }, retentionMs: 7 * DAY, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, payloadStore: () => store });
+const relayDeps = (db: Firestore) => ({
+  db,
+  engine,
+  policy: { backoffBaseMs: 1_000, backoffCapMs: 1_000, bufferWindowMs: DAY, errorAfterAttempts: 3 },
+  retentionMs: 7 * DAY,
+  transactionTimeoutMs: 10_000,
+  now: () => new Date(),
+  random: () => 0.5,
+  payloadStore: () => store,
+});
 
 async function waiting(db: Firestore, caseId: string): Promise<string> {
-  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId },
+    now: new Date(),
+  });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
@@ -74,11 +109,19 @@ describe('readOverview', () => {
     await seedParked(db, 'manual', 3);
     await seedParked(db, 'nowait', 2, 'NO_WAITING_INSTANCE');
     await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ov-1') });
-    await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ov-2'), receivedAt: new Date(Date.now() - 60_000) });
+    await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-ov-2'),
+      receivedAt: new Date(Date.now() - 60_000),
+    });
     const o = await readOverview(depsFor(db, projectId));
     const all = (await db.collection(INBOX).get()).docs.map((d) => d.data());
     const count = (f: (d: FirebaseFirestore.DocumentData) => boolean): number => all.filter(f).length;
-    expect(o.counts).toEqual({ OPEN: count((d) => d.status === 'OPEN'), DONE: count((d) => d.status === 'DONE'), PARKED: count((d) => d.status === 'PARKED') });
+    expect(o.counts).toEqual({
+      OPEN: count((d) => d.status === 'OPEN'),
+      DONE: count((d) => d.status === 'DONE'),
+      PARKED: count((d) => d.status === 'PARKED'),
+    });
     expect(o.counts).toEqual({ OPEN: 2, DONE: 0, PARKED: 5 });
     expect(Object.keys(o.parkedByReason).sort()).toEqual([...REASONS].sort());
     for (const r of REASONS) expect(o.parkedByReason[r]).toBe(count((d) => d.status === 'PARKED' && d.reason === r));
@@ -109,12 +152,22 @@ describe('listDocuments', () => {
     const { db, projectId } = firestore.project('reads-age');
     await seedParked(db, 'old', 3);
     const batch = db.batch();
-    for (const id of ['new-1', 'new-2']) batch.set(db.collection(INBOX).doc(id), { status: 'PARKED', reason: 'MANUAL', attempts: 0, receivedAt: new Date() });
+    for (const id of ['new-1', 'new-2'])
+      batch.set(db.collection(INBOX).doc(id), {
+        status: 'PARKED',
+        reason: 'MANUAL',
+        attempts: 0,
+        receivedAt: new Date(),
+      });
     await batch.commit();
     const deps = depsFor(db, projectId);
     const first = await listDocuments(deps, { status: 'PARKED', olderThanMs: 3_600_000 }, { limit: 2, after: null });
     expect(first.documents.map((d) => d.id)).toEqual(['old-00000', 'old-00001']);
-    const second = await listDocuments(deps, { status: 'PARKED', olderThanMs: 3_600_000 }, { limit: 2, after: first.next });
+    const second = await listDocuments(
+      deps,
+      { status: 'PARKED', olderThanMs: 3_600_000 },
+      { limit: 2, after: first.next },
+    );
     expect(second).toEqual({ documents: [expect.objectContaining({ id: 'old-00002', reason: 'MANUAL' })], next: null });
   });
 
@@ -129,7 +182,9 @@ describe('listDocuments', () => {
     const t1 = performance.now();
     const deep = await listDocuments(deps, { status: 'PARKED' }, { limit: 100, after: 'k-09000' });
     const deepMs = performance.now() - t1;
-    process.stdout.write(`listDocuments, 10,000 PARKED, limit 100: first page ${ms.toFixed(0)} ms, page after k-09000 ${deepMs.toFixed(0)} ms\n`);
+    process.stdout.write(
+      `listDocuments, 10,000 PARKED, limit 100: first page ${ms.toFixed(0)} ms, page after k-09000 ${deepMs.toFixed(0)} ms\n`,
+    );
     expect(page.documents).toHaveLength(100);
     expect(page.next).toBe('k-00099');
     expect(deep.documents[0]?.id).toBe('k-09001');
@@ -139,10 +194,20 @@ describe('listDocuments', () => {
 describe('readDocument', () => {
   test('a parked document: its row, the explanation in words, JSON-safe stored fields', async () => {
     const { db, projectId } = firestore.project('reads-doc-parked');
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-late'), receivedAt: new Date(Date.now() - 2 * DAY) });
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-late'),
+      receivedAt: new Date(Date.now() - 2 * DAY),
+    });
     await relayOne(relayDeps(db), id);
     const v = await readDocument(depsFor(db, projectId), id);
-    expect(v?.row).toMatchObject({ id, status: 'PARKED', reason: 'NO_WAITING_INSTANCE', correlationKey: 'C-late', attempts: 1 });
+    expect(v?.row).toMatchObject({
+      id,
+      status: 'PARKED',
+      reason: 'NO_WAITING_INSTANCE',
+      correlationKey: 'C-late',
+      attempts: 1,
+    });
     expect(v?.explanation.summary).toContain('PARKED');
     expect(v?.explanation.next.join('\n')).toContain(id);
     expect(v?.payload).toMatchObject({ inline: completionPayload('C-late'), offloaded: null, reference: null });
@@ -164,13 +229,24 @@ describe('readDocument', () => {
   test('a dead-lettered document: the dead-letter record, the raw bytes as base64 and as text', async () => {
     const { db, projectId } = firestore.project('reads-doc-dead');
     const dl = testDeadLetterReceiver(db);
-    const source = { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceSubscriptionProject: projectId, CloudPubSubDeadLetterSourceDeliveryCount: '7' };
-    const body = envelope({ data: Buffer.from('not json {').toString('base64'), attributes: { eventType: 'TaskCompleted', ...source }, messageId: 'dl-reads-1' });
+    const source = {
+      CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push',
+      CloudPubSubDeadLetterSourceSubscriptionProject: projectId,
+      CloudPubSubDeadLetterSourceDeliveryCount: '7',
+    };
+    const body = envelope({
+      data: Buffer.from('not json {').toString('base64'),
+      attributes: { eventType: 'TaskCompleted', ...source },
+      messageId: 'dl-reads-1',
+    });
     expect((await request(dl.server).post('/').send(body)).status).toBeLessThan(300);
     const [snap] = (await db.collection(INBOX).where('reason', '==', 'DEAD_LETTERED').get()).docs;
     const v = await readDocument(depsFor(db, projectId), snap!.id);
     expect(v?.row).toMatchObject({ status: 'PARKED', reason: 'DEAD_LETTERED' });
-    expect(v?.deadLetter).toMatchObject({ deliveryCount: 7, sourceSubscription: `projects/${projectId}/subscriptions/fixture-results-push` });
+    expect(v?.deadLetter).toMatchObject({
+      deliveryCount: 7,
+      sourceSubscription: `projects/${projectId}/subscriptions/fixture-results-push`,
+    });
     expect(v?.stored.rawData).toBe(Buffer.from('not json {').toString('base64'));
     // What the console shows of it: the bytes as received, as text.
     expect(v?.raw).toEqual({ bytes: 10, form: 'DECODED', text: 'not json {', shownBytes: 10, utf8: true });
@@ -182,7 +258,13 @@ describe('readInstance', () => {
   test('a double token: 2 tokens on waitForCompletion, its AMBIGUOUS completion parked, the model XML', async () => {
     const { db, projectId } = firestore.project('reads-twin');
     const instanceId = await waiting(db, 'C-twin');
-    await moveToken(db, engine, { processInstanceId: instanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
+    await moveToken(db, engine, {
+      processInstanceId: instanceId,
+      executionId: null,
+      activityId: 'waitForCompletion',
+      force: true,
+      now: new Date(),
+    });
     const parkedId = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-twin') });
     await relayOne(relayDeps(db), parkedId);
     const deps = depsFor(db, projectId);
@@ -192,7 +274,9 @@ describe('readInstance', () => {
     expect(v?.model?.xml).toContain('id="waitForCompletion"');
     expect(v?.incidents.some((i) => i.reason === 'DUPLICATE_WAITING_POINT' && i.resolvedAt === null)).toBe(true);
     expect(v?.repairs.map((r) => r.kind)).toEqual(['move-token']);
-    expect(await instancesByBusinessKey(deps, 'C-twin')).toEqual([expect.objectContaining({ id: instanceId, activeTokens: 2 })]);
+    expect(await instancesByBusinessKey(deps, 'C-twin')).toEqual([
+      expect.objectContaining({ id: instanceId, activeTokens: 2 }),
+    ]);
     expect(await readInstance(deps, 'no-such-instance')).toBeNull();
   });
 
@@ -201,13 +285,32 @@ describe('readInstance', () => {
     const instanceId = await waiting(db, 'C-mask');
     // Every field a row shows set, lastError and validationError apart (a row prefers lastError), and a payload the mask leaves behind.
     const id = 'mask-1';
-    await db.collection(INBOX).doc(id).set({ status: 'PARKED', reason: 'INVALID_PAYLOAD', messageName: 'TaskCompleted', correlationKey: 'C-mask', attempts: 3, receivedAt: new Date(Date.now() - DAY), lastError: 'last', validationError: 'invalid', payload: { blob: 'x'.repeat(100_000) }, shard: 0 });
+    await db
+      .collection(INBOX)
+      .doc(id)
+      .set({
+        status: 'PARKED',
+        reason: 'INVALID_PAYLOAD',
+        messageName: 'TaskCompleted',
+        correlationKey: 'C-mask',
+        attempts: 3,
+        receivedAt: new Date(Date.now() - DAY),
+        lastError: 'last',
+        validationError: 'invalid',
+        payload: { blob: 'x'.repeat(100_000) },
+        shard: 0,
+      });
     await refs.instance(db, instanceId).update({ correlatedMessages: [id] });
     const whole = rowOf(view(await db.collection(INBOX).doc(id).get()));
     expect(whole).toMatchObject({ attempts: 3, error: 'last', receivedAt: expect.any(String) as unknown });
     const deps = depsFor(db, projectId);
-    expect((await listDocuments(deps, { correlationKey: 'C-mask' }, { limit: 10, after: null })).documents).toEqual([whole]);
-    expect((await listDocuments(deps, { correlationKey: 'C-mask', olderThanMs: 3_600_000 }, { limit: 10, after: null })).documents).toEqual([whole]);
+    expect((await listDocuments(deps, { correlationKey: 'C-mask' }, { limit: 10, after: null })).documents).toEqual([
+      whole,
+    ]);
+    expect(
+      (await listDocuments(deps, { correlationKey: 'C-mask', olderThanMs: 3_600_000 }, { limit: 10, after: null }))
+        .documents,
+    ).toEqual([whole]);
     const v = await readInstance(deps, instanceId);
     expect(v?.audit).toEqual([{ inboxId: id, row: whole }]);
     expect(v?.parked).toEqual([whole]);
@@ -230,4 +333,3 @@ describe('readInstance', () => {
     expect(v?.audit.filter((a) => a.row === null)).toHaveLength(1);
   });
 });
-

@@ -33,30 +33,55 @@ beforeAll(async () => {
 
 const depsFor = (db: Firestore, projectId: string): OperationsDeps => operationsDepsFor(db, projectId, engine).deps;
 
-const relayDeps = (db: Firestore): RelayDeps => ({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 });
+const relayDeps = (db: Firestore): RelayDeps => ({
+  db,
+  engine,
+  policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 },
+  retentionMs: 86_400_000,
+  transactionTimeoutMs: 20_000,
+  now: () => new Date(),
+  random: () => 0.5,
+});
 
 /** A case whose token waits at "Wait for completion". */
 async function waitingOrder(db: Firestore, caseId: string): Promise<{ instanceId: string; executionId: string }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId },
+    now: new Date(),
+  });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
 /** The completion arrives and correlates: the token moves on to "Settle". */
 async function completionCorrelates(db: Firestore, caseId: string): Promise<void> {
-  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId), receivedAt: new Date() });
+  const id = await storePushed(db, {
+    name: 'TaskCompleted',
+    payload: completionPayload(caseId),
+    receivedAt: new Date(),
+  });
   const result = await relayOne(relayDeps(db), id);
   expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE' } });
 }
 
 async function refusal(promise: Promise<unknown>): Promise<string> {
-  const err: unknown = await promise.then(() => new Error('not refused'), (e: unknown) => e);
+  const err: unknown = await promise.then(
+    () => new Error('not refused'),
+    (e: unknown) => e,
+  );
   expect(isRefusal(err)).toBe(true);
   return (err as Error).message;
 }
 
 const confirm = (deps: OperationsDeps, request: RepairRequest, preview: RepairOutcome): Promise<RepairOutcome> =>
-  runRepairRequest(deps, request, { preview: false, actor: ACTOR, requestId: 'req-confirm', ...(preview.basis === null ? {} : { expect: preview.basis }) });
+  runRepairRequest(deps, request, {
+    preview: false,
+    actor: ACTOR,
+    requestId: 'req-confirm',
+    ...(preview.basis === null ? {} : { expect: preview.basis }),
+  });
 
 describe('a confirmation is held to its preview', () => {
   test('cancel-token: previewed at "Wait for completion", the completion moves the token to "Settle", Confirm is refused and the settlement job still runs', async () => {
@@ -65,15 +90,25 @@ describe('a confirmation is held to its preview', () => {
     const { instanceId, executionId } = await waitingOrder(db, 'C-held-cancel');
     const request: RepairRequest = { kind: 'cancel-token', instanceId, executionId };
     const preview = await runRepairRequest(deps, request, { preview: true, actor: ACTOR, requestId: 'req-confirm' });
-    expect(preview.basis).toEqual({ subject: 'token', facts: { at: 'waitForCompletion', step: expect.any(String), status: 'WAITING_MESSAGE' } });
+    expect(preview.basis).toEqual({
+      subject: 'token',
+      facts: { at: 'waitForCompletion', step: expect.any(String), status: 'WAITING_MESSAGE' },
+    });
     expect(preview.expect).toMatch(/^token:at=waitForCompletion;step=\d+;status=WAITING_MESSAGE$/);
 
     await completionCorrelates(db, 'C-held-cancel');
     const why = await refusal(confirm(deps, request, preview));
-    expect(why).toMatch(/^refused: the token moved from Wait for completion \(waitForCompletion\) to Settle \(settle\) since the preview: nothing was done/);
+    expect(why).toMatch(
+      /^refused: the token moved from Wait for completion \(waitForCompletion\) to Settle \(settle\) since the preview: nothing was done/,
+    );
     expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ activityId: 'settle', status: 'WAITING_JOB' });
-    expect((await jobsOf(db, instanceId)).filter((j) => j.activityId === 'settle')).toEqual([expect.objectContaining({ status: 'PENDING' })]);
-    const stored = (await db.doc(`processInstances/${instanceId}`).get()).data() as { status: string; repairs?: unknown[] };
+    expect((await jobsOf(db, instanceId)).filter((j) => j.activityId === 'settle')).toEqual([
+      expect.objectContaining({ status: 'PENDING' }),
+    ]);
+    const stored = (await db.doc(`processInstances/${instanceId}`).get()).data() as {
+      status: string;
+      repairs?: unknown[];
+    };
     expect(stored.status).toBe('RUNNING');
     expect(stored.repairs ?? []).toEqual([]);
   });
@@ -85,29 +120,52 @@ describe('a confirmation is held to its preview', () => {
     const request: RepairRequest = { kind: 'cancel-token', instanceId, executionId };
     const preview = await runRepairRequest(deps, request, { preview: true, actor: ACTOR });
     const done = await confirm(deps, request, preview);
-    expect(done).toMatchObject({ preview: false, alreadyApplied: false, summary: preview.summary, basis: preview.basis });
+    expect(done).toMatchObject({
+      preview: false,
+      alreadyApplied: false,
+      summary: preview.summary,
+      basis: preview.basis,
+    });
     expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ status: 'CANCELLED' });
   });
 
-  test('move-token: refused once the token moved on; a new token (no execution) is held to the instance\'s tokens', async () => {
+  test("move-token: refused once the token moved on; a new token (no execution) is held to the instance's tokens", async () => {
     const { db, projectId } = dbs.project('held-move');
     const deps = depsFor(db, projectId);
     const { instanceId, executionId } = await waitingOrder(db, 'C-held-move');
     const move: RepairRequest = { kind: 'move-token', instanceId, executionId, activityId: 'handOver', force: false };
-    const add: RepairRequest = { kind: 'move-token', instanceId, executionId: null, activityId: 'settle', force: false };
+    const add: RepairRequest = {
+      kind: 'move-token',
+      instanceId,
+      executionId: null,
+      activityId: 'settle',
+      force: false,
+    };
     const movePreview = await runRepairRequest(deps, move, { preview: true, actor: ACTOR });
     const addPreview = await runRepairRequest(deps, add, { preview: true, actor: ACTOR });
-    expect(addPreview.basis).toEqual({ subject: 'tokens', facts: { status: 'RUNNING', tokens: expect.stringContaining(`${executionId}@waitForCompletion#`) } });
+    expect(addPreview.basis).toEqual({
+      subject: 'tokens',
+      facts: { status: 'RUNNING', tokens: expect.stringContaining(`${executionId}@waitForCompletion#`) },
+    });
     await completionCorrelates(db, 'C-held-move');
-    expect(await refusal(confirm(deps, move, movePreview))).toMatch(/^refused: the token moved from Wait for completion \(waitForCompletion\) to Settle \(settle\) since the preview/);
-    expect(await refusal(confirm(deps, add, addPreview))).toMatch(/^refused: the instance's tokens changed since the preview/);
+    expect(await refusal(confirm(deps, move, movePreview))).toMatch(
+      /^refused: the token moved from Wait for completion \(waitForCompletion\) to Settle \(settle\) since the preview/,
+    );
+    expect(await refusal(confirm(deps, add, addPreview))).toMatch(
+      /^refused: the instance's tokens changed since the preview/,
+    );
     expect((await db.doc(`processInstances/${instanceId}`).get()).get('activeExecutionIds')).toEqual([executionId]);
   });
 
   test('resolve-incident: a new incident raised after the preview is not resolved unseen', async () => {
     const { db, projectId } = dbs.project('held-resolve');
     const deps = depsFor(db, projectId);
-    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-held-resolve', variables: { caseId: 'C-held-resolve' }, now: new Date() });
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: 'C-held-resolve',
+      variables: { caseId: 'C-held-resolve' },
+      now: new Date(),
+    });
     const instanceId = started.instance.id;
     const executionId = started.instance.activeExecutionIds[0]!;
     await recordJobFailure(db, started.jobs[0]!, 'provider refused', 3, new Date(), { final: true });
@@ -116,17 +174,29 @@ describe('a confirmation is held to its preview', () => {
     const request: RepairRequest = { kind: 'resolve-incident', instanceId, note: 'settled with the provider' };
     const preview = await runRepairRequest(deps, request, { preview: true, actor: ACTOR });
     expect(preview.basis).toEqual({ subject: 'incidents', facts: { status: 'INCIDENT', open: 'JOB_FAILED@handOver' } });
-    const added = await runRepairRequest(deps, { kind: 'move-token', instanceId, executionId: null, activityId: 'settle', force: false }, { preview: false, actor: ACTOR });
+    const added = await runRepairRequest(
+      deps,
+      { kind: 'move-token', instanceId, executionId: null, activityId: 'settle', force: false },
+      { preview: false, actor: ACTOR },
+    );
     expect(added.jobs).toBe(1);
-    const settlementJob = (await jobsOf(db, instanceId)).find((j) => j.activityId === 'settle' && j.status === 'PENDING');
+    const settlementJob = (await jobsOf(db, instanceId)).find(
+      (j) => j.activityId === 'settle' && j.status === 'PENDING',
+    );
     await recordJobFailure(db, settlementJob!, 'storage refused', 3, new Date(), { final: true });
-    expect(await refusal(confirm(deps, request, preview))).toMatch(/^refused: the instance's incidents changed since the preview \(then INCIDENT, open JOB_FAILED@handOver; now INCIDENT, open JOB_FAILED@handOver,JOB_FAILED@settle\)/);
+    expect(await refusal(confirm(deps, request, preview))).toMatch(
+      /^refused: the instance's incidents changed since the preview \(then INCIDENT, open JOB_FAILED@handOver; now INCIDENT, open JOB_FAILED@handOver,JOB_FAILED@settle\)/,
+    );
   });
 
   test('requeue: a document parked again for another reason since the preview is not requeued', async () => {
     const { db, projectId } = dbs.project('held-requeue');
     const deps = depsFor(db, projectId);
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-held-requeue'), receivedAt: new Date(Date.now() - 30 * HOUR) });
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-held-requeue'),
+      receivedAt: new Date(Date.now() - 30 * HOUR),
+    });
     await relayOne(relayDeps(db), id);
     const request: RepairRequest = { kind: 'requeue', id };
     const preview = await runRepairRequest(deps, request, { preview: true, actor: ACTOR });
@@ -134,19 +204,35 @@ describe('a confirmation is held to its preview', () => {
     // Another operator requeues it and parks it by hand.
     await runRepairRequest(deps, request, { preview: false, actor: ACTOR });
     await runRepairRequest(deps, { kind: 'park', id, text: 'held for the provider' }, { preview: false, actor: ACTOR });
-    expect(await refusal(confirm(deps, request, preview))).toMatch(/^refused: the document is PARKED MANUAL now, PARKED NO_WAITING_INSTANCE at the preview/);
+    expect(await refusal(confirm(deps, request, preview))).toMatch(
+      /^refused: the document is PARKED MANUAL now, PARKED NO_WAITING_INSTANCE at the preview/,
+    );
     expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('PARKED');
   });
 });
 
 describe('a request id is bound to its repair', () => {
-  test('a move-token\'s id reused for a cancel-token is refused, and the token is not cancelled', async () => {
+  test("a move-token's id reused for a cancel-token is refused, and the token is not cancelled", async () => {
     const { db, projectId } = dbs.project('bound-kind');
     const deps = depsFor(db, projectId);
     const { instanceId, executionId } = await waitingOrder(db, 'C-bound-kind');
-    await runRepairRequest(deps, { kind: 'move-token', instanceId, executionId, activityId: 'waitForCompletion', force: false }, { preview: false, actor: ACTOR, requestId: 'req-X' });
-    const why = await refusal(runRepairRequest(deps, { kind: 'cancel-token', instanceId, executionId }, { preview: false, actor: ACTOR, requestId: 'req-X' }));
-    expect(why).toMatch(new RegExp(`^refused: request id req-X was used for another repair \\(move-token ${executionId} to waitForCompletion\\) at .+: nothing was done$`));
+    await runRepairRequest(
+      deps,
+      { kind: 'move-token', instanceId, executionId, activityId: 'waitForCompletion', force: false },
+      { preview: false, actor: ACTOR, requestId: 'req-X' },
+    );
+    const why = await refusal(
+      runRepairRequest(
+        deps,
+        { kind: 'cancel-token', instanceId, executionId },
+        { preview: false, actor: ACTOR, requestId: 'req-X' },
+      ),
+    );
+    expect(why).toMatch(
+      new RegExp(
+        `^refused: request id req-X was used for another repair \\(move-token ${executionId} to waitForCompletion\\) at .+: nothing was done$`,
+      ),
+    );
     expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ status: 'WAITING_MESSAGE' });
   });
 
@@ -154,13 +240,24 @@ describe('a request id is bound to its repair', () => {
     const { db, projectId } = dbs.project('bound-target');
     const deps = depsFor(db, projectId);
     const { instanceId, executionId } = await waitingOrder(db, 'C-bound-target');
-    const added = await runRepairRequest(deps, { kind: 'move-token', instanceId, executionId: null, activityId: 'settle', force: false }, { preview: false, actor: ACTOR, requestId: 'req-add' });
+    const added = await runRepairRequest(
+      deps,
+      { kind: 'move-token', instanceId, executionId: null, activityId: 'settle', force: false },
+      { preview: false, actor: ACTOR, requestId: 'req-add' },
+    );
     expect(added.alreadyApplied).toBe(false);
-    const cancel = (e: string): Promise<RepairOutcome> => runRepairRequest(deps, { kind: 'cancel-token', instanceId, executionId: e }, { preview: false, actor: ACTOR, requestId: 'req-Y' });
+    const cancel = (e: string): Promise<RepairOutcome> =>
+      runRepairRequest(
+        deps,
+        { kind: 'cancel-token', instanceId, executionId: e },
+        { preview: false, actor: ACTOR, requestId: 'req-Y' },
+      );
     expect((await cancel(executionId)).alreadyApplied).toBe(false);
     expect((await cancel(executionId)).alreadyApplied).toBe(true);
     const other = ((await db.doc(`processInstances/${instanceId}`).get()).get('activeExecutionIds') as string[])[0]!;
-    expect(await refusal(cancel(other))).toMatch(/^refused: request id req-Y was used for another repair \(cancel-token /);
+    expect(await refusal(cancel(other))).toMatch(
+      /^refused: request id req-Y was used for another repair \(cancel-token /,
+    );
     expect(await tokenOf(db, instanceId, other)).toMatchObject({ status: 'WAITING_JOB' });
   });
 });
@@ -170,16 +267,48 @@ describe('the CLI: --dry-run prints the --expect line, the real run is held to i
     const { db, projectId } = dbs.project('held-cli');
     const inbox = cliFor(projectId);
     const { instanceId, executionId } = await waitingOrder(db, 'C-held-cli');
-    const dry = await inbox('repair', 'cancel-token', '--instance', instanceId, '--execution', executionId, '--dry-run');
+    const dry = await inbox(
+      'repair',
+      'cancel-token',
+      '--instance',
+      instanceId,
+      '--execution',
+      executionId,
+      '--dry-run',
+    );
     expect(dry.code).toBe(0);
     const line = /--expect '([^']+)'/.exec(dry.out)?.[1];
     expect(line).toMatch(/^token:at=waitForCompletion;step=\d+;status=WAITING_MESSAGE$/);
     await completionCorrelates(db, 'C-held-cli');
-    const held = await inbox('repair', 'cancel-token', '--instance', instanceId, '--execution', executionId, '--expect', line!);
+    const held = await inbox(
+      'repair',
+      'cancel-token',
+      '--instance',
+      instanceId,
+      '--execution',
+      executionId,
+      '--expect',
+      line!,
+    );
     expect(held.code).toBe(1);
-    expect(held.err).toMatch(/the token moved from Wait for completion \(waitForCompletion\) to Settle \(settle\) since the preview/);
+    expect(held.err).toMatch(
+      /the token moved from Wait for completion \(waitForCompletion\) to Settle \(settle\) since the preview/,
+    );
     expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ activityId: 'settle', status: 'WAITING_JOB' });
-    expect((await inbox('repair', 'cancel-token', '--instance', instanceId, '--execution', executionId, '--expect', 'not a line')).code).toBe(2);
+    expect(
+      (
+        await inbox(
+          'repair',
+          'cancel-token',
+          '--instance',
+          instanceId,
+          '--execution',
+          executionId,
+          '--expect',
+          'not a line',
+        )
+      ).code,
+    ).toBe(2);
     expect((await inbox('repair', 'cancel-token', '--instance', instanceId, '--execution', executionId)).code).toBe(0);
     expect(await tokenOf(db, instanceId, executionId)).toMatchObject({ status: 'CANCELLED' });
   });

@@ -23,7 +23,8 @@ beforeAll(async () => {
   engine = await fixtureEngine();
 });
 
-const depsFor = (db: Firestore, projectId: string): ReturnType<typeof operationsDepsFor> => operationsDepsFor(db, projectId, engine);
+const depsFor = (db: Firestore, projectId: string): ReturnType<typeof operationsDepsFor> =>
+  operationsDepsFor(db, projectId, engine);
 
 /** Every document of every collection (subcollections of the instances included), with its update time: the whole project, byte for byte. */
 async function everything(db: Firestore): Promise<Record<string, string>> {
@@ -41,35 +42,74 @@ async function everything(db: Firestore): Promise<Record<string, string>> {
 }
 
 async function waitingOrder(db: Firestore, caseId: string): Promise<{ instanceId: string; executionId: string }> {
-  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId },
+    now: new Date(),
+  });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return { instanceId: started.instance.id, executionId: started.instance.activeExecutionIds[0]! };
 }
 
 async function parked(db: Firestore, caseId: string): Promise<string> {
-  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId), receivedAt: new Date(Date.now() - 30 * HOUR) });
-  await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5 }, id);
+  const id = await storePushed(db, {
+    name: 'TaskCompleted',
+    payload: completionPayload(caseId),
+    receivedAt: new Date(Date.now() - 30 * HOUR),
+  });
+  await relayOne(
+    {
+      db,
+      engine,
+      policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * HOUR, errorAfterAttempts: 3 },
+      retentionMs: 86_400_000,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(),
+      random: () => 0.5,
+    },
+    id,
+  );
   return id;
 }
 
 /** Each kind, in a project of its own (so nothing else changes the project between the two snapshots). */
 const CASES: Array<[string, (db: Firestore) => Promise<{ request: RepairRequest; record: string }>]> = [
-  ['requeue', async (db) => {
-    const id = await parked(db, 'C-ops-requeue');
-    return { request: { kind: 'requeue', id }, record: `${INBOX}/${id}` };
-  }],
-  ['park', async (db) => {
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-park'), receivedAt: new Date() });
-    return { request: { kind: 'park', id, text: 'held for the provider' }, record: `${INBOX}/${id}` };
-  }],
-  ['move-token', async (db) => {
-    const { instanceId, executionId } = await waitingOrder(db, 'C-ops-move');
-    return { request: { kind: 'move-token', instanceId, activityId: 'handOver', executionId, force: false }, record: `processInstances/${instanceId}` };
-  }],
-  ['cancel-token', async (db) => {
-    const { instanceId, executionId } = await waitingOrder(db, 'C-ops-cancel');
-    return { request: { kind: 'cancel-token', instanceId, executionId }, record: `processInstances/${instanceId}` };
-  }],
+  [
+    'requeue',
+    async (db) => {
+      const id = await parked(db, 'C-ops-requeue');
+      return { request: { kind: 'requeue', id }, record: `${INBOX}/${id}` };
+    },
+  ],
+  [
+    'park',
+    async (db) => {
+      const id = await storePushed(db, {
+        name: 'TaskCompleted',
+        payload: completionPayload('C-ops-park'),
+        receivedAt: new Date(),
+      });
+      return { request: { kind: 'park', id, text: 'held for the provider' }, record: `${INBOX}/${id}` };
+    },
+  ],
+  [
+    'move-token',
+    async (db) => {
+      const { instanceId, executionId } = await waitingOrder(db, 'C-ops-move');
+      return {
+        request: { kind: 'move-token', instanceId, activityId: 'handOver', executionId, force: false },
+        record: `processInstances/${instanceId}`,
+      };
+    },
+  ],
+  [
+    'cancel-token',
+    async (db) => {
+      const { instanceId, executionId } = await waitingOrder(db, 'C-ops-cancel');
+      return { request: { kind: 'cancel-token', instanceId, executionId }, record: `processInstances/${instanceId}` };
+    },
+  ],
 ];
 
 describe('runRepairRequest', () => {
@@ -81,19 +121,38 @@ describe('runRepairRequest', () => {
     const preview = await runRepairRequest(deps, request, { preview: true, actor: ACTOR });
     expect(await everything(db)).toEqual(before);
     expect(lines.filter((l) => l.message === 'operator repair')).toEqual([]);
-    expect(preview).toMatchObject({ kind, preview: true, alreadyApplied: false, dispatched: 0, timersDispatched: 0, by: ACTOR.id });
+    expect(preview).toMatchObject({
+      kind,
+      preview: true,
+      alreadyApplied: false,
+      dispatched: 0,
+      timersDispatched: 0,
+      by: ACTOR.id,
+    });
     expect(preview.writes.length).toBeGreaterThan(0);
 
     const real = await runRepairRequest(deps, request, { preview: false, actor: ACTOR, requestId: 'req-1' });
     expect(real.summary).toBe(preview.summary);
-    const paths = (ws: typeof real.writes): unknown[] => ws.map((w) => ({ path: w.path.replace(/[0-9a-f-]{36}|repair:[^/]+/g, 'ID'), op: w.op, fields: w.fields }));
+    const paths = (ws: typeof real.writes): unknown[] =>
+      ws.map((w) => ({ path: w.path.replace(/[0-9a-f-]{36}|repair:[^/]+/g, 'ID'), op: w.op, fields: w.fields }));
     expect(paths(real.writes)).toEqual(paths(preview.writes));
     expect(real.writes.map((w) => w.path)).toContain(record);
     expect(await everything(db)).not.toEqual(before);
     const stored = (await db.doc(record).get()).data() as { repairs: Array<Record<string, unknown>> };
-    expect(stored.repairs.filter((r) => r.requestId === 'req-1')).toEqual([expect.objectContaining({ kind, by: ACTOR.id, via: 'console', at: expect.anything() })]);
+    expect(stored.repairs.filter((r) => r.requestId === 'req-1')).toEqual([
+      expect.objectContaining({ kind, by: ACTOR.id, via: 'console', at: expect.anything() }),
+    ]);
     expect(lines.filter((l) => l.message === 'operator repair')).toEqual([
-      expect.objectContaining({ kind, target: real.target, by: ACTOR.id, via: 'console', requestId: 'req-1', preview: false, alreadyApplied: false, writes: real.writes.length }),
+      expect.objectContaining({
+        kind,
+        target: real.target,
+        by: ACTOR.id,
+        via: 'console',
+        requestId: 'req-1',
+        preview: false,
+        alreadyApplied: false,
+        writes: real.writes.length,
+      }),
     ]);
   });
 
@@ -101,10 +160,18 @@ describe('runRepairRequest', () => {
     const { db, projectId } = dbs.project('ops-words');
     const { deps } = depsFor(db, projectId);
     const id = await parked(db, 'C-ops-words');
-    expect((await runRepairRequest(deps, { kind: 'requeue', id }, { preview: true, actor: ACTOR })).summary).toMatch(new RegExp(`^requeue ${id}: PARKED \\(\\w+\\) → OPEN, due now$`));
+    expect((await runRepairRequest(deps, { kind: 'requeue', id }, { preview: true, actor: ACTOR })).summary).toMatch(
+      new RegExp(`^requeue ${id}: PARKED \\(\\w+\\) → OPEN, due now$`),
+    );
     const { instanceId, executionId } = await waitingOrder(db, 'C-ops-words-2');
-    const cancel = await runRepairRequest(deps, { kind: 'cancel-token', instanceId, executionId }, { preview: true, actor: ACTOR });
-    expect(cancel.summary).toMatch(new RegExp(`^cancel token ${executionId} at .+ \\(\\w+\\) of instance ${instanceId}$`));
+    const cancel = await runRepairRequest(
+      deps,
+      { kind: 'cancel-token', instanceId, executionId },
+      { preview: true, actor: ACTOR },
+    );
+    expect(cancel.summary).toMatch(
+      new RegExp(`^cancel token ${executionId} at .+ \\(\\w+\\) of instance ${instanceId}$`),
+    );
   });
 
   test('a refusal in the preview is the refusal of the real run, and nothing changes either way', async () => {
@@ -112,7 +179,11 @@ describe('runRepairRequest', () => {
     const { deps, lines } = depsFor(db, projectId);
     const a = await waitingOrder(db, 'C-ops-dup-a');
     await waitingOrder(db, 'C-ops-dup-b');
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-open'), receivedAt: new Date() });
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-ops-open'),
+      receivedAt: new Date(),
+    });
     const requests: RepairRequest[] = [
       { kind: 'resolve-incident', instanceId: a.instanceId, note: null },
       { kind: 'requeue', id },
@@ -122,7 +193,10 @@ describe('runRepairRequest', () => {
     for (const request of requests) {
       const before = await everything(db);
       const refusalOf = async (preview: boolean): Promise<string> => {
-        const err: unknown = await runRepairRequest(deps, request, { preview, actor: ACTOR }).then(() => new Error('not refused'), (e: unknown) => e);
+        const err: unknown = await runRepairRequest(deps, request, { preview, actor: ACTOR }).then(
+          () => new Error('not refused'),
+          (e: unknown) => e,
+        );
         expect(isRefusal(err)).toBe(true);
         return (err as Error).message;
       };
@@ -136,11 +210,19 @@ describe('runRepairRequest', () => {
   test('a commit that landed and reported UNAVAILABLE ends "already applied", recorded once, logged once', async () => {
     const { db, projectId } = dbs.project('ops-landed');
     const { deps, lines } = depsFor(db, projectId);
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ops-landed'), receivedAt: new Date() });
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-ops-landed'),
+      receivedAt: new Date(),
+    });
     const faults = commitFaults(db);
     try {
       faults.afterLanding((request) => writes(request, `${INBOX}/${id}`), { kind: 'UNAVAILABLE' });
-      const outcome = await runRepairRequest(deps, { kind: 'park', id, text: 'hold' }, { preview: false, actor: ACTOR, requestId: 'req-landed' });
+      const outcome = await runRepairRequest(
+        deps,
+        { kind: 'park', id, text: 'hold' },
+        { preview: false, actor: ACTOR, requestId: 'req-landed' },
+      );
       expect(faults.fired()).toBe(1);
       expect(outcome.alreadyApplied).toBe(true);
     } finally {
@@ -148,7 +230,11 @@ describe('runRepairRequest', () => {
     }
     const stored = (await db.collection(INBOX).doc(id).get()).data() as { status: string; repairs: unknown[] };
     expect(stored.status).toBe('PARKED');
-    expect(stored.repairs).toEqual([expect.objectContaining({ requestId: 'req-landed', by: ACTOR.id, via: 'console' })]);
-    expect(lines.filter((l) => l.message === 'operator repair')).toEqual([expect.objectContaining({ alreadyApplied: true, requestId: 'req-landed' })]);
+    expect(stored.repairs).toEqual([
+      expect.objectContaining({ requestId: 'req-landed', by: ACTOR.id, via: 'console' }),
+    ]);
+    expect(lines.filter((l) => l.message === 'operator repair')).toEqual([
+      expect.objectContaining({ alreadyApplied: true, requestId: 'req-landed' }),
+    ]);
   });
 });

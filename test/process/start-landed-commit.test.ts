@@ -25,7 +25,17 @@ const queue: JobQueue = {
 
 beforeAll(async () => {
   const engine = await fixtureEngine();
-  http('startLanded', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => queue, timerQueue: () => queue, log: createLogger(() => undefined), now: () => new Date() }));
+  http(
+    'startLanded',
+    createStartProcessHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: () => queue,
+      timerQueue: () => queue,
+      log: createLogger(() => undefined),
+      now: () => new Date(),
+    }),
+  );
 });
 
 test('a re-run after a landed commit answers 201 and dispatches the start job, once per start', async () => {

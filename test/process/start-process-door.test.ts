@@ -27,7 +27,17 @@ let server: ReturnType<typeof getTestServer>;
 
 /** startProcess served by the Functions Framework, as deployed, with `engine` as its engine loader. */
 function serve(name: string, loadEngine: () => Promise<Engine>) {
-  http(name, createStartProcessHandler({ db: () => db, engine: loadEngine, queue: () => noQueue, timerQueue: () => noQueue, log: createLogger(() => undefined), now: () => new Date() }));
+  http(
+    name,
+    createStartProcessHandler({
+      db: () => db,
+      engine: loadEngine,
+      queue: () => noQueue,
+      timerQueue: () => noQueue,
+      log: createLogger(() => undefined),
+      now: () => new Date(),
+    }),
+  );
   return getTestServer(name);
 }
 
@@ -36,8 +46,12 @@ beforeAll(async () => {
   server = serve('startProcessDoor', async () => engine);
 });
 
-const start = (body: unknown) => request(server).post('/').send(body as object);
-const stored = async (businessKey: string): Promise<boolean> => (await refs.instance(db, instanceId(PROCESS, businessKey)).get()).exists;
+const start = (body: unknown) =>
+  request(server)
+    .post('/')
+    .send(body as object);
+const stored = async (businessKey: string): Promise<boolean> =>
+  (await refs.instance(db, instanceId(PROCESS, businessKey)).get()).exists;
 
 /** A key of `n` bytes for nesting: Firestore counts a field path in UTF-8 bytes, dots included. */
 const nested = (depth: number, keyBytes: number): Record<string, unknown> => {
@@ -66,14 +80,17 @@ describe('startProcess: the variables the model correlates on are required', () 
   test.each([
     ['whitespace around it', ' C-7 ', 'whitespace around it'],
     ['over the 256 characters a message key may have', 'W'.repeat(257), '257 characters long'],
-  ])('caseId with %s: 400, since no message could ever carry that key (the receiver trims and bounds keys)', async (_name, caseId, why) => {
-    const businessKey = `C-unreachable-${caseId.length}`;
-    const res = await start({ processKey: PROCESS, businessKey, variables: { caseId } });
-    expect(res.status).toBe(400);
-    expect(res.body.error).toContain('variables.caseId');
-    expect(res.body.error).toContain(why);
-    expect(await stored(businessKey)).toBe(false);
-  });
+  ])(
+    'caseId with %s: 400, since no message could ever carry that key (the receiver trims and bounds keys)',
+    async (_name, caseId, why) => {
+      const businessKey = `C-unreachable-${caseId.length}`;
+      const res = await start({ processKey: PROCESS, businessKey, variables: { caseId } });
+      expect(res.status).toBe(400);
+      expect(res.body.error).toContain('variables.caseId');
+      expect(res.body.error).toContain(why);
+      expect(await stored(businessKey)).toBe(false);
+    },
+  );
 
   test('a key of exactly 256 characters is the longest a message can carry, so it starts', async () => {
     const res = await start({ processKey: PROCESS, businessKey: 'C-256', variables: { caseId: 'W'.repeat(256) } });
@@ -88,7 +105,11 @@ describe('startProcess: the variables the model correlates on are required', () 
 
 describe('startProcess: a timer variable the model cannot read is refused', () => {
   test('completionDeadline that is no ISO 8601 duration: 400 naming the variable and the timer, nothing stored', async () => {
-    const res = await start({ processKey: PROCESS, businessKey: 'C-deadline-bad', variables: { caseId: 'C-deadline-bad', completionDeadline: 'in two weeks' } });
+    const res = await start({
+      processKey: PROCESS,
+      businessKey: 'C-deadline-bad',
+      variables: { caseId: 'C-deadline-bad', completionDeadline: 'in two weeks' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error).toContain('variables.completionDeadline');
     expect(res.body.error).toContain('completionOverdue');
@@ -96,7 +117,11 @@ describe('startProcess: a timer variable the model cannot read is refused', () =
   });
 
   test('a valid one starts', async () => {
-    const res = await start({ processKey: PROCESS, businessKey: 'C-deadline-ok', variables: { caseId: 'C-deadline-ok', completionDeadline: 'PT5S' } });
+    const res = await start({
+      processKey: PROCESS,
+      businessKey: 'C-deadline-ok',
+      variables: { caseId: 'C-deadline-ok', completionDeadline: 'PT5S' },
+    });
     expect(res.status).toBe(201);
   });
 });
@@ -104,15 +129,39 @@ describe('startProcess: a timer variable the model cannot read is refused', () =
 describe('startProcess: variables Firestore cannot store are refused with 400, never 5xx', () => {
   const base = { caseId: 'C-x' };
   test.each([
-    ['a value over Firestore`s 1 MiB limit', { ...base, notes: 'x'.repeat(1_100_000) }, `at most ${MAX_VARIABLES_BYTES} bytes`],
-    ['variables over the bound, far below Firestore`s limit', { ...base, notes: 'x'.repeat(MAX_VARIABLES_BYTES) }, `at most ${MAX_VARIABLES_BYTES} bytes`],
-    ['more values than the bound', { ...base, list: Array.from({ length: MAX_VARIABLE_VALUES + 1 }, (_, i) => i % 2 === 0) }, `at most ${MAX_VARIABLE_VALUES} values`],
+    [
+      'a value over Firestore`s 1 MiB limit',
+      { ...base, notes: 'x'.repeat(1_100_000) },
+      `at most ${MAX_VARIABLES_BYTES} bytes`,
+    ],
+    [
+      'variables over the bound, far below Firestore`s limit',
+      { ...base, notes: 'x'.repeat(MAX_VARIABLES_BYTES) },
+      `at most ${MAX_VARIABLES_BYTES} bytes`,
+    ],
+    [
+      'more values than the bound',
+      { ...base, list: Array.from({ length: MAX_VARIABLE_VALUES + 1 }, (_, i) => i % 2 === 0) },
+      `at most ${MAX_VARIABLE_VALUES} values`,
+    ],
     ['an array inside an array', { ...base, matrix: [[1, 2], [3]] }, 'variables.matrix[0] is an array inside an array'],
     ['a field path over 1,500 bytes', { ...base, deep: nested(3, 500) }, 'field path'],
-    ['a short string with a lone surrogate', { ...base, note: 'a\ud800' }, 'variables.note is not valid Unicode (lone surrogate)'],
-    ['a long string with a lone surrogate', { ...base, note: `${'x'.repeat(200)}\udc00` }, 'variables.note is not valid Unicode (lone surrogate)'],
+    [
+      'a short string with a lone surrogate',
+      { ...base, note: 'a\ud800' },
+      'variables.note is not valid Unicode (lone surrogate)',
+    ],
+    [
+      'a long string with a lone surrogate',
+      { ...base, note: `${'x'.repeat(200)}\udc00` },
+      'variables.note is not valid Unicode (lone surrogate)',
+    ],
     ['a key with a lone surrogate', { ...base, ['k\ud800']: 1 }, 'is not valid Unicode (lone surrogate)'],
-    ['a lone surrogate in the correlation key', { caseId: 'C-\ud800' }, 'variables.caseId is not valid Unicode (lone surrogate)'],
+    [
+      'a lone surrogate in the correlation key',
+      { caseId: 'C-\ud800' },
+      'variables.caseId is not valid Unicode (lone surrogate)',
+    ],
   ])('%s: 400 with the reason, nothing stored', async (name, variables, error) => {
     const businessKey = `C-store-${name.replace(/\W+/g, '-').slice(0, 40)}`;
     const res = await start({ processKey: PROCESS, businessKey, variables });
@@ -128,7 +177,13 @@ describe('startProcess: variables Firestore cannot store are refused with 400, n
   });
 
   test('just inside every bound: 201, and the instance holds the variables unchanged', async () => {
-    const variables = { ...base, caseId: 'C-inside', notes: 'ü'.repeat(20_000), deep: nested(3, 450), list: Array.from({ length: 1_000 }, (_, i) => i) };
+    const variables = {
+      ...base,
+      caseId: 'C-inside',
+      notes: 'ü'.repeat(20_000),
+      deep: nested(3, 450),
+      list: Array.from({ length: 1_000 }, (_, i) => i),
+    };
     const res = await start({ processKey: PROCESS, businessKey: 'C-inside', variables });
     expect(res.status).toBe(201);
     const snap = await refs.instance(db, instanceId(PROCESS, 'C-inside')).get();

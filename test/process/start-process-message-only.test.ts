@@ -23,15 +23,28 @@ let server: ReturnType<typeof getTestServer>;
 beforeAll(async () => {
   const model = await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'fixture-opening.bpmn'));
   const engine = new Engine([model], {}, new Set(['handOver', 'settle']));
-  http('startProcessMessageOnly', createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => noQueue, timerQueue: () => noQueue, log: createLogger(() => undefined), now: () => new Date() }));
+  http(
+    'startProcessMessageOnly',
+    createStartProcessHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: () => noQueue,
+      timerQueue: () => noQueue,
+      log: createLogger(() => undefined),
+      now: () => new Date(),
+    }),
+  );
   server = getTestServer('startProcessMessageOnly');
 });
 
 test('a process without a none start event: 422, the process and its message start events named, no instance', async () => {
-  const res = await request(server).post('/').send({ processKey: 'fixture-opening', businessKey: 'C-m1', variables: { caseId: 'C-m1' } });
+  const res = await request(server)
+    .post('/')
+    .send({ processKey: 'fixture-opening', businessKey: 'C-m1', variables: { caseId: 'C-m1' } });
   expect(res.status).toBe(422);
   expect(res.body).toEqual({
-    error: 'process fixture-opening has no none start event: it starts by message only, at opened (message TaskOpened); publish that message (its correlation key becomes the business key) instead of calling startProcess',
+    error:
+      'process fixture-opening has no none start event: it starts by message only, at opened (message TaskOpened); publish that message (its correlation key becomes the business key) instead of calling startProcess',
     processKey: 'fixture-opening',
     messageStartEvents: [{ id: 'opened', messageName: 'TaskOpened' }],
   });

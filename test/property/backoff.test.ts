@@ -12,11 +12,16 @@ const SEED = 20_261_129;
 const RUNS = { seed: SEED, numRuns: 500 };
 
 /** The documented step: min(cap, base * 2^(n-1)), with attempts below 1 treated as the first. */
-const ceilingOf = (attempt: number, base: number, cap: number): number => Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
+const ceilingOf = (attempt: number, base: number, cap: number): number =>
+  Math.min(cap, base * 2 ** Math.max(0, attempt - 1));
 
 /** Policies as config.ts accepts them (positive integers), with the cap reachable within 2^30 steps (see the exponent clamp). */
 const policy = fc
-  .tuple(fc.integer({ min: 1, max: 1_000_000 }), fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 1_000_000 }))
+  .tuple(
+    fc.integer({ min: 1, max: 1_000_000 }),
+    fc.integer({ min: 0, max: 30 }),
+    fc.integer({ min: 0, max: 1_000_000 }),
+  )
   .map(([base, doublings, extra]) => ({ base, cap: Math.min(base * 2 ** doublings + extra, base * 2 ** 30) }));
 const inUnit = fc.double({ min: 0, max: 1, noNaN: true });
 /** Any double, NaN and ±Infinity included: random() is injected, so the function must not trust it. */
@@ -57,7 +62,10 @@ describe('backoffMs', () => {
   });
 
   test('huge attempt numbers (a document retried for months, or a corrupt counter) still give the capped step, not Infinity', () => {
-    const huge = fc.oneof(fc.integer({ min: 31, max: Number.MAX_SAFE_INTEGER }), fc.constantFrom(Number.MAX_VALUE, Infinity));
+    const huge = fc.oneof(
+      fc.integer({ min: 31, max: Number.MAX_SAFE_INTEGER }),
+      fc.constantFrom(Number.MAX_VALUE, Infinity),
+    );
     fc.assert(
       fc.property(huge, policy, inUnit, (attempt, { base, cap }, random) => {
         const ms = backoffMs(attempt, base, cap, random);

@@ -22,7 +22,8 @@ const entryArb: fc.Arbitrary<LaneEntry> = fc.record({
   receivedAt: instant,
 });
 /** A lane: distinct ids, as in Firestore (one entry per inbox document). */
-const laneArb = (minLength: number): fc.Arbitrary<LaneEntry[]> => fc.uniqueArray(entryArb, { minLength, maxLength: 6, selector: (e) => e.inboxId });
+const laneArb = (minLength: number): fc.Arbitrary<LaneEntry[]> =>
+  fc.uniqueArray(entryArb, { minLength, maxLength: 6, selector: (e) => e.inboxId });
 
 describe('per-key order is a strict total order', () => {
   test('irreflexive and asymmetric', () => {
@@ -73,7 +74,12 @@ describe('per-key order is a strict total order', () => {
     fc.assert(
       fc.property(laneArb(2), ([a, b]) => {
         if (a === undefined || b === undefined || a.publishTime === null || b.publishTime === null) return;
-        const rule = a.publishTime.getTime() !== b.publishTime.getTime() ? a.publishTime < b.publishTime : a.receivedAt.getTime() !== b.receivedAt.getTime() ? a.receivedAt < b.receivedAt : a.inboxId < b.inboxId;
+        const rule =
+          a.publishTime.getTime() !== b.publishTime.getTime()
+            ? a.publishTime < b.publishTime
+            : a.receivedAt.getTime() !== b.receivedAt.getTime()
+              ? a.receivedAt < b.receivedAt
+              : a.inboxId < b.inboxId;
         expect(isOlder(a, b)).toBe(rule);
       }),
       RUNS,

@@ -2,7 +2,14 @@ import fc from 'fast-check';
 import { join } from 'node:path';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
-import type { ExecutionState, InstanceState, JobState, TimerState, Transition, WaitingPoint } from '../../functions/src/engine/state';
+import type {
+  ExecutionState,
+  InstanceState,
+  JobState,
+  TimerState,
+  Transition,
+  WaitingPoint,
+} from '../../functions/src/engine/state';
 import { fireTimer, timerIsLive } from '../../functions/src/engine/timer-transitions';
 import { completeJob, deliverMessage, startInstance } from '../../functions/src/engine/transitions';
 import { REPO_ROOT } from '../support/engine';
@@ -25,8 +32,18 @@ beforeAll(async () => {
 });
 
 type Event = { readonly kind: 'job' | 'timer' | 'message'; readonly pick: number; readonly late: number };
-const eventArb: fc.Arbitrary<Event> = fc.record({ kind: fc.constantFrom('job' as const, 'timer' as const, 'message' as const), pick: fc.nat(), late: fc.nat({ max: 3_600_000 }) });
-const variablesArb = fc.record({ handOverDeadline: fc.constantFrom('PT1M', 'PT1H', 'P1D'), completionDeadline: fc.constantFrom('PT30S', 'P14D', 'P60D') }, { requiredKeys: [] });
+const eventArb: fc.Arbitrary<Event> = fc.record({
+  kind: fc.constantFrom('job' as const, 'timer' as const, 'message' as const),
+  pick: fc.nat(),
+  late: fc.nat({ max: 3_600_000 }),
+});
+const variablesArb = fc.record(
+  {
+    handOverDeadline: fc.constantFrom('PT1M', 'PT1H', 'P1D'),
+    completionDeadline: fc.constantFrom('PT30S', 'P14D', 'P60D'),
+  },
+  { requiredKeys: [] },
+);
 
 interface World {
   instance: InstanceState;
@@ -70,7 +87,10 @@ function apply(world: World, t: Transition): void {
 function deliver(world: World, point: WaitingPoint): void {
   const execution = world.executions.get(point.executionId);
   if (execution === undefined) throw new Error('point without token');
-  apply(world, deliverMessage(model, {}, { instance: world.instance, execution, point }, { completedItems: 1 }, world.now));
+  apply(
+    world,
+    deliverMessage(model, {}, { instance: world.instance, execution, point }, { completedItems: 1 }, world.now),
+  );
 }
 
 function step(world: World, event: Event): void {
@@ -99,7 +119,10 @@ function step(world: World, event: Event): void {
   const timer = pending[event.pick % Math.max(pending.length, 1)];
   if (timer === undefined) return;
   const execution = world.executions.get(timer.executionId);
-  must(execution !== undefined && timerIsLive(execution, timer), `PENDING timer ${timer.id} whose token does not wait with it (it should have been cancelled)`);
+  must(
+    execution !== undefined && timerIsLive(execution, timer),
+    `PENDING timer ${timer.id} whose token does not wait with it (it should have been cancelled)`,
+  );
   if (execution === undefined) return;
   const t = fireTimer(model, {}, { instance: world.instance, execution, timer }, world.now);
   world.timers.set(timer.id, t.timer);
@@ -120,11 +143,15 @@ function checkInvariants(world: World): void {
   must(world.instance.activeExecutionIds.length <= 1, 'a second token appeared');
   for (const point of world.points) {
     const execution = world.executions.get(point.executionId);
-    must(execution?.status === 'WAITING_EVENT' || execution?.status === 'WAITING_MESSAGE', `point ${point.activityId} of a token that does not wait`);
+    must(
+      execution?.status === 'WAITING_EVENT' || execution?.status === 'WAITING_MESSAGE',
+      `point ${point.activityId} of a token that does not wait`,
+    );
   }
   for (const timer of world.timers.values()) {
     const execution = world.executions.get(timer.executionId);
-    if (timer.status === 'PENDING') must(execution !== undefined && timerIsLive(execution, timer), `orphan PENDING timer ${timer.activityId}`);
+    if (timer.status === 'PENDING')
+      must(execution !== undefined && timerIsLive(execution, timer), `orphan PENDING timer ${timer.activityId}`);
   }
 }
 
@@ -132,8 +159,26 @@ test('any interleaving of message, timer and job events ends the instance in exa
   fc.assert(
     fc.property(variablesArb, fc.array(eventArb, { maxLength: 25 }), (variables, events) => {
       const t0 = new Date('2026-12-01T10:00:00Z');
-      const started = startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'C-1', variables: { caseId: 'C-1', ...variables }, now: t0 });
-      const world: World = { instance: started.instance, executions: new Map(), jobs: new Map(), timers: new Map(), points: [], buffered: 0, now: t0 };
+      const started = startInstance(
+        model,
+        {},
+        {
+          instanceId: 'i-1',
+          executionId: 'e-1',
+          businessKey: 'C-1',
+          variables: { caseId: 'C-1', ...variables },
+          now: t0,
+        },
+      );
+      const world: World = {
+        instance: started.instance,
+        executions: new Map(),
+        jobs: new Map(),
+        timers: new Map(),
+        points: [],
+        buffered: 0,
+        now: t0,
+      };
       apply(world, started);
       for (const event of events) {
         step(world, event);
@@ -144,7 +189,10 @@ test('any interleaving of message, timer and job events ends the instance in exa
       const ends = [...world.executions.values()].filter((e) => e.status === 'ENDED').map((e) => e.activityId);
       must(ends.length === 1 && (ends[0] === 'settled' || ends[0] === 'escalated'), `ended at ${JSON.stringify(ends)}`);
       must(world.instance.status === 'COMPLETED', `instance is ${world.instance.status}`);
-      must([...world.timers.values()].every((t) => t.status === 'FIRED'), 'a timer is left PENDING after the end');
+      must(
+        [...world.timers.values()].every((t) => t.status === 'FIRED'),
+        'a timer is left PENDING after the end',
+      );
       must(world.points.length === 0, 'a waiting point is left after the end');
     }),
     { seed: SEED, numRuns: 400 },

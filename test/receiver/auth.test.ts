@@ -15,7 +15,12 @@ const stranger = createSigner(signer.kid); // same kid, different key: a forged 
 const db = freshFirestores()('auth');
 const inbox = db.collection(INBOX);
 
-const verifier = createPushTokenVerifier({ audience: AUDIENCE, allowedEmails: [PUSHER], client: new OAuth2Client(), certs: async () => signer.certs });
+const verifier = createPushTokenVerifier({
+  audience: AUDIENCE,
+  allowedEmails: [PUSHER],
+  client: new OAuth2Client(),
+  certs: async () => signer.certs,
+});
 const { server } = testReceiver(db, { verifier: async () => verifier });
 
 // The matrix is shared with receiveDeadLetter (test/hostile/dead-letter-auth.test.ts).
@@ -56,7 +61,10 @@ describe('push authentication', () => {
       },
     });
     const flaky = testReceiver(db, { verifier: async () => failing });
-    const res = await request(flaky.server).post('/').set('authorization', `Bearer ${signer.token()}`).send(completionEnvelope({ caseId: 'C-auth-503' }));
+    const res = await request(flaky.server)
+      .post('/')
+      .set('authorization', `Bearer ${signer.token()}`)
+      .send(completionEnvelope({ caseId: 'C-auth-503' }));
     expect(res.status).toBe(503);
     expect((await inbox.where('correlationKey', '==', 'C-auth-503').get()).size).toBe(0);
   });

@@ -31,18 +31,29 @@ const LIMIT = TEST_CLAIMS.offloadBytes;
 const sha256 = (bytes: Buffer | string): string => createHash('sha256').update(bytes).digest('hex');
 
 /** The receiver on the real adapter, its Firestore client connected first (a cold client's first write can outlast a short deadline on a busy machine). */
-async function receiverOn(db: FirebaseFirestore.Firestore, writeTimeoutMs = 5_000): Promise<ReturnType<typeof testReceiver>> {
+async function receiverOn(
+  db: FirebaseFirestore.Firestore,
+  writeTimeoutMs = 5_000,
+): Promise<ReturnType<typeof testReceiver>> {
   await db.collection(INBOX).doc('warm-up').get();
   const store = createGcsPayloadStore('claim-check-test');
   return testReceiver(db, { payloadStore: () => store, claims, writeTimeoutMs });
 }
 
-function push(payload: Record<string, unknown>, messageId: string, attributes: Record<string, string> = {}): Record<string, unknown> {
+function push(
+  payload: Record<string, unknown>,
+  messageId: string,
+  attributes: Record<string, string> = {},
+): Record<string, unknown> {
   return envelope({ data: base64Json(payload), attributes: { eventType: 'TaskCompleted', ...attributes }, messageId });
 }
 
 const idOf = (caseId: string, eventId: string): string => messageDocId('TaskCompleted', caseId, eventId);
-const objectsUnder = (id: string): string[] => storage.current.emulator.objects(BUCKET).map((o) => o.name).filter((name) => name.startsWith(`payloads/${id}/`));
+const objectsUnder = (id: string): string[] =>
+  storage.current.emulator
+    .objects(BUCKET)
+    .map((o) => o.name)
+    .filter((name) => name.startsWith(`payloads/${id}/`));
 
 beforeEach(() => {
   storage.current.emulator.faults.clear();
@@ -69,8 +80,18 @@ describe('offload at receipt', () => {
     const doc = (await db.collection(INBOX).doc(id).get()).data();
     const hash = sha256(canonicalJson(over));
     expect(doc?.payloadHash).toBe(hash);
-    expect(doc?.offloaded).toMatchObject({ bucket: BUCKET, object: offloadObjectName(id, hash), bytes: LIMIT + 1, variable: 'caseReport' });
-    expect(doc?.payload).toEqual({ caseId: 'C-over', completedItems: over.completedItems, completionTimestamp: over.completionTimestamp, eventId: 'evt-over' });
+    expect(doc?.offloaded).toMatchObject({
+      bucket: BUCKET,
+      object: offloadObjectName(id, hash),
+      bytes: LIMIT + 1,
+      variable: 'caseReport',
+    });
+    expect(doc?.payload).toEqual({
+      caseId: 'C-over',
+      completedItems: over.completedItems,
+      completionTimestamp: over.completionTimestamp,
+      eventId: 'evt-over',
+    });
     const [object] = storage.current.emulator.objects(BUCKET).filter((o) => o.name === offloadObjectName(id, hash));
     expect(object).toBeDefined();
     expect(sha256(object?.data ?? Buffer.alloc(0))).toBe(hash);
@@ -101,7 +122,15 @@ describe('offload at receipt', () => {
     const stored = (await db.collection(INBOX).doc(id).get()).data();
     await storage.current.client.bucket(BUCKET).file(String(stored?.offloaded.object)).delete();
     await db.collection(INBOX).doc(id).delete();
-    await processedRef(db, id).set({ messageName: 'TaskCompleted', correlationKey: 'C-purged', payloadHash: stored?.payloadHash, processedAt: new Date(), processInstanceId: null, correlatedVia: 'RELAY', expireAt: new Date(Date.now() + 86_400_000) });
+    await processedRef(db, id).set({
+      messageName: 'TaskCompleted',
+      correlationKey: 'C-purged',
+      payloadHash: stored?.payloadHash,
+      processedAt: new Date(),
+      processInstanceId: null,
+      correlatedVia: 'RELAY',
+      expireAt: new Date(Date.now() + 86_400_000),
+    });
     storage.current.emulator.clearRequests();
 
     const replay = await request(receiver.server).post('/').send(push(payload, 'm-purged'));
@@ -125,9 +154,13 @@ describe('offload at receipt', () => {
     const collisionId = collisionDocId(firstId, hash);
     expect(res.body).toMatchObject({ outcome: 'stored', id: collisionId, reason: 'KEY_COLLISION' });
     // The object is named after the first id and the second payload's hash: no other payload shares it.
-    expect((await db.collection(INBOX).doc(collisionId).get()).get('offloaded.object')).toBe(offloadObjectName(firstId, hash));
+    expect((await db.collection(INBOX).doc(collisionId).get()).get('offloaded.object')).toBe(
+      offloadObjectName(firstId, hash),
+    );
     expect(objectsUnder(collisionId)).toEqual([]);
-    expect(objectsUnder(firstId).sort()).toEqual([offloadObjectName(firstId, sha256(canonicalJson(first))), offloadObjectName(firstId, hash)].sort());
+    expect(objectsUnder(firstId).sort()).toEqual(
+      [offloadObjectName(firstId, sha256(canonicalJson(first))), offloadObjectName(firstId, hash)].sort(),
+    );
   });
 });
 
@@ -150,9 +183,13 @@ describe('storage failures at receipt are never acked', () => {
     expect(again.body).toMatchObject({ outcome: 'stored', id });
     const third = await request(receiver.server).post('/').send(push(payload, 'm-outage'));
     expect(third.body.outcome).toBe('duplicate');
-    expect((await db.collection(INBOX).where('correlationKey', '==', 'C-outage').get()).docs.map((d) => d.id)).toEqual([id]);
+    expect((await db.collection(INBOX).where('correlationKey', '==', 'C-outage').get()).docs.map((d) => d.id)).toEqual([
+      id,
+    ]);
     expect(objectsUnder(id)).toHaveLength(1);
-    const lane = (await db.collection('correlationKeys').doc(correlationKeyDocId('C-outage')).get()).get('open') as unknown[];
+    const lane = (await db.collection('correlationKeys').doc(correlationKeyDocId('C-outage')).get()).get(
+      'open',
+    ) as unknown[];
     expect(lane).toHaveLength(1);
   });
 
@@ -172,10 +209,14 @@ describe('storage failures at receipt are never acked', () => {
     // The abandoned upload still lands (as on the real service) and its document after it; the next delivery (a
     // receiver with the default deadline: reading 10 MiB alone takes this busy machine over a second) is stored once.
     const patient = await receiverOn(db, 8_000);
-    const again = await waitFor('a 2xx after the store is fast again', async () => {
-      const r = await request(patient.server).post('/').send(push(payload, 'm-slow'));
-      return r.status === 200 ? r : undefined;
-    }, { timeoutMs: 30_000 });
+    const again = await waitFor(
+      'a 2xx after the store is fast again',
+      async () => {
+        const r = await request(patient.server).post('/').send(push(payload, 'm-slow'));
+        return r.status === 200 ? r : undefined;
+      },
+      { timeoutMs: 30_000 },
+    );
     expect(['stored', 'duplicate']).toContain(again.body.outcome);
     expect(objectsUnder(idOf('C-slow', 'evt-slow'))).toHaveLength(1);
     expect((await db.collection(INBOX).where('correlationKey', '==', 'C-slow').get()).size).toBe(1);
@@ -192,9 +233,21 @@ describe('references at receipt', () => {
     const [metadata] = await file.getMetadata();
     const ref = `gs://${FOREIGN}/r/C-foreign.json#${String(metadata.generation)}`;
     storage.current.emulator.clearRequests();
-    const res = await request(receiver.server).post('/').send(push({ caseId: 'C-foreign', completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z', report: ref }, 'm-foreign'));
+    const res = await request(receiver.server)
+      .post('/')
+      .send(
+        push(
+          { caseId: 'C-foreign', completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z', report: ref },
+          'm-foreign',
+        ),
+      );
     expect(res.body).toMatchObject({ outcome: 'stored', status: 'PARKED', reason: 'INVALID_PAYLOAD' });
-    const doc = (await db.collection(INBOX).doc(res.body.id as string).get()).data();
+    const doc = (
+      await db
+        .collection(INBOX)
+        .doc(res.body.id as string)
+        .get()
+    ).data();
     expect(doc?.validationError).toContain(`bucket "${FOREIGN}"`);
     expect(doc?.validationError).toContain('INBOX_REFERENCE_BUCKETS');
     expect(storage.current.emulator.requests()).toEqual([]);
@@ -204,10 +257,29 @@ describe('references at receipt', () => {
     const db = firestore('reference-allowed');
     const receiver = await receiverOn(db);
     const ref = `gs://${ALLOWED}/r/C-ref.json#1712345678901234`;
-    const res = await request(receiver.server).post('/').send(push({ caseId: 'C-ref', completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }, 'm-ref', { reportRef: ref }));
+    const res = await request(receiver.server)
+      .post('/')
+      .send(
+        push({ caseId: 'C-ref', completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z' }, 'm-ref', {
+          reportRef: ref,
+        }),
+      );
     expect(res.body).toMatchObject({ outcome: 'stored', status: 'OPEN' });
-    const doc = (await db.collection(INBOX).doc(res.body.id as string).get()).data();
-    expect(doc?.reference).toEqual({ bucket: ALLOWED, object: 'r/C-ref.json', generation: '1712345678901234', uri: ref, carriedIn: 'attribute', name: 'reportRef', variable: 'caseReport' });
+    const doc = (
+      await db
+        .collection(INBOX)
+        .doc(res.body.id as string)
+        .get()
+    ).data();
+    expect(doc?.reference).toEqual({
+      bucket: ALLOWED,
+      object: 'r/C-ref.json',
+      generation: '1712345678901234',
+      uri: ref,
+      carriedIn: 'attribute',
+      name: 'reportRef',
+      variable: 'caseReport',
+    });
     expect(storage.current.emulator.requests()).toEqual([]);
   });
 });

@@ -25,18 +25,23 @@ beforeAll(async () => {
   engine = await fixtureEngine();
 });
 
-const doneCount = async (): Promise<number> => (await db.collection(INBOX).where('status', '==', 'DONE').count().get()).data().count;
+const doneCount = async (): Promise<number> =>
+  (await db.collection(INBOX).where('status', '==', 'DONE').count().get()).data().count;
 
 /** For one case: the inbox document is DONE exactly when the process has moved past the catch event. */
 async function consistent(caseId: string, inboxId: string): Promise<string | null> {
-  const [inbox, instanceSnap] = await Promise.all([db.collection(INBOX).doc(inboxId).get(), db.collection(COLLECTIONS.instances).where('businessKey', '==', caseId).get()]);
+  const [inbox, instanceSnap] = await Promise.all([
+    db.collection(INBOX).doc(inboxId).get(),
+    db.collection(COLLECTIONS.instances).where('businessKey', '==', caseId).get(),
+  ]);
   const instance = instanceSnap.docs[0];
   if (instance === undefined) return `${caseId}: no instance`;
   const activity = (await tokensOf(db, instance.id))[0]?.activityId;
   const subscriptions = (await waitingPointsOf(db, instance.id, caseId)).length;
   const jobs = (await jobsOf(db, instance.id)).filter((j) => j.activityId === 'settle').length;
   const done = inbox.get('status') === 'DONE';
-  const moved = activity === 'settle' && subscriptions === 0 && jobs === 1 && instance.get('variables.completedItems') === 9;
+  const moved =
+    activity === 'settle' && subscriptions === 0 && jobs === 1 && instance.get('variables.completedItems') === 9;
   const waiting = activity === 'waitForCompletion' && subscriptions === 1 && jobs === 0;
   if (done && moved) return null;
   if (!done && inbox.get('status') === 'OPEN' && waiting) return null;
@@ -47,9 +52,17 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   const ids = new Map<string, string>();
   await runPool(ORDERS, 16, async (i) => {
     const caseId = `C-crash-${i}`;
-    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: caseId,
+      variables: { caseId },
+      now: new Date(),
+    });
     await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
-    ids.set(caseId, await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId, { completedItems: 9 }) }));
+    ids.set(
+      caseId,
+      await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId, { completedItems: 9 }) }),
+    );
   });
 
   // One node process (tsx as a loader, not its CLI, which would run the script in a grandchild), in its own group.
@@ -61,7 +74,11 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   try {
-    await waitFor('the child relay to correlate some documents', async () => ((await doneCount()) >= 30 ? true : undefined), { timeoutMs: 60_000, everyMs: 20 });
+    await waitFor(
+      'the child relay to correlate some documents',
+      async () => ((await doneCount()) >= 30 ? true : undefined),
+      { timeoutMs: 60_000, everyMs: 20 },
+    );
   } finally {
     process.kill(-(child.pid ?? 0), 'SIGKILL');
     await exited;
@@ -75,12 +92,29 @@ test('a relay killed mid-batch (SIGKILL) leaves nothing half-done; the next rela
   expect(problems).toEqual([]);
 
   // The next relay picks up the rest; each case ends with exactly one settlement job.
-  const deps = { db, engine, policy: { backoffBaseMs: 100, backoffCapMs: 1_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: Math.random };
+  const deps = {
+    db,
+    engine,
+    policy: { backoffBaseMs: 100, backoffCapMs: 1_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
+    retentionMs: 3_600_000,
+    transactionTimeoutMs: 30_000,
+    now: () => new Date(),
+    random: Math.random,
+  };
   // Calls keep coming, as from the scheduler: a document whose lock the killed relay still held is retried after its backoff.
-  await waitFor('every document DONE', async () => {
-    await relayBatch(deps, NO_QUEUES, createLogger(() => undefined), { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 });
-    return (await doneCount()) === ORDERS ? true : undefined;
-  }, { timeoutMs: 120_000, everyMs: 200 });
+  await waitFor(
+    'every document DONE',
+    async () => {
+      await relayBatch(
+        deps,
+        NO_QUEUES,
+        createLogger(() => undefined),
+        { budgetMs: 60_000, parallelism: 8, batchSize: 400, shards: 16 },
+      );
+      return (await doneCount()) === ORDERS ? true : undefined;
+    },
+    { timeoutMs: 120_000, everyMs: 200 },
+  );
   expect(await doneCount()).toBe(ORDERS);
   const instances = await db.collection(COLLECTIONS.instances).get();
   const settlementJobs = instances.docs.flatMap((d) => instanceJobs(d.data()).filter((j) => j.activityId === 'settle'));

@@ -30,38 +30,90 @@ beforeAll(async () => {
 async function seed(): Promise<void> {
   // PARKED / NO_WAITING_INSTANCE: relayed after the buffer window with nobody waiting.
   const parked = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-gauge-parked') });
-  await relayOne({ db, engine, policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 86_400_000, transactionTimeoutMs: 20_000, now: () => new Date(Date.now() + 25 * 3_600_000), random: () => 0.5 }, parked);
+  await relayOne(
+    {
+      db,
+      engine,
+      policy: { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
+      retentionMs: 86_400_000,
+      transactionTimeoutMs: 20_000,
+      now: () => new Date(Date.now() + 25 * 3_600_000),
+      random: () => 0.5,
+    },
+    parked,
+  );
   // A job out of attempts: the job FAILED, its instance INCIDENT / JOB_FAILED.
-  const failing = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-gauge-failed', variables: { caseId: 'C-gauge-failed' }, now: new Date() });
+  const failing = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: 'C-gauge-failed',
+    variables: { caseId: 'C-gauge-failed' },
+    now: new Date(),
+  });
   expect((await recordJobFailure(db, failing.jobs[0]!, 'provider down', 1, new Date())).status).toBe('FAILED');
   // A second waiting point forced by an operator (`repair move-token --force`): INCIDENT / DUPLICATE_WAITING_POINT, logged nowhere but the operator's terminal.
-  const twin = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-gauge-twin', variables: { caseId: 'C-gauge-twin' }, now: new Date() });
+  const twin = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: 'C-gauge-twin',
+    variables: { caseId: 'C-gauge-twin' },
+    now: new Date(),
+  });
   await completeJobRun(db, engine, twin.jobs[0]!, {}, new Date());
-  await moveToken(db, engine, { processInstanceId: twin.instance.id, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
+  await moveToken(db, engine, {
+    processInstanceId: twin.instance.id,
+    executionId: null,
+    activityId: 'waitForCompletion',
+    force: true,
+    now: new Date(),
+  });
 }
 
 describe('relay gauges of open incidents and failed jobs', () => {
   test('an empty inbox: every level is 0, no oldest OPEN document', async () => {
-    expect(await readGauges(db, 16, new Date())).toEqual({ open: 0, parked: 0, openIncidents: 0, failedJobs: 0, oldestOpenAgeSeconds: null });
+    expect(await readGauges(db, 16, new Date())).toEqual({
+      open: 0,
+      parked: 0,
+      openIncidents: 0,
+      failedJobs: 0,
+      oldestOpenAgeSeconds: null,
+    });
   });
 
   test('count what is there now, and the scheduled relay call logs them in its summary', async () => {
     await seed();
-    expect(await readGauges(db, 16, new Date())).toEqual({ open: 0, parked: 1, openIncidents: 2, failedJobs: 1, oldestOpenAgeSeconds: null });
+    expect(await readGauges(db, 16, new Date())).toEqual({
+      open: 0,
+      parked: 1,
+      openIncidents: 2,
+      failedJobs: 1,
+      oldestOpenAgeSeconds: null,
+    });
 
     const logs: Array<Record<string, unknown>> = [];
     const enqueued: string[] = [];
-    http('relayGaugeLevels', createRelayHandler({
-      db: () => db,
-      engine: async () => engine,
-      queue: () => ({ enqueue: async (id) => { enqueued.push(id); return 'CREATED'; } }),
-      timerQueue: () => ({ enqueue: async (id) => { enqueued.push(id); return 'CREATED'; } }),
-      log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
-      relay: loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled' }).relay,
-      shards: 16,
-      now: () => new Date(),
-      random: Math.random,
-    }));
+    http(
+      'relayGaugeLevels',
+      createRelayHandler({
+        db: () => db,
+        engine: async () => engine,
+        queue: () => ({
+          enqueue: async (id) => {
+            enqueued.push(id);
+            return 'CREATED';
+          },
+        }),
+        timerQueue: () => ({
+          enqueue: async (id) => {
+            enqueued.push(id);
+            return 'CREATED';
+          },
+        }),
+        log: createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
+        relay: loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled' }).relay,
+        shards: 16,
+        now: () => new Date(),
+        random: Math.random,
+      }),
+    );
     const res = await request(getTestServer('relayGaugeLevels')).post('/').send({});
     expect(res.status).toBe(200);
     const summary = logs.find((l) => l.message === 'relay summary');

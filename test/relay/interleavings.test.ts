@@ -33,7 +33,12 @@ import { waitingPointsOf } from '../support/waiting';
 const SEED = 20_261_129;
 const NUM_RUNS = 30;
 const T0 = Date.parse('2026-11-29T10:00:00Z');
-const POLICY: RelayPolicy = { backoffBaseMs: 1_000, backoffCapMs: 30_000, bufferWindowMs: 600_000, errorAfterAttempts: 3 };
+const POLICY: RelayPolicy = {
+  backoffBaseMs: 1_000,
+  backoffCapMs: 30_000,
+  bufferWindowMs: 600_000,
+  errorAfterAttempts: 3,
+};
 /** Few shards: the relay queries each one per round. The receiver writes with the same count. */
 const SHARDS = 4;
 const PROCESS = 'fixture-process';
@@ -68,7 +73,15 @@ const stepArb: fc.Arbitrary<Step> = fc.oneof(
 );
 const scenarioArb: fc.Arbitrary<Scenario> = fc.record({
   startable: fc.array(fc.boolean(), { minLength: 2, maxLength: 5 }),
-  messages: fc.array(fc.record({ order: fc.nat(), event: fc.nat({ max: 2 }), items: fc.integer({ min: 1, max: 3 }), publishOffsetMs: fc.nat({ max: 60_000 }) }), { minLength: 1, maxLength: 8, size: 'medium' }),
+  messages: fc.array(
+    fc.record({
+      order: fc.nat(),
+      event: fc.nat({ max: 2 }),
+      items: fc.integer({ min: 1, max: 3 }),
+      publishOffsetMs: fc.nat({ max: 60_000 }),
+    }),
+    { minLength: 1, maxLength: 8, size: 'medium' },
+  ),
   randomSeed: fc.noBias(fc.nat()),
   steps: fc.array(stepArb, { minLength: 5, maxLength: 20, size: 'medium' }),
 });
@@ -86,15 +99,34 @@ async function runScenario(s: Scenario): Promise<void> {
   let clock = T0;
   const now = (): Date => new Date(clock);
   const { server } = testReceiver(db, { now, shards: SHARDS });
-  const deps = { db, engine, policy: POLICY, retentionMs: 7 * 86_400_000, transactionTimeoutMs: 20_000, now, random: seededRandom(s.randomSeed) };
+  const deps = {
+    db,
+    engine,
+    policy: POLICY,
+    retentionMs: 7 * 86_400_000,
+    transactionTimeoutMs: 20_000,
+    now,
+    random: seededRandom(s.randomSeed),
+  };
   const cases = s.startable.map((_, i) => `C-${i}`);
   const startable = cases.flatMap((key, i) => (s.startable[i] === true ? [key] : []));
   const messages = s.messages.map((m) => {
     const caseId = cases[m.order % cases.length] as string;
     const eventId = m.event === 0 ? undefined : `${caseId}-e${m.event}`;
     const dedupKey = eventId ?? `TaskCompleted:${caseId}`;
-    const payload = { caseId, completedItems: m.items, completionTimestamp: '2026-11-29T10:00:00Z', ...(eventId === undefined ? {} : { eventId }) };
-    return { ...m, caseId, payload, id: messageDocId('TaskCompleted', caseId, dedupKey), publishTime: new Date(T0 + m.publishOffsetMs).toISOString() };
+    const payload = {
+      caseId,
+      completedItems: m.items,
+      completionTimestamp: '2026-11-29T10:00:00Z',
+      ...(eventId === undefined ? {} : { eventId }),
+    };
+    return {
+      ...m,
+      caseId,
+      payload,
+      id: messageDocId('TaskCompleted', caseId, dedupKey),
+      publishTime: new Date(T0 + m.publishOffsetMs).toISOString(),
+    };
   });
   // The model: what the receiver must answer, and which documents must exist at the end.
   const firstItems = new Map<string, number>();
@@ -106,7 +138,9 @@ async function runScenario(s: Scenario): Promise<void> {
   const deliver = async (i: number): Promise<void> => {
     const m = messages[i] as (typeof messages)[number];
     delivered.add(i);
-    const res = await request(server).post('/').send(completionEnvelope(m.payload, { publishTime: m.publishTime }));
+    const res = await request(server)
+      .post('/')
+      .send(completionEnvelope(m.payload, { publishTime: m.publishTime }));
     expect(res.status).toBe(200);
     const first = firstItems.get(m.id);
     if (first === undefined) {
@@ -119,12 +153,24 @@ async function runScenario(s: Scenario): Promise<void> {
       const id = collisionDocId(m.id, sha256Hex(canonicalJson(m.payload)));
       // The second payload parks once; its redelivery is a duplicate of the parked document.
       if (collisions.has(id)) expect(res.body).toEqual({ outcome: 'duplicate', id });
-      else expect(res.body).toMatchObject({ outcome: 'stored', id, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: m.id });
+      else
+        expect(res.body).toMatchObject({
+          outcome: 'stored',
+          id,
+          status: 'PARKED',
+          reason: 'KEY_COLLISION',
+          collidesWith: m.id,
+        });
       collisions.add(id);
     }
   };
   const start = async (caseId: string): Promise<void> => {
-    const started = await startProcessInstance(db, engine, { processKey: PROCESS, businessKey: caseId, variables: { caseId }, now: now() });
+    const started = await startProcessInstance(db, engine, {
+      processKey: PROCESS,
+      businessKey: caseId,
+      variables: { caseId },
+      now: now(),
+    });
     // A second start finds the first instance: never two instances per case.
     expect(started.created).toBe(!handOverJobs.has(caseId));
     if (started.created) handOverJobs.set(caseId, started.jobs[0] ?? { id: '', processInstanceId: '' });
@@ -133,12 +179,19 @@ async function runScenario(s: Scenario): Promise<void> {
     const jobId = handOverJobs.get(caseId);
     if (jobId === undefined) return;
     // Cloud Tasks may run a job twice; the second run changes nothing.
-    expect((await completeJobRun(db, engine, jobId, {}, now())).status).toBe(handedOver.has(caseId) ? 'ALREADY_FINISHED' : 'COMPLETED');
+    expect((await completeJobRun(db, engine, jobId, {}, now())).status).toBe(
+      handedOver.has(caseId) ? 'ALREADY_FINISHED' : 'COMPLETED',
+    );
     handedOver.add(caseId);
   };
   // One worker: the same seed then replays the same transactions in the same order (parallel relays: test/relay/concurrency.test.ts).
   const relay = async (): Promise<void> => {
-    const summary = await relayBatch(deps, NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 1, batchSize: 40, shards: SHARDS });
+    const summary = await relayBatch(
+      deps,
+      NO_QUEUES,
+      createLogger(() => undefined),
+      { budgetMs: 30_000, parallelism: 1, batchSize: 40, shards: SHARDS },
+    );
     expect(summary.technicalFailures).toBe(0);
   };
 
@@ -146,7 +199,8 @@ async function runScenario(s: Scenario): Promise<void> {
     for (const step of s.steps) {
       if (step.kind === 'deliver') await deliver(step.pick % messages.length);
       if (step.kind === 'start' && startable.length > 0) await start(startable[step.pick % startable.length] as string);
-      if (step.kind === 'handOver' && startable.length > 0) await handOver(startable[step.pick % startable.length] as string);
+      if (step.kind === 'handOver' && startable.length > 0)
+        await handOver(startable[step.pick % startable.length] as string);
       if (step.kind === 'relay') await relay();
       if (step.kind === 'tick') clock += step.ms;
     }
@@ -159,7 +213,9 @@ async function runScenario(s: Scenario): Promise<void> {
     await relay();
     // Still inside the buffer window: nothing may have been parked for lack of a waiting instance.
     expect(clock - T0).toBeLessThan(POLICY.bufferWindowMs);
-    expect((await db.collection(INBOX).where('reason', '==', 'NO_WAITING_INSTANCE').count().get()).data().count).toBe(0);
+    expect((await db.collection(INBOX).where('reason', '==', 'NO_WAITING_INSTANCE').count().get()).data().count).toBe(
+      0,
+    );
     // Past the window (and every backoff): whatever still waits for nobody is parked now.
     clock += POLICY.bufferWindowMs + POLICY.backoffCapMs;
     await relay();
@@ -174,7 +230,8 @@ async function runScenario(s: Scenario): Promise<void> {
       if (status === 'PARKED') expect(['NO_WAITING_INSTANCE', 'KEY_COLLISION']).toContain(d.get('reason'));
       if (d.get('reason') === 'KEY_COLLISION') expect(collisions.has(d.id)).toBe(true);
       // Parked for lack of a waiting instance only once the buffer window had passed since receipt.
-      if (d.get('reason') === 'NO_WAITING_INSTANCE') expect(millis(d.get('parkedAt')) - millis(d.get('receivedAt'))).toBeGreaterThanOrEqual(POLICY.bufferWindowMs);
+      if (d.get('reason') === 'NO_WAITING_INSTANCE')
+        expect(millis(d.get('parkedAt')) - millis(d.get('receivedAt'))).toBeGreaterThanOrEqual(POLICY.bufferWindowMs);
     }
     expect((await db.collection(COLLECTIONS.instances).count().get()).data().count).toBe(startable.length);
 

@@ -29,7 +29,12 @@ import { jobsOf } from '../support/process-state';
  * busy machine, every document DONE with 0 attempts.
  */
 const WEEK = 7 * 24 * 3_600_000;
-const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
+const policy: RelayPolicy = {
+  backoffBaseMs: 60_000,
+  backoffCapMs: 600_000,
+  bufferWindowMs: 24 * 3_600_000,
+  errorAfterAttempts: 3,
+};
 const firestore = freshFirestores();
 let fixture: Engine;
 
@@ -37,8 +42,18 @@ beforeAll(async () => {
   fixture = await fixtureEngine();
 });
 
-const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine: fixture, policy, retentionMs: WEEK, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, ...overrides });
-const inboxDoc = async (db: Firestore, id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({
+  db,
+  engine: fixture,
+  policy,
+  retentionMs: WEEK,
+  transactionTimeoutMs: 10_000,
+  now: () => new Date(),
+  random: () => 0.5,
+  ...overrides,
+});
+const inboxDoc = async (db: Firestore, id: string): Promise<Record<string, unknown>> =>
+  (await db.collection(INBOX).doc(id).get()).data() ?? {};
 
 /** A queue that records what it is asked to enqueue. */
 function recordingQueue(): JobQueue & { readonly enqueued: string[] } {
@@ -48,14 +63,21 @@ function recordingQueue(): JobQueue & { readonly enqueued: string[] } {
 
 /** A case whose token waits at "Wait for completion". */
 async function waiting(db: Firestore, caseId: string): Promise<string> {
-  const started = await startProcessInstance(db, fixture, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+  const started = await startProcessInstance(db, fixture, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId },
+    now: new Date(),
+  });
   await completeJobRun(db, fixture, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
 
 /** Writes the commit request named for `id`'s inbox document, counted as the client sends them. */
 const committedWrites = (calls: ReadonlyArray<{ method: string; request: unknown }>, id: string): number[] =>
-  calls.filter((c) => c.method === 'commit' && writes(c.request, `inbox/${id}`)).map((c) => ((c.request as { writes?: unknown[] }).writes ?? []).length);
+  calls
+    .filter((c) => c.method === 'commit' && writes(c.request, `inbox/${id}`))
+    .map((c) => ((c.request as { writes?: unknown[] }).writes ?? []).length);
 
 describe('a relay commit that landed but reported UNAVAILABLE', () => {
   test('a correlation: counted once as correlated, its follow-up job dispatched, the committed writes counted', async () => {
@@ -65,7 +87,12 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
     const faults = commitFaults(db);
     faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'UNAVAILABLE' });
     const queue = recordingQueue();
-    const summary = await relayBatch(deps(db), { jobs: queue, timers: recordingQueue() }, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 1, batchSize: 16, shards: 16 });
+    const summary = await relayBatch(
+      deps(db),
+      { jobs: queue, timers: recordingQueue() },
+      createLogger(() => undefined),
+      { budgetMs: 30_000, parallelism: 1, batchSize: 16, shards: 16 },
+    );
     faults.restore();
     expect(faults.fired()).toBe(1);
 
@@ -81,7 +108,11 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
 
   test('a park: counted as parked and logged at ERROR once', async () => {
     const db = firestore('landed-park');
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-landed-park'), receivedAt: new Date(Date.now() - 2 * 24 * 3_600_000) });
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-landed-park'),
+      receivedAt: new Date(Date.now() - 2 * 24 * 3_600_000),
+    });
     const faults = commitFaults(db);
     faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'UNAVAILABLE' });
     const logs: Array<Record<string, unknown>> = [];
@@ -89,9 +120,19 @@ describe('a relay commit that landed but reported UNAVAILABLE', () => {
     const result = await relayOne(relayDeps, id);
     faults.restore();
     expect(faults.fired()).toBe(1);
-    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 1 } });
+    expect(result).toMatchObject({
+      kind: 'DECIDED',
+      decision: { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 1 },
+    });
     const summary = emptySummary();
-    await account(summary, id, result, relayDeps, { jobs: recordingQueue(), timers: recordingQueue() }, createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)));
+    await account(
+      summary,
+      id,
+      result,
+      relayDeps,
+      { jobs: recordingQueue(), timers: recordingQueue() },
+      createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
+    );
     expect(summary.parked).toEqual({ NO_WAITING_INSTANCE: 1 });
     expect(logs.filter((l) => l.message === 'inbox document parked')).toHaveLength(1);
     expect(await inboxDoc(db, id)).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', attempts: 1 });
@@ -117,7 +158,10 @@ describe('a relay transaction past its deadline', () => {
     const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-late') });
     const faults = commitFaults(db);
     let release = (): void => undefined;
-    faults.afterLanding((request) => writes(request, `inbox/${id}`), { kind: 'HOLD', release: new Promise<void>((r) => (release = r)) });
+    faults.afterLanding((request) => writes(request, `inbox/${id}`), {
+      kind: 'HOLD',
+      release: new Promise<void>((r) => (release = r)),
+    });
     try {
       const result = await relayOne(deps(db, { transactionTimeoutMs: 1_000 }), id);
       expect(faults.fired()).toBe(1);
@@ -147,7 +191,12 @@ describe('a relay transaction past its deadline', () => {
       },
     };
     const engine = await roundsEngine(gated);
-    await startProcessInstance(db, engine, { processKey: 'rounds', businessKey: 'K-abandoned', variables: { caseId: 'K-abandoned' }, now: new Date() });
+    await startProcessInstance(db, engine, {
+      processKey: 'rounds',
+      businessKey: 'K-abandoned',
+      variables: { caseId: 'K-abandoned' },
+      now: new Date(),
+    });
     const id = await storePushed(db, { name: 'ExecutionStarted', payload: { caseId: 'K-abandoned' } });
     gate = new Promise<void>((r) => (open = r));
     const faults = commitFaults(db);
@@ -159,9 +208,15 @@ describe('a relay transaction past its deadline', () => {
       open();
       // The abandoned attempt ends one way or the other: a commit naming the document, or a rollback.
       await waitFor('the abandoned transaction to end', async () =>
-        faults.calls.slice(before).some((c) => c.method === 'rollback' || (c.method === 'commit' && writes(c.request, `inbox/${id}`))) ? true : undefined,
+        faults.calls
+          .slice(before)
+          .some((c) => c.method === 'rollback' || (c.method === 'commit' && writes(c.request, `inbox/${id}`)))
+          ? true
+          : undefined,
       );
-      expect(faults.calls.slice(before).filter((c) => c.method === 'commit' && writes(c.request, `inbox/${id}`))).toHaveLength(0);
+      expect(
+        faults.calls.slice(before).filter((c) => c.method === 'commit' && writes(c.request, `inbox/${id}`)),
+      ).toHaveLength(0);
       expect((await inboxDoc(db, id)).status).toBe('OPEN');
     } finally {
       open();

@@ -38,7 +38,12 @@ const PROCESS = 'fixture-opening';
 const DAY = 86_400_000;
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('relay-start');
-const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: DAY, errorAfterAttempts: 3 };
+const policy: RelayPolicy = {
+  backoffBaseMs: 60_000,
+  backoffCapMs: 600_000,
+  bufferWindowMs: DAY,
+  errorAfterAttempts: 3,
+};
 let engine: Engine;
 let receiver: ReturnType<typeof testReceiver>;
 let stack: ProcessStack;
@@ -62,14 +67,41 @@ firestore.beforeTerminate(async () => {
   await stack?.stop();
 });
 
-const deps = (over: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine, policy, retentionMs: 7 * DAY, transactionTimeoutMs: 20_000, now: () => new Date(), random: () => 0.5, ...over });
+const deps = (over: Partial<RelayDeps> = {}): RelayDeps => ({
+  db,
+  engine,
+  policy,
+  retentionMs: 7 * DAY,
+  transactionTimeoutMs: 20_000,
+  now: () => new Date(),
+  random: () => 0.5,
+  ...over,
+});
 const push = async (body: Record<string, unknown>, on: Firestore = db): Promise<Record<string, unknown>> =>
-  (await request(on === db ? receiver.server : testReceiver(on).server).post('/').send(body)).body as Record<string, unknown>;
-const releaseEnvelope = (caseId: string, eventId: string, extra: Record<string, unknown> = {}, publishTime?: Date): Record<string, unknown> =>
-  envelope({ data: base64Json({ caseId, eventId, openedAt: '2026-12-01T08:00:00Z', plannedItems: 4, ...extra }), attributes: { eventType: 'TaskOpened' }, ...(publishTime === undefined ? {} : { publishTime: publishTime.toISOString() }) });
-const inboxDoc = async (id: string, on: Firestore = db): Promise<Record<string, unknown>> => (await on.collection(INBOX).doc(id).get()).data() ?? {};
-const instanceDoc = async (id: string): Promise<Record<string, unknown>> => (await refs.instance(db, id).get()).data() ?? {};
-const lane = async (key: string): Promise<string[]> => ((await refs.correlationKey(db, key).get()).get('open') as Array<{ inboxId: string }> | undefined)?.map((e) => e.inboxId) ?? [];
+  (
+    await request(on === db ? receiver.server : testReceiver(on).server)
+      .post('/')
+      .send(body)
+  ).body as Record<string, unknown>;
+const releaseEnvelope = (
+  caseId: string,
+  eventId: string,
+  extra: Record<string, unknown> = {},
+  publishTime?: Date,
+): Record<string, unknown> =>
+  envelope({
+    data: base64Json({ caseId, eventId, openedAt: '2026-12-01T08:00:00Z', plannedItems: 4, ...extra }),
+    attributes: { eventType: 'TaskOpened' },
+    ...(publishTime === undefined ? {} : { publishTime: publishTime.toISOString() }),
+  });
+const inboxDoc = async (id: string, on: Firestore = db): Promise<Record<string, unknown>> =>
+  (await on.collection(INBOX).doc(id).get()).data() ?? {};
+const instanceDoc = async (id: string): Promise<Record<string, unknown>> =>
+  (await refs.instance(db, id).get()).data() ?? {};
+const lane = async (key: string): Promise<string[]> =>
+  ((await refs.correlationKey(db, key).get()).get('open') as Array<{ inboxId: string }> | undefined)?.map(
+    (e) => e.inboxId,
+  ) ?? [];
 
 describe('a start message through the inbox', () => {
   test('relayed, a TaskOpened starts its instance in the transaction that makes it DONE; its redelivery is a duplicate', async () => {
@@ -84,13 +116,24 @@ describe('a start message through the inbox', () => {
     if (result.kind !== 'DECIDED') return;
     // The new job is reported, to be dispatched after the commit like a correlation's.
     expect(result.jobs.map((j) => j.activityId)).toEqual(['handOver']);
-    expect(await jobOf(db, started, result.jobs[0]!.id)).toMatchObject({ status: 'PENDING', processInstanceId: started, activityId: 'handOver' });
+    expect(await jobOf(db, started, result.jobs[0]!.id)).toMatchObject({
+      status: 'PENDING',
+      processInstanceId: started,
+      activityId: 'handOver',
+    });
     expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', correlatedVia: 'START', processInstanceId: started });
     expect(await instanceDoc(started)).toMatchObject({
-      processKey: PROCESS, businessKey: key, status: 'RUNNING', startedByMessage: id, correlatedMessages: [id],
+      processKey: PROCESS,
+      businessKey: key,
+      status: 'RUNNING',
+      startedByMessage: id,
+      correlatedMessages: [id],
       variables: { caseId: key, eventId: 'rel-1', openedAt: '2026-12-01T08:00:00Z', plannedItems: 4 },
     });
-    expect((await db.collection(PROCESSED).doc(id).get()).data()).toMatchObject({ processInstanceId: started, correlatedVia: 'START' });
+    expect((await db.collection(PROCESSED).doc(id).get()).data()).toMatchObject({
+      processInstanceId: started,
+      correlatedVia: 'START',
+    });
     expect(await lane(key)).toEqual([]);
 
     expect(await push(first)).toEqual({ outcome: 'duplicate', id });
@@ -105,20 +148,44 @@ describe('a start message through the inbox', () => {
     const on = firestore('relay-start-again');
     const key = 'C-start-2';
     const firstId = String((await push(releaseEnvelope(key, 'rel-a'), on)).id);
-    const summary1 = await relayBatch({ ...deps(), db: on }, stack.queues, log, { budgetMs: 20_000, parallelism: 2, batchSize: 20, shards: 16 });
+    const summary1 = await relayBatch({ ...deps(), db: on }, stack.queues, log, {
+      budgetMs: 20_000,
+      parallelism: 2,
+      batchSize: 20,
+      shards: 16,
+    });
     expect(summary1.correlated).toBe(1);
     const secondId = String((await push(releaseEnvelope(key, 'rel-b', { plannedItems: 9 }), on)).id);
-    const summary2 = await relayBatch({ ...deps(), db: on }, stack.queues, log, { budgetMs: 20_000, parallelism: 2, batchSize: 20, shards: 16 });
+    const summary2 = await relayBatch({ ...deps(), db: on }, stack.queues, log, {
+      budgetMs: 20_000,
+      parallelism: 2,
+      batchSize: 20,
+      shards: 16,
+    });
     expect(summary2.parked).toEqual({ ALREADY_STARTED: 1 });
     const started = instanceId(PROCESS, key);
     expect(await inboxDoc(secondId, on)).toMatchObject({
-      status: 'PARKED', reason: 'ALREADY_STARTED', attempts: 1, payload: expect.objectContaining({ plannedItems: 9 }),
+      status: 'PARKED',
+      reason: 'ALREADY_STARTED',
+      attempts: 1,
+      payload: expect.objectContaining({ plannedItems: 9 }),
       parkDetails: { processInstanceId: started, processKey: PROCESS, instanceStatus: 'RUNNING' },
     });
-    expect(logs).toContainEqual(expect.objectContaining({ severity: 'ERROR', message: 'inbox document parked', inboxId: secondId, reason: 'ALREADY_STARTED' }));
+    expect(logs).toContainEqual(
+      expect.objectContaining({
+        severity: 'ERROR',
+        message: 'inbox document parked',
+        inboxId: secondId,
+        reason: 'ALREADY_STARTED',
+      }),
+    );
     // The instance is untouched by the second release.
     const instance = (await refs.instance(on, started).get()).data() ?? {};
-    expect(instance).toMatchObject({ startedByMessage: firstId, correlatedMessages: [firstId], variables: expect.objectContaining({ plannedItems: 4 }) });
+    expect(instance).toMatchObject({
+      startedByMessage: firstId,
+      correlatedMessages: [firstId],
+      variables: expect.objectContaining({ plannedItems: 4 }),
+    });
   });
 
   test('a start whose commit landed and then reported UNAVAILABLE: reported as the start with its job, not as ALREADY_STARTED', async () => {
@@ -129,7 +196,11 @@ describe('a start message through the inbox', () => {
     const result = await relayOne({ ...deps(), db: on }, id);
     faults.restore();
     expect(faults.fired()).toBe(1);
-    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId(PROCESS, 'C-start-landed') }, jobs: [expect.objectContaining({ activityId: 'handOver' })] });
+    expect(result).toMatchObject({
+      kind: 'DECIDED',
+      decision: { kind: 'DONE', processInstanceId: instanceId(PROCESS, 'C-start-landed') },
+      jobs: [expect.objectContaining({ activityId: 'handOver' })],
+    });
     expect(await inboxDoc(id, on)).toMatchObject({ status: 'DONE', correlatedVia: 'START' });
   });
 
@@ -149,7 +220,15 @@ describe('a start message through the inbox', () => {
     const id = String((await push(releaseEnvelope('C-start-3', 'rel-x'), on)).id);
     const result = await relayOne({ ...deps(), db: on, engine: new Engine([model], {}, new Set()) }, id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'START_REFUSED' } });
-    expect(await inboxDoc(id, on)).toMatchObject({ status: 'PARKED', reason: 'START_REFUSED', parkDetails: { processKey: 'needs-order', activityId: 'released', problem: expect.stringContaining('variables.orderId is required') } });
+    expect(await inboxDoc(id, on)).toMatchObject({
+      status: 'PARKED',
+      reason: 'START_REFUSED',
+      parkDetails: {
+        processKey: 'needs-order',
+        activityId: 'released',
+        problem: expect.stringContaining('variables.orderId is required'),
+      },
+    });
     expect((await on.collection(COLLECTIONS.instances).get()).size).toBe(0);
   });
 });
@@ -158,7 +237,9 @@ describe('per-key order and start messages', () => {
   test('a completion relayed before its release: the release is not held behind it, the token takes it from the buffer, one settlement', async () => {
     const key = 'C-start-overtaken';
     const t0 = new Date(Date.now() - 60_000);
-    const completionId = String((await push(completionEnvelope({ caseId: key, completedItems: 3 }, { publishTime: t0.toISOString() }))).id);
+    const completionId = String(
+      (await push(completionEnvelope({ caseId: key, completedItems: 3 }, { publishTime: t0.toISOString() }))).id,
+    );
     expect(await relayOne(deps(), completionId)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
     const releaseId = String((await push(releaseEnvelope(key, 'rel-late', {}, new Date(t0.getTime() + 1_000)))).id);
     expect(await lane(key)).toEqual([completionId, releaseId]);
@@ -178,7 +259,11 @@ describe('per-key order and start messages', () => {
     expect(done.correlatedMessages).toEqual([releaseId, completionId]);
     await waitFor('the hand-over at the counterpart', async () => (handedOver.includes(key) ? true : undefined));
     expect(done.variables).toMatchObject({ caseId: key, completedItems: 3 });
-    expect(await inboxDoc(completionId)).toMatchObject({ status: 'DONE', correlatedVia: 'BUFFER', processInstanceId: started });
+    expect(await inboxDoc(completionId)).toMatchObject({
+      status: 'DONE',
+      correlatedVia: 'BUFFER',
+      processInstanceId: started,
+    });
     const settlements = await db.collection(SETTLEMENTS).where('caseId', '==', key).get();
     expect(settlements.docs.map((d) => d.get('processInstanceId'))).toEqual([started]);
     expect(await lane(key)).toEqual([]);
@@ -190,8 +275,14 @@ describe('per-key order and start messages', () => {
     const olderId = String((await push(releaseEnvelope(key, 'rel-1', {}, t0))).id);
     const youngerId = String((await push(releaseEnvelope(key, 'rel-2', {}, new Date(t0.getTime() + 1_000)))).id);
     expect(await relayOne(deps(), youngerId)).toMatchObject({ kind: 'ORDER_BLOCKED', olderId });
-    expect(await relayOne(deps(), olderId)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId(PROCESS, key) } });
-    expect(await relayOne(deps(), youngerId)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'ALREADY_STARTED' } });
+    expect(await relayOne(deps(), olderId)).toMatchObject({
+      kind: 'DECIDED',
+      decision: { kind: 'DONE', processInstanceId: instanceId(PROCESS, key) },
+    });
+    expect(await relayOne(deps(), youngerId)).toMatchObject({
+      kind: 'DECIDED',
+      decision: { kind: 'PARK', reason: 'ALREADY_STARTED' },
+    });
   });
 
   test('once the instance exists, a release behind an older OPEN completion waits its turn as any message does', async () => {
@@ -200,7 +291,10 @@ describe('per-key order and start messages', () => {
     const firstId = String((await push(releaseEnvelope(key, 'rel-1', {}, t0))).id);
     expect(await relayOne(deps(), firstId)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE' } });
     // The token is still at the hand-over: the completion finds no waiting point and stays OPEN.
-    const completionId = String((await push(completionEnvelope({ caseId: key }, { publishTime: new Date(t0.getTime() + 1_000).toISOString() }))).id);
+    const completionId = String(
+      (await push(completionEnvelope({ caseId: key }, { publishTime: new Date(t0.getTime() + 1_000).toISOString() })))
+        .id,
+    );
     expect(await relayOne(deps(), completionId)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
     const againId = String((await push(releaseEnvelope(key, 'rel-2', {}, new Date(t0.getTime() + 2_000)))).id);
     expect(await relayOne(deps(), againId)).toMatchObject({ kind: 'ORDER_BLOCKED', olderId: completionId });

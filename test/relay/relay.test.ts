@@ -16,7 +16,12 @@ import { completionPayload, storePushed } from '../support/inbox';
 import { waitFor } from '../support/wait';
 import { waitingPointsOf } from '../support/waiting';
 
-const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
+const policy: RelayPolicy = {
+  backoffBaseMs: 60_000,
+  backoffCapMs: 600_000,
+  bufferWindowMs: 24 * 3_600_000,
+  errorAfterAttempts: 3,
+};
 const WEEK = 7 * 24 * 3_600_000;
 const firestore = freshFirestores();
 const projectId = uniqueProjectId('relay');
@@ -25,7 +30,10 @@ let db: Firestore;
 let engine: Engine;
 const logs: Array<Record<string, unknown>> = [];
 const log = createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>));
-const noQueue = { jobs: { enqueue: async (): Promise<'CREATED'> => 'CREATED' }, timers: { enqueue: async (): Promise<'CREATED'> => 'CREATED' } };
+const noQueue = {
+  jobs: { enqueue: async (): Promise<'CREATED'> => 'CREATED' },
+  timers: { enqueue: async (): Promise<'CREATED'> => 'CREATED' },
+};
 
 beforeAll(async () => {
   proxy = await startTcpProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '');
@@ -36,12 +44,27 @@ afterAll(async () => {
   await proxy.close();
 });
 
-const deps = (overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine, policy, retentionMs: WEEK, transactionTimeoutMs: 10_000, now: () => new Date(), random: () => 0.5, ...overrides });
-const inboxDoc = async (id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const deps = (overrides: Partial<RelayDeps> = {}): RelayDeps => ({
+  db,
+  engine,
+  policy,
+  retentionMs: WEEK,
+  transactionTimeoutMs: 10_000,
+  now: () => new Date(),
+  random: () => 0.5,
+  ...overrides,
+});
+const inboxDoc = async (id: string): Promise<Record<string, unknown>> =>
+  (await db.collection(INBOX).doc(id).get()).data() ?? {};
 
 /** A case whose token waits at "Wait for completion". */
 async function waiting(caseId: string): Promise<string> {
-  const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: 'fixture-process',
+    businessKey: caseId,
+    variables: { caseId },
+    now: new Date(),
+  });
   await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
   return started.instance.id;
 }
@@ -49,7 +72,10 @@ async function waiting(caseId: string): Promise<string> {
 describe('relayOne: each class of outcome', () => {
   test('CORRELATED: the document is DONE with expireAt, the process moved, in one transaction', async () => {
     const instanceId = await waiting('C-r-ok');
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-ok', { completedItems: 8 }) });
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-r-ok', { completedItems: 8 }),
+    });
     const result = await relayOne(deps(), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'DONE', processInstanceId: instanceId } });
     if (result.kind !== 'DECIDED') return;
@@ -77,7 +103,9 @@ describe('relayOne: each class of outcome', () => {
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY', attempts: 1 } });
     const doc = await inboxDoc(id);
     expect(doc).toMatchObject({ status: 'OPEN', attempts: 1 });
-    expect((doc.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis()).toBeGreaterThanOrEqual(now.getTime() + 30_000);
+    expect((doc.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis()).toBeGreaterThanOrEqual(
+      now.getTime() + 30_000,
+    );
     // Still in its key's lane, so a waiting point that arrives later finds it.
     expect(((await refs.correlationKey(db, 'C-r-early').get()).get('open') as unknown[]).length).toBe(1);
     expect(await relayOne(deps({ now: () => now }), id)).toMatchObject({ kind: 'SKIPPED', why: 'NOT_DUE' });
@@ -89,7 +117,12 @@ describe('relayOne: each class of outcome', () => {
     const result = await relayOne(deps({ now: () => later }), id);
     expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'NO_WAITING_INSTANCE' } });
     const doc = await inboxDoc(id);
-    expect(doc).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE', attempts: 1, payload: completionPayload('C-r-late') });
+    expect(doc).toMatchObject({
+      status: 'PARKED',
+      reason: 'NO_WAITING_INSTANCE',
+      attempts: 1,
+      payload: completionPayload('C-r-late'),
+    });
     expect(doc.expireAt).toBeUndefined();
     expect(String(doc.lastError)).toContain('buffer window');
     expect((await refs.correlationKey(db, 'C-r-late').get()).exists).toBe(false);
@@ -98,21 +131,37 @@ describe('relayOne: each class of outcome', () => {
 
   test('a double token: PARKED as AMBIGUOUS_CORRELATION at once, with the count and the waiting executions', async () => {
     const instanceId = await waiting('C-r-twin');
-    await moveToken(db, engine, { processInstanceId: instanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
+    await moveToken(db, engine, {
+      processInstanceId: instanceId,
+      executionId: null,
+      activityId: 'waitForCompletion',
+      force: true,
+      now: new Date(),
+    });
     const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-twin') });
     const result = await relayOne(deps(), id);
-    expect(result).toMatchObject({ kind: 'DECIDED', decision: { kind: 'PARK', reason: 'AMBIGUOUS_CORRELATION', attempts: 1 } });
+    expect(result).toMatchObject({
+      kind: 'DECIDED',
+      decision: { kind: 'PARK', reason: 'AMBIGUOUS_CORRELATION', attempts: 1 },
+    });
     const doc = await inboxDoc(id);
     expect(doc).toMatchObject({ status: 'PARKED', reason: 'AMBIGUOUS_CORRELATION', parkDetails: { count: 2 } });
     expect((doc.parkDetails as { waiting: unknown[] }).waiting).toHaveLength(2);
   });
-
 });
 
 describe('buffering at the waiting point', () => {
   test('a completion that overtook its process is consumed the moment the token arrives, not at its next backoff', async () => {
-    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-r-race', variables: { caseId: 'C-r-race' }, now: new Date() });
-    const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r-race', { completedItems: 2 }) });
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: 'C-r-race',
+      variables: { caseId: 'C-r-race' },
+      now: new Date(),
+    });
+    const id = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-r-race', { completedItems: 2 }),
+    });
     expect(await relayOne(deps(), id)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
 
     // The hand-over finishes: in the same transaction the token reaches the catch event and takes the message.
@@ -121,7 +170,12 @@ describe('buffering at the waiting point', () => {
     expect(done.consumed).toEqual([id]);
     expect(done.jobs.map((j) => j.activityId)).toEqual(['settle']);
     const doc = await inboxDoc(id);
-    expect(doc).toMatchObject({ status: 'DONE', correlatedVia: 'BUFFER', processInstanceId: started.instance.id, nextAttemptAt: null });
+    expect(doc).toMatchObject({
+      status: 'DONE',
+      correlatedVia: 'BUFFER',
+      processInstanceId: started.instance.id,
+      nextAttemptAt: null,
+    });
     // Finished by the buffer like by the relay: processedAt is the transaction's clock, expireAt the retention after it.
     expect((doc.processedAt as FirebaseFirestore.Timestamp).toMillis()).toBe(handedOver.getTime());
     expect((doc.expireAt as FirebaseFirestore.Timestamp).toMillis()).toBe(handedOver.getTime() + WEEK);
@@ -136,11 +190,26 @@ describe('relayBatch', () => {
     const rounds = await roundsEngine();
     const db2 = firestore('relay-order');
     const key = 'C-order';
-    await startProcessInstance(db2, rounds, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: new Date() });
+    await startProcessInstance(db2, rounds, {
+      processKey: 'rounds',
+      businessKey: key,
+      variables: { caseId: key },
+      now: new Date(),
+    });
     const t0 = Date.now() - 60_000;
     // Published: started (t0), completed (t0 + 1 s). Received: completed first.
-    const completed = await storePushed(db2, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: 'c1' }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 2_000) });
-    const started = await storePushed(db2, { name: 'ExecutionStarted', payload: { caseId: key, eventId: 's1' }, publishTime: new Date(t0), receivedAt: new Date(t0 + 3_000) });
+    const completed = await storePushed(db2, {
+      name: 'TaskCompleted',
+      payload: completionPayload(key, { eventId: 'c1' }),
+      publishTime: new Date(t0 + 1_000),
+      receivedAt: new Date(t0 + 2_000),
+    });
+    const started = await storePushed(db2, {
+      name: 'ExecutionStarted',
+      payload: { caseId: key, eventId: 's1' },
+      publishTime: new Date(t0),
+      receivedAt: new Date(t0 + 3_000),
+    });
 
     // A call between the two receipts: only the completion is due, and its older message is OPEN in the lane.
     // The call's clock is injected: it steps 10 ms per reading, so durationMs is known exactly.
@@ -150,7 +219,12 @@ describe('relayBatch', () => {
       readings.push(reading);
       return reading;
     };
-    const early = await relayBatch({ ...deps(), db: db2, engine: rounds, now: () => new Date(t0 + 2_500) }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16, clock });
+    const early = await relayBatch(
+      { ...deps(), db: db2, engine: rounds, now: () => new Date(t0 + 2_500) },
+      noQueue,
+      log,
+      { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16, clock },
+    );
     expect(early).toMatchObject({ candidates: 1, skippedForOrder: 1, correlated: 0, retried: 0, technicalFailures: 0 });
     expect(early.skippedForOrder).toBeGreaterThan(0);
     expect(early.durationMs).toBe((readings.at(-1) as number) - (readings[0] as number));
@@ -160,7 +234,12 @@ describe('relayBatch', () => {
     expect(held).toMatchObject({ status: 'OPEN', attempts: 0 });
     expect((held.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis()).toBe(t0 + 3_001);
 
-    const summary = await relayBatch({ ...deps(), db: db2, engine: rounds }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16 });
+    const summary = await relayBatch({ ...deps(), db: db2, engine: rounds }, noQueue, log, {
+      budgetMs: 20_000,
+      parallelism: 4,
+      batchSize: 50,
+      shards: 16,
+    });
     expect(summary.retried).toBe(0);
     expect(summary.durationMs).toBeGreaterThanOrEqual(0);
     for (const id of [started, completed]) {
@@ -172,8 +251,17 @@ describe('relayBatch', () => {
 
   test('a parked document is logged as ERROR with its reason; the summary counts it', async () => {
     const db3 = firestore('relay-park');
-    await storePushed(db3, { name: 'TaskCompleted', payload: completionPayload('C-nobody'), receivedAt: new Date(Date.now() - 48 * 3_600_000) });
-    const summary = await relayBatch({ ...deps(), db: db3 }, noQueue, log, { budgetMs: 20_000, parallelism: 4, batchSize: 50, shards: 16 });
+    await storePushed(db3, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-nobody'),
+      receivedAt: new Date(Date.now() - 48 * 3_600_000),
+    });
+    const summary = await relayBatch({ ...deps(), db: db3 }, noQueue, log, {
+      budgetMs: 20_000,
+      parallelism: 4,
+      batchSize: 50,
+      shards: 16,
+    });
     expect(summary).toMatchObject({ candidates: 1, parked: { NO_WAITING_INSTANCE: 1 }, correlated: 0 });
     expect(logs.some((l) => l.severity === 'ERROR' && l.reason === 'NO_WAITING_INSTANCE')).toBe(true);
   });
@@ -183,7 +271,12 @@ describe('technical failure', () => {
   test('logged as WARNING below errorAfterAttempts, then as exactly one ERROR carrying the attempt count', async () => {
     const db4 = firestore('relay-alarm');
     const caseId = 'C-r-alarm';
-    const started = await startProcessInstance(db4, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+    const started = await startProcessInstance(db4, engine, {
+      processKey: 'fixture-process',
+      businessKey: caseId,
+      variables: { caseId },
+      now: new Date(),
+    });
     await completeJobRun(db4, engine, started.jobs[0]!, {}, new Date());
     const id = await storePushed(db4, { name: 'TaskCompleted', payload: completionPayload(caseId) });
     const lines: Array<Record<string, unknown>> = [];
@@ -192,7 +285,12 @@ describe('technical failure', () => {
     const broken = failingEngine(engine);
     let now = new Date();
     for (let attempt = 1; attempt <= policy.errorAfterAttempts + 1; attempt++) {
-      const summary = await relayBatch({ ...deps(), db: db4, engine: broken, now: () => now }, noQueue, own, { budgetMs: 20_000, parallelism: 1, batchSize: 16, shards: 16 });
+      const summary = await relayBatch({ ...deps(), db: db4, engine: broken, now: () => now }, noQueue, own, {
+        budgetMs: 20_000,
+        parallelism: 1,
+        batchSize: 16,
+        shards: 16,
+      });
       expect(summary).toMatchObject({ technicalFailures: 1, correlated: 0, parked: {} });
       const doc = (await db4.collection(INBOX).doc(id).get()).data() ?? {};
       expect(doc).toMatchObject({ status: 'OPEN', attempts: attempt });
@@ -202,7 +300,13 @@ describe('technical failure', () => {
       expect(warnings).toHaveLength(Math.min(attempt, policy.errorAfterAttempts - 1));
       expect(errors).toHaveLength(Math.max(0, attempt - policy.errorAfterAttempts + 1));
       if (attempt === policy.errorAfterAttempts) {
-        expect(errors).toEqual([expect.objectContaining({ message: 'inbox document keeps failing technically (still retried)', attempts: policy.errorAfterAttempts, code: 'ECONNRESET' })]);
+        expect(errors).toEqual([
+          expect.objectContaining({
+            message: 'inbox document keeps failing technically (still retried)',
+            attempts: policy.errorAfterAttempts,
+            code: 'ECONNRESET',
+          }),
+        ]);
       }
       // The next call comes after the backoff (the injected clock, no waiting).
       now = new Date((doc.nextAttemptAt as FirebaseFirestore.Timestamp).toMillis());
@@ -222,7 +326,13 @@ describe('technical failure', () => {
       result = await relayOne(deps({ db: own, transactionTimeoutMs: 1_500 }), id);
       expect(result).toMatchObject({ kind: 'FAILED', failure: { kind: 'retryable' }, decision: null });
       // Read past the proxy while the relay's line is still cut: OPEN, not parked, no attempt counted.
-      expect(await direct.collection(INBOX).doc(id).get().then((d) => d.data())).toMatchObject({ status: 'OPEN', attempts: 0, reason: null });
+      expect(
+        await direct
+          .collection(INBOX)
+          .doc(id)
+          .get()
+          .then((d) => d.data()),
+      ).toMatchObject({ status: 'OPEN', attempts: 0, reason: null });
     } finally {
       proxy.setMode('forward');
     }
@@ -232,14 +342,18 @@ describe('technical failure', () => {
     let recorded = 0;
     let failedRounds = 0;
     let round = 0;
-    const healed = await waitFor('the relay to get through', async () => {
-      round += 1;
-      const later = new Date(Date.now() + round * 3_600_000);
-      const r = await relayOne(deps({ db: own, transactionTimeoutMs: 1_500, now: () => later }), id);
-      if (r.kind === 'FAILED') failedRounds += 1;
-      if (r.kind === 'FAILED' && r.decision !== null) recorded += 1;
-      return r.kind === 'DECIDED' || (r.kind === 'SKIPPED' && r.why === 'NOT_OPEN') ? r : undefined;
-    }, { timeoutMs: 60_000, everyMs: 200 });
+    const healed = await waitFor(
+      'the relay to get through',
+      async () => {
+        round += 1;
+        const later = new Date(Date.now() + round * 3_600_000);
+        const r = await relayOne(deps({ db: own, transactionTimeoutMs: 1_500, now: () => later }), id);
+        if (r.kind === 'FAILED') failedRounds += 1;
+        if (r.kind === 'FAILED' && r.decision !== null) recorded += 1;
+        return r.kind === 'DECIDED' || (r.kind === 'SKIPPED' && r.why === 'NOT_OPEN') ? r : undefined;
+      },
+      { timeoutMs: 60_000, everyMs: 200 },
+    );
     // The transaction abandoned at the deadline may have committed after recovery: either way, DONE once.
     expect(['DONE', 'SKIPPED']).toContain(healed.kind === 'DECIDED' ? healed.decision.kind : healed.kind);
     expect(await inboxDoc(id)).toMatchObject({ status: 'DONE', reason: null });

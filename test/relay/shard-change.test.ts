@@ -46,11 +46,22 @@ const deps = (db: Firestore, engine: Engine): RelayDeps => ({
   random: () => 0.5,
 });
 const relay = (db: Firestore, engine: Engine): Promise<RelaySummary> =>
-  relayBatch(deps(db, engine), NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: AFTER });
+  relayBatch(
+    deps(db, engine),
+    NO_QUEUES,
+    createLogger(() => undefined),
+    { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: AFTER },
+  );
 
 /** The inbox id the receiver gives a message (as storePushed stores it). */
 function idOf(message: Pick<PushedMessage, 'name' | 'payload'>): string {
-  const parsed = parsePushEnvelope({ message: { data: Buffer.from(JSON.stringify(message.payload)).toString('base64'), attributes: { eventType: message.name }, messageId: 'm' } });
+  const parsed = parsePushEnvelope({
+    message: {
+      data: Buffer.from(JSON.stringify(message.payload)).toString('base64'),
+      attributes: { eventType: message.name },
+      messageId: 'm',
+    },
+  });
   if (!parsed.ok) throw new Error(parsed.error);
   const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
   if (draft.kind !== 'valid') throw new Error(draft.error);
@@ -58,7 +69,12 @@ function idOf(message: Pick<PushedMessage, 'name' | 'payload'>): string {
 }
 
 /** A message stored under the old shard count whose shard `wanted` accepts, found by trying event ids. */
-async function storeIn(db: Firestore, key: string, wanted: (shard: number) => boolean, make: (eventId: string) => Omit<PushedMessage, 'shards'>): Promise<string> {
+async function storeIn(
+  db: Firestore,
+  key: string,
+  wanted: (shard: number) => boolean,
+  make: (eventId: string) => Omit<PushedMessage, 'shards'>,
+): Promise<string> {
   for (let n = 0; n < 1_000; n++) {
     // Event ids unique to the key: the same event id under two keys is a KEY_COLLISION (issue 14, item 1).
     const message = make(`${key}-evt-${n}`);
@@ -72,15 +88,26 @@ async function storeIn(db: Firestore, key: string, wanted: (shard: number) => bo
 }
 const stray = (shard: number): boolean => shard >= AFTER;
 
-const status = async (db: Firestore, id: string): Promise<unknown> => (await db.collection(INBOX).doc(id).get()).get('status');
+const status = async (db: Firestore, id: string): Promise<unknown> =>
+  (await db.collection(INBOX).doc(id).get()).get('status');
 
 test(`lowered from ${BEFORE} to ${AFTER} shards: documents of shards ${AFTER}..${BEFORE - 1} are moved into range and relayed`, async () => {
   const db = freshDb('shards-lowered');
   const ids: string[] = [];
   for (const key of ['C-s1', 'C-s2', 'C-s3']) {
-    const started = await startProcessInstance(db, fixture, { processKey: 'fixture-process', businessKey: key, variables: { caseId: key }, now: new Date() });
+    const started = await startProcessInstance(db, fixture, {
+      processKey: 'fixture-process',
+      businessKey: key,
+      variables: { caseId: key },
+      now: new Date(),
+    });
     await completeJobRun(db, fixture, started.jobs[0]!, {}, new Date());
-    ids.push(await storeIn(db, key, stray, (eventId) => ({ name: 'TaskCompleted', payload: completionPayload(key, { eventId }) })));
+    ids.push(
+      await storeIn(db, key, stray, (eventId) => ({
+        name: 'TaskCompleted',
+        payload: completionPayload(key, { eventId }),
+      })),
+    );
   }
   const summary = await relay(db, fixture);
   expect(summary).toMatchObject({ resharded: 3, correlated: 3 });
@@ -93,10 +120,30 @@ test(`lowered from ${BEFORE} to ${AFTER} shards: documents of shards ${AFTER}..$
 test('an older document in a stranded shard no longer holds back the younger ones of its key', async () => {
   const db = freshDb('shards-lane');
   const key = 'K-lane';
-  await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: key, variables: { caseId: key }, now: new Date() });
+  await startProcessInstance(db, rounds, {
+    processKey: 'rounds',
+    businessKey: key,
+    variables: { caseId: key },
+    now: new Date(),
+  });
   const t0 = Date.now() - HOUR;
-  const older = await storeIn(db, key, stray, (eventId) => ({ name: 'ExecutionStarted', payload: { caseId: key, eventId }, publishTime: new Date(t0), receivedAt: new Date(t0) }));
-  const younger = await storeIn(db, key, (s) => !stray(s), (eventId) => ({ name: 'TaskCompleted', payload: completionPayload(key, { eventId }), publishTime: new Date(t0 + 1_000), receivedAt: new Date(t0 + 1_000) }));
+  const older = await storeIn(db, key, stray, (eventId) => ({
+    name: 'ExecutionStarted',
+    payload: { caseId: key, eventId },
+    publishTime: new Date(t0),
+    receivedAt: new Date(t0),
+  }));
+  const younger = await storeIn(
+    db,
+    key,
+    (s) => !stray(s),
+    (eventId) => ({
+      name: 'TaskCompleted',
+      payload: completionPayload(key, { eventId }),
+      publishTime: new Date(t0 + 1_000),
+      receivedAt: new Date(t0 + 1_000),
+    }),
+  );
   await relay(db, rounds);
   expect([await status(db, older), await status(db, younger)]).toEqual(['DONE', 'DONE']);
 });
@@ -104,7 +151,11 @@ test('an older document in a stranded shard no longer holds back the younger one
 test('the oldest-OPEN gauge sees a document that waits in a stranded shard', async () => {
   const db = freshDb('shards-gauge');
   // Nobody waits for it: it stays OPEN (retried), an hour old.
-  await storeIn(db, 'C-nobody', stray, (eventId) => ({ name: 'TaskCompleted', payload: completionPayload('C-nobody', { eventId }), receivedAt: new Date(Date.now() - HOUR) }));
+  await storeIn(db, 'C-nobody', stray, (eventId) => ({
+    name: 'TaskCompleted',
+    payload: completionPayload('C-nobody', { eventId }),
+    receivedAt: new Date(Date.now() - HOUR),
+  }));
   await relay(db, fixture);
   const gauges = await readGauges(db, AFTER, new Date());
   expect(gauges.open).toBe(1);
@@ -113,10 +164,20 @@ test('the oldest-OPEN gauge sees a document that waits in a stranded shard', asy
 
 test(`raised from ${AFTER} to ${BEFORE}: nothing to move, everything relayed`, async () => {
   const db = freshDb('shards-raised');
-  const started = await startProcessInstance(db, fixture, { processKey: 'fixture-process', businessKey: 'C-r', variables: { caseId: 'C-r' }, now: new Date() });
+  const started = await startProcessInstance(db, fixture, {
+    processKey: 'fixture-process',
+    businessKey: 'C-r',
+    variables: { caseId: 'C-r' },
+    now: new Date(),
+  });
   await completeJobRun(db, fixture, started.jobs[0]!, {}, new Date());
   const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-r'), shards: AFTER });
-  const summary = await relayBatch(deps(db, fixture), NO_QUEUES, createLogger(() => undefined), { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: BEFORE });
+  const summary = await relayBatch(
+    deps(db, fixture),
+    NO_QUEUES,
+    createLogger(() => undefined),
+    { budgetMs: 30_000, parallelism: 4, batchSize: 64, shards: BEFORE },
+  );
   expect(summary).toMatchObject({ resharded: 0, correlated: 1 });
   expect(await status(db, id)).toBe('DONE');
 });

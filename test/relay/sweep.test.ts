@@ -17,8 +17,16 @@ import { completionPayload, storePushed } from '../support/inbox';
  * plus grace, and that it works on at most `parallelism` keys at once.
  */
 
-const policy: RelayPolicy = { backoffBaseMs: 60_000, backoffCapMs: 600_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
-const noQueue = { jobs: { enqueue: async (): Promise<'CREATED'> => 'CREATED' }, timers: { enqueue: async (): Promise<'CREATED'> => 'CREATED' } };
+const policy: RelayPolicy = {
+  backoffBaseMs: 60_000,
+  backoffCapMs: 600_000,
+  bufferWindowMs: 24 * 3_600_000,
+  errorAfterAttempts: 3,
+};
+const noQueue = {
+  jobs: { enqueue: async (): Promise<'CREATED'> => 'CREATED' },
+  timers: { enqueue: async (): Promise<'CREATED'> => 'CREATED' },
+};
 const quiet = createLogger(() => undefined);
 let engine: Engine;
 
@@ -26,8 +34,18 @@ beforeAll(async () => {
   engine = await fixtureEngine();
 });
 const freshDb = freshFirestores();
-const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({ db, engine, policy, retentionMs: 3_600_000, transactionTimeoutMs: 30_000, now: () => new Date(), random: () => 0.5, ...overrides });
-const inboxDoc = async (db: Firestore, id: string): Promise<Record<string, unknown>> => (await db.collection(INBOX).doc(id).get()).data() ?? {};
+const deps = (db: Firestore, overrides: Partial<RelayDeps> = {}): RelayDeps => ({
+  db,
+  engine,
+  policy,
+  retentionMs: 3_600_000,
+  transactionTimeoutMs: 30_000,
+  now: () => new Date(),
+  random: () => 0.5,
+  ...overrides,
+});
+const inboxDoc = async (db: Firestore, id: string): Promise<Record<string, unknown>> =>
+  (await db.collection(INBOX).doc(id).get()).data() ?? {};
 const millis = (value: unknown): number => (value as FirebaseFirestore.Timestamp).toMillis();
 
 describe('held-back documents do not starve the sweep', () => {
@@ -45,22 +63,52 @@ describe('held-back documents do not starve the sweep', () => {
     const younger: Array<{ id: string; head: string }> = [];
     for (let k = 0; k < BLOCKED_KEYS; k++) {
       const key = `C-blocked-${k}`;
-      const head = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: `h-${k}` }), publishTime: at(-300_000), receivedAt: at(-50_000), shards: SHARDS });
-      expect(await relayOne(deps(db, { now: () => now }), head)).toMatchObject({ kind: 'DECIDED', decision: { kind: 'RETRY' } });
+      const head = await storePushed(db, {
+        name: 'TaskCompleted',
+        payload: completionPayload(key, { eventId: `h-${k}` }),
+        publishTime: at(-300_000),
+        receivedAt: at(-50_000),
+        shards: SHARDS,
+      });
+      expect(await relayOne(deps(db, { now: () => now }), head)).toMatchObject({
+        kind: 'DECIDED',
+        decision: { kind: 'RETRY' },
+      });
       heads.push(head);
       for (let y = 0; y < 2; y++) {
-        const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: `y-${k}-${y}` }), publishTime: at(-200_000 + y), receivedAt: at(-90_000 + k * 10 + y), shards: SHARDS });
+        const id = await storePushed(db, {
+          name: 'TaskCompleted',
+          payload: completionPayload(key, { eventId: `y-${k}-${y}` }),
+          publishTime: at(-200_000 + y),
+          receivedAt: at(-90_000 + k * 10 + y),
+          shards: SHARDS,
+        });
         younger.push({ id, head });
       }
     }
     expect(younger.length).toBeGreaterThan(SLOTS);
 
     // The ready key: its process waits, its message is the youngest due document of the shard.
-    const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: 'C-ready', variables: { caseId: 'C-ready' }, now: at(-120_000) });
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: 'C-ready',
+      variables: { caseId: 'C-ready' },
+      now: at(-120_000),
+    });
     await completeJobRun(db, engine, started.jobs[0]!, {}, at(-120_000));
-    const ready = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload('C-ready'), receivedAt: at(-10_000), shards: SHARDS });
+    const ready = await storePushed(db, {
+      name: 'TaskCompleted',
+      payload: completionPayload('C-ready'),
+      receivedAt: at(-10_000),
+      shards: SHARDS,
+    });
 
-    const summary = await relayBatch(deps(db, { now: () => now }), noQueue, quiet, { budgetMs: 20_000, parallelism: 2, batchSize: SLOTS, shards: SHARDS });
+    const summary = await relayBatch(deps(db, { now: () => now }), noQueue, quiet, {
+      budgetMs: 20_000,
+      parallelism: 2,
+      batchSize: SLOTS,
+      shards: SHARDS,
+    });
 
     expect(await inboxDoc(db, ready)).toMatchObject({ status: 'DONE', processInstanceId: started.instance.id });
     expect(summary).toMatchObject({ correlated: 1, retried: 0, technicalFailures: 0 });
@@ -84,7 +132,15 @@ describe('held-back documents do not starve the sweep', () => {
 describe('time budget', () => {
   test('a call stops within budget + grace: no document is started after the budget, each gets only the time left', async () => {
     const db = freshDb('sweep-budget');
-    const ids = await Promise.all(Array.from({ length: 12 }, (_, k) => storePushed(db, { name: 'TaskCompleted', payload: completionPayload(`C-budget-${k}`), receivedAt: new Date(Date.now() - 60_000) })));
+    const ids = await Promise.all(
+      Array.from({ length: 12 }, (_, k) =>
+        storePushed(db, {
+          name: 'TaskCompleted',
+          payload: completionPayload(`C-budget-${k}`),
+          receivedAt: new Date(Date.now() - 60_000),
+        }),
+      ),
+    );
     const BUDGET = 5_000;
     const GRACE = 1_000;
     let clock = 0;
@@ -94,9 +150,23 @@ describe('time budget', () => {
       const left = timeLeftMs();
       calls.push({ elapsed: clock, left });
       clock += Math.min(2_000, left);
-      return { kind: 'FAILED', failure: { kind: 'retryable', code: 'DEADLINE_EXCEEDED' }, error: 'injected', decision: null, stats: { reads: 1, writes: 0 } };
+      return {
+        kind: 'FAILED',
+        failure: { kind: 'retryable', code: 'DEADLINE_EXCEEDED' },
+        error: 'injected',
+        decision: null,
+        stats: { reads: 1, writes: 0 },
+      };
     };
-    const summary = await relayBatch(deps(db), noQueue, quiet, { budgetMs: BUDGET, graceMs: GRACE, parallelism: 2, batchSize: 32, shards: 16, clock: () => clock, relayOne: slow });
+    const summary = await relayBatch(deps(db), noQueue, quiet, {
+      budgetMs: BUDGET,
+      graceMs: GRACE,
+      parallelism: 2,
+      batchSize: 32,
+      shards: 16,
+      clock: () => clock,
+      relayOne: slow,
+    });
 
     expect(calls.length).toBeGreaterThan(0);
     expect(calls.length).toBeLessThan(ids.length); // stopped by the budget, not by running out of work
@@ -112,14 +182,27 @@ describe('time budget', () => {
   test('relayOne: a hanging transaction is cut at the time left (not transactionTimeoutMs), and no failure is recorded past it', async () => {
     const db = freshDb('sweep-hang');
     const rounds = await roundsEngine();
-    await startProcessInstance(db, rounds, { processKey: 'rounds', businessKey: 'C-hang', variables: { caseId: 'C-hang' }, now: new Date() });
+    await startProcessInstance(db, rounds, {
+      processKey: 'rounds',
+      businessKey: 'C-hang',
+      variables: { caseId: 'C-hang' },
+      now: new Date(),
+    });
     const id = await storePushed(db, { name: 'ExecutionStarted', payload: { caseId: 'C-hang', eventId: 's-hang' } });
     const before = await inboxDoc(db, id);
     // Correlating moves the token to its next waiting point, whose buffer lookup never answers.
     const hanging = await roundsEngine(HANGING_BUFFER);
     const left = [300, 0];
-    const result = await relayOne(deps(db, { engine: hanging, transactionTimeoutMs: 60_000 }), id, () => left.shift() ?? 0);
-    expect(result).toMatchObject({ kind: 'FAILED', failure: { kind: 'retryable', code: 'DEADLINE_EXCEEDED' }, decision: null });
+    const result = await relayOne(
+      deps(db, { engine: hanging, transactionTimeoutMs: 60_000 }),
+      id,
+      () => left.shift() ?? 0,
+    );
+    expect(result).toMatchObject({
+      kind: 'FAILED',
+      failure: { kind: 'retryable', code: 'DEADLINE_EXCEEDED' },
+      decision: null,
+    });
     if (result.kind === 'FAILED') expect(result.error).toContain('within 300 ms');
     // Untouched: OPEN, no attempt, as due as before. Nothing is lost, the next call tries again.
     const after = await inboxDoc(db, id);
@@ -132,7 +215,12 @@ describe('time budget', () => {
     const broken = failingEngine(engine);
     const ids: string[] = [];
     for (const caseId of ['C-rec-1', 'C-rec-2']) {
-      const started = await startProcessInstance(db, engine, { processKey: 'fixture-process', businessKey: caseId, variables: { caseId }, now: new Date() });
+      const started = await startProcessInstance(db, engine, {
+        processKey: 'fixture-process',
+        businessKey: caseId,
+        variables: { caseId },
+        now: new Date(),
+      });
       await completeJobRun(db, engine, started.jobs[0]!, {}, new Date());
       ids.push(await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId) }));
     }
@@ -159,7 +247,15 @@ describe('parallelism', () => {
     for (let k = 0; k < 6; k++) {
       for (let m = 0; m < 2; m++) {
         const key = `C-par-${k}`;
-        keyOf.set(await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(key, { eventId: `p-${k}-${m}` }), publishTime: new Date(Date.now() - 60_000 + m), receivedAt: new Date(Date.now() - 30_000) }), key);
+        keyOf.set(
+          await storePushed(db, {
+            name: 'TaskCompleted',
+            payload: completionPayload(key, { eventId: `p-${k}-${m}` }),
+            publishTime: new Date(Date.now() - 60_000 + m),
+            receivedAt: new Date(Date.now() - 30_000),
+          }),
+          key,
+        );
       }
     }
     const inFlight = new Map<string, number>();
@@ -181,7 +277,13 @@ describe('parallelism', () => {
       inFlight.set(key, (inFlight.get(key) ?? 1) - 1);
       return { kind: 'SKIPPED', why: 'NOT_OPEN', stats: { reads: 1, writes: 0 } };
     };
-    await relayBatch(deps(db), noQueue, quiet, { budgetMs: 20_000, parallelism: PARALLELISM, batchSize: 64, shards: 16, relayOne: observed });
+    await relayBatch(deps(db), noQueue, quiet, {
+      budgetMs: 20_000,
+      parallelism: PARALLELISM,
+      batchSize: 64,
+      shards: 16,
+      relayOne: observed,
+    });
     expect(most).toBe(PARALLELISM);
     expect(twice).toBe(0);
     expect(calls).toBe(keyOf.size); // every document reached once (a SKIPPED one does not stop its key's group)

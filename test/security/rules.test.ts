@@ -1,4 +1,9 @@
-import { assertFails, initializeTestEnvironment, type RulesTestContext, type RulesTestEnvironment } from '@firebase/rules-unit-testing';
+import {
+  assertFails,
+  initializeTestEnvironment,
+  type RulesTestContext,
+  type RulesTestEnvironment,
+} from '@firebase/rules-unit-testing';
 import { setLogLevel } from 'firebase/firestore';
 import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { PROCESSED } from '../../functions/src/inbox/processed';
@@ -43,7 +48,8 @@ const callers: Array<[string, () => ClientDb]> = [
 ];
 
 /** The error code of a denied call (assertFails throws when the call succeeds). */
-const denied = async (call: Promise<unknown>): Promise<string> => ((await assertFails(call)) as { code?: string }).code ?? 'no code';
+const denied = async (call: Promise<unknown>): Promise<string> =>
+  ((await assertFails(call)) as { code?: string }).code ?? 'no code';
 
 describe.each(callers)('%s', (_name, client) => {
   test.each(paths)('cannot read or list %s', async (path) => {

@@ -28,5 +28,7 @@ export default async function globalSetup(): Promise<void> {
   const session = await useEmulators();
   globalThis.__jestEmulators__ = session;
   const hosts = `FIRESTORE_EMULATOR_HOST=${session.firestoreHost} PUBSUB_EMULATOR_HOST=${session.pubsubHost}`;
-  console.log(session.started ? `\n[emulators] started ${hosts} in ${Date.now() - started} ms` : `\n[emulators] reusing ${hosts}`);
+  console.log(
+    session.started ? `\n[emulators] started ${hosts} in ${Date.now() - started} ms` : `\n[emulators] reusing ${hosts}`,
+  );
 }

@@ -12,7 +12,13 @@ import { waitFor } from '../support/wait';
  */
 const BUCKET = 'inbox-payloads-test';
 const storage = useTestStorage([BUCKET]);
-const FAST: StoragePolicy = { requestTimeoutMs: 500, maxRetries: 1, retryDelayMultiplier: 1, maxRetryDelaySeconds: 1, totalTimeoutSeconds: 5 };
+const FAST: StoragePolicy = {
+  requestTimeoutMs: 500,
+  maxRetries: 1,
+  retryDelayMultiplier: 1,
+  maxRetryDelaySeconds: 1,
+  totalTimeoutSeconds: 5,
+};
 let store: PayloadStore;
 let n = 0;
 const name = (): string => `payloads/t${++n}/${'a'.repeat(8)}.json`;
@@ -118,9 +124,14 @@ test('an upload that timed out but landed fails retryably (the client does not r
   const err = await failure(store.createIfAbsent(BUCKET, object, Buffer.from('slow'), 'application/json'));
   expect(classifyFailure(err)).toEqual({ kind: 'retryable', code: 'UNAVAILABLE' });
   // The emulator, like the service, carries the upload out although the client gave up.
-  const landed = await waitFor('the slow upload to land', async () => storage.current.emulator.objects(BUCKET).find((o) => o.name === object));
+  const landed = await waitFor('the slow upload to land', async () =>
+    storage.current.emulator.objects(BUCKET).find((o) => o.name === object),
+  );
   release();
-  expect(await store.createIfAbsent(BUCKET, object, Buffer.from('slow'), 'application/json')).toEqual({ generation: landed.generation, created: false });
+  expect(await store.createIfAbsent(BUCKET, object, Buffer.from('slow'), 'application/json')).toEqual({
+    generation: landed.generation,
+    created: false,
+  });
   const uploads = storage.current.emulator.requests().filter((r) => r.op === 'upload' && r.object === object);
   expect(uploads.map((r) => r.status)).toEqual([200, 412]);
 });

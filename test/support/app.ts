@@ -47,7 +47,8 @@ export const FIXTURE_REGISTRY: MessageRegistry = registryOf(fixtureApp);
  */
 export function modelsDirWith(...extra: readonly string[]): { readonly dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'inbox-models-'));
-  for (const file of readdirSync(FIXTURE_MODELS).filter((f) => f.endsWith('.bpmn'))) copyFileSync(join(FIXTURE_MODELS, file), join(dir, file));
+  for (const file of readdirSync(FIXTURE_MODELS).filter((f) => f.endsWith('.bpmn')))
+    copyFileSync(join(FIXTURE_MODELS, file), join(dir, file));
   for (const file of extra) copyFileSync(file, join(dir, basename(file)));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
@@ -85,13 +86,18 @@ export function appContextOf(app: App, clients: TestClients): AppContext {
   return {
     db: clients.db,
     publish: async (topic, data, attributes = {}) => {
-      if (!app.publishes.includes(topic)) throw new Error(`the app ${app.name} publishes to ${topic}, which its publishes list does not declare`);
-      return clients.pubsub().topic(topic).publishMessage({ data, attributes: { ...attributes } });
+      if (!app.publishes.includes(topic))
+        throw new Error(`the app ${app.name} publishes to ${topic}, which its publishes list does not declare`);
+      return clients
+        .pubsub()
+        .topic(topic)
+        .publishMessage({ data, attributes: { ...attributes } });
     },
     readClaim: async (uri): Promise<ClaimRead> => {
       const ref = parseGsUri(uri);
       if (!ref.ok) return { kind: 'INVALID', why: ref.error };
-      if (clients.payloadStore === undefined) throw new Error('this test gave the handlers no payload store (a claim check cannot be read)');
+      if (clients.payloadStore === undefined)
+        throw new Error('this test gave the handlers no payload store (a claim check cannot be read)');
       return clients.payloadStore().read(ref.value);
     },
   };
@@ -103,4 +109,11 @@ export function appHandlers(app: App, clients: TestClients): Readonly<Record<str
 }
 
 /** The fixture app's names its tests read: its outbox topic and what its steps publish and write. */
-export { ESCALATIONS, escalationRef, OUTBOX_EVENT_TYPES, OUTBOX_TOPIC, SETTLEMENTS, settlementRef } from '../fixtures/app/steps';
+export {
+  ESCALATIONS,
+  escalationRef,
+  OUTBOX_EVENT_TYPES,
+  OUTBOX_TOPIC,
+  SETTLEMENTS,
+  settlementRef,
+} from '../fixtures/app/steps';

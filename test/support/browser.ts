@@ -12,7 +12,16 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 export const CHROMIUM = process.env.INBOX_CHROMIUM ?? '/usr/bin/chromium';
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface Browser {
   readonly context: BrowserContext;
@@ -23,7 +32,12 @@ export interface Browser {
 /** Launches chromium with a new, empty profile (removed on close). */
 export async function launchBrowser(): Promise<Browser> {
   const profile = mkdtempSync(join(tmpdir(), 'console-chromium-'));
-  const context = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: ARGS, viewport: { width: 1280, height: 900 } });
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ARGS,
+    viewport: { width: 1280, height: 900 },
+  });
   return {
     context,
     newPage: () => context.newPage(),
@@ -50,7 +64,9 @@ export async function waitLoaded(page: Page, view: string, timeoutMs = 15_000): 
   const body = page.locator(`body[data-loaded="${view}"], body[data-loaded="error"]`);
   await body.waitFor({ state: 'attached', timeout: timeoutMs });
   if ((await body.getAttribute('data-loaded')) === 'error') {
-    throw new Error(`the page shows an error instead of ${view}: ${(await page.locator('[data-testid="error-message"]').textContent()) ?? ''}`);
+    throw new Error(
+      `the page shows an error instead of ${view}: ${(await page.locator('[data-testid="error-message"]').textContent()) ?? ''}`,
+    );
   }
   return Number(await body.getAttribute('data-loaded-ms'));
 }

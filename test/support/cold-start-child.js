@@ -7,6 +7,14 @@ const started = performance.now();
 require(entry);
 const importMs = performance.now() - started;
 const loaded = Object.keys(require.cache);
-const packages = ['@google-cloud/tasks', '@google-cloud/pubsub', '@google-cloud/storage', '@google-cloud/firestore', 'google-auth-library', 'bpmn-moddle', 'zod'];
+const packages = [
+  '@google-cloud/tasks',
+  '@google-cloud/pubsub',
+  '@google-cloud/storage',
+  '@google-cloud/firestore',
+  'google-auth-library',
+  'bpmn-moddle',
+  'zod',
+];
 const heavy = packages.filter((p) => loaded.some((f) => f.includes(`/node_modules/${p}/`)));
 process.stdout.write(JSON.stringify({ importMs, modules: loaded.length, heavy }));

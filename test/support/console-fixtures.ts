@@ -14,7 +14,13 @@ import { join } from 'node:path';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
 import { FIXTURE_APP_SUMMARY } from './app';
-import type { DocumentRow, InstanceView, Overview, RepairOutcome, RepairRequest } from '../../functions/src/operations/types';
+import type {
+  DocumentRow,
+  InstanceView,
+  Overview,
+  RepairOutcome,
+  RepairRequest,
+} from '../../functions/src/operations/types';
 
 export const BPMN_PATH = join(__dirname, '..', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn');
 export const INSTANCE_ID = 'pi-c-4711';
@@ -27,8 +33,20 @@ export const REFUSAL = `token ${REFUSED_TOKEN} is not live: nothing to cancel`;
 
 /** The who-am-I answers of the two roles. */
 export const WHOAMI = {
-  localRepairer: { id: 'local operator', role: 'repairer', access: 'local', projectId: 'demo-inbox', app: FIXTURE_APP_SUMMARY },
-  iamViewer: { id: 'viewer@example.com', role: 'viewer', access: 'iam', projectId: 'demo-inbox', app: FIXTURE_APP_SUMMARY },
+  localRepairer: {
+    id: 'local operator',
+    role: 'repairer',
+    access: 'local',
+    projectId: 'demo-inbox',
+    app: FIXTURE_APP_SUMMARY,
+  },
+  iamViewer: {
+    id: 'viewer@example.com',
+    role: 'viewer',
+    access: 'iam',
+    projectId: 'demo-inbox',
+    app: FIXTURE_APP_SUMMARY,
+  },
 } as const;
 
 export async function fixtureModel(): Promise<{ xml: string; model: ProcessModel }> {
@@ -37,7 +55,17 @@ export async function fixtureModel(): Promise<{ xml: string; model: ProcessModel
 }
 
 function docRow(id: string, over: Partial<DocumentRow> = {}): DocumentRow {
-  return { id, status: 'DONE', reason: null, messageName: 'TaskOpened', correlationKey: BUSINESS_KEY, attempts: 1, receivedAt: '2026-12-01T10:00:00.000Z', error: null, ...over };
+  return {
+    id,
+    status: 'DONE',
+    reason: null,
+    messageName: 'TaskOpened',
+    correlationKey: BUSINESS_KEY,
+    attempts: 1,
+    receivedAt: '2026-12-01T10:00:00.000Z',
+    error: null,
+    ...over,
+  };
 }
 
 /** The instance with two tokens at the receive task: a duplicate waiting point, so an open incident there. */
@@ -51,7 +79,15 @@ export async function instanceView(): Promise<InstanceView> {
   const wait = at('waitForCompletion');
   const timerAt = at('completionOverdue');
   return {
-    row: { id: INSTANCE_ID, processKey: model.key, businessKey: BUSINESS_KEY, status: 'INCIDENT', createdAt: '2026-12-01T10:00:01.000Z', activeTokens: 2, openIncidents: 1 },
+    row: {
+      id: INSTANCE_ID,
+      processKey: model.key,
+      businessKey: BUSINESS_KEY,
+      status: 'INCIDENT',
+      createdAt: '2026-12-01T10:00:01.000Z',
+      activeTokens: 2,
+      openIncidents: 1,
+    },
     variables: { caseId: BUSINESS_KEY },
     tokens: [
       { id: TOKEN_A, activityId: wait, status: 'WAITING_MESSAGE', waitingFor: `TaskCompleted/${BUSINESS_KEY}` },
@@ -62,12 +98,38 @@ export async function instanceView(): Promise<InstanceView> {
       { id: 'tm-2', activityId: timerAt, status: 'PENDING', dueAt: '2026-12-15T10:00:02.000Z' },
     ],
     incidents: [
-      { reason: 'DUPLICATE_WAITING_POINT', activityId: wait, executionId: TOKEN_B, message: `two tokens wait for TaskCompleted/${BUSINESS_KEY}`, createdAt: '2026-12-01T10:00:02.000Z', resolvedAt: null },
+      {
+        reason: 'DUPLICATE_WAITING_POINT',
+        activityId: wait,
+        executionId: TOKEN_B,
+        message: `two tokens wait for TaskCompleted/${BUSINESS_KEY}`,
+        createdAt: '2026-12-01T10:00:02.000Z',
+        resolvedAt: null,
+      },
     ],
     jobs: [{ id: 'job-1', activityId: at('handOver'), status: 'DONE', attempts: 1, lastError: null }],
-    audit: [{ inboxId: 'msg-released-1', row: docRow('msg-released-1') }, { inboxId: 'msg-purged', row: null }],
-    parked: [docRow('msg-completed-9', { status: 'PARKED', reason: 'AMBIGUOUS', messageName: 'TaskCompleted', error: 'two tokens wait for this key' })],
-    repairs: [{ requestId: 'rq-old', kind: 'move-token', at: '2026-12-01T11:00:00.000Z', by: 'ops@example.com', via: 'console', details: { from: 'handOver', to: wait } }],
+    audit: [
+      { inboxId: 'msg-released-1', row: docRow('msg-released-1') },
+      { inboxId: 'msg-purged', row: null },
+    ],
+    parked: [
+      docRow('msg-completed-9', {
+        status: 'PARKED',
+        reason: 'AMBIGUOUS',
+        messageName: 'TaskCompleted',
+        error: 'two tokens wait for this key',
+      }),
+    ],
+    repairs: [
+      {
+        requestId: 'rq-old',
+        kind: 'move-token',
+        at: '2026-12-01T11:00:00.000Z',
+        by: 'ops@example.com',
+        via: 'console',
+        details: { from: 'handOver', to: wait },
+      },
+    ],
     model: { processKey: model.key, xml },
     overlays: [
       { activityId: wait, tokens: 2, waiting: 2, timers: 0, incidents: 1 },
@@ -88,7 +150,10 @@ export const OVERVIEW: Overview = {
 };
 
 /** The basis every fixture outcome says it read: the page must send it back with its confirmation. */
-export const FIXTURE_BASIS = { subject: 'token', facts: { at: 'Task_wait', step: '3', status: 'WAITING_MESSAGE' } } as const;
+export const FIXTURE_BASIS = {
+  subject: 'token',
+  facts: { at: 'Task_wait', step: '3', status: 'WAITING_MESSAGE' },
+} as const;
 
 /** In words, what the fixture server says a repair does (the real text comes from operations/repairs.ts). */
 export function outcomeOf(request: RepairRequest, preview: boolean): RepairOutcome {

@@ -28,10 +28,15 @@ export interface IamConsole {
 }
 
 const listen = (server: Server): Promise<string> =>
-  new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)));
+  new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)),
+  );
 
 /** Serves inboxConsole for `projectId` with the lists INBOX_CONSOLE_VIEWERS and INBOX_CONSOLE_REPAIRERS as given. */
-export async function serveIamConsole(projectId: string, lists: { readonly viewers: string; readonly repairers: string }): Promise<IamConsole> {
+export async function serveIamConsole(
+  projectId: string,
+  lists: { readonly viewers: string; readonly repairers: string },
+): Promise<IamConsole> {
   const signer = createSigner();
   const certs = createServer((_req, res) => {
     res.setHeader('content-type', 'application/json');

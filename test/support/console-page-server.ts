@@ -40,7 +40,9 @@ export interface Recorded {
 }
 
 /** `GET /api/overview` → a handler; the path without the query string, which the handler gets as `query`. */
-export type Routes = Readonly<Record<string, (req: { query: URLSearchParams; body: unknown; path: string }) => Answer | Promise<Answer>>>;
+export type Routes = Readonly<
+  Record<string, (req: { query: URLSearchParams; body: unknown; path: string }) => Answer | Promise<Answer>>
+>;
 
 export interface PageServer {
   readonly url: string;
@@ -69,7 +71,8 @@ function match(routes: Routes, method: string, path: string): Routes[string] | u
 }
 
 export async function servePage(routes: Routes): Promise<PageServer> {
-  if (!existsSync(join(CONSOLE_DIST, 'index.html'))) throw new Error(`${CONSOLE_DIST}/index.html is missing: run npm run build first`);
+  if (!existsSync(join(CONSOLE_DIST, 'index.html')))
+    throw new Error(`${CONSOLE_DIST}/index.html is missing: run npm run build first`);
   const requests: Recorded[] = [];
   const server = createServer((req, res) => {
     void (async () => {
@@ -83,11 +86,19 @@ export async function servePage(routes: Routes): Promise<PageServer> {
           const body = await readBody(req);
           requests.push({ method: req.method ?? '', path: url.pathname, headers: req.headers, body });
           const handler = match(routes, req.method ?? '', url.pathname);
-          const answer = handler === undefined ? { status: 404, body: { error: `no route ${req.method ?? ''} ${url.pathname}` } } : await handler({ query: url.searchParams, body, path: url.pathname });
+          const answer =
+            handler === undefined
+              ? { status: 404, body: { error: `no route ${req.method ?? ''} ${url.pathname}` } }
+              : await handler({ query: url.searchParams, body, path: url.pathname });
           send(answer.status, 'application/json', JSON.stringify(answer.body));
           return;
         }
-        const file = url.pathname === '/' ? 'index.html' : url.pathname.startsWith('/assets/') ? normalize(url.pathname.slice('/assets/'.length)) : null;
+        const file =
+          url.pathname === '/'
+            ? 'index.html'
+            : url.pathname.startsWith('/assets/')
+              ? normalize(url.pathname.slice('/assets/'.length))
+              : null;
         if (file === null || file.startsWith('..') || file.includes('/') || !existsSync(join(CONSOLE_DIST, file))) {
           send(404, 'text/plain', 'not found');
           return;

@@ -10,13 +10,20 @@ const WEEK_MS = 7 * 24 * 3_600_000;
 
 /** The fixture app's engine as a function loads it (its models checked against its steps and messages), with the inbox as buffer. */
 export function fixtureEngine(): Promise<Engine> {
-  return loadAppEngine({ app: fixtureApp, folder: FIXTURE_APP_DIR }, FIXTURE_MODELS, stepIdsOf(fixtureApp), inboxBuffer(WEEK_MS));
+  return loadAppEngine(
+    { app: fixtureApp, folder: FIXTURE_APP_DIR },
+    FIXTURE_MODELS,
+    stepIdsOf(fixtureApp),
+    inboxBuffer(WEEK_MS),
+  );
 }
 
 /** The test model of rounds of two messages (test/fixtures/bpmn/rounds.bpmn); `buffer`: the inbox unless a test stands in for it. */
 export async function roundsEngine(buffer: MessageBuffer = inboxBuffer(WEEK_MS)): Promise<Engine> {
   const model = await loadProcessModel(join(REPO_ROOT, 'test', 'fixtures', 'bpmn', 'rounds.bpmn'));
-  const countRound = (v: Readonly<Record<string, unknown>>): Record<string, unknown> => ({ rounds: (typeof v.rounds === 'number' ? v.rounds : 0) + 1 });
+  const countRound = (v: Readonly<Record<string, unknown>>): Record<string, unknown> => ({
+    rounds: (typeof v.rounds === 'number' ? v.rounds : 0) + 1,
+  });
   return new Engine([model], { countRound }, new Set(), buffer);
 }
 
@@ -28,7 +35,9 @@ export async function roundsEngine(buffer: MessageBuffer = inboxBuffer(WEEK_MS))
  */
 export async function deadlineEngine(): Promise<Engine> {
   const dir = join(REPO_ROOT, 'test', 'fixtures', 'bpmn');
-  const models = await Promise.all(['deadline-boundary.bpmn', 'deadline-gateway.bpmn'].map((f) => loadProcessModel(join(dir, f))));
+  const models = await Promise.all(
+    ['deadline-boundary.bpmn', 'deadline-gateway.bpmn'].map((f) => loadProcessModel(join(dir, f))),
+  );
   return new Engine(models, {}, new Set(), inboxBuffer(WEEK_MS));
 }
 
@@ -44,9 +53,18 @@ export const HANGING_BUFFER: MessageBuffer = { take: () => new Promise(() => und
  * backoff, which only slows a test down). The failure record, a transaction
  * of its own that needs no model, still goes through.
  */
-export function failingEngine(engine: Engine, error: Error = Object.assign(new Error('injected: connection reset'), { code: 'ECONNRESET' })): Engine {
+export function failingEngine(
+  engine: Engine,
+  error: Error = Object.assign(new Error('injected: connection reset'), { code: 'ECONNRESET' }),
+): Engine {
   const models = engine.processKeys.map((key) => engine.model(key));
-  const asyncIds = new Set(models.flatMap((m) => Object.values(m.nodes).filter((n) => (n.kind === 'serviceTask' || n.kind === 'sendTask') && n.async).map((n) => n.id)));
+  const asyncIds = new Set(
+    models.flatMap((m) =>
+      Object.values(m.nodes)
+        .filter((n) => (n.kind === 'serviceTask' || n.kind === 'sendTask') && n.async)
+        .map((n) => n.id),
+    ),
+  );
   return new (class extends Engine {
     override model(): never {
       throw error;

@@ -55,8 +55,12 @@ export async function startFirebaseApiStandIn(project: string): Promise<Firebase
   const prefix = `/v1/projects/${project}`;
   const db = `projects/${project}/databases/(default)`;
   const now = (): string => new Date().toISOString();
-  const operation = (): { name: string; done: boolean } => ({ name: `${db}/operations/op-${calls.length}`, done: false });
-  const body = (call: RecordedCall): Record<string, unknown> => (call.body !== null && typeof call.body === 'object' ? (call.body as Record<string, unknown>) : {});
+  const operation = (): { name: string; done: boolean } => ({
+    name: `${db}/operations/op-${calls.length}`,
+    done: false,
+  });
+  const body = (call: RecordedCall): Record<string, unknown> =>
+    call.body !== null && typeof call.body === 'object' ? (call.body as Record<string, unknown>) : {};
 
   /** Creates or updates a release of a known ruleset; updating a missing one is 404, after which the CLI creates it. */
   function release(r: Record<string, unknown>, update: boolean): unknown {
@@ -74,7 +78,11 @@ export async function startFirebaseApiStandIn(project: string): Promise<Firebase
     // Service Usage: every API is enabled.
     ['GET', /^\/services\/([^/]+)$/, (m) => ({ name: `projects/${project}/services/${m[1]}`, state: 'ENABLED' })],
     // Firestore: the (default) database exists (deploy.sh or the console created it), with what was deployed.
-    ['GET', /^\/databases\/\(default\)$/, () => ({ name: db, type: 'FIRESTORE_NATIVE', databaseEdition: 'STANDARD', locationId: 'europe-west1' })],
+    [
+      'GET',
+      /^\/databases\/\(default\)$/,
+      () => ({ name: db, type: 'FIRESTORE_NATIVE', databaseEdition: 'STANDARD', locationId: 'europe-west1' }),
+    ],
     ['GET', /^\/databases\/\(default\)\/collectionGroups\/-\/indexes$/, () => ({ indexes: state.indexes })],
     ['GET', /^\/databases\/\(default\)\/collectionGroups\/-\/fields$/, () => ({ fields: [...state.fields.values()] })],
     [
@@ -83,8 +91,15 @@ export async function startFirebaseApiStandIn(project: string): Promise<Firebase
       (m, c) => {
         const fields = (body(c).fields ?? []) as { fieldPath: string; order?: string }[];
         // The API appends __name__ in the direction of the last field.
-        const withName = fields.at(-1)?.fieldPath === '__name__' ? fields : [...fields, { fieldPath: '__name__', order: fields.at(-1)?.order ?? 'ASCENDING' }];
-        state.indexes.push({ name: `${db}/collectionGroups/${m[1]}/indexes/ix-${state.indexes.length + 1}`, queryScope: body(c).queryScope, fields: withName });
+        const withName =
+          fields.at(-1)?.fieldPath === '__name__'
+            ? fields
+            : [...fields, { fieldPath: '__name__', order: fields.at(-1)?.order ?? 'ASCENDING' }];
+        state.indexes.push({
+          name: `${db}/collectionGroups/${m[1]}/indexes/ix-${state.indexes.length + 1}`,
+          queryScope: body(c).queryScope,
+          fields: withName,
+        });
         return operation();
       },
     ],
@@ -94,14 +109,29 @@ export async function startFirebaseApiStandIn(project: string): Promise<Firebase
       (m, c) => {
         const name = `${db}/collectionGroups/${m[1]}/fields/${m[2]}`;
         // updateMask=indexConfig leaves the TTL as it is; no mask replaces the whole field.
-        const ttlConfig = c.query.updateMask === 'indexConfig' ? state.fields.get(name)?.ttlConfig : body(c).ttlConfig === undefined ? undefined : { state: 'CREATING' };
-        state.fields.set(name, { name, indexConfig: body(c).indexConfig, ...(ttlConfig === undefined ? {} : { ttlConfig }) });
+        const ttlConfig =
+          c.query.updateMask === 'indexConfig'
+            ? state.fields.get(name)?.ttlConfig
+            : body(c).ttlConfig === undefined
+              ? undefined
+              : { state: 'CREATING' };
+        state.fields.set(name, {
+          name,
+          indexConfig: body(c).indexConfig,
+          ...(ttlConfig === undefined ? {} : { ttlConfig }),
+        });
         return operation();
       },
     ],
     // Firebase Rules: the compile check, rulesets, releases.
     ['POST', /^:test$/, () => ({})],
-    ['GET', /^\/releases$/, () => ({ releases: [...state.releases].map(([name, rulesetName]) => ({ name, rulesetName, createTime: now() })) })],
+    [
+      'GET',
+      /^\/releases$/,
+      () => ({
+        releases: [...state.releases].map(([name, rulesetName]) => ({ name, rulesetName, createTime: now() })),
+      }),
+    ],
     [
       'POST',
       /^\/rulesets$/,
@@ -136,7 +166,13 @@ export async function startFirebaseApiStandIn(project: string): Promise<Firebase
       } catch {
         parsed = text;
       }
-      const call: RecordedCall = { method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), body: parsed, authorization: req.headers.authorization };
+      const call: RecordedCall = {
+        method: req.method ?? '',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        body: parsed,
+        authorization: req.headers.authorization,
+      };
       calls.push(call);
       const rest = call.path.startsWith(prefix) ? call.path.slice(prefix.length) : null;
       let answer: unknown = NOT_FOUND;
@@ -149,9 +185,17 @@ export async function startFirebaseApiStandIn(project: string): Promise<Firebase
       }
       if (answer === NOT_FOUND) {
         // The CLI updates a release first and creates it when that answers 404: the one miss it expects.
-        const expectedMiss = call.method === 'PATCH' && rest !== null && rest.startsWith('/releases/') && !state.releases.has(`projects/${project}${rest}`);
+        const expectedMiss =
+          call.method === 'PATCH' &&
+          rest !== null &&
+          rest.startsWith('/releases/') &&
+          !state.releases.has(`projects/${project}${rest}`);
         if (!expectedMiss) unexpected.push(`${call.method} ${call.path}`);
-        res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 404, message: `${call.method} ${call.path} not found`, status: 'NOT_FOUND' } }));
+        res.writeHead(404, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            error: { code: 404, message: `${call.method} ${call.path} not found`, status: 'NOT_FOUND' },
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));

@@ -69,14 +69,20 @@ declare module 'firebase-tools/lib/rc' {
 
 declare module 'firebase-tools/lib/firestore/fsConfig' {
   /** The databases a deploy targets and the rules and indexes files of each. */
-  export function getFirestoreConfig(projectId: string, options: FirebaseCliOptions): { database: string; rules?: string; indexes?: string }[];
+  export function getFirestoreConfig(
+    projectId: string,
+    options: FirebaseCliOptions,
+  ): { database: string; rules?: string; indexes?: string }[];
 }
 
 declare module 'firebase-tools/lib/firestore/api' {
   /** The Firestore Admin API client `firebase deploy` uses for indexes and fields. */
   export class FirestoreApi {
     /** Normalises an indexes file (v1beta1 format, default queryScope). */
-    upgradeOldSpec(spec: { indexes: unknown; fieldOverrides?: unknown }): { indexes: FirestoreIndexSpec[]; fieldOverrides: FirestoreFieldOverrideSpec[] };
+    upgradeOldSpec(spec: { indexes: unknown; fieldOverrides?: unknown }): {
+      indexes: FirestoreIndexSpec[];
+      fieldOverrides: FirestoreFieldOverrideSpec[];
+    };
     /** Throws a FirebaseError naming the first invalid index or field override. */
     validateSpec(spec: { indexes: FirestoreIndexSpec[]; fieldOverrides: FirestoreFieldOverrideSpec[] }): void;
     /** PATCHes one field override (its index config, and its TTL when `ttl` is set) to FIRESTORE_URL. */

@@ -67,14 +67,20 @@ export function freshFirestores(): FreshFirestores {
 function emulatorHost(): string {
   const host = process.env.FIRESTORE_EMULATOR_HOST;
   if (host === undefined || host === '') {
-    throw new Error('FIRESTORE_EMULATOR_HOST is not set: run the tests through jest (its global setup starts the emulators)');
+    throw new Error(
+      'FIRESTORE_EMULATOR_HOST is not set: run the tests through jest (its global setup starts the emulators)',
+    );
   }
   return host;
 }
 
 /** A project id unique to this call, valid for the emulators (lowercase, digits, dashes). */
 export function uniqueProjectId(label: string): string {
-  const slug = label.toLowerCase().replace(/[^a-z0-9]+/g, '-').slice(0, 16).replace(/-+$/, '');
+  const slug = label
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 16)
+    .replace(/-+$/, '');
   return `t-${slug}-${randomBytes(4).toString('hex')}`;
 }
 

@@ -26,8 +26,15 @@ import { listenStandIn } from './standin-server';
 /** The function as gcloud sent it in the create or patch request (the API's JSON). */
 export interface SentFunction {
   readonly name: string;
-  readonly buildConfig?: { readonly runtime?: string; readonly entryPoint?: string; readonly serviceAccount?: string; readonly source?: { readonly storageSource?: { readonly bucket: string; readonly object: string } } };
-  readonly serviceConfig?: Readonly<Record<string, unknown>> & { readonly environmentVariables?: Readonly<Record<string, string>> };
+  readonly buildConfig?: {
+    readonly runtime?: string;
+    readonly entryPoint?: string;
+    readonly serviceAccount?: string;
+    readonly source?: { readonly storageSource?: { readonly bucket: string; readonly object: string } };
+  };
+  readonly serviceConfig?: Readonly<Record<string, unknown>> & {
+    readonly environmentVariables?: Readonly<Record<string, string>>;
+  };
   readonly [field: string]: unknown;
 }
 
@@ -39,7 +46,10 @@ export interface FunctionsApiStandIn {
   /** Create/patch bodies by short function name, last one wins. */
   readonly sent: ReadonlyMap<string, SentFunction>;
   /** IAM policies gcloud set on Cloud Run services, by service resource name, last one wins. */
-  readonly runPolicies: ReadonlyMap<string, { readonly bindings?: ReadonlyArray<{ readonly role: string; readonly members: readonly string[] }> }>;
+  readonly runPolicies: ReadonlyMap<
+    string,
+    { readonly bindings?: ReadonlyArray<{ readonly role: string; readonly members: readonly string[] }> }
+  >;
   /** Every call, "METHOD /path". */
   readonly calls: readonly string[];
   /** Calls the stand-in does not know (answered 404). */
@@ -65,7 +75,8 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  const notFound = (res: ServerResponse, what: string): void => json(res, 404, { error: { code: 404, message: `${what} not found`, status: 'NOT_FOUND' } });
+  const notFound = (res: ServerResponse, what: string): void =>
+    json(res, 404, { error: { code: 404, message: `${what} not found`, status: 'NOT_FOUND' } });
 
   /** A finished long-running operation whose response is the function, with the stages gcloud's progress tracker reads. */
   const finish = (fn: Record<string, unknown>): Record<string, unknown> => {
@@ -73,7 +84,10 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
     const op = {
       name,
       done: true,
-      metadata: { '@type': 'type.googleapis.com/google.cloud.functions.v2.OperationMetadata', stages: ['BUILD', 'SERVICE'].map((stage) => ({ name: stage, state: 'COMPLETE' })) },
+      metadata: {
+        '@type': 'type.googleapis.com/google.cloud.functions.v2.OperationMetadata',
+        stages: ['BUILD', 'SERVICE'].map((stage) => ({ name: stage, state: 'COMPLETE' })),
+      },
       response: { '@type': 'type.googleapis.com/google.cloud.functions.v2.Function', ...fn },
     };
     operations.set(name, op);
@@ -83,10 +97,17 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
   const accept = (body: Buffer, res: ServerResponse, fnName: string, shortName: string): void => {
     const fn = JSON.parse(body.toString('utf8')) as SentFunction;
     const object = fn.buildConfig?.source?.storageSource?.object;
-    if (object !== undefined && !uploads.has(object)) return json(res, 400, { error: { code: 400, message: `source ${object} was never uploaded`, status: 'INVALID_ARGUMENT' } });
+    if (object !== undefined && !uploads.has(object))
+      return json(res, 400, {
+        error: { code: 400, message: `source ${object} was never uploaded`, status: 'INVALID_ARGUMENT' },
+      });
     sent.set(shortName, fn);
     const location = fnName.replace(/\/functions\/.*$/, '');
-    const serviceConfig = { ...fn.serviceConfig, uri: `https://${shortName.toLowerCase()}-standin-ew.a.run.app`, service: `${location}/services/${shortName.toLowerCase()}` };
+    const serviceConfig = {
+      ...fn.serviceConfig,
+      uri: `https://${shortName.toLowerCase()}-standin-ew.a.run.app`,
+      service: `${location}/services/${shortName.toLowerCase()}`,
+    };
     const full = { ...fn, name: fnName, environment: 'GEN_2', state: 'ACTIVE', serviceConfig };
     stored.set(fnName, full);
     json(res, 200, finish(full));
@@ -98,20 +119,29 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
     const call = `${req.method ?? '?'} ${path}`;
     calls.push(call);
     if (req.method === 'PUT' && path.startsWith('/upload/')) {
-      if (req.headers['content-type'] !== 'application/zip') return json(res, 400, { error: { message: 'content-type must be application/zip' } });
+      if (req.headers['content-type'] !== 'application/zip')
+        return json(res, 400, { error: { message: 'content-type must be application/zip' } });
       uploads.set(path.slice('/upload/'.length), body);
       return json(res, 200, {});
     }
-    if (req.headers.authorization !== `Bearer ${accessToken}`) return json(res, 401, { error: { code: 401, message: 'no or wrong access token', status: 'UNAUTHENTICATED' } });
+    if (req.headers.authorization !== `Bearer ${accessToken}`)
+      return json(res, 401, { error: { code: 401, message: 'no or wrong access token', status: 'UNAUTHENTICATED' } });
     let m: RegExpExecArray | null;
-    if (req.method === 'GET' && (m = /^\/v1\/projects\/([^/]+)\/services\/([^/]+)$/.exec(path))) return json(res, 200, { name: `projects/${STANDIN_PROJECT_NUMBER}/services/${m[2] ?? ''}`, state: 'ENABLED' });
-    if (req.method === 'GET' && (m = /^\/v1\/projects\/([^/]+)$/.exec(path))) return json(res, 200, { projectId: m[1], projectNumber: STANDIN_PROJECT_NUMBER, lifecycleState: 'ACTIVE' });
+    if (req.method === 'GET' && (m = /^\/v1\/projects\/([^/]+)\/services\/([^/]+)$/.exec(path)))
+      return json(res, 200, { name: `projects/${STANDIN_PROJECT_NUMBER}/services/${m[2] ?? ''}`, state: 'ENABLED' });
+    if (req.method === 'GET' && (m = /^\/v1\/projects\/([^/]+)$/.exec(path)))
+      return json(res, 200, { projectId: m[1], projectNumber: STANDIN_PROJECT_NUMBER, lifecycleState: 'ACTIVE' });
     if (req.method === 'GET' && /^\/v2\/projects\/[^/]+\/locations\/[^/]+\/runtimes$/.test(path)) {
-      return json(res, 200, { runtimes: [{ name: 'nodejs22', displayName: 'Node.js 22', stage: 'GA', environment: 'GEN_2' }] });
+      return json(res, 200, {
+        runtimes: [{ name: 'nodejs22', displayName: 'Node.js 22', stage: 'GA', environment: 'GEN_2' }],
+      });
     }
     if (req.method === 'POST' && /^\/v2\/projects\/[^/]+\/locations\/[^/]+\/functions:generateUploadUrl$/.test(path)) {
       const object = `${randomUUID()}.zip`;
-      return json(res, 200, { uploadUrl: `${base}upload/${object}`, storageSource: { bucket: `gcf-v2-uploads-${STANDIN_PROJECT_NUMBER}-standin`, object } });
+      return json(res, 200, {
+        uploadUrl: `${base}upload/${object}`,
+        storageSource: { bucket: `gcf-v2-uploads-${STANDIN_PROJECT_NUMBER}-standin`, object },
+      });
     }
     if (req.method === 'POST' && (m = /^\/v2\/(projects\/[^/]+\/locations\/[^/]+)\/functions$/.exec(path))) {
       const id = url.searchParams.get('functionId') ?? '';
@@ -128,7 +158,9 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
     if ((m = /^\/v1\/(projects\/[^/]+\/locations\/[^/]+\/services\/[^/:]+):(getIamPolicy|setIamPolicy)$/.exec(path))) {
       const resource = m[1] ?? '';
       if (m[2] === 'getIamPolicy') return json(res, 200, runPolicies.get(resource) ?? { etag: 'BwY=' });
-      const policy = (JSON.parse(body.toString('utf8')) as { policy: { bindings?: Array<{ role: string; members: string[] }> } }).policy;
+      const policy = (
+        JSON.parse(body.toString('utf8')) as { policy: { bindings?: Array<{ role: string; members: string[] }> } }
+      ).policy;
       runPolicies.set(resource, policy);
       return json(res, 200, policy);
     }
@@ -154,6 +186,7 @@ export async function startFunctionsApiStandIn(accessToken: string): Promise<Fun
       const object = sent.get(fn)?.buildConfig?.source?.storageSource?.object;
       return object === undefined ? undefined : uploads.get(object);
     },
-    close: () => new Promise<void>((resolve, reject) => server.close((err) => (err === undefined ? resolve() : reject(err)))),
+    close: () =>
+      new Promise<void>((resolve, reject) => server.close((err) => (err === undefined ? resolve() : reject(err)))),
   };
 }

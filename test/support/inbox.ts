@@ -8,7 +8,11 @@ import { DEFAULT_NAME_ATTRIBUTE, type MessageRegistry, type MessageType } from '
 import { FIXTURE_REGISTRY } from './app';
 
 /** A second message type for tests of per-key order (the rounds and two-message models): the counterpart reports the start of execution. */
-const ExecutionStartedSchema = z.object({ caseId: z.string().min(1), eventId: z.string().min(1).optional(), seq: z.number().int().optional() });
+const ExecutionStartedSchema = z.object({
+  caseId: z.string().min(1),
+  eventId: z.string().min(1).optional(),
+  seq: z.number().int().optional(),
+});
 export const ExecutionStartedType: MessageType<z.infer<typeof ExecutionStartedSchema>> = {
   name: 'ExecutionStarted',
   nameAttribute: DEFAULT_NAME_ATTRIBUTE,
@@ -47,7 +51,12 @@ export async function storePushed(db: Firestore, message: PushedMessage): Promis
   if (!parsed.ok) throw new Error(parsed.error);
   const draft = interpretMessage(parsed.envelope, message.registry ?? TEST_REGISTRY, { referenceBuckets: [] });
   if (draft.kind !== 'valid') throw new Error(`test message is invalid: ${draft.error}`);
-  const outcome = await storeMessage(db, draft, { envelope: parsed.envelope, now: message.receivedAt ?? new Date(), shards: message.shards ?? 16, offload: null });
+  const outcome = await storeMessage(db, draft, {
+    envelope: parsed.envelope,
+    now: message.receivedAt ?? new Date(),
+    shards: message.shards ?? 16,
+    offload: null,
+  });
   return outcome.id;
 }
 
@@ -64,10 +73,18 @@ export const completionPayload = (caseId: string, extra: Record<string, unknown>
  * INVALID_PAYLOAD with its raw bytes, inline or in rawChunks over 256 KiB.
  * Returns its inbox id.
  */
-export async function storeUnreadable(db: Firestore, data: Buffer, name: PushedMessage['name'] = 'TaskCompleted'): Promise<string> {
-  const parsed = parsePushEnvelope({ message: { data: data.toString('base64'), attributes: { eventType: name }, messageId: randomUUID() }, subscription: 'projects/test/subscriptions/inbox-push' });
+export async function storeUnreadable(
+  db: Firestore,
+  data: Buffer,
+  name: PushedMessage['name'] = 'TaskCompleted',
+): Promise<string> {
+  const parsed = parsePushEnvelope({
+    message: { data: data.toString('base64'), attributes: { eventType: name }, messageId: randomUUID() },
+    subscription: 'projects/test/subscriptions/inbox-push',
+  });
   if (!parsed.ok) throw new Error(parsed.error);
   const draft = interpretMessage(parsed.envelope, TEST_REGISTRY, { referenceBuckets: [] });
-  if (draft.kind !== 'invalid') throw new Error('test message is readable: expected one the receiver parks as INVALID_PAYLOAD');
+  if (draft.kind !== 'invalid')
+    throw new Error('test message is readable: expected one the receiver parks as INVALID_PAYLOAD');
   return (await storeMessage(db, draft, { envelope: parsed.envelope, now: new Date(), shards: 16, offload: null })).id;
 }

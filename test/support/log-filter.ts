@@ -38,13 +38,23 @@ export class UnsupportedFilterError extends Error {
 const FIELD = String.raw`jsonPayload((?:\.[A-Za-z_][A-Za-z0-9_]*)+)`;
 const PATTERNS: ReadonlyArray<readonly [RegExp, (m: RegExpExecArray, text: string) => Term]> = [
   [/^resource\.type="([a-z_]+)"$/, (m, text) => ({ text, kind: 'resource', value: m[1] as string })],
-  [new RegExp(`^${FIELD}="([^"\\\\]*)"$`), (m, text) => ({ text, kind: 'equals', path: (m[1] as string).slice(1).split('.'), value: m[2] as string })],
-  [new RegExp(`^${FIELD}>=(-?\\d+)$`), (m, text) => ({ text, kind: 'atLeast', path: (m[1] as string).slice(1).split('.'), value: Number(m[2]) })],
+  [
+    new RegExp(`^${FIELD}="([^"\\\\]*)"$`),
+    (m, text) => ({ text, kind: 'equals', path: (m[1] as string).slice(1).split('.'), value: m[2] as string }),
+  ],
+  [
+    new RegExp(`^${FIELD}>=(-?\\d+)$`),
+    (m, text) => ({ text, kind: 'atLeast', path: (m[1] as string).slice(1).split('.'), value: Number(m[2]) }),
+  ],
   [new RegExp(`^${FIELD}:\\*$`), (m, text) => ({ text, kind: 'present', path: (m[1] as string).slice(1).split('.') })],
-  [/^severity(=|>=)([A-Z]+)$/, (m, text) => {
-    if (!SEVERITIES.includes(m[2] as string)) throw new UnsupportedFilterError(`unknown severity in filter term: ${text}`);
-    return { text, kind: 'severity', op: m[1] as '=' | '>=', value: m[2] as string };
-  }],
+  [
+    /^severity(=|>=)([A-Z]+)$/,
+    (m, text) => {
+      if (!SEVERITIES.includes(m[2] as string))
+        throw new UnsupportedFilterError(`unknown severity in filter term: ${text}`);
+      return { text, kind: 'severity', op: m[1] as '=' | '>=', value: m[2] as string };
+    },
+  ],
 ];
 
 /** The terms of a conjunctive filter; throws {@link UnsupportedFilterError} on anything else. */
@@ -56,14 +66,17 @@ export function parseFilter(filter: string): Term[] {
       const match = pattern.exec(text);
       if (match !== null) return build(match, text);
     }
-    throw new UnsupportedFilterError(`filter term not evaluated by test/support/log-filter.ts: ${JSON.stringify(text)} (in ${filter})`);
+    throw new UnsupportedFilterError(
+      `filter term not evaluated by test/support/log-filter.ts: ${JSON.stringify(text)} (in ${filter})`,
+    );
   });
 }
 
 function valueAt(line: Readonly<Record<string, unknown>>, path: readonly string[]): unknown {
   let value: unknown = line;
   for (const key of path) {
-    if (typeof value !== 'object' || value === null || !Object.prototype.hasOwnProperty.call(value, key)) return undefined;
+    if (typeof value !== 'object' || value === null || !Object.prototype.hasOwnProperty.call(value, key))
+      return undefined;
     value = (value as Record<string, unknown>)[key];
   }
   return value;
@@ -82,7 +95,8 @@ function holds(term: Term, line: Readonly<Record<string, unknown>>): boolean {
     case 'present': {
       const value = valueAt(line, term.path);
       // How Cloud Logging treats a JSON null under `:*` is not modelled here: refuse to guess.
-      if (value === null) throw new UnsupportedFilterError(`${term.text}: the field is null, which this evaluator does not decide`);
+      if (value === null)
+        throw new UnsupportedFilterError(`${term.text}: the field is null, which this evaluator does not decide`);
       return value !== undefined;
     }
     case 'severity': {
@@ -95,7 +109,9 @@ function holds(term: Term, line: Readonly<Record<string, unknown>>): boolean {
 
 /** The terms of `filter` the line does not satisfy (empty: the metric counts the line). */
 export function unmetTerms(filter: string, line: Readonly<Record<string, unknown>>): string[] {
-  return parseFilter(filter).filter((term) => !holds(term, line)).map((term) => term.text);
+  return parseFilter(filter)
+    .filter((term) => !holds(term, line))
+    .map((term) => term.text);
 }
 
 /** A log-based metric of infra/monitoring/metrics, as far as these tests read it. */
@@ -106,7 +122,9 @@ export interface LogMetricFile {
 }
 
 export function logMetric(name: string): LogMetricFile {
-  return JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'monitoring', 'metrics', `${name}.json`), 'utf8')) as LogMetricFile;
+  return JSON.parse(
+    readFileSync(join(__dirname, '..', '..', 'infra', 'monitoring', 'metrics', `${name}.json`), 'utf8'),
+  ) as LogMetricFile;
 }
 
 /** The label values a metric would extract from a line (EXTRACT(jsonPayload.…) only; anything else throws). */

@@ -12,10 +12,12 @@
  * underscores and non-ASCII letters, so this does too.
  */
 export function slug(heading: string): string {
-  const text = heading
-    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1')
-    .replace(/<[^>]*>/g, '');
-  return text.trim().toLowerCase().replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '').replace(/ /g, '-');
+  const text = heading.replace(/!?\[([^\]]*)\]\([^)]*\)/g, '$1').replace(/<[^>]*>/g, '');
+  return text
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc} -]/gu, '')
+    .replace(/ /g, '-');
 }
 
 /** The text with fenced code blocks blanked out, line breaks kept so offsets still give line numbers. */
@@ -31,7 +33,8 @@ export function withoutFences(markdown: string): string {
         return '';
       }
       // A fence closes with the same character, at least as many, and nothing after it.
-      if (marker !== undefined && marker[0] === fence.char && marker.length >= fence.length && line.trim() === marker) fence = null;
+      if (marker !== undefined && marker[0] === fence.char && marker.length >= fence.length && line.trim() === marker)
+        fence = null;
       return '';
     })
     .join('\n');
@@ -106,11 +109,17 @@ export function tableUnder(markdown: string, heading: string): MarkdownTable {
   const section = end < 0 ? rest : rest.slice(0, end);
   const first = section.findIndex((l) => l.trimStart().startsWith('|'));
   const delimiter = section[first + 1];
-  if (first < 0 || delimiter === undefined || !/^\s*\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$/.test(delimiter)) throw new Error(`no table under "${heading}"`);
+  if (first < 0 || delimiter === undefined || !/^\s*\|?(\s*:?-+:?\s*\|)+\s*(:?-+:?\s*)?$/.test(delimiter))
+    throw new Error(`no table under "${heading}"`);
   const after = section.slice(first + 2).findIndex((l) => !l.trimStart().startsWith('|'));
   const body = section.slice(first + 2, after < 0 ? undefined : first + 2 + after);
   // A pipe splits cells also inside code spans (GitHub's rule); only an escaped one does not.
   const cells = (row: string): string[] =>
-    row.trim().replace(/^\|/, '').replace(/(?<!\\)\|$/, '').split(/(?<!\\)\|/).map((c) => c.trim().replace(/\\\|/g, '|'));
+    row
+      .trim()
+      .replace(/^\|/, '')
+      .replace(/(?<!\\)\|$/, '')
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim().replace(/\\\|/g, '|'));
   return { header: cells(section[first] ?? ''), rows: body.map(cells) };
 }

@@ -11,7 +11,11 @@ import { FIXTURE_ENV, FIXTURE_MODELS, FIXTURE_REGISTRY } from './app';
  * sweep), no payload store, the real clock, and the log lines kept for the
  * test to read.
  */
-export function operationsDepsFor(db: Firestore, projectId: string, engine: Engine): { deps: OperationsDeps; lines: Array<Record<string, unknown>> } {
+export function operationsDepsFor(
+  db: Firestore,
+  projectId: string,
+  engine: Engine,
+): { deps: OperationsDeps; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
   const deps: OperationsDeps = {
     db: () => db,

@@ -91,9 +91,15 @@ async function listen(name: string, handler: Parameters<typeof http>[1]): Promis
   return { url: `http://127.0.0.1:${address.port}/`, server };
 }
 
-export async function startProcessStack(db: Firestore, projectId: string, options: ProcessStackOptions = {}): Promise<ProcessStack> {
+export async function startProcessStack(
+  db: Firestore,
+  projectId: string,
+  options: ProcessStackOptions = {},
+): Promise<ProcessStack> {
   const { app, folder } = options.app ?? { app: fixtureApp, folder: FIXTURE_APP_DIR };
-  const engine = options.engine ?? (await loadAppEngine({ app, folder }, join(folder, app.models), stepIdsOf(app), inboxBuffer(7 * 24 * 3_600_000)));
+  const engine =
+    options.engine ??
+    (await loadAppEngine({ app, folder }, join(folder, app.models), stepIdsOf(app), inboxBuffer(7 * 24 * 3_600_000)));
   const now = options.now ?? ((): Date => new Date());
   const pubsub = new PubSub({ projectId });
   if (options.createTopics ?? true) {
@@ -105,7 +111,11 @@ export async function startProcessStack(db: Firestore, projectId: string, option
   const tasks = await startCloudTasksEmulator();
   const logs: Array<Record<string, unknown>> = [];
   const log = createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>));
-  const handlers = appHandlers(app, { db: () => db, pubsub: () => pubsub, ...(options.payloadStore === undefined ? {} : { payloadStore: options.payloadStore }) });
+  const handlers = appHandlers(app, {
+    db: () => db,
+    pubsub: () => pubsub,
+    ...(options.payloadStore === undefined ? {} : { payloadStore: options.payloadStore }),
+  });
 
   // The task targets first: their URLs go into the queues' tasks, and they need the queues (set below).
   const late: { queues?: SettledQueues } = {};
@@ -133,22 +143,52 @@ export async function startProcessStack(db: Firestore, projectId: string, option
   );
   const fireTimer = await listen(
     `fireTimerUnderTest${n}`,
-    createFireTimerHandler({ db: () => db, engine: async () => engine, queue: () => queuesOf().jobs, timerQueue: () => queuesOf().timers, verifier: null, log, now }),
+    createFireTimerHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: () => queuesOf().jobs,
+      timerQueue: () => queuesOf().timers,
+      verifier: null,
+      log,
+      now,
+    }),
   );
 
-  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: projectId, INBOX_PUSH_AUTH: 'disabled', INBOX_RUN_JOB_URL: runJob.url, INBOX_FIRE_TIMER_URL: fireTimer.url, INBOX_TASKS_EMULATOR_HOST: tasks.host });
+  const config = loadConfig({
+    GOOGLE_CLOUD_PROJECT: projectId,
+    INBOX_PUSH_AUTH: 'disabled',
+    INBOX_RUN_JOB_URL: runJob.url,
+    INBOX_FIRE_TIMER_URL: fireTimer.url,
+    INBOX_TASKS_EMULATOR_HOST: tasks.host,
+  });
   const location = `projects/${projectId}/locations/${config.tasks.location}`;
   const retryConfig = { maxAttempts: queueMaxAttempts, minBackoff: { nanos: 50_000_000 }, maxBackoff: { seconds: 1 } };
   const timersQueueName = `${location}/queues/${config.tasks.timersQueue}`;
   const admin = emulatorClient(tasks.host);
-  await admin.createQueue({ parent: location, queue: { name: `${location}/queues/${config.tasks.queue}`, retryConfig } });
+  await admin.createQueue({
+    parent: location,
+    queue: { name: `${location}/queues/${config.tasks.queue}`, retryConfig },
+  });
   await admin.createQueue({ parent: location, queue: { name: timersQueueName, retryConfig } });
   await admin.close();
-  const queues: SettledQueues = { jobs: cloudTasksQueue(config, runJob.url), timers: timerQueue(config, fireTimer.url) };
+  const queues: SettledQueues = {
+    jobs: cloudTasksQueue(config, runJob.url),
+    timers: timerQueue(config, fireTimer.url),
+  };
   late.queues = queues;
 
   const startName = `startProcessUnderTest${n}`;
-  http(startName, createStartProcessHandler({ db: () => db, engine: async () => engine, queue: () => queues.jobs, timerQueue: () => queues.timers, log, now }));
+  http(
+    startName,
+    createStartProcessHandler({
+      db: () => db,
+      engine: async () => engine,
+      queue: () => queues.jobs,
+      timerQueue: () => queues.timers,
+      log,
+      now,
+    }),
+  );
 
   return {
     app,
@@ -178,7 +218,11 @@ export async function startProcessStack(db: Firestore, projectId: string, option
  * topic the app publishes to (its first, or `topic`) that acks every
  * message after `seen` has looked at it.
  */
-export async function subscribeCounterpart(stack: ProcessStack, seen: (m: Message) => void = () => undefined, topic: string | undefined = stack.app.publishes[0]): Promise<Subscription> {
+export async function subscribeCounterpart(
+  stack: ProcessStack,
+  seen: (m: Message) => void = () => undefined,
+  topic: string | undefined = stack.app.publishes[0],
+): Promise<Subscription> {
   if (topic === undefined) throw new Error(`the app ${stack.app.name} publishes to no topic`);
   const [counterpart] = await stack.pubsub.topic(topic).createSubscription('counterpart');
   counterpart.on('error', () => undefined);

@@ -10,16 +10,23 @@ async function instanceData(db: Firestore, instanceId: string): Promise<Record<s
 }
 
 /** The jobs kept in an instance's document (tests read process state as the store writes it: instance-doc.ts). */
-export const jobsOf = async (db: Firestore, instanceId: string): Promise<JobState[]> => instanceJobs(await instanceData(db, instanceId));
+export const jobsOf = async (db: Firestore, instanceId: string): Promise<JobState[]> =>
+  instanceJobs(await instanceData(db, instanceId));
 
 /** The tokens kept in an instance's document. */
-export const tokensOf = async (db: Firestore, instanceId: string): Promise<ExecutionState[]> => instanceTokens(await instanceData(db, instanceId));
+export const tokensOf = async (db: Firestore, instanceId: string): Promise<ExecutionState[]> =>
+  instanceTokens(await instanceData(db, instanceId));
 
 /** One job of an instance, or undefined. */
-export const jobOf = async (db: Firestore, instanceId: string, jobId: string): Promise<JobState | undefined> => (await jobsOf(db, instanceId)).find((j) => j.id === jobId);
+export const jobOf = async (db: Firestore, instanceId: string, jobId: string): Promise<JobState | undefined> =>
+  (await jobsOf(db, instanceId)).find((j) => j.id === jobId);
 
 /** One token of an instance, or undefined. */
-export const tokenOf = async (db: Firestore, instanceId: string, executionId: string): Promise<ExecutionState | undefined> => (await tokensOf(db, instanceId)).find((e) => e.id === executionId);
+export const tokenOf = async (
+  db: Firestore,
+  instanceId: string,
+  executionId: string,
+): Promise<ExecutionState | undefined> => (await tokensOf(db, instanceId)).find((e) => e.id === executionId);
 
 /**
  * A job by id alone, wherever it is kept: the instance documents are scanned
@@ -43,5 +50,7 @@ export async function findToken(db: Firestore, executionId: string): Promise<Exe
 /** An instance document's fields but its jobs and what derives from them (a job's own change is not the instance's). */
 export async function instanceWithoutJobs(db: Firestore, instanceId: string): Promise<Record<string, unknown>> {
   const data = await instanceData(db, instanceId);
-  return Object.fromEntries(Object.entries(data).filter(([k]) => !['jobs', 'jobsPendingSince', 'failedJobs'].includes(k)));
+  return Object.fromEntries(
+    Object.entries(data).filter(([k]) => !['jobs', 'jobsPendingSince', 'failedJobs'].includes(k)),
+  );
 }

@@ -49,5 +49,9 @@ export function completion(options: CompletionOptions): Record<string, unknown> 
 
 /** A TaskCompleted push envelope. */
 export function completionEnvelope(options: CompletionOptions, extra: EnvelopeOptions = {}): Record<string, unknown> {
-  return envelope({ ...extra, data: base64Json(completion(options)), attributes: { eventType: 'TaskCompleted', ...(extra.attributes ?? {}) } });
+  return envelope({
+    ...extra,
+    data: base64Json(completion(options)),
+    attributes: { eventType: 'TaskCompleted', ...(extra.attributes ?? {}) },
+  });
 }

@@ -30,9 +30,14 @@ export interface GcloudRun {
 
 /** Fails with what to install when gcloud is not on PATH. */
 export function requireGcloud(): void {
-  const probe = spawnSync('gcloud', ['version'], { encoding: 'utf8', env: { ...process.env, CLOUDSDK_CONFIG: mkdtempSync(join(tmpdir(), 'gcloud-probe-')) } });
+  const probe = spawnSync('gcloud', ['version'], {
+    encoding: 'utf8',
+    env: { ...process.env, CLOUDSDK_CONFIG: mkdtempSync(join(tmpdir(), 'gcloud-probe-')) },
+  });
   if (probe.status !== 0) {
-    throw new Error('the Google Cloud CLI (gcloud) is needed for this test: install google-cloud-cli (see the README prerequisites)');
+    throw new Error(
+      'the Google Cloud CLI (gcloud) is needed for this test: install google-cloud-cli (see the README prerequisites)',
+    );
   }
 }
 
@@ -59,10 +64,15 @@ export function realGcloud(baseUrl: string, accessToken: string, apis: readonly 
     env,
     run: (commandLine, cwd) =>
       new Promise((resolve) => {
-        execFile('bash', ['-c', commandLine], { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-          const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
-          resolve({ status: code, stdout, stderr });
-        });
+        execFile(
+          'bash',
+          ['-c', commandLine],
+          { cwd, encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 16 * 1024 * 1024 },
+          (err, stdout, stderr) => {
+            const code = err === null ? 0 : typeof err.code === 'number' ? err.code : null;
+            resolve({ status: code, stdout, stderr });
+          },
+        );
       }),
   };
 }

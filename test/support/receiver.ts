@@ -10,7 +10,11 @@ import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { FIXTURE_REGISTRY } from './app';
 
 /** The receiver's claim-check settings in tests: config.ts's defaults, a test bucket, no reference bucket allowed. */
-export const TEST_CLAIMS: ClaimsConfig = { payloadBucket: 'test-inbox-payloads', offloadBytes: 512 * 1024, referenceBuckets: [] };
+export const TEST_CLAIMS: ClaimsConfig = {
+  payloadBucket: 'test-inbox-payloads',
+  offloadBytes: 512 * 1024,
+  referenceBuckets: [],
+};
 
 /**
  * The payload store of a test that sends no payload over the threshold: any
@@ -44,7 +48,11 @@ function endpointDeps(db: Firestore, logs: Array<Record<string, unknown>>): Dead
 }
 
 /** Registers `handler` with the Functions Framework under a fresh name and serves it in process. */
-function serve(prefix: string, handler: Parameters<typeof http>[1], logs: Array<Record<string, unknown>>): TestReceiver {
+function serve(
+  prefix: string,
+  handler: Parameters<typeof http>[1],
+  logs: Array<Record<string, unknown>>,
+): TestReceiver {
   const name = `${prefix}${++registered}`;
   http(name, handler);
   return { server: getTestServer(name), logs };
@@ -56,11 +64,25 @@ function serve(prefix: string, handler: Parameters<typeof http>[1], logs: Array<
  */
 export function testReceiver(db: Firestore, overrides: Partial<ReceiverDeps> = {}): TestReceiver {
   const logs: Array<Record<string, unknown>> = [];
-  return serve('receiverUnderTest', createPushHandler({ ...endpointDeps(db, logs), fastPath: null, payloadStore: noPayloadStore, claims: TEST_CLAIMS, ...overrides }), logs);
+  return serve(
+    'receiverUnderTest',
+    createPushHandler({
+      ...endpointDeps(db, logs),
+      fastPath: null,
+      payloadStore: noPayloadStore,
+      claims: TEST_CLAIMS,
+      ...overrides,
+    }),
+    logs,
+  );
 }
 
 /** `receiveDeadLetter` registered and served in process like {@link testReceiver}, with the same defaults. */
 export function testDeadLetterReceiver(db: Firestore, overrides: Partial<DeadLetterDeps> = {}): TestReceiver {
   const logs: Array<Record<string, unknown>> = [];
-  return serve('deadLetterReceiverUnderTest', createDeadLetterHandler({ ...endpointDeps(db, logs), ...overrides }), logs);
+  return serve(
+    'deadLetterReceiverUnderTest',
+    createDeadLetterHandler({ ...endpointDeps(db, logs), ...overrides }),
+    logs,
+  );
 }

@@ -11,7 +11,10 @@ import { errorMessage } from '../../functions/src/core/errors';
  * real Google host over HTTPS, which a stand-in never answers: refused and
  * recorded in `unexpected`.
  */
-export async function listenStandIn(route: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void, unexpected: string[]): Promise<{ readonly server: Server; readonly url: string }> {
+export async function listenStandIn(
+  route: (req: IncomingMessage, body: Buffer, res: ServerResponse) => void,
+  unexpected: string[],
+): Promise<{ readonly server: Server; readonly url: string }> {
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

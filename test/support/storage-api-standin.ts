@@ -38,7 +38,13 @@ export interface StorageApiStandIn {
 }
 
 /** The Storage object permissions the stand-in calls testable on a project. */
-const TESTABLE = ['storage.objects.create', 'storage.objects.delete', 'storage.objects.get', 'storage.objects.list', 'storage.objects.update'];
+const TESTABLE = [
+  'storage.objects.create',
+  'storage.objects.delete',
+  'storage.objects.get',
+  'storage.objects.list',
+  'storage.objects.update',
+];
 
 export async function startStorageApiStandIn(accessToken: string): Promise<StorageApiStandIn> {
   const buckets = new Map<string, StandInBucket>();
@@ -52,29 +58,51 @@ export async function startStorageApiStandIn(accessToken: string): Promise<Stora
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  const error = (res: ServerResponse, code: number, message: string): void => json(res, code, { error: { code, message, errors: [{ reason: code === 404 ? 'notFound' : 'conflict', message }] } });
-  const parse = (body: Buffer): Record<string, unknown> => (body.length === 0 ? {} : (JSON.parse(body.toString('utf8')) as Record<string, unknown>));
+  const error = (res: ServerResponse, code: number, message: string): void =>
+    json(res, code, {
+      error: { code, message, errors: [{ reason: code === 404 ? 'notFound' : 'conflict', message }] },
+    });
+  const parse = (body: Buffer): Record<string, unknown> =>
+    body.length === 0 ? {} : (JSON.parse(body.toString('utf8')) as Record<string, unknown>);
 
   const route = (req: IncomingMessage, body: Buffer, res: ServerResponse): void => {
     const url = new URL(req.url ?? '/', 'http://standin');
     const path = url.pathname;
     const call = `${req.method ?? '?'} ${path}`;
     calls.push(call);
-    if (req.headers.authorization !== `Bearer ${accessToken}`) return json(res, 401, { error: { code: 401, message: 'no or wrong access token' } });
+    if (req.headers.authorization !== `Bearer ${accessToken}`)
+      return json(res, 401, { error: { code: 401, message: 'no or wrong access token' } });
     let m: RegExpExecArray | null;
     if (req.method === 'POST' && path === '/storage/v1/b') {
       const sent = parse(body);
       const name = String(sent.name);
       writes.push({ call, body: sent });
       if (buckets.has(name)) return error(res, 409, `The requested bucket name is not available: ${name}`);
-      const bucket: StandInBucket = { kind: 'storage#bucket', id: name, storageClass: 'STANDARD', metageneration: '1', timeCreated: '2026-01-01T00:00:00.000Z', updated: '2026-01-01T00:00:00.000Z', ...sent, name, location: (typeof sent.location === 'string' ? sent.location : 'US').toUpperCase() };
+      const bucket: StandInBucket = {
+        kind: 'storage#bucket',
+        id: name,
+        storageClass: 'STANDARD',
+        metageneration: '1',
+        timeCreated: '2026-01-01T00:00:00.000Z',
+        updated: '2026-01-01T00:00:00.000Z',
+        ...sent,
+        name,
+        location: (typeof sent.location === 'string' ? sent.location : 'US').toUpperCase(),
+      };
       buckets.set(name, bucket);
       return json(res, 200, bucket);
     }
     if ((m = /^\/storage\/v1\/b\/([^/]+)\/iam$/.exec(path))) {
       const name = decodeURIComponent(m[1] ?? '');
       if (!buckets.has(name)) return error(res, 404, `The specified bucket does not exist: ${name}`);
-      if (req.method === 'GET') return json(res, 200, { kind: 'storage#policy', resourceId: `projects/_/buckets/${name}`, version: 1, etag: 'CAE=', bindings: policies.get(name) ?? [] });
+      if (req.method === 'GET')
+        return json(res, 200, {
+          kind: 'storage#policy',
+          resourceId: `projects/_/buckets/${name}`,
+          version: 1,
+          etag: 'CAE=',
+          bindings: policies.get(name) ?? [],
+        });
       if (req.method === 'PUT') {
         const policy = parse(body) as { bindings?: StandInBinding[] };
         policies.set(name, policy.bindings ?? []);
@@ -89,15 +117,26 @@ export async function startStorageApiStandIn(accessToken: string): Promise<Stora
       if (req.method === 'PATCH') {
         const sent = parse(body);
         writes.push({ call, body: sent });
-        const iamConfiguration = { ...(bucket.iamConfiguration as Record<string, unknown> | undefined), ...(sent.iamConfiguration as Record<string, unknown> | undefined) };
-        const patched: StandInBucket = { ...bucket, ...sent, iamConfiguration, name, metageneration: String(Number(bucket.metageneration ?? 1) + 1) };
+        const iamConfiguration = {
+          ...(bucket.iamConfiguration as Record<string, unknown> | undefined),
+          ...(sent.iamConfiguration as Record<string, unknown> | undefined),
+        };
+        const patched: StandInBucket = {
+          ...bucket,
+          ...sent,
+          iamConfiguration,
+          name,
+          metageneration: String(Number(bucket.metageneration ?? 1) + 1),
+        };
         buckets.set(name, patched);
         return json(res, 200, patched);
       }
     }
     // gcloud asks which permissions a custom role on the project may hold before it creates or updates one.
     if (req.method === 'POST' && path === '/v1/permissions:queryTestablePermissions') {
-      return json(res, 200, { permissions: TESTABLE.map((name) => ({ name, stage: 'GA', customRolesSupportLevel: 'SUPPORTED' })) });
+      return json(res, 200, {
+        permissions: TESTABLE.map((name) => ({ name, stage: 'GA', customRolesSupportLevel: 'SUPPORTED' })),
+      });
     }
     if (req.method === 'POST' && (m = /^\/v1\/(projects\/[^/]+)\/roles$/.exec(path))) {
       const sent = parse(body) as { roleId?: string; role?: Record<string, unknown> };
@@ -136,6 +175,7 @@ export async function startStorageApiStandIn(accessToken: string): Promise<Stora
     calls,
     writes,
     unexpected,
-    close: () => new Promise<void>((resolve, reject) => server.close((err) => (err === undefined ? resolve() : reject(err)))),
+    close: () =>
+      new Promise<void>((resolve, reject) => server.close((err) => (err === undefined ? resolve() : reject(err)))),
   };
 }

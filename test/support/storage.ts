@@ -22,7 +22,10 @@ export interface TestStorage {
  * that builds its client afterwards uses it) and creates `buckets`. Call
  * `stop()` when done; {@link useTestStorage} wires both into jest's hooks.
  */
-export async function startTestStorage(buckets: readonly string[] = [], projectId = 'storage-test'): Promise<TestStorage> {
+export async function startTestStorage(
+  buckets: readonly string[] = [],
+  projectId = 'storage-test',
+): Promise<TestStorage> {
   const emulator = await startStorageEmulator();
   const before = process.env.STORAGE_EMULATOR_HOST;
   process.env.STORAGE_EMULATOR_HOST = emulator.url;
@@ -72,7 +75,8 @@ export function useTestStorage(buckets: readonly string[] = []): { readonly curr
   });
   return {
     get current(): TestStorage {
-      if (current === undefined) throw new Error('useTestStorage: read .current inside a test or hook, after beforeAll');
+      if (current === undefined)
+        throw new Error('useTestStorage: read .current inside a test or hook, after beforeAll');
       return current;
     },
   };

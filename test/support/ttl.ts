@@ -4,7 +4,9 @@ import { join } from 'node:path';
 
 /** The TTL policies as deployed: every field override of firestore.indexes.json with "ttl": true. */
 export const TTL_POLICIES = (
-  JSON.parse(readFileSync(join(__dirname, '..', '..', 'firestore.indexes.json'), 'utf8')) as { fieldOverrides: Array<{ collectionGroup: string; fieldPath: string; ttl?: boolean }> }
+  JSON.parse(readFileSync(join(__dirname, '..', '..', 'firestore.indexes.json'), 'utf8')) as {
+    fieldOverrides: Array<{ collectionGroup: string; fieldPath: string; ttl?: boolean }>;
+  }
 ).fieldOverrides.filter((o) => o.ttl === true);
 
 /**

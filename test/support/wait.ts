@@ -13,7 +13,11 @@ export interface WaitOptions {
  * while); when time runs out, the error names `what` and the last error seen.
  * The one polling helper of the tests.
  */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined>, options: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  options: WaitOptions = {},
+): Promise<T> {
   const { timeoutMs = 30_000, everyMs = 50 } = options;
   const deadline = Date.now() + timeoutMs;
   let lastError: string | undefined;
@@ -25,7 +29,9 @@ export async function waitFor<T>(what: string, check: () => Promise<T | undefine
       lastError = String(err);
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : `: ${lastError}`}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError === undefined ? '' : `: ${lastError}`}`,
+      );
     }
     await new Promise((r) => setTimeout(r, everyMs));
   }

@@ -41,9 +41,17 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
-  const config = loadConfig({ GOOGLE_CLOUD_PROJECT: PROJECT, INBOX_TASKS_EMULATOR_HOST: emulator.host, INBOX_TASKS_SERVICE_ACCOUNT: TASKS_ACCOUNT, INBOX_FIRE_TIMER_URL: url });
+  const config = loadConfig({
+    GOOGLE_CLOUD_PROJECT: PROJECT,
+    INBOX_TASKS_EMULATOR_HOST: emulator.host,
+    INBOX_TASKS_SERVICE_ACCOUNT: TASKS_ACCOUNT,
+    INBOX_FIRE_TIMER_URL: url,
+  });
   const admin = emulatorClient(emulator.host);
-  await admin.createQueue({ parent: `projects/${PROJECT}/locations/${config.tasks.location}`, queue: { name: `projects/${PROJECT}/locations/${config.tasks.location}/queues/${config.tasks.timersQueue}` } });
+  await admin.createQueue({
+    parent: `projects/${PROJECT}/locations/${config.tasks.location}`,
+    queue: { name: `projects/${PROJECT}/locations/${config.tasks.location}/queues/${config.tasks.timersQueue}` },
+  });
   await admin.close();
   queue = timerQueue(config, url);
 });
@@ -61,7 +69,11 @@ test('a timer task waits for its scheduleTime, then POSTs { timerId } to fireTim
   const dueAt = new Date(Date.now() + 1_500);
   expect(await queue.enqueue(timerId, { scheduleTime: dueAt })).toBe('CREATED');
   const [task] = emulator.tasks('process-timers');
-  expect(task).toMatchObject({ name: `projects/${PROJECT}/locations/europe-west1/queues/process-timers/tasks/${timerId}`, url, method: 'POST' });
+  expect(task).toMatchObject({
+    name: `projects/${PROJECT}/locations/europe-west1/queues/process-timers/tasks/${timerId}`,
+    url,
+    method: 'POST',
+  });
   expect(task?.scheduleTime.getTime()).toBe(dueAt.getTime());
   expect(task?.authRequested).toEqual({ kind: 'oidc', serviceAccountEmail: TASKS_ACCOUNT, audience: url });
   // The name is the timer's: a second dispatch of the same timer creates nothing.
@@ -84,6 +96,8 @@ test('without a scheduleTime the task runs at once', async () => {
 
 test('a scheduleTime more than 30 days ahead is refused (INVALID_ARGUMENT) and creates nothing', async () => {
   const timerId = timerIdOf(3);
-  await expect(queue.enqueue(timerId, { scheduleTime: new Date(Date.now() + 31 * 24 * 60 * 60_000) })).rejects.toMatchObject({ code: INVALID_ARGUMENT });
+  await expect(
+    queue.enqueue(timerId, { scheduleTime: new Date(Date.now() + 31 * 24 * 60 * 60_000) }),
+  ).rejects.toMatchObject({ code: INVALID_ARGUMENT });
   expect(emulator.tasks('process-timers').some((t) => t.name.endsWith(timerId))).toBe(false);
 });

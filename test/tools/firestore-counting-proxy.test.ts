@@ -12,7 +12,10 @@ let proxy: FirestoreCountingProxy;
 let db: Firestore;
 
 beforeAll(async () => {
-  proxy = await startFirestoreCountingProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', { indexes: [], fieldOverrides: [] });
+  proxy = await startFirestoreCountingProxy(process.env.FIRESTORE_EMULATOR_HOST ?? '', {
+    indexes: [],
+    fieldOverrides: [],
+  });
   db = firestore('counting', { host: proxy.host });
 });
 firestore.beforeTerminate(async () => {
@@ -21,7 +24,9 @@ firestore.beforeTerminate(async () => {
 });
 
 /** The counts settle once the calls' answers have passed the proxy; a call's trailers may come a moment after the client resolves. */
-async function settled(expect: (c: ReturnType<FirestoreCountingProxy['counts']>) => boolean): Promise<ReturnType<FirestoreCountingProxy['counts']>> {
+async function settled(
+  expect: (c: ReturnType<FirestoreCountingProxy['counts']>) => boolean,
+): Promise<ReturnType<FirestoreCountingProxy['counts']>> {
   const deadline = Date.now() + 5_000;
   for (;;) {
     const c = proxy.counts();
@@ -44,7 +49,15 @@ test('a transaction with 2 gets and 3 writes, a query of 4, an empty query and a
     tx.set(col.doc('q2'), { seen: FieldValue.serverTimestamp() }, { merge: true });
   });
   let c = await settled((x) => x.commits === 1);
-  expect({ reads: c.reads, found: c.readsFound, missing: c.readsMissing, writes: c.writes, creates: c.creates, updates: c.updates, deletes: c.deletes }).toEqual({ reads: 2, found: 1, missing: 1, writes: 3, creates: 1, updates: 2, deletes: 0 });
+  expect({
+    reads: c.reads,
+    found: c.readsFound,
+    missing: c.readsMissing,
+    writes: c.writes,
+    creates: c.creates,
+    updates: c.updates,
+    deletes: c.deletes,
+  }).toEqual({ reads: 2, found: 1, missing: 1, writes: 3, creates: 1, updates: 2, deletes: 0 });
 
   proxy.reset();
   expect((await col.where('kind', '==', 'four').get()).size).toBe(4);
@@ -82,8 +95,20 @@ test('a commit that fails counts no writes', async () => {
 test('the index entries of a document of known shape', () => {
   const config: IndexConfig = {
     indexes: [
-      { collectionGroup: 'docs', fields: [{ fieldPath: 'status', order: 'ASCENDING' }, { fieldPath: 'tags', arrayConfig: 'CONTAINS' }] },
-      { collectionGroup: 'docs', fields: [{ fieldPath: 'status', order: 'ASCENDING' }, { fieldPath: 'missing', order: 'ASCENDING' }] },
+      {
+        collectionGroup: 'docs',
+        fields: [
+          { fieldPath: 'status', order: 'ASCENDING' },
+          { fieldPath: 'tags', arrayConfig: 'CONTAINS' },
+        ],
+      },
+      {
+        collectionGroup: 'docs',
+        fields: [
+          { fieldPath: 'status', order: 'ASCENDING' },
+          { fieldPath: 'missing', order: 'ASCENDING' },
+        ],
+      },
     ],
     fieldOverrides: [
       { collectionGroup: 'docs', fieldPath: 'payload', indexes: [] },

@@ -11,8 +11,16 @@ import { topologyOf } from '../../functions/src/apps/topology';
  * message.
  */
 const message = (over: Record<string, unknown> = {}) =>
-  defineMessage({ name: 'Ping', topic: 'pings', schema: z.object({ id: z.string() }), correlationKey: (p: { id: string }) => p.id, dedupKey: (p: { id: string }) => p.id, ...over });
-const app = (over: Partial<Record<keyof AppDefinition, unknown>> = {}): AppDefinition => ({ name: 'pinger', messages: [message()], steps: () => ({}), ...over }) as AppDefinition;
+  defineMessage({
+    name: 'Ping',
+    topic: 'pings',
+    schema: z.object({ id: z.string() }),
+    correlationKey: (p: { id: string }) => p.id,
+    dedupKey: (p: { id: string }) => p.id,
+    ...over,
+  });
+const app = (over: Partial<Record<keyof AppDefinition, unknown>> = {}): AppDefinition =>
+  ({ name: 'pinger', messages: [message()], steps: () => ({}), ...over }) as AppDefinition;
 const refusal = (definition: AppDefinition): string => {
   try {
     defineApp(definition);
@@ -26,20 +34,54 @@ const refusal = (definition: AppDefinition): string => {
 describe('defineApp: what the declaration alone refuses', () => {
   test('a sound declaration gets its defaults: models bpmn/, subscriptions TOPIC-push, eventType, NAME-dlt', () => {
     const a = defineApp(app());
-    expect(a).toMatchObject({ name: 'pinger', models: 'bpmn', deadLetterTopic: 'pinger-dlt', publishes: [], collections: [] });
+    expect(a).toMatchObject({
+      name: 'pinger',
+      models: 'bpmn',
+      deadLetterTopic: 'pinger-dlt',
+      publishes: [],
+      collections: [],
+    });
     expect(a.messages[0]).toMatchObject({ subscription: 'pings-push', nameAttribute: 'eventType' });
   });
 
   test.each([
-    ['a name that is no name', app({ name: 'Pinger App' }), /the app's name "Pinger App" must be 2 to 40 lower-case letters/],
+    [
+      'a name that is no name',
+      app({ name: 'Pinger App' }),
+      /the app's name "Pinger App" must be 2 to 40 lower-case letters/,
+    ],
     ['no message types', app({ messages: [] }), /messages: declare at least one message type/],
     ['steps that are no function', app({ steps: { ship: async () => ({}) } }), /steps: a function \(context\) =>/],
-    ['a message without a topic', app({ messages: [message({ topic: undefined })] }), /message Ping: its topic is missing/],
-    ['two message types with one name', app({ messages: [message(), message({ topic: 'pongs' })] }), /message Ping: two message types are named Ping/],
-    ['a topic name Pub/Sub refuses', app({ messages: [message({ topic: 'a b' })] }), /message Ping: its topic "a b" is no Pub\/Sub name/],
-    ['a topic in Google\'s reserved prefix', app({ messages: [message({ topic: 'goog-pings' })] }), /starts with "goog", which Pub\/Sub reserves/],
-    ['a schema that is not zod', app({ messages: [message({ schema: { type: 'object' } })] }), /message Ping: schema must be a zod schema/],
-    ['keys that are no functions', app({ messages: [message({ correlationKey: 'id' })] }), /message Ping: correlationKey and dedupKey must be functions/],
+    [
+      'a message without a topic',
+      app({ messages: [message({ topic: undefined })] }),
+      /message Ping: its topic is missing/,
+    ],
+    [
+      'two message types with one name',
+      app({ messages: [message(), message({ topic: 'pongs' })] }),
+      /message Ping: two message types are named Ping/,
+    ],
+    [
+      'a topic name Pub/Sub refuses',
+      app({ messages: [message({ topic: 'a b' })] }),
+      /message Ping: its topic "a b" is no Pub\/Sub name/,
+    ],
+    [
+      "a topic in Google's reserved prefix",
+      app({ messages: [message({ topic: 'goog-pings' })] }),
+      /starts with "goog", which Pub\/Sub reserves/,
+    ],
+    [
+      'a schema that is not zod',
+      app({ messages: [message({ schema: { type: 'object' } })] }),
+      /message Ping: schema must be a zod schema/,
+    ],
+    [
+      'keys that are no functions',
+      app({ messages: [message({ correlationKey: 'id' })] }),
+      /message Ping: correlationKey and dedupKey must be functions/,
+    ],
     ['a publish topic Pub/Sub refuses', app({ publishes: ['x'] }), /publishes: the topic "x" is no Pub\/Sub name/],
     ['a collection that is no name', app({ collections: ['a/b'] }), /collections: "a\/b" is no collection name/],
   ])('%s', (_what, definition, reason) => {
@@ -50,27 +92,44 @@ describe('defineApp: what the declaration alone refuses', () => {
 describe('the topology', () => {
   test('types sharing a topic share its subscription; the dead letters get their own', () => {
     const t = topologyOf(defineApp(app({ messages: [message(), message({ name: 'Pong' })], publishes: ['pokes'] })));
-    expect(t).toEqual({ app: 'pinger', inbound: [{ topic: 'pings', subscription: 'pings-push', messages: ['Ping', 'Pong'] }], deadLetter: { topic: 'pinger-dlt', subscription: 'pinger-dlt-push' }, publishes: ['pokes'], collections: [] });
+    expect(t).toEqual({
+      app: 'pinger',
+      inbound: [{ topic: 'pings', subscription: 'pings-push', messages: ['Ping', 'Pong'] }],
+      deadLetter: { topic: 'pinger-dlt', subscription: 'pinger-dlt-push' },
+      publishes: ['pokes'],
+      collections: [],
+    });
   });
 
   test('one topic, two subscription names; a dead-letter topic that is also inbound: refused', () => {
-    expect(() => topologyOf(defineApp(app({ messages: [message(), message({ name: 'Pong', subscription: 'other' })] })))).toThrow(/share the topic pings but name two subscriptions/);
-    expect(() => topologyOf(defineApp(app({ deadLetterTopic: 'pings' })))).toThrow(/the dead-letter topic pings is also a topic messages arrive on/);
+    expect(() =>
+      topologyOf(defineApp(app({ messages: [message(), message({ name: 'Pong', subscription: 'other' })] }))),
+    ).toThrow(/share the topic pings but name two subscriptions/);
+    expect(() => topologyOf(defineApp(app({ deadLetterTopic: 'pings' })))).toThrow(
+      /the dead-letter topic pings is also a topic messages arrive on/,
+    );
   });
 });
 
 describe('loading an app: the refusal names its file', () => {
   test('a declaration defineApp refuses, when its file loads', () => {
-    expect(() => loadApp('test/fixtures/apps/bad-topic')).toThrow(/^test\/fixtures\/apps\/bad-topic\/index\.ts: message Ping: its topic "goog-pings" starts with "goog"/);
+    expect(() => loadApp('test/fixtures/apps/bad-topic')).toThrow(
+      /^test\/fixtures\/apps\/bad-topic\/index\.ts: message Ping: its topic "goog-pings" starts with "goog"/,
+    );
   });
 
   test('a folder without an app, and one outside the repository', () => {
-    expect(() => loadApp('test/fixtures/apps/none')).toThrow(/INBOX_APP=test\/fixtures\/apps\/none: no test\/fixtures\/apps\/none\/index\.ts/);
+    expect(() => loadApp('test/fixtures/apps/none')).toThrow(
+      /INBOX_APP=test\/fixtures\/apps\/none: no test\/fixtures\/apps\/none\/index\.ts/,
+    );
     expect(() => loadApp('../elsewhere')).toThrow(/an app is a folder inside the repository/);
   });
 
   test('steps that do not match the models, and a message nobody declares: every problem in one line', async () => {
-    const err: unknown = await checkApp({ app: 'test/fixtures/apps/mismatched', bpmnDir: null }).then(() => null, (e: unknown) => e);
+    const err: unknown = await checkApp({ app: 'test/fixtures/apps/mismatched', bpmnDir: null }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AppDefinitionError);
     const text = (err as Error).message;
     expect(text.split('\n')).toHaveLength(1);
@@ -86,19 +145,29 @@ describe('the build refuses what a start would', () => {
     const { existsSync } = await import('node:fs');
     const { appBundle } = await import('../../functions/src/apps/load-app');
     const { buildApp } = await import('../../tools/build/build-app');
-    await expect(buildApp('test/fixtures/apps/mismatched')).rejects.toThrow(/^test\/fixtures\/apps\/mismatched\/index\.ts: task shipping\/ship is async but steps has no handler ship/);
+    await expect(buildApp('test/fixtures/apps/mismatched')).rejects.toThrow(
+      /^test\/fixtures\/apps\/mismatched\/index\.ts: task shipping\/ship is async but steps has no handler ship/,
+    );
     expect(existsSync(appBundle('test/fixtures/apps/mismatched'))).toBe(false);
   });
 });
 
 describe('a model the engine cannot run', () => {
   test('is refused naming the app, the .bpmn file and the element', async () => {
-    const err: unknown = await checkApp({ app: 'test/fixtures/apps/mismatched', bpmnDir: 'test/fixtures/apps/unsupported-model' }).then(() => null, (e: unknown) => e);
-    expect((err as Error).message).toMatch(/^test\/fixtures\/apps\/mismatched\/index\.ts: test\/fixtures\/apps\/unsupported-model\/manual\.bpmn: .*review/);
+    const err: unknown = await checkApp({
+      app: 'test/fixtures/apps/mismatched',
+      bpmnDir: 'test/fixtures/apps/unsupported-model',
+    }).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect((err as Error).message).toMatch(
+      /^test\/fixtures\/apps\/mismatched\/index\.ts: test\/fixtures\/apps\/unsupported-model\/manual\.bpmn: .*review/,
+    );
   });
 });
 
-test('durationString: what a timer takes passes, anything else is refused with the timer\'s reason', async () => {
+test("durationString: what a timer takes passes, anything else is refused with the timer's reason", async () => {
   const { durationString } = await import('../../functions/src/app');
   expect(durationString().safeParse('P10D').success).toBe(true);
   const bad = durationString().safeParse('P1M');

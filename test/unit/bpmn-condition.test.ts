@@ -1,7 +1,11 @@
 import { evaluateCondition, parseCondition } from '../../functions/src/bpmn/condition';
 import type { Condition } from '../../functions/src/bpmn/model';
 
-const cmp = (variable: string, op: '==' | '!=' | '<' | '<=' | '>' | '>=', value: string | number | boolean | null): Condition => ({ kind: 'compare', variable, op, value });
+const cmp = (
+  variable: string,
+  op: '==' | '!=' | '<' | '<=' | '>' | '>=',
+  value: string | number | boolean | null,
+): Condition => ({ kind: 'compare', variable, op, value });
 
 describe('parseCondition', () => {
   const parsed: Array<[string, Condition]> = [
@@ -26,14 +30,41 @@ describe('parseCondition', () => {
     ['_x1 == 1', cmp('_x1', '==', 1)],
     ['a == 1 && b == 2', { kind: 'and', left: cmp('a', '==', 1), right: cmp('b', '==', 2) }],
     // && binds tighter than ||.
-    ['a == 1 || b == 2 && c == 3', { kind: 'or', left: cmp('a', '==', 1), right: { kind: 'and', left: cmp('b', '==', 2), right: cmp('c', '==', 3) } }],
-    ['a == 1 && b == 2 || c == 3', { kind: 'or', left: { kind: 'and', left: cmp('a', '==', 1), right: cmp('b', '==', 2) }, right: cmp('c', '==', 3) }],
-    ['(a == 1 || b == 2) && c == 3', { kind: 'and', left: { kind: 'or', left: cmp('a', '==', 1), right: cmp('b', '==', 2) }, right: cmp('c', '==', 3) }],
+    [
+      'a == 1 || b == 2 && c == 3',
+      {
+        kind: 'or',
+        left: cmp('a', '==', 1),
+        right: { kind: 'and', left: cmp('b', '==', 2), right: cmp('c', '==', 3) },
+      },
+    ],
+    [
+      'a == 1 && b == 2 || c == 3',
+      {
+        kind: 'or',
+        left: { kind: 'and', left: cmp('a', '==', 1), right: cmp('b', '==', 2) },
+        right: cmp('c', '==', 3),
+      },
+    ],
+    [
+      '(a == 1 || b == 2) && c == 3',
+      {
+        kind: 'and',
+        left: { kind: 'or', left: cmp('a', '==', 1), right: cmp('b', '==', 2) },
+        right: cmp('c', '==', 3),
+      },
+    ],
     // ! binds tighter than &&.
     ['!a == 1 && b == 2', { kind: 'and', left: { kind: 'not', operand: cmp('a', '==', 1) }, right: cmp('b', '==', 2) }],
-    ['!(a == 1 && b == 2)', { kind: 'not', operand: { kind: 'and', left: cmp('a', '==', 1), right: cmp('b', '==', 2) } }],
+    [
+      '!(a == 1 && b == 2)',
+      { kind: 'not', operand: { kind: 'and', left: cmp('a', '==', 1), right: cmp('b', '==', 2) } },
+    ],
     ['!!a == 1', { kind: 'not', operand: { kind: 'not', operand: cmp('a', '==', 1) } }],
-    ['a == 1 || b == 2 || c == 3', { kind: 'or', left: { kind: 'or', left: cmp('a', '==', 1), right: cmp('b', '==', 2) }, right: cmp('c', '==', 3) }],
+    [
+      'a == 1 || b == 2 || c == 3',
+      { kind: 'or', left: { kind: 'or', left: cmp('a', '==', 1), right: cmp('b', '==', 2) }, right: cmp('c', '==', 3) },
+    ],
   ];
   test.each(parsed)('%s', (text, expected) => {
     expect(parseCondition(text)).toEqual(expected);
@@ -44,7 +75,10 @@ describe('parseCondition', () => {
     ['${}', 'empty condition at position 3'],
     ['${a == 1', "missing closing '}' of '${'"],
     ['a', 'expected a comparison (== != < <= > >=) after a but found end of condition at position 2'],
-    ['a == ', 'expected a literal (number, string, true, false, null) after == but found end of condition at position 6'],
+    [
+      'a == ',
+      'expected a literal (number, string, true, false, null) after == but found end of condition at position 6',
+    ],
     ['a = 1', 'unexpected character "=" at position 3'],
     ['a === 1', 'unexpected character "=" at position 5'],
     ['a == b', 'expected a literal (number, string, true, false, null) after == but found b at position 6'],
@@ -75,7 +109,9 @@ describe('parseCondition', () => {
   });
 
   test('messages quote the condition and give a 1-based position', () => {
-    expect(() => parseCondition('${a == 1 || }')).toThrow('invalid condition "${a == 1 || }": expected a variable name but found end of condition at position 13');
+    expect(() => parseCondition('${a == 1 || }')).toThrow(
+      'invalid condition "${a == 1 || }": expected a variable name but found end of condition at position 13',
+    );
   });
 });
 
@@ -156,7 +192,12 @@ describe('evaluateCondition', () => {
     const own = Object.assign(Object.create(null) as Record<string, unknown>, { constructor: 'mine' });
     expect(evaluateCondition(parseCondition("constructor == 'mine'"), own)).toBe(true);
     expect(evaluateCondition(parseCondition("x.constructor == 'mine'"), { x: own })).toBe(true);
-    expect(evaluateCondition(parseCondition("x.__proto__ == 'p'"), JSON.parse('{"x":{"__proto__":"p"}}') as Record<string, unknown>)).toBe(true);
+    expect(
+      evaluateCondition(
+        parseCondition("x.__proto__ == 'p'"),
+        JSON.parse('{"x":{"__proto__":"p"}}') as Record<string, unknown>,
+      ),
+    ).toBe(true);
   });
 
   test('never throws on odd values', () => {

@@ -20,14 +20,21 @@ function bpmn(process: string, roots = '', attributes = 'isExecutable="true"'): 
 const start = (id = 'start'): string => `<bpmn:startEvent id="${id}" />`;
 const end = (id = 'end'): string => `<bpmn:endEvent id="${id}" />`;
 const task = (id = 'task', attributes = ''): string => `<bpmn:serviceTask id="${id}" ${attributes} />`;
-const wait = (id = 'wait', attributes = 'inbox:correlationKey="orderId"', definition = '<bpmn:messageEventDefinition messageRef="m" />'): string =>
-  `<bpmn:intermediateCatchEvent id="${id}" ${attributes}>${definition}</bpmn:intermediateCatchEvent>`;
+const wait = (
+  id = 'wait',
+  attributes = 'inbox:correlationKey="orderId"',
+  definition = '<bpmn:messageEventDefinition messageRef="m" />',
+): string => `<bpmn:intermediateCatchEvent id="${id}" ${attributes}>${definition}</bpmn:intermediateCatchEvent>`;
 function flow(id: string, source: string, target: string, condition?: string): string {
-  const body = condition === undefined ? '' : `<bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">${condition}</bpmn:conditionExpression>`;
+  const body =
+    condition === undefined
+      ? ''
+      : `<bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">${condition}</bpmn:conditionExpression>`;
   return `<bpmn:sequenceFlow id="${id}" sourceRef="${source}" targetRef="${target}">${body}</bpmn:sequenceFlow>`;
 }
 /** start → middle → end, with `middle` one element whose id is `id`. */
-const around = (middle: string, id: string): string => start() + middle + end() + flow('f1', 'start', id) + flow('f2', id, 'end');
+const around = (middle: string, id: string): string =>
+  start() + middle + end() + flow('f1', 'start', id) + flow('f2', id, 'end');
 const gateway = (attributes: string, flows: string): string =>
   start() + `<bpmn:exclusiveGateway id="gw" ${attributes} />` + end('a') + end('b') + flow('f0', 'start', 'gw') + flows;
 
@@ -36,8 +43,22 @@ describe('parseProcessModel: valid models', () => {
     const path = join(ROOT, 'test', 'fixtures', 'app', 'bpmn', 'fixture-process.bpmn');
     const model = await loadProcessModel(path);
     const version = createHash('sha256').update(readFileSync(path, 'utf8')).digest('hex').slice(0, 16);
-    const f = ['Flow_start_handOver', 'Flow_opened_handOver', 'Flow_handOver_wait', 'Flow_wait_settle', 'Flow_overdue_escalate', 'Flow_escalate_end', 'Flow_settle_end'] as const;
-    const plain = (id: string, sourceId: string, targetId: string) => ({ id, sourceId, targetId, condition: null, conditionText: null });
+    const f = [
+      'Flow_start_handOver',
+      'Flow_opened_handOver',
+      'Flow_handOver_wait',
+      'Flow_wait_settle',
+      'Flow_overdue_escalate',
+      'Flow_escalate_end',
+      'Flow_settle_end',
+    ] as const;
+    const plain = (id: string, sourceId: string, targetId: string) => ({
+      id,
+      sourceId,
+      targetId,
+      condition: null,
+      conditionText: null,
+    });
     expect(model).toEqual({
       key: 'fixture-process',
       name: 'Case execution',
@@ -47,21 +68,68 @@ describe('parseProcessModel: valid models', () => {
       nodes: {
         start: { kind: 'startEvent', id: 'start', name: 'Case opened', incoming: [], outgoing: [f[0]] },
         opened: {
-          kind: 'messageStartEvent', id: 'opened', name: 'TaskOpened received',
-          messageName: 'TaskOpened', correlationVariable: 'caseId', incoming: [], outgoing: [f[1]],
+          kind: 'messageStartEvent',
+          id: 'opened',
+          name: 'TaskOpened received',
+          messageName: 'TaskOpened',
+          correlationVariable: 'caseId',
+          incoming: [],
+          outgoing: [f[1]],
         },
-        handOver: { kind: 'sendTask', id: 'handOver', name: 'Hand over case', async: true, boundaryEventIds: [], incoming: [f[0], f[1]], outgoing: [f[2]] },
+        handOver: {
+          kind: 'sendTask',
+          id: 'handOver',
+          name: 'Hand over case',
+          async: true,
+          boundaryEventIds: [],
+          incoming: [f[0], f[1]],
+          outgoing: [f[2]],
+        },
         waitForCompletion: {
-          kind: 'receiveTask', id: 'waitForCompletion', name: 'Wait for completion',
-          messageName: 'TaskCompleted', correlationVariable: 'caseId', boundaryEventIds: ['completionOverdue'], incoming: [f[2]], outgoing: [f[3]],
+          kind: 'receiveTask',
+          id: 'waitForCompletion',
+          name: 'Wait for completion',
+          messageName: 'TaskCompleted',
+          correlationVariable: 'caseId',
+          boundaryEventIds: ['completionOverdue'],
+          incoming: [f[2]],
+          outgoing: [f[3]],
         },
         completionOverdue: {
-          kind: 'boundaryTimer', id: 'completionOverdue', name: 'Completion deadline passed', attachedToId: 'waitForCompletion', cancelActivity: false,
-          timer: { type: 'timeDuration', text: '${completionDeadline}', variable: 'completionDeadline', value: 'P14D' }, incoming: [], outgoing: [f[4]],
+          kind: 'boundaryTimer',
+          id: 'completionOverdue',
+          name: 'Completion deadline passed',
+          attachedToId: 'waitForCompletion',
+          cancelActivity: false,
+          timer: { type: 'timeDuration', text: '${completionDeadline}', variable: 'completionDeadline', value: 'P14D' },
+          incoming: [],
+          outgoing: [f[4]],
         },
-        escalate: { kind: 'sendTask', id: 'escalate', name: 'Escalate overdue case', async: true, boundaryEventIds: [], incoming: [f[4]], outgoing: [f[5]] },
-        escalated: { kind: 'endEvent', id: 'escalated', name: 'Overdue case escalated', incoming: [f[5]], outgoing: [] },
-        settle: { kind: 'serviceTask', id: 'settle', name: 'Settle', async: true, boundaryEventIds: [], incoming: [f[3]], outgoing: [f[6]] },
+        escalate: {
+          kind: 'sendTask',
+          id: 'escalate',
+          name: 'Escalate overdue case',
+          async: true,
+          boundaryEventIds: [],
+          incoming: [f[4]],
+          outgoing: [f[5]],
+        },
+        escalated: {
+          kind: 'endEvent',
+          id: 'escalated',
+          name: 'Overdue case escalated',
+          incoming: [f[5]],
+          outgoing: [],
+        },
+        settle: {
+          kind: 'serviceTask',
+          id: 'settle',
+          name: 'Settle',
+          async: true,
+          boundaryEventIds: [],
+          incoming: [f[3]],
+          outgoing: [f[6]],
+        },
         end: { kind: 'endEvent', id: 'end', name: 'Case settled', incoming: [f[6]], outgoing: [] },
       },
       flows: {
@@ -74,7 +142,17 @@ describe('parseProcessModel: valid models', () => {
         [f[6]]: plain(f[6], 'settle', 'end'),
       },
     });
-    expect(Object.keys(model.nodes)).toEqual(['start', 'opened', 'handOver', 'waitForCompletion', 'completionOverdue', 'escalate', 'escalated', 'settle', 'end']);
+    expect(Object.keys(model.nodes)).toEqual([
+      'start',
+      'opened',
+      'handOver',
+      'waitForCompletion',
+      'completionOverdue',
+      'escalate',
+      'escalated',
+      'settle',
+      'end',
+    ]);
     expect(Object.keys(model.flows)).toEqual(f);
   });
 
@@ -82,14 +160,22 @@ describe('parseProcessModel: valid models', () => {
     const model = await loadProcessModel(join(FIXTURES, 'gateway.bpmn'));
     expect(model.key).toBe('settlement-routing');
     expect(model.nodes['checkItems']).toEqual({
-      kind: 'exclusiveGateway', id: 'checkItems', name: 'Items completed?', defaultFlowId: 'Flow_nothingToBill',
-      incoming: ['Flow_start_check'], outgoing: ['Flow_settle', 'Flow_nothingToBill'],
+      kind: 'exclusiveGateway',
+      id: 'checkItems',
+      name: 'Items completed?',
+      defaultFlowId: 'Flow_nothingToBill',
+      incoming: ['Flow_start_check'],
+      outgoing: ['Flow_settle', 'Flow_nothingToBill'],
     });
     expect(model.flows['Flow_settle']).toMatchObject({
       conditionText: '${completedItems > 0}',
       condition: { kind: 'compare', variable: 'completedItems', op: '>', value: 0 },
     });
-    expect(model.flows['Flow_nothingToBill']).toMatchObject({ condition: null, conditionText: null, targetId: 'nothingToBill' });
+    expect(model.flows['Flow_nothingToBill']).toMatchObject({
+      condition: null,
+      conditionText: null,
+      targetId: 'nothingToBill',
+    });
     expect(model.nodes['settle']).toMatchObject({ kind: 'serviceTask', async: true });
     expect(model.nodes['nothingToBill']).toMatchObject({ kind: 'endEvent', outgoing: [] });
   });
@@ -97,26 +183,57 @@ describe('parseProcessModel: valid models', () => {
   test('fixtures/bpmn/two-messages.bpmn: two waits in a row', async () => {
     const model = await loadProcessModel(join(FIXTURES, 'two-messages.bpmn'));
     expect(model.key).toBe('two-step-completion');
-    expect(model.nodes['waitForStarted']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'ExecutionStarted', correlationVariable: 'caseId' });
-    expect(model.nodes['waitForCompleted']).toMatchObject({ kind: 'messageCatchEvent', messageName: 'TaskCompleted', correlationVariable: 'caseId' });
+    expect(model.nodes['waitForStarted']).toMatchObject({
+      kind: 'messageCatchEvent',
+      messageName: 'ExecutionStarted',
+      correlationVariable: 'caseId',
+    });
+    expect(model.nodes['waitForCompleted']).toMatchObject({
+      kind: 'messageCatchEvent',
+      messageName: 'TaskCompleted',
+      correlationVariable: 'caseId',
+    });
   });
 
   test('fixtures/bpmn/receive-task.bpmn: a receive task with its message and correlation variable', async () => {
     const model = await loadProcessModel(join(FIXTURES, 'receive-task.bpmn'));
     expect(model.key).toBe('order-approval');
-    expect(model.nodes['receiveApproval']).toMatchObject({ kind: 'receiveTask', messageName: 'ApprovalGiven', correlationVariable: 'orderId', incoming: ['Flow_start_approval'], outgoing: ['Flow_approval_ship'] });
+    expect(model.nodes['receiveApproval']).toMatchObject({
+      kind: 'receiveTask',
+      messageName: 'ApprovalGiven',
+      correlationVariable: 'orderId',
+      incoming: ['Flow_start_approval'],
+      outgoing: ['Flow_approval_ship'],
+    });
     expect(model.nodes['shipOrder']).toMatchObject({ kind: 'serviceTask', async: true });
   });
 
   test('receive tasks, sync tasks, branches that merge, and loops back', async () => {
-    const model = await parseProcessModel(bpmn(
-      start() + '<bpmn:receiveTask id="recv" messageRef="m" inbox:correlationKey="orderId" />' + task('retry') + task('sync', 'inbox:async="false"') +
-      '<bpmn:exclusiveGateway id="gw" />' + end() +
-      flow('f1', 'start', 'recv') + flow('f2', 'recv', 'gw') + flow('f3', 'gw', 'retry', "${status == 'RETRY'}") +
-      flow('f4', 'retry', 'recv') + flow('f5', 'gw', 'sync', "status != 'RETRY'") + flow('f6', 'sync', 'end'),
-    ));
+    const model = await parseProcessModel(
+      bpmn(
+        start() +
+          '<bpmn:receiveTask id="recv" messageRef="m" inbox:correlationKey="orderId" />' +
+          task('retry') +
+          task('sync', 'inbox:async="false"') +
+          '<bpmn:exclusiveGateway id="gw" />' +
+          end() +
+          flow('f1', 'start', 'recv') +
+          flow('f2', 'recv', 'gw') +
+          flow('f3', 'gw', 'retry', "${status == 'RETRY'}") +
+          flow('f4', 'retry', 'recv') +
+          flow('f5', 'gw', 'sync', "status != 'RETRY'") +
+          flow('f6', 'sync', 'end'),
+      ),
+    );
     expect(model.nodes['recv']).toEqual({
-      kind: 'receiveTask', id: 'recv', name: null, messageName: 'Done', correlationVariable: 'orderId', boundaryEventIds: [], incoming: ['f1', 'f4'], outgoing: ['f2'],
+      kind: 'receiveTask',
+      id: 'recv',
+      name: null,
+      messageName: 'Done',
+      correlationVariable: 'orderId',
+      boundaryEventIds: [],
+      incoming: ['f1', 'f4'],
+      outgoing: ['f2'],
     });
     expect(model.nodes['retry']).toMatchObject({ kind: 'serviceTask', async: false });
     expect(model.nodes['sync']).toMatchObject({ kind: 'serviceTask', async: false });
@@ -125,16 +242,18 @@ describe('parseProcessModel: valid models', () => {
   });
 
   test('documentation, lanes, annotations, collaborations, non-executable processes and foreign extensions are ignored', async () => {
-    const model = await parseProcessModel(bpmn(
-      '<bpmn:documentation>why</bpmn:documentation>' +
-      '<bpmn:extensionElements><foo:setting xmlns:foo="urn:foo" value="1" /></bpmn:extensionElements>' +
-      '<bpmn:laneSet id="ls"><bpmn:lane id="lane"><bpmn:flowNodeRef>task</bpmn:flowNodeRef></bpmn:lane></bpmn:laneSet>' +
-      around(task('task', 'inbox:async="true" xmlns:foo="urn:foo" foo:colour="red"'), 'task') +
-      '<bpmn:textAnnotation id="note"><bpmn:text>Calls the ERP</bpmn:text></bpmn:textAnnotation>' +
-      '<bpmn:association id="assoc" sourceRef="task" targetRef="note" />',
-      '<bpmn:collaboration id="c"><bpmn:participant id="pp" processRef="p" /><bpmn:participant id="ext" processRef="other" /></bpmn:collaboration>' +
-      '<bpmn:process id="other" isExecutable="false" />',
-    ));
+    const model = await parseProcessModel(
+      bpmn(
+        '<bpmn:documentation>why</bpmn:documentation>' +
+          '<bpmn:extensionElements><foo:setting xmlns:foo="urn:foo" value="1" /></bpmn:extensionElements>' +
+          '<bpmn:laneSet id="ls"><bpmn:lane id="lane"><bpmn:flowNodeRef>task</bpmn:flowNodeRef></bpmn:lane></bpmn:laneSet>' +
+          around(task('task', 'inbox:async="true" xmlns:foo="urn:foo" foo:colour="red"'), 'task') +
+          '<bpmn:textAnnotation id="note"><bpmn:text>Calls the ERP</bpmn:text></bpmn:textAnnotation>' +
+          '<bpmn:association id="assoc" sourceRef="task" targetRef="note" />',
+        '<bpmn:collaboration id="c"><bpmn:participant id="pp" processRef="p" /><bpmn:participant id="ext" processRef="other" /></bpmn:collaboration>' +
+          '<bpmn:process id="other" isExecutable="false" />',
+      ),
+    );
     expect(Object.keys(model.nodes)).toEqual(['start', 'task', 'end']);
     expect(model.nodes['task']).toMatchObject({ kind: 'serviceTask', async: true });
   });
@@ -161,62 +280,284 @@ describe('parseProcessModel: valid models', () => {
 describe('parseProcessModel: invalid models', () => {
   const invalid: Array<[string, string, string | null, string]> = [
     // Unsupported elements.
-    ['parallel gateway', around('<bpmn:parallelGateway id="fork" />', 'fork'), 'fork', 'unsupported element parallelGateway; supported are: startEvent (none)'],
+    [
+      'parallel gateway',
+      around('<bpmn:parallelGateway id="fork" />', 'fork'),
+      'fork',
+      'unsupported element parallelGateway; supported are: startEvent (none)',
+    ],
     ['user task', around('<bpmn:userTask id="approve" />', 'approve'), 'approve', 'unsupported element userTask'],
     ['script task', around('<bpmn:scriptTask id="calc" />', 'calc'), 'calc', 'unsupported element scriptTask'],
     ['plain task', around('<bpmn:task id="t" />', 't'), 't', 'unsupported element task'],
-    ['timer catch event without a time', around(wait('timer', '', '<bpmn:timerEventDefinition />'), 'timer'), 'timer', 'a timerEventDefinition without timeDuration, timeDate or timeCycle'],
-    ['catch event without definition', around(wait('w', '', ''), 'w'), 'w', 'intermediateCatchEvent with no event definition'],
-    ['catch event with two definitions', around(wait('w', '', '<bpmn:messageEventDefinition messageRef="m" /><bpmn:timerEventDefinition />'), 'w'), 'w', 'with messageEventDefinition and timerEventDefinition'],
-    ['throw event', around('<bpmn:intermediateThrowEvent id="t" />', 't'), 't', 'unsupported element intermediateThrowEvent'],
-    ['message start event without correlationKey', '<bpmn:startEvent id="start"><bpmn:messageEventDefinition messageRef="m" /></bpmn:startEvent>' + end() + flow('f', 'start', 'end'), 'start', 'missing inbox:correlationKey'],
-    ['terminate end event', start() + '<bpmn:endEvent id="end"><bpmn:terminateEventDefinition /></bpmn:endEvent>' + flow('f', 'start', 'end'), 'end', 'endEvent with terminateEventDefinition'],
-    ['signal boundary event', around(task(), 'task') + '<bpmn:boundaryEvent id="late" attachedToRef="task"><bpmn:signalEventDefinition /></bpmn:boundaryEvent>', 'late', 'unsupported boundaryEvent with SignalEventDefinition'],
+    [
+      'timer catch event without a time',
+      around(wait('timer', '', '<bpmn:timerEventDefinition />'), 'timer'),
+      'timer',
+      'a timerEventDefinition without timeDuration, timeDate or timeCycle',
+    ],
+    [
+      'catch event without definition',
+      around(wait('w', '', ''), 'w'),
+      'w',
+      'intermediateCatchEvent with no event definition',
+    ],
+    [
+      'catch event with two definitions',
+      around(wait('w', '', '<bpmn:messageEventDefinition messageRef="m" /><bpmn:timerEventDefinition />'), 'w'),
+      'w',
+      'with messageEventDefinition and timerEventDefinition',
+    ],
+    [
+      'throw event',
+      around('<bpmn:intermediateThrowEvent id="t" />', 't'),
+      't',
+      'unsupported element intermediateThrowEvent',
+    ],
+    [
+      'message start event without correlationKey',
+      '<bpmn:startEvent id="start"><bpmn:messageEventDefinition messageRef="m" /></bpmn:startEvent>' +
+        end() +
+        flow('f', 'start', 'end'),
+      'start',
+      'missing inbox:correlationKey',
+    ],
+    [
+      'terminate end event',
+      start() + '<bpmn:endEvent id="end"><bpmn:terminateEventDefinition /></bpmn:endEvent>' + flow('f', 'start', 'end'),
+      'end',
+      'endEvent with terminateEventDefinition',
+    ],
+    [
+      'signal boundary event',
+      around(task(), 'task') +
+        '<bpmn:boundaryEvent id="late" attachedToRef="task"><bpmn:signalEventDefinition /></bpmn:boundaryEvent>',
+      'late',
+      'unsupported boundaryEvent with SignalEventDefinition',
+    ],
     ['sub-process', around('<bpmn:subProcess id="sub" />', 'sub'), 'sub', 'unsupported element subProcess'],
-    ['multi-instance task', around('<bpmn:serviceTask id="each"><bpmn:multiInstanceLoopCharacteristics /></bpmn:serviceTask>', 'each'), 'each', 'serviceTask with loop or multi-instance characteristics'],
+    [
+      'multi-instance task',
+      around('<bpmn:serviceTask id="each"><bpmn:multiInstanceLoopCharacteristics /></bpmn:serviceTask>', 'each'),
+      'each',
+      'serviceTask with loop or multi-instance characteristics',
+    ],
     ['data object', around(task(), 'task') + '<bpmn:dataObject id="data" />', 'data', 'unsupported element dataObject'],
-    ['element without id', around(task(), 'task') + '<bpmn:serviceTask name="nameless" />', null, 'a serviceTask has no id'],
+    [
+      'element without id',
+      around(task(), 'task') + '<bpmn:serviceTask name="nameless" />',
+      null,
+      'a serviceTask has no id',
+    ],
     // Message waits.
-    ['missing correlationKey', around(wait('wait', ''), 'wait'), 'wait', "missing inbox:correlationKey: name the process variable the message's correlation key must equal"],
-    ['empty correlationKey', around(wait('wait', 'inbox:correlationKey=""'), 'wait'), 'wait', 'missing inbox:correlationKey'],
-    ['correlationKey not a name', around(wait('wait', 'inbox:correlationKey="order id"'), 'wait'), 'wait', 'inbox:correlationKey "order id" is not a variable name'],
-    ['message without name', around(wait('wait', undefined, '<bpmn:messageEventDefinition messageRef="anon" />'), 'wait') + '</bpmn:process><bpmn:message id="anon" /><bpmn:process id="x">', 'wait', 'message anon has no name'],
-    ['catch event without messageRef', around(wait('wait', undefined, '<bpmn:messageEventDefinition />'), 'wait'), 'wait', 'missing messageRef'],
-    ['receive task without messageRef', around('<bpmn:receiveTask id="recv" inbox:correlationKey="orderId" />', 'recv'), 'recv', 'missing messageRef'],
-    ['messageRef to an unknown id', around(wait('wait', undefined, '<bpmn:messageEventDefinition id="med" messageRef="nope" />'), 'wait'), 'wait', 'messageRef "nope" names no bpmn:message'],
-    ['messageRef to a non-message', around(wait('wait', undefined, '<bpmn:messageEventDefinition messageRef="start" />'), 'wait'), 'wait', 'messageRef start is a startEvent, not a message'],
+    [
+      'missing correlationKey',
+      around(wait('wait', ''), 'wait'),
+      'wait',
+      "missing inbox:correlationKey: name the process variable the message's correlation key must equal",
+    ],
+    [
+      'empty correlationKey',
+      around(wait('wait', 'inbox:correlationKey=""'), 'wait'),
+      'wait',
+      'missing inbox:correlationKey',
+    ],
+    [
+      'correlationKey not a name',
+      around(wait('wait', 'inbox:correlationKey="order id"'), 'wait'),
+      'wait',
+      'inbox:correlationKey "order id" is not a variable name',
+    ],
+    [
+      'message without name',
+      around(wait('wait', undefined, '<bpmn:messageEventDefinition messageRef="anon" />'), 'wait') +
+        '</bpmn:process><bpmn:message id="anon" /><bpmn:process id="x">',
+      'wait',
+      'message anon has no name',
+    ],
+    [
+      'catch event without messageRef',
+      around(wait('wait', undefined, '<bpmn:messageEventDefinition />'), 'wait'),
+      'wait',
+      'missing messageRef',
+    ],
+    [
+      'receive task without messageRef',
+      around('<bpmn:receiveTask id="recv" inbox:correlationKey="orderId" />', 'recv'),
+      'recv',
+      'missing messageRef',
+    ],
+    [
+      'messageRef to an unknown id',
+      around(wait('wait', undefined, '<bpmn:messageEventDefinition id="med" messageRef="nope" />'), 'wait'),
+      'wait',
+      'messageRef "nope" names no bpmn:message',
+    ],
+    [
+      'messageRef to a non-message',
+      around(wait('wait', undefined, '<bpmn:messageEventDefinition messageRef="start" />'), 'wait'),
+      'wait',
+      'messageRef start is a startEvent, not a message',
+    ],
     // Extension attributes.
-    ["typo'd extension attribute", around(task('task', 'inbox:asnyc="true"'), 'task'), 'task', 'unknown attribute <inbox:asnyc>'],
-    ['inbox attribute on an element that does not take it', around(task('task', 'inbox:correlationKey="orderId"'), 'task'), 'task', 'unknown attribute <inbox:correlationKey>'],
-    ['async that is not a boolean', around(task('task', 'inbox:async="yes"'), 'task'), 'task', 'inbox:async must be "true" or "false", not "yes"'],
-    ['async spelt in capitals', around(task('task', 'inbox:async="True"'), 'task'), 'task', 'inbox:async must be "true" or "false"'],
-    ['our attribute without a prefix where it does not belong', around(task('task', 'correlationKey="orderId"'), 'task'), 'task', 'unknown attribute <correlationKey>'],
-    ['our attribute in a wrong namespace', around(task('task', 'xmlns:ibx="https://example.com/typo" ibx:async="true"'), 'task'), 'task', 'attribute ibx:async is not in the inbox namespace'],
+    [
+      "typo'd extension attribute",
+      around(task('task', 'inbox:asnyc="true"'), 'task'),
+      'task',
+      'unknown attribute <inbox:asnyc>',
+    ],
+    [
+      'inbox attribute on an element that does not take it',
+      around(task('task', 'inbox:correlationKey="orderId"'), 'task'),
+      'task',
+      'unknown attribute <inbox:correlationKey>',
+    ],
+    [
+      'async that is not a boolean',
+      around(task('task', 'inbox:async="yes"'), 'task'),
+      'task',
+      'inbox:async must be "true" or "false", not "yes"',
+    ],
+    [
+      'async spelt in capitals',
+      around(task('task', 'inbox:async="True"'), 'task'),
+      'task',
+      'inbox:async must be "true" or "false"',
+    ],
+    [
+      'our attribute without a prefix where it does not belong',
+      around(task('task', 'correlationKey="orderId"'), 'task'),
+      'task',
+      'unknown attribute <correlationKey>',
+    ],
+    [
+      'our attribute in a wrong namespace',
+      around(task('task', 'xmlns:ibx="https://example.com/typo" ibx:async="true"'), 'task'),
+      'task',
+      'attribute ibx:async is not in the inbox namespace',
+    ],
     // Flows.
-    ['flow to an unknown id', around(task(), 'task') + flow('f9', 'task', 'nowhere'), 'f9', 'dangling flow: targetRef "nowhere" names no element'],
-    ['flow from an unknown id', around(task(), 'task') + flow('f9', 'nowhere', 'task'), 'f9', 'dangling flow: sourceRef "nowhere" names no element'],
-    ['flow to an element outside the process', around(task(), 'task') + flow('f9', 'task', 'm'), 'f9', 'dangling flow: targetRef "m" is not a flow node of this process'],
-    ['flow without targetRef', around(task(), 'task') + '<bpmn:sequenceFlow id="f9" sourceRef="task" />', 'f9', 'dangling flow: targetRef is missing'],
-    ['unreachable node', around(task(), 'task') + task('orphan') + flow('f9', 'orphan', 'end'), 'orphan', 'unreachable from start event start'],
-    ['unreachable cycle', around(task(), 'task') + task('x') + task('y') + flow('f8', 'x', 'y') + flow('f9', 'y', 'x'), 'x', 'unreachable'],
-    ['two start events', around(task(), 'task') + start('again') + flow('f9', 'again', 'task'), 'again', 'a second start event (the first is start)'],
+    [
+      'flow to an unknown id',
+      around(task(), 'task') + flow('f9', 'task', 'nowhere'),
+      'f9',
+      'dangling flow: targetRef "nowhere" names no element',
+    ],
+    [
+      'flow from an unknown id',
+      around(task(), 'task') + flow('f9', 'nowhere', 'task'),
+      'f9',
+      'dangling flow: sourceRef "nowhere" names no element',
+    ],
+    [
+      'flow to an element outside the process',
+      around(task(), 'task') + flow('f9', 'task', 'm'),
+      'f9',
+      'dangling flow: targetRef "m" is not a flow node of this process',
+    ],
+    [
+      'flow without targetRef',
+      around(task(), 'task') + '<bpmn:sequenceFlow id="f9" sourceRef="task" />',
+      'f9',
+      'dangling flow: targetRef is missing',
+    ],
+    [
+      'unreachable node',
+      around(task(), 'task') + task('orphan') + flow('f9', 'orphan', 'end'),
+      'orphan',
+      'unreachable from start event start',
+    ],
+    [
+      'unreachable cycle',
+      around(task(), 'task') + task('x') + task('y') + flow('f8', 'x', 'y') + flow('f9', 'y', 'x'),
+      'x',
+      'unreachable',
+    ],
+    [
+      'two start events',
+      around(task(), 'task') + start('again') + flow('f9', 'again', 'task'),
+      'again',
+      'a second start event (the first is start)',
+    ],
     ['no start event', task() + end() + flow('f', 'task', 'end'), 'p', 'no start event'],
-    ['task without outgoing flow', start() + task() + flow('f', 'start', 'task'), 'task', 'no outgoing sequence flow: only end events may end a path'],
-    ['task with two outgoing flows', around(task(), 'task') + end('end2') + flow('f9', 'task', 'end2'), 'task', '2 outgoing sequence flows (f2, f9): only an exclusive gateway may branch'],
-    ['start event with two outgoing flows', around(task(), 'task') + flow('f9', 'start', 'end'), 'start', 'only an exclusive gateway may branch'],
-    ['start event with incoming flow', start() + task() + flow('f1', 'start', 'task') + flow('f2', 'task', 'start'), 'start', 'a start event has no incoming sequence flows (f2)'],
-    ['end event with outgoing flow', around(task(), 'task') + task('after') + flow('f9', 'end', 'after') + flow('f10', 'after', 'end'), 'end', 'an end event has no outgoing sequence flows'],
+    [
+      'task without outgoing flow',
+      start() + task() + flow('f', 'start', 'task'),
+      'task',
+      'no outgoing sequence flow: only end events may end a path',
+    ],
+    [
+      'task with two outgoing flows',
+      around(task(), 'task') + end('end2') + flow('f9', 'task', 'end2'),
+      'task',
+      '2 outgoing sequence flows (f2, f9): only an exclusive gateway may branch',
+    ],
+    [
+      'start event with two outgoing flows',
+      around(task(), 'task') + flow('f9', 'start', 'end'),
+      'start',
+      'only an exclusive gateway may branch',
+    ],
+    [
+      'start event with incoming flow',
+      start() + task() + flow('f1', 'start', 'task') + flow('f2', 'task', 'start'),
+      'start',
+      'a start event has no incoming sequence flows (f2)',
+    ],
+    [
+      'end event with outgoing flow',
+      around(task(), 'task') + task('after') + flow('f9', 'end', 'after') + flow('f10', 'after', 'end'),
+      'end',
+      'an end event has no outgoing sequence flows',
+    ],
     // Conditions and gateways.
-    ['condition on a non-gateway flow', start() + task() + end() + flow('f1', 'start', 'task', '${a > 1}') + flow('f2', 'task', 'end'), 'f1', 'a condition on a flow whose source start is not an exclusive gateway'],
-    ['gateway without default and an unconditioned flow', gateway('', flow('fa', 'gw', 'a', '${x == 1}') + flow('fb', 'gw', 'b')), 'fb', 'no condition on a flow leaving exclusive gateway gw'],
-    ['gateway default that is not outgoing', gateway('default="f0"', flow('fa', 'gw', 'a', '${x == 1}') + flow('fb', 'gw', 'b', 'x == 2')), 'gw', 'default flow f0 is not one of its outgoing flows (fa, fb)'],
-    ['gateway default with a condition', gateway('default="fb"', flow('fa', 'gw', 'a', '${x == 1}') + flow('fb', 'gw', 'b', 'x == 2')), 'fb', 'the default flow of gw has a condition'],
-    ['gateway without outgoing flow', start() + '<bpmn:exclusiveGateway id="gw" />' + flow('f0', 'start', 'gw'), 'gw', 'no outgoing sequence flow'],
-    ['bad condition syntax', gateway('default="fb"', flow('fa', 'gw', 'a', '${x = 1}') + flow('fb', 'gw', 'b')), 'fa', 'invalid condition "${x = 1}": unexpected character "=" at position 5'],
-    ['empty condition', gateway('default="fb"', flow('fa', 'gw', 'a', '') + flow('fb', 'gw', 'b')), 'fa', 'empty condition'],
+    [
+      'condition on a non-gateway flow',
+      start() + task() + end() + flow('f1', 'start', 'task', '${a > 1}') + flow('f2', 'task', 'end'),
+      'f1',
+      'a condition on a flow whose source start is not an exclusive gateway',
+    ],
+    [
+      'gateway without default and an unconditioned flow',
+      gateway('', flow('fa', 'gw', 'a', '${x == 1}') + flow('fb', 'gw', 'b')),
+      'fb',
+      'no condition on a flow leaving exclusive gateway gw',
+    ],
+    [
+      'gateway default that is not outgoing',
+      gateway('default="f0"', flow('fa', 'gw', 'a', '${x == 1}') + flow('fb', 'gw', 'b', 'x == 2')),
+      'gw',
+      'default flow f0 is not one of its outgoing flows (fa, fb)',
+    ],
+    [
+      'gateway default with a condition',
+      gateway('default="fb"', flow('fa', 'gw', 'a', '${x == 1}') + flow('fb', 'gw', 'b', 'x == 2')),
+      'fb',
+      'the default flow of gw has a condition',
+    ],
+    [
+      'gateway without outgoing flow',
+      start() + '<bpmn:exclusiveGateway id="gw" />' + flow('f0', 'start', 'gw'),
+      'gw',
+      'no outgoing sequence flow',
+    ],
+    [
+      'bad condition syntax',
+      gateway('default="fb"', flow('fa', 'gw', 'a', '${x = 1}') + flow('fb', 'gw', 'b')),
+      'fa',
+      'invalid condition "${x = 1}": unexpected character "=" at position 5',
+    ],
+    [
+      'empty condition',
+      gateway('default="fb"', flow('fa', 'gw', 'a', '') + flow('fb', 'gw', 'b')),
+      'fa',
+      'empty condition',
+    ],
   ];
   test.each(invalid)('%s', async (_name, process, elementId, message) => {
-    const error = await parseProcessModel(bpmn(process)).then(() => null, (e: unknown) => e);
+    const error = await parseProcessModel(bpmn(process)).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ModelError);
     expect(error).toMatchObject({ elementId });
     expect((error as ModelError).message).toContain(message);
@@ -227,16 +568,31 @@ describe('parseProcessModel: invalid models', () => {
     ['empty input', '', 'not readable as BPMN XML'],
     ['not XML', 'hello', 'not readable as BPMN XML'],
     ['truncated', bpmn(around(task(), 'task')).slice(0, 300), 'not readable as BPMN XML'],
-    ['mismatched tags', bpmn(around(task(), 'task')).replace('</bpmn:process>', '</bpmn:proces>'), 'not readable as BPMN XML'],
+    [
+      'mismatched tags',
+      bpmn(around(task(), 'task')).replace('</bpmn:process>', '</bpmn:proces>'),
+      'not readable as BPMN XML',
+    ],
     ['not BPMN', '<html><body /></html>', 'not readable as BPMN XML'],
-    ['unknown BPMN element', bpmn(around(task(), 'task') + '<bpmn:fancyTask id="x" />'), 'unparsable content <bpmn:fancyTask> detected'],
+    [
+      'unknown BPMN element',
+      bpmn(around(task(), 'task') + '<bpmn:fancyTask id="x" />'),
+      'unparsable content <bpmn:fancyTask> detected',
+    ],
     ['duplicate id', bpmn(around(task(), 'task') + task()), 'duplicate ID <task>'],
     ['no executable process', bpmn(around(task(), 'task'), '', 'isExecutable="false"'), 'no executable process'],
     ['no process at all', bpmn('').replace(/<bpmn:process[^]*<\/bpmn:process>/, ''), 'no executable process'],
-    ['two executable processes', bpmn(around(task(), 'task'), '<bpmn:process id="q" isExecutable="true" />'), '2 executable processes (q, p): a file must hold exactly one'],
+    [
+      'two executable processes',
+      bpmn(around(task(), 'task'), '<bpmn:process id="q" isExecutable="true" />'),
+      '2 executable processes (q, p): a file must hold exactly one',
+    ],
   ];
   test.each(unreadable)('%s', async (_name, xml, message) => {
-    const error = await parseProcessModel(xml).then(() => null, (e: unknown) => e);
+    const error = await parseProcessModel(xml).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ModelError);
     expect(error).toMatchObject({ elementId: null });
     expect((error as ModelError).message).toContain(message);

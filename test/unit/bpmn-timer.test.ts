@@ -1,5 +1,11 @@
 import type { TimerDefinition } from '../../functions/src/bpmn/model';
-import { MAX_DURATION_MS, parseCycle, parseDateTime, parseDuration, resolveTimer } from '../../functions/src/bpmn/timer';
+import {
+  MAX_DURATION_MS,
+  parseCycle,
+  parseDateTime,
+  parseDuration,
+  resolveTimer,
+} from '../../functions/src/bpmn/timer';
 
 const S = 1_000;
 const M = 60 * S;
@@ -112,19 +118,81 @@ describe('parseCycle', () => {
 });
 
 describe('resolveTimer', () => {
-  const literal = (type: TimerDefinition['type'], value: string): TimerDefinition => ({ type, text: value, variable: null, value });
-  const variable = (type: TimerDefinition['type'], name: string, fallback: string | null): TimerDefinition => ({ type, text: `\${${name}}`, variable: name, value: fallback });
+  const literal = (type: TimerDefinition['type'], value: string): TimerDefinition => ({
+    type,
+    text: value,
+    variable: null,
+    value,
+  });
+  const variable = (type: TimerDefinition['type'], name: string, fallback: string | null): TimerDefinition => ({
+    type,
+    text: `\${${name}}`,
+    variable: name,
+    value: fallback,
+  });
 
-  test.each<[string, TimerDefinition, Record<string, unknown>, { dueAt: string; repetitionsLeft: number; intervalMs: number | null }]>([
-    ['a literal duration', literal('timeDuration', 'P14D'), {}, { dueAt: '2026-12-15T10:00:00.000Z', repetitionsLeft: 0, intervalMs: null }],
-    ['a literal date', literal('timeDate', '2027-01-01T00:00:00+01:00'), {}, { dueAt: '2026-12-31T23:00:00.000Z', repetitionsLeft: 0, intervalMs: null }],
-    ['a date in the past (due at once)', literal('timeDate', '2020-01-01T00:00:00Z'), {}, { dueAt: '2020-01-01T00:00:00.000Z', repetitionsLeft: 0, intervalMs: null }],
-    ['a cycle: the first firing one interval after now', literal('timeCycle', 'R3/PT1H'), {}, { dueAt: '2026-12-01T11:00:00.000Z', repetitionsLeft: 2, intervalMs: H }],
-    ["the variable's value", variable('timeDuration', 'deadline', 'P14D'), { deadline: 'PT30S' }, { dueAt: '2026-12-01T10:00:30.000Z', repetitionsLeft: 0, intervalMs: null }],
-    ['the default when the variable is absent', variable('timeDuration', 'deadline', 'P14D'), {}, { dueAt: '2026-12-15T10:00:00.000Z', repetitionsLeft: 0, intervalMs: null }],
-    ['the default when the variable is null', variable('timeDuration', 'deadline', 'P1D'), { deadline: null }, { dueAt: '2026-12-02T10:00:00.000Z', repetitionsLeft: 0, intervalMs: null }],
-    ['a variable date', variable('timeDate', 'at', null), { at: '2026-12-01T12:00:00Z' }, { dueAt: '2026-12-01T12:00:00.000Z', repetitionsLeft: 0, intervalMs: null }],
-    ['a variable cycle', variable('timeCycle', 'every', null), { every: 'R2/P1D' }, { dueAt: '2026-12-02T10:00:00.000Z', repetitionsLeft: 1, intervalMs: D }],
+  test.each<
+    [
+      string,
+      TimerDefinition,
+      Record<string, unknown>,
+      { dueAt: string; repetitionsLeft: number; intervalMs: number | null },
+    ]
+  >([
+    [
+      'a literal duration',
+      literal('timeDuration', 'P14D'),
+      {},
+      { dueAt: '2026-12-15T10:00:00.000Z', repetitionsLeft: 0, intervalMs: null },
+    ],
+    [
+      'a literal date',
+      literal('timeDate', '2027-01-01T00:00:00+01:00'),
+      {},
+      { dueAt: '2026-12-31T23:00:00.000Z', repetitionsLeft: 0, intervalMs: null },
+    ],
+    [
+      'a date in the past (due at once)',
+      literal('timeDate', '2020-01-01T00:00:00Z'),
+      {},
+      { dueAt: '2020-01-01T00:00:00.000Z', repetitionsLeft: 0, intervalMs: null },
+    ],
+    [
+      'a cycle: the first firing one interval after now',
+      literal('timeCycle', 'R3/PT1H'),
+      {},
+      { dueAt: '2026-12-01T11:00:00.000Z', repetitionsLeft: 2, intervalMs: H },
+    ],
+    [
+      "the variable's value",
+      variable('timeDuration', 'deadline', 'P14D'),
+      { deadline: 'PT30S' },
+      { dueAt: '2026-12-01T10:00:30.000Z', repetitionsLeft: 0, intervalMs: null },
+    ],
+    [
+      'the default when the variable is absent',
+      variable('timeDuration', 'deadline', 'P14D'),
+      {},
+      { dueAt: '2026-12-15T10:00:00.000Z', repetitionsLeft: 0, intervalMs: null },
+    ],
+    [
+      'the default when the variable is null',
+      variable('timeDuration', 'deadline', 'P1D'),
+      { deadline: null },
+      { dueAt: '2026-12-02T10:00:00.000Z', repetitionsLeft: 0, intervalMs: null },
+    ],
+    [
+      'a variable date',
+      variable('timeDate', 'at', null),
+      { at: '2026-12-01T12:00:00Z' },
+      { dueAt: '2026-12-01T12:00:00.000Z', repetitionsLeft: 0, intervalMs: null },
+    ],
+    [
+      'a variable cycle',
+      variable('timeCycle', 'every', null),
+      { every: 'R2/P1D' },
+      { dueAt: '2026-12-02T10:00:00.000Z', repetitionsLeft: 1, intervalMs: D },
+    ],
   ])('%s', (_name, def, variables, expected) => {
     const resolved = resolveTimer(def, variables, now);
     if (typeof resolved === 'string') throw new Error(resolved);
@@ -132,12 +200,37 @@ describe('resolveTimer', () => {
   });
 
   test.each<[string, TimerDefinition, Record<string, unknown>, string]>([
-    ['absent without default', variable('timeDuration', 'deadline', null), {}, 'variable deadline of timer ${deadline} is absent and the timer has no inbox:default'],
-    ['not a string', variable('timeDuration', 'deadline', 'P1D'), { deadline: 14 }, 'is a number, not an ISO 8601 text'],
+    [
+      'absent without default',
+      variable('timeDuration', 'deadline', null),
+      {},
+      'variable deadline of timer ${deadline} is absent and the timer has no inbox:default',
+    ],
+    [
+      'not a string',
+      variable('timeDuration', 'deadline', 'P1D'),
+      { deadline: 14 },
+      'is a number, not an ISO 8601 text',
+    ],
     ['an object', variable('timeDuration', 'deadline', 'P1D'), { deadline: { days: 1 } }, 'is a object'],
-    ['an invalid duration', variable('timeDuration', 'deadline', 'P1D'), { deadline: 'P1M' }, 'variable deadline: duration "P1M" has years or months'],
-    ['a date without offset', variable('timeDate', 'at', null), { at: '2026-12-01T12:00:00' }, 'variable at: "2026-12-01T12:00:00" is no ISO 8601 date-time'],
-    ['an unbounded cycle', variable('timeCycle', 'every', null), { every: 'R/P1D' }, 'variable every: "R/P1D" is no bounded cycle'],
+    [
+      'an invalid duration',
+      variable('timeDuration', 'deadline', 'P1D'),
+      { deadline: 'P1M' },
+      'variable deadline: duration "P1M" has years or months',
+    ],
+    [
+      'a date without offset',
+      variable('timeDate', 'at', null),
+      { at: '2026-12-01T12:00:00' },
+      'variable at: "2026-12-01T12:00:00" is no ISO 8601 date-time',
+    ],
+    [
+      'an unbounded cycle',
+      variable('timeCycle', 'every', null),
+      { every: 'R/P1D' },
+      'variable every: "R/P1D" is no bounded cycle',
+    ],
     ['an inherited name is no variable', variable('timeDuration', 'toString', null), {}, 'is absent'],
   ])('%s: the error text', (_name, def, variables, error) => {
     const resolved = resolveTimer(def, variables, now);

@@ -1,4 +1,11 @@
-import { formatAge, parseDuration, parseKnownName, parsePageSize, parseTimerId, UsageError } from '../../functions/src/cli/parse';
+import {
+  formatAge,
+  parseDuration,
+  parseKnownName,
+  parsePageSize,
+  parseTimerId,
+  UsageError,
+} from '../../functions/src/cli/parse';
 
 /** The pure part of `inbox waiting`, `inbox timers` and `inbox repair fire-timer`: flags and ages (paging: shard-page.test.ts). */
 
@@ -20,29 +27,42 @@ describe('--older-than durations', () => {
 
   test.each(['3', 'd', '3w', '1.5d', '-3d', '3 d', 'P3D', '', '3D'])('%j is a usage error naming the flag', (text) => {
     expect(() => parseDuration('--older-than', text)).toThrow(UsageError);
-    expect(() => parseDuration('--older-than', text)).toThrow(/^--older-than: expected a duration like 90s, 15m, 2h or 7d/);
+    expect(() => parseDuration('--older-than', text)).toThrow(
+      /^--older-than: expected a duration like 90s, 15m, 2h or 7d/,
+    );
   });
 });
 
 describe('--page-size', () => {
-  test.each([['1', 1], ['50', 50], ['1000', 1000], [' 7 ', 7]])('%j', (text, n) => {
+  test.each([
+    ['1', 1],
+    ['50', 50],
+    ['1000', 1000],
+    [' 7 ', 7],
+  ])('%j', (text, n) => {
     expect(parsePageSize(text)).toBe(n);
   });
   test.each(['0', '1001', '-1', '2.5', 'ten', '', '1e2', '0x10'])('%j is refused', (text) => {
     expect(() => parsePageSize(text)).toThrow(/^--page-size: expected a whole number from 1 to 1000/);
   });
   test('the refusal names the flag it came with (`inbox timers --limit`, the older name)', () => {
-    expect(() => parsePageSize('0', 1_000, '--limit')).toThrow(/^--limit: expected a whole number from 1 to 1000, got "0"$/);
+    expect(() => parsePageSize('0', 1_000, '--limit')).toThrow(
+      /^--limit: expected a whole number from 1 to 1000, got "0"$/,
+    );
   });
 });
 
 describe('--message', () => {
   const names = ['TaskCompleted', 'TaskCancelled'];
   test('any case, answered as the models spell it', () => {
-    expect(parseKnownName('--message', ' taskcompleted ', names, 'the message names the deployed models wait for')).toBe('TaskCompleted');
+    expect(
+      parseKnownName('--message', ' taskcompleted ', names, 'the message names the deployed models wait for'),
+    ).toBe('TaskCompleted');
   });
   test('a name nobody waits for is refused, listing the names', () => {
-    expect(() => parseKnownName('--message', 'PaymentReceived', names, 'the message names the deployed models wait for')).toThrow(
+    expect(() =>
+      parseKnownName('--message', 'PaymentReceived', names, 'the message names the deployed models wait for'),
+    ).toThrow(
       '--message: expected one of TaskCompleted, TaskCancelled (the message names the deployed models wait for), got "PaymentReceived"',
     );
   });
@@ -55,9 +75,12 @@ describe('TIMER_ID', () => {
   test('40 hex digits, any case', () => {
     expect(parseTimerId(` ${'AB'.repeat(20)} `)).toBe('ab'.repeat(20));
   });
-  test.each(['', 'a'.repeat(39), 'a'.repeat(41), 'g'.repeat(40), `timers/${'a'.repeat(40)}`])('%j is refused', (text) => {
-    expect(() => parseTimerId(text)).toThrow(/^TIMER_ID: expected a timer id, 40 hex digits/);
-  });
+  test.each(['', 'a'.repeat(39), 'a'.repeat(41), 'g'.repeat(40), `timers/${'a'.repeat(40)}`])(
+    '%j is refused',
+    (text) => {
+      expect(() => parseTimerId(text)).toThrow(/^TIMER_ID: expected a timer id, 40 hex digits/);
+    },
+  );
 });
 
 describe('formatAge', () => {

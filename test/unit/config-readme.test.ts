@@ -50,7 +50,8 @@ function listed(): Array<{ name: string; shown: string }> {
 
 /** A default cell that is a single code span (`` `8000` ``) claims that value; prose (`(required)`, `(unset)`) claims none. */
 const literal = (shown: string): string | undefined => /^`([^`]*)`$/.exec(shown)?.[1];
-const defaultOf = (name: string): string | undefined => (Object.hasOwn(DEFAULTS, name) ? String(DEFAULTS[name as keyof typeof DEFAULTS]) : undefined);
+const defaultOf = (name: string): string | undefined =>
+  Object.hasOwn(DEFAULTS, name) ? String(DEFAULTS[name as keyof typeof DEFAULTS]) : undefined;
 
 describe("docs/configuration.md's table of variables", () => {
   test('lists every variable loadConfig reads, each once, and nothing else', () => {
@@ -63,10 +64,13 @@ describe("docs/configuration.md's table of variables", () => {
     const variables = variablesRead();
     const wrong = listed().flatMap(({ name, shown }) => {
       const expected = defaultOf(name);
-      if (expected !== undefined) return shown === `\`${expected}\`` ? [] : [`${name}: shows ${shown}, the default is ${expected}`];
+      if (expected !== undefined)
+        return shown === `\`${expected}\`` ? [] : [`${name}: shows ${shown}, the default is ${expected}`];
       const claimed = literal(shown);
       // Without a default of its own a variable may fall back to another one (`INBOX_TASKS_SERVICE_ACCOUNT`), never to a value.
-      return claimed === undefined || variables.includes(claimed) ? [] : [`${name}: shows ${shown}, but has no default`];
+      return claimed === undefined || variables.includes(claimed)
+        ? []
+        : [`${name}: shows ${shown}, but has no default`];
     });
     expect(wrong).toEqual([]);
   });
@@ -76,7 +80,10 @@ describe("docs/configuration.md's table of variables", () => {
     expect(variablesRead()).toEqual(expect.arrayContaining(Object.keys(DEFAULTS)));
     const unset = loadConfig(REQUIRED_ONLY);
     for (const [name, value] of Object.entries(DEFAULTS)) {
-      expect({ name, config: loadConfig({ ...REQUIRED_ONLY, [name]: String(value) }) }).toEqual({ name, config: unset });
+      expect({ name, config: loadConfig({ ...REQUIRED_ONLY, [name]: String(value) }) }).toEqual({
+        name,
+        config: unset,
+      });
     }
   });
 });

@@ -1,5 +1,12 @@
 import { parseConsoleUrl, parsePort } from '../../functions/src/cli/console-command';
-import { cachedTokens, expiryOf, GcloudError, gcloudIdTokens, REFRESH_MARGIN_MS, type RunFile } from '../../functions/src/cli/id-token';
+import {
+  cachedTokens,
+  expiryOf,
+  GcloudError,
+  gcloudIdTokens,
+  REFRESH_MARGIN_MS,
+  type RunFile,
+} from '../../functions/src/cli/id-token';
 import { UsageError } from '../../functions/src/cli/parse';
 
 /**
@@ -13,7 +20,12 @@ const b64 = (value: unknown): string => Buffer.from(JSON.stringify(value)).toStr
 const jwt = (exp: number, email = 'ann@example.com'): string => `${b64({ alg: 'RS256' })}.${b64({ exp, email })}.sig`;
 
 describe('flags', () => {
-  test.each([[undefined, 8080], ['0', 0], ['9090', 9090], ['65535', 65535]])('--port %s → %d', (text, port) => {
+  test.each([
+    [undefined, 8080],
+    ['0', 0],
+    ['9090', 9090],
+    ['65535', 65535],
+  ])('--port %s → %d', (text, port) => {
     expect(parsePort(text)).toBe(port);
   });
 
@@ -22,7 +34,12 @@ describe('flags', () => {
     expect(() => parsePort(text)).toThrow(/--port/);
   });
 
-  test.each([['https://inboxconsole-abc-ew.a.run.app'], ['https://inboxconsole-abc-ew.a.run.app/'], ['http://127.0.0.1:9000'], ['http://localhost:9000/prefix']])('--url %s is taken', (text) => {
+  test.each([
+    ['https://inboxconsole-abc-ew.a.run.app'],
+    ['https://inboxconsole-abc-ew.a.run.app/'],
+    ['http://127.0.0.1:9000'],
+    ['http://localhost:9000/prefix'],
+  ])('--url %s is taken', (text) => {
     expect(parseConsoleUrl(text).href).toBe(new URL(text).href);
   });
 
@@ -52,10 +69,14 @@ describe("gcloud's ID token", () => {
 
   test('gcloud failing, or printing no token: an error that says to sign in', async () => {
     const failing: RunFile = async () => {
-      throw new GcloudError('`gcloud auth print-identity-token` failed: ERROR: (gcloud.auth.print-identity-token) You do not currently have an active account selected.');
+      throw new GcloudError(
+        '`gcloud auth print-identity-token` failed: ERROR: (gcloud.auth.print-identity-token) You do not currently have an active account selected.',
+      );
     };
     await expect(gcloudIdTokens(failing)()).rejects.toThrow(/active account selected.*gcloud auth login/);
-    await expect(gcloudIdTokens(async () => 'not a token\n')()).rejects.toThrow(/printed no ID token: sign in with `gcloud auth login`/);
+    await expect(gcloudIdTokens(async () => 'not a token\n')()).rejects.toThrow(
+      /printed no ID token: sign in with `gcloud auth login`/,
+    );
   });
 
   test('expiryOf reads exp (ms); null for what is no JWT', () => {
@@ -71,11 +92,14 @@ describe('cachedTokens: one token until shortly before it expires', () => {
     let fetched = 0;
     const held: Array<() => void> = [];
     const release = (): void => held.shift()?.();
-    const tokens = cachedTokens(async () => {
-      fetched += 1;
-      await new Promise<void>((go) => held.push(go));
-      return jwt(Math.floor(now / 1000) + 3600, `n${fetched}@example.com`);
-    }, () => now);
+    const tokens = cachedTokens(
+      async () => {
+        fetched += 1;
+        await new Promise<void>((go) => held.push(go));
+        return jwt(Math.floor(now / 1000) + 3600, `n${fetched}@example.com`);
+      },
+      () => now,
+    );
     const both = Promise.all([tokens(), tokens()]);
     release();
     const [a, b] = await both;
@@ -96,10 +120,13 @@ describe('cachedTokens: one token until shortly before it expires', () => {
   test('a failed renewal uses the old token while it is valid, then fails; a failure is not kept', async () => {
     let now = 1_000_000_000_000;
     let fail = false;
-    const tokens = cachedTokens(async () => {
-      if (fail) throw new GcloudError('offline');
-      return jwt(Math.floor(now / 1000) + 3600);
-    }, () => now);
+    const tokens = cachedTokens(
+      async () => {
+        if (fail) throw new GcloudError('offline');
+        return jwt(Math.floor(now / 1000) + 3600);
+      },
+      () => now,
+    );
     const first = await tokens();
     fail = true;
     now += 3_600_000 - 60_000;

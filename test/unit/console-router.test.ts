@@ -35,7 +35,10 @@ describe('console routes', () => {
     const all = parseRoute(link.incidents(true));
     expect(all.view === 'incidents' ? all.params.get('all') : 'not incidents').toBe('true');
     const waiting = parseRoute(link.waiting({ message: 'TaskCompleted', olderThan: '7d', after: undefined }));
-    expect(waiting.view === 'waiting' ? Object.fromEntries(waiting.params) : {}).toEqual({ message: 'TaskCompleted', olderThan: '7d' });
+    expect(waiting.view === 'waiting' ? Object.fromEntries(waiting.params) : {}).toEqual({
+      message: 'TaskCompleted',
+      olderThan: '7d',
+    });
     expect(link.waiting()).toBe('#/waiting');
   });
 

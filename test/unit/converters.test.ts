@@ -7,7 +7,11 @@ describe('datesIn: a document with its Timestamps as Dates', () => {
 
   test('at the top, inside maps and inside arrays', () => {
     const out = datesIn({ receivedAt: at, lane: [{ receivedAt: at }, 'x'], deadLetter: { at, nested: { at } } });
-    expect(out).toEqual({ receivedAt: at.toDate(), lane: [{ receivedAt: at.toDate() }, 'x'], deadLetter: { at: at.toDate(), nested: { at: at.toDate() } } });
+    expect(out).toEqual({
+      receivedAt: at.toDate(),
+      lane: [{ receivedAt: at.toDate() }, 'x'],
+      deadLetter: { at: at.toDate(), nested: { at: at.toDate() } },
+    });
     expect(out.receivedAt).toBeInstanceOf(Date);
   });
 

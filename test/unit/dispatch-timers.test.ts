@@ -4,7 +4,9 @@ import { createLogger } from '../../functions/src/log';
 import type { EnqueueOptions, JobQueue } from '../../functions/src/tasks/job-queue';
 
 /** A queue that records each task it is asked for, and fails for the ids in `failing`. */
-function recording(failing: ReadonlySet<string> = new Set()): JobQueue & { readonly calls: Array<{ id: string; options: EnqueueOptions | undefined }> } {
+function recording(
+  failing: ReadonlySet<string> = new Set(),
+): JobQueue & { readonly calls: Array<{ id: string; options: EnqueueOptions | undefined }> } {
   const calls: Array<{ id: string; options: EnqueueOptions | undefined }> = [];
   return {
     calls,
@@ -23,7 +25,12 @@ const timer = (id: string, dueAt: Date) => ({ id, activityId: 'deadline', dueAt 
 describe('dispatchTimers', () => {
   test('creates one task per NEAR timer, named after it and scheduled at its due time', async () => {
     const queue = recording();
-    const dispatched = await dispatchTimers(queue, [timer('t1', at(5_000)), timer('t2', at(-1_000))], createLogger(() => undefined), now);
+    const dispatched = await dispatchTimers(
+      queue,
+      [timer('t1', at(5_000)), timer('t2', at(-1_000))],
+      createLogger(() => undefined),
+      now,
+    );
     expect(dispatched).toBe(2);
     expect(queue.calls).toEqual([
       { id: 't1', options: { scheduleTime: at(5_000) } },
@@ -33,7 +40,12 @@ describe('dispatchTimers', () => {
 
   test('leaves a FAR timer (beyond the horizon) to the sweep: Cloud Tasks would refuse its scheduleTime', async () => {
     const queue = recording();
-    const dispatched = await dispatchTimers(queue, [timer('edge', at(TIMER_HORIZON_MS)), timer('far', at(TIMER_HORIZON_MS + 1))], createLogger(() => undefined), now);
+    const dispatched = await dispatchTimers(
+      queue,
+      [timer('edge', at(TIMER_HORIZON_MS)), timer('far', at(TIMER_HORIZON_MS + 1))],
+      createLogger(() => undefined),
+      now,
+    );
     expect(dispatched).toBe(1);
     expect(queue.calls.map((c) => c.id)).toEqual(['edge']);
   });
@@ -41,11 +53,23 @@ describe('dispatchTimers', () => {
   test('a failed task is a WARNING naming the timer; the others are still created, and nothing throws', async () => {
     const queue = recording(new Set(['t1']));
     const logs: Array<Record<string, unknown>> = [];
-    const dispatched = await dispatchTimers(queue, [timer('t1', at(1_000)), timer('t2', at(2_000))], createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)), now);
+    const dispatched = await dispatchTimers(
+      queue,
+      [timer('t1', at(1_000)), timer('t2', at(2_000))],
+      createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>)),
+      now,
+    );
     expect(dispatched).toBe(1);
     expect(queue.calls.map((c) => c.id)).toEqual(['t1', 't2']);
     expect(logs).toEqual([
-      expect.objectContaining({ severity: 'WARNING', timerId: 't1', activityId: 'deadline', dueAt: at(1_000).toISOString(), error: 'Cloud Tasks unavailable', message: expect.stringContaining('the sweep fires the timer') }),
+      expect.objectContaining({
+        severity: 'WARNING',
+        timerId: 't1',
+        activityId: 'deadline',
+        dueAt: at(1_000).toISOString(),
+        error: 'Cloud Tasks unavailable',
+        message: expect.stringContaining('the sweep fires the timer'),
+      }),
     ]);
   });
 });
@@ -53,7 +77,11 @@ describe('dispatchTimers', () => {
 test('dispatchSettled sends the jobs to the jobs queue and the timers to the timers queue', async () => {
   const jobs = recording();
   const timers = recording();
-  const dispatched = await dispatchSettled({ jobs, timers }, { jobs: [{ id: 'j1', activityId: 'settle', processInstanceId: 'p1' }], timers: [timer('t1', at(1_000))] }, createLogger(() => undefined));
+  const dispatched = await dispatchSettled(
+    { jobs, timers },
+    { jobs: [{ id: 'j1', activityId: 'settle', processInstanceId: 'p1' }], timers: [timer('t1', at(1_000))] },
+    createLogger(() => undefined),
+  );
   expect(dispatched).toEqual({ jobs: 1, timers: 1 });
   expect(jobs.calls).toEqual([{ id: 'j1', options: { processInstanceId: 'p1' } }]);
   expect(timers.calls.map((c) => c.id)).toEqual(['t1']);

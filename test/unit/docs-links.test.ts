@@ -14,9 +14,13 @@ const ROOT = join(__dirname, '..', '..');
 
 /** The Markdown files whose links are checked, relative to the root: the top-level ones, docs/, and the READMEs of the apps, their demos and the packages. */
 function checkedFiles(shipped: ReadonlySet<string>): string[] {
-  const docs = readdirSync(join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`);
+  const docs = readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`);
   const readmes = [...shipped].filter((f) => /^(examples|packages)\/(.+\/)?README\.md$/.test(f)).sort();
-  return ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', ...docs, ...readmes].filter((f) => existsSync(join(ROOT, f)));
+  return ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', ...docs, ...readmes].filter((f) =>
+    existsSync(join(ROOT, f)),
+  );
 }
 
 /**
@@ -25,7 +29,10 @@ function checkedFiles(shipped: ReadonlySet<string>): string[] {
  * dist/ and node_modules/ are there locally and absent from a clone.
  */
 function shippedFiles(): Set<string> {
-  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' });
+  const out = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return new Set(out.split('\0').filter((f) => f !== '' && existsSync(join(ROOT, f))));
 }
 
@@ -73,7 +80,17 @@ describe('the Markdown helpers', () => {
   });
 
   test('headings in code blocks do not count; a repeated heading is numbered', () => {
-    const md = ['# Title', '```sh', '# not a heading', '```', '## Step', '## Step', '~~~', '## inside tildes', '~~~'].join('\n');
+    const md = [
+      '# Title',
+      '```sh',
+      '# not a heading',
+      '```',
+      '## Step',
+      '## Step',
+      '~~~',
+      '## inside tildes',
+      '~~~',
+    ].join('\n');
     expect([...headingAnchors(md)]).toEqual(['title', 'step', 'step-1']);
     expect(withoutFences(md).split('\n')).toHaveLength(9);
   });
@@ -102,7 +119,15 @@ describe('links in the README and docs/', () => {
   const files = checkedFiles(shipped);
 
   test('the files to check are there, and they have links to check', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'CONTRIBUTING.md', 'docs/background.md', 'docs/runbook.md', 'examples/work-orders/demo/README.md']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'CONTRIBUTING.md',
+        'docs/background.md',
+        'docs/runbook.md',
+        'examples/work-orders/demo/README.md',
+      ]),
+    );
     const links = files.flatMap((f) => markdownLinks(readFileSync(join(ROOT, f), 'utf8')));
     expect(links.filter((l) => /\.md#/.test(l.target)).length).toBeGreaterThan(10);
   });

@@ -15,7 +15,10 @@ const ROOT = join(__dirname, '..', '..');
 /** What a line must not name, each with the pattern that finds it. */
 const RULES = [
   { rule: 'temporary path', pattern: /(?<![\w.-])\/(?:tmp|work)\/|\/var\/folders\/|\btmp\.[A-Za-z0-9]{10}\b/g },
-  { rule: 'branch name', pattern: /\bi\d+(?:-[a-z][a-z0-9]*)*\b|\bbranch(?:es)?\s+[`'"]?(?:(?=[\w./-]*[\d/-])[\w./-]+|main\b|master\b)/gi },
+  {
+    rule: 'branch name',
+    pattern: /\bi\d+(?:-[a-z][a-z0-9]*)*\b|\bbranch(?:es)?\s+[`'"]?(?:(?=[\w./-]*[\d/-])[\w./-]+|main\b|master\b)/gi,
+  },
   { rule: 'lock file', pattern: /\bflock\b/g },
   // Hex of commit length with at least one digit and one letter, so numbers (seeds, byte counts) and words pass.
   { rule: 'commit or tree hash', pattern: /(?<![\w-])(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}(?![\w-])/g },
@@ -51,8 +54,12 @@ export function wordProblems(markdown: string): WordProblem[] {
   const problems: WordProblem[] = [];
   markdown.split('\n').forEach((text, i) => {
     for (const { rule, pattern } of RULES) {
-      const masked = ALLOWED.filter((a) => a.rule === rule).reduce((line, a) => line.replace(a.pattern, (m) => ' '.repeat(m.length)), text);
-      for (const m of masked.matchAll(pattern)) problems.push({ line: i + 1, rule, match: m[0], text: text.trim().slice(0, 160) });
+      const masked = ALLOWED.filter((a) => a.rule === rule).reduce(
+        (line, a) => line.replace(a.pattern, (m) => ' '.repeat(m.length)),
+        text,
+      );
+      for (const m of masked.matchAll(pattern))
+        problems.push({ line: i + 1, rule, match: m[0], text: text.trim().slice(0, 160) });
     }
   });
   return problems;
@@ -67,7 +74,9 @@ function markdownUnder(folder: string): string[] {
 
 /** The scanned files: the top-level documents, docs/ (all of it) and each app's README. */
 function scannedFiles(): string[] {
-  const top = ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', 'CHANGELOG.md'].filter((f) => existsSync(join(ROOT, f)));
+  const top = ['README.md', 'ARCHITECTURE.md', 'CONTRIBUTING.md', 'CHANGELOG.md'].filter((f) =>
+    existsSync(join(ROOT, f)),
+  );
   const apps = readdirSync(join(ROOT, 'examples'))
     .map((app) => `examples/${app}/README.md`)
     .filter((f) => existsSync(join(ROOT, f)));
@@ -109,20 +118,32 @@ describe('the word scan', () => {
       { line: 2, rule: 'commit or tree hash', match: 'deadbee1', text: 'see deadbee1 in session' },
       { line: 2, rule: 'session, helper or lead word', match: 'session', text: 'see deadbee1 in session' },
     ]);
-    expect(wordProblems('--instance 7214278bb8713293e77f06e63fc4550e87eb151f by the lead').map((p) => p.rule)).toEqual(['session, helper or lead word']);
+    expect(wordProblems('--instance 7214278bb8713293e77f06e63fc4550e87eb151f by the lead').map((p) => p.rule)).toEqual([
+      'session, helper or lead word',
+    ]);
   });
 });
 
-describe('the README, ARCHITECTURE, CONTRIBUTING, CHANGELOG, docs/ and the apps\' READMEs', () => {
+describe("the README, ARCHITECTURE, CONTRIBUTING, CHANGELOG, docs/ and the apps' READMEs", () => {
   const files = scannedFiles();
 
   test('the files to scan are there; the results folders are not among them', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'ARCHITECTURE.md', 'docs/performance.md', 'docs/runbook.md', 'examples/claims/README.md']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'ARCHITECTURE.md',
+        'docs/performance.md',
+        'docs/runbook.md',
+        'examples/claims/README.md',
+      ]),
+    );
     expect(files.filter((f) => f.includes('/results/'))).toEqual([]);
   });
 
   test.each(files)('%s names no temporary path, branch, lock file, hash, session, helper or lead', (file) => {
-    const found = wordProblems(readFileSync(join(ROOT, file), 'utf8')).map((p) => `${file}:${p.line}: ${p.rule} "${p.match}": ${p.text}`);
+    const found = wordProblems(readFileSync(join(ROOT, file), 'utf8')).map(
+      (p) => `${file}:${p.line}: ${p.rule} "${p.match}": ${p.text}`,
+    );
     expect(found).toEqual([]);
   });
 });

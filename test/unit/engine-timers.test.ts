@@ -2,9 +2,22 @@ import { join } from 'node:path';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
 import { executionId, timerId } from '../../functions/src/engine/ids';
-import type { ExecutionState, InstanceState, TimerState, Transition, WaitingPoint } from '../../functions/src/engine/state';
+import type {
+  ExecutionState,
+  InstanceState,
+  TimerState,
+  Transition,
+  WaitingPoint,
+} from '../../functions/src/engine/state';
 import { fireTimer, timerIsLive } from '../../functions/src/engine/timer-transitions';
-import { cancelToken, completeJob, deliverMessage, failJob, placeToken, startInstance } from '../../functions/src/engine/transitions';
+import {
+  cancelToken,
+  completeJob,
+  deliverMessage,
+  failJob,
+  placeToken,
+  startInstance,
+} from '../../functions/src/engine/transitions';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'bpmn');
 const t0 = new Date('2026-12-01T10:00:00Z');
@@ -31,18 +44,39 @@ const stateOf = (t: Transition, id = 'e-1'): { instance: InstanceState; executio
   if (execution === undefined) throw new Error(`no execution ${id}`);
   return { instance: t.instance, execution };
 };
-const fire = (model: ProcessModel, t: Transition, timer: TimerState, now = timer.dueAt, id = 'e-1'): Transition & { timer: TimerState } =>
-  fireTimer(model, {}, { ...stateOf(t, id), timer }, now);
+const fire = (
+  model: ProcessModel,
+  t: Transition,
+  timer: TimerState,
+  now = timer.dueAt,
+  id = 'e-1',
+): Transition & { timer: TimerState } => fireTimer(model, {}, { ...stateOf(t, id), timer }, now);
 
 describe('timer catch event and boundary cycle (timer-kinds)', () => {
   test('the delay: the token waits WAITING_TIMER with one PENDING timer due 10 minutes on', () => {
     const t = start(kinds, { orderId: 'O-1' });
     const timer = only(t.timers);
     expect(timer).toEqual({
-      id: timerId('e-1', 2, 'delay', 1), processInstanceId: 'i-1', executionId: 'e-1', activityId: 'delay', waitingAt: 'delay', step: 2,
-      dueAt: later(10 * MIN), occurrence: 1, repetitionsLeft: 0, intervalMs: null, status: 'PENDING', createdAt: t0, firedAt: null,
+      id: timerId('e-1', 2, 'delay', 1),
+      processInstanceId: 'i-1',
+      executionId: 'e-1',
+      activityId: 'delay',
+      waitingAt: 'delay',
+      step: 2,
+      dueAt: later(10 * MIN),
+      occurrence: 1,
+      repetitionsLeft: 0,
+      intervalMs: null,
+      status: 'PENDING',
+      createdAt: t0,
+      firedAt: null,
     });
-    expect(only(t.executions)).toMatchObject({ activityId: 'delay', status: 'WAITING_TIMER', timerIds: [timer.id], jobId: null });
+    expect(only(t.executions)).toMatchObject({
+      activityId: 'delay',
+      status: 'WAITING_TIMER',
+      timerIds: [timer.id],
+      jobId: null,
+    });
     expect(t.jobs).toEqual([]);
     expect(t.cancelTimers).toEqual([]);
     // The same step sets the same timer: a transaction re-run creates no second one.
@@ -56,7 +90,14 @@ describe('timer catch event and boundary cycle (timer-kinds)', () => {
     expect(fired.cancelTimers).toEqual([]);
     expect(only(fired.jobs)).toMatchObject({ activityId: 'work', status: 'PENDING' });
     const remind = only(fired.timers);
-    expect(remind).toMatchObject({ activityId: 'remind', waitingAt: 'work', dueAt: later(11 * MIN + HOUR), occurrence: 1, repetitionsLeft: 2, intervalMs: HOUR });
+    expect(remind).toMatchObject({
+      activityId: 'remind',
+      waitingAt: 'work',
+      dueAt: later(11 * MIN + HOUR),
+      occurrence: 1,
+      repetitionsLeft: 2,
+      intervalMs: HOUR,
+    });
     expect(only(fired.executions)).toMatchObject({ activityId: 'work', status: 'WAITING_JOB', timerIds: [remind.id] });
   });
 
@@ -82,7 +123,12 @@ describe('timer catch event and boundary cycle (timer-kinds)', () => {
       expect(fired.instance.activeExecutionIds).toEqual(['e-1', ...spawned]);
       if (n < 3) {
         const next = only(fired.timers);
-        expect(next).toMatchObject({ occurrence: n + 1, repetitionsLeft: 2 - n, dueAt: new Date(timer.dueAt.getTime() + HOUR), step: timer.step });
+        expect(next).toMatchObject({
+          occurrence: n + 1,
+          repetitionsLeft: 2 - n,
+          dueAt: new Date(timer.dueAt.getTime() + HOUR),
+          step: timer.step,
+        });
         expect(taskToken.timerIds).toEqual([next.id]);
         timer = next;
       } else {
@@ -103,7 +149,9 @@ describe('timer catch event and boundary cycle (timer-kinds)', () => {
     expect(done.subscribe).toEqual([]);
     expect(done.timers).toEqual([]);
     expect(only(done.instance.incidents)).toMatchObject({ reason: 'INVALID_TIMER', activityId: 'approval' });
-    expect(only(done.instance.incidents).message).toContain('timer approvalLate: variable approvalDueAt of timer ${approvalDueAt} is absent and the timer has no inbox:default');
+    expect(only(done.instance.incidents).message).toContain(
+      'timer approvalLate: variable approvalDueAt of timer ${approvalDueAt} is absent and the timer has no inbox:default',
+    );
     expect(only(done.executions)).toMatchObject({ status: 'ACTIVE', activityId: 'approval', timerIds: [] });
   });
 
@@ -115,16 +163,28 @@ describe('timer catch event and boundary cycle (timer-kinds)', () => {
 
   test('the receive task: a waiting point and its interrupting date timer, set together', () => {
     const t = atApproval();
-    expect(only(t.subscribe)).toMatchObject({ messageName: 'ApprovalGiven', correlationKey: 'O-1', activityId: 'approval' });
+    expect(only(t.subscribe)).toMatchObject({
+      messageName: 'ApprovalGiven',
+      correlationKey: 'O-1',
+      activityId: 'approval',
+    });
     expect(only(t.subscribe).gatewayId).toBeUndefined();
-    expect(only(t.timers)).toMatchObject({ activityId: 'approvalLate', waitingAt: 'approval', dueAt: new Date('2026-12-02T23:00:00Z') });
+    expect(only(t.timers)).toMatchObject({
+      activityId: 'approvalLate',
+      waitingAt: 'approval',
+      dueAt: new Date('2026-12-02T23:00:00Z'),
+    });
     expect(only(t.executions)).toMatchObject({ status: 'WAITING_MESSAGE', timerIds: [only(t.timers).id] });
   });
 
   test('the message first: its point goes, the boundary timer is cancelled', () => {
     const t = atApproval();
     const approved = deliverMessage(kinds, {}, stateOf(t), { by: 'ops' }, later(2 * HOUR), 'inbox-1');
-    expect(only(approved.unsubscribe)).toMatchObject({ executionId: 'e-1', activityId: 'approval', messageName: 'ApprovalGiven' });
+    expect(only(approved.unsubscribe)).toMatchObject({
+      executionId: 'e-1',
+      activityId: 'approval',
+      messageName: 'ApprovalGiven',
+    });
     expect(approved.cancelTimers).toEqual([only(t.timers).id]);
     expect(approved.instance).toMatchObject({ status: 'COMPLETED' });
     expect(only(approved.executions)).toMatchObject({ activityId: 'approved', status: 'ENDED', timerIds: [] });
@@ -144,7 +204,12 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
   test('entering the async task sets its boundary timer from the variable', () => {
     const t = start(paths, { caseId: 'C-1', handOverDeadline: 'PT5M' });
     const job = only(t.jobs);
-    expect(only(t.timers)).toMatchObject({ activityId: 'handOverLate', waitingAt: 'handOver', dueAt: later(5 * MIN), step: 2 });
+    expect(only(t.timers)).toMatchObject({
+      activityId: 'handOverLate',
+      waitingAt: 'handOver',
+      dueAt: later(5 * MIN),
+      step: 2,
+    });
     expect(only(t.executions)).toMatchObject({ status: 'WAITING_JOB', jobId: job.id, timerIds: [only(t.timers).id] });
     expect(only(start(paths, { caseId: 'C-1' }).timers).dueAt).toEqual(later(HOUR));
   });
@@ -161,7 +226,12 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
     const late = fire(paths, started, only(started.timers));
     const escalation = only(late.jobs);
     expect(escalation.activityId).toBe('escalate');
-    expect(only(late.executions)).toMatchObject({ activityId: 'escalate', status: 'WAITING_JOB', jobId: escalation.id, timerIds: [] });
+    expect(only(late.executions)).toMatchObject({
+      activityId: 'escalate',
+      status: 'WAITING_JOB',
+      jobId: escalation.id,
+      timerIds: [],
+    });
     expect(escalation.id).not.toBe(only(started.jobs).id);
     expect(late.cancelTimers).toEqual([]);
     expect(late.subscribe).toEqual([]);
@@ -179,18 +249,41 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
     const t = atGateway();
     expect(t.cancelTimers).toEqual([only(started.timers).id]);
     const point = only(t.subscribe);
-    expect(point).toEqual({ messageName: 'TaskCompleted', correlationKey: 'C-1', processInstanceId: 'i-1', executionId: 'e-1', activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue', createdAt: later(MIN) });
+    expect(point).toEqual({
+      messageName: 'TaskCompleted',
+      correlationKey: 'C-1',
+      processInstanceId: 'i-1',
+      executionId: 'e-1',
+      activityId: 'waitForCompletion',
+      gatewayId: 'completedOrOverdue',
+      createdAt: later(MIN),
+    });
     const timer = only(t.timers);
-    expect(timer).toMatchObject({ activityId: 'overdue', waitingAt: 'completedOrOverdue', dueAt: later(MIN + 14 * 24 * HOUR) });
+    expect(timer).toMatchObject({
+      activityId: 'overdue',
+      waitingAt: 'completedOrOverdue',
+      dueAt: later(MIN + 14 * 24 * HOUR),
+    });
     expect(only(t.executions)).toMatchObject({
-      activityId: 'completedOrOverdue', status: 'WAITING_EVENT', waitingFor: null, jobId: null,
-      gatewayWaits: [{ messageName: 'TaskCompleted', correlationKey: 'C-1', activityId: 'waitForCompletion' }], timerIds: [timer.id],
+      activityId: 'completedOrOverdue',
+      status: 'WAITING_EVENT',
+      waitingFor: null,
+      jobId: null,
+      gatewayWaits: [{ messageName: 'TaskCompleted', correlationKey: 'C-1', activityId: 'waitForCompletion' }],
+      timerIds: [timer.id],
     });
   });
 
   test('the message wins: its branch goes on, the timer branch is cancelled', () => {
     const t = atGateway();
-    const done = deliverMessage(paths, {}, { ...stateOf(t), point: only(t.subscribe) }, { items: 3 }, later(HOUR), 'inbox-1');
+    const done = deliverMessage(
+      paths,
+      {},
+      { ...stateOf(t), point: only(t.subscribe) },
+      { items: 3 },
+      later(HOUR),
+      'inbox-1',
+    );
     expect(only(done.unsubscribe)).toMatchObject({ activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue' });
     expect(done.cancelTimers).toEqual([only(t.timers).id]);
     expect(only(done.jobs).activityId).toBe('settle');
@@ -201,7 +294,11 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
   test('the timer wins: its branch goes on, the message branch is unsubscribed', () => {
     const t = atGateway();
     const overdue = fire(paths, t, only(t.timers));
-    expect(only(overdue.unsubscribe)).toMatchObject({ activityId: 'waitForCompletion', gatewayId: 'completedOrOverdue', correlationKey: 'C-1' });
+    expect(only(overdue.unsubscribe)).toMatchObject({
+      activityId: 'waitForCompletion',
+      gatewayId: 'completedOrOverdue',
+      correlationKey: 'C-1',
+    });
     expect(overdue.cancelTimers).toEqual([]);
     expect(only(overdue.jobs).activityId).toBe('escalate');
     expect(overdue.timer.status).toBe('FIRED');
@@ -212,13 +309,27 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
     const point = only(t.subscribe);
     expect(() => deliverMessage(paths, {}, stateOf(t), {}, later(HOUR))).toThrow('name the waiting point');
     const other: WaitingPoint = { ...point, activityId: 'overdue' };
-    expect(() => deliverMessage(paths, {}, { ...stateOf(t), point: other }, {}, later(HOUR))).toThrow('does not wait at overdue');
-    expect(() => deliverMessage(paths, {}, { ...stateOf(t), point: { ...point, gatewayId: 'elsewhere' } }, {}, later(HOUR))).toThrow('does not wait at');
+    expect(() => deliverMessage(paths, {}, { ...stateOf(t), point: other }, {}, later(HOUR))).toThrow(
+      'does not wait at overdue',
+    );
+    expect(() =>
+      deliverMessage(paths, {}, { ...stateOf(t), point: { ...point, gatewayId: 'elsewhere' } }, {}, later(HOUR)),
+    ).toThrow('does not wait at');
   });
 
   test.each<[string, Record<string, unknown>, string, string]>([
-    ['no correlation key', { handOverDeadline: 'PT1M' }, 'MISSING_CORRELATION_KEY', 'variable caseId must be a non-empty string or a number to wait for TaskCompleted (branch waitForCompletion)'],
-    ['a bad deadline', { caseId: 'C-1', completionDeadline: 'P1M' }, 'INVALID_TIMER', 'timer overdue: variable completionDeadline: duration "P1M" has years or months, whose length depends on the calendar: use weeks or days (P30D)'],
+    [
+      'no correlation key',
+      { handOverDeadline: 'PT1M' },
+      'MISSING_CORRELATION_KEY',
+      'variable caseId must be a non-empty string or a number to wait for TaskCompleted (branch waitForCompletion)',
+    ],
+    [
+      'a bad deadline',
+      { caseId: 'C-1', completionDeadline: 'P1M' },
+      'INVALID_TIMER',
+      'timer overdue: variable completionDeadline: duration "P1M" has years or months, whose length depends on the calendar: use weeks or days (P30D)',
+    ],
   ])('the gateway with %s: an incident, and no branch set at all', (_name, variables, reason, message) => {
     const t = atGateway(variables);
     expect(t.subscribe).toEqual([]);
@@ -229,8 +340,14 @@ describe('boundary deadline and event-based gateway (timer-paths)', () => {
 
   test('repairs: moving or cancelling a gateway token removes every branch', () => {
     const t = atGateway();
-    for (const repaired of [placeToken(paths, {}, stateOf(t), 'escalate', later(HOUR)), cancelToken(stateOf(t), later(HOUR))]) {
-      expect(only(repaired.unsubscribe)).toMatchObject({ gatewayId: 'completedOrOverdue', activityId: 'waitForCompletion' });
+    for (const repaired of [
+      placeToken(paths, {}, stateOf(t), 'escalate', later(HOUR)),
+      cancelToken(stateOf(t), later(HOUR)),
+    ]) {
+      expect(only(repaired.unsubscribe)).toMatchObject({
+        gatewayId: 'completedOrOverdue',
+        activityId: 'waitForCompletion',
+      });
       expect(repaired.cancelTimers).toEqual([only(t.timers).id]);
     }
     const placed = placeToken(paths, {}, stateOf(t), 'completedOrOverdue', later(HOUR));
@@ -264,13 +381,33 @@ describe('stale timers and starts', () => {
     ];
     for (const [name, e, tm] of stale) {
       expect([name, timerIsLive(e, tm)]).toEqual([name, false]);
-      expect(() => fireTimer(paths, {}, { instance: started.instance, execution: e, timer: tm }, t0)).toThrow('is not one token');
+      expect(() => fireTimer(paths, {}, { instance: started.instance, execution: e, timer: tm }, t0)).toThrow(
+        'is not one token',
+      );
     }
   });
 
   test('startInstance at a named start event; a non-start node is refused', () => {
-    expect(startInstance(paths, {}, { instanceId: 'i', executionId: 'e', businessKey: 'k', variables: {}, now: t0, startEventId: 'start' }).jobs).toHaveLength(1);
-    expect(() => startInstance(paths, {}, { instanceId: 'i', executionId: 'e', businessKey: 'k', variables: {}, now: t0, startEventId: 'escalate' })).toThrow('not a start event');
-    expect(() => startInstance({ ...paths, startEventId: null }, {}, { instanceId: 'i', executionId: 'e', businessKey: 'k', variables: {}, now: t0 })).toThrow('has no none start event');
+    expect(
+      startInstance(
+        paths,
+        {},
+        { instanceId: 'i', executionId: 'e', businessKey: 'k', variables: {}, now: t0, startEventId: 'start' },
+      ).jobs,
+    ).toHaveLength(1);
+    expect(() =>
+      startInstance(
+        paths,
+        {},
+        { instanceId: 'i', executionId: 'e', businessKey: 'k', variables: {}, now: t0, startEventId: 'escalate' },
+      ),
+    ).toThrow('not a start event');
+    expect(() =>
+      startInstance(
+        { ...paths, startEventId: null },
+        {},
+        { instanceId: 'i', executionId: 'e', businessKey: 'k', variables: {}, now: t0 },
+      ),
+    ).toThrow('has no none start event');
   });
 });

@@ -53,7 +53,14 @@ describe('Engine: handlers are registered by task id and checked at start-up', (
   });
 
   test('two models with the same process key: ModelError naming the key', () => {
-    const err = errorOf(() => new Engine([fixtureProcess, { ...fixtureProcess, version: 'other' }], {}, new Set(['handOver', 'settle', 'escalate'])));
+    const err = errorOf(
+      () =>
+        new Engine(
+          [fixtureProcess, { ...fixtureProcess, version: 'other' }],
+          {},
+          new Set(['handOver', 'settle', 'escalate']),
+        ),
+    );
     expect(err).toBeInstanceOf(ModelError);
     expect(err).toMatchObject({ elementId: 'fixture-process' });
     expect((err as Error).message).toBe('fixture-process: two models define process fixture-process');

@@ -1,12 +1,24 @@
-import { bucketNameProblem, gsUri, MAX_GS_URI_CHARS, objectNameProblem, parseGsUri } from '../../functions/src/core/gs-uri';
+import {
+  bucketNameProblem,
+  gsUri,
+  MAX_GS_URI_CHARS,
+  objectNameProblem,
+  parseGsUri,
+} from '../../functions/src/core/gs-uri';
 
 describe('parseGsUri', () => {
   test.each([
-    ['gs://provider-reports/cases/C-1/report.json#1733050000000001', { bucket: 'provider-reports', object: 'cases/C-1/report.json', generation: '1733050000000001' }],
+    [
+      'gs://provider-reports/cases/C-1/report.json#1733050000000001',
+      { bucket: 'provider-reports', object: 'cases/C-1/report.json', generation: '1733050000000001' },
+    ],
     ['gs://a.b.c/x#1', { bucket: 'a.b.c', object: 'x', generation: '1' }],
     // A '#' inside the object name is allowed: the generation is after the last one.
     ['gs://bkt/weird#name#42', { bucket: 'bkt', object: 'weird#name', generation: '42' }],
-    ['gs://bkt/with space/ü.json#9223372036854775807', { bucket: 'bkt', object: 'with space/ü.json', generation: '9223372036854775807' }],
+    [
+      'gs://bkt/with space/ü.json#9223372036854775807',
+      { bucket: 'bkt', object: 'with space/ü.json', generation: '9223372036854775807' },
+    ],
   ])('reads %s', (text, value) => {
     expect(parseGsUri(text)).toEqual({ ok: true, value });
     expect(gsUri(value)).toBe(text);

@@ -32,7 +32,9 @@ describe('document ids', () => {
 
 describe('canonicalJson', () => {
   test('sorts keys at every level and drops undefined', () => {
-    expect(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: undefined } })).toBe('{"a":{"d":[2,{"e":0,"f":1}]},"b":1}');
+    expect(canonicalJson({ b: 1, a: { d: [2, { f: 1, e: 0 }], c: undefined } })).toBe(
+      '{"a":{"d":[2,{"e":0,"f":1}]},"b":1}',
+    );
   });
 });
 
@@ -43,7 +45,12 @@ describe('classifyFailure', () => {
     ['ABORTED', { code: 10 }, 'retryable', 'ABORTED'],
     ['RESOURCE_EXHAUSTED', { code: 8 }, 'retryable', 'RESOURCE_EXHAUSTED'],
     ['INTERNAL', { code: 13 }, 'retryable', 'INTERNAL'],
-    ['refused connection', Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'retryable', 'ECONNREFUSED'],
+    [
+      'refused connection',
+      Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+      'retryable',
+      'ECONNREFUSED',
+    ],
     ['our own deadline', new DeadlineExceededError('x', 5), 'retryable', 'DEADLINE_EXCEEDED'],
     ['INVALID_ARGUMENT', { code: 3 }, 'unexpected', 'GRPC_3'],
     ['PERMISSION_DENIED', { code: 7 }, 'unexpected', 'GRPC_7'],
@@ -58,6 +65,8 @@ describe('classifyFailure', () => {
 describe('withDeadline', () => {
   test('passes results through and rejects when the deadline passes', async () => {
     await expect(withDeadline('fast', 1_000, async () => 7)).resolves.toBe(7);
-    await expect(withDeadline('slow', 5, () => new Promise(() => undefined))).rejects.toBeInstanceOf(DeadlineExceededError);
+    await expect(withDeadline('slow', 5, () => new Promise(() => undefined))).rejects.toBeInstanceOf(
+      DeadlineExceededError,
+    );
   });
 });

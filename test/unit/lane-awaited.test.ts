@@ -8,7 +8,12 @@ import { awaitedNames, holdsBack, olderThan, type StartFacts } from '../../funct
  * buffer), while messages tokens wait for keep their order among themselves.
  */
 const at = (s: number): Date => new Date(Date.parse('2026-12-01T10:00:00Z') + s * 1_000);
-const entry = (inboxId: string, messageName: string, s: number): LaneEntry => ({ inboxId, messageName, publishTime: at(s), receivedAt: at(s) });
+const entry = (inboxId: string, messageName: string, s: number): LaneEntry => ({
+  inboxId,
+  messageName,
+  publishTime: at(s),
+  receivedAt: at(s),
+});
 
 describe('holdsBack with the key waiting points', () => {
   const extra = entry('x', 'DocumentsSent', 1);
@@ -16,7 +21,13 @@ describe('holdsBack with the key waiting points', () => {
   const otherAwaited = entry('o', 'Reminder', 2);
   const table: Array<[string, LaneEntry, LaneEntry, readonly string[], boolean]> = [
     ['awaited, behind an older one nobody waits for: not held', extra, decision, ['ReviewDecided'], false],
-    ['awaited, behind an older awaited one (an event-based gateway waits for both): held, in order', extra, decision, ['ReviewDecided', 'DocumentsSent'], true],
+    [
+      'awaited, behind an older awaited one (an event-based gateway waits for both): held, in order',
+      extra,
+      decision,
+      ['ReviewDecided', 'DocumentsSent'],
+      true,
+    ],
     ['nobody waits for it: every older one holds it (per-key order)', extra, decision, [], true],
     ['nobody waits for it, an older awaited one holds it', otherAwaited, decision, ['Reminder'], true],
     ['nobody waits for it nor for the older one: held', extra, decision, ['Reminder'], true],
@@ -34,14 +45,24 @@ describe('holdsBack with the key waiting points', () => {
 
   test('in any lane: the oldest awaited message is held back by nobody, and an awaited one only by an older awaited one', () => {
     const names = ['A', 'B', 'C', 'D'];
-    const laneArb = fc.uniqueArray(fc.record({ inboxId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'), messageName: fc.constantFrom(...names), s: fc.integer({ min: 0, max: 4 }) }), { minLength: 1, maxLength: 6, selector: (e) => e.inboxId });
+    const laneArb = fc.uniqueArray(
+      fc.record({
+        inboxId: fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f'),
+        messageName: fc.constantFrom(...names),
+        s: fc.integer({ min: 0, max: 4 }),
+      }),
+      { minLength: 1, maxLength: 6, selector: (e) => e.inboxId },
+    );
     fc.assert(
       fc.property(laneArb, fc.subarray(names), (raw, waiting) => {
         const awaited = new Set(waiting);
         const lane = raw.map((e) => entry(e.inboxId, e.messageName, e.s));
         const awaitedOnes = lane.filter((e) => awaited.has(e.messageName));
         for (const self of awaitedOnes) {
-          const blocker = olderThan(lane.filter((e) => holdsBack(e, self, null, awaited)), self);
+          const blocker = olderThan(
+            lane.filter((e) => holdsBack(e, self, null, awaited)),
+            self,
+          );
           if (blocker !== null) expect(awaited.has(blocker.messageName)).toBe(true);
           if (olderThan(awaitedOnes, self) === null) expect(blocker).toBeNull();
           // The order among awaited ones is kept: an older awaited one always holds it.

@@ -29,8 +29,12 @@ describe('localRefusal: a loopback peer, under a loopback name', () => {
   });
 
   test('the reason names the server it is given and what to open', () => {
-    expect(localRefusal('127.0.0.1', 'rebound.example:8080', 'inbox console')).toBe('inbox console answers loopback names only (Host "rebound.example:8080"): open http://127.0.0.1:PORT/');
-    expect(localRefusal('10.0.0.1', 'localhost:8080')).toContain('the local console answers this machine only (peer 10.0.0.1');
+    expect(localRefusal('127.0.0.1', 'rebound.example:8080', 'inbox console')).toBe(
+      'inbox console answers loopback names only (Host "rebound.example:8080"): open http://127.0.0.1:PORT/',
+    );
+    expect(localRefusal('10.0.0.1', 'localhost:8080')).toContain(
+      'the local console answers this machine only (peer 10.0.0.1',
+    );
   });
 
   test.each([['127.0.0.1:1'], ['localhost'], ['[::1]:9']])('isLoopbackHost(%s)', (host) => {
@@ -50,7 +54,13 @@ describe('cloudRunProxyRefusal: what came through `gcloud run services proxy`', 
     expect(why).toContain('inbox console --service inboxconsole --region REGION');
   });
 
-  test.each([[undefined], [''], ['Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0'], ['curl/8.5.0 cloud-run-proxy/0.5.0'], ['cloud-run-proxyx/1']])('%s: not refused', (agent) => {
+  test.each([
+    [undefined],
+    [''],
+    ['Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0'],
+    ['curl/8.5.0 cloud-run-proxy/0.5.0'],
+    ['cloud-run-proxyx/1'],
+  ])('%s: not refused', (agent) => {
     expect(cloudRunProxyRefusal(agent)).toBeNull();
   });
 });

@@ -13,7 +13,12 @@ const ROOT = join(__dirname, '..', '..');
 const SCANNED = ['functions/src', 'console-ui/src', 'console-ui/index.html', 'tools/local', 'tools/build', 'infra'];
 const TEXT = /\.(ts|js|cjs|mjs|sh|json|html|css|md)$/;
 /** The example's words, as its files spell them. */
-const FORBIDDEN: readonly RegExp[] = [/work[ -]?orders?/i, /invoic/i, /\bWO-\d/, /handOver|escalateOverdue|completionReport/];
+const FORBIDDEN: readonly RegExp[] = [
+  /work[ -]?orders?/i,
+  /invoic/i,
+  /\bWO-\d/,
+  /handOver|escalateOverdue|completionReport/,
+];
 /** The one way the system may mention the default app: its folder, the default of INBOX_APP. */
 const ALLOWED = /examples\/work-orders/g;
 
@@ -31,7 +36,8 @@ export function businessLines(): string[] {
       .split('\n')
       .forEach((line, i) => {
         const rest = line.replace(ALLOWED, '');
-        if (FORBIDDEN.some((re) => re.test(rest))) found.push(`${relative(ROOT, join(ROOT, file))}:${i + 1}: ${line.trim().slice(0, 160)}`);
+        if (FORBIDDEN.some((re) => re.test(rest)))
+          found.push(`${relative(ROOT, join(ROOT, file))}:${i + 1}: ${line.trim().slice(0, 160)}`);
       });
   }
   return found;

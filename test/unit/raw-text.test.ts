@@ -8,7 +8,13 @@ import { RAW_TEXT_BYTES, rawTextOf, textEnd } from '../../functions/src/operatio
 describe('rawTextOf', () => {
   test('UTF-8 text, HTML included, is the text as it is: the page sets it as text', () => {
     const bytes = Buffer.from('<script>alert("x")</script> £ €', 'utf8');
-    expect(rawTextOf(bytes, bytes.length, 'DECODED')).toEqual({ bytes: bytes.length, form: 'DECODED', text: '<script>alert("x")</script> £ €', shownBytes: bytes.length, utf8: true });
+    expect(rawTextOf(bytes, bytes.length, 'DECODED')).toEqual({
+      bytes: bytes.length,
+      form: 'DECODED',
+      text: '<script>alert("x")</script> £ €',
+      shownBytes: bytes.length,
+      utf8: true,
+    });
   });
 
   test('bytes that are not UTF-8: each shown as U+FFFD, and said so', () => {
@@ -31,7 +37,11 @@ describe('rawTextOf', () => {
   });
 
   test('a head shorter than the whole (the first chunk of many): the count is the whole', () => {
-    expect(rawTextOf(Buffer.from('abc'), 5_000_000, 'DECODED', 2)).toMatchObject({ bytes: 5_000_000, shownBytes: 2, text: 'ab' });
+    expect(rawTextOf(Buffer.from('abc'), 5_000_000, 'DECODED', 2)).toMatchObject({
+      bytes: 5_000_000,
+      shownBytes: 2,
+      text: 'ab',
+    });
   });
 
   test.each([

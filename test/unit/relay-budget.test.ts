@@ -36,12 +36,15 @@ describe('the relay call budget: the stray-shard step gets a bounded share, the 
     expect(budget.rounds.timeLeftMs()).toBe(0);
   });
 
-  test.each([1, 2_000, 18_000, DEFAULTS.INBOX_RELAY_BUDGET_MS, 600_000])('budget %i ms: once the strays had all their window, the rounds keep at least three quarters of it plus the grace', (budgetMs) => {
-    const graceMs = DEFAULTS.INBOX_RELAY_GRACE_MS;
-    const { clock, to } = steppedClock(0);
-    const budget = callBudget(clock, budgetMs, graceMs);
-    to(strayWindowMs(budgetMs));
-    expect(budget.strays.withinBudget()).toBe(false);
-    expect(budget.rounds.timeLeftMs()).toBeGreaterThanOrEqual(Math.ceil(budgetMs * 0.75) + graceMs);
-  });
+  test.each([1, 2_000, 18_000, DEFAULTS.INBOX_RELAY_BUDGET_MS, 600_000])(
+    'budget %i ms: once the strays had all their window, the rounds keep at least three quarters of it plus the grace',
+    (budgetMs) => {
+      const graceMs = DEFAULTS.INBOX_RELAY_GRACE_MS;
+      const { clock, to } = steppedClock(0);
+      const budget = callBudget(clock, budgetMs, graceMs);
+      to(strayWindowMs(budgetMs));
+      expect(budget.strays.withinBudget()).toBe(false);
+      expect(budget.rounds.timeLeftMs()).toBeGreaterThanOrEqual(Math.ceil(budgetMs * 0.75) + graceMs);
+    },
+  );
 });

@@ -3,25 +3,110 @@ import { decide, type RelayOutcome, type RelayPolicy } from '../../functions/src
 import { holdUntil, isOlder, olderThan, oldestOf } from '../../functions/src/relay/lane';
 import type { LaneEntry } from '../../functions/src/engine/store/collections';
 
-const policy: RelayPolicy = { backoffBaseMs: 1_000, backoffCapMs: 60_000, bufferWindowMs: 24 * 3_600_000, errorAfterAttempts: 3 };
+const policy: RelayPolicy = {
+  backoffBaseMs: 1_000,
+  backoffCapMs: 60_000,
+  bufferWindowMs: 24 * 3_600_000,
+  errorAfterAttempts: 3,
+};
 const now = new Date('2026-11-29T12:00:00Z');
 const received = (hoursAgo: number): Date => new Date(now.getTime() - hoursAgo * 3_600_000);
-const point = { messageName: 'M', correlationKey: 'K', processInstanceId: 'p', executionId: 'e', activityId: 'a', createdAt: now };
+const point = {
+  messageName: 'M',
+  correlationKey: 'K',
+  processInstanceId: 'p',
+  executionId: 'e',
+  activityId: 'a',
+  createdAt: now,
+};
 
 describe('decide: the relay decision table', () => {
-  const table: Array<[string, RelayOutcome, { attempts: number; hoursAgo: number; requeuedHoursAgo?: number }, Record<string, unknown>]> = [
-    ['correlated', { kind: 'CORRELATED', processInstanceId: 'p-1' }, { attempts: 0, hoursAgo: 0 }, { kind: 'DONE', processInstanceId: 'p-1' }],
-    ['no waiting instance, inside the buffer window', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 2, hoursAgo: 1 }, { kind: 'RETRY', attempts: 3, alarm: false }],
-    ['no waiting instance, window just passed', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 9, hoursAgo: 24 }, { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 10 }],
-    ['no waiting instance, received long ago but requeued an hour ago: the window counts from the requeue', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 0, hoursAgo: 48, requeuedHoursAgo: 1 }, { kind: 'RETRY', attempts: 1, alarm: false }],
-    ['no waiting instance, window passed since the requeue', { kind: 'NO_WAITING_INSTANCE' }, { attempts: 4, hoursAgo: 72, requeuedHoursAgo: 24 }, { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 5, lastError: expect.stringContaining('since the requeue') }],
-    ['ambiguous on the first attempt', { kind: 'AMBIGUOUS', count: 2, waiting: [point, { ...point, executionId: 'e2' }] }, { attempts: 0, hoursAgo: 0 }, { kind: 'PARK', reason: 'AMBIGUOUS_CORRELATION', attempts: 1, details: { count: 2, waiting: [{ processInstanceId: 'p', executionId: 'e', activityId: 'a' }, { processInstanceId: 'p', executionId: 'e2', activityId: 'a' }] } }],
-    ['technical, early', { kind: 'TECHNICAL', failure: { kind: 'retryable', code: 'UNAVAILABLE' }, error: 'down' }, { attempts: 0, hoursAgo: 0 }, { kind: 'RETRY', attempts: 1, alarm: false, lastError: 'UNAVAILABLE: down' }],
-    ['technical, from the alarm threshold on', { kind: 'TECHNICAL', failure: { kind: 'retryable', code: 'ABORTED' }, error: 'contention' }, { attempts: 2, hoursAgo: 0 }, { kind: 'RETRY', attempts: 3, alarm: true }],
-    ['technical, long past the buffer window: still never parked', { kind: 'TECHNICAL', failure: { kind: 'unexpected', code: 'UNKNOWN' }, error: 'bug' }, { attempts: 500, hoursAgo: 24 * 30 }, { kind: 'RETRY', attempts: 501, alarm: true }],
+  const table: Array<
+    [string, RelayOutcome, { attempts: number; hoursAgo: number; requeuedHoursAgo?: number }, Record<string, unknown>]
+  > = [
+    [
+      'correlated',
+      { kind: 'CORRELATED', processInstanceId: 'p-1' },
+      { attempts: 0, hoursAgo: 0 },
+      { kind: 'DONE', processInstanceId: 'p-1' },
+    ],
+    [
+      'no waiting instance, inside the buffer window',
+      { kind: 'NO_WAITING_INSTANCE' },
+      { attempts: 2, hoursAgo: 1 },
+      { kind: 'RETRY', attempts: 3, alarm: false },
+    ],
+    [
+      'no waiting instance, window just passed',
+      { kind: 'NO_WAITING_INSTANCE' },
+      { attempts: 9, hoursAgo: 24 },
+      { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts: 10 },
+    ],
+    [
+      'no waiting instance, received long ago but requeued an hour ago: the window counts from the requeue',
+      { kind: 'NO_WAITING_INSTANCE' },
+      { attempts: 0, hoursAgo: 48, requeuedHoursAgo: 1 },
+      { kind: 'RETRY', attempts: 1, alarm: false },
+    ],
+    [
+      'no waiting instance, window passed since the requeue',
+      { kind: 'NO_WAITING_INSTANCE' },
+      { attempts: 4, hoursAgo: 72, requeuedHoursAgo: 24 },
+      {
+        kind: 'PARK',
+        reason: 'NO_WAITING_INSTANCE',
+        attempts: 5,
+        lastError: expect.stringContaining('since the requeue'),
+      },
+    ],
+    [
+      'ambiguous on the first attempt',
+      { kind: 'AMBIGUOUS', count: 2, waiting: [point, { ...point, executionId: 'e2' }] },
+      { attempts: 0, hoursAgo: 0 },
+      {
+        kind: 'PARK',
+        reason: 'AMBIGUOUS_CORRELATION',
+        attempts: 1,
+        details: {
+          count: 2,
+          waiting: [
+            { processInstanceId: 'p', executionId: 'e', activityId: 'a' },
+            { processInstanceId: 'p', executionId: 'e2', activityId: 'a' },
+          ],
+        },
+      },
+    ],
+    [
+      'technical, early',
+      { kind: 'TECHNICAL', failure: { kind: 'retryable', code: 'UNAVAILABLE' }, error: 'down' },
+      { attempts: 0, hoursAgo: 0 },
+      { kind: 'RETRY', attempts: 1, alarm: false, lastError: 'UNAVAILABLE: down' },
+    ],
+    [
+      'technical, from the alarm threshold on',
+      { kind: 'TECHNICAL', failure: { kind: 'retryable', code: 'ABORTED' }, error: 'contention' },
+      { attempts: 2, hoursAgo: 0 },
+      { kind: 'RETRY', attempts: 3, alarm: true },
+    ],
+    [
+      'technical, long past the buffer window: still never parked',
+      { kind: 'TECHNICAL', failure: { kind: 'unexpected', code: 'UNKNOWN' }, error: 'bug' },
+      { attempts: 500, hoursAgo: 24 * 30 },
+      { kind: 'RETRY', attempts: 501, alarm: true },
+    ],
   ];
   test.each(table)('%s', (_name, outcome, doc, expected) => {
-    const decision = decide(outcome, { attempts: doc.attempts, receivedAt: received(doc.hoursAgo), requeuedAt: doc.requeuedHoursAgo === undefined ? null : received(doc.requeuedHoursAgo) }, policy, now, 0.5);
+    const decision = decide(
+      outcome,
+      {
+        attempts: doc.attempts,
+        receivedAt: received(doc.hoursAgo),
+        requeuedAt: doc.requeuedHoursAgo === undefined ? null : received(doc.requeuedHoursAgo),
+      },
+      policy,
+      now,
+      0.5,
+    );
     expect(decision).toMatchObject(expected);
     if (decision.kind === 'RETRY') expect(decision.nextAttemptAt.getTime()).toBeGreaterThan(now.getTime());
   });
@@ -52,7 +137,12 @@ describe('backoffMs', () => {
 
 describe('per-key order', () => {
   const at = (s: number): Date => new Date(now.getTime() + s * 1000);
-  const e = (inboxId: string, publish: number | null, receive: number): LaneEntry => ({ inboxId, messageName: 'M', publishTime: publish === null ? null : at(publish), receivedAt: at(receive) });
+  const e = (inboxId: string, publish: number | null, receive: number): LaneEntry => ({
+    inboxId,
+    messageName: 'M',
+    publishTime: publish === null ? null : at(publish),
+    receivedAt: at(receive),
+  });
   test.each([
     ['earlier publishTime wins over earlier receipt', e('b', 1, 9), e('a', 2, 0), true],
     ['same publishTime: earlier receipt', e('b', 1, 1), e('a', 1, 2), true],
@@ -70,7 +160,12 @@ describe('per-key order', () => {
     const c = e('c', 2, 0);
     expect([isOlder(a, c), isOlder(c, b), isOlder(b, a)]).toEqual([true, true, false]);
     expect(isOlder(a, b)).toBe(true);
-    for (const lane of [[a, b, c], [b, c, a], [c, a, b]]) expect(oldestOf(lane)?.inboxId).toBe('a');
+    for (const lane of [
+      [a, b, c],
+      [b, c, a],
+      [c, a, b],
+    ])
+      expect(oldestOf(lane)?.inboxId).toBe('a');
     expect(olderThan([a, b, c], a)).toBeNull();
   });
   test.each([

@@ -10,7 +10,9 @@ import { tableUnder } from '../support/markdown';
  */
 const ROOT = join(__dirname, '..', '..');
 const CONTRIBUTING = readFileSync(join(ROOT, 'CONTRIBUTING.md'), 'utf8');
-const scripts = Object.keys((JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts);
+const scripts = Object.keys(
+  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts,
+);
 
 /** The scripts the table's first column names: `npm test`, `npm start`, `npm run NAME …`. */
 function documented(): string[] {
@@ -20,7 +22,8 @@ function documented(): string[] {
 }
 
 /** `pre<name>` / `post<name>` of a script that exists: npm runs it with that script. */
-const isHook = (name: string): boolean => /^(pre|post)./.test(name) && scripts.includes(name.replace(/^(pre|post)/, ''));
+const isHook = (name: string): boolean =>
+  /^(pre|post)./.test(name) && scripts.includes(name.replace(/^(pre|post)/, ''));
 
 describe("CONTRIBUTING.md's scripts table", () => {
   test('has a row for every script of package.json', () => {

@@ -1,7 +1,16 @@
 import fc from 'fast-check';
 import { UsageError } from '../../functions/src/cli/parse';
 import { cursorOf } from '../../functions/src/cli/shard-page-query';
-import { comparePositions, formatCursor, mergePages, type PagePosition, parseCursor, type ShardedOrder, TIMERS_ORDER, WAITING_ORDER } from '../../functions/src/operations/shard-page';
+import {
+  comparePositions,
+  formatCursor,
+  mergePages,
+  type PagePosition,
+  parseCursor,
+  type ShardedOrder,
+  TIMERS_ORDER,
+  WAITING_ORDER,
+} from '../../functions/src/operations/shard-page';
 
 /** The pure paging across shards of `inbox waiting` and `inbox timers`: positions, cursors, the merge of one page. */
 
@@ -36,7 +45,9 @@ describe.each<[string, ShardedOrder]>([
   ])('%s is no cursor, and on the command line a usage error naming --after and the command', (_what, text) => {
     expect(parseCursor(order, text)).toBeNull();
     expect(() => cursorOf(order, text)).toThrow(UsageError);
-    expect(() => cursorOf(order, text)).toThrow(new RegExp(`^--after: expected the cursor a previous page printed \\(a page of \`inbox ${list}\`\\), got `));
+    expect(() => cursorOf(order, text)).toThrow(
+      new RegExp(`^--after: expected the cursor a previous page printed \\(a page of \`inbox ${list}\`\\), got `),
+    );
   });
 });
 
@@ -57,9 +68,30 @@ describe('mergePages: one page from lists sorted per shard', () => {
   const self = (p: PagePosition): PagePosition => p;
 
   test.each<[string, PagePosition[][], number, string[], PagePosition | null]>([
-    ['all shards short: the whole merge, nothing follows', [[at(3, 'c')], [at(1, 'a'), at(4, 'd')], []], 5, ['a', 'c', 'd'], null],
-    ['more than a page in total: the earliest, next after the last shown', [[at(3, 'c'), at(5, 'e')], [at(1, 'a'), at(4, 'd')]], 3, ['a', 'c', 'd'], at(4, 'd')],
-    ['exactly a page, from one full shard: it may hold more', [[at(1, 'a'), at(2, 'b')], []], 2, ['a', 'b'], at(2, 'b')],
+    [
+      'all shards short: the whole merge, nothing follows',
+      [[at(3, 'c')], [at(1, 'a'), at(4, 'd')], []],
+      5,
+      ['a', 'c', 'd'],
+      null,
+    ],
+    [
+      'more than a page in total: the earliest, next after the last shown',
+      [
+        [at(3, 'c'), at(5, 'e')],
+        [at(1, 'a'), at(4, 'd')],
+      ],
+      3,
+      ['a', 'c', 'd'],
+      at(4, 'd'),
+    ],
+    [
+      'exactly a page, from one full shard: it may hold more',
+      [[at(1, 'a'), at(2, 'b')], []],
+      2,
+      ['a', 'b'],
+      at(2, 'b'),
+    ],
     ['exactly a page from short shards: nothing follows', [[at(1, 'a')], [at(2, 'b')]], 3, ['a', 'b'], null],
     ['ties on the timestamp broken by id', [[at(1, 'b')], [at(1, 'a')]], 1, ['a'], at(1, 'a')],
     ['nothing anywhere', [[], []], 10, [], null],
@@ -76,14 +108,20 @@ describe('mergePages: one page from lists sorted per shard', () => {
  * index in (timestamp, id) order does), merges them, and hands the cursor
  * on as text.
  */
-function walk(order: ShardedOrder, shards: readonly PagePosition[][], size: number): { pages: PagePosition[][]; guard: boolean } {
+function walk(
+  order: ShardedOrder,
+  shards: readonly PagePosition[][],
+  size: number,
+): { pages: PagePosition[][]; guard: boolean } {
   const sortedShards = shards.map((s) => [...s].sort(comparePositions));
   const pages: PagePosition[][] = [];
   let cursor: string | null = null;
   for (let n = 0; n <= shards.flat().length + 1; n++) {
     const after: PagePosition | null = cursor === null ? null : parseCursor(order, cursor);
     if (cursor !== null && after === null) throw new Error(`a page handed on a cursor it cannot read: ${cursor}`);
-    const lists = sortedShards.map((s) => s.filter((p) => after === null || comparePositions(p, after) > 0).slice(0, size));
+    const lists = sortedShards.map((s) =>
+      s.filter((p) => after === null || comparePositions(p, after) > 0).slice(0, size),
+    );
     const page = mergePages(lists, size, (p: PagePosition) => p);
     pages.push(page.items);
     if (page.next === null) return { pages, guard: false };
@@ -111,12 +149,18 @@ describe('walking the pages with the cursor each page hands on', () => {
   });
 
   test('property: for any shards and page size, the pages hold every item exactly once, in (timestamp, id) order', () => {
-    const item = fc.record({ seconds: fc.integer({ min: 0, max: 4 }), nanoseconds: fc.constantFrom(0, 500), id: fc.stringMatching(/^[a-f0-9]{1,3}$/) });
-    const shards = fc.uniqueArray(item, { selector: (p) => p.id, maxLength: 40 }).chain((items) =>
-      fc.array(fc.integer({ min: 0, max: 15 }), { minLength: items.length, maxLength: items.length }).map((shardOf) =>
-        Array.from({ length: 16 }, (_, s) => items.filter((_p, i) => shardOf[i] === s)),
-      ),
-    );
+    const item = fc.record({
+      seconds: fc.integer({ min: 0, max: 4 }),
+      nanoseconds: fc.constantFrom(0, 500),
+      id: fc.stringMatching(/^[a-f0-9]{1,3}$/),
+    });
+    const shards = fc
+      .uniqueArray(item, { selector: (p) => p.id, maxLength: 40 })
+      .chain((items) =>
+        fc
+          .array(fc.integer({ min: 0, max: 15 }), { minLength: items.length, maxLength: items.length })
+          .map((shardOf) => Array.from({ length: 16 }, (_, s) => items.filter((_p, i) => shardOf[i] === s))),
+      );
     fc.assert(
       fc.property(shards, fc.integer({ min: 1, max: 6 }), (lists, size) => {
         const { pages, guard } = walk(WAITING_ORDER, lists, size);

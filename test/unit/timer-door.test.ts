@@ -40,7 +40,9 @@ describe('timerProblem', () => {
   });
 
   test('a message start is checked the same way', () => {
-    expect(messageStartProblem(deployed, { caseId: 'C-1', completionDeadline: 'tomorrow' })).toMatch(/^variables\.completionDeadline: /);
+    expect(messageStartProblem(deployed, { caseId: 'C-1', completionDeadline: 'tomorrow' })).toMatch(
+      /^variables\.completionDeadline: /,
+    );
     expect(messageStartProblem(deployed, { caseId: 'C-1', completionDeadline: 'PT30S' })).toBeNull();
   });
 });

@@ -38,47 +38,134 @@ interface Dependencies {
 }
 
 /** Each function as production builds it, with its dependencies replaced by `deps`, and the request that reaches them. */
-const FUNCTIONS: ReadonlyArray<{ readonly name: string; readonly build: (deps: Dependencies) => Handler; readonly body: unknown; readonly retryAfter: string | undefined }> = [
+const FUNCTIONS: ReadonlyArray<{
+  readonly name: string;
+  readonly build: (deps: Dependencies) => Handler;
+  readonly body: unknown;
+  readonly retryAfter: string | undefined;
+}> = [
   {
     name: 'receivePubSubPush',
-    build: ({ db, log }) => createPushHandler({ db, registry: FIXTURE_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, fastPath: null, payloadStore: () => { throw new Error('no payload store in this test'); }, claims: { payloadBucket: 'b', offloadBytes: 512 * 1024, referenceBuckets: [] } }),
+    build: ({ db, log }) =>
+      createPushHandler({
+        db,
+        registry: FIXTURE_REGISTRY,
+        verifier: null,
+        log,
+        now: () => new Date(),
+        maxBodyBytes: 1 << 20,
+        writeTimeoutMs: 5_000,
+        shards: 16,
+        fastPath: null,
+        payloadStore: () => {
+          throw new Error('no payload store in this test');
+        },
+        claims: { payloadBucket: 'b', offloadBytes: 512 * 1024, referenceBuckets: [] },
+      }),
     body: completionEnvelope({ caseId: 'C-defect' }),
     retryAfter: '10',
   },
   {
     name: 'receiveDeadLetter',
-    build: ({ db, log }) => createDeadLetterHandler({ db, registry: FIXTURE_REGISTRY, verifier: null, log, now: () => new Date(), maxBodyBytes: 1 << 20, writeTimeoutMs: 5_000, shards: 16, claims: { referenceBuckets: [] } }),
-    body: completionEnvelope({ caseId: 'C-defect' }, { attributes: { CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push', CloudPubSubDeadLetterSourceDeliveryCount: '5' } }),
+    build: ({ db, log }) =>
+      createDeadLetterHandler({
+        db,
+        registry: FIXTURE_REGISTRY,
+        verifier: null,
+        log,
+        now: () => new Date(),
+        maxBodyBytes: 1 << 20,
+        writeTimeoutMs: 5_000,
+        shards: 16,
+        claims: { referenceBuckets: [] },
+      }),
+    body: completionEnvelope(
+      { caseId: 'C-defect' },
+      {
+        attributes: {
+          CloudPubSubDeadLetterSourceSubscription: 'fixture-results-push',
+          CloudPubSubDeadLetterSourceDeliveryCount: '5',
+        },
+      },
+    ),
     retryAfter: '10',
   },
   {
     name: 'startProcess',
-    build: ({ db, engine, log }) => createStartProcessHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, log, now: () => new Date() }),
+    build: ({ db, engine, log }) =>
+      createStartProcessHandler({
+        db,
+        engine,
+        queue: () => noQueue,
+        timerQueue: () => noQueue,
+        log,
+        now: () => new Date(),
+      }),
     body: { processKey: 'fixture-process', businessKey: 'C-defect', variables: { caseId: 'C-defect' } },
     retryAfter: '10',
   },
   {
     name: 'runJob',
     build: ({ db, engine, log }) =>
-      createRunJobHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, handlers: () => ({}), verifier: null, log, now: () => new Date(), maxAttempts: 3, queueMaxAttempts: 5 }),
+      createRunJobHandler({
+        db,
+        engine,
+        queue: () => noQueue,
+        timerQueue: () => noQueue,
+        handlers: () => ({}),
+        verifier: null,
+        log,
+        now: () => new Date(),
+        maxAttempts: 3,
+        queueMaxAttempts: 5,
+      }),
     body: { jobId: 'a'.repeat(40) },
     retryAfter: undefined,
   },
   {
     name: 'sweepJobs',
-    build: ({ db, engine, log }) => createSweepJobsHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, log, now: () => new Date(), options: {} }),
+    build: ({ db, engine, log }) =>
+      createSweepJobsHandler({
+        db,
+        engine,
+        queue: () => noQueue,
+        timerQueue: () => noQueue,
+        log,
+        now: () => new Date(),
+        options: {},
+      }),
     body: {},
     retryAfter: undefined,
   },
   {
     name: 'fireTimer',
-    build: ({ db, engine, log }) => createFireTimerHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, verifier: null, log, now: () => new Date() }),
+    build: ({ db, engine, log }) =>
+      createFireTimerHandler({
+        db,
+        engine,
+        queue: () => noQueue,
+        timerQueue: () => noQueue,
+        verifier: null,
+        log,
+        now: () => new Date(),
+      }),
     body: { timerId: 'a'.repeat(40) },
     retryAfter: undefined,
   },
   {
     name: 'relayInbox',
-    build: ({ db, engine, log }) => createRelayHandler({ db, engine, queue: () => noQueue, timerQueue: () => noQueue, log, relay: config.relay, shards: 16, now: () => new Date(), random: Math.random }),
+    build: ({ db, engine, log }) =>
+      createRelayHandler({
+        db,
+        engine,
+        queue: () => noQueue,
+        timerQueue: () => noQueue,
+        log,
+        relay: config.relay,
+        shards: 16,
+        now: () => new Date(),
+        random: Math.random,
+      }),
     body: {},
     retryAfter: undefined,
   },
@@ -86,29 +173,51 @@ const FUNCTIONS: ReadonlyArray<{ readonly name: string; readonly build: (deps: D
 
 let registered = 0;
 /** The function served in process, every dependency failing with gRPC `code`, its log lines captured. */
-function failingWith(build: (deps: Dependencies) => Handler, code: number): { server: ReturnType<typeof getTestServer>; logs: Array<Record<string, unknown>> } {
+function failingWith(
+  build: (deps: Dependencies) => Handler,
+  code: number,
+): { server: ReturnType<typeof getTestServer>; logs: Array<Record<string, unknown>> } {
   const logs: Array<Record<string, unknown>> = [];
   const fail = (): never => {
     throw grpc(code);
   };
   const name = `failingFunction${++registered}`;
-  http(name, build({ db: fail, engine: async () => fail(), log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)) }));
+  http(
+    name,
+    build({
+      db: fail,
+      engine: async () => fail(),
+      log: createLogger((line) => logs.push(JSON.parse(line) as Record<string, unknown>)),
+    }),
+  );
   return { server: getTestServer(name), logs };
 }
 
 describe.each(FUNCTIONS)('$name', ({ build, body, retryAfter }) => {
   test('a defect: 500, retry false, code named, logged at ERROR', async () => {
     const { server, logs } = failingWith(build, DEFECT);
-    const res = await request(server).post('/').send(body as object);
-    expect({ status: res.status, retry: res.body.retry, code: res.body.code }).toEqual({ status: 500, retry: false, code: 'GRPC_3' });
+    const res = await request(server)
+      .post('/')
+      .send(body as object);
+    expect({ status: res.status, retry: res.body.retry, code: res.body.code }).toEqual({
+      status: 500,
+      retry: false,
+      code: 'GRPC_3',
+    });
     expect(res.headers['retry-after']).toBeUndefined();
     expect(logs.some((l) => l.severity === 'ERROR')).toBe(true);
   });
 
   test('a failure a retry heals: 503, retry true', async () => {
     const { server } = failingWith(build, OUTAGE);
-    const res = await request(server).post('/').send(body as object);
-    expect({ status: res.status, retry: res.body.retry, code: res.body.code }).toEqual({ status: 503, retry: true, code: 'UNAVAILABLE' });
+    const res = await request(server)
+      .post('/')
+      .send(body as object);
+    expect({ status: res.status, retry: res.body.retry, code: res.body.code }).toEqual({
+      status: 503,
+      retry: true,
+      code: 'UNAVAILABLE',
+    });
     expect(res.headers['retry-after']).toBe(retryAfter);
   });
 });

@@ -24,8 +24,21 @@ function systemAsPublicModule(bundle: string): Plugin {
     setup(b) {
       b.onResolve({ filter: /^\.{1,2}\// }, (args) => {
         const target = resolve(args.resolveDir, args.path).replace(/\.ts$/, '');
-        if (target === PUBLIC_MODULE) return { path: `./${relative(dirname(bundle), join(ROOT, 'dist', 'app.js')).split(sep).join('/')}`, external: true };
-        if (target.startsWith(`${SYSTEM}${sep}`)) return { errors: [{ text: `${relative(ROOT, args.importer)} imports ${relative(ROOT, target)}: an app imports only functions/src/app.ts, the system's public module` }] };
+        if (target === PUBLIC_MODULE)
+          return {
+            path: `./${relative(dirname(bundle), join(ROOT, 'dist', 'app.js'))
+              .split(sep)
+              .join('/')}`,
+            external: true,
+          };
+        if (target.startsWith(`${SYSTEM}${sep}`))
+          return {
+            errors: [
+              {
+                text: `${relative(ROOT, args.importer)} imports ${relative(ROOT, target)}: an app imports only functions/src/app.ts, the system's public module`,
+              },
+            ],
+          };
         return undefined;
       });
     },
@@ -38,7 +51,10 @@ function systemAsPublicModule(bundle: string): Plugin {
  * file and the item), then bundles it; returns the bundle's path and what
  * the check found.
  */
-export async function buildApp(app: string, bpmnDir: string | null = null): Promise<{ readonly bundle: string; readonly checked: CheckedApp }> {
+export async function buildApp(
+  app: string,
+  bpmnDir: string | null = null,
+): Promise<{ readonly bundle: string; readonly checked: CheckedApp }> {
   const checked = await checkApp({ app, bpmnDir });
   const bundle = appBundle(app, ROOT);
   await build({

@@ -20,7 +20,8 @@ const FORM = /^[A-Za-z0-9][\w./:-]*(?: [\w./:-]+){0,2}: \S/;
 /** What is wrong with a commit subject, or null when it keeps the rule. */
 export function subjectProblem(subject: string): string | null {
   if (subject.length > MAX_SUBJECT) return `${subject.length} characters, at most ${MAX_SUBJECT}`;
-  if (!FORM.test(subject)) return 'not in the form "area: summary" (an area of one to three words, a colon, a space, the summary)';
+  if (!FORM.test(subject))
+    return 'not in the form "area: summary" (an area of one to three words, a colon, a space, the summary)';
   return null;
 }
 
@@ -39,15 +40,22 @@ function newestTag(): string | null {
 function main(): void {
   const base = process.argv[2] ?? newestTag();
   const range = base === null ? ['-1', 'HEAD'] : [`${base}..HEAD`];
-  const lines = git('log', '--no-merges', '--format=%h%x09%s', ...range).split('\n').filter((l) => l !== '');
+  const lines = git('log', '--no-merges', '--format=%h%x09%s', ...range)
+    .split('\n')
+    .filter((l) => l !== '');
   const bad = lines.flatMap((line) => {
     const [hash = '', subject = ''] = line.split('\t');
     const problem = subjectProblem(subject);
     return problem === null ? [] : [`${hash} ${subject}\n    ${problem}`];
   });
-  const since = base === null ? 'the last commit (no tag found; give a base to check more)' : `the ${lines.length} commits since ${base}`;
+  const since =
+    base === null
+      ? 'the last commit (no tag found; give a base to check more)'
+      : `the ${lines.length} commits since ${base}`;
   if (bad.length > 0) {
-    process.stderr.write(`commit subjects: ${bad.length} of ${since} break the rule (CONTRIBUTING.md):\n${bad.join('\n')}\n`);
+    process.stderr.write(
+      `commit subjects: ${bad.length} of ${since} break the rule (CONTRIBUTING.md):\n${bad.join('\n')}\n`,
+    );
     process.exit(1);
   }
   process.stdout.write(`commit subjects: ${since} keep the rule\n`);

@@ -42,7 +42,9 @@ function exportLines(running: RunningEmulators): string {
 async function start(): Promise<number> {
   const running = await startEmulators();
   console.log(exportLines(running));
-  console.error(`# emulators ready (logs: ${running.firestore?.logFile ?? ''} ${running.pubsub?.logFile ?? ''}); Ctrl-C stops them`);
+  console.error(
+    `# emulators ready (logs: ${running.firestore?.logFile ?? ''} ${running.pubsub?.logFile ?? ''}); Ctrl-C stops them`,
+  );
   // Signal listeners do not keep Node running; this timer does, until a signal.
   const keepAlive = setInterval(() => undefined, 1 << 30);
   let off = (): void => undefined;

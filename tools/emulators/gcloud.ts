@@ -60,7 +60,15 @@ export function gcloudArgs(name: EmulatorName, host: string, dataDir?: string): 
     return ['emulators', 'firestore', 'start', `--host-port=${host}`, `--rules=${FIRESTORE_RULES}`];
   }
   if (dataDir === undefined) throw new Error('the Pub/Sub emulator needs a data dir');
-  return ['beta', 'emulators', 'pubsub', 'start', `--host-port=${host}`, `--data-dir=${dataDir}`, `--project=${PUBSUB_PROJECT}`];
+  return [
+    'beta',
+    'emulators',
+    'pubsub',
+    'start',
+    `--host-port=${host}`,
+    `--data-dir=${dataDir}`,
+    `--project=${PUBSUB_PROJECT}`,
+  ];
 }
 
 /** Environment for gcloud: a missing component must fail, not prompt. */
@@ -70,9 +78,18 @@ export function gcloudEnv(base: NodeJS.ProcessEnv = process.env): NodeJS.Process
 
 /** Log lines by which gcloud/the JVM say "cannot run here" (as of gcloud 528). */
 const UNAVAILABLE_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/You need the \[[\w-]+\] component|requires the installation of components|components are required to run this command/, 'a gcloud component is missing'],
-  [/managed by an external package manager/, 'a gcloud component is missing (apt-managed gcloud cannot install it itself)'],
-  [/You do not currently have this command group installed|Invalid choice: '(beta|emulators|pubsub|firestore)'/, 'the gcloud `beta` component or the emulator command is missing'],
+  [
+    /You need the \[[\w-]+\] component|requires the installation of components|components are required to run this command/,
+    'a gcloud component is missing',
+  ],
+  [
+    /managed by an external package manager/,
+    'a gcloud component is missing (apt-managed gcloud cannot install it itself)',
+  ],
+  [
+    /You do not currently have this command group installed|Invalid choice: '(beta|emulators|pubsub|firestore)'/,
+    'the gcloud `beta` component or the emulator command is missing',
+  ],
   [/No \w+ directory found|NoEmulatorError/, 'the emulator component files are missing'],
   [/JRE must be installed|Unable to execute the java|is not a Java \d+\+ JRE/, 'Java is missing or unusable'],
   [/UnsupportedClassVersionError/, 'the installed Java is too old for this emulator'],

@@ -102,7 +102,10 @@ class ManagedEmulator implements EmulatorHandle, Cleanable {
     if (this.group !== undefined) throw new Error(`${this.name} emulator on ${this.host} is already running`);
     // Classify failures by this run's output only; restarts append to the same file.
     const logStart = fs.existsSync(this.logFile) ? fs.statSync(this.logFile).size : 0;
-    fs.appendFileSync(this.logFile, `--- harness: starting ${this.name} on ${this.host} at ${new Date().toISOString()}\n`);
+    fs.appendFileSync(
+      this.logFile,
+      `--- harness: starting ${this.name} on ${this.host} at ${new Date().toISOString()}\n`,
+    );
     if (this.name === 'pubsub') {
       // Fresh per run (no state shared between runs), next to the log: if we
       // die before removing it, it is left where the logs are kept anyway.
@@ -110,7 +113,14 @@ class ManagedEmulator implements EmulatorHandle, Cleanable {
     }
     let group: GroupProcess;
     try {
-      group = spawnGroup(this.gcloud, [...gcloudArgs(this.name, this.host, this.dataDir), ...(importData === undefined ? [] : [`--import-data=${importData}`])], { logFile: this.logFile, env: gcloudEnv() });
+      group = spawnGroup(
+        this.gcloud,
+        [
+          ...gcloudArgs(this.name, this.host, this.dataDir),
+          ...(importData === undefined ? [] : [`--import-data=${importData}`]),
+        ],
+        { logFile: this.logFile, env: gcloudEnv() },
+      );
     } catch (err) {
       this.removeDataDir();
       throw err;
@@ -133,7 +143,8 @@ class ManagedEmulator implements EmulatorHandle, Cleanable {
     await this.stop();
     const log = this.readLog(logStart);
     const tail = `--- last lines of ${this.logFile}:\n${lastLines(log, LOG_TAIL_LINES)}`;
-    if (portInUse(log)) throw new PortInUseError(`${this.host} was taken before the ${this.name} emulator bound it\n${tail}`);
+    if (portInUse(log))
+      throw new PortInUseError(`${this.host} was taken before the ${this.name} emulator bound it\n${tail}`);
     const reason = exit === undefined ? undefined : unavailableReason(log);
     if (reason !== undefined) {
       throw new EmulatorsUnavailableError(`The ${this.name} emulator cannot run: ${reason}.\n${INSTALL_HINT}\n${tail}`);
@@ -170,11 +181,16 @@ class ManagedEmulator implements EmulatorHandle, Cleanable {
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ database: `projects/${projectId}/databases/(default)`, export_directory: dir }),
     });
-    if (!response.ok) throw new Error(`Firestore emulator export of ${projectId} failed: ${response.status} ${await response.text()}`);
+    if (!response.ok)
+      throw new Error(`Firestore emulator export of ${projectId} failed: ${response.status} ${await response.text()}`);
     // The emulator writes <dir>/firestore_export_<n>/firestore_export_<n>.overall_export_metadata.
     const [sub] = fs.readdirSync(dir);
-    const metadata = sub === undefined ? undefined : fs.readdirSync(path.join(dir, sub)).find((f) => f.endsWith('.overall_export_metadata'));
-    if (sub === undefined || metadata === undefined) throw new Error(`Firestore emulator export of ${projectId} wrote no metadata file under ${dir}`);
+    const metadata =
+      sub === undefined
+        ? undefined
+        : fs.readdirSync(path.join(dir, sub)).find((f) => f.endsWith('.overall_export_metadata'));
+    if (sub === undefined || metadata === undefined)
+      throw new Error(`Firestore emulator export of ${projectId} wrote no metadata file under ${dir}`);
     return { dir, metadataFile: path.join(dir, sub, metadata) };
   }
 
@@ -212,7 +228,12 @@ function lastLines(text: string, count: number): string {
   return text.trimEnd().split('\n').slice(-count).join('\n');
 }
 
-async function startOne(name: EmulatorName, gcloud: string, logDir: string, readyTimeoutMs: number): Promise<ManagedEmulator> {
+async function startOne(
+  name: EmulatorName,
+  gcloud: string,
+  logDir: string,
+  readyTimeoutMs: number,
+): Promise<ManagedEmulator> {
   for (let attempt = 1; ; attempt++) {
     const emulator = new ManagedEmulator(name, await freePort(), logDir, gcloud, readyTimeoutMs);
     try {
@@ -253,7 +274,9 @@ export async function startEmulators(opts: StartEmulatorsOptions = {}): Promise<
   const logDir = opts.logDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'emulators-'));
   fs.mkdirSync(logDir, { recursive: true });
 
-  const results = await Promise.allSettled(names.map((name) => startOne(name, gcloud ?? 'gcloud', logDir, readyTimeoutMs)));
+  const results = await Promise.allSettled(
+    names.map((name) => startOne(name, gcloud ?? 'gcloud', logDir, readyTimeoutMs)),
+  );
   const handles = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
   const errors = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
   if (errors.length > 0) {

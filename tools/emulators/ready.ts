@@ -14,7 +14,8 @@ export async function answers(host: string, timeoutMs = 1000): Promise<boolean> 
 }
 
 /** Result of {@link waitFor}. */
-export type WaitOutcome<T> = { readonly kind: 'ready' } | { readonly kind: 'timeout' } | { readonly kind: 'aborted'; readonly reason: T };
+export type WaitOutcome<T> =
+  { readonly kind: 'ready' } | { readonly kind: 'timeout' } | { readonly kind: 'aborted'; readonly reason: T };
 
 /** Options for {@link waitFor}. */
 export interface WaitForOptions<T> {

@@ -54,12 +54,30 @@ export interface FirestoreCountingProxy {
   close(): Promise<void>;
 }
 
-const empty = (): FirestoreCounts => ({ reads: 0, readsFound: 0, readsMissing: 0, queryReads: 0, aggregationReads: 0, writes: 0, creates: 0, updates: 0, transformsOnly: 0, deletes: 0, indexEntries: 0, commits: 0, failedCommits: 0, calls: {}, undecoded: 0 });
+const empty = (): FirestoreCounts => ({
+  reads: 0,
+  readsFound: 0,
+  readsMissing: 0,
+  queryReads: 0,
+  aggregationReads: 0,
+  writes: 0,
+  creates: 0,
+  updates: 0,
+  transformsOnly: 0,
+  deletes: 0,
+  indexEntries: 0,
+  commits: 0,
+  failedCommits: 0,
+  calls: {},
+  undecoded: 0,
+});
 
 /** The Firestore v1 descriptor JSON the client library ships (build/protos/v1.json), found through its package. */
 function firestoreRoot(): protobuf.Root {
   const pkg = require.resolve('@google-cloud/firestore/package.json');
-  const descriptor = JSON.parse(readFileSync(join(pkg, '..', 'build', 'protos', 'v1.json'), 'utf8')) as protobuf.INamespace;
+  const descriptor = JSON.parse(
+    readFileSync(join(pkg, '..', 'build', 'protos', 'v1.json'), 'utf8'),
+  ) as protobuf.INamespace;
   return protobuf.Root.fromJSON(descriptor);
 }
 
@@ -68,7 +86,8 @@ const type = (name: string): protobuf.Type => {
   root ??= firestoreRoot();
   return root.lookupType(`google.firestore.v1.${name}`);
 };
-const decode = (name: string, bytes: Buffer): Record<string, unknown> => type(name).toObject(type(name).decode(bytes), { longs: Number, oneofs: false, defaults: false });
+const decode = (name: string, bytes: Buffer): Record<string, unknown> =>
+  type(name).toObject(type(name).decode(bytes), { longs: Number, oneofs: false, defaults: false });
 
 interface WireWrite {
   readonly update?: { readonly name?: string; readonly fields?: Readonly<Record<string, WireValue>> };
@@ -88,7 +107,11 @@ function writtenFields(w: WireWrite): Record<string, WireValue> {
 }
 
 /** Adds one finished call to `c`. Exported for the tests of the counting rules. */
-export function countCall(c: FirestoreCounts, config: IndexConfig, call: Pick<TappedCall, 'method' | 'requests' | 'responses' | 'status'>): void {
+export function countCall(
+  c: FirestoreCounts,
+  config: IndexConfig,
+  call: Pick<TappedCall, 'method' | 'requests' | 'responses' | 'status'>,
+): void {
   c.calls[call.method] = (c.calls[call.method] ?? 0) + 1;
   switch (call.method) {
     case 'BatchGetDocuments':
@@ -106,14 +129,22 @@ export function countCall(c: FirestoreCounts, config: IndexConfig, call: Pick<Ta
     case 'RunAggregationQuery': {
       let entries = 0;
       for (const r of call.responses) {
-        const fields = ((decode('RunAggregationQueryResponse', r).result as { aggregateFields?: Record<string, WireValue> } | undefined)?.aggregateFields ?? {});
-        for (const v of Object.values(fields)) if (v.integerValue !== undefined) entries = Math.max(entries, Number(v.integerValue));
+        const fields =
+          (
+            decode('RunAggregationQueryResponse', r).result as
+              { aggregateFields?: Record<string, WireValue> } | undefined
+          )?.aggregateFields ?? {};
+        for (const v of Object.values(fields))
+          if (v.integerValue !== undefined) entries = Math.max(entries, Number(v.integerValue));
       }
       c.aggregationReads += Math.max(1, Math.ceil(entries / 1000));
       break;
     }
     case 'ListDocuments': {
-      const docs = call.responses.reduce((n, r) => n + ((decode('ListDocumentsResponse', r).documents as unknown[] | undefined)?.length ?? 0), 0);
+      const docs = call.responses.reduce(
+        (n, r) => n + ((decode('ListDocumentsResponse', r).documents as unknown[] | undefined)?.length ?? 0),
+        0,
+      );
       c.queryReads += Math.max(1, docs);
       break;
     }
@@ -121,14 +152,19 @@ export function countCall(c: FirestoreCounts, config: IndexConfig, call: Pick<Ta
     case 'BatchWrite': {
       const request = call.requests[0];
       if (request === undefined) break;
-      const writes = (decode(call.method === 'Commit' ? 'CommitRequest' : 'BatchWriteRequest', request).writes as WireWrite[] | undefined) ?? [];
+      const writes =
+        (decode(call.method === 'Commit' ? 'CommitRequest' : 'BatchWriteRequest', request).writes as
+          WireWrite[] | undefined) ?? [];
       if (call.status !== 0) {
         c.failedCommits += 1;
         break;
       }
       c.commits += 1;
       // BatchWrite answers a status per write: only those that applied count.
-      const statuses = call.method === 'BatchWrite' && call.responses[0] !== undefined ? ((decode('BatchWriteResponse', call.responses[0]).status as Array<{ code?: number }> | undefined) ?? []) : [];
+      const statuses =
+        call.method === 'BatchWrite' && call.responses[0] !== undefined
+          ? ((decode('BatchWriteResponse', call.responses[0]).status as Array<{ code?: number }> | undefined) ?? [])
+          : [];
       writes.forEach((w, i) => {
         if ((statuses[i]?.code ?? 0) !== 0) return;
         if (w.delete !== undefined) c.deletes += 1;
@@ -153,7 +189,10 @@ export function projectIndexConfig(): IndexConfig {
 }
 
 /** Starts a counting proxy in front of the Firestore emulator at `target`. */
-export async function startFirestoreCountingProxy(target: string, config: IndexConfig = projectIndexConfig()): Promise<FirestoreCountingProxy> {
+export async function startFirestoreCountingProxy(
+  target: string,
+  config: IndexConfig = projectIndexConfig(),
+): Promise<FirestoreCountingProxy> {
   let c = empty();
   const tap = await startGrpcTap(target, (call) => {
     c.undecoded += call.compressed;

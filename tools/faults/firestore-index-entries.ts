@@ -25,8 +25,23 @@ export interface WireValue {
 
 /** The parts of firestore.indexes.json the count needs. */
 export interface IndexConfig {
-  readonly indexes?: ReadonlyArray<{ readonly collectionGroup: string; readonly fields: ReadonlyArray<{ readonly fieldPath: string; readonly order?: string; readonly arrayConfig?: string }> }>;
-  readonly fieldOverrides?: ReadonlyArray<{ readonly collectionGroup: string; readonly fieldPath: string; readonly indexes: ReadonlyArray<{ readonly order?: string; readonly arrayConfig?: string; readonly queryScope?: string }> }>;
+  readonly indexes?: ReadonlyArray<{
+    readonly collectionGroup: string;
+    readonly fields: ReadonlyArray<{
+      readonly fieldPath: string;
+      readonly order?: string;
+      readonly arrayConfig?: string;
+    }>;
+  }>;
+  readonly fieldOverrides?: ReadonlyArray<{
+    readonly collectionGroup: string;
+    readonly fieldPath: string;
+    readonly indexes: ReadonlyArray<{
+      readonly order?: string;
+      readonly arrayConfig?: string;
+      readonly queryScope?: string;
+    }>;
+  }>;
 }
 
 /** The collection id of a document name (`projects/p/databases/d/documents/a/1/b/2` → `b`). */
@@ -47,7 +62,8 @@ function overrideFor(config: IndexConfig, collection: string, path: string): Fie
   let best: FieldOverride | undefined;
   for (const o of config.fieldOverrides ?? []) {
     if (o.collectionGroup !== collection) continue;
-    if (o.fieldPath === path || path.startsWith(`${o.fieldPath}.`)) if (best === undefined || o.fieldPath.length > best.fieldPath.length) best = o;
+    if (o.fieldPath === path || path.startsWith(`${o.fieldPath}.`))
+      if (best === undefined || o.fieldPath.length > best.fieldPath.length) best = o;
   }
   return best;
 }
@@ -55,14 +71,20 @@ function overrideFor(config: IndexConfig, collection: string, path: string): Fie
 /** Single-field entries of one field (recursing into maps). */
 function singleField(config: IndexConfig, collection: string, path: string, value: WireValue): number {
   if (value.mapValue !== undefined) {
-    return Object.entries(value.mapValue.fields ?? {}).reduce((n, [k, v]) => n + singleField(config, collection, `${path}.${k}`, v), 0);
+    return Object.entries(value.mapValue.fields ?? {}).reduce(
+      (n, [k, v]) => n + singleField(config, collection, `${path}.${k}`, v),
+      0,
+    );
   }
   const override = overrideFor(config, collection, path);
   const isArray = value.arrayValue !== undefined;
   const elements = value.arrayValue === undefined ? 0 : distinct(value.arrayValue.values ?? []);
   if (override === undefined) return isArray ? elements : 2;
   // An override lists the indexes the field keeps (none: exempt); COLLECTION_GROUP ones are entries too.
-  return override.indexes.reduce((n, i) => n + (i.arrayConfig !== undefined ? (isArray ? elements : 0) : isArray ? 0 : 1), 0);
+  return override.indexes.reduce(
+    (n, i) => n + (i.arrayConfig !== undefined ? (isArray ? elements : 0) : isArray ? 0 : 1),
+    0,
+  );
 }
 
 /** The value at a dotted path of a document's fields, or undefined. */
@@ -74,7 +96,11 @@ function valueAt(fields: Readonly<Record<string, WireValue>>, path: string): Wir
 }
 
 /** Index entries the document `fields` of collection `collection` has under `config`. */
-export function indexEntries(config: IndexConfig, collection: string, fields: Readonly<Record<string, WireValue>>): number {
+export function indexEntries(
+  config: IndexConfig,
+  collection: string,
+  fields: Readonly<Record<string, WireValue>>,
+): number {
   let n = 0;
   for (const [name, value] of Object.entries(fields)) n += singleField(config, collection, name, value);
   for (const index of config.indexes ?? []) {
@@ -83,7 +109,8 @@ export function indexEntries(config: IndexConfig, collection: string, fields: Re
     for (const f of index.fields) {
       const v = valueAt(fields, f.fieldPath);
       if (v === undefined) entries = 0;
-      else if (f.arrayConfig !== undefined) entries *= v.arrayValue === undefined ? 0 : distinct(v.arrayValue.values ?? []);
+      else if (f.arrayConfig !== undefined)
+        entries *= v.arrayValue === undefined ? 0 : distinct(v.arrayValue.values ?? []);
     }
     n += entries;
   }

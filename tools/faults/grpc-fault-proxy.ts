@@ -36,12 +36,27 @@ export interface GrpcFaultProxy {
 }
 
 /** gRPC status codes used here (grpc/status.proto). */
-export const GRPC_STATUS = { OK: 0, UNKNOWN: 2, DEADLINE_EXCEEDED: 4, NOT_FOUND: 5, PERMISSION_DENIED: 7, FAILED_PRECONDITION: 9, UNAVAILABLE: 14 } as const;
+export const GRPC_STATUS = {
+  OK: 0,
+  UNKNOWN: 2,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  PERMISSION_DENIED: 7,
+  FAILED_PRECONDITION: 9,
+  UNAVAILABLE: 14,
+} as const;
 
 const methodOf = (path: string | undefined): string => (path ?? '').split('/').pop() ?? '';
 
 /** grpc-message as the gRPC HTTP/2 spec has it: percent-encoded outside printable ASCII, and '%' itself. */
-const grpcMessage = (text: string): string => Array.from(Buffer.from(text, 'utf8')).map((b) => (b >= 0x20 && b <= 0x7e && b !== 0x25 ? String.fromCharCode(b) : `%${b.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+const grpcMessage = (text: string): string =>
+  Array.from(Buffer.from(text, 'utf8'))
+    .map((b) =>
+      b >= 0x20 && b <= 0x7e && b !== 0x25
+        ? String.fromCharCode(b)
+        : `%${b.toString(16).toUpperCase().padStart(2, '0')}`,
+    )
+    .join('');
 
 export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProxy> {
   const armed = new Map<string, { code: number; times: number }>();
@@ -57,7 +72,15 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
     callCount.set(method, (callCount.get(method) ?? 0) + 1);
     if (refusal !== null) {
       down.resume();
-      down.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(refusal.code), 'grpc-message': grpcMessage(refusal.message) }, { endStream: true });
+      down.respond(
+        {
+          ':status': 200,
+          'content-type': 'application/grpc',
+          'grpc-status': String(refusal.code),
+          'grpc-message': grpcMessage(refusal.message),
+        },
+        { endStream: true },
+      );
       return;
     }
     const up = session().request(forwardable(headers));
@@ -71,7 +94,8 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
     });
     up.on('response', (upHeaders, flags) => {
       // A trailers-only answer (an error): the status is in these headers and the stream ends with them.
-      const trailersOnly = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0 || upHeaders['grpc-status'] !== undefined;
+      const trailersOnly =
+        (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0 || upHeaders['grpc-status'] !== undefined;
       const fault = armed.get(method);
       if (fault !== undefined && fault.times > 0 && !trailersOnly) {
         // Let the answer arrive in full (the call took effect), then replace it with the error.
@@ -86,7 +110,15 @@ export async function startGrpcFaultProxy(target: string): Promise<GrpcFaultProx
           }
           fault.times -= 1;
           lostCount.set(method, (lostCount.get(method) ?? 0) + 1);
-          down.respond({ ':status': 200, 'content-type': 'application/grpc', 'grpc-status': String(fault.code), 'grpc-message': grpcMessage(`injected: the ${method} reply was lost after it took effect`) }, { endStream: true });
+          down.respond(
+            {
+              ':status': 200,
+              'content-type': 'application/grpc',
+              'grpc-status': String(fault.code),
+              'grpc-message': grpcMessage(`injected: the ${method} reply was lost after it took effect`),
+            },
+            { endStream: true },
+          );
         });
         return;
       }

@@ -67,7 +67,14 @@ export async function startGrpcTap(target: string, onCall: (call: TappedCall) =>
     const report = (status: number | null): void => {
       if (reported) return;
       reported = true;
-      onCall({ path, method, requests: requests.messages, responses: responses.messages, status, compressed: requests.compressed + responses.compressed });
+      onCall({
+        path,
+        method,
+        requests: requests.messages,
+        responses: responses.messages,
+        status,
+        compressed: requests.compressed + responses.compressed,
+      });
     };
     const up = session().request(forwardable(headers));
     down.on('data', (chunk: Buffer) => {
@@ -84,7 +91,8 @@ export async function startGrpcTap(target: string, onCall: (call: TappedCall) =>
       if (!down.closed) down.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
     });
     up.on('response', (upHeaders, flags) => {
-      const trailersOnly = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0 || upHeaders['grpc-status'] !== undefined;
+      const trailersOnly =
+        (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0 || upHeaders['grpc-status'] !== undefined;
       if (trailersOnly) {
         report(Number(upHeaders['grpc-status'] ?? 2));
         down.respond(responseHeaders(upHeaders), { endStream: true });

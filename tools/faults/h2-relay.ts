@@ -17,14 +17,16 @@ const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'up
 /** Request headers as the upstream request takes them: pseudo-headers kept, hop-by-hop headers dropped. */
 export function forwardable(headers: http2.IncomingHttpHeaders): http2.OutgoingHttpHeaders {
   const out: http2.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined && !HOP_BY_HOP.has(name)) out[name] = value;
   return out;
 }
 
 /** Response headers or trailers without pseudo-headers other than :status. */
 export function responseHeaders(headers: http2.IncomingHttpHeaders): http2.OutgoingHttpHeaders {
   const out: http2.OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined && (!name.startsWith(':') || name === ':status')) out[name] = value;
+  for (const [name, value] of Object.entries(headers))
+    if (value !== undefined && (!name.startsWith(':') || name === ':status')) out[name] = value;
   return out;
 }
 

@@ -5,9 +5,17 @@ export interface IndexFile {
   readonly indexes: ReadonlyArray<{
     readonly collectionGroup: string;
     readonly queryScope?: string;
-    readonly fields: ReadonlyArray<{ readonly fieldPath: string; readonly order?: 'ASCENDING' | 'DESCENDING'; readonly arrayConfig?: string }>;
+    readonly fields: ReadonlyArray<{
+      readonly fieldPath: string;
+      readonly order?: 'ASCENDING' | 'DESCENDING';
+      readonly arrayConfig?: string;
+    }>;
   }>;
-  readonly fieldOverrides?: ReadonlyArray<{ readonly collectionGroup: string; readonly fieldPath: string; readonly indexes: ReadonlyArray<{ readonly queryScope?: string }> }>;
+  readonly fieldOverrides?: ReadonlyArray<{
+    readonly collectionGroup: string;
+    readonly fieldPath: string;
+    readonly indexes: ReadonlyArray<{ readonly queryScope?: string }>;
+  }>;
 }
 
 const direction = (d: 'asc' | 'desc'): 'ASCENDING' | 'DESCENDING' => (d === 'asc' ? 'ASCENDING' : 'DESCENDING');
@@ -20,8 +28,11 @@ const direction = (d: 'asc' | 'desc'): 'ASCENDING' | 'DESCENDING' => (d === 'asc
  */
 function singleFieldIndexed(file: IndexFile, collection: string, field: string, scope: string): boolean {
   const overrides = (file.fieldOverrides ?? []).filter((o) => o.collectionGroup === collection);
-  if (scope === 'COLLECTION_GROUP') return overrides.some((o) => o.fieldPath === field && o.indexes.some((i) => i.queryScope === 'COLLECTION_GROUP'));
-  return !overrides.some((o) => o.indexes.length === 0 && (o.fieldPath === field || field.startsWith(`${o.fieldPath}.`)));
+  if (scope === 'COLLECTION_GROUP')
+    return overrides.some((o) => o.fieldPath === field && o.indexes.some((i) => i.queryScope === 'COLLECTION_GROUP'));
+  return !overrides.some(
+    (o) => o.indexes.length === 0 && (o.fieldPath === field || field.startsWith(`${o.fieldPath}.`)),
+  );
 }
 
 /**
@@ -35,7 +46,12 @@ function singleFieldIndexed(file: IndexFile, collection: string, field: string, 
  * (document-name order only) needs none. Returns the reason when not covered.
  */
 export function coverage(shape: QueryShape, file: IndexFile): { covered: true } | { covered: false; reason: string } {
-  const order = shape.orderBy.length > 0 ? shape.orderBy : shape.range === null ? [] : [{ field: shape.range, direction: 'asc' as const }];
+  const order =
+    shape.orderBy.length > 0
+      ? shape.orderBy
+      : shape.range === null
+        ? []
+        : [{ field: shape.range, direction: 'asc' as const }];
   if (shape.range !== null && order[0]?.field !== shape.range) {
     return { covered: false, reason: `the range field ${shape.range} must be the first orderBy` };
   }
@@ -51,13 +67,26 @@ export function coverage(shape: QueryShape, file: IndexFile): { covered: true } 
     if (index.collectionGroup !== shape.collection || (index.queryScope ?? 'COLLECTION') !== scope) return false;
     if (index.fields.length !== fields.length) return false;
     const leading = index.fields.slice(0, head.length);
-    if (leading.map((f) => f.fieldPath).sort().join() !== [...head].sort().join()) return false;
+    if (
+      leading
+        .map((f) => f.fieldPath)
+        .sort()
+        .join() !== [...head].sort().join()
+    )
+      return false;
     // The array-contains field needs its CONTAINS entry; an equality field an ordered one.
-    if (!leading.every((f) => (f.fieldPath === shape.arrayContains ? f.arrayConfig === 'CONTAINS' : f.order !== undefined))) return false;
+    if (
+      !leading.every((f) =>
+        f.fieldPath === shape.arrayContains ? f.arrayConfig === 'CONTAINS' : f.order !== undefined,
+      )
+    )
+      return false;
     return order.every((o, i) => {
       const f = index.fields[head.length + i];
       return f !== undefined && f.fieldPath === o.field && f.order === direction(o.direction);
     });
   });
-  return match ? { covered: true } : { covered: false, reason: `no composite index on ${shape.collection} (${fields.join(', ')})` };
+  return match
+    ? { covered: true }
+    : { covered: false, reason: `no composite index on ${shape.collection} (${fields.join(', ')})` };
 }

@@ -11,7 +11,8 @@ import type { ScheduleStats } from './scheduler';
 import { REPO_ROOT } from './serve-function';
 import { errorMessage } from '../../functions/src/core/errors';
 
-export type FunctionTarget = 'receivePubSubPush' | 'receiveDeadLetter' | 'startProcess' | 'runJob' | 'fireTimer' | 'sweepJobs' | 'relayInbox';
+export type FunctionTarget =
+  'receivePubSubPush' | 'receiveDeadLetter' | 'startProcess' | 'runJob' | 'fireTimer' | 'sweepJobs' | 'relayInbox';
 
 export interface StackInfo {
   readonly projectId: string;
@@ -80,7 +81,8 @@ export async function serveControl(control: StackControl, port = 0): Promise<{ u
     const body = req.method === 'POST' ? await readJson(req) : null;
     if (path === '/outage' && body !== null) {
       const downMs = Number((body as { downMs?: unknown }).downMs);
-      if (!Number.isInteger(downMs) || downMs < 0 || downMs > 120_000) return [400, { error: 'downMs: an integer 0..120000' }];
+      if (!Number.isInteger(downMs) || downMs < 0 || downMs > 120_000)
+        return [400, { error: 'downMs: an integer 0..120000' }];
       return [200, await control.firestoreOutage(downMs)];
     }
     if (path === '/receiver-line' && body !== null) {
@@ -94,19 +96,27 @@ export async function serveControl(control: StackControl, port = 0): Promise<{ u
   const server: Server = createServer((req, res: ServerResponse) => {
     route(req).then(
       ([status, body]) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body)),
-      (err: unknown) => res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: errorMessage(err) })),
+      (err: unknown) =>
+        res.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ error: errorMessage(err) })),
     );
   });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address === 'string') throw new Error('control server has no address');
-  return { url: `http://127.0.0.1:${address.port}`, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 /** A client of {@link serveControl}. */
 export function controlClient(url: string): StackControl {
   const call = async <T>(method: 'GET' | 'POST', path: string, body?: unknown): Promise<T> => {
-    const response = await fetch(`${url}${path}`, { method, headers: { 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const response = await fetch(`${url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     const json = (await response.json()) as T & { error?: string };
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${json.error ?? ''}`);
     return json;

@@ -11,7 +11,9 @@ import { loadAppSettings } from '../../functions/src/config';
 const { app } = loadAppSettings(process.env);
 const demo = join(appFolder(app), 'demo', 'demo.ts');
 if (!existsSync(demo)) {
-  console.error(`npm run demo: the app ${app} has no demo (${relative(packageRoot(), demo)}); examples/work-orders has one: INBOX_APP=examples/work-orders npm run demo`);
+  console.error(
+    `npm run demo: the app ${app} has no demo (${relative(packageRoot(), demo)}); examples/work-orders has one: INBOX_APP=examples/work-orders npm run demo`,
+  );
   process.exit(2);
 }
 require(demo);

@@ -24,7 +24,10 @@ export interface LocalQueue {
 /** The queues the configuration names: INBOX_TASKS_QUEUE (jobs, to runJob), INBOX_TIMERS_QUEUE (timers, to fireTimer) and INBOX_RELAY_QUEUE (the fast path). */
 export function localQueues(config: Config): LocalQueue[] {
   const location = tasksLocation(config);
-  return [config.tasks.queue, config.tasks.timersQueue, config.relay.queue].map((queue) => ({ name: `${location}/queues/${queue}`, retryConfig: LOCAL_RETRY }));
+  return [config.tasks.queue, config.tasks.timersQueue, config.relay.queue].map((queue) => ({
+    name: `${location}/queues/${queue}`,
+    retryConfig: LOCAL_RETRY,
+  }));
 }
 
 /**
@@ -33,7 +36,11 @@ export function localQueues(config: Config): LocalQueue[] {
  * fireTimer alone accept; `inbox-tasks@PROJECT` unless one is given) and the
  * issuer and keys they check those tokens against.
  */
-export function localTasksEnv(emulator: Pick<CloudTasksEmulator, 'host' | 'oidc'>, projectId: string, serviceAccount: string | null = null): Record<string, string> {
+export function localTasksEnv(
+  emulator: Pick<CloudTasksEmulator, 'host' | 'oidc'>,
+  projectId: string,
+  serviceAccount: string | null = null,
+): Record<string, string> {
   return {
     INBOX_TASKS_EMULATOR_HOST: emulator.host,
     INBOX_TASKS_SERVICE_ACCOUNT: serviceAccount ?? `inbox-tasks@${projectId}.iam.gserviceaccount.com`,

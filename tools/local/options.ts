@@ -23,7 +23,8 @@ export function runMain(tag: string, main: () => Promise<number>): void {
       process.exitCode = code;
     },
     (err: unknown) => {
-      const usage = err instanceof Error && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number';
+      const usage =
+        err instanceof Error && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number';
       if (usage) {
         process.exitCode = (err as { exitCode: number }).exitCode === 0 ? 0 : 2;
         return;

@@ -43,14 +43,20 @@ export function peersOf(folder: string): StartPeers | null {
   const file = join(folder, 'local.ts');
   if (!existsSync(file)) return null;
   const exported = (require(file) as { default?: unknown }).default;
-  if (typeof exported !== 'function') throw new Error(`${file}: its default export must be a function (context) => Promise<Peers> (tools/local/peers.ts)`);
+  if (typeof exported !== 'function')
+    throw new Error(
+      `${file}: its default export must be a function (context) => Promise<Peers> (tools/local/peers.ts)`,
+    );
   return exported as StartPeers;
 }
 
 /** The topic the app's message `name` arrives on in the topology; throws for a name the app does not declare. */
 export function topicOf(topology: AppTopology, name: string): string {
   const found = topology.inbound.find((t) => t.messages.includes(name));
-  if (found === undefined) throw new Error(`the app ${topology.app} declares no message ${name} (it has ${topology.inbound.flatMap((t) => t.messages).join(', ')})`);
+  if (found === undefined)
+    throw new Error(
+      `the app ${topology.app} declares no message ${name} (it has ${topology.inbound.flatMap((t) => t.messages).join(', ')})`,
+    );
   return found.topic;
 }
 

@@ -33,7 +33,12 @@ export function every(everyMs: number, url: string, timeoutMs = 60_000): Schedul
     busy = true;
     try {
       const timeout = AbortSignal.timeout(timeoutMs);
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}', signal: AbortSignal.any([timeout, controller.signal]) });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+        signal: AbortSignal.any([timeout, controller.signal]),
+      });
       lastStatus = response.status;
       await response.arrayBuffer();
       if (!response.ok) failures += 1;

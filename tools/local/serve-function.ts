@@ -74,12 +74,19 @@ export async function serveFunction(options: ServeOptions): Promise<ServedFuncti
   const home = options.ownFramework === true ? source : REPO_ROOT;
   // The package's exports hide its CLI module; its bin entry points here.
   const cli = join(home, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
-  const base: NodeJS.ProcessEnv = options.cleanEnv === true ? { PATH: process.env.PATH, HOME: process.env.HOME } : { ...process.env, METADATA_SERVER_DETECTION: 'none' };
-  const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), cli, `--target=${options.target}`, `--port=${port}`, `--source=${source}`], {
-    cwd: home,
-    env: { ...base, ...options.env, PORT: String(port) },
-    stdio: ['ignore', options.logs === 'discard' ? 'ignore' : 'pipe', 'pipe'],
-  });
+  const base: NodeJS.ProcessEnv =
+    options.cleanEnv === true
+      ? { PATH: process.env.PATH, HOME: process.env.HOME }
+      : { ...process.env, METADATA_SERVER_DETECTION: 'none' };
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [...(options.nodeArgs ?? []), cli, `--target=${options.target}`, `--port=${port}`, `--source=${source}`],
+    {
+      cwd: home,
+      env: { ...base, ...options.env, PORT: String(port) },
+      stdio: ['ignore', options.logs === 'discard' ? 'ignore' : 'pipe', 'pipe'],
+    },
+  );
   killOnExit(child);
   const logs: Array<Record<string, unknown>> = [];
   let output = '';

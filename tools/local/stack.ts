@@ -100,7 +100,15 @@ export interface LocalStack extends StackControl {
   stop(): Promise<void>;
 }
 
-const TARGETS: readonly FunctionTarget[] = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox'];
+const TARGETS: readonly FunctionTarget[] = [
+  'receivePubSubPush',
+  'receiveDeadLetter',
+  'startProcess',
+  'runJob',
+  'fireTimer',
+  'sweepJobs',
+  'relayInbox',
+];
 
 /** Settings for a laptop: short backoffs and deadlines, so failures heal in seconds rather than minutes. */
 const LOCAL_ENV = {
@@ -125,30 +133,40 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
   const progress = options.progress ?? ((): void => undefined);
   const cleanup: Array<() => Promise<void>> = [];
   const stopAll = async (): Promise<void> => {
-    for (const step of cleanup.splice(0).reverse()) await step().catch((err: unknown) => console.error('[stack] stop:', errorMessage(err)));
+    for (const step of cleanup.splice(0).reverse())
+      await step().catch((err: unknown) => console.error('[stack] stop:', errorMessage(err)));
   };
   try {
     const emulators: EmulatorSession = await useEmulators(options.reuseEmulators ?? true);
     cleanup.push(() => emulators.stop());
-    progress(`emulators: Firestore ${emulators.firestoreHost}, Pub/Sub ${emulators.pubsubHost}${emulators.started ? '' : ' (already running)'}`);
+    progress(
+      `emulators: Firestore ${emulators.firestoreHost}, Pub/Sub ${emulators.pubsubHost}${emulators.started ? '' : ' (already running)'}`,
+    );
     // Functions reach Firestore through a gate (for outages); the receiver through a second one of its own (to cut it off alone).
     const gate: TcpProxy = await startTcpProxy(emulators.firestoreHost);
     cleanup.push(() => gate.close());
     const receiverLine: TcpProxy = await startTcpProxy(gate.host);
     cleanup.push(() => receiverLine.close());
-    const pubsubHost = options.pubsubLine === undefined ? emulators.pubsubHost : await options.pubsubLine(emulators.pubsubHost);
+    const pubsubHost =
+      options.pubsubLine === undefined ? emulators.pubsubHost : await options.pubsubLine(emulators.pubsubHost);
     const tasks: CloudTasksEmulator = await startCloudTasksEmulator();
     cleanup.push(() => tasks.stop());
     const storage: StorageEmulator = await startStorageEmulator();
     cleanup.push(() => storage.stop());
     const buckets = localBuckets(projectId, options.env);
     // The app first: a declaration it refuses stops the stack before anything is served. The functions run from dist/, so it is bundled too.
-    const app = options.app ?? options.env?.INBOX_APP ?? process.env.INBOX_APP ?? loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }).app;
+    const app =
+      options.app ??
+      options.env?.INBOX_APP ??
+      process.env.INBOX_APP ??
+      loadConfig({ GOOGLE_CLOUD_PROJECT: projectId }).app;
     const { checked } = await buildApp(app, options.env?.INBOX_BPMN_DIR ?? null);
     progress(`app ${checked.app.name} (${app}): processes ${checked.engine.processKeys.join(', ')}`);
 
     const logDir = mkdtempSync(join(tmpdir(), 'inbox-stack-'));
-    const counts = Object.fromEntries(TARGETS.map((t) => [t, { lines: 0, warnings: 0, errors: 0, notAcked: 0 }])) as Record<FunctionTarget, { -readonly [K in keyof FunctionLogCounts]: number }>;
+    const counts = Object.fromEntries(
+      TARGETS.map((t) => [t, { lines: 0, warnings: 0, errors: 0, notAcked: 0 }]),
+    ) as Record<FunctionTarget, { -readonly [K in keyof FunctionLogCounts]: number }>;
     // The task targets' URLs go into every function's settings, so their ports are chosen first.
     const runJobUrl = `http://127.0.0.1:${await freePort()}/`;
     const fireTimerUrl = `http://127.0.0.1:${await freePort()}/`;
@@ -171,14 +189,26 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     };
     const served = new Map<FunctionTarget, ServedFunction>();
     const all: ServedFunction[] = [];
-    const serve = async (target: FunctionTarget, env: Readonly<Record<string, string>> = {}, port?: number): Promise<ServedFunction> => {
+    const serve = async (
+      target: FunctionTarget,
+      env: Readonly<Record<string, string>> = {},
+      port?: number,
+    ): Promise<ServedFunction> => {
       const file: WriteStream = createWriteStream(join(logDir, `${target}.log`), { flags: 'a' });
       const count = counts[target];
       const upstream = env.FIRESTORE_EMULATOR_HOST ?? gate.host;
-      const firestoreHost = options.firestoreLine === undefined ? upstream : await options.firestoreLine(target, upstream);
+      const firestoreHost =
+        options.firestoreLine === undefined ? upstream : await options.firestoreLine(target, upstream);
       const fn = await serveFunction({
         target,
-        env: { ...common, ...(options.traceDir === undefined ? {} : { INBOX_TRACE_EXPORTER: `file:${join(options.traceDir, `spans-${target}.jsonl`)}` }), ...env, FIRESTORE_EMULATOR_HOST: firestoreHost },
+        env: {
+          ...common,
+          ...(options.traceDir === undefined
+            ? {}
+            : { INBOX_TRACE_EXPORTER: `file:${join(options.traceDir, `spans-${target}.jsonl`)}` }),
+          ...env,
+          FIRESTORE_EMULATOR_HOST: firestoreHost,
+        },
         ...(port === undefined ? {} : { port }),
         onLog: (line, raw) => {
           count.lines += 1;
@@ -218,7 +248,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
 
     const config = loadConfig(common);
     await createBuckets(projectId, storage.url, [config.claims.payloadBucket, buckets.senders]);
-    progress(`storage: ${storage.url}, buckets ${config.claims.payloadBucket} (offloaded payloads) and ${buckets.senders} (senders' objects, accepted as claim-check references)`);
+    progress(
+      `storage: ${storage.url}, buckets ${config.claims.payloadBucket} (offloaded payloads) and ${buckets.senders} (senders' objects, accepted as claim-check references)`,
+    );
     const admin = emulatorClient(tasks.host);
     try {
       for (const queue of localQueues(config)) await admin.createQueue({ parent: tasksLocation(config), queue });
@@ -231,7 +263,18 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     await createTopology(pubsub, topology, { receiverUrl: receiver.url, deadLetterUrl: deadLetter.url });
     const startPeers = peersOf(checked.folder);
     // The peers upload as a sender would: the real client, the senders' bucket, no emulator shortcuts.
-    const peers: Peers | null = startPeers === null ? null : await startPeers({ pubsub, projectId, topology, startProcessUrl: served.get('startProcess')?.url ?? '', storage: await storageClient(projectId, storage.url), senderBucket: buckets.senders, options: options.peers ?? {} });
+    const peers: Peers | null =
+      startPeers === null
+        ? null
+        : await startPeers({
+            pubsub,
+            projectId,
+            topology,
+            startProcessUrl: served.get('startProcess')?.url ?? '',
+            storage: await storageClient(projectId, storage.url),
+            senderBucket: buckets.senders,
+            options: options.peers ?? {},
+          });
     if (peers !== null) cleanup.push(() => peers.stop());
     const relaySchedules: Schedule[] = relays.map((r) => every(options.relayEveryMs ?? 2_000, r.url));
     const sweepSchedule: Schedule = every(options.sweepEveryMs ?? 5_000, served.get('sweepJobs')?.url ?? '');
@@ -283,8 +326,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       async killRelay(index) {
         const victim = relays[index];
         const schedule = relaySchedules[index];
-        if (victim === undefined || schedule === undefined) throw new RangeError(`relay ${index}: the stack runs ${relays.length}`);
-        for (const deadline = Date.now() + 5_000; !schedule.stats().inFlight && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 50));
+        if (victim === undefined || schedule === undefined)
+          throw new RangeError(`relay ${index}: the stack runs ${relays.length}`);
+        for (const deadline = Date.now() + 5_000; !schedule.stats().inFlight && Date.now() < deadline;)
+          await new Promise((r) => setTimeout(r, 50));
         const busy = schedule.stats().inFlight;
         await victim.kill();
         relays[index] = await serve('relayInbox', {}, victim.port);
@@ -298,8 +343,16 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         },
         tasks: (queue) => tasks.tasks(queue),
       },
-      pids: () => all.filter((f) => relays.includes(f) || f.target !== 'relayInbox').map((f) => ({ target: f.target as FunctionTarget, pid: f.pid })),
-      storage: { faults: storage.faults, requests: () => storage.requests(), objects: (bucket) => storage.objects(bucket), url: storage.url },
+      pids: () =>
+        all
+          .filter((f) => relays.includes(f) || f.target !== 'relayInbox')
+          .map((f) => ({ target: f.target as FunctionTarget, pid: f.pid })),
+      storage: {
+        faults: storage.faults,
+        requests: () => storage.requests(),
+        objects: (bucket) => storage.objects(bucket),
+        url: storage.url,
+      },
       peers,
       stop: stopAll,
     };
@@ -314,7 +367,10 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
  * 127.0.0.1 only (loopback-only.js) and answers loopback peers only (its
  * own check, console/access.ts). Its log lines go to inboxConsole.log.
  */
-async function serveConsole(common: Readonly<Record<string, string>>, logDir: string): Promise<{ readonly url: string; readonly stop: () => Promise<void> }> {
+async function serveConsole(
+  common: Readonly<Record<string, string>>,
+  logDir: string,
+): Promise<{ readonly url: string; readonly stop: () => Promise<void> }> {
   const file: WriteStream = createWriteStream(join(logDir, 'inboxConsole.log'), { flags: 'a' });
   const fn = await serveFunction({
     target: 'inboxConsole',
@@ -347,8 +403,14 @@ function combined(stats: readonly ScheduleStats[]): ScheduleStats {
  * `<project>-sender-objects`, the one the functions accept claim-check
  * references into (INBOX_REFERENCE_BUCKETS) and the app's peers upload to.
  */
-function localBuckets(projectId: string, env: Readonly<Record<string, string>> | undefined): { readonly payloads: string; readonly senders: string } {
-  return { payloads: env?.INBOX_PAYLOAD_BUCKET ?? defaultPayloadBucket(projectId), senders: `${projectId}-sender-objects` };
+function localBuckets(
+  projectId: string,
+  env: Readonly<Record<string, string>> | undefined,
+): { readonly payloads: string; readonly senders: string } {
+  return {
+    payloads: env?.INBOX_PAYLOAD_BUCKET ?? defaultPayloadBucket(projectId),
+    senders: `${projectId}-sender-objects`,
+  };
 }
 
 /** A real storage client on the emulator. apiEndpoint rather than STORAGE_EMULATOR_HOST: the stack leaves the environment of its own process alone. */

@@ -21,10 +21,17 @@ function collectPeer(text: string, all: Record<string, string>): Record<string, 
 
 async function main(): Promise<void> {
   const options = new Command('npm start')
-    .description('Run the whole inbox locally with one app (INBOX_APP): emulators, functions, its topics and subscriptions, scheduler and its simulated peers.')
+    .description(
+      'Run the whole inbox locally with one app (INBOX_APP): emulators, functions, its topics and subscriptions, scheduler and its simulated peers.',
+    )
     .option('--project <id>', 'project id on the emulators', 'demo-inbox')
     .option('--peer <key=value>', "an option for the app's simulated peers (its local.ts), repeatable", collectPeer, {})
-    .option('--relay-every <ms>', 'the simulated Cloud Scheduler calls relayInbox this often', numberIn(100, 3_600_000), 2_000)
+    .option(
+      '--relay-every <ms>',
+      'the simulated Cloud Scheduler calls relayInbox this often',
+      numberIn(100, 3_600_000),
+      2_000,
+    )
     .option('--control-port <port>', 'port of the control API (0: any free one)', numberIn(0, 65_535), 0)
     .parse(process.argv)
     .opts<{ project: string; peer: Record<string, string>; relayEvery: number; controlPort: number }>();
@@ -41,8 +48,15 @@ async function main(): Promise<void> {
   const peerLines = (stack.peers?.describe ?? []).map((l) => `${l}\n`).join('');
   const env = `export GOOGLE_CLOUD_PROJECT=${info.projectId} FIRESTORE_EMULATOR_HOST=${info.firestoreHost} PUBSUB_EMULATOR_HOST=${info.pubsubHost} STORAGE_EMULATOR_HOST=${info.storageUrl} METADATA_SERVER_DETECTION=none`;
   console.log(`\nThe inbox runs locally (project ${info.projectId}).\n`);
-  console.log(formatTable(['function', 'URL'], Object.entries(info.functions).map(([name, url]) => [name, url])));
-  console.log(`\nOperator console    ${info.consoleUrl}  (local: open on loopback, no sign-in; repairs are recorded as "local operator")`);
+  console.log(
+    formatTable(
+      ['function', 'URL'],
+      Object.entries(info.functions).map(([name, url]) => [name, url]),
+    ),
+  );
+  console.log(
+    `\nOperator console    ${info.consoleUrl}  (local: open on loopback, no sign-in; repairs are recorded as "local operator")`,
+  );
   console.log(`
 Firestore emulator  ${info.firestoreHost}        Pub/Sub emulator  ${info.pubsubHost}
 Cloud Tasks (local) ${info.tasksHost}        function logs     ${info.logDir}

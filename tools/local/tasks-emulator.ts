@@ -16,7 +16,16 @@ const config = loadConfig({ GOOGLE_CLOUD_PROJECT: 'demo-inbox', ...process.env }
 runCliAsProcess(process.argv.slice(2), {
   queues: localQueues(config),
   started: (emulator) => {
-    const env = { GOOGLE_CLOUD_PROJECT: config.projectId, ...localTasksEnv(emulator, config.projectId, config.tasks.serviceAccount) };
-    console.log(`\nFor the functions (runJob and fireTimer check the emulator's tokens while INBOX_PUSH_AUTH=enabled):\n  export ${Object.entries(env).map(([k, v]) => `${k}=${v}`).join(' ')}\n`);
+    const env = {
+      GOOGLE_CLOUD_PROJECT: config.projectId,
+      ...localTasksEnv(emulator, config.projectId, config.tasks.serviceAccount),
+    };
+    console.log(
+      `\nFor the functions (runJob and fireTimer check the emulator's tokens while INBOX_PUSH_AUTH=enabled):\n  export ${Object.entries(
+        env,
+      )
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}\n`,
+    );
   },
 });

@@ -25,7 +25,11 @@ export interface TopologyEndpoints {
  * the app's peers, tools/local/peers.ts). Subscriptions left by an earlier
  * run are replaced, since their push endpoints point at ports that are gone.
  */
-export async function createTopology(pubsub: PubSub, topology: AppTopology, endpoints: TopologyEndpoints): Promise<void> {
+export async function createTopology(
+  pubsub: PubSub,
+  topology: AppTopology,
+  endpoints: TopologyEndpoints,
+): Promise<void> {
   const topic = async (name: string): Promise<string> => {
     const [exists] = await pubsub.topic(name).exists();
     if (!exists) await pubsub.createTopic(name);
@@ -37,7 +41,11 @@ export async function createTopology(pubsub: PubSub, topology: AppTopology, endp
   };
   const deadLetter = await topic(topology.deadLetter.topic);
   await fresh(topology.deadLetter.subscription);
-  await pubsub.topic(deadLetter).createSubscription(topology.deadLetter.subscription, { pushConfig: { pushEndpoint: endpoints.deadLetterUrl }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 10 });
+  await pubsub.topic(deadLetter).createSubscription(topology.deadLetter.subscription, {
+    pushConfig: { pushEndpoint: endpoints.deadLetterUrl },
+    retryPolicy: RETRY_POLICY,
+    ackDeadlineSeconds: 10,
+  });
   for (const inbound of topology.inbound) {
     const source = await topic(inbound.topic);
     await fresh(inbound.subscription);

@@ -22,10 +22,20 @@ export async function useEmulators(reuse = true): Promise<EmulatorSession> {
   const pubsubHost = process.env.PUBSUB_EMULATOR_HOST ?? '';
   if (reuse && firestoreHost !== '' && pubsubHost !== '') {
     const [firestoreUp, pubsubUp] = await Promise.all([answers(firestoreHost), answers(pubsubHost)]);
-    if (firestoreUp && pubsubUp) return { firestoreHost, pubsubHost, started: false, firestore: null, stop: async () => undefined };
+    if (firestoreUp && pubsubUp)
+      return { firestoreHost, pubsubHost, started: false, firestore: null, stop: async () => undefined };
   }
   const running: RunningEmulators = await startEmulators();
-  const env = { FIRESTORE_EMULATOR_HOST: running.env.FIRESTORE_EMULATOR_HOST ?? '', PUBSUB_EMULATOR_HOST: running.env.PUBSUB_EMULATOR_HOST ?? '' };
+  const env = {
+    FIRESTORE_EMULATOR_HOST: running.env.FIRESTORE_EMULATOR_HOST ?? '',
+    PUBSUB_EMULATOR_HOST: running.env.PUBSUB_EMULATOR_HOST ?? '',
+  };
   Object.assign(process.env, env);
-  return { firestoreHost: env.FIRESTORE_EMULATOR_HOST, pubsubHost: env.PUBSUB_EMULATOR_HOST, started: true, firestore: running.firestore ?? null, stop: () => running.stop() };
+  return {
+    firestoreHost: env.FIRESTORE_EMULATOR_HOST,
+    pubsubHost: env.PUBSUB_EMULATOR_HOST,
+    started: true,
+    firestore: running.firestore ?? null,
+    stop: () => running.stop(),
+  };
 }

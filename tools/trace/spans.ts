@@ -29,7 +29,8 @@ export function readSpans(dir: string): SpanLine[] {
 }
 
 /** The spans of one trace. */
-export const ofTrace = (spans: readonly SpanLine[], traceId: string): SpanLine[] => spans.filter((s) => s.traceId === traceId);
+export const ofTrace = (spans: readonly SpanLine[], traceId: string): SpanLine[] =>
+  spans.filter((s) => s.traceId === traceId);
 
 /** One segment of a message's latency. */
 export interface Hop {
@@ -43,7 +44,12 @@ export interface Hop {
 function chainTo(spans: readonly SpanLine[], last: SpanLine): SpanLine[] {
   const byId = new Map(spans.map((s) => [s.spanId, s]));
   const chain: SpanLine[] = [];
-  for (let s: SpanLine | undefined = last; s !== undefined && !chain.includes(s); s = s.parentSpanId === null ? undefined : byId.get(s.parentSpanId)) chain.unshift(s);
+  for (
+    let s: SpanLine | undefined = last;
+    s !== undefined && !chain.includes(s);
+    s = s.parentSpanId === null ? undefined : byId.get(s.parentSpanId)
+  )
+    chain.unshift(s);
   return chain;
 }
 
@@ -52,7 +58,10 @@ function chainTo(spans: readonly SpanLine[], last: SpanLine): SpanLine[] {
  * start) to the end of the span `isEnd` picks (default: the span that ends
  * last), along the parent chain. The hops add up to the whole.
  */
-export function hopsOf(trace: readonly SpanLine[], options: { readonly publishedAtMs?: number; readonly isEnd?: (s: SpanLine) => boolean } = {}): { readonly totalMs: number; readonly hops: Hop[] } | null {
+export function hopsOf(
+  trace: readonly SpanLine[],
+  options: { readonly publishedAtMs?: number; readonly isEnd?: (s: SpanLine) => boolean } = {},
+): { readonly totalMs: number; readonly hops: Hop[] } | null {
   const ends = trace.filter(options.isEnd ?? (() => true)).sort((a, b) => b.endMs - a.endMs);
   const last = ends[0];
   if (last === undefined) return null;

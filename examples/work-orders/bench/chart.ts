@@ -37,10 +37,13 @@ export function barChart(bars: readonly Bar[], options: ChartOptions): string {
       `<text x="${(x(b.value) + 6).toFixed(1)}" y="${y + 17}">${escape(`${round(b.value)} ${options.unit}`)}</text>`,
     ].join('');
   });
-  const target = options.target === undefined ? '' : [
-    `<line x1="${x(options.target.value).toFixed(1)}" y1="${top - 4}" x2="${x(options.target.value).toFixed(1)}" y2="${top + bars.length * rowHeight}" stroke="#888" stroke-dasharray="4 3"/>`,
-    `<text x="${x(options.target.value).toFixed(1)}" y="${top + bars.length * rowHeight + 16}" text-anchor="middle" fill="#555">${escape(options.target.label)}</text>`,
-  ].join('');
+  const target =
+    options.target === undefined
+      ? ''
+      : [
+          `<line x1="${x(options.target.value).toFixed(1)}" y1="${top - 4}" x2="${x(options.target.value).toFixed(1)}" y2="${top + bars.length * rowHeight}" stroke="#888" stroke-dasharray="4 3"/>`,
+          `<text x="${x(options.target.value).toFixed(1)}" y="${top + bars.length * rowHeight + 16}" text-anchor="middle" fill="#555">${escape(options.target.label)}</text>`,
+        ].join('');
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${labelWidth + plotWidth + 120}" height="${height}" font-family="sans-serif" font-size="12">`,
     `<rect width="100%" height="100%" fill="white"/>`,

@@ -25,7 +25,15 @@ import { errorMessage } from '../../../functions/src/core/errors';
 
 const ROOT = join(__dirname, '..');
 const RUNS = argNumber('runs', 10);
-const TARGETS = ['receivePubSubPush', 'receiveDeadLetter', 'startProcess', 'runJob', 'fireTimer', 'sweepJobs', 'relayInbox'] as const;
+const TARGETS = [
+  'receivePubSubPush',
+  'receiveDeadLetter',
+  'startProcess',
+  'runJob',
+  'fireTimer',
+  'sweepJobs',
+  'relayInbox',
+] as const;
 /** A production-like environment: push auth on, a Cloud Tasks target; nothing is contacted during import. */
 const ENV = {
   GOOGLE_CLOUD_PROJECT: 'bench-cold-start',
@@ -44,14 +52,24 @@ interface Sample {
   readonly heavy: readonly string[];
 }
 
-const childEnv = (target: string): NodeJS.ProcessEnv => ({ PATH: process.env.PATH ?? '', ...ENV, FUNCTION_TARGET: target, METADATA_SERVER_DETECTION: 'none' });
+const childEnv = (target: string): NodeJS.ProcessEnv => ({
+  PATH: process.env.PATH ?? '',
+  ...ENV,
+  FUNCTION_TARGET: target,
+  METADATA_SERVER_DETECTION: 'none',
+});
 
 function once(entry: string, target: string): Sample {
-  const out = execFileSync(process.execPath, [join(__dirname, 'cold-start-child.js'), entry], { cwd: ROOT, env: childEnv(target), encoding: 'utf8' });
+  const out = execFileSync(process.execPath, [join(__dirname, 'cold-start-child.js'), entry], {
+    cwd: ROOT,
+    env: childEnv(target),
+    encoding: 'utf8',
+  });
   return JSON.parse(out) as Sample;
 }
 
-const firstAnswerOf = (source: string, target: string): Promise<number> => firstAnswer(ROOT, source, target, childEnv(target));
+const firstAnswerOf = (source: string, target: string): Promise<number> =>
+  firstAnswer(ROOT, source, target, childEnv(target));
 
 const median = (values: readonly number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -61,7 +79,10 @@ const median = (values: readonly number[]): number => {
 
 async function main(): Promise<void> {
   const helloFile = join(ROOT, 'bench', 'fixtures', 'hello.js');
-  const subjects = [{ name: 'hello (bare Functions Framework)', entry: helloFile, source: helloFile, target: 'hello' }, ...TARGETS.map((t) => ({ name: t, entry: join(ROOT, 'dist', 'index.js'), source: ROOT, target: t }))];
+  const subjects = [
+    { name: 'hello (bare Functions Framework)', entry: helloFile, source: helloFile, target: 'hello' },
+    ...TARGETS.map((t) => ({ name: t, entry: join(ROOT, 'dist', 'index.js'), source: ROOT, target: t })),
+  ];
   const samples = new Map<string, Sample[]>(subjects.map((s) => [s.name, []]));
   const starts = new Map<string, number[]>(subjects.map((s) => [s.name, []]));
   once(helloFile, 'hello'); // warm the file system cache once
@@ -103,17 +124,39 @@ async function main(): Promise<void> {
   const dir = join(ROOT, 'bench', 'results');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'cold-start.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(join(dir, 'cold-start.svg'), barChart(rows.map((r) => ({ label: r.function.replace(' (bare Functions Framework)', ''), value: r.ratioToHello, group: r.function.startsWith('hello') ? 'baseline' : 'function' })), { title: `Cold start to first answer, ratio to a bare Functions Framework function (median of ${RUNS})`, unit: 'x', target: { value: 1.5, label: 'target 1.5x (receiver)' } }));
+  writeFileSync(
+    join(dir, 'cold-start.svg'),
+    barChart(
+      rows.map((r) => ({
+        label: r.function.replace(' (bare Functions Framework)', ''),
+        value: r.ratioToHello,
+        group: r.function.startsWith('hello') ? 'baseline' : 'function',
+      })),
+      {
+        title: `Cold start to first answer, ratio to a bare Functions Framework function (median of ${RUNS})`,
+        unit: 'x',
+        target: { value: 1.5, label: 'target 1.5x (receiver)' },
+      },
+    ),
+  );
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(result, null, 2));
     return;
   }
-  console.log(`cold start in a fresh process, median of ${RUNS} (node ${process.version}, ${cpus().length} CPUs): spawn to first answer, and the entry module's import alone`);
-  console.log('function                          start ms  x hello  import ms  x hello  modules  heavy packages at import');
+  console.log(
+    `cold start in a fresh process, median of ${RUNS} (node ${process.version}, ${cpus().length} CPUs): spawn to first answer, and the entry module's import alone`,
+  );
+  console.log(
+    'function                          start ms  x hello  import ms  x hello  modules  heavy packages at import',
+  );
   for (const r of rows) {
-    console.log(`${r.function.padEnd(34)}${String(r.coldStartMsMedian).padStart(8)}  ${r.ratioToHello.toFixed(2).padStart(7)}  ${String(r.importMsMedian).padStart(9)}  ${r.importRatioToHello.toFixed(1).padStart(7)}  ${String(r.modules).padStart(7)}  ${r.heavyPackages.join(', ') || '-'}`);
+    console.log(
+      `${r.function.padEnd(34)}${String(r.coldStartMsMedian).padStart(8)}  ${r.ratioToHello.toFixed(2).padStart(7)}  ${String(r.importMsMedian).padStart(9)}  ${r.importRatioToHello.toFixed(1).padStart(7)}  ${String(r.modules).padStart(7)}  ${r.heavyPackages.join(', ') || '-'}`,
+    );
   }
-  console.log(`receiver ratio ${result.receiverRatio ?? '?'} (target <= 1.5): ${result.pass ? 'PASS' : 'FAIL'}; bench/results/cold-start.json, cold-start.svg`);
+  console.log(
+    `receiver ratio ${result.receiverRatio ?? '?'} (target <= 1.5): ${result.pass ? 'PASS' : 'FAIL'}; bench/results/cold-start.json, cold-start.svg`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -9,11 +9,20 @@ import { freePort } from '../../../tools/emulators/ports';
  * HTTP answer (any status); the child is killed after. The cold-start
  * measure of bench/cold-start.ts and bench/trace-cost.ts.
  */
-export async function firstAnswer(root: string, source: string, target: string, env: NodeJS.ProcessEnv): Promise<number> {
+export async function firstAnswer(
+  root: string,
+  source: string,
+  target: string,
+  env: NodeJS.ProcessEnv,
+): Promise<number> {
   const port = await freePort();
   const cli = join(root, 'node_modules', '@google-cloud', 'functions-framework', 'build', 'src', 'main.js');
   const started = performance.now();
-  const child = spawn(process.execPath, [cli, `--target=${target}`, `--port=${port}`, `--source=${source}`], { cwd: root, env, stdio: 'ignore' });
+  const child = spawn(process.execPath, [cli, `--target=${target}`, `--port=${port}`, `--source=${source}`], {
+    cwd: root,
+    env,
+    stdio: 'ignore',
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     for (;;) {

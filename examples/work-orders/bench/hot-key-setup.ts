@@ -37,8 +37,18 @@ export async function hotKeyEngine(buffered: boolean): Promise<Engine> {
 }
 
 /** Starts one instance for `workOrderId` that waits for `expected` completions; returns its id. */
-export async function startHotKeyInstance(db: Firestore, engine: Engine, workOrderId: string, expected: number): Promise<string> {
-  const started = await startProcessInstance(db, engine, { processKey: HOT_KEY_PROCESS, businessKey: workOrderId, variables: { workOrderId, expected }, now: new Date() });
+export async function startHotKeyInstance(
+  db: Firestore,
+  engine: Engine,
+  workOrderId: string,
+  expected: number,
+): Promise<string> {
+  const started = await startProcessInstance(db, engine, {
+    processKey: HOT_KEY_PROCESS,
+    businessKey: workOrderId,
+    variables: { workOrderId, expected },
+    now: new Date(),
+  });
   return started.instance.id;
 }
 
@@ -47,8 +57,19 @@ export async function startHotKeyInstance(db: Firestore, engine: Engine, workOrd
  * (its own eventId, so each is a message of its own; publish times in `seq`
  * order, so the lane's order is `seq`). Returns the inbox id.
  */
-export async function storeReport(db: Firestore, workOrderId: string, seq: number, shards: number, publishedAt: Date): Promise<string> {
-  const payload = { workOrderId, completedItems: 1, completionTimestamp: '2026-11-29T10:00:00Z', eventId: `report-${workOrderId}-${seq}` };
+export async function storeReport(
+  db: Firestore,
+  workOrderId: string,
+  seq: number,
+  shards: number,
+  publishedAt: Date,
+): Promise<string> {
+  const payload = {
+    workOrderId,
+    completedItems: 1,
+    completionTimestamp: '2026-11-29T10:00:00Z',
+    eventId: `report-${workOrderId}-${seq}`,
+  };
   const parsed = parsePushEnvelope({
     message: {
       data: Buffer.from(JSON.stringify(payload)).toString('base64'),
@@ -75,7 +96,11 @@ export interface DrainCheck {
   readonly ok: boolean;
 }
 
-export async function checkDrained(db: Firestore, messages: number, instances: ReadonlyMap<string, number>): Promise<DrainCheck> {
+export async function checkDrained(
+  db: Firestore,
+  messages: number,
+  instances: ReadonlyMap<string, number>,
+): Promise<DrainCheck> {
   const done = (await db.collection(INBOX).where('status', '==', 'DONE').count().get()).data().count;
   const all = (await db.collection(INBOX).count().get()).data().count;
   let instancesCompleted = 0;
@@ -85,9 +110,16 @@ export async function checkDrained(db: Firestore, messages: number, instances: R
     const snaps = await db.getAll(...ids.slice(i, i + 300).map((id) => db.collection(COLLECTIONS.instances).doc(id)));
     for (const snap of snaps) {
       // Exactly once: the instance counted as many messages as it was sent, and ended.
-      if (snap.get('status') === 'COMPLETED' && snap.get('variables.rounds') === instances.get(snap.id)) instancesCompleted += 1;
+      if (snap.get('status') === 'COMPLETED' && snap.get('variables.rounds') === instances.get(snap.id))
+        instancesCompleted += 1;
       else instancesWrong += 1;
     }
   }
-  return { done, notDone: all - done, instancesCompleted, instancesWrong, ok: done === messages && all === messages && instancesWrong === 0 };
+  return {
+    done,
+    notDone: all - done,
+    instancesCompleted,
+    instancesWrong,
+    ok: done === messages && all === messages && instancesWrong === 0,
+  };
 }

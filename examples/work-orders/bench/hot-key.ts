@@ -50,7 +50,10 @@ const JSON_OUTPUT = process.argv.includes('--json');
 const progress = (line: string): void => void process.stderr.write(`# ${line}\n`);
 
 /** The model has no async steps and no timers: nothing is ever enqueued, but relayBatch wants queues. */
-const NO_QUEUES: SettledQueues = { jobs: { enqueue: () => Promise.resolve('CREATED') }, timers: { enqueue: () => Promise.resolve('CREATED') } };
+const NO_QUEUES: SettledQueues = {
+  jobs: { enqueue: () => Promise.resolve('CREATED') },
+  timers: { enqueue: () => Promise.resolve('CREATED') },
+};
 
 interface Scenario {
   readonly name: string;
@@ -75,13 +78,30 @@ interface Outcome {
   readonly check: DrainCheck;
 }
 
-async function runScenario(s: Scenario, label: string, run: string, engines: { buffered: Engine; bare: Engine }): Promise<Outcome> {
+async function runScenario(
+  s: Scenario,
+  label: string,
+  run: string,
+  engines: { buffered: Engine; bare: Engine },
+): Promise<Outcome> {
   const project = `hotkey-${s.name.replace(/[^a-z0-9]+/g, '-')}-${label}-${run}`;
   const db: Firestore = createFirestore(project);
   try {
     const engine = s.buffered ? engines.buffered : engines.bare;
-    const config = loadConfig({ GOOGLE_CLOUD_PROJECT: project, INBOX_PUSH_AUTH: 'disabled', INBOX_SHARDS: String(s.shards) });
-    const deps: RelayDeps = { db, engine, policy: config.relay.policy, retentionMs: config.relay.retentionMs, transactionTimeoutMs: config.relay.transactionTimeoutMs, now: () => new Date(), random: Math.random };
+    const config = loadConfig({
+      GOOGLE_CLOUD_PROJECT: project,
+      INBOX_PUSH_AUTH: 'disabled',
+      INBOX_SHARDS: String(s.shards),
+    });
+    const deps: RelayDeps = {
+      db,
+      engine,
+      policy: config.relay.policy,
+      retentionMs: config.relay.retentionMs,
+      transactionTimeoutMs: config.relay.transactionTimeoutMs,
+      now: () => new Date(),
+      random: Math.random,
+    };
     const log = createLogger(() => undefined);
     // Message i: its key and its place in the key's order.
     const keyOf = (i: number): string => (s.oneKey ? `WO-hot-${label}` : `WO-${label}-${i}`);
@@ -106,7 +126,14 @@ async function runScenario(s: Scenario, label: string, run: string, engines: { b
       // Calls keep coming (the scheduler, the next tick) until a round finds nothing.
       for (let call = 0; call < 50; call++) {
         const batch = await Promise.all(
-          Array.from({ length: relays }, () => relayBatch(deps, NO_QUEUES, log, { budgetMs: config.relay.budgetMs, parallelism: config.relay.parallelism, batchSize: config.relay.batchSize, shards: s.shards })),
+          Array.from({ length: relays }, () =>
+            relayBatch(deps, NO_QUEUES, log, {
+              budgetMs: config.relay.budgetMs,
+              parallelism: config.relay.parallelism,
+              batchSize: config.relay.batchSize,
+              shards: s.shards,
+            }),
+          ),
         );
         for (const b of batch) addSummary(summary, b);
         if (batch.every((b) => b.candidates === 0)) return;
@@ -131,7 +158,15 @@ async function runScenario(s: Scenario, label: string, run: string, engines: { b
   }
 }
 
-const scenario = (name: string, over: Partial<Scenario>): Scenario => ({ name, oneKey: false, mode: 'backlog', shards: 16, buffered: true, relays: 1, ...over });
+const scenario = (name: string, over: Partial<Scenario>): Scenario => ({
+  name,
+  oneKey: false,
+  mode: 'backlog',
+  shards: 16,
+  buffered: true,
+  relays: 1,
+  ...over,
+});
 const SPREAD = scenario('backlog, M keys', {});
 const HOT = scenario('backlog, one key', { oneKey: true });
 const HOT_RELAYS = scenario('backlog, one key, 4 relays', { oneKey: true, relays: 4 });
@@ -141,9 +176,20 @@ const FAST_SPREAD = scenario('fast path, M keys', { mode: 'fast' });
 const FAST_HOT = scenario('fast path, one key', { mode: 'fast', oneKey: true });
 /** Mirrored: every pair compared runs once before and once after the other. */
 const ORDER: ReadonlyArray<readonly [Scenario, string]> = [
-  [SPREAD, 'a'], [HOT, 'a'], [HOT_RELAYS, 'a'], [HOT_BARE, 'a'], [SPREAD_1, 'a'],
-  [SPREAD_1, 'b'], [HOT_BARE, 'b'], [HOT_RELAYS, 'b'], [HOT, 'b'], [SPREAD, 'b'],
-  [FAST_SPREAD, 'a'], [FAST_HOT, 'a'], [FAST_HOT, 'b'], [FAST_SPREAD, 'b'],
+  [SPREAD, 'a'],
+  [HOT, 'a'],
+  [HOT_RELAYS, 'a'],
+  [HOT_BARE, 'a'],
+  [SPREAD_1, 'a'],
+  [SPREAD_1, 'b'],
+  [HOT_BARE, 'b'],
+  [HOT_RELAYS, 'b'],
+  [HOT, 'b'],
+  [SPREAD, 'b'],
+  [FAST_SPREAD, 'a'],
+  [FAST_HOT, 'a'],
+  [FAST_HOT, 'b'],
+  [FAST_SPREAD, 'b'],
 ];
 
 /** Both halves of a scenario together: messages over seconds, counters summed. */
@@ -185,12 +231,16 @@ async function main(): Promise<void> {
     // Not counted: the first scenarios of a run pay for the JIT, the connections and the emulator's warm-up.
     for (const s of [SPREAD, HOT, FAST_SPREAD, FAST_HOT]) {
       const o = await runScenario(s, 'warm', run, engines);
-      progress(`warm-up ${s.name}: ${o.seconds.toFixed(2)} s${o.check.ok ? '' : ` NOT DRAINED ${JSON.stringify(o.check)}`}`);
+      progress(
+        `warm-up ${s.name}: ${o.seconds.toFixed(2)} s${o.check.ok ? '' : ` NOT DRAINED ${JSON.stringify(o.check)}`}`,
+      );
     }
     const outcomes: Outcome[] = [];
     for (const [s, label] of ORDER) {
       const o = await runScenario(s, label, run, engines);
-      progress(`${s.name} (${label}): ${M} messages in ${o.seconds.toFixed(2)} s, ${o.perSecond.toFixed(1)}/s${o.check.ok ? '' : ` NOT DRAINED ${JSON.stringify(o.check)}`}`);
+      progress(
+        `${s.name} (${label}): ${M} messages in ${o.seconds.toFixed(2)} s, ${o.perSecond.toFixed(1)}/s${o.check.ok ? '' : ` NOT DRAINED ${JSON.stringify(o.check)}`}`,
+      );
       outcomes.push(o);
     }
     const rows = [SPREAD, HOT, HOT_RELAYS, HOT_BARE, SPREAD_1, FAST_SPREAD, FAST_HOT].map((s) => combined(outcomes, s));
@@ -201,18 +251,34 @@ async function main(): Promise<void> {
       'backlog: one key, 4 relays / one key, 1 relay (msg/s)': round(rate(HOT_RELAYS) / rate(HOT), 2),
       'backlog: one key without buffer / M keys (msg/s)': round(rate(HOT_BARE) / rate(SPREAD), 2),
       'fast path: one key / M keys (msg/s)': round(rate(FAST_HOT) / rate(FAST_SPREAD), 2),
-      'fast path: one key / M keys (transaction reads per message)': round((row(FAST_HOT)?.readsPerMessage ?? Number.NaN) / (row(FAST_SPREAD)?.readsPerMessage ?? Number.NaN), 2),
+      'fast path: one key / M keys (transaction reads per message)': round(
+        (row(FAST_HOT)?.readsPerMessage ?? Number.NaN) / (row(FAST_SPREAD)?.readsPerMessage ?? Number.NaN),
+        2,
+      ),
       'shards: 1 / 16 (drain msg/s)': round(rate(SPREAD_1) / rate(SPREAD), 2),
-      'shards: 1 / 16 (one candidate round, ms)': round((row(SPREAD_1)?.candidateRoundMs ?? Number.NaN) / (row(SPREAD)?.candidateRoundMs ?? Number.NaN), 2),
+      'shards: 1 / 16 (one candidate round, ms)': round(
+        (row(SPREAD_1)?.candidateRoundMs ?? Number.NaN) / (row(SPREAD)?.candidateRoundMs ?? Number.NaN),
+        2,
+      ),
     };
     const failed = outcomes.filter((o) => !o.check.ok);
-    const result = { m: M, concurrency: CONCURRENCY, relayParallelism: DEFAULTS.INBOX_RELAY_PARALLELISM, rows, ratios, ok: failed.length === 0 };
+    const result = {
+      m: M,
+      concurrency: CONCURRENCY,
+      relayParallelism: DEFAULTS.INBOX_RELAY_PARALLELISM,
+      rows,
+      ratios,
+      ok: failed.length === 0,
+    };
     if (JSON_OUTPUT) {
       process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
     } else {
-      process.stdout.write(`bench:hot-key: M=${M} messages per scenario half, fast-path concurrency ${CONCURRENCY}, relay parallelism ${DEFAULTS.INBOX_RELAY_PARALLELISM}\n\n`);
+      process.stdout.write(
+        `bench:hot-key: M=${M} messages per scenario half, fast-path concurrency ${CONCURRENCY}, relay parallelism ${DEFAULTS.INBOX_RELAY_PARALLELISM}\n\n`,
+      );
       for (const r of rows) {
-        const fast = Object.keys(r.fastResults).length === 0 ? '' : `  fast-path answers ${JSON.stringify(r.fastResults)}`;
+        const fast =
+          Object.keys(r.fastResults).length === 0 ? '' : `  fast-path answers ${JSON.stringify(r.fastResults)}`;
         process.stdout.write(
           `${r.name.padEnd(30)} ${String(r.perSecond).padStart(7)} msg/s  tx reads/msg ${r.readsPerMessage}  tx writes/msg ${r.writesPerMessage}  candidate reads/msg ${r.candidateReadsPerMessage}` +
             `  correlated ${r.correlated} via buffer ${r.consumedFromBuffer} skipped ${r.skipped} held back ${r.heldBackForOrder} failures ${r.technicalFailures} rounds ${r.relayRounds}` +
@@ -221,7 +287,10 @@ async function main(): Promise<void> {
       }
       process.stdout.write('\nratios (same run):\n');
       for (const [k, v] of Object.entries(ratios)) process.stdout.write(`  ${k}: ${v}\n`);
-      if (failed.length > 0) process.stdout.write(`\nNOT DRAINED: ${failed.map((o) => `${o.scenario.name} ${JSON.stringify(o.check)}`).join('; ')}\n`);
+      if (failed.length > 0)
+        process.stdout.write(
+          `\nNOT DRAINED: ${failed.map((o) => `${o.scenario.name} ${JSON.stringify(o.check)}`).join('; ')}\n`,
+        );
     }
     process.exitCode = failed.length === 0 ? 0 : 1;
   } finally {

@@ -31,7 +31,8 @@ export function argNumber(name: string, fallback: number, options: { readonly ze
   const text = flag?.slice(name.length + 3).trim();
   const value = text === undefined ? fallback : text === '' ? Number.NaN : Number(text);
   const zero = options.zero === true;
-  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero)) throw new Error(`--${name} must be a ${zero ? 'number of 0 or more' : 'positive number'}`);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zero))
+    throw new Error(`--${name} must be a ${zero ? 'number of 0 or more' : 'positive number'}`);
   return value;
 }
 
@@ -65,12 +66,20 @@ export async function resetPeakRss(pid: number): Promise<void> {
 /** A JSON POST over a keep-alive agent (the lean load generator of the receiver benches): the status and the answer's text. */
 export function postJson(url: string, agent: Agent, body: string | Buffer): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });

@@ -76,7 +76,14 @@ async function measure(pubsub: PubSub, delayMs: number): Promise<DelayResult> {
     while (stats.answered < N && Date.now() - started < LIMIT_MS) await new Promise((r) => setTimeout(r, 50));
     const seconds = (Date.now() - started) / 1000;
     const perSecond = stats.answered / seconds;
-    return { delayMs, answered: stats.answered, seconds: round(seconds), perSecond: round(perSecond), maxInFlight: stats.max, meanInFlight: round((perSecond * delayMs) / 1000) };
+    return {
+      delayMs,
+      answered: stats.answered,
+      seconds: round(seconds),
+      perSecond: round(perSecond),
+      maxInFlight: stats.max,
+      meanInFlight: round((perSecond * delayMs) / 1000),
+    };
   } finally {
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -102,8 +109,13 @@ async function main(): Promise<void> {
     };
     if (JSON_OUTPUT) console.log(JSON.stringify(result, null, 2));
     else {
-      for (const r of [fast, slow]) console.log(`endpoint answering after ${r.delayMs} ms: ${r.answered}/${N} in ${r.seconds} s, ${r.perSecond}/s, at most ${r.maxInFlight} in flight (mean ${r.meanInFlight})`);
-      console.log(`rate ${FAST_MS} ms / rate ${SLOW_MS} ms: ${result.rateRatio} (delays' ratio ${result.delayRatio}: equal means a fixed number of pushes in flight)`);
+      for (const r of [fast, slow])
+        console.log(
+          `endpoint answering after ${r.delayMs} ms: ${r.answered}/${N} in ${r.seconds} s, ${r.perSecond}/s, at most ${r.maxInFlight} in flight (mean ${r.meanInFlight})`,
+        );
+      console.log(
+        `rate ${FAST_MS} ms / rate ${SLOW_MS} ms: ${result.rateRatio} (delays' ratio ${result.delayRatio}: equal means a fixed number of pushes in flight)`,
+      );
     }
   } finally {
     await pubsub.close();

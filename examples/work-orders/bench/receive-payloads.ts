@@ -69,19 +69,38 @@ const LABEL: Record<Side, string> = { offloaded: 'OFFLOADED', firestore: 'KEPT I
  * phase, size and index: `om010007` (offloaded, measured, 1 MiB, #7).
  */
 const TAG = '@@@@@@@@';
-const tagOf = (side: Side, phase: 'w' | 'm', size: Size, i: number): string => `${side[0] ?? ''}${phase}${String(size).padStart(2, '0')}${String(i).padStart(4, '0')}`;
+const tagOf = (side: Side, phase: 'w' | 'm', size: Size, i: number): string =>
+  `${side[0] ?? ''}${phase}${String(size).padStart(2, '0')}${String(i).padStart(4, '0')}`;
 
 /** The pushed data of each side and size, made once: completionOfBytes of thousands of items is too slow per message. */
 function templates(): Record<Side, Record<Size, string>> {
   const make = (side: Side, size: Size): string =>
     // A valid date shape the schema refuses (hour 25): the payload stays the same shape and size, and is unreadable.
-    JSON.stringify(completionOfBytes(`WO-${TAG}`, size * MIB, { eventId: `evt-${TAG}`, ...(side === 'firestore' ? { completionTimestamp: '2026-11-29T25:00:00Z' } : {}) }));
-  return { offloaded: { 1: make('offloaded', 1), 8: make('offloaded', 8) }, firestore: { 1: make('firestore', 1), 8: make('firestore', 8) } };
+    JSON.stringify(
+      completionOfBytes(`WO-${TAG}`, size * MIB, {
+        eventId: `evt-${TAG}`,
+        ...(side === 'firestore' ? { completionTimestamp: '2026-11-29T25:00:00Z' } : {}),
+      }),
+    );
+  return {
+    offloaded: { 1: make('offloaded', 1), 8: make('offloaded', 8) },
+    firestore: { 1: make('firestore', 1), 8: make('firestore', 8) },
+  };
 }
 
 function body(template: string, tag: string): Buffer {
   const data = Buffer.from(template.replaceAll(TAG, tag)).toString('base64');
-  return Buffer.from(JSON.stringify({ message: { data, attributes: { eventType: 'WorkOrderCompleted' }, messageId: tag, publishTime: new Date().toISOString() }, subscription: SUBSCRIPTION }));
+  return Buffer.from(
+    JSON.stringify({
+      message: {
+        data,
+        attributes: { eventType: 'WorkOrderCompleted' },
+        messageId: tag,
+        publishTime: new Date().toISOString(),
+      },
+      subscription: SUBSCRIPTION,
+    }),
+  );
 }
 
 /**
@@ -94,14 +113,22 @@ function body(template: string, tag: string): Buffer {
 function canonicalCostMs(template: string): number {
   const runs = [0, 1, 2].map(() => {
     const started = process.hrtime.bigint();
-    createHash('sha256').update(canonicalJson(JSON.parse(template))).digest('hex');
+    createHash('sha256')
+      .update(canonicalJson(JSON.parse(template)))
+      .digest('hex');
     return Number(process.hrtime.bigint() - started) / 1e6;
   });
-  return percentile(runs.sort((a, b) => a - b), 50);
+  return percentile(
+    runs.sort((a, b) => a - b),
+    50,
+  );
 }
 
 /** Where the receiver puts message `tag` (the ids interpret.ts gives a valid and an unreadable message). */
-const idOf = (side: Side, tag: string): string => (side === 'offloaded' ? messageDocId('WorkOrderCompleted', `WO-${tag}`, `evt-${tag}`) : invalidDocId(SUBSCRIPTION, tag));
+const idOf = (side: Side, tag: string): string =>
+  side === 'offloaded'
+    ? messageDocId('WorkOrderCompleted', `WO-${tag}`, `evt-${tag}`)
+    : invalidDocId(SUBSCRIPTION, tag);
 
 interface Measured {
   seconds: number;
@@ -132,7 +159,11 @@ interface Check {
 }
 
 /** Every message stored once: its document (of its kind and size), its object or its chunks, and nothing else. */
-async function verify(db: Firestore, objects: ReadonlyArray<{ name: string; data: Buffer }>, sent: ReadonlyArray<{ side: Side; size: Size; tag: string }>): Promise<Check> {
+async function verify(
+  db: Firestore,
+  objects: ReadonlyArray<{ name: string; data: Buffer }>,
+  sent: ReadonlyArray<{ side: Side; size: Size; tag: string }>,
+): Promise<Check> {
   const snaps = await db.getAll(...sent.map((m) => db.collection(INBOX).doc(idOf(m.side, m.tag))));
   const objectBytes = new Map(objects.map((o) => [o.name, o.data.length]));
   let found = 0;
@@ -147,7 +178,13 @@ async function verify(db: Firestore, objects: ReadonlyArray<{ name: string; data
     const bytes = m.size * MIB;
     if (m.side === 'firestore') {
       chunks += Math.ceil(bytes / RAW_CHUNK_BYTES);
-      if (doc.status !== 'PARKED' || doc.reason !== 'INVALID_PAYLOAD' || doc.rawDataBytes !== bytes || doc.rawDataChunks !== Math.ceil(bytes / RAW_CHUNK_BYTES)) wrong++;
+      if (
+        doc.status !== 'PARKED' ||
+        doc.reason !== 'INVALID_PAYLOAD' ||
+        doc.rawDataBytes !== bytes ||
+        doc.rawDataChunks !== Math.ceil(bytes / RAW_CHUNK_BYTES)
+      )
+        wrong++;
       return;
     }
     const offloaded = doc.offloaded as { object?: unknown; bytes?: unknown } | null;
@@ -184,9 +221,16 @@ async function main(): Promise<void> {
   try {
     const template = templates();
     const firestorePid = await emulatorPid('firestore', emulators.firestoreHost);
-    const cpuNow = async (): Promise<Measured['cpu']> => ({ receiver: await cpuMs(receiver.pid), firestoreEmulator: firestorePid === null ? Number.NaN : await cpuMs(firestorePid), benchProcess: ownCpuMs() });
+    const cpuNow = async (): Promise<Measured['cpu']> => ({
+      receiver: await cpuMs(receiver.pid),
+      firestoreEmulator: firestorePid === null ? Number.NaN : await cpuMs(firestorePid),
+      benchProcess: ownCpuMs(),
+    });
     const sent: Array<{ side: Side; size: Size; tag: string }> = [];
-    const expected: Record<Side, { status: string; reason: string | null }> = { offloaded: { status: 'OPEN', reason: null }, firestore: { status: 'PARKED', reason: 'INVALID_PAYLOAD' } };
+    const expected: Record<Side, { status: string; reason: string | null }> = {
+      offloaded: { status: 'OPEN', reason: null },
+      firestore: { status: 'PARKED', reason: 'INVALID_PAYLOAD' },
+    };
     /** Pushes the bodies at CONCURRENCY; a 5xx is pushed again, as Pub/Sub would. Latency: first push to the 200. */
     const push = async (side: Side, size: Size, tags: readonly string[], into: Measured): Promise<void> => {
       // Built before the clock starts: the load generator shares the two cores with the receiver.
@@ -199,27 +243,44 @@ async function main(): Promise<void> {
           const answer = await postJson(receiver.url, agent, bodies[k] ?? '');
           if (answer.status === 200) {
             const got = JSON.parse(answer.text) as { status?: unknown; reason?: unknown };
-            if (got.status !== expected[side].status || got.reason !== expected[side].reason) throw new Error(`${side} ${tags[k] ?? ''}: unexpected answer ${answer.text}`);
+            if (got.status !== expected[side].status || got.reason !== expected[side].reason)
+              throw new Error(`${side} ${tags[k] ?? ''}: unexpected answer ${answer.text}`);
             break;
           }
-          if (answer.status < 500 || attempt === ATTEMPTS) throw new Error(`${side} ${tags[k] ?? ''}: receiver answered ${answer.status} ${answer.text.slice(0, 300)}`);
+          if (answer.status < 500 || attempt === ATTEMPTS)
+            throw new Error(
+              `${side} ${tags[k] ?? ''}: receiver answered ${answer.status} ${answer.text.slice(0, 300)}`,
+            );
           into.redeliveries++;
         }
         into.latenciesMs.push(Number(process.hrtime.bigint() - first) / 1e6);
       });
       into.seconds += Number(process.hrtime.bigint() - started) / 1e9;
       const cpuAfter = await cpuNow();
-      for (const k of ['receiver', 'firestoreEmulator', 'benchProcess'] as const) into.cpu[k] += cpuAfter[k] - cpuBefore[k];
+      for (const k of ['receiver', 'firestoreEmulator', 'benchProcess'] as const)
+        into.cpu[k] += cpuAfter[k] - cpuBefore[k];
       sent.push(...tags.map((tag) => ({ side, size, tag })));
     };
-    const range = (side: Side, phase: 'w' | 'm', size: Size, from: number, to: number): string[] => Array.from({ length: to - from }, (_, k) => tagOf(side, phase, size, from + k));
+    const range = (side: Side, phase: 'w' | 'm', size: Size, from: number, to: number): string[] =>
+      Array.from({ length: to - from }, (_, k) => tagOf(side, phase, size, from + k));
 
     // Warm both paths (connections, JIT, the storage client's first load) at every size.
-    const discard = (): Measured => ({ seconds: 0, cpu: { receiver: 0, firestoreEmulator: 0, benchProcess: 0 }, latenciesMs: [], peakRss: 0, redeliveries: 0 });
-    for (const size of SIZES) for (const side of ['offloaded', 'firestore'] as const) await push(side, size, range(side, 'w', size, 0, WARMUP), discard());
+    const discard = (): Measured => ({
+      seconds: 0,
+      cpu: { receiver: 0, firestoreEmulator: 0, benchProcess: 0 },
+      latenciesMs: [],
+      peakRss: 0,
+      redeliveries: 0,
+    });
+    for (const size of SIZES)
+      for (const side of ['offloaded', 'firestore'] as const)
+        await push(side, size, range(side, 'w', size, 0, WARMUP), discard());
     const warmRss = await currentRss(receiver.pid);
 
-    const measured: Record<Side, Record<Size, Measured>> = { offloaded: { 1: discard(), 8: discard() }, firestore: { 1: discard(), 8: discard() } };
+    const measured: Record<Side, Record<Size, Measured>> = {
+      offloaded: { 1: discard(), 8: discard() },
+      firestore: { 1: discard(), 8: discard() },
+    };
     // ABBA: the two halves of each side, mirrored, so drift over the run hits both sides alike.
     const order: Side[] = ['offloaded', 'firestore', 'firestore', 'offloaded'];
     for (const size of SIZES) {
@@ -249,7 +310,11 @@ async function main(): Promise<void> {
         p95Ms: round(percentile(sorted, 95)),
         peakRssMb: round(m.peakRss / MIB, 1),
         redeliveries: m.redeliveries,
-        cpuMsPerMessage: { receiver: round(m.cpu.receiver / COUNTS[size]), firestoreEmulator: round(m.cpu.firestoreEmulator / COUNTS[size]), benchProcess: round(m.cpu.benchProcess / COUNTS[size]) },
+        cpuMsPerMessage: {
+          receiver: round(m.cpu.receiver / COUNTS[size]),
+          firestoreEmulator: round(m.cpu.firestoreEmulator / COUNTS[size]),
+          benchProcess: round(m.cpu.benchProcess / COUNTS[size]),
+        },
       };
     };
     const rows = SIZES.flatMap((size) => [row('offloaded', size), row('firestore', size)]);
@@ -257,11 +322,23 @@ async function main(): Promise<void> {
       const [o, f] = [row('offloaded', size), row('firestore', size)];
       return { sizeMiB: size, rate: round(o.perSecond / f.perSecond, 2), peakRss: round(o.peakRssMb / f.peakRssMb, 2) };
     });
-    const stored = check.documents.missing === 0 && check.documents.extra === 0 && check.documents.wrong === 0 && check.objects.found === check.objects.expected && check.objects.extra === 0 && check.objects.wrongSize === 0 && check.rawChunks.found === check.rawChunks.expected;
+    const stored =
+      check.documents.missing === 0 &&
+      check.documents.extra === 0 &&
+      check.documents.wrong === 0 &&
+      check.objects.found === check.objects.expected &&
+      check.objects.extra === 0 &&
+      check.objects.wrongSize === 0 &&
+      check.rawChunks.found === check.rawChunks.expected;
     const verdict = `${stored ? 'PASS' : 'FAIL'}: ${stored ? 'every message stored exactly once' : 'messages missing, doubled or wrong'}; offloaded/firestore rate ${ratios.map((r) => `${r.rate}x at ${r.sizeMiB} MiB`).join(', ')}; peak RSS ${ratios.map((r) => `${r.peakRss}x at ${r.sizeMiB} MiB`).join(', ')}`;
     const result = {
-      comparison: 'OFFLOADED = valid WorkOrderCompleted, payload written to the inbox bucket (storage emulator), OPEN document with the summary; KEPT IN FIRESTORE = the same payload and size with completionTimestamp failing the schema, PARKED document with the bytes in 768 KiB rawChunks (a valid payload over 1 MiB cannot be a Firestore document); one receiver process, ABBA rounds',
-      settings: { counts: { '1MiB': COUNTS[1], '8MiB': COUNTS[8] }, concurrency: CONCURRENCY, warmupPerSideAndSize: WARMUP },
+      comparison:
+        'OFFLOADED = valid WorkOrderCompleted, payload written to the inbox bucket (storage emulator), OPEN document with the summary; KEPT IN FIRESTORE = the same payload and size with completionTimestamp failing the schema, PARKED document with the bytes in 768 KiB rawChunks (a valid payload over 1 MiB cannot be a Firestore document); one receiver process, ABBA rounds',
+      settings: {
+        counts: { '1MiB': COUNTS[1], '8MiB': COUNTS[8] },
+        concurrency: CONCURRENCY,
+        warmupPerSideAndSize: WARMUP,
+      },
       machine: machine(),
       at: new Date().toISOString(),
       rows,
@@ -278,26 +355,58 @@ async function main(): Promise<void> {
     writeFileSync(
       join(dir, 'receive-payloads.svg'),
       barChart(
-        rows.map((r) => ({ label: `${r.sizeMiB} MiB ${r.side === 'offloaded' ? 'offloaded' : 'in Firestore'}`, value: r.mibPerSecond, group: r.side })),
-        { title: `Receiver rate for 1 and 8 MiB payloads: offloaded to Cloud Storage vs kept in Firestore chunks`, unit: 'MiB/s' },
+        rows.map((r) => ({
+          label: `${r.sizeMiB} MiB ${r.side === 'offloaded' ? 'offloaded' : 'in Firestore'}`,
+          value: r.mibPerSecond,
+          group: r.side,
+        })),
+        {
+          title: `Receiver rate for 1 and 8 MiB payloads: offloaded to Cloud Storage vs kept in Firestore chunks`,
+          unit: 'MiB/s',
+        },
       ),
     );
     if (JSON_OUTPUT) {
       console.log(JSON.stringify(result, null, 2));
     } else {
       console.log(`One receiver process, the same payload sizes two ways, ABBA rounds, concurrency ${CONCURRENCY}:`);
-      console.log(`  ${LABEL.offloaded}: valid WorkOrderCompleted; the payload goes to the inbox bucket (storage emulator), the OPEN document keeps its summary`);
-      console.log(`  ${LABEL.firestore}: the same payload with completionTimestamp failing the schema; PARKED document, bytes in 768 KiB rawChunks`);
-      console.log(`  (a valid payload over 1 MiB cannot be a Firestore document: chunks are the only way to keep it in Firestore)`);
-      const cols = (cells: readonly string[]): string => cells.map((c, i) => (i < 2 ? c.padEnd(i === 0 ? 6 : 18) : c.padStart(11))).join(' ');
-      console.log(cols(['size', 'side', 'messages', 'msg/s', 'MiB/s', 'p50 ms', 'p95 ms', 'peak RSS MB', 'redelivered']));
-      for (const r of rows) console.log(cols([`${r.sizeMiB} MiB`, LABEL[r.side], ...[r.messages, r.perSecond, r.mibPerSecond, r.p50Ms, r.p95Ms, r.peakRssMb, r.redeliveries].map(String)]));
-      const cpu = (r: Row): string => `${r.sizeMiB} MiB ${r.side} ${r.cpuMsPerMessage.receiver} / ${r.cpuMsPerMessage.firestoreEmulator} / ${r.cpuMsPerMessage.benchProcess}`;
-      console.log(`CPU ms per message, receiver / Firestore emulator / this process (load generator + storage emulator): ${rows.map(cpu).join('; ')}`);
-      console.log(`  of the offloaded side's receiver CPU, canonical JSON + SHA-256 (paid by any valid payload, not by the unreadable one): ${canonical.map((c) => `${c.ms} ms at ${c.sizeMiB} MiB`).join(', ')}`);
-      console.log(`ratio offloaded/firestore: ${ratios.map((r) => `${r.sizeMiB} MiB rate ${r.rate}, peak RSS ${r.peakRss}`).join('; ')}   (receiver RSS after warm-up ${result.receiverRssAfterWarmupMb} MB)`);
+      console.log(
+        `  ${LABEL.offloaded}: valid WorkOrderCompleted; the payload goes to the inbox bucket (storage emulator), the OPEN document keeps its summary`,
+      );
+      console.log(
+        `  ${LABEL.firestore}: the same payload with completionTimestamp failing the schema; PARKED document, bytes in 768 KiB rawChunks`,
+      );
+      console.log(
+        `  (a valid payload over 1 MiB cannot be a Firestore document: chunks are the only way to keep it in Firestore)`,
+      );
+      const cols = (cells: readonly string[]): string =>
+        cells.map((c, i) => (i < 2 ? c.padEnd(i === 0 ? 6 : 18) : c.padStart(11))).join(' ');
+      console.log(
+        cols(['size', 'side', 'messages', 'msg/s', 'MiB/s', 'p50 ms', 'p95 ms', 'peak RSS MB', 'redelivered']),
+      );
+      for (const r of rows)
+        console.log(
+          cols([
+            `${r.sizeMiB} MiB`,
+            LABEL[r.side],
+            ...[r.messages, r.perSecond, r.mibPerSecond, r.p50Ms, r.p95Ms, r.peakRssMb, r.redeliveries].map(String),
+          ]),
+        );
+      const cpu = (r: Row): string =>
+        `${r.sizeMiB} MiB ${r.side} ${r.cpuMsPerMessage.receiver} / ${r.cpuMsPerMessage.firestoreEmulator} / ${r.cpuMsPerMessage.benchProcess}`;
+      console.log(
+        `CPU ms per message, receiver / Firestore emulator / this process (load generator + storage emulator): ${rows.map(cpu).join('; ')}`,
+      );
+      console.log(
+        `  of the offloaded side's receiver CPU, canonical JSON + SHA-256 (paid by any valid payload, not by the unreadable one): ${canonical.map((c) => `${c.ms} ms at ${c.sizeMiB} MiB`).join(', ')}`,
+      );
+      console.log(
+        `ratio offloaded/firestore: ${ratios.map((r) => `${r.sizeMiB} MiB rate ${r.rate}, peak RSS ${r.peakRss}`).join('; ')}   (receiver RSS after warm-up ${result.receiverRssAfterWarmupMb} MB)`,
+      );
       const d = check.documents;
-      console.log(`stored: documents ${d.found}/${d.expected} (missing ${d.missing}, extra ${d.extra}, wrong ${d.wrong}), objects ${check.objects.found}/${check.objects.expected} (extra ${check.objects.extra}, wrong size ${check.objects.wrongSize}), rawChunks ${check.rawChunks.found}/${check.rawChunks.expected} (warm-up included)`);
+      console.log(
+        `stored: documents ${d.found}/${d.expected} (missing ${d.missing}, extra ${d.extra}, wrong ${d.wrong}), objects ${check.objects.found}/${check.objects.expected} (extra ${check.objects.extra}, wrong size ${check.objects.wrongSize}), rawChunks ${check.rawChunks.found}/${check.rawChunks.expected} (warm-up included)`,
+      );
       console.log(`verdict: ${verdict}`);
       console.log('bench/results/receive-payloads.json, receive-payloads.svg');
     }

@@ -32,9 +32,19 @@ const JSON_OUTPUT = process.argv.includes('--json');
 const SUBSCRIPTION = 'projects/bench/subscriptions/work-order-completed-push';
 
 function envelopeFor(side: string, i: number): Record<string, unknown> {
-  const payload = { workOrderId: `WO-${side}-${i}`, completedItems: i % 97, completionTimestamp: '2026-11-29T10:00:00Z', eventId: `evt-${side}-${i}` };
+  const payload = {
+    workOrderId: `WO-${side}-${i}`,
+    completedItems: i % 97,
+    completionTimestamp: '2026-11-29T10:00:00Z',
+    eventId: `evt-${side}-${i}`,
+  };
   return {
-    message: { data: Buffer.from(JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: `${side}-${i}`, publishTime: new Date().toISOString() },
+    message: {
+      data: Buffer.from(JSON.stringify(payload)).toString('base64'),
+      attributes: { eventType: 'WorkOrderCompleted' },
+      messageId: `${side}-${i}`,
+      publishTime: new Date().toISOString(),
+    },
     subscription: SUBSCRIPTION,
   };
 }
@@ -50,7 +60,9 @@ async function verify(db: Firestore, side: string, count: number): Promise<{ mis
   const total = (await db.collection(INBOX).count().get()).data().count;
   let missing = 0;
   for (let start = 0; start < count; start += 500) {
-    const refs = Array.from({ length: Math.min(500, count - start) }, (_, k) => db.collection(INBOX).doc(idFor(side, start + k)));
+    const refs = Array.from({ length: Math.min(500, count - start) }, (_, k) =>
+      db.collection(INBOX).doc(idFor(side, start + k)),
+    );
     const snaps = await db.getAll(...refs);
     missing += snaps.filter((s) => !s.exists).length;
   }
@@ -63,7 +75,7 @@ async function main(): Promise<void> {
   const receiverProject = `bench-receiver-${run}`;
   // The same client settings the functions use.
   const directDb = createFirestore(`bench-direct-${run}`);
- const receiver = await serveFunction({
+  const receiver = await serveFunction({
     target: 'receivePubSubPush',
     env: { GOOGLE_CLOUD_PROJECT: receiverProject, INBOX_PUSH_AUTH: 'disabled' },
     // The receiver still writes its logs; only this process skips reading them.
@@ -76,7 +88,12 @@ async function main(): Promise<void> {
     ],
   });
   const bareProject = `bench-bare-${run}`;
-  const bare = await serveFunction({ target: 'bareCreate', source: join(__dirname, 'fixtures'), env: { GOOGLE_CLOUD_PROJECT: bareProject }, logs: 'discard' });
+  const bare = await serveFunction({
+    target: 'bareCreate',
+    source: join(__dirname, 'fixtures'),
+    env: { GOOGLE_CLOUD_PROJECT: bareProject },
+    logs: 'discard',
+  });
   const receiverDb = createFirestore(receiverProject);
   // A lean keep-alive client: on two cores the load generator competes with the receiver for CPU.
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -162,9 +179,15 @@ async function main(): Promise<void> {
     if (JSON_OUTPUT) {
       console.log(JSON.stringify(result));
     } else {
-      console.log(`receiver: ${result.receiverPerSecond} msg/s   direct storeMessage(): ${result.directPerSecond} msg/s   ratio receiver/direct: ${result.ratio} (target >= 0.8)`);
-      console.log(`bare functions-framework create(): ${result.bareFunctionPerSecond} msg/s   ratio receiver/bare function: ${result.ratioToBareFunction}`);
-      console.log(`receiver peak RSS: ${result.receiverPeakRssMb} MB (target <= 200; ${result.receiverRssAfterWarmupMb} MB after warm-up; bare function ${result.bareFunctionPeakRssMb} MB)   missing: ${result.missing}   doubled: ${result.doubled} (direct: ${result.directMissing} / ${result.directDoubled})`);
+      console.log(
+        `receiver: ${result.receiverPerSecond} msg/s   direct storeMessage(): ${result.directPerSecond} msg/s   ratio receiver/direct: ${result.ratio} (target >= 0.8)`,
+      );
+      console.log(
+        `bare functions-framework create(): ${result.bareFunctionPerSecond} msg/s   ratio receiver/bare function: ${result.ratioToBareFunction}`,
+      );
+      console.log(
+        `receiver peak RSS: ${result.receiverPeakRssMb} MB (target <= 200; ${result.receiverRssAfterWarmupMb} MB after warm-up; bare function ${result.bareFunctionPeakRssMb} MB)   missing: ${result.missing}   doubled: ${result.doubled} (direct: ${result.directMissing} / ${result.directDoubled})`,
+      );
       console.log(
         `CPU per message: receiver process ${result.receiverCpuMsPerMessage} ms, bare function ${result.bareFunctionCpuMsPerMessage} ms, direct client ${result.directClientCpuMsPerMessage} ms   (${N} messages, concurrency ${CONCURRENCY})`,
       );

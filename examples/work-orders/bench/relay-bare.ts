@@ -60,16 +60,48 @@ export async function bareRelay(db: Firestore, inboxId: string): Promise<boolean
       createdAt: now,
       finishedAt: null,
     };
-    tx.set(inboxRef, { ...doc, status: 'DONE', processInstanceId: point.processInstanceId, processedAt: now, expireAt: new Date(now.getTime() + RETENTION_MS), correlatedVia: 'RELAY', nextAttemptAt: null });
+    tx.set(inboxRef, {
+      ...doc,
+      status: 'DONE',
+      processInstanceId: point.processInstanceId,
+      processedAt: now,
+      expireAt: new Date(now.getTime() + RETENTION_MS),
+      correlatedVia: 'RELAY',
+      nextAttemptAt: null,
+    });
     // The processed record, so a replay after the DONE document expired is still a duplicate.
-    tx.set(db.collection('processedMessages').doc(inboxId), { messageName: String(doc.messageName), correlationKey, payloadHash: String(doc.payloadHash ?? ''), processedAt: now, processInstanceId: point.processInstanceId, correlatedVia: 'RELAY', expireAt: new Date(now.getTime() + 31 * 24 * 3_600_000) });
+    tx.set(db.collection('processedMessages').doc(inboxId), {
+      messageName: String(doc.messageName),
+      correlationKey,
+      payloadHash: String(doc.payloadHash ?? ''),
+      processedAt: now,
+      processInstanceId: point.processInstanceId,
+      correlatedVia: 'RELAY',
+      expireAt: new Date(now.getTime() + 31 * 24 * 3_600_000),
+    });
     const open = ((key.open ?? []) as Array<{ inboxId: string }>).filter((e) => e.inboxId !== inboxId);
     const stillWaiting = waiting.filter((w) => w.executionId !== point.executionId);
     if (open.length === 0 && stillWaiting.length === 0) tx.delete(keyRef);
     else tx.set(keyRef, { correlationKey, waiting: stillWaiting, open, updatedAt: now });
-    const token = { ...execution, activityId: 'createInvoice', step, status: 'WAITING_JOB', jobId, waitingFor: null, timerIds: [], updatedAt: now };
+    const token = {
+      ...execution,
+      activityId: 'createInvoice',
+      step,
+      status: 'WAITING_JOB',
+      jobId,
+      waitingFor: null,
+      timerIds: [],
+      updatedAt: now,
+    };
     const jobs = { ...((instance.jobs ?? {}) as Record<string, DocumentData>), [jobId]: job };
-    tx.set(instanceRef, { ...instance, tokens: { ...tokens, [point.executionId]: token }, jobs, jobsPendingSince: now, variables: { ...(instance.variables as DocumentData), ...(doc.payload as DocumentData) }, updatedAt: now });
+    tx.set(instanceRef, {
+      ...instance,
+      tokens: { ...tokens, [point.executionId]: token },
+      jobs,
+      jobsPendingSince: now,
+      variables: { ...(instance.variables as DocumentData), ...(doc.payload as DocumentData) },
+      updatedAt: now,
+    });
     // The wait's timers (the completion deadline) go with the wait.
     for (const timerId of (execution.timerIds ?? []) as string[]) tx.delete(db.collection('timers').doc(timerId));
     return true;

@@ -61,7 +61,8 @@ export interface CapacityProbe {
   readonly progress: (line: string) => void;
 }
 
-export const CAPACITY_CRITERION = 'over the second half of the window, the backlog of unfinished work orders grew by at most 5 % of the messages published (+2) and at least 95 % of the offered rate finished';
+export const CAPACITY_CRITERION =
+  'over the second half of the window, the backlog of unfinished work orders grew by at most 5 % of the messages published (+2) and at least 95 % of the offered rate finished';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -110,7 +111,9 @@ async function step(p: CapacityProbe, index: number, rate: number): Promise<Capa
     sustained,
     drainMs,
   };
-  p.progress(`capacity: ${rate}/s ${sustained ? 'sustained' : 'NOT sustained'} (backlog ${mid.backlog} -> ${end.backlog} over the second half, finished ${result.finishedPerSecond}/s; drained ${drainMs === null ? 'not within the limit' : `in ${drainMs} ms`})`);
+  p.progress(
+    `capacity: ${rate}/s ${sustained ? 'sustained' : 'NOT sustained'} (backlog ${mid.backlog} -> ${end.backlog} over the second half, finished ${result.finishedPerSecond}/s; drained ${drainMs === null ? 'not within the limit' : `in ${drainMs} ms`})`,
+  );
   return result;
 }
 
@@ -128,6 +131,11 @@ export async function findCapacity(p: CapacityProbe): Promise<CapacityResult> {
     if (hi !== null && hi - lo <= Math.max(1, 0.1 * Math.max(lo, 1))) break;
     rate = hi === null ? rate * 2 : Math.round(((lo + hi) / 2) * 10) / 10;
   }
-  return { sustainedPerSecond: lo, failedPerSecond: hi, windowSeconds: p.windowSeconds, steps, criterion: CAPACITY_CRITERION };
+  return {
+    sustainedPerSecond: lo,
+    failedPerSecond: hi,
+    windowSeconds: p.windowSeconds,
+    steps,
+    criterion: CAPACITY_CRITERION,
+  };
 }
-

@@ -65,14 +65,20 @@ export interface LatencyResult {
   storedToDoneP50Ms: number;
   storedToDoneP99Ms: number;
   /** The fast path, from the Cloud Tasks emulator's dispatch log: stored → task dispatched, dispatched → relay transaction began, whole relayInbox call (p50 / p99). */
-  fastPath: Record<'storedToDispatch' | 'dispatchToTransaction' | 'relayCall', { p50Ms: number; p99Ms: number }> & { tasks: number; retriedOrFailed: number };
+  fastPath: Record<'storedToDispatch' | 'dispatchToTransaction' | 'relayCall', { p50Ms: number; p99Ms: number }> & {
+    tasks: number;
+    retriedOrFailed: number;
+  };
   /**
    * The same path hop by hop (p50 / p99): receipt (the receiver's receivedAt) → the fast-path task created (the
    * receiver's batch committed and its CreateTask arrived; the 2xx follows), created → dispatched (the emulator),
    * dispatched → the relay transaction began (HTTP and relayInbox's work before it), and began → relayInbox
    * answered (the transaction, the invoice job's task, the answer).
    */
-  hops: Record<'receiptToTaskCreated' | 'createdToDispatched' | 'dispatchedToTransaction' | 'transactionToAnswer', { p50Ms: number; p99Ms: number }>;
+  hops: Record<
+    'receiptToTaskCreated' | 'createdToDispatched' | 'dispatchedToTransaction' | 'transactionToAnswer',
+    { p50Ms: number; p99Ms: number }
+  >;
   instancesCompleted: number;
   invoices: number;
   invoiceJobs: number;
@@ -115,7 +121,9 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       const setupStart = Date.now();
       await buildBacklog(db, o.engine, ids, { concurrency: o.setupConcurrency, store: false, shards: 16 });
       orders.push(...ids);
-      o.progress(`latency: ${ids.length} waiting work orders (${what}) in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`);
+      o.progress(
+        `latency: ${ids.length} waiting work orders (${what}) in ${((Date.now() - setupStart) / 1000).toFixed(1)} s`,
+      );
     };
     await prepare(warm, 'warm-up');
 
@@ -131,11 +139,18 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       INBOX_FIRE_TIMER_URL: 'http://127.0.0.1:9/',
     };
     // BENCH_PROFILE=DIR writes a CPU profile of each function process there.
-    const nodeArgs = process.env.BENCH_PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`];
-    served.push(await serveFunction({ target: 'runJob', port: Number(new URL(runJobUrl).port), env: common, nodeArgs }));
+    const nodeArgs =
+      process.env.BENCH_PROFILE === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`];
+    served.push(
+      await serveFunction({ target: 'runJob', port: Number(new URL(runJobUrl).port), env: common, nodeArgs }),
+    );
     const relay = await serveFunction({ target: 'relayInbox', env: common, nodeArgs });
     served.push(relay);
-    const receiver = await serveFunction({ target: 'receivePubSubPush', env: { ...common, INBOX_RELAY_URL: relay.url }, nodeArgs });
+    const receiver = await serveFunction({
+      target: 'receivePubSubPush',
+      env: { ...common, INBOX_RELAY_URL: relay.url },
+      nodeArgs,
+    });
     served.push(receiver);
     const pids = {
       ...Object.fromEntries(served.map((f) => [f.target, f.pid])),
@@ -147,19 +162,30 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
     const admin = emulatorClient(o.tasks.host);
     try {
       const parent = `projects/${o.projectId}/locations/${config.tasks.location}`;
-      for (const queue of [config.relay.queue, config.tasks.queue]) await admin.createQueue({ parent, queue: { name: `${parent}/queues/${queue}` } });
+      for (const queue of [config.relay.queue, config.tasks.queue])
+        await admin.createQueue({ parent, queue: { name: `${parent}/queues/${queue}` } });
     } finally {
       await admin.close();
     }
     await pubsub.createTopic(TOPICS.provider);
     const [topic] = await pubsub.createTopic(TOPICS.completions);
-    await topic.createSubscription(TOPOLOGY.inbound.find((t) => t.topic === TOPICS.completions)?.subscription ?? '', { pushConfig: { pushEndpoint: receiver.url }, ackDeadlineSeconds: 10 });
+    await topic.createSubscription(TOPOLOGY.inbound.find((t) => t.topic === TOPICS.completions)?.subscription ?? '', {
+      pushConfig: { pushEndpoint: receiver.url },
+      ackDeadlineSeconds: 10,
+    });
     // Cloud Scheduler's call, once a minute: picks up anything the fast path left OPEN.
-    scheduler = setInterval(() => void fetch(relay.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(() => undefined), 60_000);
+    scheduler = setInterval(
+      () =>
+        void fetch(relay.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).catch(
+          () => undefined,
+        ),
+      60_000,
+    );
 
     // Finished work orders, from the dispatch log in this process: an invoice job's task answered 2xx.
     const jobsQueue = `projects/${o.projectId}/locations/${config.tasks.location}/queues/${config.tasks.queue}`;
-    const finished = (): number => o.tasks.dispatchLog.filter((r) => r.queue === jobsQueue && r.outcome === 'completed').length;
+    const finished = (): number =>
+      o.tasks.dispatchLog.filter((r) => r.queue === jobsQueue && r.outcome === 'completed').length;
     const untilFinished = async (count: number, deadline: number): Promise<void> => {
       while (finished() < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     };
@@ -188,14 +214,19 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
           });
     // Below saturation: 80 % of the highest sustained rate (at least 1/s).
     const rate = o.rate ?? Math.max(1, Math.round((capacity?.sustainedPerSecond ?? 0) * 8) / 10);
-    if (capacity !== null) o.progress(`capacity: ${capacity.sustainedPerSecond}/s sustained${capacity.failedPerSecond === null ? '' : `, ${capacity.failedPerSecond}/s not`}; latency at 80 %: ${rate}/s`);
+    if (capacity !== null)
+      o.progress(
+        `capacity: ${capacity.sustainedPerSecond}/s sustained${capacity.failedPerSecond === null ? '' : `, ${capacity.failedPerSecond}/s not`}; latency at 80 %: ${rate}/s`,
+      );
     await prepare(measured, 'measured');
 
     const base = finished();
     const cpuBefore = await cpuSnapshot(pids);
     const sentAt = await publishPaced(pubsub, topic.name, measured, rate);
     const lastPublish = Date.now();
-    o.progress(`latency: published ${measured.length} at ${rate}/s in ${((lastPublish - (sentAt[0] ?? lastPublish)) / 1000).toFixed(1)} s`);
+    o.progress(
+      `latency: published ${measured.length} at ${rate}/s in ${((lastPublish - (sentAt[0] ?? lastPublish)) / 1000).toFixed(1)} s`,
+    );
     // Waits on the dispatch log, not by polling Firestore: the observer must not load the emulator it measures.
     await untilFinished(base + measured.length, lastPublish + o.waitMs);
     const cpuAfter = await cpuSnapshot(pids);
@@ -206,7 +237,8 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
     const corePercent = Object.fromEntries(used.map(([k, v]) => [k, round((v / wallMs) * 100)]));
     const msPerMessage = Object.fromEntries(used.map(([k, v]) => [k, round(v / measured.length, 1)]));
     const totalMsPerMessage = used.reduce((sum, [, v]) => sum + v, 0) / measured.length;
-    const sumOf = (names: readonly string[]): number => used.filter(([k]) => names.includes(k)).reduce((sum, [, v]) => sum + v, 0) / measured.length;
+    const sumOf = (names: readonly string[]): number =>
+      used.filter(([k]) => names.includes(k)).reduce((sum, [, v]) => sum + v, 0) / measured.length;
 
     const tenth = Math.max(1, Math.floor(measured.length / 10));
     const tenthP50 = (ids: readonly string[], sent: readonly number[]): number => {
@@ -214,7 +246,10 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
         const d = seen.get(w);
         return typeof d === 'object' ? [d.processedAt - (sent[i] as number)] : [];
       });
-      return percentile(latencies.sort((a, b) => a - b), 50);
+      return percentile(
+        latencies.sort((a, b) => a - b),
+        50,
+      );
     };
     const firstSent = sentAt[0] ?? lastPublish;
     const doneTimes = [...seen.values()].filter((v) => typeof v === 'object');
@@ -228,7 +263,11 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
     const createdToDispatched: number[] = [];
     const transactionToAnswer: number[] = [];
     const relayQueue = `projects/${o.projectId}/locations/${config.tasks.location}/queues/${config.relay.queue}`;
-    const dispatches = new Map(o.tasks.dispatchLog.filter((r) => r.queue === relayQueue && r.attempt === 1).map((r) => [r.task.slice(r.task.lastIndexOf('/') + 1), r]));
+    const dispatches = new Map(
+      o.tasks.dispatchLog
+        .filter((r) => r.queue === relayQueue && r.attempt === 1)
+        .map((r) => [r.task.slice(r.task.lastIndexOf('/') + 1), r]),
+    );
     measured.forEach((w, i) => {
       const s = seen.get(w);
       if (typeof s !== 'object') return;
@@ -247,13 +286,30 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       toCreated.push(created - s.receivedAt);
       createdToDispatched.push(d.time.getTime() - created);
     });
-    for (const list of [total, toStored, toDone, toDispatch, toTransaction, relayCall, toCreated, createdToDispatched, transactionToAnswer]) list.sort((a, b) => a - b);
-    const p50p99 = (list: readonly number[]): { p50Ms: number; p99Ms: number } => ({ p50Ms: percentile(list, 50), p99Ms: percentile(list, 99) });
+    for (const list of [
+      total,
+      toStored,
+      toDone,
+      toDispatch,
+      toTransaction,
+      relayCall,
+      toCreated,
+      createdToDispatched,
+      transactionToAnswer,
+    ])
+      list.sort((a, b) => a - b);
+    const p50p99 = (list: readonly number[]): { p50Ms: number; p99Ms: number } => ({
+      p50Ms: percentile(list, 50),
+      p99Ms: percentile(list, 99),
+    });
     const done = total.length;
     const notDone = [...seen.values()].filter((v) => v === 'OPEN').length;
 
     // Every order invoiced once: wait for runJob to work through the invoice jobs.
-    await waitUntil(async () => (await countWhere(db, COLLECTIONS.instances, 'status', 'COMPLETED')) >= orders.length, Date.now() + o.waitMs);
+    await waitUntil(
+      async () => (await countWhere(db, COLLECTIONS.instances, 'status', 'COMPLETED')) >= orders.length,
+      Date.now() + o.waitMs,
+    );
     // serveFunction's readiness probe is a GET, which the functions answer 405 (logged as a WARNING).
     const logs = served.flatMap((f) => f.logs).filter((l) => l.status !== 405);
     return {
@@ -278,7 +334,9 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
         dispatchToTransaction: p50p99(toTransaction),
         relayCall: p50p99(relayCall),
         tasks: dispatches.size,
-        retriedOrFailed: o.tasks.dispatchLog.filter((r) => r.queue === relayQueue && (r.attempt > 1 || r.status !== 200)).length,
+        retriedOrFailed: o.tasks.dispatchLog.filter(
+          (r) => r.queue === relayQueue && (r.attempt > 1 || r.status !== 200),
+        ).length,
       },
       hops: {
         receiptToTaskCreated: p50p99(toCreated),
@@ -294,7 +352,9 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
       functionErrors: logs.filter((l) => l.severity === 'ERROR' || l.severity === 'CRITICAL').length,
       cpu: {
         wallSeconds: round(wallMs / 1000, 1),
-        machineBusyPercent: round(((cpuAfter.machine.busy - cpuBefore.machine.busy) / (cpuAfter.machine.total - cpuBefore.machine.total)) * 100),
+        machineBusyPercent: round(
+          ((cpuAfter.machine.busy - cpuBefore.machine.busy) / (cpuAfter.machine.total - cpuBefore.machine.total)) * 100,
+        ),
         corePercent,
         msPerMessage,
         totalMsPerMessage: round(totalMsPerMessage, 1),
@@ -302,11 +362,20 @@ export async function measureLatency(o: LatencyOptions): Promise<LatencyResult> 
         emulatorsMsPerMessage: round(sumOf(['firestoreEmulator', 'pubsubEmulator']), 1),
         sustainablePerSecond: round((availableParallelism() * 1000) / totalMsPerMessage, 1),
       },
-      storedPerSecond: round(doneTimes.length / ((Math.max(...doneTimes.map((d) => d.receivedAt)) - firstSent) / 1000), 1),
-      donePerSecond: round(doneTimes.length / ((Math.max(...doneTimes.map((d) => d.processedAt)) - firstSent) / 1000), 1),
+      storedPerSecond: round(
+        doneTimes.length / ((Math.max(...doneTimes.map((d) => d.receivedAt)) - firstSent) / 1000),
+        1,
+      ),
+      donePerSecond: round(
+        doneTimes.length / ((Math.max(...doneTimes.map((d) => d.processedAt)) - firstSent) / 1000),
+        1,
+      ),
       firstTenthP50Ms: tenthP50(measured.slice(0, tenth), sentAt.slice(0, tenth)),
       lastTenthP50Ms: tenthP50(measured.slice(-tenth), sentAt.slice(-tenth)),
-      functionLogSamples: logs.filter((l) => l.severity !== 'INFO' && l.severity !== 'DEBUG').slice(0, 3).map((l) => JSON.stringify(l).slice(0, 400)),
+      functionLogSamples: logs
+        .filter((l) => l.severity !== 'INFO' && l.severity !== 'DEBUG')
+        .slice(0, 3)
+        .map((l) => JSON.stringify(l).slice(0, 400)),
     };
   } finally {
     clearInterval(scheduler);

@@ -7,14 +7,22 @@ import { completionId, completionPayload } from './relay-setup';
 import { machineCpuMs, ownCpuMs } from './relay-stats';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const millis = (value: unknown): number | null => (value !== null && typeof value === 'object' && 'toMillis' in value ? (value as { toMillis(): number }).toMillis() : null);
+const millis = (value: unknown): number | null =>
+  value !== null && typeof value === 'object' && 'toMillis' in value
+    ? (value as { toMillis(): number }).toMillis()
+    : null;
 
 export async function countWhere(db: Firestore, collection: string, field: string, value: string): Promise<number> {
   return (await db.collection(collection).where(field, '==', value).count().get()).data().count;
 }
 
 /** Publishes completions at `rate` per second; returns each one's publish call time (ms). */
-export async function publishPaced(pubsub: PubSub, topic: string, workOrderIds: readonly string[], rate: number): Promise<number[]> {
+export async function publishPaced(
+  pubsub: PubSub,
+  topic: string,
+  workOrderIds: readonly string[],
+  rate: number,
+): Promise<number[]> {
   const t = pubsub.topic(topic);
   const sentAt: number[] = [];
   const pending: Array<Promise<string>> = [];
@@ -35,7 +43,11 @@ export interface Done {
 }
 
 /** processedAt and receivedAt (ms) of each work order's completion, once DONE; polls until all are DONE or the deadline. */
-export async function awaitDone(db: Firestore, workOrderIds: readonly string[], deadline: number): Promise<Map<string, Done | 'OPEN'>> {
+export async function awaitDone(
+  db: Firestore,
+  workOrderIds: readonly string[],
+  deadline: number,
+): Promise<Map<string, Done | 'OPEN'>> {
   const seen = new Map<string, Done | 'OPEN'>();
   for (;;) {
     const todo = workOrderIds.filter((w) => {
@@ -49,7 +61,8 @@ export async function awaitDone(db: Firestore, workOrderIds: readonly string[], 
         const w = batch[k] as string;
         const processedAt = millis(snap.get('processedAt'));
         const receivedAt = millis(snap.get('receivedAt'));
-        if (snap.get('status') === 'DONE' && processedAt !== null && receivedAt !== null) seen.set(w, { processedAt, receivedAt });
+        if (snap.get('status') === 'DONE' && processedAt !== null && receivedAt !== null)
+          seen.set(w, { processedAt, receivedAt });
         else if (snap.exists) seen.set(w, 'OPEN');
       });
     }
@@ -60,7 +73,9 @@ export async function awaitDone(db: Firestore, workOrderIds: readonly string[], 
 }
 
 /** CPU used so far by each process (ms), by this process, and by the machine. */
-export async function cpuSnapshot(pids: Readonly<Record<string, number | null>>): Promise<{ at: number; machine: { busy: number; total: number }; ms: Record<string, number> }> {
+export async function cpuSnapshot(
+  pids: Readonly<Record<string, number | null>>,
+): Promise<{ at: number; machine: { busy: number; total: number }; ms: Record<string, number> }> {
   const ms: Record<string, number> = { bench: ownCpuMs() };
   for (const [name, pid] of Object.entries(pids)) if (pid !== null) ms[name] = await cpuMs(pid).catch(() => 0);
   return { at: Date.now(), machine: await machineCpuMs(), ms };

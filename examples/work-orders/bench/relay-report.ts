@@ -98,7 +98,10 @@ export function printReport(r: BenchResult): void {
     `  orders COMPLETED ${l.instancesCompleted}, invoices ${l.invoices}, invoice jobs ${l.invoiceJobs} (of ${l.orders}); function log warnings ${l.functionWarnings}, errors ${l.functionErrors}`,
     ...r.checks
       .filter((c) => !c.ok)
-      .map((c) => `CHECK FAILED ${c.project}: DONE ${c.done}, not DONE ${c.notDone}, missing ${c.missing}, invoice jobs ${c.invoiceJobs}, waiting points left ${c.waitingPoints}`),
+      .map(
+        (c) =>
+          `CHECK FAILED ${c.project}: DONE ${c.done}, not DONE ${c.notDone}, missing ${c.missing}, invoice jobs ${c.invoiceJobs}, waiting points left ${c.waitingPoints}`,
+      ),
     ...t.relayLogSamples.map((x) => `  log (relay, part 1): ${x}`),
     ...l.functionLogSamples.map((x) => `  log (functions, part 3): ${x}`),
     `checks: ${r.ok ? 'ok' : 'FAILED'}   machine: ${String(r.machine.nproc)} cores, node ${String(r.machine.node)}   setup ${r.setupSeconds} s, total ${r.totalSeconds} s`,

@@ -26,12 +26,22 @@ const RETENTION_MS = 7 * 24 * 3_600_000;
 
 /** The deployed models with the work-order handlers' task ids and the inbox as buffer (what runtime.ts builds). */
 export function workOrderEngine(): Promise<Engine> {
-  return loadEngine(join(__dirname, '..', 'bpmn'), {}, new Set(['handOverWorkOrder', 'escalateOverdueWorkOrder', 'createInvoice']), inboxBuffer(RETENTION_MS));
+  return loadEngine(
+    join(__dirname, '..', 'bpmn'),
+    {},
+    new Set(['handOverWorkOrder', 'escalateOverdueWorkOrder', 'createInvoice']),
+    inboxBuffer(RETENTION_MS),
+  );
 }
 
 /** The completion a provider publishes for a work order. */
 export function completionPayload(workOrderId: string): Record<string, unknown> {
-  return { workOrderId, completedItems: 7, completionTimestamp: '2026-11-29T10:00:00Z', eventId: `done-${workOrderId}` };
+  return {
+    workOrderId,
+    completedItems: 7,
+    completionTimestamp: '2026-11-29T10:00:00Z',
+    eventId: `done-${workOrderId}`,
+  };
 }
 
 /** Inbox id of a work order's completion (deterministic: the receiver's dedup key). */
@@ -45,7 +55,12 @@ export function completionId(workOrderId: string): string {
  * process instance id.
  */
 export async function waitingWorkOrder(db: Firestore, engine: Engine, workOrderId: string): Promise<string> {
-  const started = await startProcessInstance(db, engine, { processKey: PROCESS_KEY, businessKey: workOrderId, variables: { workOrderId }, now: new Date() });
+  const started = await startProcessInstance(db, engine, {
+    processKey: PROCESS_KEY,
+    businessKey: workOrderId,
+    variables: { workOrderId },
+    now: new Date(),
+  });
   const handOver = started.jobs.find((j) => j.activityId === 'handOverWorkOrder');
   if (handOver === undefined) throw new Error(`${workOrderId}: no hand-over job (created: ${started.created})`);
   const done = await completeJobRun(db, engine, handOver, { handedOverMessageId: `bench-${workOrderId}` }, new Date());
@@ -73,7 +88,12 @@ export async function storeCompletion(db: Firestore, workOrderId: string, shards
 }
 
 /** N waiting work orders (and, with `store`, their OPEN completions), `concurrency` at a time. */
-export async function buildBacklog(db: Firestore, engine: Engine, workOrderIds: readonly string[], options: { concurrency: number; store: boolean; shards: number }): Promise<void> {
+export async function buildBacklog(
+  db: Firestore,
+  engine: Engine,
+  workOrderIds: readonly string[],
+  options: { concurrency: number; store: boolean; shards: number },
+): Promise<void> {
   await runPool(workOrderIds.length, options.concurrency, async (i) => {
     const id = workOrderIds[i] as string;
     await waitingWorkOrder(db, engine, id);
@@ -93,7 +113,10 @@ export interface BacklogCheck {
 /** "Create invoice" jobs of every instance: they live in their instance's document (engine/store/instance-doc.ts). */
 export async function countInvoiceJobs(db: Firestore): Promise<number> {
   const instances = await db.collection(COLLECTIONS.instances).select('jobs').get();
-  return instances.docs.reduce((n, d) => n + instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice').length, 0);
+  return instances.docs.reduce(
+    (n, d) => n + instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice').length,
+    0,
+  );
 }
 
 export async function checkBacklog(db: Firestore, workOrderIds: readonly string[]): Promise<BacklogCheck> {
@@ -110,11 +133,19 @@ export async function checkBacklog(db: Firestore, workOrderIds: readonly string[
   }
   const invoiceJobs = await countInvoiceJobs(db);
   // Keys that still hold a waiting point (the key document is where a point lives: it has waitingSince).
-  const waitingPoints = (await db.collection(COLLECTIONS.correlationKeys).where('waitingSince', '>', new Date(0)).count().get()).data().count;
+  const waitingPoints = (
+    await db.collection(COLLECTIONS.correlationKeys).where('waitingSince', '>', new Date(0)).count().get()
+  ).data().count;
   return { done, notDone, missing, invoiceJobs, waitingPoints };
 }
 
 /** True when a backlog of `expected` orders was drained exactly once. */
 export function drainedOnce(check: BacklogCheck, expected: number): boolean {
-  return check.done === expected && check.notDone === 0 && check.missing === 0 && check.invoiceJobs === expected && check.waitingPoints === 0;
+  return (
+    check.done === expected &&
+    check.notDone === 0 &&
+    check.missing === 0 &&
+    check.invoiceJobs === expected &&
+    check.waitingPoints === 0
+  );
 }

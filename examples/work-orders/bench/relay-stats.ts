@@ -22,7 +22,8 @@ export async function emulatorPid(kind: 'firestore' | 'pubsub', host: string): P
     if (!/^\d+$/.test(entry)) continue;
     const cmdline = await readFile(`/proc/${entry}/cmdline`, 'utf8').catch(() => '');
     const args = cmdline.split('\0');
-    if (args[0]?.endsWith('java') === true && cmdline.includes(kind) && args.includes(`--port=${port}`)) return Number(entry);
+    if (args[0]?.endsWith('java') === true && cmdline.includes(kind) && args.includes(`--port=${port}`))
+      return Number(entry);
   }
   return null;
 }
@@ -51,6 +52,20 @@ export const round = (value: number, digits = 0): number => Number(value.toFixed
 
 /** Adds one relay call's summary to a running total. */
 export function addSummary(total: RelaySummary, s: RelaySummary): void {
-  for (const k of ['candidates', 'correlated', 'retried', 'skippedForOrder', 'skipped', 'technicalFailures', 'consumedFromBuffer', 'reads', 'writes', 'candidateReads', 'rounds', 'durationMs'] as const) total[k] += s[k];
+  for (const k of [
+    'candidates',
+    'correlated',
+    'retried',
+    'skippedForOrder',
+    'skipped',
+    'technicalFailures',
+    'consumedFromBuffer',
+    'reads',
+    'writes',
+    'candidateReads',
+    'rounds',
+    'durationMs',
+  ] as const)
+    total[k] += s[k];
   for (const [reason, count] of Object.entries(s.parked)) total.parked[reason] = (total.parked[reason] ?? 0) + count;
 }

@@ -87,7 +87,8 @@ async function main(): Promise<void> {
     const tasks = await startCloudTasksEmulator({
       log: (line) => {
         const created = /^rpc CreateTask (\S+) -> OK$/.exec(line);
-        if (created !== null) taskCreated.set((created[1] as string).slice((created[1] as string).lastIndexOf('/') + 1), Date.now());
+        if (created !== null)
+          taskCreated.set((created[1] as string).slice((created[1] as string).lastIndexOf('/') + 1), Date.now());
       },
     });
     cleanup.push(() => tasks.stop());
@@ -101,7 +102,12 @@ async function main(): Promise<void> {
     };
     const firstHalf = Math.floor(N / 2);
     // Mirrored order, so drift on a shared machine (the emulator's JIT, its growing data) hits both sides alike.
-    const measured = [half('bare', 'a', firstHalf), half('relay', 'a', firstHalf), half('relay', 'b', N - firstHalf), half('bare', 'b', N - firstHalf)];
+    const measured = [
+      half('bare', 'a', firstHalf),
+      half('relay', 'a', firstHalf),
+      half('relay', 'b', N - firstHalf),
+      half('bare', 'b', N - firstHalf),
+    ];
     const warm = [half('relay', 'warm', WARMUP), half('bare', 'warm', WARMUP)];
 
     // The relay's settings as deployed, except parallelism (default 8): one call at a time, as Cloud Scheduler makes them.
@@ -118,8 +124,14 @@ async function main(): Promise<void> {
     try {
       for (const h of [...warm, ...measured]) {
         const started = Date.now();
-        await buildBacklog(h.db, engine, h.orders, { concurrency: SETUP_CONCURRENCY, store: true, shards: configOf(h.project).shards });
-        progress(`setup ${h.project}: ${h.orders.length} waiting orders with OPEN completions in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+        await buildBacklog(h.db, engine, h.orders, {
+          concurrency: SETUP_CONCURRENCY,
+          store: true,
+          shards: configOf(h.project).shards,
+        });
+        progress(
+          `setup ${h.project}: ${h.orders.length} waiting orders with OPEN completions in ${((Date.now() - started) / 1000).toFixed(1)} s`,
+        );
         if (h.side === 'relay') {
           // The invoice jobs' queue, paused: the relay creates its tasks, nothing runs them during the measurement.
           const c = configOf(h.project);
@@ -153,7 +165,9 @@ async function main(): Promise<void> {
       },
       relay: async (h) => {
         const c = configOf(h.project);
-        const inner: JobQueue = NO_DISPATCH ? { enqueue: () => Promise.reject(new Error('--no-dispatch')) } : cloudTasksQueue(c, 'http://127.0.0.1:9/');
+        const inner: JobQueue = NO_DISPATCH
+          ? { enqueue: () => Promise.reject(new Error('--no-dispatch')) }
+          : cloudTasksQueue(c, 'http://127.0.0.1:9/');
         const total = { summary: emptySummary(), dispatched: 0 };
         const queue: JobQueue = {
           enqueue: (id) => {
@@ -161,10 +175,23 @@ async function main(): Promise<void> {
             return inner.enqueue(id);
           },
         };
-        const deps: RelayDeps = { db: h.db, engine, policy: c.relay.policy, retentionMs: c.relay.retentionMs, transactionTimeoutMs: c.relay.transactionTimeoutMs, now: () => new Date(), random: Math.random };
+        const deps: RelayDeps = {
+          db: h.db,
+          engine,
+          policy: c.relay.policy,
+          retentionMs: c.relay.retentionMs,
+          transactionTimeoutMs: c.relay.transactionTimeoutMs,
+          now: () => new Date(),
+          random: Math.random,
+        };
         // Further calls only if one spent its whole budget (the next scheduler tick, back to back).
         for (;;) {
-          const s = await relayBatch(deps, { jobs: queue, timers: queue }, log, { budgetMs: c.relay.budgetMs, parallelism: CONCURRENCY, batchSize: c.relay.batchSize, shards: c.shards });
+          const s = await relayBatch(deps, { jobs: queue, timers: queue }, log, {
+            budgetMs: c.relay.budgetMs,
+            parallelism: CONCURRENCY,
+            batchSize: c.relay.batchSize,
+            shards: c.shards,
+          });
           addSummary(total.summary, s);
           if (s.correlated === 0 || s.durationMs < c.relay.budgetMs) return total;
         }
@@ -197,7 +224,12 @@ async function main(): Promise<void> {
         addSummary(summary, relayed.summary);
         dispatched += relayed.dispatched;
       }
-      halves.push({ side: h.side, documents: h.orders.length, seconds: round(seconds, 2), perSecond: round(h.orders.length / seconds, 1) });
+      halves.push({
+        side: h.side,
+        documents: h.orders.length,
+        seconds: round(seconds, 2),
+        perSecond: round(h.orders.length / seconds, 1),
+      });
     }
     const checks: BenchResult['checks'] = [];
     for (const h of [...warm, ...measured]) {
@@ -221,7 +253,9 @@ async function main(): Promise<void> {
       waitMs: WAIT_MS,
       progress,
     });
-    const latencyOk = latency.done === LATENCY_N && [latency.instancesCompleted, latency.invoices, latency.invoiceJobs].every((count) => count === latency.orders);
+    const latencyOk =
+      latency.done === LATENCY_N &&
+      [latency.instancesCompleted, latency.invoices, latency.invoiceJobs].every((count) => count === latency.orders);
 
     const relayRate = N / elapsed.relay;
     const bareRate = N / elapsed.bare;
@@ -237,7 +271,8 @@ async function main(): Promise<void> {
         barePerSecond: round(bareRate, 1),
         ratio: round(relayRate / bareRate, 3),
         benchProcessCpuMsPerMessage: { relay: round(cpu.relay / N, 2), bare: round(cpu.bare / N, 2) },
-        firestoreEmulatorCpuMsPerMessage: javaPid === null ? null : { relay: round(emulatorCpu.relay / N, 2), bare: round(emulatorCpu.bare / N, 2) },
+        firestoreEmulatorCpuMsPerMessage:
+          javaPid === null ? null : { relay: round(emulatorCpu.relay / N, 2), bare: round(emulatorCpu.bare / N, 2) },
         halves,
         relayRounds: summary.rounds,
         candidateQueryRoundMs: candidateRoundMs,
@@ -269,7 +304,8 @@ async function main(): Promise<void> {
     else printReport(result);
     process.exitCode = result.ok ? 0 : 1;
   } finally {
-    for (const stop of cleanup.reverse()) await stop().catch((err: unknown) => progress(`cleanup: ${errorMessage(err)}`));
+    for (const stop of cleanup.reverse())
+      await stop().catch((err: unknown) => progress(`cleanup: ${errorMessage(err)}`));
     await emulators.stop();
   }
 }

@@ -29,10 +29,21 @@ const SEED = argNumber('seed', 1);
 const SETTLE_MS = argNumber('settle-ms', 90_000);
 const JSON_OUTPUT = process.argv.includes('--json');
 
-const LABELS: Record<DesignResult['design'], string> = { naive: '(a) naive: ack in catch', nack: '(b) nack + dead-letter topic', system: '(c) this system' };
+const LABELS: Record<DesignResult['design'], string> = {
+  naive: '(a) naive: ack in catch',
+  nack: '(b) nack + dead-letter topic',
+  system: '(c) this system',
+};
 
 function table(results: readonly DesignResult[]): string {
-  const kept = (r: DesignResult): string => (r.design === 'system' ? Object.entries(r.parked).map(([k, v]) => `PARKED ${k} ${v}`).join(', ') || '0' : r.design === 'nack' ? `dead-lettered ${r.deadLettered} (no reason kept)` : '0');
+  const kept = (r: DesignResult): string =>
+    r.design === 'system'
+      ? Object.entries(r.parked)
+          .map(([k, v]) => `PARKED ${k} ${v}`)
+          .join(', ') || '0'
+      : r.design === 'nack'
+        ? `dead-lettered ${r.deadLettered} (no reason kept)`
+        : '0';
   const rows: Array<[string, (r: DesignResult) => string]> = [
     ['messages', (r) => String(r.messages)],
     ['correlated', (r) => String(r.correlated)],
@@ -60,18 +71,45 @@ async function main(): Promise<void> {
     const results: DesignResult[] = [];
     for (const design of ['naive', 'nack', 'system'] as const) {
       const workload = planWorkload(N, SEED, `${design}${Date.now().toString(36)}`);
-      results.push(await runDesign(design, workload, { firestoreHost: emulators.firestoreHost, pubsubHost: emulators.pubsubHost, rate: RATE, outageMs: OUTAGE_MS, lateStartMs: LATE_START_MS, settleTimeoutMs: SETTLE_MS, progress: say }));
+      results.push(
+        await runDesign(design, workload, {
+          firestoreHost: emulators.firestoreHost,
+          pubsubHost: emulators.pubsubHost,
+          rate: RATE,
+          outageMs: OUTAGE_MS,
+          lateStartMs: LATE_START_MS,
+          settleTimeoutMs: SETTLE_MS,
+          progress: say,
+        }),
+      );
       say(`${design}: done in ${results.at(-1)?.seconds ?? 0} s`);
     }
     // The latency targets: (c) against (a) in this run, p50 <= 1.5x and p99 of the not-overtaken <= 2x.
     const naive = results.find((r) => r.design === 'naive');
     const system = results.find((r) => r.design === 'system');
-    const ratio = (a: number | null = null, b: number | null = null): number | null => (a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100);
-    const latencyRatios = { p50: ratio(system?.latencyP50Ms, naive?.latencyP50Ms), p99NotOvertaken: ratio(system?.latencyP99NotOvertakenMs, naive?.latencyP99NotOvertakenMs) };
+    const ratio = (a: number | null = null, b: number | null = null): number | null =>
+      a === null || b === null || b === 0 ? null : Math.round((a / b) * 100) / 100;
+    const latencyRatios = {
+      p50: ratio(system?.latencyP50Ms, naive?.latencyP50Ms),
+      p99NotOvertaken: ratio(system?.latencyP99NotOvertakenMs, naive?.latencyP99NotOvertakenMs),
+    };
     const result = {
       latencyRatios,
-      settings: { n: N, rate: RATE, outageMs: OUTAGE_MS, lateStartMs: LATE_START_MS, settleMs: SETTLE_MS, seed: SEED, shares: WORKLOAD_SHARES },
-      machine: { cpus: cpus().length, cpu: cpus()[0]?.model ?? 'unknown', memoryGb: Math.round(totalmem() / 2 ** 30), node: process.version },
+      settings: {
+        n: N,
+        rate: RATE,
+        outageMs: OUTAGE_MS,
+        lateStartMs: LATE_START_MS,
+        settleMs: SETTLE_MS,
+        seed: SEED,
+        shares: WORKLOAD_SHARES,
+      },
+      machine: {
+        cpus: cpus().length,
+        cpu: cpus()[0]?.model ?? 'unknown',
+        memoryGb: Math.round(totalmem() / 2 ** 30),
+        node: process.version,
+      },
       at: new Date().toISOString(),
       results,
       table: table(results),
@@ -81,18 +119,32 @@ async function main(): Promise<void> {
     writeFileSync(join(dir, 'three-way.json'), `${JSON.stringify(result, null, 2)}\n`);
     const bars = results.flatMap((r) => [
       { label: `${r.design}: correlated`, value: r.correlated, group: 'correlated' },
-      { label: `${r.design}: parked/dead-lettered`, value: r.messages - r.correlated - r.lost - r.unresolved, group: 'kept' },
+      {
+        label: `${r.design}: parked/dead-lettered`,
+        value: r.messages - r.correlated - r.lost - r.unresolved,
+        group: 'kept',
+      },
       { label: `${r.design}: still redelivered`, value: r.unresolved, group: 'unresolved' },
       { label: `${r.design}: lost`, value: r.lost, group: 'lost' },
     ]);
-    writeFileSync(join(dir, 'three-way.svg'), barChart(bars, { title: `What became of ${N} messages under the same faults (outage, overtaking, double token, poison)`, unit: 'msgs' }));
-    console.log(JSON_OUTPUT ? JSON.stringify(result, null, 2) : `${result.table}\n\nlatency (c)/(a): p50 ${latencyRatios.p50 ?? '-'} (target <= 1.5), p99 of the not overtaken ${latencyRatios.p99NotOvertaken ?? '-'} (target <= 2)\nbench/results/three-way.json, three-way.svg`);
+    writeFileSync(
+      join(dir, 'three-way.svg'),
+      barChart(bars, {
+        title: `What became of ${N} messages under the same faults (outage, overtaking, double token, poison)`,
+        unit: 'msgs',
+      }),
+    );
+    console.log(
+      JSON_OUTPUT
+        ? JSON.stringify(result, null, 2)
+        : `${result.table}\n\nlatency (c)/(a): p50 ${latencyRatios.p50 ?? '-'} (target <= 1.5), p99 of the not overtaken ${latencyRatios.p99NotOvertaken ?? '-'} (target <= 2)\nbench/results/three-way.json, three-way.svg`,
+    );
   } finally {
     await emulators.stop();
   }
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.stack ?? err.message : String(err));
+  console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
   process.exitCode = 1;
 });

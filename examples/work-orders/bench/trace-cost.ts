@@ -40,9 +40,19 @@ type Side = 'off' | 'on' | 'sampled';
 const SIDES: readonly Side[] = ['off', 'on', 'sampled'];
 
 function envelopeFor(side: string, i: number): string {
-  const payload = { workOrderId: `WO-${side}-${i}`, completedItems: i % 97, completionTimestamp: '2026-11-29T10:00:00Z', eventId: `evt-${side}-${i}` };
+  const payload = {
+    workOrderId: `WO-${side}-${i}`,
+    completedItems: i % 97,
+    completionTimestamp: '2026-11-29T10:00:00Z',
+    eventId: `evt-${side}-${i}`,
+  };
   return JSON.stringify({
-    message: { data: Buffer.from(JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: `${side}-${i}`, publishTime: new Date().toISOString() },
+    message: {
+      data: Buffer.from(JSON.stringify(payload)).toString('base64'),
+      attributes: { eventType: 'WorkOrderCompleted' },
+      messageId: `${side}-${i}`,
+      publishTime: new Date().toISOString(),
+    },
     subscription: SUBSCRIPTION,
   });
 }
@@ -53,7 +63,12 @@ const median = (values: readonly number[]): number => {
   return sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
 };
 
-const spanLines = (path: string): number => (existsSync(path) ? readFileSync(path, 'utf8').split('\n').filter((l) => l !== '').length : 0);
+const spanLines = (path: string): number =>
+  existsSync(path)
+    ? readFileSync(path, 'utf8')
+        .split('\n')
+        .filter((l) => l !== '').length
+    : 0;
 
 /** The tracing environment of each side; `file` is where the side's spans go. */
 function traceEnv(side: Side, file: string): Record<string, string> {
@@ -62,12 +77,26 @@ function traceEnv(side: Side, file: string): Record<string, string> {
 }
 
 /** Part 1: CPU ms per message and msg/s of each side, mirrored rounds. */
-async function perMessage(dir: string): Promise<Record<Side, { cpuMsPerMessage: number; perSecond: number; spansPerMessage: number }>> {
+async function perMessage(
+  dir: string,
+): Promise<Record<Side, { cpuMsPerMessage: number; perSecond: number; spansPerMessage: number }>> {
   const run = Date.now().toString(36);
-  const files: Record<Side, string> = { off: join(dir, 'off.jsonl'), on: join(dir, 'on.jsonl'), sampled: join(dir, 'sampled.jsonl') };
+  const files: Record<Side, string> = {
+    off: join(dir, 'off.jsonl'),
+    on: join(dir, 'on.jsonl'),
+    sampled: join(dir, 'sampled.jsonl'),
+  };
   const served = {} as Record<Side, ServedFunction>;
   for (const side of SIDES) {
-    served[side] = await serveFunction({ target: TARGET, env: { GOOGLE_CLOUD_PROJECT: `bench-trace-${side}-${run}`, INBOX_PUSH_AUTH: 'disabled', ...traceEnv(side, files[side]) }, logs: 'discard' });
+    served[side] = await serveFunction({
+      target: TARGET,
+      env: {
+        GOOGLE_CLOUD_PROJECT: `bench-trace-${side}-${run}`,
+        INBOX_PUSH_AUTH: 'disabled',
+        ...traceEnv(side, files[side]),
+      },
+      logs: 'discard',
+    });
   }
   // A keep-alive agent per segment: a socket left idle while the other sides run can be closed by the
   // server (keep-alive timeout) just as it is reused, which the client sees as a hang-up.
@@ -85,9 +114,20 @@ async function perMessage(dir: string): Promise<Record<Side, { cpuMsPerMessage: 
       freshAgent();
       await runPool(200, CONCURRENCY, (i) => post(side, 'warm', i));
     }
-    const warmSpans: Record<Side, number> = { off: spanLines(files.off), on: spanLines(files.on), sampled: spanLines(files.sampled) };
+    const warmSpans: Record<Side, number> = {
+      off: spanLines(files.off),
+      on: spanLines(files.on),
+      sampled: spanLines(files.sampled),
+    };
     // ROUNDS mirrored rounds, each side's N messages split evenly over them: linear drift cancels within a round.
-    const order: Side[] = Array.from({ length: ROUNDS }, (): Side[] => ['off', 'on', 'sampled', 'sampled', 'on', 'off']).flat();
+    const order: Side[] = Array.from({ length: ROUNDS }, (): Side[] => [
+      'off',
+      'on',
+      'sampled',
+      'sampled',
+      'on',
+      'off',
+    ]).flat();
     const chunks = order.length / SIDES.length;
     const seen: Record<Side, number> = { off: 0, on: 0, sampled: 0 };
     const elapsed: Record<Side, number> = { off: 0, on: 0, sampled: 0 };
@@ -105,7 +145,11 @@ async function perMessage(dir: string): Promise<Record<Side, { cpuMsPerMessage: 
     }
     const out = {} as Record<Side, { cpuMsPerMessage: number; perSecond: number; spansPerMessage: number }>;
     for (const side of SIDES) {
-      out[side] = { cpuMsPerMessage: cpu[side] / N, perSecond: N / elapsed[side], spansPerMessage: (spanLines(files[side]) - warmSpans[side]) / N };
+      out[side] = {
+        cpuMsPerMessage: cpu[side] / N,
+        perSecond: N / elapsed[side],
+        spansPerMessage: (spanLines(files[side]) - warmSpans[side]) / N,
+      };
     }
     return out;
   } finally {
@@ -128,7 +172,10 @@ const firstAnswerWith = (env: NodeJS.ProcessEnv): Promise<number> => firstAnswer
 
 /** Part 2: cold start, tracing none against file with ratio 1, interleaved (ABBA). */
 async function coldStart(dir: string): Promise<{ offMs: number; onMs: number }> {
-  const env: Record<'off' | 'on', NodeJS.ProcessEnv> = { off: childEnv(traceEnv('off', '')), on: childEnv(traceEnv('on', join(dir, 'cold.jsonl'))) };
+  const env: Record<'off' | 'on', NodeJS.ProcessEnv> = {
+    off: childEnv(traceEnv('off', '')),
+    on: childEnv(traceEnv('on', join(dir, 'cold.jsonl'))),
+  };
   const samples: Record<'off' | 'on', number[]> = { off: [], on: [] };
   await firstAnswerWith(env.off); // warm the file system cache once
   for (let round = 0; round < RUNS; round++) {
@@ -144,7 +191,11 @@ function cloudTraceAtStartup(): { exporterLoaded: boolean; sdkLoaded: boolean } 
 const loaded = Object.keys(require.cache);
 const has = (p) => loaded.some((f) => f.includes('/node_modules/' + p + '/'));
 process.stdout.write(JSON.stringify({ exporterLoaded: has(${JSON.stringify(EXPORTER_PACKAGE)}) || has('@grpc/grpc-js'), sdkLoaded: has('@opentelemetry/sdk-trace-base') }));`;
-  const out = execFileSync(process.execPath, ['-e', script], { cwd: REPO_ROOT, env: childEnv({ INBOX_TRACE_EXPORTER: 'cloud-trace', INBOX_TRACE_SAMPLE_RATIO: '1' }), encoding: 'utf8' });
+  const out = execFileSync(process.execPath, ['-e', script], {
+    cwd: REPO_ROOT,
+    env: childEnv({ INBOX_TRACE_EXPORTER: 'cloud-trace', INBOX_TRACE_SAMPLE_RATIO: '1' }),
+    encoding: 'utf8',
+  });
   return JSON.parse(out) as { exporterLoaded: boolean; sdkLoaded: boolean };
 }
 
@@ -166,12 +217,35 @@ async function main(): Promise<void> {
     seconds: Math.round((performance.now() - begun) / 1000),
     messagesPerSide: N,
     concurrency: CONCURRENCY,
-    receiverCpuMsPerMessage: { off: r2(load.off.cpuMsPerMessage), on: r2(load.on.cpuMsPerMessage), sampled01: r2(load.sampled.cpuMsPerMessage) },
-    cpuRatio: { on: r2(load.on.cpuMsPerMessage / load.off.cpuMsPerMessage), sampled01: r2(load.sampled.cpuMsPerMessage / load.off.cpuMsPerMessage) },
-    perSecond: { off: Math.round(load.off.perSecond), on: Math.round(load.on.perSecond), sampled01: Math.round(load.sampled.perSecond) },
-    rateRatio: { on: r2(load.on.perSecond / load.off.perSecond), sampled01: r2(load.sampled.perSecond / load.off.perSecond) },
-    spansPerMessage: { off: r2(load.off.spansPerMessage), on: r2(load.on.spansPerMessage), sampled01: r2(load.sampled.spansPerMessage) },
-    coldStart: { runs: RUNS, offMsMedian: Math.round(cold.offMs), onMsMedian: Math.round(cold.onMs), ratio: r2(cold.onMs / cold.offMs) },
+    receiverCpuMsPerMessage: {
+      off: r2(load.off.cpuMsPerMessage),
+      on: r2(load.on.cpuMsPerMessage),
+      sampled01: r2(load.sampled.cpuMsPerMessage),
+    },
+    cpuRatio: {
+      on: r2(load.on.cpuMsPerMessage / load.off.cpuMsPerMessage),
+      sampled01: r2(load.sampled.cpuMsPerMessage / load.off.cpuMsPerMessage),
+    },
+    perSecond: {
+      off: Math.round(load.off.perSecond),
+      on: Math.round(load.on.perSecond),
+      sampled01: Math.round(load.sampled.perSecond),
+    },
+    rateRatio: {
+      on: r2(load.on.perSecond / load.off.perSecond),
+      sampled01: r2(load.sampled.perSecond / load.off.perSecond),
+    },
+    spansPerMessage: {
+      off: r2(load.off.spansPerMessage),
+      on: r2(load.on.spansPerMessage),
+      sampled01: r2(load.sampled.spansPerMessage),
+    },
+    coldStart: {
+      runs: RUNS,
+      offMsMedian: Math.round(cold.offMs),
+      onMsMedian: Math.round(cold.onMs),
+      ratio: r2(cold.onMs / cold.offMs),
+    },
     cloudTraceAtStartup: startup,
   };
   if (process.argv.includes('--json')) {
@@ -179,16 +253,27 @@ async function main(): Promise<void> {
     return;
   }
   const c = result.receiverCpuMsPerMessage;
-  console.log(`receiver, ${N} messages per side, concurrency ${CONCURRENCY}, ${ROUNDS} mirrored rounds (off, on, 0.1, 0.1, on, off):`);
-  console.log(`  CPU per message: off ${c.off} ms   on (ratio 1) ${c.on} ms   ratio 0.1 ${c.sampled01} ms   ratio on/off ${result.cpuRatio.on}   0.1/off ${result.cpuRatio.sampled01}`);
-  console.log(`  msg/s: off ${result.perSecond.off}   on ${result.perSecond.on}   ratio 0.1 ${result.perSecond.sampled01}   ratio on/off ${result.rateRatio.on}   0.1/off ${result.rateRatio.sampled01}`);
-  console.log(`  spans written per message: off ${result.spansPerMessage.off}   on ${result.spansPerMessage.on}   ratio 0.1 ${result.spansPerMessage.sampled01}`);
-  console.log(`cold start (spawn to first answer), median of ${RUNS}, interleaved: none ${result.coldStart.offMsMedian} ms   file, ratio 1 ${result.coldStart.onMsMedian} ms   ratio ${result.coldStart.ratio}`);
+  console.log(
+    `receiver, ${N} messages per side, concurrency ${CONCURRENCY}, ${ROUNDS} mirrored rounds (off, on, 0.1, 0.1, on, off):`,
+  );
+  console.log(
+    `  CPU per message: off ${c.off} ms   on (ratio 1) ${c.on} ms   ratio 0.1 ${c.sampled01} ms   ratio on/off ${result.cpuRatio.on}   0.1/off ${result.cpuRatio.sampled01}`,
+  );
+  console.log(
+    `  msg/s: off ${result.perSecond.off}   on ${result.perSecond.on}   ratio 0.1 ${result.perSecond.sampled01}   ratio on/off ${result.rateRatio.on}   0.1/off ${result.rateRatio.sampled01}`,
+  );
+  console.log(
+    `  spans written per message: off ${result.spansPerMessage.off}   on ${result.spansPerMessage.on}   ratio 0.1 ${result.spansPerMessage.sampled01}`,
+  );
+  console.log(
+    `cold start (spawn to first answer), median of ${RUNS}, interleaved: none ${result.coldStart.offMsMedian} ms   file, ratio 1 ${result.coldStart.onMsMedian} ms   ratio ${result.coldStart.ratio}`,
+  );
   console.log(
     `cloud-trace at start-up: OpenTelemetry SDK ${startup.sdkLoaded ? 'loaded' : 'not loaded'}, ${EXPORTER_PACKAGE} (and gRPC) ${startup.exporterLoaded ? 'LOADED at start-up' : 'not loaded: it loads on the first export'}`,
   );
   console.log(`${result.seconds} s in all; spans in ${dir}`);
-  process.exitCode = result.spansPerMessage.on > 0 && result.spansPerMessage.off === 0 && !startup.exporterLoaded ? 0 : 1;
+  process.exitCode =
+    result.spansPerMessage.on > 0 && result.spansPerMessage.off === 0 && !startup.exporterLoaded ? 0 : 1;
 }
 
 main().catch((err: unknown) => {

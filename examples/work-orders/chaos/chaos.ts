@@ -16,21 +16,60 @@ import { runChaos } from './run';
 async function main(): Promise<number> {
   const d = DEFAULT_SIZES;
   const options = new Command('npm run test:chaos')
-    .description('Chaos run of the transactional inbox on the local emulators; prints one line with what became of every message.')
+    .description(
+      'Chaos run of the transactional inbox on the local emulators; prints one line with what became of every message.',
+    )
     .option('--seed <n>', 'random seed (a run replays from it); default: a new one', numberIn(0, 2 ** 31 - 1, true))
     .option('--orders <n>', 'work orders', numberIn(1, 100_000, true), d.orders)
-    .option('--messages <n>', 'messages published in all (completions, duplicates, collisions, poison)', numberIn(1, 1_000_000, true), d.messages)
+    .option(
+      '--messages <n>',
+      'messages published in all (completions, duplicates, collisions, poison)',
+      numberIn(1, 1_000_000, true),
+      d.messages,
+    )
     .option('--relay-kills <n>', 'relays SIGKILLed mid-batch', numberIn(0, 100, true), d.relayKills)
-    .option('--firestore-restarts <n>', 'Firestore emulator stops and restarts', numberIn(0, 20, true), d.firestoreRestarts)
-    .option('--dispatch-faults <n>', 'bursts of failing Cloud Tasks dispatches and CreateTask calls', numberIn(0, 100, true), d.dispatchFaults)
-    .option('--repairs <n>', "operator repairs while the run goes on (cancel-token, move-token, requeue; each a --dry-run, a pause, then the real run held to the dry run's --expect)", numberIn(0, 10_000, true), d.repairs)
+    .option(
+      '--firestore-restarts <n>',
+      'Firestore emulator stops and restarts',
+      numberIn(0, 20, true),
+      d.firestoreRestarts,
+    )
+    .option(
+      '--dispatch-faults <n>',
+      'bursts of failing Cloud Tasks dispatches and CreateTask calls',
+      numberIn(0, 100, true),
+      d.dispatchFaults,
+    )
+    .option(
+      '--repairs <n>',
+      "operator repairs while the run goes on (cancel-token, move-token, requeue; each a --dry-run, a pause, then the real run held to the dry run's --expect)",
+      numberIn(0, 10_000, true),
+      d.repairs,
+    )
     .option('--down-ms <ms>', 'how long Firestore stays down at each restart', numberIn(0, 60_000, true), 3_000)
-    .option('--max-backlog <n>', 'published but not yet stored documents before publishing pauses', numberIn(10, 100_000, true), 200)
+    .option(
+      '--max-backlog <n>',
+      'published but not yet stored documents before publishing pauses',
+      numberIn(10, 100_000, true),
+      200,
+    )
     .option('--settle-timeout-s <s>', 'give up settling after this long', numberIn(10, 7_200, true), 900)
     .option('--json', 'print the result as JSON')
     .exitOverride()
     .parse(process.argv)
-    .opts<{ seed?: number; orders: number; messages: number; relayKills: number; firestoreRestarts: number; dispatchFaults: number; repairs: number; downMs: number; maxBacklog: number; settleTimeoutS: number; json?: boolean }>();
+    .opts<{
+      seed?: number;
+      orders: number;
+      messages: number;
+      relayKills: number;
+      firestoreRestarts: number;
+      dispatchFaults: number;
+      repairs: number;
+      downMs: number;
+      maxBacklog: number;
+      settleTimeoutS: number;
+      json?: boolean;
+    }>();
   const seed = options.seed ?? Math.floor(Math.random() * 2 ** 31);
   const json = options.json === true;
   process.env.METADATA_SERVER_DETECTION ??= 'none';

@@ -40,7 +40,11 @@ export interface ChaosSnapshot {
   readonly invoiceJobs: ReadonlyArray<{ readonly processInstanceId: string }>;
   readonly invoices: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
   /** Timer documents (cancelled timers are deleted, so they are not here). */
-  readonly timers: ReadonlyArray<{ readonly processInstanceId: string; readonly activityId: string; readonly status: string }>;
+  readonly timers: ReadonlyArray<{
+    readonly processInstanceId: string;
+    readonly activityId: string;
+    readonly status: string;
+  }>;
   /** Overdue records (`escalations/`), one per escalateOverdueWorkOrder job. */
   readonly escalations: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
 }
@@ -104,7 +108,8 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
     const doc = byId.get(id);
     if (doc === undefined) return lost(`${what}: no inbox document`);
     if (doc.status !== 'DONE') return lost(`${what}: ${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`);
-    if (trailOwner.get(id) !== doc.processInstanceId) lost(`${what}: DONE, but not in the audit trail of instance ${doc.processInstanceId ?? 'none'}`);
+    if (trailOwner.get(id) !== doc.processInstanceId)
+      lost(`${what}: DONE, but not in the audit trail of instance ${doc.processInstanceId ?? 'none'}`);
   };
 
   const instancesOf = new Map<string, string[]>();
@@ -113,9 +118,14 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
   for (const j of snapshot.invoiceJobs) jobsOf.set(j.processInstanceId, (jobsOf.get(j.processInstanceId) ?? 0) + 1);
   const billingOf = (workOrderId: string): { instances: string[]; jobs: number; invoices: number } => {
     const instances = instancesOf.get(workOrderId) ?? [];
-    return { instances, jobs: instances.reduce((n, id) => n + (jobsOf.get(id) ?? 0), 0), invoices: snapshot.invoices.filter((v) => v.workOrderId === workOrderId).length };
+    return {
+      instances,
+      jobs: instances.reduce((n, id) => n + (jobsOf.get(id) ?? 0), 0),
+      invoices: snapshot.invoices.filter((v) => v.workOrderId === workOrderId).length,
+    };
   };
-  const overdueRecords = (workOrderId: string): number => snapshot.escalations.filter((e) => e.workOrderId === workOrderId).length;
+  const overdueRecords = (workOrderId: string): number =>
+    snapshot.escalations.filter((e) => e.workOrderId === workOrderId).length;
   const raceTimers = (workOrderId: string): Array<{ status: string }> => {
     const ids = new Set(instancesOf.get(workOrderId) ?? []);
     return snapshot.timers.filter((t) => ids.has(t.processInstanceId) && t.activityId === RACE.boundaryEventId);
@@ -123,9 +133,20 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
   // The races the timer won: the order was recorded overdue and billed nowhere (both paths is judged below).
   const racesByMessage = new Map<number, PlannedRace>(plan.races.map((r) => [r.message, r]));
   // Orders an operator cancelled on purpose: the record on the instance says so.
-  const cancelled = new Set(snapshot.instances.filter((i) => i.repairs.some((r) => r.kind === 'cancel-token')).map((i) => i.businessKey));
+  const cancelled = new Set(
+    snapshot.instances.filter((i) => i.repairs.some((r) => r.kind === 'cancel-token')).map((i) => i.businessKey),
+  );
   const heldByCancel = new Set<string>();
-  const timerWon = new Set(plan.races.filter((r) => overdueRecords(r.workOrderId) > 0 && billingOf(r.workOrderId).jobs === 0 && billingOf(r.workOrderId).invoices === 0).map((r) => r.workOrderId));
+  const timerWon = new Set(
+    plan.races
+      .filter(
+        (r) =>
+          overdueRecords(r.workOrderId) > 0 &&
+          billingOf(r.workOrderId).jobs === 0 &&
+          billingOf(r.workOrderId).invoices === 0,
+      )
+      .map((r) => r.workOrderId),
+  );
   const lostRaces = new Set<string>();
 
   let poisonIndex = 0;
@@ -139,15 +160,26 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
         if (timerWon.has(racesByMessage.get(index)?.workOrderId ?? '')) {
           lostRaces.add(m.docId);
           const doc = byId.get(m.docId);
-          const state = doc === undefined ? 'no inbox document' : `${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`;
-          if (!RACE_LOSER_STATES.has(state)) lost(`${what} ${m.workOrderId} tranche ${m.tranche} lost its race: ${state}, expected OPEN or PARKED NO_WAITING_INSTANCE`);
-          if (trailCount.has(m.docId)) violations.push(`${m.workOrderId}: the tranche that lost its race was correlated (instance ${trailOwner.get(m.docId)?.slice(0, 12) ?? '?'})`);
+          const state =
+            doc === undefined ? 'no inbox document' : `${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`;
+          if (!RACE_LOSER_STATES.has(state))
+            lost(
+              `${what} ${m.workOrderId} tranche ${m.tranche} lost its race: ${state}, expected OPEN or PARKED NO_WAITING_INSTANCE`,
+            );
+          if (trailCount.has(m.docId))
+            violations.push(
+              `${m.workOrderId}: the tranche that lost its race was correlated (instance ${trailOwner.get(m.docId)?.slice(0, 12) ?? '?'})`,
+            );
         } else if (cancelled.has(m.workOrderId) && byId.get(m.docId)?.status !== 'DONE') {
           // Its token was cancelled before this tranche came: nobody waits for it, and the inbox keeps it, visible.
           heldByCancel.add(m.docId);
           const doc = byId.get(m.docId);
-          const state = doc === undefined ? 'no inbox document' : `${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`;
-          if (!RACE_LOSER_STATES.has(state)) lost(`${what} ${m.workOrderId} tranche ${m.tranche}, after its order was cancelled: ${state}, expected OPEN or PARKED NO_WAITING_INSTANCE`);
+          const state =
+            doc === undefined ? 'no inbox document' : `${doc.status}${doc.reason === null ? '' : ` ${doc.reason}`}`;
+          if (!RACE_LOSER_STATES.has(state))
+            lost(
+              `${what} ${m.workOrderId} tranche ${m.tranche}, after its order was cancelled: ${state}, expected OPEN or PARKED NO_WAITING_INSTANCE`,
+            );
         } else mustBeCorrelated(m.docId, `${what} ${m.workOrderId} tranche ${m.tranche}`);
         break;
       case 'collision': {
@@ -156,7 +188,11 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
         for (const id of m.collisionIds) expected.add(id);
         // One of the two payloads owns the event id (DONE, checked with the completion); the other is parked as the collision.
         if (parked.length !== 1) lost(`${what}: ${parked.length} collision documents, expected 1`);
-        else if (parked[0]?.status !== 'PARKED' || (parked[0].reason !== 'KEY_COLLISION' && parked[0].reason !== 'DEAD_LETTERED')) lost(`${what}: collision ${parked[0]?.status} ${parked[0]?.reason ?? ''}`);
+        else if (
+          parked[0]?.status !== 'PARKED' ||
+          (parked[0].reason !== 'KEY_COLLISION' && parked[0].reason !== 'DEAD_LETTERED')
+        )
+          lost(`${what}: collision ${parked[0]?.status} ${parked[0]?.reason ?? ''}`);
         break;
       }
       case 'poison': {
@@ -168,21 +204,28 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
         expected.add(id);
         const doc = byId.get(id);
         if (doc === undefined) lost(`${what} (${m.variant}): no inbox document`);
-        else if (doc.status !== 'PARKED' || doc.reason === null || !UNREADABLE_REASONS.has(doc.reason)) lost(`${what} (${m.variant}): ${doc.status} ${doc.reason ?? ''}`);
+        else if (doc.status !== 'PARKED' || doc.reason === null || !UNREADABLE_REASONS.has(doc.reason))
+          lost(`${what} (${m.variant}): ${doc.status} ${doc.reason ?? ''}`);
         break;
       }
     }
   }
   for (const doc of snapshot.inbox) {
-    if (!expected.has(doc.id)) violations.push(`unexpected document ${doc.id.slice(0, 12)}: ${doc.status} ${doc.reason ?? ''}`);
-    else if (doc.status === 'OPEN' && !lostRaces.has(doc.id) && !heldByCancel.has(doc.id)) violations.push(`still OPEN: ${doc.id.slice(0, 12)}`);
+    if (!expected.has(doc.id))
+      violations.push(`unexpected document ${doc.id.slice(0, 12)}: ${doc.status} ${doc.reason ?? ''}`);
+    else if (doc.status === 'OPEN' && !lostRaces.has(doc.id) && !heldByCancel.has(doc.id))
+      violations.push(`still OPEN: ${doc.id.slice(0, 12)}`);
   }
   for (const instance of snapshot.instances) {
-    if (instance.status === 'INCIDENT') violations.push(`${instance.businessKey}: instance ${instance.id.slice(0, 12)} left in INCIDENT`);
+    if (instance.status === 'INCIDENT')
+      violations.push(`${instance.businessKey}: instance ${instance.id.slice(0, 12)} left in INCIDENT`);
     // A token cancelled on purpose stays cancelled: no job, timer or repair revived it.
     for (const r of instance.repairs.filter((x) => x.kind === 'cancel-token')) {
       const token = instance.tokens.find((t) => t.id === r.executionId);
-      if (token !== undefined && token.status !== 'CANCELLED') violations.push(`${instance.businessKey}: token ${r.executionId?.slice(0, 12) ?? '?'} was cancelled, and is ${token.status} now (revived)`);
+      if (token !== undefined && token.status !== 'CANCELLED')
+        violations.push(
+          `${instance.businessKey}: token ${r.executionId?.slice(0, 12) ?? '?'} was cancelled, and is ${token.status} now (revived)`,
+        );
     }
   }
 
@@ -210,26 +253,46 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
     }
     if (racing.has(workOrderId) && overdue > 0 && (jobs > 0 || invoices > 0)) {
       bothPaths += 1;
-      violations.push(`${workOrderId}: took both paths (${jobs} "Create invoice" jobs, ${invoices} invoices, ${overdue} overdue records)`);
+      violations.push(
+        `${workOrderId}: took both paths (${jobs} "Create invoice" jobs, ${invoices} invoices, ${overdue} overdue records)`,
+      );
     } else if (timerWon.has(workOrderId)) {
       if (overdue !== 1) violations.push(`${workOrderId}: recorded overdue ${overdue} times`);
-      if (fired !== 1 || timers.length !== 1) violations.push(`${workOrderId}: won by its timer, but its timers are ${timers.map((t) => t.status).join(', ') || 'gone'} (expected one FIRED)`);
-      if (!completed) violations.push(`${workOrderId}: recorded overdue but not completed (${instances.length} instances)`);
+      if (fired !== 1 || timers.length !== 1)
+        violations.push(
+          `${workOrderId}: won by its timer, but its timers are ${timers.map((t) => t.status).join(', ') || 'gone'} (expected one FIRED)`,
+        );
+      if (!completed)
+        violations.push(`${workOrderId}: recorded overdue but not completed (${instances.length} instances)`);
     } else if (cancelled.has(workOrderId)) {
       // Cancelled on purpose: it ends without a token (COMPLETED), billed at most once (a cancel of a step whose run had billed).
-      if (!completed) violations.push(`${workOrderId}: a token was cancelled on purpose, but the order is not COMPLETED (${instances.length} instances)`);
-      if (overdue > 0) violations.push(`${workOrderId}: recorded overdue ${overdue} times, but its timer was 14 days away`);
+      if (!completed)
+        violations.push(
+          `${workOrderId}: a token was cancelled on purpose, but the order is not COMPLETED (${instances.length} instances)`,
+        );
+      if (overdue > 0)
+        violations.push(`${workOrderId}: recorded overdue ${overdue} times, but its timer was 14 days away`);
     } else {
       // Billed, and its timer went with the wait (deleted): none left PENDING, none FIRED.
       if (completed && invoices === 1) ordersInvoiced += 1;
-      else violations.push(`${workOrderId}: not completed and invoiced (${instances.length} instances, ${invoices} invoices)`);
-      if (overdue > 0) violations.push(`${workOrderId}: recorded overdue ${overdue} times${racing.has(workOrderId) ? '' : ', but its timer was 14 days away'}`);
-      if (timers.length > 0) violations.push(`${workOrderId}: invoiced, but its timer is still there (${timers.map((t) => t.status).join(', ')})`);
+      else
+        violations.push(
+          `${workOrderId}: not completed and invoiced (${instances.length} instances, ${invoices} invoices)`,
+        );
+      if (overdue > 0)
+        violations.push(
+          `${workOrderId}: recorded overdue ${overdue} times${racing.has(workOrderId) ? '' : ', but its timer was 14 days away'}`,
+        );
+      if (timers.length > 0)
+        violations.push(
+          `${workOrderId}: invoiced, but its timer is still there (${timers.map((t) => t.status).join(', ')})`,
+        );
     }
   }
 
   const parkedByReason: Record<string, number> = {};
-  for (const d of snapshot.inbox) if (d.status === 'PARKED') parkedByReason[d.reason ?? 'none'] = (parkedByReason[d.reason ?? 'none'] ?? 0) + 1;
+  for (const d of snapshot.inbox)
+    if (d.status === 'PARKED') parkedByReason[d.reason ?? 'none'] = (parkedByReason[d.reason ?? 'none'] ?? 0) + 1;
   return {
     messages: plan.messages.length,
     orders: plan.orders.length,
@@ -243,7 +306,10 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
     ordersCancelled: plan.orders.filter((o) => cancelled.has(o.workOrderId) && !racing.has(o.workOrderId)).length,
     races: plan.races.length,
     racesWonByTimer: timerWon.size,
-    racesWonByCompletion: plan.races.filter((r) => !timerWon.has(r.workOrderId) && overdueRecords(r.workOrderId) === 0 && billingOf(r.workOrderId).invoices === 1).length,
+    racesWonByCompletion: plan.races.filter(
+      (r) =>
+        !timerWon.has(r.workOrderId) && overdueRecords(r.workOrderId) === 0 && billingOf(r.workOrderId).invoices === 1,
+    ).length,
     bothPaths,
     lost: lostCount,
     doubleCorrelations,
@@ -269,7 +335,13 @@ export interface OperatorCounts {
 
 /** The run's one line. */
 export function chaosLine(seed: number, c: ChaosCounts, seconds: number, op?: OperatorCounts): string {
-  const parked = Object.entries(c.parkedByReason).sort(([a], [b]) => a.localeCompare(b)).map(([r, n]) => `${r} ${n}`).join(', ');
-  const repairs = op === undefined ? '' : `, operator repairs: cancelled ${op.cancelled}, moved ${op.moved}, requeued ${op.requeued}, refused ${op.refusedAtPreview} by the dry run and ${op.refusedAtConfirm} at the confirmation, failed ${op.failed}, not confirmed ${op.abandoned}, nothing to do ${op.nothingToDo}`;
+  const parked = Object.entries(c.parkedByReason)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([r, n]) => `${r} ${n}`)
+    .join(', ');
+  const repairs =
+    op === undefined
+      ? ''
+      : `, operator repairs: cancelled ${op.cancelled}, moved ${op.moved}, requeued ${op.requeued}, refused ${op.refusedAtPreview} by the dry run and ${op.refusedAtConfirm} at the confirmation, failed ${op.failed}, not confirmed ${op.abandoned}, nothing to do ${op.nothingToDo}`;
   return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, races ${c.races} (timer won ${c.racesWonByTimer}, completion won ${c.racesWonByCompletion}, both paths ${c.bothPaths})${repairs}, work orders invoiced ${c.ordersInvoiced} + overdue ${c.ordersOverdue} + cancelled ${c.ordersCancelled} of ${c.orders} (${seconds} s)`;
 }

@@ -12,7 +12,10 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
   const [inbox, instances, invoices, timers, escalations] = await Promise.all([
     db.collection(INBOX).select('status', 'reason', 'processInstanceId', 'deadLetter', 'requeuedAt').get(),
     // The jobs live in their instance's document (engine/store/instance-doc.ts).
-    db.collection(COLLECTIONS.instances).select('businessKey', 'status', 'correlatedMessages', 'jobs', 'tokens', 'repairs').get(),
+    db
+      .collection(COLLECTIONS.instances)
+      .select('businessKey', 'status', 'correlatedMessages', 'jobs', 'tokens', 'repairs')
+      .get(),
     db.collection(INVOICES).select('workOrderId', 'processInstanceId').get(),
     db.collection(COLLECTIONS.timers).select('processInstanceId', 'activityId', 'status').get(),
     db.collection(ESCALATIONS).select('workOrderId', 'processInstanceId').get(),
@@ -39,10 +42,24 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
       };
     }),
     // A job its token left (a repair moved the token) ended stale without billing: not a second invoice job.
-    invoiceJobs: instances.docs.flatMap((d) => instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice' && j.lastError !== STALE_JOB_ERROR).map(() => ({ processInstanceId: d.id }))),
-    invoices: invoices.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
-    timers: timers.docs.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')), status: String(d.get('status')) })),
-    escalations: escalations.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
+    invoiceJobs: instances.docs.flatMap((d) =>
+      instanceJobs(d.data())
+        .filter((j) => j.activityId === 'createInvoice' && j.lastError !== STALE_JOB_ERROR)
+        .map(() => ({ processInstanceId: d.id })),
+    ),
+    invoices: invoices.docs.map((d) => ({
+      workOrderId: String(d.get('workOrderId')),
+      processInstanceId: String(d.get('processInstanceId')),
+    })),
+    timers: timers.docs.map((d) => ({
+      processInstanceId: String(d.get('processInstanceId')),
+      activityId: String(d.get('activityId')),
+      status: String(d.get('status')),
+    })),
+    escalations: escalations.docs.map((d) => ({
+      workOrderId: String(d.get('workOrderId')),
+      processInstanceId: String(d.get('processInstanceId')),
+    })),
   };
 }
 
@@ -50,22 +67,36 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
 function repairsOf(value: unknown): Array<{ kind: string; executionId: string | null }> {
   if (!Array.isArray(value)) return [];
   return value.map((r: unknown) => {
-    const record = (typeof r === 'object' && r !== null ? r : {}) as { kind?: unknown; details?: { executionId?: unknown } };
-    return { kind: String(record.kind), executionId: typeof record.details?.executionId === 'string' ? record.details.executionId : null };
+    const record = (typeof r === 'object' && r !== null ? r : {}) as {
+      kind?: unknown;
+      details?: { executionId?: unknown };
+    };
+    return {
+      kind: String(record.kind),
+      executionId: typeof record.details?.executionId === 'string' ? record.details.executionId : null,
+    };
   });
 }
 
 /** The work orders an operator cancelled a token of (a cancel-token record on the instance): their later completions wait for nobody. */
 export async function cancelledOrders(db: Firestore): Promise<Set<string>> {
   const instances = await db.collection(COLLECTIONS.instances).select('businessKey', 'repairs').get();
-  return new Set(instances.docs.filter((d) => repairsOf(d.get('repairs')).some((r) => r.kind === 'cancel-token')).map((d) => String(d.get('businessKey'))));
+  return new Set(
+    instances.docs
+      .filter((d) => repairsOf(d.get('repairs')).some((r) => r.kind === 'cancel-token'))
+      .map((d) => String(d.get('businessKey'))),
+  );
 }
 
 /** Instances with a PENDING job (sweepJobs' query, every shard, any age): 0 once every job has run. */
 async function pendingJobInstances(db: Firestore): Promise<number> {
   // The latest time a Firestore Timestamp holds (a later Date, e.g. 8.64e15 ms, is refused by the client).
   const far = new Date('9999-12-31T23:59:59.999Z');
-  const counts = await Promise.all(Array.from({ length: STATE_SHARDS }, (_, s) => QUERIES.instancesWithPendingJobs.build(db, s, far, 10_000).count().get()));
+  const counts = await Promise.all(
+    Array.from({ length: STATE_SHARDS }, (_, s) =>
+      QUERIES.instancesWithPendingJobs.build(db, s, far, 10_000).count().get(),
+    ),
+  );
   return counts.reduce((n, c) => n + c.data().count, 0);
 }
 
@@ -77,12 +108,20 @@ async function pendingJobInstances(db: Firestore): Promise<number> {
  * PENDING timer left lost its race (a won race makes it DONE in the
  * transaction that deletes the timer), so the run is settled without it.
  */
-export async function openWork(db: Firestore, waitForNobody: ReadonlySet<string>): Promise<{ open: number; pendingJobs: number; pendingTimers: number; documents: number }> {
+export async function openWork(
+  db: Firestore,
+  waitForNobody: ReadonlySet<string>,
+): Promise<{ open: number; pendingJobs: number; pendingTimers: number; documents: number }> {
   const [open, pending, timers, all] = await Promise.all([
     db.collection(INBOX).where('status', '==', 'OPEN').select().get(),
     pendingJobInstances(db),
     db.collection(COLLECTIONS.timers).where('status', '==', 'PENDING').count().get(),
     db.collection(INBOX).count().get(),
   ]);
-  return { open: open.docs.filter((d) => !waitForNobody.has(d.id)).length, pendingJobs: pending, pendingTimers: timers.data().count, documents: all.data().count };
+  return {
+    open: open.docs.filter((d) => !waitForNobody.has(d.id)).length,
+    pendingJobs: pending,
+    pendingTimers: timers.data().count,
+    documents: all.data().count,
+  };
 }

@@ -12,7 +12,9 @@ import { INBOX } from '../../../functions/src/inbox/document';
 import type { PlannedRepair } from './plan';
 
 /** The CLI in process: `inbox ARGV` on the run's project, its exit code and output. */
-export type OperatorCli = (argv: readonly string[]) => Promise<{ readonly code: number; readonly out: string; readonly err: string }>;
+export type OperatorCli = (
+  argv: readonly string[],
+) => Promise<{ readonly code: number; readonly out: string; readonly err: string }>;
 
 /** What the operator's repairs came to. */
 export interface OperatorTally {
@@ -33,7 +35,16 @@ export interface OperatorTally {
   abandoned: number;
 }
 
-export const emptyTally = (): OperatorTally => ({ cancelled: 0, moved: 0, requeued: 0, refusedAtPreview: 0, refusedAtConfirm: 0, failed: 0, nothingToDo: 0, abandoned: 0 });
+export const emptyTally = (): OperatorTally => ({
+  cancelled: 0,
+  moved: 0,
+  requeued: 0,
+  refusedAtPreview: 0,
+  refusedAtConfirm: 0,
+  failed: 0,
+  nothingToDo: 0,
+  abandoned: 0,
+});
 
 export interface OperatorDeps {
   readonly db: Firestore;
@@ -48,17 +59,30 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 /** How often, and how long apart, the operator looks for a running order before giving a repair up. */
 const CANDIDATE_LOOKS = 40;
 const CANDIDATE_LOOK_EVERY_MS = 250;
-const pickOf = <T>(items: readonly T[], pick: number): T | undefined => items[Math.min(items.length - 1, Math.floor(pick * items.length))];
+const pickOf = <T>(items: readonly T[], pick: number): T | undefined =>
+  items[Math.min(items.length - 1, Math.floor(pick * items.length))];
 
 /** A running order's first live token: the instance, its business key, the token and where it is. */
-async function liveToken(deps: OperatorDeps, pick: number): Promise<{ instanceId: string; executionId: string; activityId: string } | null> {
-  const running = (await deps.db.collection(COLLECTIONS.instances).where('status', '==', 'RUNNING').select('activeExecutionIds', 'tokens').get()).docs
+async function liveToken(
+  deps: OperatorDeps,
+  pick: number,
+): Promise<{ instanceId: string; executionId: string; activityId: string } | null> {
+  const running = (
+    await deps.db
+      .collection(COLLECTIONS.instances)
+      .where('status', '==', 'RUNNING')
+      .select('activeExecutionIds', 'tokens')
+      .get()
+  ).docs
     .filter((d) => !deps.leaveAlone.has(d.id))
     .sort((a, b) => a.id.localeCompare(b.id));
   const chosen = pickOf(running, pick);
   if (chosen === undefined) return null;
   const executionId = (chosen.get('activeExecutionIds') as string[] | undefined)?.[0];
-  const token = executionId === undefined ? undefined : (chosen.get('tokens') as Record<string, { activityId?: string }> | undefined)?.[executionId];
+  const token =
+    executionId === undefined
+      ? undefined
+      : (chosen.get('tokens') as Record<string, { activityId?: string }> | undefined)?.[executionId];
   if (executionId === undefined || token?.activityId === undefined) return null;
   return { instanceId: chosen.id, executionId, activityId: token.activityId };
 }
@@ -83,11 +107,17 @@ async function previewThenConfirm(
   await sleep(pauseMs);
   const real = await deps.cli([...argv, ...(expect === null ? [] : ['--expect', expect])]);
   if (real.code === 0) return 'DONE';
-  deps.progress(`operator: ${argv.slice(0, 2).join(' ')} ${real.code === 1 ? 'refused' : 'failed'}: ${real.err.slice(0, 300)}`);
+  deps.progress(
+    `operator: ${argv.slice(0, 2).join(' ')} ${real.code === 1 ? 'refused' : 'failed'}: ${real.err.slice(0, 300)}`,
+  );
   return real.code === 1 ? 'REFUSED_AT_CONFIRM' : 'FAILED';
 }
 
-function count(tally: OperatorTally, outcome: Awaited<ReturnType<typeof previewThenConfirm>>, done: 'cancelled' | 'moved' | 'requeued'): void {
+function count(
+  tally: OperatorTally,
+  outcome: Awaited<ReturnType<typeof previewThenConfirm>>,
+  done: 'cancelled' | 'moved' | 'requeued',
+): void {
   if (outcome === 'DONE') tally[done] += 1;
   else if (outcome === 'REFUSED_AT_PREVIEW') tally.refusedAtPreview += 1;
   else if (outcome === 'REFUSED_AT_CONFIRM') tally.refusedAtConfirm += 1;
@@ -108,7 +138,9 @@ function nothing(deps: OperatorDeps, why: string): void {
 export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promise<void> {
   try {
     if (repair.kind === 'requeue') {
-      const parked = (await deps.db.collection(INBOX).where('status', '==', 'PARKED').select().get()).docs.map((d) => d.id).sort();
+      const parked = (await deps.db.collection(INBOX).where('status', '==', 'PARKED').select().get()).docs
+        .map((d) => d.id)
+        .sort();
       const id = pickOf(parked, repair.pick);
       if (id === undefined) return nothing(deps, 'requeue: nothing is PARKED');
       const outcome = await previewThenConfirm(deps, ['requeue', id], repair.pauseMs);
@@ -124,9 +156,17 @@ export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promis
     }
     if (token === null) return nothing(deps, `${repair.kind}: no running order to repair`);
     const target = ['--instance', token.instanceId, '--execution', token.executionId];
-    const argv = repair.kind === 'cancel' ? ['repair', 'cancel-token', ...target] : ['repair', 'move-token', ...target, '--activity', token.activityId];
+    const argv =
+      repair.kind === 'cancel'
+        ? ['repair', 'cancel-token', ...target]
+        : ['repair', 'move-token', ...target, '--activity', token.activityId];
     // A move puts the token back where it is; a preview that shows it elsewhere (it moved on since it was looked up) would rewind it: not confirmed.
-    const outcome = await previewThenConfirm(deps, argv, repair.pauseMs, (facts) => repair.kind === 'cancel' || facts.at === token.activityId);
+    const outcome = await previewThenConfirm(
+      deps,
+      argv,
+      repair.pauseMs,
+      (facts) => repair.kind === 'cancel' || facts.at === token.activityId,
+    );
     count(deps.tally, outcome, repair.kind === 'cancel' ? 'cancelled' : 'moved');
     deps.progress(`operator: ${argv[1] ?? ''} of ${token.instanceId.slice(0, 12)} at ${token.activityId}: ${outcome}`);
   } catch (err) {

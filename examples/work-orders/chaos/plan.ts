@@ -21,7 +21,12 @@ export const SHARES = { poison: 0.01, collision: 0.01, overtake: 0.1, race: 0.25
  * days when absent); when it fires, `escalateOverdueWorkOrder` records the
  * work order as overdue (`escalations/`) and the instance ends at `overdue`.
  */
-export const RACE = { waitId: 'waitForTranche4', boundaryEventId: 'lastTrancheOverdue', overdueTaskId: 'escalateOverdueWorkOrder', variable: 'raceDeadline' } as const;
+export const RACE = {
+  waitId: 'waitForTranche4',
+  boundaryEventId: 'lastTrancheOverdue',
+  overdueTaskId: 'escalateOverdueWorkOrder',
+  variable: 'raceDeadline',
+} as const;
 /** Racing timers are due this many seconds after the token reaches the last wait (one of these, seeded). */
 export const RACE_DEADLINES_S: readonly number[] = [4, 5, 6];
 /**
@@ -47,7 +52,15 @@ export interface ChaosSizes {
   readonly repairs: number;
 }
 
-export const DEFAULT_SIZES: ChaosSizes = { seed: 1, orders: 2_000, messages: 10_000, relayKills: 5, firestoreRestarts: 2, dispatchFaults: 3, repairs: 30 };
+export const DEFAULT_SIZES: ChaosSizes = {
+  seed: 1,
+  orders: 2_000,
+  messages: 10_000,
+  relayKills: 5,
+  firestoreRestarts: 2,
+  dispatchFaults: 3,
+  repairs: 30,
+};
 
 /**
  * What the chaos operator does (tools/chaos/operator.ts), as an operator
@@ -74,19 +87,43 @@ export interface PlannedRepair {
 const REPAIR_KINDS: readonly RepairKind[] = ['cancel', 'move', 'move', 'requeue'];
 
 export type PoisonVariant = 'not JSON' | 'unknown type' | 'schema violation' | 'no type attribute' | 'not UTF-8';
-const POISON_VARIANTS: readonly PoisonVariant[] = ['not JSON', 'unknown type', 'schema violation', 'no type attribute', 'not UTF-8'];
+const POISON_VARIANTS: readonly PoisonVariant[] = [
+  'not JSON',
+  'unknown type',
+  'schema violation',
+  'no type attribute',
+  'not UTF-8',
+];
 
 export type PlannedMessage =
   /** Tranche `tranche` of a work order: must end DONE, correlated once. */
-  | { readonly kind: 'completion'; readonly workOrderId: string; readonly tranche: number; readonly data: Buffer; readonly docId: string }
+  | {
+      readonly kind: 'completion';
+      readonly workOrderId: string;
+      readonly tranche: number;
+      readonly data: Buffer;
+      readonly docId: string;
+    }
   /** The same bytes as message `of` published again: must add nothing. */
   | { readonly kind: 'duplicate'; readonly of: number; readonly data: Buffer; readonly docId: string }
   /** Message `of`'s event id with another payload: one of the two ends PARKED KEY_COLLISION, the other DONE. */
-  | { readonly kind: 'collision'; readonly of: number; readonly data: Buffer; readonly docId: string; readonly collisionIds: readonly [string, string] }
+  | {
+      readonly kind: 'collision';
+      readonly of: number;
+      readonly data: Buffer;
+      readonly docId: string;
+      readonly collisionIds: readonly [string, string];
+    }
   /** Unreadable: PARKED with its reason, under an id known only once published (subscription + messageId). */
-  | { readonly kind: 'poison'; readonly variant: PoisonVariant; readonly data: Buffer; readonly attributes: Readonly<Record<string, string>> };
+  | {
+      readonly kind: 'poison';
+      readonly variant: PoisonVariant;
+      readonly data: Buffer;
+      readonly attributes: Readonly<Record<string, string>>;
+    };
 
-export type Step = { readonly kind: 'start'; readonly workOrderId: string } | { readonly kind: 'publish'; readonly message: number };
+export type Step =
+  { readonly kind: 'start'; readonly workOrderId: string } | { readonly kind: 'publish'; readonly message: number };
 
 export type FaultKind = 'relay-kill' | 'firestore-restart' | 'dispatch-faults';
 /** A fault strikes once `atStep` steps have been taken. */
@@ -128,22 +165,49 @@ export const COMPLETION_ATTRIBUTES = { eventType: 'WorkOrderCompleted' } as cons
 
 /** The inbox id and payload hash the receiver gives these bytes (the production code decides, not a copy of it). */
 function interpreted(data: Buffer): { id: string; payloadHash: string } {
-  const draft = interpretMessage({ messageId: 'plan', subscription: null, data: data.toString('base64'), attributes: COMPLETION_ATTRIBUTES, publishTime: null, orderingKey: null, deliveryAttempt: null }, WORK_ORDER_REGISTRY, { referenceBuckets: [] });
+  const draft = interpretMessage(
+    {
+      messageId: 'plan',
+      subscription: null,
+      data: data.toString('base64'),
+      attributes: COMPLETION_ATTRIBUTES,
+      publishTime: null,
+      orderingKey: null,
+      deliveryAttempt: null,
+    },
+    WORK_ORDER_REGISTRY,
+    { referenceBuckets: [] },
+  );
   if (draft.kind !== 'valid') throw new Error(`planned completion is not valid: ${draft.error}`);
   return { id: draft.id, payloadHash: draft.payloadHash };
 }
 
 const completionData = (workOrderId: string, tranche: number, completedItems: number): Buffer =>
-  Buffer.from(JSON.stringify({ workOrderId, completedItems, completionTimestamp: '2026-11-30T08:00:00.000Z', eventId: `${workOrderId}/tranche-${tranche}` }));
+  Buffer.from(
+    JSON.stringify({
+      workOrderId,
+      completedItems,
+      completionTimestamp: '2026-11-30T08:00:00.000Z',
+      eventId: `${workOrderId}/tranche-${tranche}`,
+    }),
+  );
 
 function poisonData(variant: PoisonVariant, n: number): { data: Buffer; attributes: Record<string, string> } {
   switch (variant) {
     case 'not JSON':
       return { data: Buffer.from(`<poison n="${n}"/>`), attributes: { ...COMPLETION_ATTRIBUTES } };
     case 'unknown type':
-      return { data: Buffer.from(JSON.stringify({ workOrderId: `poison-${n}` })), attributes: { eventType: 'WorkOrderCancelled' } };
+      return {
+        data: Buffer.from(JSON.stringify({ workOrderId: `poison-${n}` })),
+        attributes: { eventType: 'WorkOrderCancelled' },
+      };
     case 'schema violation':
-      return { data: Buffer.from(JSON.stringify({ workOrderId: `poison-${n}`, completedItems: -n, completionTimestamp: 'soon' })), attributes: { ...COMPLETION_ATTRIBUTES } };
+      return {
+        data: Buffer.from(
+          JSON.stringify({ workOrderId: `poison-${n}`, completedItems: -n, completionTimestamp: 'soon' }),
+        ),
+        attributes: { ...COMPLETION_ATTRIBUTES },
+      };
     case 'no type attribute':
       return { data: Buffer.from(JSON.stringify({ poison: n })), attributes: {} };
     case 'not UTF-8':
@@ -153,13 +217,27 @@ function poisonData(variant: PoisonVariant, n: number): { data: Buffer; attribut
 
 /** Validates sizes; every problem names the option. */
 export function checkSizes(sizes: ChaosSizes): void {
-  const ints: Array<[keyof ChaosSizes, number]> = [['orders', 1], ['messages', 1], ['relayKills', 0], ['firestoreRestarts', 0], ['dispatchFaults', 0], ['repairs', 0], ['seed', 0]];
+  const ints: Array<[keyof ChaosSizes, number]> = [
+    ['orders', 1],
+    ['messages', 1],
+    ['relayKills', 0],
+    ['firestoreRestarts', 0],
+    ['dispatchFaults', 0],
+    ['repairs', 0],
+    ['seed', 0],
+  ];
   for (const [name, min] of ints) {
     const v = sizes[name];
     if (!Number.isSafeInteger(v) || v < min) throw new RangeError(`${name}: an integer of at least ${min} (got ${v})`);
   }
-  const floor = sizes.orders * TRANCHES + Math.round(sizes.messages * SHARES.poison) + Math.round(sizes.messages * SHARES.collision);
-  if (sizes.messages < floor) throw new RangeError(`messages: at least ${floor} for ${sizes.orders} work orders (${TRANCHES} completions each, plus poison and collisions)`);
+  const floor =
+    sizes.orders * TRANCHES +
+    Math.round(sizes.messages * SHARES.poison) +
+    Math.round(sizes.messages * SHARES.collision);
+  if (sizes.messages < floor)
+    throw new RangeError(
+      `messages: at least ${floor} for ${sizes.orders} work orders (${TRANCHES} completions each, plus poison and collisions)`,
+    );
 }
 
 /** The plan for `sizes`. Time is a number in [0, 1): starts and publishes are sorted by it. */
@@ -177,7 +255,10 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
     messages.push(message);
   };
 
-  const orders = Array.from({ length: sizes.orders }, (_, i) => ({ workOrderId: `WO-${run}-${String(i + 1).padStart(5, '0')}`, overtakes: random() < SHARES.overtake }));
+  const orders = Array.from({ length: sizes.orders }, (_, i) => ({
+    workOrderId: `WO-${run}-${String(i + 1).padStart(5, '0')}`,
+    overtakes: random() < SHARES.overtake,
+  }));
   // Races draw from a stream of their own, so adding them left the rest of a seed's plan as it was.
   const raceRandom = seededRandom(sizes.seed ^ 0x7ace);
   const races: PlannedRace[] = [];
@@ -195,9 +276,16 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
     }
     if (raceRandom() < SHARES.race) {
       // The latest of the four: after the start even for an overtaking order (its early one is the earliest).
-      const last = Array.from({ length: TRANCHES }, (_, i) => first + i).reduce((a, b) => ((at[b] ?? 0) > (at[a] ?? 0) ? b : a));
+      const last = Array.from({ length: TRANCHES }, (_, i) => first + i).reduce((a, b) =>
+        (at[b] ?? 0) > (at[a] ?? 0) ? b : a,
+      );
       const seconds = RACE_DEADLINES_S[Math.floor(raceRandom() * RACE_DEADLINES_S.length)] ?? 3;
-      races.push({ workOrderId: order.workOrderId, message: last, deadline: `PT${seconds}S`, offsetMs: Math.round(RACE_OFFSET_MS.from + raceRandom() * (RACE_OFFSET_MS.to - RACE_OFFSET_MS.from)) });
+      races.push({
+        workOrderId: order.workOrderId,
+        message: last,
+        deadline: `PT${seconds}S`,
+        offsetMs: Math.round(RACE_OFFSET_MS.from + raceRandom() * (RACE_OFFSET_MS.to - RACE_OFFSET_MS.from)),
+      });
       racing.add(last);
     }
   }
@@ -219,7 +307,19 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
     const mine = interpreted(data);
     // Whichever of the two arrives first owns the id; the other gets the collision id of its own payload.
     const theirs = interpreted(original.data);
-    publish({ kind: 'collision', of, data, docId: original.docId, collisionIds: [collisionDocId(original.docId, mine.payloadHash), collisionDocId(original.docId, theirs.payloadHash)] }, later(of));
+    publish(
+      {
+        kind: 'collision',
+        of,
+        data,
+        docId: original.docId,
+        collisionIds: [
+          collisionDocId(original.docId, mine.payloadHash),
+          collisionDocId(original.docId, theirs.payloadHash),
+        ],
+      },
+      later(of),
+    );
   }
   for (let i = 0; i < poison; i++) {
     const variant = pick(POISON_VARIANTS);
@@ -233,10 +333,18 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
     publish({ kind: 'duplicate', of, data: original.data, docId: original.docId }, later(of));
   }
 
-  const steps = timed.filter((t) => t.step.kind !== 'publish' || !racing.has(t.step.message)).sort((a, b) => a.at - b.at).map((t) => t.step);
+  const steps = timed
+    .filter((t) => t.step.kind !== 'publish' || !racing.has(t.step.message))
+    .sort((a, b) => a.at - b.at)
+    .map((t) => t.step);
   const faults: PlannedFault[] = [];
   const strike = (kind: FaultKind, count: number, from: number, to: number, targets: number): void => {
-    for (let i = 0; i < count; i++) faults.push({ kind, atStep: Math.floor(steps.length * (from + ((to - from) * (i + random())) / count)), target: Math.floor(random() * targets) });
+    for (let i = 0; i < count; i++)
+      faults.push({
+        kind,
+        atStep: Math.floor(steps.length * (from + ((to - from) * (i + random())) / count)),
+        target: Math.floor(random() * targets),
+      });
   };
   strike('relay-kill', sizes.relayKills, 0.05, 0.95, RELAYS);
   strike('firestore-restart', sizes.firestoreRestarts, 0.15, 0.85, 1);

@@ -17,7 +17,17 @@ import { startLocalStack, type LocalStack } from '../../../tools/local/stack';
 import { chaosLine, chaosPassed, evaluateChaos, type ChaosCounts } from './evaluate';
 import { cancelledOrders, openWork, readChaosSnapshot } from './observe';
 import { emptyTally, operate, type OperatorCli, type OperatorTally } from './operator';
-import { COMPLETION_ATTRIBUTES, planChaos, RACE, RELAYS, TRANCHES, type ChaosPlan, type ChaosSizes, type PlannedFault, type PlannedRace } from './plan';
+import {
+  COMPLETION_ATTRIBUTES,
+  planChaos,
+  RACE,
+  RELAYS,
+  TRANCHES,
+  type ChaosPlan,
+  type ChaosSizes,
+  type PlannedFault,
+  type PlannedRace,
+} from './plan';
 import { completionSubscription, TOPICS, WORK_ORDERS_APP } from '../local/names';
 
 export interface ChaosOptions extends ChaosSizes {
@@ -36,7 +46,11 @@ export interface ChaosResult {
   readonly counts: ChaosCounts;
   readonly faults: ReadonlyArray<PlannedFault & { readonly note: string }>;
   /** Each race as run: when its last tranche was published, relative to its timer's due time (ms; null: never published). */
-  readonly races: ReadonlyArray<{ readonly workOrderId: string; readonly plannedOffsetMs: number; readonly publishedOffsetMs: number | null }>;
+  readonly races: ReadonlyArray<{
+    readonly workOrderId: string;
+    readonly plannedOffsetMs: number;
+    readonly publishedOffsetMs: number | null;
+  }>;
   /** What the operator's repairs came to. */
   readonly operator: OperatorTally;
   readonly seconds: number;
@@ -56,7 +70,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const started = Date.now();
   const plan = planChaos(options);
   const projectId = `chaos-${options.seed}-${Date.now().toString(36)}`;
-  options.progress(`seed ${options.seed}: ${plan.orders.length} work orders, ${plan.messages.length} messages, ${plan.faults.length} faults; project ${projectId}`);
+  options.progress(
+    `seed ${options.seed}: ${plan.orders.length} work orders, ${plan.messages.length} messages, ${plan.faults.length} faults; project ${projectId}`,
+  );
   const stack = await startLocalStack({
     projectId,
     relays: RELAYS,
@@ -67,7 +83,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   });
   const info = await stack.info();
   // Straight to the emulator (not through the functions' gate): the run reads its results even while an outage is staged.
-  const db = new Firestore({ projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
+  const db = new Firestore({
+    projectId,
+    host: info.firestoreHost,
+    ssl: false,
+    customHeaders: { Authorization: 'Bearer owner' },
+  });
   const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
   const tally = emptyTally();
   try {
@@ -80,7 +101,15 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     }
     const counts = evaluateChaos(plan, poisonIds, await readChaosSnapshot(db));
     const seconds = Math.round((Date.now() - started) / 1000);
-    return { line: chaosLine(options.seed, counts, seconds, tally), ok: chaosPassed(counts), counts, faults, races: raced, operator: tally, seconds };
+    return {
+      line: chaosLine(options.seed, counts, seconds, tally),
+      ok: chaosPassed(counts),
+      counts,
+      faults,
+      races: raced,
+      operator: tally,
+      seconds,
+    };
   } finally {
     await pubsub.close();
     await db.terminate();
@@ -94,8 +123,19 @@ function operatorCli(projectId: string, firestoreHost: string): OperatorCli {
   return async (argv) => {
     let out = '';
     let err = '';
-    const env = { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: firestoreHost, INBOX_APP: WORK_ORDERS_APP, INBOX_BPMN_DIR: CHAOS_BPMN_DIR, INBOX_OPERATOR: 'chaos operator' };
-    const code = await runCli([...argv], { out: (t) => (out += t), err: (t) => (err += t), confirm: async () => true }, env);
+    const env = {
+      ...process.env,
+      GOOGLE_CLOUD_PROJECT: projectId,
+      FIRESTORE_EMULATOR_HOST: firestoreHost,
+      INBOX_APP: WORK_ORDERS_APP,
+      INBOX_BPMN_DIR: CHAOS_BPMN_DIR,
+      INBOX_OPERATOR: 'chaos operator',
+    };
+    const code = await runCli(
+      [...argv],
+      { out: (t) => (out += t), err: (t) => (err += t), confirm: async () => true },
+      env,
+    );
     return { code, out, err };
   };
 }
@@ -103,7 +143,14 @@ function operatorCli(projectId: string, firestoreHost: string): OperatorCli {
 /** The chaos model: the example's process, completed in four tranches, with a racing deadline at the last wait. */
 const CHAOS_BPMN_DIR = join(__dirname, 'bpmn');
 
-async function drive(plan: ChaosPlan, stack: LocalStack, { db, projectId }: { db: Firestore; projectId: string }, pubsub: PubSub, options: ChaosOptions, tally: OperatorTally): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }>; races: Races }> {
+async function drive(
+  plan: ChaosPlan,
+  stack: LocalStack,
+  { db, projectId }: { db: Firestore; projectId: string },
+  pubsub: PubSub,
+  options: ChaosOptions,
+  tally: OperatorTally,
+): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }>; races: Races }> {
   const info = await stack.info();
   const topic = pubsub.topic(TOPICS.completions);
   const poisonIds: string[] = [];
@@ -116,7 +163,14 @@ async function drive(plan: ChaosPlan, stack: LocalStack, { db, projectId }: { db
   const counter = (async () => {
     // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set false after the run; TypeScript reads an IIFE as inline code, so it sees only `true`
     while (counting) {
-      stored = await db.collection(INBOX).count().get().then((s) => s.data().count, () => stored);
+      stored = await db
+        .collection(INBOX)
+        .count()
+        .get()
+        .then(
+          (s) => s.data().count,
+          () => stored,
+        );
       await sleep(500);
     }
   })();
@@ -126,13 +180,21 @@ async function drive(plan: ChaosPlan, stack: LocalStack, { db, projectId }: { db
   let nextFault = 0;
   const fire = (fault: PlannedFault): void => {
     faultChain = faultChain.then(async () => {
-      options.progress(`fault at step ${fault.atStep}: ${fault.kind}${fault.kind === 'relay-kill' ? ` of relay ${fault.target}` : ''}`);
+      options.progress(
+        `fault at step ${fault.atStep}: ${fault.kind}${fault.kind === 'relay-kill' ? ` of relay ${fault.target}` : ''}`,
+      );
       fired.push({ ...fault, note: await strike(stack, fault, options.downMs) });
     });
   };
 
   // The operator works beside the faults, one repair after the other, as one person would; racing orders are left alone.
-  const operator = { db, cli: operatorCli(projectId, info.firestoreHost), leaveAlone: new Set(plan.races.map((r) => instanceId('work-order-execution', r.workOrderId))), tally, progress: options.progress };
+  const operator = {
+    db,
+    cli: operatorCli(projectId, info.firestoreHost),
+    leaveAlone: new Set(plan.races.map((r) => instanceId('work-order-execution', r.workOrderId))),
+    tally,
+    progress: options.progress,
+  };
   let repairChain: Promise<void> = Promise.resolve();
   let nextRepair = 0;
   const repair = (): void => {
@@ -146,7 +208,8 @@ async function drive(plan: ChaosPlan, stack: LocalStack, { db, projectId }: { db
   const worker = async (): Promise<void> => {
     while (next < plan.steps.length) {
       const index = next++;
-      while (nextFault < plan.faults.length && (plan.faults[nextFault]?.atStep ?? Infinity) <= index) fire(plan.faults[nextFault++] as PlannedFault);
+      while (nextFault < plan.faults.length && (plan.faults[nextFault]?.atStep ?? Infinity) <= index)
+        fire(plan.faults[nextFault++] as PlannedFault);
       while (nextRepair < plan.repairs.length && (plan.repairs[nextRepair]?.atStep ?? Infinity) <= index) repair();
       const step = plan.steps[index];
       if (step === undefined) break;
@@ -186,7 +249,13 @@ async function drive(plan: ChaosPlan, stack: LocalStack, { db, projectId }: { db
  * relay and the timer's task gets there first wins, the other must find
  * nothing to do.
  */
-function startRaces(plan: ChaosPlan, db: Firestore, topic: Topic, options: ChaosOptions, onPublish: () => void): Races & { published(workOrderId: string): void } {
+function startRaces(
+  plan: ChaosPlan,
+  db: Firestore,
+  topic: Topic,
+  options: ChaosOptions,
+  onPublish: () => void,
+): Races & { published(workOrderId: string): void } {
   const byOrder = new Map(plan.races.map((r) => [r.workOrderId, r]));
   const published = new Map<string, number>();
   const running: Array<Promise<ChaosResult['races'][number]>> = [];
@@ -198,7 +267,12 @@ function startRaces(plan: ChaosPlan, db: Firestore, topic: Topic, options: Chaos
     let dueAt: Date | null = null;
     while (dueAt === null) {
       if (stopped) return none;
-      const timers = await db.collection(COLLECTIONS.timers).where('processInstanceId', '==', id).where('activityId', '==', RACE.boundaryEventId).get().catch(() => null);
+      const timers = await db
+        .collection(COLLECTIONS.timers)
+        .where('processInstanceId', '==', id)
+        .where('activityId', '==', RACE.boundaryEventId)
+        .get()
+        .catch(() => null);
       const due: unknown = timers?.docs[0]?.get('dueAt');
       if (due instanceof Timestamp) dueAt = due.toDate();
       else await sleep(250);
@@ -211,7 +285,9 @@ function startRaces(plan: ChaosPlan, db: Firestore, topic: Topic, options: Chaos
       const at = Date.now();
       onPublish();
       await publishUntilAccepted(topic, message.data);
-      options.progress(`race ${race.workOrderId}: last tranche published ${at - dueAt.getTime()} ms from its timer's due time (planned ${race.offsetMs})`);
+      options.progress(
+        `race ${race.workOrderId}: last tranche published ${at - dueAt.getTime()} ms from its timer's due time (planned ${race.offsetMs})`,
+      );
       return { ...none, publishedOffsetMs: at - dueAt.getTime() };
     } finally {
       inFlight -= 1;
@@ -267,13 +343,23 @@ async function strike(stack: LocalStack, fault: PlannedFault, downMs: number): P
 /** startProcess until it answers 2xx (idempotent per work order); 5xx and refused connections are retried. */
 async function startOrder(url: string, workOrderId: string, raceDeadline: string | null): Promise<void> {
   // providerScript "silent": the simulated provider leaves the completions to the chaos run. No raceDeadline: the model's 14 days.
-  const variables = { workOrderId, providerScript: 'silent', ...(raceDeadline === null ? {} : { [RACE.variable]: raceDeadline }) };
+  const variables = {
+    workOrderId,
+    providerScript: 'silent',
+    ...(raceDeadline === null ? {} : { [RACE.variable]: raceDeadline }),
+  };
   const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables });
   for (let attempt = 1; ; attempt++) {
     try {
-      const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(15_000) });
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(15_000),
+      });
       if (response.ok) return;
-      if (response.status < 500) throw new Error(`startProcess ${workOrderId}: ${response.status} ${await response.text()}`);
+      if (response.status < 500)
+        throw new Error(`startProcess ${workOrderId}: ${response.status} ${await response.text()}`);
     } catch (err) {
       if (err instanceof Error && err.message.startsWith('startProcess')) throw err;
     }
@@ -287,7 +373,14 @@ async function startOrder(url: string, workOrderId: string, raceDeadline: string
  * operator would: one `inbox requeue --reason DEAD_LETTERED --yes`. Repeats
  * while that finds something to requeue (a dead letter may land late).
  */
-async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: string, options: ChaosOptions, plan: ChaosPlan, races: Races): Promise<void> {
+async function settleAndRepair(
+  stack: LocalStack,
+  db: Firestore,
+  projectId: string,
+  options: ChaosOptions,
+  plan: ChaosPlan,
+  races: Races,
+): Promise<void> {
   const deadline = Date.now() + options.settleTimeoutMs;
   const raceTranches = plan.races.flatMap((r) => {
     const m = plan.messages[r.message];
@@ -296,7 +389,9 @@ async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: stri
   // Completions nobody will wait for: racing tranches (their timer may win), and those of orders an operator cancelled (read back from the records).
   const waitForNobody = async (): Promise<Set<string>> => {
     const cancelled = await cancelledOrders(db);
-    const ofCancelled = plan.messages.flatMap((m) => (m.kind === 'completion' && cancelled.has(m.workOrderId) ? [m.docId] : []));
+    const ofCancelled = plan.messages.flatMap((m) =>
+      m.kind === 'completion' && cancelled.has(m.workOrderId) ? [m.docId] : [],
+    );
     return new Set([...raceTranches, ...ofCancelled]);
   };
   const settle = async (): Promise<void> => {
@@ -305,12 +400,22 @@ async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: stri
       if (Date.now() > deadline) throw new Error(`not settled after ${options.settleTimeoutMs} ms`);
       await sleep(2_000);
       // A read that fails (Firestore restarting) is retried; say so, or a read that always fails would look like a run that never settles.
-      const work = await waitForNobody().then((nobody) => openWork(db, nobody)).catch((err: unknown) => {
-        options.progress(`settling: could not read the open work (${err instanceof Error ? err.message : String(err)})`);
-        return null;
-      });
-      quiet = work !== null && work.open === 0 && work.pendingJobs === 0 && work.pendingTimers === 0 && races.inFlight() === 0 ? quiet + 1 : 0;
-      if (work !== null) options.progress(`settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.pendingTimers} timers PENDING, ${races.inFlight()} races publishing, ${work.documents} documents`);
+      const work = await waitForNobody()
+        .then((nobody) => openWork(db, nobody))
+        .catch((err: unknown) => {
+          options.progress(
+            `settling: could not read the open work (${err instanceof Error ? err.message : String(err)})`,
+          );
+          return null;
+        });
+      quiet =
+        work !== null && work.open === 0 && work.pendingJobs === 0 && work.pendingTimers === 0 && races.inFlight() === 0
+          ? quiet + 1
+          : 0;
+      if (work !== null)
+        options.progress(
+          `settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.pendingTimers} timers PENDING, ${races.inFlight()} races publishing, ${work.documents} documents`,
+        );
     }
   };
   const info = await stack.info();
@@ -318,7 +423,11 @@ async function settleAndRepair(stack: LocalStack, db: Firestore, projectId: stri
     await settle();
     let out = '';
     const argv = ['--json', 'requeue', '--reason', 'DEAD_LETTERED', '--yes'];
-    await runCli(argv, { out: (t) => (out += t), err: () => undefined, confirm: async () => true }, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: info.firestoreHost });
+    await runCli(
+      argv,
+      { out: (t) => (out += t), err: () => undefined, confirm: async () => true },
+      { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: info.firestoreHost },
+    );
     const requeued = (JSON.parse(out === '' ? '{}' : out) as { requeued?: number }).requeued ?? 0;
     options.progress(`npm run inbox -- requeue --reason DEAD_LETTERED --yes: ${requeued} requeued`);
     if (requeued === 0) return;

@@ -18,7 +18,6 @@ import { formatReport } from './report';
 import { runDemo } from './run';
 import { WORK_ORDERS_APP } from '../local/names';
 
-
 async function main(): Promise<number> {
   const options = new Command('npm run demo')
     .description("Replay the article's failure modes on the local emulators and report what became of every message.")
@@ -35,7 +34,8 @@ async function main(): Promise<number> {
   };
 
   const running = await findRunningStack();
-  const stack = running === null ? await startLocalStack({ app: WORK_ORDERS_APP, progress: (l) => say(`[stack] ${l}`) }) : null;
+  const stack =
+    running === null ? await startLocalStack({ app: WORK_ORDERS_APP, progress: (l) => say(`[stack] ${l}`) }) : null;
   const control: StackControl = stack ?? controlClient(running ?? '');
   if (running !== null) say(`[demo] using the running stack at ${running}`);
   const info = await control.info();
@@ -45,10 +45,18 @@ async function main(): Promise<number> {
   process.env.GOOGLE_CLOUD_PROJECT = info.projectId;
   // `inbox show` reads claims' objects: the storage client takes the emulator from here.
   process.env.STORAGE_EMULATOR_HOST = info.storageUrl;
-  const db = new Firestore({ projectId: info.projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
+  const db = new Firestore({
+    projectId: info.projectId,
+    host: info.firestoreHost,
+    ssl: false,
+    customHeaders: { Authorization: 'Bearer owner' },
+  });
   const pubsub = new PubSub({ projectId: info.projectId, apiEndpoint: info.pubsubHost });
   const storage = new Storage({ projectId: info.projectId, apiEndpoint: info.storageUrl });
-  const bar = !json && process.stderr.isTTY === true ? new SingleBar({ stream: process.stderr, format: '{bar} {value}/{total} work orders as expected · {phase}' }) : null;
+  const bar =
+    !json && process.stderr.isTTY === true
+      ? new SingleBar({ stream: process.stderr, format: '{bar} {value}/{total} work orders as expected · {phase}' })
+      : null;
   let lastPhase = '';
   try {
     bar?.start(options.orders, 0, { phase: 'starting' });

@@ -4,7 +4,16 @@
  * promise (nothing lost, nothing billed twice, nothing completed unbilled,
  * nothing waiting silently, no timer left behind).
  */
-import { type BilledView, type ClaimDoc, describeBilled, describeClaim, largeReports, type LargeReportSummary, reportsAccounted, type ReportState } from './large-reports';
+import {
+  type BilledView,
+  type ClaimDoc,
+  describeBilled,
+  describeClaim,
+  largeReports,
+  type LargeReportSummary,
+  reportsAccounted,
+  type ReportState,
+} from './large-reports';
 import { type LargeReport, type PlannedOrder, POISON, SCENARIOS, scenarioOf, type ScenarioId } from './plan';
 
 /** The inbox document fields the demo reads (with its claims: see large-reports.ts). */
@@ -24,7 +33,11 @@ export interface Snapshot extends ReportState {
   /** Tokens of this run's instances that wait for a message (WAITING_MESSAGE), and where. */
   readonly waitingTokens: ReadonlyArray<{ readonly processInstanceId: string; readonly activityId: string }>;
   /** Timer documents of this run's instances (cancelled ones are deleted, so they are not here). */
-  readonly timers: ReadonlyArray<{ readonly processInstanceId: string; readonly activityId: string; readonly status: string }>;
+  readonly timers: ReadonlyArray<{
+    readonly processInstanceId: string;
+    readonly activityId: string;
+    readonly status: string;
+  }>;
   /** `escalations/` records of this run's work orders. */
   readonly escalations: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
   /** Distinct reminders (WorkOrderOverdue) the simulated provider received, per work order. */
@@ -33,7 +46,11 @@ export interface Snapshot extends ReportState {
    * What `inbox waiting` listed for this run's work orders: business key,
    * activity, seconds waited. Null until the run has asked it.
    */
-  readonly waitingListed: ReadonlyArray<{ readonly businessKey: string; readonly activityId: string; readonly waitingSeconds: number }> | null;
+  readonly waitingListed: ReadonlyArray<{
+    readonly businessKey: string;
+    readonly activityId: string;
+    readonly waitingSeconds: number;
+  }> | null;
 }
 
 /** Messages the run published: where each must end up. */
@@ -69,7 +86,8 @@ export interface Evaluation {
 }
 
 const describeDoc = (d: InboxView, showsPath = false): string => {
-  if (d.status === 'DONE' && showsPath) return d.deadLettered ? 'DONE after dead letter' : d.correlatedVia === 'BUFFER' ? 'DONE via buffer' : 'DONE';
+  if (d.status === 'DONE' && showsPath)
+    return d.deadLettered ? 'DONE after dead letter' : d.correlatedVia === 'BUFFER' ? 'DONE via buffer' : 'DONE';
   if (d.status === 'DONE') return 'DONE';
   return d.reason === null ? d.status : `${d.status} ${d.reason}`;
 };
@@ -92,25 +110,46 @@ const times = (n: number): string => (n === 0 ? 'never' : n === 1 ? 'once' : `${
  * past its deadline (if `shows.waiting` and the run asked), its invoice.
  */
 export function observeOrder(snapshot: Snapshot, workOrderId: string, shows: Shows = {}): string {
-  const docs = snapshot.inbox.filter((d) => d.correlationKey === workOrderId).map((d) => describeDoc(d, shows.path === true)).sort();
+  const docs = snapshot.inbox
+    .filter((d) => d.correlationKey === workOrderId)
+    .map((d) => describeDoc(d, shows.path === true))
+    .sort();
   const instances = snapshot.instances.filter((i) => i.businessKey === workOrderId);
   const invoiced = snapshot.invoices.some((i) => i.workOrderId === workOrderId);
   const inbox = docs.length === 0 ? 'no inbox document' : docs.join(' + ');
   const waitingAt = (id: string): string => {
-    const at = snapshot.waitingTokens.filter((t) => t.processInstanceId === id).map((t) => t.activityId).sort();
+    const at = snapshot.waitingTokens
+      .filter((t) => t.processInstanceId === id)
+      .map((t) => t.activityId)
+      .sort();
     return at.length === 0 ? ' (no token waits)' : ` at ${at.join(' + ')}`;
   };
-  const process = instances.length === 0 ? 'no process' : instances.map((i) => `${i.status}${shows.waiting === undefined ? '' : waitingAt(i.id)}`).join(' + ');
-  const parts = shows.report === undefined ? [inbox, process] : [inbox, describeClaim(snapshot, workOrderId, shows.report), process];
+  const process =
+    instances.length === 0
+      ? 'no process'
+      : instances.map((i) => `${i.status}${shows.waiting === undefined ? '' : waitingAt(i.id)}`).join(' + ');
+  const parts =
+    shows.report === undefined
+      ? [inbox, process]
+      : [inbox, describeClaim(snapshot, workOrderId, shows.report), process];
   const escalations = snapshot.escalations.filter((e) => e.workOrderId === workOrderId).length;
   const reminders = snapshot.reminders[workOrderId] ?? 0;
-  if (shows.waiting !== undefined || escalations > 0 || reminders > 0) parts.push(`escalated ${times(escalations)}, ${reminders} reminder${reminders === 1 ? '' : 's'}`);
+  if (shows.waiting !== undefined || escalations > 0 || reminders > 0)
+    parts.push(`escalated ${times(escalations)}, ${reminders} reminder${reminders === 1 ? '' : 's'}`);
   if (shows.waiting !== undefined && snapshot.waitingListed !== null) {
     const listed = snapshot.waitingListed.filter((w) => w.businessKey === workOrderId);
     const longest = Math.max(-1, ...listed.map((w) => w.waitingSeconds));
-    parts.push(listed.length === 0 ? 'not in inbox waiting' : longest >= shows.waiting.deadlineSeconds ? 'in inbox waiting past its deadline' : `in inbox waiting only ${longest} s`);
+    parts.push(
+      listed.length === 0
+        ? 'not in inbox waiting'
+        : longest >= shows.waiting.deadlineSeconds
+          ? 'in inbox waiting past its deadline'
+          : `in inbox waiting only ${longest} s`,
+    );
   }
-  parts.push(shows.report !== undefined ? describeBilled(snapshot, workOrderId) : invoiced ? 'invoiced' : 'not invoiced');
+  parts.push(
+    shows.report !== undefined ? describeBilled(snapshot, workOrderId) : invoiced ? 'invoiced' : 'not invoiced',
+  );
   return parts.join(' · ');
 }
 
@@ -120,7 +159,9 @@ export function showsOf(id: ScenarioId): Shows {
   const deadline = s.variables?.['completionDeadline'];
   return {
     path: s.showsPath,
-    ...(s.showsWaiting === true ? { waiting: { deadlineSeconds: deadline === undefined ? 0 : isoSeconds(deadline) } } : {}),
+    ...(s.showsWaiting === true
+      ? { waiting: { deadlineSeconds: deadline === undefined ? 0 : isoSeconds(deadline) } }
+      : {}),
     ...(s.report === undefined ? {} : { report: s.report.route }),
   };
 }
@@ -135,44 +176,88 @@ function isoSeconds(text: string): number {
 function tally(outcomes: readonly string[]): Array<{ outcome: string; count: number }> {
   const counts = new Map<string, number>();
   for (const o of outcomes) counts.set(o, (counts.get(o) ?? 0) + 1);
-  return [...counts].map(([outcome, count]) => ({ outcome, count })).sort((a, b) => b.count - a.count || a.outcome.localeCompare(b.outcome));
+  return [...counts]
+    .map(([outcome, count]) => ({ outcome, count }))
+    .sort((a, b) => b.count - a.count || a.outcome.localeCompare(b.outcome));
 }
 
 export function evaluate(plan: readonly PlannedOrder[], published: Published, snapshot: Snapshot): Evaluation {
   const scenarios: ScenarioRow[] = SCENARIOS.map((s) => {
     const orders = plan.filter((o) => o.scenario === s.id);
     const observed = tally(orders.map((o) => observeOrder(snapshot, o.workOrderId, showsOf(s.id))));
-    return { scenario: s.id, title: s.title, count: orders.length, expected: s.expected, observed, ok: observed.length === 1 && observed[0]?.outcome === s.expected };
+    return {
+      scenario: s.id,
+      title: s.title,
+      count: orders.length,
+      expected: s.expected,
+      observed,
+      ok: observed.length === 1 && observed[0]?.outcome === s.expected,
+    };
   });
   const byId = new Map(snapshot.inbox.map((d) => [d.id, d]));
-  const poison = tally(published.poisonIds.map((id) => {
-    const d = byId.get(id);
-    return d === undefined ? 'no inbox document' : describeDoc(d);
-  }));
-  scenarios.push({ scenario: 'poison', title: POISON.title, count: published.poisonIds.length, expected: POISON.expected, observed: poison, ok: poison.length === 1 && poison[0]?.outcome === POISON.expected });
+  const poison = tally(
+    published.poisonIds.map((id) => {
+      const d = byId.get(id);
+      return d === undefined ? 'no inbox document' : describeDoc(d);
+    }),
+  );
+  scenarios.push({
+    scenario: 'poison',
+    title: POISON.title,
+    count: published.poisonIds.length,
+    expected: POISON.expected,
+    observed: poison,
+    ok: poison.length === 1 && poison[0]?.outcome === POISON.expected,
+  });
 
-  const totals = tally(snapshot.inbox.map((d) => `${d.status}\u0000${d.reason ?? ''}`)).map(({ outcome, count }) => {
-    const [status = '', reason = ''] = outcome.split('\u0000');
-    return { status, reason: reason === '' ? null : reason, count };
-  }).sort((a, b) => a.status.localeCompare(b.status) || (a.reason ?? '').localeCompare(b.reason ?? ''));
+  const totals = tally(snapshot.inbox.map((d) => `${d.status}\u0000${d.reason ?? ''}`))
+    .map(({ outcome, count }) => {
+      const [status = '', reason = ''] = outcome.split('\u0000');
+      return { status, reason: reason === '' ? null : reason, count };
+    })
+    .sort((a, b) => a.status.localeCompare(b.status) || (a.reason ?? '').localeCompare(b.reason ?? ''));
 
-  const invariants = [accountedFor(published, snapshot), invoicedOnce(plan, snapshot), completedInvoiced(snapshot), noSilentWait(plan, snapshot), escalatedOnlyWhenDue(plan, snapshot), noTimerLeft(snapshot), reportsAccounted(plan, snapshot)];
-  const reports = largeReports(plan, snapshot, (o) => observeOrder(snapshot, o.workOrderId, showsOf(o.scenario)) === scenarioOf(o.scenario).expected);
-  return { scenarios, largeReports: reports, totals, invariants, ok: scenarios.every((s) => s.ok) && invariants.every((i) => i.violations.length === 0) };
+  const invariants = [
+    accountedFor(published, snapshot),
+    invoicedOnce(plan, snapshot),
+    completedInvoiced(snapshot),
+    noSilentWait(plan, snapshot),
+    escalatedOnlyWhenDue(plan, snapshot),
+    noTimerLeft(snapshot),
+    reportsAccounted(plan, snapshot),
+  ];
+  const reports = largeReports(
+    plan,
+    snapshot,
+    (o) => observeOrder(snapshot, o.workOrderId, showsOf(o.scenario)) === scenarioOf(o.scenario).expected,
+  );
+  return {
+    scenarios,
+    largeReports: reports,
+    totals,
+    invariants,
+    ok: scenarios.every((s) => s.ok) && invariants.every((i) => i.violations.length === 0),
+  };
 }
 
 /** Every published message is DONE or PARKED with a reason: none missing, none left OPEN. */
 function accountedFor(published: Published, snapshot: Snapshot): Invariant {
   const byId = new Map(snapshot.inbox.map((d) => [d.id, d]));
   const violations: string[] = [];
-  const expected = [...[...published.completionIds].map(([wo, id]) => [`completion of ${wo}`, id] as const), ...published.poisonIds.map((id) => [`poison message ${id.slice(0, 12)}`, id] as const)];
+  const expected = [
+    ...[...published.completionIds].map(([wo, id]) => [`completion of ${wo}`, id] as const),
+    ...published.poisonIds.map((id) => [`poison message ${id.slice(0, 12)}`, id] as const),
+  ];
   for (const [what, id] of expected) {
     const d = byId.get(id);
     if (d === undefined) violations.push(`${what}: no inbox document`);
   }
   for (const d of snapshot.inbox) {
     const terminal = d.status === 'DONE' || (d.status === 'PARKED' && d.reason !== null);
-    if (!terminal) violations.push(`${d.id.slice(0, 12)} (${d.correlationKey ?? 'no key'}): ${d.status}${d.reason === null ? '' : ` ${d.reason}`}`);
+    if (!terminal)
+      violations.push(
+        `${d.id.slice(0, 12)} (${d.correlationKey ?? 'no key'}): ${d.status}${d.reason === null ? '' : ` ${d.reason}`}`,
+      );
   }
   return { name: 'every published message is DONE or PARKED with a reason', violations };
 }
@@ -184,7 +269,11 @@ function invoicedOnce(plan: readonly PlannedOrder[], snapshot: Snapshot): Invari
   for (const { workOrderId } of plan) {
     const instances = snapshot.instances.filter((i) => i.businessKey === workOrderId).length;
     if (instances > 1) violations.push(`${workOrderId}: ${instances} process instances`);
-    const billing = new Set(snapshot.invoiceJobs.filter((j) => instanceKey.get(j.processInstanceId) === workOrderId).map((j) => j.processInstanceId));
+    const billing = new Set(
+      snapshot.invoiceJobs
+        .filter((j) => instanceKey.get(j.processInstanceId) === workOrderId)
+        .map((j) => j.processInstanceId),
+    );
     if (billing.size > 1) violations.push(`${workOrderId}: ${billing.size} instances reached "Create invoice"`);
     const invoices = snapshot.invoices.filter((i) => i.workOrderId === workOrderId).length;
     if (invoices > 1) violations.push(`${workOrderId}: ${invoices} invoices`);
@@ -198,7 +287,8 @@ function completedInvoiced(snapshot: Snapshot): Invariant {
   for (const i of snapshot.instances.filter((x) => x.status === 'COMPLETED')) {
     const invoice = snapshot.invoices.find((v) => v.workOrderId === i.businessKey);
     if (invoice === undefined) violations.push(`${i.businessKey}: COMPLETED without an invoice`);
-    else if (invoice.processInstanceId !== i.id) violations.push(`${i.businessKey}: invoiced by another instance (${invoice.processInstanceId.slice(0, 12)})`);
+    else if (invoice.processInstanceId !== i.id)
+      violations.push(`${i.businessKey}: invoiced by another instance (${invoice.processInstanceId.slice(0, 12)})`);
   }
   return { name: 'no completed work order without its invoice', violations };
 }
@@ -216,7 +306,10 @@ function noSilentWait(plan: readonly PlannedOrder[], snapshot: Snapshot): Invari
     if (instances.some((i) => i.status === 'INCIDENT')) continue;
     const escalated = snapshot.escalations.some((e) => e.workOrderId === workOrderId);
     const waiting = instances.some((i) => snapshot.waitingTokens.some((t) => t.processInstanceId === i.id));
-    if (!(escalated && waiting)) violations.push(`${workOrderId}: not invoiced, no incident, ${escalated ? 'escalated but no token waits' : 'not escalated'} (${instances.map((i) => i.status).join(' + ') || 'no process'})`);
+    if (!(escalated && waiting))
+      violations.push(
+        `${workOrderId}: not invoiced, no incident, ${escalated ? 'escalated but no token waits' : 'not escalated'} (${instances.map((i) => i.status).join(' + ') || 'no process'})`,
+      );
   }
   return { name: 'no work order waits silently (invoiced, incident, or escalated and waiting)', violations };
 }
@@ -237,8 +330,13 @@ function escalatedOnlyWhenDue(plan: readonly PlannedOrder[], snapshot: Snapshot)
 function noTimerLeft(snapshot: Snapshot): Invariant {
   const violations: string[] = [];
   for (const invoice of snapshot.invoices) {
-    const left = snapshot.timers.filter((t) => t.processInstanceId === invoice.processInstanceId && t.status === 'PENDING');
-    if (left.length > 0) violations.push(`${invoice.workOrderId}: ${left.length} PENDING timer(s) (${left.map((t) => t.activityId).join(', ')})`);
+    const left = snapshot.timers.filter(
+      (t) => t.processInstanceId === invoice.processInstanceId && t.status === 'PENDING',
+    );
+    if (left.length > 0)
+      violations.push(
+        `${invoice.workOrderId}: ${left.length} PENDING timer(s) (${left.map((t) => t.activityId).join(', ')})`,
+      );
   }
   return { name: 'no PENDING timer left for an invoiced work order', violations };
 }

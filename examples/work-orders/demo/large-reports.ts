@@ -66,7 +66,8 @@ export function describeClaim(state: ReportState, workOrderId: string, route: La
   if (route === 'reference') {
     if (doc.reference === null) return doc.offloaded === null ? 'no reference' : 'offloaded, not by reference';
     const sent = state.reportsSent[workOrderId]?.uri ?? null;
-    if (sent !== null && sent !== doc.reference.uri) return `reference ${doc.reference.uri}, not the one sent (${sent})`;
+    if (sent !== null && sent !== doc.reference.uri)
+      return `reference ${doc.reference.uri}, not the one sent (${sent})`;
     const object = state.objects[doc.reference.uri];
     return object === undefined ? 'reference NOT CHECKED' : object.exists ? 'reference FOUND' : 'reference MISSING';
   }
@@ -75,7 +76,8 @@ export function describeClaim(state: ReportState, workOrderId: string, route: La
   if (object === undefined) return 'offloaded, object NOT CHECKED';
   if (!object.exists) return 'offloaded, object MISSING';
   if (object.sha256 !== doc.payloadHash) return 'offloaded, object sha256 ≠ payloadHash';
-  if (object.bytes !== doc.offloaded.bytes) return `offloaded ${doc.offloaded.bytes ?? '?'} bytes, object ${object.bytes ?? '?'} bytes`;
+  if (object.bytes !== doc.offloaded.bytes)
+    return `offloaded ${doc.offloaded.bytes ?? '?'} bytes, object ${object.bytes ?? '?'} bytes`;
   return `offloaded ${mib(doc.offloaded.bytes ?? 0)}`;
 }
 
@@ -86,7 +88,8 @@ export function describeBilled(state: ReportState, workOrderId: string): string 
   if (invoice === undefined) return 'not invoiced';
   const more = invoices.length > 1 ? ` (+${invoices.length - 1} more invoices)` : '';
   if (invoice.lineItemCount === null) return `invoiced ${invoice.billedItems ?? '?'} completed items, no report${more}`;
-  if (invoice.billedItems !== invoice.lineItemCount) return `invoiced ${invoice.billedItems ?? '?'} of ${invoice.lineItemCount} line items${more}`;
+  if (invoice.billedItems !== invoice.lineItemCount)
+    return `invoiced ${invoice.billedItems ?? '?'} of ${invoice.lineItemCount} line items${more}`;
   return `invoiced ${invoice.lineItemCount} line items${more}`;
 }
 
@@ -96,27 +99,43 @@ export function describeBilled(state: ReportState, workOrderId: string): string 
  * with the document's size and hash, and every report the provider sent
  * whose completion is DONE was billed exactly once by its item count.
  */
-export function reportsAccounted(plan: readonly PlannedOrder[], state: ReportState): { readonly name: string; readonly violations: readonly string[] } {
+export function reportsAccounted(
+  plan: readonly PlannedOrder[],
+  state: ReportState,
+): { readonly name: string; readonly violations: readonly string[] } {
   const violations: string[] = [];
   const byId = new Map(state.inbox.map((d) => [d.id, d]));
   for (const o of state.payloadObjects) {
     const doc = byId.get(o.inboxId);
     if (doc === undefined) violations.push(`${o.name}: no document ${o.inboxId.slice(0, 12)}`);
-    else if (doc.offloaded?.object !== o.name) violations.push(`${o.name}: its document names ${doc.offloaded?.object ?? 'no offloaded object'}`);
+    else if (doc.offloaded?.object !== o.name)
+      violations.push(`${o.name}: its document names ${doc.offloaded?.object ?? 'no offloaded object'}`);
   }
   for (const d of state.inbox) {
     if (d.offloaded === null) continue;
     const object = state.objects[d.offloaded.uri];
-    if (object?.exists !== true) violations.push(`${d.id.slice(0, 12)} (${d.correlationKey ?? 'no key'}): offloaded object ${object === undefined ? 'not checked' : 'missing'}`);
-    else if (object.sha256 !== d.payloadHash || object.bytes !== d.offloaded.bytes) violations.push(`${d.id.slice(0, 12)} (${d.correlationKey ?? 'no key'}): offloaded object differs from its document (bytes or sha256)`);
+    if (object?.exists !== true)
+      violations.push(
+        `${d.id.slice(0, 12)} (${d.correlationKey ?? 'no key'}): offloaded object ${object === undefined ? 'not checked' : 'missing'}`,
+      );
+    else if (object.sha256 !== d.payloadHash || object.bytes !== d.offloaded.bytes)
+      violations.push(
+        `${d.id.slice(0, 12)} (${d.correlationKey ?? 'no key'}): offloaded object differs from its document (bytes or sha256)`,
+      );
   }
-  for (const o of plan) if (scenarioOf(o.scenario).report !== undefined && state.reportsSent[o.workOrderId] === undefined) violations.push(`${o.workOrderId}: the provider sent no report`);
+  for (const o of plan)
+    if (scenarioOf(o.scenario).report !== undefined && state.reportsSent[o.workOrderId] === undefined)
+      violations.push(`${o.workOrderId}: the provider sent no report`);
   for (const [workOrderId, sent] of Object.entries(state.reportsSent)) {
     if (!state.inbox.some((d) => d.correlationKey === workOrderId && d.status === 'DONE')) continue;
     const invoices = state.invoices.filter((i) => i.workOrderId === workOrderId);
     const invoice = invoices[0];
-    if (invoices.length !== 1 || invoice === undefined) violations.push(`${workOrderId}: ${invoices.length} invoices for a DONE report`);
-    else if (invoice.lineItemCount !== sent.lineItems || invoice.billedItems !== sent.lineItems) violations.push(`${workOrderId}: sent ${sent.lineItems} line items, billed ${invoice.billedItems ?? 'none'} (line items ${invoice.lineItemCount ?? 'none'})`);
+    if (invoices.length !== 1 || invoice === undefined)
+      violations.push(`${workOrderId}: ${invoices.length} invoices for a DONE report`);
+    else if (invoice.lineItemCount !== sent.lineItems || invoice.billedItems !== sent.lineItems)
+      violations.push(
+        `${workOrderId}: sent ${sent.lineItems} line items, billed ${invoice.billedItems ?? 'none'} (line items ${invoice.lineItemCount ?? 'none'})`,
+      );
   }
   return { name: 'every offloaded payload has its document, every DONE report billed by its item count', violations };
 }
@@ -138,15 +157,32 @@ export interface LargeReportSummary {
 }
 
 /** The large reports of a run; `lineOk` says whether an order's line is what its scenario expects. */
-export function largeReports(plan: readonly PlannedOrder[], state: ReportState, lineOk: (o: PlannedOrder) => boolean): LargeReportSummary[] {
+export function largeReports(
+  plan: readonly PlannedOrder[],
+  state: ReportState,
+  lineOk: (o: PlannedOrder) => boolean,
+): LargeReportSummary[] {
   return plan.flatMap((o) => {
     const report = scenarioOf(o.scenario).report;
     if (report === undefined) return [];
-    const doc = state.inbox.find((d) => d.correlationKey === o.workOrderId && d.status === 'DONE') ?? state.inbox.find((d) => d.correlationKey === o.workOrderId);
+    const doc =
+      state.inbox.find((d) => d.correlationKey === o.workOrderId && d.status === 'DONE') ??
+      state.inbox.find((d) => d.correlationKey === o.workOrderId);
     const claim = report.route === 'reference' ? doc?.reference : doc?.offloaded;
     const object = claim === null || claim === undefined ? undefined : state.objects[claim.uri];
     const sent = state.reportsSent[o.workOrderId];
-    return [{ workOrderId: o.workOrderId, route: report.route, lineItems: sent?.lineItems ?? null, bytes: object?.bytes ?? null, uri: claim?.uri ?? sent?.uri ?? null, inboxId: doc?.id ?? null, status: doc?.status ?? null, ok: lineOk(o) }];
+    return [
+      {
+        workOrderId: o.workOrderId,
+        route: report.route,
+        lineItems: sent?.lineItems ?? null,
+        bytes: object?.bytes ?? null,
+        uri: claim?.uri ?? sent?.uri ?? null,
+        inboxId: doc?.id ?? null,
+        status: doc?.status ?? null,
+        ok: lineOk(o),
+      },
+    ];
   });
 }
 
@@ -157,10 +193,14 @@ export function formatLargeReports(reports: readonly LargeReportSummary[]): stri
     const size = `${r.lineItems ?? 'no'} items${r.bytes === null ? '' : `, ${mib(r.bytes)}`}`;
     return `${r.workOrderId} ${r.route === 'reference' ? 'by reference' : 'offloaded'} (${size}${r.uri === null ? '' : `, ${r.uri}`})`;
   };
-  const verdict = reports.every((r) => r.ok) ? `${reports.length === 2 ? 'both' : 'all'} DONE and invoiced with the right count` : 'NOT all DONE and invoiced with the right count';
+  const verdict = reports.every((r) => r.ok)
+    ? `${reports.length === 2 ? 'both' : 'all'} DONE and invoiced with the right count`
+    : 'NOT all DONE and invoiced with the right count';
   const ids = reports.flatMap((r) => (r.inboxId === null ? [] : [r.inboxId]));
   return [
     `Large reports: ${reports.map(one).join(', ')} — ${verdict}.`,
-    ...(ids.length === 0 ? [] : [`  An operator sees one, its claim and its object with: npm run inbox -- show ${ids[0] ?? ''}`]),
+    ...(ids.length === 0
+      ? []
+      : [`  An operator sees one, its claim and its object with: npm run inbox -- show ${ids[0] ?? ''}`]),
   ];
 }

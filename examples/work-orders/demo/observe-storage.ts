@@ -9,7 +9,8 @@ import { sha256Hex } from '../../../functions/src/core/hash';
 import { OFFLOAD_PREFIX } from '../../../functions/src/inbox/claim-check';
 import type { ClaimDoc, ClaimView, ObjectView } from './large-reports';
 
-const notFound = (err: unknown): boolean => typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 404;
+const notFound = (err: unknown): boolean =>
+  typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 404;
 
 /**
  * The object of every claim of `docs`, by uri: a reference is stat'ed
@@ -18,7 +19,11 @@ const notFound = (err: unknown): boolean => typeof err === 'object' && err !== n
  * changes, so polling need not download megabytes twice a second. (It can
  * be deleted, by the sweep or by hand: the final snapshot reads without it.)
  */
-export async function readClaimObjects(storage: Storage, docs: readonly ClaimDoc[], cache: Map<string, ObjectView> | null): Promise<Record<string, ObjectView>> {
+export async function readClaimObjects(
+  storage: Storage,
+  docs: readonly ClaimDoc[],
+  cache: Map<string, ObjectView> | null,
+): Promise<Record<string, ObjectView>> {
   const claims: Array<{ claim: ClaimView; download: boolean }> = docs.flatMap((d) => [
     ...(d.reference === null ? [] : [{ claim: d.reference, download: false }]),
     ...(d.offloaded === null ? [] : [{ claim: d.offloaded, download: true }]),
@@ -51,7 +56,11 @@ export async function readClaimObjects(storage: Storage, docs: readonly ClaimDoc
  * is one of `ids`: this run's. An object of an id the run does not know
  * (an earlier run's) is not this run's to account for.
  */
-export async function readPayloadObjects(storage: Storage, bucket: string, ids: ReadonlySet<string>): Promise<Array<{ inboxId: string; name: string }>> {
+export async function readPayloadObjects(
+  storage: Storage,
+  bucket: string,
+  ids: ReadonlySet<string>,
+): Promise<Array<{ inboxId: string; name: string }>> {
   const [files] = await storage.bucket(bucket).getFiles({ prefix: OFFLOAD_PREFIX });
   return files.flatMap((f) => {
     const inboxId = f.name.slice(OFFLOAD_PREFIX.length).split('/')[0] ?? '';

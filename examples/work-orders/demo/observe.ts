@@ -13,8 +13,20 @@ export type StoredState = Omit<Snapshot, 'reminders' | 'waitingListed' | 'object
 function claimOf(value: unknown): ClaimView | null {
   if (typeof value !== 'object' || value === null) return null;
   const c = value as Record<string, unknown>;
-  if (typeof c.uri !== 'string' || typeof c.bucket !== 'string' || typeof c.object !== 'string' || typeof c.generation !== 'string') return null;
-  return { uri: c.uri, bucket: c.bucket, object: c.object, generation: c.generation, bytes: typeof c.bytes === 'number' ? c.bytes : null };
+  if (
+    typeof c.uri !== 'string' ||
+    typeof c.bucket !== 'string' ||
+    typeof c.object !== 'string' ||
+    typeof c.generation !== 'string'
+  )
+    return null;
+  return {
+    uri: c.uri,
+    bucket: c.bucket,
+    object: c.object,
+    generation: c.generation,
+    bytes: typeof c.bytes === 'number' ? c.bytes : null,
+  };
 }
 
 const countOf = (value: unknown): number | null => (typeof value === 'number' ? value : null);
@@ -22,13 +34,23 @@ const countOf = (value: unknown): number | null => (typeof value === 'number' ? 
 /** Firestore's `in` takes at most 30 values. */
 const IN_LIMIT = 30;
 
-async function byInstance(db: Firestore, collection: string, ids: readonly string[], narrow: (q: Query) => Query = (q) => q): Promise<FirebaseFirestore.QueryDocumentSnapshot[]> {
-  const chunks = Array.from({ length: Math.ceil(ids.length / IN_LIMIT) }, (_, i) => ids.slice(i * IN_LIMIT, (i + 1) * IN_LIMIT));
-  const pages = await Promise.all(chunks.map((chunk) => narrow(db.collection(collection).where('processInstanceId', 'in', chunk)).get()));
+async function byInstance(
+  db: Firestore,
+  collection: string,
+  ids: readonly string[],
+  narrow: (q: Query) => Query = (q) => q,
+): Promise<FirebaseFirestore.QueryDocumentSnapshot[]> {
+  const chunks = Array.from({ length: Math.ceil(ids.length / IN_LIMIT) }, (_, i) =>
+    ids.slice(i * IN_LIMIT, (i + 1) * IN_LIMIT),
+  );
+  const pages = await Promise.all(
+    chunks.map((chunk) => narrow(db.collection(collection).where('processInstanceId', 'in', chunk)).get()),
+  );
   return pages.flatMap((p) => p.docs);
 }
 
-const withPrefix = (query: Query, field: string, prefix: string): Query => query.where(field, '>=', prefix).where(field, '<', `${prefix}\uf8ff`);
+const withPrefix = (query: Query, field: string, prefix: string): Query =>
+  query.where(field, '>=', prefix).where(field, '<', `${prefix}\uf8ff`);
 
 /**
  * Reads this run's state: inbox documents of its work orders (by key) and
@@ -48,7 +70,11 @@ export async function readSnapshot(db: Firestore, prefix: string, poisonIds: rea
   // Tokens and jobs live in their instance's document (engine/store/instance-doc.ts).
   const timers = await byInstance(db, COLLECTIONS.timers, instanceIds);
   const tokens = instances.docs.flatMap((d) => instanceTokens(d.data()).filter((t) => t.status === 'WAITING_MESSAGE'));
-  const invoiceJobs = instances.docs.flatMap((d) => instanceJobs(d.data()).filter((j) => j.activityId === 'createInvoice').map(() => ({ processInstanceId: d.id })));
+  const invoiceJobs = instances.docs.flatMap((d) =>
+    instanceJobs(d.data())
+      .filter((j) => j.activityId === 'createInvoice')
+      .map(() => ({ processInstanceId: d.id })),
+  );
   const view = (id: string, d: Record<string, unknown>): InboxView => ({
     id,
     status: String(d.status),
@@ -60,10 +86,17 @@ export async function readSnapshot(db: Firestore, prefix: string, poisonIds: rea
     reference: claimOf(d.reference),
     offloaded: claimOf(d.offloaded),
   });
-  const instanceList = instances.docs.map((d) => ({ id: d.id, businessKey: String(d.get('businessKey')), status: String(d.get('status')) }));
+  const instanceList = instances.docs.map((d) => ({
+    id: d.id,
+    businessKey: String(d.get('businessKey')),
+    status: String(d.get('status')),
+  }));
   const ours = new Set(instanceList.map((i) => i.id));
   return {
-    inbox: [...inbox.docs.map((d) => view(d.id, d.data())), ...poison.flatMap((d) => (d.exists ? [view(d.id, d.data() ?? {})] : []))],
+    inbox: [
+      ...inbox.docs.map((d) => view(d.id, d.data())),
+      ...poison.flatMap((d) => (d.exists ? [view(d.id, d.data() ?? {})] : [])),
+    ],
     instances: instanceList,
     invoices: invoices.docs.map((d) => ({
       workOrderId: String(d.get('workOrderId')),
@@ -74,7 +107,14 @@ export async function readSnapshot(db: Firestore, prefix: string, poisonIds: rea
     })),
     invoiceJobs: invoiceJobs.filter((j) => ours.has(j.processInstanceId)),
     waitingTokens: tokens.map((t) => ({ processInstanceId: t.processInstanceId, activityId: t.activityId })),
-    timers: timers.map((d) => ({ processInstanceId: String(d.get('processInstanceId')), activityId: String(d.get('activityId')), status: String(d.get('status')) })),
-    escalations: escalations.docs.map((d) => ({ workOrderId: String(d.get('workOrderId')), processInstanceId: String(d.get('processInstanceId')) })),
+    timers: timers.map((d) => ({
+      processInstanceId: String(d.get('processInstanceId')),
+      activityId: String(d.get('activityId')),
+      status: String(d.get('status')),
+    })),
+    escalations: escalations.docs.map((d) => ({
+      workOrderId: String(d.get('workOrderId')),
+      processInstanceId: String(d.get('processInstanceId')),
+    })),
   };
 }

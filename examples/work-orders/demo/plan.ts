@@ -4,7 +4,18 @@
  */
 import type { ProviderScript } from '../local/provider';
 
-export type ScenarioId = 'normal' | 'duplicate' | 'overtake' | 'conflict' | 'ambiguous' | 'outage' | 'deadLetter' | 'neverAnswered' | 'reportByReference' | 'reportOffloaded' | 'poison';
+export type ScenarioId =
+  | 'normal'
+  | 'duplicate'
+  | 'overtake'
+  | 'conflict'
+  | 'ambiguous'
+  | 'outage'
+  | 'deadLetter'
+  | 'neverAnswered'
+  | 'reportByReference'
+  | 'reportOffloaded'
+  | 'poison';
 
 /** A scenario whose completion carries a large report: how it travels and how many line items it has. */
 export interface LargeReport {
@@ -54,17 +65,67 @@ export const OFFLOADED_ITEMS = 9_000;
 export const OFFLOADED_MIB = '5.1 MiB';
 
 export const SCENARIOS: readonly Scenario[] = [
-  { id: 'normal', showsPath: false, title: 'normal completion', expected: ORDER_DONE, providerScript: 'answer', share: 0 },
-  { id: 'duplicate', showsPath: false, title: 'duplicate delivery (published twice)', expected: ORDER_DONE, providerScript: 'duplicate', share: 0.05 },
-  { id: 'overtake', showsPath: true, title: 'completion overtakes its process', expected: 'DONE via buffer · COMPLETED · invoiced', providerScript: 'silent', share: 0.05 },
-  { id: 'conflict', showsPath: false, title: 'two different completions, one key', expected: 'DONE + PARKED KEY_COLLISION · COMPLETED · invoiced', providerScript: 'conflict', share: 0.03 },
-  { id: 'ambiguous', showsPath: false, title: 'manual repair left a double token', expected: 'PARKED AMBIGUOUS_CORRELATION · INCIDENT · not invoiced', providerScript: 'silent', share: 0.02 },
-  { id: 'outage', showsPath: false, title: 'Firestore outage during delivery', expected: ORDER_DONE, providerScript: 'answer', share: 0.2 },
+  {
+    id: 'normal',
+    showsPath: false,
+    title: 'normal completion',
+    expected: ORDER_DONE,
+    providerScript: 'answer',
+    share: 0,
+  },
+  {
+    id: 'duplicate',
+    showsPath: false,
+    title: 'duplicate delivery (published twice)',
+    expected: ORDER_DONE,
+    providerScript: 'duplicate',
+    share: 0.05,
+  },
+  {
+    id: 'overtake',
+    showsPath: true,
+    title: 'completion overtakes its process',
+    expected: 'DONE via buffer · COMPLETED · invoiced',
+    providerScript: 'silent',
+    share: 0.05,
+  },
+  {
+    id: 'conflict',
+    showsPath: false,
+    title: 'two different completions, one key',
+    expected: 'DONE + PARKED KEY_COLLISION · COMPLETED · invoiced',
+    providerScript: 'conflict',
+    share: 0.03,
+  },
+  {
+    id: 'ambiguous',
+    showsPath: false,
+    title: 'manual repair left a double token',
+    expected: 'PARKED AMBIGUOUS_CORRELATION · INCIDENT · not invoiced',
+    providerScript: 'silent',
+    share: 0.02,
+  },
+  {
+    id: 'outage',
+    showsPath: false,
+    title: 'Firestore outage during delivery',
+    expected: ORDER_DONE,
+    providerScript: 'answer',
+    share: 0.2,
+  },
   // Two at most: the Pub/Sub emulator (gcloud 528) stops redelivering when three or more messages of one
   // push subscription fail at once. Measured with a bare endpoint answering 503 after 1 s (5 attempts,
   // retry 0-1 s): 1 or 2 messages were dead-lettered in 19 of 19 runs, 3 or 4 in 5 of 8, 6 in 3 of 18;
   // the stalled ones got no push for the next 80 s. The real service has no such limit.
-  { id: 'deadLetter', showsPath: true, title: 'dead-lettered, then requeued', expected: 'DONE after dead letter · COMPLETED · invoiced', providerScript: 'silent', share: 0.03, maxCount: 2 },
+  {
+    id: 'deadLetter',
+    showsPath: true,
+    title: 'dead-lettered, then requeued',
+    expected: 'DONE after dead letter · COMPLETED · invoiced',
+    providerScript: 'silent',
+    share: 0.03,
+    maxCount: 2,
+  },
   // Seconds instead of the model's 14 days: the timer fires within the run. Nobody publishes their completion;
   // each must be escalated once, keep waiting, and show in `inbox waiting` (a fixed few: the point is visibility, not volume).
   {
@@ -72,7 +133,8 @@ export const SCENARIOS: readonly Scenario[] = [
     showsPath: false,
     showsWaiting: true,
     title: 'the provider never answers',
-    expected: 'no inbox document · RUNNING at waitForCompletion · escalated once, 1 reminder · in inbox waiting past its deadline · not invoiced',
+    expected:
+      'no inbox document · RUNNING at waitForCompletion · escalated once, 1 reminder · in inbox waiting past its deadline · not invoiced',
     providerScript: 'silent',
     share: 0,
     count: 3,
@@ -108,13 +170,32 @@ export const SCENARIOS: readonly Scenario[] = [
 /** The deadline of the never-answered orders, in seconds (their `completionDeadline`). */
 export const NEVER_ANSWERED_DEADLINE_S = 5;
 
-export const POISON: Scenario = { id: 'poison', showsPath: false, title: 'poison payload', expected: 'PARKED INVALID_PAYLOAD', providerScript: 'silent', share: 0 };
+export const POISON: Scenario = {
+  id: 'poison',
+  showsPath: false,
+  title: 'poison payload',
+  expected: 'PARKED INVALID_PAYLOAD',
+  providerScript: 'silent',
+  share: 0,
+};
 
 /** Poison messages the demo publishes: each must be stored and parked with its reason, never retried. */
-export const POISON_MESSAGES: ReadonlyArray<{ readonly what: string; readonly data: Buffer; readonly attributes: Readonly<Record<string, string>> }> = [
+export const POISON_MESSAGES: ReadonlyArray<{
+  readonly what: string;
+  readonly data: Buffer;
+  readonly attributes: Readonly<Record<string, string>>;
+}> = [
   { what: 'not JSON', data: Buffer.from('<xml>not json</xml>'), attributes: { eventType: 'WorkOrderCompleted' } },
-  { what: 'unknown message type', data: Buffer.from(JSON.stringify({ workOrderId: 'WO-x' })), attributes: { eventType: 'WorkOrderCancelled' } },
-  { what: 'schema violation', data: Buffer.from(JSON.stringify({ workOrderId: 'WO-y', completedItems: -1, completionTimestamp: 'soon' })), attributes: { eventType: 'WorkOrderCompleted' } },
+  {
+    what: 'unknown message type',
+    data: Buffer.from(JSON.stringify({ workOrderId: 'WO-x' })),
+    attributes: { eventType: 'WorkOrderCancelled' },
+  },
+  {
+    what: 'schema violation',
+    data: Buffer.from(JSON.stringify({ workOrderId: 'WO-y', completedItems: -1, completionTimestamp: 'soon' })),
+    attributes: { eventType: 'WorkOrderCompleted' },
+  },
   { what: 'no message type', data: Buffer.from(JSON.stringify({ hello: 'world' })), attributes: {} },
 ];
 
@@ -128,10 +209,14 @@ export const MIN_ORDERS = 15;
 
 /** Splits `orders` work orders of run `run` over the scenarios: each gets its share (at least one), the rest are normal. */
 export function planOrders(run: string, orders: number): PlannedOrder[] {
-  if (!Number.isInteger(orders) || orders < MIN_ORDERS) throw new RangeError(`orders: an integer of at least ${MIN_ORDERS}`);
+  if (!Number.isInteger(orders) || orders < MIN_ORDERS)
+    throw new RangeError(`orders: an integer of at least ${MIN_ORDERS}`);
   const plan: PlannedOrder[] = [];
   let n = 0;
-  const next = (scenario: ScenarioId): PlannedOrder => ({ workOrderId: `WO-${run}-${String(++n).padStart(4, '0')}`, scenario });
+  const next = (scenario: ScenarioId): PlannedOrder => ({
+    workOrderId: `WO-${run}-${String(++n).padStart(4, '0')}`,
+    scenario,
+  });
   for (const s of SCENARIOS) {
     if (s.id === 'normal') continue;
     const count = s.count ?? Math.min(s.maxCount ?? Infinity, Math.max(1, Math.round(orders * s.share)));

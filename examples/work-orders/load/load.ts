@@ -10,7 +10,9 @@ import { runLoad } from './run-load';
 
 async function main(): Promise<number> {
   const o = new Command('npm run test:load')
-    .description('The receiver under sustained load with injected Firestore outages: errors, missing and doubled documents, RSS.')
+    .description(
+      'The receiver under sustained load with injected Firestore outages: errors, missing and doubled documents, RSS.',
+    )
     .option('--concurrency <n>', 'clients pushing at once', numberIn(1, 1_024, true), 64)
     .option('--duration-s <s>', 'how long the load lasts', numberIn(5, 3_600, true), 60)
     // The receiver's heap settles about 25 s into the load (RSS samples: 141, 185, 207, 227, then 227 to 250 MB for 100 s).
@@ -21,7 +23,14 @@ async function main(): Promise<number> {
     .option('--json', 'print the result as JSON')
     .exitOverride()
     .parse(process.argv)
-    .opts<{ concurrency: number; durationS: number; warmupS: number; faultEveryS: number; faultMs: number; json?: boolean }>();
+    .opts<{
+      concurrency: number;
+      durationS: number;
+      warmupS: number;
+      faultEveryS: number;
+      faultMs: number;
+      json?: boolean;
+    }>();
   process.env.METADATA_SERVER_DETECTION ??= 'none';
   const result = await runLoad({
     concurrency: o.concurrency,
@@ -36,7 +45,9 @@ async function main(): Promise<number> {
   });
   if (o.json === true) console.log(JSON.stringify(result, null, 2));
   else {
-    const errors = Object.entries(result.unexpected).map(([s, n]) => `${s}: ${n}`).join(', ');
+    const errors = Object.entries(result.unexpected)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ');
     console.log(
       `load: concurrency ${result.concurrency} for ${result.seconds} s, ${result.requests} requests (${result.requestsPerSecond}/s), ${result.messages} messages + ${result.redeliveries} redeliveries; ` +
         `injected errors ${result.injectedErrors} in ${result.faultWindows} outages, other errors ${errors === '' ? 0 : errors}; missing ${result.missing}, doubled ${result.doubled}; ` +

@@ -60,8 +60,20 @@ const RECOVERY_GRACE_MS = 5_000;
 const SUBSCRIPTION = 'projects/load/subscriptions/work-order-completed-push';
 
 function envelopeFor(run: string, i: number): Record<string, unknown> {
-  const payload = { workOrderId: `WO-load-${run}-${i}`, completedItems: i % 89, completionTimestamp: '2026-11-30T10:00:00Z', eventId: `load-${run}-${i}` };
-  return { message: { data: Buffer.from(JSON.stringify(payload)).toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, messageId: `${run}-${i}` }, subscription: SUBSCRIPTION };
+  const payload = {
+    workOrderId: `WO-load-${run}-${i}`,
+    completedItems: i % 89,
+    completionTimestamp: '2026-11-30T10:00:00Z',
+    eventId: `load-${run}-${i}`,
+  };
+  return {
+    message: {
+      data: Buffer.from(JSON.stringify(payload)).toString('base64'),
+      attributes: { eventType: 'WorkOrderCompleted' },
+      messageId: `${run}-${i}`,
+    },
+    subscription: SUBSCRIPTION,
+  };
 }
 
 function idFor(run: string, i: number): string {
@@ -82,19 +94,33 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     env: { GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: line.host, INBOX_PUSH_AUTH: 'disabled' },
     logs: 'discard',
   });
-  const db = new Firestore({ projectId, host: emulators.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
+  const db = new Firestore({
+    projectId,
+    host: emulators.firestoreHost,
+    ssl: false,
+    customHeaders: { Authorization: 'Bearer owner' },
+  });
   const agent = new Agent({ keepAlive: true, maxSockets: options.concurrency });
   try {
     const windows: Array<{ from: number; to: number }> = [];
     /** A request that was under way at any moment of a cut (or its recovery grace) met the injected fault. */
-    const injected = (sent: number, answered: number): boolean => windows.some((w) => sent <= w.to + RECOVERY_GRACE_MS && answered >= w.from);
+    const injected = (sent: number, answered: number): boolean =>
+      windows.some((w) => sent <= w.to + RECOVERY_GRACE_MS && answered >= w.from);
     const post = (i: number): Promise<number> =>
       new Promise((resolve) => {
         const body = JSON.stringify(envelopeFor(run, i));
-        const req = request(receiver.url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        });
+        const req = request(
+          receiver.url,
+          {
+            method: 'POST',
+            agent,
+            headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
+          (res) => {
+            res.resume();
+            res.on('end', () => resolve(res.statusCode ?? 0));
+          },
+        );
         req.on('error', () => resolve(0));
         req.end(body);
       });
@@ -121,7 +147,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     };
     const client = async (): Promise<void> => {
       while (Date.now() < stopAt) {
-        const old = acked.length > 0 && Math.random() < options.redeliveryRatio ? acked[Math.floor(Math.random() * acked.length)] : undefined;
+        const old =
+          acked.length > 0 && Math.random() < options.redeliveryRatio
+            ? acked[Math.floor(Math.random() * acked.length)]
+            : undefined;
         if (old !== undefined) {
           redeliveries += 1;
           await deliver(old);
@@ -134,7 +163,10 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     };
     const rssSamplesMb: number[] = [];
     const sampler = setInterval(() => {
-      void currentRss(receiver.pid).then((rss) => rssSamplesMb.push(mb(rss)), () => undefined);
+      void currentRss(receiver.pid).then(
+        (rss) => rssSamplesMb.push(mb(rss)),
+        () => undefined,
+      );
     }, 5_000);
     let rssAfterWarmup = 0;
     const warm = setTimeout(() => {
@@ -143,20 +175,23 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         options.progress(`after warm-up: RSS ${mb(rss)} MB, ${requests} requests`);
       });
     }, options.warmupMs);
-    const faults = options.faultEveryMs <= 0 ? null : setInterval(() => {
-      const from = Date.now();
-      // No cut that outlasts the run or overlaps the one under way.
-      if (from + options.faultMs > stopAt || line.mode() !== 'forward') return;
-      // Recorded at once, so 503s during the cut are recognised; its end is set when the line is back.
-      const window = { from, to: from + options.faultMs };
-      windows.push(window);
-      line.setMode('refuse');
-      setTimeout(() => {
-        line.setMode('forward');
-        window.to = Date.now();
-        options.progress(`line to Firestore cut for ${options.faultMs} ms; ${requests} requests so far`);
-      }, options.faultMs);
-    }, options.faultEveryMs);
+    const faults =
+      options.faultEveryMs <= 0
+        ? null
+        : setInterval(() => {
+            const from = Date.now();
+            // No cut that outlasts the run or overlaps the one under way.
+            if (from + options.faultMs > stopAt || line.mode() !== 'forward') return;
+            // Recorded at once, so 503s during the cut are recognised; its end is set when the line is back.
+            const window = { from, to: from + options.faultMs };
+            windows.push(window);
+            line.setMode('refuse');
+            setTimeout(() => {
+              line.setMode('forward');
+              window.to = Date.now();
+              options.progress(`line to Firestore cut for ${options.faultMs} ms; ${requests} requests so far`);
+            }, options.faultMs);
+          }, options.faultEveryMs);
     await Promise.all(Array.from({ length: options.concurrency }, client));
     clearTimeout(warm);
     clearInterval(sampler);
@@ -167,7 +202,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
     const messages = acked.length;
     let missing = 0;
     for (let start = 0; start < messages; start += 500) {
-      const snaps = await db.getAll(...acked.slice(start, start + 500).map((i) => db.collection(INBOX).doc(idFor(run, i))));
+      const snaps = await db.getAll(
+        ...acked.slice(start, start + 500).map((i) => db.collection(INBOX).doc(idFor(run, i))),
+      );
       missing += snaps.filter((s) => !s.exists).length;
     }
     const stored = (await db.collection(INBOX).count().get()).data().count;

@@ -22,7 +22,11 @@ export function lineItemsOf(count: number): Array<{ itemId: string; quantity: nu
   return Array.from({ length: count }, (_, i) => {
     const n = String(i + 1).padStart(6, '0');
     const text = `Line ${n}: replaced fitting, tested, signed off by the site supervisor. `;
-    return { itemId: `item-${n}`, quantity: (i % 9) + 1, description: text.repeat(Math.ceil(DESCRIPTION_CHARS / text.length)).slice(0, DESCRIPTION_CHARS) };
+    return {
+      itemId: `item-${n}`,
+      quantity: (i % 9) + 1,
+      description: text.repeat(Math.ceil(DESCRIPTION_CHARS / text.length)).slice(0, DESCRIPTION_CHARS),
+    };
   });
 }
 
@@ -30,4 +34,3 @@ export function lineItemsOf(count: number): Array<{ itemId: string; quantity: nu
 export function inlineReportCompletionOf(workOrderId: string, count: number): Record<string, unknown> {
   return { ...completionOf(workOrderId, count), lineItems: lineItemsOf(count) };
 }
-

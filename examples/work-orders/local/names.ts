@@ -30,5 +30,5 @@ export const TOPICS = {
 } as const;
 
 /** The full name of the completions' push subscription on `projectId`: part of the inbox id of an unreadable completion. */
-export const completionSubscription = (projectId: string): string => subscriptionOf(TOPOLOGY, projectId, 'WorkOrderCompleted');
-
+export const completionSubscription = (projectId: string): string =>
+  subscriptionOf(TOPOLOGY, projectId, 'WorkOrderCompleted');

@@ -37,7 +37,9 @@ const HandOver = z.object({
   workOrderId: z.string().min(1),
   variables: z
     .object({
-      providerScript: z.enum(['answer', 'duplicate', 'conflict', 'silent', 'reportByReference', 'reportInline']).optional(),
+      providerScript: z
+        .enum(['answer', 'duplicate', 'conflict', 'silent', 'reportByReference', 'reportInline'])
+        .optional(),
       // A string: the demo's variables are text (a count in a process variable is a number elsewhere, so both are read).
       reportLineItems: z.coerce.number().int().min(0).max(100_000).optional(),
     })
@@ -105,7 +107,12 @@ export interface SimulatedProvider {
  * again (as a real provider deduplicates by work order), and acks a
  * hand-over only after its answer is published.
  */
-export function startProvider(pubsub: PubSub, subscription: string, completionTopic: string, options: ProviderOptions): SimulatedProvider {
+export function startProvider(
+  pubsub: PubSub,
+  subscription: string,
+  completionTopic: string,
+  options: ProviderOptions,
+): SimulatedProvider {
   const random = options.random ?? Math.random;
   const answered = new Set<string>();
   const timers = new Set<NodeJS.Timeout>();
@@ -142,7 +149,12 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
     if (script === 'reportInline') {
       const completion = inlineReportCompletionOf(workOrderId, reportLineItems);
       await publish(completion);
-      reports.set(workOrderId, { route: 'inline', lineItems: reportLineItems, bytes: Buffer.byteLength(JSON.stringify(completion), 'utf8'), uri: null });
+      reports.set(workOrderId, {
+        route: 'inline',
+        lineItems: reportLineItems,
+        bytes: Buffer.byteLength(JSON.stringify(completion), 'utf8'),
+        uri: null,
+      });
       return;
     }
     const completion = completionOf(workOrderId);
@@ -182,7 +194,11 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
     const delay = random() < options.earlyRatio ? 0 : options.delayMs;
     const timer = setTimeout(() => {
       timers.delete(timer);
-      answer(workOrderId, variables.providerScript ?? 'answer', variables.reportLineItems ?? DEFAULT_REPORT_LINE_ITEMS).then(
+      answer(
+        workOrderId,
+        variables.providerScript ?? 'answer',
+        variables.reportLineItems ?? DEFAULT_REPORT_LINE_ITEMS,
+      ).then(
         () => {
           answered.add(workOrderId);
           message.ack();
@@ -205,7 +221,16 @@ export function startProvider(pubsub: PubSub, subscription: string, completionTo
   return {
     stats: () => {
       const byWorkOrder = Object.fromEntries([...reminders].map(([workOrderId, jobs]) => [workOrderId, jobs.size]));
-      return { received, handedOver, completionsPublished, reminders: Object.values(byWorkOrder).reduce((n, c) => n + c, 0), remindersByWorkOrder: byWorkOrder, ignored, failures, reports: Object.fromEntries(reports) };
+      return {
+        received,
+        handedOver,
+        completionsPublished,
+        reminders: Object.values(byWorkOrder).reduce((n, c) => n + c, 0),
+        remindersByWorkOrder: byWorkOrder,
+        ignored,
+        failures,
+        reports: Object.fromEntries(reports),
+      };
     },
     async stop() {
       for (const timer of timers) clearTimeout(timer);

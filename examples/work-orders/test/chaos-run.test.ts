@@ -11,7 +11,10 @@ import { runChaos } from '../chaos/run';
 // The run starts emulators of its own and exports their hosts into process.env; the next test file must get the suite's back.
 const saved = { firestore: process.env.FIRESTORE_EMULATOR_HOST, pubsub: process.env.PUBSUB_EMULATOR_HOST };
 afterAll(() => {
-  for (const [name, value] of [['FIRESTORE_EMULATOR_HOST', saved.firestore], ['PUBSUB_EMULATOR_HOST', saved.pubsub]] as const) {
+  for (const [name, value] of [
+    ['FIRESTORE_EMULATOR_HOST', saved.firestore],
+    ['PUBSUB_EMULATOR_HOST', saved.pubsub],
+  ] as const) {
     if (value === undefined) delete process.env[name];
     else process.env[name] = value;
   }
@@ -33,7 +36,14 @@ test('a small chaos run: nothing lost, nothing correlated or invoiced twice, eve
     progress: (line) => lines.push(line),
   });
   expect(result.counts.violations).toEqual([]);
-  expect(result.counts).toMatchObject({ messages: 60, lost: 0, doubleCorrelations: 0, doubleInvoices: 0, races: 4, bothPaths: 0 });
+  expect(result.counts).toMatchObject({
+    messages: 60,
+    lost: 0,
+    doubleCorrelations: 0,
+    doubleInvoices: 0,
+    races: 4,
+    bothPaths: 0,
+  });
   // Each race went one way: the timer's (recorded overdue, not invoiced) or the completion's (invoiced).
   const { racesWonByTimer, racesWonByCompletion, ordersInvoiced, ordersOverdue, ordersCancelled } = result.counts;
   expect(racesWonByTimer + racesWonByCompletion).toBe(4);
@@ -42,18 +52,36 @@ test('a small chaos run: nothing lost, nothing correlated or invoiced twice, eve
   expect(ordersOverdue).toBe(racesWonByTimer);
   expect(ordersCancelled).toBe(result.operator.cancelled);
   // The operator did repair: eight repairs, each done, refused (by the dry run or at the confirmation) or failed.
-  const { cancelled, moved, requeued, refusedAtPreview, refusedAtConfirm, failed, nothingToDo, abandoned } = result.operator;
+  const { cancelled, moved, requeued, refusedAtPreview, refusedAtConfirm, failed, nothingToDo, abandoned } =
+    result.operator;
   expect(cancelled + moved + requeued + refusedAtPreview + refusedAtConfirm + failed + nothingToDo + abandoned).toBe(8);
   expect(cancelled + moved).toBeGreaterThan(0);
   expect(result.races.map((r) => r.publishedOffsetMs === null)).toEqual([false, false, false, false]);
   // Poison and collisions parked with their reason; completions DONE, but those that lost their race or came after their order's cancel.
   expect(result.counts.done).toBeLessThanOrEqual(12 * 4 - racesWonByTimer);
   if (ordersCancelled === 0) expect(result.counts.done).toBe(12 * 4 - racesWonByTimer);
-  expect((result.counts.parkedByReason.INVALID_PAYLOAD ?? 0) + (result.counts.parkedByReason.KEY_COLLISION ?? 0) + (result.counts.parkedByReason.DEAD_LETTERED ?? 0)).toBe(2);
-  expect(result.faults.map((f) => f.kind).sort()).toEqual(['dispatch-faults', 'firestore-restart', 'relay-kill', 'relay-kill']);
+  expect(
+    (result.counts.parkedByReason.INVALID_PAYLOAD ?? 0) +
+      (result.counts.parkedByReason.KEY_COLLISION ?? 0) +
+      (result.counts.parkedByReason.DEAD_LETTERED ?? 0),
+  ).toBe(2);
+  expect(result.faults.map((f) => f.kind).sort()).toEqual([
+    'dispatch-faults',
+    'firestore-restart',
+    'relay-kill',
+    'relay-kill',
+  ]);
   expect(result.faults.find((f) => f.kind === 'firestore-restart')?.note).toMatch(/^RESTARTED/);
   expect(result.line).toContain('lost 0, double correlations 0, double invoices 0');
   expect(result.line).toContain('operator repairs: cancelled');
   // The run's line and its races, for docs/reliability.md (the figure quoted there comes from here).
-  console.log([result.line, ...result.races.map((r) => `race ${r.workOrderId}: planned ${r.plannedOffsetMs} ms, published ${r.publishedOffsetMs ?? '?'} ms from the due time`)].join('\n'));
+  console.log(
+    [
+      result.line,
+      ...result.races.map(
+        (r) =>
+          `race ${r.workOrderId}: planned ${r.plannedOffsetMs} ms, published ${r.publishedOffsetMs ?? '?'} ms from the due time`,
+      ),
+    ].join('\n'),
+  );
 }, 420_000);

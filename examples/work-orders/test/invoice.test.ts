@@ -10,7 +10,14 @@ import { relayBatch } from '../../../functions/src/relay/relay-batch';
 import type { RelayDeps } from '../../../functions/src/relay/relay-one';
 import { createGcsPayloadStore } from '../../../functions/src/storage/gcs-payload-store';
 import type { PayloadStore } from '../../../functions/src/storage/payload-store';
-import { lineItems, reportReference, type StoredAs, storeOffloaded, storeReferenced, uploadReport } from '../../../test/support/claims';
+import {
+  lineItems,
+  reportReference,
+  type StoredAs,
+  storeOffloaded,
+  storeReferenced,
+  uploadReport,
+} from '../../../test/support/claims';
 import { freshFirestores } from '../../../test/support/firestore';
 import { storePushed } from '../../../test/support/inbox';
 import { jobsOf } from '../../../test/support/process-state';
@@ -44,7 +51,11 @@ let store: PayloadStore;
 
 beforeAll(async () => {
   store = createGcsPayloadStore(projectId);
-  stack = await startProcessStack(db, projectId, { app: { app: workOrders, folder: join(__dirname, '..') }, maxAttempts: 2, payloadStore: () => store });
+  stack = await startProcessStack(db, projectId, {
+    app: { app: workOrders, folder: join(__dirname, '..') },
+    maxAttempts: 2,
+    payloadStore: () => store,
+  });
   provider = await subscribeCounterpart(stack);
 });
 firestore.beforeTerminate(async () => {
@@ -52,61 +63,144 @@ firestore.beforeTerminate(async () => {
   await stack.stop();
 });
 
-const completion = (workOrderId: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({ workOrderId, completedItems: 5, completionTimestamp: '2026-11-29T10:00:00Z', ...extra });
-const relayDeps = (): RelayDeps => ({ db, engine: stack.engine, policy: { backoffBaseMs: 1_000, backoffCapMs: 5_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 }, retentionMs: 7 * 86_400_000, transactionTimeoutMs: 15_000, now: () => new Date(), random: () => 0.5, payloadStore: () => store });
-const relay = (): ReturnType<typeof relayBatch> => relayBatch(relayDeps(), stack.queues, log, { budgetMs: 30_000, parallelism: 2, batchSize: 50, shards: 16 });
+const completion = (workOrderId: string, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
+  workOrderId,
+  completedItems: 5,
+  completionTimestamp: '2026-11-29T10:00:00Z',
+  ...extra,
+});
+const relayDeps = (): RelayDeps => ({
+  db,
+  engine: stack.engine,
+  policy: { backoffBaseMs: 1_000, backoffCapMs: 5_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
+  retentionMs: 7 * 86_400_000,
+  transactionTimeoutMs: 15_000,
+  now: () => new Date(),
+  random: () => 0.5,
+  payloadStore: () => store,
+});
+const relay = (): ReturnType<typeof relayBatch> =>
+  relayBatch(relayDeps(), stack.queues, log, { budgetMs: 30_000, parallelism: 2, batchSize: 50, shards: 16 });
 
 /** Starts the work order through startProcess and waits until its token waits for the completion. */
 async function started(workOrderId: string): Promise<string> {
-  const res = await request(stack.startServer).post('/').send({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId } });
+  const res = await request(stack.startServer)
+    .post('/')
+    .send({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId } });
   expect(res.status).toBe(201);
-  await waitFor(`${workOrderId} waiting`, async () => ((((await refs.correlationKey(db, workOrderId).get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1 ? true : undefined));
+  await waitFor(`${workOrderId} waiting`, async () =>
+    (((await refs.correlationKey(db, workOrderId).get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1
+      ? true
+      : undefined,
+  );
   return res.body.processInstanceId as string;
 }
 
-const invoiceOf = (workOrderId: string): Promise<Record<string, unknown>> => waitFor(`the invoice of ${workOrderId}`, async () => (await invoiceRef(db, workOrderId).get()).data());
-const statusOf = async (instanceId: string): Promise<unknown> => (await refs.instance(db, instanceId).get()).get('status');
-const incidentsOf = async (instanceId: string): Promise<Array<Record<string, unknown>>> => (await refs.instance(db, instanceId).get()).get('incidents') as Array<Record<string, unknown>>;
+const invoiceOf = (workOrderId: string): Promise<Record<string, unknown>> =>
+  waitFor(`the invoice of ${workOrderId}`, async () => (await invoiceRef(db, workOrderId).get()).data());
+const statusOf = async (instanceId: string): Promise<unknown> =>
+  (await refs.instance(db, instanceId).get()).get('status');
+const incidentsOf = async (instanceId: string): Promise<Array<Record<string, unknown>>> =>
+  (await refs.instance(db, instanceId).get()).get('incidents') as Array<Record<string, unknown>>;
 
 describe('"Create invoice": a completion report billed, receipt to invoice', () => {
   test("by reference: 2,500 line items in the sender's object, billed 2,500", async () => {
     const instanceId = await started('WO-claim-ref');
-    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-ref.json', { workOrderId: 'WO-claim-ref', lineItems: lineItems(2_500) });
+    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-ref.json', {
+      workOrderId: 'WO-claim-ref',
+      lineItems: lineItems(2_500),
+    });
     const reference = reportReference(ref, COMPLETED);
-    const id = await storeReferenced(db, completion('WO-claim-ref', { completedItems: 1 }), reference, new Date(), COMPLETED);
+    const id = await storeReferenced(
+      db,
+      completion('WO-claim-ref', { completedItems: 1 }),
+      reference,
+      new Date(),
+      COMPLETED,
+    );
     expect((await relay()).correlated).toBeGreaterThanOrEqual(1);
     expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
-    expect(await invoiceOf('WO-claim-ref')).toMatchObject({ workOrderId: 'WO-claim-ref', processInstanceId: instanceId, billedItems: 2_500, lineItemCount: 2_500, report: reference.uri, completedItems: 1 });
+    expect(await invoiceOf('WO-claim-ref')).toMatchObject({
+      workOrderId: 'WO-claim-ref',
+      processInstanceId: instanceId,
+      billedItems: 2_500,
+      lineItemCount: 2_500,
+      report: reference.uri,
+      completedItems: 1,
+    });
     await waitFor('COMPLETED', async () => ((await statusOf(instanceId)) === 'COMPLETED' ? true : undefined));
   });
 
   test("offloaded: a 3,000-item completion over INBOX_OFFLOAD_BYTES, kept in the inbox's bucket, billed 3,000", async () => {
     const instanceId = await started('WO-claim-off');
-    const { id, offloaded, bytes } = await storeOffloaded(db, store, PAYLOADS, completion('WO-claim-off', { lineItems: lineItems(3_000, 200) }), new Date(), COMPLETED);
+    const { id, offloaded, bytes } = await storeOffloaded(
+      db,
+      store,
+      PAYLOADS,
+      completion('WO-claim-off', { lineItems: lineItems(3_000, 200) }),
+      new Date(),
+      COMPLETED,
+    );
     expect(bytes.length).toBeGreaterThan(DEFAULTS.INBOX_OFFLOAD_BYTES);
     await relay();
     expect((await db.collection(INBOX).doc(id).get()).get('status')).toBe('DONE');
-    expect(await invoiceOf('WO-claim-off')).toMatchObject({ billedItems: 3_000, lineItemCount: 3_000, report: offloaded.uri, completedItems: 5 });
+    expect(await invoiceOf('WO-claim-off')).toMatchObject({
+      billedItems: 3_000,
+      lineItemCount: 3_000,
+      report: offloaded.uri,
+      completedItems: 5,
+    });
     await waitFor('COMPLETED', async () => ((await statusOf(instanceId)) === 'COMPLETED' ? true : undefined));
   });
 
   test('no claim: inline lineItems are billed; without them completedItems, as before', async () => {
     await started('WO-claim-inline');
     await started('WO-claim-plain');
-    await storePushed(db, { name: 'WorkOrderCompleted', registry: WORK_ORDER_REGISTRY, payload: completion('WO-claim-inline', { completedItems: 2, lineItems: lineItems(7) }) });
-    await storePushed(db, { name: 'WorkOrderCompleted', registry: WORK_ORDER_REGISTRY, payload: completion('WO-claim-plain', { completedItems: 9 }) });
+    await storePushed(db, {
+      name: 'WorkOrderCompleted',
+      registry: WORK_ORDER_REGISTRY,
+      payload: completion('WO-claim-inline', { completedItems: 2, lineItems: lineItems(7) }),
+    });
+    await storePushed(db, {
+      name: 'WorkOrderCompleted',
+      registry: WORK_ORDER_REGISTRY,
+      payload: completion('WO-claim-plain', { completedItems: 9 }),
+    });
     await relay();
-    expect(await invoiceOf('WO-claim-inline')).toMatchObject({ billedItems: 7, lineItemCount: 7, report: null, completedItems: 2 });
-    expect(await invoiceOf('WO-claim-plain')).toMatchObject({ billedItems: 9, lineItemCount: null, report: null, completedItems: 9 });
+    expect(await invoiceOf('WO-claim-inline')).toMatchObject({
+      billedItems: 7,
+      lineItemCount: 7,
+      report: null,
+      completedItems: 2,
+    });
+    expect(await invoiceOf('WO-claim-plain')).toMatchObject({
+      billedItems: 9,
+      lineItemCount: null,
+      report: null,
+      completedItems: 9,
+    });
   });
 
   test('the object deleted by hand before the job ran: no invoice, the instance INCIDENT / JOB_FAILED saying MISSING', async () => {
     const instanceId = await started('WO-claim-lost');
-    const { offloaded } = await storeOffloaded(db, store, PAYLOADS, completion('WO-claim-lost', { lineItems: lineItems(3) }), new Date(), COMPLETED);
+    const { offloaded } = await storeOffloaded(
+      db,
+      store,
+      PAYLOADS,
+      completion('WO-claim-lost', { lineItems: lineItems(3) }),
+      new Date(),
+      COMPLETED,
+    );
     await storage.current.client.bucket(PAYLOADS).file(offloaded.object).delete();
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
-    expect(await incidentsOf(instanceId)).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', activityId: 'createInvoice', message: expect.stringContaining(`${offloaded.uri} is MISSING`) })]);
+    expect(await incidentsOf(instanceId)).toEqual([
+      expect.objectContaining({
+        reason: 'JOB_FAILED',
+        activityId: 'createInvoice',
+        message: expect.stringContaining(`${offloaded.uri} is MISSING`),
+      }),
+    ]);
     expect((await invoiceRef(db, 'WO-claim-lost').get()).exists).toBe(false);
   });
 
@@ -116,41 +210,76 @@ describe('"Create invoice": a completion report billed, receipt to invoice', () 
     await storeReferenced(db, completion('WO-claim-bad'), reportReference(ref, COMPLETED), new Date(), COMPLETED);
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
-    expect(await incidentsOf(instanceId)).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('is not a completion report') })]);
+    expect(await incidentsOf(instanceId)).toEqual([
+      expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('is not a completion report') }),
+    ]);
     const jobs = (await jobsOf(db, instanceId)).filter((j) => j.activityId === 'createInvoice');
     expect(jobs.map((j) => [j.status, j.attempts])).toEqual([['FAILED', 1]]);
   });
 
   test('the report of another work order: JOB_FAILED naming both, nobody billed for items that are not theirs', async () => {
     const instanceId = await started('WO-claim-other');
-    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-other.json', { workOrderId: 'WO-someone-else', lineItems: lineItems(4) });
+    const ref = await uploadReport(store, REPORTS, 'reports/WO-claim-other.json', {
+      workOrderId: 'WO-someone-else',
+      lineItems: lineItems(4),
+    });
     await storeReferenced(db, completion('WO-claim-other'), reportReference(ref, COMPLETED), new Date(), COMPLETED);
     await relay();
     await waitFor('INCIDENT', async () => ((await statusOf(instanceId)) === 'INCIDENT' ? true : undefined));
-    expect(await incidentsOf(instanceId)).toEqual([expect.objectContaining({ reason: 'JOB_FAILED', message: expect.stringContaining('the report of work order WO-someone-else, not WO-claim-other') })]);
+    expect(await incidentsOf(instanceId)).toEqual([
+      expect.objectContaining({
+        reason: 'JOB_FAILED',
+        message: expect.stringContaining('the report of work order WO-someone-else, not WO-claim-other'),
+      }),
+    ]);
     expect((await invoiceRef(db, 'WO-claim-other').get()).exists).toBe(false);
   });
 });
 
 describe('the invoice id', () => {
-  const invoicesOf = async (workOrderId: string): Promise<Array<Record<string, unknown>>> => (await db.collection(INVOICES).where('workOrderId', '==', workOrderId).get()).docs.map((d) => ({ id: d.id, ...d.data() }));
-  const createInvoice = (workOrderId: string, instanceId: string): ReturnType<NonNullable<ProcessStack['handlers']['createInvoice']>> =>
+  const invoicesOf = async (workOrderId: string): Promise<Array<Record<string, unknown>>> =>
+    (await db.collection(INVOICES).where('workOrderId', '==', workOrderId).get()).docs.map((d) => ({
+      id: d.id,
+      ...d.data(),
+    }));
+  const createInvoice = (
+    workOrderId: string,
+    instanceId: string,
+  ): ReturnType<NonNullable<ProcessStack['handlers']['createInvoice']>> =>
     stack.handlers.createInvoice!({
       job: { id: `job-${instanceId}` } as JobState,
-      instance: { id: instanceId, businessKey: workOrderId, variables: { workOrderId, completedItems: 1 } } as unknown as Parameters<NonNullable<ProcessStack['handlers']['createInvoice']>>[0]['instance'],
+      instance: {
+        id: instanceId,
+        businessKey: workOrderId,
+        variables: { workOrderId, completedItems: 1 },
+      } as unknown as Parameters<NonNullable<ProcessStack['handlers']['createInvoice']>>[0]['instance'],
       now: new Date(),
     });
 
   test('an invoice written before invoice ids were hashed (invoices/{workOrderId}) still counts: no second invoice', async () => {
-    await db.collection(INVOICES).doc('WO-invoiced-before').create({ workOrderId: 'WO-invoiced-before', processInstanceId: 'i-before', jobId: 'j-before', completedItems: 2, createdAt: new Date() });
-    expect(await createInvoice('WO-invoiced-before', 'i-now')).toEqual({ invoiceId: 'WO-invoiced-before', invoiceAlreadyExisted: true, invoicedByInstance: 'i-before' });
+    await db.collection(INVOICES).doc('WO-invoiced-before').create({
+      workOrderId: 'WO-invoiced-before',
+      processInstanceId: 'i-before',
+      jobId: 'j-before',
+      completedItems: 2,
+      createdAt: new Date(),
+    });
+    expect(await createInvoice('WO-invoiced-before', 'i-now')).toEqual({
+      invoiceId: 'WO-invoiced-before',
+      invoiceAlreadyExisted: true,
+      invoicedByInstance: 'i-before',
+    });
     expect(await invoicesOf('WO-invoiced-before')).toEqual([expect.objectContaining({ id: 'WO-invoiced-before' })]);
   });
 
   test('a work order id that is no document id (WO/7) gets a hashed invoice id, and a re-run finds it', async () => {
     const first = await createInvoice('WO/7', 'i-slash');
     expect(first).toEqual({ invoiceId: invoiceRef(db, 'WO/7').id, billedItems: 1 });
-    expect(await createInvoice('WO/7', 'i-slash-again')).toEqual({ invoiceId: invoiceRef(db, 'WO/7').id, invoiceAlreadyExisted: true, invoicedByInstance: 'i-slash' });
+    expect(await createInvoice('WO/7', 'i-slash-again')).toEqual({
+      invoiceId: invoiceRef(db, 'WO/7').id,
+      invoiceAlreadyExisted: true,
+      invoicedByInstance: 'i-slash',
+    });
     expect(await invoicesOf('WO/7')).toHaveLength(1);
   });
 });

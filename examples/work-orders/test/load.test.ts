@@ -8,7 +8,15 @@ import { runLoad } from '../load/run-load';
  * the heap settles only after about 25 s, so RSS is not judged here.
  */
 test('under load with an outage: only injected errors, every acknowledged message stored once', async () => {
-  const result = await runLoad({ concurrency: 64, durationMs: 20_000, warmupMs: 2_000, faultEveryMs: 10_000, faultMs: 9_000, redeliveryRatio: 0.05, progress: () => undefined });
+  const result = await runLoad({
+    concurrency: 64,
+    durationMs: 20_000,
+    warmupMs: 2_000,
+    faultEveryMs: 10_000,
+    faultMs: 9_000,
+    redeliveryRatio: 0.05,
+    progress: () => undefined,
+  });
   // The whole result on failure: the figures say what went wrong.
   expect(result).toMatchObject({ unexpected: {}, faultWindows: 1, missing: 0, doubled: 0 });
   // The outage bit: requests failed with 503 while the line was cut, and were retried until stored.

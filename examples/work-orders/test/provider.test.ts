@@ -33,18 +33,44 @@ test('a hand-over is answered once; reminders are counted per escalation job and
 
   const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
   await Promise.all([
-    workOrders.publishMessage({ data: json({ workOrderId: 'WO-1', variables: { workOrderId: 'WO-1' } }), attributes: { eventType: 'WorkOrderHandedOver', workOrderId: 'WO-1', jobId: 'j-hand-1' } }),
+    workOrders.publishMessage({
+      data: json({ workOrderId: 'WO-1', variables: { workOrderId: 'WO-1' } }),
+      attributes: { eventType: 'WorkOrderHandedOver', workOrderId: 'WO-1', jobId: 'j-hand-1' },
+    }),
     // The same escalation twice (a re-run of its job), another order's escalation, a message of a type the provider does not know.
-    workOrders.publishMessage({ data: json({ workOrderId: 'WO-1', processInstanceId: 'p1', overdueSince: '2026-12-01T10:00:00Z' }), attributes: { eventType: 'WorkOrderOverdue', workOrderId: 'WO-1', jobId: 'j-esc-1' } }),
-    workOrders.publishMessage({ data: json({ workOrderId: 'WO-1', processInstanceId: 'p1', overdueSince: '2026-12-01T10:00:00Z' }), attributes: { eventType: 'WorkOrderOverdue', workOrderId: 'WO-1', jobId: 'j-esc-1' } }),
-    workOrders.publishMessage({ data: json({ workOrderId: 'WO-2', processInstanceId: 'p2', overdueSince: '2026-12-01T10:00:00Z' }), attributes: { eventType: 'WorkOrderOverdue', workOrderId: 'WO-2', jobId: 'j-esc-2' } }),
+    workOrders.publishMessage({
+      data: json({ workOrderId: 'WO-1', processInstanceId: 'p1', overdueSince: '2026-12-01T10:00:00Z' }),
+      attributes: { eventType: 'WorkOrderOverdue', workOrderId: 'WO-1', jobId: 'j-esc-1' },
+    }),
+    workOrders.publishMessage({
+      data: json({ workOrderId: 'WO-1', processInstanceId: 'p1', overdueSince: '2026-12-01T10:00:00Z' }),
+      attributes: { eventType: 'WorkOrderOverdue', workOrderId: 'WO-1', jobId: 'j-esc-1' },
+    }),
+    workOrders.publishMessage({
+      data: json({ workOrderId: 'WO-2', processInstanceId: 'p2', overdueSince: '2026-12-01T10:00:00Z' }),
+      attributes: { eventType: 'WorkOrderOverdue', workOrderId: 'WO-2', jobId: 'j-esc-2' },
+    }),
     workOrders.publishMessage({ data: json({ workOrderId: 'WO-3' }), attributes: { eventType: 'WorkOrderRenamed' } }),
   ]);
 
-  const stats = await waitFor('the provider to take all five messages', async () => {
-    const s = provider?.stats();
-    return s !== undefined && s.received >= 5 && completions.length >= 1 ? s : undefined;
-  }, { timeoutMs: 30_000, everyMs: 100 });
-  expect(stats).toMatchObject({ received: 5, handedOver: 1, completionsPublished: 1, reminders: 2, remindersByWorkOrder: { 'WO-1': 1, 'WO-2': 1 }, ignored: 1, failures: 0 });
-  expect(completions.map((m) => (JSON.parse(m.data.toString('utf8')) as { workOrderId: string }).workOrderId)).toEqual(['WO-1']);
+  const stats = await waitFor(
+    'the provider to take all five messages',
+    async () => {
+      const s = provider?.stats();
+      return s !== undefined && s.received >= 5 && completions.length >= 1 ? s : undefined;
+    },
+    { timeoutMs: 30_000, everyMs: 100 },
+  );
+  expect(stats).toMatchObject({
+    received: 5,
+    handedOver: 1,
+    completionsPublished: 1,
+    reminders: 2,
+    remindersByWorkOrder: { 'WO-1': 1, 'WO-2': 1 },
+    ignored: 1,
+    failures: 0,
+  });
+  expect(completions.map((m) => (JSON.parse(m.data.toString('utf8')) as { workOrderId: string }).workOrderId)).toEqual([
+    'WO-1',
+  ]);
 });

@@ -14,25 +14,38 @@ import { packageRoot } from './load-app';
  * the start with one line per problem, naming the app's file, never a crash
  * at the first message.
  */
-export async function loadAppEngine(loaded: { readonly app: App; readonly folder: string }, modelsDir: string, stepIds: readonly string[], buffer: MessageBuffer | null): Promise<Engine> {
+export async function loadAppEngine(
+  loaded: { readonly app: App; readonly folder: string },
+  modelsDir: string,
+  stepIds: readonly string[],
+  buffer: MessageBuffer | null,
+): Promise<Engine> {
   const { app } = loaded;
   const where = relative(packageRoot(), join(loaded.folder, 'index.ts'));
   let files: string[];
   try {
     files = (await readdir(modelsDir)).filter((f) => f.endsWith('.bpmn')).sort();
   } catch {
-    throw new AppDefinitionError(`${where}: its models folder ${modelsDir} cannot be read: put the app's .bpmn files in ${app.models}/ beside index.ts (or set models)`);
+    throw new AppDefinitionError(
+      `${where}: its models folder ${modelsDir} cannot be read: put the app's .bpmn files in ${app.models}/ beside index.ts (or set models)`,
+    );
   }
   if (files.length === 0) throw new AppDefinitionError(`${where}: no .bpmn files in ${modelsDir}`);
   // A model the engine cannot run is refused naming the app, the file and (the parser's message) the element.
   const models = await Promise.all(
     files.map((f) =>
       loadProcessModel(join(modelsDir, f)).catch((err: unknown) => {
-        throw new AppDefinitionError(`${where}: ${relative(packageRoot(), join(modelsDir, f))}: ${err instanceof Error ? err.message : String(err)}`);
+        throw new AppDefinitionError(
+          `${where}: ${relative(packageRoot(), join(modelsDir, f))}: ${err instanceof Error ? err.message : String(err)}`,
+        );
       }),
     ),
   );
-  const problems = modelProblems(models, { steps: new Set(stepIds), syncSteps: new Set(Object.keys(app.syncSteps)), messages: new Set(app.messages.map((m) => m.name)) });
+  const problems = modelProblems(models, {
+    steps: new Set(stepIds),
+    syncSteps: new Set(Object.keys(app.syncSteps)),
+    messages: new Set(app.messages.map((m) => m.name)),
+  });
   if (problems.length > 0) throw new AppDefinitionError(`${where}: ${problems.join('; ')}`);
   return new Engine(models, app.syncSteps, new Set(stepIds), buffer);
 }

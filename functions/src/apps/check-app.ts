@@ -34,7 +34,10 @@ export interface CheckedApp {
  * Throws the first refusal, naming the app's file. What `npm run build`,
  * `inbox app` and the start of every function run.
  */
-export async function checkApp(settings: { readonly app: string; readonly bpmnDir: string | null }): Promise<CheckedApp> {
+export async function checkApp(settings: {
+  readonly app: string;
+  readonly bpmnDir: string | null;
+}): Promise<CheckedApp> {
   const loaded = loadApp(settings.app);
   const { app } = loaded;
   const steps = Object.keys(app.steps(NO_CLIENTS)).sort();

@@ -5,7 +5,14 @@
 /** What the checks read of a declaration (app.ts's AppDefinition is one). */
 export interface DefinitionShape {
   readonly name: unknown;
-  readonly messages: ReadonlyArray<{ readonly name: unknown; readonly topic: unknown; readonly subscription?: unknown; readonly schema: unknown; readonly correlationKey: unknown; readonly dedupKey: unknown }>;
+  readonly messages: ReadonlyArray<{
+    readonly name: unknown;
+    readonly topic: unknown;
+    readonly subscription?: unknown;
+    readonly schema: unknown;
+    readonly correlationKey: unknown;
+    readonly dedupKey: unknown;
+  }>;
   readonly steps: unknown;
   readonly publishes?: readonly unknown[];
   readonly collections?: readonly unknown[];
@@ -23,30 +30,48 @@ const PUBSUB_NAME = /^[A-Za-z][A-Za-z0-9\-_.~+%]{2,254}$/;
 /** Why Pub/Sub would refuse `name` as a topic or subscription id, or null. */
 export function pubsubNameProblem(name: unknown): string | null {
   if (typeof name !== 'string' || name === '') return 'is missing';
-  if (!PUBSUB_NAME.test(name)) return `${JSON.stringify(name.slice(0, 300))} is no Pub/Sub name (3 to 255 characters: a letter, then letters, digits and - _ . ~ + %)`;
-  if (name.toLowerCase().startsWith('goog')) return `${JSON.stringify(name)} starts with "goog", which Pub/Sub reserves`;
+  if (!PUBSUB_NAME.test(name))
+    return `${JSON.stringify(name.slice(0, 300))} is no Pub/Sub name (3 to 255 characters: a letter, then letters, digits and - _ . ~ + %)`;
+  if (name.toLowerCase().startsWith('goog'))
+    return `${JSON.stringify(name)} starts with "goog", which Pub/Sub reserves`;
   return null;
 }
 
 /** An app's name: it labels the deployment's subscriptions, so Cloud's label rule, kept short. */
 const APP_NAME = /^[a-z][a-z0-9-]{1,39}$/;
 
-const isZodSchema = (s: unknown): boolean => typeof s === 'object' && s !== null && typeof (s as { safeParse?: unknown }).safeParse === 'function' && typeof (s as { parse?: unknown }).parse === 'function';
+const isZodSchema = (s: unknown): boolean =>
+  typeof s === 'object' &&
+  s !== null &&
+  typeof (s as { safeParse?: unknown }).safeParse === 'function' &&
+  typeof (s as { parse?: unknown }).parse === 'function';
 
 /** Throws an {@link AppDefinitionError} for the first problem of the declaration. */
 export function checkAppDefinition(definition: DefinitionShape): void {
   const refuse = (what: string): never => {
     throw new AppDefinitionError(what);
   };
-  if (typeof definition !== 'object' || (definition as unknown) === null) refuse('defineApp takes one object: { name, messages, steps, … }');
-  if (typeof definition.name !== 'string' || !APP_NAME.test(definition.name)) refuse(`the app's name ${JSON.stringify(definition.name)} must be 2 to 40 lower-case letters, digits and dashes, a letter first`);
-  if (!Array.isArray(definition.messages) || definition.messages.length === 0) refuse('messages: declare at least one message type (defineMessage)');
-  if (typeof definition.steps !== 'function') refuse('steps: a function (context) => ({ taskId: handler, … }), even one returning {} for models without async steps');
+  if (typeof definition !== 'object' || (definition as unknown) === null)
+    refuse('defineApp takes one object: { name, messages, steps, … }');
+  if (typeof definition.name !== 'string' || !APP_NAME.test(definition.name))
+    refuse(
+      `the app's name ${JSON.stringify(definition.name)} must be 2 to 40 lower-case letters, digits and dashes, a letter first`,
+    );
+  if (!Array.isArray(definition.messages) || definition.messages.length === 0)
+    refuse('messages: declare at least one message type (defineMessage)');
+  if (typeof definition.steps !== 'function')
+    refuse(
+      'steps: a function (context) => ({ taskId: handler, … }), even one returning {} for models without async steps',
+    );
   const names = new Set<string>();
   definition.messages.forEach((m, i) => {
     const which = typeof m.name === 'string' && m.name !== '' ? `message ${m.name}` : `messages[${i}]`;
-    if (typeof m.name !== 'string' || m.name.trim() === '' || m.name !== m.name.trim()) return refuse(`${which}: name must be a non-empty name without spaces around it (the BPMN message name)`);
-    if (names.has(m.name)) refuse(`${which}: two message types are named ${m.name}; a name says which type a message is, so it must be unique`);
+    if (typeof m.name !== 'string' || m.name.trim() === '' || m.name !== m.name.trim())
+      return refuse(`${which}: name must be a non-empty name without spaces around it (the BPMN message name)`);
+    if (names.has(m.name))
+      refuse(
+        `${which}: two message types are named ${m.name}; a name says which type a message is, so it must be unique`,
+      );
     names.add(m.name);
     const topic = pubsubNameProblem(m.topic);
     if (topic !== null) refuse(`${which}: its topic ${topic}`);
@@ -54,8 +79,10 @@ export function checkAppDefinition(definition: DefinitionShape): void {
       const sub = pubsubNameProblem(m.subscription);
       if (sub !== null) refuse(`${which}: its subscription ${sub}`);
     }
-    if (!isZodSchema(m.schema)) refuse(`${which}: schema must be a zod schema (z.object({ … })), the inbox validates every payload with it`);
-    if (typeof m.correlationKey !== 'function' || typeof m.dedupKey !== 'function') refuse(`${which}: correlationKey and dedupKey must be functions of the payload`);
+    if (!isZodSchema(m.schema))
+      refuse(`${which}: schema must be a zod schema (z.object({ … })), the inbox validates every payload with it`);
+    if (typeof m.correlationKey !== 'function' || typeof m.dedupKey !== 'function')
+      refuse(`${which}: correlationKey and dedupKey must be functions of the payload`);
   });
   for (const topic of definition.publishes ?? []) {
     const problem = pubsubNameProblem(topic);
@@ -66,6 +93,7 @@ export function checkAppDefinition(definition: DefinitionShape): void {
     if (problem !== null) refuse(`deadLetterTopic: ${problem}`);
   }
   for (const c of definition.collections ?? []) {
-    if (typeof c !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]{0,99}$/.test(c)) refuse(`collections: ${JSON.stringify(c)} is no collection name (a letter, then letters, digits, - and _)`);
+    if (typeof c !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]{0,99}$/.test(c))
+      refuse(`collections: ${JSON.stringify(c)} is no collection name (a letter, then letters, digits, - and _)`);
   }
 }

@@ -8,7 +8,14 @@
 import type { ProcessModel } from '../bpmn/model';
 
 /** One problem, naming the item and what to do. */
-export function modelProblems(models: readonly ProcessModel[], app: { readonly steps: ReadonlySet<string>; readonly syncSteps: ReadonlySet<string>; readonly messages: ReadonlySet<string> }): string[] {
+export function modelProblems(
+  models: readonly ProcessModel[],
+  app: {
+    readonly steps: ReadonlySet<string>;
+    readonly syncSteps: ReadonlySet<string>;
+    readonly messages: ReadonlySet<string>;
+  },
+): string[] {
   const problems: string[] = [];
   const asyncTasks = new Set<string>();
   const syncTasks = new Set<string>();
@@ -17,15 +24,32 @@ export function modelProblems(models: readonly ProcessModel[], app: { readonly s
       const where = `${model.key}/${node.id}`;
       if (node.kind === 'serviceTask' || node.kind === 'sendTask') {
         (node.async ? asyncTasks : syncTasks).add(node.id);
-        if (node.async && !app.steps.has(node.id)) problems.push(`task ${where} is async but steps has no handler ${node.id}: add one (or drop inbox:async for a pure synchronous task in syncSteps)`);
-        if (!node.async && !app.syncSteps.has(node.id)) problems.push(`task ${where} is synchronous but syncSteps has no handler ${node.id}: add one, or mark the task inbox:async="true" and give steps a handler`);
+        if (node.async && !app.steps.has(node.id))
+          problems.push(
+            `task ${where} is async but steps has no handler ${node.id}: add one (or drop inbox:async for a pure synchronous task in syncSteps)`,
+          );
+        if (!node.async && !app.syncSteps.has(node.id))
+          problems.push(
+            `task ${where} is synchronous but syncSteps has no handler ${node.id}: add one, or mark the task inbox:async="true" and give steps a handler`,
+          );
       }
-      if ((node.kind === 'messageCatchEvent' || node.kind === 'receiveTask' || node.kind === 'messageStartEvent') && !app.messages.has(node.messageName)) {
-        problems.push(`${where} waits for message ${node.messageName}, which messages does not declare: no such message could ever arrive; declare it (defineMessage) or correct the name`);
+      if (
+        (node.kind === 'messageCatchEvent' || node.kind === 'receiveTask' || node.kind === 'messageStartEvent') &&
+        !app.messages.has(node.messageName)
+      ) {
+        problems.push(
+          `${where} waits for message ${node.messageName}, which messages does not declare: no such message could ever arrive; declare it (defineMessage) or correct the name`,
+        );
       }
     }
   }
-  for (const id of app.steps) if (!asyncTasks.has(id)) problems.push(`steps has a handler ${id}, but no model has an async task of that id: rename it to the task's id, or remove it`);
-  for (const id of app.syncSteps) if (!syncTasks.has(id)) problems.push(`syncSteps has a handler ${id}, but no model has a synchronous task of that id`);
+  for (const id of app.steps)
+    if (!asyncTasks.has(id))
+      problems.push(
+        `steps has a handler ${id}, but no model has an async task of that id: rename it to the task's id, or remove it`,
+      );
+  for (const id of app.syncSteps)
+    if (!syncTasks.has(id))
+      problems.push(`syncSteps has a handler ${id}, but no model has a synchronous task of that id`);
   return problems;
 }

@@ -16,7 +16,8 @@ import { AppDefinitionError } from './check-definition';
 /** The package root, found by walking up from here: the same code runs from functions/src and from dist/. */
 export function packageRoot(from: string = __dirname): string {
   for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json')) && (existsSync(join(dir, 'functions')) || existsSync(join(dir, 'dist')))) return dir;
+    if (existsSync(join(dir, 'package.json')) && (existsSync(join(dir, 'functions')) || existsSync(join(dir, 'dist'))))
+      return dir;
     if (dirname(dir) === dir) throw new Error(`no package root (package.json) above ${from}`);
   }
 }
@@ -26,7 +27,9 @@ export function appFolder(app: string, root: string = packageRoot()): string {
   const folder = resolve(root, app);
   const inside = relative(root, folder);
   if (isAbsolute(app) || inside === '' || inside.startsWith('..') || inside.split(sep).includes('node_modules')) {
-    throw new AppDefinitionError(`INBOX_APP=${app}: an app is a folder inside the repository, given relative to its root (e.g. examples/work-orders)`);
+    throw new AppDefinitionError(
+      `INBOX_APP=${app}: an app is a folder inside the repository, given relative to its root (e.g. examples/work-orders)`,
+    );
   }
   return folder;
 }
@@ -42,8 +45,16 @@ const runningFromSource = (): boolean => __filename.endsWith('.ts');
 function asApp(exported: unknown, where: string): App {
   const candidate = (exported as { default?: unknown } | null)?.default ?? exported;
   const app = candidate as Partial<App> | null;
-  if (typeof app !== 'object' || app === null || typeof app.name !== 'string' || !Array.isArray(app.messages) || typeof app.steps !== 'function') {
-    throw new AppDefinitionError(`${where}: its default export is not an app; end the file with \`export default defineApp({ … })\` (functions/src/app.ts)`);
+  if (
+    typeof app !== 'object' ||
+    app === null ||
+    typeof app.name !== 'string' ||
+    !Array.isArray(app.messages) ||
+    typeof app.steps !== 'function'
+  ) {
+    throw new AppDefinitionError(
+      `${where}: its default export is not an app; end the file with \`export default defineApp({ … })\` (functions/src/app.ts)`,
+    );
   }
   return app as App;
 }
@@ -53,18 +64,24 @@ function asApp(exported: unknown, where: string): App {
  * names that file: a declaration defineApp refused, a missing folder or
  * bundle (with the command that makes it).
  */
-export function loadApp(app: string, root: string = packageRoot()): { readonly app: App; readonly file: string; readonly folder: string } {
+export function loadApp(
+  app: string,
+  root: string = packageRoot(),
+): { readonly app: App; readonly file: string; readonly folder: string } {
   const folder = appFolder(app, root);
   const file = runningFromSource() ? join(folder, 'index.ts') : appBundle(app, root);
   if (!existsSync(file)) {
-    const fix = runningFromSource() ? `create ${relative(root, file)} (docs/your-own-process.md)` : `run \`INBOX_APP=${app} npm run build\` (it bundles the app into dist/apps/)`;
+    const fix = runningFromSource()
+      ? `create ${relative(root, file)} (docs/your-own-process.md)`
+      : `run \`INBOX_APP=${app} npm run build\` (it bundles the app into dist/apps/)`;
     throw new AppDefinitionError(`INBOX_APP=${app}: no ${relative(root, file)}: ${fix}`);
   }
   let exported: unknown;
   try {
     exported = require(file) as unknown;
   } catch (err) {
-    if (err instanceof Error && err.name === 'AppDefinitionError') throw new AppDefinitionError(`${relative(root, join(folder, 'index.ts'))}: ${err.message}`);
+    if (err instanceof Error && err.name === 'AppDefinitionError')
+      throw new AppDefinitionError(`${relative(root, join(folder, 'index.ts'))}: ${err.message}`);
     throw err;
   }
   return { app: asApp(exported, relative(root, file)), file, folder };

@@ -30,14 +30,23 @@ export function topologyOf(app: App): AppTopology {
   for (const m of app.messages) {
     const seen = byTopic.get(m.topic);
     if (seen === undefined) byTopic.set(m.topic, { subscription: m.subscription, messages: [m.name] });
-    else if (seen.subscription !== m.subscription) throw new AppDefinitionError(`messages ${seen.messages[0] ?? ''} and ${m.name} share the topic ${m.topic} but name two subscriptions (${seen.subscription}, ${m.subscription}): one topic has one push subscription`);
+    else if (seen.subscription !== m.subscription)
+      throw new AppDefinitionError(
+        `messages ${seen.messages[0] ?? ''} and ${m.name} share the topic ${m.topic} but name two subscriptions (${seen.subscription}, ${m.subscription}): one topic has one push subscription`,
+      );
     else seen.messages.push(m.name);
   }
   const inbound = [...byTopic].map(([topic, v]) => ({ topic, subscription: v.subscription, messages: v.messages }));
   const deadLetter = { topic: app.deadLetterTopic, subscription: `${app.deadLetterTopic}-push` };
-  if (byTopic.has(deadLetter.topic)) throw new AppDefinitionError(`the dead-letter topic ${deadLetter.topic} is also a topic messages arrive on: give it a name of its own (deadLetterTopic)`);
+  if (byTopic.has(deadLetter.topic))
+    throw new AppDefinitionError(
+      `the dead-letter topic ${deadLetter.topic} is also a topic messages arrive on: give it a name of its own (deadLetterTopic)`,
+    );
   const subscriptions = [...inbound.map((t) => t.subscription), deadLetter.subscription];
   const twice = subscriptions.find((s, i) => subscriptions.indexOf(s) !== i);
-  if (twice !== undefined) throw new AppDefinitionError(`the subscription ${twice} is named twice: each inbound topic and the dead-letter topic need their own`);
+  if (twice !== undefined)
+    throw new AppDefinitionError(
+      `the subscription ${twice} is named twice: each inbound topic and the dead-letter topic need their own`,
+    );
   return { app: app.name, inbound, deadLetter, publishes: [...app.publishes], collections: [...app.collections] };
 }

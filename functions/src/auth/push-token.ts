@@ -116,7 +116,8 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions): PushToke
   return async (authorization) => {
     const match = /^Bearer\s+(\S+)$/i.exec(authorization ?? '');
     const jwt = match?.[1];
-    if (jwt === undefined) return deny(401, 'MISSING_TOKEN', 'missing bearer token (Authorization: Bearer <OIDC token>)');
+    if (jwt === undefined)
+      return deny(401, 'MISSING_TOKEN', 'missing bearer token (Authorization: Bearer <OIDC token>)');
     // Google signs its ID tokens with RS256; refuse anything else (alg "none" included) up front.
     const alg = headerAlg(jwt);
     if (alg !== 'RS256') return deny(401, 'NOT_RS256', `token algorithm ${JSON.stringify(alg)} is not RS256`);
@@ -124,7 +125,9 @@ export function createIdTokenVerifier(options: IdTokenVerifierOptions): PushToke
     const certs = await options.certs();
     let claims: Record<string, unknown>;
     try {
-      const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, audiences, [...(options.issuers ?? GOOGLE_ISSUERS)]);
+      const ticket = await options.client.verifySignedJwtWithCertsAsync(jwt, certs, audiences, [
+        ...(options.issuers ?? GOOGLE_ISSUERS),
+      ]);
       claims = (ticket.getPayload() ?? {}) as Record<string, unknown>;
     } catch (err) {
       const clause = reasonOf(err);
@@ -142,7 +145,8 @@ function allowOnly(identify: PushTokenVerifier, allowedEmails: readonly string[]
   return async (authorization) => {
     const result = await identify(authorization);
     if (!result.ok) return result;
-    if (!allowed.has(result.email.toLowerCase())) return deny(403, 'ACCOUNT_NOT_ALLOWED', `service account ${result.email} may not push to this endpoint`);
+    if (!allowed.has(result.email.toLowerCase()))
+      return deny(403, 'ACCOUNT_NOT_ALLOWED', `service account ${result.email} may not push to this endpoint`);
     return result;
   };
 }
@@ -160,9 +164,14 @@ export function createPushTokenVerifier(options: PushTokenVerifierOptions): Push
  * google-auth-library (as the response's Cache-Control allows). Without an
  * issuer, or with Google's, it checks Google's tokens against Google's keys.
  */
-export async function googleIdTokenVerifier(audience: string | readonly string[], issuer?: TokenIssuer): Promise<PushTokenVerifier> {
+export async function googleIdTokenVerifier(
+  audience: string | readonly string[],
+  issuer?: TokenIssuer,
+): Promise<PushTokenVerifier> {
   const { OAuth2Client } = await import('google-auth-library');
-  const client = new OAuth2Client(issuer === undefined ? {} : { endpoints: { oauth2FederatedSignonPemCertsUrl: issuer.certsUrl } });
+  const client = new OAuth2Client(
+    issuer === undefined ? {} : { endpoints: { oauth2FederatedSignonPemCertsUrl: issuer.certsUrl } },
+  );
   return createIdTokenVerifier({
     audience,
     client,
@@ -172,6 +181,10 @@ export async function googleIdTokenVerifier(audience: string | readonly string[]
 }
 
 /** The production push verifier: {@link googleIdTokenVerifier}, then the allow-list of {@link createPushTokenVerifier}. */
-export async function googlePushTokenVerifier(audience: string, allowedEmails: readonly string[], issuer?: TokenIssuer): Promise<PushTokenVerifier> {
+export async function googlePushTokenVerifier(
+  audience: string,
+  allowedEmails: readonly string[],
+  issuer?: TokenIssuer,
+): Promise<PushTokenVerifier> {
   return allowOnly(await googleIdTokenVerifier(audience, issuer), allowedEmails);
 }

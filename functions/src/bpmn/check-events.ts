@@ -20,38 +20,57 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
   for (const boundary of [...nodes.values()]) {
     if (boundary.kind !== 'boundaryTimer') continue;
     const target = nodes.get(boundary.attachedToId);
-    if (target === undefined) throw new ModelError(`attachedToRef ${boundary.attachedToId} is not a flow node of this process`, boundary.id);
+    if (target === undefined)
+      throw new ModelError(`attachedToRef ${boundary.attachedToId} is not a flow node of this process`, boundary.id);
     if (target.kind === 'serviceTask' || target.kind === 'sendTask') {
       if (!target.async) {
-        throw new ModelError(`a timer on synchronous task ${target.id} could never fire (it runs inside one transaction): make the task inbox:async="true"`, boundary.id);
+        throw new ModelError(
+          `a timer on synchronous task ${target.id} could never fire (it runs inside one transaction): make the task inbox:async="true"`,
+          boundary.id,
+        );
       }
       nodes.set(target.id, { ...target, boundaryEventIds: [...target.boundaryEventIds, boundary.id] });
     } else if (target.kind === 'receiveTask') {
       nodes.set(target.id, { ...target, boundaryEventIds: [...target.boundaryEventIds, boundary.id] });
     } else {
-      throw new ModelError(`a boundary event on ${target.kind} ${target.id}: timer boundary events go on async service or send tasks and receive tasks only`, boundary.id);
+      throw new ModelError(
+        `a boundary event on ${target.kind} ${target.id}: timer boundary events go on async service or send tasks and receive tasks only`,
+        boundary.id,
+      );
     }
   }
 }
 
 function checkEventGateway(gateway: Draft, nodes: NodeMap, flows: FlowMap): void {
   if (gateway.outgoing.length < 2) {
-    throw new ModelError(`an event-based gateway with ${gateway.outgoing.length} branch(es): it needs at least two events to choose between`, gateway.id);
+    throw new ModelError(
+      `an event-based gateway with ${gateway.outgoing.length} branch(es): it needs at least two events to choose between`,
+      gateway.id,
+    );
   }
   const messages = new Map<string, string>();
   for (const flowId of gateway.outgoing) {
     const target = nodes.get(flows.get(flowId)?.targetId ?? '');
     if (target === undefined) continue; // toFlow already refused a dangling flow
     if (target.kind !== 'messageCatchEvent' && target.kind !== 'timerCatchEvent') {
-      throw new ModelError(`flow ${flowId} leads to ${target.kind} ${target.id}: the branches of an event-based gateway go to message or timer catch events`, gateway.id);
+      throw new ModelError(
+        `flow ${flowId} leads to ${target.kind} ${target.id}: the branches of an event-based gateway go to message or timer catch events`,
+        gateway.id,
+      );
     }
     if (target.incoming.length !== 1) {
-      throw new ModelError(`a branch of event-based gateway ${gateway.id} with ${target.incoming.length} incoming flows: the gateway must be its only way in`, target.id);
+      throw new ModelError(
+        `a branch of event-based gateway ${gateway.id} with ${target.incoming.length} incoming flows: the gateway must be its only way in`,
+        target.id,
+      );
     }
     if (target.kind !== 'messageCatchEvent') continue;
     const other = messages.get(target.messageName);
     if (other !== undefined) {
-      throw new ModelError(`two branches of event-based gateway ${gateway.id} wait for message ${target.messageName} (${other} and ${target.id}): a message could not choose`, target.id);
+      throw new ModelError(
+        `two branches of event-based gateway ${gateway.id} wait for message ${target.messageName} (${other} and ${target.id}): a message could not choose`,
+        target.id,
+      );
     }
     messages.set(target.messageName, target.id);
   }
@@ -60,7 +79,10 @@ function checkEventGateway(gateway: Draft, nodes: NodeMap, flows: FlowMap): void
 /** The rules of one node that are about timers and event gateways. */
 export function checkEvents(node: Draft, nodes: NodeMap, flows: FlowMap): void {
   if (node.kind === 'boundaryTimer' && node.incoming.length > 0) {
-    throw new ModelError(`a boundary event has no incoming sequence flows (${node.incoming.join(', ')}): it is reached through its task`, node.id);
+    throw new ModelError(
+      `a boundary event has no incoming sequence flows (${node.incoming.join(', ')}): it is reached through its task`,
+      node.id,
+    );
   }
   if (node.kind === 'eventBasedGateway') checkEventGateway(node, nodes, flows);
 }

@@ -24,16 +24,24 @@ function theStartEvents(processId: string, nodes: ReadonlyMap<string, Draft>): S
   const all = [...nodes.values()].filter((n) => n.kind === 'startEvent' || n.kind === 'messageStartEvent');
   const [none, second] = all.filter((n) => n.kind === 'startEvent');
   if (none !== undefined && second !== undefined) {
-    throw new ModelError(`a second start event (the first is ${none.id}): a process has at most one none start event`, second.id);
+    throw new ModelError(
+      `a second start event (the first is ${none.id}): a process has at most one none start event`,
+      second.id,
+    );
   }
-  if (all.length === 0) throw new ModelError('no start event: the process needs a none start event or a message start event', processId);
+  if (all.length === 0)
+    throw new ModelError('no start event: the process needs a none start event or a message start event', processId);
   const byMessage = new Map<string, string>();
   for (const start of all) {
-    if (start.incoming.length > 0) throw new ModelError(`a start event has no incoming sequence flows (${start.incoming.join(', ')})`, start.id);
+    if (start.incoming.length > 0)
+      throw new ModelError(`a start event has no incoming sequence flows (${start.incoming.join(', ')})`, start.id);
     if (start.kind !== 'messageStartEvent') continue;
     const first = byMessage.get(start.messageName);
     if (first !== undefined) {
-      throw new ModelError(`a second message start event for message ${start.messageName} (the first is ${first}): a message starts a process one way`, start.id);
+      throw new ModelError(
+        `a second message start event for message ${start.messageName} (the first is ${first}): a message starts a process one way`,
+        start.id,
+      );
     }
     byMessage.set(start.messageName, start.id);
   }
@@ -60,29 +68,48 @@ function checkOutgoing(node: Draft): void {
     case 'messageCatchEvent':
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       if (count > 1) {
-        throw new ModelError(`${count} outgoing sequence flows (${node.outgoing.join(', ')}): only an exclusive gateway may branch`, node.id);
+        throw new ModelError(
+          `${count} outgoing sequence flows (${node.outgoing.join(', ')}): only an exclusive gateway may branch`,
+          node.id,
+        );
       }
   }
 }
 
-function checkGateway(node: Draft & { readonly kind: 'exclusiveGateway' }, flows: ReadonlyMap<string, SequenceFlow>): void {
+function checkGateway(
+  node: Draft & { readonly kind: 'exclusiveGateway' },
+  flows: ReadonlyMap<string, SequenceFlow>,
+): void {
   if (node.defaultFlowId !== null) {
     if (!node.outgoing.includes(node.defaultFlowId)) {
-      throw new ModelError(`default flow ${node.defaultFlowId} is not one of its outgoing flows (${node.outgoing.join(', ')})`, node.id);
+      throw new ModelError(
+        `default flow ${node.defaultFlowId} is not one of its outgoing flows (${node.outgoing.join(', ')})`,
+        node.id,
+      );
     }
     if (flows.get(node.defaultFlowId)?.condition !== null) {
-      throw new ModelError(`the default flow of ${node.id} has a condition; a default flow is taken when no condition holds, so it has none`, node.defaultFlowId);
+      throw new ModelError(
+        `the default flow of ${node.id} has a condition; a default flow is taken when no condition holds, so it has none`,
+        node.defaultFlowId,
+      );
     }
   }
   if (node.outgoing.length < 2) return;
   for (const flowId of node.outgoing) {
     if (flowId !== node.defaultFlowId && flows.get(flowId)?.condition === null) {
-      throw new ModelError(`no condition on a flow leaving exclusive gateway ${node.id}: give it a condition or make it the gateway's default`, flowId);
+      throw new ModelError(
+        `no condition on a flow leaving exclusive gateway ${node.id}: give it a condition or make it the gateway's default`,
+        flowId,
+      );
     }
   }
 }
 
-function checkReachable(starts: readonly Draft[], nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): void {
+function checkReachable(
+  starts: readonly Draft[],
+  nodes: ReadonlyMap<string, Draft>,
+  flows: ReadonlyMap<string, SequenceFlow>,
+): void {
   const reached = new Set(starts.map((s) => s.id));
   const pending = [...starts];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
@@ -94,7 +121,11 @@ function checkReachable(starts: readonly Draft[], nodes: ReadonlyMap<string, Dra
     }
   }
   for (const node of nodes.values()) {
-    if (!reached.has(node.id)) throw new ModelError(`unreachable from start event${starts.length > 1 ? 's' : ''} ${starts.map((s) => s.id).join(', ')}: no path of sequence flows leads here`, node.id);
+    if (!reached.has(node.id))
+      throw new ModelError(
+        `unreachable from start event${starts.length > 1 ? 's' : ''} ${starts.map((s) => s.id).join(', ')}: no path of sequence flows leads here`,
+        node.id,
+      );
   }
 }
 
@@ -110,11 +141,18 @@ function checkReachable(starts: readonly Draft[], nodes: ReadonlyMap<string, Dra
  * @returns the id of the none start event, or null when the process starts by message only.
  * @throws ModelError naming the first offending element in document order.
  */
-export function checkGraph(processId: string, nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): string | null {
+export function checkGraph(
+  processId: string,
+  nodes: ReadonlyMap<string, Draft>,
+  flows: ReadonlyMap<string, SequenceFlow>,
+): string | null {
   const starts = theStartEvents(processId, nodes);
   for (const flow of flows.values()) {
     if (flow.condition !== null && nodes.get(flow.sourceId)?.kind !== 'exclusiveGateway') {
-      throw new ModelError(`a condition on a flow whose source ${flow.sourceId} is not an exclusive gateway; only gateways branch`, flow.id);
+      throw new ModelError(
+        `a condition on a flow whose source ${flow.sourceId} is not an exclusive gateway; only gateways branch`,
+        flow.id,
+      );
     }
   }
   for (const node of nodes.values()) {

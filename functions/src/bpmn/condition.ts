@@ -19,7 +19,11 @@ import type { ComparisonOperator, Condition, Literal } from './model';
 const MAX_LENGTH = 4096;
 /** Bounds recursion (parentheses and `!`), so hostile input cannot blow the stack. */
 const MAX_DEPTH = 32;
-const KEYWORDS: ReadonlyMap<string, Literal> = new Map<string, Literal>([['true', true], ['false', false], ['null', null]]);
+const KEYWORDS: ReadonlyMap<string, Literal> = new Map<string, Literal>([
+  ['true', true],
+  ['false', false],
+  ['null', null],
+]);
 
 type Token =
   | { readonly kind: 'path'; readonly text: string; readonly pos: number }
@@ -47,7 +51,8 @@ function readString(text: string, start: number, end: number): [string, number] 
     if (c === quote) return [value, i + 1];
     if (c === '\\') {
       const next = text[i + 1];
-      if (next !== "'" && next !== '"' && next !== '\\') fail(text, i, `unsupported escape \\${next ?? ''} (only \\' \\" \\\\)`);
+      if (next !== "'" && next !== '"' && next !== '\\')
+        fail(text, i, `unsupported escape \\${next ?? ''} (only \\' \\" \\\\)`);
       value += next;
       i++;
     } else {
@@ -62,7 +67,10 @@ function tokenize(text: string, start: number, end: number): Token[] {
   let i = start;
   while (i < end) {
     const c = text[i] ?? '';
-    if (/\s/.test(c)) { i++; continue; }
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
     if (c === "'" || c === '"') {
       const [value, after] = readString(text, i, end);
       tokens.push({ kind: 'literal', value, text: text.slice(i, after), pos: i });
@@ -81,7 +89,11 @@ function tokenize(text: string, start: number, end: number): Token[] {
       i += number.length;
     } else if (path !== undefined) {
       const keyword = KEYWORDS.get(path);
-      tokens.push(keyword !== undefined ? { kind: 'literal', value: keyword, text: path, pos: i } : { kind: 'path', text: path, pos: i });
+      tokens.push(
+        keyword !== undefined
+          ? { kind: 'literal', value: keyword, text: path, pos: i }
+          : { kind: 'path', text: path, pos: i },
+      );
       i += path.length;
     } else if (/[-0-9]/.test(c)) {
       fail(text, i, 'malformed number (write digits, optionally with a leading - and a decimal part)');
@@ -154,13 +166,19 @@ class Parser {
 
   private or(): Condition {
     let left = this.and();
-    while (isOp(this.peek(), '||')) { this.next(); left = { kind: 'or', left, right: this.and() }; }
+    while (isOp(this.peek(), '||')) {
+      this.next();
+      left = { kind: 'or', left, right: this.and() };
+    }
     return left;
   }
 
   private and(): Condition {
     let left = this.unary();
-    while (isOp(this.peek(), '&&')) { this.next(); left = { kind: 'and', left, right: this.unary() }; }
+    while (isOp(this.peek(), '&&')) {
+      this.next();
+      left = { kind: 'and', left, right: this.unary() };
+    }
     return left;
   }
 
@@ -175,7 +193,8 @@ class Parser {
     } else {
       result = this.or();
       const close = this.next();
-      if (!isOp(close, ')')) fail(this.text, close.pos, `expected ')' to close the '(' at position ${t.pos + 1} but found ${close.text}`);
+      if (!isOp(close, ')'))
+        fail(this.text, close.pos, `expected ')' to close the '(' at position ${t.pos + 1} but found ${close.text}`);
     }
     this.depth--;
     return result;
@@ -189,7 +208,12 @@ class Parser {
       fail(this.text, op.pos, `expected a comparison (== != < <= > >=) after ${variable.text} but found ${op.text}`);
     }
     const literal = this.next();
-    if (literal.kind !== 'literal') fail(this.text, literal.pos, `expected a literal (number, string, true, false, null) after ${op.text} but found ${literal.text}`);
+    if (literal.kind !== 'literal')
+      fail(
+        this.text,
+        literal.pos,
+        `expected a literal (number, string, true, false, null) after ${op.text} but found ${literal.text}`,
+      );
     if (op.text !== '==' && op.text !== '!=' && typeof literal.value !== 'number') {
       fail(this.text, literal.pos, `${op.text} compares numbers only, not ${literal.text}`);
     }
@@ -205,7 +229,8 @@ class Parser {
 function resolve(variables: Readonly<Record<string, unknown>>, path: string): unknown {
   let current: unknown = variables;
   for (const segment of path.split('.')) {
-    if (typeof current !== 'object' || current === null || !Object.prototype.hasOwnProperty.call(current, segment)) return undefined;
+    if (typeof current !== 'object' || current === null || !Object.prototype.hasOwnProperty.call(current, segment))
+      return undefined;
     current = (current as Record<string, unknown>)[segment];
   }
   return current;
@@ -217,10 +242,14 @@ function compare(actual: unknown, op: ComparisonOperator, expected: Literal): bo
   // Ordering only between numbers: no coercion, so '10' < 9 and undefined > 0 are false, not surprises.
   if (typeof actual !== 'number' || typeof expected !== 'number') return false;
   switch (op) {
-    case '<': return actual < expected;
-    case '<=': return actual <= expected;
-    case '>': return actual > expected;
-    case '>=': return actual >= expected;
+    case '<':
+      return actual < expected;
+    case '<=':
+      return actual <= expected;
+    case '>':
+      return actual > expected;
+    case '>=':
+      return actual >= expected;
   }
 }
 
@@ -236,9 +265,13 @@ function compare(actual: unknown, op: ComparisonOperator, expected: Literal): bo
  */
 export function evaluateCondition(condition: Condition, variables: Readonly<Record<string, unknown>>): boolean {
   switch (condition.kind) {
-    case 'compare': return compare(resolve(variables, condition.variable), condition.op, condition.value);
-    case 'and': return evaluateCondition(condition.left, variables) && evaluateCondition(condition.right, variables);
-    case 'or': return evaluateCondition(condition.left, variables) || evaluateCondition(condition.right, variables);
-    case 'not': return !evaluateCondition(condition.operand, variables);
+    case 'compare':
+      return compare(resolve(variables, condition.variable), condition.op, condition.value);
+    case 'and':
+      return evaluateCondition(condition.left, variables) && evaluateCondition(condition.right, variables);
+    case 'or':
+      return evaluateCondition(condition.left, variables) || evaluateCondition(condition.right, variables);
+    case 'not':
+      return !evaluateCondition(condition.operand, variables);
   }
 }

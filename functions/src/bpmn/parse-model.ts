@@ -60,15 +60,18 @@ function unsupported(element: Element, what = xmlName(element)): ModelError {
 function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
   // An event definition is drawn as its event; name the event, which is what the modeller sees.
   const parent = warning.element?.$parent;
-  const element = warning.element?.$type.endsWith('EventDefinition') === true && isElement(parent) ? parent : warning.element;
+  const element =
+    warning.element?.$type.endsWith('EventDefinition') === true && isElement(parent) ? parent : warning.element;
   const elementId = element === undefined ? null : text(element, 'id');
   const value = typeof warning.value === 'string' ? warning.value : '';
   if (warning.message.startsWith('unresolved reference')) {
     if (warning.property === 'bpmn:sourceRef' || warning.property === 'bpmn:targetRef') {
       return new ModelError(`dangling flow: ${warning.property.slice(5)} "${value}" names no element`, elementId);
     }
-    if (warning.property === 'bpmn:messageRef') return new ModelError(`messageRef "${value}" names no bpmn:message`, elementId);
-    if (warning.property === 'bpmn:attachedToRef') return new ModelError(`attachedToRef "${value}" names no element`, elementId);
+    if (warning.property === 'bpmn:messageRef')
+      return new ModelError(`messageRef "${value}" names no bpmn:message`, elementId);
+    if (warning.property === 'bpmn:attachedToRef')
+      return new ModelError(`attachedToRef "${value}" names no element`, elementId);
   }
   return new ModelError(`${warning.message.replace(/\s+/g, ' ')} (the model must read without warnings)`, elementId);
 }
@@ -87,27 +90,45 @@ async function readDefinitions(xml: string): Promise<Element> {
 }
 
 function singleExecutableProcess(definitions: Element): Element {
-  const processes = elements(definitions, 'rootElements').filter((e) => e.$type === 'bpmn:Process' && e.isExecutable === true);
+  const processes = elements(definitions, 'rootElements').filter(
+    (e) => e.$type === 'bpmn:Process' && e.isExecutable === true,
+  );
   const [process] = processes;
-  if (process === undefined) throw new ModelError('no executable process: mark exactly one bpmn:process isExecutable="true"');
+  if (process === undefined)
+    throw new ModelError('no executable process: mark exactly one bpmn:process isExecutable="true"');
   if (processes.length > 1) {
-    throw new ModelError(`${processes.length} executable processes (${processes.map(idOf).join(', ')}): a file must hold exactly one`);
+    throw new ModelError(
+      `${processes.length} executable processes (${processes.map(idOf).join(', ')}): a file must hold exactly one`,
+    );
   }
   return process;
 }
 
-function messageWait(element: Element, kind: MessageWaitNode['kind'], messageRef: unknown): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
+function messageWait(
+  element: Element,
+  kind: MessageWaitNode['kind'],
+  messageRef: unknown,
+): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
   const id = idOf(element);
-  if (!isElement(messageRef)) throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
-  if (messageRef.$type !== 'bpmn:Message') throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
+  if (!isElement(messageRef))
+    throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
+  if (messageRef.$type !== 'bpmn:Message')
+    throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
   const messageName = text(messageRef, 'name');
-  if (messageName === null) throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
+  if (messageName === null)
+    throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
   const correlationVariable = text(element, 'correlationKey');
   if (correlationVariable === null) {
-    throw new ModelError("missing inbox:correlationKey: name the process variable the message's correlation key must equal", id);
+    throw new ModelError(
+      "missing inbox:correlationKey: name the process variable the message's correlation key must equal",
+      id,
+    );
   }
   if (!VARIABLE_NAME.test(correlationVariable)) {
-    throw new ModelError(`inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`, id);
+    throw new ModelError(
+      `inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
+      id,
+    );
   }
   return { kind, id, name: text(element, 'name'), messageName, correlationVariable, boundaryEventIds: [] };
 }
@@ -128,11 +149,15 @@ function toNode(element: Element): NodeDraft {
   const id = idOf(element);
   for (const attribute of Object.keys(element.$attrs ?? {})) {
     if (OWN_ATTRIBUTES.has(attribute.slice(attribute.indexOf(':') + 1))) {
-      throw new ModelError(`attribute ${attribute} is not in the inbox namespace; declare xmlns:inbox="${inboxDescriptor.uri}"`, id);
+      throw new ModelError(
+        `attribute ${attribute} is not in the inbox namespace; declare xmlns:inbox="${inboxDescriptor.uri}"`,
+        id,
+      );
     }
   }
   const definitions = elements(element, 'eventDefinitions');
-  if (element.loopCharacteristics !== undefined) throw unsupported(element, `${xmlName(element)} with loop or multi-instance characteristics`);
+  if (element.loopCharacteristics !== undefined)
+    throw unsupported(element, `${xmlName(element)} with loop or multi-instance characteristics`);
   const name = text(element, 'name');
   switch (element.$type) {
     case 'bpmn:StartEvent':
@@ -144,12 +169,22 @@ function toNode(element: Element): NodeDraft {
     }
     case 'bpmn:ServiceTask':
     case 'bpmn:SendTask':
-      return { kind: element.$type === 'bpmn:ServiceTask' ? 'serviceTask' : 'sendTask', id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
+      return {
+        kind: element.$type === 'bpmn:ServiceTask' ? 'serviceTask' : 'sendTask',
+        id,
+        name,
+        async: asyncFlag(element, id),
+        boundaryEventIds: [],
+      };
     case 'bpmn:IntermediateCatchEvent': {
       const [definition] = definitions;
-      if (definition?.$type === 'bpmn:TimerEventDefinition' && definitions.length === 1) return timerCatchEvent(element, definition, id, name);
+      if (definition?.$type === 'bpmn:TimerEventDefinition' && definitions.length === 1)
+        return timerCatchEvent(element, definition, id, name);
       if (definition?.$type !== 'bpmn:MessageEventDefinition' || definitions.length !== 1) {
-        throw unsupported(element, `intermediateCatchEvent with ${definitions.map(xmlName).join(' and ') || 'no event definition'}`);
+        throw unsupported(
+          element,
+          `intermediateCatchEvent with ${definitions.map(xmlName).join(' and ') || 'no event definition'}`,
+        );
       }
       return messageWait(element, 'messageCatchEvent', definition.messageRef);
     }
@@ -179,7 +214,10 @@ function startEvent(element: Element, id: string, name: string | null, definitio
   const [definition] = definitions;
   if (definition === undefined) {
     if (element.correlationKey !== undefined) {
-      throw new ModelError('inbox:correlationKey on a none start event: only a message start event (one messageEventDefinition) takes one', id);
+      throw new ModelError(
+        'inbox:correlationKey on a none start event: only a message start event (one messageEventDefinition) takes one',
+        id,
+      );
     }
     return { kind: 'startEvent', id, name };
   }
@@ -187,22 +225,36 @@ function startEvent(element: Element, id: string, name: string | null, definitio
     throw unsupported(element, `startEvent with ${definitions.map(xmlName).join(' and ')}`);
   }
   const messageRef = definition.messageRef;
-  if (!isElement(messageRef)) throw new ModelError('missing messageRef: refer to a bpmn:message named like the message that starts the process', id);
-  if (messageRef.$type !== 'bpmn:Message') throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
+  if (!isElement(messageRef))
+    throw new ModelError(
+      'missing messageRef: refer to a bpmn:message named like the message that starts the process',
+      id,
+    );
+  if (messageRef.$type !== 'bpmn:Message')
+    throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
   const messageName = text(messageRef, 'name');
-  if (messageName === null) throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
+  if (messageName === null)
+    throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
   if (correlationVariable === null) {
-    throw new ModelError("missing inbox:correlationKey: name the process variable the starting message's correlation key is stored into", id);
+    throw new ModelError(
+      "missing inbox:correlationKey: name the process variable the starting message's correlation key is stored into",
+      id,
+    );
   }
   if (!VARIABLE_NAME.test(correlationVariable)) {
-    throw new ModelError(`inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`, id);
+    throw new ModelError(
+      `inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
+      id,
+    );
   }
   return { kind: 'messageStartEvent', id, name, messageName, correlationVariable };
 }
 
 /** The message start events by message name (checkGraph refuses two for one name, so each name is one node). */
 function messageStartsOf(drafts: ReadonlyMap<string, Draft>): Record<string, string> {
-  const starts = [...drafts.values()].flatMap((n) => (n.kind === 'messageStartEvent' ? [[n.messageName, n.id] as const] : []));
+  const starts = [...drafts.values()].flatMap((n) =>
+    n.kind === 'messageStartEvent' ? [[n.messageName, n.id] as const] : [],
+  );
   // fromEntries: a message named `__proto__` is an own key like any other.
   return Object.fromEntries(starts);
 }
@@ -213,7 +265,10 @@ function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): Sequence
     const ref = element[property];
     const refId = isElement(ref) ? text(ref, 'id') : null;
     if (refId === null || !nodes.has(refId)) {
-      throw new ModelError(`dangling flow: ${property} ${refId === null ? 'is missing' : `"${refId}" is not a flow node of this process`}`, id);
+      throw new ModelError(
+        `dangling flow: ${property} ${refId === null ? 'is missing' : `"${refId}" is not a flow node of this process`}`,
+        id,
+      );
     }
     return refId;
   };
@@ -246,7 +301,8 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
   const key = idOf(process);
   const drafts = new Map<string, Draft>();
   for (const element of elements(process, 'flowElements')) {
-    if (element.$type !== 'bpmn:SequenceFlow') drafts.set(idOf(element), { ...toNode(element), incoming: [], outgoing: [] });
+    if (element.$type !== 'bpmn:SequenceFlow')
+      drafts.set(idOf(element), { ...toNode(element), incoming: [], outgoing: [] });
   }
   const flows = new Map<string, SequenceFlow>();
   for (const element of elements(process, 'flowElements')) {

@@ -6,7 +6,13 @@
  * default is checked here with bpmn/timer.ts, so a bad one fails the load.
  */
 import type BpmnModdle from 'bpmn-moddle';
-import { ModelError, type BoundaryTimerNode, type EventBasedGatewayNode, type TimerCatchNode, type TimerDefinition } from './model';
+import {
+  ModelError,
+  type BoundaryTimerNode,
+  type EventBasedGatewayNode,
+  type TimerCatchNode,
+  type TimerDefinition,
+} from './model';
 import { resolveText } from './timer';
 
 type Element = BpmnModdle.ModdleElement;
@@ -30,21 +36,34 @@ function checkText(type: TimerDefinition['type'], text: string, what: string, id
 export function timerDefinition(definition: Element, id: string): TimerDefinition {
   for (const attribute of Object.keys(definition.$attrs ?? {})) {
     if (attribute.slice(attribute.indexOf(':') + 1) === 'default') {
-      throw new ModelError(`attribute ${attribute} of the timerEventDefinition is not in the inbox namespace; declare xmlns:inbox and write inbox:default`, id);
+      throw new ModelError(
+        `attribute ${attribute} of the timerEventDefinition is not in the inbox namespace; declare xmlns:inbox and write inbox:default`,
+        id,
+      );
     }
   }
   const present = TIMER_TYPES.filter((type) => isElement(definition[type]));
   const [type, second] = present;
-  if (type === undefined) throw new ModelError('a timerEventDefinition without timeDuration, timeDate or timeCycle: say when the timer is due', id);
-  if (second !== undefined) throw new ModelError(`a timerEventDefinition with ${present.join(' and ')}: give exactly one`, id);
+  if (type === undefined)
+    throw new ModelError(
+      'a timerEventDefinition without timeDuration, timeDate or timeCycle: say when the timer is due',
+      id,
+    );
+  if (second !== undefined)
+    throw new ModelError(`a timerEventDefinition with ${present.join(' and ')}: give exactly one`, id);
   const expression = definition[type] as Element;
   const text = (stringOf(expression.body) ?? '').trim();
   if (text === '') throw new ModelError(`an empty ${type}: write an ISO 8601 text or \${variable}`, id);
   const fallback = stringOf(definition.default);
   const variable = VARIABLE.exec(text)?.[1] ?? null;
   if (variable === null) {
-    if (text.includes('${') || text.includes('#{')) throw new ModelError(`${type} "${text}": only a literal or \${variableName} is supported, no expressions`, id);
-    if (fallback !== null) throw new ModelError(`inbox:default "${fallback}" on a literal ${type}: a default applies only to \${variable}`, id);
+    if (text.includes('${') || text.includes('#{'))
+      throw new ModelError(`${type} "${text}": only a literal or \${variableName} is supported, no expressions`, id);
+    if (fallback !== null)
+      throw new ModelError(
+        `inbox:default "${fallback}" on a literal ${type}: a default applies only to \${variable}`,
+        id,
+      );
     checkText(type, text, `"${text}"`, id);
     return { type, text, variable: null, value: text };
   }
@@ -53,22 +72,43 @@ export function timerDefinition(definition: Element, id: string): TimerDefinitio
 }
 
 /** An intermediateCatchEvent whose one definition is a timerEventDefinition. */
-export function timerCatchEvent(element: Element, definition: Element, id: string, name: string | null): WithoutFlows<TimerCatchNode> {
-  if (element.correlationKey !== undefined) throw new ModelError('inbox:correlationKey on a timer catch event: only message waits correlate', id);
+export function timerCatchEvent(
+  element: Element,
+  definition: Element,
+  id: string,
+  name: string | null,
+): WithoutFlows<TimerCatchNode> {
+  if (element.correlationKey !== undefined)
+    throw new ModelError('inbox:correlationKey on a timer catch event: only message waits correlate', id);
   const timer = timerDefinition(definition, id);
-  if (timer.type === 'timeCycle') throw new ModelError('timeCycle on a timer catch event: a cycle repeats, so it is only allowed on a non-interrupting boundary event', id);
+  if (timer.type === 'timeCycle')
+    throw new ModelError(
+      'timeCycle on a timer catch event: a cycle repeats, so it is only allowed on a non-interrupting boundary event',
+      id,
+    );
   return { kind: 'timerCatchEvent', id, name, timer };
 }
 
 /** A boundaryEvent: a timer on a task (the graph rules check the task, check-events.ts). */
-export function boundaryTimer(element: Element, definitions: readonly Element[], id: string, name: string | null): WithoutFlows<BoundaryTimerNode> {
+export function boundaryTimer(
+  element: Element,
+  definitions: readonly Element[],
+  id: string,
+  name: string | null,
+): WithoutFlows<BoundaryTimerNode> {
   const [definition] = definitions;
   if (definition?.$type === 'bpmn:MessageEventDefinition') {
-    throw new ModelError('message boundary events are not supported: wait for the message at an event-based gateway with a timer branch', id);
+    throw new ModelError(
+      'message boundary events are not supported: wait for the message at an event-based gateway with a timer branch',
+      id,
+    );
   }
   if (definition?.$type !== 'bpmn:TimerEventDefinition' || definitions.length !== 1) {
     const what = definitions.map((d) => d.$type.replace('bpmn:', '')).join(' and ') || 'no event definition';
-    throw new ModelError(`unsupported boundaryEvent with ${what}: only timer boundary events (one timerEventDefinition) are supported`, id);
+    throw new ModelError(
+      `unsupported boundaryEvent with ${what}: only timer boundary events (one timerEventDefinition) are supported`,
+      id,
+    );
   }
   const attached = element.attachedToRef;
   const attachedToId = isElement(attached) ? stringOf(attached.id) : null;
@@ -76,16 +116,27 @@ export function boundaryTimer(element: Element, definitions: readonly Element[],
   const cancelActivity = element.cancelActivity !== false;
   const timer = timerDefinition(definition, id);
   if (timer.type === 'timeCycle' && cancelActivity) {
-    throw new ModelError('timeCycle on an interrupting boundary event: it could fire only once; make it cancelActivity="false" (a reminder) or use timeDuration', id);
+    throw new ModelError(
+      'timeCycle on an interrupting boundary event: it could fire only once; make it cancelActivity="false" (a reminder) or use timeDuration',
+      id,
+    );
   }
   return { kind: 'boundaryTimer', id, name, attachedToId, cancelActivity, timer };
 }
 
 /** An eventBasedGateway that waits for the first of its events (exclusive, not instantiating). */
-export function eventBasedGateway(element: Element, id: string, name: string | null): WithoutFlows<EventBasedGatewayNode> {
-  if (element.instantiate === true) throw new ModelError('an instantiating event-based gateway is not supported: start with a message start event', id);
+export function eventBasedGateway(
+  element: Element,
+  id: string,
+  name: string | null,
+): WithoutFlows<EventBasedGatewayNode> {
+  if (element.instantiate === true)
+    throw new ModelError('an instantiating event-based gateway is not supported: start with a message start event', id);
   if (element.eventGatewayType !== undefined && element.eventGatewayType !== 'Exclusive') {
-    throw new ModelError(`eventGatewayType ${JSON.stringify(element.eventGatewayType)} is not supported: only Exclusive (the first event wins)`, id);
+    throw new ModelError(
+      `eventGatewayType ${JSON.stringify(element.eventGatewayType)} is not supported: only Exclusive (the first event wins)`,
+      id,
+    );
   }
   return { kind: 'eventBasedGateway', id, name };
 }

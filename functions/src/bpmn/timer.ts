@@ -37,13 +37,22 @@ export function parseDuration(text: string): Parsed<number> {
   const match = DURATION.exec(text);
   if (match === null || text === 'P' || text.endsWith('T')) {
     if (/^P[^T]*[YM]/.test(text)) {
-      return refused(`duration "${text}" has years or months, whose length depends on the calendar: use weeks or days (P30D)`);
+      return refused(
+        `duration "${text}" has years or months, whose length depends on the calendar: use weeks or days (P30D)`,
+      );
     }
-    return refused(`"${text}" is no ISO 8601 duration of weeks, days, hours, minutes and seconds (P14D, PT30S, P1DT12H)`);
+    return refused(
+      `"${text}" is no ISO 8601 duration of weeks, days, hours, minutes and seconds (P14D, PT30S, P1DT12H)`,
+    );
   }
   const [, weeks, days, hours, minutes, seconds] = match;
   const number = (part: string | undefined): number => (part === undefined ? 0 : Number(part.replace(',', '.')));
-  const ms = number(weeks) * WEEK + number(days) * DAY + number(hours) * HOUR + number(minutes) * MINUTE + Math.round(number(seconds) * SECOND);
+  const ms =
+    number(weeks) * WEEK +
+    number(days) * DAY +
+    number(hours) * HOUR +
+    number(minutes) * MINUTE +
+    Math.round(number(seconds) * SECOND);
   if (!(ms <= MAX_DURATION_MS)) return refused(`duration "${text}" is longer than 100 years`);
   return ok(ms);
 }
@@ -57,12 +66,31 @@ function daysInMonth(year: number, month: number): number {
 export function parseDateTime(text: string): Parsed<Date> {
   const match = DATE_TIME.exec(text);
   if (match === null) {
-    return refused(`"${text}" is no ISO 8601 date-time with an offset or Z (2026-12-24T18:00:00Z, 2026-12-24T18:00:00+01:00)`);
+    return refused(
+      `"${text}" is no ISO 8601 date-time with an offset or Z (2026-12-24T18:00:00Z, 2026-12-24T18:00:00+01:00)`,
+    );
   }
   const [, y, mo, d, h, mi, s, fraction, zone] = match;
-  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map((p) => Number(p ?? '0')) as [number, number, number, number, number, number];
-  const [offsetHours, offsetMinutes] = zone === 'Z' || zone === undefined ? [0, 0] : [Number(zone.slice(1, 3)), Number(zone.slice(4, 6))];
-  const valid = month >= 1 && month <= 12 && day >= 1 && day <= daysInMonth(year, month) && hour <= 23 && minute <= 59 && second <= 59 && offsetHours <= 18 && offsetMinutes <= 59;
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map((p) => Number(p ?? '0')) as [
+    number,
+    number,
+    number,
+    number,
+    number,
+    number,
+  ];
+  const [offsetHours, offsetMinutes] =
+    zone === 'Z' || zone === undefined ? [0, 0] : [Number(zone.slice(1, 3)), Number(zone.slice(4, 6))];
+  const valid =
+    month >= 1 &&
+    month <= 12 &&
+    day >= 1 &&
+    day <= daysInMonth(year, month) &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHours <= 18 &&
+    offsetMinutes <= 59;
   if (!valid) return refused(`"${text}" is no valid date-time (a field is out of range)`);
   const offset = (zone?.startsWith('-') === true ? -1 : 1) * (offsetHours * HOUR + offsetMinutes * MINUTE);
   const ms = Math.round(Number(`0.${fraction ?? '0'}`) * SECOND);
@@ -76,11 +104,13 @@ export function parseDateTime(text: string): Parsed<Date> {
 /** A repeating cycle `R<n>/<duration>`, n from 1 to {@link MAX_REPETITIONS}. */
 export function parseCycle(text: string): Parsed<{ readonly repetitions: number; readonly intervalMs: number }> {
   const match = CYCLE.exec(text);
-  const form = 'only R<n>/<duration> is supported (R3/P1D: three firings a day apart); unbounded cycles, start dates and cron are not';
+  const form =
+    'only R<n>/<duration> is supported (R3/P1D: three firings a day apart); unbounded cycles, start dates and cron are not';
   if (match === null) return refused(`"${text}" is no bounded cycle: ${form}`);
   const [, count, durationText] = match as unknown as [string, string, string];
   const repetitions = Number(count);
-  if (!(repetitions >= 1 && repetitions <= MAX_REPETITIONS)) return refused(`cycle "${text}" repeats ${count} times; from 1 to ${MAX_REPETITIONS} are allowed`);
+  if (!(repetitions >= 1 && repetitions <= MAX_REPETITIONS))
+    return refused(`cycle "${text}" repeats ${count} times; from 1 to ${MAX_REPETITIONS} are allowed`);
   const interval = parseDuration(durationText);
   if (!interval.ok) return refused(`cycle "${text}": ${interval.error}; ${form}`);
   if (interval.value < MIN_CYCLE_INTERVAL_MS) return refused(`cycle "${text}" repeats more often than once a second`);
@@ -101,7 +131,9 @@ export function resolveText(type: TimerDefinition['type'], text: string, now: Da
   switch (type) {
     case 'timeDuration': {
       const duration = parseDuration(text);
-      return duration.ok ? ok({ dueAt: new Date(now.getTime() + duration.value), repetitionsLeft: 0, intervalMs: null }) : duration;
+      return duration.ok
+        ? ok({ dueAt: new Date(now.getTime() + duration.value), repetitionsLeft: 0, intervalMs: null })
+        : duration;
     }
     case 'timeDate': {
       const date = parseDateTime(text);
@@ -123,7 +155,11 @@ export function resolveText(type: TimerDefinition['type'], text: string, now: Da
  * without default, not a string or no valid text of the form gives the error
  * text the engine raises INVALID_TIMER with.
  */
-export function resolveTimer(def: TimerDefinition, variables: Readonly<Record<string, unknown>>, now: Date): ResolvedTimer | string {
+export function resolveTimer(
+  def: TimerDefinition,
+  variables: Readonly<Record<string, unknown>>,
+  now: Date,
+): ResolvedTimer | string {
   let text: string;
   if (def.variable === null) {
     if (def.value === null) return `timer ${def.text} has no value`;
@@ -131,7 +167,8 @@ export function resolveTimer(def: TimerDefinition, variables: Readonly<Record<st
   } else {
     const value = Object.prototype.hasOwnProperty.call(variables, def.variable) ? variables[def.variable] : undefined;
     if (value === undefined || value === null) {
-      if (def.value === null) return `variable ${def.variable} of timer ${def.text} is absent and the timer has no inbox:default`;
+      if (def.value === null)
+        return `variable ${def.variable} of timer ${def.text} is absent and the timer has no inbox:default`;
       text = def.value;
     } else if (typeof value !== 'string') {
       return `variable ${def.variable} of timer ${def.text} is a ${typeof value}, not an ISO 8601 text`;

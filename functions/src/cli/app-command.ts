@@ -22,7 +22,12 @@ export async function appCommand(io: CliIo, env: NodeJS.ProcessEnv, json: boolea
     folder: relative(root, folder),
     models: relative(root, modelsDir),
     processes: engine.processKeys,
-    messages: app.messages.map((m) => ({ name: m.name, topic: m.topic, subscription: m.subscription, nameAttribute: m.nameAttribute })),
+    messages: app.messages.map((m) => ({
+      name: m.name,
+      topic: m.topic,
+      subscription: m.subscription,
+      nameAttribute: m.nameAttribute,
+    })),
     steps,
     syncSteps: Object.keys(app.syncSteps).sort(),
     topology,
@@ -32,9 +37,16 @@ export async function appCommand(io: CliIo, env: NodeJS.ProcessEnv, json: boolea
     return;
   }
   io.out(`app ${view.app} (${view.folder}): processes ${view.processes.join(', ')} from ${view.models}/`);
-  for (const t of topology.inbound) io.out(`  topic ${t.topic} → push subscription ${t.subscription}: ${t.messages.join(', ')}`);
+  for (const t of topology.inbound)
+    io.out(`  topic ${t.topic} → push subscription ${t.subscription}: ${t.messages.join(', ')}`);
   io.out(`  dead letters: topic ${topology.deadLetter.topic} → push subscription ${topology.deadLetter.subscription}`);
-  io.out(`  steps: ${steps.join(', ') || '(none)'}${view.syncSteps.length > 0 ? `; synchronous: ${view.syncSteps.join(', ')}` : ''}`);
-  io.out(`  publishes to: ${topology.publishes.join(', ') || '(nothing)'}; writes: ${topology.collections.join(', ') || '(nothing of its own)'}`);
-  io.out('checked: every async task has its handler, every handler its task, every message a model waits for is declared');
+  io.out(
+    `  steps: ${steps.join(', ') || '(none)'}${view.syncSteps.length > 0 ? `; synchronous: ${view.syncSteps.join(', ')}` : ''}`,
+  );
+  io.out(
+    `  publishes to: ${topology.publishes.join(', ') || '(nothing)'}; writes: ${topology.collections.join(', ') || '(nothing of its own)'}`,
+  );
+  io.out(
+    'checked: every async task has its handler, every handler its task, every message a model waits for is declared',
+  );
 }

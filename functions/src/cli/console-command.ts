@@ -42,7 +42,8 @@ export const DEFAULT_CONSOLE_PORT = 8080;
 export function parsePort(text: string | undefined): number {
   if (text === undefined) return DEFAULT_CONSOLE_PORT;
   const n = Number(text);
-  if (!/^\s*\d+\s*$/.test(text) || !Number.isInteger(n) || n > 65_535) throw new UsageError(`--port: expected a port from 0 (any free one) to 65535, got ${JSON.stringify(text)}`);
+  if (!/^\s*\d+\s*$/.test(text) || !Number.isInteger(n) || n > 65_535)
+    throw new UsageError(`--port: expected a port from 0 (any free one) to 65535, got ${JSON.stringify(text)}`);
   return n;
 }
 
@@ -52,11 +53,18 @@ export function parsePort(text: string | undefined): number {
  * (the local stack, tests).
  */
 export function parseConsoleUrl(text: string): URL {
-  if (!URL.canParse(text)) throw new UsageError(`--url: expected the console's URL (https://inboxconsole-….run.app), got ${JSON.stringify(text)}`);
+  if (!URL.canParse(text))
+    throw new UsageError(
+      `--url: expected the console's URL (https://inboxconsole-….run.app), got ${JSON.stringify(text)}`,
+    );
   const url = new URL(text);
   const local = url.protocol === 'http:' && isLoopbackHost(url.host);
-  if (url.protocol !== 'https:' && !local) throw new UsageError(`--url: expected an https:// URL (the ID token must not cross the network in clear; http:// only to 127.0.0.1 or localhost), got ${JSON.stringify(text)}`);
-  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '') throw new UsageError(`--url: expected a URL without credentials, query or fragment, got ${JSON.stringify(text)}`);
+  if (url.protocol !== 'https:' && !local)
+    throw new UsageError(
+      `--url: expected an https:// URL (the ID token must not cross the network in clear; http:// only to 127.0.0.1 or localhost), got ${JSON.stringify(text)}`,
+    );
+  if (url.username !== '' || url.password !== '' || url.search !== '' || url.hash !== '')
+    throw new UsageError(`--url: expected a URL without credentials, query or fragment, got ${JSON.stringify(text)}`);
   return url;
 }
 
@@ -67,11 +75,24 @@ async function targetOf(options: ConsoleOptions, run: RunFile): Promise<URL> {
     return parseConsoleUrl(options.url);
   }
   if (options.service === undefined || options.region === undefined) {
-    throw new UsageError('say which console: --service inboxconsole --region REGION (the Cloud Run service of the inboxConsole function), or --url URL');
+    throw new UsageError(
+      'say which console: --service inboxconsole --region REGION (the Cloud Run service of the inboxConsole function), or --url URL',
+    );
   }
-  const args = ['run', 'services', 'describe', options.service, `--region=${options.region}`, '--format=value(status.url)', ...(options.project === undefined ? [] : [`--project=${options.project}`])];
+  const args = [
+    'run',
+    'services',
+    'describe',
+    options.service,
+    `--region=${options.region}`,
+    '--format=value(status.url)',
+    ...(options.project === undefined ? [] : [`--project=${options.project}`]),
+  ];
   const url = (await run('gcloud', args)).trim();
-  if (url === '') throw new UsageError(`gcloud gives no URL for service ${options.service} in ${options.region}: is it deployed there (infra/deploy.sh)?`);
+  if (url === '')
+    throw new UsageError(
+      `gcloud gives no URL for service ${options.service} in ${options.region}: is it deployed there (infra/deploy.sh)?`,
+    );
   return parseConsoleUrl(url);
 }
 
@@ -93,7 +114,11 @@ function untilInterrupted(): Promise<void> {
  * it listens, so a gcloud that is missing or signed out fails at once, in
  * one line, instead of on the first page load.
  */
-export async function consoleCommand(io: ConsoleIo, options: ConsoleOptions, deps: ConsoleCommandDeps = {}): Promise<void> {
+export async function consoleCommand(
+  io: ConsoleIo,
+  options: ConsoleOptions,
+  deps: ConsoleCommandDeps = {},
+): Promise<void> {
   const port = parsePort(options.port);
   const run = deps.run ?? runFile;
   const target = await targetOf(options, run);
@@ -104,7 +129,9 @@ export async function consoleCommand(io: ConsoleIo, options: ConsoleOptions, dep
   const email = jwtClaims(first)?.email;
   const proxy = await startConsoleProxy({ target, port, tokens, log: (line) => io.err(line) });
   try {
-    io.out(`inbox console: open ${proxy.url} (proxies to ${target.origin}${typeof email === 'string' ? ` as ${email}` : ''}; only this machine, only under 127.0.0.1 or localhost; Ctrl-C stops it)`);
+    io.out(
+      `inbox console: open ${proxy.url} (proxies to ${target.origin}${typeof email === 'string' ? ` as ${email}` : ''}; only this machine, only under 127.0.0.1 or localhost; Ctrl-C stops it)`,
+    );
     deps.onListening?.(proxy.url);
     await (deps.until ?? untilInterrupted());
   } finally {

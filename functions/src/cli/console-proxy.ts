@@ -7,7 +7,14 @@
  * name was rebound to 127.0.0.1 reaches the port, but its requests carry
  * its own name in Host, and are refused here before any token is added.
  */
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders, request as httpRequest, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type OutgoingHttpHeaders,
+  request as httpRequest,
+  type ServerResponse,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { errorMessage } from '../core/errors';
@@ -39,14 +46,40 @@ export interface ConsoleProxy {
  * token is the only one) and cookies, which the browser sends to every
  * port of 127.0.0.1 alike: another local program's would leave the machine.
  */
-const KEPT_BACK = new Set(['connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'x-serverless-authorization', 'cookie']);
+const KEPT_BACK = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+  'x-serverless-authorization',
+  'cookie',
+]);
 
 /** Response headers that stay with the upstream connection (node frames the body anew). */
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+]);
 
 /** Headers without those in `drop` and those the Connection header names. */
 function without(headers: IncomingHttpHeaders, drop: ReadonlySet<string>): OutgoingHttpHeaders {
-  const named = new Set(String(headers.connection ?? '').split(',').map((n) => n.trim().toLowerCase()));
+  const named = new Set(
+    String(headers.connection ?? '')
+      .split(',')
+      .map((n) => n.trim().toLowerCase()),
+  );
   const out: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) {
     if (value !== undefined && !drop.has(name) && !named.has(name)) out[name] = value;
@@ -72,15 +105,28 @@ function forward(options: ConsoleProxyOptions, req: IncomingMessage, res: Server
   const line = `${req.method ?? '?'} ${req.url ?? ''}`;
   const why = localRefusal(req.socket.remoteAddress, req.headers.host, 'inbox console');
   if (why !== null) {
-    log(`inbox console: refused ${line} (Host ${JSON.stringify(req.headers.host ?? '')}, peer ${req.socket.remoteAddress ?? 'unknown'}): ${why}`);
+    log(
+      `inbox console: refused ${line} (Host ${JSON.stringify(req.headers.host ?? '')}, peer ${req.socket.remoteAddress ?? 'unknown'}): ${why}`,
+    );
     answer(req, res, { kind: 'reject', status: 403, error: why });
     return;
   }
   tokens().then(
     (token) => {
-      const headers = { ...without(req.headers, KEPT_BACK), host: target.host, 'x-serverless-authorization': `Bearer ${token}` };
+      const headers = {
+        ...without(req.headers, KEPT_BACK),
+        host: target.host,
+        'x-serverless-authorization': `Bearer ${token}`,
+      };
       const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
-      const upstream = send({ protocol: target.protocol, hostname: target.hostname, port: target.port, method: req.method, path: upstreamPath(target, req.url ?? '/'), headers });
+      const upstream = send({
+        protocol: target.protocol,
+        hostname: target.hostname,
+        port: target.port,
+        method: req.method,
+        path: upstreamPath(target, req.url ?? '/'),
+        headers,
+      });
       upstream.on('response', (up) => {
         res.writeHead(up.statusCode ?? 502, up.statusMessage, without(up.headers, HOP_BY_HOP));
         up.pipe(res);
@@ -94,7 +140,10 @@ function forward(options: ConsoleProxyOptions, req: IncomingMessage, res: Server
           return;
         }
         log(`inbox console: ${line}: ${target.origin} did not answer (${errorMessage(err)})`);
-        answer(req, res, { kind: 'bad-gateway', error: `the console at ${target.origin} did not answer (${errorMessage(err)}): check the URL (--url, or --service and --region) and that the service is deployed` });
+        answer(req, res, {
+          kind: 'bad-gateway',
+          error: `the console at ${target.origin} did not answer (${errorMessage(err)}): check the URL (--url, or --service and --region) and that the service is deployed`,
+        });
       });
       // The browser gave up (closed the tab, navigated away): so does the request upstream.
       res.on('close', () => {
@@ -118,7 +167,13 @@ export async function startConsoleProxy(options: ConsoleProxyOptions): Promise<C
   const server = createServer((req, res) => forward(options, req, res));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
-      reject(new Error(err.code === 'EADDRINUSE' ? `port ${options.port} on 127.0.0.1 is taken: choose another with --port` : `cannot listen on 127.0.0.1:${options.port} (${err.message})`));
+      reject(
+        new Error(
+          err.code === 'EADDRINUSE'
+            ? `port ${options.port} on 127.0.0.1 is taken: choose another with --port`
+            : `cannot listen on 127.0.0.1:${options.port} (${err.message})`,
+        ),
+      );
     });
     server.listen(options.port, '127.0.0.1', () => resolve());
   });

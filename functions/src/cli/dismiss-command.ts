@@ -30,17 +30,24 @@ type Repaired = InboxView & RepairLogged & { readonly parkDetails?: Readonly<Rec
 
 const DISMISS = 'dismiss' as const;
 
-export type DismissCheck = { readonly ok: true; readonly doc: Repaired; readonly processInstanceId: string | null } | { readonly ok: false; readonly why: string };
+export type DismissCheck =
+  | { readonly ok: true; readonly doc: Repaired; readonly processInstanceId: string | null }
+  | { readonly ok: false; readonly why: string };
 
 /** Whether a document (as read; undefined: none) can be dismissed: the one check of the real run (in its transaction) and of --dry-run. */
 export function checkDismissal(id: string, doc: Repaired | undefined): DismissCheck {
-  if (doc === undefined) return { ok: false, why: `no inbox document ${id}: check the id (\`inbox list --status PARKED\` shows them)` };
+  if (doc === undefined)
+    return { ok: false, why: `no inbox document ${id}: check the id (\`inbox list --status PARKED\` shows them)` };
   if (doc.status !== 'PARKED') {
-    const hint = doc.status === 'OPEN' ? ': the relay still decides on an OPEN one (`inbox park ID --reason TEXT` stops that, then dismiss it)' : ': it is processed already';
+    const hint =
+      doc.status === 'OPEN'
+        ? ': the relay still decides on an OPEN one (`inbox park ID --reason TEXT` stops that, then dismiss it)'
+        : ': it is processed already';
     return { ok: false, why: `${id} is ${doc.status}, only a PARKED document can be dismissed${hint}` };
   }
   const fromPark = doc.parkDetails?.processInstanceId;
-  const processInstanceId = typeof fromPark === 'string' ? fromPark : typeof doc.processInstanceId === 'string' ? doc.processInstanceId : null;
+  const processInstanceId =
+    typeof fromPark === 'string' ? fromPark : typeof doc.processInstanceId === 'string' ? doc.processInstanceId : null;
   return { ok: true, doc, processInstanceId };
 }
 
@@ -79,7 +86,12 @@ export async function dismiss(db: Firestore, id: string, request: DismissRequest
     const applied = appliedRepair(doc, request.requestId, { kind: DISMISS, target: '' });
     if (applied !== null) {
       const { previousReason, processInstanceId } = applied.details;
-      return { id, previousReason: typeof previousReason === 'string' ? previousReason : null, processInstanceId: typeof processInstanceId === 'string' ? processInstanceId : null, alreadyApplied: true };
+      return {
+        id,
+        previousReason: typeof previousReason === 'string' ? previousReason : null,
+        processInstanceId: typeof processInstanceId === 'string' ? processInstanceId : null,
+        alreadyApplied: true,
+      };
     }
     const check = checkDismissal(id, doc);
     if (!check.ok) throw new RefusedError(check.why);
@@ -98,9 +110,16 @@ export async function dismiss(db: Firestore, id: string, request: DismissRequest
       nextAttemptAt: null,
       dismissed,
     };
-    const record = { requestId: request.requestId, kind: DISMISS, at: now, details: { note: request.note, by: request.by, previousReason, processInstanceId: check.processInstanceId } };
+    const record = {
+      requestId: request.requestId,
+      kind: DISMISS,
+      at: now,
+      details: { note: request.note, by: request.by, previousReason, processInstanceId: check.processInstanceId },
+    };
     uow.set(ref, withRepair(done, record));
-    uow.set(processedRef(db, id), { ...processedRecord(check.doc, check.processInstanceId, 'DISMISSED', now, request.retention.recordMs) });
+    uow.set(processedRef(db, id), {
+      ...processedRecord(check.doc, check.processInstanceId, 'DISMISSED', now, request.retention.recordMs),
+    });
     return { id, previousReason, processInstanceId: check.processInstanceId, alreadyApplied: false };
   });
 }
@@ -116,7 +135,11 @@ function operator(): string {
 }
 
 /** `inbox repair dismiss ID --note TEXT`: a PARKED document the business has settled becomes DONE, recorded with who, when and why; --dry-run shows what would change. */
-export async function dismissCommand(ctx: CliContext, id: string, options: { note: string; by?: string; dryRun?: boolean }): Promise<void> {
+export async function dismissCommand(
+  ctx: CliContext,
+  id: string,
+  options: { note: string; by?: string; dryRun?: boolean },
+): Promise<void> {
   const note = options.note.trim();
   if (note === '') throw new UsageError('--note: say why the document is dismissed (it is kept with the document)');
   const by = (options.by ?? operator()).trim() || 'unknown';
@@ -125,14 +148,47 @@ export async function dismissCommand(ctx: CliContext, id: string, options: { not
     const snap = await db.collection(INBOX).doc(id).get();
     const check = checkDismissal(id, snap.exists ? (view(snap) as unknown as Repaired) : undefined);
     if (!check.ok) throw new RefusedError(`dry run: ${check.why}; nothing changed`);
-    const would = { wouldDismiss: id, previousReason: check.doc.reason, processInstanceId: check.processInstanceId, by, note };
-    print(ctx, would, ['id', 'parked for', 'instance', 'by', 'note'], [[id, check.doc.reason, check.processInstanceId, by, note]]);
-    if (!ctx.json) ctx.io.out(`would dismiss ${id}: DONE, recorded as dismissed; nothing changed (run it without --dry-run to dismiss)`);
+    const would = {
+      wouldDismiss: id,
+      previousReason: check.doc.reason,
+      processInstanceId: check.processInstanceId,
+      by,
+      note,
+    };
+    print(
+      ctx,
+      would,
+      ['id', 'parked for', 'instance', 'by', 'note'],
+      [[id, check.doc.reason, check.processInstanceId, by, note]],
+    );
+    if (!ctx.json)
+      ctx.io.out(
+        `would dismiss ${id}: DONE, recorded as dismissed; nothing changed (run it without --dry-run to dismiss)`,
+      );
     return;
   }
   const config = ctx.config.relay;
-  const done = await dismiss(db, id, { requestId: newRequestId(), note, by, now: ctx.now(), retention: { doneMs: config.retentionMs, recordMs: config.recordRetentionMs } });
-  print(ctx, { dismissed: id, previousReason: done.previousReason, processInstanceId: done.processInstanceId, by, note, alreadyApplied: done.alreadyApplied }, ['id', 'was parked for', 'instance', 'by', 'note'], [[id, done.previousReason, done.processInstanceId, by, note]]);
-  if (!ctx.json) ctx.io.out(`dismissed ${id}: DONE, recorded (\`inbox explain ${id}\`); a redelivery of it stays a duplicate`);
+  const done = await dismiss(db, id, {
+    requestId: newRequestId(),
+    note,
+    by,
+    now: ctx.now(),
+    retention: { doneMs: config.retentionMs, recordMs: config.recordRetentionMs },
+  });
+  print(
+    ctx,
+    {
+      dismissed: id,
+      previousReason: done.previousReason,
+      processInstanceId: done.processInstanceId,
+      by,
+      note,
+      alreadyApplied: done.alreadyApplied,
+    },
+    ['id', 'was parked for', 'instance', 'by', 'note'],
+    [[id, done.previousReason, done.processInstanceId, by, note]],
+  );
+  if (!ctx.json)
+    ctx.io.out(`dismissed ${id}: DONE, recorded (\`inbox explain ${id}\`); a redelivery of it stays a duplicate`);
   if (done.alreadyApplied && !ctx.json) ctx.io.out(ALREADY_APPLIED);
 }

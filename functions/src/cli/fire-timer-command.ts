@@ -16,14 +16,33 @@ import { formatAge, parseTimerId } from './parse';
 const sameTime = (a: Date | null, b: Date): boolean => a !== null && a.getTime() === b.getTime();
 
 /** Why a timer is not fired: the one line the CLI prints (exit 1). STALE is decided by the transaction, which deletes such a timer. */
-function refusal(id: string, timer: TimerState | undefined, token: ExecutionState | null, now: Date): { readonly stale: boolean; readonly why: string } | null {
-  if (timer === undefined) return { stale: false, why: `no timer ${id}: its token left without it (it is deleted then), or it fired and expired; \`inbox timers\` lists the PENDING ones` };
-  if (timer.status === 'FIRED') return { stale: false, why: `timer ${id} is FIRED (at ${timer.firedAt?.toISOString() ?? 'an unknown time'}): only a PENDING timer can be fired` };
+function refusal(
+  id: string,
+  timer: TimerState | undefined,
+  token: ExecutionState | null,
+  now: Date,
+): { readonly stale: boolean; readonly why: string } | null {
+  if (timer === undefined)
+    return {
+      stale: false,
+      why: `no timer ${id}: its token left without it (it is deleted then), or it fired and expired; \`inbox timers\` lists the PENDING ones`,
+    };
+  if (timer.status === 'FIRED')
+    return {
+      stale: false,
+      why: `timer ${id} is FIRED (at ${timer.firedAt?.toISOString() ?? 'an unknown time'}): only a PENDING timer can be fired`,
+    };
   if (now.getTime() < timer.dueAt.getTime() - TIMER_EARLY_TOLERANCE_MS) {
-    return { stale: false, why: `timer ${id} is not due until ${timer.dueAt.toISOString()} (${formatAge(now.getTime() - timer.dueAt.getTime())}): its Cloud Task fires it then (a timer over 29 days ahead gets its task from the sweep); nothing to repair` };
+    return {
+      stale: false,
+      why: `timer ${id} is not due until ${timer.dueAt.toISOString()} (${formatAge(now.getTime() - timer.dueAt.getTime())}): its Cloud Task fires it then (a timer over 29 days ahead gets its task from the sweep); nothing to repair`,
+    };
   }
   if (token === null || !timerIsLive(token, timer)) {
-    return { stale: true, why: `timer ${id} is stale: its token ${timer.executionId} ${token === null ? 'is gone' : `is ${token.status} at ${token.activityId}`} and no longer waits with it` };
+    return {
+      stale: true,
+      why: `timer ${id} is stale: its token ${timer.executionId} ${token === null ? 'is gone' : `is ${token.status} at ${token.activityId}`} and no longer waits with it`,
+    };
   }
   return null;
 }
@@ -47,9 +66,26 @@ export async function fireTimerCommand(ctx: CliContext, text: string, options: {
   const token = owner?.tokens.find((t) => t.id === timer?.executionId) ?? null;
   const refused = refusal(id, timer, token, now);
   if (options.dryRun === true) {
-    if (refused !== null) throw new RefusedError(refused.stale ? `${refused.why}: firing it would delete it and move nothing` : refused.why);
+    if (refused !== null)
+      throw new RefusedError(
+        refused.stale ? `${refused.why}: firing it would delete it and move nothing` : refused.why,
+      );
     const t = timer as TimerState;
-    print(ctx, { wouldFire: id, timer: t, token }, ['would fire', 'due', 'activity', 'token', 'waiting at', 'instance'], [[id, `${t.dueAt.toISOString()} (overdue ${formatAge(now.getTime() - t.dueAt.getTime())})`, t.activityId, t.executionId, t.waitingAt, t.processInstanceId]]);
+    print(
+      ctx,
+      { wouldFire: id, timer: t, token },
+      ['would fire', 'due', 'activity', 'token', 'waiting at', 'instance'],
+      [
+        [
+          id,
+          `${t.dueAt.toISOString()} (overdue ${formatAge(now.getTime() - t.dueAt.getTime())})`,
+          t.activityId,
+          t.executionId,
+          t.waitingAt,
+          t.processInstanceId,
+        ],
+      ],
+    );
     return;
   }
   // Said in words before the transaction; a stale timer goes through it, which deletes the timer as its task's call would.
@@ -58,15 +94,41 @@ export async function fireTimerCommand(ctx: CliContext, text: string, options: {
   const fired = await fireTimerRun(db, engine, id, now);
   // A re-run of the transaction after a commit that landed finds the timer FIRED at this run's `now`: this run fired it.
   const ours = fired.status === 'ALREADY_FIRED' && sameTime(fired.timer?.firedAt ?? null, now);
-  if (fired.status === 'STALE') throw new RefusedError(`${refusal(id, fired.timer, token, now)?.why ?? `timer ${id} is stale: its token no longer waits with it`}: the timer is deleted, nothing moved`);
-  if (fired.status !== 'FIRED' && !ours) throw new RefusedError(refusal(id, fired.timer, token, now)?.why ?? `timer ${id}: ${fired.status}`);
+  if (fired.status === 'STALE')
+    throw new RefusedError(
+      `${refusal(id, fired.timer, token, now)?.why ?? `timer ${id} is stale: its token no longer waits with it`}: the timer is deleted, nothing moved`,
+    );
+  if (fired.status !== 'FIRED' && !ours)
+    throw new RefusedError(refusal(id, fired.timer, token, now)?.why ?? `timer ${id}: ${fired.status}`);
   const log = createLogger((line) => ctx.io.err(line), { function: 'inbox-cli' });
   logDuplicates(log, fired.duplicates);
   const done = await dispatchAfterRepair(ctx, fired, log);
-  const result = { fired: id, status: 'FIRED', alreadyApplied: ours, timer: fired.timer, jobs: fired.jobs, timers: fired.timers, ...done };
-  print(ctx, result, ['fired', 'activity', 'token', 'instance', 'new jobs', 'dispatched', 'new timers', 'timers dispatched'], [
-    [id, timer?.activityId, timer?.executionId, timer?.processInstanceId, fired.jobs.length, done.dispatched, fired.timers.length, done.timersDispatched],
-  ]);
+  const result = {
+    fired: id,
+    status: 'FIRED',
+    alreadyApplied: ours,
+    timer: fired.timer,
+    jobs: fired.jobs,
+    timers: fired.timers,
+    ...done,
+  };
+  print(
+    ctx,
+    result,
+    ['fired', 'activity', 'token', 'instance', 'new jobs', 'dispatched', 'new timers', 'timers dispatched'],
+    [
+      [
+        id,
+        timer?.activityId,
+        timer?.executionId,
+        timer?.processInstanceId,
+        fired.jobs.length,
+        done.dispatched,
+        fired.timers.length,
+        done.timersDispatched,
+      ],
+    ],
+  );
   if (ctx.json) return;
   reportUndispatched(ctx, fired, done);
   if (ours) ctx.io.out(ALREADY_APPLIED);

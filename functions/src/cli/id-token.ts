@@ -25,19 +25,34 @@ export class GcloudError extends Error {
 /** {@link RunFile} with node's execFile: no shell, so nothing in an argument is ever a command. */
 export const runFile: RunFile = (file, args) =>
   new Promise((resolve, reject) => {
-    execFile(file, [...args], { timeout: GCLOUD_TIMEOUT_MS, maxBuffer: 1024 * 1024, windowsHide: true }, (error, stdout, stderr) => {
-      if (error === null) {
-        resolve(stdout);
-        return;
-      }
-      const code = (error as NodeJS.ErrnoException).code;
-      if (code === 'ENOENT') {
-        reject(new GcloudError(`${file} is not on PATH: install the Google Cloud SDK (https://cloud.google.com/sdk/docs/install) and sign in with \`gcloud auth login\``));
-        return;
-      }
-      const said = stderr.split('\n').map((l) => l.trim()).filter((l) => l !== '').slice(-3).join(' ') || error.message;
-      reject(new GcloudError(`\`${[file, ...args].join(' ')}\` failed: ${said}`));
-    });
+    execFile(
+      file,
+      [...args],
+      { timeout: GCLOUD_TIMEOUT_MS, maxBuffer: 1024 * 1024, windowsHide: true },
+      (error, stdout, stderr) => {
+        if (error === null) {
+          resolve(stdout);
+          return;
+        }
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === 'ENOENT') {
+          reject(
+            new GcloudError(
+              `${file} is not on PATH: install the Google Cloud SDK (https://cloud.google.com/sdk/docs/install) and sign in with \`gcloud auth login\``,
+            ),
+          );
+          return;
+        }
+        const said =
+          stderr
+            .split('\n')
+            .map((l) => l.trim())
+            .filter((l) => l !== '')
+            .slice(-3)
+            .join(' ') || error.message;
+        reject(new GcloudError(`\`${[file, ...args].join(' ')}\` failed: ${said}`));
+      },
+    );
   });
 
 /** The claims of a JWT, unverified (the console verifies; this only reads when it expires and whose it is); null when it is no JWT. */
@@ -46,7 +61,9 @@ export function jwtClaims(token: string): Record<string, unknown> | null {
   if (parts.length !== 3 || parts[1] === undefined) return null;
   try {
     const claims: unknown = JSON.parse(Buffer.from(parts[1], 'base64url').toString('utf8'));
-    return typeof claims === 'object' && claims !== null && !Array.isArray(claims) ? (claims as Record<string, unknown>) : null;
+    return typeof claims === 'object' && claims !== null && !Array.isArray(claims)
+      ? (claims as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }
@@ -72,7 +89,10 @@ export function gcloudIdTokens(run: RunFile = runFile, gcloud = 'gcloud'): IdTok
       throw err instanceof GcloudError ? new GcloudError(`${err.message}; sign in with \`gcloud auth login\``) : err;
     }
     const token = out.trim();
-    if (expiryOf(token) === null) throw new GcloudError('`gcloud auth print-identity-token` printed no ID token: sign in with `gcloud auth login` (a user or service account, not only application default credentials)');
+    if (expiryOf(token) === null)
+      throw new GcloudError(
+        '`gcloud auth print-identity-token` printed no ID token: sign in with `gcloud auth login` (a user or service account, not only application default credentials)',
+      );
     return token;
   };
 }
@@ -83,7 +103,11 @@ export function gcloudIdTokens(run: RunFile = runFile, gcloud = 'gcloud'): IdTok
  * that wait for it. When a renewal fails while the old token is still
  * valid, the old one is used until it is not.
  */
-export function cachedTokens(fetch: IdTokenSource, now: () => number = Date.now, marginMs = REFRESH_MARGIN_MS): IdTokenSource {
+export function cachedTokens(
+  fetch: IdTokenSource,
+  now: () => number = Date.now,
+  marginMs = REFRESH_MARGIN_MS,
+): IdTokenSource {
   let current: { readonly token: string; readonly expiresAt: number } | null = null;
   let pending: Promise<string> | null = null;
   const renew = async (): Promise<string> => {

@@ -16,10 +16,29 @@ export async function instancesCommand(ctx: CliContext, businessKey: string): Pr
       const stored = await readStoredInstance(db, i.id);
       // The tokens once, as `executions` (the shape of this output before they moved into the instance document), and the jobs as a list.
       const rest = Object.fromEntries(Object.entries(i).filter(([k]) => k !== 'tokens' && k !== 'jobs'));
-      return { ...rest, id: i.id, executions: (stored?.tokens ?? []).map((e) => ({ ...e })), jobs: (stored?.jobs ?? []).map((j) => ({ ...j })) };
+      return {
+        ...rest,
+        id: i.id,
+        executions: (stored?.tokens ?? []).map((e) => ({ ...e })),
+        jobs: (stored?.jobs ?? []).map((j) => ({ ...j })),
+      };
     }),
   );
-  print(ctx, withTokens, ['instance', 'process', 'status', 'token', 'at', 'token status', 'waiting for', 'incidents'], withTokens.flatMap((i) =>
-    i.executions.map((e) => [i.id, i.processKey, i.status, e.id, e.activityId, e.status, e.waitingFor, (i.incidents as unknown[] | undefined)?.length ?? 0]),
-  ));
+  print(
+    ctx,
+    withTokens,
+    ['instance', 'process', 'status', 'token', 'at', 'token status', 'waiting for', 'incidents'],
+    withTokens.flatMap((i) =>
+      i.executions.map((e) => [
+        i.id,
+        i.processKey,
+        i.status,
+        e.id,
+        e.activityId,
+        e.status,
+        e.waitingFor,
+        (i.incidents as unknown[] | undefined)?.length ?? 0,
+      ]),
+    ),
+  );
 }

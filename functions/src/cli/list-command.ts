@@ -22,7 +22,10 @@ export interface ListOptions {
  */
 export function parseMessageName(text: string, names: readonly string[]): string {
   const found = names.find((n) => n.toLowerCase() === text.trim().toLowerCase());
-  if (found === undefined) throw new UsageError(`--message-name: expected one of ${names.join(', ')} (the registered message names), got ${JSON.stringify(text)}`);
+  if (found === undefined)
+    throw new UsageError(
+      `--message-name: expected one of ${names.join(', ')} (the registered message names), got ${JSON.stringify(text)}`,
+    );
   return found;
 }
 
@@ -39,7 +42,8 @@ export async function findDocuments(
 }
 
 /** How long ago a document was received, in whole minutes ('' without a receipt time). */
-const ageOf = (doc: Doc, now: Date): string => (doc.receivedAt instanceof Date ? `${Math.round((now.getTime() - doc.receivedAt.getTime()) / 60_000)} min` : '');
+const ageOf = (doc: Doc, now: Date): string =>
+  doc.receivedAt instanceof Date ? `${Math.round((now.getTime() - doc.receivedAt.getTime()) / 60_000)} min` : '';
 
 /** `inbox list`: equality filters in the query (single-field indexes), the age filter on the pages it returns. */
 export async function listCommand(ctx: CliContext, options: ListOptions): Promise<void> {
@@ -48,11 +52,33 @@ export async function listCommand(ctx: CliContext, options: ListOptions): Promis
   const filters: ListFilters = {
     ...(options.status === undefined ? {} : { status: parseChoice('--status', options.status, STATUSES) }),
     ...(options.reason === undefined ? {} : { reason: parseChoice('--reason', options.reason, REASONS) }),
-    ...(options.messageName === undefined ? {} : { messageName: parseMessageName(options.messageName, ctx.runtime.registry().map((t) => t.name)) }),
+    ...(options.messageName === undefined
+      ? {}
+      : {
+          messageName: parseMessageName(
+            options.messageName,
+            ctx.runtime.registry().map((t) => t.name),
+          ),
+        }),
     ...(options.key === undefined ? {} : { correlationKey: options.key }),
   };
   const now = ctx.now();
-  const old = (d: Doc): boolean => olderThan !== null && d.receivedAt instanceof Date && now.getTime() - d.receivedAt.getTime() >= olderThan;
+  const old = (d: Doc): boolean =>
+    olderThan !== null && d.receivedAt instanceof Date && now.getTime() - d.receivedAt.getTime() >= olderThan;
   const { docs } = await findDocuments(ctx.db(), filters, limit, olderThan === null ? null : old);
-  print(ctx, docs, ['id', 'status', 'reason', 'message', 'key', 'attempts', 'age', 'last error'], docs.map((d) => [d.id, d.status, d.reason, d.messageName, d.correlationKey, d.attempts, ageOf(d, now), cell(d.lastError ?? d.validationError).slice(0, 60)]));
+  print(
+    ctx,
+    docs,
+    ['id', 'status', 'reason', 'message', 'key', 'attempts', 'age', 'last error'],
+    docs.map((d) => [
+      d.id,
+      d.status,
+      d.reason,
+      d.messageName,
+      d.correlationKey,
+      d.attempts,
+      ageOf(d, now),
+      cell(d.lastError ?? d.validationError).slice(0, 60),
+    ]),
+  );
 }

@@ -60,15 +60,28 @@ const load = {
 const NO_FIRESTORE: ReadonlySet<string> = new Set(['console', 'app']);
 
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
-export async function runCli(argv: readonly string[], io: CliIo = terminalIo, env: NodeJS.ProcessEnv = process.env): Promise<number> {
-  const program = new Command('inbox').description('Operate the transactional inbox: see, requeue, park and repair.').option('--json', 'machine-readable output');
-  program.exitOverride().configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
+export async function runCli(
+  argv: readonly string[],
+  io: CliIo = terminalIo,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<number> {
+  const program = new Command('inbox')
+    .description('Operate the transactional inbox: see, requeue, park and repair.')
+    .option('--json', 'machine-readable output');
+  program
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.trimEnd()), writeErr: (s) => io.err(s.trimEnd()) });
   let ctx: CliContext | undefined;
   const context = (): CliContext => (ctx ??= cliContext(env, io, program.opts<{ json?: boolean }>().json === true));
-  const emulatorHost = env.FIRESTORE_EMULATOR_HOST === undefined || env.FIRESTORE_EMULATOR_HOST === '' ? null : env.FIRESTORE_EMULATOR_HOST;
+  const emulatorHost =
+    env.FIRESTORE_EMULATOR_HOST === undefined || env.FIRESTORE_EMULATOR_HOST === ''
+      ? null
+      : env.FIRESTORE_EMULATOR_HOST;
   const target = (): Target => ({ projectId: context().config.projectId, emulatorHost });
   // Every command but `console` and `app` talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
-  program.hook('preAction', (_program, command) => (NO_FIRESTORE.has(command.name()) ? undefined : preflight(target(), env)));
+  program.hook('preAction', (_program, command) =>
+    NO_FIRESTORE.has(command.name()) ? undefined : preflight(target(), env),
+  );
   // In the order `inbox --help` lists them.
   addDocumentCommands(program, context);
   addProcessCommands(program, context);
@@ -77,7 +90,9 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
   addConsoleCommand(program, io);
   program
     .command('app')
-    .description('the app this deployment runs (INBOX_APP), checked against its models: processes, message types with their topics and subscriptions, steps, publishes (--json: what deploy.sh reads)')
+    .description(
+      'the app this deployment runs (INBOX_APP), checked against its models: processes, message types with their topics and subscriptions, steps, publishes (--json: what deploy.sh reads)',
+    )
     .action(() => load.app().appCommand(io, env, program.opts<{ json?: boolean }>().json === true));
   try {
     await program.parseAsync([...argv], { from: 'user' });
@@ -91,13 +106,18 @@ export async function runCli(argv: readonly string[], io: CliIo = terminalIo, en
 }
 
 /** The --dry-run of a repair: its own transaction, rolled back (operations/repairs.ts). */
-const DRY_RUN = 'run every check of the repair and show what it would write and the --expect line of what it read; change nothing (exit 1 when it would be refused)';
+const DRY_RUN =
+  'run every check of the repair and show what it would write and the --expect line of what it read; change nothing (exit 1 when it would be refused)';
 /** The --expect of a repair: the basis its --dry-run printed (engine/repair-basis.ts). */
-const EXPECT = 'the line a --dry-run printed: refuse, changing nothing, if what the repair acts on changed since that preview';
+const EXPECT =
+  'the line a --dry-run printed: refuse, changing nothing, if what the repair acts on changed since that preview';
 
 /** stats, list, show, explain, requeue, park: seeing inbox documents and moving them between OPEN and PARKED. */
 function addDocumentCommands(program: Command, context: () => CliContext): void {
-  program.command('stats').description('counts by status and reason, age of the oldest OPEN document, the levels the alerts watch').action(() => load.stats().statsCommand(context()));
+  program
+    .command('stats')
+    .description('counts by status and reason, age of the oldest OPEN document, the levels the alerts watch')
+    .action(() => load.stats().statsCommand(context()));
   program
     .command('list')
     .description('inbox documents, filtered')
@@ -110,8 +130,13 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .action((options: import('./list-command').ListOptions) => load.list().listCommand(context(), options));
   program
     .command('show <id>')
-    .description('a document with payload (an offloaded one fetched from the payload bucket), claim checks (FOUND, MISSING or CHANGED), attempts, errors and its process state')
-    .option('--raw <file>', 'also write the exact payload bytes to FILE: the canonical JSON, the offloaded object, or the raw bytes of an unreadable message')
+    .description(
+      'a document with payload (an offloaded one fetched from the payload bucket), claim checks (FOUND, MISSING or CHANGED), attempts, errors and its process state',
+    )
+    .option(
+      '--raw <file>',
+      'also write the exact payload bytes to FILE: the canonical JSON, the offloaded object, or the raw bytes of an unreadable message',
+    )
     .action((id: string, options: { raw?: string }) => load.show().showCommand(context(), id, options));
   program
     .command('explain <id>')
@@ -124,25 +149,41 @@ function addDocumentCommands(program: Command, context: () => CliContext): void 
     .option('--since <time>', 'with --reason: parked at or after (ISO time or 2h)')
     .option('--dry-run', 'show what would be requeued')
     .option('--yes', 'do not ask before a bulk requeue')
-    .action((ids: string[], options: import('./bulk').BulkOptions) => load.requeue().requeueCommand(context(), ids, options));
+    .action((ids: string[], options: import('./bulk').BulkOptions) =>
+      load.requeue().requeueCommand(context(), ids, options),
+    );
   program
     .command('park <id>')
     .description('OPEN to PARKED (reason MANUAL)')
     .requiredOption('--reason <text>', 'why')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((id: string, options: { reason: string; dryRun?: boolean; expect?: string }) => load.park().parkCommand(context(), id, options.reason, { dryRun: options.dryRun === true, ...(options.expect === undefined ? {} : { expect: options.expect }) }));
+    .action((id: string, options: { reason: string; dryRun?: boolean; expect?: string }) =>
+      load.park().parkCommand(context(), id, options.reason, {
+        dryRun: options.dryRun === true,
+        ...(options.expect === undefined ? {} : { expect: options.expect }),
+      }),
+    );
 }
 
 /** instances, incidents, repair: process state and its repairs. */
 function addProcessCommands(program: Command, context: () => CliContext): void {
-  program.command('instances <businessKey>').description('the process instances of a business key: their tokens and what each waits for').action((key: string) => load.instances().instancesCommand(context(), key));
+  program
+    .command('instances <businessKey>')
+    .description('the process instances of a business key: their tokens and what each waits for')
+    .action((key: string) => load.instances().instancesCommand(context(), key));
   program
     .command('incidents')
-    .description('open incidents (duplicate waiting points, failed jobs, …) and the FAILED jobs of instances in INCIDENT')
+    .description(
+      'open incidents (duplicate waiting points, failed jobs, …) and the FAILED jobs of instances in INCIDENT',
+    )
     .option('--all', 'also resolved incidents and every FAILED job')
     .action((options: { all?: boolean }) => load.incidents().incidentsCommand(context(), options));
-  const repair = program.command('repair').description('move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents, admit a key collision, dismiss a parked document');
+  const repair = program
+    .command('repair')
+    .description(
+      'move or cancel tokens (refuses a second waiting point for a key unless --force), resolve incidents, admit a key collision, dismiss a parked document',
+    );
   repair
     .command('move-token')
     .requiredOption('--instance <id>', 'process instance')
@@ -151,57 +192,85 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .option('--force', 'allow a second waiting point for the same message and key')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((options: Parameters<typeof import('./move-token-command').moveTokenCommand>[1]) => load.moveToken().moveTokenCommand(context(), options));
+    .action((options: Parameters<typeof import('./move-token-command').moveTokenCommand>[1]) =>
+      load.moveToken().moveTokenCommand(context(), options),
+    );
   repair
     .command('resolve-incident <instanceId>')
-    .description("close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left")
+    .description(
+      "close the instance's open incidents once their cause is repaired: RUNNING again, COMPLETED if no token is left",
+    )
     .option('--note <text>', 'what was done, kept with each incident')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((id: string, options: { note?: string; dryRun?: boolean; expect?: string }) => load.resolveIncident().resolveIncidentCommand(context(), id, options));
+    .action((id: string, options: { note?: string; dryRun?: boolean; expect?: string }) =>
+      load.resolveIncident().resolveIncidentCommand(context(), id, options),
+    );
   repair
     .command('admit-collision <id>')
-    .description('after comparing both payloads: a KEY_COLLISION document becomes an event of its own (OPEN, its own id), never a second copy of the first')
+    .description(
+      'after comparing both payloads: a KEY_COLLISION document becomes an event of its own (OPEN, its own id), never a second copy of the first',
+    )
     .option('--dry-run', 'show both payloads and what would change; change nothing')
     .option('--note <text>', 'why, kept with the document')
-    .action((id: string, options: { dryRun?: boolean; note?: string }) => load.admitCollision().admitCollisionCommand(context(), id, options));
+    .action((id: string, options: { dryRun?: boolean; note?: string }) =>
+      load.admitCollision().admitCollisionCommand(context(), id, options),
+    );
   repair
     .command('dismiss <id>')
-    .description('a PARKED document the business has settled (ALREADY_STARTED: a repeated start) becomes DONE, recorded with who, when and why; a redelivery stays a duplicate')
+    .description(
+      'a PARKED document the business has settled (ALREADY_STARTED: a repeated start) becomes DONE, recorded with who, when and why; a redelivery stays a duplicate',
+    )
     .requiredOption('--note <text>', 'why, kept with the document')
     .option('--by <name>', 'who dismisses it (default: the OS user)')
     .option('--dry-run', 'check it and show what would change; change nothing')
-    .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) => load.dismiss().dismissCommand(context(), id, options));
+    .action((id: string, options: { note: string; by?: string; dryRun?: boolean }) =>
+      load.dismiss().dismissCommand(context(), id, options),
+    );
   repair
     .command('orphan-payloads')
     .description(
       'delete objects under payloads/ in the payload bucket that no inbox document points to (its document deleted by hand, or pointing to another object or generation); objects younger than 32 days are left alone, since a receipt writes the object before its document and Pub/Sub may redeliver a message for up to 31 days; so is one whose document still keeps its payload in chunks (a requeue may be adopting it)',
     )
     .option('--dry-run', 'list them; delete nothing')
-    .option('--older-than <duration>', 'the minimum age of an object looked at (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
-    .action((options: { dryRun?: boolean; olderThan?: string }) => load.orphanPayloads().orphanPayloadsCommand(context(), options));
+    .option(
+      '--older-than <duration>',
+      'the minimum age of an object looked at (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending',
+    )
+    .action((options: { dryRun?: boolean; olderThan?: string }) =>
+      load.orphanPayloads().orphanPayloadsCommand(context(), options),
+    );
   repair
     .command('orphan-chunks')
     .description(
       'delete rawChunks documents whose inbox document is gone (deleted by hand, or by the TTL, which leaves a subcollection behind); chunks written within 32 days are left alone, since a receipt writes the chunks before its document and Pub/Sub may redeliver a message for up to 31 days',
     )
     .option('--dry-run', 'list them by inbox id; delete nothing')
-    .option('--older-than <duration>', 'the minimum age of a chunk looked at, since it was last written (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending')
-    .action((options: { dryRun?: boolean; olderThan?: string }) => load.orphanChunks().orphanChunksCommand(context(), options));
+    .option(
+      '--older-than <duration>',
+      'the minimum age of a chunk looked at, since it was last written (default 32d; at least 1h): lower it only when no delivery of these messages can still be pending',
+    )
+    .action((options: { dryRun?: boolean; olderThan?: string }) =>
+      load.orphanChunks().orphanChunksCommand(context(), options),
+    );
   repair
     .command('cancel-token')
     .requiredOption('--instance <id>', 'process instance')
     .requiredOption('--execution <id>', 'the token')
     .option('--dry-run', DRY_RUN)
     .option('--expect <line>', EXPECT)
-    .action((options: Parameters<typeof import('./cancel-token-command').cancelTokenCommand>[1]) => load.cancelToken().cancelTokenCommand(context(), options));
+    .action((options: Parameters<typeof import('./cancel-token-command').cancelTokenCommand>[1]) =>
+      load.cancelToken().cancelTokenCommand(context(), options),
+    );
 }
 
 /** waiting, timers and their repairs: tokens that wait for a message or a timer. */
 function addWatchCommands(program: Command, context: () => CliContext): void {
   program
     .command('waiting')
-    .description('tokens waiting for a message, oldest first: instance, business key, activity, message, correlation key, how long')
+    .description(
+      'tokens waiting for a message, oldest first: instance, business key, activity, message, correlation key, how long',
+    )
     .option('--message <name>', 'only those waiting for this message (a name the deployed models wait for)')
     .option('--older-than <duration>', 'waiting at least this long (30m, 12h, 3d)')
     .option('--page-size <n>', 'waiting points per page (1 to 1000)', '50')
@@ -219,12 +288,16 @@ function addWatchCommands(program: Command, context: () => CliContext): void {
   if (repair === undefined) throw new Error('the repair command is registered before the watch commands');
   repair
     .command('fire-timer <timerId>')
-    .description('fire a due PENDING timer now, as its lost Cloud Task would have; refuses one not due, FIRED, gone or stale')
+    .description(
+      'fire a due PENDING timer now, as its lost Cloud Task would have; refuses one not due, FIRED, gone or stale',
+    )
     .option('--dry-run', 'show the timer and its token; change nothing')
     .action((id: string, options: { dryRun?: boolean }) => load.fireTimer().fireTimerCommand(context(), id, options));
   repair
     .command('shard-subscriptions')
-    .description('once after upgrading from a version before 0.6.0: give correlation key documents written before 0.6.0 shard, waitingFor and waitingSince, so `waiting` and the waiting gauge see their tokens')
+    .description(
+      'once after upgrading from a version before 0.6.0: give correlation key documents written before 0.6.0 shard, waitingFor and waitingSince, so `waiting` and the waiting gauge see their tokens',
+    )
     .option('--dry-run', 'count only')
     .action((options: { dryRun?: boolean }) => load.shardSubscriptions().shardSubscriptionsCommand(context(), options));
 }
@@ -235,10 +308,15 @@ function addPurgeCommand(program: Command, context: () => CliContext): void {
     .command('purge')
     .description('delete DONE documents processed before a time (the emulator runs no TTL deletion)')
     .option('--done-before <time>', 'ISO time or a duration ago (7d); at least the DONE retention ago unless --force')
-    .option('--force', 'allow a bound inside the DONE retention (deletes dedup records of messages Pub/Sub may redeliver)')
+    .option(
+      '--force',
+      'allow a bound inside the DONE retention (deletes dedup records of messages Pub/Sub may redeliver)',
+    )
     .option('--dry-run', 'count only')
     .option('--yes', 'do not ask')
-    .action((options: Parameters<typeof import('./purge-command').purgeCommand>[1]) => load.purge().purgeCommand(context(), options));
+    .action((options: Parameters<typeof import('./purge-command').purgeCommand>[1]) =>
+      load.purge().purgeCommand(context(), options),
+    );
 }
 
 /** console: the deployed console on this machine's loopback port, signed with gcloud's ID token. */
@@ -246,13 +324,13 @@ function addConsoleCommand(program: Command, io: CliIo): void {
   program
     .command('console')
     .description(
-      'open the deployed console at http://127.0.0.1:PORT/: a proxy on this machine that adds your gcloud account\'s ID token to requests addressed to 127.0.0.1 or localhost only (use it instead of `gcloud run services proxy`, which the console refuses)',
+      "open the deployed console at http://127.0.0.1:PORT/: a proxy on this machine that adds your gcloud account's ID token to requests addressed to 127.0.0.1 or localhost only (use it instead of `gcloud run services proxy`, which the console refuses)",
     )
     .option('--port <n>', 'local port on 127.0.0.1 (default 8080; 0: any free one)')
     .option('--service <name>', 'the Cloud Run service of inboxConsole (inboxconsole), with --region')
     .option('--region <region>', 'its region')
     .option('--project <id>', "its project (default: gcloud's)")
-    .option('--url <url>', 'the console\'s https:// URL, instead of --service and --region')
+    .option('--url <url>', "the console's https:// URL, instead of --service and --region")
     .action((options: import('./console-command').ConsoleOptions) => load.console().consoleCommand(io, options));
 }
 
@@ -268,8 +346,14 @@ function failureExit(err: unknown, io: CliIo, expected: () => CliFailure | null)
   }
   if (err instanceof ConfigError) {
     // One line, as every expected failure: the configuration lists one problem per line.
-    const problems = err.message.split('\n').map((l) => l.trim()).filter((l) => l !== '').join(' ');
-    io.err(`inbox: ${problems}: set the variables it names (GOOGLE_CLOUD_PROJECT is the project id; FIRESTORE_EMULATOR_HOST too for the emulators)`);
+    const problems = err.message
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l !== '')
+      .join(' ');
+    io.err(
+      `inbox: ${problems}: set the variables it names (GOOGLE_CLOUD_PROJECT is the project id; FIRESTORE_EMULATOR_HOST too for the emulators)`,
+    );
     return EXIT.USAGE;
   }
   if (isRefusal(err)) {
@@ -303,7 +387,10 @@ export function quietProcess(proc: NodeJS.Process = process): void {
     if (debug) proc.stderr.write(`inbox (debug): ${warning.name}: ${warning.message}\n`);
   });
   proc.on('unhandledRejection', (reason) => {
-    if (debug) proc.stderr.write(`inbox (debug): unhandled rejection inside a client library: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`);
+    if (debug)
+      proc.stderr.write(
+        `inbox (debug): unhandled rejection inside a client library: ${reason instanceof Error ? (reason.stack ?? reason.message) : String(reason)}\n`,
+      );
   });
   if ((proc.env.FIRESTORE_EMULATOR_HOST ?? '') !== '') proc.env.METADATA_SERVER_DETECTION ??= 'none';
 }

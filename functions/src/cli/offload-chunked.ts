@@ -6,5 +6,10 @@ import type { CliContext } from './context';
 
 /** operations' offloadChunked for a CLI command: its log lines on stderr. */
 export async function offloadChunked(ctx: CliContext, id: string, doc: DocumentData): Promise<OffloadedPayload> {
-  return offload({ db: ctx.db, config: ctx.config, payloadStore: ctx.runtime.payloadStore, registry: ctx.runtime.registry }, createLogger((line) => ctx.io.err(line)), id, doc);
+  return offload(
+    { db: ctx.db, config: ctx.config, payloadStore: ctx.runtime.payloadStore, registry: ctx.runtime.registry },
+    createLogger((line) => ctx.io.err(line)),
+    id,
+    doc,
+  );
 }

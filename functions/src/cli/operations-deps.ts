@@ -23,9 +23,17 @@ function withoutAuditLine(log: Logger): Logger {
 }
 
 /** What operations/ needs, from a CLI command's context; log lines (dispatch failures, duplicates) on stderr. */
-export function operationsDeps(ctx: CliContext, base: Readonly<Record<string, unknown>> = { function: 'inbox-cli' }): OperationsDeps {
+export function operationsDeps(
+  ctx: CliContext,
+  base: Readonly<Record<string, unknown>> = { function: 'inbox-cli' },
+): OperationsDeps {
   // ctx.db, not the runtime's: the context closes the client only if a command opened it.
-  return operationsDepsOf(ctx.config, { ...ctx.runtime, db: ctx.db }, withoutAuditLine(createLogger((line) => ctx.io.err(line), base)), ctx.now);
+  return operationsDepsOf(
+    ctx.config,
+    { ...ctx.runtime, db: ctx.db },
+    withoutAuditLine(createLogger((line) => ctx.io.err(line), base)),
+    ctx.now,
+  );
 }
 
 /**

@@ -66,7 +66,11 @@ function inboxDocOf(chunk: QueryDocumentSnapshot): DocumentReference | null {
 }
 
 /** Deletes one gone document's chunks, if it is still gone and none of them changed since listed. */
-async function deleteOrphans(db: Firestore, doc: DocumentReference, chunks: readonly QueryDocumentSnapshot[]): Promise<OrphanChunksOutcome> {
+async function deleteOrphans(
+  db: Firestore,
+  doc: DocumentReference,
+  chunks: readonly QueryDocumentSnapshot[],
+): Promise<OrphanChunksOutcome> {
   try {
     return await db.runTransaction(async (tx) => {
       if ((await tx.get(doc)).exists) return 'DOCUMENT_BACK' as const;
@@ -80,7 +84,12 @@ async function deleteOrphans(db: Firestore, doc: DocumentReference, chunks: read
 }
 
 /** Lists the chunks whose inbox document is gone, last written more than `minAgeMs` ago, and, unless `dryRun`, deletes them. */
-export async function scanOrphanChunks(db: Firestore, now: Date, dryRun: boolean, minAgeMs: number = ORPHAN_MIN_AGE_MS): Promise<OrphanChunkScan> {
+export async function scanOrphanChunks(
+  db: Firestore,
+  now: Date,
+  dryRun: boolean,
+  minAgeMs: number = ORPHAN_MIN_AGE_MS,
+): Promise<OrphanChunkScan> {
   let listed = 0;
   let young = 0;
   let unrecognised = 0;
@@ -110,7 +119,12 @@ export async function scanOrphanChunks(db: Firestore, now: Date, dryRun: boolean
     const gone = old.filter((_, i) => docs[i]?.exists === false);
     for (const g of gone) {
       const lastWrittenAt = new Date(Math.max(...g.chunks.map((c) => c.updateTime.toMillis()))).toISOString();
-      orphans.push({ inboxId: g.doc.id, chunks: g.chunks.length, lastWrittenAt, outcome: dryRun ? null : await deleteOrphans(db, g.doc, g.chunks) });
+      orphans.push({
+        inboxId: g.doc.id,
+        chunks: g.chunks.length,
+        lastWrittenAt,
+        outcome: dryRun ? null : await deleteOrphans(db, g.doc, g.chunks),
+      });
     }
     if (page.size < LIST_PAGE) break;
     after = page.docs[page.docs.length - 1] ?? null;
@@ -125,11 +139,24 @@ const OUTCOME_TEXT: Readonly<Record<OrphanChunksOutcome, string>> = {
 };
 
 /** `inbox repair orphan-chunks`: deletes rawChunks whose inbox document is gone (scanOrphanChunks), or with --dry-run lists them by inbox id. */
-export async function orphanChunksCommand(ctx: CliContext, options: { readonly dryRun?: boolean; readonly olderThan?: string }): Promise<void> {
+export async function orphanChunksCommand(
+  ctx: CliContext,
+  options: { readonly dryRun?: boolean; readonly olderThan?: string },
+): Promise<void> {
   const dryRun = options.dryRun === true;
   const minAgeMs = parseOrphanMinAge(options.olderThan, 'its chunks');
   const scan = await scanOrphanChunks(ctx.db(), ctx.now(), dryRun, minAgeMs);
-  print(ctx, scan, ['inbox id (gone)', 'chunks', 'last written', dryRun ? 'would be' : 'now'], scan.orphans.map((o) => [o.inboxId, o.chunks, o.lastWrittenAt, o.outcome === null ? 'deleted' : OUTCOME_TEXT[o.outcome]]));
+  print(
+    ctx,
+    scan,
+    ['inbox id (gone)', 'chunks', 'last written', dryRun ? 'would be' : 'now'],
+    scan.orphans.map((o) => [
+      o.inboxId,
+      o.chunks,
+      o.lastWrittenAt,
+      o.outcome === null ? 'deleted' : OUTCOME_TEXT[o.outcome],
+    ]),
+  );
   if (ctx.json) return;
   const taken = scan.orphans.filter((o) => o.outcome === null || o.outcome === 'DELETED');
   const chunks = taken.reduce((n, o) => n + o.chunks, 0);

@@ -70,7 +70,6 @@ export interface OrphanScan {
 
 const NAME = /^payloads\/([0-9a-f]{40})\/([0-9a-f]{64})\.json$/;
 
-
 /** Whether an inbox document's `offloaded` is this very object and generation of `bucket`. */
 const pointsTo = (offloaded: unknown, bucket: string, o: ListedObject): boolean => {
   const ref = offloadedObject(offloaded);
@@ -82,7 +81,12 @@ const pointsTo = (offloaded: unknown, bucket: string, o: ListedObject): boolean 
  * document named by its id first, then any: a KEY_COLLISION's second
  * payload); REQUEUE_PENDING when the named document is a chunked one.
  */
-async function orphanWhy(db: Firestore, bucket: string, o: ListedObject, inboxId: string): Promise<OrphanWhy | 'REFERENCED' | 'REQUEUE_PENDING'> {
+async function orphanWhy(
+  db: Firestore,
+  bucket: string,
+  o: ListedObject,
+  inboxId: string,
+): Promise<OrphanWhy | 'REFERENCED' | 'REQUEUE_PENDING'> {
   const named = await db.collection(INBOX).doc(inboxId).get();
   if (named.exists && pointsTo(named.get('offloaded'), bucket, o)) return 'REFERENCED';
   const others = await QUERIES.inboxByOffloadedObject.build(db, o.object, 10).get();
@@ -93,7 +97,14 @@ async function orphanWhy(db: Firestore, bucket: string, o: ListedObject, inboxId
 }
 
 /** Lists the orphans of `bucket` older than `minAgeMs` and, unless `dryRun`, deletes them. */
-export async function scanOrphanPayloads(db: Firestore, store: PayloadStore, bucket: string, now: Date, dryRun: boolean, minAgeMs: number = ORPHAN_MIN_AGE_MS): Promise<OrphanScan> {
+export async function scanOrphanPayloads(
+  db: Firestore,
+  store: PayloadStore,
+  bucket: string,
+  now: Date,
+  dryRun: boolean,
+  minAgeMs: number = ORPHAN_MIN_AGE_MS,
+): Promise<OrphanScan> {
   let listed = 0;
   let young = 0;
   let requeuePending = 0;
@@ -132,20 +143,33 @@ export function parseOrphanMinAge(text: string | undefined, what = 'its object')
   if (text === undefined) return ORPHAN_MIN_AGE_MS;
   const ms = parseDuration('--older-than', text);
   if (ms < ORPHAN_MIN_AGE_FLOOR_MS) {
-    throw new UsageError(`--older-than: at least 1h (a receipt writes ${what} before its document, and a retried one can take much longer), got ${JSON.stringify(text)}`);
+    throw new UsageError(
+      `--older-than: at least 1h (a receipt writes ${what} before its document, and a retried one can take much longer), got ${JSON.stringify(text)}`,
+    );
   }
   return ms;
 }
 
-const WHY_TEXT: Readonly<Record<OrphanWhy, string>> = { DOCUMENT_MISSING: 'its inbox document is gone', POINTS_ELSEWHERE: 'its inbox document points to another object or generation' };
+const WHY_TEXT: Readonly<Record<OrphanWhy, string>> = {
+  DOCUMENT_MISSING: 'its inbox document is gone',
+  POINTS_ELSEWHERE: 'its inbox document points to another object or generation',
+};
 
 /** `inbox repair orphan-payloads`: deletes the orphaned objects under payloads/ (scanOrphanPayloads), or with --dry-run lists them. */
-export async function orphanPayloadsCommand(ctx: CliContext, options: { readonly dryRun?: boolean; readonly olderThan?: string }): Promise<void> {
+export async function orphanPayloadsCommand(
+  ctx: CliContext,
+  options: { readonly dryRun?: boolean; readonly olderThan?: string },
+): Promise<void> {
   const dryRun = options.dryRun === true;
   const minAgeMs = parseOrphanMinAge(options.olderThan);
   const bucket = ctx.config.claims.payloadBucket;
   const scan = await scanOrphanPayloads(ctx.db(), ctx.runtime.payloadStore(), bucket, ctx.now(), dryRun, minAgeMs);
-  print(ctx, scan, ['object', 'generation', 'bytes', 'why', dryRun ? 'would be' : 'now'], scan.orphans.map((o) => [o.object, o.generation, o.bytes, WHY_TEXT[o.why], o.outcome ?? 'deleted']));
+  print(
+    ctx,
+    scan,
+    ['object', 'generation', 'bytes', 'why', dryRun ? 'would be' : 'now'],
+    scan.orphans.map((o) => [o.object, o.generation, o.bytes, WHY_TEXT[o.why], o.outcome ?? 'deleted']),
+  );
   if (ctx.json) return;
   const verb = dryRun ? 'would delete' : 'deleted';
   ctx.io.out(

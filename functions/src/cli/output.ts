@@ -3,7 +3,12 @@ import type { CliContext } from './context';
 import { cell } from './context';
 
 /** Rows as a table for people, or the raw value as JSON for scripts (--json). */
-export function print(ctx: CliContext, value: unknown, headers: readonly string[], rows: ReadonlyArray<readonly unknown[]>): void {
+export function print(
+  ctx: CliContext,
+  value: unknown,
+  headers: readonly string[],
+  rows: ReadonlyArray<readonly unknown[]>,
+): void {
   if (ctx.json) {
     ctx.io.out(JSON.stringify(value, null, 2));
     return;
@@ -18,4 +23,5 @@ export function print(ctx: CliContext, value: unknown, headers: readonly string[
  * first attempt had committed and Firestore reported an error after it
  * (the SDK then runs the transaction again). The repair is done, once.
  */
-export const ALREADY_APPLIED = 'already applied: an earlier attempt of this command committed it (Firestore reported an error after the commit); nothing was done twice';
+export const ALREADY_APPLIED =
+  'already applied: an earlier attempt of this command committed it (Firestore reported an error after the commit); nothing was done twice';

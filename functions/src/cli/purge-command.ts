@@ -1,4 +1,10 @@
-import type { BulkWriterError, DocumentSnapshot, Firestore, GrpcStatus, QueryDocumentSnapshot } from '@google-cloud/firestore';
+import type {
+  BulkWriterError,
+  DocumentSnapshot,
+  Firestore,
+  GrpcStatus,
+  QueryDocumentSnapshot,
+} from '@google-cloud/firestore';
 import { isTimestamp } from '../core/timestamp';
 import { offloadedObject } from '../inbox/claim-check';
 import { deleteWithChunks } from '../inbox/delete-document';
@@ -74,13 +80,26 @@ const hasChunks = (d: DocumentSnapshot): boolean => Number(d.get('rawDataChunks'
  */
 export async function purgeDone(db: Firestore, before: Date, options: PurgeOptions): Promise<PurgeResult> {
   const pageSize = options.pageSize ?? PURGE_PAGE_SIZE;
-  let totals: PurgeResult = { scanned: 0, matched: 0, deleted: 0, changedSinceRead: 0, offloaded: 0, objectsDeleted: 0, chunked: 0, keptForInstance: 0, kept: [] };
+  let totals: PurgeResult = {
+    scanned: 0,
+    matched: 0,
+    deleted: 0,
+    changedSinceRead: 0,
+    offloaded: 0,
+    objectsDeleted: 0,
+    chunked: 0,
+    keptForInstance: 0,
+    kept: [],
+  };
   let after: DocumentSnapshot | null = null;
   for (;;) {
     const page = await QUERIES.inboxList.build(db, { status: 'DONE' }, after, pageSize).get();
     if (page.empty) break;
     const matches = page.docs.filter((d) => processedBefore(d, before));
-    const holds = await readInstanceHolds(db, matches.map((d) => ({ id: d.id, data: d.data() })));
+    const holds = await readInstanceHolds(
+      db,
+      matches.map((d) => ({ id: d.id, data: d.data() })),
+    );
     const kept = [...holds].map(([inboxId, h]) => ({ inboxId, ...h }));
     const deletable = matches.filter((d) => !holds.has(d.id));
     const offloaded = deletable.filter((d) => offloadedObject(d.get('offloaded')) !== null);
@@ -100,8 +119,19 @@ export async function purgeDone(db: Firestore, before: Date, options: PurgeOptio
       totals = { ...totals, objectsDeleted: totals.objectsDeleted + objectsDeleted };
       // Offloaded ones too: a requeue that crashed after offloading a dead letter's chunks left them.
       const withChunks = deletable.filter((d) => hasChunks(d) || offloadedObject(d.get('offloaded')) !== null);
-      const outcomes = [await deleteWithTheirChunks(db, withChunks), await deleteUnchanged(db, deletable.filter((d) => !withChunks.includes(d)))];
-      for (const o of outcomes) totals = { ...totals, deleted: totals.deleted + o.deleted, changedSinceRead: totals.changedSinceRead + o.changed };
+      const outcomes = [
+        await deleteWithTheirChunks(db, withChunks),
+        await deleteUnchanged(
+          db,
+          deletable.filter((d) => !withChunks.includes(d)),
+        ),
+      ];
+      for (const o of outcomes)
+        totals = {
+          ...totals,
+          deleted: totals.deleted + o.deleted,
+          changedSinceRead: totals.changedSinceRead + o.changed,
+        };
     }
     if (page.size < pageSize) break;
     after = page.docs[page.docs.length - 1] ?? null;
@@ -110,7 +140,10 @@ export async function purgeDone(db: Firestore, before: Date, options: PurgeOptio
 }
 
 /** Deletes each of `docs` with its rawChunks (deleteWithChunks: one batch, on the update time it was read with), 8 at a time. */
-async function deleteWithTheirChunks(db: Firestore, docs: readonly QueryDocumentSnapshot[]): Promise<{ deleted: number; changed: number }> {
+async function deleteWithTheirChunks(
+  db: Firestore,
+  docs: readonly QueryDocumentSnapshot[],
+): Promise<{ deleted: number; changed: number }> {
   let deleted = 0;
   let changed = 0;
   let next = 0;
@@ -128,9 +161,15 @@ async function deleteWithTheirChunks(db: Firestore, docs: readonly QueryDocument
 const OBJECT_DELETES_AT_ONCE = 8;
 
 /** Deletes the offloaded payloads' objects of `docs` (ABSENT is fine); throws the first failure after the others are done. */
-async function deleteObjects(docs: readonly QueryDocumentSnapshot[], store: (() => PayloadStore) | undefined): Promise<number> {
+async function deleteObjects(
+  docs: readonly QueryDocumentSnapshot[],
+  store: (() => PayloadStore) | undefined,
+): Promise<number> {
   if (docs.length === 0) return 0;
-  if (store === undefined) throw new RefusedError(`${docs.length} DONE document(s) have an offloaded payload, and this purge has no payload store to delete their objects with`);
+  if (store === undefined)
+    throw new RefusedError(
+      `${docs.length} DONE document(s) have an offloaded payload, and this purge has no payload store to delete their objects with`,
+    );
   let deleted = 0;
   let next = 0;
   const failures: unknown[] = [];
@@ -151,7 +190,10 @@ async function deleteObjects(docs: readonly QueryDocumentSnapshot[], store: (() 
 }
 
 /** Deletes through the SDK's BulkWriter (batched, throttled), each delete guarded by the update time it was read with. */
-async function deleteUnchanged(db: Firestore, docs: readonly QueryDocumentSnapshot[]): Promise<{ deleted: number; changed: number }> {
+async function deleteUnchanged(
+  db: Firestore,
+  docs: readonly QueryDocumentSnapshot[],
+): Promise<{ deleted: number; changed: number }> {
   if (docs.length === 0) return { deleted: 0, changed: 0 };
   const writer = db.bulkWriter();
   // A failed precondition is an answer, not a hiccup: no retry. Anything else: the writer's own retries.
@@ -192,7 +234,10 @@ export function checkBound(before: Date, now: Date, retentionMs: number, force: 
 }
 
 /** `inbox purge`: for the emulator, where TTL deletion does not run, and for a manual clean-up. */
-export async function purgeCommand(ctx: CliContext, options: BulkOptions & { doneBefore?: string; force?: boolean }): Promise<void> {
+export async function purgeCommand(
+  ctx: CliContext,
+  options: BulkOptions & { doneBefore?: string; force?: boolean },
+): Promise<void> {
   if (options.doneBefore === undefined) throw new UsageError('purge needs --done-before TIME');
   const now = ctx.now();
   const before = parseTime('--done-before', options.doneBefore, now);
@@ -201,31 +246,76 @@ export async function purgeCommand(ctx: CliContext, options: BulkOptions & { don
   const dryRun = options.dryRun === true;
   const total = (await QUERIES.byStatus.build(db, 'DONE').count().get()).data().count;
   // Asked once, up front, with what is known then: how many DONE documents will be looked at.
-  if (!dryRun && !(await confirmBulk(ctx, `Delete the DONE documents processed before ${before.toISOString()}, out of`, total, options))) throw new RefusedError('not confirmed');
+  if (
+    !dryRun &&
+    !(await confirmBulk(
+      ctx,
+      `Delete the DONE documents processed before ${before.toISOString()}, out of`,
+      total,
+      options,
+    ))
+  )
+    throw new RefusedError('not confirmed');
   const bar = pageProgress(ctx, total, '{bar} {value}/{total} DONE documents read, {deleted} deleted', { deleted: 0 });
   let result: PurgeResult;
   try {
-    result = await purgeDone(db, before, { dryRun, payloadStore: ctx.runtime.payloadStore, onPage: (page, totals) => bar.advance(page.length, { deleted: totals.deleted }) });
+    result = await purgeDone(db, before, {
+      dryRun,
+      payloadStore: ctx.runtime.payloadStore,
+      onPage: (page, totals) => bar.advance(page.length, { deleted: totals.deleted }),
+    });
   } finally {
     bar.stop();
   }
   if (dryRun) {
-    const would = { wouldDelete: result.matched - result.keptForInstance, offloaded: result.offloaded, chunked: result.chunked, keptForInstance: result.keptForInstance, kept: result.kept, scanned: result.scanned };
-    print(ctx, would, ['would delete', 'of them with an offloaded payload', 'with rawChunks', 'kept for their instance', 'DONE documents read'], [[would.wouldDelete, result.offloaded, result.chunked, result.keptForInstance, result.scanned]]);
+    const would = {
+      wouldDelete: result.matched - result.keptForInstance,
+      offloaded: result.offloaded,
+      chunked: result.chunked,
+      keptForInstance: result.keptForInstance,
+      kept: result.kept,
+      scanned: result.scanned,
+    };
+    print(
+      ctx,
+      would,
+      [
+        'would delete',
+        'of them with an offloaded payload',
+        'with rawChunks',
+        'kept for their instance',
+        'DONE documents read',
+      ],
+      [[would.wouldDelete, result.offloaded, result.chunked, result.keptForInstance, result.scanned]],
+    );
     printKept(ctx, result.kept);
     return;
   }
-  print(ctx, result, ['deleted', 'payload objects deleted', 'kept (changed since read)', 'kept for their instance', 'DONE documents read'], [
-    [result.deleted, result.objectsDeleted, result.changedSinceRead, result.keptForInstance, result.scanned],
-  ]);
+  print(
+    ctx,
+    result,
+    [
+      'deleted',
+      'payload objects deleted',
+      'kept (changed since read)',
+      'kept for their instance',
+      'DONE documents read',
+    ],
+    [[result.deleted, result.objectsDeleted, result.changedSinceRead, result.keptForInstance, result.scanned]],
+  );
   printKept(ctx, result.kept);
-  if (!ctx.json) ctx.io.out(`deleted ${result.deleted} of ${result.matched} DONE documents processed before ${before.toISOString()}`);
+  if (!ctx.json)
+    ctx.io.out(
+      `deleted ${result.deleted} of ${result.matched} DONE documents processed before ${before.toISOString()}`,
+    );
 }
 
 /** For people: each document kept for its instance, and why (the JSON has them as `kept`). */
 function printKept(ctx: CliContext, kept: PurgeResult['kept']): void {
   if (ctx.json) return;
   for (const k of kept) {
-    ctx.io.out(`kept ${k.inboxId} and its payload object: instance ${k.processInstanceId} is ${k.instanceStatus} and may still read it (a purge after it completes deletes them)`);
+    ctx.io.out(
+      `kept ${k.inboxId} and its payload object: instance ${k.processInstanceId} is ${k.instanceStatus} and may still read it (a purge after it completes deletes them)`,
+    );
   }
 }

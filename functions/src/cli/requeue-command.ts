@@ -21,15 +21,25 @@ interface Target {
   readonly doc: InboxView | undefined;
 }
 
-const targetOf = (snap: DocumentSnapshot): Target => ({ id: snap.id, doc: snap.exists ? (snap.data() as InboxView) : undefined });
+const targetOf = (snap: DocumentSnapshot): Target => ({
+  id: snap.id,
+  doc: snap.exists ? (snap.data() as InboxView) : undefined,
+});
 
 /** Named ids or --reason [--since]; never both, since a filter next to ids would be silently ignored. */
 function checkUsage(ids: readonly string[], options: BulkOptions): void {
   if (ids.length > 0) {
     const filters = (['reason', 'since'] as const).filter((f) => options[f] !== undefined).map((f) => `--${f}`);
-    if (filters.length > 0) throw new UsageError(`requeue takes either IDs or --reason [--since], not both: drop ${filters.join(' and ')} or the IDs`);
+    if (filters.length > 0)
+      throw new UsageError(
+        `requeue takes either IDs or --reason [--since], not both: drop ${filters.join(' and ')} or the IDs`,
+      );
   } else if (options.reason === undefined) {
-    throw new UsageError(options.since === undefined ? 'requeue needs IDs or --reason REASON' : '--since filters a bulk requeue: it needs --reason REASON');
+    throw new UsageError(
+      options.since === undefined
+        ? 'requeue needs IDs or --reason REASON'
+        : '--since filters a bulk requeue: it needs --reason REASON',
+    );
   }
 }
 
@@ -50,10 +60,18 @@ async function dryRun(ctx: CliContext, targets: readonly Target[]): Promise<void
   const checks = targets.map((t) => ({ id: t.id, check: checkRequeue(t.id, t.doc) }));
   const wouldRequeue = checks.filter((c) => c.check.ok).map((c) => c.id);
   const wouldRefuse = checks.flatMap((c) => (c.check.ok ? [] : [{ id: c.id, why: c.check.why }]));
-  print(ctx, { wouldRequeue, wouldRefuse }, ['id', 'would', 'because'], [...wouldRequeue.map((id) => [id, 'requeue', '']), ...wouldRefuse.map((r) => [r.id, 'refuse', r.why])]);
+  print(
+    ctx,
+    { wouldRequeue, wouldRefuse },
+    ['id', 'would', 'because'],
+    [...wouldRequeue.map((id) => [id, 'requeue', '']), ...wouldRefuse.map((r) => [r.id, 'refuse', r.why])],
+  );
   for (const r of wouldRefuse) ctx.io.err(`${r.id}: ${r.why}`);
   // Exits as the real run would: 1 when any target would be refused (an unknown id included).
-  if (wouldRefuse.length > 0) throw new RefusedError(`dry run: ${wouldRefuse.length} of ${targets.length} documents would be refused, nothing changed`);
+  if (wouldRefuse.length > 0)
+    throw new RefusedError(
+      `dry run: ${wouldRefuse.length} of ${targets.length} documents would be refused, nothing changed`,
+    );
 }
 
 /** `inbox requeue`: PARKED documents back to OPEN, by id or all of a --reason (a bulk one asks first unless --yes); --dry-run shows what would be requeued. */
@@ -62,12 +80,18 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
   const db = ctx.db();
   const named = [...new Set(ids)];
   if (options.dryRun === true) {
-    await dryRun(ctx, named.length > 0 ? (await db.getAll(...named.map((id) => db.collection(INBOX).doc(id)))).map(targetOf) : await byReason(db, options, ctx.now()));
+    await dryRun(
+      ctx,
+      named.length > 0
+        ? (await db.getAll(...named.map((id) => db.collection(INBOX).doc(id)))).map(targetOf)
+        : await byReason(db, options, ctx.now()),
+    );
     return;
   }
   const targets = named.length > 0 ? named : (await byReason(db, options, ctx.now())).map((t) => t.id);
   // Naming the ids is the confirmation; a bulk requeue by reason asks.
-  if (named.length === 0 && !(await confirmBulk(ctx, 'Requeue', targets.length, options))) throw new RefusedError('not confirmed');
+  if (named.length === 0 && !(await confirmBulk(ctx, 'Requeue', targets.length, options)))
+    throw new RefusedError('not confirmed');
   const failures: Array<[string, string]> = [];
   // One request id for the whole run: each document records it, so a transaction re-run finds its own requeue.
   const requestId = newRequestId();
@@ -78,14 +102,27 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
   await withProgress(ctx, targets, async (id) => {
     try {
       // One document's requeue as the console's (operations/repairs.ts): a payload kept in chunks is offloaded first.
-      if ((await requeueRepair(deps, { kind: 'requeue', id }, { preview: false, actor, requestId })).outcome.alreadyApplied) alreadyApplied += 1;
+      if (
+        (await requeueRepair(deps, { kind: 'requeue', id }, { preview: false, actor, requestId })).outcome
+          .alreadyApplied
+      )
+        alreadyApplied += 1;
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       failures.push([id, err.message]);
     }
   });
-  print(ctx, { requeued: targets.length - failures.length, alreadyApplied, refused: failures.map(([id, why]) => ({ id, why })) }, ['id', 'refused because'], failures);
-  if (!ctx.json) ctx.io.out(`requeued ${targets.length - failures.length} of ${targets.length}${alreadyApplied > 0 ? ` (${alreadyApplied} ${ALREADY_APPLIED})` : ''}`);
+  print(
+    ctx,
+    { requeued: targets.length - failures.length, alreadyApplied, refused: failures.map(([id, why]) => ({ id, why })) },
+    ['id', 'refused because'],
+    failures,
+  );
+  if (!ctx.json)
+    ctx.io.out(
+      `requeued ${targets.length - failures.length} of ${targets.length}${alreadyApplied > 0 ? ` (${alreadyApplied} ${ALREADY_APPLIED})` : ''}`,
+    );
   for (const [id, why] of failures) ctx.io.err(`${id}: ${why}`);
-  if (failures.length > 0) throw new RefusedError(`${failures.length} of ${targets.length} documents could not be requeued`);
+  if (failures.length > 0)
+    throw new RefusedError(`${failures.length} of ${targets.length} documents could not be requeued`);
 }

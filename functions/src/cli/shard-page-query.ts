@@ -7,6 +7,9 @@ import { UsageError } from './parse';
 export function cursorOf(order: ShardedOrder, after: string | undefined): PageCursor | null {
   if (after === undefined) return null;
   const cursor = pageCursorOf(order, after);
-  if (cursor === null) throw new UsageError(`--after: expected the cursor a previous page printed (a page of \`inbox ${order.list}\`), got ${JSON.stringify(after)}`);
+  if (cursor === null)
+    throw new UsageError(
+      `--after: expected the cursor a previous page printed (a page of \`inbox ${order.list}\`), got ${JSON.stringify(after)}`,
+    );
   return cursor;
 }

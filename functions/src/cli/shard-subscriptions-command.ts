@@ -20,9 +20,11 @@ export interface ShardedSubscriptions {
   readonly gone: number;
 }
 
-const hasShard = (value: unknown): boolean => typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < STATE_SHARDS;
+const hasShard = (value: unknown): boolean =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 && value < STATE_SHARDS;
 /** Written by saveCorrelationKey since 0.6.0 (or by this command): the waiting queries see the document. */
-const hasIndexFields = (data: Record<string, unknown>): boolean => hasShard(data.shard) && Array.isArray(data.waitingFor);
+const hasIndexFields = (data: Record<string, unknown>): boolean =>
+  hasShard(data.shard) && Array.isArray(data.waitingFor);
 
 type Outcome = 'sharded' | 'done' | 'gone';
 
@@ -32,7 +34,10 @@ async function giveFields(db: Firestore, ref: DocumentReference): Promise<Outcom
     const data = (await tx.get(ref)).data();
     if (data === undefined) return 'gone';
     if (hasIndexFields(data)) return 'done';
-    const { shard, waitingFor, waitingSince } = keyIndexFields(ref.id, (Array.isArray(data.waiting) ? data.waiting : []) as WaitingPoint[]);
+    const { shard, waitingFor, waitingSince } = keyIndexFields(
+      ref.id,
+      (Array.isArray(data.waiting) ? data.waiting : []) as WaitingPoint[],
+    );
     tx.update(ref, { shard, waitingFor, waitingSince: waitingSince ?? FieldValue.delete() });
     return 'sharded';
   });
@@ -54,7 +59,11 @@ async function giveFields(db: Firestore, ref: DocumentReference): Promise<Outcom
  * is what the fields describe. Old eventSubscriptions documents are not
  * read nor touched: nothing reads them any more.
  */
-export async function shardSubscriptions(db: Firestore, dryRun: boolean, pageSize = SHARD_PAGE): Promise<ShardedSubscriptions> {
+export async function shardSubscriptions(
+  db: Firestore,
+  dryRun: boolean,
+  pageSize = SHARD_PAGE,
+): Promise<ShardedSubscriptions> {
   let scanned = 0;
   let sharded = 0;
   let gone = 0;
@@ -66,7 +75,8 @@ export async function shardSubscriptions(db: Firestore, dryRun: boolean, pageSiz
     if (dryRun) sharded += missing.length;
     else {
       const outcomes: Outcome[] = [];
-      for (let i = 0; i < missing.length; i += PARALLEL) outcomes.push(...(await Promise.all(missing.slice(i, i + PARALLEL).map(async (d) => giveFields(db, d.ref)))));
+      for (let i = 0; i < missing.length; i += PARALLEL)
+        outcomes.push(...(await Promise.all(missing.slice(i, i + PARALLEL).map(async (d) => giveFields(db, d.ref)))));
       sharded += outcomes.filter((o) => o === 'sharded').length;
       gone += outcomes.filter((o) => o === 'gone').length;
     }
@@ -80,5 +90,10 @@ export async function shardSubscriptions(db: Firestore, dryRun: boolean, pageSiz
 export async function shardSubscriptionsCommand(ctx: CliContext, options: { dryRun?: boolean }): Promise<void> {
   const dryRun = options.dryRun === true;
   const done = await shardSubscriptions(ctx.db(), dryRun);
-  print(ctx, { ...done, dryRun }, ['key documents read', dryRun ? 'would get the waiting fields' : 'given the waiting fields', 'gone meanwhile'], [[done.scanned, done.sharded, done.gone]]);
+  print(
+    ctx,
+    { ...done, dryRun },
+    ['key documents read', dryRun ? 'would get the waiting fields' : 'given the waiting fields', 'gone meanwhile'],
+    [[done.scanned, done.sharded, done.gone]],
+  );
 }

@@ -58,11 +58,14 @@ const DEFAULT_PAGE_SIZE = '50';
  * one page, so no paging flag goes with it.
  */
 export async function timersCommand(ctx: CliContext, options: TimersOptions): Promise<void> {
-  if (options.pageSize !== undefined && options.limit !== undefined) throw new UsageError('--limit is the older name of --page-size: give one of them');
+  if (options.pageSize !== undefined && options.limit !== undefined)
+    throw new UsageError('--limit is the older name of --page-size: give one of them');
   const sizeFlag = options.limit === undefined ? '--page-size' : '--limit';
   const sizeText = options.pageSize ?? options.limit;
   if (options.instance !== undefined && (sizeText !== undefined || options.after !== undefined)) {
-    throw new UsageError(`--instance lists all of one instance's PENDING timers on one page: leave out ${options.after === undefined ? sizeFlag : '--after'}`);
+    throw new UsageError(
+      `--instance lists all of one instance's PENDING timers on one page: leave out ${options.after === undefined ? sizeFlag : '--after'}`,
+    );
   }
   const pageSize = parsePageSize(sizeText ?? DEFAULT_PAGE_SIZE, 1_000, sizeFlag);
   const cursor = cursorOf(TIMERS_ORDER, options.after);
@@ -70,14 +73,28 @@ export async function timersCommand(ctx: CliContext, options: TimersOptions): Pr
   const now = ctx.now();
   const page =
     options.instance === undefined
-      ? await pageAcrossShards(TIMERS_ORDER, pageSize, (shard) => QUERIES.pendingTimers.build(db, shard, cursor, pageSize))
-      : { items: sortedByDue((await QUERIES.pendingTimersOfInstance.build(db, options.instance).get()).docs), next: null };
+      ? await pageAcrossShards(TIMERS_ORDER, pageSize, (shard) =>
+          QUERIES.pendingTimers.build(db, shard, cursor, pageSize),
+        )
+      : {
+          items: sortedByDue((await QUERIES.pendingTimersOfInstance.build(db, options.instance).get()).docs),
+          next: null,
+        };
   const rows = page.items.map((snap) => row(view(snap), now));
-  const dueIn = (s: number | null): string => (s === null ? '' : s < 0 ? `overdue ${formatAge(-s * 1000)}` : `in ${formatAge(s * 1000)}`);
-  print(ctx, { timers: rows, next: page.next }, ['timer', 'due at', 'due', 'activity', 'waiting at', 'instance', 'horizon'], rows.map((r) => [r.id, r.dueAt, dueIn(r.dueInSeconds), r.activityId, r.waitingAt, r.processInstanceId, r.horizon]));
+  const dueIn = (s: number | null): string =>
+    s === null ? '' : s < 0 ? `overdue ${formatAge(-s * 1000)}` : `in ${formatAge(s * 1000)}`;
+  print(
+    ctx,
+    { timers: rows, next: page.next },
+    ['timer', 'due at', 'due', 'activity', 'waiting at', 'instance', 'horizon'],
+    rows.map((r) => [r.id, r.dueAt, dueIn(r.dueInSeconds), r.activityId, r.waitingAt, r.processInstanceId, r.horizon]),
+  );
   if (!ctx.json && page.next !== null) ctx.io.out(`more: add --after ${page.next}`);
 }
 
 /** One instance's timers in the order of the paged list. */
 const sortedByDue = (docs: readonly QueryDocumentSnapshot[]): QueryDocumentSnapshot[] =>
-  docs.map((snap) => ({ snap, at: positionOf(TIMERS_ORDER, snap) })).sort((a, b) => comparePositions(a.at, b.at)).map(({ snap }) => snap);
+  docs
+    .map((snap) => ({ snap, at: positionOf(TIMERS_ORDER, snap) }))
+    .sort((a, b) => comparePositions(a.at, b.at))
+    .map(({ snap }) => snap);

@@ -26,9 +26,34 @@ export async function waitingCommand(ctx: CliContext, options: WaitingOptions): 
   const olderThanMs = options.olderThan === undefined ? null : parseDuration('--older-than', options.olderThan);
   const after = cursorOf(WAITING_ORDER, options.after);
   const engine = await ctx.runtime.engine();
-  const messageName = options.message === undefined ? null : parseKnownName('--message', options.message, waitedMessageNames(engine), 'the message names the deployed models wait for');
-  const { waitingPoints: rows, next } = await listWaiting(operationsDeps(ctx), { messageName, olderThanMs }, { size, after });
-  print(ctx, { waitingPoints: rows, next }, ['instance', 'business key', 'activity', 'message', 'correlation key', 'waiting since', 'waited'], rows.map((r) => [r.instanceId, r.businessKey ?? '(no instance)', r.activityId, r.messageName, r.correlationKey, r.createdAt, formatAge(r.waitingSeconds * 1000)]));
+  const messageName =
+    options.message === undefined
+      ? null
+      : parseKnownName(
+          '--message',
+          options.message,
+          waitedMessageNames(engine),
+          'the message names the deployed models wait for',
+        );
+  const { waitingPoints: rows, next } = await listWaiting(
+    operationsDeps(ctx),
+    { messageName, olderThanMs },
+    { size, after },
+  );
+  print(
+    ctx,
+    { waitingPoints: rows, next },
+    ['instance', 'business key', 'activity', 'message', 'correlation key', 'waiting since', 'waited'],
+    rows.map((r) => [
+      r.instanceId,
+      r.businessKey ?? '(no instance)',
+      r.activityId,
+      r.messageName,
+      r.correlationKey,
+      r.createdAt,
+      formatAge(r.waitingSeconds * 1000),
+    ]),
+  );
   if (ctx.json) return;
   if (next !== null) ctx.io.out(`more: add --after ${next}`);
 }

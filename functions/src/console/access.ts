@@ -17,7 +17,9 @@ export interface Caller {
 }
 
 /** A caller, or the 401/403 that refuses the request and a word for the log. */
-export type AccessResult = { readonly ok: true; readonly caller: Caller } | { readonly ok: false; readonly answer: Rejection; readonly reason: string };
+export type AccessResult =
+  | { readonly ok: true; readonly caller: Caller }
+  | { readonly ok: false; readonly answer: Rejection; readonly reason: string };
 
 /** Checks one request's caller. */
 export type Access = (req: Request) => Promise<AccessResult>;
@@ -56,16 +58,20 @@ function bearerOf(req: Request): string | undefined {
  */
 export function crossSiteRefusal(req: Request): Rejection | null {
   const refuse = (error: string): Rejection => ({ kind: 'reject', status: 403, error });
-  if (req.get('x-inbox-console') !== '1') return refuse('repairs need the header X-Inbox-Console: 1 (the console page sends it; a cross-site form cannot)');
+  if (req.get('x-inbox-console') !== '1')
+    return refuse('repairs need the header X-Inbox-Console: 1 (the console page sends it; a cross-site form cannot)');
   const site = req.get('sec-fetch-site');
-  if (site !== undefined && site !== 'same-origin') return refuse(`repairs are accepted from the console's own page only (Sec-Fetch-Site: ${site})`);
+  if (site !== undefined && site !== 'same-origin')
+    return refuse(`repairs are accepted from the console's own page only (Sec-Fetch-Site: ${site})`);
   const origin = req.get('origin');
   if (origin !== undefined) {
     const name = URL.canParse(origin) ? new URL(origin).host.toLowerCase() : null;
     const fromLoopback = name !== null && LOOPBACK_NAMES.has(new URL(origin).hostname.toLowerCase());
-    if (!fromLoopback && name !== (req.get('host') ?? '').toLowerCase()) return refuse(`repairs are accepted from the console's own page only (Origin: ${origin})`);
+    if (!fromLoopback && name !== (req.get('host') ?? '').toLowerCase())
+      return refuse(`repairs are accepted from the console's own page only (Origin: ${origin})`);
   }
-  if (req.is('application/json') !== 'application/json') return { kind: 'reject', status: 415, error: 'repairs take Content-Type: application/json' };
+  if (req.is('application/json') !== 'application/json')
+    return { kind: 'reject', status: 415, error: 'repairs take Content-Type: application/json' };
   return null;
 }
 
@@ -94,7 +100,11 @@ export function cloudRunProxyRefusal(userAgent: string | undefined): string | nu
 }
 
 /** The access result of a request refused with a 403, its reason for the log. */
-const refused = (reason: string, error: string): AccessResult => ({ ok: false, reason, answer: { kind: 'reject', status: 403, error } });
+const refused = (reason: string, error: string): AccessResult => ({
+  ok: false,
+  reason,
+  answer: { kind: 'reject', status: 403, error },
+});
 
 /**
  * The refusal of an API request through `gcloud run services proxy`
@@ -118,18 +128,26 @@ export function createAccess(config: ConsoleConfig, verifier: () => Promise<Push
   if (config.access.mode === 'local') {
     return async (req) => {
       const why = localRefusal(req.socket.remoteAddress, req.get('host'));
-      return why === null ? { ok: true, caller: { id: LOCAL_OPERATOR, role: 'repairer' } } : refused('NOT_LOOPBACK', why);
+      return why === null
+        ? { ok: true, caller: { id: LOCAL_OPERATOR, role: 'repairer' } }
+        : refused('NOT_LOOPBACK', why);
     };
   }
   return async (req) => {
     const auth = await (await verifier())(bearerOf(req));
-    if (!auth.ok) return { ok: false, reason: auth.reason, answer: { kind: 'reject', status: auth.status, error: auth.error } };
+    if (!auth.ok)
+      return { ok: false, reason: auth.reason, answer: { kind: 'reject', status: auth.status, error: auth.error } };
     const role = roleOf(auth.email, config);
     if (role === null) {
       return {
         ok: false,
         reason: 'NOT_LISTED',
-        answer: { kind: 'reject', status: 403, error: `${auth.email} may not use this console: it is on neither INBOX_CONSOLE_VIEWERS nor INBOX_CONSOLE_REPAIRERS (deploy.sh --console-viewers / --console-repairers)`, details: { id: auth.email } },
+        answer: {
+          kind: 'reject',
+          status: 403,
+          error: `${auth.email} may not use this console: it is on neither INBOX_CONSOLE_VIEWERS nor INBOX_CONSOLE_REPAIRERS (deploy.sh --console-viewers / --console-repairers)`,
+          details: { id: auth.email },
+        },
       };
     }
     return { ok: true, caller: { id: auth.email, role } };

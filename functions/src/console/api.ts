@@ -77,7 +77,15 @@ const id = z.string().min(1).max(1_500);
 const RepairRequestSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('requeue'), id }).strict(),
   z.object({ kind: z.literal('park'), id, text: z.string().min(1).max(10_000) }).strict(),
-  z.object({ kind: z.literal('move-token'), instanceId: id, activityId: id, executionId: id.nullable(), force: z.boolean() }).strict(),
+  z
+    .object({
+      kind: z.literal('move-token'),
+      instanceId: id,
+      activityId: id,
+      executionId: id.nullable(),
+      force: z.boolean(),
+    })
+    .strict(),
   z.object({ kind: z.literal('cancel-token'), instanceId: id, executionId: id }).strict(),
   z.object({ kind: z.literal('resolve-incident'), instanceId: id, note: z.string().max(10_000).nullable() }).strict(),
 ]) satisfies z.ZodType<RepairRequest>;
@@ -86,7 +94,9 @@ const RepairRequestSchema = z.discriminatedUnion('kind', [
 const BasisSchema = z
   .object({
     subject: z.enum(['token', 'tokens', 'incidents', 'document']),
-    facts: z.record(z.string().regex(/^[a-z]{1,20}$/), z.string().max(20_000)).refine((f) => Object.keys(f).length <= 10, 'at most 10 facts'),
+    facts: z
+      .record(z.string().regex(/^[a-z]{1,20}$/), z.string().max(20_000))
+      .refine((f) => Object.keys(f).length <= 10, 'at most 10 facts'),
   })
   .strict();
 
@@ -99,19 +109,32 @@ const RepairBody = z
   .object({
     request: RepairRequestSchema,
     preview: z.boolean(),
-    requestId: z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, - and _, at most 100').optional(),
+    requestId: z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, - and _, at most 100')
+      .optional(),
     expect: BasisSchema.optional(),
   })
   .strict();
 
 const badRequest = (error: string): Rejection => ({ kind: 'reject', status: 400, error });
 const notFound = (error: string): Rejection => ({ kind: 'reject', status: 404, error });
-const onlyMethod = (method: 'GET' | 'POST'): Rejection => ({ kind: 'reject', status: 405, error: `this route takes ${method}`, allow: [method] });
+const onlyMethod = (method: 'GET' | 'POST'): Rejection => ({
+  kind: 'reject',
+  status: 405,
+  error: `this route takes ${method}`,
+  allow: [method],
+});
 
 /** A query string as its schema reads it, or the 400 naming the field. */
-function parseQuery<S extends z.ZodType>(req: Request, schema: S): { ok: true; value: z.output<S> } | { ok: false; answer: Rejection } {
+function parseQuery<S extends z.ZodType>(
+  req: Request,
+  schema: S,
+): { ok: true; value: z.output<S> } | { ok: false; answer: Rejection } {
   const parsed = schema.safeParse(req.query);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, answer: badRequest(z.prettifyError(parsed.error)) };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, answer: badRequest(z.prettifyError(parsed.error)) };
 }
 
 /** A path segment decoded (`%2F` in an id), or null when it is not valid percent-encoding. */
@@ -134,12 +157,17 @@ function failed(deps: ApiDeps, err: unknown, action: string, fields: Readonly<Re
 export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Promise<Answer> {
   const parts = req.path.split('/').slice(2); // '', 'api', …
   const [resource, rawId, ...rest] = parts;
-  if (resource === 'repairs' && rawId === undefined) return req.method === 'POST' ? repair(deps, req, caller) : onlyMethod('POST');
+  if (resource === 'repairs' && rawId === undefined)
+    return req.method === 'POST' ? repair(deps, req, caller) : onlyMethod('POST');
   const route = routeOf(resource, rawId, rest);
-  if (route === null) return notFound(`no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID[/raw]], /api/instances[/ID], /api/incidents, /api/waiting and POST /api/repairs`);
+  if (route === null)
+    return notFound(
+      `no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID[/raw]], /api/instances[/ID], /api/incidents, /api/waiting and POST /api/repairs`,
+    );
   if (req.method !== 'GET' && req.method !== 'HEAD') return onlyMethod('GET');
   const itemId = rawId === undefined ? null : segment(rawId);
-  if (rawId !== undefined && (itemId === null || itemId === '' || itemId.includes('/'))) return badRequest(`not an id: ${rawId}`);
+  if (rawId !== undefined && (itemId === null || itemId === '' || itemId.includes('/')))
+    return badRequest(`not an id: ${rawId}`);
   try {
     return await read(deps, req, caller, route, itemId);
   } catch (err) {
@@ -149,11 +177,24 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
   }
 }
 
-type Route = 'whoami' | 'overview' | 'documents' | 'document' | 'document-raw' | 'instances' | 'instance' | 'incidents' | 'waiting';
+type Route =
+  | 'whoami'
+  | 'overview'
+  | 'documents'
+  | 'document'
+  | 'document-raw'
+  | 'instances'
+  | 'instance'
+  | 'incidents'
+  | 'waiting';
 
 function routeOf(resource: string | undefined, rawId: string | undefined, rest: readonly string[]): Route | null {
-  if (rest.length > 0) return resource === 'documents' && rawId !== undefined && rest.length === 1 && rest[0] === 'raw' ? 'document-raw' : null;
-  if (resource === 'whoami' || resource === 'overview' || resource === 'incidents' || resource === 'waiting') return rawId === undefined ? resource : null;
+  if (rest.length > 0)
+    return resource === 'documents' && rawId !== undefined && rest.length === 1 && rest[0] === 'raw'
+      ? 'document-raw'
+      : null;
+  if (resource === 'whoami' || resource === 'overview' || resource === 'incidents' || resource === 'waiting')
+    return rawId === undefined ? resource : null;
   if (resource === 'documents') return rawId === undefined ? 'documents' : 'document';
   if (resource === 'instances') return rawId === undefined ? 'instances' : 'instance';
   return null;
@@ -162,14 +203,23 @@ function routeOf(resource: string | undefined, rawId: string | undefined, rest: 
 async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, itemId: string | null): Promise<Answer> {
   switch (route) {
     case 'whoami':
-      return { kind: 'ok', body: { id: caller.id, role: caller.role, access: deps.access, projectId: deps.projectId, app: deps.app() } };
+      return {
+        kind: 'ok',
+        body: { id: caller.id, role: caller.role, access: deps.access, projectId: deps.projectId, app: deps.app() },
+      };
     case 'overview':
       return { kind: 'ok', body: { ...(await readOverview(deps.ops)) } };
     case 'documents': {
       const q = parseQuery(req, DocumentQuery);
       if (!q.ok) return q.answer;
       const { status, reason, messageName, key, olderThan, limit, after } = q.value;
-      const filters = { ...(status === undefined ? {} : { status }), ...(reason === undefined ? {} : { reason }), ...(messageName === undefined ? {} : { messageName }), ...(key === undefined ? {} : { correlationKey: key }), ...(olderThan === undefined ? {} : { olderThanMs: olderThan }) };
+      const filters = {
+        ...(status === undefined ? {} : { status }),
+        ...(reason === undefined ? {} : { reason }),
+        ...(messageName === undefined ? {} : { messageName }),
+        ...(key === undefined ? {} : { correlationKey: key }),
+        ...(olderThan === undefined ? {} : { olderThanMs: olderThan }),
+      };
       return { kind: 'ok', body: { ...(await listDocuments(deps.ops, filters, { limit, after: after ?? null })) } };
     }
     case 'document': {
@@ -205,7 +255,10 @@ async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, i
 async function rawData(deps: ApiDeps, id: string): Promise<Answer> {
   const raw = await readRawData(deps.ops, id);
   if (raw.kind === 'no-document') return notFound(`no inbox document ${id}`);
-  if (raw.kind === 'no-raw-data') return notFound(`${id} keeps no raw data: its message was readable, and its payload is shown with the document (\`inbox show ${id} --raw FILE\` writes its exact bytes)`);
+  if (raw.kind === 'no-raw-data')
+    return notFound(
+      `${id} keeps no raw data: its message was readable, and its payload is shown with the document (\`inbox show ${id} --raw FILE\` writes its exact bytes)`,
+    );
   return { kind: 'bytes', body: raw.bytes, contentType: 'application/octet-stream', filename: `${id}.bin` };
 }
 
@@ -215,12 +268,22 @@ async function waiting(deps: ApiDeps, req: Request): Promise<Answer> {
   if (!q.ok) return q.answer;
   const { message, olderThan, limit, after } = q.value;
   const cursor = after === undefined ? null : pageCursorOf(WAITING_ORDER, after);
-  if (cursor === null && after !== undefined) return badRequest(`after: expected the \`next\` a previous page of /api/waiting gave, got ${JSON.stringify(after)}`);
+  if (cursor === null && after !== undefined)
+    return badRequest(
+      `after: expected the \`next\` a previous page of /api/waiting gave, got ${JSON.stringify(after)}`,
+    );
   if (message !== undefined) {
     const names = waitedMessageNames(await deps.ops.engine());
-    if (!names.includes(message)) return badRequest(`message: ${JSON.stringify(message)} is no message the deployed models wait for (${names.join(', ')})`);
+    if (!names.includes(message))
+      return badRequest(
+        `message: ${JSON.stringify(message)} is no message the deployed models wait for (${names.join(', ')})`,
+      );
   }
-  const page = await listWaiting(deps.ops, { messageName: message ?? null, olderThanMs: olderThan ?? null }, { size: limit, after: cursor });
+  const page = await listWaiting(
+    deps.ops,
+    { messageName: message ?? null, olderThanMs: olderThan ?? null },
+    { size: limit, after: cursor },
+  );
   return { kind: 'ok', body: { ...page } };
 }
 
@@ -228,7 +291,11 @@ async function waiting(deps: ApiDeps, req: Request): Promise<Answer> {
 async function repair(deps: ApiDeps, req: Request, caller: Caller): Promise<Answer> {
   if (caller.role !== 'repairer') {
     deps.log.warn('console: repair refused to a viewer', { by: caller.id });
-    return { kind: 'reject', status: 403, error: `${caller.id} may view but not repair: repairers are listed in INBOX_CONSOLE_REPAIRERS (deploy.sh --console-repairers)` };
+    return {
+      kind: 'reject',
+      status: 403,
+      error: `${caller.id} may view but not repair: repairers are listed in INBOX_CONSOLE_REPAIRERS (deploy.sh --console-repairers)`,
+    };
   }
   const crossSite = crossSiteRefusal(req);
   if (crossSite !== null) {
@@ -240,7 +307,12 @@ async function repair(deps: ApiDeps, req: Request, caller: Caller): Promise<Answ
   const { request, preview, requestId, expect } = body.value;
   const fields = { kind: request.kind, by: caller.id, preview, requestId: requestId ?? null };
   try {
-    const outcome = await runRepairRequest(deps.ops, request, { preview, actor: { id: caller.id, via: 'console' }, ...(requestId === undefined ? {} : { requestId }), ...(expect === undefined ? {} : { expect }) });
+    const outcome = await runRepairRequest(deps.ops, request, {
+      preview,
+      actor: { id: caller.id, via: 'console' },
+      ...(requestId === undefined ? {} : { requestId }),
+      ...(expect === undefined ? {} : { expect }),
+    });
     return { kind: 'ok', body: { ...outcome } };
   } catch (err) {
     if (isRefusal(err)) {

@@ -38,7 +38,11 @@ const SEGMENT = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,199}$/;
  * segment. `isServerModule` names the compiled modules beside the page
  * (a file Node has loaded), which are never served, nor their source maps.
  */
-export async function readAsset(root: string, urlPath: string, isServerModule: (file: string) => boolean): Promise<Asset | null> {
+export async function readAsset(
+  root: string,
+  urlPath: string,
+  isServerModule: (file: string) => boolean,
+): Promise<Asset | null> {
   const relative = urlPath === '/' ? 'index.html' : urlPath.replace(/^\/assets\//, '').replace(/^\//, '');
   const segments = relative.split('/');
   if (segments.length > 4 || !segments.every((s) => SEGMENT.test(s) && !s.includes('..'))) return null;
@@ -47,7 +51,12 @@ export async function readAsset(root: string, urlPath: string, isServerModule: (
   const base = resolve(root);
   const file = resolve(join(base, ...segments));
   // Belt and braces: the segment rule already keeps the path inside.
-  if (!file.startsWith(base + sep) || isServerModule(file) || (file.endsWith('.map') && isServerModule(file.slice(0, -'.map'.length)))) return null;
+  if (
+    !file.startsWith(base + sep) ||
+    isServerModule(file) ||
+    (file.endsWith('.map') && isServerModule(file.slice(0, -'.map'.length)))
+  )
+    return null;
   try {
     return { body: await readFile(file), contentType };
   } catch (err) {

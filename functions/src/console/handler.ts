@@ -29,7 +29,8 @@ export interface ConsoleDeps {
  * styles are allowed: diagram-js positions its overlays with them.
  */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'Content-Security-Policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'Content-Security-Policy':
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   'X-Content-Type-Options': 'nosniff',
   'Referrer-Policy': 'no-referrer',
   // Answers name documents and their payloads: no shared cache keeps them; the page revalidates its files on each load (no content hash in their names).
@@ -54,12 +55,24 @@ export function createConsoleHandler(deps: ConsoleDeps): (req: Request, res: Res
       if (isApi || deps.accessMode === 'local') {
         const access = (isApi ? refuseCloudRunProxy(req) : null) ?? (await deps.access(req));
         if (!access.ok) {
-          deps.log.warn('console: access refused', { path: req.path, method: req.method, reason: access.reason, status: access.answer.status });
+          deps.log.warn('console: access refused', {
+            path: req.path,
+            method: req.method,
+            reason: access.reason,
+            status: access.answer.status,
+          });
           send(res, access.answer);
           return;
         }
         if (isApi) {
-          send(res, await answerApi({ ops: deps.ops, access: deps.accessMode, projectId: deps.projectId, app: deps.app, log: deps.log }, req, access.caller));
+          send(
+            res,
+            await answerApi(
+              { ops: deps.ops, access: deps.accessMode, projectId: deps.projectId, app: deps.app, log: deps.log },
+              req,
+              access.caller,
+            ),
+          );
           return;
         }
       }

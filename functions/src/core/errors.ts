@@ -47,7 +47,10 @@ const RETRYABLE_SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT
 /** A deadline of ours ran out before the backend answered. Always retryable. */
 export class DeadlineExceededError extends Error {
   override readonly name = 'DeadlineExceededError';
-  constructor(what: string, readonly timeoutMs: number) {
+  constructor(
+    what: string,
+    readonly timeoutMs: number,
+  ) {
     super(`${what} did not finish within ${timeoutMs} ms`);
   }
 }
@@ -127,7 +130,9 @@ export function classifyFailure(err: unknown): FailureClass {
   if (permanentIn(err) !== null) return { kind: 'permanent', code: 'PERMANENT' };
   if (err instanceof HttpApiError) {
     if (err.status === null) return { kind: 'retryable', code: 'UNAVAILABLE' };
-    return RETRYABLE_HTTP_STATUSES.has(err.status) ? { kind: 'retryable', code: `HTTP_${err.status}` } : { kind: 'unexpected', code: `HTTP_${err.status}` };
+    return RETRYABLE_HTTP_STATUSES.has(err.status)
+      ? { kind: 'retryable', code: `HTTP_${err.status}` }
+      : { kind: 'unexpected', code: `HTTP_${err.status}` };
   }
   const code = errorCode(err);
   if (typeof code === 'number') {

@@ -13,7 +13,8 @@ export interface GsObject {
   readonly generation: string;
 }
 
-export type ParsedGsUri = { readonly ok: true; readonly value: GsObject } | { readonly ok: false; readonly error: string };
+export type ParsedGsUri =
+  { readonly ok: true; readonly value: GsObject } | { readonly ok: false; readonly error: string };
 
 /** Longest reference text accepted: `gs://` + 222 (bucket) + `/` + 1024 (object) + `#` + 19 (generation). */
 export const MAX_GS_URI_CHARS = 1_280;
@@ -23,9 +24,11 @@ const GENERATION = /^[1-9][0-9]{0,18}$/;
 
 /** Why a bucket name breaks Cloud Storage's naming rules, or null. */
 export function bucketNameProblem(bucket: string): string | null {
-  if (!BUCKET.test(bucket)) return 'a bucket name is 3 to 222 lowercase letters, digits, dots, dashes or underscores, starting and ending with a letter or digit';
+  if (!BUCKET.test(bucket))
+    return 'a bucket name is 3 to 222 lowercase letters, digits, dots, dashes or underscores, starting and ending with a letter or digit';
   if (!bucket.includes('.') && bucket.length > 63) return 'a bucket name without dots has at most 63 characters';
-  if (bucket.split('.').some((part) => part.length === 0 || part.length > 63)) return 'each dot-separated part of a bucket name has 1 to 63 characters';
+  if (bucket.split('.').some((part) => part.length === 0 || part.length > 63))
+    return 'each dot-separated part of a bucket name has 1 to 63 characters';
   if (/^\d+\.\d+\.\d+\.\d+$/.test(bucket)) return 'a bucket name is not an IP address';
   if (bucket.startsWith('goog')) return 'a bucket name does not start with "goog"';
   return null;
@@ -54,7 +57,10 @@ export function parseGsUri(text: string): ParsedGsUri {
   const slash = rest.indexOf('/');
   const hash = rest.lastIndexOf('#');
   if (slash <= 0) return fail('a reference names a bucket and an object: gs://bucket/object#generation');
-  if (hash < slash) return fail('a reference pins the object generation: gs://bucket/object#generation (the generation of the upload, which its metadata shows)');
+  if (hash < slash)
+    return fail(
+      'a reference pins the object generation: gs://bucket/object#generation (the generation of the upload, which its metadata shows)',
+    );
   const bucket = rest.slice(0, slash);
   const object = rest.slice(slash + 1, hash);
   const generation = rest.slice(hash + 1);

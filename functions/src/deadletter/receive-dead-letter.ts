@@ -65,13 +65,45 @@ export interface DeadLetterDeps extends PushEndpointDeps {
  * refuses is dropped when that retention ends.
  */
 export function createDeadLetterHandler(deps: DeadLetterDeps): (req: Request, res: Response) => Promise<void> {
-  return createPushEndpoint(deps, async (envelope) => {
-    const { original, source } = unwrapDeadLetter(envelope);
-    const draft = interpretMessage(original, deps.registry, deps.claims);
-    const outcome = await withDeadline('dead-letter write', deps.writeTimeoutMs, () => storeDeadLetter(deps.db(), draft, original, source, deps.now(), deps.shards, deps.offload === undefined || deps.offload === null ? null : { ...deps.offload, log: deps.log, timeoutMs: deps.writeTimeoutMs }));
-    const fields = { inboxId: outcome.id, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, messageName: draft.messageName };
-    if (outcome.kind === 'PARKED') deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', { ...fields, outcome: 'dead-lettered', reason: 'DEAD_LETTERED' });
-    else deps.log.warn('dead-lettered message already in the inbox: event recorded, status unchanged', { ...fields, outcome: 'dead-letter-recorded', status: outcome.status });
-    return { kind: 'ok', body: { outcome: outcome.kind === 'PARKED' ? 'parked' : 'recorded', id: outcome.id } };
-  }, { severity: 'ERROR' });
+  return createPushEndpoint(
+    deps,
+    async (envelope) => {
+      const { original, source } = unwrapDeadLetter(envelope);
+      const draft = interpretMessage(original, deps.registry, deps.claims);
+      const outcome = await withDeadline('dead-letter write', deps.writeTimeoutMs, () =>
+        storeDeadLetter(
+          deps.db(),
+          draft,
+          original,
+          source,
+          deps.now(),
+          deps.shards,
+          deps.offload === undefined || deps.offload === null
+            ? null
+            : { ...deps.offload, log: deps.log, timeoutMs: deps.writeTimeoutMs },
+        ),
+      );
+      const fields = {
+        inboxId: outcome.id,
+        messageId: envelope.messageId,
+        sourceSubscription: source.subscription,
+        deliveryCount: source.deliveryCount,
+        messageName: draft.messageName,
+      };
+      if (outcome.kind === 'PARKED')
+        deps.log.error('message dead-lettered: kept as PARKED / DEAD_LETTERED', {
+          ...fields,
+          outcome: 'dead-lettered',
+          reason: 'DEAD_LETTERED',
+        });
+      else
+        deps.log.warn('dead-lettered message already in the inbox: event recorded, status unchanged', {
+          ...fields,
+          outcome: 'dead-letter-recorded',
+          status: outcome.status,
+        });
+      return { kind: 'ok', body: { outcome: outcome.kind === 'PARKED' ? 'parked' : 'recorded', id: outcome.id } };
+    },
+    { severity: 'ERROR' },
+  );
 }

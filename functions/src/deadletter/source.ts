@@ -30,9 +30,16 @@ export function unwrapDeadLetter(envelope: PushEnvelope): { original: PushEnvelo
   const count = Number(sourceAttributes[`${DEAD_LETTER_ATTRIBUTE_PREFIX}DeliveryCount`]);
   // Pub/Sub sends the bare subscription id here, with the project in another attribute.
   const project = sourceAttributes[`${DEAD_LETTER_ATTRIBUTE_PREFIX}SubscriptionProject`];
-  const fullSubscription = subscription === null || subscription.startsWith('projects/') || project === undefined ? subscription : `projects/${project}/subscriptions/${subscription}`;
+  const fullSubscription =
+    subscription === null || subscription.startsWith('projects/') || project === undefined
+      ? subscription
+      : `projects/${project}/subscriptions/${subscription}`;
   return {
     original: { ...envelope, attributes: originalAttributes, subscription: fullSubscription ?? envelope.subscription },
-    source: { subscription: fullSubscription, deliveryCount: Number.isFinite(count) ? count : null, attributes: sourceAttributes },
+    source: {
+      subscription: fullSubscription,
+      deliveryCount: Number.isFinite(count) ? count : null,
+      attributes: sourceAttributes,
+    },
   };
 }

@@ -3,7 +3,15 @@ import { errorMessage, withDeadline } from '../core/errors';
 import { runUnitOfWork, type UnitOfWork } from '../engine/store/unit-of-work';
 import { dedupVerdict } from '../inbox/dedup';
 import { summarize } from '../inbox/claim-check';
-import { collisionDocument, INBOX, INLINE_RAW_BYTES, type InboxDocument, invalidDocument, openDocument, RAW_CHUNK_BYTES } from '../inbox/document';
+import {
+  collisionDocument,
+  INBOX,
+  INLINE_RAW_BYTES,
+  type InboxDocument,
+  invalidDocument,
+  openDocument,
+  RAW_CHUNK_BYTES,
+} from '../inbox/document';
 import { processedRef } from '../inbox/processed';
 import { collisionDocId } from '../inbox/ids';
 import { writeRawChunks } from '../inbox/store-message';
@@ -36,19 +44,36 @@ interface DeadLetterEvent {
  */
 function largeValidBytes(draft: InboxDraft, envelope: PushEnvelope, offload: OffloadSettings | null): Buffer | null {
   // With a store, a payload is kept as the receiver keeps it: inline up to the threshold, offloaded above.
-  if (offload !== null || draft.kind !== 'valid' || Buffer.byteLength(draft.canonicalPayload, 'utf8') <= INLINE_RAW_BYTES) return null;
+  if (
+    offload !== null ||
+    draft.kind !== 'valid' ||
+    Buffer.byteLength(draft.canonicalPayload, 'utf8') <= INLINE_RAW_BYTES
+  )
+    return null;
   return Buffer.from(envelope.data, 'base64');
 }
 
 /** A valid message's document with the payload's summary and the message's bytes in chunks when it is too large (largeValidBytes). */
 function withChunkedBytes(doc: InboxDocument, draft: ValidDraft, raw: Buffer | null): InboxDocument {
   if (raw === null) return doc;
-  return { ...doc, payload: summarize(draft.payload), rawData: null, rawDataForm: 'DECODED', rawDataBytes: raw.length, rawDataChunks: Math.ceil(raw.length / RAW_CHUNK_BYTES) };
+  return {
+    ...doc,
+    payload: summarize(draft.payload),
+    rawData: null,
+    rawDataForm: 'DECODED',
+    rawDataBytes: raw.length,
+    rawDataChunks: Math.ceil(raw.length / RAW_CHUNK_BYTES),
+  };
 }
 
 /** Where a new dead-letter document of this message would be created (its id, or its collision's), or null: the inbox has it. */
 async function chunkTarget(db: Firestore, draft: ValidDraft): Promise<string | null> {
-  const refs = [db.collection(INBOX).doc(draft.id), processedRef(db, draft.id), db.collection(INBOX).doc(draft.legacyId), processedRef(db, draft.legacyId)];
+  const refs = [
+    db.collection(INBOX).doc(draft.id),
+    processedRef(db, draft.id),
+    db.collection(INBOX).doc(draft.legacyId),
+    processedRef(db, draft.legacyId),
+  ];
   const [doc, record, legacyDoc, legacyRecord] = (await db.getAll(...refs)).map((snap) => snap.data());
   const verdict = dedupVerdict(draft, { doc, record, legacyDoc, legacyRecord });
   if (verdict.kind === 'DUPLICATE') return null;
@@ -56,19 +81,49 @@ async function chunkTarget(db: Firestore, draft: ValidDraft): Promise<string | n
 }
 
 /** The document the receiver would have written, turned into a PARKED / DEAD_LETTERED one. */
-function parkedDocument(draft: InboxDraft, envelope: PushEnvelope, now: Date, shards: number, event: DeadLetterEvent, source: DeadLetterSource, offloaded: OffloadedPayload | null, large: Buffer | null): { id: string; doc: Record<string, unknown> } {
+function parkedDocument(
+  draft: InboxDraft,
+  envelope: PushEnvelope,
+  now: Date,
+  shards: number,
+  event: DeadLetterEvent,
+  source: DeadLetterSource,
+  offloaded: OffloadedPayload | null,
+  large: Buffer | null,
+): { id: string; doc: Record<string, unknown> } {
   const ctx = { envelope, now, shards };
-  const base: InboxDocument = draft.kind === 'valid' ? withChunkedBytes(openDocument(draft, ctx, offloaded), draft, large) : invalidDocument(draft, ctx);
+  const base: InboxDocument =
+    draft.kind === 'valid'
+      ? withChunkedBytes(openDocument(draft, ctx, offloaded), draft, large)
+      : invalidDocument(draft, ctx);
   return {
     id: draft.id,
-    doc: { ...base, status: 'PARKED', reason: 'DEAD_LETTERED', nextAttemptAt: null, parkedAt: now, deadLetter: { sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, attributes: source.attributes }, deadLetterEvents: [event] },
+    doc: {
+      ...base,
+      status: 'PARKED',
+      reason: 'DEAD_LETTERED',
+      nextAttemptAt: null,
+      parkedAt: now,
+      deadLetter: {
+        sourceSubscription: source.subscription,
+        deliveryCount: source.deliveryCount,
+        attributes: source.attributes,
+      },
+      deadLetterEvents: [event],
+    },
   };
 }
 
 /** Appends the event to an existing document (once per messageId); its status stays. */
-function recordOn(uow: UnitOfWork, ref: DocumentReference, existing: Record<string, unknown>, event: DeadLetterEvent): void {
+function recordOn(
+  uow: UnitOfWork,
+  ref: DocumentReference,
+  existing: Record<string, unknown>,
+  event: DeadLetterEvent,
+): void {
   const events = Array.isArray(existing.deadLetterEvents) ? (existing.deadLetterEvents as DeadLetterEvent[]) : [];
-  if (!events.some((e) => e.messageId === event.messageId)) uow.set(ref, { ...existing, deadLetterEvents: [...events, event] });
+  if (!events.some((e) => e.messageId === event.messageId))
+    uow.set(ref, { ...existing, deadLetterEvents: [...events, event] });
 }
 
 /**
@@ -88,9 +143,23 @@ function recordOn(uow: UnitOfWork, ref: DocumentReference, existing: Record<stri
  * to `rawChunks` instead (nothing comes after this endpoint) and
  * `inbox requeue` offloads them before the document is reopened.
  */
-export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope: PushEnvelope, source: DeadLetterSource, now: Date, shards: number, offload: (OffloadSettings & { readonly timeoutMs: number }) | null = null): Promise<DeadLetterOutcome> {
-  const event: DeadLetterEvent = { at: now, messageId: envelope.messageId, sourceSubscription: source.subscription, deliveryCount: source.deliveryCount };
-  if (draft.kind === 'invalid' && draft.rawData.length > INLINE_RAW_BYTES) await writeRawChunks(db, draft.id, draft.rawData);
+export async function storeDeadLetter(
+  db: Firestore,
+  draft: InboxDraft,
+  envelope: PushEnvelope,
+  source: DeadLetterSource,
+  now: Date,
+  shards: number,
+  offload: (OffloadSettings & { readonly timeoutMs: number }) | null = null,
+): Promise<DeadLetterOutcome> {
+  const event: DeadLetterEvent = {
+    at: now,
+    messageId: envelope.messageId,
+    sourceSubscription: source.subscription,
+    deliveryCount: source.deliveryCount,
+  };
+  if (draft.kind === 'invalid' && draft.rawData.length > INLINE_RAW_BYTES)
+    await writeRawChunks(db, draft.id, draft.rawData);
   // Objects and chunks before the document, under the id it will be created at (read first, outside the unit of
   // work): none for a message the inbox already has, so nothing hangs under a document that does not declare it.
   let written: WrittenObject | null = null;
@@ -100,10 +169,16 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
     try {
       // A third of the write deadline at most: a bucket that hangs must leave time for the chunks (an object that
       // lands late is an orphan that orphan-payloads leaves alone while the document waits for its requeue).
-      if (target !== null) written = await withDeadline('dead-letter offload', Math.max(1, Math.floor(offload.timeoutMs / 3)), () => writePayloadObject(offload, draft, target));
+      if (target !== null)
+        written = await withDeadline('dead-letter offload', Math.max(1, Math.floor(offload.timeoutMs / 3)), () =>
+          writePayloadObject(offload, draft, target),
+        );
     } catch (err) {
       // The last stop keeps what it was given whatever else is down: in Firestore chunks, offloaded by `inbox requeue`.
-      offload.log.warn('payload bucket unreachable: dead letter kept in rawChunks; `inbox requeue` offloads it', { inboxId: target, error: errorMessage(err) });
+      offload.log.warn('payload bucket unreachable: dead letter kept in rawChunks; `inbox requeue` offloads it', {
+        inboxId: target,
+        error: errorMessage(err),
+      });
       store = null;
     }
   }
@@ -113,11 +188,18 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
     const target = await chunkTarget(db, draft);
     if (target !== null) await writeRawChunks(db, target, largeValid);
   }
-  const deadLetter = { sourceSubscription: source.subscription, deliveryCount: source.deliveryCount, attributes: source.attributes };
+  const deadLetter = {
+    sourceSubscription: source.subscription,
+    deliveryCount: source.deliveryCount,
+    attributes: source.attributes,
+  };
   const { result } = await runUnitOfWork(db, async (uow): Promise<DeadLetterOutcome> => {
     const inbox = (id: string): DocumentReference => db.collection(INBOX).doc(id);
     const createParked = (): DeadLetterOutcome => {
-      uow.create(inbox(draft.id), parkedDocument(draft, envelope, now, shards, event, source, offloaded, largeValid).doc);
+      uow.create(
+        inbox(draft.id),
+        parkedDocument(draft, envelope, now, shards, event, source, offloaded, largeValid).doc,
+      );
       return { kind: 'PARKED', id: draft.id };
     };
     if (draft.kind === 'invalid') {
@@ -126,7 +208,12 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
       recordOn(uow, inbox(draft.id), existing, event);
       return { kind: 'RECORDED', id: draft.id, status: String(existing.status) };
     }
-    const found = { doc: await uow.get(inbox(draft.id)), record: await uow.get(processedRef(db, draft.id)), legacyDoc: await uow.get(inbox(draft.legacyId)), legacyRecord: await uow.get(processedRef(db, draft.legacyId)) };
+    const found = {
+      doc: await uow.get(inbox(draft.id)),
+      record: await uow.get(processedRef(db, draft.id)),
+      legacyDoc: await uow.get(inbox(draft.legacyId)),
+      legacyRecord: await uow.get(processedRef(db, draft.legacyId)),
+    };
     const verdict = dedupVerdict(draft, found);
     switch (verdict.kind) {
       case 'NOTHING':
@@ -142,8 +229,17 @@ export async function storeDeadLetter(db: Firestore, draft: InboxDraft, envelope
         // Same identity, different payload: the receiver's KEY_COLLISION rule, parked as dead-lettered.
         const collision = collisionDocument(draft, verdict.firstId, { envelope, now, shards }, offloaded);
         const collisionDoc = withChunkedBytes(collision.doc, draft, largeValid);
-        if ((await uow.get(inbox(collision.id))) !== undefined || (await uow.get(processedRef(db, collision.id))) !== undefined) return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
-        uow.create(inbox(collision.id), { ...collisionDoc, reason: 'DEAD_LETTERED', deadLetter, deadLetterEvents: [event] });
+        if (
+          (await uow.get(inbox(collision.id))) !== undefined ||
+          (await uow.get(processedRef(db, collision.id))) !== undefined
+        )
+          return { kind: 'RECORDED', id: collision.id, status: 'PARKED' };
+        uow.create(inbox(collision.id), {
+          ...collisionDoc,
+          reason: 'DEAD_LETTERED',
+          deadLetter,
+          deadLetterEvents: [event],
+        });
         return { kind: 'PARKED', id: collision.id };
       }
     }

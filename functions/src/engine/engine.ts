@@ -14,7 +14,11 @@ export interface MessageBuffer {
    * If the oldest buffered message of the point's key is one this point waits
    * for, consume it within `uow` and return its variables; otherwise null.
    */
-  take(uow: UnitOfWork, point: WaitingPoint, now: Date): Promise<{ readonly inboxId: string; readonly variables: Readonly<Record<string, unknown>> } | null>;
+  take(
+    uow: UnitOfWork,
+    point: WaitingPoint,
+    now: Date,
+  ): Promise<{ readonly inboxId: string; readonly variables: Readonly<Record<string, unknown>> } | null>;
 }
 
 /** A message start event of a deployed model: what a message of its name starts. */
@@ -50,17 +54,28 @@ export class Engine {
       byKey.set(model.key, model);
       for (const nodeId of Object.values(model.messageStartEvents)) {
         const node = model.nodes[nodeId];
-        if (node?.kind !== 'messageStartEvent') throw new ModelError(`messageStartEvents of ${model.key} names ${nodeId}, which is no message start event`, nodeId);
+        if (node?.kind !== 'messageStartEvent')
+          throw new ModelError(
+            `messageStartEvents of ${model.key} names ${nodeId}, which is no message start event`,
+            nodeId,
+          );
         const other = starts.get(node.messageName);
         if (other !== undefined) {
-          throw new ModelError(`message ${node.messageName} starts process ${other.model.key} (${other.node.id}) already: a message name may start one deployed process only`, node.id);
+          throw new ModelError(
+            `message ${node.messageName} starts process ${other.model.key} (${other.node.id}) already: a message name may start one deployed process only`,
+            node.id,
+          );
         }
         starts.set(node.messageName, { model, node });
       }
       for (const node of Object.values(model.nodes)) {
         if (node.kind !== 'serviceTask' && node.kind !== 'sendTask') continue;
         const known = node.async ? asyncHandlerIds.has(node.id) : Object.prototype.hasOwnProperty.call(sync, node.id);
-        if (!known) throw new ModelError(`no ${node.async ? 'async' : 'synchronous'} handler is registered for this task`, node.id);
+        if (!known)
+          throw new ModelError(
+            `no ${node.async ? 'async' : 'synchronous'} handler is registered for this task`,
+            node.id,
+          );
       }
     }
     this.models = byKey;

@@ -12,7 +12,11 @@ import { waitAtAsyncTask, waitAtGateway, waitForMessage, waitForTimer } from './
 export const STEP_LIMIT = 1_000;
 
 /** The flow an exclusive gateway takes: first true condition in document order, else the default. */
-function chooseFlow(model: ProcessModel, gatewayId: string, variables: Readonly<Record<string, unknown>>): string | null {
+function chooseFlow(
+  model: ProcessModel,
+  gatewayId: string,
+  variables: Readonly<Record<string, unknown>>,
+): string | null {
   const gateway = node(model, gatewayId);
   const defaultFlowId = gateway.kind === 'exclusiveGateway' ? gateway.defaultFlowId : null;
   for (const flowId of gateway.outgoing) {
@@ -31,7 +35,13 @@ export function enter(run: Run, start: ExecutionState, firstNodeId: string): voi
   let execution = start;
   let nodeId = firstNodeId;
   for (let steps = 0; ; steps++) {
-    execution = update(run, execution, { activityId: nodeId, step: execution.step + 1, status: 'ACTIVE', jobId: null, waitingFor: null });
+    execution = update(run, execution, {
+      activityId: nodeId,
+      step: execution.step + 1,
+      status: 'ACTIVE',
+      jobId: null,
+      waitingFor: null,
+    });
     if (steps >= STEP_LIMIT) return raise(run, execution, 'STEP_LIMIT', `passed ${STEP_LIMIT} nodes without waiting`);
     const current = node(run.model, nodeId);
     let nextFlow: string | null | undefined;
@@ -48,7 +58,11 @@ export function enter(run: Run, start: ExecutionState, firstNodeId: string): voi
         if (current.async) return waitAtAsyncTask(run, execution, current);
         const handler = run.sync[current.id];
         if (handler === undefined) throw new Error(`no synchronous handler registered for task ${current.id}`);
-        run.instance = { ...run.instance, variables: { ...run.instance.variables, ...handler(run.instance.variables) }, updatedAt: run.now };
+        run.instance = {
+          ...run.instance,
+          variables: { ...run.instance.variables, ...handler(run.instance.variables) },
+          updatedAt: run.now,
+        };
         nextFlow = current.outgoing[0];
         break;
       }
@@ -61,7 +75,13 @@ export function enter(run: Run, start: ExecutionState, firstNodeId: string): voi
         return waitAtGateway(run, execution, current);
       case 'exclusiveGateway':
         nextFlow = chooseFlow(run.model, current.id, run.instance.variables);
-        if (nextFlow === null) return raise(run, execution, 'NO_MATCHING_FLOW', `no condition of gateway ${current.id} holds and it has no default flow`);
+        if (nextFlow === null)
+          return raise(
+            run,
+            execution,
+            'NO_MATCHING_FLOW',
+            `no condition of gateway ${current.id} holds and it has no default flow`,
+          );
         break;
     }
     if (nextFlow === undefined) throw new Error(`node ${nodeId} has no outgoing flow`);

@@ -21,13 +21,20 @@ export type IncidentResolution =
 
 /** Why an active token still needs a repair, or null. */
 function causeAt(state: IncidentState, execution: ExecutionState): string | null {
-  if (execution.status === 'ACTIVE') return `token ${execution.id} is stopped at ${execution.activityId}: move or cancel it`;
-  if (execution.status === 'WAITING_JOB' && execution.jobId !== null && state.jobs[execution.jobId]?.status === 'FAILED') {
+  if (execution.status === 'ACTIVE')
+    return `token ${execution.id} is stopped at ${execution.activityId}: move or cancel it`;
+  if (
+    execution.status === 'WAITING_JOB' &&
+    execution.jobId !== null &&
+    state.jobs[execution.jobId]?.status === 'FAILED'
+  ) {
     return `token ${execution.id} waits at ${execution.activityId} for FAILED job ${execution.jobId}: move the token onto the step to re-run it, or cancel it`;
   }
   if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null) {
     const { messageName, correlationKey } = execution.waitingFor;
-    const others = (state.waiting[correlationKey] ?? []).filter((w) => w.messageName === messageName && w.executionId !== execution.id);
+    const others = (state.waiting[correlationKey] ?? []).filter(
+      (w) => w.messageName === messageName && w.executionId !== execution.id,
+    );
     if (others.length > 0) {
       const names = others.map((w) => `${w.executionId} of ${w.processInstanceId}`).join(', ');
       return `token ${execution.id} waits for ${messageName} with key ${correlationKey}, and so does ${names}: cancel one`;
@@ -47,7 +54,8 @@ function causeAt(state: IncidentState, execution: ExecutionState): string | null
 export function resolveIncidents(state: IncidentState, note: string | null, now: Date): IncidentResolution {
   const { instance } = state;
   const open = instance.incidents.filter(isOpenIncident).length;
-  if (open === 0 && instance.status !== 'INCIDENT') return { kind: 'REFUSED', causes: [`instance ${instance.id} has no open incident`] };
+  if (open === 0 && instance.status !== 'INCIDENT')
+    return { kind: 'REFUSED', causes: [`instance ${instance.id} has no open incident`] };
   const causes = state.executions.map((e) => causeAt(state, e)).filter((c): c is string => c !== null);
   if (causes.length > 0) return { kind: 'REFUSED', causes };
   const done = instance.activeExecutionIds.length === 0;

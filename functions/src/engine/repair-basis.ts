@@ -25,7 +25,10 @@ export interface RepairBasis {
 
 /** The token a move or cancel acts on: where it stands, at which step, in which state. */
 export function tokenBasis(execution: ExecutionState): RepairBasis {
-  return { subject: 'token', facts: { at: execution.activityId, step: String(execution.step), status: execution.status } };
+  return {
+    subject: 'token',
+    facts: { at: execution.activityId, step: String(execution.step), status: execution.status },
+  };
 }
 
 /**
@@ -49,8 +52,13 @@ export function incidentsBasis(instance: InstanceState): RepairBasis {
 }
 
 /** An inbox document a requeue or park acts on: its status and park reason. */
-export function documentBasis(doc: { readonly status: string; readonly reason: string | null } | undefined): RepairBasis {
-  return { subject: 'document', facts: doc === undefined ? { status: 'ABSENT', reason: '' } : { status: doc.status, reason: doc.reason ?? '' } };
+export function documentBasis(
+  doc: { readonly status: string; readonly reason: string | null } | undefined,
+): RepairBasis {
+  return {
+    subject: 'document',
+    facts: doc === undefined ? { status: 'ABSENT', reason: '' } : { status: doc.status, reason: doc.reason ?? '' },
+  };
 }
 
 /** Whether two bases describe the same state (the same subject and the same facts). */
@@ -95,7 +103,9 @@ export class BasisChangedError extends Error {
     readonly now: RepairBasis,
     what: string,
   ) {
-    super(`refused: ${what} changed since the preview (then ${describeFacts(then)}; now ${describeFacts(now)}): nothing was done; preview again to see what a repair would do now`);
+    super(
+      `refused: ${what} changed since the preview (then ${describeFacts(then)}; now ${describeFacts(now)}): nothing was done; preview again to see what a repair would do now`,
+    );
   }
 }
 

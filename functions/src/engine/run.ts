@@ -4,7 +4,16 @@
  * transition shares. Pure, like the rest of the core (transitions.ts).
  */
 import type { FlowNode, ProcessModel } from '../bpmn/model';
-import type { ExecutionState, Incident, IncidentReason, InstanceState, JobState, TimerState, Transition, WaitingPoint } from './state';
+import type {
+  ExecutionState,
+  Incident,
+  IncidentReason,
+  InstanceState,
+  JobState,
+  TimerState,
+  Transition,
+  WaitingPoint,
+} from './state';
 
 /** A synchronous task handler: runs inside the transaction, so it must be pure. Returns variables to merge. */
 export type SyncHandler = (variables: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>;
@@ -25,10 +34,35 @@ export interface Run {
 }
 
 /** Steps that never enter a node (failing a job, cancelling a token) run without a model. */
-export const NO_MODEL: ProcessModel = { key: '(none)', name: null, version: '', startEventId: null, messageStartEvents: {}, nodes: {}, flows: {} };
+export const NO_MODEL: ProcessModel = {
+  key: '(none)',
+  name: null,
+  version: '',
+  startEventId: null,
+  messageStartEvents: {},
+  nodes: {},
+  flows: {},
+};
 
-export function newRun(model: ProcessModel, sync: Readonly<Record<string, SyncHandler>>, instance: InstanceState, now: Date): Run {
-  return { model, sync, now, instance, executions: new Map(), jobs: [], subscribe: [], unsubscribe: [], timers: [], cancelTimers: [], staleJobs: [] };
+export function newRun(
+  model: ProcessModel,
+  sync: Readonly<Record<string, SyncHandler>>,
+  instance: InstanceState,
+  now: Date,
+): Run {
+  return {
+    model,
+    sync,
+    now,
+    instance,
+    executions: new Map(),
+    jobs: [],
+    subscribe: [],
+    unsubscribe: [],
+    timers: [],
+    cancelTimers: [],
+    staleJobs: [],
+  };
 }
 
 export function finish(run: Run): Transition {
@@ -64,8 +98,19 @@ export function update(run: Run, execution: ExecutionState, changes: Partial<Exe
 
 /** Stops a token with an incident: it stays ACTIVE at its node until a repair moves or cancels it. */
 export function raise(run: Run, execution: ExecutionState, reason: IncidentReason, message: string): void {
-  const incident: Incident = { reason, executionId: execution.id, activityId: execution.activityId, message, at: run.now };
-  run.instance = { ...run.instance, status: 'INCIDENT', incidents: [...run.instance.incidents, incident], updatedAt: run.now };
+  const incident: Incident = {
+    reason,
+    executionId: execution.id,
+    activityId: execution.activityId,
+    message,
+    at: run.now,
+  };
+  run.instance = {
+    ...run.instance,
+    status: 'INCIDENT',
+    incidents: [...run.instance.incidents, incident],
+    updatedAt: run.now,
+  };
   update(run, execution, { status: 'ACTIVE' });
 }
 
@@ -85,8 +130,13 @@ export function end(run: Run, execution: ExecutionState, status: 'ENDED' | 'CANC
 
 /** The waiting points a token holds: its message wait's, or one per message branch of the event-based gateway it waits at. */
 export function pointsOf(execution: ExecutionState): WaitingPoint[] {
-  const base = { processInstanceId: execution.processInstanceId, executionId: execution.id, createdAt: execution.createdAt };
-  if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null) return [{ ...execution.waitingFor, ...base, activityId: execution.activityId }];
+  const base = {
+    processInstanceId: execution.processInstanceId,
+    executionId: execution.id,
+    createdAt: execution.createdAt,
+  };
+  if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null)
+    return [{ ...execution.waitingFor, ...base, activityId: execution.activityId }];
   if (execution.status !== 'WAITING_EVENT') return [];
   return (execution.gatewayWaits ?? []).map((w) => ({ ...w, ...base, gatewayId: execution.activityId }));
 }
@@ -98,10 +148,15 @@ export function pointsOf(execution: ExecutionState): WaitingPoint[] {
  * (`except.timerId`, written FIRED by the caller) or the job that finished
  * (`except.jobId`, written DONE by the caller).
  */
-export function release(run: Run, execution: ExecutionState, except: { readonly timerId?: string; readonly jobId?: string } = {}): ExecutionState {
+export function release(
+  run: Run,
+  execution: ExecutionState,
+  except: { readonly timerId?: string; readonly jobId?: string } = {},
+): ExecutionState {
   run.unsubscribe.push(...pointsOf(execution));
   run.cancelTimers.push(...(execution.timerIds ?? []).filter((id) => id !== except.timerId));
-  if (execution.status === 'WAITING_JOB' && execution.jobId !== null && execution.jobId !== except.jobId) run.staleJobs.push(execution.jobId);
+  if (execution.status === 'WAITING_JOB' && execution.jobId !== null && execution.jobId !== except.jobId)
+    run.staleJobs.push(execution.jobId);
   const changes: { waitingFor: null; timerIds?: string[]; gatewayWaits?: [] } = { waitingFor: null };
   if (execution.timerIds !== undefined) changes.timerIds = [];
   if (execution.gatewayWaits !== undefined) changes.gatewayWaits = [];

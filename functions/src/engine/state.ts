@@ -34,7 +34,8 @@ export interface Incident {
 }
 
 /** An incident nobody has resolved yet. */
-export const isOpenIncident = (incident: Incident): boolean => incident.resolvedAt === undefined || incident.resolvedAt === null;
+export const isOpenIncident = (incident: Incident): boolean =>
+  incident.resolvedAt === undefined || incident.resolvedAt === null;
 
 /** How many correlated message ids an instance keeps (bounds the document for looping models). */
 export const CORRELATED_MESSAGES_KEPT = 100;

@@ -16,7 +16,13 @@ import type { ExecutionState, InstanceState, TimerState, Transition } from './st
  */
 export function timerIsLive(execution: ExecutionState, timer: TimerState): boolean {
   const alive = execution.status !== 'ENDED' && execution.status !== 'CANCELLED' && execution.status !== 'ACTIVE';
-  return alive && timer.status === 'PENDING' && timer.executionId === execution.id && execution.step === timer.step && (execution.timerIds ?? []).includes(timer.id);
+  return (
+    alive &&
+    timer.status === 'PENDING' &&
+    timer.executionId === execution.id &&
+    execution.step === timer.step &&
+    (execution.timerIds ?? []).includes(timer.id)
+  );
 }
 
 /** The next firing of a cycle, one interval after the previous one was due (not after it fired: a late firing does not shift the plan); null when spent. */
@@ -76,7 +82,8 @@ export function fireTimer(
   now: Date,
 ): Transition & { readonly timer: TimerState } {
   const { execution, timer } = state;
-  if (!timerIsLive(execution, timer)) throw new Error(`timer ${timer.id} is not one token ${execution.id} waits with now`);
+  if (!timerIsLive(execution, timer))
+    throw new Error(`timer ${timer.id} is not one token ${execution.id} waits with now`);
   const run = newRun(model, sync, { ...state.instance, updatedAt: now }, now);
   const event = node(model, timer.activityId);
   if (event.kind === 'timerCatchEvent') {

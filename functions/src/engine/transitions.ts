@@ -1,6 +1,13 @@
 import { leaveFrom, enter } from './enter';
 import { end, finish, newRun, NO_MODEL, node, raise, release, type SyncHandler, update } from './run';
-import { CORRELATED_MESSAGES_KEPT, type ExecutionState, type InstanceState, type JobState, type Transition, type WaitingPoint } from './state';
+import {
+  CORRELATED_MESSAGES_KEPT,
+  type ExecutionState,
+  type InstanceState,
+  type JobState,
+  type Transition,
+  type WaitingPoint,
+} from './state';
 import type { ProcessModel } from '../bpmn/model';
 
 /**
@@ -21,11 +28,16 @@ export interface StartInput {
 }
 
 /** A new instance with one token at the start event, run until it waits. */
-export function startInstance(model: ProcessModel, sync: Readonly<Record<string, SyncHandler>>, input: StartInput): Transition {
+export function startInstance(
+  model: ProcessModel,
+  sync: Readonly<Record<string, SyncHandler>>,
+  input: StartInput,
+): Transition {
   const startEventId = input.startEventId ?? model.startEventId;
   if (startEventId === null) throw new Error(`process ${model.key} has no none start event`);
   const kind = node(model, startEventId).kind;
-  if (kind !== 'startEvent' && kind !== 'messageStartEvent') throw new Error(`${startEventId} is a ${kind}, not a start event of ${model.key}`);
+  if (kind !== 'startEvent' && kind !== 'messageStartEvent')
+    throw new Error(`${startEventId} is a ${kind}, not a start event of ${model.key}`);
   const instance: InstanceState = {
     id: input.instanceId,
     processKey: model.key,
@@ -67,7 +79,12 @@ export function completeJob(
   result: Readonly<Record<string, unknown>>,
   now: Date,
 ): Transition & { readonly job: JobState } {
-  const run = newRun(model, sync, { ...state.instance, variables: { ...state.instance.variables, ...result }, updatedAt: now }, now);
+  const run = newRun(
+    model,
+    sync,
+    { ...state.instance, variables: { ...state.instance.variables, ...result }, updatedAt: now },
+    now,
+  );
   const released = release(run, state.execution, { jobId: state.job.id });
   leaveFrom(run, released, released.activityId);
   return { ...finish(run), job: { ...state.job, status: 'DONE', finishedAt: now } };
@@ -77,8 +94,14 @@ export function completeJob(
 function messageBranch(execution: ExecutionState, point: WaitingPoint | undefined): string {
   if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null) return execution.activityId;
   if (execution.status === 'WAITING_EVENT') {
-    if (point === undefined) throw new Error(`execution ${execution.id} waits at event-based gateway ${execution.activityId}: name the waiting point the message matched`);
-    if (point.gatewayId !== execution.activityId || !(execution.gatewayWaits ?? []).some((w) => w.activityId === point.activityId)) {
+    if (point === undefined)
+      throw new Error(
+        `execution ${execution.id} waits at event-based gateway ${execution.activityId}: name the waiting point the message matched`,
+      );
+    if (
+      point.gatewayId !== execution.activityId ||
+      !(execution.gatewayWaits ?? []).some((w) => w.activityId === point.activityId)
+    ) {
       throw new Error(`execution ${execution.id} does not wait at ${point.activityId}`);
     }
     return point.activityId;
@@ -104,8 +127,16 @@ export function deliverMessage(
 ): Transition {
   const { execution, instance } = state;
   const from = messageBranch(execution, state.point);
-  const audit = messageId === null ? {} : { correlatedMessages: [...(instance.correlatedMessages ?? []), messageId].slice(-CORRELATED_MESSAGES_KEPT) };
-  const run = newRun(model, sync, { ...instance, variables: { ...instance.variables, ...variables }, ...audit, updatedAt: now }, now);
+  const audit =
+    messageId === null
+      ? {}
+      : { correlatedMessages: [...(instance.correlatedMessages ?? []), messageId].slice(-CORRELATED_MESSAGES_KEPT) };
+  const run = newRun(
+    model,
+    sync,
+    { ...instance, variables: { ...instance.variables, ...variables }, ...audit, updatedAt: now },
+    now,
+  );
   leaveFrom(run, release(run, execution), from);
   return finish(run);
 }
@@ -115,11 +146,18 @@ export function deliverMessage(
  * incident. The token keeps its boundary timers: the task's deadline still
  * holds while it waits for a repair.
  */
-export function failJob(state: { instance: InstanceState; execution: ExecutionState; job: JobState }, error: string, now: Date): Transition & { readonly job: JobState } {
+export function failJob(
+  state: { instance: InstanceState; execution: ExecutionState; job: JobState },
+  error: string,
+  now: Date,
+): Transition & { readonly job: JobState } {
   const run = newRun(NO_MODEL, {}, state.instance, now);
   raise(run, state.execution, 'JOB_FAILED', `job ${state.job.id} at ${state.job.activityId} failed: ${error}`);
   // The token stays at the task, waiting for a repair (retry the job or move the token).
-  update(run, run.executions.get(state.execution.id) ?? state.execution, { status: 'WAITING_JOB', jobId: state.job.id });
+  update(run, run.executions.get(state.execution.id) ?? state.execution, {
+    status: 'WAITING_JOB',
+    jobId: state.job.id,
+  });
   return { ...finish(run), job: { ...state.job, status: 'FAILED', lastError: error, finishedAt: now } };
 }
 
@@ -140,7 +178,12 @@ export function placeToken(
   const run = newRun(model, sync, state.instance, now);
   const execution = release(run, state.execution);
   if (!run.instance.activeExecutionIds.includes(execution.id)) {
-    run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, execution.id], status: run.instance.status === 'COMPLETED' ? 'RUNNING' : run.instance.status, completedAt: null };
+    run.instance = {
+      ...run.instance,
+      activeExecutionIds: [...run.instance.activeExecutionIds, execution.id],
+      status: run.instance.status === 'COMPLETED' ? 'RUNNING' : run.instance.status,
+      completedAt: null,
+    };
   }
   enter(run, execution, activityId);
   return finish(run);

@@ -6,7 +6,13 @@
  * node's points and timers are made, or none: a timer that cannot be
  * resolved or a missing correlation key stops the token with an incident.
  */
-import type { BoundaryTimerNode, EventBasedGatewayNode, MessageWaitNode, TaskNode, TimerCatchNode } from '../bpmn/model';
+import type {
+  BoundaryTimerNode,
+  EventBasedGatewayNode,
+  MessageWaitNode,
+  TaskNode,
+  TimerCatchNode,
+} from '../bpmn/model';
 import { resolveTimer } from '../bpmn/timer';
 import { jobId, timerId } from './ids';
 import { node, raise, type Run, targetOf, update } from './run';
@@ -20,7 +26,12 @@ export function correlationValue(value: unknown): string | null {
 }
 
 /** The first timer of a timer event, set now by a token at `waitingAt`; an error text when it cannot be resolved. */
-function newTimer(run: Run, execution: ExecutionState, event: TimerCatchNode | BoundaryTimerNode, waitingAt: string): TimerState | string {
+function newTimer(
+  run: Run,
+  execution: ExecutionState,
+  event: TimerCatchNode | BoundaryTimerNode,
+  waitingAt: string,
+): TimerState | string {
   const resolved = resolveTimer(event.timer, run.instance.variables, run.now);
   if (typeof resolved === 'string') return `timer ${event.id}: ${resolved}`;
   return {
@@ -54,7 +65,8 @@ function boundaryTimers(run: Run, execution: ExecutionState, task: TaskNode | Me
 }
 
 /** `timerIds` only when there are some: tokens without timers keep the shape they had before timers existed. */
-const withTimers = (timers: readonly TimerState[]): Partial<ExecutionState> => (timers.length === 0 ? {} : { timerIds: timers.map((t) => t.id) });
+const withTimers = (timers: readonly TimerState[]): Partial<ExecutionState> =>
+  timers.length === 0 ? {} : { timerIds: timers.map((t) => t.id) };
 
 export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskNode): void {
   const timers = boundaryTimers(run, execution, task);
@@ -78,14 +90,30 @@ export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskN
 export function waitForMessage(run: Run, execution: ExecutionState, wait: MessageWaitNode): void {
   const key = correlationValue(run.instance.variables[wait.correlationVariable]);
   if (key === null) {
-    return raise(run, execution, 'MISSING_CORRELATION_KEY', `variable ${wait.correlationVariable} must be a non-empty string or a number to wait for ${wait.messageName}`);
+    return raise(
+      run,
+      execution,
+      'MISSING_CORRELATION_KEY',
+      `variable ${wait.correlationVariable} must be a non-empty string or a number to wait for ${wait.messageName}`,
+    );
   }
   const timers = boundaryTimers(run, execution, wait);
   if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
-  const point: WaitingPoint = { messageName: wait.messageName, correlationKey: key, processInstanceId: run.instance.id, executionId: execution.id, activityId: wait.id, createdAt: run.now };
+  const point: WaitingPoint = {
+    messageName: wait.messageName,
+    correlationKey: key,
+    processInstanceId: run.instance.id,
+    executionId: execution.id,
+    activityId: wait.id,
+    createdAt: run.now,
+  };
   run.subscribe.push(point);
   run.timers.push(...timers);
-  update(run, execution, { status: 'WAITING_MESSAGE', waitingFor: { messageName: wait.messageName, correlationKey: key }, ...withTimers(timers) });
+  update(run, execution, {
+    status: 'WAITING_MESSAGE',
+    waitingFor: { messageName: wait.messageName, correlationKey: key },
+    ...withTimers(timers),
+  });
 }
 
 export function waitForTimer(run: Run, execution: ExecutionState, event: TimerCatchNode): void {
@@ -103,7 +131,12 @@ export function waitAtGateway(run: Run, execution: ExecutionState, gateway: Even
     if (branch.kind === 'messageCatchEvent') {
       const key = correlationValue(run.instance.variables[branch.correlationVariable]);
       if (key === null) {
-        return raise(run, execution, 'MISSING_CORRELATION_KEY', `variable ${branch.correlationVariable} must be a non-empty string or a number to wait for ${branch.messageName} (branch ${branch.id})`);
+        return raise(
+          run,
+          execution,
+          'MISSING_CORRELATION_KEY',
+          `variable ${branch.correlationVariable} must be a non-empty string or a number to wait for ${branch.messageName} (branch ${branch.id})`,
+        );
       }
       waits.push({ messageName: branch.messageName, correlationKey: key, activityId: branch.id });
     } else if (branch.kind === 'timerCatchEvent') {
@@ -114,7 +147,15 @@ export function waitAtGateway(run: Run, execution: ExecutionState, gateway: Even
       throw new Error(`branch ${branch.id} of event-based gateway ${gateway.id} is a ${branch.kind}`);
     }
   }
-  run.subscribe.push(...waits.map((w) => ({ ...w, processInstanceId: run.instance.id, executionId: execution.id, gatewayId: gateway.id, createdAt: run.now })));
+  run.subscribe.push(
+    ...waits.map((w) => ({
+      ...w,
+      processInstanceId: run.instance.id,
+      executionId: execution.id,
+      gatewayId: gateway.id,
+      createdAt: run.now,
+    })),
+  );
   run.timers.push(...timers);
   update(run, execution, { status: 'WAITING_EVENT', gatewayWaits: waits, ...withTimers(timers) });
 }

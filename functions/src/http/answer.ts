@@ -24,7 +24,12 @@ export type AnswerBody = Readonly<Record<string, unknown>>;
  * JSON body, beside `error`, for callers that read them.
  */
 export type Rejection =
-  | { readonly kind: 'reject'; readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422; readonly error: string; readonly details?: AnswerBody }
+  | {
+      readonly kind: 'reject';
+      readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 422;
+      readonly error: string;
+      readonly details?: AnswerBody;
+    }
   | { readonly kind: 'reject'; readonly status: 405; readonly error: string; readonly allow: readonly string[] };
 
 /**
@@ -118,7 +123,11 @@ export type Answer =
  * declared permanent outside a job handler is one too). `action` completes
  * "temporarily unable to …" / "unable to …" in the body's `error`.
  */
-export function failureAnswer(failure: FailureClass, action: string, retryAfterSeconds: number | null): RetryAnswer | FailAnswer {
+export function failureAnswer(
+  failure: FailureClass,
+  action: string,
+  retryAfterSeconds: number | null,
+): RetryAnswer | FailAnswer {
   return failure.kind === 'retryable'
     ? { kind: 'retry', code: failure.code, error: `temporarily unable to ${action}`, retryAfterSeconds }
     : { kind: 'fail', code: failure.code, error: `unable to ${action}` };
@@ -152,12 +161,24 @@ export function httpAnswerOf(answer: Answer): HttpAnswer {
     case 'created':
       return { status: 201, headers: {}, body: { json: answer.body } };
     case 'bytes':
-      return { status: 200, headers: { 'Content-Type': answer.contentType, 'Content-Disposition': `attachment; filename="${safeFilename(answer.filename)}"` }, body: { bytes: answer.body } };
+      return {
+        status: 200,
+        headers: {
+          'Content-Type': answer.contentType,
+          'Content-Disposition': `attachment; filename="${safeFilename(answer.filename)}"`,
+        },
+        body: { bytes: answer.body },
+      };
     case 'reject':
-      if (answer.status === 405) return { status: 405, headers: { Allow: answer.allow.join(', ') }, body: { json: { error: answer.error } } };
+      if (answer.status === 405)
+        return { status: 405, headers: { Allow: answer.allow.join(', ') }, body: { json: { error: answer.error } } };
       return { status: answer.status, headers: {}, body: { json: { ...answer.details, error: answer.error } } };
     case 'retry':
-      return { status: 503, headers: answer.retryAfterSeconds === null ? {} : { 'Retry-After': String(answer.retryAfterSeconds) }, body: { json: { error: answer.error, code: answer.code, retry: true } } };
+      return {
+        status: 503,
+        headers: answer.retryAfterSeconds === null ? {} : { 'Retry-After': String(answer.retryAfterSeconds) },
+        body: { json: { error: answer.error, code: answer.code, retry: true } },
+      };
     case 'fail':
       return { status: 500, headers: {}, body: { json: { error: answer.error, code: answer.code, retry: false } } };
     case 'bad-gateway':

@@ -35,8 +35,14 @@ export function isLoopbackHost(host: string | undefined): boolean {
  * operator's own browser, but its requests carry its own name in Host.
  * `what` names the server in the reason. null: allowed; else why not.
  */
-export function localRefusal(remoteAddress: string | undefined, host: string | undefined, what = 'the local console'): string | null {
-  if (!isLoopbackAddress(remoteAddress)) return `${what} answers this machine only (peer ${remoteAddress ?? 'unknown'} is not a loopback address)`;
-  if (!isLoopbackHost(host)) return `${what} answers loopback names only (Host ${JSON.stringify(host ?? '')}): open http://127.0.0.1:PORT/`;
+export function localRefusal(
+  remoteAddress: string | undefined,
+  host: string | undefined,
+  what = 'the local console',
+): string | null {
+  if (!isLoopbackAddress(remoteAddress))
+    return `${what} answers this machine only (peer ${remoteAddress ?? 'unknown'} is not a loopback address)`;
+  if (!isLoopbackHost(host))
+    return `${what} answers loopback names only (Host ${JSON.stringify(host ?? '')}): open http://127.0.0.1:PORT/`;
   return null;
 }

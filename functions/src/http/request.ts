@@ -14,7 +14,8 @@ export function refuseMethod(req: Request, usage: string): Rejection | null {
 }
 
 /** A request body as its schema reads it, or the 400 that says which field is wrong. */
-export type ParsedBody<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly answer: Rejection };
+export type ParsedBody<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly answer: Rejection };
 
 /**
  * Reads the request body with a zod schema: 400 with zod's message, which
@@ -26,7 +27,9 @@ export type ParsedBody<T> = { readonly ok: true; readonly value: T } | { readonl
  */
 export function parseBody<S extends z.ZodType>(req: Request, schema: S): ParsedBody<z.output<S>> {
   const parsed = schema.safeParse(req.body);
-  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, answer: { kind: 'reject', status: 400, error: z.prettifyError(parsed.error) } };
+  return parsed.success
+    ? { ok: true, value: parsed.data }
+    : { ok: false, answer: { kind: 'reject', status: 400, error: z.prettifyError(parsed.error) } };
 }
 
 /**
@@ -34,7 +37,10 @@ export function parseBody<S extends z.ZodType>(req: Request, schema: S): ParsedB
  * (null: the local emulator signs none, or auth is off): 401/403 otherwise.
  * runJob and fireTimer open with it.
  */
-export async function refuseToken(verifier: (() => Promise<PushTokenVerifier>) | null, req: Request): Promise<Rejection | null> {
+export async function refuseToken(
+  verifier: (() => Promise<PushTokenVerifier>) | null,
+  req: Request,
+): Promise<Rejection | null> {
   if (verifier === null) return null;
   const auth = await (await verifier())(req.get('authorization'));
   return auth.ok ? null : { kind: 'reject', status: auth.status, error: auth.error };

@@ -93,7 +93,11 @@ export function messageVariables(doc: ClaimSource): Readonly<Record<string, unkn
  * alone, leaving its object or its subcollection behind, so the payload
  * sweep deletes those first and the document after them.
  */
-export function doneRetention(doc: Pick<ClaimSource, 'offloaded'> & { readonly rawDataChunks?: unknown }, now: Date, retentionMs: number): { readonly expireAt: Date } | { readonly payloadExpireAt: Date } {
+export function doneRetention(
+  doc: Pick<ClaimSource, 'offloaded'> & { readonly rawDataChunks?: unknown },
+  now: Date,
+  retentionMs: number,
+): { readonly expireAt: Date } | { readonly payloadExpireAt: Date } {
   const at = new Date(now.getTime() + retentionMs);
   const offloaded = doc.offloaded !== undefined && doc.offloaded !== null;
   return offloaded || Number(doc.rawDataChunks ?? 0) > 0 ? { payloadExpireAt: at } : { expireAt: at };
@@ -103,7 +107,9 @@ export function doneRetention(doc: Pick<ClaimSource, 'offloaded'> & { readonly r
 export function offloadedObject(value: unknown): GsObject | null {
   if (typeof value !== 'object' || value === null) return null;
   const { bucket, object, generation } = value as Readonly<Record<string, unknown>>;
-  return typeof bucket === 'string' && typeof object === 'string' && typeof generation === 'string' ? { bucket, object, generation } : null;
+  return typeof bucket === 'string' && typeof object === 'string' && typeof generation === 'string'
+    ? { bucket, object, generation }
+    : null;
 }
 
 /**
@@ -122,6 +128,9 @@ export function adoptedFields(offloaded: OffloadedPayload | null): Readonly<Reco
  * chunks because the payload bucket could not be written (a requeue offloads
  * those). Fields as stored; absent counts as none.
  */
-export function inChunksWithoutOffload(doc: { readonly rawDataChunks?: unknown; readonly offloaded?: unknown }): boolean {
+export function inChunksWithoutOffload(doc: {
+  readonly rawDataChunks?: unknown;
+  readonly offloaded?: unknown;
+}): boolean {
   return Number(doc.rawDataChunks ?? 0) > 0 && (doc.offloaded === undefined || doc.offloaded === null);
 }

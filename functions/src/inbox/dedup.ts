@@ -40,9 +40,14 @@ export type Verdict =
 
 export function dedupVerdict(message: Identity, found: Found): Verdict {
   const own = found.doc ?? found.record;
-  if (own !== undefined) return own.payloadHash === message.payloadHash ? { kind: 'DUPLICATE', id: message.id, documentExists: found.doc !== undefined } : { kind: 'COLLISION', firstId: message.id };
+  if (own !== undefined)
+    return own.payloadHash === message.payloadHash
+      ? { kind: 'DUPLICATE', id: message.id, documentExists: found.doc !== undefined }
+      : { kind: 'COLLISION', firstId: message.id };
   const legacy = found.legacyDoc ?? found.legacyRecord;
   if (legacy === undefined) return { kind: 'NOTHING' };
   if (legacy.correlationKey !== message.correlationKey) return { kind: 'OTHER_KEY_UNDER_LEGACY_ID' };
-  return legacy.payloadHash === message.payloadHash ? { kind: 'DUPLICATE', id: message.legacyId, documentExists: found.legacyDoc !== undefined } : { kind: 'COLLISION', firstId: message.legacyId };
+  return legacy.payloadHash === message.payloadHash
+    ? { kind: 'DUPLICATE', id: message.legacyId, documentExists: found.legacyDoc !== undefined }
+    : { kind: 'COLLISION', firstId: message.legacyId };
 }

@@ -123,7 +123,11 @@ const EMPTY_RAW = { rawData: null, rawDataForm: null, rawDataBytes: 0, rawDataCh
  * wrote the payload to the inbox's bucket first) it keeps the payload's
  * summary and the reference instead of the payload.
  */
-export function openDocument(draft: ValidDraft, ctx: Context, offloaded: OffloadedPayload | null = null): InboxDocument {
+export function openDocument(
+  draft: ValidDraft,
+  ctx: Context,
+  offloaded: OffloadedPayload | null = null,
+): InboxDocument {
   return {
     status: 'OPEN',
     reason: null,
@@ -150,12 +154,25 @@ export function openDocument(draft: ValidDraft, ctx: Context, offloaded: Offload
 }
 
 /** A second, different payload under an existing dedup key: kept, PARKED, pointing at the first. */
-export function collisionDocument(draft: ValidDraft, firstId: string, ctx: Context, offloaded: OffloadedPayload | null = null): { id: string; doc: InboxDocument } {
+export function collisionDocument(
+  draft: ValidDraft,
+  firstId: string,
+  ctx: Context,
+  offloaded: OffloadedPayload | null = null,
+): { id: string; doc: InboxDocument } {
   const id = collisionDocId(firstId, draft.payloadHash);
   const open = openDocument(draft, ctx, offloaded);
   return {
     id,
-    doc: { ...open, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: firstId, nextAttemptAt: null, parkedAt: ctx.now, shard: shardOf(id, ctx.shards) },
+    doc: {
+      ...open,
+      status: 'PARKED',
+      reason: 'KEY_COLLISION',
+      collidesWith: firstId,
+      nextAttemptAt: null,
+      parkedAt: ctx.now,
+      shard: shardOf(id, ctx.shards),
+    },
   };
 }
 

@@ -25,7 +25,8 @@ const HOLD_FIELDS = ['status', 'jobsPendingSince'];
 
 /** The instance an inbox document's payload went into, if it is one an instance reads by reference; null when nothing can hold it. */
 export function holdingInstanceId(doc: Readonly<Record<string, unknown>>): string | null {
-  if (doc.status !== 'DONE' || doc.correlatedVia === 'DISMISSED' || offloadedObject(doc.offloaded) === null) return null;
+  if (doc.status !== 'DONE' || doc.correlatedVia === 'DISMISSED' || offloadedObject(doc.offloaded) === null)
+    return null;
   return typeof doc.processInstanceId === 'string' && doc.processInstanceId !== '' ? doc.processInstanceId : null;
 }
 
@@ -53,7 +54,10 @@ export interface InstanceHold {
  * two fields each) and returns, by inbox id, the documents they hold.
  * Documents nothing can hold are not read for and not in the map.
  */
-export async function readInstanceHolds(db: Firestore, docs: ReadonlyArray<{ readonly id: string; readonly data: Readonly<Record<string, unknown>> }>): Promise<Map<string, InstanceHold>> {
+export async function readInstanceHolds(
+  db: Firestore,
+  docs: ReadonlyArray<{ readonly id: string; readonly data: Readonly<Record<string, unknown>> }>,
+): Promise<Map<string, InstanceHold>> {
   const holders = new Map<string, string>();
   for (const d of docs) {
     const instanceId = holdingInstanceId(d.data);

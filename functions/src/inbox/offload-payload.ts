@@ -46,8 +46,16 @@ export function mustOffload(draft: ValidDraft, settings: OffloadSettings | null)
  * attached. A programming error (TypeError and the like) stays what it is.
  */
 function asUnavailable(err: unknown, what: string): unknown {
-  if (err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError) return err;
-  return Object.assign(new Error(`payload store: ${what} failed: ${errorMessage(err)}`, { cause: err }), { code: UNAVAILABLE });
+  if (
+    err instanceof TypeError ||
+    err instanceof RangeError ||
+    err instanceof ReferenceError ||
+    err instanceof SyntaxError
+  )
+    return err;
+  return Object.assign(new Error(`payload store: ${what} failed: ${errorMessage(err)}`, { cause: err }), {
+    code: UNAVAILABLE,
+  });
 }
 
 /**
@@ -55,7 +63,11 @@ function asUnavailable(err: unknown, what: string): unknown {
  * exists (a redelivery finds its own object: the name is deterministic, so
  * the bytes are the same). Throws (retryable) when the store fails.
  */
-export async function writePayloadObject(settings: OffloadSettings, draft: ValidDraft, inboxId: string): Promise<WrittenObject> {
+export async function writePayloadObject(
+  settings: OffloadSettings,
+  draft: ValidDraft,
+  inboxId: string,
+): Promise<WrittenObject> {
   const object = offloadObjectName(inboxId, draft.payloadHash);
   const bytes = Buffer.from(draft.canonicalPayload, 'utf8');
   let result: { readonly generation: string; readonly created: boolean };
@@ -65,5 +77,8 @@ export async function writePayloadObject(settings: OffloadSettings, draft: Valid
     throw asUnavailable(err, `writing gs://${settings.bucket}/${object}`);
   }
   const ref: GsObject = { bucket: settings.bucket, object, generation: result.generation };
-  return { offloaded: { ...ref, uri: gsUri(ref), bytes: bytes.length, variable: draft.offloadVariable }, created: result.created };
+  return {
+    offloaded: { ...ref, uri: gsUri(ref), bytes: bytes.length, variable: draft.offloadVariable },
+    created: result.created,
+  };
 }

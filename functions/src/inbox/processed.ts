@@ -46,7 +46,13 @@ export interface RecordSource {
   readonly payloadHash: string;
 }
 
-export function processedRecord(doc: RecordSource, processInstanceId: string | null, via: CorrelatedVia, now: Date, retentionMs: number): ProcessedRecord {
+export function processedRecord(
+  doc: RecordSource,
+  processInstanceId: string | null,
+  via: CorrelatedVia,
+  now: Date,
+  retentionMs: number,
+): ProcessedRecord {
   return {
     messageName: doc.messageName ?? '',
     correlationKey: doc.correlationKey ?? '',

@@ -6,7 +6,15 @@ import { errorCode, GRPC_ABORTED, GRPC_ALREADY_EXISTS, isRefusedAsExisting } fro
 import { lazy } from '../core/lazy';
 import type { InboxDraft, InvalidDraft, PushEnvelope, ValidDraft } from './draft';
 import { dedupVerdict, type Found } from './dedup';
-import { collisionDocument, INBOX, type InboxDocument, invalidDocument, openDocument, RAW_CHUNKS, rawChunks } from './document';
+import {
+  collisionDocument,
+  INBOX,
+  type InboxDocument,
+  invalidDocument,
+  openDocument,
+  RAW_CHUNKS,
+  rawChunks,
+} from './document';
 import { processedRef } from './processed';
 import { mustOffload, type OffloadSettings, writePayloadObject, type WrittenObject } from './offload-payload';
 
@@ -16,7 +24,13 @@ export type StoreOutcome =
   /** The same message again (redelivery, duplicate publish, a replay after its DONE document expired): nothing changed. `id`: where it is (or was). */
   | { readonly kind: 'DUPLICATE'; readonly id: string; readonly documentExists: boolean }
   /** Same dedup identity (name, key, dedup key), different payload: stored as its own PARKED document. */
-  | { readonly kind: 'COLLISION'; readonly id: string; readonly firstId: string; readonly doc: InboxDocument; readonly duplicate: boolean };
+  | {
+      readonly kind: 'COLLISION';
+      readonly id: string;
+      readonly firstId: string;
+      readonly doc: InboxDocument;
+      readonly duplicate: boolean;
+    };
 
 export interface StoreContext {
   readonly envelope: PushEnvelope;
@@ -79,10 +93,20 @@ async function createUnlessKnown(db: Firestore, id: string, doc: InboxDocument):
  * neither a document nor a record exists under the id the message had before
  * the correlation key was part of it. If any exists, the commit fails whole.
  */
-async function createOpen(db: Firestore, draft: ValidDraft, doc: InboxDocument, legacy: boolean): Promise<{ readonly refused: unknown } | null> {
+async function createOpen(
+  db: Firestore,
+  draft: ValidDraft,
+  doc: InboxDocument,
+  legacy: boolean,
+): Promise<{ readonly refused: unknown } | null> {
   const { FieldValue } = firestoreModule();
   const correlationKey = doc.correlationKey ?? '';
-  const entry: LaneEntry = { inboxId: draft.id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime, receivedAt: doc.receivedAt };
+  const entry: LaneEntry = {
+    inboxId: draft.id,
+    messageName: doc.messageName ?? '',
+    publishTime: doc.source.publishTime,
+    receivedAt: doc.receivedAt,
+  };
   const batch = db.batch();
   batch.create(db.collection(INBOX).doc(draft.id), doc);
   batch.delete(processedRef(db, draft.id), ABSENT);
@@ -90,7 +114,11 @@ async function createOpen(db: Firestore, draft: ValidDraft, doc: InboxDocument, 
     batch.delete(db.collection(INBOX).doc(draft.legacyId), ABSENT);
     batch.delete(processedRef(db, draft.legacyId), ABSENT);
   }
-  batch.set(db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)), { correlationKey, open: FieldValue.arrayUnion(entry), updatedAt: doc.receivedAt }, { merge: true });
+  batch.set(
+    db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
+    { correlationKey, open: FieldValue.arrayUnion(entry), updatedAt: doc.receivedAt },
+    { merge: true },
+  );
   try {
     await batch.commit();
     return null;
@@ -102,7 +130,12 @@ async function createOpen(db: Firestore, draft: ValidDraft, doc: InboxDocument, 
 
 /** The four places a message may already be, in one round trip. */
 async function findStored(db: Firestore, draft: ValidDraft): Promise<Found> {
-  const refs = [db.collection(INBOX).doc(draft.id), processedRef(db, draft.id), db.collection(INBOX).doc(draft.legacyId), processedRef(db, draft.legacyId)];
+  const refs = [
+    db.collection(INBOX).doc(draft.id),
+    processedRef(db, draft.id),
+    db.collection(INBOX).doc(draft.legacyId),
+    processedRef(db, draft.legacyId),
+  ];
   const [doc, record, legacyDoc, legacyRecord] = (await db.getAll(...refs)).map((s) => s.data());
   return { doc, record, legacyDoc, legacyRecord };
 }
@@ -146,7 +179,13 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
     }
   }
   // Refused each time, yet nothing found: not a duplicate. Never acked; Pub/Sub redelivers (and finds its object).
-  if (errorCode(refusal) === GRPC_ALREADY_EXISTS) throw Object.assign(new Error(`inbox write for ${draft.id} refused as existing ${STORE_ATTEMPTS} times, but nothing exists under its ids`), { code: GRPC_ABORTED });
+  if (errorCode(refusal) === GRPC_ALREADY_EXISTS)
+    throw Object.assign(
+      new Error(
+        `inbox write for ${draft.id} refused as existing ${STORE_ATTEMPTS} times, but nothing exists under its ids`,
+      ),
+      { code: GRPC_ABORTED },
+    );
   throw refusal;
 }
 
@@ -157,7 +196,13 @@ async function storeValid(db: Firestore, draft: ValidDraft, ctx: StoreContext): 
  * (named after the first id and its own hash, so no other payload shares
  * it): no second upload inside the write deadline.
  */
-async function storeCollision(db: Firestore, draft: ValidDraft, firstId: string, ctx: StoreContext, written: WrittenObject | null): Promise<StoreOutcome> {
+async function storeCollision(
+  db: Firestore,
+  draft: ValidDraft,
+  firstId: string,
+  ctx: StoreContext,
+  written: WrittenObject | null,
+): Promise<StoreOutcome> {
   const collision = collisionDocument(draft, firstId, ctx, written?.offloaded ?? null);
   const created = await createUnlessKnown(db, collision.id, collision.doc);
   return { kind: 'COLLISION', id: collision.id, firstId, doc: collision.doc, duplicate: !created };
@@ -210,7 +255,9 @@ export async function deleteRawChunks(db: Firestore, id: string): Promise<number
 async function storeInvalid(db: Firestore, draft: InvalidDraft, ctx: StoreContext): Promise<StoreOutcome> {
   const doc = invalidDocument(draft, ctx);
   if (doc.rawDataChunks > 0) await writeRawChunks(db, draft.id, draft.rawData);
-  return (await createIfAbsent(db, draft.id, doc)) ? { kind: 'STORED', id: draft.id, doc } : { kind: 'DUPLICATE', id: draft.id, documentExists: true };
+  return (await createIfAbsent(db, draft.id, doc))
+    ? { kind: 'STORED', id: draft.id, doc }
+    : { kind: 'DUPLICATE', id: draft.id, documentExists: true };
 }
 
 /**

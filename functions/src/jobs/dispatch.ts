@@ -11,7 +11,8 @@ export interface DispatchOptions<J> {
   readonly onExists?: (log: Logger, job: J) => void;
 }
 
-const logExisting = (log: Logger, job: Pick<JobState, 'id' | 'activityId'>): void => log.info('job task already existed', { jobId: job.id, activityId: job.activityId });
+const logExisting = (log: Logger, job: Pick<JobState, 'id' | 'activityId'>): void =>
+  log.info('job task already existed', { jobId: job.id, activityId: job.activityId });
 
 /**
  * After a commit: create the Cloud Task of every new job. Never inside the
@@ -20,17 +21,31 @@ const logExisting = (log: Logger, job: Pick<JobState, 'id' | 'activityId'>): voi
  * does exist answers ALREADY_EXISTS). No write records the dispatch: it would
  * cost one more Firestore write per job for what the task name already tells.
  */
-export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId' | 'processInstanceId'>>(queue: JobQueue, jobs: readonly J[], log: Logger, options: DispatchOptions<J> = {}): Promise<number> {
+export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId' | 'processInstanceId'>>(
+  queue: JobQueue,
+  jobs: readonly J[],
+  log: Logger,
+  options: DispatchOptions<J> = {},
+): Promise<number> {
   let dispatched = 0;
   await Promise.all(
     jobs.map(async (job) => {
       try {
         // A span per job task: its traceparent header names it, so the job's run hangs under the step that created it.
-        const outcome = await withSpan('job task', 'active', () => queue.enqueue(job.id, { processInstanceId: job.processInstanceId }), { 'inbox.job.id': job.id, 'inbox.job.activity': job.activityId });
+        const outcome = await withSpan(
+          'job task',
+          'active',
+          () => queue.enqueue(job.id, { processInstanceId: job.processInstanceId }),
+          { 'inbox.job.id': job.id, 'inbox.job.activity': job.activityId },
+        );
         dispatched += 1;
         if (outcome === 'EXISTS') (options.onExists ?? logExisting)(log, job);
       } catch (err) {
-        log.warn('could not create the job task; the sweep will retry', { jobId: job.id, activityId: job.activityId, error: errorMessage(err) });
+        log.warn('could not create the job task; the sweep will retry', {
+          jobId: job.id,
+          activityId: job.activityId,
+          error: errorMessage(err),
+        });
       }
     }),
   );
@@ -47,7 +62,12 @@ export async function dispatchJobs<J extends Pick<JobState, 'id' | 'activityId' 
  * 'EXISTS' is a re-run of the same step (the same timer id): its task is there.
  * Returns how many got their task.
  */
-export async function dispatchTimers(queue: JobQueue, timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[], log: Logger, now: Date = new Date()): Promise<number> {
+export async function dispatchTimers(
+  queue: JobQueue,
+  timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[],
+  log: Logger,
+  now: Date = new Date(),
+): Promise<number> {
   let dispatched = 0;
   // Settled.timers are NEAR already; a timer re-read for a re-run (a repair that landed) may be FAR: Cloud Tasks
   // would refuse its scheduleTime, and the sweep creates its task once it is near.
@@ -58,7 +78,12 @@ export async function dispatchTimers(queue: JobQueue, timers: readonly Pick<Time
         await queue.enqueue(timer.id, { scheduleTime: timer.dueAt });
         dispatched += 1;
       } catch (err) {
-        log.warn('could not create the timer task; the sweep fires the timer once it is overdue', { timerId: timer.id, activityId: timer.activityId, dueAt: timer.dueAt.toISOString(), error: errorMessage(err) });
+        log.warn('could not create the timer task; the sweep fires the timer once it is overdue', {
+          timerId: timer.id,
+          activityId: timer.activityId,
+          dueAt: timer.dueAt.toISOString(),
+          error: errorMessage(err),
+        });
       }
     }),
   );
@@ -83,10 +108,16 @@ export interface Dispatched {
  */
 export async function dispatchSettled(
   queues: SettledQueues,
-  settled: { readonly jobs: readonly Pick<JobState, 'id' | 'activityId' | 'processInstanceId'>[]; readonly timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[] },
+  settled: {
+    readonly jobs: readonly Pick<JobState, 'id' | 'activityId' | 'processInstanceId'>[];
+    readonly timers: readonly Pick<TimerState, 'id' | 'activityId' | 'dueAt'>[];
+  },
   log: Logger,
 ): Promise<Dispatched> {
-  const [jobs, timers] = await Promise.all([dispatchJobs(queues.jobs, settled.jobs, log), dispatchTimers(queues.timers, settled.timers, log)]);
+  const [jobs, timers] = await Promise.all([
+    dispatchJobs(queues.jobs, settled.jobs, log),
+    dispatchTimers(queues.timers, settled.timers, log),
+  ]);
   return { jobs, timers };
 }
 
@@ -98,7 +129,11 @@ export function logDuplicates(log: Logger, duplicates: readonly DuplicateWaiting
       messageName: d.messageName,
       correlationKey: d.correlationKey,
       count: d.waiting.length,
-      executions: d.waiting.map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId })),
+      executions: d.waiting.map((w) => ({
+        processInstanceId: w.processInstanceId,
+        executionId: w.executionId,
+        activityId: w.activityId,
+      })),
     });
   }
 }

@@ -12,7 +12,10 @@ export async function countFailedJobs(db: Firestore): Promise<number> {
   // Required here, not at module load: the functions load the Firestore client with their first request.
   const { AggregateField } = require('@google-cloud/firestore') as typeof FirestoreModule;
   const [inInstances, legacy] = await Promise.all([
-    QUERIES.instancesWithFailedJobs.build(db).aggregate({ failed: AggregateField.sum('failedJobs') }).get(),
+    QUERIES.instancesWithFailedJobs
+      .build(db)
+      .aggregate({ failed: AggregateField.sum('failedJobs') })
+      .get(),
     QUERIES.jobsByStatus.build(db, 'FAILED').count().get(),
   ]);
   return Number(inInstances.data().failed) + legacy.data().count;

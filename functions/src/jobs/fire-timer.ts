@@ -75,7 +75,11 @@ async function answerDelivery(deps: FireTimerDeps, req: Request): Promise<Answer
     return await fire(deps, timerId);
   } catch (err) {
     const failure = classifyFailure(err);
-    deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'timer not fired; Cloud Tasks will retry', { timerId, code: failure.code, error: storableText(errorMessage(err)) });
+    deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'timer not fired; Cloud Tasks will retry', {
+      timerId,
+      code: failure.code,
+      error: storableText(errorMessage(err)),
+    });
     return failureAnswer(failure, 'fire the timer', null);
   }
 }
@@ -85,13 +89,22 @@ async function fire(deps: FireTimerDeps, timerId: string): Promise<Answer> {
   const engine = await deps.engine();
   const now = deps.now();
   const firing: TimerFiring = await (deps.fire ?? fireTimerRun)(deps.db(), engine, timerId, now);
-  const context = { timerId, processInstanceId: firing.timer?.processInstanceId ?? null, activityId: firing.timer?.activityId ?? null };
+  const context = {
+    timerId,
+    processInstanceId: firing.timer?.processInstanceId ?? null,
+    activityId: firing.timer?.activityId ?? null,
+  };
   switch (firing.status) {
     case 'FIRED': {
       logDuplicates(deps.log, firing.duplicates);
       await dispatchSettled({ jobs: deps.queue(), timers: deps.timerQueue() }, firing, deps.log);
       const lateMs = firing.timer === undefined ? null : now.getTime() - firing.timer.dueAt.getTime();
-      deps.log.info('timer fired', { ...context, lateMs, nextJobs: firing.jobs.length, nextTimers: firing.timers.length });
+      deps.log.info('timer fired', {
+        ...context,
+        lateMs,
+        nextJobs: firing.jobs.length,
+        nextTimers: firing.timers.length,
+      });
       return { kind: 'ok', body: { outcome: 'fired', timerId } };
     }
     case 'STALE':
@@ -106,8 +119,17 @@ async function fire(deps: FireTimerDeps, timerId: string): Promise<Answer> {
       return { kind: 'ok', body: { outcome: 'not found', timerId } };
     case 'NOT_DUE': {
       const dueAt = firing.timer?.dueAt ?? now;
-      deps.log.warn('timer task came before the due time (clock skew): Cloud Tasks will retry', { ...context, dueAt: dueAt.toISOString(), earlyMs: dueAt.getTime() - now.getTime() });
-      return { kind: 'retry', code: 'NOT_DUE', error: 'the timer is not due yet', retryAfterSeconds: retryAfterSeconds(dueAt, now) };
+      deps.log.warn('timer task came before the due time (clock skew): Cloud Tasks will retry', {
+        ...context,
+        dueAt: dueAt.toISOString(),
+        earlyMs: dueAt.getTime() - now.getTime(),
+      });
+      return {
+        kind: 'retry',
+        code: 'NOT_DUE',
+        error: 'the timer is not due yet',
+        retryAfterSeconds: retryAfterSeconds(dueAt, now),
+      };
     }
   }
 }

@@ -22,7 +22,9 @@ export interface JobDelivery {
 }
 
 /** `live`: its token waits for it (jobIsLive); a PENDING job that is not live ends stale without running its handler. */
-export type Loaded = { readonly kind: 'answered'; readonly answer: Answer } | { readonly kind: 'pending'; readonly job: JobState; readonly instance: InstanceState; readonly live: boolean };
+export type Loaded =
+  | { readonly kind: 'answered'; readonly answer: Answer }
+  | { readonly kind: 'pending'; readonly job: JobState; readonly instance: InstanceState; readonly live: boolean };
 
 /** An old-layout `jobs/{jobId}` document, read outside a transaction; null when there is none. */
 async function legacyJob(db: Firestore, jobId: string): Promise<JobState | null> {
@@ -48,17 +50,32 @@ export async function loadPendingJob({ db, jobId, processInstanceId }: JobDelive
   const data = (await refs.instance(db, instanceId).withConverter(STORED).get()).data();
   if (data === undefined) return notFound;
   if (job === null) {
-    const inDoc = isLegacyInstance(data) ? undefined : (data.jobs as Record<string, Record<string, unknown>> | undefined)?.[jobId];
+    const inDoc = isLegacyInstance(data)
+      ? undefined
+      : (data.jobs as Record<string, Record<string, unknown>> | undefined)?.[jobId];
     // Not in the document: a job of the old layout (its instance not yet written since, or its token moved by a repair).
     job = inDoc === undefined ? await legacyJob(db, jobId) : asJob(inDoc);
   }
   if (job?.processInstanceId !== instanceId) return notFound;
-  if (job.status !== 'PENDING') return { kind: 'answered', answer: { kind: 'ok', body: { outcome: 'already finished', jobId, status: job.status } } };
-  return { kind: 'pending', job, instance: asInstance(data), live: jobIsLive(await tokenOf(db, data, job.executionId), job) };
+  if (job.status !== 'PENDING')
+    return {
+      kind: 'answered',
+      answer: { kind: 'ok', body: { outcome: 'already finished', jobId, status: job.status } },
+    };
+  return {
+    kind: 'pending',
+    job,
+    instance: asInstance(data),
+    live: jobIsLive(await tokenOf(db, data, job.executionId), job),
+  };
 }
 
 /** A token as the instance document holds it; an old-layout instance's from its `executions/{id}` document. */
-async function tokenOf(db: Firestore, data: Readonly<Record<string, unknown>>, executionId: string): Promise<ExecutionState | undefined> {
+async function tokenOf(
+  db: Firestore,
+  data: Readonly<Record<string, unknown>>,
+  executionId: string,
+): Promise<ExecutionState | undefined> {
   if (!isLegacyInstance(data)) {
     const stored = (data.tokens as Record<string, Record<string, unknown>> | undefined)?.[executionId];
     return stored === undefined ? undefined : asExecution(stored);
@@ -73,4 +90,3 @@ export async function jobRefOf({ db, jobId, processInstanceId }: JobDelivery): P
   const job = await legacyJob(db, jobId);
   return job === null ? null : { id: jobId, processInstanceId: job.processInstanceId };
 }
-

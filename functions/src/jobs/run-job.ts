@@ -53,7 +53,10 @@ export interface RunJobDeps {
  */
 const Body = z.object({
   jobId: z.string().regex(/^[0-9a-f]{40}$/, 'a job id (40 hex digits)'),
-  processInstanceId: z.string().regex(/^[0-9a-f]{40}$/, 'a process instance id (40 hex digits)').optional(),
+  processInstanceId: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/, 'a process instance id (40 hex digits)')
+    .optional(),
 });
 
 /** An error's text as it is logged and stored (lastError, the incident): bounded and storable whatever threw it. */
@@ -107,12 +110,21 @@ async function answerDelivery(deps: RunJobDeps, req: Request): Promise<Answer> {
     if (!body.ok) return body.answer;
     const { jobId } = body.value;
     const attempt = attemptOf(req.get('x-cloudtasks-taskretrycount'));
-    const delivery: Delivery = { db: deps.db(), jobId, processInstanceId: body.value.processInstanceId ?? null, lastAttempt: attempt !== null && attempt >= deps.queueMaxAttempts, context: { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts } };
+    const delivery: Delivery = {
+      db: deps.db(),
+      jobId,
+      processInstanceId: body.value.processInstanceId ?? null,
+      lastAttempt: attempt !== null && attempt >= deps.queueMaxAttempts,
+      context: { jobId, attempt, queueMaxAttempts: deps.queueMaxAttempts },
+    };
     return await run(deps, delivery);
   } catch (err) {
     // Fetching the token check's certificates, or creating the Firestore client: nothing about the job is known yet.
     const failure = classifyFailure(err);
-    deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'job delivery not read; Cloud Tasks will retry', { code: failure.code, error: message(err) });
+    deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'job delivery not read; Cloud Tasks will retry', {
+      code: failure.code,
+      error: message(err),
+    });
     return failureAnswer(failure, 'run the job', null);
   }
 }
@@ -126,10 +138,21 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
     const { job, instance } = loaded;
     delivery = { ...delivery, processInstanceId: job.processInstanceId };
     if (!loaded.live) return await endStale(deps, delivery, job);
-    annotateSpan({ 'inbox.job.id': job.id, 'inbox.job.activity': job.activityId, 'inbox.process.instance': job.processInstanceId });
+    annotateSpan({
+      'inbox.job.id': job.id,
+      'inbox.job.activity': job.activityId,
+      'inbox.process.instance': job.processInstanceId,
+    });
     const handler = deps.handlers()[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
-    if (handler === undefined) return await settleFailure(deps, delivery, `no async handler registered for ${job.activityId}`, 'NO_HANDLER', 'PERMANENT');
+    if (handler === undefined)
+      return await settleFailure(
+        deps,
+        delivery,
+        `no async handler registered for ${job.activityId}`,
+        'NO_HANDLER',
+        'PERMANENT',
+      );
     let result: Readonly<Record<string, unknown>>;
     try {
       result = await handler({ job, instance, now: deps.now() });
@@ -154,18 +177,40 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
 async function endStale(deps: RunJobDeps, delivery: Delivery, job: JobState): Promise<Answer> {
   const ended = await endStaleJob(delivery.db, job, deps.now());
   // Read again in the transaction, the token does wait for it (a read of an old-layout instance raced its move-in): run it on the retry.
-  if (ended === 'LIVE') return { kind: 'retry', code: 'JOB_LIVE', error: 'the job looked stale but its token waits for it: Cloud Tasks will retry', retryAfterSeconds: null };
-  deps.log.info('job stale: its token no longer waits for it; ended without running its handler', { ...delivery.context, activityId: job.activityId, executionId: job.executionId, outcome: ended });
+  if (ended === 'LIVE')
+    return {
+      kind: 'retry',
+      code: 'JOB_LIVE',
+      error: 'the job looked stale but its token waits for it: Cloud Tasks will retry',
+      retryAfterSeconds: null,
+    };
+  deps.log.info('job stale: its token no longer waits for it; ended without running its handler', {
+    ...delivery.context,
+    activityId: job.activityId,
+    executionId: job.executionId,
+    outcome: ended,
+  });
   return { kind: 'ok', body: { outcome: ended.toLowerCase().replace('_', ' '), jobId: job.id } };
 }
 
 /** Finishes the job with the handler's result and moves the token on (one transaction), then dispatches the next jobs. */
-async function finishJob(deps: RunJobDeps, { db, jobId }: Delivery, job: JobState, result: Readonly<Record<string, unknown>>): Promise<Answer> {
+async function finishJob(
+  deps: RunJobDeps,
+  { db, jobId }: Delivery,
+  job: JobState,
+  result: Readonly<Record<string, unknown>>,
+): Promise<Answer> {
   const engine = await deps.engine();
   const done = await completeJobRun(db, engine, job, result, deps.now());
   logDuplicates(deps.log, done.duplicates);
   await dispatchSettled({ jobs: deps.queue(), timers: deps.timerQueue() }, done, deps.log);
-  deps.log.info('job finished', { jobId, activityId: job.activityId, outcome: done.status, nextJobs: done.jobs.length, nextTimers: done.timers.length });
+  deps.log.info('job finished', {
+    jobId,
+    activityId: job.activityId,
+    outcome: done.status,
+    nextJobs: done.jobs.length,
+    nextTimers: done.timers.length,
+  });
   return { kind: 'ok', body: { outcome: done.status.toLowerCase(), jobId } };
 }
 
@@ -179,39 +224,78 @@ async function failedOutsideHandler(deps: RunJobDeps, delivery: Delivery, err: u
   const failure = classifyFailure(err);
   if (delivery.lastAttempt) return settleFailure(deps, delivery, message(err), failure.code, 'LAST_ATTEMPT');
   if (failure.kind === 'retryable') {
-    deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', { ...delivery.context, code: failure.code, error: message(err) });
+    deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', {
+      ...delivery.context,
+      code: failure.code,
+      error: message(err),
+    });
   } else {
-    deps.log.error('job run failed unexpectedly before it could finish; Cloud Tasks will retry', { ...delivery.context, code: failure.code, error: message(err) });
+    deps.log.error('job run failed unexpectedly before it could finish; Cloud Tasks will retry', {
+      ...delivery.context,
+      code: failure.code,
+      error: message(err),
+    });
   }
   return failureAnswer(failure, 'run the job', null);
 }
 
 /** Counts the failure (or ends the job when `final`) and answers: 200 once FAILED, 503 to retry. */
-async function settleFailure(deps: RunJobDeps, delivery: Delivery, error: string, code: string, final: Final): Promise<Answer> {
+async function settleFailure(
+  deps: RunJobDeps,
+  delivery: Delivery,
+  error: string,
+  code: string,
+  final: Final,
+): Promise<Answer> {
   const { db, jobId, context } = delivery;
   let counted: JobFailure;
   try {
     const ref = await jobRefOf(delivery);
-    counted = ref === null ? { status: 'NOT_FOUND', attempts: 0 } : await recordJobFailure(db, ref, error, deps.maxAttempts, deps.now(), { final: final !== null });
+    counted =
+      ref === null
+        ? { status: 'NOT_FOUND', attempts: 0 }
+        : await recordJobFailure(db, ref, error, deps.maxAttempts, deps.now(), { final: final !== null });
   } catch (recordErr) {
     if (final !== null) {
       // The task ends here (last attempt) or would fail forever: the job stays PENDING; sweepJobs reports it at ERROR.
-      deps.log.error('job failed and the failure could not be recorded: the job stays PENDING', { incident: 'JOB_FAILED', ...context, final, error, recordError: message(recordErr) });
+      deps.log.error('job failed and the failure could not be recorded: the job stays PENDING', {
+        incident: 'JOB_FAILED',
+        ...context,
+        final,
+        error,
+        recordError: message(recordErr),
+      });
     } else {
-      deps.log.warn('job failed and the failure could not be counted; Cloud Tasks will retry', { ...context, error, recordError: message(recordErr) });
+      deps.log.warn('job failed and the failure could not be counted; Cloud Tasks will retry', {
+        ...context,
+        error,
+        recordError: message(recordErr),
+      });
     }
     return failureAnswer(classifyFailure(recordErr), 'record the job failure', null);
   }
   if (counted.status === 'FAILED') {
-    deps.log.error('job failed for good: instance marked INCIDENT', { incident: 'JOB_FAILED', ...context, final: final ?? 'ATTEMPTS_EXHAUSTED', attempts: counted.attempts, error });
+    deps.log.error('job failed for good: instance marked INCIDENT', {
+      incident: 'JOB_FAILED',
+      ...context,
+      final: final ?? 'ATTEMPTS_EXHAUSTED',
+      attempts: counted.attempts,
+      error,
+    });
     return { kind: 'ok', body: { outcome: 'failed', jobId, attempts: counted.attempts } };
   }
   if (counted.status === 'STALE') {
-    deps.log.info('job failed after its token moved on: ended stale, the token untouched', { ...context, attempts: counted.attempts, code, error });
+    deps.log.info('job failed after its token moved on: ended stale, the token untouched', {
+      ...context,
+      attempts: counted.attempts,
+      code,
+      error,
+    });
     return { kind: 'ok', body: { outcome: 'stale', jobId } };
   }
   // Finished meanwhile (a concurrent delivery) or gone: nothing left to retry.
-  if (counted.status !== 'RETRY') return { kind: 'ok', body: { outcome: counted.status.toLowerCase().replace('_', ' '), jobId } };
+  if (counted.status !== 'RETRY')
+    return { kind: 'ok', body: { outcome: counted.status.toLowerCase().replace('_', ' '), jobId } };
   deps.log.warn('job handler failed; Cloud Tasks will retry', { ...context, attempts: counted.attempts, code, error });
   // The job's own retry, counted: the queue's backoff spaces the attempts.
   return { kind: 'retry', code, error: 'job handler failed', retryAfterSeconds: null };

@@ -50,7 +50,13 @@ interface SweptJob {
  * counts (metric inbox_incidents); once the name is
  * free again a later sweep creates the task anew and the job runs again.
  */
-export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log: Logger, now: Date, options: SweepOptions = {}): Promise<number> {
+export async function sweepUndispatchedJobs(
+  db: Firestore,
+  queue: JobQueue,
+  log: Logger,
+  now: Date,
+  options: SweepOptions = {},
+): Promise<number> {
   const { graceMs = SWEEP_GRACE_MS, stuckAfterMs = JOB_STUCK_AFTER_MS, limit = 500 } = options;
   const jobs = await stalePendingJobs(db, new Date(now.getTime() - graceMs), limit);
   if (jobs.length === 0) return 0;
@@ -63,13 +69,16 @@ export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log:
         l.info('job task already existed', { jobId: job.id, activityId: job.activityId });
         return;
       }
-      l.error('job stuck: PENDING longer than its task can retry, and its task name is still taken (the task was dropped, or retries far too long)', {
-        incident: 'JOB_STUCK',
-        jobId: job.id,
-        activityId: job.activityId,
-        processInstanceId: job.processInstanceId,
-        ageMs,
-      });
+      l.error(
+        'job stuck: PENDING longer than its task can retry, and its task name is still taken (the task was dropped, or retries far too long)',
+        {
+          incident: 'JOB_STUCK',
+          jobId: job.id,
+          activityId: job.activityId,
+          processInstanceId: job.processInstanceId,
+          ageMs,
+        },
+      );
     },
   });
 }
@@ -82,16 +91,24 @@ export async function sweepUndispatchedJobs(db: Firestore, queue: JobQueue, log:
 async function stalePendingJobs(db: Firestore, before: Date, limit: number): Promise<SweptJob[]> {
   const [legacy, ...shards] = await Promise.all([
     QUERIES.stalePendingJobs.build(db, before, limit).get(),
-    ...Array.from({ length: STATE_SHARDS }, (_, shard) => QUERIES.instancesWithPendingJobs.build(db, shard, before, limit).get()),
+    ...Array.from({ length: STATE_SHARDS }, (_, shard) =>
+      QUERIES.instancesWithPendingJobs.build(db, shard, before, limit).get(),
+    ),
   ]);
   const jobs = legacy.docs.map((d): SweptJob => {
     const createdAt: unknown = d.get('createdAt');
-    return { id: d.id, activityId: String(d.get('activityId')), processInstanceId: String(d.get('processInstanceId')), createdAt: isTimestamp(createdAt) ? createdAt.toDate() : null };
+    return {
+      id: d.id,
+      activityId: String(d.get('activityId')),
+      processInstanceId: String(d.get('processInstanceId')),
+      createdAt: isTimestamp(createdAt) ? createdAt.toDate() : null,
+    };
   });
   for (const snap of shards) {
     for (const doc of snap.docs) {
       for (const job of instanceJobs(datesIn(doc.data()))) {
-        if (job.status !== 'PENDING' || !(job.createdAt instanceof Date) || job.createdAt.getTime() > before.getTime()) continue;
+        if (job.status !== 'PENDING' || !(job.createdAt instanceof Date) || job.createdAt.getTime() > before.getTime())
+          continue;
         jobs.push({ id: job.id, activityId: job.activityId, processInstanceId: doc.id, createdAt: job.createdAt });
       }
     }
@@ -145,20 +162,48 @@ export function createSweepJobsHandler(deps: SweepJobsDeps): (req: Request, res:
     const [jobs, timers, payloads] = await Promise.allSettled([
       (async () => sweepUndispatchedJobs(deps.db(), deps.queue(), deps.log, now, deps.options))(),
       (async () =>
-        sweepTimers({ db: deps.db(), engine: deps.engine, queues: { jobs: deps.queue(), timers: deps.timerQueue() }, log: deps.log, now }, { graceMs: deps.options.graceMs ?? SWEEP_GRACE_MS, ...deps.timers }))(),
-      (async () => (store === undefined ? null : sweepPayloads({ db: deps.db(), store, log: deps.log, now }, deps.payloads)))(),
+        sweepTimers(
+          {
+            db: deps.db(),
+            engine: deps.engine,
+            queues: { jobs: deps.queue(), timers: deps.timerQueue() },
+            log: deps.log,
+            now,
+          },
+          { graceMs: deps.options.graceMs ?? SWEEP_GRACE_MS, ...deps.timers },
+        ))(),
+      (async () =>
+        store === undefined ? null : sweepPayloads({ db: deps.db(), store, log: deps.log, now }, deps.payloads))(),
     ]);
     if (jobs.status === 'fulfilled' && timers.status === 'fulfilled' && payloads.status === 'fulfilled') {
       // Without a store there is no payload sweep, and nothing about it in the answer.
-      return { kind: 'ok', body: { dispatched: jobs.value, timers: timers.value, ...(payloads.value === null ? {} : { payloads: payloads.value }) } };
+      return {
+        kind: 'ok',
+        body: {
+          dispatched: jobs.value,
+          timers: timers.value,
+          ...(payloads.value === null ? {} : { payloads: payloads.value }),
+        },
+      };
     }
     let failure: FailureClass | null = null;
-    for (const [what, outcome] of [['job', jobs], ['timer', timers], ['payload', payloads]] as const) {
+    for (const [what, outcome] of [
+      ['job', jobs],
+      ['timer', timers],
+      ['payload', payloads],
+    ] as const) {
       if (outcome.status === 'fulfilled') continue;
       failure ??= classifyFailure(outcome.reason);
-      deps.log.error(`${what} sweep failed`, { code: classifyFailure(outcome.reason).code, error: errorMessage(outcome.reason) });
+      deps.log.error(`${what} sweep failed`, {
+        code: classifyFailure(outcome.reason).code,
+        error: errorMessage(outcome.reason),
+      });
     }
-    return failureAnswer(failure ?? { kind: 'unexpected', code: 'UNKNOWN' }, 'sweep the jobs, timers and payloads', null);
+    return failureAnswer(
+      failure ?? { kind: 'unexpected', code: 'UNKNOWN' },
+      'sweep the jobs, timers and payloads',
+      null,
+    );
   };
   return answering(sweep);
 }

@@ -100,14 +100,25 @@ async function postpone(snap: QueryDocumentSnapshot, now: Date, delayMs: number)
 }
 
 /** Whether a document is one the sweep deletes: DONE, with an offloaded payload or raw bytes in chunks. */
-const sweepable = (snap: QueryDocumentSnapshot): boolean => snap.get('status') === 'DONE' && (offloadedObject(snap.get('offloaded')) !== null || Number(snap.get('rawDataChunks') ?? 0) > 0);
+const sweepable = (snap: QueryDocumentSnapshot): boolean =>
+  snap.get('status') === 'DONE' &&
+  (offloadedObject(snap.get('offloaded')) !== null || Number(snap.get('rawDataChunks') ?? 0) > 0);
 
 /** One document of the page: object, then chunks and document; or kept, moved on, while its instance holds it. */
-async function sweepOne(deps: PayloadSweepDeps, snap: QueryDocumentSnapshot, hold: InstanceHold | undefined, summary: PayloadSweepSummary, options: Required<Pick<PayloadSweepOptions, 'retryDelayMs' | 'holdDelayMs'>>): Promise<void> {
+async function sweepOne(
+  deps: PayloadSweepDeps,
+  snap: QueryDocumentSnapshot,
+  hold: InstanceHold | undefined,
+  summary: PayloadSweepSummary,
+  options: Required<Pick<PayloadSweepOptions, 'retryDelayMs' | 'holdDelayMs'>>,
+): Promise<void> {
   if (!sweepable(snap)) {
     // Not written by a DONE of an offloaded or chunked payload (a hand edit): never deleted on a guess.
     summary.kept += 1;
-    deps.log.warn('payloadExpireAt on a document that is not a DONE offloaded or chunked one: kept, not deleted', { inboxId: snap.id, status: String(snap.get('status')) });
+    deps.log.warn('payloadExpireAt on a document that is not a DONE offloaded or chunked one: kept, not deleted', {
+      inboxId: snap.id,
+      status: String(snap.get('status')),
+    });
     return;
   }
   if (hold !== undefined) {
@@ -132,13 +143,17 @@ async function sweepOne(deps: PayloadSweepDeps, snap: QueryDocumentSnapshot, hol
     const failure = classifyFailure(err);
     const until = await postpone(snap, deps.now, options.retryDelayMs);
     // WARNING for a passing failure; a refusal (403, a bucket that is gone) is a deployment fault: ERROR, so it alerts.
-    deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'offloaded payload not swept; postponed so the rest of the queue proceeds', {
-      inboxId: snap.id,
-      object: object === null ? null : gsUri(object),
-      code: failure.code,
-      error: errorMessage(err),
-      payloadExpireAt: until === null ? null : until.toISOString(),
-    });
+    deps.log.log(
+      failure.kind === 'retryable' ? 'WARNING' : 'ERROR',
+      'offloaded payload not swept; postponed so the rest of the queue proceeds',
+      {
+        inboxId: snap.id,
+        object: object === null ? null : gsUri(object),
+        code: failure.code,
+        error: errorMessage(err),
+        payloadExpireAt: until === null ? null : until.toISOString(),
+      },
+    );
   }
 }
 
@@ -149,19 +164,46 @@ async function sweepOne(deps: PayloadSweepDeps, snap: QueryDocumentSnapshot, hol
  * logged and the document moved back (postpone), never thrown: the rest of
  * the page still goes, and the next pages are not held behind it.
  */
-export async function sweepPayloads(deps: PayloadSweepDeps, options: PayloadSweepOptions = {}): Promise<PayloadSweepSummary> {
-  const { pageSize = 100, parallelism = 8, retryDelayMs = PAYLOAD_SWEEP_RETRY_DELAY_MS, holdDelayMs = PAYLOAD_SWEEP_HOLD_DELAY_MS } = options;
+export async function sweepPayloads(
+  deps: PayloadSweepDeps,
+  options: PayloadSweepOptions = {},
+): Promise<PayloadSweepSummary> {
+  const {
+    pageSize = 100,
+    parallelism = 8,
+    retryDelayMs = PAYLOAD_SWEEP_RETRY_DELAY_MS,
+    holdDelayMs = PAYLOAD_SWEEP_HOLD_DELAY_MS,
+  } = options;
   const page = await QUERIES.expiredPayloads.build(deps.db, deps.now, pageSize).get();
   // One batched read of the instances the page's offloaded documents went into (two fields each).
-  const holds = await readInstanceHolds(deps.db, page.docs.filter(sweepable).map((d) => ({ id: d.id, data: d.data() })));
-  const summary: PayloadSweepSummary = { deleted: 0, objectAbsent: 0, kept: 0, keptForInstance: 0, failures: 0, queryReads: Math.max(1, page.size) };
+  const holds = await readInstanceHolds(
+    deps.db,
+    page.docs.filter(sweepable).map((d) => ({ id: d.id, data: d.data() })),
+  );
+  const summary: PayloadSweepSummary = {
+    deleted: 0,
+    objectAbsent: 0,
+    kept: 0,
+    keptForInstance: 0,
+    failures: 0,
+    queryReads: Math.max(1, page.size),
+  };
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let snap = page.docs[next++]; snap !== undefined; snap = page.docs[next++]) await sweepOne(deps, snap, holds.get(snap.id), summary, { retryDelayMs, holdDelayMs });
+    for (let snap = page.docs[next++]; snap !== undefined; snap = page.docs[next++])
+      await sweepOne(deps, snap, holds.get(snap.id), summary, { retryDelayMs, holdDelayMs });
   };
   await Promise.all(Array.from({ length: Math.min(parallelism, page.size) }, worker));
   // The kept ones by name: `inbox explain ID` says the same of each.
-  const keptFor = [...holds].map(([inboxId, h]) => ({ inboxId, processInstanceId: h.processInstanceId, instanceStatus: h.instanceStatus }));
-  if (page.size > 0) deps.log.info('payload sweep', { payloadSweep: { ...summary }, ...(keptFor.length === 0 ? {} : { keptForInstance: keptFor }) });
+  const keptFor = [...holds].map(([inboxId, h]) => ({
+    inboxId,
+    processInstanceId: h.processInstanceId,
+    instanceStatus: h.instanceStatus,
+  }));
+  if (page.size > 0)
+    deps.log.info('payload sweep', {
+      payloadSweep: { ...summary },
+      ...(keptFor.length === 0 ? {} : { keptForInstance: keptFor }),
+    });
   return summary;
 }

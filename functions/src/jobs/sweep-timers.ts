@@ -60,7 +60,14 @@ interface Found {
 const found = (d: QueryDocumentSnapshot): Found | null => {
   const dueAt: unknown = d.get('dueAt');
   // A document without a due time was not written by this code: nothing to schedule it by.
-  return isTimestamp(dueAt) ? { id: d.id, activityId: String(d.get('activityId')), processInstanceId: String(d.get('processInstanceId')), dueAt: dueAt.toDate() } : null;
+  return isTimestamp(dueAt)
+    ? {
+        id: d.id,
+        activityId: String(d.get('activityId')),
+        processInstanceId: String(d.get('processInstanceId')),
+        dueAt: dueAt.toDate(),
+      }
+    : null;
 };
 
 /**
@@ -83,23 +90,35 @@ const found = (d: QueryDocumentSnapshot): Found | null => {
  * PENDING for the next call).
  */
 export async function sweepTimers(deps: TimerSweepDeps, options: TimerSweepOptions = {}): Promise<TimerSweepSummary> {
-  const { horizonMs = TIMER_HORIZON_MS, graceMs = DEFAULTS.INBOX_SWEEP_GRACE_MS, perShard = 20, parallelism = 4 } = options;
+  const {
+    horizonMs = TIMER_HORIZON_MS,
+    graceMs = DEFAULTS.INBOX_SWEEP_GRACE_MS,
+    perShard = 20,
+    parallelism = 4,
+  } = options;
   const { db, now } = deps;
   const shards = Array.from({ length: STATE_SHARDS }, (_, shard) => shard);
   const [far, overdue] = await Promise.all([
-    Promise.all(shards.map((shard) => QUERIES.farTimersDue.build(db, shard, new Date(now.getTime() + horizonMs), perShard).get())),
-    Promise.all(shards.map((shard) => QUERIES.overdueTimers.build(db, shard, new Date(now.getTime() - graceMs), perShard).get())),
+    Promise.all(
+      shards.map((shard) => QUERIES.farTimersDue.build(db, shard, new Date(now.getTime() + horizonMs), perShard).get()),
+    ),
+    Promise.all(
+      shards.map((shard) => QUERIES.overdueTimers.build(db, shard, new Date(now.getTime() - graceMs), perShard).get()),
+    ),
   ]);
   const overdueTimers = overdue.flatMap((snap) => snap.docs.map(found)).filter((t): t is Found => t !== null);
   const overdueIds = new Set(overdueTimers.map((t) => t.id));
   // An overdue FAR timer is fired below; a task for it as well would only be a second way to the same end.
-  const nearing = far.flatMap((snap) => snap.docs.map(found)).filter((t): t is Found => t !== null && !overdueIds.has(t.id));
+  const nearing = far
+    .flatMap((snap) => snap.docs.map(found))
+    .filter((t): t is Found => t !== null && !overdueIds.has(t.id));
   const queryReads = [...far, ...overdue].reduce((n, snap) => n + Math.max(1, snap.size), 0);
   const summary: TimerSweepSummary = { broughtNear: 0, fired: 0, settledMeanwhile: 0, failures: 0, queryReads };
   await Promise.all(nearing.map((timer) => bringNear(deps, timer, summary)));
   let next = 0;
   const worker = async (): Promise<void> => {
-    for (let timer = overdueTimers[next++]; timer !== undefined; timer = overdueTimers[next++]) await fireLate(deps, timer, summary);
+    for (let timer = overdueTimers[next++]; timer !== undefined; timer = overdueTimers[next++])
+      await fireLate(deps, timer, summary);
   };
   await Promise.all(Array.from({ length: Math.min(parallelism, overdueTimers.length) }, worker));
   if (nearing.length + overdueTimers.length > 0) deps.log.info('timer sweep', { ...summary });
@@ -112,7 +131,11 @@ async function bringNear(deps: TimerSweepDeps, timer: Found, summary: TimerSweep
     await deps.queues.timers.enqueue(timer.id, { scheduleTime: timer.dueAt });
   } catch (err) {
     summary.failures += 1;
-    deps.log.warn('could not create the task of a timer now within the horizon; the next sweep tries again', { timerId: timer.id, dueAt: timer.dueAt.toISOString(), error: errorMessage(err) });
+    deps.log.warn('could not create the task of a timer now within the horizon; the next sweep tries again', {
+      timerId: timer.id,
+      dueAt: timer.dueAt.toISOString(),
+      error: errorMessage(err),
+    });
     return;
   }
   try {
@@ -122,7 +145,10 @@ async function bringNear(deps: TimerSweepDeps, timer: Found, summary: TimerSweep
     // NOT_FOUND: cancelled meanwhile; its task will find nothing and end. Anything else: still FAR, the next call marks it.
     if ((err as { code?: unknown }).code === NOT_FOUND) return;
     summary.failures += 1;
-    deps.log.warn('timer task created but the timer not marked NEAR; the next sweep marks it', { timerId: timer.id, error: errorMessage(err) });
+    deps.log.warn('timer task created but the timer not marked NEAR; the next sweep marks it', {
+      timerId: timer.id,
+      error: errorMessage(err),
+    });
   }
 }
 
@@ -130,7 +156,12 @@ const NOT_FOUND = 5;
 
 /** An overdue timer fired inline, through the same transaction as fireTimer, then what it created dispatched. */
 async function fireLate(deps: TimerSweepDeps, timer: Found, summary: TimerSweepSummary): Promise<void> {
-  const context = { timerId: timer.id, processInstanceId: timer.processInstanceId, activityId: timer.activityId, dueAt: timer.dueAt.toISOString() };
+  const context = {
+    timerId: timer.id,
+    processInstanceId: timer.processInstanceId,
+    activityId: timer.activityId,
+    dueAt: timer.dueAt.toISOString(),
+  };
   try {
     const firing = await fireTimerRun(deps.db, await deps.engine(), timer.id, deps.now);
     if (firing.status !== 'FIRED') {
@@ -138,12 +169,19 @@ async function fireLate(deps: TimerSweepDeps, timer: Found, summary: TimerSweepS
       return;
     }
     summary.fired += 1;
-    deps.log.warn('timer fired by the sweep: its task was lost or late', { ...context, lateMs: deps.now.getTime() - timer.dueAt.getTime() });
+    deps.log.warn('timer fired by the sweep: its task was lost or late', {
+      ...context,
+      lateMs: deps.now.getTime() - timer.dueAt.getTime(),
+    });
     logDuplicates(deps.log, firing.duplicates);
     await dispatchSettled(deps.queues, firing, deps.log);
   } catch (err) {
     summary.failures += 1;
     const failure = classifyFailure(err);
-    deps.log.log(failure.kind === 'retryable' ? 'WARNING' : 'ERROR', 'overdue timer not fired; the next sweep tries again', { ...context, code: failure.code, error: errorMessage(err) });
+    deps.log.log(
+      failure.kind === 'retryable' ? 'WARNING' : 'ERROR',
+      'overdue timer not fired; the next sweep tries again',
+      { ...context, code: failure.code, error: errorMessage(err) },
+    );
   }
 }

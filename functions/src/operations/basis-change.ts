@@ -12,9 +12,11 @@ const fact = (basis: RepairBasis, key: string): string => basis.facts[key] ?? ''
 function tokenChange(then: RepairBasis, now: RepairBasis, label: (activityId: string) => string): string {
   const [from, to] = [fact(then, 'at'), fact(now, 'at')];
   const ended = fact(now, 'status') === 'ENDED' || fact(now, 'status') === 'CANCELLED';
-  if (ended) return `the token ${fact(now, 'status') === 'ENDED' ? 'ended' : 'was cancelled'} at ${label(to)} since the preview (it was at ${label(from)})`;
+  if (ended)
+    return `the token ${fact(now, 'status') === 'ENDED' ? 'ended' : 'was cancelled'} at ${label(to)} since the preview (it was at ${label(from)})`;
   if (from !== to) return `the token moved from ${label(from)} to ${label(to)} since the preview`;
-  if (fact(then, 'step') !== fact(now, 'step')) return `the token left ${label(to)} and came back since the preview (step ${fact(then, 'step')}, now ${fact(now, 'step')})`;
+  if (fact(then, 'step') !== fact(now, 'step'))
+    return `the token left ${label(to)} and came back since the preview (step ${fact(then, 'step')}, now ${fact(now, 'step')})`;
   return `the token at ${label(to)} is ${fact(now, 'status')} now, ${fact(then, 'status')} at the preview`;
 }
 
@@ -24,7 +26,10 @@ export function basisChangeText(err: BasisChangedError, label: (activityId: stri
   let what: string;
   switch (then.subject) {
     case 'token':
-      what = now.subject === 'token' ? tokenChange(then, now, label) : `the token changed since the preview (then ${describeFacts(then)}; now ${describeFacts(now)})`;
+      what =
+        now.subject === 'token'
+          ? tokenChange(then, now, label)
+          : `the token changed since the preview (then ${describeFacts(then)}; now ${describeFacts(now)})`;
       break;
     case 'incidents':
       what = `the instance's incidents changed since the preview (then ${describeFacts(then)}; now ${describeFacts(now)})`;

@@ -8,7 +8,9 @@ export function preview(payload: unknown, items: number = PREVIEW_ITEMS): unknow
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return payload;
   return Object.fromEntries(
     Object.entries(payload as Record<string, unknown>).map(([key, value]) =>
-      Array.isArray(value) && value.length > items ? [key, [...(value as unknown[]).slice(0, items), `… ${value.length - items} more of ${value.length}`]] : [key, value],
+      Array.isArray(value) && value.length > items
+        ? [key, [...(value as unknown[]).slice(0, items), `… ${value.length - items} more of ${value.length}`]]
+        : [key, value],
     ),
   );
 }

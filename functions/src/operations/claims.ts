@@ -9,17 +9,33 @@ import type { PayloadStore } from '../storage/payload-store';
 import { preview } from './claim-view';
 
 /** What became of a claim's object when it was looked at. */
-export type ObjectState = { readonly state: 'FOUND'; readonly bytes: number } | { readonly state: 'MISSING' } | { readonly state: 'CHANGED'; readonly liveGeneration: string } | { readonly state: 'NOT_CHECKED'; readonly error: string };
+export type ObjectState =
+  | { readonly state: 'FOUND'; readonly bytes: number }
+  | { readonly state: 'MISSING' }
+  | { readonly state: 'CHANGED'; readonly liveGeneration: string }
+  | { readonly state: 'NOT_CHECKED'; readonly error: string };
 
 export const stateText = (s: ObjectState): string =>
-  s.state === 'FOUND' ? `FOUND (${s.bytes} bytes)` : s.state === 'CHANGED' ? `CHANGED: the name holds generation ${s.liveGeneration} now` : s.state === 'MISSING' ? 'MISSING: no object of that name' : `NOT CHECKED: ${s.error}`;
+  s.state === 'FOUND'
+    ? `FOUND (${s.bytes} bytes)`
+    : s.state === 'CHANGED'
+      ? `CHANGED: the name holds generation ${s.liveGeneration} now`
+      : s.state === 'MISSING'
+        ? 'MISSING: no object of that name'
+        : `NOT CHECKED: ${s.error}`;
 
 /** Reads an offloaded payload (pinned); its state and, when found, its bytes. A storage failure is a state, not a failed show. */
-export async function readObject(store: () => PayloadStore, ref: GsObject): Promise<{ readonly state: ObjectState; readonly data: Buffer | null }> {
+export async function readObject(
+  store: () => PayloadStore,
+  ref: GsObject,
+): Promise<{ readonly state: ObjectState; readonly data: Buffer | null }> {
   try {
     const read = await store().read(ref);
     if (read.kind === 'FOUND') return { state: { state: 'FOUND', bytes: read.data.length }, data: read.data };
-    return { state: read.kind === 'MISSING' ? { state: 'MISSING' } : { state: 'CHANGED', liveGeneration: read.liveGeneration }, data: null };
+    return {
+      state: read.kind === 'MISSING' ? { state: 'MISSING' } : { state: 'CHANGED', liveGeneration: read.liveGeneration },
+      data: null,
+    };
   } catch (err) {
     return { state: { state: 'NOT_CHECKED', error: errorMessage(err) }, data: null };
   }

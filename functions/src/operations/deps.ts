@@ -24,7 +24,12 @@ export interface OperatorClients {
  * INBOX_RUN_JOB_URL / INBOX_FIRE_TIMER_URL a repair's new jobs and timers
  * wait for sweepJobs, as the types say.
  */
-export function operationsDepsOf(config: Config, clients: OperatorClients, log: Logger, now: () => Date = () => new Date()): OperationsDeps {
+export function operationsDepsOf(
+  config: Config,
+  clients: OperatorClients,
+  log: Logger,
+  now: () => Date = () => new Date(),
+): OperationsDeps {
   const { runJobUrl, fireTimerUrl } = config.tasks;
   return {
     db: clients.db,

@@ -15,7 +15,11 @@ export interface RepairDispatch {
  * not dispatched here is not lost: sweepJobs dispatches the jobs, and fires
  * the timers once they are overdue. Dispatch failures are logged to `log`.
  */
-export async function dispatchAfterRepair(deps: Pick<OperationsDeps, 'jobQueue' | 'timerQueue' | 'now'>, created: { readonly jobs: readonly JobState[]; readonly timers: readonly TimerState[] }, log: Logger): Promise<RepairDispatch> {
+export async function dispatchAfterRepair(
+  deps: Pick<OperationsDeps, 'jobQueue' | 'timerQueue' | 'now'>,
+  created: { readonly jobs: readonly JobState[]; readonly timers: readonly TimerState[] },
+  log: Logger,
+): Promise<RepairDispatch> {
   const { jobQueue, timerQueue } = deps;
   const [dispatched, timersDispatched] = await Promise.all([
     jobQueue === null || created.jobs.length === 0 ? 0 : dispatchJobs(jobQueue(), created.jobs, log),

@@ -13,7 +13,14 @@ import { explain } from './explain';
 import { explainFacts } from './explain-facts';
 import { rawDataView } from './raw-data';
 import { isoOrNull, stringOrNull } from './stored-values';
-import type { DocumentFilters, DocumentPage, DocumentRow, DocumentView, OperationsDeps, RepairRecordView } from './types';
+import type {
+  DocumentFilters,
+  DocumentPage,
+  DocumentRow,
+  DocumentView,
+  OperationsDeps,
+  RepairRecordView,
+} from './types';
 
 /** A document as read outside a transaction: Timestamps as Dates, with its id. */
 export type Doc = Record<string, unknown> & { id: string };
@@ -23,14 +30,22 @@ export const view = (snap: DocumentSnapshot): Doc => ({ ...datesIn(snap.data() ?
 /** Documents read per query while the age filter filters on the client. */
 export const LIST_PAGE_SIZE = 500;
 
-
 /**
  * The fields {@link rowOf} reads: the field mask of every read that only
  * makes rows (the console's list, an instance's audit trail and parked
  * documents), so a page of documents does not carry their payloads (up to
  * INBOX_OFFLOAD_BYTES each when inline).
  */
-export const ROW_FIELDS = ['status', 'reason', 'messageName', 'correlationKey', 'attempts', 'receivedAt', 'lastError', 'validationError'] as const;
+export const ROW_FIELDS = [
+  'status',
+  'reason',
+  'messageName',
+  'correlationKey',
+  'attempts',
+  'receivedAt',
+  'lastError',
+  'validationError',
+] as const;
 
 /** One line of a list, from a document as {@link view} makes it (reads only {@link ROW_FIELDS}). */
 export function rowOf(d: Doc): DocumentRow {
@@ -74,7 +89,19 @@ export function repairsOf(stored: Readonly<Record<string, unknown>>): RepairReco
     const x = r as Record<string, unknown>;
     const via = x.via === 'cli' || x.via === 'console' ? x.via : null;
     const details = jsonSafe(x.details);
-    return [{ requestId: String(x.requestId), kind: String(x.kind), at: jsonSafe(x.at) as string | null, by: stringOrNull(x.by), via, details: typeof details === 'object' && details !== null && !Array.isArray(details) ? (details as Record<string, unknown>) : {} }];
+    return [
+      {
+        requestId: String(x.requestId),
+        kind: String(x.kind),
+        at: jsonSafe(x.at) as string | null,
+        by: stringOrNull(x.by),
+        via,
+        details:
+          typeof details === 'object' && details !== null && !Array.isArray(details)
+            ? (details as Record<string, unknown>)
+            : {},
+      },
+    ];
   });
 }
 
@@ -134,12 +161,24 @@ export async function scanDocuments(
  * says it is the last (`next` null) without counting anything; with 10,000
  * PARKED that is one indexed query of limit + 1 documents per page.
  */
-export async function listDocuments(deps: OperationsDeps, filters: DocumentFilters, page: { readonly limit: number; readonly after: string | null }): Promise<DocumentPage> {
+export async function listDocuments(
+  deps: OperationsDeps,
+  filters: DocumentFilters,
+  page: { readonly limit: number; readonly after: string | null },
+): Promise<DocumentPage> {
   const olderThan = filters.olderThanMs ?? null;
   const now = deps.now().getTime();
-  const old = (d: Doc): boolean => olderThan !== null && d.receivedAt instanceof Date && now - d.receivedAt.getTime() >= olderThan;
+  const old = (d: Doc): boolean =>
+    olderThan !== null && d.receivedAt instanceof Date && now - d.receivedAt.getTime() >= olderThan;
   // The age filter reads receivedAt, one of the row's fields.
-  const { docs } = await scanDocuments(deps.db(), equalityOf(filters), page.after, page.limit + 1, olderThan === null ? null : old, { fields: ROW_FIELDS });
+  const { docs } = await scanDocuments(
+    deps.db(),
+    equalityOf(filters),
+    page.after,
+    page.limit + 1,
+    olderThan === null ? null : old,
+    { fields: ROW_FIELDS },
+  );
   const shown = docs.slice(0, page.limit);
   return { documents: shown.map(rowOf), next: docs.length > page.limit ? (shown[shown.length - 1]?.id ?? null) : null };
 }
@@ -166,9 +205,13 @@ export async function readDocument(deps: OperationsDeps, id: string): Promise<Do
     explainFacts(db, id, deps.config.relay.policy.bufferWindowMs, deps.engine),
   ]);
   const uriOf = (claim: unknown): string => String((claim as Record<string, unknown>).uri);
-  const inline = offloaded?.data === null || offloaded === null ? jsonSafe(stored.payload) : shownPayload(offloaded.data);
+  const inline =
+    offloaded?.data === null || offloaded === null ? jsonSafe(stored.payload) : shownPayload(offloaded.data);
   // Deleted between the two reads (a purge): the explanation says so rather than failing the page.
-  const explanation = facts === null ? { summary: 'the document was deleted while it was read', because: [], next: [] } : explain(facts, deps.now());
+  const explanation =
+    facts === null
+      ? { summary: 'the document was deleted while it was read', because: [], next: [] }
+      : explain(facts, deps.now());
   const deadLetter = jsonSafe(stored.deadLetter);
   return {
     id,

@@ -1,7 +1,15 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
 import { checkBasis, documentBasis, type RepairBasis } from '../engine/repair-basis';
-import { appliedRepair, newRequestId, type RepairBinding, type RepairOptions, repairRecord, runRepair, withRepair } from '../engine/store/repair-request';
+import {
+  appliedRepair,
+  newRequestId,
+  type RepairBinding,
+  type RepairOptions,
+  repairRecord,
+  runRepair,
+  withRepair,
+} from '../engine/store/repair-request';
 import { adoptedFields, type OffloadedPayload } from '../inbox/claim-check';
 import { INBOX } from '../inbox/document';
 import { type InboxView, laneEntryOf } from '../relay/inbox-writes';
@@ -11,7 +19,9 @@ import { RefusedError } from './refused';
 const REQUEUE: RepairBinding = { kind: 'requeue', target: '' };
 const PARK: RepairBinding = { kind: 'park', target: '' };
 
-export type RequeueCheck = { readonly ok: true; readonly doc: InboxView; readonly correlationKey: string } | { readonly ok: false; readonly why: string };
+export type RequeueCheck =
+  | { readonly ok: true; readonly doc: InboxView; readonly correlationKey: string }
+  | { readonly ok: false; readonly why: string };
 
 /**
  * Whether `requeue` can requeue a document as read (undefined: no such
@@ -20,13 +30,20 @@ export type RequeueCheck = { readonly ok: true; readonly doc: InboxView; readonl
  */
 export function checkRequeue(id: string, doc: InboxView | undefined): RequeueCheck {
   if (doc === undefined) return { ok: false, why: `no inbox document ${id}: check the id (\`inbox list\` shows them)` };
-  if (doc.status !== 'PARKED') return { ok: false, why: `${id} is ${doc.status}, only PARKED documents can be requeued` };
+  if (doc.status !== 'PARKED')
+    return { ok: false, why: `${id} is ${doc.status}, only PARKED documents can be requeued` };
   if (doc.correlationKey === null || doc.messageName === null || doc.payload === null) {
-    return { ok: false, why: `${id} is unreadable (${doc.reason ?? 'no reason'}): nothing to correlate; fix the sender and publish it again` };
+    return {
+      ok: false,
+      why: `${id} is unreadable (${doc.reason ?? 'no reason'}): nothing to correlate; fix the sender and publish it again`,
+    };
   }
   // A second payload under an event id the inbox already holds: correlating it would count that business event twice.
   if (typeof doc.collidesWith === 'string') {
-    return { ok: false, why: `${id} is a second payload of the event in ${doc.collidesWith} (KEY_COLLISION): requeueing it would count that event twice; if it is an event of its own, \`inbox repair admit-collision ${id} --dry-run\` shows both payloads, then run it without --dry-run` };
+    return {
+      ok: false,
+      why: `${id} is a second payload of the event in ${doc.collidesWith} (KEY_COLLISION): requeueing it would count that event twice; if it is an event of its own, \`inbox repair admit-collision ${id} --dry-run\` shows both payloads, then run it without --dry-run`,
+    };
   }
   return { ok: true, doc, correlationKey: doc.correlationKey };
 }
@@ -43,14 +60,26 @@ export function checkRequeue(id: string, doc: InboxView | undefined): RequeueChe
  * `options`: who, whether it only previews, and the basis of its preview
  * (repair-request.ts): refused if the document's status or reason changed since.
  */
-export async function requeue(db: Firestore, id: string, now: Date, requestId: string = newRequestId(), offloaded: OffloadedPayload | null = null, options: RepairOptions = {}): Promise<{ previousReason: string | null; alreadyApplied: boolean; basis: RepairBasis | null }> {
+export async function requeue(
+  db: Firestore,
+  id: string,
+  now: Date,
+  requestId: string = newRequestId(),
+  offloaded: OffloadedPayload | null = null,
+  options: RepairOptions = {},
+): Promise<{ previousReason: string | null; alreadyApplied: boolean; basis: RepairBasis | null }> {
   return runRepair(
     db,
     async (uow) => {
       const ref = db.collection(INBOX).doc(id);
       const stored = (await uow.get(ref)) as InboxView | undefined;
       const applied = appliedRepair(stored, requestId, REQUEUE);
-      if (applied !== null) return { previousReason: typeof applied.details.previousReason === 'string' ? applied.details.previousReason : null, alreadyApplied: true, basis: null };
+      if (applied !== null)
+        return {
+          previousReason: typeof applied.details.previousReason === 'string' ? applied.details.previousReason : null,
+          alreadyApplied: true,
+          basis: null,
+        };
       const basis = documentBasis(stored);
       checkBasis(options.expect, basis, `document ${id}`);
       const check = checkRequeue(id, stored);
@@ -58,9 +87,23 @@ export async function requeue(db: Firestore, id: string, now: Date, requestId: s
       const { doc } = check;
       const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
       // `offloaded`: the payload of a dead letter kept in chunks, written to the bucket just before (offload-chunked.ts).
-      const reopened: InboxView = { ...doc, ...adoptedFields(offloaded), status: 'OPEN', reason: null, attempts: 0, nextAttemptAt: now, parkedAt: null };
+      const reopened: InboxView = {
+        ...doc,
+        ...adoptedFields(offloaded),
+        status: 'OPEN',
+        reason: null,
+        attempts: 0,
+        nextAttemptAt: now,
+        parkedAt: null,
+      };
       saveCorrelationKey(uow, { ...key, open: [...withoutEntry(key.open, id), laneEntryOf(id, reopened)] }, now);
-      uow.set(ref, withRepair({ ...reopened, requeuedAt: now, previousReason: doc.reason }, repairRecord(REQUEUE, requestId, now, { previousReason: doc.reason }, options.actor)));
+      uow.set(
+        ref,
+        withRepair(
+          { ...reopened, requeuedAt: now, previousReason: doc.reason },
+          repairRecord(REQUEUE, requestId, now, { previousReason: doc.reason }, options.actor),
+        ),
+      );
       return { previousReason: doc.reason, alreadyApplied: false, basis };
     },
     options.sink === undefined ? {} : { sink: options.sink },
@@ -68,13 +111,21 @@ export async function requeue(db: Firestore, id: string, now: Date, requestId: s
 }
 
 /** OPEN to PARKED (reason MANUAL) with the operator's text; out of its key's lane. Idempotent per request id and held to its preview, as {@link requeue}. */
-export async function park(db: Firestore, id: string, text: string, now: Date, requestId: string = newRequestId(), options: RepairOptions = {}): Promise<{ alreadyApplied: boolean; basis: RepairBasis | null }> {
+export async function park(
+  db: Firestore,
+  id: string,
+  text: string,
+  now: Date,
+  requestId: string = newRequestId(),
+  options: RepairOptions = {},
+): Promise<{ alreadyApplied: boolean; basis: RepairBasis | null }> {
   return runRepair(
     db,
     async (uow) => {
       const ref = db.collection(INBOX).doc(id);
       const doc = (await uow.get(ref)) as InboxView | undefined;
-      if (doc === undefined) throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
+      if (doc === undefined)
+        throw new RefusedError(`no inbox document ${id}: check the id (\`inbox list\` shows them)`);
       if (appliedRepair(doc, requestId, PARK) !== null) return { alreadyApplied: true, basis: null };
       const basis = documentBasis(doc);
       checkBasis(options.expect, basis, `document ${id}`);
@@ -83,7 +134,13 @@ export async function park(db: Firestore, id: string, text: string, now: Date, r
         const key = asCorrelationKey(await uow.get(refs.correlationKey(db, doc.correlationKey)), doc.correlationKey);
         saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, id) }, now);
       }
-      uow.set(ref, withRepair({ ...doc, status: 'PARKED', reason: 'MANUAL', lastError: text, parkedAt: now, nextAttemptAt: null }, repairRecord(PARK, requestId, now, {}, options.actor)));
+      uow.set(
+        ref,
+        withRepair(
+          { ...doc, status: 'PARKED', reason: 'MANUAL', lastError: text, parkedAt: now, nextAttemptAt: null },
+          repairRecord(PARK, requestId, now, {}, options.actor),
+        ),
+      );
       return { alreadyApplied: false, basis };
     },
     options.sink === undefined ? {} : { sink: options.sink },

@@ -62,6 +62,8 @@ export async function listIncidents(deps: OperationsDeps, options: { readonly al
   const incidents = [...byId.values()].flatMap(incidentRows).filter((i) => options.all || i.resolvedAt === null);
   const inInstances = withFailed.docs.flatMap((d) => instanceJobs(view(d)).filter((j) => j.status === 'FAILED'));
   const inIncident = new Set(open.docs.map((d) => d.id));
-  const failedJobs = [...inInstances, ...legacy.docs.map(view)].map((j) => failedJobRow({ ...j })).filter((j) => options.all || inIncident.has(j.processInstanceId));
+  const failedJobs = [...inInstances, ...legacy.docs.map(view)]
+    .map((j) => failedJobRow({ ...j }))
+    .filter((j) => options.all || inIncident.has(j.processInstanceId));
   return { incidents, failedJobs };
 }

@@ -15,7 +15,17 @@ import { jsonSafe, repairsOf, ROW_FIELDS, rowOf, view } from './documents';
 import { overlaysOf, type WaitingAt } from './overlays';
 import { readStoredInstance, type StoredInstance } from './stored-instance';
 import { isoOrNull } from './stored-values';
-import type { AuditEntry, DocumentRow, IncidentView, InstanceRow, InstanceView, JobView, OperationsDeps, TimerView, TokenView } from './types';
+import type {
+  AuditEntry,
+  DocumentRow,
+  IncidentView,
+  InstanceRow,
+  InstanceView,
+  JobView,
+  OperationsDeps,
+  TimerView,
+  TokenView,
+} from './types';
 
 /** PARKED documents listed per correlation key of an instance (its page shows them; `inbox list --key` shows all). */
 export const PARKED_PER_KEY = 100;
@@ -49,8 +59,19 @@ export async function instancesByBusinessKey(deps: OperationsDeps, key: string):
   return stored.flatMap(({ id, s }) => (s === null ? [] : [rowOfInstance(id, s)]));
 }
 
-const tokenView = (t: ExecutionState): TokenView => ({ id: t.id, activityId: t.activityId, status: t.status, waitingFor: t.waitingFor?.messageName ?? null });
-const jobView = (j: JobState): JobView => ({ id: j.id, activityId: j.activityId, status: j.status, attempts: j.attempts, lastError: j.lastError });
+const tokenView = (t: ExecutionState): TokenView => ({
+  id: t.id,
+  activityId: t.activityId,
+  status: t.status,
+  waitingFor: t.waitingFor?.messageName ?? null,
+});
+const jobView = (j: JobState): JobView => ({
+  id: j.id,
+  activityId: j.activityId,
+  status: j.status,
+  attempts: j.attempts,
+  lastError: j.lastError,
+});
 const incidentView = (i: Incident): IncidentView => ({
   reason: String(i.reason),
   activityId: typeof i.activityId === 'string' ? i.activityId : null,
@@ -72,7 +93,15 @@ function waitingOf(tokens: readonly ExecutionState[]): WaitingAt[] {
 /** The correlation keys the instance is reached by: its business key and every key a live token waits under. */
 function keysOf(businessKey: string, tokens: readonly ExecutionState[]): string[] {
   const live = tokens.filter((t) => !FINISHED.has(t.status));
-  return [...new Set([businessKey, ...live.flatMap((t) => [...(t.waitingFor === null ? [] : [t.waitingFor.correlationKey]), ...(t.gatewayWaits ?? []).map((w) => w.correlationKey)])])];
+  return [
+    ...new Set([
+      businessKey,
+      ...live.flatMap((t) => [
+        ...(t.waitingFor === null ? [] : [t.waitingFor.correlationKey]),
+        ...(t.gatewayWaits ?? []).map((w) => w.correlationKey),
+      ]),
+    ]),
+  ];
 }
 
 /** The audit trail's inbox documents as they are now, with ONE getAll (up to CORRELATED_MESSAGES_KEPT ids); a purged one is null. */
@@ -92,7 +121,14 @@ async function auditOf(db: Firestore, ids: readonly string[]): Promise<AuditEntr
  * too late), one indexed query per key.
  */
 async function parkedOf(db: Firestore, keys: readonly string[]): Promise<DocumentRow[]> {
-  const pages = await Promise.all(keys.map((k) => QUERIES.inboxList.build(db, { correlationKey: k, status: 'PARKED' }, null, PARKED_PER_KEY).select(...ROW_FIELDS).get()));
+  const pages = await Promise.all(
+    keys.map((k) =>
+      QUERIES.inboxList
+        .build(db, { correlationKey: k, status: 'PARKED' }, null, PARKED_PER_KEY)
+        .select(...ROW_FIELDS)
+        .get(),
+    ),
+  );
   // A document is under one key, so no row comes twice; the map only guards against a key listed twice.
   const byId = new Map(pages.flatMap((p) => p.docs).map((d) => [d.id, d]));
   return [...byId.values()].map((d) => rowOf(view(d)));
@@ -102,7 +138,12 @@ async function timersOf(db: Firestore, id: string): Promise<TimerView[]> {
   const snaps = (await QUERIES.pendingTimersOfInstance.build(db, id).withConverter(STORED).get()).docs;
   const timers = snaps.map((s) => ({ id: s.id, d: s.data() }));
   return timers
-    .map(({ id: timerId, d }): TimerView => ({ id: timerId, activityId: String(d.activityId), status: String(d.status), dueAt: isoOrNull(d.dueAt) }))
+    .map(({ id: timerId, d }): TimerView => ({
+      id: timerId,
+      activityId: String(d.activityId),
+      status: String(d.status),
+      dueAt: isoOrNull(d.dueAt),
+    }))
     .sort((a, b) => (a.dueAt ?? '').localeCompare(b.dueAt ?? '') || a.id.localeCompare(b.id));
 }
 
@@ -113,7 +154,9 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
   if (stored === null) return null;
   const row = rowOfInstance(id, stored);
   const d = stored.data;
-  const correlated = Array.isArray(d.correlatedMessages) ? d.correlatedMessages.filter((m): m is string => typeof m === 'string') : [];
+  const correlated = Array.isArray(d.correlatedMessages)
+    ? d.correlatedMessages.filter((m): m is string => typeof m === 'string')
+    : [];
   const [timers, audit, parked, xml] = await Promise.all([
     timersOf(db, id),
     auditOf(db, correlated),
@@ -125,7 +168,10 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
   const variables = jsonSafe(d.variables);
   return {
     row,
-    variables: typeof variables === 'object' && variables !== null && !Array.isArray(variables) ? (variables as Record<string, unknown>) : {},
+    variables:
+      typeof variables === 'object' && variables !== null && !Array.isArray(variables)
+        ? (variables as Record<string, unknown>)
+        : {},
     tokens,
     timers,
     incidents,
@@ -137,4 +183,3 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
     overlays: overlaysOf(tokens, timers, incidents, waitingOf(stored.tokens)),
   };
 }
-

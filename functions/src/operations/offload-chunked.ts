@@ -27,12 +27,18 @@ export function isChunkedPayload(doc: DocumentData | undefined): boolean {
  * attributes, checked against the stored payload hash. Reads only, so a
  * preview refuses what the real run would (a {@link RefusedError}).
  */
-export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config' | 'registry'>, id: string, doc: DocumentData): Promise<ValidDraft> {
+export async function chunkedDraft(
+  deps: Pick<OperationsDeps, 'db' | 'config' | 'registry'>,
+  id: string,
+  doc: DocumentData,
+): Promise<ValidDraft> {
   const bytes = await rawBytes(deps.db(), id, doc);
   if (bytes === null) throw new RefusedError(`${id}: its payload chunks are missing; nothing to offload`);
   const source = (doc.source ?? {}) as { messageId?: unknown; subscription?: unknown; attributes?: unknown };
   const attributes: Record<string, string> = Object.create(null) as Record<string, string>;
-  for (const pair of Array.isArray(source.attributes) ? (source.attributes as Array<{ key?: unknown; value?: unknown }>) : []) {
+  for (const pair of Array.isArray(source.attributes)
+    ? (source.attributes as Array<{ key?: unknown; value?: unknown }>)
+    : []) {
     if (typeof pair.key === 'string' && typeof pair.value === 'string') attributes[pair.key] = pair.value;
   }
   const envelope: PushEnvelope = {
@@ -46,7 +52,9 @@ export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config' | 
   };
   const draft = interpretMessage(envelope, deps.registry(), { referenceBuckets: deps.config.claims.referenceBuckets });
   if (draft.kind !== 'valid' || draft.payloadHash !== doc.payloadHash) {
-    throw new RefusedError(`${id}: its chunks no longer read as the payload it was stored with (${draft.kind === 'valid' ? 'another payload hash' : draft.error}); show it with \`inbox show ${id} --raw FILE\``);
+    throw new RefusedError(
+      `${id}: its chunks no longer read as the payload it was stored with (${draft.kind === 'valid' ? 'another payload hash' : draft.error}); show it with \`inbox show ${id} --raw FILE\``,
+    );
   }
   return draft;
 }
@@ -57,14 +65,25 @@ export async function chunkedDraft(deps: Pick<OperationsDeps, 'db' | 'config' | 
  * (create-if-absent, so a re-run reuses the object). The requeue's
  * transaction then records the reference.
  */
-export async function offloadChunked(deps: Pick<OperationsDeps, 'db' | 'config' | 'payloadStore' | 'registry'>, log: Logger, id: string, doc: DocumentData): Promise<OffloadedPayload> {
+export async function offloadChunked(
+  deps: Pick<OperationsDeps, 'db' | 'config' | 'payloadStore' | 'registry'>,
+  log: Logger,
+  id: string,
+  doc: DocumentData,
+): Promise<OffloadedPayload> {
   const draft = await chunkedDraft(deps, id, doc);
   const claims = deps.config.claims;
   try {
-    const written = await writePayloadObject({ store: deps.payloadStore, bucket: claims.payloadBucket, offloadBytes: claims.offloadBytes, log }, draft, id);
+    const written = await writePayloadObject(
+      { store: deps.payloadStore, bucket: claims.payloadBucket, offloadBytes: claims.offloadBytes, log },
+      draft,
+      id,
+    );
     return written.offloaded;
   } catch (err) {
     // Refused for this document only: a bulk requeue goes on with the others.
-    throw new RefusedError(`${id}: its payload could not be offloaded to gs://${claims.payloadBucket} (${errorMessage(err)}); nothing changed, run the requeue again once that is fixed`);
+    throw new RefusedError(
+      `${id}: its payload could not be offloaded to gs://${claims.payloadBucket} (${errorMessage(err)}); nothing changed, run the requeue again once that is fixed`,
+    );
   }
 }

@@ -18,7 +18,12 @@ const FINISHED = new Set(['ENDED', 'CANCELLED']);
  * with nothing on them are left out; the rest in activity-id order, so the
  * same instance always gives the same list.
  */
-export function overlaysOf(tokens: readonly TokenView[], timers: readonly TimerView[], incidents: readonly IncidentView[], waiting: readonly WaitingAt[]): ElementOverlay[] {
+export function overlaysOf(
+  tokens: readonly TokenView[],
+  timers: readonly TimerView[],
+  incidents: readonly IncidentView[],
+  waiting: readonly WaitingAt[],
+): ElementOverlay[] {
   const byId = new Map<string, { tokens: number; waiting: number; timers: number; incidents: number }>();
   const at = (activityId: string): { tokens: number; waiting: number; timers: number; incidents: number } => {
     let o = byId.get(activityId);
@@ -29,5 +34,7 @@ export function overlaysOf(tokens: readonly TokenView[], timers: readonly TimerV
   for (const w of waiting) at(w.activityId).waiting += 1;
   for (const t of timers) if (t.status === 'PENDING') at(t.activityId).timers += 1;
   for (const i of incidents) if (i.resolvedAt === null && i.activityId !== null) at(i.activityId).incidents += 1;
-  return [...byId.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([activityId, o]) => ({ activityId, ...o }));
+  return [...byId.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([activityId, o]) => ({ activityId, ...o }));
 }

@@ -17,7 +17,10 @@ export async function readOverview(deps: OperationsDeps): Promise<Overview> {
   ]);
   const names = waitedMessageNames(await deps.engine());
   const days = deps.config.relay.waitingAlertDays;
-  const [gauges, waiting] = await Promise.all([readGauges(db, deps.config.shards, now), readWaitingGauges(db, names, days, now)]);
+  const [gauges, waiting] = await Promise.all([
+    readGauges(db, deps.config.shards, now),
+    readWaitingGauges(db, names, days, now),
+  ]);
   return {
     at: now.toISOString(),
     counts: { OPEN: open?.data().count ?? 0, DONE: done?.data().count ?? 0, PARKED: parked?.data().count ?? 0 },
@@ -26,6 +29,10 @@ export async function readOverview(deps: OperationsDeps): Promise<Overview> {
     openIncidents: gauges.openIncidents,
     failedJobs: gauges.failedJobs,
     waitingAlertDays: days,
-    waiting: waiting.map((w) => ({ messageName: w.messageName, waitingOverThreshold: w.waitingOverThreshold, oldestWaitingAgeSeconds: w.oldestWaitingAgeSeconds })),
+    waiting: waiting.map((w) => ({
+      messageName: w.messageName,
+      waitingOverThreshold: w.waitingOverThreshold,
+      oldestWaitingAgeSeconds: w.oldestWaitingAgeSeconds,
+    })),
   };
 }

@@ -23,7 +23,12 @@ const chunkBytes = (bytes: unknown): Buffer => (bytes instanceof Uint8Array ? Bu
  * are that many) and only the chunks that hold them: the console's text
  * needs the first 64 KiB of a message that may be many MiB.
  */
-export async function rawBytes(db: Firestore, id: string, stored: DocumentData, options: { readonly limit?: number } = {}): Promise<Buffer | null> {
+export async function rawBytes(
+  db: Firestore,
+  id: string,
+  stored: DocumentData,
+  options: { readonly limit?: number } = {},
+): Promise<Buffer | null> {
   if (stored.rawData instanceof Uint8Array) return Buffer.from(stored.rawData);
   const count = Number(stored.rawDataChunks ?? 0);
   if (!(count > 0)) return null;
@@ -35,7 +40,9 @@ export async function rawBytes(db: Firestore, id: string, stored: DocumentData, 
     // writeRawChunks names chunk i `i`: the first ones are read by name, no query.
     const wanted = Math.min(count, Math.max(1, Math.ceil(options.limit / RAW_CHUNK_BYTES)));
     const snaps = await db.getAll(...Array.from({ length: wanted }, (_, i) => chunks.doc(String(i))));
-    found = snaps.filter((s) => s.exists).map((s) => ({ index: Number(s.get('index')), bytes: s.get('bytes') as unknown }));
+    found = snaps
+      .filter((s) => s.exists)
+      .map((s) => ({ index: Number(s.get('index')), bytes: s.get('bytes') as unknown }));
   }
   found.sort((a, b) => a.index - b.index);
   return Buffer.concat(found.map((c) => chunkBytes(c.bytes)));
@@ -50,7 +57,10 @@ export async function rawDataView(db: Firestore, id: string, stored: DocumentDat
 }
 
 /** A document's raw data as kept: the exact bytes, or why there are none. */
-export type RawData = { readonly kind: 'bytes'; readonly bytes: Buffer } | { readonly kind: 'no-document' } | { readonly kind: 'no-raw-data' };
+export type RawData =
+  | { readonly kind: 'bytes'; readonly bytes: Buffer }
+  | { readonly kind: 'no-document' }
+  | { readonly kind: 'no-raw-data' };
 
 /** The exact bytes the receiver kept of document `id` ({@link rawBytes}), as `inbox show --raw` writes them. */
 export async function readRawData(deps: Pick<OperationsDeps, 'db'>, id: string): Promise<RawData> {

@@ -45,5 +45,11 @@ function isUtf8(bytes: Uint8Array): boolean {
 export function rawTextOf(head: Uint8Array, total: number, form: string | null, limit = RAW_TEXT_BYTES): RawDataView {
   const end = textEnd(head, limit);
   const shown = head.subarray(0, end);
-  return { bytes: Math.max(total, head.length), form, text: lenient.decode(shown), shownBytes: end, utf8: isUtf8(shown) };
+  return {
+    bytes: Math.max(total, head.length),
+    form,
+    text: lenient.decode(shown),
+    shownBytes: end,
+    utf8: isUtf8(shown),
+  };
 }

@@ -68,7 +68,11 @@ const NOTHING_CREATED = { jobs: [], timers: [], duplicates: [] } as const;
  * (operations/refused.ts, isRefusal) with the reason in words, in a preview
  * exactly as in the real run; anything else is a failure.
  */
-export async function runRepairRequest(deps: OperationsDeps, request: RepairRequest, options: RepairRunOptions): Promise<RepairOutcome> {
+export async function runRepairRequest(
+  deps: OperationsDeps,
+  request: RepairRequest,
+  options: RepairRunOptions,
+): Promise<RepairOutcome> {
   switch (request.kind) {
     case 'requeue':
       return (await requeueRepair(deps, request, options)).outcome;
@@ -99,19 +103,37 @@ async function heldToPreview<T>(label: (activityId: string) => string, run: () =
 const sinkFor = (options: RepairRunOptions): WriteSink => ({ rollback: options.preview, writes: [] });
 
 /** The preview's basis for the store's repair, when the caller has one. */
-const expectOf = (options: RepairRunOptions): { expect?: RepairBasis } => (options.expect === undefined ? {} : { expect: options.expect });
+const expectOf = (options: RepairRunOptions): { expect?: RepairBasis } =>
+  options.expect === undefined ? {} : { expect: options.expect };
 
 /**
  * The outcome; after a real commit, first the Cloud Tasks of what the repair
  * created, then the one log line of the applied repair (an audit or a
  * log-based alert reads it). A preview dispatches and logs nothing.
  */
-async function settle(deps: OperationsDeps, request: RepairRequest, options: RepairRunOptions, requestId: string, sink: WriteSink, at: Date, done: Done): Promise<RepairOutcome> {
+async function settle(
+  deps: OperationsDeps,
+  request: RepairRequest,
+  options: RepairRunOptions,
+  requestId: string,
+  sink: WriteSink,
+  at: Date,
+  done: Done,
+): Promise<RepairOutcome> {
   let dispatch = { dispatched: 0, timersDispatched: 0 };
   if (!options.preview) {
     logDuplicates(deps.log, done.duplicates);
     dispatch = await dispatchAfterRepair(deps, done, deps.log);
-    deps.log.info('operator repair', { kind: request.kind, target: done.target, by: options.actor.id, via: options.actor.via, requestId, preview: false, alreadyApplied: done.alreadyApplied, writes: sink.writes.length });
+    deps.log.info('operator repair', {
+      kind: request.kind,
+      target: done.target,
+      by: options.actor.id,
+      via: options.actor.via,
+      requestId,
+      preview: false,
+      alreadyApplied: done.alreadyApplied,
+      writes: sink.writes.length,
+    });
   }
   return {
     kind: request.kind,
@@ -154,7 +176,11 @@ async function processKeyOf(deps: OperationsDeps, instanceId: string): Promise<s
  * have, and its chunks deleted after the commit; a preview only reads the
  * chunks back (refusing as the real run would) and writes no object.
  */
-export async function requeueRepair(deps: OperationsDeps, request: Req<'requeue'>, options: RepairRunOptions): Promise<RepairRun<{ previousReason: string | null; alreadyApplied: boolean }>> {
+export async function requeueRepair(
+  deps: OperationsDeps,
+  request: Req<'requeue'>,
+  options: RepairRunOptions,
+): Promise<RepairRun<{ previousReason: string | null; alreadyApplied: boolean }>> {
   const { id } = request;
   const db = deps.db();
   const now = deps.now();
@@ -166,25 +192,62 @@ export async function requeueRepair(deps: OperationsDeps, request: Req<'requeue'
   if (chunked && options.preview) await chunkedDraft(deps, id, stored ?? {});
   else if (chunked) offloaded = await offloadChunked(deps, deps.log, id, stored ?? {});
   const sink = sinkFor(options);
-  const result = await heldToPreview((a) => a, () => requeue(db, id, now, requestId, offloaded, { actor: options.actor, sink, ...expectOf(options) }));
+  const result = await heldToPreview(
+    (a) => a,
+    () => requeue(db, id, now, requestId, offloaded, { actor: options.actor, sink, ...expectOf(options) }),
+  );
   if (offloaded !== null) await deleteRawChunks(db, id);
-  const chunkNote = chunked ? (options.preview ? '; its payload, kept in chunks, is offloaded to the payload bucket first' : '; its payload, kept in chunks, offloaded to the payload bucket') : '';
+  const chunkNote = chunked
+    ? options.preview
+      ? '; its payload, kept in chunks, is offloaded to the payload bucket first'
+      : '; its payload, kept in chunks, offloaded to the payload bucket'
+    : '';
   const summary = `requeue ${id}: PARKED (${result.previousReason ?? 'no reason'}) → OPEN, due now${chunkNote}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: id, summary, alreadyApplied: result.alreadyApplied, basis: result.basis }) };
+  return {
+    result,
+    outcome: await settle(deps, request, options, requestId, sink, now, {
+      ...NOTHING_CREATED,
+      target: id,
+      summary,
+      alreadyApplied: result.alreadyApplied,
+      basis: result.basis,
+    }),
+  };
 }
 
 /** OPEN to PARKED (MANUAL) with the operator's text (operations/inbox-repairs.ts). */
-export async function parkRepair(deps: OperationsDeps, request: Req<'park'>, options: RepairRunOptions): Promise<RepairRun<{ alreadyApplied: boolean }>> {
+export async function parkRepair(
+  deps: OperationsDeps,
+  request: Req<'park'>,
+  options: RepairRunOptions,
+): Promise<RepairRun<{ alreadyApplied: boolean }>> {
   const now = deps.now();
   const requestId = options.requestId ?? newRequestId();
   const sink = sinkFor(options);
-  const result = await heldToPreview((a) => a, () => park(deps.db(), request.id, request.text, now, requestId, { actor: options.actor, sink, ...expectOf(options) }));
+  const result = await heldToPreview(
+    (a) => a,
+    () =>
+      park(deps.db(), request.id, request.text, now, requestId, { actor: options.actor, sink, ...expectOf(options) }),
+  );
   const summary = `park ${request.id}: OPEN → PARKED (MANUAL): ${request.text}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: request.id, summary, alreadyApplied: result.alreadyApplied, basis: result.basis }) };
+  return {
+    result,
+    outcome: await settle(deps, request, options, requestId, sink, now, {
+      ...NOTHING_CREATED,
+      target: request.id,
+      summary,
+      alreadyApplied: result.alreadyApplied,
+      basis: result.basis,
+    }),
+  };
 }
 
 /** Move a token (or add one) to an activity and run it (engine/store/move-token.ts); refused for an instance that does not exist. */
-export async function moveTokenRepair(deps: OperationsDeps, request: Req<'move-token'>, options: RepairRunOptions): Promise<RepairRun<Repaired & { executionId: string; fromActivityId: string | null }>> {
+export async function moveTokenRepair(
+  deps: OperationsDeps,
+  request: Req<'move-token'>,
+  options: RepairRunOptions,
+): Promise<RepairRun<Repaired & { executionId: string; fromActivityId: string | null }>> {
   const engine = await deps.engine();
   const processKey = await processKeyOf(deps, request.instanceId);
   if (processKey === null) throw new RefusedError(`no process instance ${request.instanceId}`);
@@ -193,7 +256,20 @@ export async function moveTokenRepair(deps: OperationsDeps, request: Req<'move-t
   const sink = sinkFor(options);
   const result = await heldToPreview(
     (a) => activityLabel(engine, processKey, a),
-    () => moveToken(deps.db(), engine, { processInstanceId: request.instanceId, executionId: request.executionId, activityId: request.activityId, force: request.force, now, requestId }, { actor: options.actor, sink, ...expectOf(options) }),
+    () =>
+      moveToken(
+        deps.db(),
+        engine,
+        {
+          processInstanceId: request.instanceId,
+          executionId: request.executionId,
+          activityId: request.activityId,
+          force: request.force,
+          now,
+          requestId,
+        },
+        { actor: options.actor, sink, ...expectOf(options) },
+      ),
   );
   const to = activityLabel(engine, processKey, request.activityId);
   const what =
@@ -203,11 +279,22 @@ export async function moveTokenRepair(deps: OperationsDeps, request: Req<'move-t
         ? `add token ${result.executionId} at ${to}`
         : `move token ${result.executionId} to ${to}`;
   const summary = `${what} of instance ${request.instanceId}${request.force ? ' (forced: a second waiting point for a key is allowed, and recorded as an incident)' : ''}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...result, target: request.instanceId, summary }) };
+  return {
+    result,
+    outcome: await settle(deps, request, options, requestId, sink, now, {
+      ...result,
+      target: request.instanceId,
+      summary,
+    }),
+  };
 }
 
 /** End a token where it stands (engine/store/cancel-token.ts). */
-export async function cancelTokenRepair(deps: OperationsDeps, request: Req<'cancel-token'>, options: RepairRunOptions): Promise<RepairRun<Repaired & { activityId: string }>> {
+export async function cancelTokenRepair(
+  deps: OperationsDeps,
+  request: Req<'cancel-token'>,
+  options: RepairRunOptions,
+): Promise<RepairRun<Repaired & { activityId: string }>> {
   const engine = await deps.engine();
   const processKey = await processKeyOf(deps, request.instanceId);
   const now = deps.now();
@@ -215,19 +302,52 @@ export async function cancelTokenRepair(deps: OperationsDeps, request: Req<'canc
   const sink = sinkFor(options);
   const result = await heldToPreview(
     (a) => activityLabel(engine, processKey, a),
-    () => cancelTokenRun(deps.db(), engine, request.instanceId, request.executionId, now, requestId, { actor: options.actor, sink, ...expectOf(options) }),
+    () =>
+      cancelTokenRun(deps.db(), engine, request.instanceId, request.executionId, now, requestId, {
+        actor: options.actor,
+        sink,
+        ...expectOf(options),
+      }),
   );
   const summary = `cancel token ${request.executionId} at ${activityLabel(engine, processKey, result.activityId)} of instance ${request.instanceId}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...result, target: request.instanceId, summary }) };
+  return {
+    result,
+    outcome: await settle(deps, request, options, requestId, sink, now, {
+      ...result,
+      target: request.instanceId,
+      summary,
+    }),
+  };
 }
 
 /** Close an instance's open incidents once their causes are repaired (engine/store/resolve-incident.ts). */
-export async function resolveIncidentRepair(deps: OperationsDeps, request: Req<'resolve-incident'>, options: RepairRunOptions): Promise<RepairRun<ResolvedIncidents>> {
+export async function resolveIncidentRepair(
+  deps: OperationsDeps,
+  request: Req<'resolve-incident'>,
+  options: RepairRunOptions,
+): Promise<RepairRun<ResolvedIncidents>> {
   const now = deps.now();
   const requestId = options.requestId ?? newRequestId();
   const sink = sinkFor(options);
-  const result = await heldToPreview((a) => a, () => resolveIncident(deps.db(), request.instanceId, request.note, now, requestId, { actor: options.actor, sink, ...expectOf(options) }));
+  const result = await heldToPreview(
+    (a) => a,
+    () =>
+      resolveIncident(deps.db(), request.instanceId, request.note, now, requestId, {
+        actor: options.actor,
+        sink,
+        ...expectOf(options),
+      }),
+  );
   const count = `${result.resolved} open incident${result.resolved === 1 ? '' : 's'}`;
   const summary = `resolve ${count} of instance ${request.instanceId}: ${result.instance.status} then${request.note === null ? '' : `; note: ${request.note}`}`;
-  return { result, outcome: await settle(deps, request, options, requestId, sink, now, { ...NOTHING_CREATED, target: request.instanceId, summary, alreadyApplied: result.alreadyApplied, basis: result.basis }) };
+  return {
+    result,
+    outcome: await settle(deps, request, options, requestId, sink, now, {
+      ...NOTHING_CREATED,
+      target: request.instanceId,
+      summary,
+      alreadyApplied: result.alreadyApplied,
+      basis: result.basis,
+    }),
+  };
 }

@@ -14,7 +14,9 @@ import { formatCursor, mergePages, type PagePosition, parseCursor, type ShardedO
 export function positionOf(order: ShardedOrder, snap: QueryDocumentSnapshot): PagePosition {
   const at: unknown = snap.get(order.field);
   if (!(at instanceof Timestamp)) {
-    throw new RefusedError(`${order.collection}/${snap.id} has a ${order.field} that is not a timestamp (${JSON.stringify(at)}): it was edited by hand; set it to a timestamp`);
+    throw new RefusedError(
+      `${order.collection}/${snap.id} has a ${order.field} that is not a timestamp (${JSON.stringify(at)}): it was edited by hand; set it to a timestamp`,
+    );
   }
   return { seconds: at.seconds, nanoseconds: at.nanoseconds, id: snap.id };
 }
@@ -31,8 +33,14 @@ export function pageCursorOf(order: ShardedOrder, text: string): PageCursor | nu
  * order (16 queries, at most 16 × pageSize reads), merged here. `next` is
  * the cursor of the following page, null on the last.
  */
-export async function pageAcrossShards(order: ShardedOrder, pageSize: number, queryOf: (shard: number) => Query): Promise<{ items: QueryDocumentSnapshot[]; next: string | null }> {
-  const lists = await Promise.all(Array.from({ length: STATE_SHARDS }, async (_, shard) => (await queryOf(shard).get()).docs));
+export async function pageAcrossShards(
+  order: ShardedOrder,
+  pageSize: number,
+  queryOf: (shard: number) => Query,
+): Promise<{ items: QueryDocumentSnapshot[]; next: string | null }> {
+  const lists = await Promise.all(
+    Array.from({ length: STATE_SHARDS }, async (_, shard) => (await queryOf(shard).get()).docs),
+  );
   const page = mergePages(lists, pageSize, (snap) => positionOf(order, snap));
   return { items: page.items, next: page.next === null ? null : formatCursor(order, page.next) };
 }

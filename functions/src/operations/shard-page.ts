@@ -36,10 +36,14 @@ export function comparePositions(a: PagePosition, b: PagePosition): number {
 
 /** The text `--after` takes: opaque to the operator, safe on a command line (base64url of a JSON list: the list's name, then the position). */
 export function formatCursor(order: ShardedOrder, position: PagePosition): string {
-  return Buffer.from(JSON.stringify([order.list, position.seconds, position.nanoseconds, position.id]), 'utf8').toString('base64url');
+  return Buffer.from(
+    JSON.stringify([order.list, position.seconds, position.nanoseconds, position.id]),
+    'utf8',
+  ).toString('base64url');
 }
 
-const isWhole = (v: unknown, min: number, max: number): v is number => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+const isWhole = (v: unknown, min: number, max: number): v is number =>
+  typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
 
 /**
  * The position a cursor of this list holds, or null for anything else (text
@@ -70,7 +74,11 @@ export function parseCursor(order: ShardedOrder, text: string): PagePosition | n
  * follow when the merge had more than `size`, or when a list came back full
  * (its shard may hold more behind it).
  */
-export function mergePages<T>(lists: ReadonlyArray<readonly T[]>, size: number, positionOf: (item: T) => PagePosition): { items: T[]; next: PagePosition | null } {
+export function mergePages<T>(
+  lists: ReadonlyArray<readonly T[]>,
+  size: number,
+  positionOf: (item: T) => PagePosition,
+): { items: T[]; next: PagePosition | null } {
   const merged = lists.flat().sort((a, b) => comparePositions(positionOf(a), positionOf(b)));
   const items = merged.slice(0, size);
   const last = items[items.length - 1];

@@ -25,9 +25,12 @@ export async function readStoredInstance(db: Firestore, id: string): Promise<Sto
   const data = (await refs.instance(db, id).withConverter(STORED).get()).data();
   if (data === undefined) return null;
   if (!isLegacyInstance(data)) return { data, tokens: instanceTokens(data), jobs: instanceJobs(data), legacy: false };
-  const tokens = (await QUERIES.executionsOfInstance.build(db, id).withConverter(STORED).get()).docs.map((d) => asExecution(d.data()));
+  const tokens = (await QUERIES.executionsOfInstance.build(db, id).withConverter(STORED).get()).docs.map((d) =>
+    asExecution(d.data()),
+  );
   const jobIds = [...new Set(tokens.flatMap((t) => (t.jobId === null ? [] : [t.jobId])))];
-  const jobSnaps = jobIds.length === 0 ? [] : await db.getAll(...jobIds.map((j) => refs.job(db, j).withConverter(STORED)));
+  const jobSnaps =
+    jobIds.length === 0 ? [] : await db.getAll(...jobIds.map((j) => refs.job(db, j).withConverter(STORED)));
   const jobs = jobSnaps.flatMap((s) => (s.exists ? [asJob(s.data() ?? {})] : []));
   return { data, tokens, jobs, legacy: true };
 }

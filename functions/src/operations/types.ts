@@ -60,7 +60,11 @@ export interface Overview {
   readonly failedJobs: number;
   /** INBOX_WAITING_ALERT_DAYS: the age beyond which a waiting token counts as waiting too long. */
   readonly waitingAlertDays: number;
-  readonly waiting: ReadonlyArray<{ readonly messageName: string; readonly waitingOverThreshold: number; readonly oldestWaitingAgeSeconds: number | null }>;
+  readonly waiting: ReadonlyArray<{
+    readonly messageName: string;
+    readonly waitingOverThreshold: number;
+    readonly oldestWaitingAgeSeconds: number | null;
+  }>;
 }
 
 /** The filters of `inbox list` (all optional; values as the CLI's flags take them, already parsed). */
@@ -228,7 +232,13 @@ export interface InstanceView {
 export type RepairRequest =
   | { readonly kind: 'requeue'; readonly id: string }
   | { readonly kind: 'park'; readonly id: string; readonly text: string }
-  | { readonly kind: 'move-token'; readonly instanceId: string; readonly activityId: string; readonly executionId: string | null; readonly force: boolean }
+  | {
+      readonly kind: 'move-token';
+      readonly instanceId: string;
+      readonly activityId: string;
+      readonly executionId: string | null;
+      readonly force: boolean;
+    }
   | { readonly kind: 'cancel-token'; readonly instanceId: string; readonly executionId: string }
   | { readonly kind: 'resolve-incident'; readonly instanceId: string; readonly note: string | null };
 

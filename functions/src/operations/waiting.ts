@@ -28,11 +28,20 @@ export interface WaitingPageRequest {
  * instance on the page for its business key. So a page of N keys costs at
  * most 16 × N + N reads (usually far less: shards hold few old keys).
  */
-export async function listWaiting(deps: OperationsDeps, filters: WaitingFilters, page: WaitingPageRequest): Promise<WaitingPage> {
+export async function listWaiting(
+  deps: OperationsDeps,
+  filters: WaitingFilters,
+  page: WaitingPageRequest,
+): Promise<WaitingPage> {
   const db = deps.db();
   const now = deps.now();
-  const bounds = { messageName: filters.messageName, createdBefore: filters.olderThanMs === null ? null : new Date(now.getTime() - filters.olderThanMs) };
-  const keys = await pageAcrossShards(WAITING_ORDER, page.size, (shard) => QUERIES.waitingPage.build(db, shard, bounds, page.after, page.size));
+  const bounds = {
+    messageName: filters.messageName,
+    createdBefore: filters.olderThanMs === null ? null : new Date(now.getTime() - filters.olderThanMs),
+  };
+  const keys = await pageAcrossShards(WAITING_ORDER, page.size, (shard) =>
+    QUERIES.waitingPage.build(db, shard, bounds, page.after, page.size),
+  );
   const points = keys.items.flatMap((key) => pointsOf(key, bounds));
   return { waitingPoints: await withBusinessKeys(db, points, now), next: keys.next };
 }
@@ -50,18 +59,34 @@ interface StoredPoint {
  * for that name may be younger than the age bound, and then it is left out.
  * Refused, naming the document, for a point whose createdAt is no timestamp (edited by hand).
  */
-function pointsOf(key: QueryDocumentSnapshot, filters: { readonly messageName: string | null; readonly createdBefore: Date | null }): StoredPoint[] {
+function pointsOf(
+  key: QueryDocumentSnapshot,
+  filters: { readonly messageName: string | null; readonly createdBefore: Date | null },
+): StoredPoint[] {
   const waitingValue: unknown = key.get('waiting');
-  const stored = Array.isArray(waitingValue) ? (waitingValue as Array<Partial<Record<keyof WaitingPoint, unknown>>>) : [];
+  const stored = Array.isArray(waitingValue)
+    ? (waitingValue as Array<Partial<Record<keyof WaitingPoint, unknown>>>)
+    : [];
   return stored
     .map((point): StoredPoint => {
       if (!(point.createdAt instanceof Timestamp)) {
-        throw new RefusedError(`correlationKeys/${key.id} holds a waiting point whose createdAt is not a timestamp (${JSON.stringify(point.createdAt)}): it was edited by hand; set it to a timestamp`);
+        throw new RefusedError(
+          `correlationKeys/${key.id} holds a waiting point whose createdAt is not a timestamp (${JSON.stringify(point.createdAt)}): it was edited by hand; set it to a timestamp`,
+        );
       }
       return { keyDocumentId: key.id, point, createdAt: point.createdAt.toDate() };
     })
-    .filter((p) => (filters.messageName === null || p.point.messageName === filters.messageName) && (filters.createdBefore === null || p.createdAt <= filters.createdBefore))
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime() || String(a.point.executionId).localeCompare(String(b.point.executionId)) || String(a.point.messageName).localeCompare(String(b.point.messageName)));
+    .filter(
+      (p) =>
+        (filters.messageName === null || p.point.messageName === filters.messageName) &&
+        (filters.createdBefore === null || p.createdAt <= filters.createdBefore),
+    )
+    .sort(
+      (a, b) =>
+        a.createdAt.getTime() - b.createdAt.getTime() ||
+        String(a.point.executionId).localeCompare(String(b.point.executionId)) ||
+        String(a.point.messageName).localeCompare(String(b.point.messageName)),
+    );
 }
 
 async function withBusinessKeys(db: Firestore, points: readonly StoredPoint[], now: Date): Promise<WaitingRow[]> {

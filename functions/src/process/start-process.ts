@@ -91,29 +91,53 @@ async function startProcess(deps: StartProcessDeps, req: Request): Promise<Answe
   // on every retry) and silently replaces it in a longer one; two such business keys would also share an id.
   const unpaired = (['processKey', 'businessKey'] as const).find((field) => hasLoneSurrogate(parsed.value[field]));
   // zod's record parser drops a "__proto__" key; check the raw body so it is refused, not lost.
-  const problem = unpaired === undefined ? variablesProblem((req.body as { variables?: unknown }).variables ?? {}) : `${unpaired} is not valid Unicode (lone surrogate)`;
+  const problem =
+    unpaired === undefined
+      ? variablesProblem((req.body as { variables?: unknown }).variables ?? {})
+      : `${unpaired} is not valid Unicode (lone surrogate)`;
   if (problem !== null) return { kind: 'reject', status: 400, error: problem };
   try {
     const engine = await deps.engine();
     const model = engine.find(processKey);
-    if (model === null) return { kind: 'reject', status: 400, error: `unknown processKey ${JSON.stringify(processKey)}; deployed: ${engine.processKeys.join(', ')}` };
+    if (model === null)
+      return {
+        kind: 'reject',
+        status: 400,
+        error: `unknown processKey ${JSON.stringify(processKey)}; deployed: ${engine.processKeys.join(', ')}`,
+      };
     if (model.startEventId === null) return messageOnly(model);
     // A start the model can never correlate would end in INCIDENT / MISSING_CORRELATION_KEY, which no command repairs;
     // a timer variable it cannot read would stop the token with INVALID_TIMER, maybe days later.
     const uncorrelatable = correlationProblem(model, variables) ?? timerProblem(model, variables);
     if (uncorrelatable !== null) return { kind: 'reject', status: 400, error: uncorrelatable };
     // One id per request: if the commit lands but its answer is lost, the re-run knows the instance as its own.
-    const started = await startProcessInstance(deps.db(), engine, { processKey, businessKey, variables, now: deps.now(), requestId: randomUUID() });
+    const started = await startProcessInstance(deps.db(), engine, {
+      processKey,
+      businessKey,
+      variables,
+      now: deps.now(),
+      requestId: randomUUID(),
+    });
     logDuplicates(deps.log, started.duplicates);
     await dispatchSettled({ jobs: deps.queue(), timers: deps.timerQueue() }, started, deps.log);
     const { instance } = started;
-    deps.log.info(started.created ? 'process started' : 'process already started', { processInstanceId: instance.id, processKey, businessKey });
+    deps.log.info(started.created ? 'process started' : 'process already started', {
+      processInstanceId: instance.id,
+      processKey,
+      businessKey,
+    });
     const body = { processInstanceId: instance.id, created: started.created, status: instance.status };
     return started.created ? { kind: 'created', body } : { kind: 'ok', body };
   } catch (err) {
     const failure = classifyFailure(err);
     const retry = failure.kind === 'retryable';
-    deps.log.error('could not start the process', { processKey, businessKey, code: failure.code, retry, error: errorMessage(err) });
+    deps.log.error('could not start the process', {
+      processKey,
+      businessKey,
+      code: failure.code,
+      retry,
+      error: errorMessage(err),
+    });
     // Unexpected (a defect, a misconfiguration, input the checks above missed): the same request fails the same way.
     return failureAnswer(failure, 'start the process', RETRY_AFTER_SECONDS);
   }

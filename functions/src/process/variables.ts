@@ -55,7 +55,11 @@ function child(path: string, key: string): string {
   return /^[A-Za-z_][A-Za-z0-9_]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 }
 
-function visit(value: unknown, walk: Walk, at: { path: string; fieldPathBytes: number; depth: number; inArray: boolean }): string | null {
+function visit(
+  value: unknown,
+  walk: Walk,
+  at: { path: string; fieldPathBytes: number; depth: number; inArray: boolean },
+): string | null {
   walk.values += 1;
   if (at.depth > MAX_VARIABLES_DEPTH) return `${at.path} is nested deeper than ${MAX_VARIABLES_DEPTH} levels`;
   if (typeof value === 'string') {
@@ -82,14 +86,20 @@ function visit(value: unknown, walk: Walk, at: { path: string; fieldPathBytes: n
   }
   for (const key of Object.keys(value)) {
     const path = child(at.path, key);
-    if (key === '' || /^__.*__$/.test(key)) return `${at.path} has the key ${JSON.stringify(key)}, which Firestore does not allow`;
+    if (key === '' || /^__.*__$/.test(key))
+      return `${at.path} has the key ${JSON.stringify(key)}, which Firestore does not allow`;
     if (hasLoneSurrogate(key)) return `${path} is not valid Unicode (lone surrogate): Firestore cannot store the key`;
     const fieldPathBytes = at.fieldPathBytes + 1 + bytes(key);
     if (fieldPathBytes > MAX_FIELD_PATH_BYTES) {
       return `${path.slice(0, 120)}… has a field path of ${fieldPathBytes} bytes as stored (${STORED_UNDER}.…); Firestore allows ${MAX_FIELD_PATH_BYTES}`;
     }
     walk.size += bytes(key) + 1;
-    const problem = visit((value as Record<string, unknown>)[key], walk, { path, fieldPathBytes, depth: at.depth + 1, inArray: false });
+    const problem = visit((value as Record<string, unknown>)[key], walk, {
+      path,
+      fieldPathBytes,
+      depth: at.depth + 1,
+      inArray: false,
+    });
     if (problem !== null) return problem;
   }
   return null;
@@ -103,11 +113,18 @@ function visit(value: unknown, walk: Walk, at: { path: string; fieldPathBytes: n
  */
 export function variablesProblem(variables: unknown): string | null {
   const walk: Walk = { values: 0, size: 0 };
-  const problem = visit(variables, walk, { path: STORED_UNDER, fieldPathBytes: bytes(STORED_UNDER), depth: 0, inArray: false });
+  const problem = visit(variables, walk, {
+    path: STORED_UNDER,
+    fieldPathBytes: bytes(STORED_UNDER),
+    depth: 0,
+    inArray: false,
+  });
   if (problem !== null) return problem;
   // The map itself is not a value the caller chose.
-  if (walk.values - 1 > MAX_VARIABLE_VALUES) return `variables hold ${walk.values - 1} values; at most ${MAX_VARIABLE_VALUES} values are allowed`;
-  if (walk.size > MAX_VARIABLES_BYTES) return `variables take ${walk.size} bytes as Firestore counts them; at most ${MAX_VARIABLES_BYTES} bytes are allowed`;
+  if (walk.values - 1 > MAX_VARIABLE_VALUES)
+    return `variables hold ${walk.values - 1} values; at most ${MAX_VARIABLE_VALUES} values are allowed`;
+  if (walk.size > MAX_VARIABLES_BYTES)
+    return `variables take ${walk.size} bytes as Firestore counts them; at most ${MAX_VARIABLES_BYTES} bytes are allowed`;
   return null;
 }
 
@@ -152,7 +169,10 @@ export function correlationProblem(model: ProcessModel, variables: Readonly<Reco
     // The receiver trims a message's key and bounds it: a value it could never carry would wait forever.
     if (key !== null && key.length <= MAX_KEY_CHARS && key === key.trim()) continue;
     if (key !== null) {
-      const why = key.length > MAX_KEY_CHARS ? `is ${key.length} characters long, over the ${MAX_KEY_CHARS} a message key may have` : 'has whitespace around it, which a message key never has (messages are trimmed)';
+      const why =
+        key.length > MAX_KEY_CHARS
+          ? `is ${key.length} characters long, over the ${MAX_KEY_CHARS} a message key may have`
+          : 'has whitespace around it, which a message key never has (messages are trimmed)';
       return `variables.${variable} ${why}: process ${model.key} correlates on it, so no message could ever reach this instance`;
     }
     const where = waits.map((w) => `${w.id} waits for ${w.messageName}`).join(', ');
@@ -177,7 +197,8 @@ export function timerProblem(model: ProcessModel, variables: Readonly<Record<str
     if (node.kind !== 'timerCatchEvent' && node.kind !== 'boundaryTimer') continue;
     if (node.timer.variable === null) continue;
     const resolved = resolveTimer(node.timer, variables, SOME_TIME);
-    if (typeof resolved === 'string') return `variables.${node.timer.variable}: ${resolved} (timer ${node.id} of process ${model.key} is set from it)`;
+    if (typeof resolved === 'string')
+      return `variables.${node.timer.variable}: ${resolved} (timer ${node.id} of process ${model.key} is set from it)`;
   }
   return null;
 }

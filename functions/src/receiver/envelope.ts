@@ -31,8 +31,7 @@ const EnvelopeSchema = z.object({
 });
 
 export type EnvelopeResult =
-  | { readonly ok: true; readonly envelope: PushEnvelope }
-  | { readonly ok: false; readonly error: string };
+  { readonly ok: true; readonly envelope: PushEnvelope } | { readonly ok: false; readonly error: string };
 
 /** Firestore Timestamps span years 1 to 9999; a Date outside makes every write throw. */
 const TIMESTAMP_MIN_MS = -62_135_596_800_000; // 0001-01-01T00:00:00Z
@@ -70,17 +69,22 @@ export function hasLoneSurrogate(text: string): boolean {
  * Attributes into a null-prototype object: every own key of the parsed JSON,
  * `__proto__` and `constructor` included, stays plain data.
  */
-function readAttributes(value: unknown): { ok: true; attributes: Record<string, string> } | { ok: false; error: string } {
+function readAttributes(
+  value: unknown,
+): { ok: true; attributes: Record<string, string> } | { ok: false; error: string } {
   const attributes = Object.create(null) as Record<string, string>;
   if (value === null || value === undefined) return { ok: true, attributes };
-  if (typeof value !== 'object' || Array.isArray(value)) return { ok: false, error: 'message.attributes is not an object' };
+  if (typeof value !== 'object' || Array.isArray(value))
+    return { ok: false, error: 'message.attributes is not an object' };
   let size = 0;
   for (const key of Object.keys(value)) {
     const item = (value as Record<string, unknown>)[key];
     const name = JSON.stringify(key.slice(0, 64));
     if (typeof item !== 'string') return { ok: false, error: `message.attributes[${name}] is not a string` };
-    if (Buffer.byteLength(key) > MAX_ATTRIBUTE_KEY_BYTES) return { ok: false, error: `message.attributes key ${name}… exceeds ${MAX_ATTRIBUTE_KEY_BYTES} bytes` };
-    if (hasLoneSurrogate(key) || hasLoneSurrogate(item)) return { ok: false, error: `message.attributes[${name}] is not valid Unicode (lone surrogate)` };
+    if (Buffer.byteLength(key) > MAX_ATTRIBUTE_KEY_BYTES)
+      return { ok: false, error: `message.attributes key ${name}… exceeds ${MAX_ATTRIBUTE_KEY_BYTES} bytes` };
+    if (hasLoneSurrogate(key) || hasLoneSurrogate(item))
+      return { ok: false, error: `message.attributes[${name}] is not valid Unicode (lone surrogate)` };
     size += Buffer.byteLength(key) + Buffer.byteLength(item) + ATTRIBUTE_OVERHEAD_BYTES;
     attributes[key] = item;
   }
@@ -112,7 +116,8 @@ export function parsePushEnvelope(body: unknown): EnvelopeResult {
     ['message.orderingKey', message.orderingKey ?? message.ordering_key],
   ];
   const unpaired = texts.find(([, text]) => text !== undefined && hasLoneSurrogate(text));
-  if (unpaired !== undefined) return { ok: false, error: `not a Pub/Sub push envelope: ${unpaired[0]} is not valid Unicode (lone surrogate)` };
+  if (unpaired !== undefined)
+    return { ok: false, error: `not a Pub/Sub push envelope: ${unpaired[0]} is not valid Unicode (lone surrogate)` };
   const attributes = readAttributes(message.attributes);
   if (!attributes.ok) return { ok: false, error: `not a Pub/Sub push envelope: ${attributes.error}` };
   return {

@@ -34,7 +34,8 @@ function loneSurrogatePath(value: unknown, path: string): string | null {
   return null;
 }
 
-type ReadReference = { readonly ok: true; readonly claim: ReferenceClaim | null } | { readonly ok: false; readonly error: string };
+type ReadReference =
+  { readonly ok: true; readonly claim: ReferenceClaim | null } | { readonly ok: false; readonly error: string };
 
 /**
  * The claim-check reference a message carries in its type's declared field
@@ -42,34 +43,66 @@ type ReadReference = { readonly ok: true; readonly claim: ReferenceClaim | null 
  * allow-list; never fetched. Both carriers with different text is refused:
  * which of the two reports the sender meant is not ours to guess.
  */
-function readReference(type: MessageType, payload: Readonly<Record<string, unknown>>, attributes: Readonly<Record<string, string>>, rules: ClaimRules): ReadReference {
+function readReference(
+  type: MessageType,
+  payload: Readonly<Record<string, unknown>>,
+  attributes: Readonly<Record<string, string>>,
+  rules: ClaimRules,
+): ReadReference {
   const spec = type.claimCheck;
   if (spec === undefined) return { ok: true, claim: null };
   const fieldValue = spec.field === undefined ? undefined : payload[spec.field];
-  const attributeValue = spec.attribute !== undefined && Object.prototype.hasOwnProperty.call(attributes, spec.attribute) ? attributes[spec.attribute] : undefined;
+  const attributeValue =
+    spec.attribute !== undefined && Object.prototype.hasOwnProperty.call(attributes, spec.attribute)
+      ? attributes[spec.attribute]
+      : undefined;
   const fail = (error: string): ReadReference => ({ ok: false, error: `${type.name}: ${error}` });
-  if (fieldValue !== undefined && typeof fieldValue !== 'string') return fail(`field "${spec.field ?? ''}" must be a gs://bucket/object#generation text`);
+  if (fieldValue !== undefined && typeof fieldValue !== 'string')
+    return fail(`field "${spec.field ?? ''}" must be a gs://bucket/object#generation text`);
   if (fieldValue !== undefined && attributeValue !== undefined && fieldValue !== attributeValue) {
-    return fail(`field "${spec.field ?? ''}" (${JSON.stringify(fieldValue)}) and attribute "${spec.attribute ?? ''}" (${JSON.stringify(attributeValue)}) carry different references; send one reference, in one of them`);
+    return fail(
+      `field "${spec.field ?? ''}" (${JSON.stringify(fieldValue)}) and attribute "${spec.attribute ?? ''}" (${JSON.stringify(attributeValue)}) carry different references; send one reference, in one of them`,
+    );
   }
-  const carried: { readonly carriedIn: ReferenceClaim['carriedIn']; readonly name: string; readonly text: string } | null =
-    fieldValue !== undefined ? { carriedIn: 'field', name: spec.field ?? '', text: fieldValue } : attributeValue !== undefined ? { carriedIn: 'attribute', name: spec.attribute ?? '', text: attributeValue } : null;
+  const carried: {
+    readonly carriedIn: ReferenceClaim['carriedIn'];
+    readonly name: string;
+    readonly text: string;
+  } | null =
+    fieldValue !== undefined
+      ? { carriedIn: 'field', name: spec.field ?? '', text: fieldValue }
+      : attributeValue !== undefined
+        ? { carriedIn: 'attribute', name: spec.attribute ?? '', text: attributeValue }
+        : null;
   if (carried === null) return { ok: true, claim: null };
   const where = `${carried.carriedIn} "${carried.name}"`;
   // Both ways at once: which one the sender meant to be billed is not ours to guess.
   if (spec.inlineField !== undefined && payload[spec.inlineField] !== undefined) {
-    return fail(`carries its data both inline (field "${spec.inlineField}") and by reference (${where}); send one of them`);
+    return fail(
+      `carries its data both inline (field "${spec.inlineField}") and by reference (${where}); send one of them`,
+    );
   }
   const parsed = parseGsUri(carried.text);
-  if (!parsed.ok) return fail(`${where} is not a usable reference (${JSON.stringify(carried.text.slice(0, 200))}): ${parsed.error}`);
+  if (!parsed.ok)
+    return fail(`${where} is not a usable reference (${JSON.stringify(carried.text.slice(0, 200))}): ${parsed.error}`);
   const { bucket } = parsed.value;
   if (!rules.referenceBuckets.includes(bucket)) {
-    const allowed = rules.referenceBuckets.length === 0 ? 'none is configured' : `allowed: ${rules.referenceBuckets.join(', ')}`;
+    const allowed =
+      rules.referenceBuckets.length === 0 ? 'none is configured' : `allowed: ${rules.referenceBuckets.join(', ')}`;
     return fail(
       `${where} names bucket "${bucket}", which is not in the receiver's INBOX_REFERENCE_BUCKETS (${allowed}); the reference for variable ${spec.variable} was not read. Upload the object to an allowed bucket and send a new message, or have the operator add the bucket`,
     );
   }
-  return { ok: true, claim: { ...parsed.value, uri: gsUri(parsed.value), carriedIn: carried.carriedIn, name: carried.name, variable: spec.variable } };
+  return {
+    ok: true,
+    claim: {
+      ...parsed.value,
+      uri: gsUri(parsed.value),
+      carriedIn: carried.carriedIn,
+      name: carried.name,
+      variable: spec.variable,
+    },
+  };
 }
 
 /**
@@ -80,7 +113,11 @@ function readReference(type: MessageType, payload: Readonly<Record<string, unkno
  * KEY_COLLISION, parked where an operator sees it, and the same reference
  * by field or by attribute is the same message.
  */
-function withReference(payload: Record<string, unknown>, type: MessageType, claim: ReferenceClaim | null): Record<string, unknown> {
+function withReference(
+  payload: Record<string, unknown>,
+  type: MessageType,
+  claim: ReferenceClaim | null,
+): Record<string, unknown> {
   if (claim === null || claim.carriedIn === 'field') return payload;
   return { ...payload, [type.claimCheck?.field ?? claim.name]: claim.uri };
 }
@@ -134,7 +171,8 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
   const schemaOutput = parsed.data as Record<string, unknown>;
   // A JSON escape such as "\ud800" decodes to text Firestore cannot store as is: park the message instead.
   const unpaired = loneSurrogatePath(schemaOutput, '');
-  if (unpaired !== null) return invalid(`${type.name} payload: ${unpaired} is not valid Unicode (lone surrogate)`, type.name);
+  if (unpaired !== null)
+    return invalid(`${type.name} payload: ${unpaired} is not valid Unicode (lone surrogate)`, type.name);
   const reference = readReference(type, schemaOutput, envelope.attributes, claims);
   if (!reference.ok) return invalid(reference.error, type.name);
   const payload = withReference(schemaOutput, type, reference.claim);
@@ -153,6 +191,7 @@ export function interpretMessage(envelope: PushEnvelope, registry: MessageRegist
     canonicalPayload,
     reference: reference.claim,
     // The type's variable holds the sender's reference when there is one; an offloaded payload's then goes to its own.
-    offloadVariable: reference.claim === null ? (type.claimCheck?.variable ?? DEFAULT_OFFLOAD_VARIABLE) : DEFAULT_OFFLOAD_VARIABLE,
+    offloadVariable:
+      reference.claim === null ? (type.claimCheck?.variable ?? DEFAULT_OFFLOAD_VARIABLE) : DEFAULT_OFFLOAD_VARIABLE,
   };
 }

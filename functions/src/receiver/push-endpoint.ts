@@ -72,11 +72,19 @@ export function createPushEndpoint(
   accept: (envelope: PushEnvelope) => Promise<AcceptAnswer>,
   refusals: RefusalLogging = { severity: 'WARNING' },
 ): (req: Request, res: Response) => Promise<void> {
-  const refuse = (status: Exclude<Rejection['status'], 405>, reason: RefusalReason, error: string): Refusal => ({ kind: 'refused', answer: { kind: 'reject', status, error }, reason });
-  const receive = async (req: Request, seen: { messageId?: string; subscription?: string | null }): Promise<AcceptAnswer | Refusal> => {
+  const refuse = (status: Exclude<Rejection['status'], 405>, reason: RefusalReason, error: string): Refusal => ({
+    kind: 'refused',
+    answer: { kind: 'reject', status, error },
+    reason,
+  });
+  const receive = async (
+    req: Request,
+    seen: { messageId?: string; subscription?: string | null },
+  ): Promise<AcceptAnswer | Refusal> => {
     const wrongMethod = refuseMethod(req, 'use POST (Pub/Sub push)');
     if (wrongMethod !== null) return { kind: 'refused', answer: wrongMethod, reason: 'METHOD_NOT_ALLOWED' };
-    if (bodySize(req) > deps.maxBodyBytes) return refuse(413, 'BODY_TOO_LARGE', `body exceeds ${deps.maxBodyBytes} bytes`);
+    if (bodySize(req) > deps.maxBodyBytes)
+      return refuse(413, 'BODY_TOO_LARGE', `body exceeds ${deps.maxBodyBytes} bytes`);
     if (deps.verifier !== null) {
       const auth = await (await deps.verifier())(req.get('authorization'));
       if (!auth.ok) return refuse(auth.status, auth.reason, auth.error);
@@ -97,7 +105,12 @@ export function createPushEndpoint(
         // The fields the log-based metric inbox_push_rejections counts (outcome, status, reason; the
         // logger adds the function); test/infra/log-contract.test.ts holds each line to its filter.
         const severity = received.answer.status === 405 ? 'WARNING' : refusals.severity;
-        deps.log.log(severity, 'request rejected', { outcome: 'rejected', status: received.answer.status, reason: received.reason, error: received.answer.error });
+        deps.log.log(severity, 'request rejected', {
+          outcome: 'rejected',
+          status: received.answer.status,
+          reason: received.reason,
+          error: received.answer.error,
+        });
         send(res, received.answer);
         return;
       }
@@ -105,8 +118,18 @@ export function createPushEndpoint(
     } catch (err) {
       const failure = classifyFailure(err);
       const message = errorMessage(err);
-      if (failure.kind === 'retryable') deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
-      else deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', { ...seen, code: failure.code, error: message });
+      if (failure.kind === 'retryable')
+        deps.log.warn('technical failure, not acked: Pub/Sub will redeliver', {
+          ...seen,
+          code: failure.code,
+          error: message,
+        });
+      else
+        deps.log.error('unexpected failure, not acked: Pub/Sub will redeliver', {
+          ...seen,
+          code: failure.code,
+          error: message,
+        });
       answer = failureAnswer(failure, 'store the message', RETRY_AFTER_SECONDS);
     }
     send(res, answer);

@@ -72,17 +72,28 @@ export interface ReceiverDeps {
 /** Longest wait for the fast-path task before the receiver answers anyway. */
 export const FAST_PATH_TIMEOUT_MS = 2_000;
 
-
 function ackFor(outcome: StoreOutcome): AcceptAnswer {
   switch (outcome.kind) {
     case 'STORED':
-      return { kind: 'ok', body: { outcome: 'stored', id: outcome.id, status: outcome.doc.status, reason: outcome.doc.reason } };
+      return {
+        kind: 'ok',
+        body: { outcome: 'stored', id: outcome.id, status: outcome.doc.status, reason: outcome.doc.reason },
+      };
     case 'DUPLICATE':
       return { kind: 'ok', body: { outcome: 'duplicate', id: outcome.id } };
     case 'COLLISION':
       // A redelivery of a known second payload changes nothing (it may have been admitted since: inbox repair admit-collision).
       if (outcome.duplicate) return { kind: 'ok', body: { outcome: 'duplicate', id: outcome.id } };
-      return { kind: 'ok', body: { outcome: 'stored', id: outcome.id, status: 'PARKED', reason: 'KEY_COLLISION', collidesWith: outcome.firstId } };
+      return {
+        kind: 'ok',
+        body: {
+          outcome: 'stored',
+          id: outcome.id,
+          status: 'PARKED',
+          reason: 'KEY_COLLISION',
+          collidesWith: outcome.firstId,
+        },
+      };
   }
 }
 
@@ -91,19 +102,44 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
   switch (outcome.kind) {
     case 'STORED':
       if (outcome.doc.status === 'PARKED') {
-        log.warn('message parked on receipt', { ...fields, outcome: 'parked', reason: outcome.doc.reason, validationError: outcome.doc.validationError });
+        log.warn('message parked on receipt', {
+          ...fields,
+          outcome: 'parked',
+          reason: outcome.doc.reason,
+          validationError: outcome.doc.validationError,
+        });
       } else {
-        log.info('message stored', { ...fields, outcome: 'stored', messageName: outcome.doc.messageName, correlationKey: outcome.doc.correlationKey });
+        log.info('message stored', {
+          ...fields,
+          outcome: 'stored',
+          messageName: outcome.doc.messageName,
+          correlationKey: outcome.doc.correlationKey,
+        });
       }
       return;
     case 'DUPLICATE':
       // documentExists false: a replay of a message processed before its DONE document expired, known by its processed record.
-      log.info('duplicate delivery, nothing changed', { ...fields, outcome: 'duplicate', documentExists: outcome.documentExists });
+      log.info('duplicate delivery, nothing changed', {
+        ...fields,
+        outcome: 'duplicate',
+        documentExists: outcome.documentExists,
+      });
       return;
     case 'COLLISION':
       // Logged as parked once: the "documents parked" metric counts these lines, and a redelivery parks nothing.
-      if (outcome.duplicate) log.info('duplicate delivery, nothing changed', { ...fields, outcome: 'duplicate', collidesWith: outcome.firstId });
-      else log.warn('same dedup key, different payload: parked as KEY_COLLISION', { ...fields, outcome: 'parked', reason: 'KEY_COLLISION', collidesWith: outcome.firstId });
+      if (outcome.duplicate)
+        log.info('duplicate delivery, nothing changed', {
+          ...fields,
+          outcome: 'duplicate',
+          collidesWith: outcome.firstId,
+        });
+      else
+        log.warn('same dedup key, different payload: parked as KEY_COLLISION', {
+          ...fields,
+          outcome: 'parked',
+          reason: 'KEY_COLLISION',
+          collidesWith: outcome.firstId,
+        });
       return;
   }
 }
@@ -115,25 +151,44 @@ function logOutcome(log: Logger, outcome: StoreOutcome, envelope: PushEnvelope):
  */
 export function createPushHandler(deps: ReceiverDeps): (req: Request, res: Response) => Promise<void> {
   // The receipt is a span of the publisher's trace (its context from the message attributes), or the root of a new one.
-  return createPushEndpoint(deps, (envelope) => withSpan('receipt', fromAttributes(envelope.attributes), async (span) => {
-    const offload = { store: deps.payloadStore, bucket: deps.claims.payloadBucket, offloadBytes: deps.claims.offloadBytes, log: deps.log };
-    // The document keeps the receipt's context: a scheduled relay that finds it by its query continues this trace.
-    const traceparent = currentTraceparent();
-    // One deadline, started before the message is read: reading a 10 MiB payload takes a CPU second or more, and the
-    // upload of an offloaded payload and the document come after it. Past it 503, never a late 2xx.
-    const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () => {
-      const draft = interpretMessage(envelope, deps.registry, deps.claims);
-      return storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards, offload, traceparent });
-    });
-    span.setAttributes({ 'inbox.id': outcome.id, 'inbox.outcome': outcome.kind, 'messaging.message.id': envelope.messageId });
-    logOutcome(deps.log, outcome, envelope);
-    if (deps.fastPath !== null && outcome.kind === 'STORED' && outcome.doc.status === 'OPEN') {
-      const fastPath = deps.fastPath;
-      // Its own span: the task's traceparent header names it, so the relay call hangs under the hop that created it.
-      await withSpan('fast-path task', 'active', () => withDeadline('fast-path task', FAST_PATH_TIMEOUT_MS, () => fastPath(outcome.id)), { 'inbox.id': outcome.id }).catch((err: unknown) => {
-        deps.log.warn('fast-path relay task not created; the scheduled relay will pick the message up', { inboxId: outcome.id, error: errorMessage(err) });
+  return createPushEndpoint(deps, (envelope) =>
+    withSpan('receipt', fromAttributes(envelope.attributes), async (span) => {
+      const offload = {
+        store: deps.payloadStore,
+        bucket: deps.claims.payloadBucket,
+        offloadBytes: deps.claims.offloadBytes,
+        log: deps.log,
+      };
+      // The document keeps the receipt's context: a scheduled relay that finds it by its query continues this trace.
+      const traceparent = currentTraceparent();
+      // One deadline, started before the message is read: reading a 10 MiB payload takes a CPU second or more, and the
+      // upload of an offloaded payload and the document come after it. Past it 503, never a late 2xx.
+      const outcome = await withDeadline('inbox write', deps.writeTimeoutMs, () => {
+        const draft = interpretMessage(envelope, deps.registry, deps.claims);
+        return storeMessage(deps.db(), draft, { envelope, now: deps.now(), shards: deps.shards, offload, traceparent });
       });
-    }
-    return ackFor(outcome);
-  }));
+      span.setAttributes({
+        'inbox.id': outcome.id,
+        'inbox.outcome': outcome.kind,
+        'messaging.message.id': envelope.messageId,
+      });
+      logOutcome(deps.log, outcome, envelope);
+      if (deps.fastPath !== null && outcome.kind === 'STORED' && outcome.doc.status === 'OPEN') {
+        const fastPath = deps.fastPath;
+        // Its own span: the task's traceparent header names it, so the relay call hangs under the hop that created it.
+        await withSpan(
+          'fast-path task',
+          'active',
+          () => withDeadline('fast-path task', FAST_PATH_TIMEOUT_MS, () => fastPath(outcome.id)),
+          { 'inbox.id': outcome.id },
+        ).catch((err: unknown) => {
+          deps.log.warn('fast-path relay task not created; the scheduled relay will pick the message up', {
+            inboxId: outcome.id,
+            error: errorMessage(err),
+          });
+        });
+      }
+      return ackFor(outcome);
+    }),
+  );
 }

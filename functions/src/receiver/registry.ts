@@ -59,9 +59,15 @@ export const MAX_KEY_CHARS = 256;
 export type MessageRegistry = readonly MessageType[];
 
 /** The type an attribute set names, or null. Own properties only (no prototype lookups). */
-export function findMessageType(registry: MessageRegistry, attributes: Readonly<Record<string, string>>): MessageType | null {
+export function findMessageType(
+  registry: MessageRegistry,
+  attributes: Readonly<Record<string, string>>,
+): MessageType | null {
   for (const type of registry) {
-    if (Object.prototype.hasOwnProperty.call(attributes, type.nameAttribute) && attributes[type.nameAttribute] === type.name) {
+    if (
+      Object.prototype.hasOwnProperty.call(attributes, type.nameAttribute) &&
+      attributes[type.nameAttribute] === type.name
+    ) {
       return type;
     }
   }

@@ -11,7 +11,10 @@ import { inboxRef, type InboxView, writeDecision } from './inbox-writes';
  * if it is the message the token waits for. Only the oldest: consuming a
  * younger one would break per-key order.
  */
-export function inboxBuffer(retentionMs: number, recordRetentionMs: number = DEFAULT_RECORD_RETENTION_MS): MessageBuffer {
+export function inboxBuffer(
+  retentionMs: number,
+  recordRetentionMs: number = DEFAULT_RECORD_RETENTION_MS,
+): MessageBuffer {
   return {
     async take(uow, point, now) {
       const keyRef = refs.correlationKey(uow.db, point.correlationKey);
@@ -28,7 +31,15 @@ export function inboxBuffer(retentionMs: number, recordRetentionMs: number = DEF
           continue;
         }
         saveCorrelationKey(uow, { ...key, open: withoutEntry(key.open, oldest.inboxId) }, now);
-        writeDecision(uow, oldest.inboxId, doc, { kind: 'DONE', processInstanceId: point.processInstanceId }, now, { doneMs: retentionMs, recordMs: recordRetentionMs }, 'BUFFER');
+        writeDecision(
+          uow,
+          oldest.inboxId,
+          doc,
+          { kind: 'DONE', processInstanceId: point.processInstanceId },
+          now,
+          { doneMs: retentionMs, recordMs: recordRetentionMs },
+          'BUFFER',
+        );
         // No stat of a sender's reference here (no I/O inside a transaction): the step that reads it pinned fails as an incident if it is gone.
         return { inboxId: oldest.inboxId, variables: messageVariables(doc) };
       }

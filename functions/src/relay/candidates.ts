@@ -28,11 +28,14 @@ export interface CandidateRound {
  * index on an ever-growing time field alone caps writes at about 500/s, and
  * the shard prefix spreads those entries over `shards` ranges.
  */
-export async function findCandidates(db: Firestore, shards: number, now: Date, perShard: number): Promise<CandidateRound> {
+export async function findCandidates(
+  db: Firestore,
+  shards: number,
+  now: Date,
+  perShard: number,
+): Promise<CandidateRound> {
   const pages = await Promise.all(
-    Array.from({ length: shards }, (_, shard) =>
-      QUERIES.relayCandidates.build(db, shard, now, perShard).get(),
-    ),
+    Array.from({ length: shards }, (_, shard) => QUERIES.relayCandidates.build(db, shard, now, perShard).get()),
   );
   const candidates = pages.flatMap((page) =>
     page.docs.map((d) => ({

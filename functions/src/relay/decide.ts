@@ -21,9 +21,19 @@ export type RelayOutcome =
   /** Nobody waited, and the message's name has a message start event: it started this instance. */
   | { readonly kind: 'STARTED'; readonly processInstanceId: string }
   /** A start message, but the instance of (process, correlation key) exists: a second start, a business matter. */
-  | { readonly kind: 'ALREADY_STARTED'; readonly processInstanceId: string; readonly processKey: string; readonly instanceStatus: string }
+  | {
+      readonly kind: 'ALREADY_STARTED';
+      readonly processInstanceId: string;
+      readonly processKey: string;
+      readonly instanceStatus: string;
+    }
   /** A start message whose variables the process cannot start with (the door checks of startProcess). */
-  | { readonly kind: 'START_REFUSED'; readonly processKey: string; readonly activityId: string; readonly problem: string }
+  | {
+      readonly kind: 'START_REFUSED';
+      readonly processKey: string;
+      readonly activityId: string;
+      readonly problem: string;
+    }
   | { readonly kind: 'NO_WAITING_INSTANCE' }
   | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] }
   /** The sender's claim-check reference (`uri`) names no readable generation: the stat before correlating said so. */
@@ -33,10 +43,17 @@ export type RelayOutcome =
 /** What happens to the inbox document. */
 export type Decision =
   | { readonly kind: 'DONE'; readonly processInstanceId: string }
-  | { readonly kind: 'RETRY'; readonly attempts: number; readonly nextAttemptAt: Date; readonly lastError: string; readonly alarm: boolean }
+  | {
+      readonly kind: 'RETRY';
+      readonly attempts: number;
+      readonly nextAttemptAt: Date;
+      readonly lastError: string;
+      readonly alarm: boolean;
+    }
   | {
       readonly kind: 'PARK';
-      readonly reason: 'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION' | 'ALREADY_STARTED' | 'START_REFUSED' | 'REFERENCE_UNAVAILABLE';
+      readonly reason:
+        'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION' | 'ALREADY_STARTED' | 'START_REFUSED' | 'REFERENCE_UNAVAILABLE';
       readonly attempts: number;
       readonly lastError: string;
       readonly details: Readonly<Record<string, unknown>>;
@@ -73,9 +90,16 @@ export interface CandidateState {
  * - TECHNICAL: a retry heals it; never parked, an ERROR log from
  *   `errorAfterAttempts` on.
  */
-export function decide(outcome: RelayOutcome, doc: CandidateState, policy: RelayPolicy, now: Date, random: number): Decision {
+export function decide(
+  outcome: RelayOutcome,
+  doc: CandidateState,
+  policy: RelayPolicy,
+  now: Date,
+  random: number,
+): Decision {
   const attempts = doc.attempts + 1;
-  const retryAt = (): Date => new Date(now.getTime() + backoffMs(attempts, policy.backoffBaseMs, policy.backoffCapMs, random));
+  const retryAt = (): Date =>
+    new Date(now.getTime() + backoffMs(attempts, policy.backoffBaseMs, policy.backoffCapMs, random));
   switch (outcome.kind) {
     case 'CORRELATED':
     case 'STARTED':
@@ -86,7 +110,11 @@ export function decide(outcome: RelayOutcome, doc: CandidateState, policy: Relay
         reason: 'ALREADY_STARTED',
         attempts,
         lastError: `a start message, but process ${outcome.processKey} already has an instance for this key: ${outcome.processInstanceId} (${outcome.instanceStatus}); starting a second one is refused`,
-        details: { processInstanceId: outcome.processInstanceId, processKey: outcome.processKey, instanceStatus: outcome.instanceStatus },
+        details: {
+          processInstanceId: outcome.processInstanceId,
+          processKey: outcome.processKey,
+          instanceStatus: outcome.instanceStatus,
+        },
       };
     case 'START_REFUSED':
       return {
@@ -103,7 +131,13 @@ export function decide(outcome: RelayOutcome, doc: CandidateState, policy: Relay
       const waited = now.getTime() - since.getTime();
       if (waited >= policy.bufferWindowMs) {
         const window = `buffer window of ${Math.round(policy.bufferWindowMs / 60_000)} min passed since the ${requeued ? 'requeue' : 'receipt'}`;
-        return { kind: 'PARK', reason: 'NO_WAITING_INSTANCE', attempts, lastError: `${lastError}; ${window}`, details: { waitedMs: waited, windowFrom: requeued ? 'REQUEUE' : 'RECEIPT' } };
+        return {
+          kind: 'PARK',
+          reason: 'NO_WAITING_INSTANCE',
+          attempts,
+          lastError: `${lastError}; ${window}`,
+          details: { waitedMs: waited, windowFrom: requeued ? 'REQUEUE' : 'RECEIPT' },
+        };
       }
       return { kind: 'RETRY', attempts, nextAttemptAt: retryAt(), lastError, alarm: false };
     }
@@ -113,7 +147,14 @@ export function decide(outcome: RelayOutcome, doc: CandidateState, policy: Relay
         reason: 'AMBIGUOUS_CORRELATION',
         attempts,
         lastError: `${outcome.count} process executions wait for this message; correlating to one of them would be a guess`,
-        details: { count: outcome.count, waiting: outcome.waiting.map((w) => ({ processInstanceId: w.processInstanceId, executionId: w.executionId, activityId: w.activityId })) },
+        details: {
+          count: outcome.count,
+          waiting: outcome.waiting.map((w) => ({
+            processInstanceId: w.processInstanceId,
+            executionId: w.executionId,
+            activityId: w.activityId,
+          })),
+        },
       };
     case 'REFERENCE_UNAVAILABLE': {
       const { unavailable, uri } = outcome;
@@ -126,10 +167,19 @@ export function decide(outcome: RelayOutcome, doc: CandidateState, policy: Relay
         reason: 'REFERENCE_UNAVAILABLE',
         attempts,
         lastError: `${what}; the sender uploads it again and sends a new message, or an operator restores that generation and requeues`,
-        details: unavailable.kind === 'MISSING' ? { uri, unavailable: 'MISSING' } : { uri, unavailable: 'CHANGED', liveGeneration: unavailable.liveGeneration },
+        details:
+          unavailable.kind === 'MISSING'
+            ? { uri, unavailable: 'MISSING' }
+            : { uri, unavailable: 'CHANGED', liveGeneration: unavailable.liveGeneration },
       };
     }
     case 'TECHNICAL':
-      return { kind: 'RETRY', attempts, nextAttemptAt: retryAt(), lastError: `${outcome.failure.code}: ${outcome.error}`, alarm: attempts >= policy.errorAfterAttempts };
+      return {
+        kind: 'RETRY',
+        attempts,
+        nextAttemptAt: retryAt(),
+        lastError: `${outcome.failure.code}: ${outcome.error}`,
+        alarm: attempts >= policy.errorAfterAttempts,
+      };
   }
 }

@@ -48,7 +48,8 @@ export async function readGauges(db: Firestore, shards: number, now: Date): Prom
     parked: parked.data().count,
     openIncidents: incidents.data().count,
     failedJobs: failed,
-    oldestOpenAgeSeconds: times.length === 0 ? null : Math.max(0, Math.round((now.getTime() - Math.min(...times)) / 1000)),
+    oldestOpenAgeSeconds:
+      times.length === 0 ? null : Math.max(0, Math.round((now.getTime() - Math.min(...times)) / 1000)),
   };
 }
 
@@ -109,18 +110,30 @@ const REFINE_PAGE = 10;
  * it. With nothing over the threshold that is usually 16 queries and 16
  * reads per name.
  */
-export async function readWaitingGauges(db: Firestore, messageNames: readonly string[], thresholdDays: number, now: Date): Promise<WaitingGauge[]> {
+export async function readWaitingGauges(
+  db: Firestore,
+  messageNames: readonly string[],
+  thresholdDays: number,
+  now: Date,
+): Promise<WaitingGauge[]> {
   const cutoff = new Date(now.getTime() - thresholdDays * DAY_MS);
   return Promise.all(
     messageNames.map(async (messageName): Promise<WaitingGauge> => {
       const shards = Array.from({ length: STATE_SHARDS }, (_, shard) => shard);
-      const oldest = await Promise.all(shards.map(async (shard) => ({ shard, createdAt: await oldestInShard(db, shard, messageName) })));
+      const oldest = await Promise.all(
+        shards.map(async (shard) => ({ shard, createdAt: await oldestInShard(db, shard, messageName) })),
+      );
       const present = oldest.flatMap((o) => (o.createdAt === null ? [] : [o.createdAt]));
       const old = oldest.filter((o) => o.createdAt !== null && o.createdAt <= cutoff.getTime());
-      const counts = await Promise.all(old.map(async (o) => (await QUERIES.waitingSince.build(db, o.shard, messageName, cutoff).count().get()).data().count));
+      const counts = await Promise.all(
+        old.map(
+          async (o) => (await QUERIES.waitingSince.build(db, o.shard, messageName, cutoff).count().get()).data().count,
+        ),
+      );
       return {
         messageName,
-        oldestWaitingAgeSeconds: present.length === 0 ? null : Math.max(0, Math.round((now.getTime() - Math.min(...present)) / 1000)),
+        oldestWaitingAgeSeconds:
+          present.length === 0 ? null : Math.max(0, Math.round((now.getTime() - Math.min(...present)) / 1000)),
         waitingOverThreshold: counts.reduce((a, b) => a + b, 0),
         thresholdDays,
       };
@@ -151,12 +164,19 @@ async function oldestInShard(db: Firestore, shard: number, messageName: string):
 function ownOldest(key: QueryDocumentSnapshot, messageName: string): number | null {
   const waiting: unknown = key.get('waiting');
   const points = Array.isArray(waiting) ? (waiting as unknown[]) : [];
-  const times = points.flatMap((p) => (typeof p === 'object' && p !== null && (p as { messageName?: unknown }).messageName === messageName ? [timeOf((p as { createdAt?: unknown }).createdAt, key)] : []));
+  const times = points.flatMap((p) =>
+    typeof p === 'object' && p !== null && (p as { messageName?: unknown }).messageName === messageName
+      ? [timeOf((p as { createdAt?: unknown }).createdAt, key)]
+      : [],
+  );
   return times.length === 0 ? null : Math.min(...times);
 }
 
 /** A stored time in ms. Throws on anything else (a document edited by hand): the gauges are then not read, and say why. */
 function timeOf(value: unknown, key: QueryDocumentSnapshot): number {
-  if (typeof value === 'object' && value !== null && 'toMillis' in value && typeof value.toMillis === 'function') return (value as Timestamp).toMillis();
-  throw new TypeError(`correlationKeys/${key.id} holds a waiting time that is not a timestamp (${JSON.stringify(value)})`);
+  if (typeof value === 'object' && value !== null && 'toMillis' in value && typeof value.toMillis === 'function')
+    return (value as Timestamp).toMillis();
+  throw new TypeError(
+    `correlationKeys/${key.id} holds a waiting time that is not a timestamp (${JSON.stringify(value)})`,
+  );
 }

@@ -23,7 +23,12 @@ export function inboxRef(uow: UnitOfWork, id: string): DocumentReference {
 
 /** The document's place in its key's lane. */
 export function laneEntryOf(id: string, doc: InboxView): LaneEntry {
-  return { inboxId: id, messageName: doc.messageName ?? '', publishTime: doc.source.publishTime ?? null, receivedAt: doc.receivedAt };
+  return {
+    inboxId: id,
+    messageName: doc.messageName ?? '',
+    publishTime: doc.source.publishTime ?? null,
+    receivedAt: doc.receivedAt,
+  };
 }
 
 /** How long what a DONE document leaves behind is kept, ms. */
@@ -46,22 +51,57 @@ export interface Retention {
  * its instance by a message start event). `relayAttempt` marks the relay
  * call and attempt that wrote it (null for the buffer's write).
  */
-export function writeDecision(uow: UnitOfWork, id: string, doc: InboxView, decision: Decision, now: Date, retention: Retention, via: Exclude<CorrelatedVia, 'DISMISSED'> = 'RELAY', relayAttempt: string | null = null): void {
+export function writeDecision(
+  uow: UnitOfWork,
+  id: string,
+  doc: InboxView,
+  decision: Decision,
+  now: Date,
+  retention: Retention,
+  via: Exclude<CorrelatedVia, 'DISMISSED'> = 'RELAY',
+  relayAttempt: string | null = null,
+): void {
   const ref = inboxRef(uow, id);
   // The buffer's write is part of another document's transaction, which carries that one's mark.
   const base = { ...doc, relayAttempt };
   switch (decision.kind) {
     case 'DONE':
       // A document with an offloaded payload or chunks gets payloadExpireAt instead of expireAt: the payload sweep deletes them, then it.
-      uow.set(ref, { ...base, status: 'DONE', processInstanceId: decision.processInstanceId, processedAt: now, ...doneRetention(doc, now, retention.doneMs), correlatedVia: via, nextAttemptAt: null });
+      uow.set(ref, {
+        ...base,
+        status: 'DONE',
+        processInstanceId: decision.processInstanceId,
+        processedAt: now,
+        ...doneRetention(doc, now, retention.doneMs),
+        correlatedVia: via,
+        nextAttemptAt: null,
+      });
       // A blind set: no read, one write. Set, not create: a document requeued and correlated again after its record expired gets a new one.
-      uow.set(processedRef(uow.db, id), { ...processedRecord(doc, decision.processInstanceId, via, now, retention.recordMs) });
+      uow.set(processedRef(uow.db, id), {
+        ...processedRecord(doc, decision.processInstanceId, via, now, retention.recordMs),
+      });
       return;
     case 'RETRY':
-      uow.set(ref, { ...base, attempts: decision.attempts, nextAttemptAt: decision.nextAttemptAt, lastError: decision.lastError, lastAttemptAt: now });
+      uow.set(ref, {
+        ...base,
+        attempts: decision.attempts,
+        nextAttemptAt: decision.nextAttemptAt,
+        lastError: decision.lastError,
+        lastAttemptAt: now,
+      });
       return;
     case 'PARK':
-      uow.set(ref, { ...base, status: 'PARKED', reason: decision.reason, attempts: decision.attempts, lastError: decision.lastError, parkDetails: decision.details, parkedAt: now, nextAttemptAt: null, lastAttemptAt: now });
+      uow.set(ref, {
+        ...base,
+        status: 'PARKED',
+        reason: decision.reason,
+        attempts: decision.attempts,
+        lastError: decision.lastError,
+        parkDetails: decision.details,
+        parkedAt: now,
+        nextAttemptAt: null,
+        lastAttemptAt: now,
+      });
       return;
   }
 }

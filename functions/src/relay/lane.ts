@@ -18,7 +18,11 @@ import type { LaneEntry } from '../engine/store/collections';
  */
 export function compareLane(a: LaneEntry, b: LaneEntry): number {
   const first = (e: LaneEntry): number => (e.publishTime ?? e.receivedAt).getTime();
-  return first(a) - first(b) || a.receivedAt.getTime() - b.receivedAt.getTime() || (a.inboxId < b.inboxId ? -1 : a.inboxId > b.inboxId ? 1 : 0);
+  return (
+    first(a) - first(b) ||
+    a.receivedAt.getTime() - b.receivedAt.getTime() ||
+    (a.inboxId < b.inboxId ? -1 : a.inboxId > b.inboxId ? 1 : 0)
+  );
 }
 
 /** Whether `a` goes before `b` in its key's order (see {@link compareLane}). */
@@ -105,7 +109,12 @@ export function awaitedNames(waiting: readonly { readonly messageName: string }[
  * Among messages tokens wait for, the order is kept: an awaited older one
  * holds back every younger one.
  */
-export function holdsBack(older: LaneEntry, entry: LaneEntry, start: StartFacts | null, awaited: ReadonlySet<string>): boolean {
+export function holdsBack(
+  older: LaneEntry,
+  entry: LaneEntry,
+  start: StartFacts | null,
+  awaited: ReadonlySet<string>,
+): boolean {
   if (start !== null && !start.awaited && !start.instanceExists) return older.messageName === entry.messageName;
   if (awaited.has(entry.messageName) && !awaited.has(older.messageName)) return false;
   return true;

@@ -16,7 +16,10 @@ import type { PayloadStore, StatResult, Unavailable } from '../storage/payload-s
 export type ReferenceChecks = Map<string, StatResult>;
 
 /** The reference a document must have checked before it correlates, or null (no reference, or its check is known). */
-export function referenceToCheck(doc: { readonly reference?: ReferenceClaim | null }, checks: ReferenceChecks): ReferenceClaim | null {
+export function referenceToCheck(
+  doc: { readonly reference?: ReferenceClaim | null },
+  checks: ReferenceChecks,
+): ReferenceClaim | null {
   const reference = doc.reference ?? null;
   if (reference === null || checks.has(reference.uri)) return null;
   return reference;
@@ -30,13 +33,23 @@ export function referenceToCheck(doc: { readonly reference?: ReferenceClaim | nu
  * some tests and tools do) the document is not parked either: the
  * configuration is at fault, so it is a failure that a fixed deployment heals.
  */
-export async function checkReference(store: (() => PayloadStore) | undefined, reference: ReferenceClaim, timeoutMs: number): Promise<StatResult> {
-  if (store === undefined) throw new Error(`cannot check the claim-check reference ${reference.uri}: this relay has no payload store (wiring.ts passes runtime.payloadStore)`);
+export async function checkReference(
+  store: (() => PayloadStore) | undefined,
+  reference: ReferenceClaim,
+  timeoutMs: number,
+): Promise<StatResult> {
+  if (store === undefined)
+    throw new Error(
+      `cannot check the claim-check reference ${reference.uri}: this relay has no payload store (wiring.ts passes runtime.payloadStore)`,
+    );
   return withDeadline(`the stat of ${reference.uri}`, timeoutMs, () => store().stat(reference));
 }
 
 /** The relay outcome of a document whose checked reference is MISSING or CHANGED, or null (no reference, or FOUND). */
-export function unavailableReference(doc: { readonly reference?: ReferenceClaim | null }, checks: ReferenceChecks): { readonly kind: 'REFERENCE_UNAVAILABLE'; readonly uri: string; readonly unavailable: Unavailable } | null {
+export function unavailableReference(
+  doc: { readonly reference?: ReferenceClaim | null },
+  checks: ReferenceChecks,
+): { readonly kind: 'REFERENCE_UNAVAILABLE'; readonly uri: string; readonly unavailable: Unavailable } | null {
   const reference = doc.reference ?? null;
   const checked = reference === null ? undefined : checks.get(reference.uri);
   if (reference === null || checked === undefined || checked.kind === 'FOUND') return null;

@@ -56,11 +56,33 @@ export interface RelaySummary {
 }
 
 export function emptySummary(): RelaySummary {
-  return { candidates: 0, correlated: 0, retried: 0, parked: {}, skippedForOrder: 0, skipped: 0, technicalFailures: 0, consumedFromBuffer: 0, resharded: 0, reads: 0, writes: 0, candidateReads: 0, rounds: 0, durationMs: 0 };
+  return {
+    candidates: 0,
+    correlated: 0,
+    retried: 0,
+    parked: {},
+    skippedForOrder: 0,
+    skipped: 0,
+    technicalFailures: 0,
+    consumedFromBuffer: 0,
+    resharded: 0,
+    reads: 0,
+    writes: 0,
+    candidateReads: 0,
+    rounds: 0,
+    durationMs: 0,
+  };
 }
 
 /** Adds one result to the summary, dispatches its jobs and timers and logs what needs attention. */
-export async function account(summary: RelaySummary, id: string, result: RelayResult, deps: RelayDeps, queues: SettledQueues, log: Logger): Promise<void> {
+export async function account(
+  summary: RelaySummary,
+  id: string,
+  result: RelayResult,
+  deps: RelayDeps,
+  queues: SettledQueues,
+  log: Logger,
+): Promise<void> {
   // Every result costs reads (and maybe writes), not only decided ones: an honest total per correlated message.
   summary.reads += result.stats.reads;
   summary.writes += result.stats.writes;
@@ -74,9 +96,18 @@ export async function account(summary: RelaySummary, id: string, result: RelayRe
     case 'FAILED':
       summary.technicalFailures += 1;
       if (result.decision?.kind === 'RETRY' && result.decision.alarm) {
-        log.error('inbox document keeps failing technically (still retried)', { inboxId: id, attempts: result.decision.attempts, code: result.failure.code, error: result.error });
+        log.error('inbox document keeps failing technically (still retried)', {
+          inboxId: id,
+          attempts: result.decision.attempts,
+          code: result.failure.code,
+          error: result.error,
+        });
       } else {
-        log.warn('technical failure while relaying; will retry', { inboxId: id, code: result.failure.code, error: result.error });
+        log.warn('technical failure while relaying; will retry', {
+          inboxId: id,
+          code: result.failure.code,
+          error: result.error,
+        });
       }
       return;
     case 'DECIDED': {
@@ -86,7 +117,13 @@ export async function account(summary: RelaySummary, id: string, result: RelayRe
       if (decision.kind === 'RETRY') summary.retried += 1;
       if (decision.kind === 'PARK') {
         summary.parked[decision.reason] = (summary.parked[decision.reason] ?? 0) + 1;
-        log.error('inbox document parked', { inboxId: id, reason: decision.reason, attempts: decision.attempts, lastError: decision.lastError, details: decision.details });
+        log.error('inbox document parked', {
+          inboxId: id,
+          reason: decision.reason,
+          attempts: decision.attempts,
+          lastError: decision.lastError,
+          details: decision.details,
+        });
       }
       logDuplicates(log, result.duplicates);
       await dispatchSettled(queues, result, log);
@@ -119,7 +156,13 @@ function byKey(candidates: readonly Candidate[]): Candidate[][] {
  * share's deadline) is logged and the call goes on: the documents in range
  * must not wait for the strays, and an outage must reach the candidate query.
  */
-async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, log: Logger, window: StepWindow): Promise<void> {
+async function reshard(
+  deps: RelayDeps,
+  shards: number,
+  summary: RelaySummary,
+  log: Logger,
+  window: StepWindow,
+): Promise<void> {
   try {
     const { moved, reads } = await reshardStrays(deps.db, shards, window);
     summary.resharded += moved;
@@ -156,7 +199,12 @@ async function reshard(deps: RelayDeps, shards: number, summary: RelaySummary, l
  * took; it throws when Firestore cannot be queried (relayInbox then answers
  * 503), so an outage never looks like an empty inbox.
  */
-export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Logger, options: BatchOptions): Promise<RelaySummary> {
+export async function relayBatch(
+  deps: RelayDeps,
+  queues: SettledQueues,
+  log: Logger,
+  options: BatchOptions,
+): Promise<RelaySummary> {
   const clock = options.clock ?? Date.now;
   const step = options.relayOne ?? relayOne;
   const graceMs = options.graceMs ?? DEFAULTS.INBOX_RELAY_GRACE_MS;
@@ -168,7 +216,9 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
   // Rounds go on while they change something; a round of only order-blocked (already held) or skipped documents ends the call.
   // The first round's query runs even past the budget: a call that could not list its candidates must fail, not report nothing.
   for (let progress = true, first = true; first || (progress && withinBudget()); first = false) {
-    const round = await withDeadline('the candidate query', Math.max(0, timeLeftMs()), () => findCandidates(deps.db, options.shards, deps.now(), perShard));
+    const round = await withDeadline('the candidate query', Math.max(0, timeLeftMs()), () =>
+      findCandidates(deps.db, options.shards, deps.now(), perShard),
+    );
     summary.candidateReads += round.reads;
     const { candidates } = round;
     if (candidates.length === 0) break;
@@ -184,14 +234,20 @@ export async function relayBatch(deps: RelayDeps, queues: SettledQueues, log: Lo
           if (!withinBudget()) return;
           // The document's span continues the trace of its receipt (the context stored on it), not the scheduler's call.
           const parent = typeof candidate.traceparent === 'string' ? fromTraceparent(candidate.traceparent) : 'active';
-          const result = await withSpan('relay document', parent, async (span) => {
-            const r = await step(deps, candidate.id, timeLeftMs);
-            span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
-            await account(summary, candidate.id, r, deps, queues, log);
-            return r;
-          }, { 'inbox.id': candidate.id });
+          const result = await withSpan(
+            'relay document',
+            parent,
+            async (span) => {
+              const r = await step(deps, candidate.id, timeLeftMs);
+              span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
+              await account(summary, candidate.id, r, deps, queues, log);
+              return r;
+            },
+            { 'inbox.id': candidate.id },
+          );
           // A held-back document moved behind its older one is progress too: the next round's query lists other documents.
-          if (result.kind === 'DECIDED' || (result.kind === 'ORDER_BLOCKED' && result.heldUntil !== null)) progress = true;
+          if (result.kind === 'DECIDED' || (result.kind === 'ORDER_BLOCKED' && result.heldUntil !== null))
+            progress = true;
           const moved = result.kind === 'DECIDED' && result.decision.kind !== 'RETRY';
           if (!moved && result.kind !== 'SKIPPED') break;
         }

@@ -96,12 +96,17 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
       const { inboxId } = fast.value;
       const summary = emptySummary();
       // Under the request's span, whose parent is the task's traceparent header (the receipt's "fast-path task" span).
-      const result = await withSpan('relay document', 'active', async (span) => {
-        const r = await relayOne(relayDeps, inboxId);
-        span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
-        await account(summary, inboxId, r, relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log);
-        return r;
-      }, { 'inbox.id': inboxId });
+      const result = await withSpan(
+        'relay document',
+        'active',
+        async (span) => {
+          const r = await relayOne(relayDeps, inboxId);
+          span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
+          await account(summary, inboxId, r, relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log);
+          return r;
+        },
+        { 'inbox.id': inboxId },
+      );
       return { kind: 'ok', body: { inboxId, result: result.kind === 'DECIDED' ? result.decision.kind : result.kind } };
     }
     const summary = await relayBatch(relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log, {
@@ -117,7 +122,10 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
       const now = deps.now();
       const names = waitedMessageNames(relayDeps.engine);
       gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, async () => {
-        const [levels, waiting] = await Promise.all([readGauges(relayDeps.db, deps.shards, now), readWaitingGauges(relayDeps.db, names, deps.relay.waitingAlertDays, now)]);
+        const [levels, waiting] = await Promise.all([
+          readGauges(relayDeps.db, deps.shards, now),
+          readWaitingGauges(relayDeps.db, names, deps.relay.waitingAlertDays, now),
+        ]);
         return { ...levels, waiting };
       });
     } catch (err) {
@@ -132,7 +140,10 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
     return { kind: 'ok', body: { ...summary, gauges } };
   } catch (err) {
     const failure = classifyFailure(err);
-    deps.log.error('relay call failed; documents stay OPEN for the next call', { code: failure.code, error: errorMessage(err) });
+    deps.log.error('relay call failed; documents stay OPEN for the next call', {
+      code: failure.code,
+      error: errorMessage(err),
+    });
     return failureAnswer(failure, 'relay the inbox', null);
   }
 }

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { Firestore } from '@google-cloud/firestore';
-import { classifyFailure, DeadlineExceededError, errorMessage, type FailureClass, storableText, withDeadline } from '../core/errors';
+import {
+  classifyFailure,
+  DeadlineExceededError,
+  errorMessage,
+  type FailureClass,
+  storableText,
+  withDeadline,
+} from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { type DuplicateWaitingPoint, NOTHING_SETTLED } from '../engine/store/apply';
 import { asCorrelationKey, refs, saveCorrelationKey } from '../engine/store/collections';
@@ -58,27 +65,33 @@ export interface RelayDeps {
  * reads and writes it cost: every attempt of its transaction (contention
  * retries included) and of the failure record, not only decided documents.
  */
-export type RelayResult = (
+export type RelayResult =
   /** Not OPEN (any more), not due yet, or gone: another relay or the buffer got there first. */
-  | { readonly kind: 'SKIPPED'; readonly why: 'GONE' | 'NOT_OPEN' | 'NOT_DUE' }
-  /**
-   * An older OPEN document of the same key goes first; no attempt counted.
-   * `heldUntil`: the nextAttemptAt it was moved to (see lane.ts, holdUntil),
-   * null when it was already there.
-   */
-  | { readonly kind: 'ORDER_BLOCKED'; readonly olderId: string; readonly heldUntil: Date | null }
-  | {
-      readonly kind: 'DECIDED';
-      readonly decision: Decision;
-      readonly jobs: readonly JobState[];
-      /** New NEAR timers, whose tasks are created after the commit (as for `jobs`). */
-      readonly timers: readonly TimerState[];
-      readonly duplicates: readonly DuplicateWaitingPoint[];
-      readonly consumed: readonly string[];
-    }
-  /** The transaction failed (technical); the attempt is recorded if Firestore lets us and the call has time left. */
-  | { readonly kind: 'FAILED'; readonly failure: FailureClass; readonly error: string; readonly decision: Decision | null }
-) & { readonly stats: UnitStats };
+  (
+    | { readonly kind: 'SKIPPED'; readonly why: 'GONE' | 'NOT_OPEN' | 'NOT_DUE' }
+    /**
+     * An older OPEN document of the same key goes first; no attempt counted.
+     * `heldUntil`: the nextAttemptAt it was moved to (see lane.ts, holdUntil),
+     * null when it was already there.
+     */
+    | { readonly kind: 'ORDER_BLOCKED'; readonly olderId: string; readonly heldUntil: Date | null }
+    | {
+        readonly kind: 'DECIDED';
+        readonly decision: Decision;
+        readonly jobs: readonly JobState[];
+        /** New NEAR timers, whose tasks are created after the commit (as for `jobs`). */
+        readonly timers: readonly TimerState[];
+        readonly duplicates: readonly DuplicateWaitingPoint[];
+        readonly consumed: readonly string[];
+      }
+    /** The transaction failed (technical); the attempt is recorded if Firestore lets us and the call has time left. */
+    | {
+        readonly kind: 'FAILED';
+        readonly failure: FailureClass;
+        readonly error: string;
+        readonly decision: Decision | null;
+      }
+  ) & { readonly stats: UnitStats };
 
 /** Each kind of a union without its stats (distributes over the union, unlike Omit). */
 type WithoutStats<R> = R extends RelayResult ? Omit<R, 'stats'> : never;
@@ -90,7 +103,10 @@ type AttemptResult = InTransaction | { readonly kind: 'CHECK_REFERENCE'; readonl
 /** Transactions one relayOne call runs at most: one that finds a reference to check, one that decides with its stat. */
 const MAX_PASSES = 2;
 
-const retentionOf = (deps: RelayDeps): Retention => ({ doneMs: deps.retentionMs, recordMs: deps.recordRetentionMs ?? DEFAULT_RECORD_RETENTION_MS });
+const retentionOf = (deps: RelayDeps): Retention => ({
+  doneMs: deps.retentionMs,
+  recordMs: deps.recordRetentionMs ?? DEFAULT_RECORD_RETENTION_MS,
+});
 
 /** Thrown into an attempt of a transaction whose caller has given up on it: it must not commit behind the caller's back. */
 class AbandonedError extends Error {
@@ -107,7 +123,13 @@ class AbandonedError extends Error {
  * can still land; the failure record reads the document to find out.
  * `work` gets the attempt number (1, 2, … as the client re-runs it).
  */
-async function abandonAfter<T>(db: Firestore, what: string, timeoutMs: number, work: (uow: UnitOfWork, attempt: number) => Promise<T>, options: { maxAttempts?: number; tally: StatsTally }): Promise<T> {
+async function abandonAfter<T>(
+  db: Firestore,
+  what: string,
+  timeoutMs: number,
+  work: (uow: UnitOfWork, attempt: number) => Promise<T>,
+  options: { maxAttempts?: number; tally: StatsTally },
+): Promise<T> {
   let abandoned = false;
   let attempt = 0;
   try {
@@ -143,20 +165,27 @@ async function abandonAfter<T>(db: Firestore, what: string, timeoutMs: number, w
 interface Ledger {
   readonly call: string;
   /** The result each attempt returned and the writes it made, by its relayAttempt token. */
-  readonly attempts: Map<string, { readonly result: InTransaction; readonly writes: number; readonly status: InboxView['status'] }>;
+  readonly attempts: Map<
+    string,
+    { readonly result: InTransaction; readonly writes: number; readonly status: InboxView['status'] }
+  >;
   /** The decision each failure-record attempt wrote, by its token. */
   readonly records: Map<string, Decision>;
 }
 
 /** The attempt of this call that last wrote the document, if one did and the document still shows its outcome. */
-function ownAttempt(ledger: Ledger, doc: InboxView): { readonly result: InTransaction; readonly writes: number } | null {
+function ownAttempt(
+  ledger: Ledger,
+  doc: InboxView,
+): { readonly result: InTransaction; readonly writes: number } | null {
   const token = doc.relayAttempt ?? null;
   const applied = token === null ? undefined : ledger.attempts.get(token);
   return applied !== undefined && applied.status === doc.status ? applied : null;
 }
 
 /** The status a decision leaves the document in. */
-const statusAfter = (decision: Decision): InboxView['status'] => (decision.kind === 'DONE' ? 'DONE' : decision.kind === 'PARK' ? 'PARKED' : 'OPEN');
+const statusAfter = (decision: Decision): InboxView['status'] =>
+  decision.kind === 'DONE' ? 'DONE' : decision.kind === 'PARK' ? 'PARKED' : 'OPEN';
 
 /** No time limit beyond the transaction deadline: the fast path, and callers without a budget. */
 const UNLIMITED = (): number => Number.POSITIVE_INFINITY;
@@ -165,11 +194,21 @@ const UNLIMITED = (): number => Number.POSITIVE_INFINITY;
  * Finds the oldest OPEN document of the lane older than ours among the
  * entries `holds` accepts, dropping stale entries on the way.
  */
-async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date, holds: (older: LaneEntry) => boolean): Promise<{ readonly id: string; readonly doc: InboxView; readonly entry: LaneEntry } | null> {
+async function olderOpen(
+  uow: UnitOfWork,
+  id: string,
+  doc: InboxView,
+  now: Date,
+  holds: (older: LaneEntry) => boolean,
+): Promise<{ readonly id: string; readonly doc: InboxView; readonly entry: LaneEntry } | null> {
   const correlationKey = doc.correlationKey ?? '';
   let key = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, correlationKey)), correlationKey);
   const self = laneEntryOf(id, doc);
-  for (let older = olderThan(key.open.filter(holds), self); older !== null; older = olderThan(key.open.filter(holds), self)) {
+  for (
+    let older = olderThan(key.open.filter(holds), self);
+    older !== null;
+    older = olderThan(key.open.filter(holds), self)
+  ) {
     const other = (await uow.get(inboxRef(uow, older.inboxId))) as InboxView | undefined;
     if (other !== undefined && other.status === 'OPEN') return { id: older.inboxId, doc: other, entry: older };
     key = { ...key, open: withoutEntry(key.open, older.inboxId) };
@@ -183,7 +222,13 @@ async function olderOpen(uow: UnitOfWork, id: string, doc: InboxView, now: Date,
  * null. The start facts and the key's waiting points are read only when some older document is OPEN:
  * a document first in its lane costs no read more.
  */
-async function blockingOlder(deps: RelayDeps, uow: UnitOfWork, id: string, doc: InboxView, now: Date): Promise<{ readonly id: string; readonly doc: InboxView } | null> {
+async function blockingOlder(
+  deps: RelayDeps,
+  uow: UnitOfWork,
+  id: string,
+  doc: InboxView,
+  now: Date,
+): Promise<{ readonly id: string; readonly doc: InboxView } | null> {
   const first = await olderOpen(uow, id, doc, now, () => true);
   if (first === null) return null;
   const correlationKey = doc.correlationKey ?? '';
@@ -214,7 +259,11 @@ async function blockingOlder(deps: RelayDeps, uow: UnitOfWork, id: string, doc: 
  * budget plus grace (relay-batch.ts) instead of a full transaction deadline
  * and a failure-record deadline after it. Default: no limit.
  */
-export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => number = UNLIMITED): Promise<RelayResult> {
+export async function relayOne(
+  deps: RelayDeps,
+  id: string,
+  timeLeftMs: () => number = UNLIMITED,
+): Promise<RelayResult> {
   const tally: StatsTally = { reads: 0, writes: 0 };
   const stats = (): UnitStats => ({ reads: tally.reads, writes: tally.writes });
   const ledger: Ledger = { call: randomUUID(), attempts: new Map(), records: new Map() };
@@ -223,11 +272,21 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
   const checks: ReferenceChecks = new Map();
   try {
     for (let pass = 1; ; pass++) {
-      const result = await abandonAfter(deps.db, 'relay transaction', Math.min(deps.transactionTimeoutMs, timeLeftMs()), (uow, attempt) => relayAttempt(deps, id, ledger, replayed, uow, `${pass}.${attempt}`, checks), { tally });
+      const result = await abandonAfter(
+        deps.db,
+        'relay transaction',
+        Math.min(deps.transactionTimeoutMs, timeLeftMs()),
+        (uow, attempt) => relayAttempt(deps, id, ledger, replayed, uow, `${pass}.${attempt}`, checks),
+        { tally },
+      );
       if (result.kind === 'CHECK_REFERENCE') {
         // The transaction wrote nothing and is over: the stat runs outside it, then a second one decides with its answer.
-        if (pass >= MAX_PASSES) throw new Error(`the claim-check reference of ${id} changed while it was checked (${result.reference.uri})`);
-        checks.set(result.reference.uri, await checkReference(deps.payloadStore, result.reference, Math.min(deps.transactionTimeoutMs, timeLeftMs())));
+        if (pass >= MAX_PASSES)
+          throw new Error(`the claim-check reference of ${id} changed while it was checked (${result.reference.uri})`);
+        checks.set(
+          result.reference.uri,
+          await checkReference(deps.payloadStore, result.reference, Math.min(deps.transactionTimeoutMs, timeLeftMs())),
+        );
         continue;
       }
       // The attempt that replayed wrote nothing; the one whose commit landed wrote these.
@@ -241,7 +300,18 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
     const left = timeLeftMs();
     // Past the call's hard stop: not recording loses nothing. The document stays OPEN and due, this attempt is
     // simply not counted, and the next call (or round) tries it again; waiting here would overrun the scheduler's deadline.
-    const record = left > 0 ? await recordTechnicalFailure(deps, id, failure, error, Math.min(deps.transactionTimeoutMs, left), tally, ledger) : null;
+    const record =
+      left > 0
+        ? await recordTechnicalFailure(
+            deps,
+            id,
+            failure,
+            error,
+            Math.min(deps.transactionTimeoutMs, left),
+            tally,
+            ledger,
+          )
+        : null;
     if (record?.kind === 'APPLIED') {
       // The transaction did commit (its answer was lost or came too late): count what it did, not a failure.
       tally.writes += record.writes;
@@ -257,7 +327,15 @@ export async function relayOne(deps: RelayDeps, id: string, timeLeftMs: () => nu
  * call left it replays that attempt's result and sets `replayed.writes` to
  * its writes; every other outcome it records in the ledger.
  */
-async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replayed: { writes: number | null }, uow: UnitOfWork, attempt: string, checks: ReferenceChecks): Promise<AttemptResult> {
+async function relayAttempt(
+  deps: RelayDeps,
+  id: string,
+  ledger: Ledger,
+  replayed: { writes: number | null },
+  uow: UnitOfWork,
+  attempt: string,
+  checks: ReferenceChecks,
+): Promise<AttemptResult> {
   replayed.writes = null;
   const token = `${ledger.call}:${attempt}`;
   const now = deps.now();
@@ -273,7 +351,8 @@ async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replaye
     return result;
   };
   if (doc.status !== 'OPEN') return { kind: 'SKIPPED', why: 'NOT_OPEN' };
-  if (doc.nextAttemptAt !== null && doc.nextAttemptAt.getTime() > now.getTime()) return { kind: 'SKIPPED', why: 'NOT_DUE' };
+  if (doc.nextAttemptAt !== null && doc.nextAttemptAt.getTime() > now.getTime())
+    return { kind: 'SKIPPED', why: 'NOT_DUE' };
   const older = await blockingOlder(deps, uow, id, doc, now);
   if (older !== null) {
     // Held back: no attempt counted, but not left due ahead of its older document either (lane.ts, holdUntil).
@@ -293,7 +372,15 @@ async function relayAttempt(deps: RelayDeps, id: string, ledger: Ledger, replaye
  * through the engine, its decision written (and back into the lane if it is
  * a retry), all in the caller's unit of work.
  */
-async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, doc: InboxView, now: Date, token: string, checks: ReferenceChecks): Promise<Extract<InTransaction, { kind: 'DECIDED' }>> {
+async function correlateAndDecide(
+  deps: RelayDeps,
+  uow: UnitOfWork,
+  id: string,
+  doc: InboxView,
+  now: Date,
+  token: string,
+  checks: ReferenceChecks,
+): Promise<Extract<InTransaction, { kind: 'DECIDED' }>> {
   // Out of the lane before correlating, so a waiting point reached on the way sees the next message.
   const correlationKey = doc.correlationKey ?? '';
   const keyRef = refs.correlationKey(uow.db, correlationKey);
@@ -310,15 +397,29 @@ async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, 
   const messageName = doc.messageName ?? '';
   const variables = messageVariables(doc);
   // A span per attempt of the transaction: contention retries show as siblings under the document's span.
-  const outcome = await withSpan('correlate', 'active', async (span) => {
-    const o = await correlate(uow, deps.engine, { messageName, correlationKey, variables, now, messageId: id });
-    span.setAttribute('inbox.correlation.outcome', o.kind);
-    return o;
-  }, { 'inbox.id': id, 'inbox.message.name': messageName });
+  const outcome = await withSpan(
+    'correlate',
+    'active',
+    async (span) => {
+      const o = await correlate(uow, deps.engine, { messageName, correlationKey, variables, now, messageId: id });
+      span.setAttribute('inbox.correlation.outcome', o.kind);
+      return o;
+    },
+    { 'inbox.id': id, 'inbox.message.name': messageName },
+  );
   // Nobody waits: a message whose name has a message start event starts its instance, in this transaction.
-  const started = outcome.kind === 'NO_WAITING_INSTANCE' ? await startByMessage(uow, deps.engine, { inboxId: id, messageName, correlationKey, document: doc, now }) : null;
+  const started =
+    outcome.kind === 'NO_WAITING_INSTANCE'
+      ? await startByMessage(uow, deps.engine, { inboxId: id, messageName, correlationKey, document: doc, now })
+      : null;
   const relayOutcome: RelayOutcome =
-    started !== null ? (started.kind === 'STARTED' ? { kind: 'STARTED', processInstanceId: started.processInstanceId } : started) : outcome.kind === 'CORRELATED' ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId } : outcome;
+    started !== null
+      ? started.kind === 'STARTED'
+        ? { kind: 'STARTED', processInstanceId: started.processInstanceId }
+        : started
+      : outcome.kind === 'CORRELATED'
+        ? { kind: 'CORRELATED', processInstanceId: outcome.processInstanceId }
+        : outcome;
   const decision = decide(relayOutcome, doc, deps.policy, now, deps.random());
   if (decision.kind === 'RETRY') {
     const current = asCorrelationKey(await uow.get(keyRef), correlationKey);
@@ -327,7 +428,14 @@ async function correlateAndDecide(deps: RelayDeps, uow: UnitOfWork, id: string, 
   writeDecision(uow, id, doc, decision, now, retentionOf(deps), started?.kind === 'STARTED' ? 'START' : 'RELAY', token);
   // A start settles like a correlation: its jobs and timers are dispatched after the commit, its buffered messages consumed.
   const settled = outcome.kind === 'CORRELATED' ? outcome : started?.kind === 'STARTED' ? started : NOTHING_SETTLED;
-  return { kind: 'DECIDED', decision, jobs: settled.jobs, timers: settled.timers, duplicates: settled.duplicates, consumed: settled.consumed };
+  return {
+    kind: 'DECIDED',
+    decision,
+    jobs: settled.jobs,
+    timers: settled.timers,
+    duplicates: settled.duplicates,
+    consumed: settled.consumed,
+  };
 }
 
 /** What the failure record found: the failure counted (or not), or the relay transaction's own commit. */
@@ -345,7 +453,15 @@ type Recorded =
  * commit reads it again; a record whose own commit landed but reported an
  * error finds its own write ({@link Ledger}) and does not count twice.
  */
-async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: FailureClass, error: string, timeoutMs: number, tally: StatsTally, ledger: Ledger): Promise<Recorded> {
+async function recordTechnicalFailure(
+  deps: RelayDeps,
+  id: string,
+  failure: FailureClass,
+  error: string,
+  timeoutMs: number,
+  tally: StatsTally,
+  ledger: Ledger,
+): Promise<Recorded> {
   try {
     return await abandonAfter(
       deps.db,
@@ -356,7 +472,10 @@ async function recordTechnicalFailure(deps: RelayDeps, id: string, failure: Fail
         if (doc === undefined) return { kind: 'RECORDED', decision: null };
         const own = ownAttempt(ledger, doc);
         if (own !== null) return { kind: 'APPLIED', result: own.result, writes: own.writes };
-        const recorded = doc.relayAttempt === undefined || doc.relayAttempt === null ? undefined : ledger.records.get(doc.relayAttempt);
+        const recorded =
+          doc.relayAttempt === undefined || doc.relayAttempt === null
+            ? undefined
+            : ledger.records.get(doc.relayAttempt);
         if (recorded !== undefined) return { kind: 'RECORDED', decision: recorded };
         if (doc.status !== 'OPEN') return { kind: 'RECORDED', decision: null };
         const now = deps.now();

@@ -48,7 +48,9 @@ export async function reshardStrays(db: Firestore, shards: number, options: Resh
   let moved = 0;
   let reads = 0;
   while (options.withinBudget()) {
-    const page = await withDeadline('the stray-shard query', options.timeLeftMs(), () => QUERIES.strayShards.build(db, shards, pageSize).get());
+    const page = await withDeadline('the stray-shard query', options.timeLeftMs(), () =>
+      QUERIES.strayShards.build(db, shards, pageSize).get(),
+    );
     reads += Math.max(1, page.size);
     await withDeadline('moving stray documents into range', options.timeLeftMs(), () =>
       Promise.all(

@@ -22,8 +22,18 @@ export interface StartMessage {
 /** What a start message did: started its instance (with what that settled), or why it did not. */
 export type StartOutcome =
   | ({ readonly kind: 'STARTED'; readonly processInstanceId: string } & Settled)
-  | { readonly kind: 'ALREADY_STARTED'; readonly processInstanceId: string; readonly processKey: string; readonly instanceStatus: string }
-  | { readonly kind: 'START_REFUSED'; readonly processKey: string; readonly activityId: string; readonly problem: string };
+  | {
+      readonly kind: 'ALREADY_STARTED';
+      readonly processInstanceId: string;
+      readonly processKey: string;
+      readonly instanceStatus: string;
+    }
+  | {
+      readonly kind: 'START_REFUSED';
+      readonly processKey: string;
+      readonly activityId: string;
+      readonly problem: string;
+    };
 
 /**
  * The facts of lane.ts's rule for a document, read in the relay's unit of
@@ -32,7 +42,12 @@ export type StartOutcome =
  * whether the instance it would start exists (one read by id, cached for
  * the start itself).
  */
-export async function startFacts(uow: UnitOfWork, engine: Engine, messageName: string, key: CorrelationKeyDoc): Promise<StartFacts | null> {
+export async function startFacts(
+  uow: UnitOfWork,
+  engine: Engine,
+  messageName: string,
+  key: CorrelationKeyDoc,
+): Promise<StartFacts | null> {
   const start = engine.startsByMessage(messageName);
   if (start === null) return null;
   const awaited = key.waiting.some((w) => w.messageName === messageName);
@@ -52,18 +67,33 @@ export async function startFacts(uow: UnitOfWork, engine: Engine, messageName: s
  * instance per (process, business key): if it exists, ALREADY_STARTED. The
  * variables pass startProcess's door checks first, or START_REFUSED.
  */
-export async function startByMessage(uow: UnitOfWork, engine: Engine, message: StartMessage): Promise<StartOutcome | null> {
+export async function startByMessage(
+  uow: UnitOfWork,
+  engine: Engine,
+  message: StartMessage,
+): Promise<StartOutcome | null> {
   const start = engine.startsByMessage(message.messageName);
   if (start === null) return null;
   const { model, node } = start;
   const id = instanceId(model.key, message.correlationKey);
   const existing = await loadInstance(uow, id);
-  if (existing !== null) return { kind: 'ALREADY_STARTED', processInstanceId: id, processKey: model.key, instanceStatus: existing.status };
+  if (existing !== null)
+    return { kind: 'ALREADY_STARTED', processInstanceId: id, processKey: model.key, instanceStatus: existing.status };
   const variables = { ...messageVariables(message.document), [node.correlationVariable]: message.correlationKey };
   const problem = messageStartProblem(model, variables);
   if (problem !== null) return { kind: 'START_REFUSED', processKey: model.key, activityId: node.id, problem };
-  const t = startInstance(model, engine.sync, { instanceId: id, executionId: executionId(id, 'start'), businessKey: message.correlationKey, variables, now: message.now, startEventId: node.id });
-  const tagged = { ...t, instance: { ...t.instance, startedByMessage: message.inboxId, correlatedMessages: [message.inboxId] } };
+  const t = startInstance(model, engine.sync, {
+    instanceId: id,
+    executionId: executionId(id, 'start'),
+    businessKey: message.correlationKey,
+    variables,
+    now: message.now,
+    startEventId: node.id,
+  });
+  const tagged = {
+    ...t,
+    instance: { ...t.instance, startedByMessage: message.inboxId, correlatedMessages: [message.inboxId] },
+  };
   const settled = await applyAndSettle(uow, engine, tagged, message.now);
   return { kind: 'STARTED', processInstanceId: id, ...settled };
 }

@@ -30,7 +30,13 @@ export interface StoragePolicy {
 }
 
 /** The deployed policy (see {@link StoragePolicy}). */
-export const STORAGE_POLICY: StoragePolicy = { requestTimeoutMs: 2_000, maxRetries: 2, retryDelayMultiplier: 2, maxRetryDelaySeconds: 2, totalTimeoutSeconds: 5 };
+export const STORAGE_POLICY: StoragePolicy = {
+  requestTimeoutMs: 2_000,
+  maxRetries: 2,
+  retryDelayMultiplier: 2,
+  maxRetryDelaySeconds: 2,
+  totalTimeoutSeconds: 5,
+};
 
 const PRECONDITION_FAILED = 412;
 const NOT_FOUND = 404;
@@ -76,7 +82,11 @@ function statusOf(err: unknown): number | null {
 function bucketMissing(err: unknown): boolean {
   if (statusOf(err) !== NOT_FOUND) return false;
   const errors = (err as { errors?: unknown }).errors;
-  const detailed = Array.isArray(errors) ? errors.map((e: unknown) => (typeof e === 'object' && e !== null ? (e as { message?: unknown }).message : undefined)) : [];
+  const detailed = Array.isArray(errors)
+    ? errors.map((e: unknown) =>
+        typeof e === 'object' && e !== null ? (e as { message?: unknown }).message : undefined,
+      )
+    : [];
   return [errorMessage(err), ...detailed].some((t) => typeof t === 'string' && BUCKET_MISSING.test(t));
 }
 
@@ -94,8 +104,13 @@ const objectMissing = (err: unknown): boolean => statusOf(err) === NOT_FOUND && 
 function technical(what: string, ref: string, err: unknown): HttpApiError {
   const status = statusOf(err);
   const code = errorCode(err);
-  const detail = status === null ? `no HTTP answer${code === undefined ? '' : ` (${code})`}` : `HTTP ${status}${bucketMissing(err) ? ' (the bucket does not exist)' : ''}`;
-  return new HttpApiError(`Cloud Storage ${what} ${ref} failed: ${detail}: ${errorMessage(err)}`, status, { cause: err });
+  const detail =
+    status === null
+      ? `no HTTP answer${code === undefined ? '' : ` (${code})`}`
+      : `HTTP ${status}${bucketMissing(err) ? ' (the bucket does not exist)' : ''}`;
+  return new HttpApiError(`Cloud Storage ${what} ${ref} failed: ${detail}: ${errorMessage(err)}`, status, {
+    cause: err,
+  });
 }
 
 /**
@@ -108,7 +123,8 @@ function createdOf(time: unknown): Date {
   return Number.isNaN(ms) ? new Date() : new Date(ms);
 }
 
-const uri = (bucket: string, object: string, generation?: string): string => `gs://${bucket}/${object}${generation === undefined ? '' : `#${generation}`}`;
+const uri = (bucket: string, object: string, generation?: string): string =>
+  `gs://${bucket}/${object}${generation === undefined ? '' : `#${generation}`}`;
 
 /**
  * The PayloadStore of `@google-cloud/storage` (loaded on first use). Locally
@@ -155,7 +171,13 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
         // ifGenerationMatch=0: created only if absent, which also makes the upload safe for the client to retry.
         // MD5 (Node's native crypto), not the client's CRC32C byte loop in JavaScript: a sixth of the receiver's CPU on
         // an 8 MiB payload (docs/performance.md). Downloads keep CRC32C: a composite object has no MD5.
-        await file.save(data, { resumable: false, preconditionOpts: { ifGenerationMatch: 0 }, contentType, validation: 'md5', timeout: policy.requestTimeoutMs });
+        await file.save(data, {
+          resumable: false,
+          preconditionOpts: { ifGenerationMatch: 0 },
+          contentType,
+          validation: 'md5',
+          timeout: policy.requestTimeoutMs,
+        });
         return { generation: String(file.metadata.generation), created: true };
       } catch (err) {
         // 412 also follows our own earlier attempt that landed but whose answer was lost (the client retried it).
@@ -173,14 +195,20 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
       // message is redelivered, then dead-lettered and kept in chunks until an operator removes the object.
       const md5 = createHash('md5').update(data).digest('base64');
       if ((typeof existing.md5Hash === 'string' && existing.md5Hash !== md5) || Number(existing.size) !== data.length) {
-        throw new HttpApiError(`Cloud Storage object ${uri(bucket, object)} exists with other bytes (size ${String(existing.size)}, md5 ${String(existing.md5Hash)}; expected ${data.length}, ${md5}): delete it (\`gcloud storage rm\`) and let the message be redelivered or requeued`, null);
+        throw new HttpApiError(
+          `Cloud Storage object ${uri(bucket, object)} exists with other bytes (size ${String(existing.size)}, md5 ${String(existing.md5Hash)}; expected ${data.length}, ${md5}): delete it (\`gcloud storage rm\`) and let the message be redelivered or requeued`,
+          null,
+        );
       }
       return { generation: String(existing.generation), created: false };
     },
 
     async read(ref): Promise<ReadResult> {
       try {
-        const [data] = await storage().bucket(ref.bucket).file(ref.object, { generation: ref.generation }).download({ validation: 'crc32c' });
+        const [data] = await storage()
+          .bucket(ref.bucket)
+          .file(ref.object, { generation: ref.generation })
+          .download({ validation: 'crc32c' });
         return { kind: 'FOUND', data };
       } catch (err) {
         if (objectMissing(err)) return unavailable(ref.bucket, ref.object);
@@ -190,7 +218,10 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
 
     async stat(ref): Promise<StatResult> {
       try {
-        const [meta] = await storage().bucket(ref.bucket).file(ref.object, { generation: ref.generation }).getMetadata();
+        const [meta] = await storage()
+          .bucket(ref.bucket)
+          .file(ref.object, { generation: ref.generation })
+          .getMetadata();
         return { kind: 'FOUND', bytes: Number(meta.size ?? 0) };
       } catch (err) {
         if (objectMissing(err)) return unavailable(ref.bucket, ref.object);
@@ -218,10 +249,20 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
       try {
         const [files, next] = await storage()
           .bucket(bucket)
-          .getFiles({ prefix, maxResults: pageSize, autoPaginate: false, ...(pageToken === null ? {} : { pageToken }) });
+          .getFiles({
+            prefix,
+            maxResults: pageSize,
+            autoPaginate: false,
+            ...(pageToken === null ? {} : { pageToken }),
+          });
         const token = (next as { pageToken?: unknown } | null | undefined)?.pageToken;
         return {
-          objects: files.map((f) => ({ object: f.name, generation: String(f.metadata.generation), bytes: Number(f.metadata.size ?? 0), created: createdOf(f.metadata.timeCreated) })),
+          objects: files.map((f) => ({
+            object: f.name,
+            generation: String(f.metadata.generation),
+            bytes: Number(f.metadata.size ?? 0),
+            created: createdOf(f.metadata.timeCreated),
+          })),
           nextPageToken: typeof token === 'string' && token !== '' ? token : null,
         };
       } catch (err) {

@@ -18,7 +18,12 @@ export interface PayloadStore {
    * deterministic, so it holds the same bytes; one that holds other bytes,
    * by size or MD5, is a thrown failure, never pointed at).
    */
-  createIfAbsent(bucket: string, object: string, data: Buffer, contentType: string): Promise<{ readonly generation: string; readonly created: boolean }>;
+  createIfAbsent(
+    bucket: string,
+    object: string,
+    data: Buffer,
+    contentType: string,
+  ): Promise<{ readonly generation: string; readonly created: boolean }>;
   /** The object's bytes at exactly that generation. */
   read(ref: GsObject): Promise<ReadResult>;
   /** Whether the generation exists, without its bytes. */

@@ -44,7 +44,12 @@ function clientFor(emulatorHost: string | null): Tasks.CloudTasksClient {
     // split() returns at least one element, so the default never applies; it only tells the types.
     const [host = emulatorHost, port] = emulatorHost.split(':');
     // universeDomain set: otherwise the client looks for Google credentials (and probes the metadata server) first.
-    client = new CloudTasksClient({ apiEndpoint: host, port: Number(port), sslCreds: credentials.createInsecure(), universeDomain: 'googleapis.com' });
+    client = new CloudTasksClient({
+      apiEndpoint: host,
+      port: Number(port),
+      sslCreds: credentials.createInsecure(),
+      universeDomain: 'googleapis.com',
+    });
   }
   shared = { key, client };
   return client;
@@ -78,14 +83,23 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
           task: {
             name: `${parent}/tasks/${id}`,
             // google.protobuf.Timestamp; the client takes seconds as a number.
-            ...(scheduleTime === undefined ? {} : { scheduleTime: { seconds: Math.floor(scheduleTime.getTime() / 1000), nanos: (scheduleTime.getTime() % 1000) * 1e6 } }),
+            ...(scheduleTime === undefined
+              ? {}
+              : {
+                  scheduleTime: {
+                    seconds: Math.floor(scheduleTime.getTime() / 1000),
+                    nanos: (scheduleTime.getTime() % 1000) * 1e6,
+                  },
+                }),
             httpRequest: {
               httpMethod: 'POST',
               url: target.url,
               // The active span's traceparent: the target's span (relayInbox, runJob, fireTimer) continues the trace.
               headers: { 'Content-Type': 'application/json', ...traceHeaders() },
               body: Buffer.from(JSON.stringify(target.body(id, options))),
-              ...(serviceAccount === null ? {} : { oidcToken: { serviceAccountEmail: serviceAccount, audience: target.url } }),
+              ...(serviceAccount === null
+                ? {}
+                : { oidcToken: { serviceAccountEmail: serviceAccount, audience: target.url } }),
             },
           },
         });
@@ -100,8 +114,14 @@ export function taskQueue(config: Config, target: TaskTarget): JobQueue {
 
 /** The queue of async process steps: POSTs `{ jobId, processInstanceId }` to runJob (jobs/run-job.ts). */
 export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
-  const body = (jobId: string, { processInstanceId }: EnqueueOptions): Readonly<Record<string, unknown>> => (processInstanceId === undefined ? { jobId } : { jobId, processInstanceId });
-  return taskQueue(config, { queue: config.tasks.queue, url: runJobUrl, body, serviceAccount: config.tasks.serviceAccount });
+  const body = (jobId: string, { processInstanceId }: EnqueueOptions): Readonly<Record<string, unknown>> =>
+    processInstanceId === undefined ? { jobId } : { jobId, processInstanceId };
+  return taskQueue(config, {
+    queue: config.tasks.queue,
+    url: runJobUrl,
+    body,
+    serviceAccount: config.tasks.serviceAccount,
+  });
 }
 
 /**
@@ -111,10 +131,20 @@ export function cloudTasksQueue(config: Config, runJobUrl: string): JobQueue {
  * second account would separate nobody.
  */
 export function timerQueue(config: Config, fireTimerUrl: string): JobQueue {
-  return taskQueue(config, { queue: config.tasks.timersQueue, url: fireTimerUrl, body: (timerId) => ({ timerId }), serviceAccount: config.tasks.serviceAccount });
+  return taskQueue(config, {
+    queue: config.tasks.timersQueue,
+    url: fireTimerUrl,
+    body: (timerId) => ({ timerId }),
+    serviceAccount: config.tasks.serviceAccount,
+  });
 }
 
 /** The receiver's fast path: POSTs `{ inboxId }` to relayInbox. */
 export function relayQueue(config: Config, relayUrl: string): JobQueue {
-  return taskQueue(config, { queue: config.relay.queue, url: relayUrl, body: (inboxId) => ({ inboxId }), serviceAccount: config.relay.tasksServiceAccount });
+  return taskQueue(config, {
+    queue: config.relay.queue,
+    url: relayUrl,
+    body: (inboxId) => ({ inboxId }),
+    serviceAccount: config.relay.tasksServiceAccount,
+  });
 }

@@ -10,7 +10,9 @@ import type * as CloudTrace from '@google-cloud/opentelemetry-cloud-trace-export
 export function lazyCloudTraceExporter(projectId: string): SpanExporter {
   let exporter: SpanExporter | undefined;
   const get = (): SpanExporter => {
-    exporter ??= new (require('@google-cloud/opentelemetry-cloud-trace-exporter') as typeof CloudTrace).TraceExporter({ projectId });
+    exporter ??= new (require('@google-cloud/opentelemetry-cloud-trace-exporter') as typeof CloudTrace).TraceExporter({
+      projectId,
+    });
     return exporter;
   };
   return {

@@ -9,7 +9,10 @@ import { fromHeaders, withSpan } from './trace';
  * header it runs as it is: a scheduled relay call or a sweep starts no trace
  * of its own (the relay's document spans take the documents' context).
  */
-export function tracedRequest(name: string, handler: (req: Request, res: Response) => Promise<void>): (req: Request, res: Response) => Promise<void> {
+export function tracedRequest(
+  name: string,
+  handler: (req: Request, res: Response) => Promise<void>,
+): (req: Request, res: Response) => Promise<void> {
   return (req, res) => {
     const parent = fromHeaders((h) => req.get(h));
     if (trace.getSpanContext(parent) === undefined) return handler(req, res);

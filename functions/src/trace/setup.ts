@@ -27,7 +27,12 @@ let installed: Tracing | undefined;
  * lost: spans of an instance shut down before its next export (the SIGTERM
  * hook tries one last flush).
  */
-const CLOUD_TRACE_BATCH = { scheduledDelayMillis: 500, maxExportBatchSize: 256, maxQueueSize: 4096, exportTimeoutMillis: 10_000 } as const;
+const CLOUD_TRACE_BATCH = {
+  scheduledDelayMillis: 500,
+  maxExportBatchSize: 256,
+  maxQueueSize: 4096,
+  exportTimeoutMillis: 10_000,
+} as const;
 
 /**
  * INBOX_TRACE_SAMPLE_RATIO as a sampler: a new trace (no parent) is recorded
@@ -53,8 +58,13 @@ export function setupTracing(config: TraceConfig, projectId: string, serviceName
   const processor =
     config.exporter.kind === 'file'
       ? // One line per span, written as the span ends: a local bench or test reads it without waiting for a flush.
-        new sdk.SimpleSpanProcessor((require('./file-exporter') as typeof import('./file-exporter')).fileSpanExporter(config.exporter.path))
-      : new sdk.BatchSpanProcessor((require('./cloud-trace') as typeof import('./cloud-trace')).lazyCloudTraceExporter(projectId), CLOUD_TRACE_BATCH);
+        new sdk.SimpleSpanProcessor(
+          (require('./file-exporter') as typeof import('./file-exporter')).fileSpanExporter(config.exporter.path),
+        )
+      : new sdk.BatchSpanProcessor(
+          (require('./cloud-trace') as typeof import('./cloud-trace')).lazyCloudTraceExporter(projectId),
+          CLOUD_TRACE_BATCH,
+        );
   const provider = new sdk.BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': serviceName, 'cloud.account.id': projectId }),
     sampler: traceSampler(config.sampleRatio),

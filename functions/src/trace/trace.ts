@@ -7,7 +7,16 @@
  * without it (a test building a handler, the CLI) every call here is the
  * OpenTelemetry API's no-op and costs next to nothing.
  */
-import { type Attributes, type Context, context, ROOT_CONTEXT, type Span, SpanStatusCode, trace, type TextMapGetter } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  context,
+  ROOT_CONTEXT,
+  type Span,
+  SpanStatusCode,
+  trace,
+  type TextMapGetter,
+} from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 
 /** Where a span hangs: an extracted context (a message's, a request's, a document's), or whatever span is active now. */
@@ -22,7 +31,10 @@ const W3C = new W3CTraceContextPropagator();
 /** A flat carrier (headers, attributes) read under a prefix: the Pub/Sub client writes `googclient_traceparent`. */
 function prefixedGetter(prefix: string): TextMapGetter<Readonly<Record<string, string | undefined>>> {
   return {
-    keys: (carrier) => Object.keys(carrier).filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length)),
+    keys: (carrier) =>
+      Object.keys(carrier)
+        .filter((k) => k.startsWith(prefix))
+        .map((k) => k.slice(prefix.length)),
     get: (carrier, key) => carrier[`${prefix}${key}`],
   };
 }
@@ -58,7 +70,11 @@ export function fromHeaders(header: (name: string) => string | undefined): Conte
 /** The active span's context as W3C headers (`traceparent`, and `tracestate` if any); empty without a valid span. */
 export function traceHeaders(ctx: Context = context.active()): Record<string, string> {
   const carrier: Record<string, string> = {};
-  W3C.inject(ctx, carrier, { set: (_c, k, v) => { carrier[k] = v; } });
+  W3C.inject(ctx, carrier, {
+    set: (_c, k, v) => {
+      carrier[k] = v;
+    },
+  });
   return carrier;
 }
 
@@ -73,7 +89,12 @@ export function currentTraceparent(): string | null {
  * Inside `fn` the span is the active one: log lines carry it and the Cloud
  * Tasks created there carry it as their `traceparent` header.
  */
-export function withSpan<T>(name: string, parent: SpanParent, fn: (span: Span) => Promise<T>, attributes: Attributes = {}): Promise<T> {
+export function withSpan<T>(
+  name: string,
+  parent: SpanParent,
+  fn: (span: Span) => Promise<T>,
+  attributes: Attributes = {},
+): Promise<T> {
   const ctx = parent === 'active' ? context.active() : parent;
   // The global provider is read per call: setup.ts sets it after this module is loaded.
   return trace.getTracer(TRACER_NAME).startActiveSpan(name, { attributes }, ctx, async (span) => {

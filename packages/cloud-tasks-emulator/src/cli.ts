@@ -26,7 +26,8 @@ export interface CliArgs {
   readonly quiet: boolean;
 }
 
-const portOf = (value: string): number | undefined => (/^\d{1,5}$/.test(value) && Number(value) <= 65535 ? Number(value) : undefined);
+const portOf = (value: string): number | undefined =>
+  /^\d{1,5}$/.test(value) && Number(value) <= 65535 ? Number(value) : undefined;
 
 /** Parses the arguments; undefined on anything it does not know (the caller prints the usage). */
 export function parseArgs(argv: readonly string[]): CliArgs | undefined {
@@ -74,7 +75,9 @@ export async function runCli(argv: readonly string[], extras: CliExtras = {}): P
   console.log(`CLOUD_TASKS_EMULATOR_OIDC_CERTS_URL=${emulator.oidc.certsUrl}`);
   for (const name of emulator.createdQueues) console.error(`# created queue ${name}`);
   if (emulator.createdQueues.length === 0) {
-    console.error('# no queues: CreateTask answers NOT_FOUND until a client creates one (CreateQueue), or start with --queue=projects/P/locations/L/queues/Q');
+    console.error(
+      '# no queues: CreateTask answers NOT_FOUND until a client creates one (CreateQueue), or start with --queue=projects/P/locations/L/queues/Q',
+    );
   }
   extras.started?.(emulator);
   console.error('# cloud tasks emulator ready; Ctrl-C stops it');

@@ -41,11 +41,16 @@ export interface QueueConfig {
 }
 
 /** Defaults of a queue created through the API (see `gcloud tasks queues describe`). */
-export const DEFAULT_RATE: RateSettings = { maxDispatchesPerSecond: 500, maxBurstSize: 100, maxConcurrentDispatches: 1000 };
+export const DEFAULT_RATE: RateSettings = {
+  maxDispatchesPerSecond: 500,
+  maxBurstSize: 100,
+  maxConcurrentDispatches: 1000,
+};
 
 // proto3 cannot tell an unset int32 from 0, and Cloud Tasks treats both as
 // "pick the default", so 0 means default throughout.
-const orDefault = (value: number | undefined, fallback: number): number => (value === undefined || value === 0 ? fallback : value);
+const orDefault = (value: number | undefined, fallback: number): number =>
+  value === undefined || value === 0 ? fallback : value;
 
 function durationOrDefault(value: SecondsNanos | undefined, fallback: number, field: string): number {
   const ms = toMs(value);
@@ -58,7 +63,11 @@ function retryFrom(msg: RetryConfigMsg | undefined): RetryPolicy {
   return {
     maxAttempts: orDefault(m.maxAttempts, DEFAULT_RETRY_POLICY.maxAttempts),
     // Unlike the others, 0 is meaningful here ("no age limit") and is also the default.
-    maxRetryDurationMs: durationOrDefault(m.maxRetryDuration, DEFAULT_RETRY_POLICY.maxRetryDurationMs, 'maxRetryDuration'),
+    maxRetryDurationMs: durationOrDefault(
+      m.maxRetryDuration,
+      DEFAULT_RETRY_POLICY.maxRetryDurationMs,
+      'maxRetryDuration',
+    ),
     minBackoffMs: durationOrDefault(m.minBackoff, DEFAULT_RETRY_POLICY.minBackoffMs, 'minBackoff'),
     maxBackoffMs: durationOrDefault(m.maxBackoff, DEFAULT_RETRY_POLICY.maxBackoffMs, 'maxBackoff'),
     maxDoublings: orDefault(m.maxDoublings, DEFAULT_RETRY_POLICY.maxDoublings),
@@ -148,7 +157,9 @@ export function updateQueueConfig(current: QueueConfig, msg: QueueMsg, paths: re
 }
 
 /** The `retryConfig`/`rateLimits` part of a Queue message. */
-export function queueConfigMsg(config: QueueConfig): Pick<QueueMsg, 'retryConfig' | 'rateLimits' | 'stackdriverLoggingConfig' | 'appEngineRoutingOverride'> {
+export function queueConfigMsg(
+  config: QueueConfig,
+): Pick<QueueMsg, 'retryConfig' | 'rateLimits' | 'stackdriverLoggingConfig' | 'appEngineRoutingOverride'> {
   const { retry, rate } = config;
   return {
     retryConfig: {

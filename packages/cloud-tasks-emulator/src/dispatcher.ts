@@ -130,15 +130,26 @@ export class Dispatcher {
     const headers = dispatchHeaders(q, t, retryCount);
     // Cloud Tasks mints a fresh token for every attempt, for the task's account and audience.
     const { auth } = t.http;
-    if (auth?.kind === 'oidc') headers['Authorization'] = `Bearer ${this.signToken({ serviceAccountEmail: auth.serviceAccountEmail, audience: auth.audience })}`;
+    if (auth?.kind === 'oidc')
+      headers['Authorization'] =
+        `Bearer ${this.signToken({ serviceAccountEmail: auth.serviceAccountEmail, audience: auth.audience })}`;
     const request: OutgoingRequest = { url: t.http.url, method: t.http.method, headers, body: t.http.body };
-    const fault = this.faults.takeDispatchFault({ task: t.name, queue: q.name, url: t.http.url, attempt: t.dispatchCount });
+    const fault = this.faults.takeDispatchFault({
+      task: t.name,
+      queue: q.name,
+      url: t.http.url,
+      attempt: t.dispatchCount,
+    });
     const ac = new AbortController();
     this.inflight.add(ac);
     const sent: Promise<HttpOutcome> =
       fault === undefined
         ? sendHttp(request, t.deadlineMs, ac.signal)
-        : Promise.resolve(fault === 'connection-refused' ? { error: 'connect ECONNREFUSED (injected)', kind: 'connection' } : { status: fault });
+        : Promise.resolve(
+            fault === 'connection-refused'
+              ? { error: 'connect ECONNREFUSED (injected)', kind: 'connection' }
+              : { status: fault },
+          );
     sent
       .then((outcome) => {
         this.inflight.delete(ac);
@@ -163,7 +174,8 @@ export class Dispatcher {
     const registry = this.registry();
     const ok = 'status' in outcome && outcome.status >= 200 && outcome.status < 300;
     let result: DispatchRecord['outcome'];
-    if (!registry.isLive(t)) result = 'discarded'; // deleted or purged meanwhile, or done through RunTask
+    if (!registry.isLive(t))
+      result = 'discarded'; // deleted or purged meanwhile, or done through RunTask
     else if (ok) result = 'completed';
     else {
       const policy = registry.queue(t.queue).config.retry;
@@ -189,7 +201,9 @@ export class Dispatcher {
     };
     this.log.push(entry);
     const what = entry.status !== undefined ? `HTTP ${entry.status}` : `error: ${entry.error ?? ''}`;
-    this.logLine(`dispatch ${shortName(t.name)} #${number} ${t.http.method} ${t.http.url} -> ${what}${injected ? ' (injected)' : ''}; ${result}`);
+    this.logLine(
+      `dispatch ${shortName(t.name)} #${number} ${t.http.method} ${t.http.url} -> ${what}${injected ? ' (injected)' : ''}; ${result}`,
+    );
     this.pump();
   }
 

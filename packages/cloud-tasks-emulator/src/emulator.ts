@@ -103,12 +103,19 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
   const oidc = await startOidcIssuer(opts.oidc);
   // The registry reports changes to the dispatcher, which reads the registry;
   // neither calls the other before both exist.
-  const dispatcher = new Dispatcher(() => reg, faults, log, (request) => oidc.sign(request));
+  const dispatcher = new Dispatcher(
+    () => reg,
+    faults,
+    log,
+    (request) => oidc.sign(request),
+  );
   const reg = new Registry(opts.tombstoneMs ?? 3_600_000, () => dispatcher.requestPump());
   let createdQueues: string[];
   try {
     // Validated exactly as a CreateQueue call (a bad name or setting throws its RpcError here).
-    createdQueues = (opts.queues ?? []).map((queue) => reg.createQueue(parseQueueName(queue.name).location, queue).name);
+    createdQueues = (opts.queues ?? []).map(
+      (queue) => reg.createQueue(parseQueueName(queue.name).location, queue).name,
+    );
   } catch (err) {
     await oidc.close();
     throw err;
@@ -147,7 +154,14 @@ export async function startCloudTasksEmulator(opts: CloudTasksEmulatorOptions = 
   return {
     host,
     port,
-    oidc: { issuer: oidc.issuer, certsUrl: oidc.certsUrl, jwksUrl: oidc.jwksUrl, kid: oidc.kid, sign: (r) => oidc.sign(r), claims: (r) => oidc.claims(r) },
+    oidc: {
+      issuer: oidc.issuer,
+      certsUrl: oidc.certsUrl,
+      jwksUrl: oidc.jwksUrl,
+      kid: oidc.kid,
+      sign: (r) => oidc.sign(r),
+      claims: (r) => oidc.claims(r),
+    },
     createdQueues,
     failNextCreateTask: (count, code) => faults.failNextCreateTask(count, code),
     failDispatches: (rule, fault) => faults.failDispatches(rule, fault),

@@ -55,7 +55,9 @@ export class Faults {
    */
   failDispatches(rule: number | DispatchFilter, fault: DispatchFault = 503): () => void {
     const entry: DispatchRule =
-      typeof rule === 'number' ? { remaining: rule, filter: () => true, fault } : { remaining: Infinity, filter: rule, fault };
+      typeof rule === 'number'
+        ? { remaining: rule, filter: () => true, fault }
+        : { remaining: Infinity, filter: rule, fault };
     this.dispatchRules.push(entry);
     return () => {
       const i = this.dispatchRules.indexOf(entry);

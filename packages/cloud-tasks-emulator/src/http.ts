@@ -13,8 +13,7 @@ export interface OutgoingRequest {
 
 /** What one attempt produced: an HTTP status, or no response at all. */
 export type HttpOutcome =
-  | { readonly status: number }
-  | { readonly error: string; readonly kind: 'deadline' | 'connection' | 'aborted' };
+  { readonly status: number } | { readonly error: string; readonly kind: 'deadline' | 'connection' | 'aborted' };
 
 /**
  * Sends one attempt and settles on the response status line, or on the
@@ -73,7 +72,10 @@ export function sendHttp(req: OutgoingRequest, deadlineMs: number, signal?: Abor
 /** The google.rpc.Status Cloud Tasks reports for an attempt (HTTP → gRPC code as in google/rpc/code.proto). */
 export function rpcStatus(outcome: HttpOutcome): { code: number; message: string } {
   if (!('status' in outcome)) {
-    return { code: outcome.kind === 'deadline' ? status.DEADLINE_EXCEEDED : status.UNAVAILABLE, message: outcome.error };
+    return {
+      code: outcome.kind === 'deadline' ? status.DEADLINE_EXCEEDED : status.UNAVAILABLE,
+      message: outcome.error,
+    };
   }
   const s = outcome.status;
   const byStatus: Record<number, status> = {

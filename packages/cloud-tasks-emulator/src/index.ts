@@ -18,12 +18,24 @@
 import * as grpc from '@grpc/grpc-js';
 import { CloudTasksClient } from '@google-cloud/tasks';
 
-export { startCloudTasksEmulator, type CloudTasksEmulator, type CloudTasksEmulatorOptions, type EmulatorTask } from './emulator';
+export {
+  startCloudTasksEmulator,
+  type CloudTasksEmulator,
+  type CloudTasksEmulatorOptions,
+  type EmulatorTask,
+} from './emulator';
 export type { DispatchRecord } from './dispatcher';
 export type { DispatchAttemptInfo, DispatchFault, DispatchFilter } from './faults';
 export type { QueueMsg, RetryConfigMsg, RateLimitsMsg } from './messages';
 export { parseArgs, runCli, runCliAsProcess, type CliArgs, type CliExtras } from './cli';
-export { startOidcIssuer, uniqueIdOf, type OidcClaims, type OidcIssuer, type OidcOptions, type TokenRequest } from './oidc';
+export {
+  startOidcIssuer,
+  uniqueIdOf,
+  type OidcClaims,
+  type OidcIssuer,
+  type OidcOptions,
+  type TokenRequest,
+} from './oidc';
 export { DEFAULT_RETRY_POLICY, retryDelayMs, shouldGiveUp, type RetryPolicy } from './backoff';
 
 /** The client options that aim a CloudTasksClient at a plaintext endpoint such as the emulator. */

@@ -40,7 +40,8 @@ export interface QueueMsg {
   stackdriverLoggingConfig?: { samplingRatio?: number } | undefined;
 }
 
-export type HttpMethodName = 'HTTP_METHOD_UNSPECIFIED' | 'POST' | 'GET' | 'HEAD' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
+export type HttpMethodName =
+  'HTTP_METHOD_UNSPECIFIED' | 'POST' | 'GET' | 'HEAD' | 'PUT' | 'DELETE' | 'PATCH' | 'OPTIONS';
 
 export interface OidcTokenMsg {
   serviceAccountEmail?: string;

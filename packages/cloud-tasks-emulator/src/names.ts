@@ -13,7 +13,8 @@ export class RpcError extends Error {
 }
 
 export const invalid = (message: string): RpcError => new RpcError(status.INVALID_ARGUMENT, message);
-export const notFound = (what: string): RpcError => new RpcError(status.NOT_FOUND, `Requested entity was not found: ${what}`);
+export const notFound = (what: string): RpcError =>
+  new RpcError(status.NOT_FOUND, `Requested entity was not found: ${what}`);
 
 // Character sets from the Task.name / Queue.name documentation in task.proto and queue.proto.
 const PROJECT = '[A-Za-z0-9\\-:.]+';
@@ -50,7 +51,9 @@ export function parseTaskName(name: string | undefined): { queue: string; taskId
   const m = name === undefined ? null : TASK_NAME.exec(name);
   const [, queue, taskId] = m ?? [];
   if (queue === undefined || taskId === undefined) {
-    throw invalid(`Invalid task name "${name ?? ''}"; expected projects/PROJECT_ID/locations/LOCATION_ID/queues/QUEUE_ID/tasks/TASK_ID`);
+    throw invalid(
+      `Invalid task name "${name ?? ''}"; expected projects/PROJECT_ID/locations/LOCATION_ID/queues/QUEUE_ID/tasks/TASK_ID`,
+    );
   }
   parseQueueName(queue);
   if (!TASK_ID.test(taskId)) {

@@ -88,7 +88,10 @@ function keyDocuments(kid: string, publicKey: KeyObject): { pem: Record<string, 
 export async function startOidcIssuer(options: OidcOptions = {}): Promise<OidcIssuer> {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   // Like Google's key ids: derived from the key, so a restarted emulator (a new key) never reuses one.
-  const kid = createHash('sha256').update(publicKey.export({ type: 'spki', format: 'der' })).digest('hex').slice(0, 40);
+  const kid = createHash('sha256')
+    .update(publicKey.export({ type: 'spki', format: 'der' }))
+    .digest('hex')
+    .slice(0, 40);
   const docs = keyDocuments(kid, publicKey);
   let issuer = options.issuer ?? '';
   let base = '';
@@ -105,9 +108,17 @@ export async function startOidcIssuer(options: OidcOptions = {}): Promise<OidcIs
     if (route === '/oauth2/v1/certs') return send(200, docs.pem);
     if (route === '/oauth2/v3/certs') return send(200, docs.jwks);
     if (route === '/.well-known/openid-configuration') {
-      return send(200, { issuer, jwks_uri: `${base}/oauth2/v3/certs`, id_token_signing_alg_values_supported: ['RS256'], subject_types_supported: ['public'], response_types_supported: ['id_token'] });
+      return send(200, {
+        issuer,
+        jwks_uri: `${base}/oauth2/v3/certs`,
+        id_token_signing_alg_values_supported: ['RS256'],
+        subject_types_supported: ['public'],
+        response_types_supported: ['id_token'],
+      });
     }
-    return send(404, { error: `no such document ${route}; the keys are at /oauth2/v1/certs (PEM) and /oauth2/v3/certs (JWKS)` });
+    return send(404, {
+      error: `no such document ${route}; the keys are at /oauth2/v1/certs (PEM) and /oauth2/v3/certs (JWKS)`,
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -47,15 +47,21 @@ export function installedPackageDir(name: string): string {
     const manifest = path.join(dir, name, 'package.json');
     if (!existsSync(manifest)) continue;
     const declared: unknown = JSON.parse(readFileSync(manifest, 'utf8'));
-    if (typeof declared === 'object' && declared !== null && (declared as { name?: unknown }).name === name) return path.dirname(manifest);
+    if (typeof declared === 'object' && declared !== null && (declared as { name?: unknown }).name === name)
+      return path.dirname(manifest);
   }
-  throw new Error(`${name} is not installed where ${__dirname} can see it; it is a dependency of @inbox/cloud-tasks-emulator (run npm ci at the repository root)`);
+  throw new Error(
+    `${name} is not installed where ${__dirname} can see it; it is a dependency of @inbox/cloud-tasks-emulator (run npm ci at the repository root)`,
+  );
 }
 
 /** `dir/build/protos`, after checking that it holds `file`: a changed package layout fails here, by name. */
 function protosOf(pkg: string, file: string): string {
   const dir = path.join(installedPackageDir(pkg), 'build', 'protos');
-  if (!existsSync(path.join(dir, file))) throw new Error(`${pkg} no longer ships ${file} under build/protos (looked in ${dir}); protos.ts must follow its new layout`);
+  if (!existsSync(path.join(dir, file)))
+    throw new Error(
+      `${pkg} no longer ships ${file} under build/protos (looked in ${dir}); protos.ts must follow its new layout`,
+    );
   return dir;
 }
 

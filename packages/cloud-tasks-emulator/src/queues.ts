@@ -54,7 +54,8 @@ export class Registry {
     if (queueLocation !== location) throw invalid(`Queue name ${msg.name ?? ''} is not in ${location}`);
     const name = msg.name ?? '';
     // Unlike Cloud Tasks, a deleted queue's name is reusable at once (tests recreate queues).
-    if (this.queues.has(name)) throw new RpcError(status.ALREADY_EXISTS, `Requested entity already exists: queue ${name}`);
+    if (this.queues.has(name))
+      throw new RpcError(status.ALREADY_EXISTS, `Requested entity already exists: queue ${name}`);
     const q: QueueRecord = { name, config: queueConfigFrom(msg), state: 'RUNNING', tasks: new Map() };
     this.queues.set(name, q);
     return q;
@@ -67,7 +68,12 @@ export class Registry {
     const name = msg.name ?? '';
     const existing = this.queues.get(name);
     if (existing === undefined) {
-      const q: QueueRecord = { name, config: updateQueueConfig(queueConfigFrom({}), msg, paths), state: 'RUNNING', tasks: new Map() };
+      const q: QueueRecord = {
+        name,
+        config: updateQueueConfig(queueConfigFrom({}), msg, paths),
+        state: 'RUNNING',
+        tasks: new Map(),
+      };
       this.queues.set(name, q);
       return q;
     }
@@ -76,13 +82,19 @@ export class Registry {
     return existing;
   }
 
-  listQueues(parent: string | undefined, filter: string | undefined, pageSize?: number, pageToken?: string): Page<QueueRecord> {
+  listQueues(
+    parent: string | undefined,
+    filter: string | undefined,
+    pageSize?: number,
+    pageToken?: string,
+  ): Page<QueueRecord> {
     const location = checkLocationName(parent);
     let state: string | undefined;
     if (filter !== undefined && filter !== '') {
       // The only filter Cloud Tasks documents for ListQueues: "state: PAUSED".
       const m = /^\s*state\s*[:=]\s*(RUNNING|PAUSED|DISABLED)\s*$/.exec(filter);
-      if (m === null) throw invalid(`Unsupported filter "${filter}"; the emulator understands "state: RUNNING|PAUSED|DISABLED"`);
+      if (m === null)
+        throw invalid(`Unsupported filter "${filter}"; the emulator understands "state: RUNNING|PAUSED|DISABLED"`);
       state = m[1];
     }
     const all = [...this.queues.values()]
@@ -126,7 +138,10 @@ export class Registry {
       if (q.tasks.has(name)) throw new RpcError(status.ALREADY_EXISTS, `Requested entity already exists: task ${name}`);
       const until = this.tombstones.get(name);
       if (until !== undefined && until > this.now()) {
-        throw new RpcError(status.ALREADY_EXISTS, 'The task cannot be created because a task with this name existed too recently.');
+        throw new RpcError(
+          status.ALREADY_EXISTS,
+          'The task cannot be created because a task with this name existed too recently.',
+        );
       }
       this.tombstones.delete(name);
     } else {

@@ -101,7 +101,8 @@ export function cloudTasksHandlers(ctx: HandlerContext): grpc.UntypedServiceImpl
     CreateTask: (raw) => {
       // Injected failures come first: the call fails as a whole and creates nothing.
       const injected = faults.takeCreateTaskFailure();
-      if (injected !== undefined) throw new RpcError(injected, `injected CreateTask failure (${grpc.status[injected]})`);
+      if (injected !== undefined)
+        throw new RpcError(injected, `injected CreateTask failure (${grpc.status[injected]})`);
       const r = asMessage<CreateTaskRequest>(raw);
       return taskMsg(registry.createTask(r.parent, r.task), r.responseView);
     },

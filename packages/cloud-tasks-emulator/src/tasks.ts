@@ -69,7 +69,8 @@ export const MAX_SCHEDULE_AHEAD_MS = 720 * 60 * 60_000;
 
 function httpTargetFrom(req: HttpRequestMsg): HttpTarget {
   const url = req.url ?? '';
-  if (!/^https?:\/\//i.test(url)) throw invalid(`HttpRequest.url must begin with "http://" or "https://", got "${url}"`);
+  if (!/^https?:\/\//i.test(url))
+    throw invalid(`HttpRequest.url must begin with "http://" or "https://", got "${url}"`);
   if (url.length > MAX_URL_LENGTH) throw invalid(`HttpRequest.url is longer than ${MAX_URL_LENGTH} characters`);
   try {
     new URL(url);
@@ -95,11 +96,16 @@ function httpTargetFrom(req: HttpRequestMsg): HttpTarget {
     // Cloud Tasks: "If not specified, the URI specified in target will be used."
     const o = req.oidcToken;
     // Cloud Tasks needs the account to sign as; a token without one would carry no email to check.
-    if (o.serviceAccountEmail === undefined || o.serviceAccountEmail === '') throw invalid('HttpRequest.oidcToken.serviceAccountEmail is required');
+    if (o.serviceAccountEmail === undefined || o.serviceAccountEmail === '')
+      throw invalid('HttpRequest.oidcToken.serviceAccountEmail is required');
     auth = { kind: 'oidc', serviceAccountEmail: o.serviceAccountEmail, audience: o.audience || url };
   } else if (req.oauthToken !== undefined) {
     const o = req.oauthToken;
-    auth = { kind: 'oauth', serviceAccountEmail: o.serviceAccountEmail ?? '', scope: o.scope || 'https://www.googleapis.com/auth/cloud-platform' };
+    auth = {
+      kind: 'oauth',
+      serviceAccountEmail: o.serviceAccountEmail ?? '',
+      scope: o.scope || 'https://www.googleapis.com/auth/cloud-platform',
+    };
   }
   return { url, method, headers, body, auth };
 }
@@ -122,7 +128,9 @@ export function newTaskRecord(name: string, queue: string, msg: TaskMsg, nowMs: 
   // "If schedule_time is not set or is in the past then Cloud Tasks will set it to the current time."
   const requestedMs = toMs(msg.scheduleTime) ?? 0;
   if (requestedMs > nowMs + MAX_SCHEDULE_AHEAD_MS) {
-    throw invalid(`The Task.scheduleTime, ${new Date(requestedMs).toISOString()}, is too far in the future. Schedule time must be no more than 720h in the future.`);
+    throw invalid(
+      `The Task.scheduleTime, ${new Date(requestedMs).toISOString()}, is too far in the future. Schedule time must be no more than 720h in the future.`,
+    );
   }
   const scheduleMs = Math.max(nowMs, requestedMs);
   return {

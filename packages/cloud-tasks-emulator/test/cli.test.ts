@@ -17,7 +17,8 @@ interface Cli {
 /** Every CLI a test started: one a failed test leaves running is stopped after it, so the run ends. */
 const started: ChildProcess[] = [];
 afterEach(() => {
-  for (const child of started.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of started.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
 function startCli(args: readonly string[]): Cli {
@@ -31,17 +32,22 @@ function startCli(args: readonly string[]): Cli {
 }
 
 /** The value of `KEY=value` on the CLI's stdout. */
-const printed = (cli: Cli, key: string): string | undefined => new RegExp(`^${key}=(\\S+)$`, 'm').exec(cli.out.stdout)?.[1];
+const printed = (cli: Cli, key: string): string | undefined =>
+  new RegExp(`^${key}=(\\S+)$`, 'm').exec(cli.out.stdout)?.[1];
 
 test('queues given at start exist at once, with their settings, as CreateQueue would make them', async () => {
   const jobs = uniqueQueue('jobs');
   const relay = uniqueQueue('relay');
-  const emulator = await startCloudTasksEmulator({ queues: [{ name: jobs, retryConfig: { maxAttempts: 7 } }, { name: relay }] });
+  const emulator = await startCloudTasksEmulator({
+    queues: [{ name: jobs, retryConfig: { maxAttempts: 7 } }, { name: relay }],
+  });
   const client = emulatorClient(emulator.host);
   try {
     expect(emulator.createdQueues).toEqual([jobs, relay]);
     const [queues] = await client.listQueues({ parent: PARENT });
-    expect(queues.map((q) => [q.name, q.retryConfig?.maxAttempts])).toEqual([jobs, relay].sort().map((n) => [n, n === jobs ? 7 : 100]));
+    expect(queues.map((q) => [q.name, q.retryConfig?.maxAttempts])).toEqual(
+      [jobs, relay].sort().map((n) => [n, n === jobs ? 7 : 100]),
+    );
   } finally {
     await client.close();
     await emulator.stop();
@@ -65,7 +71,9 @@ test('the CLI creates the --queue queues, says so, prints where it is, and stops
     expect(cli.out.stderr).toContain(`# created queue ${queue}\n`);
     expect(cli.out.stderr).not.toContain('no queues');
     const host = printed(cli, 'CLOUD_TASKS_EMULATOR_HOST') ?? '';
-    expect(printed(cli, 'CLOUD_TASKS_EMULATOR_OIDC_CERTS_URL')).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/oauth2\/v1\/certs$/);
+    expect(printed(cli, 'CLOUD_TASKS_EMULATOR_OIDC_CERTS_URL')).toMatch(
+      /^http:\/\/127\.0\.0\.1:\d+\/oauth2\/v1\/certs$/,
+    );
     const client = emulatorClient(host);
     try {
       const [found] = await client.getQueue({ name: queue });
@@ -91,13 +99,15 @@ test('started without queues, the CLI says that CreateTask will answer NOT_FOUND
 });
 
 test('the CLI refuses what it does not know with its usage (exit 2), and a bad queue name with its reason (exit 1)', async () => {
-  expect(parseArgs(['--port=8123', '--queue=a', '--queue=b', '--oidc-issuer=https://x.test', '--oidc-port=0'])).toEqual({
-    port: 8123,
-    queues: ['a', 'b'],
-    issuer: 'https://x.test',
-    oidcPort: 0,
-    quiet: false,
-  });
+  expect(parseArgs(['--port=8123', '--queue=a', '--queue=b', '--oidc-issuer=https://x.test', '--oidc-port=0'])).toEqual(
+    {
+      port: 8123,
+      queues: ['a', 'b'],
+      issuer: 'https://x.test',
+      oidcPort: 0,
+      quiet: false,
+    },
+  );
   for (const bad of [['--port=70000'], ['--queue='], ['--queues=a'], ['extra']]) expect(parseArgs(bad)).toBeUndefined();
   const usage = startCli(['--nope']);
   expect(await usage.exited()).toBe(2);

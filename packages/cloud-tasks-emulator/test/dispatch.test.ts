@@ -50,7 +50,12 @@ it('dispatches a named task with its method, body and headers plus the X-CloudTa
       httpRequest: {
         url: `${target.base}/steps/1?x=y`,
         httpMethod: 'PUT',
-        headers: { 'Content-Type': 'application/json', 'X-Trace': 'abc', 'X-CloudTasks-TaskName': 'spoofed', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+        headers: {
+          'Content-Type': 'application/json',
+          'X-Trace': 'abc',
+          'X-CloudTasks-TaskName': 'spoofed',
+          traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+        },
         body: Buffer.from('{"hello":"world"}'),
       },
     },
@@ -75,12 +80,21 @@ it('dispatches a named task with its method, body and headers plus the X-CloudTa
     'x-cloudtasks-taskexecutioncount': '0',
   });
   const eta = Number(req?.headers['x-cloudtasks-tasketa']);
-  expect(eta * 1000).toBeCloseTo(Number(created.scheduleTime?.seconds) * 1000 + (created.scheduleTime?.nanos ?? 0) / 1e6, -1);
+  expect(eta * 1000).toBeCloseTo(
+    Number(created.scheduleTime?.seconds) * 1000 + (created.scheduleTime?.nanos ?? 0) / 1e6,
+    -1,
+  );
 
   // Completed: gone, and its name stays taken.
   expect(await codeOf(client.getTask({ name }))).toBe(NOT_FOUND);
-  expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(ALREADY_EXISTS);
-  expect(emulator.dispatchLog.find((d) => d.task === name)).toMatchObject({ status: 200, attempt: 1, outcome: 'completed' });
+  expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(
+    ALREADY_EXISTS,
+  );
+  expect(emulator.dispatchLog.find((d) => d.task === name)).toMatchObject({
+    status: 200,
+    attempt: 1,
+    outcome: 'completed',
+  });
 });
 
 it('gives unnamed tasks a generated id and answers ALREADY_EXISTS for a live duplicate name', async () => {
@@ -90,10 +104,14 @@ it('gives unnamed tasks a generated id and answers ALREADY_EXISTS for a live dup
   expect(unnamed.name).toMatch(new RegExp(`^${queue}/tasks/\\d+$`));
   const name = `${queue}/tasks/dup`;
   await client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } });
-  expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(ALREADY_EXISTS);
+  expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(
+    ALREADY_EXISTS,
+  );
   await client.resumeQueue({ name: queue });
   await emulator.idle();
-  expect(target.received.map((r) => r.headers['x-cloudtasks-taskname']).sort()).toEqual(['dup', unnamed.name?.split('/').pop()].sort());
+  expect(target.received.map((r) => r.headers['x-cloudtasks-taskname']).sort()).toEqual(
+    ['dup', unnamed.name?.split('/').pop()].sort(),
+  );
 });
 
 it('retries a failing target with growing backoff and counts retries in the headers', async () => {
@@ -114,7 +132,11 @@ it('retries a failing target with growing backoff and counts retries in the head
   expect(gap1).toBeGreaterThanOrEqual(90); // minBackoff 0.1 s
   expect(gap2).toBeGreaterThanOrEqual(190); // doubled
   expect(gap2).toBeGreaterThan(gap1);
-  expect(emulator.dispatchLog.filter((d) => d.task === name).map((d) => d.outcome)).toEqual(['retrying', 'retrying', 'completed']);
+  expect(emulator.dispatchLog.filter((d) => d.task === name).map((d) => d.outcome)).toEqual([
+    'retrying',
+    'retrying',
+    'completed',
+  ]);
 });
 
 it('deletes the task after maxAttempts and makes no further attempt', async () => {
@@ -128,7 +150,9 @@ it('deletes the task after maxAttempts and makes no further attempt', async () =
   expect(emulator.tasks(queue)).toEqual([]);
   expect(await codeOf(client.getTask({ name }))).toBe(NOT_FOUND);
   // The name of a task that ran out of attempts stays taken, too.
-  expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(ALREADY_EXISTS);
+  expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(
+    ALREADY_EXISTS,
+  );
 });
 
 it('numbers the attempts in the headers so a target can tell the last one (retry count = maxAttempts - 1), and counts non-5xx answers as executions', async () => {
@@ -141,7 +165,12 @@ it('numbers the attempts in the headers so a target can tell the last one (retry
   await emulator.idle();
   expect(target.received.map((r) => r.headers['x-cloudtasks-taskretrycount'])).toEqual(['0', '1', '2', '3']);
   expect(target.received.map((r) => r.headers['x-cloudtasks-taskexecutioncount'])).toEqual(['0', '0', '1', '1']);
-  expect(target.received.map((r) => r.headers['x-cloudtasks-taskpreviousresponse'])).toEqual([undefined, '503', '429', '503']);
+  expect(target.received.map((r) => r.headers['x-cloudtasks-taskpreviousresponse'])).toEqual([
+    undefined,
+    '503',
+    '429',
+    '503',
+  ]);
   // runJob's rule: retry count + 1 >= maxAttempts is the last attempt, after which the task is gone.
   expect(emulator.dispatchLog.filter((d) => d.task === name).map((d) => [d.attempt, d.outcome])).toEqual([
     [1, 'retrying'],
@@ -168,7 +197,11 @@ it('waits for a future scheduleTime', async () => {
   const name = `${queue}/tasks/later`;
   await client.createTask({
     parent: queue,
-    task: { name, scheduleTime: { seconds: Math.floor(dueMs / 1000), nanos: (dueMs % 1000) * 1e6 }, httpRequest: { url: target.base } },
+    task: {
+      name,
+      scheduleTime: { seconds: Math.floor(dueMs / 1000), nanos: (dueMs % 1000) * 1e6 },
+      httpRequest: { url: target.base },
+    },
   });
   const [pending] = await client.getTask({ name });
   expect(pending.dispatchCount).toBe(0);
@@ -180,15 +213,27 @@ it('waits for a future scheduleTime', async () => {
 
 it('refuses a scheduleTime more than 720 h ahead, as Cloud Tasks does, and takes one just inside it', async () => {
   const queue = await fastQueue();
-  const at = (ms: number): { seconds: number; nanos: number } => ({ seconds: Math.floor(ms / 1000), nanos: (ms % 1000) * 1e6 });
+  const at = (ms: number): { seconds: number; nanos: number } => ({
+    seconds: Math.floor(ms / 1000),
+    nanos: (ms % 1000) * 1e6,
+  });
   const hours720 = 720 * 60 * 60_000;
   const tooFar = Date.now() + hours720 + 60_000;
-  const refused = client.createTask({ parent: queue, task: { name: `${queue}/tasks/too-far`, scheduleTime: at(tooFar), httpRequest: { url: target.base } } });
-  await expect(refused).rejects.toMatchObject({ code: INVALID_ARGUMENT, details: expect.stringMatching(/is too far in the future\. Schedule time must be no more than 720h in the future/) });
+  const refused = client.createTask({
+    parent: queue,
+    task: { name: `${queue}/tasks/too-far`, scheduleTime: at(tooFar), httpRequest: { url: target.base } },
+  });
+  await expect(refused).rejects.toMatchObject({
+    code: INVALID_ARGUMENT,
+    details: expect.stringMatching(/is too far in the future\. Schedule time must be no more than 720h in the future/),
+  });
   // Refused means nothing was created: the name is still free.
   expect(emulator.tasks(queue).map((t) => t.name)).toEqual([]);
   const inside = Date.now() + hours720 - 60_000;
-  const [created] = await client.createTask({ parent: queue, task: { name: `${queue}/tasks/too-far`, scheduleTime: at(inside), httpRequest: { url: target.base } } });
+  const [created] = await client.createTask({
+    parent: queue,
+    task: { name: `${queue}/tasks/too-far`, scheduleTime: at(inside), httpRequest: { url: target.base } },
+  });
   expect(Number(created.scheduleTime?.seconds)).toBe(Math.floor(inside / 1000));
   await client.deleteTask({ name: created.name ?? '' });
 });
@@ -220,7 +265,10 @@ it('injects dispatch failures without calling the target', async () => {
 
   // Filter rules stay until removed; 'connection-refused' means no response at all.
   const off = emulator.failDispatches((a) => a.task.endsWith('/blocked'), 'connection-refused');
-  await client.createTask({ parent: queue, task: { name: `${queue}/tasks/blocked`, httpRequest: { url: target.base } } });
+  await client.createTask({
+    parent: queue,
+    task: { name: `${queue}/tasks/blocked`, httpRequest: { url: target.base } },
+  });
   await waitFor(() => attemptsOf(`${queue}/tasks/blocked`) >= 2, 'two refused attempts');
   off();
   await emulator.idle();
@@ -229,7 +277,7 @@ it('injects dispatch failures without calling the target', async () => {
   expect(blocked.slice(0, -1).every((d) => d.injected && d.error !== undefined)).toBe(true);
 });
 
-it('records a requested OIDC token and sends one signed for its account and audience instead of the caller\'s', async () => {
+it("records a requested OIDC token and sends one signed for its account and audience instead of the caller's", async () => {
   const queue = await fastQueue();
   await client.pauseQueue({ name: queue });
   const name = `${queue}/tasks/oidc`;
@@ -240,7 +288,10 @@ it('records a requested OIDC token and sends one signed for its account and audi
       httpRequest: {
         url: `${target.base}/secure`,
         headers: { Authorization: 'Bearer caller-supplied' },
-        oidcToken: { serviceAccountEmail: 'invoker@test-project.iam.gserviceaccount.com', audience: 'https://handler.example' },
+        oidcToken: {
+          serviceAccountEmail: 'invoker@test-project.iam.gserviceaccount.com',
+          audience: 'https://handler.example',
+        },
       },
     },
   });

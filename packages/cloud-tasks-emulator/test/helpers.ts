@@ -1,7 +1,12 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { CloudTasksClient } from '@google-cloud/tasks';
-import { emulatorClient, startCloudTasksEmulator, type CloudTasksEmulator, type CloudTasksEmulatorOptions } from '../src';
+import {
+  emulatorClient,
+  startCloudTasksEmulator,
+  type CloudTasksEmulator,
+  type CloudTasksEmulatorOptions,
+} from '../src';
 
 /** One request the dispatch target received. */
 export interface Received {
@@ -82,7 +87,11 @@ export async function deadUrl(): Promise<string> {
 }
 
 /** Polls `condition` until it is truthy; fails with `what` after `timeoutMs`. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);

@@ -4,7 +4,7 @@ import { cloudTasksService, installedPackageDir, protoIncludeDirs } from '../src
 
 /** Where the emulator's schema comes from: the installed client's own protos, found through this package's dependencies. */
 
-test('the protos come from the @google-cloud/tasks install the client code loads, and google-gax\'s common ones', () => {
+test("the protos come from the @google-cloud/tasks install the client code loads, and google-gax's common ones", () => {
   const [tasksProtos, gaxProtos] = protoIncludeDirs();
   const tasksDir = installedPackageDir('@google-cloud/tasks');
   expect(tasksProtos).toBe(`${tasksDir}${sep}build${sep}protos`);
@@ -12,7 +12,7 @@ test('the protos come from the @google-cloud/tasks install the client code loads
   expect(gaxProtos).toBe(`${installedPackageDir('google-gax')}${sep}build${sep}protos`);
 });
 
-test('the service the emulator serves has exactly the methods of the client\'s compiled CloudTasks service', () => {
+test("the service the emulator serves has exactly the methods of the client's compiled CloudTasks service", () => {
   const served = Object.keys(cloudTasksService()).sort();
   const compiled = Object.getOwnPropertyNames(protos.google.cloud.tasks.v2.CloudTasks.prototype)
     .filter((m) => m !== 'constructor')

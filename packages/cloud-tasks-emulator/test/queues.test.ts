@@ -47,8 +47,12 @@ describe('queues', () => {
     expect(await codeOf(client.createQueue({ parent: PARENT, queue: { name } }))).toBe(ALREADY_EXISTS);
     const unknown = `${PARENT}/queues/no-such-queue`;
     expect(await codeOf(client.getQueue({ name: unknown }))).toBe(NOT_FOUND);
-    expect(await codeOf(client.createTask({ parent: unknown, task: { httpRequest: { url: target.base } } }))).toBe(NOT_FOUND);
-    expect(await codeOf(client.createQueue({ parent: PARENT, queue: { name: `${PARENT}/queues/bad_name` } }))).toBe(INVALID_ARGUMENT);
+    expect(await codeOf(client.createTask({ parent: unknown, task: { httpRequest: { url: target.base } } }))).toBe(
+      NOT_FOUND,
+    );
+    expect(await codeOf(client.createQueue({ parent: PARENT, queue: { name: `${PARENT}/queues/bad_name` } }))).toBe(
+      INVALID_ARGUMENT,
+    );
     expect(await codeOf(client.getIamPolicy({ resource: name }))).toBe(12); // UNIMPLEMENTED
   });
 
@@ -98,13 +102,19 @@ describe('tasks', () => {
     await client.createQueue({ parent: PARENT, queue: { name: queue } });
     await client.pauseQueue({ name: queue });
     for (const id of ['a', 'b', 'c']) {
-      await client.createTask({ parent: queue, task: { name: `${queue}/tasks/${id}`, httpRequest: { url: target.base, body: Buffer.from(id) } } });
+      await client.createTask({
+        parent: queue,
+        task: { name: `${queue}/tasks/${id}`, httpRequest: { url: target.base, body: Buffer.from(id) } },
+      });
     }
     const [basic] = await client.listTasks({ parent: queue });
     expect(basic.map((t) => t.name?.split('/').pop()).sort()).toEqual(['a', 'b', 'c']);
     expect(basic.every((t) => t.view === 'BASIC' && (t.httpRequest?.body?.length ?? 0) === 0)).toBe(true);
     // Manual paging, FULL view: the bodies come back.
-    const [page1, next] = await client.listTasks({ parent: queue, responseView: 'FULL', pageSize: 2 }, { autoPaginate: false });
+    const [page1, next] = await client.listTasks(
+      { parent: queue, responseView: 'FULL', pageSize: 2 },
+      { autoPaginate: false },
+    );
     expect(page1).toHaveLength(2);
     expect(next?.pageToken).toBeTruthy();
     const [page2, end] = await client.listTasks({ ...next, parent: queue }, { autoPaginate: false });
@@ -117,7 +127,9 @@ describe('tasks', () => {
     expect(await codeOf(client.getTask({ name }))).toBe(NOT_FOUND);
     expect(await codeOf(client.deleteTask({ name }))).toBe(NOT_FOUND);
     expect((await client.listTasks({ parent: queue }))[0]).toHaveLength(2);
-    expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(ALREADY_EXISTS);
+    expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(
+      ALREADY_EXISTS,
+    );
 
     // After tombstoneMs (300 ms here) the name is free again.
     await waitFor(async () => {
@@ -137,16 +149,31 @@ describe('tasks', () => {
     const queue = uniqueQueue('valid');
     await client.createQueue({ parent: PARENT, queue: { name: queue } });
     const create = (task: object): Promise<unknown> => client.createTask({ parent: queue, task });
-    expect(await codeOf(create({ name: `${queue}/tasks/has.dot`, httpRequest: { url: target.base } }))).toBe(INVALID_ARGUMENT);
-    expect(await codeOf(create({ name: `${queue}/tasks/${'x'.repeat(501)}`, httpRequest: { url: target.base } }))).toBe(INVALID_ARGUMENT);
-    expect(await codeOf(create({ name: `${uniqueQueue()}/tasks/other-queue`, httpRequest: { url: target.base } }))).toBe(INVALID_ARGUMENT);
+    expect(await codeOf(create({ name: `${queue}/tasks/has.dot`, httpRequest: { url: target.base } }))).toBe(
+      INVALID_ARGUMENT,
+    );
+    expect(await codeOf(create({ name: `${queue}/tasks/${'x'.repeat(501)}`, httpRequest: { url: target.base } }))).toBe(
+      INVALID_ARGUMENT,
+    );
+    expect(
+      await codeOf(create({ name: `${uniqueQueue()}/tasks/other-queue`, httpRequest: { url: target.base } })),
+    ).toBe(INVALID_ARGUMENT);
     expect(await codeOf(create({ httpRequest: { url: 'ftp://example.com' } }))).toBe(INVALID_ARGUMENT);
-    expect(await codeOf(create({ httpRequest: { url: target.base, httpMethod: 'GET', body: Buffer.from('x') } }))).toBe(INVALID_ARGUMENT);
-    expect(await codeOf(create({ httpRequest: { url: target.base }, dispatchDeadline: { seconds: 5 } }))).toBe(INVALID_ARGUMENT);
+    expect(await codeOf(create({ httpRequest: { url: target.base, httpMethod: 'GET', body: Buffer.from('x') } }))).toBe(
+      INVALID_ARGUMENT,
+    );
+    expect(await codeOf(create({ httpRequest: { url: target.base }, dispatchDeadline: { seconds: 5 } }))).toBe(
+      INVALID_ARGUMENT,
+    );
     expect(await codeOf(create({ appEngineHttpRequest: { relativeUri: '/x' } }))).toBe(INVALID_ARGUMENT);
     expect(await codeOf(create({}))).toBe(INVALID_ARGUMENT);
-    expect(await codeOf(create({ httpRequest: { url: target.base, headers: { 'X-Bad': 'line\nbreak' } } }))).toBe(INVALID_ARGUMENT);
-    const [ok] = await client.createTask({ parent: queue, task: { name: `${queue}/tasks/${'x'.repeat(500)}`, httpRequest: { url: target.base } } });
+    expect(await codeOf(create({ httpRequest: { url: target.base, headers: { 'X-Bad': 'line\nbreak' } } }))).toBe(
+      INVALID_ARGUMENT,
+    );
+    const [ok] = await client.createTask({
+      parent: queue,
+      task: { name: `${queue}/tasks/${'x'.repeat(500)}`, httpRequest: { url: target.base } },
+    });
     expect(ok.name).toBeDefined();
     await emulator.idle();
   });
@@ -157,7 +184,9 @@ describe('tasks', () => {
     await client.pauseQueue({ name: queue });
     emulator.failNextCreateTask();
     const name = `${queue}/tasks/first`;
-    expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(UNAVAILABLE);
+    expect(await codeOf(client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } }))).toBe(
+      UNAVAILABLE,
+    );
     expect(emulator.tasks(queue)).toHaveLength(0);
     // Only the next call failed; the same name is accepted afterwards.
     await client.createTask({ parent: queue, task: { name, httpRequest: { url: target.base } } });

@@ -86,7 +86,17 @@ export async function startStorageEmulator(opts: StorageEmulatorOptions = {}): P
       }
     }
     const { method, path, query, bucket, object, op } = routed;
-    logged.push({ method, path, query, bucket, object, op, status: out.status, injected: injected !== undefined, at: Date.now() });
+    logged.push({
+      method,
+      path,
+      query,
+      bucket,
+      object,
+      op,
+      status: out.status,
+      injected: injected !== undefined,
+      at: Date.now(),
+    });
     log(`${req.method} ${req.url} -> ${out.status}${injected === undefined ? '' : ' (injected)'}`);
     return out;
   };
@@ -99,10 +109,22 @@ export async function startStorageEmulator(opts: StorageEmulatorOptions = {}): P
       if (size <= MAX_BODY_BYTES) chunks.push(chunk);
     });
     req.on('end', () => {
-      const incoming: Incoming = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: Buffer.concat(chunks) };
-      const reply = size > MAX_BODY_BYTES ? Promise.resolve(failure(new ApiFailure(413, 'uploadTooLarge', `Request body over ${MAX_BODY_BYTES} bytes`))) : answer(incoming);
+      const incoming: Incoming = {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers: req.headers,
+        body: Buffer.concat(chunks),
+      };
+      const reply =
+        size > MAX_BODY_BYTES
+          ? Promise.resolve(failure(new ApiFailure(413, 'uploadTooLarge', `Request body over ${MAX_BODY_BYTES} bytes`)))
+          : answer(incoming);
       reply
-        .catch((err: unknown) => failure(new ApiFailure(500, 'backendError', `emulator defect: ${err instanceof Error ? err.message : String(err)}`)))
+        .catch((err: unknown) =>
+          failure(
+            new ApiFailure(500, 'backendError', `emulator defect: ${err instanceof Error ? err.message : String(err)}`),
+          ),
+        )
         .then((out) => {
           if (res.destroyed) return;
           res.writeHead(out.status, { ...out.headers, 'content-length': String(out.body.length) });
@@ -138,7 +160,13 @@ export async function startStorageEmulator(opts: StorageEmulatorOptions = {}): P
     objects: (bucket) =>
       [...store.bucket(bucket).objects.values()]
         .sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)))
-        .map((o) => ({ bucket: o.bucket, name: o.name, generation: String(o.generation), contentType: o.contentType, data: o.data })),
+        .map((o) => ({
+          bucket: o.bucket,
+          name: o.name,
+          generation: String(o.generation),
+          contentType: o.contentType,
+          data: o.data,
+        })),
     stop: () => {
       stopping ??= new Promise<void>((resolve) => {
         faults.clear();

@@ -18,7 +18,17 @@ export interface RequestInfo {
   readonly op: RequestOp;
 }
 
-export type RequestOp = 'upload' | 'read' | 'stat' | 'delete' | 'list' | 'bucket.create' | 'bucket.get' | 'bucket.list' | 'bucket.delete' | 'unknown';
+export type RequestOp =
+  | 'upload'
+  | 'read'
+  | 'stat'
+  | 'delete'
+  | 'list'
+  | 'bucket.create'
+  | 'bucket.get'
+  | 'bucket.list'
+  | 'bucket.delete'
+  | 'unknown';
 
 /** One request as the emulator answered it. */
 export interface LoggedRequest extends RequestInfo {
@@ -57,8 +67,10 @@ export class Faults {
    * rule early.
    */
   failNext(count = 1, status = 503, filter: RequestFilter = ALL): () => void {
-    if (!Number.isInteger(count) || count < 1) throw new RangeError(`failNext: count must be a positive integer, got ${count}`);
-    if (!Number.isInteger(status) || status < 400 || status > 599) throw new RangeError(`failNext: status must be 4xx or 5xx, got ${status}`);
+    if (!Number.isInteger(count) || count < 1)
+      throw new RangeError(`failNext: count must be a positive integer, got ${count}`);
+    if (!Number.isInteger(status) || status < 400 || status > 599)
+      throw new RangeError(`failNext: status must be 4xx or 5xx, got ${status}`);
     const rule: FailRule = { remaining: count, status, filter };
     this.failRules.push(rule);
     return () => remove(this.failRules, rule);

@@ -10,7 +10,12 @@
  *   ...
  *   await emulator.stop();
  */
-export { startStorageEmulator, type EmulatorObject, type StorageEmulator, type StorageEmulatorOptions } from './emulator';
+export {
+  startStorageEmulator,
+  type EmulatorObject,
+  type StorageEmulator,
+  type StorageEmulatorOptions,
+} from './emulator';
 export type { LoggedRequest, RequestFilter, RequestInfo, RequestOp } from './faults';
 export { crc32c, hashesOf, type ObjectHashes } from './hashes';
 export { parseArgs, runCli, runCliAsProcess, type CliArgs } from './cli';

@@ -35,7 +35,8 @@ export function parseMultipart(contentType: string | undefined, body: Buffer): M
     parts.push(body.subarray(at, next));
     at = next + CRLF.length;
   }
-  if (parts.length !== 2) throw fail.invalid(`Multipart upload must have 2 parts (metadata, media), got ${parts.length}.`);
+  if (parts.length !== 2)
+    throw fail.invalid(`Multipart upload must have 2 parts (metadata, media), got ${parts.length}.`);
   const [meta, media] = parts.map(splitPart) as [Part, Part];
   let metadata: unknown;
   try {
@@ -43,7 +44,8 @@ export function parseMultipart(contentType: string | undefined, body: Buffer): M
   } catch {
     throw fail.invalid('Multipart metadata part is not valid JSON.');
   }
-  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata)) throw fail.invalid('Multipart metadata part must be a JSON object.');
+  if (typeof metadata !== 'object' || metadata === null || Array.isArray(metadata))
+    throw fail.invalid('Multipart metadata part must be a JSON object.');
   return { metadata: metadata as Record<string, unknown>, contentType: media.contentType, data: media.body };
 }
 

@@ -53,7 +53,13 @@ export function route(req: Incoming): Routed {
   const rest = upload ? raw.slice('/upload/storage/v1'.length) : raw.replace(/^\/(download\/)?storage\/v1(?=\/)/, '');
   const m = /^\/b(?:\/([^/]+)(?:\/o(?:\/(.+))?)?)?\/?$/.exec(rest);
   const base = { method: req.method, path: raw, query };
-  const unknown = (): Routed => ({ ...base, bucket: null, object: null, op: 'unknown', run: () => failure(fail.notFoundPath(req.method, raw)) });
+  const unknown = (): Routed => ({
+    ...base,
+    bucket: null,
+    object: null,
+    op: 'unknown',
+    run: () => failure(fail.notFoundPath(req.method, raw)),
+  });
   if (m === null) return unknown();
   const [, rawBucket, rawObject] = m;
   const hasO = /^\/b\/[^/]+\/o(\/|$)/.test(rest);
@@ -73,7 +79,14 @@ function decode(segment: string): string | undefined {
   }
 }
 
-function opOf(method: string, upload: boolean, bucket: string | null | undefined, hasO: boolean, object: string | null | undefined, query: Record<string, string>): RequestOp {
+function opOf(
+  method: string,
+  upload: boolean,
+  bucket: string | null | undefined,
+  hasO: boolean,
+  object: string | null | undefined,
+  query: Record<string, string>,
+): RequestOp {
   if (upload) return method === 'POST' && hasO && object === null ? 'upload' : 'unknown';
   if (bucket === null) return method === 'POST' ? 'bucket.create' : method === 'GET' ? 'bucket.list' : 'unknown';
   if (!hasO) return method === 'GET' ? 'bucket.get' : method === 'DELETE' ? 'bucket.delete' : 'unknown';
@@ -97,7 +110,10 @@ function run(store: Store, origin: string, info: RequestInfo, req: Incoming): Ou
       return json(200, bucketResource(origin, store.bucket(bucket)));
     case 'bucket.list': {
       const items = store.allBuckets().filter((b) => query.project === undefined || b.project === query.project);
-      return json(200, { kind: 'storage#buckets', ...(items.length === 0 ? {} : { items: items.map((b) => bucketResource(origin, b)) }) });
+      return json(200, {
+        kind: 'storage#buckets',
+        ...(items.length === 0 ? {} : { items: items.map((b) => bucketResource(origin, b)) }),
+      });
     }
     case 'bucket.delete':
       store.deleteBucket(bucket);
@@ -116,7 +132,8 @@ function run(store: Store, origin: string, info: RequestInfo, req: Incoming): Ou
       return { status: 204, headers: {}, body: Buffer.alloc(0) };
     case 'list': {
       const max = query.maxResults === undefined ? MAX_PAGE : Number(query.maxResults);
-      if (!Number.isInteger(max) || max < 1) throw fail.invalid(`Invalid argument: maxResults=${query.maxResults ?? ''}`);
+      if (!Number.isInteger(max) || max < 1)
+        throw fail.invalid(`Invalid argument: maxResults=${query.maxResults ?? ''}`);
       const page = store.list(bucket, query.prefix ?? '', query.pageToken, Math.min(max, MAX_PAGE));
       return json(200, {
         kind: 'storage#objects',
@@ -130,7 +147,18 @@ function run(store: Store, origin: string, info: RequestInfo, req: Incoming): Ou
 }
 
 /** Query parameters that change the meaning of a call and that this emulator does not honour: 501, never silently ignored. */
-const UNSUPPORTED = ['ifMetagenerationMatch', 'ifMetagenerationNotMatch', 'ifSourceGenerationMatch', 'delimiter', 'versions', 'startOffset', 'endOffset', 'matchGlob', 'kmsKeyName', 'predefinedAcl'];
+const UNSUPPORTED = [
+  'ifMetagenerationMatch',
+  'ifMetagenerationNotMatch',
+  'ifSourceGenerationMatch',
+  'delimiter',
+  'versions',
+  'startOffset',
+  'endOffset',
+  'matchGlob',
+  'kmsKeyName',
+  'predefinedAcl',
+];
 
 function unsupported(query: Record<string, string>): void {
   const hit = UNSUPPORTED.find((k) => query[k] !== undefined);
@@ -144,7 +172,15 @@ function upload(store: Store, bucket: string, query: Record<string, string>, req
   };
   const pre = preconditions(query);
   const type = query.uploadType;
-  if (type === 'media') return store.put(bucket, query.name ?? '', req.body, header('content-type') ?? 'application/octet-stream', undefined, pre);
+  if (type === 'media')
+    return store.put(
+      bucket,
+      query.name ?? '',
+      req.body,
+      header('content-type') ?? 'application/octet-stream',
+      undefined,
+      pre,
+    );
   if (type === 'resumable') throw fail.notImplemented('uploadType=resumable (pass resumable: false to the client)');
   if (type === 'multipart') {
     const parts = parseMultipart(header('content-type'), req.body);
@@ -152,7 +188,10 @@ function upload(store: Store, bucket: string, query: Record<string, string>, req
     if (query.name !== undefined && typeof parts.metadata.name === 'string' && parts.metadata.name !== query.name) {
       throw fail.invalid('The object name in the metadata differs from the name parameter.');
     }
-    const contentType = typeof parts.metadata.contentType === 'string' ? parts.metadata.contentType : (parts.contentType ?? 'application/octet-stream');
+    const contentType =
+      typeof parts.metadata.contentType === 'string'
+        ? parts.metadata.contentType
+        : (parts.contentType ?? 'application/octet-stream');
     checkSentHashes(parts.metadata, parts.data);
     return store.put(bucket, name, parts.data, contentType, customOf(parts.metadata.metadata), pre);
   }
@@ -166,7 +205,9 @@ function checkSentHashes(metadata: Readonly<Record<string, unknown>>, data: Buff
     throw fail.invalid(`Provided CRC32C "${metadata.crc32c}" doesn't match calculated CRC32C "${actual.crc32c}".`);
   }
   if (typeof metadata.md5Hash === 'string' && metadata.md5Hash !== actual.md5Hash) {
-    throw fail.invalid(`Provided MD5 hash "${metadata.md5Hash}" doesn't match calculated MD5 hash "${actual.md5Hash}".`);
+    throw fail.invalid(
+      `Provided MD5 hash "${metadata.md5Hash}" doesn't match calculated MD5 hash "${actual.md5Hash}".`,
+    );
   }
 }
 
@@ -181,8 +222,12 @@ function generationOf(query: Record<string, string>): bigint | undefined {
 
 function preconditions(query: Record<string, string>): Preconditions {
   return {
-    ...(query.ifGenerationMatch === undefined ? {} : { ifGenerationMatch: int64('ifGenerationMatch', query.ifGenerationMatch) }),
-    ...(query.ifGenerationNotMatch === undefined ? {} : { ifGenerationNotMatch: int64('ifGenerationNotMatch', query.ifGenerationNotMatch) }),
+    ...(query.ifGenerationMatch === undefined
+      ? {}
+      : { ifGenerationMatch: int64('ifGenerationMatch', query.ifGenerationMatch) }),
+    ...(query.ifGenerationNotMatch === undefined
+      ? {}
+      : { ifGenerationNotMatch: int64('ifGenerationNotMatch', query.ifGenerationNotMatch) }),
   };
 }
 

@@ -76,11 +76,27 @@ export class Store {
   }
 
   /** Writes `name` (a new generation) if the preconditions hold against the live object. */
-  put(bucketName: string, name: string, data: Buffer, contentType: string, custom: Record<string, string> | undefined, pre: Preconditions): StoredObject {
+  put(
+    bucketName: string,
+    name: string,
+    data: Buffer,
+    contentType: string,
+    custom: Record<string, string> | undefined,
+    pre: Preconditions,
+  ): StoredObject {
     const bucket = this.bucket(bucketName);
     checkName(name);
     check(bucket.objects.get(name), pre);
-    const object: StoredObject = { bucket: bucketName, name, generation: this.nextGeneration(), contentType, data, hashes: hashesOf(data), created: new Date(), custom };
+    const object: StoredObject = {
+      bucket: bucketName,
+      name,
+      generation: this.nextGeneration(),
+      contentType,
+      data,
+      hashes: hashesOf(data),
+      created: new Date(),
+      custom,
+    };
     bucket.objects.set(name, object);
     return object;
   }
@@ -88,7 +104,8 @@ export class Store {
   /** The live object, or exactly `generation` of it: 404 "No such object" otherwise. */
   get(bucketName: string, name: string, generation: bigint | undefined): StoredObject {
     const object = this.bucket(bucketName).objects.get(name);
-    if (object === undefined || (generation !== undefined && object.generation !== generation)) throw fail.noObject(bucketName, name);
+    if (object === undefined || (generation !== undefined && object.generation !== generation))
+      throw fail.noObject(bucketName, name);
     return object;
   }
 
@@ -106,11 +123,17 @@ export class Store {
   list(bucketName: string, prefix: string, pageToken: string | undefined, maxResults: number): ListPage {
     const bucket = this.bucket(bucketName);
     const after = pageToken === undefined ? undefined : decodeToken(pageToken);
-    const names = [...bucket.objects.keys()].filter((n) => n.startsWith(prefix) && (after === undefined || compareNames(n, after) > 0)).sort(compareNames);
+    const names = [...bucket.objects.keys()]
+      .filter((n) => n.startsWith(prefix) && (after === undefined || compareNames(n, after) > 0))
+      .sort(compareNames);
     const page = names.slice(0, maxResults);
     const last = page[page.length - 1];
     const items = page.map((n) => bucket.objects.get(n)).filter((o): o is StoredObject => o !== undefined);
-    return { items, nextPageToken: names.length > maxResults && last !== undefined ? Buffer.from(last, 'utf8').toString('base64url') : undefined };
+    return {
+      items,
+      nextPageToken:
+        names.length > maxResults && last !== undefined ? Buffer.from(last, 'utf8').toString('base64url') : undefined,
+    };
   }
 
   private nextGeneration(): bigint {
@@ -132,7 +155,8 @@ function decodeToken(token: string): string {
 /** The API's object naming rules: 1..1024 bytes of UTF-8, no CR or LF. */
 function checkName(name: string): void {
   if (name === '') throw fail.required('Required: object name.');
-  if (Buffer.byteLength(name, 'utf8') > 1024 || /[\r\n]/.test(name)) throw fail.invalid(`Invalid object name: '${name}'`);
+  if (Buffer.byteLength(name, 'utf8') > 1024 || /[\r\n]/.test(name))
+    throw fail.invalid(`Invalid object name: '${name}'`);
 }
 
 /** 412 conditionNotMet when a generation precondition fails (0 = the object must not exist). */

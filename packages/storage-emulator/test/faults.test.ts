@@ -55,7 +55,12 @@ test('a 403 is not retried, and a failed download changes nothing', async () => 
   h.emulator.faults.failNext(1, 403, (r) => r.bucket === bucket);
   const err = await rejection(h.client.bucket(bucket).file('o', { generation }).download());
   expect(err.code).toBe(403);
-  expect(h.emulator.requests().filter((r) => r.bucket === bucket && r.op === 'read').map((r) => r.status)).toEqual([403]);
+  expect(
+    h.emulator
+      .requests()
+      .filter((r) => r.bucket === bucket && r.op === 'read')
+      .map((r) => r.status),
+  ).toEqual([403]);
   const [data] = await h.client.bucket(bucket).file('o', { generation }).download();
   expect(data.toString()).toBe('kept');
 });
@@ -85,14 +90,24 @@ test('slow(ms) holds matching requests; a client that times out gives up while t
   // The client's `timeout` that counts is the Storage constructor's: save()'s own option is overridden by it.
   const { Storage } = require('@google-cloud/storage') as typeof import('@google-cloud/storage');
   const impatient = new Storage({ projectId: 'conformance', timeout: 100 });
-  const err = await rejection(impatient.bucket(bucket.name).file('late').save('y', { resumable: false, preconditionOpts: { ifGenerationMatch: 0 } }));
+  const err = await rejection(
+    impatient
+      .bucket(bucket.name)
+      .file('late')
+      .save('y', { resumable: false, preconditionOpts: { ifGenerationMatch: 0 } }),
+  );
   expect(err.message).toMatch(/network timeout/);
   // Not retried: file.save() retries answered failures only.
   expect(h.emulator.objects(bucket.name).some((o) => o.name === 'late')).toBe(false);
   // The held upload is carried out after the client left, as on the service.
   await waitFor(() => h.emulator.objects(bucket.name).some((o) => o.name === 'late'));
   release();
-  expect(h.emulator.requests().filter((r) => r.bucket === bucket.name && r.object === 'late').map((r) => [r.op, r.status])).toEqual([['upload', 200]]);
+  expect(
+    h.emulator
+      .requests()
+      .filter((r) => r.bucket === bucket.name && r.object === 'late')
+      .map((r) => [r.op, r.status]),
+  ).toEqual([['upload', 200]]);
 });
 
 /** Resolves once `check` holds (polled every 20 ms, at most 5 s). */

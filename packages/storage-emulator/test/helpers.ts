@@ -50,7 +50,9 @@ export function useHarness(): Harness {
 }
 
 /** The error a promise rejects with; fails the test when it resolves. */
-export async function rejection(promise: Promise<unknown>): Promise<{ code?: unknown; message: string; errors?: unknown }> {
+export async function rejection(
+  promise: Promise<unknown>,
+): Promise<{ code?: unknown; message: string; errors?: unknown }> {
   try {
     await promise;
   } catch (err) {

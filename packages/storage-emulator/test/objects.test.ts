@@ -44,9 +44,18 @@ test('a missing bucket is 404 "The specified bucket does not exist." on reads, s
   for (const [op, call] of calls) {
     const err = await rejection(call);
     // A media download's error carries the whole JSON body as its message; the JSON calls carry the API's message.
-    expect([op, err.code, err.message]).toEqual([op, 404, expect.stringContaining('The specified bucket does not exist.')]);
+    expect([op, err.code, err.message]).toEqual([
+      op,
+      404,
+      expect.stringContaining('The specified bucket does not exist.'),
+    ]);
   }
-  expect(h.emulator.requests().filter((r) => r.bucket === name).map((r) => [r.op, r.status])).toEqual(calls.map(([op]) => [op, 404]));
+  expect(
+    h.emulator
+      .requests()
+      .filter((r) => r.bucket === name)
+      .map((r) => [r.op, r.status]),
+  ).toEqual(calls.map(([op]) => [op, 404]));
   const bucket = h.client.bucket(fresh());
   await bucket.create();
   const missing = await rejection(bucket.file('o.json', { generation: '1' }).getMetadata());
@@ -107,7 +116,9 @@ test('download validation (crc32c by default, md5 on request) passes on what the
     expect(data.equals(body)).toBe(true);
   }
   const read = h.emulator.requests().filter((r) => r.op === 'read' && r.bucket === bucket.name);
-  expect(read.map((r) => [r.query.alt, r.query.generation])).toEqual(Array.from({ length: 3 }, () => ['media', generation]));
+  expect(read.map((r) => [r.query.alt, r.query.generation])).toEqual(
+    Array.from({ length: 3 }, () => ['media', generation]),
+  );
 });
 
 test('read by generation: after an overwrite the old generation is 404 "No such object", the new one reads', async () => {
@@ -120,7 +131,10 @@ test('read by generation: after an overwrite the old generation is 404 "No such 
   expect(BigInt(String(newMeta.generation))).toBeGreaterThan(BigInt(String(oldMeta.generation)));
   const old = bucket.file('o.json', { generation: String(oldMeta.generation) });
   expect((await rejection(old.download())).code).toBe(404);
-  expect(await rejection(old.getMetadata())).toMatchObject({ code: 404, message: `No such object: ${bucket.name}/o.json` });
+  expect(await rejection(old.getMetadata())).toMatchObject({
+    code: 404,
+    message: `No such object: ${bucket.name}/o.json`,
+  });
   const [data] = await bucket.file('o.json', { generation: String(newMeta.generation) }).download();
   expect(data.toString()).toBe('new');
 });
@@ -131,12 +145,17 @@ test('delete: by generation, with ifGenerationMatch (412 on another), 404 once g
   const file = bucket.file('d.json');
   await file.save('x', IF_ABSENT);
   const generation = String(file.metadata.generation);
-  const mismatch = await rejection(bucket.file('d.json').delete({ ifGenerationMatch: String(BigInt(generation) + 1n) }));
+  const mismatch = await rejection(
+    bucket.file('d.json').delete({ ifGenerationMatch: String(BigInt(generation) + 1n) }),
+  );
   expect(mismatch.code).toBe(412);
   expect((await rejection(bucket.file('d.json', { generation: '1' }).delete())).code).toBe(404);
   await bucket.file('d.json', { generation }).delete({ ifGenerationMatch: generation });
   expect(await bucket.file('d.json').exists()).toEqual([false]);
-  expect(await rejection(bucket.file('d.json', { generation }).delete())).toMatchObject({ code: 404, message: `No such object: ${bucket.name}/d.json` });
+  expect(await rejection(bucket.file('d.json', { generation }).delete())).toMatchObject({
+    code: 404,
+    message: `No such object: ${bucket.name}/d.json`,
+  });
   const deletes = h.emulator.requests().filter((r) => r.op === 'delete' && r.bucket === bucket.name);
   expect(deletes.at(-2)?.query).toMatchObject({ generation, ifGenerationMatch: generation });
 });
@@ -149,15 +168,28 @@ test('list: prefix, maxResults pages in name order, nextPageToken until the last
   const pages: string[][] = [];
   let query: { pageToken?: string } | null = {};
   while (query !== null) {
-    const [files, next]: [Array<{ name: string }>, { pageToken?: string } | null, unknown] = (await bucket.getFiles({ prefix: 'p/', maxResults: 2, autoPaginate: false, ...query })) as never;
+    const [files, next]: [Array<{ name: string }>, { pageToken?: string } | null, unknown] = (await bucket.getFiles({
+      prefix: 'p/',
+      maxResults: 2,
+      autoPaginate: false,
+      ...query,
+    })) as never;
     pages.push(files.map((f) => f.name));
     query = typeof next?.pageToken === 'string' ? { pageToken: next.pageToken } : null;
   }
   // Byte order of the UTF-8 names, as the API sorts: upper case before lower, é (0xC3 0xA9) last.
-  expect(pages).toEqual([['p/B', 'p/a'], ['p/b', 'p/c'], ['p/c/d', 'p/é']]);
+  expect(pages).toEqual([
+    ['p/B', 'p/a'],
+    ['p/b', 'p/c'],
+    ['p/c/d', 'p/é'],
+  ]);
   const [all] = await bucket.getFiles({ prefix: 'p/' });
   expect(all.map((f) => f.name)).toEqual(pages.flat());
-  expect(all.every((f) => /^\d+$/.test(String(f.metadata.generation)) && f.metadata.size === String(Buffer.byteLength(f.name)))).toBe(true);
+  expect(
+    all.every(
+      (f) => /^\d+$/.test(String(f.metadata.generation)) && f.metadata.size === String(Buffer.byteLength(f.name)),
+    ),
+  ).toBe(true);
   const [none] = await bucket.getFiles({ prefix: 'nothing/' });
   expect(none).toEqual([]);
 });

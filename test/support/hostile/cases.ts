@@ -1,7 +1,32 @@
 import fc from 'fast-check';
-import { type CaseBuilder, type Endpoint, type Expected, formEnvelope, type HostileRequest, wellFormedEnvelope } from './envelopes';
-import { envelopeDefect, formNotEnvelope, frameworkRefusal, tooLarge, wrongContentType, wrongMethod } from './not-a-push';
-import { badBase64, hugeInvalid, hugeValidCompletion, loneSurrogateInPayload, nameMissing, notJson, notUtf8, schemaViolation, unknownName, validCompletion } from './payloads';
+import {
+  type CaseBuilder,
+  type Endpoint,
+  type Expected,
+  formEnvelope,
+  type HostileRequest,
+  wellFormedEnvelope,
+} from './envelopes';
+import {
+  envelopeDefect,
+  formNotEnvelope,
+  frameworkRefusal,
+  tooLarge,
+  wrongContentType,
+  wrongMethod,
+} from './not-a-push';
+import {
+  badBase64,
+  hugeInvalid,
+  hugeValidCompletion,
+  loneSurrogateInPayload,
+  nameMissing,
+  notJson,
+  notUtf8,
+  schemaViolation,
+  unknownName,
+  validCompletion,
+} from './payloads';
 import { seededRandom } from '../../../tools/seeded-random';
 
 /** One generated request and the answer (and inbox document) it must get. */
@@ -28,7 +53,8 @@ export interface HostileClass {
  */
 export function hostileClasses(endpoint: Endpoint, maxBodyBytes: number): HostileClass[] {
   const near = Math.floor(maxBodyBytes * 0.7);
-  const wf = (payloads: Parameters<typeof wellFormedEnvelope>[1], many = false) => wellFormedEnvelope(endpoint, payloads, many);
+  const wf = (payloads: Parameters<typeof wellFormedEnvelope>[1], many = false) =>
+    wellFormedEnvelope(endpoint, payloads, many);
   return [
     { name: 'valid completion', count: 1_000, arbitrary: wf(validCompletion) },
     { name: 'valid completion, 100-200 attributes', count: 150, arbitrary: wf(validCompletion, true) },
@@ -39,7 +65,11 @@ export function hostileClasses(endpoint: Endpoint, maxBodyBytes: number): Hostil
     { name: 'payload: unknown message name', count: 150, arbitrary: wf(unknownName) },
     { name: 'payload: not UTF-8', count: 150, arbitrary: wf(notUtf8) },
     { name: 'payload: not JSON', count: 200, arbitrary: wf(notJson) },
-    { name: 'payload: schema violation (wrong types, missing fields, deep)', count: 300, arbitrary: wf(schemaViolation) },
+    {
+      name: 'payload: schema violation (wrong types, missing fields, deep)',
+      count: 300,
+      arbitrary: wf(schemaViolation),
+    },
     { name: 'payload: lone surrogate in an identifier', count: 100, arbitrary: wf(loneSurrogateInPayload) },
     { name: 'payload: 100-200 attributes, schema violation', count: 50, arbitrary: wf(schemaViolation, true) },
     { name: 'payload: not JSON, near the body limit', count: 3, arbitrary: wf(hugeInvalid(near)) },
@@ -59,7 +89,11 @@ export function hostileClasses(endpoint: Endpoint, maxBodyBytes: number): Hostil
  * replays the same requests in the same order.
  */
 export function generateCases(classes: readonly HostileClass[], seed: number): HostileCase[] {
-  const drafts = classes.flatMap((c, ci) => fc.sample(c.arbitrary, { seed: seed + ci, numRuns: c.count }).map((build, i) => ({ className: c.name, ...build(`${ci}.${i}`) })));
+  const drafts = classes.flatMap((c, ci) =>
+    fc
+      .sample(c.arbitrary, { seed: seed + ci, numRuns: c.count })
+      .map((build, i) => ({ className: c.name, ...build(`${ci}.${i}`) })),
+  );
   const random = seededRandom(seed);
   for (let i = drafts.length - 1; i > 0; i--) {
     const j = Math.floor(random() * (i + 1));

@@ -54,20 +54,46 @@ export type Expected = StoredExpectation | RejectedExpectation;
 
 export const DL_PREFIX = 'CloudPubSubDeadLetterSource';
 const RESERVED_ENVELOPE_KEYS = new Set(['message', 'subscription', 'deliveryAttempt']);
-const RESERVED_MESSAGE_KEYS = new Set(['data', 'attributes', 'messageId', 'message_id', 'publishTime', 'publish_time', 'orderingKey', 'ordering_key']);
+const RESERVED_MESSAGE_KEYS = new Set([
+  'data',
+  'attributes',
+  'messageId',
+  'message_id',
+  'publishTime',
+  'publish_time',
+  'orderingKey',
+  'ordering_key',
+]);
 
 const key = fc.oneof(fc.constantFrom(...PROTO_KEYS), oddText(12));
 const attribute = fc.tuple(key, oddText(20));
-const extraEntries = (reserved: ReadonlySet<string>) => fc.array(fc.tuple(key, junkJson()), { maxLength: 3 }).map((e) => e.filter(([k]) => !reserved.has(k)));
+const extraEntries = (reserved: ReadonlySet<string>) =>
+  fc.array(fc.tuple(key, junkJson()), { maxLength: 3 }).map((e) => e.filter(([k]) => !reserved.has(k)));
 
 /** Everything around the payload. Odd text is well-formed: Pub/Sub cannot carry lone surrogates (those are refused, see not-a-push.ts). */
 const envelopeParts = fc.record({
   idText: oddText(20),
   spelling: fc.constantFrom('camel', 'snake', 'both'),
-  subscription: fc.option(fc.oneof(fc.constant('projects/hostile/subscriptions/push'), fc.constant(''), oddText(20)), { nil: undefined }),
-  publishTime: fc.option(fc.oneof(fc.date({ noInvalidDate: true }).map((d) => d.toISOString()), oddText(12).map((t) => `t${t}`), fc.constantFrom('0000-01-01T00:00:00Z', '+275760-09-13T00:00:00.000Z', '-000001-01-01T00:00:00Z', '9999-12-31T23:59:59.999Z')), { nil: undefined }),
+  subscription: fc.option(fc.oneof(fc.constant('projects/hostile/subscriptions/push'), fc.constant(''), oddText(20)), {
+    nil: undefined,
+  }),
+  publishTime: fc.option(
+    fc.oneof(
+      fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      oddText(12).map((t) => `t${t}`),
+      fc.constantFrom(
+        '0000-01-01T00:00:00Z',
+        '+275760-09-13T00:00:00.000Z',
+        '-000001-01-01T00:00:00Z',
+        '9999-12-31T23:59:59.999Z',
+      ),
+    ),
+    { nil: undefined },
+  ),
   orderingKey: fc.option(oddText(20), { nil: undefined }),
-  deliveryAttempt: fc.option(fc.oneof(fc.constant(null), fc.nat(), fc.constant(Number.MAX_SAFE_INTEGER)), { nil: undefined }),
+  deliveryAttempt: fc.option(fc.oneof(fc.constant(null), fc.nat(), fc.constant(Number.MAX_SAFE_INTEGER)), {
+    nil: undefined,
+  }),
   envelopeExtras: extraEntries(RESERVED_ENVELOPE_KEYS),
   messageExtras: extraEntries(RESERVED_MESSAGE_KEYS),
   extrasFirst: fc.boolean(),
@@ -83,11 +109,18 @@ export function extraAttributes(many: boolean): fc.Arbitrary<ReadonlyArray<reado
 /** The attributes Pub/Sub adds to a dead-lettered message, some missing or odd, plus unexpected ones under the prefix. */
 const deadLetterSource = fc
   .record({
-    subscription: fc.option(fc.oneof(fc.constant('fixture-results-push'), fc.constant('projects/p/subscriptions/s'), oddText(16)), { nil: undefined }),
+    subscription: fc.option(
+      fc.oneof(fc.constant('fixture-results-push'), fc.constant('projects/p/subscriptions/s'), oddText(16)),
+      { nil: undefined },
+    ),
     project: fc.option(fc.oneof(fc.constant('test'), oddText(8)), { nil: undefined }),
-    count: fc.option(fc.oneof(fc.nat(100).map(String), fc.constantFrom('NaN', '1e400', '-3', '', ' 7 ')), { nil: undefined }),
+    count: fc.option(fc.oneof(fc.nat(100).map(String), fc.constantFrom('NaN', '1e400', '-3', '', ' 7 ')), {
+      nil: undefined,
+    }),
     publishTime: fc.option(fc.constant('2026-11-29T10:00:00Z'), { nil: undefined }),
-    odd: fc.uniqueArray(fc.oneof(fc.constantFrom(...PROTO_KEYS, '', '.a.b', '`x`', 'x'.repeat(400)), oddText(10)), { maxLength: 3 }),
+    odd: fc.uniqueArray(fc.oneof(fc.constantFrom(...PROTO_KEYS, '', '.a.b', '`x`', 'x'.repeat(400)), oddText(10)), {
+      maxLength: 3,
+    }),
   })
   .map((s) => {
     const entries: Array<readonly [string, string]> = [];
@@ -95,16 +128,23 @@ const deadLetterSource = fc
     if (s.project !== undefined) entries.push([`${DL_PREFIX}SubscriptionProject`, s.project]);
     if (s.count !== undefined) entries.push([`${DL_PREFIX}DeliveryCount`, s.count]);
     if (s.publishTime !== undefined) entries.push([`${DL_PREFIX}TopicPublishTime`, s.publishTime]);
-    for (const suffix of s.odd) if (!['Subscription', 'SubscriptionProject', 'DeliveryCount', 'TopicPublishTime'].includes(suffix)) entries.push([`${DL_PREFIX}${suffix}`, suffix]);
+    for (const suffix of s.odd)
+      if (!['Subscription', 'SubscriptionProject', 'DeliveryCount', 'TopicPublishTime'].includes(suffix))
+        entries.push([`${DL_PREFIX}${suffix}`, suffix]);
     return entries;
   });
 
 /** The subscription a dead letter is filed under: Pub/Sub's source attributes when present (see functions/src/deadletter/source.ts). */
-function deadLetterSubscription(attributes: ReadonlyMap<string, string>, envelopeSubscription: string | null): string | null {
+function deadLetterSubscription(
+  attributes: ReadonlyMap<string, string>,
+  envelopeSubscription: string | null,
+): string | null {
   const subscription = attributes.get(`${DL_PREFIX}Subscription`);
   const project = attributes.get(`${DL_PREFIX}SubscriptionProject`);
   if (subscription === undefined) return envelopeSubscription;
-  return subscription.startsWith('projects/') || project === undefined ? subscription : `projects/${project}/subscriptions/${subscription}`;
+  return subscription.startsWith('projects/') || project === undefined
+    ? subscription
+    : `projects/${project}/subscriptions/${subscription}`;
 }
 
 function sortedPairs(entries: Iterable<readonly [string, string]>): StoredAttribute[] {
@@ -112,13 +152,21 @@ function sortedPairs(entries: Iterable<readonly [string, string]>): StoredAttrib
 }
 
 /** What the inbox must hold for a stored envelope with these parts. */
-export function storedExpectation(endpoint: Endpoint, messageId: string, subscription: string | null, attributes: ReadonlyMap<string, string>, verdict: Verdict): StoredExpectation {
+export function storedExpectation(
+  endpoint: Endpoint,
+  messageId: string,
+  subscription: string | null,
+  attributes: ReadonlyMap<string, string>,
+  verdict: Verdict,
+): StoredExpectation {
   const dl = endpoint === 'deadLetter';
   const original = [...attributes].filter(([k]) => !dl || !k.startsWith(DL_PREFIX));
   const storedSubscription = dl ? deadLetterSubscription(attributes, subscription) : subscription;
   return {
     kind: 'stored',
-    id: verdict.valid ? messageDocId(MESSAGE_NAME, verdict.correlationKey, verdict.dedupKey) : invalidDocId(storedSubscription, messageId),
+    id: verdict.valid
+      ? messageDocId(MESSAGE_NAME, verdict.correlationKey, verdict.dedupKey)
+      : invalidDocId(storedSubscription, messageId),
     messageId,
     subscription: storedSubscription,
     attributes: sortedPairs(original),
@@ -140,51 +188,75 @@ export type CaseBuilder = (tag: string) => CaseDraft;
 export const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /** JSON push envelopes around `payloads`; `manyAttributes` gives each 100 to 200 attributes. */
-export function wellFormedEnvelope(endpoint: Endpoint, payloads: fc.Arbitrary<PayloadBuilder>, manyAttributes = false): fc.Arbitrary<CaseBuilder> {
+export function wellFormedEnvelope(
+  endpoint: Endpoint,
+  payloads: fc.Arbitrary<PayloadBuilder>,
+  manyAttributes = false,
+): fc.Arbitrary<CaseBuilder> {
   const source = endpoint === 'deadLetter' ? deadLetterSource : fc.constant([]);
-  return fc.tuple(payloads, envelopeParts, extraAttributes(manyAttributes), source).map(([payload, p, extra, dlSource]) => (tag) => {
-    const { data, eventType, verdict } = payload(tag);
-    const messageId = `m-${tag}-${p.idText}`;
-    const attributes = new Map<string, string>([...extra, ...dlSource]);
-    if (eventType !== undefined) attributes.set('eventType', eventType);
-    const snake = p.spelling === 'snake';
-    const message: Array<readonly [string, unknown]> = [];
-    if (data !== undefined) message.push(['data', data]);
-    message.push(['attributes', new Entries([...attributes])]);
-    // "both": Pub/Sub's JSON mapping writes both spellings; messageId wins, so a different message_id must not matter.
-    message.push(snake ? ['message_id', messageId] : ['messageId', messageId]);
-    if (p.spelling === 'both') message.push(['message_id', `decoy-${tag}`]);
-    if (p.publishTime !== undefined) message.push([snake ? 'publish_time' : 'publishTime', p.publishTime]);
-    if (p.orderingKey !== undefined) message.push([snake ? 'ordering_key' : 'orderingKey', p.orderingKey]);
-    const envelope: Array<readonly [string, unknown]> = [['message', new Entries(p.extrasFirst ? [...p.messageExtras, ...message] : [...message, ...p.messageExtras])]];
-    if (p.subscription !== undefined) envelope.push(['subscription', p.subscription]);
-    if (p.deliveryAttempt !== undefined) envelope.push(['deliveryAttempt', p.deliveryAttempt]);
-    const body = toJsonText(new Entries(p.extrasFirst ? [...p.envelopeExtras, ...envelope] : [...envelope, ...p.envelopeExtras]));
-    return {
-      request: { method: 'POST', headers: JSON_HEADERS, body: Buffer.from(body, 'utf8') },
-      expected: storedExpectation(endpoint, messageId, p.subscription ?? null, attributes, verdict),
-    };
-  });
+  return fc
+    .tuple(payloads, envelopeParts, extraAttributes(manyAttributes), source)
+    .map(([payload, p, extra, dlSource]) => (tag) => {
+      const { data, eventType, verdict } = payload(tag);
+      const messageId = `m-${tag}-${p.idText}`;
+      const attributes = new Map<string, string>([...extra, ...dlSource]);
+      if (eventType !== undefined) attributes.set('eventType', eventType);
+      const snake = p.spelling === 'snake';
+      const message: Array<readonly [string, unknown]> = [];
+      if (data !== undefined) message.push(['data', data]);
+      message.push(['attributes', new Entries([...attributes])]);
+      // "both": Pub/Sub's JSON mapping writes both spellings; messageId wins, so a different message_id must not matter.
+      message.push(snake ? ['message_id', messageId] : ['messageId', messageId]);
+      if (p.spelling === 'both') message.push(['message_id', `decoy-${tag}`]);
+      if (p.publishTime !== undefined) message.push([snake ? 'publish_time' : 'publishTime', p.publishTime]);
+      if (p.orderingKey !== undefined) message.push([snake ? 'ordering_key' : 'orderingKey', p.orderingKey]);
+      const envelope: Array<readonly [string, unknown]> = [
+        ['message', new Entries(p.extrasFirst ? [...p.messageExtras, ...message] : [...message, ...p.messageExtras])],
+      ];
+      if (p.subscription !== undefined) envelope.push(['subscription', p.subscription]);
+      if (p.deliveryAttempt !== undefined) envelope.push(['deliveryAttempt', p.deliveryAttempt]);
+      const body = toJsonText(
+        new Entries(p.extrasFirst ? [...p.envelopeExtras, ...envelope] : [...envelope, ...p.envelopeExtras]),
+      );
+      return {
+        request: { method: 'POST', headers: JSON_HEADERS, body: Buffer.from(body, 'utf8') },
+        expected: storedExpectation(endpoint, messageId, p.subscription ?? null, attributes, verdict),
+      };
+    });
 }
 
 /** Form-encoded envelopes: the Functions Framework parses them (qs, prototype keys kept except `__proto__`), and the function accepts what parses into an envelope. */
 export function formEnvelope(endpoint: Endpoint, payloads: fc.Arbitrary<PayloadBuilder>): fc.Arbitrary<CaseBuilder> {
   const formKey = fc.constantFrom('region', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'x_y');
-  return fc.tuple(payloads, fc.uniqueArray(fc.tuple(formKey, oddText(12)), { maxLength: 4, selector: ([k]) => k }), fc.boolean(), oddText(12)).map(([payload, extra, withProto, idText]) => (tag) => {
-    const { data, eventType, verdict } = payload(tag);
-    const messageId = `m-${tag}-${idText}`;
-    const form = new URLSearchParams();
-    form.append('message[messageId]', messageId);
-    if (data !== undefined) form.append('message[data]', data);
-    const attributes = new Map<string, string>(extra);
-    if (eventType !== undefined) attributes.set('eventType', eventType);
-    for (const [k, v] of attributes) form.append(`message[attributes][${k}]`, v);
-    // qs drops these rather than touching a prototype: they must not show up anywhere.
-    if (withProto) ['message[attributes][__proto__]=x', '__proto__[polluted]=1', 'constructor[prototype][polluted]=1'].forEach((pair) => form.append(...(pair.split('=') as [string, string])));
-    form.append('subscription', 'projects/hostile/subscriptions/form');
-    return {
-      request: { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: Buffer.from(form.toString(), 'utf8') },
-      expected: storedExpectation(endpoint, messageId, 'projects/hostile/subscriptions/form', attributes, verdict),
-    };
-  });
+  return fc
+    .tuple(
+      payloads,
+      fc.uniqueArray(fc.tuple(formKey, oddText(12)), { maxLength: 4, selector: ([k]) => k }),
+      fc.boolean(),
+      oddText(12),
+    )
+    .map(([payload, extra, withProto, idText]) => (tag) => {
+      const { data, eventType, verdict } = payload(tag);
+      const messageId = `m-${tag}-${idText}`;
+      const form = new URLSearchParams();
+      form.append('message[messageId]', messageId);
+      if (data !== undefined) form.append('message[data]', data);
+      const attributes = new Map<string, string>(extra);
+      if (eventType !== undefined) attributes.set('eventType', eventType);
+      for (const [k, v] of attributes) form.append(`message[attributes][${k}]`, v);
+      // qs drops these rather than touching a prototype: they must not show up anywhere.
+      if (withProto)
+        ['message[attributes][__proto__]=x', '__proto__[polluted]=1', 'constructor[prototype][polluted]=1'].forEach(
+          (pair) => form.append(...(pair.split('=') as [string, string])),
+        );
+      form.append('subscription', 'projects/hostile/subscriptions/form');
+      return {
+        request: {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+          body: Buffer.from(form.toString(), 'utf8'),
+        },
+        expected: storedExpectation(endpoint, messageId, 'projects/hostile/subscriptions/form', attributes, verdict),
+      };
+    });
 }

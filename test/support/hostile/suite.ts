@@ -4,7 +4,16 @@ import { isDeepStrictEqual } from 'node:util';
 import { type TestReceiver } from '../receiver';
 import { generateCases, type HostileCase, hostileClasses } from './cases';
 import type { Endpoint } from './envelopes';
-import { answerMismatch, type HttpAnswer, inboxMismatches, prototypeSnapshot, sendAll, type Served, serve, statusTable } from './harness';
+import {
+  answerMismatch,
+  type HttpAnswer,
+  inboxMismatches,
+  prototypeSnapshot,
+  sendAll,
+  type Served,
+  serve,
+  statusTable,
+} from './harness';
 
 /** Seed of the generated cases: HOSTILE_SEED=<n> replays a reported run. */
 export const HOSTILE_SEED = Number(process.env.HOSTILE_SEED ?? 20_261_130);
@@ -41,20 +50,34 @@ export function hostileSuite(endpoint: Endpoint, db: Firestore, receiver: TestRe
     expect(cases.length).toBeGreaterThanOrEqual(10_000);
     const started = Date.now();
     const cpu = process.cpuUsage();
-    answers = await sendAll(served.port, cases.map((c) => c.request), CONCURRENCY);
+    answers = await sendAll(
+      served.port,
+      cases.map((c) => c.request),
+      CONCURRENCY,
+    );
     const used = process.cpuUsage(cpu);
     // The seed, timings and answers per class, for a report or a replay.
-    console.log(`[hostile ${endpoint}] seed ${HOSTILE_SEED}: generated in ${generatedIn} ms, ${cases.length} requests in ${Date.now() - started} ms (this process: ${Math.round((used.user + used.system) / 1000)} ms CPU)\n${JSON.stringify(statusTable(cases, answers), null, 1)}`);
+    console.log(
+      `[hostile ${endpoint}] seed ${HOSTILE_SEED}: generated in ${generatedIn} ms, ${cases.length} requests in ${Date.now() - started} ms (this process: ${Math.round((used.user + used.system) / 1000)} ms CPU)\n${JSON.stringify(statusTable(cases, answers), null, 1)}`,
+    );
     // Status 0 is a dropped connection: the server died or hung.
-    expect(answers.filter((a) => a.status >= 500 || a.status === 0).map((a) => `${a.status} ${a.text.slice(0, 200)}`)).toEqual([]);
-    const wrong = cases.map((c, i) => answerMismatch(endpoint, c, answers[i] ?? { status: 0, contentType: '', text: 'no answer' })).filter(isString);
+    expect(
+      answers.filter((a) => a.status >= 500 || a.status === 0).map((a) => `${a.status} ${a.text.slice(0, 200)}`),
+    ).toEqual([]);
+    const wrong = cases
+      .map((c, i) => answerMismatch(endpoint, c, answers[i] ?? { status: 0, contentType: '', text: 'no answer' }))
+      .filter(isString);
     expect({ count: wrong.length, first: wrong.slice(0, 15) }).toEqual({ count: 0, first: [] });
     // Every technical failure is logged "not acked"; there must be none.
     expect(receiver.logs.filter((l) => String(l.message).includes('not acked')).slice(0, 5)).toEqual([]);
   }, 300_000);
 
   test('the process is alive and no built-in prototype gained a key', async () => {
-    const [probe] = await sendAll(served.port, [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('[]') }], 1);
+    const [probe] = await sendAll(
+      served.port,
+      [{ method: 'POST', headers: { 'content-type': 'application/json' }, body: Buffer.from('[]') }],
+      1,
+    );
     expect(probe?.status).toBe(400);
     expect(prototypeSnapshot()).toEqual(before);
     const blank: Record<string, unknown> = {};
@@ -74,16 +97,26 @@ export function hostileSuite(endpoint: Endpoint, db: Firestore, receiver: TestRe
   test(`a redelivery of ${REDELIVERIES} well-formed envelopes changes nothing`, async () => {
     const stored = cases.flatMap((c) => (c.expected.kind === 'stored' ? [{ c, id: c.expected.id }] : []));
     const again = stored.filter((_, i) => i % Math.ceil(stored.length / REDELIVERIES) === 0);
-    const replies = await sendAll(served.port, again.map(({ c }) => c.request), CONCURRENCY);
+    const replies = await sendAll(
+      served.port,
+      again.map(({ c }) => c.request),
+      CONCURRENCY,
+    );
     const outcome = endpoint === 'receiver' ? 'duplicate' : 'recorded';
     const wrong = again.map(({ c, id }, i) => {
       const reply = replies[i];
-      return reply?.status === 200 && isDeepStrictEqual(JSON.parse(reply.text), { outcome, id }) ? null : `#${c.index}: ${reply?.status} ${reply?.text.slice(0, 200)}`;
+      return reply?.status === 200 && isDeepStrictEqual(JSON.parse(reply.text), { outcome, id })
+        ? null
+        : `#${c.index}: ${reply?.status} ${reply?.text.slice(0, 200)}`;
     });
     expect(wrong.filter(isString)).toEqual([]);
     // Not rewritten (same update time), and no document added.
     const snapshots = await db.getAll(...again.map(({ id }) => db.collection(INBOX).doc(id)));
-    expect(snapshots.filter((s) => !s.exists || updateTimes.get(s.id)?.isEqual(s.updateTime ?? s.readTime) !== true).map((s) => s.id)).toEqual([]);
+    expect(
+      snapshots
+        .filter((s) => !s.exists || updateTimes.get(s.id)?.isEqual(s.updateTime ?? s.readTime) !== true)
+        .map((s) => s.id),
+    ).toEqual([]);
     expect((await db.collection(INBOX).count().get()).data().count).toBe(updateTimes.size);
   });
 }

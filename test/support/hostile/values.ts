@@ -8,14 +8,68 @@ import fc from 'fast-check';
  */
 
 /** Keys that would pollute or shadow something if an object were merged carelessly. */
-export const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__', 'isPrototypeOf'] as const;
+export const PROTO_KEYS = [
+  '__proto__',
+  'constructor',
+  'prototype',
+  'toString',
+  'valueOf',
+  'hasOwnProperty',
+  '__defineGetter__',
+  'isPrototypeOf',
+] as const;
 
 /** Characters that break naive code: NUL, controls, bidi overrides, zero-width, BOM, combining marks, emoji (with ZWJ), JSON and path syntax. */
 const ODD_UNITS = [
-  '\u0000', '\u0001', '\u001f', '\u007f', '\n', '\r', '\t', '\u2028', '\u2029',
-  '\u200f', '\u200e', '\u202e', '\u2066', '\u200b', '\u200d', '\ufeff', '\u0301', '\u0338',
-  '\u{1F600}', '\u{1F469}\u200d\u{1F4BB}', '\u{1F1E9}\u{1F1EA}', '\u{10FFFF}', '\uffff', '\ufffd',
-  '中', 'é', 'ß', 'İ', 'ﬃ', '"', '\\', '/', '.', '`', '$', '%', '{', '}', '[', ']', ':', ',', '=', '&', '?', '#', ' ', '\u3000', '\u00a0',
+  '\u0000',
+  '\u0001',
+  '\u001f',
+  '\u007f',
+  '\n',
+  '\r',
+  '\t',
+  '\u2028',
+  '\u2029',
+  '\u200f',
+  '\u200e',
+  '\u202e',
+  '\u2066',
+  '\u200b',
+  '\u200d',
+  '\ufeff',
+  '\u0301',
+  '\u0338',
+  '\u{1F600}',
+  '\u{1F469}\u200d\u{1F4BB}',
+  '\u{1F1E9}\u{1F1EA}',
+  '\u{10FFFF}',
+  '\uffff',
+  '\ufffd',
+  '中',
+  'é',
+  'ß',
+  'İ',
+  'ﬃ',
+  '"',
+  '\\',
+  '/',
+  '.',
+  '`',
+  '$',
+  '%',
+  '{',
+  '}',
+  '[',
+  ']',
+  ':',
+  ',',
+  '=',
+  '&',
+  '?',
+  '#',
+  ' ',
+  '\u3000',
+  '\u00a0',
 ];
 
 /** One unit of text: mostly plain, often odd, sometimes any code point (valid pairs only). */
@@ -45,7 +99,9 @@ export class RawJson {
 
 /** `depth` nested arrays or objects, e.g. 10,000 levels: [[[...]]] or {"a":{"a":...}}. */
 export function deepJson(depth: number, kind: 'array' | 'object'): RawJson {
-  return kind === 'array' ? new RawJson(`${'['.repeat(depth)}${']'.repeat(depth)}`) : new RawJson(`${'{"a":'.repeat(depth)}0${'}'.repeat(depth)}`);
+  return kind === 'array'
+    ? new RawJson(`${'['.repeat(depth)}${']'.repeat(depth)}`)
+    : new RawJson(`${'{"a":'.repeat(depth)}0${'}'.repeat(depth)}`);
 }
 
 /** An object given as a list of entries, so keys may repeat or be `__proto__` and still be written out. */
@@ -60,7 +116,8 @@ export class Entries {
  */
 export function toJsonText(value: unknown): string {
   if (value instanceof RawJson) return value.text;
-  if (value instanceof Entries) return `{${value.entries.map(([k, v]) => `${JSON.stringify(k)}:${toJsonText(v)}`).join(',')}}`;
+  if (value instanceof Entries)
+    return `{${value.entries.map(([k, v]) => `${JSON.stringify(k)}:${toJsonText(v)}`).join(',')}}`;
   if (Array.isArray(value)) return `[${value.map(toJsonText).join(',')}]`;
   if (typeof value === 'object' && value !== null) return toJsonText(new Entries(Object.entries(value)));
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify returns undefined for undefined, a function or a symbol; lib.d.ts says string
@@ -70,14 +127,25 @@ export function toJsonText(value: unknown): string {
 /** Any JSON-ish value, small, with odd keys and strings; objects may carry prototype-ish keys. */
 export function junkJson(): fc.Arbitrary<unknown> {
   const key = fc.oneof(fc.constantFrom(...PROTO_KEYS), oddText(10));
-  const leaf = fc.oneof(fc.constant(null), fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), oddText(16));
+  const leaf = fc.oneof(
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer(),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    oddText(16),
+  );
   const { tree } = fc.letrec<{ tree: unknown }>((tie) => ({
     tree: fc.oneof(
       { depthSize: 'small', withCrossShrink: true },
       leaf,
       fc.array(tie('tree'), { maxLength: 3 }),
       fc.array(fc.tuple(key, tie('tree')), { maxLength: 3 }).map((entries) => new Entries(entries)),
-      fc.constant(new Entries([['polluted', true], ['isAdmin', true]])),
+      fc.constant(
+        new Entries([
+          ['polluted', true],
+          ['isAdmin', true],
+        ]),
+      ),
     ),
   }));
   return tree;

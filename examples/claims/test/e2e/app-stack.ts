@@ -18,7 +18,14 @@ import { createLogger } from '../../../../functions/src/log';
 import { operationsDepsOf } from '../../../../functions/src/operations/deps';
 import type { OperationsDeps } from '../../../../functions/src/operations/types';
 import { createRuntime } from '../../../../functions/src/runtime';
-import { fireTimerFunction, type HttpFunction, receiveDeadLetterFunction, receivePubSubPushFunction, relayInboxFunction, runJobFunction } from '../../../../functions/src/wiring';
+import {
+  fireTimerFunction,
+  type HttpFunction,
+  receiveDeadLetterFunction,
+  receivePubSubPushFunction,
+  relayInboxFunction,
+  runJobFunction,
+} from '../../../../functions/src/wiring';
 
 /** What a peer of the app received: the topic, the attributes and the JSON data. */
 export interface PeerMessage {
@@ -81,8 +88,17 @@ const QUEUE_RETRY = { maxAttempts: 20, minBackoff: { nanos: 100_000_000 }, maxBa
 export async function startAppStack(app: string, projectId: string): Promise<AppStack> {
   const logs = captureLogs();
   const tasks = await startCloudTasksEmulator();
-  const [receiver, deadLetters, relay, runJob, fireTimer] = await Promise.all(['receivePubSubPush', 'receiveDeadLetter', 'relayInbox', 'runJob', 'fireTimer'].map(serve));
-  if (receiver === undefined || deadLetters === undefined || relay === undefined || runJob === undefined || fireTimer === undefined) throw new Error('not every function is served');
+  const [receiver, deadLetters, relay, runJob, fireTimer] = await Promise.all(
+    ['receivePubSubPush', 'receiveDeadLetter', 'relayInbox', 'runJob', 'fireTimer'].map(serve),
+  );
+  if (
+    receiver === undefined ||
+    deadLetters === undefined ||
+    relay === undefined ||
+    runJob === undefined ||
+    fireTimer === undefined
+  )
+    throw new Error('not every function is served');
   const config = loadConfig({
     GOOGLE_CLOUD_PROJECT: projectId,
     INBOX_APP: app,
@@ -102,7 +118,10 @@ export async function startAppStack(app: string, projectId: string): Promise<App
   const location = `projects/${projectId}/locations/${config.tasks.location}`;
   const admin = emulatorClient(tasks.host);
   for (const queue of [config.tasks.queue, config.tasks.timersQueue, config.relay.queue]) {
-    await admin.createQueue({ parent: location, queue: { name: `${location}/queues/${queue}`, retryConfig: QUEUE_RETRY } });
+    await admin.createQueue({
+      parent: location,
+      queue: { name: `${location}/queues/${queue}`, retryConfig: QUEUE_RETRY },
+    });
   }
   await admin.close();
 
@@ -110,7 +129,11 @@ export async function startAppStack(app: string, projectId: string): Promise<App
   const pubsub = new PubSub({ projectId });
   const topology = topologyOf(runtime.app());
   const [deadLetterTopic] = await pubsub.createTopic(topology.deadLetter.topic);
-  await deadLetterTopic.createSubscription(topology.deadLetter.subscription, { pushConfig: { pushEndpoint: deadLetters.url }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 10 });
+  await deadLetterTopic.createSubscription(topology.deadLetter.subscription, {
+    pushConfig: { pushEndpoint: deadLetters.url },
+    retryPolicy: RETRY_POLICY,
+    ackDeadlineSeconds: 10,
+  });
   for (const inbound of topology.inbound) {
     const [topic] = await pubsub.createTopic(inbound.topic);
     await topic.createSubscription(inbound.subscription, {
@@ -127,18 +150,28 @@ export async function startAppStack(app: string, projectId: string): Promise<App
     const [subscription] = await topic.createSubscription(`${name}-peer`);
     subscription.on('error', () => undefined);
     subscription.on('message', (m: Message) => {
-      peers.push({ topic: name, attributes: { ...m.attributes }, data: JSON.parse(m.data.toString('utf8')) as unknown });
+      peers.push({
+        topic: name,
+        attributes: { ...m.attributes },
+        data: JSON.parse(m.data.toString('utf8')) as unknown,
+      });
       m.ack();
     });
     subscriptions.push(subscription);
   }
 
-  const ops = operationsDepsOf(config, runtime, createLogger(() => undefined));
+  const ops = operationsDepsOf(
+    config,
+    runtime,
+    createLogger(() => undefined),
+  );
   return {
     config,
     ops,
     publish: async (topic, name, payload) => {
-      await pubsub.topic(topic).publishMessage({ data: Buffer.from(JSON.stringify(payload)), attributes: { eventType: name } });
+      await pubsub
+        .topic(topic)
+        .publishMessage({ data: Buffer.from(JSON.stringify(payload)), attributes: { eventType: name } });
     },
     peers,
     logs: logs.lines,
@@ -147,7 +180,11 @@ export async function startAppStack(app: string, projectId: string): Promise<App
         await Promise.all(subscriptions.map((s) => s.close()));
         await pubsub.close();
         await tasks.stop();
-        await Promise.all([receiver, deadLetters, relay, runJob, fireTimer].map(({ server }) => new Promise((resolve) => server.close(resolve))));
+        await Promise.all(
+          [receiver, deadLetters, relay, runJob, fireTimer].map(
+            ({ server }) => new Promise((resolve) => server.close(resolve)),
+          ),
+        );
         await runtime.db().terminate();
       } finally {
         logs.restore();

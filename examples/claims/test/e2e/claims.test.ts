@@ -36,7 +36,11 @@ const claim = (claimId: string, amountCents: number, extra: Record<string, unkno
   submittedAt: '2026-12-01T08:00:00Z',
   ...extra,
 });
-const documents = (claimId: string): Record<string, unknown> => ({ claimId, eventId: `documents-${claimId}`, documents: [{ kind: 'INVOICE', uri: `portal://${claimId}/invoice.pdf` }] });
+const documents = (claimId: string): Record<string, unknown> => ({
+  claimId,
+  eventId: `documents-${claimId}`,
+  documents: [{ kind: 'INVOICE', uri: `portal://${claimId}/invoice.pdf` }],
+});
 
 /** The instance of a claim, as `inbox instances CLAIM` shows it (one process, so one instance). */
 async function instanceOf(claimId: string): Promise<InstanceView | undefined> {
@@ -58,8 +62,10 @@ const waitingAt = (claimId: string, messageName: string, activityId: string): Pr
     return page.waitingPoints.find((w) => w.correlationKey === claimId && w.activityId === activityId);
   });
 
-const peersOf = (claimId: string, eventType: string): PeerMessage[] => stack.peers.filter((p) => p.attributes.claimId === claimId && p.attributes.eventType === eventType);
-const peerSent = (claimId: string, eventType: string): Promise<PeerMessage> => waitFor(`${eventType} for ${claimId}`, async () => peersOf(claimId, eventType)[0]);
+const peersOf = (claimId: string, eventType: string): PeerMessage[] =>
+  stack.peers.filter((p) => p.attributes.claimId === claimId && p.attributes.eventType === eventType);
+const peerSent = (claimId: string, eventType: string): Promise<PeerMessage> =>
+  waitFor(`${eventType} for ${claimId}`, async () => peersOf(claimId, eventType)[0]);
 
 async function payoutOf(store: Firestore, claimId: string): Promise<Record<string, unknown> | undefined> {
   return (await store.collection(PAYOUTS).doc(recordId('payout', claimId)).get()).data();
@@ -83,18 +89,44 @@ describe('a claim above the approval limit: documents, review, payout', () => {
     // The same documents event published twice (a sender's retry): one inbox document, one correlation.
     await stack.publish('claims-documents', 'DocumentsProvided', documents('CLM-A'));
     await stack.publish('claims-documents', 'DocumentsProvided', documents('CLM-A'));
-    expect(await waitingAt('CLM-A', 'ReviewCompleted', 'reviewCompleted')).toMatchObject({ gatewayId: 'waitForReview', businessKey: 'CLM-A' });
+    expect(await waitingAt('CLM-A', 'ReviewCompleted', 'reviewCompleted')).toMatchObject({
+      gatewayId: 'waitForReview',
+      businessKey: 'CLM-A',
+    });
     expect((await instanceOf('CLM-A'))?.timers).toEqual([]);
-    expect((await peerSent('CLM-A', 'ReviewRequested'))).toMatchObject({ topic: 'claims-review-requests', data: { claimId: 'CLM-A', amountCents: 250_000, currency: 'EUR' } });
+    expect(await peerSent('CLM-A', 'ReviewRequested')).toMatchObject({
+      topic: 'claims-review-requests',
+      data: { claimId: 'CLM-A', amountCents: 250_000, currency: 'EUR' },
+    });
 
-    await stack.publish('claims-reviews', 'ReviewCompleted', { claimId: 'CLM-A', eventId: 'review-CLM-A', decision: 'APPROVED', approvedAmountCents: 200_000, reviewer: 'rev-7' });
+    await stack.publish('claims-reviews', 'ReviewCompleted', {
+      claimId: 'CLM-A',
+      eventId: 'review-CLM-A',
+      decision: 'APPROVED',
+      approvedAmountCents: 200_000,
+      reviewer: 'rev-7',
+    });
     const done = await instanceWhen('CLM-A', 'completed', completed);
 
-    expect(await payoutOf(db, 'CLM-A')).toMatchObject({ claimId: 'CLM-A', amountCents: 200_000, currency: 'EUR', approvedBy: 'rev-7', processInstanceId: done.row.id });
+    expect(await payoutOf(db, 'CLM-A')).toMatchObject({
+      claimId: 'CLM-A',
+      amountCents: 200_000,
+      currency: 'EUR',
+      approvedBy: 'rev-7',
+      processInstanceId: done.row.id,
+    });
     expect((await db.collection(PAYOUTS).where('claimId', '==', 'CLM-A').get()).size).toBe(1);
-    expect(done.jobs.map((j) => [j.activityId, j.status])).toEqual([['requestDocuments', 'DONE'], ['requestReview', 'DONE'], ['payOut', 'DONE']]);
+    expect(done.jobs.map((j) => [j.activityId, j.status])).toEqual([
+      ['requestDocuments', 'DONE'],
+      ['requestReview', 'DONE'],
+      ['payOut', 'DONE'],
+    ]);
     // The audit trail: the three messages, each DONE, the duplicate not among them.
-    expect(done.audit.map((a) => [a.row?.messageName, a.row?.status])).toEqual([['ClaimSubmitted', 'DONE'], ['DocumentsProvided', 'DONE'], ['ReviewCompleted', 'DONE']]);
+    expect(done.audit.map((a) => [a.row?.messageName, a.row?.status])).toEqual([
+      ['ClaimSubmitted', 'DONE'],
+      ['DocumentsProvided', 'DONE'],
+      ['ReviewCompleted', 'DONE'],
+    ]);
     expect((await db.collection('inbox').where('correlationKey', '==', 'CLM-A').get()).size).toBe(3);
     // What the console draws: the app's own model.
     expect(done.model?.processKey).toBe('claim-handling');
@@ -110,13 +142,36 @@ describe('more documents during the review', () => {
     await waitingAt('CLM-E', 'ReviewCompleted', 'reviewCompleted');
 
     const more = [{ kind: 'PHOTO', uri: 'portal://CLM-E/damage.jpg' }];
-    await stack.publish('claims-documents', 'DocumentsProvided', { claimId: 'CLM-E', eventId: 'documents-CLM-E-2', documents: more });
-    expect(await peerSent('CLM-E', 'DocumentsAdded')).toMatchObject({ topic: 'claims-review-requests', data: { claimId: 'CLM-E', documents: more } });
-    await instanceWhen('CLM-E', 'forwarded, waiting for the review again', (i) => i.jobs.some((j) => j.activityId === 'forwardDocuments' && j.status === 'DONE') && i.tokens.some((t) => t.status === 'WAITING_EVENT'));
+    await stack.publish('claims-documents', 'DocumentsProvided', {
+      claimId: 'CLM-E',
+      eventId: 'documents-CLM-E-2',
+      documents: more,
+    });
+    expect(await peerSent('CLM-E', 'DocumentsAdded')).toMatchObject({
+      topic: 'claims-review-requests',
+      data: { claimId: 'CLM-E', documents: more },
+    });
+    await instanceWhen(
+      'CLM-E',
+      'forwarded, waiting for the review again',
+      (i) =>
+        i.jobs.some((j) => j.activityId === 'forwardDocuments' && j.status === 'DONE') &&
+        i.tokens.some((t) => t.status === 'WAITING_EVENT'),
+    );
 
-    await stack.publish('claims-reviews', 'ReviewCompleted', { claimId: 'CLM-E', eventId: 'review-CLM-E', decision: 'APPROVED', reviewer: 'rev-2' });
+    await stack.publish('claims-reviews', 'ReviewCompleted', {
+      claimId: 'CLM-E',
+      eventId: 'review-CLM-E',
+      decision: 'APPROVED',
+      reviewer: 'rev-2',
+    });
     const done = await instanceWhen('CLM-E', 'completed', completed);
-    expect(done.jobs.map((j) => j.activityId)).toEqual(['requestDocuments', 'requestReview', 'forwardDocuments', 'payOut']);
+    expect(done.jobs.map((j) => j.activityId)).toEqual([
+      'requestDocuments',
+      'requestReview',
+      'forwardDocuments',
+      'payOut',
+    ]);
     expect(await payoutOf(db, 'CLM-E')).toMatchObject({ amountCents: 300_000, approvedBy: 'rev-2' });
   });
 });
@@ -137,7 +192,12 @@ describe('the other paths', () => {
     await waitingAt('CLM-C', 'DocumentsProvided', 'waitForDocuments');
     await stack.publish('claims-documents', 'DocumentsProvided', documents('CLM-C'));
     await waitingAt('CLM-C', 'ReviewCompleted', 'reviewCompleted');
-    await stack.publish('claims-reviews', 'ReviewCompleted', { claimId: 'CLM-C', eventId: 'review-CLM-C', decision: 'REJECTED', reviewer: 'rev-7' });
+    await stack.publish('claims-reviews', 'ReviewCompleted', {
+      claimId: 'CLM-C',
+      eventId: 'review-CLM-C',
+      decision: 'REJECTED',
+      reviewer: 'rev-7',
+    });
     const done = await instanceWhen('CLM-C', 'completed', completed);
     expect(done.variables).toMatchObject({ decision: 'REJECTED' });
     expect(await payoutOf(db, 'CLM-C')).toBeUndefined();
@@ -147,11 +207,22 @@ describe('the other paths', () => {
   test('no documents before the deadline: the timer fires, the claim is closed once and the claimant told', async () => {
     await stack.publish('claims-submitted', 'ClaimSubmitted', claim('CLM-D', 45_000, { documentsDeadline: 'PT2S' }));
     const done = await instanceWhen('CLM-D', 'closed', completed);
-    expect(done.jobs.map((j) => [j.activityId, j.status])).toEqual([['requestDocuments', 'DONE'], ['closeClaim', 'DONE']]);
-    expect((await db.collection(CLOSURES).doc(recordId('closure', 'CLM-D')).get()).data()).toMatchObject({ claimId: 'CLM-D', reason: 'DOCUMENTS_OVERDUE', processInstanceId: done.row.id });
+    expect(done.jobs.map((j) => [j.activityId, j.status])).toEqual([
+      ['requestDocuments', 'DONE'],
+      ['closeClaim', 'DONE'],
+    ]);
+    expect((await db.collection(CLOSURES).doc(recordId('closure', 'CLM-D')).get()).data()).toMatchObject({
+      claimId: 'CLM-D',
+      reason: 'DOCUMENTS_OVERDUE',
+      processInstanceId: done.row.id,
+    });
     expect((await peerSent('CLM-D', 'ClaimClosed')).topic).toBe('claims-notices');
     expect(await payoutOf(db, 'CLM-D')).toBeUndefined();
-    const waitingForDocuments = await listWaiting(stack.ops, { messageName: 'DocumentsProvided', olderThanMs: null }, { size: 50, after: null });
+    const waitingForDocuments = await listWaiting(
+      stack.ops,
+      { messageName: 'DocumentsProvided', olderThanMs: null },
+      { size: 50, after: null },
+    );
     expect(waitingForDocuments.waitingPoints.filter((w) => w.correlationKey === 'CLM-D')).toEqual([]);
   });
 

@@ -34,7 +34,11 @@ async function inbox(...args: string[]): Promise<Run> {
   const out: string[] = [];
   const err: string[] = [];
   const io = { out: (t: string) => out.push(t), err: (t: string) => err.push(t), confirm: async () => false };
-  const code = await runCli(args, io, { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, INBOX_APP: 'examples/claims' });
+  const code = await runCli(args, io, {
+    ...process.env,
+    GOOGLE_CLOUD_PROJECT: projectId,
+    INBOX_APP: 'examples/claims',
+  });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 const json = async (...args: string[]): Promise<unknown> => {
@@ -55,7 +59,11 @@ const claim = (claimId: string, amountCents: number): Record<string, unknown> =>
   currency: 'EUR',
   submittedAt: '2026-12-01T08:00:00Z',
 });
-const documents = (claimId: string, eventId = `documents-${claimId}`): Record<string, unknown> => ({ claimId, eventId, documents: [{ kind: 'INVOICE', uri: `portal://${claimId}/invoice.pdf` }] });
+const documents = (claimId: string, eventId = `documents-${claimId}`): Record<string, unknown> => ({
+  claimId,
+  eventId,
+  documents: [{ kind: 'INVOICE', uri: `portal://${claimId}/invoice.pdf` }],
+});
 
 async function instanceOf(claimId: string): Promise<InstanceView | undefined> {
   const [row] = await instancesByBusinessKey(stack.ops, claimId);
@@ -84,12 +92,20 @@ describe('the inbox CLI on the claims app', () => {
 
   test('a waiting claim: waiting and timers list it, instances shows its token', async () => {
     await stack.publish('claims-submitted', 'ClaimSubmitted', claim('CLM-OPS-1', 250_000));
-    await instanceWhen('CLM-OPS-1', 'waiting for documents', (i) => i.tokens.some((t) => t.status === 'WAITING_MESSAGE'));
+    await instanceWhen('CLM-OPS-1', 'waiting for documents', (i) =>
+      i.tokens.some((t) => t.status === 'WAITING_MESSAGE'),
+    );
 
-    const waiting = (await json('waiting', '--message', 'DocumentsProvided')) as { waitingPoints: Array<{ correlationKey: string; activityId: string }> };
-    expect(waiting.waitingPoints.filter((w) => w.correlationKey === 'CLM-OPS-1').map((w) => w.activityId)).toEqual(['waitForDocuments']);
+    const waiting = (await json('waiting', '--message', 'DocumentsProvided')) as {
+      waitingPoints: Array<{ correlationKey: string; activityId: string }>;
+    };
+    expect(waiting.waitingPoints.filter((w) => w.correlationKey === 'CLM-OPS-1').map((w) => w.activityId)).toEqual([
+      'waitForDocuments',
+    ]);
     const instance = await instanceOf('CLM-OPS-1');
-    const timers = (await json('timers', '--instance', instance?.row.id ?? '')) as { timers: Array<{ activityId: string; status: string }> };
+    const timers = (await json('timers', '--instance', instance?.row.id ?? '')) as {
+      timers: Array<{ activityId: string; status: string }>;
+    };
     expect(timers.timers.map((t) => t.activityId)).toEqual(['documentsOverdue']);
 
     const shown = await inbox('instances', 'CLM-OPS-1');
@@ -100,7 +116,11 @@ describe('the inbox CLI on the claims app', () => {
   });
 
   test('a malformed message is parked with its reason; explain says why and what to do in generic words', async () => {
-    await stack.publish('claims-documents', 'DocumentsProvided', { claimId: 'CLM-OPS-2', eventId: 'documents-bad', documents: [] });
+    await stack.publish('claims-documents', 'DocumentsProvided', {
+      claimId: 'CLM-OPS-2',
+      eventId: 'documents-bad',
+      documents: [],
+    });
     const [parked] = await waitFor('the malformed documents parked', async () => {
       const rows = await listed('--status', 'PARKED', '--message-name', 'DocumentsProvided');
       return rows.length > 0 ? rows : undefined;
@@ -116,7 +136,12 @@ describe('the inbox CLI on the claims app', () => {
   });
 
   test('a message nobody waits for stays OPEN, explain says it waits for a token, and park stops it', async () => {
-    await stack.publish('claims-reviews', 'ReviewCompleted', { claimId: 'CLM-OPS-3', eventId: 'review-stray', decision: 'APPROVED', reviewer: 'rev-1' });
+    await stack.publish('claims-reviews', 'ReviewCompleted', {
+      claimId: 'CLM-OPS-3',
+      eventId: 'review-stray',
+      decision: 'APPROVED',
+      reviewer: 'rev-1',
+    });
     const [open] = await waitFor('the stray review OPEN', async () => {
       const rows = await listed('--status', 'OPEN', '--key', 'CLM-OPS-3');
       return rows.length > 0 ? rows : undefined;
@@ -126,18 +151,29 @@ describe('the inbox CLI on the claims app', () => {
     expect(explained.out).not.toMatch(WORK_ORDER_WORDS);
 
     expect((await inbox('park', open?.id ?? '', '--reason', 'no such claim')).code).toBe(0);
-    expect(await listed('--status', 'PARKED', '--key', 'CLM-OPS-3')).toEqual([expect.objectContaining({ id: open?.id, reason: 'MANUAL' })]);
+    expect(await listed('--status', 'PARKED', '--key', 'CLM-OPS-3')).toEqual([
+      expect.objectContaining({ id: open?.id, reason: 'MANUAL' }),
+    ]);
   });
 });
 
 describe('per-key order as a sender meets it', () => {
   test('a review sent before the documents does not hold them back: the documents correlate, then the review from the buffer', async () => {
     await stack.publish('claims-submitted', 'ClaimSubmitted', claim('CLM-OPS-4', 400_000));
-    await instanceWhen('CLM-OPS-4', 'waiting for documents', (i) => i.tokens.some((t) => t.status === 'WAITING_MESSAGE'));
+    await instanceWhen('CLM-OPS-4', 'waiting for documents', (i) =>
+      i.tokens.some((t) => t.status === 'WAITING_MESSAGE'),
+    );
 
     // The reviewer's system answers early: no token waits for a review yet, so it waits in the buffer.
-    await stack.publish('claims-reviews', 'ReviewCompleted', { claimId: 'CLM-OPS-4', eventId: 'review-early', decision: 'APPROVED', reviewer: 'rev-3' });
-    await waitFor('the early review OPEN', async () => ((await listed('--status', 'OPEN', '--key', 'CLM-OPS-4')).length === 1 ? true : undefined));
+    await stack.publish('claims-reviews', 'ReviewCompleted', {
+      claimId: 'CLM-OPS-4',
+      eventId: 'review-early',
+      decision: 'APPROVED',
+      reviewer: 'rev-3',
+    });
+    await waitFor('the early review OPEN', async () =>
+      (await listed('--status', 'OPEN', '--key', 'CLM-OPS-4')).length === 1 ? true : undefined,
+    );
 
     // The documents, younger than the review but awaited, go first; the review waits for them, not they for it.
     await stack.publish('claims-documents', 'DocumentsProvided', documents('CLM-OPS-4'));

@@ -13,7 +13,8 @@ export interface Published {
 }
 
 /** ALREADY_EXISTS, gRPC code 6: what Firestore's create() throws when the document exists. */
-const alreadyExists = (path: string): Error => Object.assign(new Error(`6 ALREADY_EXISTS: Document already exists: ${path}`), { code: 6 });
+const alreadyExists = (path: string): Error =>
+  Object.assign(new Error(`6 ALREADY_EXISTS: Document already exists: ${path}`), { code: 6 });
 
 /**
  * An AppContext in memory, for the handlers' unit tests: a Firestore of
@@ -48,7 +49,12 @@ export function fakeContext(): FakeContext {
       },
       get: async () => {
         const fields = docs.get(path);
-        return { id, exists: fields !== undefined, get: (field: string): unknown => fields?.[field], data: () => fields };
+        return {
+          id,
+          exists: fields !== undefined,
+          get: (field: string): unknown => fields?.[field],
+          data: () => fields,
+        };
       },
     };
   };
@@ -76,9 +82,24 @@ export function fakeContext(): FakeContext {
 }
 
 /** The argument of a handler: a job of `activityId` for the instance of claim `claimId` with `variables`. */
-export function stepContext(activityId: string, claimId: string, variables: Readonly<Record<string, unknown>>, jobId = `job-${activityId}-1`): StepContext {
+export function stepContext(
+  activityId: string,
+  claimId: string,
+  variables: Readonly<Record<string, unknown>>,
+  jobId = `job-${activityId}-1`,
+): StepContext {
   const at = new Date('2026-12-01T10:00:00Z');
-  const job: JobState = { id: jobId, processInstanceId: `instance-${claimId}`, executionId: 'e-1', activityId, status: 'PENDING', attempts: 0, lastError: null, createdAt: at, finishedAt: null };
+  const job: JobState = {
+    id: jobId,
+    processInstanceId: `instance-${claimId}`,
+    executionId: 'e-1',
+    activityId,
+    status: 'PENDING',
+    attempts: 0,
+    lastError: null,
+    createdAt: at,
+    finishedAt: null,
+  };
   const instance: InstanceState = {
     id: `instance-${claimId}`,
     processKey: 'claim-handling',

@@ -16,7 +16,11 @@ const registry = registryOf(app);
 
 function read(name: string, payload: unknown): InboxDraft {
   const parsed = parsePushEnvelope({
-    message: { data: Buffer.from(JSON.stringify(payload)).toString('base64'), attributes: { eventType: name }, messageId: 'm-1' },
+    message: {
+      data: Buffer.from(JSON.stringify(payload)).toString('base64'),
+      attributes: { eventType: name },
+      messageId: 'm-1',
+    },
     subscription: 'projects/p/subscriptions/claims-submitted-push',
   });
   if (!parsed.ok) throw new Error(parsed.error);
@@ -31,12 +35,25 @@ function valid(name: string, payload: unknown): ValidDraft {
 
 function invalidBecause(name: string, payload: unknown): string {
   const draft = read(name, payload);
-  if (draft.kind !== 'invalid') throw new Error(`expected ${name} to be parked INVALID_PAYLOAD, but it was read as valid`);
+  if (draft.kind !== 'invalid')
+    throw new Error(`expected ${name} to be parked INVALID_PAYLOAD, but it was read as valid`);
   return draft.error;
 }
 
-const submitted = { claimId: 'CLM-1', eventId: 'sub-1', policyId: 'POL-1', claimantId: 'C-1', amountCents: 45_000, currency: 'EUR', submittedAt: '2026-12-01T08:00:00Z' };
-const documents = { claimId: 'CLM-1', eventId: 'doc-1', documents: [{ kind: 'INVOICE', uri: 'portal://CLM-1/invoice.pdf' }] };
+const submitted = {
+  claimId: 'CLM-1',
+  eventId: 'sub-1',
+  policyId: 'POL-1',
+  claimantId: 'C-1',
+  amountCents: 45_000,
+  currency: 'EUR',
+  submittedAt: '2026-12-01T08:00:00Z',
+};
+const documents = {
+  claimId: 'CLM-1',
+  eventId: 'doc-1',
+  documents: [{ kind: 'INVOICE', uri: 'portal://CLM-1/invoice.pdf' }],
+};
 const review = { claimId: 'CLM-1', eventId: 'rev-1', decision: 'APPROVED', reviewer: 'rev-7' };
 
 describe('a valid message: keys and payload', () => {
@@ -44,7 +61,7 @@ describe('a valid message: keys and payload', () => {
     ['ClaimSubmitted', submitted, 'sub-1'],
     ['DocumentsProvided', documents, 'doc-1'],
     ['ReviewCompleted', review, 'rev-1'],
-  ])('%s is correlated by claimId and deduplicated by the sender\'s eventId', (name, payload, eventId) => {
+  ])("%s is correlated by claimId and deduplicated by the sender's eventId", (name, payload, eventId) => {
     const draft = valid(name, { ...payload, claimId: '  CLM-1 ' });
     expect(draft).toMatchObject({ messageName: name, correlationKey: 'CLM-1', dedupKey: eventId });
   });
@@ -60,10 +77,12 @@ describe('a valid message: keys and payload', () => {
   });
 
   test('one eventId reused by two types of one claim: two messages (the name is part of the identity)', () => {
-    expect(valid('ReviewCompleted', { ...review, eventId: 'x-1' }).id).not.toBe(valid('DocumentsProvided', { ...documents, eventId: 'x-1' }).id);
+    expect(valid('ReviewCompleted', { ...review, eventId: 'x-1' }).id).not.toBe(
+      valid('DocumentsProvided', { ...documents, eventId: 'x-1' }).id,
+    );
   });
 
-  test('a claim may give its own documents deadline; one no timer could use is refused at receipt, with the timer\'s reason', () => {
+  test("a claim may give its own documents deadline; one no timer could use is refused at receipt, with the timer's reason", () => {
     expect(ClaimSubmittedSchema.parse({ ...submitted, documentsDeadline: 'P3D' }).documentsDeadline).toBe('P3D');
     const monthly = ClaimSubmittedSchema.safeParse({ ...submitted, documentsDeadline: 'P1M' });
     expect(monthly.success).toBe(false);

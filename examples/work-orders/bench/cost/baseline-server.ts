@@ -25,7 +25,10 @@ async function main(): Promise<void> {
   const runtime = createRuntime(loadConfig(process.env));
   const db = runtime.db();
   const engine = await runtime.engine();
-  const queues = { jobs: runtime.queue(process.env.INBOX_RUN_JOB_URL ?? ''), timers: runtime.timerQueue(process.env.INBOX_FIRE_TIMER_URL ?? '') };
+  const queues = {
+    jobs: runtime.queue(process.env.INBOX_RUN_JOB_URL ?? ''),
+    timers: runtime.timerQueue(process.env.INBOX_FIRE_TIMER_URL ?? ''),
+  };
   const log = createLogger(() => undefined);
   const handle = async (body: unknown): Promise<number> => {
     const parsed = parsePushEnvelope(body);
@@ -33,7 +36,15 @@ async function main(): Promise<void> {
     const draft = interpretMessage(parsed.envelope, WORK_ORDER_REGISTRY, { referenceBuckets: [] });
     try {
       if (draft.kind === 'invalid') throw new Error(`invalid payload: ${draft.error}`);
-      const { result } = await runUnitOfWork(db, (uow) => correlate(uow, engine, { messageName: draft.messageName, correlationKey: draft.correlationKey, variables: draft.payload, now: new Date(), messageId: draft.id }));
+      const { result } = await runUnitOfWork(db, (uow) =>
+        correlate(uow, engine, {
+          messageName: draft.messageName,
+          correlationKey: draft.correlationKey,
+          variables: draft.payload,
+          now: new Date(),
+          messageId: draft.id,
+        }),
+      );
       if (result.kind !== 'CORRELATED') throw new Error(result.kind);
       await dispatchSettled(queues, result, log);
       return 200;
@@ -52,7 +63,9 @@ async function main(): Promise<void> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      void handle(parseJson(Buffer.concat(chunks).toString('utf8'))).then((status) => res.writeHead(status, { 'content-type': 'application/json' }).end('{}'));
+      void handle(parseJson(Buffer.concat(chunks).toString('utf8'))).then((status) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end('{}'),
+      );
     });
   });
   server.listen(0, '127.0.0.1', () => {
@@ -74,6 +87,6 @@ function parseJson(text: string): unknown {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.stack ?? err.message : String(err));
+  console.error(err instanceof Error ? (err.stack ?? err.message) : String(err));
   process.exit(1);
 });

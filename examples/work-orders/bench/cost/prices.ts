@@ -19,14 +19,49 @@ export const PRICES_AS_OF = '2026-12-01';
 export const PRICE_REGION = 'us-west1 (Oregon)';
 
 export const PRICES = {
-  firestoreRead: { usd: 0.03 / 100_000, per: 'document read', source: 'https://firebase.google.com/docs/firestore/pricing (pricing by location, Oregon: $0.03 per 100,000 document reads)' },
-  firestoreWrite: { usd: 0.09 / 100_000, per: 'document write', source: 'https://firebase.google.com/docs/firestore/pricing (Oregon: $0.09 per 100,000 document writes)' },
-  firestoreDelete: { usd: 0.01 / 100_000, per: 'document delete', source: 'https://firebase.google.com/docs/firestore/pricing (Oregon: $0.01 per 100,000 document deletes)' },
-  cloudTasksOperation: { usd: 0.4 / 1_000_000, per: 'billable operation (API call or push delivery attempt, per 32 KB chunk)', source: 'https://cloud.google.com/tasks/docs/pricing ($0.40 per million, first million a month free)' },
-  cloudRunRequest: { usd: 0.4 / 1_000_000, per: 'request (request-based billing)', source: 'https://cloud.google.com/run/pricing (Tier 1, CPU only allocated during request processing: $0.40 per million requests)' },
-  cloudRunVcpuSecond: { usd: 0.000024, per: 'vCPU-second (request-based billing)', source: 'https://cloud.google.com/run/pricing (Tier 1: $0.00002400 per vCPU-second)' },
-  cloudRunGibSecond: { usd: 0.0000025, per: 'GiB-second (request-based billing)', source: 'https://cloud.google.com/run/pricing (Tier 1: $0.00000250 per GiB-second)' },
-  pubsubByte: { usd: 40 / 2 ** 40, per: 'byte of publish or delivery throughput (at least 1,000 bytes per request)', source: 'https://cloud.google.com/pubsub/pricing ($40 per TiB; minimum 1000 bytes per publish, push or pull request)' },
+  firestoreRead: {
+    usd: 0.03 / 100_000,
+    per: 'document read',
+    source:
+      'https://firebase.google.com/docs/firestore/pricing (pricing by location, Oregon: $0.03 per 100,000 document reads)',
+  },
+  firestoreWrite: {
+    usd: 0.09 / 100_000,
+    per: 'document write',
+    source: 'https://firebase.google.com/docs/firestore/pricing (Oregon: $0.09 per 100,000 document writes)',
+  },
+  firestoreDelete: {
+    usd: 0.01 / 100_000,
+    per: 'document delete',
+    source: 'https://firebase.google.com/docs/firestore/pricing (Oregon: $0.01 per 100,000 document deletes)',
+  },
+  cloudTasksOperation: {
+    usd: 0.4 / 1_000_000,
+    per: 'billable operation (API call or push delivery attempt, per 32 KB chunk)',
+    source: 'https://cloud.google.com/tasks/docs/pricing ($0.40 per million, first million a month free)',
+  },
+  cloudRunRequest: {
+    usd: 0.4 / 1_000_000,
+    per: 'request (request-based billing)',
+    source:
+      'https://cloud.google.com/run/pricing (Tier 1, CPU only allocated during request processing: $0.40 per million requests)',
+  },
+  cloudRunVcpuSecond: {
+    usd: 0.000024,
+    per: 'vCPU-second (request-based billing)',
+    source: 'https://cloud.google.com/run/pricing (Tier 1: $0.00002400 per vCPU-second)',
+  },
+  cloudRunGibSecond: {
+    usd: 0.0000025,
+    per: 'GiB-second (request-based billing)',
+    source: 'https://cloud.google.com/run/pricing (Tier 1: $0.00000250 per GiB-second)',
+  },
+  pubsubByte: {
+    usd: 40 / 2 ** 40,
+    per: 'byte of publish or delivery throughput (at least 1,000 bytes per request)',
+    source:
+      'https://cloud.google.com/pubsub/pricing ($40 per TiB; minimum 1000 bytes per publish, push or pull request)',
+  },
 } as const satisfies Record<string, Price>;
 
 /**

@@ -36,20 +36,30 @@ interface WireMessage {
 
 /** The billable size of one message, given the id Pub/Sub gave it. */
 export function messageBytes(m: WireMessage, messageId: string): number {
-  const attributes = Object.entries(m.attributes ?? {}).reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
-  return (m.data?.length ?? 0) + attributes + 20 + Buffer.byteLength(messageId) + Buffer.byteLength(m.orderingKey ?? '');
+  const attributes = Object.entries(m.attributes ?? {}).reduce(
+    (n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v),
+    0,
+  );
+  return (
+    (m.data?.length ?? 0) + attributes + 20 + Buffer.byteLength(messageId) + Buffer.byteLength(m.orderingKey ?? '')
+  );
 }
 
 export async function startPubSubCounter(target: string): Promise<PubSubCounter> {
   const pkg = require.resolve('@google-cloud/pubsub/package.json');
-  const root = protobuf.Root.fromJSON(JSON.parse(readFileSync(join(pkg, '..', 'build', 'protos', 'protos.json'), 'utf8')) as protobuf.INamespace);
+  const root = protobuf.Root.fromJSON(
+    JSON.parse(readFileSync(join(pkg, '..', 'build', 'protos', 'protos.json'), 'utf8')) as protobuf.INamespace,
+  );
   const request = root.lookupType('google.pubsub.v1.PublishRequest');
   const response = root.lookupType('google.pubsub.v1.PublishResponse');
   let topics: Record<string, TopicCounts> = {};
   const tap = await startGrpcTap(target, (call) => {
     if (call.method !== 'Publish' || call.status !== 0 || call.requests[0] === undefined) return;
     const req = request.toObject(request.decode(call.requests[0])) as { topic?: string; messages?: WireMessage[] };
-    const ids = call.responses[0] === undefined ? [] : ((response.toObject(response.decode(call.responses[0])) as { messageIds?: string[] }).messageIds ?? []);
+    const ids =
+      call.responses[0] === undefined
+        ? []
+        : ((response.toObject(response.decode(call.responses[0])) as { messageIds?: string[] }).messageIds ?? []);
     const topic = (req.topic ?? '').split('/').pop() ?? '';
     const t = (topics[topic] ??= { requests: 0, messages: 0, bytes: 0, billableBytes: 0 });
     const bytes = (req.messages ?? []).reduce((n, m, i) => n + messageBytes(m, ids[i] ?? ''), 0);

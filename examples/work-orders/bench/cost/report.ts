@@ -26,13 +26,24 @@ export interface PerWorkOrder {
   readonly functionsCpuMs: number;
   readonly emulatorsCpuMs: number;
   /** Firestore reads/writes/deletes and CPU ms by function. */
-  readonly byFunction: Record<string, { reads: number; writes: number; deletes: number; cpuMs: number; requests: number }>;
+  readonly byFunction: Record<
+    string,
+    { reads: number; writes: number; deletes: number; cpuMs: number; requests: number }
+  >;
   /** USD per 1,000 work orders, by product. */
-  readonly price: { firestore: number; cloudTasks: number; cloudRunRequests: number; cloudRunCompute: number; pubsub: number; total: number };
+  readonly price: {
+    firestore: number;
+    cloudTasks: number;
+    cloudRunRequests: number;
+    cloudRunCompute: number;
+    pubsub: number;
+    total: number;
+  };
 }
 
 const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
-const sizeOf = (fn: string): { memoryGib: number; vcpu: number } => (fn in FUNCTION_SIZES ? FUNCTION_SIZES[fn as keyof typeof FUNCTION_SIZES] : FUNCTION_SIZES.receivePubSubPush);
+const sizeOf = (fn: string): { memoryGib: number; vcpu: number } =>
+  fn in FUNCTION_SIZES ? FUNCTION_SIZES[fn as keyof typeof FUNCTION_SIZES] : FUNCTION_SIZES.receivePubSubPush;
 
 /** Cloud Run compute of `cpuMs` used by function `fn`: vCPU-seconds = CPU-seconds; GiB-seconds = instance-seconds × memory. */
 function computeUsd(fn: string, cpuMs: number): number {
@@ -43,13 +54,24 @@ function computeUsd(fn: string, cpuMs: number): number {
 
 export function perWorkOrder(d: DesignCost): PerWorkOrder {
   const n = Math.max(1, d.n);
-  const functions = new Set([...Object.keys(d.firestore), ...Object.keys(d.requests), ...Object.keys(d.cpuMs).filter((k) => k in FUNCTION_SIZES || k === 'baseline')]);
+  const functions = new Set([
+    ...Object.keys(d.firestore),
+    ...Object.keys(d.requests),
+    ...Object.keys(d.cpuMs).filter((k) => k in FUNCTION_SIZES || k === 'baseline'),
+  ]);
   const byFunction: PerWorkOrder['byFunction'] = {};
   for (const fn of functions) {
     const f = d.firestore[fn];
-    byFunction[fn] = { reads: round((f?.reads ?? 0) / n), writes: round((f?.writes ?? 0) / n), deletes: round((f?.deletes ?? 0) / n), cpuMs: round((d.cpuMs[fn] ?? 0) / n), requests: round((d.requests[fn] ?? 0) / n) };
+    byFunction[fn] = {
+      reads: round((f?.reads ?? 0) / n),
+      writes: round((f?.writes ?? 0) / n),
+      deletes: round((f?.deletes ?? 0) / n),
+      cpuMs: round((d.cpuMs[fn] ?? 0) / n),
+      requests: round((d.requests[fn] ?? 0) / n),
+    };
   }
-  const sum = (pick: (f: DesignCost['firestore'][string]) => number): number => Object.values(d.firestore).reduce((t, f) => t + pick(f), 0);
+  const sum = (pick: (f: DesignCost['firestore'][string]) => number): number =>
+    Object.values(d.firestore).reduce((t, f) => t + pick(f), 0);
   const reads = sum((f) => f.reads) / n;
   const writes = sum((f) => f.writes) / n;
   const deletes = sum((f) => f.deletes) / n;
@@ -59,11 +81,16 @@ export function perWorkOrder(d: DesignCost): PerWorkOrder {
   const requests = (Object.values(d.requests).reduce((a, b) => a + b, 0) + d.tasks.deferredDispatches) / n;
   const topics = Object.values(d.pubsub);
   const pubsubMessages = (topics.reduce((t, c) => t + c.messages, 0) + d.pushes.count + d.pulls.count) / n;
-  const pubsubBillableBytes = (topics.reduce((t, c) => t + c.billableBytes, 0) + d.pushes.billableBytes + d.pulls.billableBytes) / n;
+  const pubsubBillableBytes =
+    (topics.reduce((t, c) => t + c.billableBytes, 0) + d.pushes.billableBytes + d.pulls.billableBytes) / n;
   const functionsCpuMs = [...functions].reduce((t, fn) => t + (d.cpuMs[fn] ?? 0), 0) / n;
   const emulatorsCpuMs = ((d.cpuMs.firestoreEmulator ?? 0) + (d.cpuMs.pubsubEmulator ?? 0)) / n;
   const k = 1000;
-  const firestore = k * (reads * PRICES.firestoreRead.usd + writes * PRICES.firestoreWrite.usd + (deletes + deferredDeletes) * PRICES.firestoreDelete.usd);
+  const firestore =
+    k *
+    (reads * PRICES.firestoreRead.usd +
+      writes * PRICES.firestoreWrite.usd +
+      (deletes + deferredDeletes) * PRICES.firestoreDelete.usd);
   const cloudTasks = k * tasksOperations * PRICES.cloudTasksOperation.usd;
   const cloudRunRequests = k * requests * PRICES.cloudRunRequest.usd;
   const cloudRunCompute = (k / n) * [...functions].reduce((t, fn) => t + computeUsd(fn, d.cpuMs[fn] ?? 0), 0);
@@ -83,23 +110,49 @@ export function perWorkOrder(d: DesignCost): PerWorkOrder {
     functionsCpuMs: round(functionsCpuMs, 1),
     emulatorsCpuMs: round(emulatorsCpuMs, 1),
     byFunction,
-    price: { firestore: round(firestore, 4), cloudTasks: round(cloudTasks, 4), cloudRunRequests: round(cloudRunRequests, 4), cloudRunCompute: round(cloudRunCompute, 4), pubsub: round(pubsub, 4), total: round(firestore + cloudTasks + cloudRunRequests + cloudRunCompute + pubsub, 4) },
+    price: {
+      firestore: round(firestore, 4),
+      cloudTasks: round(cloudTasks, 4),
+      cloudRunRequests: round(cloudRunRequests, 4),
+      cloudRunCompute: round(cloudRunCompute, 4),
+      pubsub: round(pubsub, 4),
+      total: round(firestore + cloudTasks + cloudRunRequests + cloudRunCompute + pubsub, 4),
+    },
   };
 }
 
 /** The scheduled relay and sweepJobs, each called once a minute as deployed: per hour. */
-export function perHour(d: DesignCost): { reads: number; writes: number; deletes: number; requests: number; cpuMs: number; usd: number } | null {
+export function perHour(
+  d: DesignCost,
+): { reads: number; writes: number; deletes: number; requests: number; cpuMs: number; usd: number } | null {
   if (d.background === null) return null;
   const { relayInbox: r, sweepJobs: s } = d.background;
   const calls = 60;
   const reads = calls * (r.reads + s.reads);
   const writes = calls * (r.writes + s.writes);
   const deletes = calls * (r.deletes + s.deletes);
-  const usd = reads * PRICES.firestoreRead.usd + writes * PRICES.firestoreWrite.usd + deletes * PRICES.firestoreDelete.usd + 2 * calls * PRICES.cloudRunRequest.usd + computeUsd('relayInbox', calls * r.cpuMs) + computeUsd('sweepJobs', calls * s.cpuMs);
-  return { reads: round(reads), writes: round(writes), deletes: round(deletes), requests: 2 * calls, cpuMs: Math.round(calls * (r.cpuMs + s.cpuMs)), usd: round(usd, 5) };
+  const usd =
+    reads * PRICES.firestoreRead.usd +
+    writes * PRICES.firestoreWrite.usd +
+    deletes * PRICES.firestoreDelete.usd +
+    2 * calls * PRICES.cloudRunRequest.usd +
+    computeUsd('relayInbox', calls * r.cpuMs) +
+    computeUsd('sweepJobs', calls * s.cpuMs);
+  return {
+    reads: round(reads),
+    writes: round(writes),
+    deletes: round(deletes),
+    requests: 2 * calls,
+    cpuMs: Math.round(calls * (r.cpuMs + s.cpuMs)),
+    usd: round(usd, 5),
+  };
 }
 
-const LABELS: Record<DesignCost['design'], string> = { system: 'this system', naive: '(a) naive ack-in-catch', nack: '(b) nack + dead-letter' };
+const LABELS: Record<DesignCost['design'], string> = {
+  system: 'this system',
+  naive: '(a) naive ack-in-catch',
+  nack: '(b) nack + dead-letter',
+};
 
 /** The side-by-side table per work order, with this system's ratio to each baseline. */
 export function table(rows: readonly PerWorkOrder[]): string {
@@ -128,7 +181,10 @@ export function table(rows: readonly PerWorkOrder[]): string {
   const ratio = (a: number, b: number): string => (b === 0 ? '-' : (a / b).toFixed(2));
   const head = `| per work order | ${rows.map((r) => LABELS[r.design]).join(' | ')} |${others.map((o) => ` system / ${o.design} |`).join('')}`;
   const rule = `|---|${rows.map(() => '---:').join('|')}|${others.map(() => '---:|').join('')}`;
-  const body = lines.map(([name, f]) => `| ${name} | ${rows.map((r) => String(f(r))).join(' | ')} |${others.map((o) => ` ${system === undefined ? '-' : ratio(f(system), f(o))} |`).join('')}`);
+  const body = lines.map(
+    ([name, f]) =>
+      `| ${name} | ${rows.map((r) => String(f(r))).join(' | ')} |${others.map((o) => ` ${system === undefined ? '-' : ratio(f(system), f(o))} |`).join('')}`,
+  );
   return [head, rule, ...body].join('\n');
 }
 

@@ -15,7 +15,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { FunctionTarget } from '../../../../tools/local/control';
-import { type FirestoreCountingProxy, type FirestoreCounts, projectIndexConfig, startFirestoreCountingProxy } from '../../../../tools/faults/firestore-counting-proxy';
+import {
+  type FirestoreCountingProxy,
+  type FirestoreCounts,
+  projectIndexConfig,
+  startFirestoreCountingProxy,
+} from '../../../../tools/faults/firestore-counting-proxy';
 import { startGrpcTap } from '../../../../tools/faults/grpc-tap';
 import { startLocalStack } from '../../../../tools/local/stack';
 import { cpuMs, runPool } from '../pool';
@@ -83,7 +88,10 @@ async function until(check: () => Promise<boolean>, timeoutMs: number, what: str
 
 /** Starts the baseline process; resolves with its URL once it listens. */
 async function startBaselineProcess(env: NodeJS.ProcessEnv): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'baseline-server.ts')], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(__dirname, 'baseline-server.ts')], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const port = await new Promise<string>((resolve, reject) => {
@@ -97,7 +105,10 @@ async function startBaselineProcess(env: NodeJS.ProcessEnv): Promise<{ child: Ch
 }
 
 /** Requests each target served, from the tasks' dispatch attempts that reached it. */
-function dispatchedRequests(log: ReadonlyArray<{ url: string; injected: boolean }>, functions: Readonly<Record<string, string>>): Record<string, number> {
+function dispatchedRequests(
+  log: ReadonlyArray<{ url: string; injected: boolean }>,
+  functions: Readonly<Record<string, string>>,
+): Record<string, number> {
   const byPort = new Map(Object.entries(functions).map(([t, u]) => [new URL(u).port, t]));
   const out: Record<string, number> = {};
   for (const d of log) {
@@ -110,7 +121,8 @@ function dispatchedRequests(log: ReadonlyArray<{ url: string; injected: boolean 
 /** Push requests the receiver served: one log line with an `outcome`, or a not-acked line, per request. */
 function receiverRequests(logFile: string): number {
   let n = 0;
-  for (const line of readFileSync(logFile, 'utf8').split('\n')) if (line.includes('"outcome"') || line.includes('not acked')) n += 1;
+  for (const line of readFileSync(logFile, 'utf8').split('\n'))
+    if (line.includes('"outcome"') || line.includes('not acked')) n += 1;
   return n;
 }
 
@@ -155,7 +167,12 @@ export async function runCostDesign(design: CostDesign, s: CostSettings): Promis
     });
     closers.unshift(() => stack.stop());
     const info = await stack.info();
-    const admin = new Firestore({ projectId, host: info.firestoreHost, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
+    const admin = new Firestore({
+      projectId,
+      host: info.firestoreHost,
+      ssl: false,
+      customHeaders: { Authorization: 'Bearer owner' },
+    });
     closers.unshift(() => admin.terminate());
 
     let baseline: { child: ChildProcess; url: string } | null = null;
@@ -190,7 +207,9 @@ export async function runCostDesign(design: CostDesign, s: CostSettings): Promis
       });
       // The completions' push subscription now pushes to the baseline instead of the receiver.
       const client = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
-      await client.subscription(completionSubscription(info.projectId)).modifyPushConfig({ pushEndpoint: baseline.url });
+      await client
+        .subscription(completionSubscription(info.projectId))
+        .modifyPushConfig({ pushEndpoint: baseline.url });
       await client.close();
     }
 
@@ -216,44 +235,76 @@ export async function runCostDesign(design: CostDesign, s: CostSettings): Promis
     let startCalls = 0;
     await runPool(s.n, s.concurrency, async (i) => {
       const workOrderId = `WO-cost-${run}-${i}`;
-      const body = JSON.stringify({ processKey: PROCESS_KEY, businessKey: workOrderId, variables: { workOrderId, providerScript: 'answer' } });
+      const body = JSON.stringify({
+        processKey: PROCESS_KEY,
+        businessKey: workOrderId,
+        variables: { workOrderId, providerScript: 'answer' },
+      });
       for (;;) {
         startCalls += 1;
-        const response = await fetch(info.functions.startProcess, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch(() => null);
+        const response = await fetch(info.functions.startProcess, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        }).catch(() => null);
         if (response?.ok === true) return;
-        if (response !== null && response.status < 500) throw new Error(`startProcess ${response.status}: ${await response.text()}`);
+        if (response !== null && response.status < 500)
+          throw new Error(`startProcess ${response.status}: ${await response.text()}`);
         await sleep(200);
       }
     });
     s.progress(`${design}: ${s.n} work orders started`);
-    const completed = async (): Promise<number> => (await admin.collection('processInstances').where('processKey', '==', PROCESS_KEY).where('status', '==', 'COMPLETED').count().get()).data().count;
+    const completed = async (): Promise<number> =>
+      (
+        await admin
+          .collection('processInstances')
+          .where('processKey', '==', PROCESS_KEY)
+          .where('status', '==', 'COMPLETED')
+          .count()
+          .get()
+      ).data().count;
     // With the schedules off, a work order the fast path left behind waits for a scheduled call: after 20 s
     // without progress, one relay and one sweep call are made (counted in the per-work-order figures, and reported).
     let recoveryCalls = 0;
     let lastDone = -1;
     let lastProgress = Date.now();
-    await until(async () => {
-      const now = await completed();
-      if (now !== lastDone) [lastDone, lastProgress] = [now, Date.now()];
-      else if (Date.now() - lastProgress > 20_000) {
-        recoveryCalls += 1;
-        lastProgress = Date.now();
-        for (const target of ['relayInbox', 'sweepJobs'] as const) await fetch(info.functions[target], { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then((r) => r.arrayBuffer()).catch(() => undefined);
-      }
-      return now >= s.n;
-    }, s.timeoutMs, `${design}: ${s.n} work orders COMPLETED`).catch((err: unknown) => s.progress(String(err)));
+    await until(
+      async () => {
+        const now = await completed();
+        if (now !== lastDone) [lastDone, lastProgress] = [now, Date.now()];
+        else if (Date.now() - lastProgress > 20_000) {
+          recoveryCalls += 1;
+          lastProgress = Date.now();
+          for (const target of ['relayInbox', 'sweepJobs'] as const)
+            await fetch(info.functions[target], {
+              method: 'POST',
+              headers: { 'content-type': 'application/json' },
+              body: '{}',
+            })
+              .then((r) => r.arrayBuffer())
+              .catch(() => undefined);
+        }
+        return now >= s.n;
+      },
+      s.timeoutMs,
+      `${design}: ${s.n} work orders COMPLETED`,
+    ).catch((err: unknown) => s.progress(String(err)));
     if (recoveryCalls > 0) s.progress(`${design}: ${recoveryCalls} recovery relay+sweep call(s) were needed`);
     // Settled: nothing in flight, every live task is a timer due far later (P14D), the counts still for a second.
     let last = '';
-    await until(async () => {
-      const now = Date.now();
-      const busy = stack.tasks.tasks().some((t) => t.inFlight || t.scheduleTime.getTime() < now + 60_000);
-      const snapshot = JSON.stringify([...proxies.values()].map((p) => p.counts()));
-      const quiet = snapshot === last;
-      last = snapshot;
-      await sleep(1_000);
-      return !busy && quiet;
-    }, 30_000, 'settle').catch((err: unknown) => s.progress(String(err)));
+    await until(
+      async () => {
+        const now = Date.now();
+        const busy = stack.tasks.tasks().some((t) => t.inFlight || t.scheduleTime.getTime() < now + 60_000);
+        const snapshot = JSON.stringify([...proxies.values()].map((p) => p.counts()));
+        const quiet = snapshot === last;
+        last = snapshot;
+        await sleep(1_000);
+        return !busy && quiet;
+      },
+      30_000,
+      'settle',
+    ).catch((err: unknown) => s.progress(String(err)));
     const cpuAfter = await cpu();
     counting = false;
     const done = await completed();
@@ -265,14 +316,20 @@ export async function runCostDesign(design: CostDesign, s: CostSettings): Promis
     if (baseline === null) requests.receivePubSubPush = receiverRequests(join(info.logDir, 'receivePubSubPush.log'));
     else requests.baseline = ((await (await fetch(baseline.url)).json()) as { requests: number }).requests;
     const topics = line.pubsub?.counts() ?? {};
-    const perMessage = (t: TopicCounts | undefined): number => (t === undefined || t.messages === 0 ? 0 : Math.max(1000, t.bytes / t.messages));
+    const perMessage = (t: TopicCounts | undefined): number =>
+      t === undefined || t.messages === 0 ? 0 : Math.max(1000, t.bytes / t.messages);
     const pushCount = requests.receivePubSubPush ?? requests.baseline ?? 0;
     const providerTopic = topics[TOPICS.provider];
 
     // TTL deletes to come: the documents that carry expireAt, in the collections with a TTL policy.
-    const ttlCollections = (config.fieldOverrides ?? []).filter((o) => 'ttl' in o && (o as { ttl?: boolean }).ttl === true).map((o) => o.collectionGroup);
+    const ttlCollections = (config.fieldOverrides ?? [])
+      .filter((o) => 'ttl' in o && (o as { ttl?: boolean }).ttl === true)
+      .map((o) => o.collectionGroup);
     const deferredDeletes: Record<string, number> = {};
-    for (const c of new Set(ttlCollections)) deferredDeletes[c] = (await admin.collection(c).select('expireAt').get()).docs.filter((d) => d.get('expireAt') !== undefined && d.get('expireAt') !== null).length;
+    for (const c of new Set(ttlCollections))
+      deferredDeletes[c] = (await admin.collection(c).select('expireAt').get()).docs.filter(
+        (d) => d.get('expireAt') !== undefined && d.get('expireAt') !== null,
+      ).length;
 
     const background = design === 'system' ? await measureBackground(info.functions, proxies, pids, s) : null;
     return {
@@ -286,7 +343,10 @@ export async function runCostDesign(design: CostDesign, s: CostSettings): Promis
       requests,
       pubsub: topics,
       pushes: { count: pushCount, billableBytes: pushCount * perMessage(topics[TOPICS.completions]) },
-      pulls: { count: providerTopic?.messages ?? 0, billableBytes: (providerTopic?.messages ?? 0) * perMessage(providerTopic) },
+      pulls: {
+        count: providerTopic?.messages ?? 0,
+        billableBytes: (providerTopic?.messages ?? 0) * perMessage(providerTopic),
+      },
       cpuMs: Object.fromEntries(Object.entries(cpuAfter).map(([k, v]) => [k, Math.round(v - (cpuBefore[k] ?? 0))])),
       background,
       recoveryCalls,
@@ -297,18 +357,31 @@ export async function runCostDesign(design: CostDesign, s: CostSettings): Promis
 }
 
 /** Three scheduled relay calls and three sweeps with nothing to do but their gauges and sweeps: per call. */
-async function measureBackground(functions: Readonly<Record<FunctionTarget, string>>, proxies: ReadonlyMap<string, FirestoreCountingProxy>, pids: Readonly<Record<string, number | null>>, s: CostSettings): Promise<{ relayInbox: PerCall; sweepJobs: PerCall }> {
+async function measureBackground(
+  functions: Readonly<Record<FunctionTarget, string>>,
+  proxies: ReadonlyMap<string, FirestoreCountingProxy>,
+  pids: Readonly<Record<string, number | null>>,
+  s: CostSettings,
+): Promise<{ relayInbox: PerCall; sweepJobs: PerCall }> {
   const calls = 3;
   const one = async (target: 'relayInbox' | 'sweepJobs'): Promise<PerCall> => {
     const proxy = proxies.get(target);
     const pid = pids[target] ?? null;
     proxy?.reset();
     const before = pid === null ? 0 : await cpuMs(pid);
-    for (let i = 0; i < calls; i++) await (await fetch(functions[target], { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })).arrayBuffer();
+    for (let i = 0; i < calls; i++)
+      await (
+        await fetch(functions[target], { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })
+      ).arrayBuffer();
     await sleep(500);
     const after = pid === null ? 0 : await cpuMs(pid);
     const c = proxy?.counts();
-    return { reads: (c?.reads ?? 0) / calls, writes: (c?.writes ?? 0) / calls, deletes: (c?.deletes ?? 0) / calls, cpuMs: (after - before) / calls };
+    return {
+      reads: (c?.reads ?? 0) / calls,
+      writes: (c?.writes ?? 0) / calls,
+      deletes: (c?.deletes ?? 0) / calls,
+      cpuMs: (after - before) / calls,
+    };
   };
   const relayInbox = await one('relayInbox');
   const sweepJobs = await one('sweepJobs');

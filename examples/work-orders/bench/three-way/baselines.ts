@@ -49,10 +49,17 @@ export async function startBaseline(mode: BaselineMode, db: Firestore, engine: E
     try {
       if (draft.kind === 'invalid') throw new Error(`invalid payload: ${draft.error}`);
       const { result, stats } = await runUnitOfWork(db, (uow) =>
-        correlate(uow, engine, { messageName: draft.messageName, correlationKey: draft.correlationKey, variables: draft.payload, now: new Date(), messageId: id }),
+        correlate(uow, engine, {
+          messageName: draft.messageName,
+          correlationKey: draft.correlationKey,
+          variables: draft.payload,
+          now: new Date(),
+          messageId: id,
+        }),
       );
       ledger.ops += stats.reads + stats.writes;
-      if (result.kind !== 'CORRELATED') throw new Error(result.kind === 'AMBIGUOUS' ? `ambiguous: ${result.count} waiting` : 'no waiting instance');
+      if (result.kind !== 'CORRELATED')
+        throw new Error(result.kind === 'AMBIGUOUS' ? `ambiguous: ${result.count} waiting` : 'no waiting instance');
       if (!ledger.correlated.has(id)) ledger.correlated.set(id, { at: Date.now(), ops: stats.reads + stats.writes });
       ledger.failures.delete(id);
       return 200;
@@ -66,13 +73,19 @@ export async function startBaseline(mode: BaselineMode, db: Firestore, engine: E
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      void handle(parseJson(Buffer.concat(chunks).toString('utf8'))).then((status) => res.writeHead(status, { 'content-type': 'application/json' }).end('{}'));
+      void handle(parseJson(Buffer.concat(chunks).toString('utf8'))).then((status) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end('{}'),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
   const port = typeof address === 'object' && address !== null ? address.port : 0;
-  return { url: `http://127.0.0.1:${port}/`, ledger, close: () => new Promise((resolve) => server.close(() => resolve())) };
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    ledger,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
 
 function parseJson(text: string): unknown {

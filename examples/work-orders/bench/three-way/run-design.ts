@@ -64,9 +64,14 @@ export interface DesignResult {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-const clientAt = (host: string, projectId: string): Firestore => new Firestore({ projectId, host, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
+const clientAt = (host: string, projectId: string): Firestore =>
+  new Firestore({ projectId, host, ssl: false, customHeaders: { Authorization: 'Bearer owner' } });
 
-export async function runDesign(design: Design, workload: readonly BenchMessage[], s: RunSettings): Promise<DesignResult> {
+export async function runDesign(
+  design: Design,
+  workload: readonly BenchMessage[],
+  s: RunSettings,
+): Promise<DesignResult> {
   const started = Date.now();
   const projectId = `bench-${design}-${Date.now().toString(36)}`;
   const engine = await workOrderEngine();
@@ -81,7 +86,11 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
     let baseline: Awaited<ReturnType<typeof startBaseline>> | null = null;
     let stackLogs = '';
     if (design === 'system') {
-      const stack = await startLocalStack({ projectId, app: WORK_ORDERS_APP, progress: (l) => s.progress(`[stack] ${l}`) });
+      const stack = await startLocalStack({
+        projectId,
+        app: WORK_ORDERS_APP,
+        progress: (l) => s.progress(`[stack] ${l}`),
+      });
       closers.unshift(() => stack.stop());
       const info = await stack.info();
       stackLogs = info.logDir;
@@ -103,11 +112,30 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
       const [topic] = await pubsub.createTopic('completions');
       const [dlt] = await pubsub.createTopic('completions-dlt');
       const [pull] = await dlt.createSubscription('completions-dlt-pull');
-      await topic.createSubscription('completions-push', { pushConfig: { pushEndpoint: baseline.url }, deadLetterPolicy: { deadLetterTopic: dlt.name, maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS }, retryPolicy: RETRY_POLICY, ackDeadlineSeconds: 10 });
+      await topic.createSubscription('completions-push', {
+        pushConfig: { pushEndpoint: baseline.url },
+        deadLetterPolicy: { deadLetterTopic: dlt.name, maxDeliveryAttempts: MAX_DELIVERY_ATTEMPTS },
+        retryPolicy: RETRY_POLICY,
+        ackDeadlineSeconds: 10,
+      });
       topicName = 'completions';
       const dead = new Set<string>();
       pull.on('message', (m: Message) => {
-        dead.add(interpretMessage({ messageId: m.id, subscription: null, data: m.data.toString('base64'), attributes: m.attributes, publishTime: null, orderingKey: null, deliveryAttempt: null }, WORK_ORDER_REGISTRY, { referenceBuckets: [] }).id);
+        dead.add(
+          interpretMessage(
+            {
+              messageId: m.id,
+              subscription: null,
+              data: m.data.toString('base64'),
+              attributes: m.attributes,
+              publishTime: null,
+              orderingKey: null,
+              deliveryAttempt: null,
+            },
+            WORK_ORDER_REGISTRY,
+            { referenceBuckets: [] },
+          ).id,
+        );
         m.ack();
       });
       closers.unshift(() => pull.close());
@@ -119,7 +147,14 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
     await runPool(early.length, 16, async (i) => {
       const m = early[i] as BenchMessage;
       const processInstanceId = await waitingWorkOrder(db, engine, m.workOrderId ?? '');
-      if (m.fate === 'double-token') await moveToken(db, engine, { processInstanceId, executionId: null, activityId: 'waitForCompletion', force: true, now: new Date() });
+      if (m.fate === 'double-token')
+        await moveToken(db, engine, {
+          processInstanceId,
+          executionId: null,
+          activityId: 'waitForCompletion',
+          force: true,
+          now: new Date(),
+        });
     });
     s.progress(`${design}: ${early.length} work orders waiting; publishing ${workload.length} messages at ${s.rate}/s`);
 
@@ -141,20 +176,23 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
     await sleep(s.lateStartMs);
     const late = workload.filter((m) => m.fate === 'overtake');
     await runPool(late.length, 16, async (i) => void (await waitingWorkOrder(db, engine, late[i]?.workOrderId ?? '')));
-    s.progress(`${design}: published; ${late.length} overtaken work orders started ${s.lateStartMs} ms later; settling`);
+    s.progress(
+      `${design}: published; ${late.length} overtaken work orders started ${s.lateStartMs} ms later; settling`,
+    );
 
     // Settled: every message accounted for (nack: correlated or dead-lettered; the others: delivered, nothing
     // OPEN) and nothing changing for 10 s, or the timeout (a message still retried then is reported as such).
     const deadline = Date.now() + s.settleTimeoutMs;
     const expectedIds = new Set(workload.flatMap((m) => (m.docId === null ? [] : [m.docId])));
     const accounted = async (dead: ReadonlySet<string>): Promise<boolean> => {
-      if (design === 'system') return (await db.collection(INBOX).where('status', '==', 'OPEN').count().get()).data().count === 0;
+      if (design === 'system')
+        return (await db.collection(INBOX).where('status', '==', 'OPEN').count().get()).data().count === 0;
       if (design === 'naive') return (baseline?.ledger.requests ?? 0) >= workload.length;
       const done = [...expectedIds].filter((id) => baseline?.ledger.correlated.has(id) === true || dead.has(id)).length;
       return done + (dead.size - [...dead].filter((id) => expectedIds.has(id)).length) >= workload.length;
     };
     let last = '';
-    for (let quiet = 0; quiet < 5 && Date.now() < deadline; ) {
+    for (let quiet = 0; quiet < 5 && Date.now() < deadline;) {
       await sleep(2_000);
       const dead = await deadLetters();
       const now = `${baseline?.ledger.requests ?? 0}/${baseline?.ledger.correlated.size ?? 0}/${dead.size}`;
@@ -173,8 +211,10 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
     } else {
       const docs = await db.collection(INBOX).select('status', 'reason', 'processedAt').get();
       for (const d of docs.docs) {
-        if (d.get('status') === 'DONE') correlatedAt.set(d.id, (d.get('processedAt') as FirebaseFirestore.Timestamp).toMillis());
-        else if (d.get('status') === 'PARKED') parked[String(d.get('reason'))] = (parked[String(d.get('reason'))] ?? 0) + 1;
+        if (d.get('status') === 'DONE')
+          correlatedAt.set(d.id, (d.get('processedAt') as FirebaseFirestore.Timestamp).toMillis());
+        else if (d.get('status') === 'PARKED')
+          parked[String(d.get('reason'))] = (parked[String(d.get('reason'))] ?? 0) + 1;
       }
       ops = 2 * docs.size + relayOps(join(stackLogs, 'relayInbox.log'));
     }
@@ -186,9 +226,15 @@ export async function runDesign(design: Design, workload: readonly BenchMessage[
     };
     const latencies = workload.flatMap(latencyOf);
     const notOvertaken = workload.filter((m) => m.fate !== 'overtake').flatMap(latencyOf);
-    const instances = await db.collection(COLLECTIONS.instances).where('processKey', '==', PROCESS_KEY).select('correlatedMessages').get();
+    const instances = await db
+      .collection(COLLECTIONS.instances)
+      .where('processKey', '==', PROCESS_KEY)
+      .select('correlatedMessages')
+      .get();
     const seen = new Map<string, number>();
-    for (const i of instances.docs) for (const id of (i.get('correlatedMessages') as string[] | undefined) ?? []) seen.set(id, (seen.get(id) ?? 0) + 1);
+    for (const i of instances.docs)
+      for (const id of (i.get('correlatedMessages') as string[] | undefined) ?? [])
+        seen.set(id, (seen.get(id) ?? 0) + 1);
     const lastCorrelation = Math.max(first, ...correlatedAt.values());
     return {
       design,

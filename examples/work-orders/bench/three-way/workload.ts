@@ -26,11 +26,43 @@ export function planWorkload(n: number, seed: number, run: string): BenchMessage
   const random = seededRandom(seed);
   return Array.from({ length: n }, (_, index) => {
     const r = random();
-    if (r < WORKLOAD_SHARES.poison) return { index, fate: 'poison', workOrderId: null, data: Buffer.from(`<not-json n="${index}"/>`), attributes: { eventType: 'WorkOrderCompleted' }, docId: null };
-    const fate: Fate = r < WORKLOAD_SHARES.poison + WORKLOAD_SHARES.overtake ? 'overtake' : r < WORKLOAD_SHARES.poison + WORKLOAD_SHARES.overtake + WORKLOAD_SHARES.doubleToken ? 'double-token' : 'normal';
+    if (r < WORKLOAD_SHARES.poison)
+      return {
+        index,
+        fate: 'poison',
+        workOrderId: null,
+        data: Buffer.from(`<not-json n="${index}"/>`),
+        attributes: { eventType: 'WorkOrderCompleted' },
+        docId: null,
+      };
+    const fate: Fate =
+      r < WORKLOAD_SHARES.poison + WORKLOAD_SHARES.overtake
+        ? 'overtake'
+        : r < WORKLOAD_SHARES.poison + WORKLOAD_SHARES.overtake + WORKLOAD_SHARES.doubleToken
+          ? 'double-token'
+          : 'normal';
     const workOrderId = `WO-${run}-${index}`;
-    const data = Buffer.from(JSON.stringify({ workOrderId, completedItems: 1 + (index % 50), completionTimestamp: '2026-11-30T09:00:00Z', eventId: `done-${workOrderId}` }));
-    const draft = interpretMessage({ messageId: 'plan', subscription: null, data: data.toString('base64'), attributes: { eventType: 'WorkOrderCompleted' }, publishTime: null, orderingKey: null, deliveryAttempt: null }, WORK_ORDER_REGISTRY, { referenceBuckets: [] });
+    const data = Buffer.from(
+      JSON.stringify({
+        workOrderId,
+        completedItems: 1 + (index % 50),
+        completionTimestamp: '2026-11-30T09:00:00Z',
+        eventId: `done-${workOrderId}`,
+      }),
+    );
+    const draft = interpretMessage(
+      {
+        messageId: 'plan',
+        subscription: null,
+        data: data.toString('base64'),
+        attributes: { eventType: 'WorkOrderCompleted' },
+        publishTime: null,
+        orderingKey: null,
+        deliveryAttempt: null,
+      },
+      WORK_ORDER_REGISTRY,
+      { referenceBuckets: [] },
+    );
     return { index, fate, workOrderId, data, attributes: { eventType: 'WorkOrderCompleted' }, docId: draft.id };
   });
 }

@@ -26,7 +26,13 @@ describe('npm run bench: the workload and the chart', () => {
   });
 
   test('the chart: one bar per value, labels escaped, the target line when asked', () => {
-    const svg = barChart([{ label: 'a<b', value: 2 }, { label: 'c', value: 1, group: 'x' }], { title: 'T & U', unit: 'x', target: { value: 1.5, label: 'target' } });
+    const svg = barChart(
+      [
+        { label: 'a<b', value: 2 },
+        { label: 'c', value: 1, group: 'x' },
+      ],
+      { title: 'T & U', unit: 'x', target: { value: 1.5, label: 'target' } },
+    );
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.match(/<rect x=/g)).toHaveLength(2);
     expect(svg).toContain('a&lt;b');

@@ -1,9 +1,25 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseProcessModel } from '../../../../functions/src/bpmn/parse-model';
-import { checkSizes, DEFAULT_SIZES, planChaos, RACE, RACE_DEADLINES_S, RACE_OFFSET_MS, RELAYS, SHARES, TRANCHES, type ChaosSizes } from '../../chaos/plan';
+import {
+  checkSizes,
+  DEFAULT_SIZES,
+  planChaos,
+  RACE,
+  RACE_DEADLINES_S,
+  RACE_OFFSET_MS,
+  RELAYS,
+  SHARES,
+  TRANCHES,
+  type ChaosSizes,
+} from '../../chaos/plan';
 
-const sizes = (over: Partial<ChaosSizes> = {}): ChaosSizes => ({ ...DEFAULT_SIZES, orders: 50, messages: 300, ...over });
+const sizes = (over: Partial<ChaosSizes> = {}): ChaosSizes => ({
+  ...DEFAULT_SIZES,
+  orders: 50,
+  messages: 300,
+  ...over,
+});
 
 describe('chaos plan', () => {
   test('the same seed gives the same plan; another seed another one', () => {
@@ -27,7 +43,8 @@ describe('chaos plan', () => {
     // Every completion has its own document id; duplicates and collisions point at one of them.
     const ids = new Set(plan.messages.flatMap((m) => (m.kind === 'completion' ? [m.docId] : [])));
     expect(ids.size).toBe(400);
-    for (const m of plan.messages) if (m.kind === 'duplicate' || m.kind === 'collision') expect(ids.has(m.docId)).toBe(true);
+    for (const m of plan.messages)
+      if (m.kind === 'duplicate' || m.kind === 'collision') expect(ids.has(m.docId)).toBe(true);
     expect(plan.steps.filter((s) => s.kind === 'start')).toHaveLength(100);
   });
 
@@ -41,11 +58,18 @@ describe('chaos plan', () => {
     for (const order of plan.orders) {
       const start = position.get(`start:${order.workOrderId}`) ?? -1;
       // A racing tranche is in no step (published after its order's other tranches, so after the start).
-      const before = plan.messages.filter((m, i) => m.kind === 'completion' && m.workOrderId === order.workOrderId && position.has(`msg:${i}`) && (position.get(`msg:${i}`) ?? 0) < start).length;
+      const before = plan.messages.filter(
+        (m, i) =>
+          m.kind === 'completion' &&
+          m.workOrderId === order.workOrderId &&
+          position.has(`msg:${i}`) &&
+          (position.get(`msg:${i}`) ?? 0) < start,
+      ).length;
       expect([order.workOrderId, before > 0]).toEqual([order.workOrderId, order.overtakes]);
     }
     plan.messages.forEach((m, i) => {
-      if (m.kind === 'duplicate' || m.kind === 'collision') expect(position.get(`msg:${i}`) ?? -1).toBeGreaterThan(position.get(`msg:${m.of}`) ?? Infinity);
+      if (m.kind === 'duplicate' || m.kind === 'collision')
+        expect(position.get(`msg:${i}`) ?? -1).toBeGreaterThan(position.get(`msg:${m.of}`) ?? Infinity);
     });
   });
 
@@ -63,7 +87,11 @@ describe('chaos plan', () => {
     expect(new Set(plan.repairs.map((r) => r.kind)).size).toBeGreaterThan(1);
     const without = planChaos(sizes({ repairs: 0 }));
     expect(without.repairs).toEqual([]);
-    expect({ steps: without.steps, faults: without.faults, races: without.races }).toEqual({ steps: plan.steps, faults: plan.faults, races: plan.races });
+    expect({ steps: without.steps, faults: without.faults, races: without.races }).toEqual({
+      steps: plan.steps,
+      faults: plan.faults,
+      races: plan.races,
+    });
   });
 
   test('faults: the asked number of each, at steps inside the run, on existing relays', () => {
@@ -84,13 +112,17 @@ describe('chaos plan', () => {
     expect(plan.races.length).toBeLessThan(400 * SHARES.race * 1.3);
     expect(planChaos(sizes({ orders: 400, messages: 2_000, seed: 11 })).races).toEqual(plan.races);
     const published = new Set(plan.steps.flatMap((s) => (s.kind === 'publish' ? [s.message] : [])));
-    const copied = new Set(plan.messages.flatMap((m) => (m.kind === 'duplicate' || m.kind === 'collision' ? [m.of] : [])));
+    const copied = new Set(
+      plan.messages.flatMap((m) => (m.kind === 'duplicate' || m.kind === 'collision' ? [m.of] : [])),
+    );
     const raced = new Set(plan.races.map((r) => r.message));
     for (const r of plan.races) {
       const m = plan.messages[r.message];
       expect(m?.kind === 'completion' && m.workOrderId === r.workOrderId).toBe(true);
       expect([r.workOrderId, published.has(r.message), copied.has(r.message)]).toEqual([r.workOrderId, false, false]);
-      const others = plan.messages.flatMap((o, i) => (o.kind === 'completion' && o.workOrderId === r.workOrderId && i !== r.message ? [i] : []));
+      const others = plan.messages.flatMap((o, i) =>
+        o.kind === 'completion' && o.workOrderId === r.workOrderId && i !== r.message ? [i] : [],
+      );
       expect(others.every((i) => published.has(i))).toBe(true);
       expect(others).toHaveLength(TRANCHES - 1);
       expect(RACE_DEADLINES_S.map((n) => `PT${n}S`)).toContain(r.deadline);
@@ -105,13 +137,22 @@ describe('chaos plan', () => {
     expect(plan.races.filter((r) => r.offsetMs < -2_500).length).toBeGreaterThan(10);
     expect(plan.races.filter((r) => r.offsetMs > -1_000).length).toBeGreaterThan(10);
     // Overtaking orders race too, never with their early tranche.
-    expect(plan.races.some((r) => plan.orders.find((o) => o.workOrderId === r.workOrderId)?.overtakes === true)).toBe(true);
+    expect(plan.races.some((r) => plan.orders.find((o) => o.workOrderId === r.workOrderId)?.overtakes === true)).toBe(
+      true,
+    );
   });
 
   test('the chaos model races exactly there: an interrupting timer of ${raceDeadline} (default 14 days) on the last wait, to its own path', async () => {
-    const model = await parseProcessModel(readFileSync(join(__dirname, '../../chaos/bpmn/work-order-execution.bpmn'), 'utf8'));
+    const model = await parseProcessModel(
+      readFileSync(join(__dirname, '../../chaos/bpmn/work-order-execution.bpmn'), 'utf8'),
+    );
     const boundary = model.nodes[RACE.boundaryEventId];
-    expect(boundary).toMatchObject({ kind: 'boundaryTimer', attachedToId: RACE.waitId, cancelActivity: true, timer: { type: 'timeDuration', variable: RACE.variable, value: 'P14D' } });
+    expect(boundary).toMatchObject({
+      kind: 'boundaryTimer',
+      attachedToId: RACE.waitId,
+      cancelActivity: true,
+      timer: { type: 'timeDuration', variable: RACE.variable, value: 'P14D' },
+    });
     expect(model.nodes[RACE.waitId]?.kind).toBe('receiveTask');
     expect(model.nodes[RACE.overdueTaskId]).toMatchObject({ kind: 'sendTask', async: true });
   });

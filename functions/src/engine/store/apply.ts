@@ -1,5 +1,14 @@
 import type { Engine } from '../engine';
-import { type ExecutionState, type Incident, type InstanceState, isOpenIncident, type JobState, type TimerState, type Transition, type WaitingPoint } from '../state';
+import {
+  type ExecutionState,
+  type Incident,
+  type InstanceState,
+  isOpenIncident,
+  type JobState,
+  type TimerState,
+  type Transition,
+  type WaitingPoint,
+} from '../state';
 import { deliverMessage } from '../transitions';
 import { asCorrelationKey, plain, refs, saveCorrelationKey } from './collections';
 import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
@@ -14,11 +23,14 @@ export interface DuplicateWaitingPoint {
   readonly waiting: readonly WaitingPoint[];
 }
 
-const samePoint = (a: WaitingPoint, b: WaitingPoint): boolean => a.executionId === b.executionId && a.messageName === b.messageName;
+const samePoint = (a: WaitingPoint, b: WaitingPoint): boolean =>
+  a.executionId === b.executionId && a.messageName === b.messageName;
 
 function withDuplicateIncident(instance: InstanceState, point: WaitingPoint, count: number, now: Date): InstanceState {
   // Only an open incident covers this one: a duplicate that comes back after a resolution is a new incident.
-  const already = instance.incidents.some((i) => i.reason === 'DUPLICATE_WAITING_POINT' && i.executionId === point.executionId && isOpenIncident(i));
+  const already = instance.incidents.some(
+    (i) => i.reason === 'DUPLICATE_WAITING_POINT' && i.executionId === point.executionId && isOpenIncident(i),
+  );
   if (already) return instance;
   const incident: Incident = {
     reason: 'DUPLICATE_WAITING_POINT',
@@ -69,7 +81,11 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
     saveCorrelationKey(uow, { ...stored, waiting }, now);
   }
 
-  await writeInstance(uow, instance.id, { instance, executions: t.executions, jobs: [...t.jobs, ...(await staleJobsEnded(uow, instance.id, t.staleJobs, now))] });
+  await writeInstance(uow, instance.id, {
+    instance,
+    executions: t.executions,
+    jobs: [...t.jobs, ...(await staleJobsEnded(uow, instance.id, t.staleJobs, now))],
+  });
   for (const other of others.values()) await writeInstance(uow, other.id, { instance: other });
   for (const id of t.cancelTimers) uow.delete(refs.timer(db, id));
   for (const timer of t.timers) uow.create(refs.timer(db, timer.id), plain(pendingTimerDoc(timer, now)));
@@ -77,7 +93,12 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
 }
 
 /** The PENDING ones of `ids` (jobs whose token left them), ended stale; an old-layout job document is deleted as it is folded in. */
-async function staleJobsEnded(uow: UnitOfWork, instanceId: string, ids: readonly string[], now: Date): Promise<JobState[]> {
+async function staleJobsEnded(
+  uow: UnitOfWork,
+  instanceId: string,
+  ids: readonly string[],
+  now: Date,
+): Promise<JobState[]> {
   if (ids.length === 0) return [];
   const doc = await readInstanceDoc(uow, instanceId);
   if (doc === null) return [];
@@ -97,7 +118,11 @@ export async function loadInstance(uow: UnitOfWork, id: string): Promise<Instanc
 }
 
 /** A token of an instance, from the instance document (an old-layout one: from `executions/`), or null. */
-export async function loadExecution(uow: UnitOfWork, instanceId: string, executionId: string): Promise<ExecutionState | null> {
+export async function loadExecution(
+  uow: UnitOfWork,
+  instanceId: string,
+  executionId: string,
+): Promise<ExecutionState | null> {
   return (await readInstanceDoc(uow, instanceId))?.tokens[executionId] ?? null;
 }
 
@@ -124,7 +149,12 @@ export const NOTHING_SETTLED: Settled = { jobs: [], timers: [], duplicates: [], 
  * PENDING: what a re-run that finds its own commit landed dispatches again
  * (dispatching one twice is harmless; one already run or fired is left out).
  */
-export async function stillPending(uow: UnitOfWork, instanceId: string, jobIds: readonly string[], timerIds: readonly string[]): Promise<{ jobs: JobState[]; timers: TimerState[] }> {
+export async function stillPending(
+  uow: UnitOfWork,
+  instanceId: string,
+  jobIds: readonly string[],
+  timerIds: readonly string[],
+): Promise<{ jobs: JobState[]; timers: TimerState[] }> {
   const jobs: JobState[] = [];
   const doc = await readInstanceDoc(uow, instanceId);
   for (const id of jobIds) {
@@ -163,14 +193,27 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
     const delivered = new Set<string>();
     for (const point of t.subscribe) {
       // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
-      if (delivered.has(point.executionId) || dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName)) continue;
+      if (
+        delivered.has(point.executionId) ||
+        dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName)
+      )
+        continue;
       const waiting = await waitingState(uow, point);
       if (waiting === null) continue;
       const buffered = await engine.buffer.take(uow, point, now);
       if (buffered === null) continue;
       consumed.push(buffered.inboxId);
       delivered.add(point.executionId);
-      pending.push(deliverMessage(engine.model(waiting.instance.processKey), engine.sync, { ...waiting, point }, buffered.variables, now, buffered.inboxId));
+      pending.push(
+        deliverMessage(
+          engine.model(waiting.instance.processKey),
+          engine.sync,
+          { ...waiting, point },
+          buffered.variables,
+          now,
+          buffered.inboxId,
+        ),
+      );
     }
   }
   return { jobs, timers, duplicates, consumed };
@@ -181,10 +224,16 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
  * WAITING_MESSAGE, or WAITING_EVENT at the point's gateway; null for a
  * stale point (its token gone or moved on).
  */
-export async function waitingState(uow: UnitOfWork, point: WaitingPoint): Promise<{ instance: InstanceState; execution: ExecutionState } | null> {
+export async function waitingState(
+  uow: UnitOfWork,
+  point: WaitingPoint,
+): Promise<{ instance: InstanceState; execution: ExecutionState } | null> {
   const instance = await loadInstance(uow, point.processInstanceId);
   const execution = await loadExecution(uow, point.processInstanceId, point.executionId);
   if (instance === null || execution === null) return null;
-  const waits = point.gatewayId === undefined ? execution.status === 'WAITING_MESSAGE' : execution.status === 'WAITING_EVENT' && execution.activityId === point.gatewayId;
+  const waits =
+    point.gatewayId === undefined
+      ? execution.status === 'WAITING_MESSAGE'
+      : execution.status === 'WAITING_EVENT' && execution.activityId === point.gatewayId;
   return waits ? { instance, execution } : null;
 }

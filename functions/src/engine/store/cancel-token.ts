@@ -3,7 +3,14 @@ import type { Engine } from '../engine';
 import { checkBasis, tokenBasis } from '../repair-basis';
 import { cancelToken } from '../transitions';
 import { applyAndSettle, loadExecution, loadInstance } from './apply';
-import { appliedRepair, newRequestId, type RepairBinding, RepairRefusedError, type RepairOptions, runRepair } from './repair-request';
+import {
+  appliedRepair,
+  newRequestId,
+  type RepairBinding,
+  RepairRefusedError,
+  type RepairOptions,
+  runRepair,
+} from './repair-request';
 import { changedBy, recordOnInstance, type Repaired } from './token-repair';
 
 /** What a cancel's request id is bound to: the token. */
@@ -16,20 +23,43 @@ export const cancelBinding = (executionId: string): RepairBinding => ({ kind: 'c
  * summary. With `options.expect` (its preview's basis), refused if the token
  * moved or changed state since.
  */
-export async function cancelTokenRun(db: Firestore, engine: Engine, processInstanceId: string, executionIdValue: string, now: Date, requestId: string = newRequestId(), options: RepairOptions = {}): Promise<Repaired & { activityId: string }> {
-  return runRepair(db, async (uow) => {
-    const instance = await loadInstance(uow, processInstanceId);
-    const execution = await loadExecution(uow, processInstanceId, executionIdValue);
-    if (instance === null || execution === null || execution.processInstanceId !== instance.id) {
-      throw new RepairRefusedError(`execution ${executionIdValue} is not a token of ${processInstanceId}`);
-    }
-    const applied = appliedRepair(instance, requestId, cancelBinding(execution.id));
-    if (applied !== null) return { ...(await changedBy(uow, instance.id, applied)), activityId: execution.activityId };
-    const basis = tokenBasis(execution);
-    checkBasis(options.expect, basis, `token ${execution.id}`);
-    if (execution.status === 'ENDED' || execution.status === 'CANCELLED') throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
-    const changed = await applyAndSettle(uow, engine, cancelToken({ instance, execution }, now), now);
-    await recordOnInstance(uow, instance.id, cancelBinding(execution.id), requestId, execution.id, changed, now, options.actor);
-    return { ...changed, activityId: execution.activityId, alreadyApplied: false, basis };
-  }, options.sink === undefined ? {} : { sink: options.sink });
+export async function cancelTokenRun(
+  db: Firestore,
+  engine: Engine,
+  processInstanceId: string,
+  executionIdValue: string,
+  now: Date,
+  requestId: string = newRequestId(),
+  options: RepairOptions = {},
+): Promise<Repaired & { activityId: string }> {
+  return runRepair(
+    db,
+    async (uow) => {
+      const instance = await loadInstance(uow, processInstanceId);
+      const execution = await loadExecution(uow, processInstanceId, executionIdValue);
+      if (instance === null || execution === null || execution.processInstanceId !== instance.id) {
+        throw new RepairRefusedError(`execution ${executionIdValue} is not a token of ${processInstanceId}`);
+      }
+      const applied = appliedRepair(instance, requestId, cancelBinding(execution.id));
+      if (applied !== null)
+        return { ...(await changedBy(uow, instance.id, applied)), activityId: execution.activityId };
+      const basis = tokenBasis(execution);
+      checkBasis(options.expect, basis, `token ${execution.id}`);
+      if (execution.status === 'ENDED' || execution.status === 'CANCELLED')
+        throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
+      const changed = await applyAndSettle(uow, engine, cancelToken({ instance, execution }, now), now);
+      await recordOnInstance(
+        uow,
+        instance.id,
+        cancelBinding(execution.id),
+        requestId,
+        execution.id,
+        changed,
+        now,
+        options.actor,
+      );
+      return { ...changed, activityId: execution.activityId, alreadyApplied: false, basis };
+    },
+    options.sink === undefined ? {} : { sink: options.sink },
+  );
 }

@@ -71,7 +71,8 @@ export const refs = {
   /** An old-layout job document (read only; see COLLECTIONS.jobs). */
   job: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.jobs).doc(id),
   timer: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.timers).doc(id),
-  correlationKey: (db: Firestore, correlationKey: string): DocumentReference => db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
+  correlationKey: (db: Firestore, correlationKey: string): DocumentReference =>
+    db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
 };
 
 /** Stored documents are written by this code only; reading them back is a typed view. */
@@ -83,7 +84,10 @@ export const asInstance = (data: Record<string, unknown>): InstanceState =>
 export const asExecution = (data: Record<string, unknown>): ExecutionState => data as unknown as ExecutionState;
 export const asJob = (data: Record<string, unknown>): JobState => data as unknown as JobState;
 /** The key document with absent lists as empty ones (older documents, or one written by only one side). */
-export const asCorrelationKey = (data: Record<string, unknown> | undefined, correlationKey: string): CorrelationKeyDoc => {
+export const asCorrelationKey = (
+  data: Record<string, unknown> | undefined,
+  correlationKey: string,
+): CorrelationKeyDoc => {
   const doc = (data ?? {}) as Partial<CorrelationKeyDoc>;
   return { correlationKey, waiting: doc.waiting ?? [], open: doc.open ?? [], updatedAt: doc.updatedAt ?? new Date(0) };
 };
@@ -104,8 +108,10 @@ export interface KeyIndexFields {
 
 /** A stored createdAt as ms: a Date from the unit of work, a Timestamp from a plain read; NaN for anything else (edited by hand). */
 // Duck-typed: this module is loaded at start-up, the Firestore client only with the first request (test/e2e/lazy-start.test.ts).
-const isTimestamp = (value: unknown): value is Timestamp => typeof value === 'object' && value !== null && typeof (value as { toMillis?: unknown }).toMillis === 'function';
-const millisOf = (value: unknown): number => (value instanceof Date ? value.getTime() : isTimestamp(value) ? value.toMillis() : Number.NaN);
+const isTimestamp = (value: unknown): value is Timestamp =>
+  typeof value === 'object' && value !== null && typeof (value as { toMillis?: unknown }).toMillis === 'function';
+const millisOf = (value: unknown): number =>
+  value instanceof Date ? value.getTime() : isTimestamp(value) ? value.toMillis() : Number.NaN;
 
 /** {@link KeyIndexFields} of the key document `docId` holding these points (points whose createdAt is no time are left out of `waitingSince`). */
 export function keyIndexFields(docId: string, waiting: readonly WaitingPoint[]): KeyIndexFields {
@@ -125,6 +131,14 @@ export function saveCorrelationKey(uow: UnitOfWork, doc: CorrelationKeyDoc, now:
     return;
   }
   const { shard, waitingFor, waitingSince } = keyIndexFields(ref.id, doc.waiting);
-  uow.set(ref, { correlationKey: doc.correlationKey, waiting: doc.waiting, open: doc.open, updatedAt: now, shard, waitingFor, ...(waitingSince === null ? {} : { waitingSince }) });
+  uow.set(ref, {
+    correlationKey: doc.correlationKey,
+    waiting: doc.waiting,
+    open: doc.open,
+    updatedAt: now,
+    shard,
+    waitingFor,
+    ...(waitingSince === null ? {} : { waitingSince }),
+  });
 }
 export const plain = <T extends object>(value: T): Record<string, unknown> => ({ ...value }) as Record<string, unknown>;

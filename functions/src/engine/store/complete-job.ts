@@ -19,7 +19,13 @@ export type JobRef = Pick<JobState, 'id' | 'processInstanceId'>;
  * harmless); one whose token no longer waits for it (moved by a repair or a
  * timer) ends stale (stale-job.ts) and moves nothing.
  */
-export async function completeJobRun(db: Firestore, engine: Engine, ref: JobRef, result: Readonly<Record<string, unknown>>, now: Date): Promise<JobCompletion> {
+export async function completeJobRun(
+  db: Firestore,
+  engine: Engine,
+  ref: JobRef,
+  result: Readonly<Record<string, unknown>>,
+  now: Date,
+): Promise<JobCompletion> {
   return (await completeJobCounted(db, engine, ref, result, now)).result;
 }
 
@@ -28,7 +34,13 @@ export async function completeJobRun(db: Firestore, engine: Engine, ref: JobRef,
  * by id: the instance document (tokens and jobs in it), then what the
  * transition touches (the key document of a new waiting point).
  */
-export async function completeJobCounted(db: Firestore, engine: Engine, ref: JobRef, result: Readonly<Record<string, unknown>>, now: Date): Promise<{ result: JobCompletion; stats: UnitStats }> {
+export async function completeJobCounted(
+  db: Firestore,
+  engine: Engine,
+  ref: JobRef,
+  result: Readonly<Record<string, unknown>>,
+  now: Date,
+): Promise<{ result: JobCompletion; stats: UnitStats }> {
   return runUnitOfWork(db, async (uow): Promise<JobCompletion> => {
     const doc = await readInstanceDoc(uow, ref.processInstanceId);
     const found = doc === null ? null : await readJob(uow, doc, ref.id);

@@ -12,7 +12,8 @@ export type StoredData = Record<string, unknown>;
 export function toDates(value: unknown): unknown {
   if (isTimestamp(value)) return value.toDate();
   if (Array.isArray(value)) return value.map(toDates);
-  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype) return datesIn(value);
+  if (typeof value === 'object' && value !== null && Object.getPrototypeOf(value) === Object.prototype)
+    return datesIn(value);
   return value;
 }
 
@@ -20,7 +21,8 @@ export function toDates(value: unknown): unknown {
 export function datesIn(data: DocumentData): StoredData {
   const out: StoredData = {};
   // defineProperty: a key named "__proto__" stays data instead of replacing the prototype.
-  for (const [k, v] of Object.entries(data)) Object.defineProperty(out, k, { value: toDates(v), enumerable: true, writable: true, configurable: true });
+  for (const [k, v] of Object.entries(data))
+    Object.defineProperty(out, k, { value: toDates(v), enumerable: true, writable: true, configurable: true });
   return out;
 }
 

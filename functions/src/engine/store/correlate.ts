@@ -37,8 +37,15 @@ export interface MessageToCorrelate {
  * point is (the other branches go in the same transaction: a timer that
  * fires later finds its timer document deleted).
  */
-export async function correlate(uow: UnitOfWork, engine: Engine, message: MessageToCorrelate): Promise<CorrelationOutcome> {
-  const keyDoc = asCorrelationKey(await uow.get(refs.correlationKey(uow.db, message.correlationKey)), message.correlationKey);
+export async function correlate(
+  uow: UnitOfWork,
+  engine: Engine,
+  message: MessageToCorrelate,
+): Promise<CorrelationOutcome> {
+  const keyDoc = asCorrelationKey(
+    await uow.get(refs.correlationKey(uow.db, message.correlationKey)),
+    message.correlationKey,
+  );
   const waiting = keyDoc.waiting.filter((w) => w.messageName === message.messageName);
   if (waiting.length === 0) return { kind: 'NO_WAITING_INSTANCE' };
   if (waiting.length > 1) return { kind: 'AMBIGUOUS', count: waiting.length, waiting };
@@ -49,7 +56,14 @@ export async function correlate(uow: UnitOfWork, engine: Engine, message: Messag
   if (state === null) return { kind: 'NO_WAITING_INSTANCE' };
   const { instance, execution } = state;
 
-  const transition = deliverMessage(engine.model(instance.processKey), engine.sync, { instance, execution, point }, message.variables, message.now, message.messageId ?? null);
+  const transition = deliverMessage(
+    engine.model(instance.processKey),
+    engine.sync,
+    { instance, execution, point },
+    message.variables,
+    message.now,
+    message.messageId ?? null,
+  );
   const settled = await applyAndSettle(uow, engine, transition, message.now);
   return { kind: 'CORRELATED', processInstanceId: instance.id, executionId: execution.id, transition, ...settled };
 }

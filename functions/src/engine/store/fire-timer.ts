@@ -42,7 +42,8 @@ interface FiringRecord {
   readonly timerIds: readonly string[];
 }
 
-const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : []);
+const strings = (value: unknown): string[] =>
+  Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 
 /** The firing record on a stored timer, or null (a timer fired before firings were recorded, or not FIRED). */
 function firingOf(data: Readonly<Record<string, unknown>>): FiringRecord | null {
@@ -62,12 +63,22 @@ function firingOf(data: Readonly<Record<string, unknown>>): FiringRecord | null 
  * re-run of this call that finds its own firing landed reports FIRED with
  * what it created and is still PENDING (see {@link FiringRecord}).
  */
-export async function fireTimerRun(db: Firestore, engine: Engine, timerIdValue: string, now: Date): Promise<TimerFiring> {
+export async function fireTimerRun(
+  db: Firestore,
+  engine: Engine,
+  timerIdValue: string,
+  now: Date,
+): Promise<TimerFiring> {
   return (await fireTimerCounted(db, engine, timerIdValue, now)).result;
 }
 
 /** {@link fireTimerRun} with the transaction's read and write counts (docs/data-model.md quotes them). */
-export async function fireTimerCounted(db: Firestore, engine: Engine, timerIdValue: string, now: Date): Promise<{ result: TimerFiring; stats: UnitStats }> {
+export async function fireTimerCounted(
+  db: Firestore,
+  engine: Engine,
+  timerIdValue: string,
+  now: Date,
+): Promise<{ result: TimerFiring; stats: UnitStats }> {
   // One id per call, the same for every attempt of its transaction.
   const firingId = randomUUID();
   return runUnitOfWork(db, async (uow): Promise<TimerFiring> => {
@@ -79,9 +90,15 @@ export async function fireTimerCounted(db: Firestore, engine: Engine, timerIdVal
       const own = firingOf(data);
       if (own?.id !== firingId) return { ...NOTHING_SETTLED, status: 'ALREADY_FIRED', timer };
       // This call's own commit landed on an earlier attempt: report it as fired, with what it created still to dispatch.
-      return { ...NOTHING_SETTLED, ...(await stillPending(uow, timer.processInstanceId, own.jobIds, own.timerIds)), status: 'FIRED', timer };
+      return {
+        ...NOTHING_SETTLED,
+        ...(await stillPending(uow, timer.processInstanceId, own.jobIds, own.timerIds)),
+        status: 'FIRED',
+        timer,
+      };
     }
-    if (now.getTime() < timer.dueAt.getTime() - TIMER_EARLY_TOLERANCE_MS) return { ...NOTHING_SETTLED, status: 'NOT_DUE', timer };
+    if (now.getTime() < timer.dueAt.getTime() - TIMER_EARLY_TOLERANCE_MS)
+      return { ...NOTHING_SETTLED, status: 'NOT_DUE', timer };
     const instance = await loadInstance(uow, timer.processInstanceId);
     const execution = await loadExecution(uow, timer.processInstanceId, timer.executionId);
     if (instance === null || execution === null || !timerIsLive(execution, timer)) {
@@ -90,7 +107,11 @@ export async function fireTimerCounted(db: Firestore, engine: Engine, timerIdVal
     }
     const t = fireTimer(engine.model(instance.processKey), engine.sync, { instance, execution, timer }, now);
     const settled = await applyAndSettle(uow, engine, t, now);
-    const firing: FiringRecord = { id: firingId, jobIds: settled.jobs.map((j) => j.id), timerIds: settled.timers.map((x) => x.id) };
+    const firing: FiringRecord = {
+      id: firingId,
+      jobIds: settled.jobs.map((j) => j.id),
+      timerIds: settled.timers.map((x) => x.id),
+    };
     uow.set(ref, { ...plain(firedTimerDoc(t.timer, now)), firing });
     return { ...settled, status: 'FIRED', timer: t.timer };
   });

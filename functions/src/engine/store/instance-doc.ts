@@ -36,15 +36,19 @@ export interface InstanceDoc {
 }
 
 /** Whether a stored instance document is of the layout before tokens and jobs moved in. */
-export const isLegacyInstance = (data: Readonly<Record<string, unknown>>): boolean => typeof data.tokens !== 'object' || data.tokens === null;
+export const isLegacyInstance = (data: Readonly<Record<string, unknown>>): boolean =>
+  typeof data.tokens !== 'object' || data.tokens === null;
 
-const recordOf = <T>(value: unknown): Record<string, T> => (typeof value === 'object' && value !== null ? (value as Record<string, T>) : {});
+const recordOf = <T>(value: unknown): Record<string, T> =>
+  typeof value === 'object' && value !== null ? (value as Record<string, T>) : {};
 
 /** The tokens of a stored instance document (new layout; none for an old one), as ExecutionStates. */
-export const instanceTokens = (data: Readonly<Record<string, unknown>>): ExecutionState[] => Object.values(recordOf<Record<string, unknown>>(data.tokens)).map(asExecution);
+export const instanceTokens = (data: Readonly<Record<string, unknown>>): ExecutionState[] =>
+  Object.values(recordOf<Record<string, unknown>>(data.tokens)).map(asExecution);
 
 /** The jobs of a stored instance document (new layout; none for an old one), as JobStates. */
-export const instanceJobs = (data: Readonly<Record<string, unknown>>): JobState[] => Object.values(recordOf<Record<string, unknown>>(data.jobs)).map(asJob);
+export const instanceJobs = (data: Readonly<Record<string, unknown>>): JobState[] =>
+  Object.values(recordOf<Record<string, unknown>>(data.jobs)).map(asJob);
 
 /**
  * Reads an instance through the unit of work (one read, cached; a pending
@@ -82,9 +86,18 @@ const finished = (e: ExecutionState): boolean => e.status === 'ENDED' || e.statu
 const newestFirst = (a: Date | null, b: Date | null): number => (b?.getTime() ?? 0) - (a?.getTime() ?? 0);
 
 /** The maps as stored: live entries all, finished ones the newest {@link FINISHED_KEPT}. */
-function bounded(doc: Pick<InstanceDoc, 'tokens' | 'jobs'>): { tokens: Record<string, ExecutionState>; jobs: Record<string, JobState> } {
-  const ended = Object.values(doc.tokens).filter(finished).sort((a, b) => newestFirst(a.updatedAt, b.updatedAt)).slice(FINISHED_KEPT);
-  const done = Object.values(doc.jobs).filter((j) => j.status === 'DONE').sort((a, b) => newestFirst(a.finishedAt, b.finishedAt)).slice(FINISHED_KEPT);
+function bounded(doc: Pick<InstanceDoc, 'tokens' | 'jobs'>): {
+  tokens: Record<string, ExecutionState>;
+  jobs: Record<string, JobState>;
+} {
+  const ended = Object.values(doc.tokens)
+    .filter(finished)
+    .sort((a, b) => newestFirst(a.updatedAt, b.updatedAt))
+    .slice(FINISHED_KEPT);
+  const done = Object.values(doc.jobs)
+    .filter((j) => j.status === 'DONE')
+    .sort((a, b) => newestFirst(a.finishedAt, b.finishedAt))
+    .slice(FINISHED_KEPT);
   const tokens = { ...doc.tokens };
   for (const e of ended) delete tokens[e.id];
   const jobs = { ...doc.jobs };
@@ -95,7 +108,9 @@ function bounded(doc: Pick<InstanceDoc, 'tokens' | 'jobs'>): { tokens: Record<st
 /** The stored fields of an instance document. */
 export function instanceDocData(doc: Pick<InstanceDoc, 'instance' | 'tokens' | 'jobs'>): Record<string, unknown> {
   const { tokens, jobs } = bounded(doc);
-  const pending = Object.values(jobs).filter((j) => j.status === 'PENDING').map((j) => j.createdAt.getTime());
+  const pending = Object.values(jobs)
+    .filter((j) => j.status === 'PENDING')
+    .map((j) => j.createdAt.getTime());
   return {
     ...plain(doc.instance),
     tokens: Object.fromEntries(Object.entries(tokens).map(([k, v]) => [k, plain(v)])),
@@ -135,7 +150,11 @@ export async function writeInstance(uow: UnitOfWork, id: string, patch: Instance
  * layout not folded in, e.g. one whose token a repair moved on) its
  * `jobs/{id}` document, then listed for deletion by {@link writeJobOf}.
  */
-export async function readJob(uow: UnitOfWork, doc: InstanceDoc, jobIdValue: string): Promise<{ job: JobState; legacyPath: string | null } | null> {
+export async function readJob(
+  uow: UnitOfWork,
+  doc: InstanceDoc,
+  jobIdValue: string,
+): Promise<{ job: JobState; legacyPath: string | null } | null> {
   const inDoc = doc.jobs[jobIdValue];
   if (inDoc !== undefined) return { job: inDoc, legacyPath: null };
   const ref = refs.job(uow.db, jobIdValue);

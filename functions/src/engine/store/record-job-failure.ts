@@ -12,7 +12,10 @@ import { runUnitOfWork } from './unit-of-work';
  * good (incident), or STALE: its token no longer waits for it, so the job
  * ended without touching the token (stale-job.ts).
  */
-export type JobFailure = { readonly status: 'RETRY' | 'FAILED' | 'STALE' | 'ALREADY_FINISHED' | 'NOT_FOUND'; readonly attempts: number };
+export type JobFailure = {
+  readonly status: 'RETRY' | 'FAILED' | 'STALE' | 'ALREADY_FINISHED' | 'NOT_FOUND';
+  readonly attempts: number;
+};
 
 /**
  * Counts a failed attempt; after `maxAttempts`, or at once when `final` (the
@@ -22,7 +25,14 @@ export type JobFailure = { readonly status: 'RETRY' | 'FAILED' | 'STALE' | 'ALRE
  * A job whose token has moved on (a repair, an interrupting timer) or is
  * gone ends stale instead: its failure never drags the token back.
  */
-export async function recordJobFailure(db: Firestore, ref: JobRef, error: string, maxAttempts: number, now: Date, options: { readonly final?: boolean } = {}): Promise<JobFailure> {
+export async function recordJobFailure(
+  db: Firestore,
+  ref: JobRef,
+  error: string,
+  maxAttempts: number,
+  now: Date,
+  options: { readonly final?: boolean } = {},
+): Promise<JobFailure> {
   const run = await runUnitOfWork(db, async (uow): Promise<JobFailure> => {
     const doc = await readInstanceDoc(uow, ref.processInstanceId);
     const found = doc === null ? null : await readJob(uow, doc, ref.id);

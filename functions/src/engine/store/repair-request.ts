@@ -16,7 +16,8 @@ import { runUnitOfWork, type UnitOfWork, type WriteSink } from './unit-of-work';
  */
 
 /** Which operator command recorded a repair. */
-export type RepairKind = 'requeue' | 'park' | 'move-token' | 'cancel-token' | 'resolve-incident' | 'admit-collision' | 'dismiss';
+export type RepairKind =
+  'requeue' | 'park' | 'move-token' | 'cancel-token' | 'resolve-incident' | 'admit-collision' | 'dismiss';
 
 /** One applied repair, kept on the document it changed (`repairs`, the last {@link REPAIRS_KEPT}). */
 export interface RepairRecord {
@@ -89,8 +90,21 @@ export interface RepairBinding {
 }
 
 /** The record of one applied repair, with its actor when there is one. */
-export function repairRecord(binding: RepairBinding, requestId: string, at: Date, details: Readonly<Record<string, unknown>>, actor: RepairActor | undefined): RepairRecord {
-  return { requestId, kind: binding.kind, ...(binding.target === '' ? {} : { target: binding.target }), at, ...(actor === undefined ? {} : { by: actor.id, via: actor.via }), details };
+export function repairRecord(
+  binding: RepairBinding,
+  requestId: string,
+  at: Date,
+  details: Readonly<Record<string, unknown>>,
+  actor: RepairActor | undefined,
+): RepairRecord {
+  return {
+    requestId,
+    kind: binding.kind,
+    ...(binding.target === '' ? {} : { target: binding.target }),
+    at,
+    ...(actor === undefined ? {} : { by: actor.id, via: actor.via }),
+    details,
+  };
 }
 
 /** A request id for one run of a repair command. */
@@ -102,7 +116,11 @@ export const newRequestId = (): string => randomUUID();
  * another kind or target under the same id refuses ({@link RepairRefusedError}),
  * so an id reused for another repair is never taken for "already applied".
  */
-export function appliedRepair(doc: object | null | undefined, requestId: string, binding: RepairBinding): RepairRecord | null {
+export function appliedRepair(
+  doc: object | null | undefined,
+  requestId: string,
+  binding: RepairBinding,
+): RepairRecord | null {
   const repairs = (doc as RepairLogged | null | undefined)?.repairs;
   if (!Array.isArray(repairs)) return null;
   const record = (repairs as readonly RepairRecord[]).find((r) => r.requestId === requestId) ?? null;
@@ -112,13 +130,18 @@ export function appliedRepair(doc: object | null | undefined, requestId: string,
   if (record.kind !== binding.kind || !sameTarget) {
     const named = record.target === undefined ? record.kind : `${record.kind} ${record.target}`;
     const at = record.at instanceof Date ? ` at ${record.at.toISOString()}` : '';
-    throw new RepairRefusedError(`refused: request id ${requestId} was used for another repair (${named})${at}; a different repair needs its own request id: nothing was done`);
+    throw new RepairRefusedError(
+      `refused: request id ${requestId} was used for another repair (${named})${at}; a different repair needs its own request id: nothing was done`,
+    );
   }
   return record;
 }
 
 /** The document with `record` appended to its repairs (the last {@link REPAIRS_KEPT} kept). */
-export function withRepair<T extends object>(doc: T, record: RepairRecord): T & { readonly repairs: readonly RepairRecord[] } {
+export function withRepair<T extends object>(
+  doc: T,
+  record: RepairRecord,
+): T & { readonly repairs: readonly RepairRecord[] } {
   const stored = (doc as RepairLogged).repairs;
   // Array.isArray types a readonly array as any[]; the declared type keeps the records typed.
   const before: readonly RepairRecord[] = Array.isArray(stored) ? stored : [];
@@ -148,7 +171,11 @@ export function outcomeUnknown(err: unknown): boolean {
  * the transaction is rolled back, so nothing is written and nothing can have
  * committed: no verifying re-run.
  */
-export async function runRepair<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { readonly verifyRuns?: number; readonly sink?: WriteSink } = {}): Promise<T> {
+export async function runRepair<T>(
+  db: Firestore,
+  work: (uow: UnitOfWork) => Promise<T>,
+  options: { readonly verifyRuns?: number; readonly sink?: WriteSink } = {},
+): Promise<T> {
   const verifyRuns = options.verifyRuns ?? 1;
   const { sink } = options;
   for (let run = 0; ; run++) {

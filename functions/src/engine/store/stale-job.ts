@@ -12,7 +12,12 @@ import { runUnitOfWork, type UnitOfWork } from './unit-of-work';
  */
 
 /** The job as it ends stale: DONE, now, with the reason. */
-export const staleEnd = (job: JobState, now: Date): JobState => ({ ...job, status: 'DONE', finishedAt: now, lastError: STALE_JOB_ERROR });
+export const staleEnd = (job: JobState, now: Date): JobState => ({
+  ...job,
+  status: 'DONE',
+  finishedAt: now,
+  lastError: STALE_JOB_ERROR,
+});
 
 /** Whether the job of `doc` is stale: its token is gone or waits for something else. */
 export const isStale = (doc: InstanceDoc, job: JobState): boolean => !jobIsLive(doc.tokens[job.executionId], job);
@@ -30,7 +35,11 @@ export type StaleJobEnd = 'STALE' | 'LIVE' | 'ALREADY_FINISHED' | 'NOT_FOUND';
  * transaction (reads by id: the instance document), if it is still PENDING
  * and still not live when read inside it. Its handler is never run.
  */
-export async function endStaleJob(db: Firestore, ref: Pick<JobState, 'id' | 'processInstanceId'>, now: Date): Promise<StaleJobEnd> {
+export async function endStaleJob(
+  db: Firestore,
+  ref: Pick<JobState, 'id' | 'processInstanceId'>,
+  now: Date,
+): Promise<StaleJobEnd> {
   const run = await runUnitOfWork(db, async (uow): Promise<StaleJobEnd> => {
     const doc = await readInstanceDoc(uow, ref.processInstanceId);
     const found = doc === null ? null : await readJob(uow, doc, ref.id);

@@ -18,10 +18,21 @@ export interface StartRequest {
 }
 
 /** Starts an instance, idempotent by (process key, business key): a second start returns the first. */
-export async function startProcessInstance(db: Firestore, engine: Engine, request: StartRequest): Promise<Settled & { created: boolean; instance: InstanceState }> {
+export async function startProcessInstance(
+  db: Firestore,
+  engine: Engine,
+  request: StartRequest,
+): Promise<Settled & { created: boolean; instance: InstanceState }> {
   const model = engine.model(request.processKey);
   const id = newInstanceId(request.processKey, request.businessKey);
-  const start = (now: Date) => startInstance(model, engine.sync, { instanceId: id, executionId: newExecutionId(id, 'start'), businessKey: request.businessKey, variables: request.variables, now });
+  const start = (now: Date) =>
+    startInstance(model, engine.sync, {
+      instanceId: id,
+      executionId: newExecutionId(id, 'start'),
+      businessKey: request.businessKey,
+      variables: request.variables,
+      now,
+    });
   const { result } = await runUnitOfWork(db, async (uow) => {
     const existing = await loadInstance(uow, id);
     if (existing !== null) {
@@ -29,12 +40,19 @@ export async function startProcessInstance(db: Firestore, engine: Engine, reques
       // deterministic), so the caller answers 201 and dispatches them (a task that exists already is a no-op).
       if (request.requestId !== undefined && existing.startRequestId === request.requestId) {
         const again = start(existing.createdAt);
-        return { ...NOTHING_SETTLED, jobs: again.jobs, timers: nearTimers(again.timers, request.now), created: true, instance: existing };
+        return {
+          ...NOTHING_SETTLED,
+          jobs: again.jobs,
+          timers: nearTimers(again.timers, request.now),
+          created: true,
+          instance: existing,
+        };
       }
       return { ...NOTHING_SETTLED, created: false, instance: existing };
     }
     const t = start(request.now);
-    const tagged = request.requestId === undefined ? t : { ...t, instance: { ...t.instance, startRequestId: request.requestId } };
+    const tagged =
+      request.requestId === undefined ? t : { ...t, instance: { ...t.instance, startRequestId: request.requestId } };
     return { ...(await applyAndSettle(uow, engine, tagged, request.now)), created: true, instance: tagged.instance };
   });
   return result;

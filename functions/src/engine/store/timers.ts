@@ -36,7 +36,8 @@ export interface TimerDoc extends TimerState {
 }
 
 /** NEAR when due within the horizon of `now` (overdue ones included). */
-export const horizonOf = (dueAt: Date, now: Date): TimerHorizon => (dueAt.getTime() - now.getTime() <= TIMER_HORIZON_MS ? 'NEAR' : 'FAR');
+export const horizonOf = (dueAt: Date, now: Date): TimerHorizon =>
+  dueAt.getTime() - now.getTime() <= TIMER_HORIZON_MS ? 'NEAR' : 'FAR';
 
 /** The document of a new PENDING timer, written at `now`. */
 export function pendingTimerDoc(timer: TimerState, now: Date): TimerDoc {
@@ -45,17 +46,36 @@ export function pendingTimerDoc(timer: TimerState, now: Date): TimerDoc {
 
 /** The document of a fired timer: kept for {@link FIRED_TIMER_RETENTION_MS}, then the TTL policy removes it. */
 export function firedTimerDoc(timer: TimerState, now: Date): TimerDoc {
-  return { ...timer, status: 'FIRED', firedAt: timer.firedAt ?? now, shard: shardOf(timer.id), horizon: horizonOf(timer.dueAt, now), expireAt: new Date(now.getTime() + FIRED_TIMER_RETENTION_MS) };
+  return {
+    ...timer,
+    status: 'FIRED',
+    firedAt: timer.firedAt ?? now,
+    shard: shardOf(timer.id),
+    horizon: horizonOf(timer.dueAt, now),
+    expireAt: new Date(now.getTime() + FIRED_TIMER_RETENTION_MS),
+  };
 }
 
 /** The engine's view of a stored timer: the TimerState fields only (the store's fields stay in the store). */
 export function asTimer(data: Record<string, unknown>): TimerState {
   const d = data as unknown as TimerState;
   return {
-    id: d.id, processInstanceId: d.processInstanceId, executionId: d.executionId, activityId: d.activityId, waitingAt: d.waitingAt, step: d.step,
-    dueAt: d.dueAt, occurrence: d.occurrence, repetitionsLeft: d.repetitionsLeft, intervalMs: d.intervalMs, status: d.status, createdAt: d.createdAt, firedAt: d.firedAt,
+    id: d.id,
+    processInstanceId: d.processInstanceId,
+    executionId: d.executionId,
+    activityId: d.activityId,
+    waitingAt: d.waitingAt,
+    step: d.step,
+    dueAt: d.dueAt,
+    occurrence: d.occurrence,
+    repetitionsLeft: d.repetitionsLeft,
+    intervalMs: d.intervalMs,
+    status: d.status,
+    createdAt: d.createdAt,
+    firedAt: d.firedAt,
   };
 }
 
 /** The timers whose Cloud Task the caller creates after the commit: those due within the horizon. */
-export const nearTimers = (timers: readonly TimerState[], now: Date): TimerState[] => timers.filter((t) => horizonOf(t.dueAt, now) === 'NEAR');
+export const nearTimers = (timers: readonly TimerState[], now: Date): TimerState[] =>
+  timers.filter((t) => horizonOf(t.dueAt, now) === 'NEAR');

@@ -13,7 +13,10 @@ import { changedFields, type UnitWrite } from './write-plan';
  */
 export class UnitOfWork {
   private readonly cache = new Map<string, StoredData | undefined>();
-  private readonly writes = new Map<string, { ref: DocumentReference; op: 'create' | 'set' | 'delete'; data?: Record<string, unknown> }>();
+  private readonly writes = new Map<
+    string,
+    { ref: DocumentReference; op: 'create' | 'set' | 'delete'; data?: Record<string, unknown> }
+  >();
   reads = 0;
 
   constructor(
@@ -62,8 +65,14 @@ export class UnitOfWork {
   plannedWrites(): UnitWrite[] {
     return [...this.writes.values()].map(({ ref, op, data }) => {
       // A set of a document this unit read as absent creates it.
-      const planned = op === 'set' && this.cache.has(ref.path) && this.cache.get(ref.path) === undefined ? 'create' : op;
-      return { path: ref.path, op: planned, fields: op === 'delete' ? [] : changedFields(op === 'create' ? undefined : this.cache.get(ref.path), data ?? {}) };
+      const planned =
+        op === 'set' && this.cache.has(ref.path) && this.cache.get(ref.path) === undefined ? 'create' : op;
+      return {
+        path: ref.path,
+        op: planned,
+        fields:
+          op === 'delete' ? [] : changedFields(op === 'create' ? undefined : this.cache.get(ref.path), data ?? {}),
+      };
     });
   }
 
@@ -124,7 +133,11 @@ class PreviewRollback extends Error {
  * The stats cover every attempt (see {@link UnitStats}); `tally`, if given,
  * is added to attempt by attempt. `sink`: see {@link WriteSink}.
  */
-export async function runUnitOfWork<T>(db: Firestore, work: (uow: UnitOfWork) => Promise<T>, options: { maxAttempts?: number; tally?: StatsTally; sink?: WriteSink } = {}): Promise<{ result: T; stats: UnitStats }> {
+export async function runUnitOfWork<T>(
+  db: Firestore,
+  work: (uow: UnitOfWork) => Promise<T>,
+  options: { maxAttempts?: number; tally?: StatsTally; sink?: WriteSink } = {},
+): Promise<{ result: T; stats: UnitStats }> {
   let reads = 0;
   let writes = 0;
   const { sink } = options;

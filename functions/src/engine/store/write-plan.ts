@@ -12,7 +12,8 @@ export interface UnitWrite {
   readonly fields: readonly string[];
 }
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && Object.getPrototypeOf(v) === Object.prototype;
 
 /** A value as stored: a Timestamp as its Date, so a read value and the Date written back compare equal. */
 const norm = (v: unknown): unknown => (isTimestamp(v) ? v.toDate() : v);
@@ -25,8 +26,10 @@ const norm = (v: unknown): unknown => (isTimestamp(v) ? v.toDate() : v);
 export function sameValue(left: unknown, right: unknown): boolean {
   const a = norm(left);
   const b = norm(right);
-  if (a instanceof Date || b instanceof Date) return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
-  if (a instanceof Uint8Array || b instanceof Uint8Array) return a instanceof Uint8Array && b instanceof Uint8Array && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
+  if (a instanceof Date || b instanceof Date)
+    return a instanceof Date && b instanceof Date && a.getTime() === b.getTime();
+  if (a instanceof Uint8Array || b instanceof Uint8Array)
+    return a instanceof Uint8Array && b instanceof Uint8Array && Buffer.compare(Buffer.from(a), Buffer.from(b)) === 0;
   if (Array.isArray(a) || Array.isArray(b)) {
     if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
     return a.every((x: unknown, i) => sameValue(x, b[i]));
@@ -48,7 +51,10 @@ export function sameValue(left: unknown, right: unknown): boolean {
  * `before` (undefined: absent or not read, so every field it writes), sorted.
  * A field dropped by a full `set` counts as changed.
  */
-export function changedFields(before: Readonly<Record<string, unknown>> | undefined, after: Readonly<Record<string, unknown>>): string[] {
+export function changedFields(
+  before: Readonly<Record<string, unknown>> | undefined,
+  after: Readonly<Record<string, unknown>>,
+): string[] {
   const present = (r: Readonly<Record<string, unknown>>): string[] => Object.keys(r).filter((k) => r[k] !== undefined);
   if (before === undefined) return present(after).sort();
   const keys = new Set([...present(before), ...present(after)]);
