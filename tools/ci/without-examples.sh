@@ -10,8 +10,9 @@
 #
 #   tools/ci/without-examples.sh            after `npm ci`; about 4 minutes on 2 cores
 #
-# What it leaves out, and why: test/unit/docs-links.test.ts (README and docs
-# link to the examples on purpose), and the emulator suites beyond the few
+# What it leaves out, and why: test/unit/docs-links.test.ts and
+# docs-words.test.ts (README and docs link to the examples on purpose, and
+# the words check reads the examples' READMEs), and the emulator suites beyond the few
 # below (`npm test` runs them all in the checkout, where they use the same
 # fixture app). On a shared machine run it under the emulator lock, as any
 # emulator run: `flock /tmp/heavy.lock tools/ci/without-examples.sh`.
@@ -49,7 +50,7 @@ step 'lint: the import rules (npm run lint:deps without examples/)'
 npx depcruise functions/src console-ui tools test packages --config .dependency-cruiser.cjs
 
 step 'unit project'
-npx jest --selectProjects unit --testPathIgnorePatterns '/test/unit/docs-links\.test\.ts$'
+npx jest --selectProjects unit --testPathIgnorePatterns '/test/unit/docs-(links|words)\.test\.ts$'
 
 step 'emulator suites'
 # One suite per way the system meets its app: the engine and the process stack with its steps (happy-path),
