@@ -44,7 +44,15 @@ test('a token that starts waiting writes the instance and the key document, noth
     createdAt: at(ms),
   });
   const points = [point('TaskCompleted', 2_000), point('TaskCancelled', 1_000)];
-  const empty = { executions: [], jobs: [], timers: [], cancelTimers: [], staleJobs: [] };
+  const empty = {
+    executions: [],
+    jobs: [],
+    timers: [],
+    cancelTimers: [],
+    staleJobs: [],
+    userTasks: [],
+    closeUserTasks: [],
+  };
 
   const subscribed = await runUnitOfWork(db, async (uow) =>
     applyTransition(uow, { ...empty, instance, subscribe: points, unsubscribe: [] }, new Date()),
@@ -76,7 +84,15 @@ test('a key document with only its lane has no waitingSince, so the ordered wait
     activityId: 'wait',
     createdAt: new Date(),
   };
-  const empty = { executions: [], jobs: [], timers: [], cancelTimers: [], staleJobs: [] };
+  const empty = {
+    executions: [],
+    jobs: [],
+    timers: [],
+    cancelTimers: [],
+    staleJobs: [],
+    userTasks: [],
+    closeUserTasks: [],
+  };
   await runUnitOfWork(db, async (uow) =>
     applyTransition(uow, { ...empty, instance, subscribe: [point], unsubscribe: [] }, new Date()),
   );

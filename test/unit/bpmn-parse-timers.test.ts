@@ -276,7 +276,7 @@ describe('parseProcessModel: invalid timers', () => {
       'a boundary event with incoming flow',
       onTask(boundary(timerDef(duration('PT1M')))) + flow('fx', 'start', 'b'),
       'start',
-      'only an exclusive gateway may branch',
+      'only a gateway may branch',
     ],
     [
       'a boundary event with incoming flow (from a gateway)',
@@ -336,7 +336,7 @@ describe('parseProcessModel: invalid timers', () => {
         `<bpmn:sequenceFlow id="g1" sourceRef="gw" targetRef="t"><bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">\${x == 1}</bpmn:conditionExpression>`,
       ),
       'g1',
-      'a condition on a flow whose source gw is not an exclusive gateway',
+      'a condition on a flow leaving eventBasedGateway gw',
     ],
     [
       'a branch event reached another way',

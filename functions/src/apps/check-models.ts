@@ -22,7 +22,7 @@ export function modelProblems(
   for (const model of models) {
     for (const node of Object.values(model.nodes)) {
       const where = `${model.key}/${node.id}`;
-      if (node.kind === 'serviceTask' || node.kind === 'sendTask') {
+      if (node.kind === 'serviceTask' || node.kind === 'sendTask' || node.kind === 'businessRuleTask') {
         (node.async ? asyncTasks : syncTasks).add(node.id);
         if (node.async && !app.steps.has(node.id))
           problems.push(

@@ -22,7 +22,7 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
     const target = nodes.get(boundary.attachedToId);
     if (target === undefined)
       throw new ModelError(`attachedToRef ${boundary.attachedToId} is not a flow node of this process`, boundary.id);
-    if (target.kind === 'serviceTask' || target.kind === 'sendTask') {
+    if (target.kind === 'serviceTask' || target.kind === 'sendTask' || target.kind === 'businessRuleTask') {
       if (!target.async) {
         throw new ModelError(
           `a timer on synchronous task ${target.id} could never fire (it runs inside one transaction): make the task inbox:async="true"`,
@@ -30,11 +30,11 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
         );
       }
       nodes.set(target.id, { ...target, boundaryEventIds: [...target.boundaryEventIds, boundary.id] });
-    } else if (target.kind === 'receiveTask') {
+    } else if (target.kind === 'receiveTask' || target.kind === 'userTask') {
       nodes.set(target.id, { ...target, boundaryEventIds: [...target.boundaryEventIds, boundary.id] });
     } else {
       throw new ModelError(
-        `a boundary event on ${target.kind} ${target.id}: timer boundary events go on async service or send tasks and receive tasks only`,
+        `a boundary event on ${target.kind} ${target.id}: timer boundary events go on async service, send and business rule tasks, user tasks and receive tasks only`,
         boundary.id,
       );
     }

@@ -6,6 +6,7 @@
 import { ModelError, type SequenceFlow } from './model';
 import { checkEvents, successors } from './check-events';
 import type { Draft } from './draft';
+import { checkWaits } from './check-waits';
 
 /** The process's ways in: at most one none start event and any number of message start events, at least one in all. */
 interface StartEvents {
@@ -56,8 +57,13 @@ function checkOutgoing(node: Draft): void {
       return;
     case 'exclusiveGateway':
     case 'eventBasedGateway':
+    case 'inclusiveGateway':
+    case 'parallelGateway':
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       return;
+    case 'passThrough':
+    case 'userTask':
+    case 'businessRuleTask':
     case 'startEvent':
     case 'messageStartEvent':
     case 'timerCatchEvent':
@@ -69,7 +75,7 @@ function checkOutgoing(node: Draft): void {
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       if (count > 1) {
         throw new ModelError(
-          `${count} outgoing sequence flows (${node.outgoing.join(', ')}): only an exclusive gateway may branch`,
+          `${count} outgoing sequence flows (${node.outgoing.join(', ')}): only a gateway may branch (a parallelGateway to take them all, an exclusiveGateway to choose one)`,
           node.id,
         );
       }
@@ -77,9 +83,15 @@ function checkOutgoing(node: Draft): void {
 }
 
 function checkGateway(
-  node: Draft & { readonly kind: 'exclusiveGateway' },
+  node: Draft & { readonly kind: 'exclusiveGateway' | 'inclusiveGateway' },
   flows: ReadonlyMap<string, SequenceFlow>,
 ): void {
+  if (node.kind === 'inclusiveGateway' && node.incoming.length > 1) {
+    throw new ModelError(
+      `an inclusive gateway merging ${node.incoming.length} flows: its join (wait for every branch that can still come) is not supported; join with a parallelGateway when every branch arrives, or merge with an exclusiveGateway`,
+      node.id,
+    );
+  }
   if (node.defaultFlowId !== null) {
     if (!node.outgoing.includes(node.defaultFlowId)) {
       throw new ModelError(
@@ -94,7 +106,7 @@ function checkGateway(
       );
     }
   }
-  if (node.outgoing.length < 2) return;
+  if (node.outgoing.length < 2 || node.kind === 'inclusiveGateway') return;
   for (const flowId of node.outgoing) {
     if (flowId !== node.defaultFlowId && flows.get(flowId)?.condition === null) {
       throw new ModelError(
@@ -148,18 +160,20 @@ export function checkGraph(
 ): string | null {
   const starts = theStartEvents(processId, nodes);
   for (const flow of flows.values()) {
-    if (flow.condition !== null && nodes.get(flow.sourceId)?.kind !== 'exclusiveGateway') {
+    const source = nodes.get(flow.sourceId)?.kind;
+    if (flow.condition !== null && source !== 'exclusiveGateway' && source !== 'inclusiveGateway') {
       throw new ModelError(
-        `a condition on a flow whose source ${flow.sourceId} is not an exclusive gateway; only gateways branch`,
+        `a condition on a flow leaving ${source ?? 'node'} ${flow.sourceId}: only exclusive and inclusive gateways evaluate conditions (a parallel gateway takes every flow)`,
         flow.id,
       );
     }
   }
   for (const node of nodes.values()) {
     checkOutgoing(node);
-    if (node.kind === 'exclusiveGateway') checkGateway(node, flows);
+    if (node.kind === 'exclusiveGateway' || node.kind === 'inclusiveGateway') checkGateway(node, flows);
     checkEvents(node, nodes, flows);
   }
   checkReachable(starts.all, nodes, flows);
+  checkWaits(nodes, flows);
   return starts.none?.id ?? null;
 }

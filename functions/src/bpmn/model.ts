@@ -115,17 +115,72 @@ export interface BoundaryTimerNode extends NodeBase {
 export interface EventBasedGatewayNode extends NodeBase {
   readonly kind: 'eventBasedGateway';
 }
+/**
+ * An end event: the token ends here. A terminate end event
+ * (`terminateEventDefinition`) ends every other token of the instance too,
+ * their waiting points, timers and jobs with them, and the instance completes.
+ */
 export interface EndEventNode extends NodeBase {
   readonly kind: 'endEvent';
+  readonly terminate: boolean;
 }
 
 /**
- * A service or send task. The handler is looked up by the task id.
+ * A task the engine passes through without work: an untyped `task`, a
+ * `manualTask` (done outside any system) or an `intermediateThrowEvent`
+ * without event definition (a milestone). `element` is its XML name.
+ */
+export interface PassThroughNode extends NodeBase {
+  readonly kind: 'passThrough';
+  readonly element: 'task' | 'manualTask' | 'intermediateThrowEvent';
+}
+
+/**
+ * A parallel gateway. As a fork (several outgoing flows) it sends a token
+ * down every one; as a join (several incoming flows) a token waits
+ * (WAITING_JOIN) until a token has arrived by every incoming flow, then one
+ * token goes on and the others end. Conditions on its flows are refused.
+ */
+export interface ParallelGatewayNode extends NodeBase {
+  readonly kind: 'parallelGateway';
+}
+
+/**
+ * An inclusive gateway as a fork: a token goes down every outgoing flow
+ * whose condition holds (a flow without a condition always), else down the
+ * default flow; none and no default is NO_MATCHING_FLOW. As a merge (several
+ * incoming flows) it is refused at load: its join waits for every branch
+ * that can still arrive, which needs the reachability the engine does not
+ * compute.
+ */
+export interface InclusiveGatewayNode extends NodeBase {
+  readonly kind: 'inclusiveGateway';
+  readonly defaultFlowId: string | null;
+}
+
+/**
+ * A user task: the token waits (WAITING_USER) until a person completes the
+ * task (`inbox tasks complete`, the console); the completion's variables
+ * are merged. Who may do it and with which form are stored and shown, never
+ * enforced or rendered: `inbox:assignee`, `inbox:candidateGroups`
+ * (comma-separated), `inbox:formKey`.
+ */
+export interface UserTaskNode extends NodeBase {
+  readonly kind: 'userTask';
+  readonly assignee: string | null;
+  readonly candidateGroups: readonly string[];
+  readonly formKey: string | null;
+  /** Ids of the timer boundary events attached to it, in document order. */
+  readonly boundaryEventIds: readonly string[];
+}
+
+/**
+ * A service, send or business rule task. The handler is looked up by the task id.
  * `async`: the token stops here and a job runs the handler later (Cloud
  * Tasks); otherwise the handler runs inside the transaction and must be pure.
  */
 export interface TaskNode extends NodeBase {
-  readonly kind: 'serviceTask' | 'sendTask';
+  readonly kind: 'serviceTask' | 'sendTask' | 'businessRuleTask';
   readonly async: boolean;
   /** Ids of the timer boundary events attached to it, in document order (only async tasks may have any). */
   readonly boundaryEventIds: readonly string[];
@@ -152,8 +207,8 @@ export interface ExclusiveGatewayNode extends NodeBase {
 
 /**
  * A BPMN element the engine can run, told apart by `kind`. These shapes are
- * all there is: the parser refuses every other element (a parallel gateway,
- * a message boundary event, a signal) when the model loads, so a switch over
+ * all there is: the parser refuses every other element (a subprocess, a
+ * message boundary event, a signal) when the model loads, so a switch over
  * `kind` can name every case, and lint's switch-exhaustiveness-check makes a
  * new kind visit each of them.
  */
@@ -166,7 +221,11 @@ export type FlowNode =
   | TimerCatchNode
   | BoundaryTimerNode
   | ExclusiveGatewayNode
-  | EventBasedGatewayNode;
+  | EventBasedGatewayNode
+  | PassThroughNode
+  | ParallelGatewayNode
+  | InclusiveGatewayNode
+  | UserTaskNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine
@@ -195,6 +254,13 @@ export interface ProcessModel {
   /** Every sequence flow by its BPMN id; nodes name theirs in `incoming` and `outgoing`. */
   readonly flows: Readonly<Record<string, SequenceFlow>>;
 }
+
+/**
+ * Upper bound of nodes one token passes in one step, and of tokens one step
+ * creates. The load refuses a chain of more nodes without a wait
+ * (check-waits.ts); the engine raises STEP_LIMIT should a step still exceed it.
+ */
+export const STEP_LIMIT = 1_000;
 
 /** A model could not be loaded. The message names the element and what is wrong. */
 export class ModelError extends Error {

@@ -18,9 +18,17 @@ import { errorMessage } from '../core/errors';
 type Element = BpmnModdle.ModdleElement;
 
 const SUPPORTED =
-  'supported are: startEvent (none), endEvent (none), serviceTask, sendTask, ' +
+  'supported are: startEvent (none or message), endEvent (none or terminate), serviceTask, sendTask, businessRuleTask, ' +
+  'userTask, receiveTask, task, manualTask, intermediateThrowEvent (none), ' +
   'intermediateCatchEvent (one messageEventDefinition or timerEventDefinition), boundaryEvent (one timerEventDefinition), ' +
-  'receiveTask, exclusiveGateway, eventBasedGateway, sequenceFlow';
+  'exclusiveGateway, inclusiveGateway (a fork), parallelGateway, eventBasedGateway, sequenceFlow ' +
+  '(docs/bpmn-coverage.md)';
+/** Elements of a process that only a diagram or a reader uses: ignored on purpose, never a reason to refuse. */
+const DIAGRAM_ONLY: ReadonlySet<string> = new Set([
+  'bpmn:DataObject',
+  'bpmn:DataObjectReference',
+  'bpmn:DataStoreReference',
+]);
 /** Our attributes by local name: seen outside our namespace, they are a namespace mistake, not foreign data. */
 const OWN_ATTRIBUTES: ReadonlySet<string> = new Set(['async', 'correlationKey']);
 /** Correlation keys name a top-level process variable. */
@@ -144,6 +152,26 @@ function asyncFlag(element: Element, id: string): boolean {
   throw new ModelError(`inbox:async must be "true" or "false", not ${JSON.stringify(value)}`, id);
 }
 
+const TASK_KINDS = {
+  'bpmn:ServiceTask': 'serviceTask',
+  'bpmn:SendTask': 'sendTask',
+  'bpmn:BusinessRuleTask': 'businessRuleTask',
+} as const;
+
+/** A user task: who may do it and its form, stored as written (`inbox:assignee`, `inbox:candidateGroups`, `inbox:formKey`). */
+function userTask(element: Element, id: string, name: string | null): NodeDraft {
+  const groups = text(element, 'candidateGroups');
+  return {
+    kind: 'userTask',
+    id,
+    name,
+    assignee: text(element, 'assignee'),
+    candidateGroups: groups === null ? [] : groups.split(',').flatMap((g) => (g.trim() === '' ? [] : [g.trim()])),
+    formKey: text(element, 'formKey'),
+    boundaryEventIds: [],
+  };
+}
+
 /** One flow node without its flows, or an error for anything the engine cannot run. */
 function toNode(element: Element): NodeDraft {
   const id = idOf(element);
@@ -163,19 +191,36 @@ function toNode(element: Element): NodeDraft {
     case 'bpmn:StartEvent':
       return startEvent(element, id, name, definitions);
     case 'bpmn:EndEvent': {
-      const [definition] = definitions;
-      if (definition !== undefined) throw unsupported(element, `${xmlName(element)} with ${xmlName(definition)}`);
-      return { kind: 'endEvent', id, name };
+      const [definition, second] = definitions;
+      if (definition === undefined) return { kind: 'endEvent', id, name, terminate: false };
+      if (definition.$type === 'bpmn:TerminateEventDefinition' && second === undefined)
+        return { kind: 'endEvent', id, name, terminate: true };
+      throw unsupported(element, `${xmlName(element)} with ${definitions.map(xmlName).join(' and ')}`);
     }
     case 'bpmn:ServiceTask':
     case 'bpmn:SendTask':
-      return {
-        kind: element.$type === 'bpmn:ServiceTask' ? 'serviceTask' : 'sendTask',
+    case 'bpmn:BusinessRuleTask':
+      return { kind: TASK_KINDS[element.$type], id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
+    case 'bpmn:Task':
+    case 'bpmn:ManualTask':
+      return { kind: 'passThrough', element: element.$type === 'bpmn:Task' ? 'task' : 'manualTask', id, name };
+    case 'bpmn:IntermediateThrowEvent':
+      if (definitions.length > 0)
+        throw unsupported(element, `intermediateThrowEvent with ${definitions.map(xmlName).join(' and ')}`);
+      return { kind: 'passThrough', element: 'intermediateThrowEvent', id, name };
+    case 'bpmn:UserTask':
+      return userTask(element, id, name);
+    case 'bpmn:ScriptTask':
+      throw new ModelError(
+        'a scriptTask runs code written in the model, which this engine never does: make it a serviceTask and register its handler in the app',
         id,
-        name,
-        async: asyncFlag(element, id),
-        boundaryEventIds: [],
-      };
+      );
+    case 'bpmn:ParallelGateway':
+      return { kind: 'parallelGateway', id, name };
+    case 'bpmn:InclusiveGateway': {
+      const defaultFlow = element.default;
+      return { kind: 'inclusiveGateway', id, name, defaultFlowId: isElement(defaultFlow) ? idOf(defaultFlow) : null };
+    }
     case 'bpmn:IntermediateCatchEvent': {
       const [definition] = definitions;
       if (definition?.$type === 'bpmn:TimerEventDefinition' && definitions.length === 1)
@@ -301,7 +346,7 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
   const key = idOf(process);
   const drafts = new Map<string, Draft>();
   for (const element of elements(process, 'flowElements')) {
-    if (element.$type !== 'bpmn:SequenceFlow')
+    if (element.$type !== 'bpmn:SequenceFlow' && !DIAGRAM_ONLY.has(element.$type))
       drafts.set(idOf(element), { ...toNode(element), incoming: [], outgoing: [] });
   }
   const flows = new Map<string, SequenceFlow>();

@@ -69,7 +69,7 @@ export class Engine {
         starts.set(node.messageName, { model, node });
       }
       for (const node of Object.values(model.nodes)) {
-        if (node.kind !== 'serviceTask' && node.kind !== 'sendTask') continue;
+        if (node.kind !== 'serviceTask' && node.kind !== 'sendTask' && node.kind !== 'businessRuleTask') continue;
         const known = node.async ? asyncHandlerIds.has(node.id) : Object.prototype.hasOwnProperty.call(sync, node.id);
         if (!known)
           throw new ModelError(

@@ -1,15 +1,29 @@
 /**
- * Moving a token through the graph: into a node and on, until it waits,
- * ends or stops with an incident. Every transition ends here.
+ * Moving tokens through the graph: into a node and on, until each waits,
+ * ends or stops with an incident. Every transition ends here. A fork makes
+ * new tokens; they move after the one that forked them, in flow order.
  */
 import { evaluateCondition } from '../bpmn/condition';
-import type { ProcessModel } from '../bpmn/model';
-import { end, node, raise, type Run, targetOf, update } from './run';
+import {
+  type EndEventNode,
+  type InclusiveGatewayNode,
+  type ParallelGatewayNode,
+  type ProcessModel,
+  STEP_LIMIT,
+} from '../bpmn/model';
+import { executionId } from './ids';
+import { end, liveTokens, node, raise, release, type Run, targetOf, update } from './run';
 import type { ExecutionState } from './state';
-import { waitAtAsyncTask, waitAtGateway, waitForMessage, waitForTimer } from './waits';
+import { waitAtAsyncTask, waitAtGateway, waitAtUserTask, waitForMessage, waitForTimer } from './waits';
 
-/** Upper bound of nodes one token passes in one step; a model that loops without waiting hits it. */
-export const STEP_LIMIT = 1_000;
+export { STEP_LIMIT };
+
+/** A token about to enter a node, by a flow (null: placed there by a start, a repair or a boundary event). */
+interface Move {
+  readonly execution: ExecutionState;
+  readonly nodeId: string;
+  readonly via: string | null;
+}
 
 /** The flow an exclusive gateway takes: first true condition in document order, else the default. */
 function chooseFlow(
@@ -27,65 +41,188 @@ function chooseFlow(
   return defaultFlowId;
 }
 
-/** Moves a token into `nodeId` and on, until it waits, ends or hits an incident. The token holds no point or timer (see `release`). */
-export function enter(run: Run, start: ExecutionState, firstNodeId: string): void {
+/** The flows an inclusive gateway takes: every one whose condition holds (or that has none), else the default. */
+function inclusiveFlows(
+  model: ProcessModel,
+  gateway: InclusiveGatewayNode,
+  variables: Readonly<Record<string, unknown>>,
+): string[] {
+  const taken = gateway.outgoing.filter((flowId) => {
+    const flow = model.flows[flowId];
+    if (flow === undefined || flowId === gateway.defaultFlowId) return false;
+    return flow.condition === null || evaluateCondition(flow.condition, variables);
+  });
+  if (taken.length > 0) return taken;
+  return gateway.defaultFlowId === null ? [] : [gateway.defaultFlowId];
+}
+
+/**
+ * A token goes down each of `flows`: this one down the first, a new token
+ * (its id derived from this token, its step and the flow, so a re-run of
+ * the step makes the same tokens) down each other. The new ones are queued.
+ */
+function fork(run: Run, execution: ExecutionState, flows: readonly string[], queue: Move[]): Move | 'limit' {
+  const [first, ...rest] = flows;
+  if (first === undefined) throw new Error(`fork at ${execution.activityId} with no flow`);
+  if (run.created + rest.length > STEP_LIMIT) return 'limit';
+  run.created += rest.length;
+  for (const flowId of rest) {
+    const token: ExecutionState = {
+      id: executionId(run.instance.id, `fork:${execution.id}:${execution.step}:${flowId}`),
+      processInstanceId: run.instance.id,
+      activityId: execution.activityId,
+      status: 'ACTIVE',
+      step: 0,
+      jobId: null,
+      waitingFor: null,
+      createdAt: run.now,
+      updatedAt: run.now,
+    };
+    run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
+    update(run, token, {});
+    queue.push({ execution: token, nodeId: targetOf(run.model, flowId), via: flowId });
+  }
+  return { execution, nodeId: targetOf(run.model, first), via: first };
+}
+
+/**
+ * A token arrives at a parallel join by `via`: it waits there. When every
+ * incoming flow has brought a token, the oldest waiting one of each flow is
+ * consumed: this token goes on, the others end. Returns whether it goes on.
+ */
+function join(run: Run, execution: ExecutionState, gateway: ParallelGatewayNode, via: string | null): boolean {
+  const here = liveTokens(run)
+    .filter((t) => t.status === 'WAITING_JOIN' && t.activityId === gateway.id && t.id !== execution.id)
+    .sort((a, b) => a.updatedAt.getTime() - b.updatedAt.getTime() || a.id.localeCompare(b.id));
+  // A token placed here by a repair (no flow) stands for the first flow no token has brought yet.
+  const arrivedBy =
+    via ?? gateway.incoming.find((f) => !here.some((t) => t.arrivedBy === f)) ?? gateway.incoming[0] ?? null;
+  const waiting = update(run, execution, { status: 'WAITING_JOIN', arrivedBy: arrivedBy ?? undefined });
+  const consumed: ExecutionState[] = [];
+  for (const flowId of gateway.incoming) {
+    const token = waiting.arrivedBy === flowId ? waiting : here.find((t) => t.arrivedBy === flowId);
+    if (token === undefined) return false;
+    consumed.push(token);
+  }
+  for (const token of consumed) if (token.id !== waiting.id) end(run, release(run, token), 'ENDED');
+  update(run, waiting, { status: 'ACTIVE', arrivedBy: undefined });
+  return true;
+}
+
+/** A terminate end event: every other live token is cancelled (its points, timers, job and user task go), then this one ends. */
+function terminate(run: Run, execution: ExecutionState, event: EndEventNode): void {
+  for (const token of liveTokens(run)) {
+    if (token.id === execution.id) continue;
+    end(run, release(run, token, { reason: `terminate end event ${event.id} ended the instance` }), 'CANCELLED');
+  }
+  end(run, execution, 'ENDED');
+}
+
+/** Moves one token until it waits, ends or stops; returns the move it makes next, or null when it stopped. */
+function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
+  const { nodeId, via } = move;
+  const execution = update(run, move.execution, {
+    activityId: nodeId,
+    step: move.execution.step + 1,
+    status: 'ACTIVE',
+    jobId: null,
+    waitingFor: null,
+  });
+  if (steps >= STEP_LIMIT) {
+    raise(run, execution, 'STEP_LIMIT', `passed ${STEP_LIMIT} nodes without waiting`);
+    return null;
+  }
+  const current = node(run.model, nodeId);
+  const next = (flowId: string | undefined): Move => {
+    if (flowId === undefined) throw new Error(`node ${nodeId} has no outgoing flow`);
+    return { execution, nodeId: targetOf(run.model, flowId), via: flowId };
+  };
+  const forkOrRaise = (flows: readonly string[]): Move | null => {
+    const moved = fork(run, execution, flows, queue);
+    if (moved !== 'limit') return moved;
+    raise(run, execution, 'STEP_LIMIT', `created ${STEP_LIMIT} tokens in one step`);
+    return null;
+  };
+  switch (current.kind) {
+    case 'startEvent':
+    case 'messageStartEvent':
+    case 'boundaryTimer':
+    case 'passThrough':
+      return next(current.outgoing[0]);
+    case 'endEvent':
+      if (current.terminate) terminate(run, execution, current);
+      else end(run, execution, 'ENDED');
+      return null;
+    case 'serviceTask':
+    case 'sendTask':
+    case 'businessRuleTask': {
+      if (current.async) {
+        waitAtAsyncTask(run, execution, current);
+        return null;
+      }
+      const handler = run.sync[current.id];
+      if (handler === undefined) throw new Error(`no synchronous handler registered for task ${current.id}`);
+      run.instance = {
+        ...run.instance,
+        variables: { ...run.instance.variables, ...handler(run.instance.variables) },
+        updatedAt: run.now,
+      };
+      return next(current.outgoing[0]);
+    }
+    case 'userTask':
+      waitAtUserTask(run, execution, current);
+      return null;
+    case 'messageCatchEvent':
+    case 'receiveTask':
+      waitForMessage(run, execution, current);
+      return null;
+    case 'timerCatchEvent':
+      waitForTimer(run, execution, current);
+      return null;
+    case 'eventBasedGateway':
+      waitAtGateway(run, execution, current);
+      return null;
+    case 'exclusiveGateway': {
+      const flowId = chooseFlow(run.model, current.id, run.instance.variables);
+      if (flowId !== null) return next(flowId);
+      raise(
+        run,
+        execution,
+        'NO_MATCHING_FLOW',
+        `no condition of gateway ${current.id} holds and it has no default flow`,
+      );
+      return null;
+    }
+    case 'inclusiveGateway': {
+      const flows = inclusiveFlows(run.model, current, run.instance.variables);
+      if (flows.length > 0) return forkOrRaise(flows);
+      raise(
+        run,
+        execution,
+        'NO_MATCHING_FLOW',
+        `no condition of gateway ${current.id} holds and it has no default flow`,
+      );
+      return null;
+    }
+    case 'parallelGateway':
+      if (current.incoming.length > 1 && !join(run, execution, current, via)) return null;
+      return forkOrRaise(current.outgoing);
+  }
+}
+
+/**
+ * Moves a token into `firstNodeId` (by flow `via`, which a join needs) and
+ * on, then every token a fork made on the way, until each waits, ends or
+ * hits an incident. The token holds no point or timer (see `release`).
+ */
+export function enter(run: Run, start: ExecutionState, firstNodeId: string, via: string | null = null): void {
   if ((start.timerIds?.length ?? 0) > 0 || (start.gatewayWaits?.length ?? 0) > 0) {
     throw new Error(`token ${start.id} moves on without releasing its timers and waiting points`);
   }
-  let execution = start;
-  let nodeId = firstNodeId;
-  for (let steps = 0; ; steps++) {
-    execution = update(run, execution, {
-      activityId: nodeId,
-      step: execution.step + 1,
-      status: 'ACTIVE',
-      jobId: null,
-      waitingFor: null,
-    });
-    if (steps >= STEP_LIMIT) return raise(run, execution, 'STEP_LIMIT', `passed ${STEP_LIMIT} nodes without waiting`);
-    const current = node(run.model, nodeId);
-    let nextFlow: string | null | undefined;
-    switch (current.kind) {
-      case 'startEvent':
-      case 'messageStartEvent':
-      case 'boundaryTimer':
-        nextFlow = current.outgoing[0];
-        break;
-      case 'endEvent':
-        return end(run, execution, 'ENDED');
-      case 'serviceTask':
-      case 'sendTask': {
-        if (current.async) return waitAtAsyncTask(run, execution, current);
-        const handler = run.sync[current.id];
-        if (handler === undefined) throw new Error(`no synchronous handler registered for task ${current.id}`);
-        run.instance = {
-          ...run.instance,
-          variables: { ...run.instance.variables, ...handler(run.instance.variables) },
-          updatedAt: run.now,
-        };
-        nextFlow = current.outgoing[0];
-        break;
-      }
-      case 'messageCatchEvent':
-      case 'receiveTask':
-        return waitForMessage(run, execution, current);
-      case 'timerCatchEvent':
-        return waitForTimer(run, execution, current);
-      case 'eventBasedGateway':
-        return waitAtGateway(run, execution, current);
-      case 'exclusiveGateway':
-        nextFlow = chooseFlow(run.model, current.id, run.instance.variables);
-        if (nextFlow === null)
-          return raise(
-            run,
-            execution,
-            'NO_MATCHING_FLOW',
-            `no condition of gateway ${current.id} holds and it has no default flow`,
-          );
-        break;
-    }
-    if (nextFlow === undefined) throw new Error(`node ${nodeId} has no outgoing flow`);
-    nodeId = targetOf(run.model, nextFlow);
+  const queue: Move[] = [{ execution: start, nodeId: firstNodeId, via }];
+  for (let move = queue.shift(); move !== undefined; move = queue.shift()) {
+    let current: Move | null = move;
+    for (let steps = 0; current !== null; steps++) current = step(run, current, queue, steps);
   }
 }
 
@@ -93,5 +230,5 @@ export function enter(run: Run, start: ExecutionState, firstNodeId: string): voi
 export function leaveFrom(run: Run, execution: ExecutionState, fromId: string): void {
   const flowId = node(run.model, fromId).outgoing[0];
   if (flowId === undefined) throw new Error(`node ${fromId} has no outgoing flow`);
-  enter(run, execution, targetOf(run.model, flowId));
+  enter(run, execution, targetOf(run.model, flowId), flowId);
 }

@@ -17,6 +17,11 @@ export function jobId(executionIdValue: string, step: number): string {
   return stableId('job', executionIdValue, String(step));
 }
 
+/** A user task per (token, node entry): a re-run of the same step makes the same task. */
+export function userTaskId(executionIdValue: string, step: number): string {
+  return stableId('user-task', executionIdValue, String(step));
+}
+
 /**
  * A timer per (token, node entry, timer event, occurrence): the transaction
  * that sets it may run again and sets the same timer, and its Cloud Task is

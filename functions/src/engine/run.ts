@@ -4,7 +4,9 @@
  * transition shares. Pure, like the rest of the core (transitions.ts).
  */
 import type { FlowNode, ProcessModel } from '../bpmn/model';
+import { isOpenIncident } from './state';
 import type {
+  ClosedUserTask,
   ExecutionState,
   Incident,
   IncidentReason,
@@ -12,6 +14,7 @@ import type {
   JobState,
   TimerState,
   Transition,
+  UserTaskState,
   WaitingPoint,
 } from './state';
 
@@ -24,6 +27,8 @@ export interface Run {
   readonly sync: Readonly<Record<string, SyncHandler>>;
   readonly now: Date;
   instance: InstanceState;
+  /** The instance's tokens as stored when the step began (the instance document's `tokens`): what a join or a terminate end event sees of the other tokens. */
+  readonly stored: Readonly<Record<string, ExecutionState>>;
   readonly executions: Map<string, ExecutionState>;
   readonly jobs: JobState[];
   readonly subscribe: WaitingPoint[];
@@ -31,6 +36,10 @@ export interface Run {
   readonly timers: TimerState[];
   readonly cancelTimers: string[];
   readonly staleJobs: string[];
+  readonly userTasks: UserTaskState[];
+  readonly closeUserTasks: ClosedUserTask[];
+  /** Tokens created in this step (forks, spawned boundary tokens): bounded like a token's steps. */
+  created: number;
 }
 
 /** Steps that never enter a node (failing a job, cancelling a token) run without a model. */
@@ -49,12 +58,14 @@ export function newRun(
   sync: Readonly<Record<string, SyncHandler>>,
   instance: InstanceState,
   now: Date,
+  stored: Readonly<Record<string, ExecutionState>> = {},
 ): Run {
   return {
     model,
     sync,
     now,
     instance,
+    stored,
     executions: new Map(),
     jobs: [],
     subscribe: [],
@@ -62,10 +73,27 @@ export function newRun(
     timers: [],
     cancelTimers: [],
     staleJobs: [],
+    userTasks: [],
+    closeUserTasks: [],
+    created: 0,
   };
 }
 
+/** A token as it stands in this step: changed here, else as stored. */
+export function tokenOf(run: Run, id: string): ExecutionState | undefined {
+  return run.executions.get(id) ?? run.stored[id];
+}
+
+/** The tokens not yet ended, as they stand in this step. */
+export function liveTokens(run: Run): ExecutionState[] {
+  return run.instance.activeExecutionIds.flatMap((id) => {
+    const token = tokenOf(run, id);
+    return token === undefined ? [] : [token];
+  });
+}
+
 export function finish(run: Run): Transition {
+  stuckJoins(run);
   return {
     instance: run.instance,
     executions: [...run.executions.values()],
@@ -75,7 +103,46 @@ export function finish(run: Run): Transition {
     timers: run.timers,
     cancelTimers: run.cancelTimers,
     staleJobs: run.staleJobs,
+    userTasks: run.userTasks,
+    closeUserTasks: run.closeUserTasks,
   };
+}
+
+/**
+ * A join that can never complete is an incident, not a silent wait: when
+ * every token left waits at a parallel join, none of them can bring another
+ * (a branch ended, a repair cancelled one), so each join gets a
+ * JOIN_INCOMPLETE incident (once while open) naming the flows it lacks.
+ * The tokens stay WAITING_JOIN: a repair that puts a token on a missing
+ * flow's path, or moves one to the join, completes it.
+ */
+function stuckJoins(run: Run): void {
+  const live = liveTokens(run);
+  if (live.length === 0 || live.some((t) => t.status !== 'WAITING_JOIN')) return;
+  const byJoin = new Map<string, ExecutionState[]>();
+  for (const token of live) byJoin.set(token.activityId, [...(byJoin.get(token.activityId) ?? []), token]);
+  for (const [joinId, tokens] of byJoin) {
+    const first = tokens[0] as ExecutionState;
+    const open = run.instance.incidents.some(
+      (i) => i.reason === 'JOIN_INCOMPLETE' && i.activityId === joinId && isOpenIncident(i),
+    );
+    if (open) continue;
+    const arrived = new Set(tokens.map((t) => t.arrivedBy));
+    const missing = (run.model.nodes[joinId]?.incoming ?? []).filter((f) => !arrived.has(f));
+    const incident: Incident = {
+      reason: 'JOIN_INCOMPLETE',
+      executionId: first.id,
+      activityId: joinId,
+      message: `join ${joinId} waits for a token on ${missing.join(', ') || 'another flow'}, and no token is left that could bring one`,
+      at: run.now,
+    };
+    run.instance = {
+      ...run.instance,
+      status: 'INCIDENT',
+      incidents: [...run.instance.incidents, incident],
+      updatedAt: run.now,
+    };
+  }
 }
 
 export function node(model: ProcessModel, id: string): FlowNode {
@@ -151,14 +218,36 @@ export function pointsOf(execution: ExecutionState): WaitingPoint[] {
 export function release(
   run: Run,
   execution: ExecutionState,
-  except: { readonly timerId?: string; readonly jobId?: string } = {},
+  except: {
+    readonly timerId?: string;
+    readonly jobId?: string;
+    /** The user task that completes now (written COMPLETED by the caller). */
+    readonly userTaskId?: string;
+    /** Why the token leaves: the cancel reason of a user task it leaves open. */
+    readonly reason?: string;
+  } = {},
 ): ExecutionState {
   run.unsubscribe.push(...pointsOf(execution));
   run.cancelTimers.push(...(execution.timerIds ?? []).filter((id) => id !== except.timerId));
   if (execution.status === 'WAITING_JOB' && execution.jobId !== null && execution.jobId !== except.jobId)
     run.staleJobs.push(execution.jobId);
-  const changes: { waitingFor: null; timerIds?: string[]; gatewayWaits?: [] } = { waitingFor: null };
+  if (
+    execution.status === 'WAITING_USER' &&
+    execution.userTaskId !== undefined &&
+    execution.userTaskId !== except.userTaskId
+  ) {
+    run.closeUserTasks.push({ id: execution.userTaskId, reason: except.reason ?? 'its token left the task' });
+  }
+  const changes: {
+    waitingFor: null;
+    timerIds?: string[];
+    gatewayWaits?: [];
+    arrivedBy?: undefined;
+    userTaskId?: undefined;
+  } = { waitingFor: null };
   if (execution.timerIds !== undefined) changes.timerIds = [];
   if (execution.gatewayWaits !== undefined) changes.gatewayWaits = [];
+  if (execution.arrivedBy !== undefined) changes.arrivedBy = undefined;
+  if (execution.userTaskId !== undefined) changes.userTaskId = undefined;
   return update(run, execution, changes);
 }

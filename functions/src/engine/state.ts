@@ -19,7 +19,9 @@ export type IncidentReason =
   /** A token passed more nodes in one step than any sane model needs (a loop without wait). */
   | 'STEP_LIMIT'
   /** A timer's `${variable}` is absent without a default, or its value is no valid duration, date or cycle. */
-  | 'INVALID_TIMER';
+  | 'INVALID_TIMER'
+  /** Tokens wait at a parallel join and no token is left that could bring the missing ones. */
+  | 'JOIN_INCOMPLETE';
 
 export interface Incident {
   readonly reason: IncidentReason;
@@ -112,6 +114,10 @@ export type ExecutionStatus =
   | 'WAITING_TIMER'
   /** At an event-based gateway: the first of its messages (`gatewayWaits`) or timers (`timerIds`) moves it on. */
   | 'WAITING_EVENT'
+  /** At a parallel join, arrived by `arrivedBy`: the join goes on when every incoming flow has brought a token. */
+  | 'WAITING_JOIN'
+  /** At a user task (`userTaskId`): a person's completion moves it on. */
+  | 'WAITING_USER'
   | 'ENDED'
   | 'CANCELLED';
 
@@ -127,6 +133,10 @@ export interface ExecutionState {
   readonly waitingFor: { readonly messageName: string; readonly correlationKey: string } | null;
   /** WAITING_EVENT: the message branches of its event-based gateway; absent or empty otherwise. */
   readonly gatewayWaits?: readonly GatewayWait[];
+  /** WAITING_JOIN: the incoming flow it arrived by. */
+  readonly arrivedBy?: string | undefined;
+  /** WAITING_USER: the user task it waits for (`userTasks/{id}`). */
+  readonly userTaskId?: string | undefined;
   /**
    * PENDING timers this token waits with: its timer catch event's, its
    * gateway's timer branches', its task's boundary timers'. Removed (timer
@@ -232,6 +242,54 @@ export interface TimerState {
   readonly firedAt: Date | null;
 }
 
+export type UserTaskStatus =
+  /** Waiting for a person. */
+  | 'OPEN'
+  /** Completed (`completedBy`, `completionRequestId`); a second completion with the same request id is "already completed". */
+  | 'COMPLETED'
+  /** Its token left without it (a boundary timer, a repair, a terminate end event): `cancelReason` says which; completing it is refused. */
+  | 'CANCELLED';
+
+/**
+ * A user task a token waits at, stored as `userTasks/{id}` (plus the
+ * store's `shard` and `expireAt`; docs/data-model.md). Created OPEN in the
+ * transaction in which its token arrives; COMPLETED by the transaction that
+ * moves the token on; CANCELLED in the one in which the token leaves
+ * without it. Never deleted while OPEN.
+ */
+export interface UserTaskState {
+  /** userTaskId(executionId, step): a re-run of the same step makes the same task. */
+  readonly id: string;
+  readonly processInstanceId: string;
+  readonly processKey: string;
+  readonly businessKey: string;
+  readonly executionId: string;
+  /** The userTask element. */
+  readonly activityId: string;
+  /** The element's name, for the task list; null when unnamed. */
+  readonly name: string | null;
+  /** The token's step when it arrived. */
+  readonly step: number;
+  readonly assignee: string | null;
+  readonly candidateGroups: readonly string[];
+  readonly formKey: string | null;
+  readonly status: UserTaskStatus;
+  readonly createdAt: Date;
+  /** When it was completed or cancelled; null while OPEN. */
+  readonly closedAt: Date | null;
+  /** Who completed it (the CLI's or console's actor). */
+  readonly completedBy: string | null;
+  /** The completion's request id: a second completion with it is the same completion. */
+  readonly completionRequestId: string | null;
+  readonly cancelReason: string | null;
+}
+
+/** A user task whose token left without completing it, and why. */
+export interface ClosedUserTask {
+  readonly id: string;
+  readonly reason: string;
+}
+
 /** What one step of the engine changed. The store writes all of it in one transaction. */
 export interface Transition {
   readonly instance: InstanceState;
@@ -252,4 +310,8 @@ export interface Transition {
    * handler never runs and its failure can never drag the token back.
    */
   readonly staleJobs: readonly string[];
+  /** New user tasks (OPEN), created in the same transaction. */
+  readonly userTasks: readonly UserTaskState[];
+  /** User tasks whose token left without them: CANCELLED in the same transaction, with the reason. */
+  readonly closeUserTasks: readonly ClosedUserTask[];
 }

@@ -78,18 +78,23 @@ function spawn(run: Run, execution: ExecutionState, timer: TimerState, event: Bo
 export function fireTimer(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
-  state: { instance: InstanceState; execution: ExecutionState; timer: TimerState },
+  state: {
+    instance: InstanceState;
+    execution: ExecutionState;
+    timer: TimerState;
+    tokens?: Readonly<Record<string, ExecutionState>>;
+  },
   now: Date,
 ): Transition & { readonly timer: TimerState } {
   const { execution, timer } = state;
   if (!timerIsLive(execution, timer))
     throw new Error(`timer ${timer.id} is not one token ${execution.id} waits with now`);
-  const run = newRun(model, sync, { ...state.instance, updatedAt: now }, now);
+  const run = newRun(model, sync, { ...state.instance, updatedAt: now }, now, state.tokens);
   const event = node(model, timer.activityId);
   if (event.kind === 'timerCatchEvent') {
     leaveFrom(run, release(run, execution, { timerId: timer.id }), event.id);
   } else if (event.kind === 'boundaryTimer' && event.cancelActivity) {
-    enter(run, release(run, execution, { timerId: timer.id }), event.id);
+    enter(run, release(run, execution, { timerId: timer.id, reason: `boundary timer ${event.id} fired` }), event.id);
   } else if (event.kind === 'boundaryTimer') {
     spawn(run, execution, timer, event);
   } else {

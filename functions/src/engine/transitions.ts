@@ -6,6 +6,7 @@ import {
   type InstanceState,
   type JobState,
   type Transition,
+  type UserTaskState,
   type WaitingPoint,
 } from './state';
 import type { ProcessModel } from '../bpmn/model';
@@ -15,7 +16,19 @@ import type { ProcessModel } from '../bpmn/model';
  * clock (time comes in as `now`), so Firestore may run them as often as it
  * retries a transaction. Timer firings are in timer-transitions.ts, the
  * incident decision in incidents.ts.
+ *
+ * Each takes the instance, the token it moves and the instance's stored
+ * `tokens` (the instance document's): a parallel join and a terminate end
+ * event act on the other tokens. Left out, it is read as no other tokens.
  */
+
+/** The state a transition starts from. */
+interface TokenState {
+  readonly instance: InstanceState;
+  readonly execution: ExecutionState;
+  /** Every token of the instance as stored (by id), the moved one included. */
+  readonly tokens?: Readonly<Record<string, ExecutionState>>;
+}
 
 export interface StartInput {
   readonly instanceId: string;
@@ -75,7 +88,7 @@ export function startInstance(
 export function completeJob(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
-  state: { instance: InstanceState; execution: ExecutionState; job: JobState },
+  state: TokenState & { job: JobState },
   result: Readonly<Record<string, unknown>>,
   now: Date,
 ): Transition & { readonly job: JobState } {
@@ -84,6 +97,7 @@ export function completeJob(
     sync,
     { ...state.instance, variables: { ...state.instance.variables, ...result }, updatedAt: now },
     now,
+    state.tokens,
   );
   const released = release(run, state.execution, { jobId: state.job.id });
   leaveFrom(run, released, released.activityId);
@@ -120,7 +134,7 @@ function messageBranch(execution: ExecutionState, point: WaitingPoint | undefine
 export function deliverMessage(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
-  state: { instance: InstanceState; execution: ExecutionState; point?: WaitingPoint },
+  state: TokenState & { point?: WaitingPoint },
   variables: Readonly<Record<string, unknown>>,
   now: Date,
   messageId: string | null = null,
@@ -136,9 +150,53 @@ export function deliverMessage(
     sync,
     { ...instance, variables: { ...instance.variables, ...variables }, ...audit, updatedAt: now },
     now,
+    state.tokens,
   );
   leaveFrom(run, release(run, execution), from);
   return finish(run);
+}
+
+/** Who completes a user task: the actor and the request id that makes a repeated completion the same one. */
+export interface Completion {
+  readonly by: string;
+  readonly requestId: string;
+}
+
+/**
+ * A person completed a user task: its variables are merged, the task's
+ * boundary timers go and the token moves on. The caller checks the task is
+ * OPEN and its token waits for it (this throws otherwise). Returns the task
+ * COMPLETED beside the transition.
+ */
+export function completeUserTask(
+  model: ProcessModel,
+  sync: Readonly<Record<string, SyncHandler>>,
+  state: TokenState & { userTask: UserTaskState },
+  variables: Readonly<Record<string, unknown>>,
+  completion: Completion,
+  now: Date,
+): Transition & { readonly userTask: UserTaskState } {
+  const { execution, userTask } = state;
+  if (execution.status !== 'WAITING_USER' || execution.userTaskId !== userTask.id || userTask.status !== 'OPEN')
+    throw new Error(`token ${execution.id} does not wait for user task ${userTask.id}`);
+  const run = newRun(
+    model,
+    sync,
+    { ...state.instance, variables: { ...state.instance.variables, ...variables }, updatedAt: now },
+    now,
+    state.tokens,
+  );
+  leaveFrom(run, release(run, execution, { userTaskId: userTask.id }), execution.activityId);
+  return {
+    ...finish(run),
+    userTask: {
+      ...userTask,
+      status: 'COMPLETED',
+      closedAt: now,
+      completedBy: completion.by,
+      completionRequestId: completion.requestId,
+    },
+  };
 }
 
 /**
@@ -147,11 +205,11 @@ export function deliverMessage(
  * holds while it waits for a repair.
  */
 export function failJob(
-  state: { instance: InstanceState; execution: ExecutionState; job: JobState },
+  state: TokenState & { job: JobState },
   error: string,
   now: Date,
 ): Transition & { readonly job: JobState } {
-  const run = newRun(NO_MODEL, {}, state.instance, now);
+  const run = newRun(NO_MODEL, {}, state.instance, now, state.tokens);
   raise(run, state.execution, 'JOB_FAILED', `job ${state.job.id} at ${state.job.activityId} failed: ${error}`);
   // The token stays at the task, waiting for a repair (retry the job or move the token).
   update(run, run.executions.get(state.execution.id) ?? state.execution, {
@@ -170,13 +228,13 @@ export function failJob(
 export function placeToken(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
-  state: { instance: InstanceState; execution: ExecutionState },
+  state: TokenState,
   activityId: string,
   now: Date,
 ): Transition {
   node(model, activityId); // unknown activity: throws before anything changes
-  const run = newRun(model, sync, state.instance, now);
-  const execution = release(run, state.execution);
+  const run = newRun(model, sync, state.instance, now, state.tokens);
+  const execution = release(run, state.execution, { reason: `a repair moved its token to ${activityId}` });
   if (!run.instance.activeExecutionIds.includes(execution.id)) {
     run.instance = {
       ...run.instance,
@@ -190,8 +248,8 @@ export function placeToken(
 }
 
 /** Repair: end a token where it stands (its waiting points and timers go with it). */
-export function cancelToken(state: { instance: InstanceState; execution: ExecutionState }, now: Date): Transition {
-  const run = newRun(NO_MODEL, {}, state.instance, now);
-  end(run, release(run, state.execution), 'CANCELLED');
+export function cancelToken(state: TokenState, now: Date): Transition {
+  const run = newRun(NO_MODEL, {}, state.instance, now, state.tokens);
+  end(run, release(run, state.execution, { reason: 'a repair cancelled its token' }), 'CANCELLED');
   return finish(run);
 }

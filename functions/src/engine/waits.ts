@@ -12,11 +12,12 @@ import type {
   MessageWaitNode,
   TaskNode,
   TimerCatchNode,
+  UserTaskNode,
 } from '../bpmn/model';
 import { resolveTimer } from '../bpmn/timer';
-import { jobId, timerId } from './ids';
+import { jobId, timerId, userTaskId } from './ids';
 import { node, raise, type Run, targetOf, update } from './run';
-import type { ExecutionState, GatewayWait, JobState, TimerState, WaitingPoint } from './state';
+import type { ExecutionState, GatewayWait, JobState, TimerState, UserTaskState, WaitingPoint } from './state';
 
 /** The key a message wait waits under for a variable's value: a non-empty string, or a finite number as text; null for anything else. */
 export function correlationValue(value: unknown): string | null {
@@ -52,7 +53,11 @@ function newTimer(
 }
 
 /** The timers of the boundary events on a task, or the first error. */
-function boundaryTimers(run: Run, execution: ExecutionState, task: TaskNode | MessageWaitNode): TimerState[] | string {
+function boundaryTimers(
+  run: Run,
+  execution: ExecutionState,
+  task: TaskNode | MessageWaitNode | UserTaskNode,
+): TimerState[] | string {
   const timers: TimerState[] = [];
   for (const id of task.boundaryEventIds) {
     const event = node(run.model, id);
@@ -85,6 +90,34 @@ export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskN
   run.jobs.push(job);
   run.timers.push(...timers);
   update(run, execution, { status: 'WAITING_JOB', jobId: job.id, ...withTimers(timers) });
+}
+
+/** A user task: an OPEN user task for a person, and its boundary timers; the token waits WAITING_USER. */
+export function waitAtUserTask(run: Run, execution: ExecutionState, task: UserTaskNode): void {
+  const timers = boundaryTimers(run, execution, task);
+  if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
+  const userTask: UserTaskState = {
+    id: userTaskId(execution.id, execution.step),
+    processInstanceId: run.instance.id,
+    processKey: run.instance.processKey,
+    businessKey: run.instance.businessKey,
+    executionId: execution.id,
+    activityId: task.id,
+    name: task.name,
+    step: execution.step,
+    assignee: task.assignee,
+    candidateGroups: task.candidateGroups,
+    formKey: task.formKey,
+    status: 'OPEN',
+    createdAt: run.now,
+    closedAt: null,
+    completedBy: null,
+    completionRequestId: null,
+    cancelReason: null,
+  };
+  run.userTasks.push(userTask);
+  run.timers.push(...timers);
+  update(run, execution, { status: 'WAITING_USER', userTaskId: userTask.id, ...withTimers(timers) });
 }
 
 export function waitForMessage(run: Run, execution: ExecutionState, wait: MessageWaitNode): void {
