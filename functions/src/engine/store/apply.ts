@@ -15,6 +15,7 @@ import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
 import { staleEnd } from './stale-job';
 import { asTimer, nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
+import { writeUserTasks } from './user-tasks';
 
 /** Two or more tokens now wait for the same message under the same key. */
 export interface DuplicateWaitingPoint {
@@ -87,6 +88,7 @@ export async function applyTransition(uow: UnitOfWork, t: Transition, now: Date)
     jobs: [...t.jobs, ...(await staleJobsEnded(uow, instance.id, t.staleJobs, now))],
   });
   for (const other of others.values()) await writeInstance(uow, other.id, { instance: other });
+  await writeUserTasks(uow, t.userTasks, t.closeUserTasks, now);
   for (const id of t.cancelTimers) uow.delete(refs.timer(db, id));
   for (const timer of t.timers) uow.create(refs.timer(db, timer.id), plain(pendingTimerDoc(timer, now)));
   return duplicates;
@@ -115,6 +117,14 @@ async function staleJobsEnded(
 /** An instance as this unit of work holds it (instance-doc.ts: one read, cached), or null. */
 export async function loadInstance(uow: UnitOfWork, id: string): Promise<InstanceState | null> {
   return (await readInstanceDoc(uow, id))?.instance ?? null;
+}
+
+/** Every token of an instance as its document holds them (what a join or a terminate end event sees); none for an unknown instance. */
+export async function loadTokens(
+  uow: UnitOfWork,
+  instanceId: string,
+): Promise<Readonly<Record<string, ExecutionState>>> {
+  return (await readInstanceDoc(uow, instanceId))?.tokens ?? {};
 }
 
 /** A token of an instance, from the instance document (an old-layout one: from `executions/`), or null. */
@@ -227,7 +237,11 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
 export async function waitingState(
   uow: UnitOfWork,
   point: WaitingPoint,
-): Promise<{ instance: InstanceState; execution: ExecutionState } | null> {
+): Promise<{
+  instance: InstanceState;
+  execution: ExecutionState;
+  tokens: Readonly<Record<string, ExecutionState>>;
+} | null> {
   const instance = await loadInstance(uow, point.processInstanceId);
   const execution = await loadExecution(uow, point.processInstanceId, point.executionId);
   if (instance === null || execution === null) return null;
@@ -235,5 +249,5 @@ export async function waitingState(
     point.gatewayId === undefined
       ? execution.status === 'WAITING_MESSAGE'
       : execution.status === 'WAITING_EVENT' && execution.activityId === point.gatewayId;
-  return waits ? { instance, execution } : null;
+  return waits ? { instance, execution, tokens: await loadTokens(uow, instance.id) } : null;
 }

@@ -2,7 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
 import { checkBasis, tokenBasis } from '../repair-basis';
 import { cancelToken } from '../transitions';
-import { applyAndSettle, loadExecution, loadInstance } from './apply';
+import { applyAndSettle, loadExecution, loadInstance, loadTokens } from './apply';
 import {
   appliedRepair,
   newRequestId,
@@ -47,7 +47,12 @@ export async function cancelTokenRun(
       checkBasis(options.expect, basis, `token ${execution.id}`);
       if (execution.status === 'ENDED' || execution.status === 'CANCELLED')
         throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
-      const changed = await applyAndSettle(uow, engine, cancelToken({ instance, execution }, now), now);
+      const changed = await applyAndSettle(
+        uow,
+        engine,
+        cancelToken({ instance, execution, tokens: await loadTokens(uow, instance.id) }, now),
+        now,
+      );
       await recordOnInstance(
         uow,
         instance.id,

@@ -14,6 +14,8 @@ export const COLLECTIONS = {
   jobs: 'jobs',
   correlationKeys: 'correlationKeys',
   timers: 'timers',
+  /** One document per user task, OPEN until completed or cancelled (user-tasks.ts). */
+  userTasks: 'userTasks',
 } as const;
 
 /**
@@ -71,6 +73,7 @@ export const refs = {
   /** An old-layout job document (read only; see COLLECTIONS.jobs). */
   job: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.jobs).doc(id),
   timer: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.timers).doc(id),
+  userTask: (db: Firestore, id: string): DocumentReference => db.collection(COLLECTIONS.userTasks).doc(id),
   correlationKey: (db: Firestore, correlationKey: string): DocumentReference =>
     db.collection(COLLECTIONS.correlationKeys).doc(correlationKeyDocId(correlationKey)),
 };

@@ -53,7 +53,13 @@ export async function completeJobCounted(
       await endStale(uow, job, legacyPath, now);
       return { ...NOTHING_SETTLED, status: 'STALE' };
     }
-    const t = completeJob(engine.model(instance.processKey), engine.sync, { instance, execution, job }, result, now);
+    const t = completeJob(
+      engine.model(instance.processKey),
+      engine.sync,
+      { instance, execution, job, tokens: doc.tokens },
+      result,
+      now,
+    );
     await writeJobOf(uow, t.job, legacyPath);
     return { ...(await applyAndSettle(uow, engine, t, now)), status: 'COMPLETED' };
   });

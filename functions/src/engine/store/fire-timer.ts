@@ -3,7 +3,15 @@ import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine';
 import type { TimerState } from '../state';
 import { fireTimer, timerIsLive } from '../timer-transitions';
-import { applyAndSettle, loadExecution, loadInstance, NOTHING_SETTLED, type Settled, stillPending } from './apply';
+import {
+  applyAndSettle,
+  loadExecution,
+  loadInstance,
+  loadTokens,
+  NOTHING_SETTLED,
+  type Settled,
+  stillPending,
+} from './apply';
 import { plain, refs } from './collections';
 import { asTimer, firedTimerDoc } from './timers';
 import { runUnitOfWork, type UnitStats } from './unit-of-work';
@@ -105,7 +113,12 @@ export async function fireTimerCounted(
       uow.delete(ref);
       return { ...NOTHING_SETTLED, status: 'STALE', timer };
     }
-    const t = fireTimer(engine.model(instance.processKey), engine.sync, { instance, execution, timer }, now);
+    const t = fireTimer(
+      engine.model(instance.processKey),
+      engine.sync,
+      { instance, execution, timer, tokens: await loadTokens(uow, instance.id) },
+      now,
+    );
     const settled = await applyAndSettle(uow, engine, t, now);
     const firing: FiringRecord = {
       id: firingId,

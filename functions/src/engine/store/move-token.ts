@@ -4,7 +4,7 @@ import { executionId as newExecutionId } from '../ids';
 import type { Transition } from '../state';
 import { checkBasis, tokenBasis, tokensBasis } from '../repair-basis';
 import { placeToken } from '../transitions';
-import { applyAndSettle, loadExecution, loadInstance } from './apply';
+import { applyAndSettle, loadExecution, loadInstance, loadTokens } from './apply';
 import { asCorrelationKey, refs } from './collections';
 import { readInstanceDoc } from './instance-doc';
 import {
@@ -106,7 +106,7 @@ export async function moveToken(
       const t = placeToken(
         engine.model(instance.processKey),
         engine.sync,
-        { instance, execution },
+        { instance, execution, tokens: await loadTokens(uow, instance.id) },
         request.activityId,
         request.now,
       );

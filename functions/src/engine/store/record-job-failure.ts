@@ -49,7 +49,7 @@ export async function recordJobFailure(
       await writeJobOf(uow, counted, legacyPath);
       return { status: 'RETRY', attempts: counted.attempts };
     }
-    const t = failJob({ instance: doc.instance, execution, job: counted }, error, now);
+    const t = failJob({ instance: doc.instance, execution, job: counted, tokens: doc.tokens }, error, now);
     await writeJobOf(uow, t.job, legacyPath);
     await applyTransition(uow, t, now);
     return { status: 'FAILED', attempts: counted.attempts };
