@@ -395,6 +395,58 @@ export const QUERIES = {
     (db, processInstanceId: string) =>
       db.collection('timers').where('processInstanceId', '==', processInstanceId).where('status', '==', 'PENDING'),
   ),
+  /**
+   * `inbox tasks list` and the console's task list: user tasks of one
+   * status, oldest first, after a cursor (createdAt, then the document id),
+   * optionally of one assignee, one candidate group or one instance. Human
+   * tasks are created far below the 500 writes/s a growing indexed field
+   * allows, so the list needs no shard.
+   */
+  userTasks: query(
+    [
+      {
+        collection: 'userTasks',
+        equality: ['status'],
+        range: null,
+        orderBy: [{ field: 'createdAt', direction: 'asc' }],
+      },
+      {
+        collection: 'userTasks',
+        equality: ['status', 'assignee'],
+        range: null,
+        orderBy: [{ field: 'createdAt', direction: 'asc' }],
+      },
+      {
+        collection: 'userTasks',
+        equality: ['status'],
+        arrayContains: 'candidateGroups',
+        range: null,
+        orderBy: [{ field: 'createdAt', direction: 'asc' }],
+      },
+      {
+        collection: 'userTasks',
+        equality: ['status', 'processInstanceId'],
+        range: null,
+        orderBy: [{ field: 'createdAt', direction: 'asc' }],
+      },
+    ],
+    (db, filter: UserTaskFilter, after: PageCursor | null, limit: number) => {
+      let q = db.collection('userTasks').where('status', '==', filter.status);
+      if (filter.assignee !== undefined) q = q.where('assignee', '==', filter.assignee);
+      else if (filter.group !== undefined) q = q.where('candidateGroups', 'array-contains', filter.group);
+      else if (filter.instance !== undefined) q = q.where('processInstanceId', '==', filter.instance);
+      q = q.orderBy('createdAt').orderBy(documentId());
+      return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
+    },
+  ),
 } as const;
+
+/** Which user tasks a list shows: of one status, and of at most one assignee, candidate group or instance. */
+export interface UserTaskFilter {
+  readonly status: 'OPEN' | 'COMPLETED' | 'CANCELLED';
+  readonly assignee?: string;
+  readonly group?: string;
+  readonly instance?: string;
+}
 
 export type QueryName = keyof typeof QUERIES;

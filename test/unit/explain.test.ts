@@ -98,7 +98,14 @@ describe('explain', () => {
               completedAt: null,
               openIncidents: ['JOB_FAILED'],
               tokens: [
-                { executionId: 'E', activityId: 'handOver', status: 'WAITING_JOB', waitingFor: null, jobId: 'J' },
+                {
+                  executionId: 'E',
+                  activityId: 'handOver',
+                  status: 'WAITING_JOB',
+                  waitingFor: null,
+                  jobId: 'J',
+                  waitsOn: null,
+                },
               ],
             },
           ],

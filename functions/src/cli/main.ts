@@ -54,6 +54,7 @@ const load = {
   purge: () => require('./purge-command') as typeof import('./purge-command'),
   console: () => require('./console-command') as typeof import('./console-command'),
   app: () => require('./app-command') as typeof import('./app-command'),
+  tasks: () => require('./tasks-command') as typeof import('./tasks-command'),
 };
 
 /** Commands that need no project and no Firestore. */
@@ -86,6 +87,7 @@ export async function runCli(
   addDocumentCommands(program, context);
   addProcessCommands(program, context);
   addWatchCommands(program, context);
+  addTaskCommands(program, context);
   addPurgeCommand(program, context);
   addConsoleCommand(program, io);
   program
@@ -300,6 +302,35 @@ function addWatchCommands(program: Command, context: () => CliContext): void {
     )
     .option('--dry-run', 'count only')
     .action((options: { dryRun?: boolean }) => load.shardSubscriptions().shardSubscriptionsCommand(context(), options));
+}
+
+/** tasks: user tasks waiting for a person, listed, shown and completed. */
+function addTaskCommands(program: Command, context: () => CliContext): void {
+  const tasks = program.command('tasks').description('user tasks waiting for a person: list, show, complete');
+  tasks
+    .command('list')
+    .description('user tasks, oldest first: OPEN unless --status says otherwise')
+    .option('--status <status>', 'OPEN, COMPLETED or CANCELLED (default OPEN)')
+    .option('--assignee <id>', 'only tasks assigned to this id')
+    .option('--group <name>', 'only tasks with this candidate group')
+    .option('--instance <id>', 'only tasks of this process instance')
+    .option('--page-size <n>', 'tasks per page (default 50)')
+    .option('--after <cursor>', 'the next page: the cursor the previous page printed')
+    .action((options: import('./tasks-command').TasksListOptions) => load.tasks().tasksListCommand(context(), options));
+  tasks
+    .command('show <id>')
+    .description('one user task: who may do it, its form key, who closed it and why')
+    .action((id: string) => load.tasks().tasksShowCommand(context(), id));
+  tasks
+    .command('complete <id>')
+    .description(
+      'complete an OPEN user task: its variables merged, its token moved on; the same --request-id again is "already completed"',
+    )
+    .option('--vars <json>', 'a JSON object of variables to merge')
+    .option('--request-id <id>', 'makes a repeated completion the same one (letters, digits, - and _)')
+    .action((id: string, options: import('./tasks-command').TasksCompleteOptions) =>
+      load.tasks().tasksCompleteCommand(context(), id, options),
+    );
 }
 
 /** purge: deletes DONE documents processed before a time. */

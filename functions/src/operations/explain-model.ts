@@ -11,6 +11,8 @@ export interface TokenFact {
   readonly status: string;
   readonly waitingFor: { readonly messageName: string; readonly correlationKey: string } | null;
   readonly jobId: string | null;
+  /** WAITING_USER: the user task; WAITING_JOIN: the flow it arrived by; else null. */
+  readonly waitsOn: string | null;
 }
 
 /** A process instance related to the document's key. */

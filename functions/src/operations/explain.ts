@@ -65,6 +65,10 @@ function tokenText(t: TokenFact): string {
     return `token ${t.executionId} waits at ${t.activityId} for ${t.waitingFor.messageName} with key ${t.waitingFor.correlationKey}`;
   if (t.status === 'WAITING_JOB')
     return `token ${t.executionId} is at activity ${t.activityId}, waiting for job ${String(t.jobId)}`;
+  if (t.status === 'WAITING_USER')
+    return `token ${t.executionId} waits at user task ${t.activityId} for a person (inbox tasks show ${String(t.waitsOn)})`;
+  if (t.status === 'WAITING_JOIN')
+    return `token ${t.executionId} waits at join ${t.activityId} (arrived by ${String(t.waitsOn)}) for a token on each other incoming flow`;
   if (t.status === 'ACTIVE') return `token ${t.executionId} is stopped at activity ${t.activityId}`;
   return `token ${t.executionId} is ${t.status} at activity ${t.activityId}`;
 }

@@ -81,10 +81,10 @@ const incidentView = (i: Incident): IncidentView => ({
   resolvedAt: isoOrNull(i.resolvedAt),
 });
 
-/** Where the live tokens wait for a message: a receive task or catch event, or each message branch of an event gateway. */
+/** Where the live tokens wait for a message or a person: a receive task or catch event, each message branch of an event gateway, a user task. */
 function waitingOf(tokens: readonly ExecutionState[]): WaitingAt[] {
   return tokens.flatMap((t): WaitingAt[] => {
-    if (t.status === 'WAITING_MESSAGE') return [{ activityId: t.activityId }];
+    if (t.status === 'WAITING_MESSAGE' || t.status === 'WAITING_USER') return [{ activityId: t.activityId }];
     if (t.status === 'WAITING_EVENT') return (t.gatewayWaits ?? []).map((w) => ({ activityId: w.activityId }));
     return [];
   });
