@@ -5,8 +5,8 @@ import { operationsDepsOf } from '../operations/deps';
 import type { Actor, OperationsDeps } from '../operations/types';
 import type { CliContext } from './context';
 
-/** The message of the one line operations/repairs.ts logs per applied repair. */
-const AUDIT_LINE = 'operator repair';
+/** The messages of the one line operations/ logs per applied repair (repairs.ts) and per completed user task (user-tasks.ts). */
+const AUDIT_LINES: ReadonlySet<string> = new Set(['operator repair', 'user task completed']);
 
 /**
  * `log` without the audit line: on the operator's terminal it is noise
@@ -15,8 +15,8 @@ const AUDIT_LINE = 'operator repair';
  */
 function withoutAuditLine(log: Logger): Logger {
   return {
-    log: (severity, message, fields) => (message === AUDIT_LINE ? undefined : log.log(severity, message, fields)),
-    info: (message, fields) => (message === AUDIT_LINE ? undefined : log.info(message, fields)),
+    log: (severity, message, fields) => (AUDIT_LINES.has(message) ? undefined : log.log(severity, message, fields)),
+    info: (message, fields) => (AUDIT_LINES.has(message) ? undefined : log.info(message, fields)),
     warn: (message, fields) => log.warn(message, fields),
     error: (message, fields) => log.error(message, fields),
   };
