@@ -23,6 +23,7 @@ import type { ClaimCheckSpec, MessageType } from './receiver/registry';
 import type { SyncHandler } from './engine/run';
 
 export { PermanentJobError } from './jobs/handlers';
+export { BpmnError } from './core/errors';
 export { AppDefinitionError };
 export type { ClaimCheckSpec, SyncHandler };
 /** The job a step runs for and the instance it belongs to, as a handler reads them (read-only views of the stored state). */
@@ -55,7 +56,9 @@ export type StepContext = JobContext;
  * once (a retry runs it again), so it must be idempotent. It returns
  * variables to merge into the instance. Throw {@link PermanentJobError} for
  * a failure no retry heals (the job fails at once, the instance shows an
- * incident); anything else thrown is retried.
+ * incident); throw `BpmnError(code)` for a business outcome the model
+ * handles (an error boundary event that catches the code takes the token;
+ * uncaught, an incident); anything else thrown is retried.
  */
 export type StepHandler = AsyncHandler;
 

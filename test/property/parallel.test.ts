@@ -6,8 +6,8 @@ import { CoreSim } from '../support/core-sim';
 
 /**
  * Properties of parallel gateways in the pure core, over random
- * series-parallel models (async tasks and user tasks in sequences and
- * nested fork/join blocks) completed in random order: every piece of work
+ * series-parallel models (async tasks and user tasks in sequences, nested
+ * fork/join blocks and embedded subprocesses) completed in random order: every piece of work
  * runs exactly once, every join goes on exactly once, and the instance
  * completes; with a token cancelled on the way, the instance never waits
  * silently (it ends, or a JOIN_INCOMPLETE incident says why it cannot).
@@ -19,7 +19,8 @@ type Block =
   | { readonly kind: 'task' }
   | { readonly kind: 'user' }
   | { readonly kind: 'seq'; readonly items: readonly Block[] }
-  | { readonly kind: 'par'; readonly branches: readonly Block[] };
+  | { readonly kind: 'par'; readonly branches: readonly Block[] }
+  | { readonly kind: 'sub'; readonly body: Block };
 
 const block: fc.Arbitrary<Block> = fc.letrec<{ block: Block }>((tie) => ({
   block: fc.oneof(
@@ -28,52 +29,65 @@ const block: fc.Arbitrary<Block> = fc.letrec<{ block: Block }>((tie) => ({
     fc.constant<Block>({ kind: 'user' }),
     fc.record({ kind: fc.constant('seq' as const), items: fc.array(tie('block'), { minLength: 2, maxLength: 3 }) }),
     fc.record({ kind: fc.constant('par' as const), branches: fc.array(tie('block'), { minLength: 2, maxLength: 3 }) }),
+    fc.record({ kind: fc.constant('sub' as const), body: tie('block') }),
   ),
 })).block;
 
 /** The model of a block between a start and an end event; `work`: the ids of its tasks. */
-function modelXml(root: Block): { xml: string; work: string[]; joins: string[] } {
+function modelXml(root: Block): { xml: string; work: string[] } {
   let n = 0;
-  const parts: string[] = [];
   const work: string[] = [];
-  const joins: string[] = [];
-  const flow = (from: string, to: string): void => {
-    parts.push(sequenceFlow(`f${n++}`, from, to));
-  };
-  /** Emits the block; returns its entry and exit ids. */
-  const emit = (b: Block): { entry: string; exit: string } => {
+  const flow = (from: string, to: string): string => sequenceFlow(`f${n++}`, from, to);
+  /** The block's elements and inner flows (drawn at the level it is in), its entry and exit ids. */
+  const emit = (b: Block): { xml: string; entry: string; exit: string } => {
     switch (b.kind) {
       case 'task':
       case 'user': {
         const id = `${b.kind}${n++}`;
-        parts.push(b.kind === 'task' ? element('serviceTask', id, 'inbox:async="true"') : element('userTask', id));
         work.push(id);
-        return { entry: id, exit: id };
+        const xml = b.kind === 'task' ? element('serviceTask', id, 'inbox:async="true"') : element('userTask', id);
+        return { xml, entry: id, exit: id };
       }
       case 'seq': {
         const emitted = b.items.map(emit);
-        emitted.slice(1).forEach((e, i) => flow((emitted[i] as { exit: string }).exit, e.entry));
-        return { entry: (emitted[0] as { entry: string }).entry, exit: (emitted.at(-1) as { exit: string }).exit };
+        const links = emitted.slice(1).map((e, i) => flow((emitted[i] as { exit: string }).exit, e.entry));
+        return {
+          xml: emitted.map((e) => e.xml).join('') + links.join(''),
+          entry: (emitted[0] as { entry: string }).entry,
+          exit: (emitted.at(-1) as { exit: string }).exit,
+        };
       }
       case 'par': {
         const fork = `fork${n++}`;
         const join = `join${n++}`;
-        parts.push(element('parallelGateway', fork), element('parallelGateway', join));
-        joins.push(join);
-        for (const branch of b.branches) {
-          const e = emit(branch);
-          flow(fork, e.entry);
-          flow(e.exit, join);
-        }
-        return { entry: fork, exit: join };
+        const branches = b.branches.map(emit);
+        const xml =
+          element('parallelGateway', fork) +
+          element('parallelGateway', join) +
+          branches.map((e) => e.xml + flow(fork, e.entry) + flow(e.exit, join)).join('');
+        return { xml, entry: fork, exit: join };
+      }
+      case 'sub': {
+        const id = `sub${n++}`;
+        const body = emit(b.body);
+        const inside =
+          element('startEvent', `${id}s`) +
+          element('endEvent', `${id}e`) +
+          body.xml +
+          flow(`${id}s`, body.entry) +
+          flow(body.exit, `${id}e`);
+        return { xml: element('subProcess', id, '', inside), entry: id, exit: id };
       }
     }
   };
   const body = emit(root);
-  parts.push(element('startEvent', 'start'), element('endEvent', 'end'));
-  flow('start', body.entry);
-  flow(body.exit, 'end');
-  return { xml: bpmnDocument(parts.join('')), work, joins };
+  const xml =
+    element('startEvent', 'start') +
+    element('endEvent', 'end') +
+    body.xml +
+    flow('start', body.entry) +
+    flow(body.exit, 'end');
+  return { xml: bpmnDocument(xml), work };
 }
 
 /** Completes one piece of open work, the `pick`-th (mod the count); false when none is open. */
@@ -89,11 +103,13 @@ function doSomeWork(sim: CoreSim, pick: number, done: string[]): boolean {
   return true;
 }
 
-/** Every live token waits for something that exists: a job, a user task, or the other flows of its join. */
+/** Every live token waits for something that exists: a job, a user task, the other flows of its join, a live token inside its subprocess. */
 function everyTokenWaitsForSomething(sim: CoreSim): void {
-  for (const token of sim.live()) {
+  const live = sim.live();
+  for (const token of live) {
     if (token.status === 'WAITING_JOB') expect(sim.jobs.get(token.jobId ?? '')?.status).toBe('PENDING');
     else if (token.status === 'WAITING_USER') expect(sim.userTasks.get(token.userTaskId ?? '')?.status).toBe('OPEN');
+    else if (token.status === 'WAITING_SCOPE') expect(live.some((t) => t.parentId === token.id)).toBe(true);
     else expect(token.status).toBe('WAITING_JOIN');
   }
 }
@@ -134,18 +150,19 @@ describe('parallel gateways over random series-parallel models', () => {
           sim.start();
           const done: string[] = [];
           for (const pick of picks.slice(0, when % picks.length)) if (!doSomeWork(sim, pick, done)) break;
-          const working = sim.live().filter((t) => t.status !== 'WAITING_JOIN');
+          const working = sim.live().filter((t) => t.status !== 'WAITING_JOIN' && t.status !== 'WAITING_SCOPE');
           if (working.length === 0) return;
           sim.cancel((working[which % working.length] as { id: string }).id);
           while (doSomeWork(sim, 0, done));
           const live = sim.live();
           if (live.length === 0) return;
-          // Something is left: it can only be tokens at joins, and an open incident says so.
-          expect(live.every((t) => t.status === 'WAITING_JOIN')).toBe(true);
+          // Something is left: it can only be tokens at joins (and the subprocesses around them), and an open incident says so.
+          expect(live.every((t) => t.status === 'WAITING_JOIN' || t.status === 'WAITING_SCOPE')).toBe(true);
           expect(sim.instance?.status).toBe('INCIDENT');
           const open = (sim.instance?.incidents ?? []).filter(isOpenIncident);
           expect(open.map((i) => i.reason)).toContain('JOIN_INCOMPLETE');
-          for (const token of live) expect(open.some((i) => i.activityId === token.activityId)).toBe(true);
+          for (const token of live.filter((t) => t.status === 'WAITING_JOIN'))
+            expect(open.some((i) => i.activityId === token.activityId)).toBe(true);
         },
       ),
       { seed: SEED, numRuns: 200 },

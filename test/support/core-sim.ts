@@ -145,11 +145,36 @@ export class CoreSim {
   }
 
   cancel(executionId: string): Transition {
-    return this.apply(cancelToken(this.state(executionId), this.now));
+    return this.apply(cancelToken(this.state(executionId), this.now, this.model, this.sync));
   }
 
   move(executionId: string, activityId: string): Transition {
     return this.apply(placeToken(this.model, this.sync, this.state(executionId), activityId, this.now));
+  }
+
+  /** A repair adds a new token at `activityId` (the store's move-token without a token id). */
+  add(activityId: string, id = 'repair-1'): Transition {
+    if (this.instance === null) throw new Error('not started');
+    const token: ExecutionState = {
+      id,
+      processInstanceId: this.instance.id,
+      activityId,
+      status: 'ACTIVE',
+      step: 0,
+      jobId: null,
+      waitingFor: null,
+      createdAt: this.now,
+      updatedAt: this.now,
+    };
+    return this.apply(
+      placeToken(
+        this.model,
+        this.sync,
+        { instance: this.instance, execution: token, tokens: { ...this.tokens } },
+        activityId,
+        this.now,
+      ),
+    );
   }
 
   /** The live token at `activityId` (exactly one). */

@@ -338,7 +338,12 @@ describe('parseProcessModel: invalid models', () => {
       'late',
       'unsupported boundaryEvent with SignalEventDefinition',
     ],
-    ['sub-process', around('<bpmn:subProcess id="sub" />', 'sub'), 'sub', 'unsupported element subProcess'],
+    [
+      'sub-process without start event',
+      around('<bpmn:subProcess id="sub" />', 'sub'),
+      'sub',
+      'a subprocess without a start event',
+    ],
     [
       'multi-instance task',
       around('<bpmn:serviceTask id="each"><bpmn:multiInstanceLoopCharacteristics /></bpmn:serviceTask>', 'each'),

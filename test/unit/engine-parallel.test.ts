@@ -116,7 +116,7 @@ describe('parallel gateway: fork and join', () => {
     expect(cancelled.instance.incidents.map((i) => i.reason)).toEqual(['JOIN_INCOMPLETE']);
     expect(cancelled.staleJobs).toHaveLength(1);
     // Repair: a new token placed at the join counts for the flow nobody brought.
-    const repaired = sim.move(b.id, 'join');
+    const repaired = sim.add('join');
     expect(repaired.instance.activeExecutionIds).toEqual([]);
     expect(Object.values(sim.tokens).filter((t) => t.activityId === 'end')).toHaveLength(1);
   });

@@ -18,10 +18,37 @@ type FlowMap = ReadonlyMap<string, SequenceFlow>;
  */
 export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
   for (const boundary of [...nodes.values()]) {
-    if (boundary.kind !== 'boundaryTimer') continue;
+    if (boundary.kind !== 'boundaryTimer' && boundary.kind !== 'boundaryError') continue;
     const target = nodes.get(boundary.attachedToId);
     if (target === undefined)
       throw new ModelError(`attachedToRef ${boundary.attachedToId} is not a flow node of this process`, boundary.id);
+    if (boundary.scope !== target.scope)
+      throw new ModelError(
+        `a boundary event drawn outside the scope of ${target.id}: draw it on its border`,
+        boundary.id,
+      );
+    const attach = (t: Extract<Draft, { readonly boundaryEventIds: readonly string[] }>): void => {
+      nodes.set(t.id, { ...t, boundaryEventIds: [...t.boundaryEventIds, boundary.id] });
+    };
+    if (boundary.kind === 'boundaryError') {
+      if (
+        target.kind === 'serviceTask' ||
+        target.kind === 'sendTask' ||
+        target.kind === 'businessRuleTask' ||
+        target.kind === 'subProcess'
+      ) {
+        attach(target);
+        continue;
+      }
+      throw new ModelError(
+        `an error boundary event on ${target.kind} ${target.id}: errors are thrown by service, send and business rule tasks (BpmnError) and inside subprocesses, so they are caught there`,
+        boundary.id,
+      );
+    }
+    if (target.kind === 'subProcess') {
+      attach(target);
+      continue;
+    }
     if (target.kind === 'serviceTask' || target.kind === 'sendTask' || target.kind === 'businessRuleTask') {
       if (!target.async) {
         throw new ModelError(
@@ -78,7 +105,7 @@ function checkEventGateway(gateway: Draft, nodes: NodeMap, flows: FlowMap): void
 
 /** The rules of one node that are about timers and event gateways. */
 export function checkEvents(node: Draft, nodes: NodeMap, flows: FlowMap): void {
-  if (node.kind === 'boundaryTimer' && node.incoming.length > 0) {
+  if ((node.kind === 'boundaryTimer' || node.kind === 'boundaryError') && node.incoming.length > 0) {
     throw new ModelError(
       `a boundary event has no incoming sequence flows (${node.incoming.join(', ')}): it is reached through its task`,
       node.id,
@@ -87,9 +114,10 @@ export function checkEvents(node: Draft, nodes: NodeMap, flows: FlowMap): void {
   if (node.kind === 'eventBasedGateway') checkEventGateway(node, nodes, flows);
 }
 
-/** Where a token at `node` may go next: its flows' targets and the boundary events on it. */
+/** Where a token at `node` may go next: its flows' targets, the boundary events on it, a subprocess's start event. */
 export function successors(node: Draft, nodes: NodeMap, flows: FlowMap): Draft[] {
   const next = node.outgoing.map((flowId) => nodes.get(flows.get(flowId)?.targetId ?? ''));
   const boundary = 'boundaryEventIds' in node ? node.boundaryEventIds.map((id) => nodes.get(id)) : [];
-  return [...next, ...boundary].filter((n): n is Draft => n !== undefined);
+  const inside = node.kind === 'subProcess' ? [nodes.get(node.startEventId)] : [];
+  return [...next, ...boundary, ...inside].filter((n): n is Draft => n !== undefined);
 }

@@ -22,7 +22,18 @@ interface StartEvents {
  * has an incoming flow.
  */
 function theStartEvents(processId: string, nodes: ReadonlyMap<string, Draft>): StartEvents {
-  const all = [...nodes.values()].filter((n) => n.kind === 'startEvent' || n.kind === 'messageStartEvent');
+  for (const node of nodes.values()) {
+    if (node.kind === 'messageStartEvent' && node.scope !== undefined)
+      throw new ModelError(
+        `a message start event inside subprocess ${node.scope}: a subprocess starts at its none start event`,
+        node.id,
+      );
+    if (node.kind === 'startEvent' && node.scope !== undefined && node.incoming.length > 0)
+      throw new ModelError(`a start event has no incoming sequence flows (${node.incoming.join(', ')})`, node.id);
+  }
+  const all = [...nodes.values()].filter(
+    (n) => (n.kind === 'startEvent' || n.kind === 'messageStartEvent') && n.scope === undefined,
+  );
   const [none, second] = all.filter((n) => n.kind === 'startEvent');
   if (none !== undefined && second !== undefined) {
     throw new ModelError(
@@ -53,6 +64,7 @@ function checkOutgoing(node: Draft): void {
   const count = node.outgoing.length;
   switch (node.kind) {
     case 'endEvent':
+    case 'errorEndEvent':
       if (count > 0) throw new ModelError('an end event has no outgoing sequence flows', node.id);
       return;
     case 'exclusiveGateway':
@@ -62,6 +74,8 @@ function checkOutgoing(node: Draft): void {
       if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
       return;
     case 'passThrough':
+    case 'subProcess':
+    case 'boundaryError':
     case 'userTask':
     case 'businessRuleTask':
     case 'startEvent':
@@ -160,6 +174,13 @@ export function checkGraph(
 ): string | null {
   const starts = theStartEvents(processId, nodes);
   for (const flow of flows.values()) {
+    const [from, to] = [nodes.get(flow.sourceId), nodes.get(flow.targetId)];
+    if (from?.scope !== to?.scope) {
+      throw new ModelError(
+        `a sequence flow from ${flow.sourceId} to ${flow.targetId} crosses the border of subprocess ${from?.scope ?? to?.scope ?? '?'}: flows stay inside; a subprocess is left when its last token ends`,
+        flow.id,
+      );
+    }
     const source = nodes.get(flow.sourceId)?.kind;
     if (flow.condition !== null && source !== 'exclusiveGateway' && source !== 'inclusiveGateway') {
       throw new ModelError(

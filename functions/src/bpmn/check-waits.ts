@@ -9,8 +9,15 @@ import { ModelError, type SequenceFlow, STEP_LIMIT } from './model';
 import type { Draft } from './draft';
 
 /** Whether a token stops at the node (a job, a person, a message, a timer, a join waiting for its other flows) or ends there. */
-export function waitsAt(node: Draft): boolean {
+export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean {
   switch (node.kind) {
+    case 'subProcess':
+      // A subprocess with a wait anywhere inside stops its token there (its child's, then its own).
+      return [...nodes.values()].some((n) => n.scope === node.id && waitsAt(n, nodes));
+    case 'errorEndEvent':
+      return true;
+    case 'boundaryError':
+      return false;
     case 'serviceTask':
     case 'sendTask':
     case 'businessRuleTask':
@@ -43,7 +50,7 @@ export function checkWaits(nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap
   const next = (node: Draft): Draft[] =>
     node.outgoing.flatMap((flowId) => {
       const target = nodes.get(flows.get(flowId)?.targetId ?? '');
-      return target === undefined || waitsAt(target) ? [] : [target];
+      return target === undefined || waitsAt(target, nodes) ? [] : [target];
     });
   // Depth-first over the nodes that do not wait: a node met again while on the path closes a cycle.
   const longest = new Map<string, number>();
@@ -66,7 +73,7 @@ export function checkWaits(nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap
     return length;
   };
   for (const node of nodes.values()) {
-    if (waitsAt(node)) continue;
+    if (waitsAt(node, nodes)) continue;
     if (visit(node) > STEP_LIMIT) {
       throw new ModelError(
         `a chain of ${longest.get(node.id)} elements without a wait starts here: a token passes at most ${STEP_LIMIT} in one step; put a wait in it`,

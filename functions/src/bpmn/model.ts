@@ -38,6 +38,8 @@ interface NodeBase {
   readonly outgoing: readonly string[];
   /** Ids of incoming sequence flows. */
   readonly incoming: readonly string[];
+  /** The embedded subprocess it is drawn in (its id); absent at the process level. Flows never cross it. */
+  readonly scope?: string;
 }
 
 /** The none start event: where `startProcess` (HTTP) starts an instance. */
@@ -123,6 +125,48 @@ export interface EventBasedGatewayNode extends NodeBase {
 export interface EndEventNode extends NodeBase {
   readonly kind: 'endEvent';
   readonly terminate: boolean;
+}
+
+/**
+ * An error end event: the token ends by throwing the BPMN error `errorCode`
+ * (its `errorRef`'s `errorCode`), which the nearest enclosing subprocess
+ * with a matching error boundary event catches; uncaught, it is an
+ * UNCAUGHT_ERROR incident naming the code.
+ */
+export interface ErrorEndEventNode extends NodeBase {
+  readonly kind: 'errorEndEvent';
+  readonly errorCode: string;
+}
+
+/**
+ * An error boundary event on an async task (its handler throws
+ * `BpmnError`), a synchronous task (the same, inside the transaction) or an
+ * embedded subprocess (an error end event inside it, or an error its tasks
+ * throw and nothing nearer catches). Always interrupting: the task's job or
+ * everything inside the subprocess ends, and the token takes this event's
+ * flow. `errorCode` null catches every code; a boundary with the exact code
+ * is preferred to one that catches all.
+ */
+export interface BoundaryErrorNode extends NodeBase {
+  readonly kind: 'boundaryError';
+  readonly attachedToId: string;
+  readonly errorCode: string | null;
+}
+
+/**
+ * An embedded subprocess: a token entering it waits there (WAITING_SCOPE)
+ * while a child token runs from its none start event `startEventId`; when
+ * no token is left inside, it leaves by its outgoing flow. Its nodes carry
+ * `scope` = its id. Variables are the instance's: like Camunda 8 and
+ * Flowable without input mappings, what a step inside sets is seen outside.
+ * Timer and error boundary events may be attached to it; an interrupting
+ * one ends every token inside.
+ */
+export interface SubProcessNode extends NodeBase {
+  readonly kind: 'subProcess';
+  readonly startEventId: string;
+  /** Ids of the boundary events attached to it, in document order. */
+  readonly boundaryEventIds: readonly string[];
 }
 
 /**
@@ -225,7 +269,10 @@ export type FlowNode =
   | PassThroughNode
   | ParallelGatewayNode
   | InclusiveGatewayNode
-  | UserTaskNode;
+  | UserTaskNode
+  | ErrorEndEventNode
+  | BoundaryErrorNode
+  | SubProcessNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine

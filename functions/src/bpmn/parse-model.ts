@@ -172,6 +172,50 @@ function userTask(element: Element, id: string, name: string | null): NodeDraft 
   };
 }
 
+/** The errorCode of an errorEventDefinition's errorRef; null without errorRef (a boundary event that catches every code). */
+function errorCodeOf(definition: Element, id: string): string | null {
+  const ref = definition.errorRef;
+  if (ref === undefined) return null;
+  if (!isElement(ref) || ref.$type !== 'bpmn:Error')
+    throw new ModelError('errorRef names no bpmn:error: refer to one with an errorCode', id);
+  const code = text(ref, 'errorCode');
+  if (code === null)
+    throw new ModelError(`bpmn:error ${idOf(ref)} has no errorCode: errors are thrown and caught by their code`, id);
+  return code;
+}
+
+/** An error boundary event: always interrupting; catches its errorRef's code, or every code without errorRef. */
+function boundaryError(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
+  const attached = element.attachedToRef;
+  const attachedToId = isElement(attached) ? text(attached, 'id') : null;
+  if (attachedToId === null) throw new ModelError('a boundary event without attachedToRef: name the task it is on', id);
+  if (element.cancelActivity === false)
+    throw new ModelError(
+      'a non-interrupting error boundary event: an error always ends the activity that threw it',
+      id,
+    );
+  return { kind: 'boundaryError', id, name, attachedToId, errorCode: errorCodeOf(definition, id) };
+}
+
+/** An embedded subprocess with exactly one none start event inside; an event subprocess or a transaction is refused. */
+function subProcess(element: Element, id: string, name: string | null): NodeDraft {
+  if (element.triggeredByEvent === true)
+    throw new ModelError(
+      'an event subprocess is not supported yet: catch errors with an error boundary event on the subprocess or task, and timers with a timer boundary event',
+      id,
+    );
+  const starts = elements(element, 'flowElements').filter((e) => e.$type === 'bpmn:StartEvent');
+  const [start, second] = starts;
+  if (start === undefined)
+    throw new ModelError('a subprocess without a start event: draw one none start event in it', id);
+  if (second !== undefined || elements(start, 'eventDefinitions').length > 0)
+    throw new ModelError(
+      `a subprocess starts at exactly one none start event (found ${starts.map(idOf).join(', ')}${second === undefined ? ' with an event definition' : ''})`,
+      id,
+    );
+  return { kind: 'subProcess', id, name, startEventId: idOf(start), boundaryEventIds: [] };
+}
+
 /** One flow node without its flows, or an error for anything the engine cannot run. */
 function toNode(element: Element): NodeDraft {
   const id = idOf(element);
@@ -195,6 +239,15 @@ function toNode(element: Element): NodeDraft {
       if (definition === undefined) return { kind: 'endEvent', id, name, terminate: false };
       if (definition.$type === 'bpmn:TerminateEventDefinition' && second === undefined)
         return { kind: 'endEvent', id, name, terminate: true };
+      if (definition.$type === 'bpmn:ErrorEventDefinition' && second === undefined) {
+        const errorCode = errorCodeOf(definition, id);
+        if (errorCode === null)
+          throw new ModelError(
+            'an error end event without errorRef: refer to a bpmn:error with an errorCode, the code a boundary event catches',
+            id,
+          );
+        return { kind: 'errorEndEvent', id, name, errorCode };
+      }
       throw unsupported(element, `${xmlName(element)} with ${definitions.map(xmlName).join(' and ')}`);
     }
     case 'bpmn:ServiceTask':
@@ -234,7 +287,11 @@ function toNode(element: Element): NodeDraft {
       return messageWait(element, 'messageCatchEvent', definition.messageRef);
     }
     case 'bpmn:BoundaryEvent':
+      if (definitions[0]?.$type === 'bpmn:ErrorEventDefinition' && definitions.length === 1)
+        return boundaryError(element, definitions[0], id, name);
       return boundaryTimer(element, definitions, id, name);
+    case 'bpmn:SubProcess':
+      return subProcess(element, id, name);
     case 'bpmn:EventBasedGateway':
       return eventBasedGateway(element, id, name);
     case 'bpmn:ReceiveTask':
@@ -345,13 +402,20 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
   const process = singleExecutableProcess(await readDefinitions(xml));
   const key = idOf(process);
   const drafts = new Map<string, Draft>();
-  for (const element of elements(process, 'flowElements')) {
-    if (element.$type !== 'bpmn:SequenceFlow' && !DIAGRAM_ONLY.has(element.$type))
-      drafts.set(idOf(element), { ...toNode(element), incoming: [], outgoing: [] });
-  }
+  const flowElements: Element[] = [];
+  // The process's nodes, and those of its subprocesses, each with the subprocess it is drawn in as `scope`.
+  const read = (container: Element, scope: string | null): void => {
+    for (const element of elements(container, 'flowElements')) {
+      if (element.$type === 'bpmn:SequenceFlow') flowElements.push(element);
+      if (element.$type === 'bpmn:SequenceFlow' || DIAGRAM_ONLY.has(element.$type)) continue;
+      const node = toNode(element);
+      drafts.set(node.id, { ...node, ...(scope === null ? {} : { scope }), incoming: [], outgoing: [] });
+      if (node.kind === 'subProcess') read(element, node.id);
+    }
+  };
+  read(process, null);
   const flows = new Map<string, SequenceFlow>();
-  for (const element of elements(process, 'flowElements')) {
-    if (element.$type !== 'bpmn:SequenceFlow') continue;
+  for (const element of flowElements) {
     const flow = toFlow(element, drafts);
     flows.set(flow.id, flow);
     drafts.get(flow.sourceId)?.outgoing.push(flow.id);

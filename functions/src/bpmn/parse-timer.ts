@@ -106,7 +106,7 @@ export function boundaryTimer(
   if (definition?.$type !== 'bpmn:TimerEventDefinition' || definitions.length !== 1) {
     const what = definitions.map((d) => d.$type.replace('bpmn:', '')).join(' and ') || 'no event definition';
     throw new ModelError(
-      `unsupported boundaryEvent with ${what}: only timer boundary events (one timerEventDefinition) are supported`,
+      `unsupported boundaryEvent with ${what}: only timer and error boundary events (one timerEventDefinition or errorEventDefinition) are supported`,
       id,
     );
   }

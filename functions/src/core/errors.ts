@@ -69,6 +69,27 @@ export class PermanentFailureError extends Error {
 }
 
 /**
+ * A business error a step throws by its BPMN error code, for the model to
+ * handle: the nearest error boundary event that catches `code` (on the
+ * task, then on each enclosing subprocess) takes the token. Not a failure
+ * of the system: nothing is retried; uncaught, it is an UNCAUGHT_ERROR
+ * incident naming the code. A step throws it from an async handler (runJob)
+ * or a synchronous one (inside the transaction).
+ *
+ * @example throw new BpmnError('CARD_DECLINED', `card of order ${id} declined`);
+ */
+export class BpmnError extends Error {
+  override readonly name: string = 'BpmnError';
+  constructor(
+    /** The errorCode of the bpmn:error a boundary event catches. */
+    readonly code: string,
+    message: string = `BPMN error ${code}`,
+  ) {
+    super(message);
+  }
+}
+
+/**
  * HTTP statuses a retry can heal: request timeout, rate limit, server errors.
  * The same list as the Cloud Storage client's own retry decision.
  */

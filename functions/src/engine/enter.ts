@@ -12,18 +12,13 @@ import {
   STEP_LIMIT,
 } from '../bpmn/model';
 import { executionId } from './ids';
-import { end, liveTokens, node, raise, release, type Run, targetOf, update } from './run';
+import { end, liveTokens, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
 import { waitAtAsyncTask, waitAtGateway, waitAtUserTask, waitForMessage, waitForTimer } from './waits';
+import { BpmnError } from '../core/errors';
+import { cancelInside, enterScope, leaveScopeIfDone, type Move, throwError } from './scopes';
 
 export { STEP_LIMIT };
-
-/** A token about to enter a node, by a flow (null: placed there by a start, a repair or a boundary event). */
-interface Move {
-  readonly execution: ExecutionState;
-  readonly nodeId: string;
-  readonly via: string | null;
-}
 
 /** The flow an exclusive gateway takes: first true condition in document order, else the default. */
 function chooseFlow(
@@ -70,6 +65,7 @@ function fork(run: Run, execution: ExecutionState, flows: readonly string[], que
     const token: ExecutionState = {
       id: executionId(run.instance.id, `fork:${execution.id}:${execution.step}:${flowId}`),
       processInstanceId: run.instance.id,
+      ...(execution.parentId === undefined ? {} : { parentId: execution.parentId }),
       activityId: execution.activityId,
       status: 'ACTIVE',
       step: 0,
@@ -109,13 +105,33 @@ function join(run: Run, execution: ExecutionState, gateway: ParallelGatewayNode,
   return true;
 }
 
-/** A terminate end event: every other live token is cancelled (its points, timers, job and user task go), then this one ends. */
-function terminate(run: Run, execution: ExecutionState, event: EndEventNode): void {
-  for (const token of liveTokens(run)) {
-    if (token.id === execution.id) continue;
-    end(run, release(run, token, { reason: `terminate end event ${event.id} ended the instance` }), 'CANCELLED');
-  }
+/**
+ * A terminate end event ends its scope: at the process level every other
+ * live token is cancelled (its points, timers, job and user task go) and
+ * the instance completes; inside a subprocess, every other token in it, and
+ * the subprocess is left.
+ */
+function terminate(run: Run, execution: ExecutionState, event: EndEventNode, queue: Move[]): void {
+  const reason = `terminate end event ${event.id} ended ${execution.parentId === undefined ? 'the instance' : 'its subprocess'}`;
   end(run, execution, 'ENDED');
+  if (execution.parentId !== undefined) {
+    cancelInside(run, execution.parentId, reason);
+    leaveScopeIfDone(run, execution.parentId, queue);
+    return;
+  }
+  for (const token of liveTokens(run)) end(run, release(run, token, { reason }), 'CANCELLED');
+}
+
+/** A BPMN error thrown at a token's node: caught (the catcher is queued) or an UNCAUGHT_ERROR incident on the token. */
+function thrown(run: Run, execution: ExecutionState, code: string, atActivity: boolean, queue: Move[]): null {
+  if (!throwError(run, execution, code, atActivity, queue))
+    raise(
+      run,
+      execution,
+      'UNCAUGHT_ERROR',
+      `BPMN error ${code} thrown at ${execution.activityId} is caught by no error boundary event`,
+    );
+  return null;
 }
 
 /** Moves one token until it waits, ends or stops; returns the move it makes next, or null when it stopped. */
@@ -147,11 +163,18 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     case 'startEvent':
     case 'messageStartEvent':
     case 'boundaryTimer':
+    case 'boundaryError':
     case 'passThrough':
       return next(current.outgoing[0]);
     case 'endEvent':
-      if (current.terminate) terminate(run, execution, current);
-      else end(run, execution, 'ENDED');
+      if (current.terminate) return (terminate(run, execution, current, queue), null);
+      end(run, execution, 'ENDED');
+      leaveScopeIfDone(run, execution.parentId, queue);
+      return null;
+    case 'errorEndEvent':
+      return thrown(run, execution, current.errorCode, false, queue);
+    case 'subProcess':
+      enterScope(run, execution, current, queue);
       return null;
     case 'serviceTask':
     case 'sendTask':
@@ -162,11 +185,14 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
       }
       const handler = run.sync[current.id];
       if (handler === undefined) throw new Error(`no synchronous handler registered for task ${current.id}`);
-      run.instance = {
-        ...run.instance,
-        variables: { ...run.instance.variables, ...handler(run.instance.variables) },
-        updatedAt: run.now,
-      };
+      let result: Readonly<Record<string, unknown>>;
+      try {
+        result = handler(run.instance.variables);
+      } catch (err) {
+        if (err instanceof BpmnError) return thrown(run, execution, err.code, true, queue);
+        throw err;
+      }
+      run.instance = { ...run.instance, variables: { ...run.instance.variables, ...result }, updatedAt: run.now };
       return next(current.outgoing[0]);
     }
     case 'userTask':
@@ -216,11 +242,20 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
  * hits an incident. The token holds no point or timer (see `release`).
  */
 export function enter(run: Run, start: ExecutionState, firstNodeId: string, via: string | null = null): void {
-  if ((start.timerIds?.length ?? 0) > 0 || (start.gatewayWaits?.length ?? 0) > 0) {
-    throw new Error(`token ${start.id} moves on without releasing its timers and waiting points`);
-  }
-  const queue: Move[] = [{ execution: start, nodeId: firstNodeId, via }];
-  for (let move = queue.shift(); move !== undefined; move = queue.shift()) {
+  moveAll(run, [{ execution: start, nodeId: firstNodeId, via }]);
+}
+
+/** Runs queued moves (and the ones they queue: forks, children of subprocesses, scopes left, errors caught) until none is left. */
+export function moveAll(run: Run, queue: Move[]): void {
+  for (let queued = queue.shift(); queued !== undefined; queued = queue.shift()) {
+    // A token queued earlier in this step may have ended since (a terminate end event, an error a scope caught): it stays ended.
+    const start = tokenOf(run, queued.execution.id) ?? queued.execution;
+    if (!run.instance.activeExecutionIds.includes(start.id) || start.status === 'ENDED' || start.status === 'CANCELLED')
+      continue;
+    const move: Move = { ...queued, execution: start };
+    if ((start.timerIds?.length ?? 0) > 0 || (start.gatewayWaits?.length ?? 0) > 0) {
+      throw new Error(`token ${start.id} moves on without releasing its timers and waiting points`);
+    }
     let current: Move | null = move;
     for (let steps = 0; current !== null; steps++) current = step(run, current, queue, steps);
   }

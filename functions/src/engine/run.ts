@@ -117,7 +117,8 @@ export function finish(run: Run): Transition {
  * flow's path, or moves one to the join, completes it.
  */
 function stuckJoins(run: Run): void {
-  const live = liveTokens(run);
+  // A subprocess's token waits for its children, so it brings nothing to a join by itself.
+  const live = liveTokens(run).filter((t) => t.status !== 'WAITING_SCOPE');
   if (live.length === 0 || live.some((t) => t.status !== 'WAITING_JOIN')) return;
   const byJoin = new Map<string, ExecutionState[]>();
   for (const token of live) byJoin.set(token.activityId, [...(byJoin.get(token.activityId) ?? []), token]);

@@ -21,7 +21,9 @@ export type IncidentReason =
   /** A timer's `${variable}` is absent without a default, or its value is no valid duration, date or cycle. */
   | 'INVALID_TIMER'
   /** Tokens wait at a parallel join and no token is left that could bring the missing ones. */
-  | 'JOIN_INCOMPLETE';
+  | 'JOIN_INCOMPLETE'
+  /** A BPMN error (an error end event, a handler's BpmnError) that no error boundary event catches. */
+  | 'UNCAUGHT_ERROR';
 
 export interface Incident {
   readonly reason: IncidentReason;
@@ -118,6 +120,8 @@ export type ExecutionStatus =
   | 'WAITING_JOIN'
   /** At a user task (`userTaskId`): a person's completion moves it on. */
   | 'WAITING_USER'
+  /** At an embedded subprocess: its child tokens (`parentId` = this id) run inside; the last one to end moves it on. */
+  | 'WAITING_SCOPE'
   | 'ENDED'
   | 'CANCELLED';
 
@@ -133,6 +137,8 @@ export interface ExecutionState {
   readonly waitingFor: { readonly messageName: string; readonly correlationKey: string } | null;
   /** WAITING_EVENT: the message branches of its event-based gateway; absent or empty otherwise. */
   readonly gatewayWaits?: readonly GatewayWait[];
+  /** The subprocess token (WAITING_SCOPE) this token runs inside; absent at the process level. */
+  readonly parentId?: string | undefined;
   /** WAITING_JOIN: the incoming flow it arrived by. */
   readonly arrivedBy?: string | undefined;
   /** WAITING_USER: the user task it waits for (`userTasks/{id}`). */

@@ -5,6 +5,7 @@
  */
 import type { BoundaryTimerNode, ProcessModel } from '../bpmn/model';
 import { enter, leaveFrom } from './enter';
+import { cancelInside } from './scopes';
 import { executionId, timerId } from './ids';
 import { finish, newRun, node, release, type Run, type SyncHandler, update } from './run';
 import type { ExecutionState, InstanceState, TimerState, Transition } from './state';
@@ -50,6 +51,8 @@ function spawn(run: Run, execution: ExecutionState, timer: TimerState, event: Bo
   const token: ExecutionState = {
     id: executionId(run.instance.id, `timer:${timer.id}`),
     processInstanceId: run.instance.id,
+    // The new token runs where the task (or subprocess) the event is on stands: in the same scope.
+    ...(execution.parentId === undefined ? {} : { parentId: execution.parentId }),
     activityId: event.id,
     status: 'ACTIVE',
     step: 0,
@@ -94,7 +97,10 @@ export function fireTimer(
   if (event.kind === 'timerCatchEvent') {
     leaveFrom(run, release(run, execution, { timerId: timer.id }), event.id);
   } else if (event.kind === 'boundaryTimer' && event.cancelActivity) {
-    enter(run, release(run, execution, { timerId: timer.id, reason: `boundary timer ${event.id} fired` }), event.id);
+    const reason = `boundary timer ${event.id} fired`;
+    // On a subprocess: everything inside it ends first.
+    if (execution.status === 'WAITING_SCOPE') cancelInside(run, execution.id, reason);
+    enter(run, release(run, execution, { timerId: timer.id, reason }), event.id);
   } else if (event.kind === 'boundaryTimer') {
     spawn(run, execution, timer, event);
   } else {

@@ -1,4 +1,5 @@
-import { leaveFrom, enter } from './enter';
+import { leaveFrom, enter, moveAll } from './enter';
+import { cancelInside, leaveScopeIfDone, type Move, throwError } from './scopes';
 import { end, finish, newRun, NO_MODEL, node, raise, release, type SyncHandler, update } from './run';
 import {
   CORRELATED_MESSAGES_KEPT,
@@ -200,6 +201,52 @@ export function completeUserTask(
 }
 
 /**
+ * An async step's handler threw a BPMN error `code`: the nearest error
+ * boundary event that catches it (on the task, then on each enclosing
+ * subprocess) takes the token, and the job is DONE with the error as
+ * `lastError`; nothing catches it: the job is FAILED and the instance shows
+ * an UNCAUGHT_ERROR incident naming the code, the token stays at the task
+ * (with its timers) for a repair, as for a failed job.
+ */
+export function jobThrewError(
+  model: ProcessModel,
+  sync: Readonly<Record<string, SyncHandler>>,
+  state: TokenState & { job: JobState },
+  code: string,
+  message: string,
+  now: Date,
+): Transition & { readonly job: JobState; readonly caught: boolean } {
+  const error = `BPMN error ${code}: ${message}`;
+  const run = newRun(model, sync, { ...state.instance, updatedAt: now }, now, state.tokens);
+  // The job ends here either way: its token is released without it, then thrown from the task.
+  const thrower = update(run, release(run, state.execution, { jobId: state.job.id }), {
+    status: 'ACTIVE',
+    jobId: null,
+  });
+  const queue: Move[] = [];
+  if (throwError(run, thrower, code, true, queue)) {
+    moveAll(run, queue);
+    return { ...finish(run), job: { ...state.job, status: 'DONE', lastError: error, finishedAt: now }, caught: true };
+  }
+  const failed = newRun(NO_MODEL, {}, state.instance, now, state.tokens);
+  raise(
+    failed,
+    state.execution,
+    'UNCAUGHT_ERROR',
+    `BPMN error ${code} thrown at ${state.job.activityId} is caught by no error boundary event: ${message}`,
+  );
+  update(failed, failed.executions.get(state.execution.id) ?? state.execution, {
+    status: 'WAITING_JOB',
+    jobId: state.job.id,
+  });
+  return {
+    ...finish(failed),
+    job: { ...state.job, status: 'FAILED', lastError: error, finishedAt: now },
+    caught: false,
+  };
+}
+
+/**
  * An async step failed for good: the job is FAILED and the instance shows an
  * incident. The token keeps its boundary timers: the task's deadline still
  * holds while it waits for a repair.
@@ -219,6 +266,31 @@ export function failJob(
   return { ...finish(run), job: { ...state.job, status: 'FAILED', lastError: error, finishedAt: now } };
 }
 
+const where = (scope: string | undefined): string =>
+  scope === undefined ? 'at the process level' : `inside subprocess ${scope}`;
+
+/**
+ * Why a repair may not move `execution` to `activityId`, or null: a token
+ * stays in its scope (a subprocess's tokens are its children), and a token
+ * that is not live (new, ended or cancelled) goes to the process level only.
+ */
+export function moveRefusal(
+  model: ProcessModel,
+  execution: ExecutionState,
+  activityId: string,
+  active: readonly string[],
+): string | null {
+  const target = model.nodes[activityId];
+  if (target === undefined) return `process ${model.key} has no activity ${activityId}`;
+  const live = active.includes(execution.id);
+  const from = model.nodes[execution.activityId];
+  if (live && from !== undefined && from.scope !== target.scope)
+    return `${activityId} is ${where(target.scope)} and token ${execution.id} is ${where(from.scope)}: move a token within its own scope, or move the subprocess's token`;
+  if (!live && target.scope !== undefined)
+    return `${activityId} is inside subprocess ${target.scope}: a new or ended token goes to the process level only`;
+  return null;
+}
+
 /**
  * Repair: put a token at `activityId` (a new token when `execution` is null,
  * else the given one moved there; its waiting points and timers go) and run
@@ -234,7 +306,16 @@ export function placeToken(
 ): Transition {
   node(model, activityId); // unknown activity: throws before anything changes
   const run = newRun(model, sync, state.instance, now, state.tokens);
-  const execution = release(run, state.execution, { reason: `a repair moved its token to ${activityId}` });
+  const refusal = moveRefusal(model, state.execution, activityId, run.instance.activeExecutionIds);
+  if (refusal !== null) throw new Error(refusal);
+  // A token that had ended or been cancelled is live again from here.
+  const execution = update(
+    run,
+    release(run, state.execution, { reason: `a repair moved its token to ${activityId}` }),
+    {
+      status: 'ACTIVE',
+    },
+  );
   if (!run.instance.activeExecutionIds.includes(execution.id)) {
     run.instance = {
       ...run.instance,
@@ -247,9 +328,27 @@ export function placeToken(
   return finish(run);
 }
 
-/** Repair: end a token where it stands (its waiting points and timers go with it). */
-export function cancelToken(state: TokenState, now: Date): Transition {
-  const run = newRun(NO_MODEL, {}, state.instance, now, state.tokens);
-  end(run, release(run, state.execution, { reason: 'a repair cancelled its token' }), 'CANCELLED');
+/**
+ * Repair: end a token where it stands (its waiting points and timers go
+ * with it; a subprocess's token, everything inside). With the model, the
+ * last token inside a subprocess leaves the subprocess.
+ */
+export function cancelToken(
+  state: TokenState,
+  now: Date,
+  model: ProcessModel = NO_MODEL,
+  sync: Readonly<Record<string, SyncHandler>> = {},
+): Transition {
+  const run = newRun(model, sync, state.instance, now, state.tokens);
+  const reason = 'a repair cancelled its token';
+  // A subprocess's token takes everything inside with it.
+  if (state.execution.status === 'WAITING_SCOPE') cancelInside(run, state.execution.id, reason);
+  end(run, release(run, state.execution, { reason }), 'CANCELLED');
+  // The last token inside a subprocess: the subprocess is left, as when it ends there.
+  if (model !== NO_MODEL && state.execution.parentId !== undefined) {
+    const queue: Move[] = [];
+    leaveScopeIfDone(run, state.execution.parentId, queue);
+    moveAll(run, queue);
+  }
   return finish(run);
 }

@@ -10,6 +10,7 @@ import type {
   BoundaryTimerNode,
   EventBasedGatewayNode,
   MessageWaitNode,
+  SubProcessNode,
   TaskNode,
   TimerCatchNode,
   UserTaskNode,
@@ -52,15 +53,16 @@ function newTimer(
   };
 }
 
-/** The timers of the boundary events on a task, or the first error. */
-function boundaryTimers(
+/** The timers of the timer boundary events on a task or subprocess, or the first error. */
+export function boundaryTimers(
   run: Run,
   execution: ExecutionState,
-  task: TaskNode | MessageWaitNode | UserTaskNode,
+  task: TaskNode | MessageWaitNode | UserTaskNode | SubProcessNode,
 ): TimerState[] | string {
   const timers: TimerState[] = [];
   for (const id of task.boundaryEventIds) {
     const event = node(run.model, id);
+    if (event.kind === 'boundaryError') continue;
     if (event.kind !== 'boundaryTimer') throw new Error(`boundary event ${id} of ${task.id} is a ${event.kind}`);
     const timer = newTimer(run, execution, event, task.id);
     if (typeof timer === 'string') return timer;
@@ -70,7 +72,7 @@ function boundaryTimers(
 }
 
 /** `timerIds` only when there are some: tokens without timers keep the shape they had before timers existed. */
-const withTimers = (timers: readonly TimerState[]): Partial<ExecutionState> =>
+export const withTimers = (timers: readonly TimerState[]): Partial<ExecutionState> =>
   timers.length === 0 ? {} : { timerIds: timers.map((t) => t.id) };
 
 export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskNode): void {

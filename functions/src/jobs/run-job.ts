@@ -2,7 +2,8 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { PushTokenVerifier } from '../auth/push-token';
-import { classifyFailure, errorMessage, storableText } from '../core/errors';
+import { BpmnError, classifyFailure, errorMessage, storableText } from '../core/errors';
+import { throwJobError } from '../engine/store/job-error';
 import type { Engine } from '../engine/engine';
 import { completeJobRun } from '../engine/store/complete-job';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
@@ -157,6 +158,8 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
     try {
       result = await handler({ job, instance, now: deps.now() });
     } catch (err) {
+      // A business error for the model to handle: caught by an error boundary event, or an incident; never retried.
+      if (err instanceof BpmnError) return await finishWithError(deps, delivery, job, err);
       // A handler failure is counted against the job. The handler said no retry heals it (PermanentJobError):
       // end the job now rather than burn every retry.
       const failure = classifyFailure(err);
@@ -212,6 +215,23 @@ async function finishJob(
     nextTimers: done.timers.length,
   });
   return { kind: 'ok', body: { outcome: done.status.toLowerCase(), jobId } };
+}
+
+/** The handler threw a BpmnError: the job ends, the error is caught or an incident (one transaction); then the next jobs go out. */
+async function finishWithError(
+  deps: RunJobDeps,
+  { db, jobId }: Delivery,
+  job: JobState,
+  err: BpmnError,
+): Promise<Answer> {
+  const engine = await deps.engine();
+  const done = await throwJobError(db, engine, job, { code: err.code, message: err.message }, deps.now());
+  logDuplicates(deps.log, done.duplicates);
+  await dispatchSettled({ jobs: deps.queue(), timers: deps.timerQueue() }, done, deps.log);
+  const fields = { jobId, activityId: job.activityId, errorCode: err.code, outcome: done.status };
+  if (done.status === 'UNCAUGHT') deps.log.error('job threw a BPMN error that nothing catches: incident', fields);
+  else deps.log.info('job threw a BPMN error', fields);
+  return { kind: 'ok', body: { outcome: done.status.toLowerCase(), jobId, errorCode: err.code } };
 }
 
 /**

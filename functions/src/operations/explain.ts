@@ -69,6 +69,8 @@ function tokenText(t: TokenFact): string {
     return `token ${t.executionId} waits at user task ${t.activityId} for a person (inbox tasks show ${String(t.waitsOn)})`;
   if (t.status === 'WAITING_JOIN')
     return `token ${t.executionId} waits at join ${t.activityId} (arrived by ${String(t.waitsOn)}) for a token on each other incoming flow`;
+  if (t.status === 'WAITING_SCOPE')
+    return `token ${t.executionId} waits at subprocess ${t.activityId} until no token is left inside it`;
   if (t.status === 'ACTIVE') return `token ${t.executionId} is stopped at activity ${t.activityId}`;
   return `token ${t.executionId} is ${t.status} at activity ${t.activityId}`;
 }

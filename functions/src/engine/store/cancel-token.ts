@@ -50,7 +50,12 @@ export async function cancelTokenRun(
       const changed = await applyAndSettle(
         uow,
         engine,
-        cancelToken({ instance, execution, tokens: await loadTokens(uow, instance.id) }, now),
+        cancelToken(
+          { instance, execution, tokens: await loadTokens(uow, instance.id) },
+          now,
+          engine.model(instance.processKey),
+          engine.sync,
+        ),
         now,
       );
       await recordOnInstance(

@@ -3,7 +3,7 @@ import type { Engine } from '../engine';
 import { executionId as newExecutionId } from '../ids';
 import type { Transition } from '../state';
 import { checkBasis, tokenBasis, tokensBasis } from '../repair-basis';
-import { placeToken } from '../transitions';
+import { moveRefusal, placeToken } from '../transitions';
 import { applyAndSettle, loadExecution, loadInstance, loadTokens } from './apply';
 import { asCorrelationKey, refs } from './collections';
 import { readInstanceDoc } from './instance-doc';
@@ -103,6 +103,13 @@ export async function moveToken(
           updatedAt: request.now,
         };
       }
+      const refusal = moveRefusal(
+        engine.model(instance.processKey),
+        execution,
+        request.activityId,
+        instance.activeExecutionIds,
+      );
+      if (refusal !== null) throw new RepairRefusedError(refusal);
       const t = placeToken(
         engine.model(instance.processKey),
         engine.sync,
