@@ -25,7 +25,7 @@ const PURE = [
   '^functions/src/receiver/(interpret|envelope|registry)\\.ts$',
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
   '^functions/src/process/variables\\.ts$',
-  '^functions/src/cli/parse\\.ts$',
+  '^functions/src/cli/(parse|model-check)\\.ts$',
   '^functions/src/operations/(explain|explain-model|claim-view|overlays|vocabulary|shard-page|stored-values|basis-change|raw-text)\\.ts$',
   '^functions/src/http/loopback\\.ts$',
 ];

@@ -41,9 +41,10 @@ validate_app_arg() {
 # Reads the app with the inbox CLI (`inbox --json app`), which loads it and
 # checks it against its models as every function start does; a refusal
 # stops the deploy here, with the CLI's line naming the app's file and what
-# to do. The CLI runs from source through tsx (a devDependency): it loads the
-# app's own index.ts, as Cloud Build's `npm run gcp-build` does, so no
-# earlier build (of another app, or an older version) answers instead.
+# to do (for a model, every model's line too: check_models). The CLI runs
+# from source through tsx (a devDependency): it loads the app's own
+# index.ts, as Cloud Build's `npm run gcp-build` does, so no earlier build
+# (of another app, or an older version) answers instead.
 # INBOX_BPMN_DIR is a local override the deployed functions never get: unset.
 read_app() {
   local tsx="$REPO_ROOT/node_modules/.bin/tsx"
@@ -52,7 +53,7 @@ read_app() {
   if [[ -n $APP ]]; then env+=("INBOX_APP=$APP"); else env+=(-u INBOX_APP); fi
   APP_JSON="$WORK_DIR/app.json"
   if ! "${env[@]}" "$tsx" "$REPO_ROOT/functions/src/cli/main.ts" --json app >"$APP_JSON" 2>"$WORK_DIR/app.err"; then
-    die "the app ${APP:-(the default)} does not load, nothing was deployed: $(tr '\n' ' ' <"$WORK_DIR/app.err")"
+    die "the app ${APP:-(the default)} does not load, nothing was deployed: $(tr '\n' ' ' <"$WORK_DIR/app.err")$(check_models "$tsx")"
   fi
   local lines kind a b
   # Captured first, so a topology json-tool refuses stops the run (set -e).
@@ -80,6 +81,28 @@ read_app() {
     seen[$topic]=1
     TOPICS+=("$topic")
   done
+}
+
+# When `inbox app` refused the app for one of its models, its line names
+# that .bpmn file (relative to the repository root) and the parser's first
+# refusal only. This adds every model of that folder (the `*.bpmn` a start
+# loads) through `inbox model check`: one line per file, whether it loads
+# or which element is refused, its kind and what to do, so one run shows
+# every model to fix. Prints nothing for any other refusal. Argument: tsx.
+check_models() {
+  local tsx=$1 model folder lines
+  model=$(grep -o -E '[^ :]+\.bpmn: ' "$WORK_DIR/app.err" | head -n 1) || return 0
+  [[ -n $model ]] || return 0
+  folder=$(dirname -- "${model%: }")
+  local -a files=()
+  if [[ -d $folder ]]; then
+    mapfile -t files < <(find "$folder" -maxdepth 1 -name '*.bpmn' | LC_ALL=C sort)
+  fi
+  ((${#files[@]} > 0)) || return 0
+  # Exit 1 is its answer when a model is refused; its stderr line only counts what stdout lists.
+  lines=$(env -u INBOX_BPMN_DIR "$tsx" "$REPO_ROOT/functions/src/cli/main.ts" model check "${files[@]}" 2>/dev/null) || true
+  [[ -n $lines ]] || return 0
+  printf '\n  every model of %s (inbox model check):\n    %s' "$folder" "${lines//$'\n'/$'\n    '}"
 }
 
 # The upload of `gcloud functions deploy` is the repository minus

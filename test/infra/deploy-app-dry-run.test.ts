@@ -27,6 +27,7 @@ import {
   only,
   PROJECT,
   PUBSUB_AGENT,
+  REFUSED_MODELS_APP,
   ROOT,
   sa,
   sandbox,
@@ -374,6 +375,44 @@ describe('deploy.sh with an app it cannot deploy stops before anything', () => {
     },
     60_000,
   );
+
+  it("refused for a model: the CLI's line, then every model of its folder by `inbox model check`, each with its element and kind", () => {
+    const { bin, marker } = fakeTools();
+    const result = spawnSync('bash', [SCRIPT, '--project', PROJECT, '--dry-run', '--app', REFUSED_MODELS_APP], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: deployEnv({ PATH: `${bin}:${process.env.PATH ?? ''}` }),
+      timeout: 60_000,
+    });
+    const models = `${REFUSED_MODELS_APP}/bpmn`;
+    const lines = result.stderr.trimEnd().split('\n');
+    expect({ status: result.status, stdout: result.stdout, first: lines[0] }).toEqual({
+      status: 1,
+      stdout: '',
+      // Which refused file `inbox app` names first is the parser's race; the lines below name both.
+      first: expect.stringMatching(
+        new RegExp(
+          `^error: the app ${REFUSED_MODELS_APP} does not load, nothing was deployed: inbox: ${REFUSED_MODELS_APP}/index\\.ts: ${models}/(approval|merge)\\.bpmn: `,
+        ),
+      ),
+    });
+    expect(lines.slice(1)).toEqual([
+      `  every model of ${models} (inbox model check):`,
+      expect.stringMatching(
+        new RegExp(
+          `^    ${models}/approval\\.bpmn: refused: callActivity approve: unsupported element callActivity; supported are`,
+        ),
+      ),
+      expect.stringMatching(
+        new RegExp(
+          `^    ${models}/merge\\.bpmn: refused: complexGateway join: unsupported element complexGateway; supported are`,
+        ),
+      ),
+      `    ${models}/work.bpmn: loads, process work-only`,
+      '    3 files: 1 loads, 2 refused',
+    ]);
+    expect(existsSync(marker)).toBe(false);
+  }, 60_000);
 });
 
 describe('json-tool app-topology (what deploy.sh takes of `inbox --json app`)', () => {

@@ -85,6 +85,8 @@ export const CLAIMS_APP = 'examples/claims';
 export const FIXTURE_APP = 'test/fixtures/apps/minimal';
 /** An app whose model has an async task its steps do not handle: the check refuses it. */
 export const BROKEN_APP = 'test/fixtures/apps/no-handler';
+/** An app two of whose three models do not load (a call activity, a complex gateway). */
+export const REFUSED_MODELS_APP = 'test/fixtures/apps/refused-models';
 
 /** What `inbox --json app` prints, as far as the infra tests read it. */
 export interface AppView {

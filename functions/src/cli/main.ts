@@ -55,10 +55,17 @@ const load = {
   console: () => require('./console-command') as typeof import('./console-command'),
   app: () => require('./app-command') as typeof import('./app-command'),
   tasks: () => require('./tasks-command') as typeof import('./tasks-command'),
+  modelCheck: () => require('./model-check-command') as typeof import('./model-check-command'),
 };
 
-/** Commands that need no project and no Firestore. */
-const NO_FIRESTORE: ReadonlySet<string> = new Set(['console', 'app']);
+/** Commands that need no project and no Firestore, by their words after `inbox`. */
+const NO_FIRESTORE: ReadonlySet<string> = new Set(['console', 'app', 'model check']);
+
+/** A command's words after `inbox`: `stats`, `repair move-token`, `model check`. */
+function commandWords(command: Command): string {
+  const parent = command.parent;
+  return parent === null || parent.parent === null ? command.name() : `${commandWords(parent)} ${command.name()}`;
+}
 
 /** Runs the CLI on `argv` (without node and script) and returns the exit code. */
 export async function runCli(
@@ -79,9 +86,9 @@ export async function runCli(
       ? null
       : env.FIRESTORE_EMULATOR_HOST;
   const target = (): Target => ({ projectId: context().config.projectId, emulatorHost });
-  // Every command but `console` and `app` talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
+  // Every command but `console`, `app` and `model check` talks to Firestore: what can be seen up front (no emulator there, no credentials) fails fast, in one line.
   program.hook('preAction', (_program, command) =>
-    NO_FIRESTORE.has(command.name()) ? undefined : preflight(target(), env),
+    NO_FIRESTORE.has(commandWords(command)) ? undefined : preflight(target(), env),
   );
   // In the order `inbox --help` lists them.
   addDocumentCommands(program, context);
@@ -96,6 +103,7 @@ export async function runCli(
       'the app this deployment runs (INBOX_APP), checked against its models: processes, message types with their topics and subscriptions, steps, publishes (--json: what deploy.sh reads)',
     )
     .action(() => load.app().appCommand(io, env, program.opts<{ json?: boolean }>().json === true));
+  addModelCommand(program, io);
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.OK;
@@ -363,6 +371,19 @@ function addConsoleCommand(program: Command, io: CliIo): void {
     .option('--project <id>', "its project (default: gcloud's)")
     .option('--url <url>', "the console's https:// URL, instead of --service and --region")
     .action((options: import('./console-command').ConsoleOptions) => load.console().consoleCommand(io, options));
+}
+
+/** model check: what a modeller runs before a deploy, without a project or Firestore. */
+function addModelCommand(program: Command, io: CliIo): void {
+  const model = program.command('model').description('BPMN models before a deploy: check that each loads');
+  model
+    .command('check <paths...>')
+    .description(
+      'whether each .bpmn file loads as a deploy loads it (folders: every *.bpmn below them): one line per file, its process key or the refused element, its kind and what to do (exit 1 when any is refused); needs no project',
+    )
+    .action((paths: string[]) =>
+      load.modelCheck().modelCheckCommand(io, paths, program.opts<{ json?: boolean }>().json === true),
+    );
 }
 
 /**
