@@ -131,12 +131,6 @@ describe('parsing message start events', () => {
       '2 outgoing sequence flows',
     ],
     [
-      'a message start without outgoing flow',
-      messageStart('m') + noneStart() + end() + flow('f1', 'start', 'end'),
-      'm',
-      'no outgoing sequence flow',
-    ],
-    [
       'no correlationKey',
       messageStart('m', 'released', '') + end() + flow('f', 'm', 'end'),
       'm',

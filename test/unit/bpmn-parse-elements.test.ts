@@ -79,6 +79,26 @@ describe('the elements real models use load as what they are', () => {
     expect(Object.keys(model.nodes).sort()).toEqual(['end', 'start', 'x']);
   });
 
+  test('a broken reference only the picture or a data object uses is ignored; one a flow uses still refuses', async () => {
+    const diagram =
+      '<bpmndi:BPMNDiagram xmlns:bpmndi="http://www.omg.org/spec/BPMN/20100524/DI" id="dia"><bpmndi:BPMNPlane id="plane" bpmnElement="p">' +
+      '<bpmndi:BPMNShape id="ghost" bpmnElement="deletedLongAgo" /></bpmndi:BPMNPlane></bpmndi:BPMNDiagram>';
+    const model = await parseProcessModel(
+      bpmnDocument(around(asyncTask('x'), 'x') + '<bpmn:dataObject id="do" itemSubjectRef="noSuchItem" />').replace(
+        '</bpmn:definitions>',
+        `${diagram}</bpmn:definitions>`,
+      ),
+    );
+    expect(Object.keys(model.nodes).sort()).toEqual(['end', 'start', 'x']);
+    const dangling = await parseProcessModel(
+      bpmnDocument(start + end() + sequenceFlow('f', 'start', 'nowhere') + sequenceFlow('g', 'start', 'end')),
+    ).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(dangling).toMatchObject({ elementId: 'f', message: expect.stringContaining('dangling flow: targetRef') });
+  });
+
   test('a timer boundary event on a user task', async () => {
     const model = await parseProcessModel(
       bpmnDocument(

@@ -228,6 +228,26 @@ describe('terminate end event', () => {
   });
 });
 
+describe('implicit end: a node without an outgoing flow ends its token there', () => {
+  test('at the process level the instance completes; inside a subprocess the subprocess is left', async () => {
+    const flat = new CoreSim(await model(start + asyncTask('a') + chain('start', 'a')));
+    flat.start();
+    expect(flat.finishJob('a').instance.status).toBe('COMPLETED');
+
+    const nested = new CoreSim(
+      await model(
+        start +
+          element('subProcess', 'sub', '', element('startEvent', 's0') + asyncTask('a') + chain('s0', 'a')) +
+          asyncTask('after') +
+          chain('start', 'sub', 'after'),
+      ),
+    );
+    nested.start();
+    expect(nested.finishJob('a').jobs.map((j) => j.activityId)).toEqual(['after']);
+    expect(nested.finishJob('after').instance.status).toBe('COMPLETED');
+  });
+});
+
 describe('tasks the engine passes through, and business rule tasks', () => {
   test('task, manualTask and a none intermediateThrowEvent pass; a business rule task runs its handler', async () => {
     const sim = new CoreSim(

@@ -71,7 +71,11 @@ function checkOutgoing(node: Draft): void {
     case 'eventBasedGateway':
     case 'inclusiveGateway':
     case 'parallelGateway':
-      if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
+      if (count === 0)
+        throw new ModelError(
+          'a gateway without an outgoing sequence flow: give it the flows it chooses between',
+          node.id,
+        );
       return;
     case 'passThrough':
     case 'subProcess':
@@ -86,7 +90,7 @@ function checkOutgoing(node: Draft): void {
     case 'sendTask':
     case 'receiveTask':
     case 'messageCatchEvent':
-      if (count === 0) throw new ModelError('no outgoing sequence flow: only end events may end a path', node.id);
+      // No outgoing flow: an implicit end (BPMN, Camunda 8 and Flowable alike): the token ends there.
       if (count > 1) {
         throw new ModelError(
           `${count} outgoing sequence flows (${node.outgoing.join(', ')}): only a gateway may branch (a parallelGateway to take them all, an exclusiveGateway to choose one)`,

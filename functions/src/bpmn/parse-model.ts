@@ -84,6 +84,46 @@ function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
   return new ModelError(`${warning.message.replace(/\s+/g, ' ')} (the model must read without warnings)`, elementId);
 }
 
+/**
+ * Elements only the picture or a reader uses: the diagram (BPMN DI), data
+ * objects and stores and their associations, annotations, groups, lanes,
+ * collaborations and their message flows, interfaces and item definitions.
+ * A warning about one (a shape that names a deleted element, a data
+ * object's unresolved item) changes nothing the engine runs, so it is
+ * ignored; on anything else it refuses the model.
+ */
+const DRAWING_TYPES: ReadonlySet<string> = new Set([
+  'bpmn:DataObject',
+  'bpmn:DataObjectReference',
+  'bpmn:DataStoreReference',
+  'bpmn:DataStore',
+  'bpmn:DataInputAssociation',
+  'bpmn:DataOutputAssociation',
+  'bpmn:DataInput',
+  'bpmn:DataOutput',
+  'bpmn:InputSet',
+  'bpmn:OutputSet',
+  'bpmn:IoSpecification',
+  'bpmn:Association',
+  'bpmn:TextAnnotation',
+  'bpmn:Group',
+  'bpmn:Category',
+  'bpmn:CategoryValue',
+  'bpmn:Lane',
+  'bpmn:LaneSet',
+  'bpmn:Collaboration',
+  'bpmn:Participant',
+  'bpmn:MessageFlow',
+  'bpmn:Interface',
+  'bpmn:Operation',
+  'bpmn:ItemDefinition',
+]);
+
+function drawingOnly(element: Element | undefined): boolean {
+  if (element === undefined) return false;
+  return DRAWING_TYPES.has(element.$type) || /^(bpmndi|di|dc):/.test(element.$type);
+}
+
 async function readDefinitions(xml: string): Promise<Element> {
   let result: BpmnModdle.ParseResult;
   try {
@@ -92,7 +132,7 @@ async function readDefinitions(xml: string): Promise<Element> {
     const message = errorMessage(error);
     throw new ModelError(`not readable as BPMN XML: ${message.replace(/\s+/g, ' ')}`);
   }
-  const [warning] = result.warnings;
+  const warning = result.warnings.find((w) => !drawingOnly(w.element));
   if (warning !== undefined) throw warningToError(warning);
   return result.rootElement;
 }

@@ -149,9 +149,12 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     return null;
   }
   const current = node(run.model, nodeId);
-  const next = (flowId: string | undefined): Move => {
-    if (flowId === undefined) throw new Error(`node ${nodeId} has no outgoing flow`);
-    return { execution, nodeId: targetOf(run.model, flowId), via: flowId };
+  const next = (flowId: string | undefined): Move | null => {
+    if (flowId !== undefined) return { execution, nodeId: targetOf(run.model, flowId), via: flowId };
+    // No outgoing flow: an implicit end event.
+    end(run, execution, 'ENDED');
+    leaveScopeIfDone(run, execution.parentId, queue);
+    return null;
   };
   const forkOrRaise = (flows: readonly string[]): Move | null => {
     const moved = fork(run, execution, flows, queue);
@@ -264,6 +267,10 @@ export function moveAll(run: Run, queue: Move[]): void {
 /** Moves a token on from `fromId` by its (single) outgoing flow: the node it waited at, or the catch event of the gateway branch that won. */
 export function leaveFrom(run: Run, execution: ExecutionState, fromId: string): void {
   const flowId = node(run.model, fromId).outgoing[0];
-  if (flowId === undefined) throw new Error(`node ${fromId} has no outgoing flow`);
-  enter(run, execution, targetOf(run.model, flowId), flowId);
+  if (flowId !== undefined) return enter(run, execution, targetOf(run.model, flowId), flowId);
+  // No outgoing flow: the token ends there, an implicit end event.
+  end(run, execution, 'ENDED');
+  const queue: Move[] = [];
+  leaveScopeIfDone(run, execution.parentId, queue);
+  moveAll(run, queue);
 }

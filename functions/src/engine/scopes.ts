@@ -72,8 +72,12 @@ export function leaveScopeIfDone(run: Run, parentId: string | undefined, queue: 
   if (scope?.status !== 'WAITING_SCOPE' || !run.instance.activeExecutionIds.includes(scope.id)) return;
   if (liveTokens(run).some((t) => t.parentId === scope.id)) return;
   const flowId = node(run.model, scope.activityId).outgoing[0];
-  if (flowId === undefined) throw new Error(`subprocess ${scope.activityId} has no outgoing flow`);
-  queue.push({ execution: release(run, scope), nodeId: targetOf(run.model, flowId), via: flowId });
+  const left = release(run, scope);
+  if (flowId !== undefined)
+    return void queue.push({ execution: left, nodeId: targetOf(run.model, flowId), via: flowId });
+  // A subprocess without an outgoing flow ends there (an implicit end), and may leave its own scope.
+  end(run, left, 'ENDED');
+  leaveScopeIfDone(run, left.parentId, queue);
 }
 
 /** The error boundary event on `activityId` that catches `code`: one with this very code first, else one that catches all. */
