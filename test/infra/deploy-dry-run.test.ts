@@ -406,7 +406,10 @@ describe('deploy.sh --dry-run', () => {
         .join(' ');
       only(
         creates,
-        (c) => c.includes(`--collection-group=${index.collectionGroup} `) && c.includes(fieldConfigs),
+        // The whole list of field configs, from the scope before it to the flag after it: one index's fields may be the tail of another's.
+        (c) =>
+          c.includes(`--collection-group=${index.collectionGroup} `) &&
+          c.includes(`--query-scope=${index.queryScope.toLowerCase()} ${fieldConfigs} --async`),
         `index ${index.collectionGroup} ${fieldConfigs}`,
       );
     }
