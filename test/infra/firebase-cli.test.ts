@@ -96,14 +96,14 @@ describe('firestore.indexes.json as `firebase deploy --only firestore` reads it'
       expect(existsSync(config.path(file ?? 'missing'))).toBe(true);
   });
 
-  it('parses and validates as the deploy does: every composite index, and the TTLs on inbox, processedMessages and timers', () => {
+  it('parses and validates as the deploy does: every composite index, and the TTLs on inbox, processedMessages, timers and userTasks', () => {
     const spec = readSpec(config.path('firestore.indexes.json'));
     expect(() => new FirestoreApi().validateSpec(spec)).not.toThrow();
     expect(spec.indexes).toEqual(
       INDEXES.indexes.map((i) => ({ collectionGroup: i.collectionGroup, queryScope: i.queryScope, fields: i.fields })),
     );
     expect(spec.fieldOverrides.filter((o) => o.ttl === true).map((o) => `${o.collectionGroup}.${o.fieldPath}`)).toEqual(
-      ['inbox.expireAt', 'processedMessages.expireAt', 'timers.expireAt'],
+      ['inbox.expireAt', 'processedMessages.expireAt', 'timers.expireAt', 'userTasks.expireAt'],
     );
   });
 
