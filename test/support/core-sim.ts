@@ -126,12 +126,22 @@ export class CoreSim {
     return this.apply(t);
   }
 
-  /** A message reaches the token waiting at `activityId`. */
+  private delivered = 0;
+
+  /** A message reaches the token waiting at `activityId` (with an inbox id of its own, as the relay gives it). */
   deliver(activityId: string, variables: Readonly<Record<string, unknown>> = {}): Transition {
     const point = this.points.find((p) => p.activityId === activityId);
     if (point === undefined) throw new Error(`nobody waits at ${activityId}`);
+    this.delivered += 1;
     return this.apply(
-      deliverMessage(this.model, this.sync, { ...this.state(point.executionId), point }, variables, this.now),
+      deliverMessage(
+        this.model,
+        this.sync,
+        { ...this.state(point.executionId), point },
+        variables,
+        this.now,
+        `inbox-${this.delivered}`,
+      ),
     );
   }
 

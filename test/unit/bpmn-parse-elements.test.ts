@@ -185,6 +185,73 @@ describe('what cannot run as drawn is refused at load, naming the element', () =
       'a timer on synchronous task x could never fire',
     ],
     [
+      'a message boundary event on a synchronous task',
+      around(element('serviceTask', 'x'), 'x') +
+        element(
+          'boundaryEvent',
+          'm1',
+          'attachedToRef="x" inbox:correlationKey="k"',
+          '<bpmn:messageEventDefinition messageRef="m" />',
+        ),
+      'm1',
+      'a message can only interrupt where a token waits',
+    ],
+    [
+      'a receive task and its boundary event waiting for the same message',
+      around(element('receiveTask', 'x', 'messageRef="m" inbox:correlationKey="k"'), 'x') +
+        element(
+          'boundaryEvent',
+          'm1',
+          'attachedToRef="x" inbox:correlationKey="k"',
+          '<bpmn:messageEventDefinition messageRef="m" />',
+        ),
+      'm1',
+      'receive task x and its boundary event both wait for Done: a message could not choose',
+    ],
+    [
+      'a non-interrupting error start event',
+      around(asyncTask('x'), 'x') +
+        element(
+          'subProcess',
+          'esp',
+          'triggeredByEvent="true"',
+          element('startEvent', 'es', 'isInterrupting="false"', '<bpmn:errorEventDefinition />') +
+            element('endEvent', 'ee') +
+            chain('es', 'ee'),
+        ),
+      'es',
+      'a non-interrupting error start event: an error always ends what threw it',
+    ],
+    [
+      'an event subprocess with a flow out of it',
+      around(asyncTask('x'), 'x') +
+        element(
+          'subProcess',
+          'esp',
+          'triggeredByEvent="true"',
+          element('startEvent', 'es', '', '<bpmn:errorEventDefinition />') +
+            element('endEvent', 'ee') +
+            chain('es', 'ee'),
+        ) +
+        sequenceFlow('out', 'esp', 'end'),
+      'esp',
+      'an event subprocess is not connected by sequence flows',
+    ],
+    [
+      'an event subprocess started by a signal',
+      around(asyncTask('x'), 'x') +
+        element(
+          'subProcess',
+          'esp',
+          'triggeredByEvent="true"',
+          element('startEvent', 'es', '', '<bpmn:signalEventDefinition />') +
+            element('endEvent', 'ee') +
+            chain('es', 'ee'),
+        ),
+      'es',
+      'an event subprocess started by signalEventDefinition: message, timer and error start events are supported',
+    ],
+    [
       'a task that branches without a gateway',
       around(asyncTask('x'), 'x') + end('b') + chain('x', 'b'),
       'x',

@@ -261,10 +261,10 @@ describe('parseProcessModel: invalid timers', () => {
       'a boundary event on messageCatchEvent task',
     ],
     [
-      'a message boundary event',
+      'a message boundary event without a correlation key',
       onTask(boundary('<bpmn:messageEventDefinition messageRef="m" />')),
       'b',
-      'message boundary events are not supported',
+      'missing inbox:correlationKey',
     ],
     [
       'a boundary event without definition',

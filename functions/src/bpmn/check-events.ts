@@ -18,7 +18,8 @@ type FlowMap = ReadonlyMap<string, SequenceFlow>;
  */
 export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
   for (const boundary of [...nodes.values()]) {
-    if (boundary.kind !== 'boundaryTimer' && boundary.kind !== 'boundaryError') continue;
+    if (boundary.kind !== 'boundaryTimer' && boundary.kind !== 'boundaryError' && boundary.kind !== 'boundaryMessage')
+      continue;
     const target = nodes.get(boundary.attachedToId);
     if (target === undefined)
       throw new ModelError(`attachedToRef ${boundary.attachedToId} is not a flow node of this process`, boundary.id);
@@ -46,6 +47,25 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
       );
     }
     if (target.kind === 'subProcess') {
+      attach(target);
+      continue;
+    }
+    if (boundary.kind === 'boundaryMessage') {
+      const waits =
+        target.kind === 'userTask' ||
+        target.kind === 'receiveTask' ||
+        ((target.kind === 'serviceTask' || target.kind === 'sendTask' || target.kind === 'businessRuleTask') &&
+          target.async);
+      if (!waits)
+        throw new ModelError(
+          `a message boundary event on ${target.kind} ${target.id}: a message can only interrupt where a token waits (an async task, a user task, a receive task, a subprocess)`,
+          boundary.id,
+        );
+      if (target.kind === 'receiveTask' && target.messageName === boundary.messageName)
+        throw new ModelError(
+          `receive task ${target.id} and its boundary event both wait for ${boundary.messageName}: a message could not choose`,
+          boundary.id,
+        );
       attach(target);
       continue;
     }
@@ -105,7 +125,10 @@ function checkEventGateway(gateway: Draft, nodes: NodeMap, flows: FlowMap): void
 
 /** The rules of one node that are about timers and event gateways. */
 export function checkEvents(node: Draft, nodes: NodeMap, flows: FlowMap): void {
-  if ((node.kind === 'boundaryTimer' || node.kind === 'boundaryError') && node.incoming.length > 0) {
+  if (
+    (node.kind === 'boundaryTimer' || node.kind === 'boundaryError' || node.kind === 'boundaryMessage') &&
+    node.incoming.length > 0
+  ) {
     throw new ModelError(
       `a boundary event has no incoming sequence flows (${node.incoming.join(', ')}): it is reached through its task`,
       node.id,
@@ -118,6 +141,6 @@ export function checkEvents(node: Draft, nodes: NodeMap, flows: FlowMap): void {
 export function successors(node: Draft, nodes: NodeMap, flows: FlowMap): Draft[] {
   const next = node.outgoing.map((flowId) => nodes.get(flows.get(flowId)?.targetId ?? ''));
   const boundary = 'boundaryEventIds' in node ? node.boundaryEventIds.map((id) => nodes.get(id)) : [];
-  const inside = node.kind === 'subProcess' ? [nodes.get(node.startEventId)] : [];
+  const inside = node.kind === 'subProcess' || node.kind === 'eventSubProcess' ? [nodes.get(node.startEventId)] : [];
   return [...next, ...boundary, ...inside].filter((n): n is Draft => n !== undefined);
 }

@@ -67,6 +67,13 @@ function checkOutgoing(node: Draft): void {
     case 'errorEndEvent':
       if (count > 0) throw new ModelError('an end event has no outgoing sequence flows', node.id);
       return;
+    case 'eventSubProcess':
+      if (count > 0 || node.incoming.length > 0)
+        throw new ModelError(
+          'an event subprocess is not connected by sequence flows: its start event starts it, and it ends inside',
+          node.id,
+        );
+      return;
     case 'exclusiveGateway':
     case 'eventBasedGateway':
     case 'inclusiveGateway':
@@ -80,6 +87,7 @@ function checkOutgoing(node: Draft): void {
     case 'passThrough':
     case 'subProcess':
     case 'boundaryError':
+    case 'boundaryMessage':
     case 'userTask':
     case 'businessRuleTask':
     case 'startEvent':
@@ -140,8 +148,10 @@ function checkReachable(
   nodes: ReadonlyMap<string, Draft>,
   flows: ReadonlyMap<string, SequenceFlow>,
 ): void {
-  const reached = new Set(starts.map((s) => s.id));
-  const pending = [...starts];
+  // Event subprocesses are entered by their trigger, not by a flow.
+  const roots = [...starts, ...[...nodes.values()].filter((n) => n.kind === 'eventSubProcess')];
+  const reached = new Set(roots.map((s) => s.id));
+  const pending = [...roots];
   for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
     for (const target of successors(node, nodes, flows)) {
       if (!reached.has(target.id)) {

@@ -15,8 +15,10 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
       // A subprocess with a wait anywhere inside stops its token there (its child's, then its own).
       return [...nodes.values()].some((n) => n.scope === node.id && waitsAt(n, nodes));
     case 'errorEndEvent':
+    case 'eventSubProcess':
       return true;
     case 'boundaryError':
+    case 'boundaryMessage':
       return false;
     case 'serviceTask':
     case 'sendTask':

@@ -154,6 +154,50 @@ export interface BoundaryErrorNode extends NodeBase {
 }
 
 /**
+ * A message boundary event on an async task, a user task, a receive task or
+ * a subprocess: while a token waits there, it also waits (in standby: the
+ * waiting gauges leave it out) for `messageName` with the correlation key in
+ * `correlationVariable`. Interrupting (default): the message takes the token
+ * through this event (everything inside a subprocess ends first).
+ * Non-interrupting: a new token takes this event's flow and the first keeps
+ * waiting, for this message too.
+ */
+export interface BoundaryMessageNode extends NodeBase {
+  readonly kind: 'boundaryMessage';
+  readonly attachedToId: string;
+  readonly cancelActivity: boolean;
+  readonly messageName: string;
+  readonly correlationVariable: string;
+}
+
+/** What starts an event subprocess: its start event's definition. */
+export type EventTrigger =
+  /** A BPMN error thrown inside its scope (always interrupting); errorCode null catches every code. */
+  | { readonly kind: 'error'; readonly errorCode: string | null }
+  /** A message, correlated like any wait, on `inbox:correlationKey` of its start event. */
+  | { readonly kind: 'message'; readonly messageName: string; readonly correlationVariable: string }
+  /** A timer from when its scope starts (a cycle repeats, non-interrupting only). */
+  | { readonly kind: 'timer'; readonly timer: TimerDefinition };
+
+/**
+ * An event subprocess (`triggeredByEvent`): no flow leads in or out. While
+ * its scope (the process, or the subprocess it is drawn in) runs, a message
+ * or timer trigger waits in standby as a token of its own; an error trigger
+ * is found when an error is thrown in the scope. Interrupting (its start
+ * event's `isInterrupting`, the default): every other token of the scope
+ * ends, then it runs, and the scope ends or goes on when it is done.
+ * Non-interrupting: it runs beside the rest, once per message or timer
+ * firing. When the scope's own tokens are done, its standby triggers go.
+ */
+export interface EventSubProcessNode extends NodeBase {
+  readonly kind: 'eventSubProcess';
+  /** Its start event: where the token runs from once triggered. */
+  readonly startEventId: string;
+  readonly trigger: EventTrigger;
+  readonly interrupting: boolean;
+}
+
+/**
  * An embedded subprocess: a token entering it waits there (WAITING_SCOPE)
  * while a child token runs from its none start event `startEventId`; when
  * no token is left inside, it leaves by its outgoing flow. Its nodes carry
@@ -272,7 +316,9 @@ export type FlowNode =
   | UserTaskNode
   | ErrorEndEventNode
   | BoundaryErrorNode
-  | SubProcessNode;
+  | BoundaryMessageNode
+  | SubProcessNode
+  | EventSubProcessNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine

@@ -6,16 +6,26 @@
  */
 import BpmnModdle from 'bpmn-moddle';
 import { sha256Hex } from '../core/hash';
-import { ModelError, type MessageWaitNode, type ProcessModel, type SequenceFlow } from './model';
+import { ModelError, type ProcessModel, type SequenceFlow } from './model';
 import { parseCondition } from './condition';
 import { checkGraph } from './check-graph';
 import type { Draft, NodeDraft } from './draft';
 import { attachBoundaryEvents } from './check-events';
 import { boundaryTimer, eventBasedGateway, timerCatchEvent } from './parse-timer';
+import { boundaryError, boundaryMessage, subProcess, userTask, errorCodeOf } from './parse-elements';
+import {
+  drawingOnly,
+  type Element,
+  elements,
+  idOf,
+  isElement,
+  messageWait,
+  text,
+  VARIABLE_NAME,
+  xmlName,
+} from './read';
 import inboxDescriptor from './inbox-moddle.json';
 import { errorMessage } from '../core/errors';
-
-type Element = BpmnModdle.ModdleElement;
 
 const SUPPORTED =
   'supported are: startEvent (none or message), endEvent (none or terminate), serviceTask, sendTask, businessRuleTask, ' +
@@ -31,35 +41,6 @@ const DIAGRAM_ONLY: ReadonlySet<string> = new Set([
 ]);
 /** Our attributes by local name: seen outside our namespace, they are a namespace mistake, not foreign data. */
 const OWN_ATTRIBUTES: ReadonlySet<string> = new Set(['async', 'correlationKey']);
-/** Correlation keys name a top-level process variable. */
-const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-function isElement(value: unknown): value is Element {
-  return typeof value === 'object' && value !== null && typeof (value as { $type?: unknown }).$type === 'string';
-}
-
-function elements(owner: Element, property: string): Element[] {
-  const value = owner[property];
-  return Array.isArray(value) ? value.filter(isElement) : [];
-}
-
-function text(owner: Element, property: string): string | null {
-  const value = owner[property];
-  return typeof value === 'string' && value !== '' ? value : null;
-}
-
-/** `bpmn:ServiceTask` → `serviceTask`, the spelling of the XML. */
-function xmlName(element: Element): string {
-  const local = element.$type.slice(element.$type.indexOf(':') + 1);
-  return local.charAt(0).toLowerCase() + local.slice(1);
-}
-
-function idOf(element: Element): string {
-  const id = text(element, 'id');
-  if (id === null) throw new ModelError(`a ${xmlName(element)} has no id; every element needs one`);
-  return id;
-}
-
 function unsupported(element: Element, what = xmlName(element)): ModelError {
   return new ModelError(`unsupported element ${what}; ${SUPPORTED}`, idOf(element));
 }
@@ -82,46 +63,6 @@ function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
       return new ModelError(`attachedToRef "${value}" names no element`, elementId);
   }
   return new ModelError(`${warning.message.replace(/\s+/g, ' ')} (the model must read without warnings)`, elementId);
-}
-
-/**
- * Elements only the picture or a reader uses: the diagram (BPMN DI), data
- * objects and stores and their associations, annotations, groups, lanes,
- * collaborations and their message flows, interfaces and item definitions.
- * A warning about one (a shape that names a deleted element, a data
- * object's unresolved item) changes nothing the engine runs, so it is
- * ignored; on anything else it refuses the model.
- */
-const DRAWING_TYPES: ReadonlySet<string> = new Set([
-  'bpmn:DataObject',
-  'bpmn:DataObjectReference',
-  'bpmn:DataStoreReference',
-  'bpmn:DataStore',
-  'bpmn:DataInputAssociation',
-  'bpmn:DataOutputAssociation',
-  'bpmn:DataInput',
-  'bpmn:DataOutput',
-  'bpmn:InputSet',
-  'bpmn:OutputSet',
-  'bpmn:IoSpecification',
-  'bpmn:Association',
-  'bpmn:TextAnnotation',
-  'bpmn:Group',
-  'bpmn:Category',
-  'bpmn:CategoryValue',
-  'bpmn:Lane',
-  'bpmn:LaneSet',
-  'bpmn:Collaboration',
-  'bpmn:Participant',
-  'bpmn:MessageFlow',
-  'bpmn:Interface',
-  'bpmn:Operation',
-  'bpmn:ItemDefinition',
-]);
-
-function drawingOnly(element: Element | undefined): boolean {
-  if (element === undefined) return false;
-  return DRAWING_TYPES.has(element.$type) || /^(bpmndi|di|dc):/.test(element.$type);
 }
 
 async function readDefinitions(xml: string): Promise<Element> {
@@ -152,35 +93,6 @@ function singleExecutableProcess(definitions: Element): Element {
   return process;
 }
 
-function messageWait(
-  element: Element,
-  kind: MessageWaitNode['kind'],
-  messageRef: unknown,
-): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
-  const id = idOf(element);
-  if (!isElement(messageRef))
-    throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
-  if (messageRef.$type !== 'bpmn:Message')
-    throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
-  const messageName = text(messageRef, 'name');
-  if (messageName === null)
-    throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
-  const correlationVariable = text(element, 'correlationKey');
-  if (correlationVariable === null) {
-    throw new ModelError(
-      "missing inbox:correlationKey: name the process variable the message's correlation key must equal",
-      id,
-    );
-  }
-  if (!VARIABLE_NAME.test(correlationVariable)) {
-    throw new ModelError(
-      `inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
-      id,
-    );
-  }
-  return { kind, id, name: text(element, 'name'), messageName, correlationVariable, boundaryEventIds: [] };
-}
-
 /**
  * `inbox:async` is declared a String, not a Boolean: moddle reads a Boolean as
  * `value === 'true'`, so "True", "yes" or "1" would silently mean false.
@@ -197,64 +109,6 @@ const TASK_KINDS = {
   'bpmn:SendTask': 'sendTask',
   'bpmn:BusinessRuleTask': 'businessRuleTask',
 } as const;
-
-/** A user task: who may do it and its form, stored as written (`inbox:assignee`, `inbox:candidateGroups`, `inbox:formKey`). */
-function userTask(element: Element, id: string, name: string | null): NodeDraft {
-  const groups = text(element, 'candidateGroups');
-  return {
-    kind: 'userTask',
-    id,
-    name,
-    assignee: text(element, 'assignee'),
-    candidateGroups: groups === null ? [] : groups.split(',').flatMap((g) => (g.trim() === '' ? [] : [g.trim()])),
-    formKey: text(element, 'formKey'),
-    boundaryEventIds: [],
-  };
-}
-
-/** The errorCode of an errorEventDefinition's errorRef; null without errorRef (a boundary event that catches every code). */
-function errorCodeOf(definition: Element, id: string): string | null {
-  const ref = definition.errorRef;
-  if (ref === undefined) return null;
-  if (!isElement(ref) || ref.$type !== 'bpmn:Error')
-    throw new ModelError('errorRef names no bpmn:error: refer to one with an errorCode', id);
-  const code = text(ref, 'errorCode');
-  if (code === null)
-    throw new ModelError(`bpmn:error ${idOf(ref)} has no errorCode: errors are thrown and caught by their code`, id);
-  return code;
-}
-
-/** An error boundary event: always interrupting; catches its errorRef's code, or every code without errorRef. */
-function boundaryError(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
-  const attached = element.attachedToRef;
-  const attachedToId = isElement(attached) ? text(attached, 'id') : null;
-  if (attachedToId === null) throw new ModelError('a boundary event without attachedToRef: name the task it is on', id);
-  if (element.cancelActivity === false)
-    throw new ModelError(
-      'a non-interrupting error boundary event: an error always ends the activity that threw it',
-      id,
-    );
-  return { kind: 'boundaryError', id, name, attachedToId, errorCode: errorCodeOf(definition, id) };
-}
-
-/** An embedded subprocess with exactly one none start event inside; an event subprocess or a transaction is refused. */
-function subProcess(element: Element, id: string, name: string | null): NodeDraft {
-  if (element.triggeredByEvent === true)
-    throw new ModelError(
-      'an event subprocess is not supported yet: catch errors with an error boundary event on the subprocess or task, and timers with a timer boundary event',
-      id,
-    );
-  const starts = elements(element, 'flowElements').filter((e) => e.$type === 'bpmn:StartEvent');
-  const [start, second] = starts;
-  if (start === undefined)
-    throw new ModelError('a subprocess without a start event: draw one none start event in it', id);
-  if (second !== undefined || elements(start, 'eventDefinitions').length > 0)
-    throw new ModelError(
-      `a subprocess starts at exactly one none start event (found ${starts.map(idOf).join(', ')}${second === undefined ? ' with an event definition' : ''})`,
-      id,
-    );
-  return { kind: 'subProcess', id, name, startEventId: idOf(start), boundaryEventIds: [] };
-}
 
 /** One flow node without its flows, or an error for anything the engine cannot run. */
 function toNode(element: Element): NodeDraft {
@@ -329,6 +183,8 @@ function toNode(element: Element): NodeDraft {
     case 'bpmn:BoundaryEvent':
       if (definitions[0]?.$type === 'bpmn:ErrorEventDefinition' && definitions.length === 1)
         return boundaryError(element, definitions[0], id, name);
+      if (definitions[0]?.$type === 'bpmn:MessageEventDefinition' && definitions.length === 1)
+        return boundaryMessage(element, definitions[0], id, name);
       return boundaryTimer(element, definitions, id, name);
     case 'bpmn:SubProcess':
       return subProcess(element, id, name);
@@ -444,16 +300,21 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
   const drafts = new Map<string, Draft>();
   const flowElements: Element[] = [];
   // The process's nodes, and those of its subprocesses, each with the subprocess it is drawn in as `scope`.
-  const read = (container: Element, scope: string | null): void => {
+  const read = (container: Element, scope: string | null, triggered: boolean): void => {
     for (const element of elements(container, 'flowElements')) {
       if (element.$type === 'bpmn:SequenceFlow') flowElements.push(element);
       if (element.$type === 'bpmn:SequenceFlow' || DIAGRAM_ONLY.has(element.$type)) continue;
-      const node = toNode(element);
+      // An event subprocess's start event: its trigger is the subprocess's (eventTrigger); inside, the token starts there.
+      const node: NodeDraft =
+        triggered && element.$type === 'bpmn:StartEvent'
+          ? { kind: 'startEvent', id: idOf(element), name: text(element, 'name') }
+          : toNode(element);
       drafts.set(node.id, { ...node, ...(scope === null ? {} : { scope }), incoming: [], outgoing: [] });
-      if (node.kind === 'subProcess') read(element, node.id);
+      if (node.kind === 'subProcess' || node.kind === 'eventSubProcess')
+        read(element, node.id, node.kind === 'eventSubProcess');
     }
   };
-  read(process, null);
+  read(process, null, false);
   const flows = new Map<string, SequenceFlow>();
   for (const element of flowElements) {
     const flow = toFlow(element, drafts);

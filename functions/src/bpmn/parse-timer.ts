@@ -97,12 +97,6 @@ export function boundaryTimer(
   name: string | null,
 ): WithoutFlows<BoundaryTimerNode> {
   const [definition] = definitions;
-  if (definition?.$type === 'bpmn:MessageEventDefinition') {
-    throw new ModelError(
-      'message boundary events are not supported: wait for the message at an event-based gateway with a timer branch',
-      id,
-    );
-  }
   if (definition?.$type !== 'bpmn:TimerEventDefinition' || definitions.length !== 1) {
     const what = definitions.map((d) => d.$type.replace('bpmn:', '')).join(' and ') || 'no event definition';
     throw new ModelError(

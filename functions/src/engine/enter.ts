@@ -167,6 +167,7 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     case 'messageStartEvent':
     case 'boundaryTimer':
     case 'boundaryError':
+    case 'boundaryMessage':
     case 'passThrough':
       return next(current.outgoing[0]);
     case 'endEvent':
@@ -177,6 +178,7 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     case 'errorEndEvent':
       return thrown(run, execution, current.errorCode, false, queue);
     case 'subProcess':
+    case 'eventSubProcess':
       enterScope(run, execution, current, queue);
       return null;
     case 'serviceTask':
@@ -256,7 +258,11 @@ export function moveAll(run: Run, queue: Move[]): void {
     if (!run.instance.activeExecutionIds.includes(start.id) || start.status === 'ENDED' || start.status === 'CANCELLED')
       continue;
     const move: Move = { ...queued, execution: start };
-    if ((start.timerIds?.length ?? 0) > 0 || (start.gatewayWaits?.length ?? 0) > 0) {
+    if (
+      (start.timerIds?.length ?? 0) > 0 ||
+      (start.gatewayWaits?.length ?? 0) > 0 ||
+      (start.boundaryWaits?.length ?? 0) > 0
+    ) {
       throw new Error(`token ${start.id} moves on without releasing its timers and waiting points`);
     }
     let current: Move | null = move;

@@ -93,6 +93,7 @@ export function liveTokens(run: Run): ExecutionState[] {
 }
 
 export function finish(run: Run): Transition {
+  standbyDone(run);
   stuckJoins(run);
   return {
     instance: run.instance,
@@ -109,6 +110,18 @@ export function finish(run: Run): Transition {
 }
 
 /**
+ * The process's own work is done when only standby triggers of its event
+ * subprocesses are left at the process level: they are cancelled, so the
+ * instance completes. (A subprocess's triggers go when it is left:
+ * scopes.ts, leaveScopeIfDone.)
+ */
+function standbyDone(run: Run): void {
+  const live = liveTokens(run);
+  if (live.length === 0 || live.some((t) => t.trigger !== true || t.parentId !== undefined)) return;
+  for (const token of live) end(run, release(run, token, { reason: 'the process ended' }), 'CANCELLED');
+}
+
+/**
  * A join that can never complete is an incident, not a silent wait: when
  * every token left waits at a parallel join, none of them can bring another
  * (a branch ended, a repair cancelled one), so each join gets a
@@ -117,8 +130,8 @@ export function finish(run: Run): Transition {
  * flow's path, or moves one to the join, completes it.
  */
 function stuckJoins(run: Run): void {
-  // A subprocess's token waits for its children, so it brings nothing to a join by itself.
-  const live = liveTokens(run).filter((t) => t.status !== 'WAITING_SCOPE');
+  // A subprocess's token waits for its children and a standby trigger for its event: neither brings anything to a join.
+  const live = liveTokens(run).filter((t) => t.status !== 'WAITING_SCOPE' && t.trigger !== true);
   if (live.length === 0 || live.some((t) => t.status !== 'WAITING_JOIN')) return;
   const byJoin = new Map<string, ExecutionState[]>();
   for (const token of live) byJoin.set(token.activityId, [...(byJoin.get(token.activityId) ?? []), token]);
@@ -203,10 +216,27 @@ export function pointsOf(execution: ExecutionState): WaitingPoint[] {
     executionId: execution.id,
     createdAt: execution.createdAt,
   };
+  const boundary = (execution.boundaryWaits ?? []).map((w): WaitingPoint => ({
+    ...w,
+    ...base,
+    boundaryOf: execution.activityId,
+    standby: true,
+  }));
   if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null)
-    return [{ ...execution.waitingFor, ...base, activityId: execution.activityId }];
-  if (execution.status !== 'WAITING_EVENT') return [];
-  return (execution.gatewayWaits ?? []).map((w) => ({ ...w, ...base, gatewayId: execution.activityId }));
+    return [
+      {
+        ...execution.waitingFor,
+        ...base,
+        activityId: execution.activityId,
+        ...(execution.trigger === true ? { standby: true as const } : {}),
+      },
+      ...boundary,
+    ];
+  if (execution.status !== 'WAITING_EVENT') return boundary;
+  return [
+    ...(execution.gatewayWaits ?? []).map((w) => ({ ...w, ...base, gatewayId: execution.activityId })),
+    ...boundary,
+  ];
 }
 
 /**
@@ -245,7 +275,9 @@ export function release(
     gatewayWaits?: [];
     arrivedBy?: undefined;
     userTaskId?: undefined;
+    boundaryWaits?: [];
   } = { waitingFor: null };
+  if (execution.boundaryWaits !== undefined) changes.boundaryWaits = [];
   if (execution.timerIds !== undefined) changes.timerIds = [];
   if (execution.gatewayWaits !== undefined) changes.gatewayWaits = [];
   if (execution.arrivedBy !== undefined) changes.arrivedBy = undefined;

@@ -5,11 +5,11 @@
  * boundary event that catches a thrown code. Pure, like the rest of the
  * core (transitions.ts).
  */
-import type { BoundaryErrorNode, SubProcessNode } from '../bpmn/model';
+import type { BoundaryErrorNode, EventSubProcessNode, SubProcessNode } from '../bpmn/model';
 import { executionId } from './ids';
 import { end, liveTokens, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
-import { boundaryTimers, withTimers } from './waits';
+import { armBoundaries, correlationValue, newTimer } from './waits';
 
 /** A token about to enter a node, by a flow (null: placed there by a start, a repair or a boundary event). */
 export interface Move {
@@ -23,11 +23,15 @@ export interface Move {
  * subprocess's boundary timers, and a child token (its id derived from the
  * scope token and its step) is queued at the subprocess's start event.
  */
-export function enterScope(run: Run, execution: ExecutionState, sub: SubProcessNode, queue: Move[]): void {
-  const timers = boundaryTimers(run, execution, sub);
-  if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
-  run.timers.push(...timers);
-  const scope = update(run, execution, { status: 'WAITING_SCOPE', ...withTimers(timers) });
+export function enterScope(
+  run: Run,
+  execution: ExecutionState,
+  sub: SubProcessNode | EventSubProcessNode,
+  queue: Move[],
+): void {
+  const armed = sub.kind === 'subProcess' ? armBoundaries(run, execution, sub) : {};
+  if (armed === null) return;
+  const scope = update(run, execution, { status: 'WAITING_SCOPE', ...armed });
   const child: ExecutionState = {
     id: executionId(run.instance.id, `scope:${scope.id}:${scope.step}`),
     processInstanceId: run.instance.id,
@@ -43,6 +47,111 @@ export function enterScope(run: Run, execution: ExecutionState, sub: SubProcessN
   run.created += 1;
   run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, child.id] };
   queue.push({ execution: update(run, child, {}), nodeId: sub.startEventId, via: null });
+  armTriggers(run, scope);
+}
+
+/**
+ * When a scope starts (the process: `scope` null; a subprocess: its token),
+ * each message or timer event subprocess drawn in it gets a standby trigger
+ * token at the event subprocess: WAITING_MESSAGE with a standby point, or
+ * WAITING_TIMER with its timer. Its id derives from the scope's token and
+ * step, so a re-run makes the same one. A missing correlation key or a
+ * timer that cannot be resolved is an incident on the trigger.
+ */
+export function armTriggers(run: Run, scope: ExecutionState | null): void {
+  const scopeId = scope === null ? undefined : scope.activityId;
+  for (const esp of Object.values(run.model.nodes)) {
+    if (esp.kind !== 'eventSubProcess' || esp.scope !== scopeId || esp.trigger.kind === 'error') continue;
+    const base: ExecutionState = {
+      id: executionId(run.instance.id, `trigger:${scope?.id ?? 'process'}:${scope?.step ?? 0}:${esp.id}`),
+      processInstanceId: run.instance.id,
+      ...(scope === null ? {} : { parentId: scope.id }),
+      activityId: esp.id,
+      status: 'ACTIVE',
+      step: 1,
+      jobId: null,
+      waitingFor: null,
+      trigger: true,
+      createdAt: run.now,
+      updatedAt: run.now,
+    };
+    run.created += 1;
+    run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, base.id] };
+    const token = update(run, base, {});
+    if (esp.trigger.kind === 'timer') {
+      const timer = newTimer(run, token, { id: esp.id, timer: esp.trigger.timer }, esp.id);
+      if (typeof timer === 'string') {
+        raise(run, token, 'INVALID_TIMER', timer);
+        continue;
+      }
+      run.timers.push(timer);
+      update(run, token, { status: 'WAITING_TIMER', timerIds: [timer.id] });
+      continue;
+    }
+    const { messageName, correlationVariable } = esp.trigger;
+    const key = correlationValue(run.instance.variables[correlationVariable]);
+    if (key === null) {
+      raise(
+        run,
+        token,
+        'MISSING_CORRELATION_KEY',
+        `variable ${correlationVariable} must be a non-empty string or a number to wait for ${messageName} (event subprocess ${esp.id})`,
+      );
+      continue;
+    }
+    run.subscribe.push({
+      messageName,
+      correlationKey: key,
+      processInstanceId: run.instance.id,
+      executionId: token.id,
+      activityId: esp.id,
+      standby: true,
+      createdAt: run.now,
+    });
+    update(run, token, { status: 'WAITING_MESSAGE', waitingFor: { messageName, correlationKey: key } });
+  }
+}
+
+/**
+ * A standby trigger's message or timer came (`seed` makes a non-interrupting
+ * run's token id unique: the message's or the timer's id). Interrupting:
+ * every other token of its scope ends (with what is inside them), and the
+ * trigger token runs the event subprocess. Non-interrupting: a new token
+ * runs it; the trigger keeps waiting (the caller re-arms a timer cycle).
+ */
+export function fireTrigger(run: Run, trigger: ExecutionState, seed: string, queue: Move[]): void {
+  const esp = node(run.model, trigger.activityId);
+  if (esp.kind !== 'eventSubProcess') throw new Error(`token ${trigger.id} is no trigger of an event subprocess`);
+  if (esp.interrupting) {
+    const reason = `event subprocess ${esp.id} started`;
+    for (const token of liveTokens(run)) {
+      if (token.id === trigger.id || token.parentId !== trigger.parentId) continue;
+      if (token.status === 'WAITING_SCOPE') cancelInside(run, token.id, reason);
+      end(run, release(run, token, { reason }), 'CANCELLED');
+    }
+    enterScope(
+      run,
+      update(run, release(run, trigger, { reason }), { trigger: undefined, status: 'ACTIVE' }),
+      esp,
+      queue,
+    );
+    return;
+  }
+  const token: ExecutionState = {
+    id: executionId(run.instance.id, `event:${trigger.id}:${seed}`),
+    processInstanceId: run.instance.id,
+    ...(trigger.parentId === undefined ? {} : { parentId: trigger.parentId }),
+    activityId: esp.id,
+    status: 'ACTIVE',
+    step: 0,
+    jobId: null,
+    waitingFor: null,
+    createdAt: run.now,
+    updatedAt: run.now,
+  };
+  run.created += 1;
+  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
+  enterScope(run, update(run, token, { step: 1 }), esp, queue);
 }
 
 /** Whether `token` runs inside the scope of `scopeId` (as a child, or deeper). */
@@ -70,7 +179,10 @@ export function leaveScopeIfDone(run: Run, parentId: string | undefined, queue: 
   if (parentId === undefined) return;
   const scope = tokenOf(run, parentId);
   if (scope?.status !== 'WAITING_SCOPE' || !run.instance.activeExecutionIds.includes(scope.id)) return;
-  if (liveTokens(run).some((t) => t.parentId === scope.id)) return;
+  const inside = liveTokens(run).filter((t) => t.parentId === scope.id);
+  if (inside.some((t) => t.trigger !== true)) return;
+  // Only standby triggers of its event subprocesses are left: they go with it.
+  for (const t of inside) end(run, release(run, t, { reason: `subprocess ${scope.activityId} ended` }), 'CANCELLED');
   const flowId = node(run.model, scope.activityId).outgoing[0];
   const left = release(run, scope);
   if (flowId !== undefined)
@@ -115,6 +227,13 @@ export function throwError(
   for (let scopeId = thrower.parentId, depth = 0; scopeId !== undefined && depth < 100; depth++) {
     const scope = tokenOf(run, scopeId);
     if (scope === undefined) return false;
+    // Inside the scope first: an error event subprocess drawn in it.
+    const handler = errorSubprocessIn(run, scope.activityId, code);
+    if (handler !== null) {
+      cancelInside(run, scope.id, reason);
+      runErrorSubprocess(run, handler, scope, queue);
+      return true;
+    }
     const catcher = catcherOn(run, scope.activityId, code);
     if (catcher !== null) {
       cancelInside(run, scope.id, reason);
@@ -123,5 +242,38 @@ export function throwError(
     }
     scopeId = scope.parentId;
   }
-  return false;
+  // The process level: an error event subprocess drawn in the process ends every token, then runs.
+  const handler = errorSubprocessIn(run, undefined, code);
+  if (handler === null) return false;
+  for (const token of liveTokens(run)) end(run, release(run, token, { reason }), 'CANCELLED');
+  runErrorSubprocess(run, handler, null, queue);
+  return true;
+}
+
+/** The error event subprocess drawn in scope `scopeId` (undefined: the process) that catches `code`: the exact code first, else a catch-all. */
+function errorSubprocessIn(run: Run, scopeId: string | undefined, code: string): EventSubProcessNode | null {
+  const handlers = Object.values(run.model.nodes).filter(
+    (n): n is EventSubProcessNode => n.kind === 'eventSubProcess' && n.scope === scopeId && n.trigger.kind === 'error',
+  );
+  const codeOf = (n: EventSubProcessNode): string | null => (n.trigger.kind === 'error' ? n.trigger.errorCode : null);
+  return handlers.find((n) => codeOf(n) === code) ?? handlers.find((n) => codeOf(n) === null) ?? null;
+}
+
+/** A new token runs the error event subprocess inside `scope` (null: at the process level); its id derives from the scope's token and step. */
+function runErrorSubprocess(run: Run, esp: EventSubProcessNode, scope: ExecutionState | null, queue: Move[]): void {
+  const token: ExecutionState = {
+    id: executionId(run.instance.id, `error:${scope?.id ?? 'process'}:${scope?.step ?? run.created}:${esp.id}`),
+    processInstanceId: run.instance.id,
+    ...(scope === null ? {} : { parentId: scope.id }),
+    activityId: esp.id,
+    status: 'ACTIVE',
+    step: 1,
+    jobId: null,
+    waitingFor: null,
+    createdAt: run.now,
+    updatedAt: run.now,
+  };
+  run.created += 1;
+  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
+  enterScope(run, update(run, token, {}), esp, queue);
 }

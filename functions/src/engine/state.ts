@@ -139,6 +139,10 @@ export interface ExecutionState {
   readonly gatewayWaits?: readonly GatewayWait[];
   /** The subprocess token (WAITING_SCOPE) this token runs inside; absent at the process level. */
   readonly parentId?: string | undefined;
+  /** A standby trigger of an event subprocess (WAITING_MESSAGE or WAITING_TIMER at it): not part of its scope's own work. */
+  readonly trigger?: true | undefined;
+  /** The message boundary events it waits for besides its own wait (standby points); absent or empty otherwise. */
+  readonly boundaryWaits?: readonly GatewayWait[] | undefined;
   /** WAITING_JOIN: the incoming flow it arrived by. */
   readonly arrivedBy?: string | undefined;
   /** WAITING_USER: the user task it waits for (`userTasks/{id}`). */
@@ -209,6 +213,15 @@ export interface WaitingPoint {
    * documents' `waiting`, and the first message it takes removes them all.
    */
   readonly gatewayId?: string;
+  /** Set for a message boundary event's point: the activity the token waits at, which the event is attached to. */
+  readonly boundaryOf?: string;
+  /**
+   * A point that waits beside the token's own work (a message boundary
+   * event, an event subprocess's message start): correlated like any other,
+   * left out of the waiting gauges and `inbox waiting`, which watch the
+   * waits a process cannot go on without.
+   */
+  readonly standby?: true;
   readonly createdAt: Date;
 }
 

@@ -4,10 +4,10 @@
  * with it). Pure, like the rest of the core (transitions.ts).
  */
 import type { BoundaryTimerNode, ProcessModel } from '../bpmn/model';
-import { enter, leaveFrom } from './enter';
-import { cancelInside } from './scopes';
+import { enter, leaveFrom, moveAll } from './enter';
+import { cancelInside, fireTrigger, type Move } from './scopes';
 import { executionId, timerId } from './ids';
-import { finish, newRun, node, release, type Run, type SyncHandler, update } from './run';
+import { end, finish, newRun, node, release, type Run, type SyncHandler, update } from './run';
 import type { ExecutionState, InstanceState, TimerState, Transition } from './state';
 
 /**
@@ -66,6 +66,26 @@ function spawn(run: Run, execution: ExecutionState, timer: TimerState, event: Bo
 }
 
 /**
+ * An event subprocess's timer start: it runs. Interrupting: the trigger
+ * token runs it. Non-interrupting: a new token runs it, and the trigger
+ * waits for the cycle's next firing, or ends when the timer is spent.
+ */
+function startedByTimer(run: Run, trigger: ExecutionState, timer: TimerState): void {
+  const queue: Move[] = [];
+  const event = node(run.model, trigger.activityId);
+  if (event.kind === 'eventSubProcess' && !event.interrupting) {
+    const next = nextOccurrence(timer, run.now);
+    if (next !== null) run.timers.push(next);
+    const waiting = update(run, trigger, { timerIds: next === null ? [] : [next.id] });
+    fireTrigger(run, waiting, `timer:${timer.id}`, queue);
+    if (next === null) end(run, waiting, 'ENDED');
+  } else {
+    fireTrigger(run, update(run, trigger, { timerIds: [] }), `timer:${timer.id}`, queue);
+  }
+  moveAll(run, queue);
+}
+
+/**
  * A timer is due and its token still waits with it ({@link timerIsLive};
  * the caller checks, this throws otherwise). By the timer's event:
  * - a timer catch event, alone or a branch of the event-based gateway the
@@ -103,6 +123,8 @@ export function fireTimer(
     enter(run, release(run, execution, { timerId: timer.id, reason }), event.id);
   } else if (event.kind === 'boundaryTimer') {
     spawn(run, execution, timer, event);
+  } else if (event.kind === 'eventSubProcess') {
+    startedByTimer(run, execution, timer);
   } else {
     throw new Error(`timer ${timer.id} belongs to ${event.kind} ${event.id}, not a timer event`);
   }

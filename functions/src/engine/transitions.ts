@@ -1,6 +1,7 @@
 import { leaveFrom, enter, moveAll } from './enter';
-import { cancelInside, leaveScopeIfDone, type Move, throwError } from './scopes';
-import { end, finish, newRun, NO_MODEL, node, raise, release, type SyncHandler, update } from './run';
+import { armTriggers, cancelInside, fireTrigger, leaveScopeIfDone, type Move, throwError } from './scopes';
+import { executionId } from './ids';
+import { end, finish, newRun, NO_MODEL, node, raise, release, type Run, type SyncHandler, update } from './run';
 import {
   CORRELATED_MESSAGES_KEPT,
   type ExecutionState,
@@ -77,6 +78,8 @@ export function startInstance(
     createdAt: input.now,
     updatedAt: input.now,
   };
+  // The process's message and timer event subprocesses wait in standby from the start.
+  armTriggers(run, null);
   enter(run, execution, startEventId);
   return finish(run);
 }
@@ -141,7 +144,6 @@ export function deliverMessage(
   messageId: string | null = null,
 ): Transition {
   const { execution, instance } = state;
-  const from = messageBranch(execution, state.point);
   const audit =
     messageId === null
       ? {}
@@ -153,8 +155,53 @@ export function deliverMessage(
     now,
     state.tokens,
   );
-  leaveFrom(run, release(run, execution), from);
+  const point = state.point;
+  if (execution.trigger === true) {
+    // An event subprocess's message start: it runs (a non-interrupting one beside the rest, the trigger waiting on).
+    const queue: Move[] = [];
+    fireTrigger(run, execution, `message:${messageId ?? String(run.instance.correlatedMessages?.length ?? 0)}`, queue);
+    moveAll(run, queue);
+  } else if (point?.boundaryOf !== undefined) {
+    boundaryMessage(run, execution, point, messageId);
+  } else {
+    leaveFrom(run, release(run, execution), messageBranch(execution, point));
+  }
   return finish(run);
+}
+
+/**
+ * A message for a message boundary event on the activity the token waits
+ * at. Interrupting: everything inside a subprocess ends, the token leaves
+ * through the event. Non-interrupting: a new token (its id from the token,
+ * the event and the message) takes the event's flow; the first keeps
+ * waiting, for this message too.
+ */
+function boundaryMessage(run: Run, execution: ExecutionState, point: WaitingPoint, messageId: string | null): void {
+  const event = node(run.model, point.activityId);
+  if (event.kind !== 'boundaryMessage' || !(execution.boundaryWaits ?? []).some((w) => w.activityId === event.id))
+    throw new Error(`execution ${execution.id} does not wait for boundary event ${point.activityId}`);
+  if (event.cancelActivity) {
+    const reason = `message boundary event ${event.id}`;
+    if (execution.status === 'WAITING_SCOPE') cancelInside(run, execution.id, reason);
+    return enter(run, release(run, execution, { reason }), event.id);
+  }
+  const token: ExecutionState = {
+    id: executionId(
+      run.instance.id,
+      `message:${execution.id}:${event.id}:${messageId ?? String(run.instance.correlatedMessages?.length ?? 0)}`,
+    ),
+    processInstanceId: run.instance.id,
+    ...(execution.parentId === undefined ? {} : { parentId: execution.parentId }),
+    activityId: event.id,
+    status: 'ACTIVE',
+    step: 0,
+    jobId: null,
+    waitingFor: null,
+    createdAt: run.now,
+    updatedAt: run.now,
+  };
+  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
+  enter(run, token, event.id);
 }
 
 /** Who completes a user task: the actor and the request id that makes a repeated completion the same one. */

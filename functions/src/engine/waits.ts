@@ -28,10 +28,10 @@ export function correlationValue(value: unknown): string | null {
 }
 
 /** The first timer of a timer event, set now by a token at `waitingAt`; an error text when it cannot be resolved. */
-function newTimer(
+export function newTimer(
   run: Run,
   execution: ExecutionState,
-  event: TimerCatchNode | BoundaryTimerNode,
+  event: Pick<TimerCatchNode | BoundaryTimerNode, 'id' | 'timer'>,
   waitingAt: string,
 ): TimerState | string {
   const resolved = resolveTimer(event.timer, run.instance.variables, run.now);
@@ -62,7 +62,7 @@ export function boundaryTimers(
   const timers: TimerState[] = [];
   for (const id of task.boundaryEventIds) {
     const event = node(run.model, id);
-    if (event.kind === 'boundaryError') continue;
+    if (event.kind === 'boundaryError' || event.kind === 'boundaryMessage') continue;
     if (event.kind !== 'boundaryTimer') throw new Error(`boundary event ${id} of ${task.id} is a ${event.kind}`);
     const timer = newTimer(run, execution, event, task.id);
     if (typeof timer === 'string') return timer;
@@ -75,9 +75,56 @@ export function boundaryTimers(
 export const withTimers = (timers: readonly TimerState[]): Partial<ExecutionState> =>
   timers.length === 0 ? {} : { timerIds: timers.map((t) => t.id) };
 
+/**
+ * What waits beside a token at an activity: the timers of its timer
+ * boundary events and a standby point per message boundary event, set up
+ * now; returns the token's fields for them (`timerIds`, `boundaryWaits`), or
+ * null after raising the incident that stops the token (a timer that cannot
+ * be resolved, a boundary message's missing correlation key).
+ */
+export function armBoundaries(
+  run: Run,
+  execution: ExecutionState,
+  activity: TaskNode | MessageWaitNode | UserTaskNode | SubProcessNode,
+): Partial<ExecutionState> | null {
+  const timers = boundaryTimers(run, execution, activity);
+  if (typeof timers === 'string') {
+    raise(run, execution, 'INVALID_TIMER', timers);
+    return null;
+  }
+  const waits: GatewayWait[] = [];
+  for (const id of activity.boundaryEventIds) {
+    const event = node(run.model, id);
+    if (event.kind !== 'boundaryMessage') continue;
+    const key = correlationValue(run.instance.variables[event.correlationVariable]);
+    if (key === null) {
+      raise(
+        run,
+        execution,
+        'MISSING_CORRELATION_KEY',
+        `variable ${event.correlationVariable} must be a non-empty string or a number to wait for ${event.messageName} (boundary event ${event.id})`,
+      );
+      return null;
+    }
+    waits.push({ messageName: event.messageName, correlationKey: key, activityId: event.id });
+  }
+  run.timers.push(...timers);
+  run.subscribe.push(
+    ...waits.map((w): WaitingPoint => ({
+      ...w,
+      processInstanceId: run.instance.id,
+      executionId: execution.id,
+      boundaryOf: activity.id,
+      standby: true,
+      createdAt: run.now,
+    })),
+  );
+  return { ...withTimers(timers), ...(waits.length === 0 ? {} : { boundaryWaits: waits }) };
+}
+
 export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskNode): void {
-  const timers = boundaryTimers(run, execution, task);
-  if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
+  const armed = armBoundaries(run, execution, task);
+  if (armed === null) return;
   const job: JobState = {
     id: jobId(execution.id, execution.step),
     processInstanceId: run.instance.id,
@@ -90,14 +137,13 @@ export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskN
     finishedAt: null,
   };
   run.jobs.push(job);
-  run.timers.push(...timers);
-  update(run, execution, { status: 'WAITING_JOB', jobId: job.id, ...withTimers(timers) });
+  update(run, execution, { status: 'WAITING_JOB', jobId: job.id, ...armed });
 }
 
 /** A user task: an OPEN user task for a person, and its boundary timers; the token waits WAITING_USER. */
 export function waitAtUserTask(run: Run, execution: ExecutionState, task: UserTaskNode): void {
-  const timers = boundaryTimers(run, execution, task);
-  if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
+  const armed = armBoundaries(run, execution, task);
+  if (armed === null) return;
   const userTask: UserTaskState = {
     id: userTaskId(execution.id, execution.step),
     processInstanceId: run.instance.id,
@@ -118,8 +164,7 @@ export function waitAtUserTask(run: Run, execution: ExecutionState, task: UserTa
     cancelReason: null,
   };
   run.userTasks.push(userTask);
-  run.timers.push(...timers);
-  update(run, execution, { status: 'WAITING_USER', userTaskId: userTask.id, ...withTimers(timers) });
+  update(run, execution, { status: 'WAITING_USER', userTaskId: userTask.id, ...armed });
 }
 
 export function waitForMessage(run: Run, execution: ExecutionState, wait: MessageWaitNode): void {
@@ -132,8 +177,8 @@ export function waitForMessage(run: Run, execution: ExecutionState, wait: Messag
       `variable ${wait.correlationVariable} must be a non-empty string or a number to wait for ${wait.messageName}`,
     );
   }
-  const timers = boundaryTimers(run, execution, wait);
-  if (typeof timers === 'string') return raise(run, execution, 'INVALID_TIMER', timers);
+  const armed = armBoundaries(run, execution, wait);
+  if (armed === null) return;
   const point: WaitingPoint = {
     messageName: wait.messageName,
     correlationKey: key,
@@ -143,11 +188,10 @@ export function waitForMessage(run: Run, execution: ExecutionState, wait: Messag
     createdAt: run.now,
   };
   run.subscribe.push(point);
-  run.timers.push(...timers);
   update(run, execution, {
     status: 'WAITING_MESSAGE',
     waitingFor: { messageName: wait.messageName, correlationKey: key },
-    ...withTimers(timers),
+    ...armed,
   });
 }
 

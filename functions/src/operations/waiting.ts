@@ -78,6 +78,8 @@ function pointsOf(
     })
     .filter(
       (p) =>
+        // A standby point (a message boundary event, an event subprocess's start) waits beside a wait listed anyway.
+        p.point.standby !== true &&
         (filters.messageName === null || p.point.messageName === filters.messageName) &&
         (filters.createdBefore === null || p.createdAt <= filters.createdBefore),
     )

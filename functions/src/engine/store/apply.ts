@@ -246,8 +246,11 @@ export async function waitingState(
   const execution = await loadExecution(uow, point.processInstanceId, point.executionId);
   if (instance === null || execution === null) return null;
   const waits =
-    point.gatewayId === undefined
-      ? execution.status === 'WAITING_MESSAGE'
-      : execution.status === 'WAITING_EVENT' && execution.activityId === point.gatewayId;
+    point.boundaryOf !== undefined
+      ? execution.activityId === point.boundaryOf &&
+        (execution.boundaryWaits ?? []).some((w) => w.activityId === point.activityId)
+      : point.gatewayId === undefined
+        ? execution.status === 'WAITING_MESSAGE'
+        : execution.status === 'WAITING_EVENT' && execution.activityId === point.gatewayId;
   return waits ? { instance, execution, tokens: await loadTokens(uow, instance.id) } : null;
 }

@@ -117,7 +117,9 @@ const millisOf = (value: unknown): number =>
   value instanceof Date ? value.getTime() : isTimestamp(value) ? value.toMillis() : Number.NaN;
 
 /** {@link KeyIndexFields} of the key document `docId` holding these points (points whose createdAt is no time are left out of `waitingSince`). */
-export function keyIndexFields(docId: string, waiting: readonly WaitingPoint[]): KeyIndexFields {
+export function keyIndexFields(docId: string, all: readonly WaitingPoint[]): KeyIndexFields {
+  // Standby points (message boundary events, event subprocess triggers) wait beside a token's own wait: not watched.
+  const waiting = all.filter((w) => w.standby !== true);
   const times = waiting.map((w) => millisOf(w.createdAt)).filter((t) => Number.isFinite(t));
   return {
     shard: shardOf(docId),

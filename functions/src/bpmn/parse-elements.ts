@@ -1,0 +1,129 @@
+/**
+ * Reading the elements a token waits in or is thrown out of: user tasks,
+ * error and message boundary events, embedded and event subprocesses.
+ * Beside parse-model.ts, which calls them from its element switch.
+ */
+import { type EventTrigger, ModelError } from './model';
+import type { NodeDraft } from './draft';
+import { timerDefinition } from './parse-timer';
+import { type Element, elements, idOf, isElement, messageWait, text, xmlName } from './read';
+
+/** A user task: who may do it and its form, stored as written (`inbox:assignee`, `inbox:candidateGroups`, `inbox:formKey`). */
+export function userTask(element: Element, id: string, name: string | null): NodeDraft {
+  const groups = text(element, 'candidateGroups');
+  return {
+    kind: 'userTask',
+    id,
+    name,
+    assignee: text(element, 'assignee'),
+    candidateGroups: groups === null ? [] : groups.split(',').flatMap((g) => (g.trim() === '' ? [] : [g.trim()])),
+    formKey: text(element, 'formKey'),
+    boundaryEventIds: [],
+  };
+}
+
+/** The errorCode of an errorEventDefinition's errorRef; null without errorRef (a boundary event that catches every code). */
+export function errorCodeOf(definition: Element, id: string): string | null {
+  const ref = definition.errorRef;
+  if (ref === undefined) return null;
+  if (!isElement(ref) || ref.$type !== 'bpmn:Error')
+    throw new ModelError('errorRef names no bpmn:error: refer to one with an errorCode', id);
+  const code = text(ref, 'errorCode');
+  if (code === null)
+    throw new ModelError(`bpmn:error ${idOf(ref)} has no errorCode: errors are thrown and caught by their code`, id);
+  return code;
+}
+
+/** An error boundary event: always interrupting; catches its errorRef's code, or every code without errorRef. */
+export function boundaryError(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
+  const attached = element.attachedToRef;
+  const attachedToId = isElement(attached) ? text(attached, 'id') : null;
+  if (attachedToId === null) throw new ModelError('a boundary event without attachedToRef: name the task it is on', id);
+  if (element.cancelActivity === false)
+    throw new ModelError(
+      'a non-interrupting error boundary event: an error always ends the activity that threw it',
+      id,
+    );
+  return { kind: 'boundaryError', id, name, attachedToId, errorCode: errorCodeOf(definition, id) };
+}
+
+/** The attached activity's id of a boundary event, or the refusal. */
+function attachedTo(element: Element, id: string): string {
+  const attached = element.attachedToRef;
+  const attachedToId = isElement(attached) ? text(attached, 'id') : null;
+  if (attachedToId === null) throw new ModelError('a boundary event without attachedToRef: name the task it is on', id);
+  return attachedToId;
+}
+
+/** A message boundary event: its message and `inbox:correlationKey`, as a message wait reads them. */
+export function boundaryMessage(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
+  const { messageName, correlationVariable } = messageWait(element, 'messageCatchEvent', definition.messageRef);
+  const cancelActivity = element.cancelActivity !== false;
+  return {
+    kind: 'boundaryMessage',
+    id,
+    name,
+    attachedToId: attachedTo(element, id),
+    cancelActivity,
+    messageName,
+    correlationVariable,
+  };
+}
+
+/** The trigger of an event subprocess, from its one start event's one definition. */
+function eventTrigger(start: Element, id: string): { trigger: EventTrigger; interrupting: boolean } {
+  const startId = idOf(start);
+  const definitions = elements(start, 'eventDefinitions');
+  const [definition, second] = definitions;
+  const interrupting = start.isInterrupting !== false;
+  if (definition === undefined || second !== undefined)
+    throw new ModelError(
+      `the start event of event subprocess ${id} needs exactly one message, timer or error event definition (found ${definitions.length})`,
+      startId,
+    );
+  switch (definition.$type) {
+    case 'bpmn:ErrorEventDefinition':
+      if (!interrupting)
+        throw new ModelError('a non-interrupting error start event: an error always ends what threw it', startId);
+      return { trigger: { kind: 'error', errorCode: errorCodeOf(definition, startId) }, interrupting };
+    case 'bpmn:MessageEventDefinition': {
+      const { messageName, correlationVariable } = messageWait(start, 'messageCatchEvent', definition.messageRef);
+      return { trigger: { kind: 'message', messageName, correlationVariable }, interrupting };
+    }
+    case 'bpmn:TimerEventDefinition': {
+      const timer = timerDefinition(definition, startId);
+      if (timer.type === 'timeCycle' && interrupting)
+        throw new ModelError(
+          'timeCycle on an interrupting start event: it could fire only once; make it isInterrupting="false" or use timeDuration',
+          startId,
+        );
+      return { trigger: { kind: 'timer', timer }, interrupting };
+    }
+    default:
+      throw new ModelError(
+        `an event subprocess started by ${xmlName(definition)}: message, timer and error start events are supported`,
+        startId,
+      );
+  }
+}
+
+/** An embedded subprocess with exactly one none start event inside; an event subprocess, with one triggered start event. */
+export function subProcess(element: Element, id: string, name: string | null): NodeDraft {
+  if (element.triggeredByEvent === true) {
+    const starts = elements(element, 'flowElements').filter((e) => e.$type === 'bpmn:StartEvent');
+    const [start, second] = starts;
+    if (start === undefined || second !== undefined)
+      throw new ModelError(`an event subprocess starts at exactly one start event (found ${starts.length})`, id);
+    return { kind: 'eventSubProcess', id, name, startEventId: idOf(start), ...eventTrigger(start, id) };
+  }
+  const starts = elements(element, 'flowElements').filter((e) => e.$type === 'bpmn:StartEvent');
+  const [start, second] = starts;
+  if (start === undefined)
+    throw new ModelError('a subprocess without a start event: draw one none start event in it', id);
+  if (second !== undefined || elements(start, 'eventDefinitions').length > 0)
+    throw new ModelError(
+      `a subprocess starts at exactly one none start event (found ${starts.map(idOf).join(', ')}${second === undefined ? ' with an event definition' : ''})`,
+      id,
+    );
+  return { kind: 'subProcess', id, name, startEventId: idOf(start), boundaryEventIds: [] };
+}

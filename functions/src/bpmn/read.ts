@@ -1,0 +1,108 @@
+/**
+ * Reading bpmn-moddle's elements: the small accessors every part of the
+ * parser shares (parse-model.ts, parse-elements.ts, parse-timer.ts), and the
+ * message a wait, a boundary event or an event subprocess names.
+ */
+import type BpmnModdle from 'bpmn-moddle';
+import { type MessageWaitNode, ModelError } from './model';
+
+export type Element = BpmnModdle.ModdleElement;
+
+/** Correlation keys name a top-level process variable. */
+export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+export function isElement(value: unknown): value is Element {
+  return typeof value === 'object' && value !== null && typeof (value as { $type?: unknown }).$type === 'string';
+}
+
+export function elements(owner: Element, property: string): Element[] {
+  const value = owner[property];
+  return Array.isArray(value) ? value.filter(isElement) : [];
+}
+
+export function text(owner: Element, property: string): string | null {
+  const value = owner[property];
+  return typeof value === 'string' && value !== '' ? value : null;
+}
+
+/** `bpmn:ServiceTask` → `serviceTask`, the spelling of the XML. */
+export function xmlName(element: Element): string {
+  const local = element.$type.slice(element.$type.indexOf(':') + 1);
+  return local.charAt(0).toLowerCase() + local.slice(1);
+}
+
+export function idOf(element: Element): string {
+  const id = text(element, 'id');
+  if (id === null) throw new ModelError(`a ${xmlName(element)} has no id; every element needs one`);
+  return id;
+}
+
+/** A message wait's message (`messageRef`, by name) and `inbox:correlationKey` (a variable name), or the refusal. */
+export function messageWait(
+  element: Element,
+  kind: MessageWaitNode['kind'],
+  messageRef: unknown,
+): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
+  const id = idOf(element);
+  if (!isElement(messageRef))
+    throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
+  if (messageRef.$type !== 'bpmn:Message')
+    throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
+  const messageName = text(messageRef, 'name');
+  if (messageName === null)
+    throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
+  const correlationVariable = text(element, 'correlationKey');
+  if (correlationVariable === null) {
+    throw new ModelError(
+      "missing inbox:correlationKey: name the process variable the message's correlation key must equal",
+      id,
+    );
+  }
+  if (!VARIABLE_NAME.test(correlationVariable)) {
+    throw new ModelError(
+      `inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
+      id,
+    );
+  }
+  return { kind, id, name: text(element, 'name'), messageName, correlationVariable, boundaryEventIds: [] };
+}
+
+/**
+ * Elements only the picture or a reader uses: the diagram (BPMN DI), data
+ * objects and stores and their associations, annotations, groups, lanes,
+ * collaborations and their message flows, interfaces and item definitions.
+ * A warning about one (a shape that names a deleted element, a data
+ * object's unresolved item) changes nothing the engine runs, so it is
+ * ignored; on anything else it refuses the model.
+ */
+const DRAWING_TYPES: ReadonlySet<string> = new Set([
+  'bpmn:DataObject',
+  'bpmn:DataObjectReference',
+  'bpmn:DataStoreReference',
+  'bpmn:DataStore',
+  'bpmn:DataInputAssociation',
+  'bpmn:DataOutputAssociation',
+  'bpmn:DataInput',
+  'bpmn:DataOutput',
+  'bpmn:InputSet',
+  'bpmn:OutputSet',
+  'bpmn:IoSpecification',
+  'bpmn:Association',
+  'bpmn:TextAnnotation',
+  'bpmn:Group',
+  'bpmn:Category',
+  'bpmn:CategoryValue',
+  'bpmn:Lane',
+  'bpmn:LaneSet',
+  'bpmn:Collaboration',
+  'bpmn:Participant',
+  'bpmn:MessageFlow',
+  'bpmn:Interface',
+  'bpmn:Operation',
+  'bpmn:ItemDefinition',
+]);
+
+export function drawingOnly(element: Element | undefined): boolean {
+  if (element === undefined) return false;
+  return DRAWING_TYPES.has(element.$type) || /^(bpmndi|di|dc):/.test(element.$type);
+}
