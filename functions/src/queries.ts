@@ -439,6 +439,11 @@ export const QUERIES = {
       return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
     },
   ),
+  /** The user-task waiting gauge: how many OPEN user tasks were created at or before the threshold (a count()). */
+  openUserTasksBefore: query(
+    { collection: 'userTasks', equality: ['status'], range: 'createdAt', orderBy: [] },
+    (db, cutoff: Date) => db.collection('userTasks').where('status', '==', 'OPEN').where('createdAt', '<=', cutoff),
+  ),
 } as const;
 
 /** Which user tasks a list shows: of one status, and of at most one assignee, candidate group or instance. */

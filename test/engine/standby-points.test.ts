@@ -6,6 +6,7 @@ import { correlate } from '../../functions/src/engine/store/correlate';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { listWaiting } from '../../functions/src/operations/waiting';
+import { readAllWaitingGauges, USER_TASKS_GAUGE } from '../../functions/src/relay/gauges';
 import { freshFirestores } from '../support/firestore';
 import { operationsDepsFor } from '../support/operations';
 import { tokensOf } from '../support/process-state';
@@ -52,6 +53,17 @@ describe('standby points on the emulator', () => {
     const { deps } = operationsDepsFor(db, projectId, engine);
     const page = await listWaiting(deps, { messageName: null, olderThanMs: null }, { size: 50, after: null });
     expect(page.waitingPoints.filter((p) => p.instanceId === s.instance.id)).toEqual([]);
+    // The review is watched instead: the user-task gauge counts it once it is older than the threshold (0 days here).
+    const gauges = await readAllWaitingGauges(db, engine, 0, new Date(Date.now() + 1_000));
+    expect(gauges).toEqual([
+      {
+        messageName: USER_TASKS_GAUGE,
+        oldestWaitingAgeSeconds: expect.any(Number),
+        waitingOverThreshold: 1,
+        thresholdDays: 0,
+      },
+    ]);
+    expect((await readAllWaitingGauges(db, engine, 1, new Date()))[0]?.waitingOverThreshold).toBe(0);
   });
 
   test('a note runs the event subprocess beside the review (twice, two notes); a withdrawal ends the review and the instance', async () => {

@@ -1,5 +1,5 @@
 import { QUERIES } from '../queries';
-import { readGauges, readWaitingGauges, waitedMessageNames } from '../relay/gauges';
+import { readAllWaitingGauges, readGauges } from '../relay/gauges';
 import type { OperationsDeps, Overview } from './types';
 import { REASONS, STATUSES } from './vocabulary';
 
@@ -15,11 +15,11 @@ export async function readOverview(deps: OperationsDeps): Promise<Overview> {
     ...STATUSES.map((s) => QUERIES.byStatus.build(db, s).count().get()),
     ...REASONS.map((r) => QUERIES.byStatusAndReason.build(db, 'PARKED', r).count().get()),
   ]);
-  const names = waitedMessageNames(await deps.engine());
+  const engine = await deps.engine();
   const days = deps.config.relay.waitingAlertDays;
   const [gauges, waiting] = await Promise.all([
     readGauges(db, deps.config.shards, now),
-    readWaitingGauges(db, names, days, now),
+    readAllWaitingGauges(db, engine, days, now),
   ]);
   return {
     at: now.toISOString(),

@@ -93,6 +93,58 @@ export function waitedMessageNames(engine: Engine): string[] {
   return [...names].sort();
 }
 
+/**
+ * The gauge line of OPEN user tasks, beside one per message name: a person
+ * who never acts is a silent wait too. Its `messageName` label is this
+ * text, which no BPMN message name can clash with in practice.
+ */
+export const USER_TASKS_GAUGE = '(user tasks)';
+
+/** Whether any deployed model has a user task (then its gauge is read and logged). */
+export function hasUserTasks(engine: Engine): boolean {
+  return engine.processKeys.some((key) => Object.values(engine.model(key).nodes).some((n) => n.kind === 'userTask'));
+}
+
+/**
+ * Every waiting gauge of the deployed models: one per message name they
+ * wait for, and one for OPEN user tasks when a model has any.
+ */
+export async function readAllWaitingGauges(
+  db: Firestore,
+  engine: Engine,
+  thresholdDays: number,
+  now: Date,
+): Promise<WaitingGauge[]> {
+  const [messages, tasks] = await Promise.all([
+    readWaitingGauges(db, waitedMessageNames(engine), thresholdDays, now),
+    hasUserTasks(engine) ? readUserTaskGauge(db, thresholdDays, now).then((g) => [g]) : Promise.resolve([]),
+  ]);
+  return [...messages, ...tasks];
+}
+
+/**
+ * OPEN user tasks: the oldest one's age (one limit-1 query on status and
+ * createdAt) and, when it is over the threshold, how many are (a count()
+ * aggregation). People open tasks far below the rate that would need shards.
+ */
+export async function readUserTaskGauge(db: Firestore, thresholdDays: number, now: Date): Promise<WaitingGauge> {
+  const cutoff = new Date(now.getTime() - thresholdDays * DAY_MS);
+  const oldest = (await QUERIES.userTasks.build(db, { status: 'OPEN' }, null, 1).get()).docs[0];
+  const createdAt: unknown = oldest?.get('createdAt');
+  const at =
+    typeof (createdAt as Timestamp | undefined)?.toMillis === 'function' ? (createdAt as Timestamp).toMillis() : null;
+  const over =
+    at !== null && at <= cutoff.getTime()
+      ? (await QUERIES.openUserTasksBefore.build(db, cutoff).count().get()).data().count
+      : 0;
+  return {
+    messageName: USER_TASKS_GAUGE,
+    oldestWaitingAgeSeconds: at === null ? null : Math.max(0, Math.round((now.getTime() - at) / 1000)),
+    waitingOverThreshold: over,
+    thresholdDays,
+  };
+}
+
 const DAY_MS = 86_400_000;
 /** Key documents read per query after the first when a shard's oldest key holds an older point for another message. */
 const REFINE_PAGE = 10;
@@ -165,7 +217,10 @@ function ownOldest(key: QueryDocumentSnapshot, messageName: string): number | nu
   const waiting: unknown = key.get('waiting');
   const points = Array.isArray(waiting) ? (waiting as unknown[]) : [];
   const times = points.flatMap((p) =>
-    typeof p === 'object' && p !== null && (p as { messageName?: unknown }).messageName === messageName
+    typeof p === 'object' &&
+    p !== null &&
+    (p as { messageName?: unknown }).messageName === messageName &&
+    (p as { standby?: unknown }).standby !== true
       ? [timeOf((p as { createdAt?: unknown }).createdAt, key)]
       : [],
   );

@@ -9,7 +9,7 @@ import { parseBody, refuseMethod } from '../http/request';
 import type { Logger } from '../log';
 import type { PayloadStore } from '../storage/payload-store';
 import type { JobQueue } from '../tasks/job-queue';
-import { type Gauges, readGauges, readWaitingGauges, waitedMessageNames, type WaitingGauge } from './gauges';
+import { type Gauges, readAllWaitingGauges, readGauges, type WaitingGauge } from './gauges';
 import { account, emptySummary, relayBatch } from './relay-batch';
 import { relayOne, type RelayDeps } from './relay-one';
 import { withSpan } from '../trace/trace';
@@ -120,11 +120,10 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
     let gauges: (Gauges & { readonly waiting: readonly WaitingGauge[] }) | null = null;
     try {
       const now = deps.now();
-      const names = waitedMessageNames(relayDeps.engine);
       gauges = await withDeadline('reading the gauges', GAUGES_TIMEOUT_MS, async () => {
         const [levels, waiting] = await Promise.all([
           readGauges(relayDeps.db, deps.shards, now),
-          readWaitingGauges(relayDeps.db, names, deps.relay.waitingAlertDays, now),
+          readAllWaitingGauges(relayDeps.db, relayDeps.engine, deps.relay.waitingAlertDays, now),
         ]);
         return { ...levels, waiting };
       });
