@@ -107,7 +107,14 @@ describe('FAR timers', () => {
     expect(await timerDoc(r.db, later.id)).toMatchObject({ horizon: 'FAR' });
 
     const summary = await r.sweep(now);
-    expect(summary).toEqual({ broughtNear: 1, fired: 0, settledMeanwhile: 0, failures: 0, queryReads: 32 });
+    expect(summary).toEqual({
+      broughtNear: 1,
+      fired: 0,
+      settledMeanwhile: 0,
+      failures: 0,
+      startedBySchedule: 0,
+      queryReads: 32,
+    });
     expect(r.timers.calls).toEqual([{ id: timer.id, options: { scheduleTime: timer.dueAt } }]);
     expect(await timerDoc(r.db, timer.id)).toMatchObject({ status: 'PENDING', horizon: 'NEAR' });
     // Still beyond the horizon: left for a later sweep.
@@ -115,7 +122,14 @@ describe('FAR timers', () => {
     expect(r.logs).toEqual([expect.objectContaining({ severity: 'INFO', message: 'timer sweep', broughtNear: 1 })]);
 
     // A NEAR timer is the task's: the next sweep leaves it alone.
-    expect(await r.sweep(now)).toEqual({ broughtNear: 0, fired: 0, settledMeanwhile: 0, failures: 0, queryReads: 32 });
+    expect(await r.sweep(now)).toEqual({
+      broughtNear: 0,
+      fired: 0,
+      settledMeanwhile: 0,
+      failures: 0,
+      startedBySchedule: 0,
+      queryReads: 32,
+    });
     expect(r.timers.calls).toHaveLength(1);
     // The horizon moves with the clock: 11 days on, the later one is within 29 days too.
     expect((await r.sweep(new Date(now.getTime() + 11 * DAY))).broughtNear).toBe(1);
@@ -160,7 +174,14 @@ describe('overdue PENDING timers (a lost task)', () => {
     const now = new Date(lost.timer.dueAt.getTime() + 9 * 60_000);
     // lost: 9 min overdue; late: 30 s overdue, within the grace.
     const summary = await r.sweep(now);
-    expect(summary).toEqual({ broughtNear: 0, fired: 1, settledMeanwhile: 0, failures: 0, queryReads: 32 });
+    expect(summary).toEqual({
+      broughtNear: 0,
+      fired: 1,
+      settledMeanwhile: 0,
+      failures: 0,
+      startedBySchedule: 0,
+      queryReads: 32,
+    });
     expect(await instanceStatus(r.db, lost.instanceId)).toBe('COMPLETED');
     expect(await timerDoc(r.db, lost.timer.id)).toMatchObject({ status: 'FIRED' });
     expect(await timerDoc(r.db, late.timer.id)).toMatchObject({ status: 'PENDING' });
@@ -175,7 +196,14 @@ describe('overdue PENDING timers (a lost task)', () => {
       }),
     );
     // Its task, if it comes after all, finds it fired; the next sweep does not fire it again.
-    expect(await r.sweep(now)).toEqual({ broughtNear: 0, fired: 0, settledMeanwhile: 0, failures: 0, queryReads: 32 });
+    expect(await r.sweep(now)).toEqual({
+      broughtNear: 0,
+      fired: 0,
+      settledMeanwhile: 0,
+      failures: 0,
+      startedBySchedule: 0,
+      queryReads: 32,
+    });
   });
 
   test('bounded per shard and call: what is left is the next call’s, and every timer fires exactly once', async () => {
@@ -212,7 +240,10 @@ test('sweepJobs runs the timer sweep beside the job sweep and answers both', asy
   const res = await request(getTestServer('sweepJobsTimers')).post('/').send({});
   expect({ status: res.status, body: res.body }).toEqual({
     status: 200,
-    body: { dispatched: 0, timers: { broughtNear: 0, fired: 1, settledMeanwhile: 0, failures: 0, queryReads: 32 } },
+    body: {
+      dispatched: 0,
+      timers: { broughtNear: 0, fired: 1, settledMeanwhile: 0, failures: 0, startedBySchedule: 0, queryReads: 32 },
+    },
   });
   expect(await instanceStatus(r.db, lost.instanceId)).toBe('COMPLETED');
 });

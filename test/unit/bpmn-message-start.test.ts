@@ -99,7 +99,7 @@ describe('parsing message start events', () => {
       'no start event at all',
       task() + end() + flow('f', 'task', 'end'),
       'p',
-      'no start event: the process needs a none start event or a message start event',
+      'no start event: the process needs a none, message or timer start event',
     ],
     [
       'a node reachable from no start',
@@ -163,10 +163,10 @@ describe('parsing message start events', () => {
       'missing messageRef',
     ],
     [
-      'a timer start event',
+      'a timer start event without a time',
       '<bpmn:startEvent id="t"><bpmn:timerEventDefinition /></bpmn:startEvent>' + end() + flow('f', 't', 'end'),
       't',
-      'unsupported element startEvent with timerEventDefinition',
+      'a timerEventDefinition without timeDuration, timeDate or timeCycle',
     ],
     [
       'two definitions',

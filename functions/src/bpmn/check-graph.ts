@@ -32,7 +32,9 @@ function theStartEvents(processId: string, nodes: ReadonlyMap<string, Draft>): S
       throw new ModelError(`a start event has no incoming sequence flows (${node.incoming.join(', ')})`, node.id);
   }
   const all = [...nodes.values()].filter(
-    (n) => (n.kind === 'startEvent' || n.kind === 'messageStartEvent') && n.scope === undefined,
+    (n) =>
+      (n.kind === 'startEvent' || n.kind === 'messageStartEvent' || n.kind === 'timerStartEvent') &&
+      n.scope === undefined,
   );
   const [none, second] = all.filter((n) => n.kind === 'startEvent');
   if (none !== undefined && second !== undefined) {
@@ -42,7 +44,7 @@ function theStartEvents(processId: string, nodes: ReadonlyMap<string, Draft>): S
     );
   }
   if (all.length === 0)
-    throw new ModelError('no start event: the process needs a none start event or a message start event', processId);
+    throw new ModelError('no start event: the process needs a none, message or timer start event', processId);
   const byMessage = new Map<string, string>();
   for (const start of all) {
     if (start.incoming.length > 0)
@@ -92,6 +94,7 @@ function checkOutgoing(node: Draft): void {
     case 'businessRuleTask':
     case 'startEvent':
     case 'messageStartEvent':
+    case 'timerStartEvent':
     case 'timerCatchEvent':
     case 'boundaryTimer':
     case 'serviceTask':

@@ -35,6 +35,7 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
       return true;
     case 'startEvent':
     case 'messageStartEvent':
+    case 'timerStartEvent':
     case 'boundaryTimer':
     case 'passThrough':
     case 'exclusiveGateway':

@@ -61,6 +61,19 @@ export interface MessageStartEventNode extends NodeBase {
 }
 
 /**
+ * A timer start event: the process starts on a schedule, `timeDate` once or
+ * `timeCycle` repeatedly (`R/P1D`: for ever, a day apart from when the model
+ * was first swept; `R5/PT1H`: five times). Literal texts only (no instance
+ * has variables yet). The timer sweep (sweepJobs, every minute) starts each
+ * due instance, with business key `ACTIVITY@DUE-TIME`, so a repeated sweep
+ * finds it started.
+ */
+export interface TimerStartEventNode extends NodeBase {
+  readonly kind: 'timerStartEvent';
+  readonly timer: TimerDefinition;
+}
+
+/**
  * When a timer is due, as written in the model: one of BPMN's three timer
  * forms, either a literal or `${variable}` (a top-level process variable read
  * when the timer is set) with the model's default (`inbox:default` on the
@@ -318,7 +331,8 @@ export type FlowNode =
   | BoundaryErrorNode
   | BoundaryMessageNode
   | SubProcessNode
-  | EventSubProcessNode;
+  | EventSubProcessNode
+  | TimerStartEventNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine

@@ -11,7 +11,8 @@ import { parseCondition } from './condition';
 import { checkGraph } from './check-graph';
 import type { Draft, NodeDraft } from './draft';
 import { attachBoundaryEvents } from './check-events';
-import { boundaryTimer, eventBasedGateway, timerCatchEvent } from './parse-timer';
+import { boundaryTimer, eventBasedGateway, timerCatchEvent, timerDefinition } from './parse-timer';
+import { startSchedule } from './timer';
 import { boundaryError, boundaryMessage, subProcess, userTask, errorCodeOf } from './parse-elements';
 import {
   drawingOnly,
@@ -219,6 +220,8 @@ function startEvent(element: Element, id: string, name: string | null, definitio
     }
     return { kind: 'startEvent', id, name };
   }
+  if (definition.$type === 'bpmn:TimerEventDefinition' && definitions.length === 1)
+    return timerStartEvent(definition, id, name);
   if (definition.$type !== 'bpmn:MessageEventDefinition' || definitions.length !== 1) {
     throw unsupported(element, `startEvent with ${definitions.map(xmlName).join(' and ')}`);
   }
@@ -246,6 +249,19 @@ function startEvent(element: Element, id: string, name: string | null, definitio
     );
   }
   return { kind: 'messageStartEvent', id, name, messageName, correlationVariable };
+}
+
+/** A timer start event: a literal timeDate or timeCycle (R/<duration> too), checked now. */
+function timerStartEvent(definition: Element, id: string, name: string | null): NodeDraft {
+  const timer = timerDefinition(definition, id, true);
+  if (timer.variable !== null || timer.value === null)
+    throw new ModelError(
+      `a timer start event with \${${timer.variable ?? ''}}: no instance has variables before it starts; write the date or cycle`,
+      id,
+    );
+  const schedule = startSchedule(timer.type, timer.value, new Date(0));
+  if (!schedule.ok) throw new ModelError(schedule.error, id);
+  return { kind: 'timerStartEvent', id, name, timer };
 }
 
 /** The message start events by message name (checkGraph refuses two for one name, so each name is one node). */

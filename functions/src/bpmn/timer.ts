@@ -117,6 +117,46 @@ export function parseCycle(text: string): Parsed<{ readonly repetitions: number;
   return ok({ repetitions, intervalMs: interval.value });
 }
 
+/** A start schedule: the first start, and how it repeats (`repetitions` null: for ever). */
+export interface StartSchedule {
+  readonly firstAt: Date;
+  readonly intervalMs: number | null;
+  /** Starts in all; null for an unbounded cycle (`R/…`). */
+  readonly repetitions: number | null;
+}
+
+/**
+ * The schedule of a timer start event first seen at `now`: `timeDate` once
+ * at that date; `timeCycle` `R<n>/<duration>` or, for a start event only,
+ * `R/<duration>` (unbounded), the first start one interval after `now`. A
+ * duration has no anchor for a start and is refused.
+ */
+export function startSchedule(type: TimerDefinition['type'], text: string, now: Date): Parsed<StartSchedule> {
+  if (type === 'timeDuration')
+    return refused(`a timeDuration on a start event ("${text}") says no when: use timeDate, or timeCycle (R/P1D)`);
+  if (type === 'timeDate') {
+    const date = parseDateTime(text);
+    return date.ok ? ok({ firstAt: date.value, intervalMs: null, repetitions: 1 }) : date;
+  }
+  const unbounded = /^R\/(.*)$/.exec(text);
+  if (unbounded !== null) {
+    const bounded = parseCycle(`R1/${unbounded[1] ?? ''}`);
+    if (!bounded.ok) return refused(bounded.error.replace('R1/', 'R/'));
+    return ok({
+      firstAt: new Date(now.getTime() + bounded.value.intervalMs),
+      intervalMs: bounded.value.intervalMs,
+      repetitions: null,
+    });
+  }
+  const cycle = parseCycle(text);
+  if (!cycle.ok) return refused(`${cycle.error} (a start event also takes R/<duration>: for ever)`);
+  return ok({
+    firstAt: new Date(now.getTime() + cycle.value.intervalMs),
+    intervalMs: cycle.value.intervalMs,
+    repetitions: cycle.value.repetitions,
+  });
+}
+
 /** When a timer set now is due, and how it repeats. */
 export interface ResolvedTimer {
   readonly dueAt: Date;

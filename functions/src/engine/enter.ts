@@ -165,6 +165,7 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
   switch (current.kind) {
     case 'startEvent':
     case 'messageStartEvent':
+    case 'timerStartEvent':
     case 'boundaryTimer':
     case 'boundaryError':
     case 'boundaryMessage':

@@ -51,7 +51,7 @@ export function startInstance(
   const startEventId = input.startEventId ?? model.startEventId;
   if (startEventId === null) throw new Error(`process ${model.key} has no none start event`);
   const kind = node(model, startEventId).kind;
-  if (kind !== 'startEvent' && kind !== 'messageStartEvent')
+  if (kind !== 'startEvent' && kind !== 'messageStartEvent' && kind !== 'timerStartEvent')
     throw new Error(`${startEventId} is a ${kind}, not a start event of ${model.key}`);
   const instance: InstanceState = {
     id: input.instanceId,

@@ -6,6 +6,7 @@ import type { Engine } from '../engine/engine';
 import { refs, STATE_SHARDS } from '../engine/store/collections';
 import { fireTimerRun } from '../engine/store/fire-timer';
 import { TIMER_HORIZON_MS } from '../engine/store/timers';
+import { startDueByTimer, timerStartsOf } from '../engine/store/timer-starts';
 import type { Logger } from '../log';
 import { QUERIES } from '../queries';
 import { dispatchSettled, logDuplicates, type SettledQueues } from './dispatch';
@@ -32,6 +33,8 @@ export interface TimerSweepSummary {
   settledMeanwhile: number;
   /** Timers the sweep could not handle this time (Cloud Tasks or Firestore failed): the next call tries again. */
   failures: number;
+  /** Instances started by a timer start event whose time came (engine/store/timer-starts.ts). */
+  startedBySchedule: number;
   /**
    * Document reads billed for the sweep's queries: one per timer listed, at
    * least one per query (Firestore bills an empty query one read), so 32 a
@@ -84,6 +87,9 @@ const found = (d: QueryDocumentSnapshot): Found | null => {
  *   WARNING: late, never never. A task still on its way then finds the timer
  *   FIRED and ends.
  *
+ * - Timer start events whose time came: their instances start
+ *   ({@link startScheduled}).
+ *
  * Bounded: `perShard` timers per query and shard per call; what is left is
  * the next call's. Failures are counted and logged, never thrown: the job
  * sweep beside it must still run, and nothing is lost (the timer stays
@@ -113,7 +119,14 @@ export async function sweepTimers(deps: TimerSweepDeps, options: TimerSweepOptio
     .flatMap((snap) => snap.docs.map(found))
     .filter((t): t is Found => t !== null && !overdueIds.has(t.id));
   const queryReads = [...far, ...overdue].reduce((n, snap) => n + Math.max(1, snap.size), 0);
-  const summary: TimerSweepSummary = { broughtNear: 0, fired: 0, settledMeanwhile: 0, failures: 0, queryReads };
+  const summary: TimerSweepSummary = {
+    broughtNear: 0,
+    fired: 0,
+    settledMeanwhile: 0,
+    failures: 0,
+    startedBySchedule: 0,
+    queryReads,
+  };
   await Promise.all(nearing.map((timer) => bringNear(deps, timer, summary)));
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -121,8 +134,47 @@ export async function sweepTimers(deps: TimerSweepDeps, options: TimerSweepOptio
       await fireLate(deps, timer, summary);
   };
   await Promise.all(Array.from({ length: Math.min(parallelism, overdueTimers.length) }, worker));
-  if (nearing.length + overdueTimers.length > 0) deps.log.info('timer sweep', { ...summary });
+  await startScheduled(deps, summary);
+  if (nearing.length + overdueTimers.length + summary.startedBySchedule > 0)
+    deps.log.info('timer sweep', { ...summary });
   return summary;
+}
+
+/**
+ * Every timer start event of the deployed models whose time came starts its
+ * instance (one transaction each: engine/store/timer-starts.ts), then its
+ * jobs and timers are dispatched. A failure is counted and logged; the next
+ * call tries again, and the business key makes a second start of the same
+ * time find the first.
+ */
+async function startScheduled(deps: TimerSweepDeps, summary: TimerSweepSummary): Promise<void> {
+  const engine = await deps.engine();
+  for (const processKey of engine.processKeys) {
+    const model = engine.model(processKey);
+    for (const event of timerStartsOf(model)) {
+      try {
+        const outcome = await startDueByTimer(deps.db, engine, model, event, deps.now);
+        if (outcome.kind !== 'STARTED') continue;
+        summary.startedBySchedule += 1;
+        logDuplicates(deps.log, outcome.duplicates);
+        await dispatchSettled(deps.queues, outcome, deps.log);
+        deps.log.info('process started by its timer start event', {
+          processKey,
+          activityId: event.id,
+          processInstanceId: outcome.processInstanceId,
+          businessKey: outcome.businessKey,
+        });
+      } catch (err) {
+        summary.failures += 1;
+        deps.log.warn('could not start a process by its timer start event; the next sweep tries again', {
+          processKey,
+          activityId: event.id,
+          code: classifyFailure(err).code,
+          error: errorMessage(err),
+        });
+      }
+    }
+  }
 }
 
 /** A FAR timer now within the horizon: its task, then horizon NEAR (an update: a timer deleted meanwhile stays deleted). */
