@@ -12,7 +12,7 @@ import {
   STEP_LIMIT,
 } from '../bpmn/model';
 import { executionId } from './ids';
-import { end, liveTokens, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
+import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
 import { waitAtAsyncTask, waitAtGateway, waitAtUserTask, waitForMessage, waitForTimer } from './waits';
 import { BpmnError } from '../core/errors';
@@ -60,22 +60,9 @@ function fork(run: Run, execution: ExecutionState, flows: readonly string[], que
   const [first, ...rest] = flows;
   if (first === undefined) throw new Error(`fork at ${execution.activityId} with no flow`);
   if (run.created + rest.length > STEP_LIMIT) return 'limit';
-  run.created += rest.length;
   for (const flowId of rest) {
-    const token: ExecutionState = {
-      id: executionId(run.instance.id, `fork:${execution.id}:${execution.step}:${flowId}`),
-      processInstanceId: run.instance.id,
-      ...(execution.parentId === undefined ? {} : { parentId: execution.parentId }),
-      activityId: execution.activityId,
-      status: 'ACTIVE',
-      step: 0,
-      jobId: null,
-      waitingFor: null,
-      createdAt: run.now,
-      updatedAt: run.now,
-    };
-    run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
-    update(run, token, {});
+    const id = executionId(run.instance.id, `fork:${execution.id}:${execution.step}:${flowId}`);
+    const token = newToken(run, id, execution.activityId, execution.parentId);
     queue.push({ execution: token, nodeId: targetOf(run.model, flowId), via: flowId });
   }
   return { execution, nodeId: targetOf(run.model, first), via: first };
@@ -131,6 +118,12 @@ function thrown(run: Run, execution: ExecutionState, code: string, atActivity: b
       'UNCAUGHT_ERROR',
       `BPMN error ${code} thrown at ${execution.activityId} is caught by no error boundary event`,
     );
+  return null;
+}
+
+/** A gateway found no condition true and has no default flow: the token stops with NO_MATCHING_FLOW. */
+function noFlow(run: Run, execution: ExecutionState, gatewayId: string): null {
+  raise(run, execution, 'NO_MATCHING_FLOW', `no condition of gateway ${gatewayId} holds and it has no default flow`);
   return null;
 }
 
@@ -216,25 +209,11 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
       return null;
     case 'exclusiveGateway': {
       const flowId = chooseFlow(run.model, current.id, run.instance.variables);
-      if (flowId !== null) return next(flowId);
-      raise(
-        run,
-        execution,
-        'NO_MATCHING_FLOW',
-        `no condition of gateway ${current.id} holds and it has no default flow`,
-      );
-      return null;
+      return flowId !== null ? next(flowId) : noFlow(run, execution, current.id);
     }
     case 'inclusiveGateway': {
       const flows = inclusiveFlows(run.model, current, run.instance.variables);
-      if (flows.length > 0) return forkOrRaise(flows);
-      raise(
-        run,
-        execution,
-        'NO_MATCHING_FLOW',
-        `no condition of gateway ${current.id} holds and it has no default flow`,
-      );
-      return null;
+      return flows.length > 0 ? forkOrRaise(flows) : noFlow(run, execution, current.id);
     }
     case 'parallelGateway':
       if (current.incoming.length > 1 && !join(run, execution, current, via)) return null;

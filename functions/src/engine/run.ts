@@ -143,19 +143,13 @@ function stuckJoins(run: Run): void {
     if (open) continue;
     const arrived = new Set(tokens.map((t) => t.arrivedBy));
     const missing = (run.model.nodes[joinId]?.incoming ?? []).filter((f) => !arrived.has(f));
-    const incident: Incident = {
-      reason: 'JOIN_INCOMPLETE',
-      executionId: first.id,
-      activityId: joinId,
-      message: `join ${joinId} waits for a token on ${missing.join(', ') || 'another flow'}, and no token is left that could bring one`,
-      at: run.now,
-    };
-    run.instance = {
-      ...run.instance,
-      status: 'INCIDENT',
-      incidents: [...run.instance.incidents, incident],
-      updatedAt: run.now,
-    };
+    addIncident(
+      run,
+      'JOIN_INCOMPLETE',
+      first.id,
+      joinId,
+      `join ${joinId} waits for a token on ${missing.join(', ') || 'another flow'}, and no token is left that could bring one`,
+    );
   }
 }
 
@@ -177,21 +171,53 @@ export function update(run: Run, execution: ExecutionState, changes: Partial<Exe
   return next;
 }
 
-/** Stops a token with an incident: it stays ACTIVE at its node until a repair moves or cancels it. */
-export function raise(run: Run, execution: ExecutionState, reason: IncidentReason, message: string): void {
-  const incident: Incident = {
-    reason,
-    executionId: execution.id,
-    activityId: execution.activityId,
-    message,
-    at: run.now,
-  };
+/**
+ * A new live token of the instance at `activityId` (ACTIVE, step 0), inside
+ * the scope `parentId` when given: listed in `activeExecutionIds`, counted
+ * against the step's token limit. Its id derives from what made it, so a
+ * re-run of the step makes the same token.
+ */
+export function newToken(
+  run: Run,
+  id: string,
+  activityId: string,
+  parentId: string | undefined,
+  fields: Partial<ExecutionState> = {},
+): ExecutionState {
+  run.created += 1;
+  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, id] };
+  return update(
+    run,
+    {
+      id,
+      processInstanceId: run.instance.id,
+      ...(parentId === undefined ? {} : { parentId }),
+      activityId,
+      status: 'ACTIVE',
+      step: 0,
+      jobId: null,
+      waitingFor: null,
+      createdAt: run.now,
+      updatedAt: run.now,
+    },
+    fields,
+  );
+}
+
+/** Records an open incident on the instance (INCIDENT until an operator resolves it). */
+function addIncident(run: Run, reason: IncidentReason, executionId: string, activityId: string, message: string): void {
+  const incident: Incident = { reason, executionId, activityId, message, at: run.now };
   run.instance = {
     ...run.instance,
     status: 'INCIDENT',
     incidents: [...run.instance.incidents, incident],
     updatedAt: run.now,
   };
+}
+
+/** Stops a token with an incident: it stays ACTIVE at its node until a repair moves or cancels it. */
+export function raise(run: Run, execution: ExecutionState, reason: IncidentReason, message: string): void {
+  addIncident(run, reason, execution.id, execution.activityId, message);
   update(run, execution, { status: 'ACTIVE' });
 }
 

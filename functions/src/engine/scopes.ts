@@ -7,7 +7,7 @@
  */
 import type { BoundaryErrorNode, EventSubProcessNode, SubProcessNode } from '../bpmn/model';
 import { executionId } from './ids';
-import { end, liveTokens, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
+import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
 import { armBoundaries, correlationValue, newTimer } from './waits';
 
@@ -32,21 +32,13 @@ export function enterScope(
   const armed = sub.kind === 'subProcess' ? armBoundaries(run, execution, sub) : {};
   if (armed === null) return;
   const scope = update(run, execution, { status: 'WAITING_SCOPE', ...armed });
-  const child: ExecutionState = {
-    id: executionId(run.instance.id, `scope:${scope.id}:${scope.step}`),
-    processInstanceId: run.instance.id,
-    parentId: scope.id,
-    activityId: sub.startEventId,
-    status: 'ACTIVE',
-    step: 0,
-    jobId: null,
-    waitingFor: null,
-    createdAt: run.now,
-    updatedAt: run.now,
-  };
-  run.created += 1;
-  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, child.id] };
-  queue.push({ execution: update(run, child, {}), nodeId: sub.startEventId, via: null });
+  const child = newToken(
+    run,
+    executionId(run.instance.id, `scope:${scope.id}:${scope.step}`),
+    sub.startEventId,
+    scope.id,
+  );
+  queue.push({ execution: child, nodeId: sub.startEventId, via: null });
   armTriggers(run, scope);
 }
 
@@ -62,22 +54,8 @@ export function armTriggers(run: Run, scope: ExecutionState | null): void {
   const scopeId = scope === null ? undefined : scope.activityId;
   for (const esp of Object.values(run.model.nodes)) {
     if (esp.kind !== 'eventSubProcess' || esp.scope !== scopeId || esp.trigger.kind === 'error') continue;
-    const base: ExecutionState = {
-      id: executionId(run.instance.id, `trigger:${scope?.id ?? 'process'}:${scope?.step ?? 0}:${esp.id}`),
-      processInstanceId: run.instance.id,
-      ...(scope === null ? {} : { parentId: scope.id }),
-      activityId: esp.id,
-      status: 'ACTIVE',
-      step: 1,
-      jobId: null,
-      waitingFor: null,
-      trigger: true,
-      createdAt: run.now,
-      updatedAt: run.now,
-    };
-    run.created += 1;
-    run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, base.id] };
-    const token = update(run, base, {});
+    const id = executionId(run.instance.id, `trigger:${scope?.id ?? 'process'}:${scope?.step ?? 0}:${esp.id}`);
+    const token = newToken(run, id, esp.id, scope?.id, { step: 1, trigger: true });
     if (esp.trigger.kind === 'timer') {
       const timer = newTimer(run, token, { id: esp.id, timer: esp.trigger.timer }, esp.id);
       if (typeof timer === 'string') {
@@ -137,21 +115,8 @@ export function fireTrigger(run: Run, trigger: ExecutionState, seed: string, que
     );
     return;
   }
-  const token: ExecutionState = {
-    id: executionId(run.instance.id, `event:${trigger.id}:${seed}`),
-    processInstanceId: run.instance.id,
-    ...(trigger.parentId === undefined ? {} : { parentId: trigger.parentId }),
-    activityId: esp.id,
-    status: 'ACTIVE',
-    step: 0,
-    jobId: null,
-    waitingFor: null,
-    createdAt: run.now,
-    updatedAt: run.now,
-  };
-  run.created += 1;
-  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
-  enterScope(run, update(run, token, { step: 1 }), esp, queue);
+  const id = executionId(run.instance.id, `event:${trigger.id}:${seed}`);
+  enterScope(run, newToken(run, id, esp.id, trigger.parentId, { step: 1 }), esp, queue);
 }
 
 /** Whether `token` runs inside the scope of `scopeId` (as a child, or deeper). */
@@ -261,19 +226,6 @@ function errorSubprocessIn(run: Run, scopeId: string | undefined, code: string):
 
 /** A new token runs the error event subprocess inside `scope` (null: at the process level); its id derives from the scope's token and step. */
 function runErrorSubprocess(run: Run, esp: EventSubProcessNode, scope: ExecutionState | null, queue: Move[]): void {
-  const token: ExecutionState = {
-    id: executionId(run.instance.id, `error:${scope?.id ?? 'process'}:${scope?.step ?? run.created}:${esp.id}`),
-    processInstanceId: run.instance.id,
-    ...(scope === null ? {} : { parentId: scope.id }),
-    activityId: esp.id,
-    status: 'ACTIVE',
-    step: 1,
-    jobId: null,
-    waitingFor: null,
-    createdAt: run.now,
-    updatedAt: run.now,
-  };
-  run.created += 1;
-  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
-  enterScope(run, update(run, token, {}), esp, queue);
+  const id = executionId(run.instance.id, `error:${scope?.id ?? 'process'}:${scope?.step ?? run.created}:${esp.id}`);
+  enterScope(run, newToken(run, id, esp.id, scope?.id, { step: 1 }), esp, queue);
 }

@@ -7,7 +7,7 @@ import type { BoundaryTimerNode, ProcessModel } from '../bpmn/model';
 import { enter, leaveFrom, moveAll } from './enter';
 import { cancelInside, fireTrigger, type Move } from './scopes';
 import { executionId, timerId } from './ids';
-import { end, finish, newRun, node, release, type Run, type SyncHandler, update } from './run';
+import { end, finish, newRun, newToken, node, release, type Run, type SyncHandler, update } from './run';
 import type { ExecutionState, InstanceState, TimerState, Transition } from './state';
 
 /**
@@ -48,21 +48,8 @@ function spawn(run: Run, execution: ExecutionState, timer: TimerState, event: Bo
   const others = (execution.timerIds ?? []).filter((id) => id !== timer.id);
   if (next !== null) run.timers.push(next);
   update(run, execution, { timerIds: next === null ? others : [...others, next.id] });
-  const token: ExecutionState = {
-    id: executionId(run.instance.id, `timer:${timer.id}`),
-    processInstanceId: run.instance.id,
-    // The new token runs where the task (or subprocess) the event is on stands: in the same scope.
-    ...(execution.parentId === undefined ? {} : { parentId: execution.parentId }),
-    activityId: event.id,
-    status: 'ACTIVE',
-    step: 0,
-    jobId: null,
-    waitingFor: null,
-    createdAt: run.now,
-    updatedAt: run.now,
-  };
-  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
-  enter(run, token, event.id);
+  // The new token runs where the task (or subprocess) the event is on stands: in the same scope.
+  enter(run, newToken(run, executionId(run.instance.id, `timer:${timer.id}`), event.id, execution.parentId), event.id);
 }
 
 /**

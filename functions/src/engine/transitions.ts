@@ -1,7 +1,19 @@
 import { leaveFrom, enter, moveAll } from './enter';
 import { armTriggers, cancelInside, fireTrigger, leaveScopeIfDone, type Move, throwError } from './scopes';
 import { executionId } from './ids';
-import { end, finish, newRun, NO_MODEL, node, raise, release, type Run, type SyncHandler, update } from './run';
+import {
+  end,
+  finish,
+  newRun,
+  newToken,
+  NO_MODEL,
+  node,
+  raise,
+  release,
+  type Run,
+  type SyncHandler,
+  update,
+} from './run';
 import {
   CORRELATED_MESSAGES_KEPT,
   type ExecutionState,
@@ -185,23 +197,9 @@ function boundaryMessage(run: Run, execution: ExecutionState, point: WaitingPoin
     if (execution.status === 'WAITING_SCOPE') cancelInside(run, execution.id, reason);
     return enter(run, release(run, execution, { reason }), event.id);
   }
-  const token: ExecutionState = {
-    id: executionId(
-      run.instance.id,
-      `message:${execution.id}:${event.id}:${messageId ?? String(run.instance.correlatedMessages?.length ?? 0)}`,
-    ),
-    processInstanceId: run.instance.id,
-    ...(execution.parentId === undefined ? {} : { parentId: execution.parentId }),
-    activityId: event.id,
-    status: 'ACTIVE',
-    step: 0,
-    jobId: null,
-    waitingFor: null,
-    createdAt: run.now,
-    updatedAt: run.now,
-  };
-  run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, token.id] };
-  enter(run, token, event.id);
+  const seed = messageId ?? String(run.instance.correlatedMessages?.length ?? 0);
+  const id = executionId(run.instance.id, `message:${execution.id}:${event.id}:${seed}`);
+  enter(run, newToken(run, id, event.id, execution.parentId), event.id);
 }
 
 /** Who completes a user task: the actor and the request id that makes a repeated completion the same one. */
