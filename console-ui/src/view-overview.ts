@@ -60,19 +60,22 @@ export function overviewView(o: Overview): HTMLElement {
         o.waiting.map((w) =>
           row(
             'waiting-row',
-            [
-              h('a', { href: link.waiting({ message: w.messageName }) }, w.messageName),
-              // The alert's own threshold as the list's age filter: the list shows exactly the tokens this figure counts.
-              h(
-                'a',
-                {
-                  href: link.waiting({ message: w.messageName, olderThan: `${o.waitingAlertDays}d` }),
-                  testid: `waiting-too-long-${w.messageName}`,
-                },
-                String(w.waitingOverThreshold),
-              ),
-              age(w.oldestWaitingAgeSeconds),
-            ],
+            // User tasks have no waiting list on this page yet: `inbox tasks list` (or GET /api/tasks) shows them.
+            w.kind === 'userTasks'
+              ? [`user tasks (inbox tasks list)`, String(w.waitingOverThreshold), age(w.oldestWaitingAgeSeconds)]
+              : [
+                  h('a', { href: link.waiting({ message: w.messageName }) }, w.messageName),
+                  // The alert's own threshold as the list's age filter: the list shows exactly the tokens this figure counts.
+                  h(
+                    'a',
+                    {
+                      href: link.waiting({ message: w.messageName, olderThan: `${o.waitingAlertDays}d` }),
+                      testid: `waiting-too-long-${w.messageName}`,
+                    },
+                    String(w.waitingOverThreshold),
+                  ),
+                  age(w.oldestWaitingAgeSeconds),
+                ],
             { 'data-message-name': w.messageName, class: w.waitingOverThreshold > 0 ? 'alert' : undefined },
           ),
         ),

@@ -146,7 +146,7 @@ export const OVERVIEW: Overview = {
   openIncidents: 1,
   failedJobs: 0,
   waitingAlertDays: 14,
-  waiting: [{ messageName: 'TaskCompleted', waitingOverThreshold: 0, oldestWaitingAgeSeconds: 3_600 }],
+  waiting: [{ kind: 'message', messageName: 'TaskCompleted', waitingOverThreshold: 0, oldestWaitingAgeSeconds: 3_600 }],
 };
 
 /** The basis every fixture outcome says it read: the page must send it back with its confirmation. */

@@ -1,5 +1,5 @@
 import { QUERIES } from '../queries';
-import { readAllWaitingGauges, readGauges } from '../relay/gauges';
+import { readAllWaitingGauges, readGauges, USER_TASKS_GAUGE } from '../relay/gauges';
 import type { OperationsDeps, Overview } from './types';
 import { REASONS, STATUSES } from './vocabulary';
 
@@ -30,6 +30,7 @@ export async function readOverview(deps: OperationsDeps): Promise<Overview> {
     failedJobs: gauges.failedJobs,
     waitingAlertDays: days,
     waiting: waiting.map((w) => ({
+      kind: w.messageName === USER_TASKS_GAUGE ? ('userTasks' as const) : ('message' as const),
       messageName: w.messageName,
       waitingOverThreshold: w.waitingOverThreshold,
       oldestWaitingAgeSeconds: w.oldestWaitingAgeSeconds,

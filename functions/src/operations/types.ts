@@ -61,6 +61,8 @@ export interface Overview {
   /** INBOX_WAITING_ALERT_DAYS: the age beyond which a waiting token counts as waiting too long. */
   readonly waitingAlertDays: number;
   readonly waiting: ReadonlyArray<{
+    /** A message name's tokens, or OPEN user tasks (messageName `(user tasks)`: `inbox tasks list` shows them). */
+    readonly kind: 'message' | 'userTasks';
     readonly messageName: string;
     readonly waitingOverThreshold: number;
     readonly oldestWaitingAgeSeconds: number | null;
