@@ -89,7 +89,13 @@ function deliver(world: World, point: WaitingPoint): void {
   if (execution === undefined) throw new Error('point without token');
   apply(
     world,
-    deliverMessage(model, {}, { instance: world.instance, execution, point }, { completedItems: 1 }, world.now),
+    deliverMessage(
+      model,
+      {},
+      { instance: world.instance, execution, point, tokens: Object.fromEntries(world.executions) },
+      { completedItems: 1 },
+      world.now,
+    ),
   );
 }
 
@@ -110,7 +116,13 @@ function step(world: World, event: Event): void {
       world.jobs.set(job.id, { ...job, status: 'DONE' }); // STALE: complete-job.ts ends it without a move
       return;
     }
-    const t = completeJob(model, {}, { instance: world.instance, execution, job }, {}, world.now);
+    const t = completeJob(
+      model,
+      {},
+      { instance: world.instance, execution, job, tokens: Object.fromEntries(world.executions) },
+      {},
+      world.now,
+    );
     world.jobs.set(job.id, t.job);
     apply(world, t);
     return;
@@ -124,7 +136,12 @@ function step(world: World, event: Event): void {
     `PENDING timer ${timer.id} whose token does not wait with it (it should have been cancelled)`,
   );
   if (execution === undefined) return;
-  const t = fireTimer(model, {}, { instance: world.instance, execution, timer }, world.now);
+  const t = fireTimer(
+    model,
+    {},
+    { instance: world.instance, execution, timer, tokens: Object.fromEntries(world.executions) },
+    world.now,
+  );
   world.timers.set(timer.id, t.timer);
   apply(world, t);
 }

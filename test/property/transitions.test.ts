@@ -240,9 +240,13 @@ function run(scenario: { model: number; start: Vars; ops: readonly Op[] }): Worl
     const jobsDue = [...world.jobs.values()].filter(
       (j) => j.status === 'PENDING' && world.executions.get(j.executionId)?.jobId === j.id,
     );
-    const state = (e: ExecutionState): { instance: InstanceState; execution: ExecutionState } => ({
+    // Every token as the store would pass them: the instance document's.
+    const state = (
+      e: ExecutionState,
+    ): { instance: InstanceState; execution: ExecutionState; tokens: Record<string, ExecutionState> } => ({
       instance: world.instance,
       execution: e,
+      tokens: Object.fromEntries(world.executions),
     });
     switch (op.kind) {
       case 'completeJob':

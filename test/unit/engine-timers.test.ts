@@ -39,10 +39,14 @@ const only = <T>(items: readonly T[]): T => {
 const start = (model: ProcessModel, variables: Record<string, unknown>): Transition =>
   startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'C-1', variables, now: t0 });
 /** The state of token `id` after `t` (the instance and that token as the store would hold them). */
-const stateOf = (t: Transition, id = 'e-1'): { instance: InstanceState; execution: ExecutionState } => {
+/** The state of token `id` after `t`, with the tokens `t` wrote as the instance's (single-token models here). */
+const stateOf = (
+  t: Transition,
+  id = 'e-1',
+): { instance: InstanceState; execution: ExecutionState; tokens: Record<string, ExecutionState> } => {
   const execution = t.executions.find((e) => e.id === id);
   if (execution === undefined) throw new Error(`no execution ${id}`);
-  return { instance: t.instance, execution };
+  return { instance: t.instance, execution, tokens: Object.fromEntries(t.executions.map((e) => [e.id, e])) };
 };
 const fire = (
   model: ProcessModel,
@@ -381,9 +385,9 @@ describe('stale timers and starts', () => {
     ];
     for (const [name, e, tm] of stale) {
       expect([name, timerIsLive(e, tm)]).toEqual([name, false]);
-      expect(() => fireTimer(paths, {}, { instance: started.instance, execution: e, timer: tm }, t0)).toThrow(
-        'is not one token',
-      );
+      expect(() =>
+        fireTimer(paths, {}, { instance: started.instance, execution: e, timer: tm, tokens: { [e.id]: e } }, t0),
+      ).toThrow('is not one token');
     }
   });
 

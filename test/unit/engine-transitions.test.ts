@@ -39,9 +39,13 @@ const only = <T>(items: readonly T[]): T => {
 };
 const start = (model: ProcessModel, variables: Record<string, unknown>): Transition =>
   startInstance(model, {}, { instanceId: 'i-1', executionId: 'e-1', businessKey: 'C-1', variables, now: t0 });
-const stateOf = (t: Transition): { instance: InstanceState; execution: ExecutionState } => ({
+/** The one token after `t`, with the instance's tokens as the store passes them. */
+const stateOf = (
+  t: Transition,
+): { instance: InstanceState; execution: ExecutionState; tokens: Record<string, ExecutionState> } => ({
   instance: t.instance,
   execution: only(t.executions),
+  tokens: Object.fromEntries(t.executions.map((e) => [e.id, e])),
 });
 
 describe('fixture-process', () => {
@@ -157,17 +161,23 @@ describe('fixture-process', () => {
     const placed = placeToken(
       fixtureProcess,
       {},
-      { instance: started.instance, execution: second },
+      { instance: started.instance, execution: second, tokens: stateOf(started).tokens },
       'waitForCompletion',
       t1,
     );
     expect(only(placed.subscribe)).toMatchObject({ executionId: 'e-2', correlationKey: 'C-1' });
     expect(placed.instance.activeExecutionIds).toEqual(['e-1', 'e-2']);
     expect(() =>
-      placeToken(fixtureProcess, {}, { instance: started.instance, execution: second }, 'noSuchActivity', t1),
+      placeToken(
+        fixtureProcess,
+        {},
+        { instance: started.instance, execution: second, tokens: stateOf(started).tokens },
+        'noSuchActivity',
+        t1,
+      ),
     ).toThrow('noSuchActivity');
 
-    const cancelled = cancelToken({ instance: placed.instance, execution: only(placed.executions) }, t1);
+    const cancelled = cancelToken({ ...stateOf(placed) }, t1);
     expect(only(cancelled.unsubscribe)).toMatchObject({ executionId: 'e-2' });
     expect(only(cancelled.executions).status).toBe('CANCELLED');
     expect(cancelled.instance.activeExecutionIds).toEqual(['e-1']);
@@ -196,10 +206,7 @@ describe('jobs whose token leaves them are stale (staleJobs)', () => {
   test('a token stopped by a FAILED job names it too (the store ends only PENDING ones)', () => {
     const started = atHandOver();
     const failed = failJob({ ...stateOf(started), job: only(started.jobs) }, 'boom', t1);
-    expect(
-      placeToken(fixtureProcess, {}, { instance: failed.instance, execution: only(failed.executions) }, 'handOver', t1)
-        .staleJobs,
-    ).toEqual([only(started.jobs).id]);
+    expect(placeToken(fixtureProcess, {}, stateOf(failed), 'handOver', t1).staleJobs).toEqual([only(started.jobs).id]);
   });
 });
 

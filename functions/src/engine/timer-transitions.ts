@@ -92,7 +92,7 @@ export function fireTimer(
     instance: InstanceState;
     execution: ExecutionState;
     timer: TimerState;
-    tokens?: Readonly<Record<string, ExecutionState>>;
+    tokens: Readonly<Record<string, ExecutionState>>;
   },
   now: Date,
 ): Transition & { readonly timer: TimerState } {

@@ -32,16 +32,21 @@ import type { ProcessModel } from '../bpmn/model';
  * incident decision in incidents.ts.
  *
  * Each takes the instance, the token it moves and the instance's stored
- * `tokens` (the instance document's): a parallel join and a terminate end
- * event act on the other tokens. Left out, it is read as no other tokens.
+ * `tokens` (the instance document's): a parallel join, a subprocess and a
+ * terminate end event act on the other tokens.
  */
 
 /** The state a transition starts from. */
 interface TokenState {
   readonly instance: InstanceState;
   readonly execution: ExecutionState;
-  /** Every token of the instance as stored (by id), the moved one included. */
-  readonly tokens?: Readonly<Record<string, ExecutionState>>;
+  /**
+   * Every token of the instance as stored (by id), the moved one included:
+   * required, because a join, a scope and a terminate end event act on the
+   * others, and a caller that left them out would make them wait for tokens
+   * they cannot see.
+   */
+  readonly tokens: Readonly<Record<string, ExecutionState>>;
 }
 
 export interface StartInput {

@@ -59,7 +59,7 @@ export async function correlate(
   const transition = deliverMessage(
     engine.model(instance.processKey),
     engine.sync,
-    { instance, execution, point },
+    { instance, execution, point, tokens: state.tokens },
     message.variables,
     message.now,
     message.messageId ?? null,
