@@ -209,6 +209,24 @@ describe('what cannot run as drawn is refused at load, naming the element', () =
       'receive task x and its boundary event both wait for Done: a message could not choose',
     ],
     [
+      'two message boundary events for one message on one task',
+      around(asyncTask('x'), 'x') +
+        element(
+          'boundaryEvent',
+          'm1',
+          'attachedToRef="x" inbox:correlationKey="k"',
+          '<bpmn:messageEventDefinition messageRef="m" />',
+        ) +
+        element(
+          'boundaryEvent',
+          'm2',
+          'attachedToRef="x" inbox:correlationKey="k"',
+          '<bpmn:messageEventDefinition messageRef="m" />',
+        ),
+      'm2',
+      'm1 and m2 on x both wait for Done: a message could not choose',
+    ],
+    [
       'a non-interrupting error start event',
       around(asyncTask('x'), 'x') +
         element(

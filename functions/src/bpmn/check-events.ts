@@ -66,6 +66,14 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
           `receive task ${target.id} and its boundary event both wait for ${boundary.messageName}: a message could not choose`,
           boundary.id,
         );
+      const twin = target.boundaryEventIds
+        .map((id) => nodes.get(id))
+        .find((n) => n?.kind === 'boundaryMessage' && n.messageName === boundary.messageName);
+      if (twin !== undefined)
+        throw new ModelError(
+          `${twin.id} and ${boundary.id} on ${target.id} both wait for ${boundary.messageName}: a message could not choose`,
+          boundary.id,
+        );
       attach(target);
       continue;
     }

@@ -146,6 +146,22 @@ function checkGateway(
   }
 }
 
+/** Two event subprocesses of one scope started by one message would be two tokens waiting for it: the message could not choose. */
+function checkTriggers(nodes: ReadonlyMap<string, Draft>): void {
+  const seen = new Map<string, string>();
+  for (const node of nodes.values()) {
+    if (node.kind !== 'eventSubProcess' || node.trigger.kind !== 'message') continue;
+    const key = `${node.scope ?? ''}\u0000${node.trigger.messageName}`;
+    const first = seen.get(key);
+    if (first !== undefined)
+      throw new ModelError(
+        `event subprocesses ${first} and ${node.id} both start on ${node.trigger.messageName} in one scope: a message could not choose`,
+        node.id,
+      );
+    seen.set(key, node.id);
+  }
+}
+
 function checkReachable(
   starts: readonly Draft[],
   nodes: ReadonlyMap<string, Draft>,
@@ -213,5 +229,6 @@ export function checkGraph(
   }
   checkReachable(starts.all, nodes, flows);
   checkWaits(nodes, flows);
+  checkTriggers(nodes);
   return starts.none?.id ?? null;
 }
