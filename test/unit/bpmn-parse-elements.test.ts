@@ -227,6 +227,28 @@ describe('what cannot run as drawn is refused at load, naming the element', () =
       'm1 and m2 on x both wait for Done: a message could not choose',
     ],
     [
+      'two message event subprocesses for one message in one scope',
+      around(asyncTask('x'), 'x') +
+        element(
+          'subProcess',
+          'esp1',
+          'triggeredByEvent="true"',
+          element('startEvent', 'es1', 'inbox:correlationKey="k"', '<bpmn:messageEventDefinition messageRef="m" />') +
+            element('endEvent', 'ee1') +
+            chain('es1', 'ee1'),
+        ) +
+        element(
+          'subProcess',
+          'esp2',
+          'triggeredByEvent="true"',
+          element('startEvent', 'es2', 'inbox:correlationKey="k"', '<bpmn:messageEventDefinition messageRef="m" />') +
+            element('endEvent', 'ee2') +
+            chain('es2', 'ee2'),
+        ),
+      'esp2',
+      'event subprocesses esp1 and esp2 both start on Done in one scope',
+    ],
+    [
       'a non-interrupting error start event',
       around(asyncTask('x'), 'x') +
         element(
