@@ -128,19 +128,6 @@ describe('what cannot run as drawn is refused at load, naming the element', () =
       'a scriptTask runs code written in the model, which this engine never does: make it a serviceTask and register its handler in the app',
     ],
     [
-      'an inclusive join',
-      start +
-        element('parallelGateway', 'fork') +
-        element('inclusiveGateway', 'merge') +
-        end() +
-        chain('start', 'fork') +
-        sequenceFlow('f1', 'fork', 'merge') +
-        sequenceFlow('f2', 'fork', 'merge') +
-        chain('merge', 'end'),
-      'merge',
-      'an inclusive gateway merging 2 flows: its join (wait for every branch that can still come) is not supported',
-    ],
-    [
       'a condition on a parallel gateway flow',
       start +
         element('parallelGateway', 'fork') +

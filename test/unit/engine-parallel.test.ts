@@ -185,6 +185,52 @@ describe('inclusive gateway (fork)', () => {
   });
 });
 
+describe('inclusive gateway (join)', () => {
+  /** split (inclusive: a if x > 1, b if y > 1, c by default) → a, b, c → merge (inclusive) → after → end. */
+  const splitAndMerge = () =>
+    model(
+      start +
+        element('inclusiveGateway', 'split', 'default="to-c"') +
+        asyncTask('a') +
+        asyncTask('b') +
+        asyncTask('c') +
+        element('inclusiveGateway', 'merge') +
+        asyncTask('after') +
+        end() +
+        sequenceFlow('s', 'start', 'split') +
+        sequenceFlow('to-a', 'split', 'a', '${x > 1}') +
+        sequenceFlow('to-b', 'split', 'b', '${y > 1}') +
+        sequenceFlow('to-c', 'split', 'c') +
+        chain('a', 'merge') +
+        chain('b', 'merge') +
+        chain('c', 'merge') +
+        chain('merge', 'after', 'end'),
+    );
+
+  test('it waits for the branches that were taken, and only for those', async () => {
+    const sim = new CoreSim(await splitAndMerge());
+    sim.start({ x: 2, y: 2 });
+    expect(sim.finishJob('a').jobs).toEqual([]); // b can still come
+    expect(sim.finishJob('b').jobs.map((j) => j.activityId)).toEqual(['after']);
+    expect(sim.finishJob('after').instance.status).toBe('COMPLETED');
+  });
+
+  test('one branch taken: it goes on at once', async () => {
+    const sim = new CoreSim(await splitAndMerge());
+    sim.start({ x: 2, y: 0 });
+    expect(sim.finishJob('a').jobs.map((j) => j.activityId)).toEqual(['after']);
+  });
+
+  test('a branch whose token is cancelled: the join goes on with what came (no silent wait)', async () => {
+    const sim = new CoreSim(await splitAndMerge());
+    sim.start({ x: 2, y: 2 });
+    sim.finishJob('a');
+    const t = sim.cancel(sim.tokenAt('b').id);
+    expect(t.jobs.map((j) => j.activityId)).toEqual(['after']);
+    expect(t.instance.incidents).toEqual([]);
+  });
+});
+
 describe('terminate end event', () => {
   test('ends every other token with its job, user task and timers; the instance completes', async () => {
     const sim = new CoreSim(

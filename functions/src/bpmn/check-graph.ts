@@ -115,12 +115,6 @@ function checkGateway(
   node: Draft & { readonly kind: 'exclusiveGateway' | 'inclusiveGateway' },
   flows: ReadonlyMap<string, SequenceFlow>,
 ): void {
-  if (node.kind === 'inclusiveGateway' && node.incoming.length > 1) {
-    throw new ModelError(
-      `an inclusive gateway merging ${node.incoming.length} flows: its join (wait for every branch that can still come) is not supported; join with a parallelGateway when every branch arrives, or merge with an exclusiveGateway`,
-      node.id,
-    );
-  }
   if (node.defaultFlowId !== null) {
     if (!node.outgoing.includes(node.defaultFlowId)) {
       throw new ModelError(

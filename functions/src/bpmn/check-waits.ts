@@ -26,6 +26,8 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
       return node.async;
     case 'parallelGateway':
       return node.incoming.length > 1;
+    case 'inclusiveGateway':
+      return node.incoming.length > 1;
     case 'userTask':
     case 'receiveTask':
     case 'messageCatchEvent':
@@ -39,7 +41,6 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
     case 'boundaryTimer':
     case 'passThrough':
     case 'exclusiveGateway':
-    case 'inclusiveGateway':
       return false;
   }
 }

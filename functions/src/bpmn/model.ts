@@ -247,12 +247,11 @@ export interface ParallelGatewayNode extends NodeBase {
 }
 
 /**
- * An inclusive gateway as a fork: a token goes down every outgoing flow
+ * An inclusive gateway. As a fork: a token goes down every outgoing flow
  * whose condition holds (a flow without a condition always), else down the
- * default flow; none and no default is NO_MATCHING_FLOW. As a merge (several
- * incoming flows) it is refused at load: its join waits for every branch
- * that can still arrive, which needs the reachability the engine does not
- * compute.
+ * default flow; none and no default is NO_MATCHING_FLOW. As a join (several
+ * incoming flows): a token waits (WAITING_JOIN) until every incoming flow a
+ * token of its scope can still reach has brought one (engine/joins.ts).
  */
 export interface InclusiveGatewayNode extends NodeBase {
   readonly kind: 'inclusiveGateway';

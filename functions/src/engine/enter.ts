@@ -4,19 +4,14 @@
  * new tokens; they move after the one that forked them, in flow order.
  */
 import { evaluateCondition } from '../bpmn/condition';
-import {
-  type EndEventNode,
-  type InclusiveGatewayNode,
-  type ParallelGatewayNode,
-  type ProcessModel,
-  STEP_LIMIT,
-} from '../bpmn/model';
+import { type EndEventNode, type InclusiveGatewayNode, type ProcessModel, STEP_LIMIT } from '../bpmn/model';
 import { executionId } from './ids';
 import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
 import { waitAtAsyncTask, waitAtGateway, waitAtUserTask, waitForMessage, waitForTimer } from './waits';
 import { BpmnError } from '../core/errors';
 import { cancelInside, enterScope, leaveScopeIfDone, type Move, throwError } from './scopes';
+import { join, readyInclusiveJoin } from './joins';
 
 export { STEP_LIMIT };
 
@@ -66,30 +61,6 @@ function fork(run: Run, execution: ExecutionState, flows: readonly string[], que
     queue.push({ execution: token, nodeId: targetOf(run.model, flowId), via: flowId });
   }
   return { execution, nodeId: targetOf(run.model, first), via: first };
-}
-
-/**
- * A token arrives at a parallel join by `via`: it waits there. When every
- * incoming flow has brought a token, the oldest waiting one of each flow is
- * consumed: this token goes on, the others end. Returns whether it goes on.
- */
-function join(run: Run, execution: ExecutionState, gateway: ParallelGatewayNode, via: string | null): boolean {
-  const here = liveTokens(run)
-    .filter((t) => t.status === 'WAITING_JOIN' && t.activityId === gateway.id && t.id !== execution.id)
-    .sort((a, b) => a.updatedAt.getTime() - b.updatedAt.getTime() || a.id.localeCompare(b.id));
-  // A token placed here by a repair (no flow) stands for the first flow no token has brought yet.
-  const arrivedBy =
-    via ?? gateway.incoming.find((f) => !here.some((t) => t.arrivedBy === f)) ?? gateway.incoming[0] ?? null;
-  const waiting = update(run, execution, { status: 'WAITING_JOIN', arrivedBy: arrivedBy ?? undefined });
-  const consumed: ExecutionState[] = [];
-  for (const flowId of gateway.incoming) {
-    const token = waiting.arrivedBy === flowId ? waiting : here.find((t) => t.arrivedBy === flowId);
-    if (token === undefined) return false;
-    consumed.push(token);
-  }
-  for (const token of consumed) if (token.id !== waiting.id) end(run, release(run, token), 'ENDED');
-  update(run, waiting, { status: 'ACTIVE', arrivedBy: undefined });
-  return true;
 }
 
 /**
@@ -212,6 +183,7 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
       return flowId !== null ? next(flowId) : noFlow(run, execution, current.id);
     }
     case 'inclusiveGateway': {
+      if (current.incoming.length > 1 && !join(run, execution, current, via)) return null;
       const flows = inclusiveFlows(run.model, current, run.instance.variables);
       return flows.length > 0 ? forkOrRaise(flows) : noFlow(run, execution, current.id);
     }
@@ -230,9 +202,26 @@ export function enter(run: Run, start: ExecutionState, firstNodeId: string, via:
   moveAll(run, [{ execution: start, nodeId: firstNodeId, via }]);
 }
 
+/**
+ * The next queued move; when none is left, an inclusive join that can go on
+ * now (the tokens that could have come ended or went elsewhere) enters its
+ * join again, which then goes on.
+ */
+function nextMove(run: Run, queue: Move[]): Move | undefined {
+  const queued = queue.shift();
+  if (queued !== undefined) return queued;
+  const ready = readyInclusiveJoin(run);
+  if (ready === null) return undefined;
+  return {
+    execution: update(run, ready, { status: 'ACTIVE' }),
+    nodeId: ready.activityId,
+    via: ready.arrivedBy ?? null,
+  };
+}
+
 /** Runs queued moves (and the ones they queue: forks, children of subprocesses, scopes left, errors caught) until none is left. */
 export function moveAll(run: Run, queue: Move[]): void {
-  for (let queued = queue.shift(); queued !== undefined; queued = queue.shift()) {
+  for (let queued = nextMove(run, queue); queued !== undefined; queued = nextMove(run, queue)) {
     // A token queued earlier in this step may have ended since (a terminate end event, an error a scope caught): it stays ended.
     const start = tokenOf(run, queued.execution.id) ?? queued.execution;
     if (!run.instance.activeExecutionIds.includes(start.id) || start.status === 'ENDED' || start.status === 'CANCELLED')

@@ -394,8 +394,9 @@ export function cancelToken(
   // A subprocess's token takes everything inside with it.
   if (state.execution.status === 'WAITING_SCOPE') cancelInside(run, state.execution.id, reason);
   end(run, release(run, state.execution, { reason }), 'CANCELLED');
-  // The last token inside a subprocess: the subprocess is left, as when it ends there.
-  if (model !== NO_MODEL && state.execution.parentId !== undefined) {
+  // The last token inside a subprocess: the subprocess is left, as when it ends there; an inclusive join
+  // that waited for this token goes on (moveAll checks them).
+  if (model !== NO_MODEL) {
     const queue: Move[] = [];
     leaveScopeIfDone(run, state.execution.parentId, queue);
     moveAll(run, queue);
