@@ -1,4 +1,5 @@
-import { explain, when } from '../../functions/src/operations/explain';
+import { explain } from '../../functions/src/operations/explain';
+import { when } from '../../functions/src/operations/explain-words';
 import type { ExplainedDoc, ExplainFacts } from '../../functions/src/operations/explain-model';
 
 /** The pure part of `inbox explain`, for what the emulator tests do not stage: dead letters, technical failures, requeued documents. */
