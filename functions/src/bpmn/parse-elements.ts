@@ -36,9 +36,7 @@ export function errorCodeOf(definition: Element, id: string): string | null {
 
 /** An error boundary event: always interrupting; catches its errorRef's code, or every code without errorRef. */
 export function boundaryError(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
-  const attached = element.attachedToRef;
-  const attachedToId = isElement(attached) ? text(attached, 'id') : null;
-  if (attachedToId === null) throw new ModelError('a boundary event without attachedToRef: name the task it is on', id);
+  const attachedToId = attachedTo(element, id);
   if (element.cancelActivity === false)
     throw new ModelError(
       'a non-interrupting error boundary event: an error always ends the activity that threw it',

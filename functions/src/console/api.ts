@@ -19,6 +19,7 @@ import type { AppSummary, OperationsDeps, RepairRequest } from '../operations/ty
 import type { Caller } from './access';
 import { crossSiteRefusal } from './access';
 import { answerTasks } from './tasks-api';
+import { onlyMethod, refusedAnswer } from './rejections';
 
 /**
  * The console's JSON API: each route validates its input, calls one
@@ -120,12 +121,6 @@ const RepairBody = z
 
 const badRequest = (error: string): Rejection => ({ kind: 'reject', status: 400, error });
 const notFound = (error: string): Rejection => ({ kind: 'reject', status: 404, error });
-const onlyMethod = (method: 'GET' | 'POST'): Rejection => ({
-  kind: 'reject',
-  status: 405,
-  error: `this route takes ${method}`,
-  allow: [method],
-});
 
 /** A query string as its schema reads it, or the 400 naming the field. */
 function parseQuery<S extends z.ZodType>(
@@ -180,7 +175,7 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
     return await read(deps, req, caller, route, itemId);
   } catch (err) {
     // A read refuses stored data it cannot show (a field edited by hand): the reason names the document; a retry cannot heal it.
-    if (isRefusal(err)) return { kind: 'reject', status: 409, error: err.message, details: { refused: true } };
+    if (isRefusal(err)) return refusedAnswer(err.message);
     return failed(deps, err, `read ${route}`, { path: req.path });
   }
 }
@@ -326,7 +321,7 @@ async function repair(deps: ApiDeps, req: Request, caller: Caller): Promise<Answ
     if (isRefusal(err)) {
       const reason = err instanceof Error ? err.message : String(err);
       deps.log.info('console: repair refused', { ...fields, reason });
-      return { kind: 'reject', status: 409, error: reason, details: { refused: true } };
+      return refusedAnswer(reason);
     }
     return failed(deps, err, `run the ${request.kind} repair`, fields);
   }

@@ -13,6 +13,7 @@ import { pageCursorOf } from '../operations/shard-page-query';
 import { completeTask, listUserTasks, readUserTask, TASKS_ORDER } from '../operations/user-tasks';
 import type { OperationsDeps } from '../operations/types';
 import { type Caller, crossSiteRefusal } from './access';
+import { onlyMethod, refusedAnswer } from './rejections';
 
 const text = z.string().min(1).max(1_500);
 
@@ -42,12 +43,6 @@ const CompleteBody = z
   .strict();
 
 const reject = (status: 400 | 403 | 404, error: string): Rejection => ({ kind: 'reject', status, error });
-const onlyMethod = (method: 'GET' | 'POST'): Rejection => ({
-  kind: 'reject',
-  status: 405,
-  error: `this route takes ${method}`,
-  allow: [method],
-});
 
 /** Answers a /api/tasks… request; `failed` maps a technical failure to its 5xx (api.ts's). */
 export async function answerTasks(
@@ -88,7 +83,7 @@ export async function answerTasks(
     };
     return { kind: 'ok', body: { ...(await listUserTasks(ops, filter, { size: limit, after: cursor })) } };
   } catch (err) {
-    if (isRefusal(err)) return { kind: 'reject', status: 409, error: err.message, details: { refused: true } };
+    if (isRefusal(err)) return refusedAnswer(err.message);
     return failed(err, 'read user tasks');
   }
 }
@@ -119,7 +114,7 @@ async function complete(
     });
     return { kind: 'ok', body: { ...done } };
   } catch (err) {
-    if (isRefusal(err)) return { kind: 'reject', status: 409, error: err.message, details: { refused: true } };
+    if (isRefusal(err)) return refusedAnswer(err.message);
     return failed(err, `complete user task ${id}`);
   }
 }
