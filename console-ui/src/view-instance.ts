@@ -1,17 +1,18 @@
 /**
  * One process instance: its model drawn with what it has on each element,
- * then its tokens, timers, incidents, jobs, the audit trail of the messages
- * it correlated, the parked documents of its keys and the repairs done to it.
+ * then its tokens and incidents with their repairs, and below them the
+ * read-only tables of instance-tables.ts (timers, jobs, the audit trail of
+ * the messages it correlated, the parked documents of its keys, the repairs
+ * done to it).
  */
 import type { InstanceView, TokenView } from '../../functions/src/operations/types';
 import { api, describe } from './api';
 import { mayRepair, type ViewContext } from './context';
 import { renderDiagram, type ModelElement } from './diagram';
-import { button, h, json, row, section, table, time } from './dom';
+import { button, h, row, section, table, time } from './dom';
+import { otherSections } from './instance-tables';
 import { openRepairDialog } from './repair-dialog';
-import { repairsSection } from './repairs-table';
 import { link } from './router';
-import { DOCUMENT_HEADERS, documentRow } from './view-documents';
 
 const ENDED = new Set(['ENDED', 'CANCELLED']);
 
@@ -140,90 +141,6 @@ function incidentsSection(v: InstanceView, ctx: ViewContext): HTMLElement {
       'No incidents.',
     ),
   );
-}
-
-function auditSection(v: InstanceView): HTMLElement {
-  const now = Date.now();
-  return section(
-    `Audit trail (${v.audit.length} correlated messages, oldest first)`,
-    'audit',
-    table(
-      'audit-table',
-      ['Document', 'Status', 'Message', 'Key', 'Received'],
-      v.audit.map((a) =>
-        a.row === null
-          ? row(
-              'audit-row',
-              [h('a', { href: link.document(a.inboxId) }, a.inboxId), h('em', {}, 'gone (purged)'), '', '', ''],
-              { 'data-id': a.inboxId },
-            )
-          : row(
-              'audit-row',
-              [
-                h('a', { href: link.document(a.inboxId) }, a.inboxId),
-                a.row.status,
-                a.row.messageName ?? '',
-                a.row.correlationKey ?? '',
-                time(a.row.receivedAt),
-              ],
-              {
-                'data-id': a.inboxId,
-                title:
-                  a.row.receivedAt === null
-                    ? undefined
-                    : `${Math.round((now - Date.parse(a.row.receivedAt)) / 1000)} s ago`,
-              },
-            ),
-      ),
-      'No message correlated yet.',
-    ),
-  );
-}
-
-function otherSections(v: InstanceView): HTMLElement[] {
-  const now = Date.now();
-  return [
-    section(
-      'Timers',
-      'timers',
-      table(
-        'timer-table',
-        ['Timer', 'At', 'Status', 'Due'],
-        v.timers.map((t) =>
-          row('timer-row', [h('code', {}, t.id), t.activityId, t.status, time(t.dueAt)], { 'data-id': t.id }),
-        ),
-        'No timers.',
-      ),
-    ),
-    section(
-      'Jobs',
-      'jobs',
-      table(
-        'job-table',
-        ['Job', 'At', 'Status', 'Attempts', 'Last error'],
-        v.jobs.map((j) =>
-          row('job-row', [h('code', {}, j.id), j.activityId, j.status, String(j.attempts), j.lastError ?? ''], {
-            'data-id': j.id,
-            class: j.status === 'FAILED' ? 'alert' : undefined,
-          }),
-        ),
-        'No jobs.',
-      ),
-    ),
-    auditSection(v),
-    section(
-      'Parked documents of its keys',
-      'parked',
-      table(
-        'parked-table',
-        DOCUMENT_HEADERS,
-        v.parked.map((d) => documentRow(d, now)),
-        'Nothing parked for its keys.',
-      ),
-    ),
-    repairsSection(v.repairs),
-    h('details', {}, h('summary', {}, 'Variables'), json(v.variables, 'instance-variables')),
-  ];
 }
 
 /** Draws the instance once both it and who is looking are known (both asked at once). */
