@@ -4,7 +4,7 @@ import { instanceJobs, instanceTokens } from '../../../functions/src/engine/stor
 import { STALE_JOB_ERROR } from '../../../functions/src/engine/state';
 import { QUERIES } from '../../../functions/src/queries';
 import { INBOX } from '../../../functions/src/inbox/document';
-import type { ChaosSnapshot } from './evaluate';
+import type { ChaosSnapshot } from './snapshot';
 import { ESCALATIONS, INVOICES } from '../local/names';
 
 /** Reads what the evaluation needs; the run has a project of its own, so whole collections are this run's. */

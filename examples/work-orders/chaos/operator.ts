@@ -9,7 +9,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../../functions/src/engine/store/collections';
 import { INBOX } from '../../../functions/src/inbox/document';
-import type { PlannedRepair } from './plan';
+import type { PlannedRepair } from './plan-schedule';
 
 /** The CLI in process: `inbox ARGV` on the run's project, its exit code and output. */
 export type OperatorCli = (

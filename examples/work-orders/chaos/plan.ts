@@ -5,10 +5,10 @@
  * timer, when the faults strike, and when an operator repairs.
  * The same seed and sizes give the same plan, so a failed run can be replayed.
  */
-import { WORK_ORDER_REGISTRY } from '../local/names';
-import { interpretMessage } from '../../../functions/src/receiver/interpret';
 import { collisionDocId } from '../../../functions/src/inbox/ids';
 import { seededRandom } from '../../../tools/seeded-random';
+import { planFaults, planRepairs, type PlannedFault, type PlannedRepair } from './plan-schedule';
+import { completionData, interpreted, POISON_VARIANTS, poisonData, type PlannedMessage } from './plan-messages';
 
 /** Distinct completions each work order needs (waits in chaos/bpmn/work-order-execution.bpmn). */
 export const TRANCHES = 4;
@@ -62,77 +62,8 @@ export const DEFAULT_SIZES: ChaosSizes = {
   repairs: 30,
 };
 
-/**
- * What the chaos operator does (tools/chaos/operator.ts), as an operator
- * would with the CLI: a `--dry-run`, a pause, then the real run held to the
- * dry run's `--expect` line.
- * - cancel: ends the first live token of a running work order on purpose (the
- *   order then ends COMPLETED without an invoice, recorded on the instance);
- * - move: puts a running order's first live token back on the activity it is
- *   at (re-runs an async step, or lets it wait again): the order must still
- *   end invoiced once;
- * - requeue: a PARKED document (most are unreadable or collisions: refused,
- *   with the reason).
- */
-export type RepairKind = 'cancel' | 'move' | 'requeue';
-/** A repair made once `atStep` steps have been taken. */
-export interface PlannedRepair {
-  readonly kind: RepairKind;
-  readonly atStep: number;
-  /** Which candidate, in [0, 1): the index into the candidates sorted by id. */
-  readonly pick: number;
-  /** How long the operator reads the dry run before confirming, ms. */
-  readonly pauseMs: number;
-}
-const REPAIR_KINDS: readonly RepairKind[] = ['cancel', 'move', 'move', 'requeue'];
-
-export type PoisonVariant = 'not JSON' | 'unknown type' | 'schema violation' | 'no type attribute' | 'not UTF-8';
-const POISON_VARIANTS: readonly PoisonVariant[] = [
-  'not JSON',
-  'unknown type',
-  'schema violation',
-  'no type attribute',
-  'not UTF-8',
-];
-
-export type PlannedMessage =
-  /** Tranche `tranche` of a work order: must end DONE, correlated once. */
-  | {
-      readonly kind: 'completion';
-      readonly workOrderId: string;
-      readonly tranche: number;
-      readonly data: Buffer;
-      readonly docId: string;
-    }
-  /** The same bytes as message `of` published again: must add nothing. */
-  | { readonly kind: 'duplicate'; readonly of: number; readonly data: Buffer; readonly docId: string }
-  /** Message `of`'s event id with another payload: one of the two ends PARKED KEY_COLLISION, the other DONE. */
-  | {
-      readonly kind: 'collision';
-      readonly of: number;
-      readonly data: Buffer;
-      readonly docId: string;
-      readonly collisionIds: readonly [string, string];
-    }
-  /** Unreadable: PARKED with its reason, under an id known only once published (subscription + messageId). */
-  | {
-      readonly kind: 'poison';
-      readonly variant: PoisonVariant;
-      readonly data: Buffer;
-      readonly attributes: Readonly<Record<string, string>>;
-    };
-
 export type Step =
   { readonly kind: 'start'; readonly workOrderId: string } | { readonly kind: 'publish'; readonly message: number };
-
-export type FaultKind = 'relay-kill' | 'firestore-restart' | 'dispatch-faults';
-/** A fault strikes once `atStep` steps have been taken. */
-export interface PlannedFault {
-  readonly kind: FaultKind;
-  readonly atStep: number;
-  /** relay-kill: which relay instance. */
-  readonly target: number;
-}
 
 /**
  * A work order whose last tranche races its timer. The racing message is in
@@ -159,60 +90,6 @@ export interface ChaosPlan {
   readonly races: readonly PlannedRace[];
   readonly faults: readonly PlannedFault[];
   readonly repairs: readonly PlannedRepair[];
-}
-
-export const COMPLETION_ATTRIBUTES = { eventType: 'WorkOrderCompleted' } as const;
-
-/** The inbox id and payload hash the receiver gives these bytes (the production code decides, not a copy of it). */
-function interpreted(data: Buffer): { id: string; payloadHash: string } {
-  const draft = interpretMessage(
-    {
-      messageId: 'plan',
-      subscription: null,
-      data: data.toString('base64'),
-      attributes: COMPLETION_ATTRIBUTES,
-      publishTime: null,
-      orderingKey: null,
-      deliveryAttempt: null,
-    },
-    WORK_ORDER_REGISTRY,
-    { referenceBuckets: [] },
-  );
-  if (draft.kind !== 'valid') throw new Error(`planned completion is not valid: ${draft.error}`);
-  return { id: draft.id, payloadHash: draft.payloadHash };
-}
-
-const completionData = (workOrderId: string, tranche: number, completedItems: number): Buffer =>
-  Buffer.from(
-    JSON.stringify({
-      workOrderId,
-      completedItems,
-      completionTimestamp: '2026-11-30T08:00:00.000Z',
-      eventId: `${workOrderId}/tranche-${tranche}`,
-    }),
-  );
-
-function poisonData(variant: PoisonVariant, n: number): { data: Buffer; attributes: Record<string, string> } {
-  switch (variant) {
-    case 'not JSON':
-      return { data: Buffer.from(`<poison n="${n}"/>`), attributes: { ...COMPLETION_ATTRIBUTES } };
-    case 'unknown type':
-      return {
-        data: Buffer.from(JSON.stringify({ workOrderId: `poison-${n}` })),
-        attributes: { eventType: 'WorkOrderCancelled' },
-      };
-    case 'schema violation':
-      return {
-        data: Buffer.from(
-          JSON.stringify({ workOrderId: `poison-${n}`, completedItems: -n, completionTimestamp: 'soon' }),
-        ),
-        attributes: { ...COMPLETION_ATTRIBUTES },
-      };
-    case 'no type attribute':
-      return { data: Buffer.from(JSON.stringify({ poison: n })), attributes: {} };
-    case 'not UTF-8':
-      return { data: Buffer.from([0xff, 0xfe, 0xfd, n & 0xff]), attributes: { ...COMPLETION_ATTRIBUTES } };
-  }
 }
 
 /** Validates sizes; every problem names the option. */
@@ -337,29 +214,7 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
     .filter((t) => t.step.kind !== 'publish' || !racing.has(t.step.message))
     .sort((a, b) => a.at - b.at)
     .map((t) => t.step);
-  const faults: PlannedFault[] = [];
-  const strike = (kind: FaultKind, count: number, from: number, to: number, targets: number): void => {
-    for (let i = 0; i < count; i++)
-      faults.push({
-        kind,
-        atStep: Math.floor(steps.length * (from + ((to - from) * (i + random())) / count)),
-        target: Math.floor(random() * targets),
-      });
-  };
-  strike('relay-kill', sizes.relayKills, 0.05, 0.95, RELAYS);
-  strike('firestore-restart', sizes.firestoreRestarts, 0.15, 0.85, 1);
-  strike('dispatch-faults', sizes.dispatchFaults, 0.1, 0.9, 1);
-  faults.sort((a, b) => a.atStep - b.atStep);
-  // Repairs draw from a stream of their own too, so adding them left the rest of a seed's plan as it was.
-  const repairRandom = seededRandom(sizes.seed ^ 0x0e7a);
-  const repairs: PlannedRepair[] = Array.from({ length: sizes.repairs }, (_, i) => ({
-    kind: REPAIR_KINDS[Math.floor(repairRandom() * REPAIR_KINDS.length)] ?? 'move',
-    atStep: Math.floor(steps.length * (0.2 + (0.75 * (i + repairRandom())) / Math.max(1, sizes.repairs))),
-    pick: repairRandom(),
-    pauseMs: Math.round(200 + repairRandom() * 1_800),
-  }));
+  const faults = planFaults(sizes, steps.length, random);
+  const repairs = planRepairs(sizes, steps.length);
   return { sizes, run, orders, messages, steps, races, faults, repairs };
 }
-
-/** Concurrent relay instances of the run. */
-export const RELAYS = 4;

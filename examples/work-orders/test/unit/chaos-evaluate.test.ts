@@ -1,4 +1,6 @@
-import { chaosLine, chaosPassed, evaluateChaos, type ChaosSnapshot } from '../../chaos/evaluate';
+import { evaluateChaos } from '../../chaos/evaluate';
+import { chaosLine, chaosPassed } from '../../chaos/report';
+import type { ChaosSnapshot } from '../../chaos/snapshot';
 import { DEFAULT_SIZES, planChaos, RACE, type ChaosPlan } from '../../chaos/plan';
 
 const plan: ChaosPlan = planChaos({ ...DEFAULT_SIZES, orders: 3, messages: 100, seed: 5 });

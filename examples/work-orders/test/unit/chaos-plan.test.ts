@@ -8,11 +8,11 @@ import {
   RACE,
   RACE_DEADLINES_S,
   RACE_OFFSET_MS,
-  RELAYS,
   SHARES,
   TRANCHES,
   type ChaosSizes,
 } from '../../chaos/plan';
+import { RELAYS } from '../../chaos/plan-schedule';
 
 const sizes = (over: Partial<ChaosSizes> = {}): ChaosSizes => ({
   ...DEFAULT_SIZES,

@@ -1,0 +1,85 @@
+/**
+ * What the chaos run does to its stack besides publishing: the faults it
+ * strikes, the starts it makes through startProcess, and the operator's CLI
+ * in process on the run's project.
+ */
+import { join } from 'node:path';
+import { runCli } from '../../../functions/src/cli/main';
+import type { LocalStack } from '../../../tools/local/stack';
+import { WORK_ORDERS_APP } from '../local/names';
+import type { OperatorCli } from './operator';
+import { RACE } from './plan';
+import type { PlannedFault } from './plan-schedule';
+import { sleep } from './run-types';
+
+/** The CLI in process on the run's project, with the chaos model deployed (what an operator's terminal runs). */
+export function operatorCli(projectId: string, firestoreHost: string): OperatorCli {
+  return async (argv) => {
+    let out = '';
+    let err = '';
+    const env = {
+      ...process.env,
+      GOOGLE_CLOUD_PROJECT: projectId,
+      FIRESTORE_EMULATOR_HOST: firestoreHost,
+      INBOX_APP: WORK_ORDERS_APP,
+      INBOX_BPMN_DIR: CHAOS_BPMN_DIR,
+      INBOX_OPERATOR: 'chaos operator',
+    };
+    const code = await runCli(
+      [...argv],
+      { out: (t) => (out += t), err: (t) => (err += t), confirm: async () => true },
+      env,
+    );
+    return { code, out, err };
+  };
+}
+
+/** The chaos model: the example's process, completed in four tranches, with a racing deadline at the last wait. */
+export const CHAOS_BPMN_DIR = join(__dirname, 'bpmn');
+
+export async function strike(stack: LocalStack, fault: PlannedFault, downMs: number): Promise<string> {
+  switch (fault.kind) {
+    case 'relay-kill': {
+      const { busy } = await stack.killRelay(fault.target);
+      return busy ? 'killed mid-batch' : 'killed (no batch under way)';
+    }
+    case 'firestore-restart': {
+      const report = await stack.firestoreOutage(downMs);
+      return `${report.kind} in ${report.totalMs} ms`;
+    }
+    case 'dispatch-faults':
+      // Task attempts answered 503 (Cloud Tasks retries them), and CreateTask calls that fail (jobs wait for sweepJobs).
+      stack.failDispatches(40, 503);
+      stack.failDispatches(10, 'connection-refused');
+      stack.failNextCreateTask(10);
+      return '50 dispatch attempts and 10 CreateTask calls failed';
+  }
+}
+
+/** startProcess until it answers 2xx (idempotent per work order); 5xx and refused connections are retried. */
+export async function startOrder(url: string, workOrderId: string, raceDeadline: string | null): Promise<void> {
+  // providerScript "silent": the simulated provider leaves the completions to the chaos run. No raceDeadline: the model's 14 days.
+  const variables = {
+    workOrderId,
+    providerScript: 'silent',
+    ...(raceDeadline === null ? {} : { [RACE.variable]: raceDeadline }),
+  };
+  const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables });
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+        signal: AbortSignal.timeout(15_000),
+      });
+      if (response.ok) return;
+      if (response.status < 500)
+        throw new Error(`startProcess ${workOrderId}: ${response.status} ${await response.text()}`);
+    } catch (err) {
+      if (err instanceof Error && err.message.startsWith('startProcess')) throw err;
+    }
+    if (attempt >= 240) throw new Error(`startProcess ${workOrderId}: no 2xx after ${attempt} attempts`);
+    await sleep(250);
+  }
+}
