@@ -18,7 +18,7 @@ const home = mkdtempSync(join(tmpdir(), 'inbox-model-check-'));
 const inbox = spawnCli({ PATH: process.env.PATH, HOME: home });
 /** A folder that holds no .bpmn file. */
 const noModels = mkdtempSync(join(home, 'no-models-'));
-const SUPPORTED = /^unsupported element callActivity; supported are: startEvent /;
+const SUPPORTED = /^unsupported element complexGateway; supported are: startEvent /;
 const NOT_READABLE = /^not readable as BPMN XML: .*missing start tag$/;
 
 afterAll(() => rmSync(home, { recursive: true, force: true }));
@@ -36,7 +36,7 @@ test('a folder of fixtures: one line per file in name order, then exit 1 with on
   const r = await inbox('model', 'check', MODELS);
   const [first, ...rest] = r.out.split('\n');
   // The file, the element's kind and id, then the parser's message.
-  const refusedAt = `${at('call-activity.bpmn')}: refused: callActivity approve: `;
+  const refusedAt = `${at('complex-gateway.bpmn')}: refused: complexGateway approve: `;
   expect(first?.slice(0, refusedAt.length)).toBe(refusedAt);
   expect(first?.slice(refusedAt.length)).toMatch(SUPPORTED);
   expect(rest).toEqual([
@@ -60,11 +60,11 @@ test('--json, before or after the command: the array CI reads, one object per fi
     expect(r.code).toBe(1);
     expect(r.json()).toEqual([
       {
-        file: at('call-activity.bpmn'),
+        file: at('complex-gateway.bpmn'),
         ok: false,
         processKey: null,
         elementId: 'approve',
-        elementKind: 'callActivity',
+        elementKind: 'complexGateway',
         message: expect.stringMatching(SUPPORTED),
       },
       {

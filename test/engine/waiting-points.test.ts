@@ -52,6 +52,8 @@ test('a token that starts waiting writes the instance and the key document, noth
     staleJobs: [],
     userTasks: [],
     closeUserTasks: [],
+    calls: [],
+    cancelCalls: [],
   };
 
   const subscribed = await runUnitOfWork(db, async (uow) =>
@@ -92,6 +94,8 @@ test('a key document with only its lane has no waitingSince, so the ordered wait
     staleJobs: [],
     userTasks: [],
     closeUserTasks: [],
+    calls: [],
+    cancelCalls: [],
   };
   await runUnitOfWork(db, async (uow) =>
     applyTransition(uow, { ...empty, instance, subscribe: [point], unsubscribe: [] }, new Date()),

@@ -90,8 +90,20 @@ export async function instanceView(): Promise<InstanceView> {
     },
     variables: { caseId: BUSINESS_KEY },
     tokens: [
-      { id: TOKEN_A, activityId: wait, status: 'WAITING_MESSAGE', waitingFor: `TaskCompleted/${BUSINESS_KEY}` },
-      { id: TOKEN_B, activityId: wait, status: 'WAITING_MESSAGE', waitingFor: `TaskCompleted/${BUSINESS_KEY}` },
+      {
+        id: TOKEN_A,
+        activityId: wait,
+        status: 'WAITING_MESSAGE',
+        waitingFor: `TaskCompleted/${BUSINESS_KEY}`,
+        calledInstanceId: null,
+      },
+      {
+        id: TOKEN_B,
+        activityId: wait,
+        status: 'WAITING_MESSAGE',
+        waitingFor: `TaskCompleted/${BUSINESS_KEY}`,
+        calledInstanceId: null,
+      },
     ],
     timers: [
       { id: 'tm-1', activityId: timerAt, status: 'PENDING', dueAt: '2026-12-15T10:00:01.000Z' },
@@ -135,6 +147,8 @@ export async function instanceView(): Promise<InstanceView> {
       { activityId: wait, tokens: 2, waiting: 2, timers: 0, incidents: 1 },
       { activityId: timerAt, tokens: 0, waiting: 0, timers: 2, incidents: 0 },
     ],
+    calledBy: null,
+    calls: [],
   };
 }
 

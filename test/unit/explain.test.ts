@@ -1,5 +1,5 @@
 import { explain } from '../../functions/src/operations/explain';
-import { when } from '../../functions/src/operations/explain-words';
+import { tokenText, when } from '../../functions/src/operations/explain-words';
 import type { ExplainedDoc, ExplainFacts } from '../../functions/src/operations/explain-model';
 
 /** The pure part of `inbox explain`, for what the emulator tests do not stage: dead letters, technical failures, requeued documents. */
@@ -127,5 +127,22 @@ describe('explain', () => {
     [new Date(now.getTime() - 3 * 24 * HOUR), '3 d ago'],
   ])('when(%s)', (at, relative) => {
     expect(when(at, now)).toBe(`${at.toISOString()} (${relative})`);
+  });
+});
+
+describe('a token in words', () => {
+  test.each([
+    [
+      'WAITING_CALL',
+      'ship',
+      'C',
+      'waits at call activity ship until the instance it called has no token left (inbox instance C)',
+    ],
+    ['WAITING_USER', 'review', 'U', 'waits at user task review for a person (inbox tasks show U)'],
+    ['WAITING_SCOPE', 'sub', null, 'waits at subprocess sub until no token is left inside it'],
+  ])('%s', (status, activityId, waitsOn, words) => {
+    expect(tokenText({ executionId: 'E', activityId, status, waitingFor: null, jobId: null, waitsOn })).toBe(
+      `token E ${words}`,
+    );
   });
 });

@@ -53,13 +53,13 @@ describe('checkModelXml: the verdict on one model', () => {
   });
 
   test("a refused element: its id, its kind as the XML spells it and the parser's message without the id", async () => {
-    const verdict = await checkModelXml(fixture('call-activity.bpmn'));
+    const verdict = await checkModelXml(fixture('complex-gateway.bpmn'));
     expect(verdict).toEqual({
       ok: false,
       processKey: null,
       elementId: 'approve',
-      elementKind: 'callActivity',
-      message: expect.stringMatching(/^unsupported element callActivity; supported are: startEvent/),
+      elementKind: 'complexGateway',
+      message: expect.stringMatching(/^unsupported element complexGateway; supported are: startEvent/),
       unexpected: false,
     });
   });
@@ -120,9 +120,9 @@ describe("the refused element's kind", () => {
 
   test('is null, never a throw, for XML that does not read or an id it does not hold', async () => {
     expect(await elementKindOf('not xml', 'a')).toBeNull();
-    expect(await elementKindOf(fixture('call-activity.bpmn'), 'nothing-of-that-id')).toBeNull();
-    expect(await elementKindOf(fixture('call-activity.bpmn'), '__proto__')).toBeNull();
-    expect(await elementKindOf(fixture('call-activity.bpmn'), 'approval')).toBe('process');
+    expect(await elementKindOf(fixture('complex-gateway.bpmn'), 'nothing-of-that-id')).toBeNull();
+    expect(await elementKindOf(fixture('complex-gateway.bpmn'), '__proto__')).toBeNull();
+    expect(await elementKindOf(fixture('complex-gateway.bpmn'), 'approval')).toBe('process');
   });
 });
 
@@ -232,7 +232,7 @@ describe('the command over files and folders', () => {
   });
 
   test('any refusal: every line still printed, then exit 1 with the count', async () => {
-    put('1.bpmn', fixture('call-activity.bpmn'));
+    put('1.bpmn', fixture('complex-gateway.bpmn'));
     put('2.bpmn', fixture('loads.bpmn'));
     const out: string[] = [];
     const failure = await modelCheckCommand({ out: (t) => out.push(t) }, [dir], false).catch((e: unknown) => e);
@@ -242,14 +242,14 @@ describe('the command over files and folders', () => {
       message: '1 of 2 models refused: fix what each line names, then check again',
     });
     expect(out).toEqual([
-      expect.stringMatching(/1\.bpmn: refused: callActivity approve: unsupported element callActivity/),
+      expect.stringMatching(/1\.bpmn: refused: complexGateway approve: unsupported element complexGateway/),
       `${join(dir, '2.bpmn')}: loads, process checked`,
       '2 files: 1 loads, 1 refused',
     ]);
   });
 
   test('--json: one array and nothing else on stdout', async () => {
-    put('1.bpmn', fixture('call-activity.bpmn'));
+    put('1.bpmn', fixture('complex-gateway.bpmn'));
     const { out, code } = await run([dir], true);
     expect(code).toBe(EXIT.FAILED);
     expect(out).toHaveLength(1);
@@ -259,8 +259,8 @@ describe('the command over files and folders', () => {
         ok: false,
         processKey: null,
         elementId: 'approve',
-        elementKind: 'callActivity',
-        message: expect.stringMatching(/^unsupported element callActivity/),
+        elementKind: 'complexGateway',
+        message: expect.stringMatching(/^unsupported element complexGateway/),
       },
     ]);
   });

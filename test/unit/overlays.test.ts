@@ -6,6 +6,7 @@ const token = (id: string, activityId: string, status = 'WAITING_MESSAGE'): Toke
   activityId,
   status,
   waitingFor: status === 'WAITING_MESSAGE' ? 'TaskCompleted' : null,
+  calledInstanceId: null,
 });
 const timer = (id: string, activityId: string, status = 'PENDING'): TimerView => ({
   id,
@@ -87,4 +88,26 @@ describe('overlaysOf', () => {
   test.each(cases)('%s', (_name, tokens, timers, incidents, waiting, expected) => {
     expect(overlaysOf(tokens, timers, incidents, waiting)).toEqual(expected);
   });
+});
+
+test('a called instance’s open incidents count on the call activity', () => {
+  const incident: IncidentView = {
+    reason: 'JOB_FAILED',
+    activityId: 'pack',
+    executionId: 'c-e',
+    message: 'failed',
+    createdAt: null,
+    resolvedAt: null,
+  };
+  const call = { executionId: 'e', activityId: 'ship', instanceId: 'c', processKey: 'child', status: 'INCIDENT' };
+  expect(
+    overlaysOf(
+      [{ ...token('e', 'ship', 'WAITING_CALL'), calledInstanceId: 'c' }],
+      [],
+      [],
+      [],
+      [{ ...call, openIncidents: [incident, incident] }],
+    ),
+  ).toEqual([{ activityId: 'ship', tokens: 1, waiting: 0, timers: 0, incidents: 2 }]);
+  expect(overlaysOf([], [], [], [], [{ ...call, openIncidents: [] }])).toEqual([]);
 });

@@ -41,12 +41,17 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
         attach(target);
         continue;
       }
+      if (target.kind === 'callActivity')
+        throw new ModelError(
+          `an error boundary event on call activity ${target.id}: a BPMN error does not leave the called process here; catch it inside that process (an error boundary event or error event subprocess there)`,
+          boundary.id,
+        );
       throw new ModelError(
         `an error boundary event on ${target.kind} ${target.id}: errors are thrown by service, send and business rule tasks (BpmnError) and inside subprocesses, so they are caught there`,
         boundary.id,
       );
     }
-    if (target.kind === 'subProcess') {
+    if (target.kind === 'subProcess' || target.kind === 'callActivity') {
       attach(target);
       continue;
     }

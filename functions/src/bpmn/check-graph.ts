@@ -88,6 +88,7 @@ function checkOutgoing(node: Draft): void {
       return;
     case 'passThrough':
     case 'subProcess':
+    case 'callActivity':
     case 'boundaryError':
     case 'boundaryMessage':
     case 'userTask':

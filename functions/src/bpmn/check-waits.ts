@@ -29,6 +29,7 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
     case 'inclusiveGateway':
       return node.incoming.length > 1;
     case 'userTask':
+    case 'callActivity':
     case 'receiveTask':
     case 'messageCatchEvent':
     case 'timerCatchEvent':

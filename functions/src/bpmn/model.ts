@@ -287,6 +287,24 @@ export interface TaskNode extends NodeBase {
 }
 
 /**
+ * A call activity: a token entering it starts an instance of the process
+ * `calledProcess` (the BPMN `calledElement`, a process id of the same app)
+ * in the same transaction, and waits (WAITING_CALL) until that instance has
+ * no token left; then the child's variables are merged into the caller's
+ * and the token goes on. The child starts with a copy of all the caller's
+ * variables and the caller's business key (Camunda 8's defaults: all
+ * variables in, all out). An interrupting timer or message boundary event,
+ * a terminate end event or a repair that takes the token away terminates
+ * the child, and its children, in the same transaction.
+ */
+export interface CallActivityNode extends NodeBase {
+  readonly kind: 'callActivity';
+  readonly calledProcess: string;
+  /** Ids of the timer and message boundary events attached to it, in document order. */
+  readonly boundaryEventIds: readonly string[];
+}
+
+/**
  * An intermediate message catch event or a receive task: the token waits
  * until a message named `messageName` arrives whose correlation key equals
  * the value of the process variable `correlationVariable`.
@@ -331,7 +349,8 @@ export type FlowNode =
   | BoundaryMessageNode
   | SubProcessNode
   | EventSubProcessNode
-  | TimerStartEventNode;
+  | TimerStartEventNode
+  | CallActivityNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine

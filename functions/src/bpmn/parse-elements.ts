@@ -125,3 +125,14 @@ export function subProcess(element: Element, id: string, name: string | null): N
     );
   return { kind: 'subProcess', id, name, startEventId: idOf(start), boundaryEventIds: [] };
 }
+
+/** A call activity: the process it calls, by `calledElement` (a process id of the same app; checked when the app loads). */
+export function callActivity(element: Element, id: string, name: string | null): NodeDraft {
+  const calledProcess = text(element, 'calledElement');
+  if (calledProcess === null)
+    throw new ModelError(
+      'a callActivity without calledElement: name the id of the process it starts (a model of the same app)',
+      id,
+    );
+  return { kind: 'callActivity', id, name, calledProcess, boundaryEventIds: [] };
+}

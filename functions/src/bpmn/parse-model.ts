@@ -13,7 +13,7 @@ import type { Draft, NodeDraft } from './draft';
 import { attachBoundaryEvents } from './check-events';
 import { boundaryTimer, eventBasedGateway, timerCatchEvent, timerDefinition } from './parse-timer';
 import { startSchedule } from './timer';
-import { boundaryError, boundaryMessage, subProcess, userTask, errorCodeOf } from './parse-elements';
+import { boundaryError, boundaryMessage, callActivity, subProcess, userTask, errorCodeOf } from './parse-elements';
 import {
   drawingOnly,
   type Element,
@@ -30,7 +30,7 @@ import { errorMessage } from '../core/errors';
 
 const SUPPORTED =
   'supported are: startEvent (none or message), endEvent (none or terminate), serviceTask, sendTask, businessRuleTask, ' +
-  'userTask, receiveTask, task, manualTask, intermediateThrowEvent (none), ' +
+  'userTask, receiveTask, callActivity, task, manualTask, intermediateThrowEvent (none), ' +
   'intermediateCatchEvent (one messageEventDefinition or timerEventDefinition), boundaryEvent (one timerEventDefinition), ' +
   'exclusiveGateway, inclusiveGateway (a fork), parallelGateway, eventBasedGateway, sequenceFlow ' +
   '(docs/bpmn-coverage.md)';
@@ -189,6 +189,8 @@ function toNode(element: Element): NodeDraft {
       return boundaryTimer(element, definitions, id, name);
     case 'bpmn:SubProcess':
       return subProcess(element, id, name);
+    case 'bpmn:CallActivity':
+      return callActivity(element, id, name);
     case 'bpmn:EventBasedGateway':
       return eventBasedGateway(element, id, name);
     case 'bpmn:ReceiveTask':

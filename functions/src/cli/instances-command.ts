@@ -5,7 +5,14 @@ import { QUERIES } from '../queries';
 import type { CliContext } from './context';
 import { print } from './output';
 
-/** `inbox instances KEY`: the process instances of a business key, a row per token (where it is, what it waits for). */
+/** A called instance's caller as `INSTANCE at ACTIVITY`; empty for a top-level instance. */
+function calledByText(value: unknown): string {
+  const c = value as { instanceId?: unknown; activityId?: unknown } | undefined;
+  return typeof c?.instanceId === 'string' ? `${c.instanceId} at ${String(c.activityId)}` : '';
+}
+
+/** `inbox instances KEY`: the process instances of a business key, a row per token (where it is, what it waits for);
+ * a called instance has its caller's business key, so a caller and the instances it called list together. */
 export async function instancesCommand(ctx: CliContext, businessKey: string): Promise<void> {
   const db = ctx.db();
   const found = (await QUERIES.instancesByBusinessKey.build(db, businessKey).get()).docs.map(view);
@@ -27,16 +34,17 @@ export async function instancesCommand(ctx: CliContext, businessKey: string): Pr
   print(
     ctx,
     withTokens,
-    ['instance', 'process', 'status', 'token', 'at', 'token status', 'waiting for', 'incidents'],
+    ['instance', 'process', 'status', 'called by', 'token', 'at', 'token status', 'waiting for', 'incidents'],
     withTokens.flatMap((i) =>
       i.executions.map((e) => [
         i.id,
         i.processKey,
         i.status,
+        calledByText(i.calledBy),
         e.id,
         e.activityId,
         e.status,
-        e.waitingFor,
+        e.status === 'WAITING_CALL' ? `called instance ${String(e.calledInstanceId)}` : e.waitingFor,
         (i.incidents as unknown[] | undefined)?.length ?? 0,
       ]),
     ),

@@ -78,6 +78,15 @@ export class Engine {
           );
       }
     }
+    for (const model of models) {
+      for (const node of Object.values(model.nodes)) {
+        if (node.kind === 'callActivity' && !byKey.has(node.calledProcess))
+          throw new ModelError(
+            `calledElement ${node.calledProcess} is no process of this app (deployed: ${[...byKey.keys()].join(', ')})`,
+            node.id,
+          );
+      }
+    }
     this.models = byKey;
     this.starts = starts;
   }

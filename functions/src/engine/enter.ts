@@ -8,7 +8,7 @@ import { type EndEventNode, type InclusiveGatewayNode, type ProcessModel, STEP_L
 import { executionId } from './ids';
 import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
-import { waitAtAsyncTask, waitAtGateway, waitAtUserTask, waitForMessage, waitForTimer } from './waits';
+import { waitAtAsyncTask, waitAtCall, waitAtGateway, waitAtUserTask, waitForMessage, waitForTimer } from './waits';
 import { BpmnError } from '../core/errors';
 import { cancelInside, enterScope, leaveScopeIfDone, type Move, throwError } from './scopes';
 import { join, readyInclusiveJoin } from './joins';
@@ -167,6 +167,9 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     }
     case 'userTask':
       waitAtUserTask(run, execution, current);
+      return null;
+    case 'callActivity':
+      waitAtCall(run, execution, current);
       return null;
     case 'messageCatchEvent':
     case 'receiveTask':

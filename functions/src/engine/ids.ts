@@ -17,6 +17,11 @@ export function jobId(executionIdValue: string, step: number): string {
   return stableId('job', executionIdValue, String(step));
 }
 
+/** The instance a call activity starts, per (caller's token, node entry): a re-run of the same step finds the same instance. */
+export function calledInstanceId(callerInstanceId: string, executionIdValue: string, step: number): string {
+  return stableId('called-instance', callerInstanceId, executionIdValue, String(step));
+}
+
 /** A user task per (token, node entry): a re-run of the same step makes the same task. */
 export function userTaskId(executionIdValue: string, step: number): string {
   return stableId('user-task', executionIdValue, String(step));

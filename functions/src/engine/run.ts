@@ -6,6 +6,8 @@
 import type { FlowNode, ProcessModel } from '../bpmn/model';
 import { isOpenIncident } from './state';
 import type {
+  CallCancel,
+  CallStart,
   ClosedUserTask,
   ExecutionState,
   Incident,
@@ -38,6 +40,8 @@ export interface Run {
   readonly staleJobs: string[];
   readonly userTasks: UserTaskState[];
   readonly closeUserTasks: ClosedUserTask[];
+  readonly calls: CallStart[];
+  readonly cancelCalls: CallCancel[];
   /** Tokens created in this step (forks, spawned boundary tokens): bounded like a token's steps. */
   created: number;
 }
@@ -75,6 +79,8 @@ export function newRun(
     staleJobs: [],
     userTasks: [],
     closeUserTasks: [],
+    calls: [],
+    cancelCalls: [],
     created: 0,
   };
 }
@@ -106,6 +112,8 @@ export function finish(run: Run): Transition {
     staleJobs: run.staleJobs,
     userTasks: run.userTasks,
     closeUserTasks: run.closeUserTasks,
+    calls: run.calls,
+    cancelCalls: run.cancelCalls,
   };
 }
 
@@ -280,6 +288,8 @@ export function release(
     readonly jobId?: string;
     /** The user task that completes now (written COMPLETED by the caller). */
     readonly userTaskId?: string;
+    /** The called instance that ended now (its end moves the token). */
+    readonly calledInstanceId?: string;
     /** Why the token leaves: the cancel reason of a user task it leaves open. */
     readonly reason?: string;
   } = {},
@@ -295,8 +305,19 @@ export function release(
   ) {
     run.closeUserTasks.push({ id: execution.userTaskId, reason: except.reason ?? 'its token left the task' });
   }
+  if (
+    execution.status === 'WAITING_CALL' &&
+    execution.calledInstanceId !== undefined &&
+    execution.calledInstanceId !== except.calledInstanceId
+  ) {
+    run.cancelCalls.push({
+      instanceId: execution.calledInstanceId,
+      reason: except.reason ?? `its caller's token left ${execution.activityId}`,
+    });
+  }
   const changes: {
     waitingFor: null;
+    calledInstanceId?: undefined;
     timerIds?: string[];
     gatewayWaits?: [];
     arrivedBy?: undefined;
@@ -308,5 +329,6 @@ export function release(
   if (execution.gatewayWaits !== undefined) changes.gatewayWaits = [];
   if (execution.arrivedBy !== undefined) changes.arrivedBy = undefined;
   if (execution.userTaskId !== undefined) changes.userTaskId = undefined;
+  if (execution.calledInstanceId !== undefined) changes.calledInstanceId = undefined;
   return update(run, execution, changes);
 }

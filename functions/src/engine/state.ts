@@ -95,6 +95,15 @@ export interface InstanceState {
    * its own (201, its jobs dispatched), not as someone else's (200).
    */
   readonly startRequestId?: string;
+  /** The call activity that started it (the caller's instance, token and activity); absent for a top-level instance. */
+  readonly calledBy?: CallerRef;
+  /**
+   * Set when its caller ended it (the call activity's token left without
+   * it: an interrupting boundary event, a terminate end event, a repair):
+   * its tokens were CANCELLED and it is COMPLETED, and its end does not
+   * move the caller.
+   */
+  readonly terminated?: { readonly at: Date; readonly reason: string };
   /** The inbox id of the message whose message start event started it; absent for a start by startProcess. */
   readonly startedByMessage?: string;
   /** When the start's transaction ran (the function's clock). */
@@ -104,6 +113,18 @@ export interface InstanceState {
   /** When its last token ended; null while a token is left (cleared when a repair adds one). */
   readonly completedAt: Date | null;
 }
+
+/** Where a called instance reports back: the caller's instance and the token waiting at its call activity. */
+export interface CallerRef {
+  readonly instanceId: string;
+  readonly executionId: string;
+  readonly activityId: string;
+  /** 1 for a child of a top-level instance, its caller's depth + 1 below (bounded by MAX_CALL_DEPTH). */
+  readonly depth: number;
+}
+
+/** How deep call activities may nest: a process that calls itself before any wait would otherwise start instances without end. */
+export const MAX_CALL_DEPTH = 50;
 
 export type ExecutionStatus =
   /** Moving (only inside a transition) or stopped by an incident. */
@@ -122,6 +143,8 @@ export type ExecutionStatus =
   | 'WAITING_USER'
   /** At an embedded subprocess: its child tokens (`parentId` = this id) run inside; the last one to end moves it on. */
   | 'WAITING_SCOPE'
+  /** At a call activity: the instance it started (`calledInstanceId`) runs; when that has no token left, it moves on. */
+  | 'WAITING_CALL'
   | 'ENDED'
   | 'CANCELLED';
 
@@ -145,6 +168,8 @@ export interface ExecutionState {
   readonly boundaryWaits?: readonly GatewayWait[] | undefined;
   /** WAITING_JOIN: the incoming flow it arrived by. */
   readonly arrivedBy?: string | undefined;
+  /** WAITING_CALL: the instance its call activity started (`processInstances/{id}`). */
+  readonly calledInstanceId?: string | undefined;
   /** WAITING_USER: the user task it waits for (`userTasks/{id}`). */
   readonly userTaskId?: string | undefined;
   /**
@@ -309,6 +334,21 @@ export interface ClosedUserTask {
   readonly reason: string;
 }
 
+/** An instance a call activity starts: the store runs its start in the same transaction. */
+export interface CallStart {
+  readonly instanceId: string;
+  readonly processKey: string;
+  readonly businessKey: string;
+  readonly variables: Readonly<Record<string, unknown>>;
+  readonly calledBy: CallerRef;
+}
+
+/** A called instance whose caller's token left without it: the store terminates it in the same transaction. */
+export interface CallCancel {
+  readonly instanceId: string;
+  readonly reason: string;
+}
+
 /** What one step of the engine changed. The store writes all of it in one transaction. */
 export interface Transition {
   readonly instance: InstanceState;
@@ -333,4 +373,8 @@ export interface Transition {
   readonly userTasks: readonly UserTaskState[];
   /** User tasks whose token left without them: CANCELLED in the same transaction, with the reason. */
   readonly closeUserTasks: readonly ClosedUserTask[];
+  /** Instances its call activities start (created in the same transaction). */
+  readonly calls: readonly CallStart[];
+  /** Called instances whose caller left them: terminated in the same transaction. */
+  readonly cancelCalls: readonly CallCancel[];
 }

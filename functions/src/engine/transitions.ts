@@ -15,6 +15,7 @@ import {
   update,
 } from './run';
 import {
+  type CallerRef,
   CORRELATED_MESSAGES_KEPT,
   type ExecutionState,
   type InstanceState,
@@ -57,6 +58,8 @@ export interface StartInput {
   readonly now: Date;
   /** The start event the token starts at (a message start event's id); default: the model's none start event. */
   readonly startEventId?: string;
+  /** The call activity that starts it; absent for a top-level instance. */
+  readonly calledBy?: CallerRef;
 }
 
 /** A new instance with one token at the start event, run until it waits. */
@@ -79,6 +82,7 @@ export function startInstance(
     variables: input.variables,
     activeExecutionIds: [input.executionId],
     incidents: [],
+    ...(input.calledBy === undefined ? {} : { calledBy: input.calledBy }),
     createdAt: input.now,
     updatedAt: input.now,
     completedAt: null,

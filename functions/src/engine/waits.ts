@@ -8,6 +8,7 @@
  */
 import type {
   BoundaryTimerNode,
+  CallActivityNode,
   EventBasedGatewayNode,
   MessageWaitNode,
   SubProcessNode,
@@ -16,8 +17,9 @@ import type {
   UserTaskNode,
 } from '../bpmn/model';
 import { resolveTimer } from '../bpmn/timer';
-import { jobId, timerId, userTaskId } from './ids';
+import { calledInstanceId, jobId, timerId, userTaskId } from './ids';
 import { node, raise, type Run, targetOf, update } from './run';
+import { MAX_CALL_DEPTH } from './state';
 import type { ExecutionState, GatewayWait, JobState, TimerState, UserTaskState, WaitingPoint } from './state';
 
 /** The key a message wait waits under for a variable's value: a non-empty string, or a finite number as text; null for anything else. */
@@ -57,7 +59,7 @@ export function newTimer(
 export function boundaryTimers(
   run: Run,
   execution: ExecutionState,
-  task: TaskNode | MessageWaitNode | UserTaskNode | SubProcessNode,
+  task: TaskNode | MessageWaitNode | UserTaskNode | SubProcessNode | CallActivityNode,
 ): TimerState[] | string {
   const timers: TimerState[] = [];
   for (const id of task.boundaryEventIds) {
@@ -85,7 +87,7 @@ export const withTimers = (timers: readonly TimerState[]): Partial<ExecutionStat
 export function armBoundaries(
   run: Run,
   execution: ExecutionState,
-  activity: TaskNode | MessageWaitNode | UserTaskNode | SubProcessNode,
+  activity: TaskNode | MessageWaitNode | UserTaskNode | SubProcessNode | CallActivityNode,
 ): Partial<ExecutionState> | null {
   const timers = boundaryTimers(run, execution, activity);
   if (typeof timers === 'string') {
@@ -165,6 +167,34 @@ export function waitAtUserTask(run: Run, execution: ExecutionState, task: UserTa
   };
   run.userTasks.push(userTask);
   update(run, execution, { status: 'WAITING_USER', userTaskId: userTask.id, ...armed });
+}
+
+/**
+ * A call activity: its boundary events are armed and an instance of the
+ * called process is started (the store does it in the same transaction),
+ * with a copy of the caller's variables and business key; the token waits
+ * WAITING_CALL. The child's id derives from the token and its step.
+ */
+export function waitAtCall(run: Run, execution: ExecutionState, call: CallActivityNode): void {
+  const depth = (run.instance.calledBy?.depth ?? 0) + 1;
+  if (depth > MAX_CALL_DEPTH)
+    return raise(
+      run,
+      execution,
+      'STEP_LIMIT',
+      `call activity ${call.id} would start a call ${depth} levels deep (at most ${MAX_CALL_DEPTH}): does ${call.calledProcess} call itself before any wait?`,
+    );
+  const armed = armBoundaries(run, execution, call);
+  if (armed === null) return;
+  const childId = calledInstanceId(run.instance.id, execution.id, execution.step);
+  run.calls.push({
+    instanceId: childId,
+    processKey: call.calledProcess,
+    businessKey: run.instance.businessKey,
+    variables: run.instance.variables,
+    calledBy: { instanceId: run.instance.id, executionId: execution.id, activityId: call.id, depth },
+  });
+  update(run, execution, { status: 'WAITING_CALL', calledInstanceId: childId, ...armed });
 }
 
 export function waitForMessage(run: Run, execution: ExecutionState, wait: MessageWaitNode): void {

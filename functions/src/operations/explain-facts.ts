@@ -104,7 +104,13 @@ async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | n
             status: x.status,
             waitingFor: x.waitingFor,
             jobId: stringOrNull(x.jobId),
-            waitsOn: stringOrNull(x.status === 'WAITING_USER' ? x.userTaskId : x.arrivedBy),
+            waitsOn: stringOrNull(
+              x.status === 'WAITING_USER'
+                ? x.userTaskId
+                : x.status === 'WAITING_CALL'
+                  ? x.calledInstanceId
+                  : x.arrivedBy,
+            ),
           },
         ];
   });

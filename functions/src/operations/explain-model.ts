@@ -11,7 +11,7 @@ export interface TokenFact {
   readonly status: string;
   readonly waitingFor: { readonly messageName: string; readonly correlationKey: string } | null;
   readonly jobId: string | null;
-  /** WAITING_USER: the user task; WAITING_JOIN: the flow it arrived by; else null. */
+  /** WAITING_USER: the user task; WAITING_CALL: the called instance; WAITING_JOIN: the flow it arrived by; else null. */
   readonly waitsOn: string | null;
 }
 

@@ -26,6 +26,8 @@ export function tokenText(t: TokenFact): string {
     return `token ${t.executionId} waits at user task ${t.activityId} for a person (inbox tasks show ${String(t.waitsOn)})`;
   if (t.status === 'WAITING_JOIN')
     return `token ${t.executionId} waits at join ${t.activityId} (arrived by ${String(t.waitsOn)}) for a token on each other incoming flow`;
+  if (t.status === 'WAITING_CALL')
+    return `token ${t.executionId} waits at call activity ${t.activityId} until the instance it called has no token left (inbox instance ${String(t.waitsOn)})`;
   if (t.status === 'WAITING_SCOPE')
     return `token ${t.executionId} waits at subprocess ${t.activityId} until no token is left inside it`;
   if (t.status === 'ACTIVE') return `token ${t.executionId} is stopped at activity ${t.activityId}`;

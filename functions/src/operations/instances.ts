@@ -9,6 +9,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { deployedModelXml } from '../engine/deployed';
 import { isOpenIncident, type ExecutionState, type Incident, type JobState } from '../engine/state';
 import { STORED } from '../engine/store/converters';
+import { refs } from '../engine/store/collections';
 import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { jsonSafe, repairsOf, ROW_FIELDS, rowOf, view } from './documents';
@@ -17,6 +18,7 @@ import { readStoredInstance, type StoredInstance } from './stored-instance';
 import { isoOrNull } from './stored-values';
 import type {
   AuditEntry,
+  CallView,
   DocumentRow,
   IncidentView,
   InstanceRow,
@@ -64,6 +66,7 @@ const tokenView = (t: ExecutionState): TokenView => ({
   activityId: t.activityId,
   status: t.status,
   waitingFor: t.waitingFor?.messageName ?? null,
+  calledInstanceId: t.status === 'WAITING_CALL' ? (t.calledInstanceId ?? null) : null,
 });
 const jobView = (j: JobState): JobView => ({
   id: j.id,
@@ -147,6 +150,34 @@ async function timersOf(db: Firestore, id: string): Promise<TimerView[]> {
     .sort((a, b) => (a.dueAt ?? '').localeCompare(b.dueAt ?? '') || a.id.localeCompare(b.id));
 }
 
+/** The instances the waiting call activities started, with ONE getAll, as they stand now. */
+async function callsOf(db: Firestore, tokens: readonly ExecutionState[]): Promise<CallView[]> {
+  const waiting = tokens.filter((t) => t.status === 'WAITING_CALL' && typeof t.calledInstanceId === 'string');
+  if (waiting.length === 0) return [];
+  const snaps = await db.getAll(
+    ...waiting.map((t) => refs.instance(db, t.calledInstanceId ?? '').withConverter(STORED)),
+  );
+  return waiting.map((t, i) => {
+    const d = snaps[i]?.data();
+    return {
+      executionId: t.id,
+      activityId: t.activityId,
+      instanceId: t.calledInstanceId ?? '',
+      processKey: d === undefined ? null : String(d.processKey),
+      status: d === undefined ? null : String(d.status),
+      openIncidents: d === undefined ? [] : incidentsOf(d).filter(isOpenIncident).map(incidentView),
+    };
+  });
+}
+
+/** The caller of a called instance, from its stored `calledBy`; null for a top-level one. */
+function callerOf(d: Readonly<Record<string, unknown>>): InstanceView['calledBy'] {
+  const c = d.calledBy as { instanceId?: unknown; activityId?: unknown } | undefined;
+  return typeof c?.instanceId === 'string' && typeof c.activityId === 'string'
+    ? { instanceId: c.instanceId, activityId: c.activityId }
+    : null;
+}
+
 /** One instance with everything its page shows; null when there is no such instance. */
 export async function readInstance(deps: OperationsDeps, id: string): Promise<InstanceView | null> {
   const db = deps.db();
@@ -157,11 +188,12 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
   const correlated = Array.isArray(d.correlatedMessages)
     ? d.correlatedMessages.filter((m): m is string => typeof m === 'string')
     : [];
-  const [timers, audit, parked, xml] = await Promise.all([
+  const [timers, audit, parked, xml, calls] = await Promise.all([
     timersOf(db, id),
     auditOf(db, correlated),
     parkedOf(db, keysOf(row.businessKey, stored.tokens)),
     deployedModelXml(deps.modelsDir(), row.processKey),
+    callsOf(db, stored.tokens),
   ]);
   const tokens = stored.tokens.map(tokenView);
   const incidents = incidentsOf(d).map(incidentView);
@@ -180,6 +212,8 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
     parked,
     repairs: repairsOf(d),
     model: xml === null ? null : { processKey: row.processKey, xml },
-    overlays: overlaysOf(tokens, timers, incidents, waitingOf(stored.tokens)),
+    overlays: overlaysOf(tokens, timers, incidents, waitingOf(stored.tokens), calls),
+    calledBy: callerOf(d),
+    calls,
   };
 }

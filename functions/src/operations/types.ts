@@ -171,6 +171,19 @@ export interface TokenView {
   readonly activityId: string;
   readonly status: string;
   readonly waitingFor: string | null;
+  /** WAITING_CALL: the instance its call activity started; else null. */
+  readonly calledInstanceId: string | null;
+}
+
+/** An instance a call activity of this one started and waits for, as it stands now. */
+export interface CallView {
+  readonly executionId: string;
+  readonly activityId: string;
+  readonly instanceId: string;
+  /** null when the called instance's document is gone. */
+  readonly processKey: string | null;
+  readonly status: string | null;
+  readonly openIncidents: readonly IncidentView[];
 }
 
 export interface TimerView {
@@ -228,6 +241,10 @@ export interface InstanceView {
   /** The deployed BPMN XML of its process; null when the model is no longer deployed. */
   readonly model: { readonly processKey: string; readonly xml: string } | null;
   readonly overlays: readonly ElementOverlay[];
+  /** The call activity that started it; null for a top-level instance. */
+  readonly calledBy: { readonly instanceId: string; readonly activityId: string } | null;
+  /** The instances its waiting call activities started (their open incidents count on the call activity's overlay). */
+  readonly calls: readonly CallView[];
 }
 
 /** A repair, as the CLI's flags or the console's form state it. */

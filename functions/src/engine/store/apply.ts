@@ -16,6 +16,7 @@ import { staleEnd } from './stale-job';
 import { asTimer, nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 import { writeUserTasks } from './user-tasks';
+import { callTransitions } from './calls';
 
 /** Two or more tokens now wait for the same message under the same key. */
 export interface DuplicateWaitingPoint {
@@ -198,6 +199,8 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
     const cancelled = new Set(t.cancelTimers);
     for (let i = timers.length - 1; i >= 0; i--) if (cancelled.has(timers[i]?.id ?? '')) timers.splice(i, 1);
     timers.push(...nearTimers(t.timers, now));
+    // Call activities: instances started or terminated, a caller moved on by its child's end.
+    pending.push(...(await callTransitions(uow, engine, t, now)));
     if (engine.buffer === null) continue;
     // One delivery per token: the branches of an event-based gateway are several points of one token.
     const delivered = new Set<string>();

@@ -1,0 +1,53 @@
+/**
+ * What a transition changes beyond its own instance, through call
+ * activities: the instances it starts, the called instances it terminates,
+ * and, when it ends a called instance, its caller's token moving on. Each
+ * is one more transition in the same unit of work (applyAndSettle applies
+ * them in turn), read by id, so a call and its child change together or
+ * not at all.
+ */
+import type { Engine } from '../engine';
+import { completeCall, terminateInstance, waitsForCall } from '../call-transitions';
+import { executionId } from '../ids';
+import type { Transition } from '../state';
+import { startInstance } from '../transitions';
+import { readInstanceDoc } from './instance-doc';
+import type { UnitOfWork } from './unit-of-work';
+
+export async function callTransitions(
+  uow: UnitOfWork,
+  engine: Engine,
+  t: Transition,
+  now: Date,
+): Promise<Transition[]> {
+  const next: Transition[] = [];
+  for (const call of t.calls) {
+    // A re-run of a step whose commit landed finds its child started.
+    if ((await readInstanceDoc(uow, call.instanceId)) !== null) continue;
+    next.push(
+      startInstance(engine.model(call.processKey), engine.sync, {
+        instanceId: call.instanceId,
+        executionId: executionId(call.instanceId, 'start'),
+        businessKey: call.businessKey,
+        variables: call.variables,
+        now,
+        calledBy: call.calledBy,
+      }),
+    );
+  }
+  for (const cancel of t.cancelCalls) {
+    const child = await readInstanceDoc(uow, cancel.instanceId);
+    if (child === null || child.instance.activeExecutionIds.length === 0) continue;
+    next.push(terminateInstance(child, cancel.reason, now));
+  }
+  const { instance } = t;
+  if (instance.calledBy === undefined || instance.terminated !== undefined || instance.activeExecutionIds.length > 0)
+    return next;
+  const caller = await readInstanceDoc(uow, instance.calledBy.instanceId);
+  const execution = caller?.tokens[instance.calledBy.executionId];
+  if (caller === null || execution === undefined || !waitsForCall(execution, instance.id)) return next;
+  next.push(
+    completeCall(engine.model(caller.instance.processKey), engine.sync, { ...caller, execution }, instance, now),
+  );
+  return next;
+}
