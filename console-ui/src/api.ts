@@ -18,6 +18,7 @@ import type {
   Role,
   WaitingPage,
 } from '../../functions/src/operations/types';
+import type { TaskCompletion, TaskQuery, UserTask, UserTaskPage } from './task-types';
 
 /** GET /api/whoami: who the server took the caller for, and how it let them in. */
 export interface Whoami {
@@ -57,6 +58,9 @@ export interface WaitingQuery {
 }
 
 export const PAGE_SIZE = 50;
+
+/** The most tasks GET /api/tasks gives at once: an instance's open tasks are asked in one request. */
+const TASKS_MAX = 500;
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -117,6 +121,26 @@ export const api = {
   incidents: (all: boolean): Promise<IncidentList> => call(`api/incidents${all ? '?all=true' : ''}`),
   waiting: (filters: WaitingQuery, after: string | null): Promise<WaitingPage> =>
     call(`api/waiting${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
+  tasks: (filters: TaskQuery, after: string | null): Promise<UserTaskPage> =>
+    call(`api/tasks${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
+  /** The OPEN user tasks of one instance (its tokens at user tasks link to them). */
+  openTasksOf: (instanceId: string): Promise<UserTaskPage> =>
+    call(`api/tasks${query({ status: 'OPEN', instance: instanceId, limit: String(TASKS_MAX) })}`),
+  task: (id: string): Promise<UserTask> => call(`api/tasks/${encodeURIComponent(id)}`),
+  /**
+   * POST /api/tasks/ID/complete, with the repair's same-origin headers. The same `requestId` again is the
+   * same completion: the server answers ALREADY_COMPLETED and changes nothing.
+   */
+  completeTask: (
+    id: string,
+    variables: Readonly<Record<string, unknown>>,
+    requestId: string,
+  ): Promise<TaskCompletion> =>
+    call(`api/tasks/${encodeURIComponent(id)}/complete`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Inbox-Console': '1' },
+      body: JSON.stringify({ variables, requestId }),
+    }),
   /**
    * POST /api/repairs: the two headers are the server's CSRF check (a foreign page cannot send them without a preflight).
    * `expect`: the preview's basis, sent with the confirmation so the server refuses it if the state changed since.

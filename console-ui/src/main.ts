@@ -16,6 +16,8 @@ import { renderIncidents } from './view-incidents';
 import { renderInstance } from './view-instance';
 import { renderInstances } from './view-instances';
 import { renderOverview } from './view-overview';
+import { renderTask } from './view-task';
+import { renderTasks } from './view-tasks';
 import { renderWaiting } from './view-waiting';
 
 function frame(session: Whoami): HTMLElement {
@@ -27,6 +29,7 @@ function frame(session: Whoami): HTMLElement {
     h('a', { href: link.instances(), testid: 'nav-instances' }, 'Instances'),
     h('a', { href: link.incidents(), testid: 'nav-incidents' }, 'Incidents'),
     h('a', { href: link.waiting(), testid: 'nav-waiting' }, 'Waiting'),
+    h('a', { href: link.tasks(), testid: 'nav-tasks' }, 'User tasks'),
     h(
       'span',
       { class: 'who', testid: 'whoami' },
@@ -82,6 +85,10 @@ async function renderRoute(route: Route, main: HTMLElement, ctx: Promise<ViewCon
       return renderIncidents(main, route.params);
     case 'waiting':
       return renderWaiting(main, route.params);
+    case 'tasks':
+      return renderTasks(main, route.params);
+    case 'task':
+      return renderTask(main, route.id, ctx);
     case 'not-found':
       throw new Error(`There is no page at ${route.hash}.`);
   }

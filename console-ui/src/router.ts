@@ -2,7 +2,7 @@
  * Hash routes, so the server serves one page and every view has an address
  * an operator can paste: #/ overview, #/documents?filters, #/documents/ID,
  * #/instances?businessKey=K, #/instances/ID, #/incidents[?all=true],
- * #/waiting?filters.
+ * #/waiting?filters, #/tasks?filters, #/tasks/ID.
  */
 
 /** Where the page is. */
@@ -14,6 +14,8 @@ export type Route =
   | { readonly view: 'instance'; readonly id: string }
   | { readonly view: 'incidents'; readonly params: URLSearchParams }
   | { readonly view: 'waiting'; readonly params: URLSearchParams }
+  | { readonly view: 'tasks'; readonly params: URLSearchParams }
+  | { readonly view: 'task'; readonly id: string }
   | { readonly view: 'not-found'; readonly hash: string };
 
 function decode(part: string): string | null {
@@ -41,6 +43,10 @@ export function parseRoute(hash: string): Route {
     if (id === undefined) return { view: 'instances', params };
     return decoded === null ? { view: 'not-found', hash } : { view: 'instance', id: decoded };
   }
+  if (head === 'tasks') {
+    if (id === undefined) return { view: 'tasks', params };
+    return decoded === null ? { view: 'not-found', hash } : { view: 'task', id: decoded };
+  }
   if ((head === 'incidents' || head === 'waiting') && id === undefined) return { view: head, params };
   return { view: 'not-found', hash };
 }
@@ -63,4 +69,6 @@ export const link = {
   instance: (id: string): string => `#/instances/${encodeURIComponent(id)}`,
   incidents: (all = false): string => (all ? '#/incidents?all=true' : '#/incidents'),
   waiting: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/waiting', params),
+  tasks: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/tasks', params),
+  task: (id: string): string => `#/tasks/${encodeURIComponent(id)}`,
 };

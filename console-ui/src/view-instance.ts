@@ -11,6 +11,7 @@ import { mayRepair, type ViewContext } from './context';
 import { renderDiagram, type ModelElement } from './diagram';
 import { button, h, row, section, table, time } from './dom';
 import { otherSections } from './instance-tables';
+import { tokenTasksOf, waitingCell, type TokenTasks } from './instance-user-tasks';
 import { openRepairDialog } from './repair-dialog';
 import { link } from './router';
 
@@ -62,7 +63,7 @@ function moveTokenDialog(v: InstanceView, elements: readonly ModelElement[], ctx
   });
 }
 
-function tokensSection(v: InstanceView, ctx: ViewContext): HTMLElement {
+function tokensSection(v: InstanceView, ctx: ViewContext, tasks: TokenTasks): HTMLElement {
   const repair = mayRepair(ctx);
   return section(
     'Tokens',
@@ -77,7 +78,7 @@ function tokensSection(v: InstanceView, ctx: ViewContext): HTMLElement {
             h('code', {}, t.id),
             t.activityId,
             t.status,
-            t.waitingFor ?? '',
+            waitingCell(v, t, tasks),
             repair && isLive(t)
               ? button('Cancel token', `repair-cancel-token-${t.id}`, () =>
                   openRepairDialog({
@@ -143,9 +144,10 @@ function incidentsSection(v: InstanceView, ctx: ViewContext): HTMLElement {
   );
 }
 
-/** Draws the instance once both it and who is looking are known (both asked at once). */
+/** Draws the instance once both it and who is looking are known (both asked at once), and its tokens' user tasks. */
 export async function renderInstance(main: HTMLElement, id: string, context: Promise<ViewContext>): Promise<void> {
   const [v, ctx] = await Promise.all([api.instance(id), context]);
+  const tasks = await tokenTasksOf(v);
   const r = v.row;
   const diagramBox = h('div', { class: 'diagram', testid: 'diagram' });
   const diagramNote = h('div', { testid: 'diagram-note' });
@@ -164,7 +166,7 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
     actions,
     diagramBox,
     diagramNote,
-    tokensSection(v, ctx),
+    tokensSection(v, ctx, tasks),
     incidentsSection(v, ctx),
     ...otherSections(v),
   );

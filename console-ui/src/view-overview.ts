@@ -60,9 +60,13 @@ export function overviewView(o: Overview): HTMLElement {
         o.waiting.map((w) =>
           row(
             'waiting-row',
-            // User tasks have no waiting list on this page yet: `inbox tasks list` (or GET /api/tasks) shows them.
+            // Open user tasks: the task list shows them, the oldest first (it has no age filter, so the count is no link).
             w.kind === 'userTasks'
-              ? [`user tasks (inbox tasks list)`, String(w.waitingOverThreshold), age(w.oldestWaitingAgeSeconds)]
+              ? [
+                  h('a', { href: link.tasks(), testid: 'waiting-user-tasks' }, 'open user tasks'),
+                  String(w.waitingOverThreshold),
+                  age(w.oldestWaitingAgeSeconds),
+                ]
               : [
                   h('a', { href: link.waiting({ message: w.messageName }) }, w.messageName),
                   // The alert's own threshold as the list's age filter: the list shows exactly the tokens this figure counts.
@@ -104,6 +108,7 @@ export function overviewView(o: Overview): HTMLElement {
           {},
           h('a', { href: link.waiting(), testid: 'link-waiting' }, 'Tokens waiting for a message, the longest first'),
         ),
+        h('li', {}, h('a', { href: link.tasks(), testid: 'link-tasks' }, 'Open user tasks, the oldest first')),
         h('li', {}, h('a', { href: link.instances(), testid: 'link-instances' }, 'Instances by business key')),
       ),
     ),

@@ -1,7 +1,7 @@
 import { PubSub } from '@google-cloud/pubsub';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { runCli } from '../../functions/src/cli/main';
 import { LOCAL_OPERATOR } from '../../functions/src/console/access';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
@@ -16,7 +16,7 @@ import { launchBrowser, openView, waitLoaded, type Browser } from '../support/br
 import { fixtureEngine } from '../support/engine';
 import { freshFirestores } from '../support/firestore';
 import { waitFor } from '../support/wait';
-import { FIXTURE_APP, FIXTURE_ENV, SETTLEMENTS, settlementRef } from '../support/app';
+import { FIXTURE_APP, FIXTURE_ENV, modelsDirWith, SETTLEMENTS, settlementRef } from '../support/app';
 
 /**
  * The console end to end: `npm start`'s stack (every function served from
@@ -25,7 +25,10 @@ import { FIXTURE_APP, FIXTURE_ENV, SETTLEMENTS, settlementRef } from '../support
  * left with two tokens by a forced repair, its completion parks as
  * AMBIGUOUS_CORRELATION, and the operator clears it from the page alone:
  * cancel one token, requeue the completion, the case completes and is
- * settled once. Screenshots go to test-output/console/.
+ * settled once. A case with a person's review beside its hand-over
+ * (test/fixtures/bpmn-review/fixture-review.bpmn, in INBOX_BPMN_DIR with
+ * the fixture app's model) is completed from the user-task pages.
+ * Screenshots go to test-output/console/.
  */
 jest.setTimeout(180_000);
 const firestore = freshFirestores();
@@ -34,7 +37,9 @@ const SHOTS = join(__dirname, '..', '..', 'test-output', 'console');
 const CASE = 'C-console-e2e-1';
 const DONE_CASE = 'C-console-e2e-done';
 const OLD_CASE = 'C-console-e2e-old';
+const REVIEW_CASE = 'C-console-e2e-review';
 const COMPLETION_ID = messageDocId('TaskCompleted', CASE, `done-${CASE}`);
+const models = modelsDirWith(join(__dirname, '..', 'fixtures', 'bpmn-review', 'fixture-review.bpmn'));
 let stack: LocalStack;
 let browser: Browser;
 let page: Page;
@@ -43,10 +48,10 @@ let instanceId: string;
 
 const at = (hash: string): string => `${base}/#${hash}`;
 
-async function startCase(caseId: string, peerScript: PeerScript): Promise<void> {
+async function startCase(caseId: string, peerScript: PeerScript, processKey = 'fixture-process'): Promise<void> {
   const { functions } = await stack.info();
   const body = JSON.stringify({
-    processKey: 'fixture-process',
+    processKey,
     businessKey: caseId,
     variables: { caseId, peerScript },
   });
@@ -118,7 +123,13 @@ async function redrawnWithout(testid: string): Promise<void> {
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
-  stack = await startLocalStack({ projectId, app: FIXTURE_APP, peers: { delayMs: 100 }, relayEveryMs: 500 });
+  stack = await startLocalStack({
+    projectId,
+    app: FIXTURE_APP,
+    peers: { delayMs: 100 },
+    relayEveryMs: 500,
+    env: { INBOX_BPMN_DIR: models.dir },
+  });
   base = (await stack.info()).consoleUrl.replace(/\/$/, '');
   browser = await launchBrowser();
   page = await browser.newPage();
@@ -164,6 +175,7 @@ firestore.beforeTerminate(async () => {
   await browser?.close();
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the same
   await stack?.stop();
+  models.remove();
 });
 
 test('the overview shows the counts by status and by reason that Firestore holds', async () => {
@@ -475,6 +487,144 @@ test('an unreadable message: its bytes shown as text (a <script> in them is text
   ]);
   expect(download.suggestedFilename()).toBe(`${id}.bin`);
   expect(readFileSync(await download.path()).equals(HOSTILE)).toBe(true);
+});
+
+/** The task page's completion form: fills in the variables, sends the form, returns the POST it made and the answer's element. */
+async function sendCompletion(on: Page, variables: string | null, shown: string): Promise<Request> {
+  const form = on.getByTestId('task-complete-form');
+  if (variables !== null) await form.getByTestId('task-variables').fill(variables);
+  const sent = on.waitForRequest((r) => r.url().endsWith('/complete') && r.method() === 'POST');
+  await form.getByTestId('task-complete').click();
+  const request = await sent;
+  await form.getByTestId(shown).waitFor();
+  return request;
+}
+
+test('user tasks: the list shows the open review, its page completes it, the instance moves on; the form again is already completed, another form is refused', async () => {
+  await startCase(REVIEW_CASE, 'silent', 'fixture-review');
+  const reviewInstance = (await waitFor(`${REVIEW_CASE} to start`, () => instanceOf(REVIEW_CASE), { everyMs: 200 })).id;
+  const taskId = await waitFor(`the review of ${REVIEW_CASE} to open`, async () => {
+    const open = await db.collection(COLLECTIONS.userTasks).where('processInstanceId', '==', reviewInstance).get();
+    return open.docs[0]?.id;
+  });
+
+  // The list: the open review, who may do it; filtered by a candidate group, by another assignee, by two at once.
+  await openView(page, at('/'), 'overview');
+  await page.getByTestId('nav-tasks').click();
+  await waitLoaded(page, 'tasks');
+  const listed = page.locator(`[data-testid="task-row"][data-id="${taskId}"]`);
+  expect(await listed.getAttribute('data-instance-id')).toBe(reviewInstance);
+  for (const text of ['Review the case', 'review', REVIEW_CASE, 'ana', 'reviewers, leads', 'OPEN'])
+    expect(await listed.textContent()).toContain(text);
+  await page.screenshot({ path: join(SHOTS, 'tasks.png'), fullPage: true });
+  const filtered = async (fields: Readonly<Record<string, string>>): Promise<string[]> => {
+    await openView(page, at('/tasks'), 'tasks');
+    for (const [name, value] of Object.entries(fields)) await page.getByTestId(`filter-${name}`).fill(value);
+    await page.getByTestId('filter-apply').click();
+    await waitLoaded(page, 'tasks');
+    return page.getByTestId('task-row').evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id') ?? ''));
+  };
+  expect(await filtered({ group: 'leads' })).toEqual([taskId]);
+  expect(await filtered({ instance: reviewInstance })).toEqual([taskId]);
+  expect(await filtered({ assignee: 'bob' })).toEqual([]);
+  expect(await page.getByTestId('tasks-empty').count()).toBe(1);
+  expect(await filtered({ assignee: 'ana', group: 'leads' })).toEqual([]);
+  expect(await page.getByTestId('tasks-filter-invalid').textContent()).toContain('not by assignee and group');
+
+  // The instance view: the token waiting at the review links to its task.
+  await openView(page, at(`/instances/${reviewInstance}`), 'instance');
+  const token =
+    (await page.locator('[data-testid="token-row"][data-activity-id="review"]').getAttribute('data-id')) ?? '';
+  const toTask = page.getByTestId(`token-user-task-${token}`);
+  expect(await toTask.getAttribute('data-task-id')).toBe(taskId);
+  await toTask.click();
+  await waitLoaded(page, 'task');
+  const fact = async (on: Page, name: string): Promise<string> =>
+    (await on.getByTestId(`task-${name}`).textContent())?.trim() ?? '';
+  expect({
+    name: await fact(page, 'name'),
+    activity: await fact(page, 'activity'),
+    assignee: await fact(page, 'assignee'),
+    groups: await fact(page, 'groups'),
+    formKey: await fact(page, 'form-key'),
+    status: await fact(page, 'status'),
+    completedBy: await fact(page, 'completed-by'),
+  }).toEqual({
+    name: 'Review the case',
+    activity: 'review',
+    assignee: 'ana',
+    groups: 'reviewers, leads',
+    formKey: 'forms/review',
+    status: 'OPEN',
+    completedBy: '—',
+  });
+  expect(await page.getByTestId('task-instance-link').getAttribute('href')).toBe(
+    `#/instances/${encodeURIComponent(reviewInstance)}`,
+  );
+
+  // A second operator has the same task open: a form of its own, another request id.
+  const other = await browser.newPage();
+  const posts: Request[] = [];
+  const onPost = (r: Request): void => {
+    if (r.method() === 'POST') posts.push(r);
+  };
+  try {
+    await openView(other, at(`/tasks/${taskId}`), 'task');
+    page.on('request', onPost);
+    // Not an object: said in the page, nothing sent.
+    await page.getByTestId('task-variables').fill('[1, 2]');
+    await page.getByTestId('task-complete').click();
+    expect(await page.getByTestId('task-complete-invalid').textContent()).toContain(
+      'a JSON object of variables, not an array',
+    );
+    expect(posts).toEqual([]);
+
+    const first = await sendCompletion(page, '{"approved": true}', 'task-completed');
+    expect(await page.getByTestId('task-completed').textContent()).toContain(`Completed by ${LOCAL_OPERATOR}`);
+    expect(await fact(page, 'status')).toBe('COMPLETED');
+    expect(await fact(page, 'completed-by')).toBe(LOCAL_OPERATOR);
+    await page.screenshot({ path: join(SHOTS, 'task-completed.png'), fullPage: true });
+    // The same form again (a resend after a lost answer): the same request id, the same completion.
+    const again = await sendCompletion(page, null, 'task-already-completed');
+    const requestId = (first.postDataJSON() as { requestId: string }).requestId;
+    expect((again.postDataJSON() as { requestId: string }).requestId).toBe(requestId);
+    expect(await page.getByTestId('task-complete-form').getAttribute('data-request-id')).toBe(requestId);
+    expect(await page.getByTestId('task-already-completed').textContent()).toContain('nothing changed');
+    expect(posts).toHaveLength(2);
+
+    // The other operator's form is another completion: refused with the reason.
+    await sendCompletion(other, '{"approved": false}', 'task-complete-refused');
+    expect(await other.getByTestId('task-complete-refused').textContent()).toMatch(
+      new RegExp(`^Refused, nothing changed: user task .+ \\(review\\) is already completed by ${LOCAL_OPERATOR} at `),
+    );
+  } finally {
+    page.off('request', onPost);
+    await other.close();
+  }
+
+  // The instance moves on: the join has the hand-over and the review, the case is settled once.
+  await waitFor(
+    `${REVIEW_CASE} to be COMPLETED and settled`,
+    async () => {
+      const instance = await refs.instance(db, reviewInstance).get();
+      return instance.get('status') === 'COMPLETED' && (await settlementRef(db, REVIEW_CASE).get()).exists
+        ? true
+        : undefined;
+    },
+    { timeoutMs: 90_000, everyMs: 250 },
+  );
+  expect((await refs.instance(db, reviewInstance).get()).get('variables')).toMatchObject({ approved: true });
+  expect((await db.collection(COLLECTIONS.userTasks).doc(taskId).get()).data()).toMatchObject({
+    status: 'COMPLETED',
+    completedBy: LOCAL_OPERATOR,
+  });
+  await openView(page, at(`/instances/${reviewInstance}`), 'instance');
+  expect(await page.getByTestId(`token-user-task-${token}`).count()).toBe(0);
+  await openView(page, at(`/tasks/${taskId}`), 'task');
+  expect(await page.getByTestId('task-complete-form').count()).toBe(0);
+  expect(await page.getByTestId('task-closed-note').textContent()).toContain('COMPLETED');
+  await openView(page, at('/tasks'), 'tasks');
+  expect(await page.locator(`[data-testid="task-row"][data-id="${taskId}"]`).count()).toBe(0);
 });
 
 test('through `gcloud run services proxy` (its User-Agent first) the page says why it is refused and what to run instead', async () => {

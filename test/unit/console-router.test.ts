@@ -17,6 +17,9 @@ describe('console routes', () => {
     ['#/nowhere', { view: 'not-found', hash: '#/nowhere' }],
     ['#/incidents/x', { view: 'not-found', hash: '#/incidents/x' }],
     ['#/waiting/x', { view: 'not-found', hash: '#/waiting/x' }],
+    ['#/tasks/t-1', { view: 'task', id: 't-1' }],
+    ['#/tasks/t-1/complete', { view: 'not-found', hash: '#/tasks/t-1/complete' }],
+    ['#/tasks/%E0%A4%A', { view: 'not-found', hash: '#/tasks/%E0%A4%A' }],
   ])('%s opens %j', (hash, want) => {
     expect(parseRoute(hash)).toEqual(want);
   });
@@ -42,9 +45,20 @@ describe('console routes', () => {
     expect(link.waiting()).toBe('#/waiting');
   });
 
+  it('opens the user-task list with its filters and its cursor', () => {
+    const tasks = parseRoute(link.tasks({ status: 'OPEN', group: 'reviewers', after: 'c?1', assignee: '' }));
+    expect(tasks.view === 'tasks' ? Object.fromEntries(tasks.params) : {}).toEqual({
+      status: 'OPEN',
+      group: 'reviewers',
+      after: 'c?1',
+    });
+    expect(link.tasks()).toBe('#/tasks');
+  });
+
   it.each(['plain', 'with/slash', 'with space', '100%', 'ünï'])('a link to %s opens it', (id) => {
     expect(parseRoute(link.document(id))).toEqual({ view: 'document', id });
     expect(parseRoute(link.instance(id))).toEqual({ view: 'instance', id });
+    expect(parseRoute(link.task(id))).toEqual({ view: 'task', id });
     const instances = parseRoute(link.instances(id));
     expect(instances.view === 'instances' ? instances.params.get('businessKey') : null).toBe(id);
   });
