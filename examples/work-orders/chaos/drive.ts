@@ -21,7 +21,7 @@ import { operatorCli, startOrder, strike } from './stack-actions';
 export async function drive(
   plan: ChaosPlan,
   stack: LocalStack,
-  { db, projectId }: { db: Firestore; projectId: string },
+  { db, projectId, cliHost }: { db: Firestore; projectId: string; cliHost: string },
   pubsub: PubSub,
   options: ChaosOptions,
   tally: OperatorTally,
@@ -65,7 +65,7 @@ export async function drive(
   // The operator works beside the faults, one repair after the other, as one person would; racing orders are left alone.
   const operator = {
     db,
-    cli: operatorCli(projectId, info.firestoreHost),
+    cli: operatorCli(projectId, cliHost),
     leaveAlone: new Set(plan.races.map((r) => instanceId('work-order-execution', r.workOrderId))),
     tally,
     progress: options.progress,

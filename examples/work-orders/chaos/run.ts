@@ -19,7 +19,7 @@ import { RELAYS } from './plan-schedule';
 import { chaosLine, chaosPassed } from './report';
 import type { ChaosOptions, ChaosResult, RaceRun } from './run-types';
 import { settleAndRepair } from './settle';
-import { CHAOS_BPMN_DIR } from './stack-actions';
+import { CHAOS_BPMN_DIR, gateOf } from './stack-actions';
 
 export type { ChaosOptions, ChaosResult } from './run-types';
 
@@ -30,6 +30,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   options.progress(
     `seed ${options.seed}: ${plan.orders.length} work orders, ${plan.messages.length} messages, ${plan.faults.length} faults; project ${projectId}`,
   );
+  // The functions' line to Firestore, the outage gate: the operator's CLI goes through it too (gateOf).
+  const gate = gateOf();
   const stack = await startLocalStack({
     projectId,
     relays: RELAYS,
@@ -37,6 +39,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     app: WORK_ORDERS_APP,
     env: { INBOX_BPMN_DIR: CHAOS_BPMN_DIR },
     progress: options.progress,
+    firestoreLine: gate.line,
   });
   const info = await stack.info();
   // Straight to the emulator (not through the functions' gate): the run reads its results even while an outage is staged.
@@ -49,10 +52,11 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const pubsub = new PubSub({ projectId, apiEndpoint: info.pubsubHost });
   const tally = emptyTally();
   try {
-    const { poisonIds, faults, races } = await drive(plan, stack, { db, projectId }, pubsub, options, tally);
+    const cliHost = gate.host();
+    const { poisonIds, faults, races } = await drive(plan, stack, { db, projectId, cliHost }, pubsub, options, tally);
     let raced: readonly RaceRun[] = [];
     try {
-      await settleAndRepair(stack, db, projectId, options, plan, races);
+      await settleAndRepair(cliHost, db, projectId, options, plan, races);
     } finally {
       raced = await races.finish();
     }

@@ -1,7 +1,6 @@
 /** The end of a chaos run: settling, and the operator's requeue of dead letters. */
 import type { Firestore } from '@google-cloud/firestore';
 import { runCli } from '../../../functions/src/cli/main';
-import type { LocalStack } from '../../../tools/local/stack';
 import { cancelledOrders, openWork } from './observe';
 import type { ChaosPlan } from './plan';
 import type { Races } from './races';
@@ -11,9 +10,10 @@ import { sleep, type ChaosOptions } from './run-types';
  * Waits until nothing is OPEN or PENDING (twice in a row), then does what an
  * operator would: one `inbox requeue --reason DEAD_LETTERED --yes`. Repeats
  * while that finds something to requeue (a dead letter may land late).
+ * `cliHost`: the CLI's line to Firestore, the outage gate (gateOf).
  */
 export async function settleAndRepair(
-  stack: LocalStack,
+  cliHost: string,
   db: Firestore,
   projectId: string,
   options: ChaosOptions,
@@ -57,7 +57,6 @@ export async function settleAndRepair(
         );
     }
   };
-  const info = await stack.info();
   for (let round = 1; round <= 3; round++) {
     await settle();
     let out = '';
@@ -65,7 +64,7 @@ export async function settleAndRepair(
     await runCli(
       argv,
       { out: (t) => (out += t), err: () => undefined, confirm: async () => true },
-      { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: info.firestoreHost },
+      { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: cliHost },
     );
     const requeued = (JSON.parse(out === '' ? '{}' : out) as { requeued?: number }).requeued ?? 0;
     options.progress(`npm run inbox -- requeue --reason DEAD_LETTERED --yes: ${requeued} requeued`);

@@ -12,7 +12,33 @@ import { RACE } from './plan';
 import type { PlannedFault } from './plan-schedule';
 import { sleep } from './run-types';
 
-/** The CLI in process on the run's project, with the chaos model deployed (what an operator's terminal runs). */
+/**
+ * The functions' line to Firestore: the outage gate, which a Firestore
+ * restart closes (cutting the connections open) before it exports the data
+ * it restarts with. The operator's CLI takes this line too: straight to the
+ * emulator, a command could commit after the export and see its write undone
+ * by the restart, which no real outage does to a committed write. `line` is
+ * the stack's firestoreLine option; `host` the gate once the stack is up.
+ */
+export function gateOf(): {
+  readonly line: (target: string, upstream: string) => Promise<string>;
+  readonly host: () => string;
+} {
+  let gate: string | null = null;
+  return {
+    // relayInbox's upstream is the gate itself (the receiver's is a line of its own in front of it); each function keeps its line.
+    line: async (target, upstream) => {
+      if (target === 'relayInbox') gate = upstream;
+      return upstream;
+    },
+    host: () => {
+      if (gate === null) throw new Error('the stack served no relayInbox: no Firestore gate to give the CLI');
+      return gate;
+    },
+  };
+}
+
+/** The CLI in process on the run's project, with the chaos model deployed (what an operator's terminal runs); `firestoreHost`: the gate (gateOf). */
 export function operatorCli(projectId: string, firestoreHost: string): OperatorCli {
   return async (argv) => {
     let out = '';
