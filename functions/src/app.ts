@@ -84,6 +84,22 @@ export interface AppContext {
   readonly readClaim: (uri: string) => Promise<ClaimRead>;
 }
 
+/**
+ * A message the app's models publish (a message throw or end event, or a
+ * send task with a `messageRef` naming it): after the commit of the step
+ * that reached the element, a job publishes it to `topic`, its body the
+ * JSON of `payload(variables)` (default: every variable), its attributes the
+ * name (`nameAttribute`, default `eventType`) and `inboxMessageId`, the
+ * job's id, also a field of the body: a retried publish carries the same
+ * id, so a receiver (another inbox: `dedupKey` from that field) keeps one.
+ */
+export interface AppSend {
+  readonly name: string;
+  readonly topic: string;
+  readonly nameAttribute?: string;
+  readonly payload?: (variables: Readonly<Record<string, unknown>>) => Readonly<Record<string, unknown>>;
+}
+
 /** What a team declares: see {@link defineApp}. */
 export interface AppDefinition {
   /** The app's name: lower-case letters, digits and dashes (it labels the deployment's subscriptions). */
@@ -101,6 +117,8 @@ export interface AppDefinition {
   readonly syncSteps?: Readonly<Record<string, SyncHandler>>;
   /** Topics its handlers publish to: deploy.sh creates them and grants the jobs' account publishing. */
   readonly publishes?: readonly string[];
+  /** Messages its models publish by themselves (message throw and end events, send tasks with a messageRef); their topics join `publishes`. */
+  readonly sends?: readonly AppSend[];
   /** Firestore collections its handlers write (listed by `inbox app`; the system never writes them). */
   readonly collections?: readonly string[];
   /** Where Pub/Sub moves what it gives up on (default `NAME-dlt`); its push subscription is `TOPIC-push`. */
@@ -115,6 +133,7 @@ export interface App {
   readonly steps: AppDefinition['steps'];
   readonly syncSteps: Readonly<Record<string, SyncHandler>>;
   readonly publishes: readonly string[];
+  readonly sends: readonly (AppSend & { readonly nameAttribute: string })[];
   readonly collections: readonly string[];
   readonly deadLetterTopic: string;
 }
@@ -139,7 +158,8 @@ export function defineApp(definition: AppDefinition): App {
     })),
     steps: definition.steps,
     syncSteps: definition.syncSteps ?? {},
-    publishes: [...(definition.publishes ?? [])],
+    publishes: [...new Set([...(definition.publishes ?? []), ...(definition.sends ?? []).map((m) => m.topic)])],
+    sends: (definition.sends ?? []).map((m) => ({ ...m, nameAttribute: m.nameAttribute ?? 'eventType' })),
     collections: [...(definition.collections ?? [])],
     deadLetterTopic: definition.deadLetterTopic ?? `${definition.name}-dlt`,
   });

@@ -24,7 +24,8 @@ export interface Runtime {
   /** The folder of the models the engine runs: INBOX_BPMN_DIR, else the app's. */
   readonly modelsDir: () => string;
   readonly engine: () => Promise<Engine>;
-  readonly handlers: () => Readonly<Record<string, AsyncHandler>>;
+  /** The app's step handlers, and the system's for the messages its models publish (its `sends`: jobs/publish-steps.ts). */
+  readonly handlers: () => Promise<Readonly<Record<string, AsyncHandler>>>;
   /** The jobs queue (INBOX_TASKS_QUEUE), POSTing to runJob at `runJobUrl`. */
   readonly queue: (runJobUrl: string) => JobQueue;
   /** The timers queue (INBOX_TIMERS_QUEUE), POSTing to fireTimer at `fireTimerUrl`. */
@@ -67,7 +68,7 @@ export function createRuntime(config: Config): Runtime {
       return payloadStore().read(ref.value);
     },
   };
-  const handlers = lazy(() => app().steps(context));
+  const steps = lazy(() => app().steps(context));
   const engine = lazyAsync(async () => {
     const { loadAppEngine } = await import('./apps/app-engine');
     const { inboxBuffer } = await import('./relay/buffer');
@@ -75,9 +76,15 @@ export function createRuntime(config: Config): Runtime {
     return loadAppEngine(
       loaded(),
       modelsDir(),
-      Object.keys(handlers()),
+      Object.keys(steps()),
       inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs),
     );
+  });
+  const handlers = lazyAsync(async (): Promise<Readonly<Record<string, AsyncHandler>>> => {
+    const { publishSteps } = await import('./jobs/publish-steps');
+    const loadedEngine = await engine();
+    const models = loadedEngine.processKeys.map((key) => loadedEngine.model(key));
+    return { ...publishSteps(models, app(), context.publish), ...steps() };
   });
   const queues = new Map<string, JobQueue>();
   // The Cloud Tasks client is loaded on the first task, not at start-up.

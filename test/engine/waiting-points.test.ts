@@ -54,6 +54,7 @@ test('a token that starts waiting writes the instance and the key document, noth
     closeUserTasks: [],
     calls: [],
     cancelCalls: [],
+    endBatches: [],
   };
 
   const subscribed = await runUnitOfWork(db, async (uow) =>
@@ -96,6 +97,7 @@ test('a key document with only its lane has no waitingSince, so the ordered wait
     closeUserTasks: [],
     calls: [],
     cancelCalls: [],
+    endBatches: [],
   };
   await runUnitOfWork(db, async (uow) =>
     applyTransition(uow, { ...empty, instance, subscribe: [point], unsubscribe: [] }, new Date()),

@@ -348,7 +348,7 @@ describe('parseProcessModel: invalid models', () => {
       'multi-instance task',
       around('<bpmn:serviceTask id="each"><bpmn:multiInstanceLoopCharacteristics /></bpmn:serviceTask>', 'each'),
       'each',
-      'serviceTask with loop or multi-instance characteristics',
+      'a multi-instance activity without inbox:collection or loopCardinality',
     ],
     [
       'element without id',

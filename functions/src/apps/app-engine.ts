@@ -6,6 +6,7 @@ import { Engine, type MessageBuffer } from '../engine/engine';
 import { AppDefinitionError } from './check-definition';
 import { modelProblems } from './check-models';
 import { packageRoot } from './load-app';
+import { publishSteps } from '../jobs/publish-steps';
 
 /**
  * The engine of an app: every `.bpmn` of its models folder, checked against
@@ -41,11 +42,13 @@ export async function loadAppEngine(
       }),
     ),
   );
+  const sends = new Set(app.sends.map((m) => m.name));
   const problems = modelProblems(models, {
     steps: new Set(stepIds),
     syncSteps: new Set(Object.keys(app.syncSteps)),
     messages: new Set(app.messages.map((m) => m.name)),
+    sends,
   });
   if (problems.length > 0) throw new AppDefinitionError(`${where}: ${problems.join('; ')}`);
-  return new Engine(models, app.syncSteps, new Set(stepIds), buffer);
+  return new Engine(models, app.syncSteps, new Set([...stepIds, ...Object.keys(publishSteps(models, app))]), buffer);
 }

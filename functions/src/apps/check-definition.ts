@@ -15,6 +15,7 @@ export interface DefinitionShape {
   }>;
   readonly steps: unknown;
   readonly publishes?: readonly unknown[];
+  readonly sends?: ReadonlyArray<{ readonly name: unknown; readonly topic: unknown; readonly payload?: unknown }>;
   readonly collections?: readonly unknown[];
   readonly deadLetterTopic?: unknown;
 }
@@ -83,6 +84,18 @@ export function checkAppDefinition(definition: DefinitionShape): void {
       refuse(`${which}: schema must be a zod schema (z.object({ … })), the inbox validates every payload with it`);
     if (typeof m.correlationKey !== 'function' || typeof m.dedupKey !== 'function')
       refuse(`${which}: correlationKey and dedupKey must be functions of the payload`);
+  });
+  const sent = new Set<string>();
+  (definition.sends ?? []).forEach((m, i) => {
+    const which = typeof m.name === 'string' && m.name !== '' ? `sends ${m.name}` : `sends[${i}]`;
+    if (typeof m.name !== 'string' || m.name.trim() === '' || m.name !== m.name.trim())
+      return refuse(`${which}: name must be the BPMN message name it publishes, without spaces around it`);
+    if (sent.has(m.name)) refuse(`${which}: two entries publish ${m.name}; one topic per message`);
+    sent.add(m.name);
+    const topic = pubsubNameProblem(m.topic);
+    if (topic !== null) refuse(`${which}: its topic ${topic}`);
+    if (m.payload !== undefined && typeof m.payload !== 'function')
+      refuse(`${which}: payload must be a function of the variables (the message's JSON body)`);
   });
   for (const topic of definition.publishes ?? []) {
     const problem = pubsubNameProblem(topic);

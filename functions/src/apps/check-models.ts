@@ -5,7 +5,7 @@
  * every message a model waits for or starts by is one the app declares
  * (otherwise it could never arrive). Pure: the models come parsed.
  */
-import type { ProcessModel } from '../bpmn/model';
+import { publishedMessage, type ProcessModel } from '../bpmn/model';
 
 /** One problem, naming the item and what to do. */
 export function modelProblems(
@@ -14,6 +14,8 @@ export function modelProblems(
     readonly steps: ReadonlySet<string>;
     readonly syncSteps: ReadonlySet<string>;
     readonly messages: ReadonlySet<string>;
+    /** The messages the system publishes for the app (its `sends`). */
+    readonly sends?: ReadonlySet<string>;
   },
 ): string[] {
   const problems: string[] = [];
@@ -22,6 +24,20 @@ export function modelProblems(
   for (const model of models) {
     for (const node of Object.values(model.nodes)) {
       const where = `${model.key}/${node.id}`;
+      const published = publishedMessage(node);
+      if (published !== null) {
+        asyncTasks.add(node.id);
+        const bySystem = app.sends?.has(published) === true;
+        if (bySystem && app.steps.has(node.id))
+          problems.push(
+            `${where} publishes ${published}, which sends declares, and steps has a handler ${node.id} too: keep one (sends: the system publishes it; a handler: it does)`,
+          );
+        if (!bySystem && !app.steps.has(node.id))
+          problems.push(
+            `${where} publishes message ${published}, but sends does not declare it and steps has no handler ${node.id}: declare { name: '${published}', topic } in sends, or give steps a handler`,
+          );
+        continue;
+      }
       if (node.kind === 'serviceTask' || node.kind === 'sendTask' || node.kind === 'businessRuleTask') {
         (node.async ? asyncTasks : syncTasks).add(node.id);
         if (node.async && !app.steps.has(node.id))

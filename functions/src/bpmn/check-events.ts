@@ -31,6 +31,16 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
     const attach = (t: Extract<Draft, { readonly boundaryEventIds: readonly string[] }>): void => {
       nodes.set(t.id, { ...t, boundaryEventIds: [...t.boundaryEventIds, boundary.id] });
     };
+    if (target.loop !== undefined && 'boundaryEventIds' in target) {
+      // A multi-instance activity's token waits for its items: a timer or message on it ends them all.
+      if (boundary.kind === 'boundaryError')
+        throw new ModelError(
+          `an error boundary event on multi-instance activity ${target.id}: each item runs as an instance of its own, and a BPMN error does not leave it; catch it inside the activity (a subprocess with an error boundary event or error event subprocess)`,
+          boundary.id,
+        );
+      attach(target);
+      continue;
+    }
     if (boundary.kind === 'boundaryError') {
       if (
         target.kind === 'serviceTask' ||

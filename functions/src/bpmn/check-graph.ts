@@ -67,6 +67,7 @@ function checkOutgoing(node: Draft): void {
   switch (node.kind) {
     case 'endEvent':
     case 'errorEndEvent':
+    case 'messageEndEvent':
       if (count > 0) throw new ModelError('an end event has no outgoing sequence flows', node.id);
       return;
     case 'eventSubProcess':
@@ -89,6 +90,7 @@ function checkOutgoing(node: Draft): void {
     case 'passThrough':
     case 'subProcess':
     case 'callActivity':
+    case 'messageThrowEvent':
     case 'boundaryError':
     case 'boundaryMessage':
     case 'userTask':

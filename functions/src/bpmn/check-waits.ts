@@ -10,6 +10,8 @@ import type { Draft } from './draft';
 
 /** Whether a token stops at the node (a job, a person, a message, a timer, a join waiting for its other flows) or ends there. */
 export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean {
+  // A multi-instance activity's token waits for its items.
+  if (node.loop !== undefined) return true;
   switch (node.kind) {
     case 'subProcess':
       // A subprocess with a wait anywhere inside stops its token there (its child's, then its own).
@@ -30,6 +32,8 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
       return node.incoming.length > 1;
     case 'userTask':
     case 'callActivity':
+    case 'messageThrowEvent':
+    case 'messageEndEvent':
     case 'receiveTask':
     case 'messageCatchEvent':
     case 'timerCatchEvent':

@@ -40,7 +40,43 @@ interface NodeBase {
   readonly incoming: readonly string[];
   /** The embedded subprocess it is drawn in (its id); absent at the process level. Flows never cross it. */
   readonly scope?: string;
+  /** Multi-instance characteristics: the activity runs once per item; absent for a plain activity. */
+  readonly loop?: MultiInstance;
 }
+
+/**
+ * A multi-instance activity (`multiInstanceLoopCharacteristics`): it runs
+ * once per item of the list in the variable `collection`
+ * (`inbox:collection`), or `cardinality` times (`loopCardinality`: a whole
+ * number, or `${variable}`). Each item runs as an instance of its own of
+ * the activity alone (engine/items.ts: the item's state is never in the
+ * caller's document), with the caller's variables, the item in
+ * `elementVariable` (`inbox:elementVariable`, default `item`) and
+ * `loopCounter` (1, 2, …). Sequential: one item after the other; parallel:
+ * up to {@link ITEMS_IN_FLIGHT} at once. `outputElement`'s value in each
+ * item, in item order, becomes `outputCollection` in the caller; nothing
+ * else an item sets comes back. `completionCondition` is checked after each
+ * item with the item's variables and the counts
+ * (`numberOfInstances`, `numberOfCompletedInstances`,
+ * `numberOfActiveInstances`, and Flowable's `nrOf…` names): true ends the
+ * activity, terminating the items still running.
+ */
+export interface MultiInstance {
+  readonly sequential: boolean;
+  readonly collection: string | null;
+  /** A literal count, or the variable that holds it; null with a collection. */
+  readonly cardinality: { readonly literal: number } | { readonly variable: string } | null;
+  readonly elementVariable: string;
+  readonly outputCollection: string | null;
+  readonly outputElement: string | null;
+  readonly completionCondition: Condition | null;
+  readonly completionConditionText: string | null;
+}
+
+/** At most this many items of a parallel multi-instance activity run at once; the next starts as one ends. */
+export const ITEMS_IN_FLIGHT = 100;
+/** At most this many items per multi-instance activity: a longer collection is a STEP_LIMIT incident. */
+export const MAX_ITEMS = 1_000;
 
 /** The none start event: where `startProcess` (HTTP) starts an instance. */
 export interface StartEventNode extends NodeBase {
@@ -282,9 +318,36 @@ export interface UserTaskNode extends NodeBase {
 export interface TaskNode extends NodeBase {
   readonly kind: 'serviceTask' | 'sendTask' | 'businessRuleTask';
   readonly async: boolean;
+  /**
+   * A send task's `messageRef` (the message's name): it publishes that
+   * message (always a job, so `async` is true); absent for a task whose
+   * handler does the work.
+   */
+  readonly messageName?: string;
   /** Ids of the timer boundary events attached to it, in document order (only async tasks may have any). */
   readonly boundaryEventIds: readonly string[];
 }
+
+/**
+ * A message intermediate throw event or message end event: the token waits
+ * (WAITING_JOB) while a job publishes the message `messageName`, after the
+ * commit of the transaction that reached it: by the system, to the topic
+ * the app's `sends` gives the message, or by the app's step handler of the
+ * element's id (a worker, as in Camunda 8). Then it goes on (an end event:
+ * it ends).
+ */
+export interface MessageThrowNode extends NodeBase {
+  readonly kind: 'messageThrowEvent' | 'messageEndEvent';
+  readonly messageName: string;
+}
+
+/** Whether a node publishes a message by a job: a message throw or end event, or a send task with a messageRef. */
+export const publishedMessage = (node: FlowNode): string | null =>
+  node.kind === 'messageThrowEvent' || node.kind === 'messageEndEvent'
+    ? node.messageName
+    : node.kind === 'sendTask'
+      ? (node.messageName ?? null)
+      : null;
 
 /**
  * A call activity: a token entering it starts an instance of the process
@@ -350,7 +413,8 @@ export type FlowNode =
   | SubProcessNode
   | EventSubProcessNode
   | TimerStartEventNode
-  | CallActivityNode;
+  | CallActivityNode
+  | MessageThrowNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine

@@ -136,3 +136,22 @@ export function callActivity(element: Element, id: string, name: string | null):
     );
   return { kind: 'callActivity', id, name, calledProcess, boundaryEventIds: [] };
 }
+
+/**
+ * What a message throw or end event (its one messageEventDefinition's
+ * messageRef) or a send task (its messageRef) publishes: the message's name.
+ */
+export function sentMessage<K extends 'messageThrowEvent' | 'messageEndEvent' | 'sendTask'>(
+  element: Element,
+  kind: K,
+  definition?: Element,
+): { kind: K; id: string; name: string | null; messageName: string } {
+  const id = idOf(element);
+  const ref: unknown = definition === undefined ? element.messageRef : definition.messageRef;
+  if (!isElement(ref) || ref.$type !== 'bpmn:Message')
+    throw new ModelError('missing messageRef: refer to the bpmn:message it publishes', id);
+  const messageName = text(ref, 'name');
+  if (messageName === null)
+    throw new ModelError(`message ${idOf(ref)} has no name: a message is published under its name`, id);
+  return { kind, id, name: text(element, 'name'), messageName };
+}

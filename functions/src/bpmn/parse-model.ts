@@ -13,7 +13,15 @@ import type { Draft, NodeDraft } from './draft';
 import { attachBoundaryEvents } from './check-events';
 import { boundaryTimer, eventBasedGateway, timerCatchEvent, timerDefinition } from './parse-timer';
 import { startSchedule } from './timer';
-import { boundaryError, boundaryMessage, callActivity, subProcess, userTask, errorCodeOf } from './parse-elements';
+import {
+  boundaryError,
+  boundaryMessage,
+  callActivity,
+  sentMessage,
+  subProcess,
+  userTask,
+  errorCodeOf,
+} from './parse-elements';
 import {
   drawingOnly,
   type Element,
@@ -27,10 +35,11 @@ import {
 } from './read';
 import inboxDescriptor from './inbox-moddle.json';
 import { errorMessage } from '../core/errors';
+import { loopOf } from './parse-loop';
 
 const SUPPORTED =
   'supported are: startEvent (none or message), endEvent (none or terminate), serviceTask, sendTask, businessRuleTask, ' +
-  'userTask, receiveTask, callActivity, task, manualTask, intermediateThrowEvent (none), ' +
+  'userTask, receiveTask, callActivity, task, message throw and end events, manualTask, intermediateThrowEvent (none), ' +
   'intermediateCatchEvent (one messageEventDefinition or timerEventDefinition), boundaryEvent (one timerEventDefinition), ' +
   'exclusiveGateway, inclusiveGateway (a fork), parallelGateway, eventBasedGateway, sequenceFlow ' +
   '(docs/bpmn-coverage.md)';
@@ -122,9 +131,14 @@ function toNode(element: Element): NodeDraft {
       );
     }
   }
+  const loop = loopOf(element, id);
+  const node = plainNode(element, id);
+  return loop === undefined ? node : { ...node, loop };
+}
+
+/** One flow node without its flows and its multi-instance characteristics. */
+function plainNode(element: Element, id: string): NodeDraft {
   const definitions = elements(element, 'eventDefinitions');
-  if (element.loopCharacteristics !== undefined)
-    throw unsupported(element, `${xmlName(element)} with loop or multi-instance characteristics`);
   const name = text(element, 'name');
   switch (element.$type) {
     case 'bpmn:StartEvent':
@@ -134,6 +148,8 @@ function toNode(element: Element): NodeDraft {
       if (definition === undefined) return { kind: 'endEvent', id, name, terminate: false };
       if (definition.$type === 'bpmn:TerminateEventDefinition' && second === undefined)
         return { kind: 'endEvent', id, name, terminate: true };
+      if (definition.$type === 'bpmn:MessageEventDefinition' && second === undefined)
+        return sentMessage(element, 'messageEndEvent', definition);
       if (definition.$type === 'bpmn:ErrorEventDefinition' && second === undefined) {
         const errorCode = errorCodeOf(definition, id);
         if (errorCode === null)
@@ -145,14 +161,19 @@ function toNode(element: Element): NodeDraft {
       }
       throw unsupported(element, `${xmlName(element)} with ${definitions.map(xmlName).join(' and ')}`);
     }
-    case 'bpmn:ServiceTask':
     case 'bpmn:SendTask':
+      if (element.messageRef !== undefined)
+        return { ...sentMessage(element, 'sendTask'), async: true, boundaryEventIds: [] };
+      return { kind: 'sendTask', id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
+    case 'bpmn:ServiceTask':
     case 'bpmn:BusinessRuleTask':
       return { kind: TASK_KINDS[element.$type], id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
     case 'bpmn:Task':
     case 'bpmn:ManualTask':
       return { kind: 'passThrough', element: element.$type === 'bpmn:Task' ? 'task' : 'manualTask', id, name };
     case 'bpmn:IntermediateThrowEvent':
+      if (definitions[0]?.$type === 'bpmn:MessageEventDefinition' && definitions.length === 1)
+        return sentMessage(element, 'messageThrowEvent', definitions[0]);
       if (definitions.length > 0)
         throw unsupported(element, `intermediateThrowEvent with ${definitions.map(xmlName).join(' and ')}`);
       return { kind: 'passThrough', element: 'intermediateThrowEvent', id, name };

@@ -1,5 +1,6 @@
 import { type MessageStartEventNode, ModelError, type ProcessModel } from '../bpmn/model';
 import type { WaitingPoint } from './state';
+import { itemBodyModel } from '../bpmn/item-body';
 import type { UnitOfWork } from './store/unit-of-work';
 import type { SyncHandler } from './run';
 
@@ -36,6 +37,8 @@ export interface MessageStart {
  */
 export class Engine {
   private readonly models: ReadonlyMap<string, ProcessModel>;
+  /** The models the items of multi-instance activities run (bpmn/item-body.ts), by their key `PROCESS#ACTIVITY`. */
+  private readonly itemBodies: ReadonlyMap<string, ProcessModel>;
   private readonly starts: ReadonlyMap<string, MessageStart>;
 
   constructor(
@@ -69,6 +72,14 @@ export class Engine {
         starts.set(node.messageName, { model, node });
       }
       for (const node of Object.values(model.nodes)) {
+        if (node.kind === 'messageThrowEvent' || node.kind === 'messageEndEvent') {
+          if (!asyncHandlerIds.has(node.id))
+            throw new ModelError(
+              `nothing publishes message ${node.messageName}: declare it in the app's sends, or give steps a handler ${node.id}`,
+              node.id,
+            );
+          continue;
+        }
         if (node.kind !== 'serviceTask' && node.kind !== 'sendTask' && node.kind !== 'businessRuleTask') continue;
         const known = node.async ? asyncHandlerIds.has(node.id) : Object.prototype.hasOwnProperty.call(sync, node.id);
         if (!known)
@@ -88,6 +99,15 @@ export class Engine {
       }
     }
     this.models = byKey;
+    this.itemBodies = new Map(
+      models.flatMap((model) =>
+        Object.values(model.nodes).flatMap((node) => {
+          if (node.loop === undefined) return [];
+          const body = itemBodyModel(model, node.id);
+          return [[body.key, body] as const];
+        }),
+      ),
+    );
     this.starts = starts;
   }
 
@@ -101,9 +121,9 @@ export class Engine {
     return this.models.get(processKey) ?? null;
   }
 
-  /** The model of a process key; throws for an unknown key (stored state names only deployed models). */
+  /** The model of a process key (or of a multi-instance activity's items); throws for an unknown key (stored state names only deployed models). */
   model(processKey: string): ProcessModel {
-    const model = this.models.get(processKey);
+    const model = this.models.get(processKey) ?? this.itemBodies.get(processKey);
     if (model === undefined) throw new ModelError(`process ${processKey} is not deployed`, processKey);
     return model;
   }

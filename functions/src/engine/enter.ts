@@ -12,6 +12,7 @@ import { waitAtAsyncTask, waitAtCall, waitAtGateway, waitAtUserTask, waitForMess
 import { BpmnError } from '../core/errors';
 import { cancelInside, enterScope, leaveScopeIfDone, type Move, throwError } from './scopes';
 import { join, readyInclusiveJoin } from './joins';
+import { enterItems } from './items';
 
 export { STEP_LIMIT };
 
@@ -126,6 +127,11 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     raise(run, execution, 'STEP_LIMIT', `created ${STEP_LIMIT} tokens in one step`);
     return null;
   };
+  if (current.loop !== undefined) {
+    let moved: Move | null = null;
+    enterItems(run, execution, { ...current, loop: current.loop }, (flowId) => (moved = next(flowId)));
+    return moved;
+  }
   switch (current.kind) {
     case 'startEvent':
     case 'messageStartEvent':
@@ -165,6 +171,11 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
       run.instance = { ...run.instance, variables: { ...run.instance.variables, ...result }, updatedAt: run.now };
       return next(current.outgoing[0]);
     }
+    case 'messageThrowEvent':
+    case 'messageEndEvent':
+      // A job publishes the message after the commit; then the token goes on (or ends).
+      waitAtAsyncTask(run, execution, current);
+      return null;
     case 'userTask':
       waitAtUserTask(run, execution, current);
       return null;

@@ -22,6 +22,16 @@ export function calledInstanceId(callerInstanceId: string, executionIdValue: str
   return stableId('called-instance', callerInstanceId, executionIdValue, String(step));
 }
 
+/** The items of a multi-instance activity per (token, node entry). */
+export function itemBatchId(executionIdValue: string, step: number): string {
+  return stableId('item-batch', executionIdValue, String(step));
+}
+
+/** The instance of item `index` of a batch. */
+export function itemInstanceId(batch: string, index: number): string {
+  return stableId('item-instance', batch, String(index));
+}
+
 /** A user task per (token, node entry): a re-run of the same step makes the same task. */
 export function userTaskId(executionIdValue: string, step: number): string {
   return stableId('user-task', executionIdValue, String(step));

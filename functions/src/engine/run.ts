@@ -4,6 +4,7 @@
  * transition shares. Pure, like the rest of the core (transitions.ts).
  */
 import type { FlowNode, ProcessModel } from '../bpmn/model';
+import { itemInstanceId } from './ids';
 import { isOpenIncident } from './state';
 import type {
   CallCancel,
@@ -42,6 +43,7 @@ export interface Run {
   readonly closeUserTasks: ClosedUserTask[];
   readonly calls: CallStart[];
   readonly cancelCalls: CallCancel[];
+  readonly endBatches: { readonly batch: string; readonly shards: number }[];
   /** Tokens created in this step (forks, spawned boundary tokens): bounded like a token's steps. */
   created: number;
 }
@@ -81,6 +83,7 @@ export function newRun(
     closeUserTasks: [],
     calls: [],
     cancelCalls: [],
+    endBatches: [],
     created: 0,
   };
 }
@@ -114,6 +117,7 @@ export function finish(run: Run): Transition {
     closeUserTasks: run.closeUserTasks,
     calls: run.calls,
     cancelCalls: run.cancelCalls,
+    endBatches: run.endBatches,
   };
 }
 
@@ -290,6 +294,8 @@ export function release(
     readonly userTaskId?: string;
     /** The called instance that ended now (its end moves the token). */
     readonly calledInstanceId?: string;
+    /** The items ended now (their last end, or the completion condition, moves the token): none is terminated here. */
+    readonly itemsDone?: true;
     /** Why the token leaves: the cancel reason of a user task it leaves open. */
     readonly reason?: string;
   } = {},
@@ -315,8 +321,18 @@ export function release(
       reason: except.reason ?? `its caller's token left ${execution.activityId}`,
     });
   }
+  if (execution.status === 'WAITING_ITEMS' && execution.items !== undefined) {
+    const { batch, total, shards } = execution.items;
+    run.endBatches.push({ batch, shards });
+    if (except.itemsDone !== true) {
+      const reason = except.reason ?? `its caller's token left ${execution.activityId}`;
+      for (let index = 0; index < total; index++)
+        run.cancelCalls.push({ instanceId: itemInstanceId(batch, index), reason });
+    }
+  }
   const changes: {
     waitingFor: null;
+    items?: undefined;
     calledInstanceId?: undefined;
     timerIds?: string[];
     gatewayWaits?: [];
@@ -330,5 +346,6 @@ export function release(
   if (execution.arrivedBy !== undefined) changes.arrivedBy = undefined;
   if (execution.userTaskId !== undefined) changes.userTaskId = undefined;
   if (execution.calledInstanceId !== undefined) changes.calledInstanceId = undefined;
+  if (execution.items !== undefined) changes.items = undefined;
   return update(run, execution, changes);
 }

@@ -23,7 +23,9 @@ export type IncidentReason =
   /** Tokens wait at a parallel join and no token is left that could bring the missing ones. */
   | 'JOIN_INCOMPLETE'
   /** A BPMN error (an error end event, a handler's BpmnError) that no error boundary event catches. */
-  | 'UNCAUGHT_ERROR';
+  | 'UNCAUGHT_ERROR'
+  /** A multi-instance activity's collection is no list, or its loopCardinality no whole number. */
+  | 'INVALID_ITEMS';
 
 export interface Incident {
   readonly reason: IncidentReason;
@@ -121,6 +123,26 @@ export interface CallerRef {
   readonly activityId: string;
   /** 1 for a child of a top-level instance, its caller's depth + 1 below (bounded by MAX_CALL_DEPTH). */
   readonly depth: number;
+  /** Set for an item of a multi-instance activity: its index (0-based) and its batch (the caller token's `items.batch`). */
+  readonly item?: { readonly index: number; readonly batch: string };
+}
+
+/**
+ * A multi-instance activity's items, as its token holds them while it
+ * waits (WAITING_ITEMS). Each item is an instance of its own; what ended
+ * is counted in `itemBatches/{batch}-{shard}` (engine/store/items.ts), so
+ * the caller's document is written when the activity starts and ends only.
+ */
+export interface ItemsState {
+  /** itemBatchId(executionId, step): names the item instances and the batch's documents. */
+  readonly batch: string;
+  readonly total: number;
+  /** How many documents count the items (item i counts in shard i mod shards). */
+  readonly shards: number;
+  /** How many items of each shard start at once (the next starts as one ends): 1 for a sequential activity. */
+  readonly window: number;
+  /** The collection's items as read when the activity started; null for loopCardinality. */
+  readonly elements: readonly unknown[] | null;
 }
 
 /** How deep call activities may nest: a process that calls itself before any wait would otherwise start instances without end. */
@@ -143,6 +165,8 @@ export type ExecutionStatus =
   | 'WAITING_USER'
   /** At an embedded subprocess: its child tokens (`parentId` = this id) run inside; the last one to end moves it on. */
   | 'WAITING_SCOPE'
+  /** At a multi-instance activity (`items`): its items run as instances of their own; when the last ends (or the completion condition holds), it moves on. */
+  | 'WAITING_ITEMS'
   /** At a call activity: the instance it started (`calledInstanceId`) runs; when that has no token left, it moves on. */
   | 'WAITING_CALL'
   | 'ENDED'
@@ -168,6 +192,8 @@ export interface ExecutionState {
   readonly boundaryWaits?: readonly GatewayWait[] | undefined;
   /** WAITING_JOIN: the incoming flow it arrived by. */
   readonly arrivedBy?: string | undefined;
+  /** WAITING_ITEMS: its multi-instance activity's items. */
+  readonly items?: ItemsState | undefined;
   /** WAITING_CALL: the instance its call activity started (`processInstances/{id}`). */
   readonly calledInstanceId?: string | undefined;
   /** WAITING_USER: the user task it waits for (`userTasks/{id}`). */
@@ -377,4 +403,6 @@ export interface Transition {
   readonly calls: readonly CallStart[];
   /** Called instances whose caller left them: terminated in the same transaction. */
   readonly cancelCalls: readonly CallCancel[];
+  /** Item batches whose multi-instance activity was left: their counting documents are deleted. */
+  readonly endBatches: readonly { readonly batch: string; readonly shards: number }[];
 }

@@ -9,6 +9,7 @@
 import type {
   BoundaryTimerNode,
   CallActivityNode,
+  MessageThrowNode,
   EventBasedGatewayNode,
   MessageWaitNode,
   SubProcessNode,
@@ -124,8 +125,8 @@ export function armBoundaries(
   return { ...withTimers(timers), ...(waits.length === 0 ? {} : { boundaryWaits: waits }) };
 }
 
-export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskNode): void {
-  const armed = armBoundaries(run, execution, task);
+export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskNode | MessageThrowNode): void {
+  const armed = 'boundaryEventIds' in task ? armBoundaries(run, execution, task) : {};
   if (armed === null) return;
   const job: JobState = {
     id: jobId(execution.id, execution.step),

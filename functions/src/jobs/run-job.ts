@@ -29,7 +29,7 @@ export interface RunJobDeps {
   /** The timers queue (INBOX_TIMERS_QUEUE, tasks POSTed to fireTimer): the timers a finished job's token sets go there after the commit. */
   readonly timerQueue: () => JobQueue;
   /** The async handlers by BPMN task id (jobs/handlers.ts); a job of a task without one fails for good (NO_HANDLER). */
-  readonly handlers: () => Readonly<Record<string, AsyncHandler>>;
+  readonly handlers: () => Readonly<Record<string, AsyncHandler>> | Promise<Readonly<Record<string, AsyncHandler>>>;
   /**
    * Checks the OIDC token Cloud Tasks signs for the runJob URL as
    * INBOX_TASKS_SERVICE_ACCOUNT, the only signer it accepts. null when
@@ -144,7 +144,7 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
       'inbox.job.activity': job.activityId,
       'inbox.process.instance': job.processInstanceId,
     });
-    const handler = deps.handlers()[job.activityId];
+    const handler = (await deps.handlers())[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
     if (handler === undefined)
       return await settleFailure(

@@ -26,6 +26,8 @@ export function tokenText(t: TokenFact): string {
     return `token ${t.executionId} waits at user task ${t.activityId} for a person (inbox tasks show ${String(t.waitsOn)})`;
   if (t.status === 'WAITING_JOIN')
     return `token ${t.executionId} waits at join ${t.activityId} (arrived by ${String(t.waitsOn)}) for a token on each other incoming flow`;
+  if (t.status === 'WAITING_ITEMS')
+    return `token ${t.executionId} waits at multi-instance activity ${t.activityId} until its items have ended, each an instance of its own (inbox instances with the business key lists them)`;
   if (t.status === 'WAITING_CALL')
     return `token ${t.executionId} waits at call activity ${t.activityId} until the instance it called has no token left (inbox instance ${String(t.waitsOn)})`;
   if (t.status === 'WAITING_SCOPE')

@@ -7,6 +7,7 @@
  */
 import type { Firestore } from '@google-cloud/firestore';
 import { deployedModelXml } from '../engine/deployed';
+import { modelKeyOf } from '../bpmn/item-body';
 import { isOpenIncident, type ExecutionState, type Incident, type JobState } from '../engine/state';
 import { STORED } from '../engine/store/converters';
 import { refs } from '../engine/store/collections';
@@ -192,7 +193,8 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
     timersOf(db, id),
     auditOf(db, correlated),
     parkedOf(db, keysOf(row.businessKey, stored.tokens)),
-    deployedModelXml(deps.modelsDir(), row.processKey),
+    // An item of a multi-instance activity (`PROCESS#ACTIVITY`) is drawn on its caller's model: the element ids are the same.
+    deployedModelXml(deps.modelsDir(), modelKeyOf(row.processKey)),
     callsOf(db, stored.tokens),
   ]);
   const tokens = stored.tokens.map(tokenView);
@@ -211,7 +213,7 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
     audit,
     parked,
     repairs: repairsOf(d),
-    model: xml === null ? null : { processKey: row.processKey, xml },
+    model: xml === null ? null : { processKey: modelKeyOf(row.processKey), xml },
     overlays: overlaysOf(tokens, timers, incidents, waitingOf(stored.tokens), calls),
     calledBy: callerOf(d),
     calls,

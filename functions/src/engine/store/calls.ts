@@ -1,7 +1,9 @@
 /**
  * What a transition changes beyond its own instance, through call
- * activities: the instances it starts, the called instances it terminates,
- * and, when it ends a called instance, its caller's token moving on. Each
+ * activities and multi-instance activities (whose items run as called
+ * instances): the instances it starts, the called instances it terminates,
+ * and, when it ends a called instance, its caller's token moving on (an
+ * item: counted, store/items.ts). Each
  * is one more transition in the same unit of work (applyAndSettle applies
  * them in turn), read by id, so a call and its child change together or
  * not at all.
@@ -13,6 +15,7 @@ import type { Transition } from '../state';
 import { startInstance } from '../transitions';
 import { readInstanceDoc } from './instance-doc';
 import type { UnitOfWork } from './unit-of-work';
+import { itemEnded, itemShardRef } from './items';
 
 export async function callTransitions(
   uow: UnitOfWork,
@@ -40,9 +43,12 @@ export async function callTransitions(
     if (child === null || child.instance.activeExecutionIds.length === 0) continue;
     next.push(terminateInstance(child, cancel.reason, now));
   }
+  for (const ended of t.endBatches)
+    for (let shard = 0; shard < ended.shards; shard++) uow.delete(itemShardRef(uow, ended.batch, shard));
   const { instance } = t;
   if (instance.calledBy === undefined || instance.terminated !== undefined || instance.activeExecutionIds.length > 0)
     return next;
+  if (instance.calledBy.item !== undefined) return [...next, ...(await itemEnded(uow, engine, instance, now))];
   const caller = await readInstanceDoc(uow, instance.calledBy.instanceId);
   const execution = caller?.tokens[instance.calledBy.executionId];
   if (caller === null || execution === undefined || !waitsForCall(execution, instance.id)) return next;

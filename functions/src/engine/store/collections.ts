@@ -16,6 +16,8 @@ export const COLLECTIONS = {
   timers: 'timers',
   /** One document per user task, OPEN until completed or cancelled (user-tasks.ts). */
   userTasks: 'userTasks',
+  /** The counts of a multi-instance activity's items that ended, `{batch}-{shard}` (items.ts); deleted when the activity ends. */
+  itemBatches: 'itemBatches',
 } as const;
 
 /**

@@ -5,7 +5,7 @@ import type { InstanceState } from '../state';
 import { startInstance } from '../transitions';
 import { applyAndSettle, loadInstance, NOTHING_SETTLED, type Settled } from './apply';
 import { nearTimers } from './timers';
-import { runUnitOfWork } from './unit-of-work';
+import { runUnitOfWork, type UnitStats } from './unit-of-work';
 
 /** What `startProcess` asks for. */
 export interface StartRequest {
@@ -23,6 +23,15 @@ export async function startProcessInstance(
   engine: Engine,
   request: StartRequest,
 ): Promise<Settled & { created: boolean; instance: InstanceState }> {
+  return (await startProcessInstanceCounted(db, engine, request)).result;
+}
+
+/** {@link startProcessInstance} with its transaction's read and write counts (docs/data-model.md quotes them). */
+export async function startProcessInstanceCounted(
+  db: Firestore,
+  engine: Engine,
+  request: StartRequest,
+): Promise<{ result: Settled & { created: boolean; instance: InstanceState }; stats: UnitStats }> {
   const model = engine.model(request.processKey);
   const id = newInstanceId(request.processKey, request.businessKey);
   const start = (now: Date) =>
@@ -33,7 +42,7 @@ export async function startProcessInstance(
       variables: request.variables,
       now,
     });
-  const { result } = await runUnitOfWork(db, async (uow) => {
+  return runUnitOfWork(db, async (uow) => {
     const existing = await loadInstance(uow, id);
     if (existing !== null) {
       // This very request created it (its commit landed, the answer was lost): the same start, the same jobs (ids are
@@ -55,5 +64,4 @@ export async function startProcessInstance(
       request.requestId === undefined ? t : { ...t, instance: { ...t.instance, startRequestId: request.requestId } };
     return { ...(await applyAndSettle(uow, engine, tagged, request.now)), created: true, instance: tagged.instance };
   });
-  return result;
 }
