@@ -20,7 +20,7 @@
  */
 const PURE = [
   '^functions/src/(core|bpmn)/',
-  '^functions/src/engine/(transitions|timer-transitions|run|enter|waits|scopes|joins|incidents|state|ids|engine|repair-basis|items|item-transitions|call-transitions)\\.ts$',
+  '^functions/src/engine/(transitions|timer-transitions|run|enter|waits|scopes|joins|incidents|state|ids|engine|repair-basis|items|item-transitions|call-transitions|escalations)\\.ts$',
   '^functions/src/relay/(classify|decide|backoff|lane|budget)\\.ts$',
   '^functions/src/receiver/(interpret|envelope|registry)\\.ts$',
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',

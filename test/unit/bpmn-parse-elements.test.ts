@@ -276,7 +276,7 @@ describe('what cannot run as drawn is refused at load, naming the element', () =
             chain('es', 'ee'),
         ),
       'es',
-      'an event subprocess started by signalEventDefinition: message, timer and error start events are supported',
+      'an event subprocess started by signalEventDefinition: message, timer, error and escalation start events are supported',
     ],
     [
       'a task that branches without a gateway',

@@ -18,7 +18,12 @@ type FlowMap = ReadonlyMap<string, SequenceFlow>;
  */
 export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
   for (const boundary of [...nodes.values()]) {
-    if (boundary.kind !== 'boundaryTimer' && boundary.kind !== 'boundaryError' && boundary.kind !== 'boundaryMessage')
+    if (
+      boundary.kind !== 'boundaryTimer' &&
+      boundary.kind !== 'boundaryError' &&
+      boundary.kind !== 'boundaryMessage' &&
+      boundary.kind !== 'boundaryEscalation'
+    )
       continue;
     const target = nodes.get(boundary.attachedToId);
     if (target === undefined)
@@ -31,6 +36,15 @@ export function attachBoundaryEvents(nodes: Map<string, Draft>): void {
     const attach = (t: Extract<Draft, { readonly boundaryEventIds: readonly string[] }>): void => {
       nodes.set(t.id, { ...t, boundaryEventIds: [...t.boundaryEventIds, boundary.id] });
     };
+    if (boundary.kind === 'boundaryEscalation') {
+      if (target.kind !== 'subProcess' || target.loop !== undefined)
+        throw new ModelError(
+          `an escalation boundary event on ${target.loop === undefined ? target.kind : 'multi-instance activity'} ${target.id}: escalations are thrown inside embedded subprocesses and caught on their border; a called process's or an item's escalation stays inside it`,
+          boundary.id,
+        );
+      attach(target);
+      continue;
+    }
     if (target.loop !== undefined && 'boundaryEventIds' in target) {
       // A multi-instance activity's token waits for its items: a timer or message on it ends them all.
       if (boundary.kind === 'boundaryError')

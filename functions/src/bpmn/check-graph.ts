@@ -68,6 +68,7 @@ function checkOutgoing(node: Draft): void {
     case 'endEvent':
     case 'errorEndEvent':
     case 'messageEndEvent':
+    case 'escalationEndEvent':
       if (count > 0) throw new ModelError('an end event has no outgoing sequence flows', node.id);
       return;
     case 'eventSubProcess':
@@ -92,6 +93,8 @@ function checkOutgoing(node: Draft): void {
     case 'callActivity':
     case 'messageThrowEvent':
     case 'boundaryError':
+    case 'boundaryEscalation':
+    case 'escalationThrowEvent':
     case 'boundaryMessage':
     case 'userTask':
     case 'businessRuleTask':

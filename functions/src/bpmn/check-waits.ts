@@ -21,7 +21,11 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
       return true;
     case 'boundaryError':
     case 'boundaryMessage':
+    case 'boundaryEscalation':
+    case 'escalationThrowEvent':
       return false;
+    case 'escalationEndEvent':
+      return true;
     case 'serviceTask':
     case 'sendTask':
     case 'businessRuleTask':

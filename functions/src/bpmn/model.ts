@@ -221,6 +221,8 @@ export interface BoundaryMessageNode extends NodeBase {
 
 /** What starts an event subprocess: its start event's definition. */
 export type EventTrigger =
+  /** An escalation thrown inside its scope (interrupting or not); escalationCode null catches every code. */
+  | { readonly kind: 'escalation'; readonly escalationCode: string | null }
   /** A BPMN error thrown inside its scope (always interrupting); errorCode null catches every code. */
   | { readonly kind: 'error'; readonly errorCode: string | null }
   /** A message, correlated like any wait, on `inbox:correlationKey` of its start event. */
@@ -329,6 +331,28 @@ export interface TaskNode extends NodeBase {
 }
 
 /**
+ * An escalation intermediate throw event or escalation end event: it throws
+ * `escalationCode` (its escalationRef's) to the enclosing scopes, outwards:
+ * the first escalation event subprocess or escalation boundary event on an
+ * enclosing subprocess that catches it runs (interrupting: everything in
+ * that scope ends first; not: beside it). Uncaught, nothing happens (an
+ * escalation is a notice, not an error). Then the throw event's token goes
+ * on and the end event's ends, unless an interrupting catcher ended it.
+ */
+export interface EscalationThrowNode extends NodeBase {
+  readonly kind: 'escalationThrowEvent' | 'escalationEndEvent';
+  readonly escalationCode: string;
+}
+
+/** An escalation boundary event on an embedded subprocess: catches its escalationRef's code, or every code without one. */
+export interface BoundaryEscalationNode extends NodeBase {
+  readonly kind: 'boundaryEscalation';
+  readonly attachedToId: string;
+  readonly escalationCode: string | null;
+  readonly cancelActivity: boolean;
+}
+
+/**
  * A message intermediate throw event or message end event: the token waits
  * (WAITING_JOB) while a job publishes the message `messageName`, after the
  * commit of the transaction that reached it: by the system, to the topic
@@ -414,7 +438,9 @@ export type FlowNode =
   | EventSubProcessNode
   | TimerStartEventNode
   | CallActivityNode
-  | MessageThrowNode;
+  | MessageThrowNode
+  | EscalationThrowNode
+  | BoundaryEscalationNode;
 
 /**
  * One deployed process: one `.bpmn` file, parsed and checked when the engine

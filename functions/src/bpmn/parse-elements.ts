@@ -88,6 +88,8 @@ function eventTrigger(start: Element, id: string): { trigger: EventTrigger; inte
       const { messageName, correlationVariable } = messageWait(start, 'messageCatchEvent', definition.messageRef);
       return { trigger: { kind: 'message', messageName, correlationVariable }, interrupting };
     }
+    case 'bpmn:EscalationEventDefinition':
+      return { trigger: { kind: 'escalation', escalationCode: escalationCodeOf(definition, startId) }, interrupting };
     case 'bpmn:TimerEventDefinition': {
       const timer = timerDefinition(definition, startId);
       if (timer.type === 'timeCycle' && interrupting)
@@ -99,7 +101,7 @@ function eventTrigger(start: Element, id: string): { trigger: EventTrigger; inte
     }
     default:
       throw new ModelError(
-        `an event subprocess started by ${xmlName(definition)}: message, timer and error start events are supported`,
+        `an event subprocess started by ${xmlName(definition)}: message, timer, error and escalation start events are supported`,
         startId,
       );
   }
@@ -154,4 +156,44 @@ export function sentMessage<K extends 'messageThrowEvent' | 'messageEndEvent' | 
   if (messageName === null)
     throw new ModelError(`message ${idOf(ref)} has no name: a message is published under its name`, id);
   return { kind, id, name: text(element, 'name'), messageName };
+}
+
+/** The escalationCode of an escalationEventDefinition's escalationRef; null without escalationRef (a catcher of every code). */
+export function escalationCodeOf(definition: Element, id: string): string | null {
+  const ref = definition.escalationRef;
+  if (ref === undefined) return null;
+  if (!isElement(ref) || ref.$type !== 'bpmn:Escalation')
+    throw new ModelError('escalationRef names no bpmn:escalation: refer to one with an escalationCode', id);
+  const code = text(ref, 'escalationCode');
+  if (code === null)
+    throw new ModelError(
+      `bpmn:escalation ${idOf(ref)} has no escalationCode: escalations are caught by their code`,
+      id,
+    );
+  return code;
+}
+
+/** An escalation throw or end event: the code it throws (an escalationRef is required). */
+export function escalationThrow(
+  kind: 'escalationThrowEvent' | 'escalationEndEvent',
+  definition: Element,
+  id: string,
+  name: string | null,
+): NodeDraft {
+  const escalationCode = escalationCodeOf(definition, id);
+  if (escalationCode === null)
+    throw new ModelError('an escalation without escalationRef: refer to a bpmn:escalation with an escalationCode', id);
+  return { kind, id, name, escalationCode };
+}
+
+/** An escalation boundary event: interrupting unless cancelActivity="false". */
+export function boundaryEscalation(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
+  return {
+    kind: 'boundaryEscalation',
+    id,
+    name,
+    attachedToId: attachedTo(element, id),
+    escalationCode: escalationCodeOf(definition, id),
+    cancelActivity: element.cancelActivity !== false,
+  };
 }

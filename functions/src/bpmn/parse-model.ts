@@ -15,8 +15,10 @@ import { boundaryTimer, eventBasedGateway, timerCatchEvent, timerDefinition } fr
 import { startSchedule } from './timer';
 import {
   boundaryError,
+  boundaryEscalation,
   boundaryMessage,
   callActivity,
+  escalationThrow,
   sentMessage,
   subProcess,
   userTask,
@@ -39,7 +41,7 @@ import { loopOf } from './parse-loop';
 
 const SUPPORTED =
   'supported are: startEvent (none or message), endEvent (none or terminate), serviceTask, sendTask, businessRuleTask, ' +
-  'userTask, receiveTask, callActivity, task, message throw and end events, manualTask, intermediateThrowEvent (none), ' +
+  'userTask, receiveTask, callActivity, task, message and escalation throw and end events, manualTask, intermediateThrowEvent (none), ' +
   'intermediateCatchEvent (one messageEventDefinition or timerEventDefinition), boundaryEvent (one timerEventDefinition), ' +
   'exclusiveGateway, inclusiveGateway (a fork), parallelGateway, eventBasedGateway, sequenceFlow ' +
   '(docs/bpmn-coverage.md)';
@@ -150,6 +152,8 @@ function plainNode(element: Element, id: string): NodeDraft {
         return { kind: 'endEvent', id, name, terminate: true };
       if (definition.$type === 'bpmn:MessageEventDefinition' && second === undefined)
         return sentMessage(element, 'messageEndEvent', definition);
+      if (definition.$type === 'bpmn:EscalationEventDefinition' && second === undefined)
+        return escalationThrow('escalationEndEvent', definition, id, name);
       if (definition.$type === 'bpmn:ErrorEventDefinition' && second === undefined) {
         const errorCode = errorCodeOf(definition, id);
         if (errorCode === null)
@@ -174,6 +178,8 @@ function plainNode(element: Element, id: string): NodeDraft {
     case 'bpmn:IntermediateThrowEvent':
       if (definitions[0]?.$type === 'bpmn:MessageEventDefinition' && definitions.length === 1)
         return sentMessage(element, 'messageThrowEvent', definitions[0]);
+      if (definitions[0]?.$type === 'bpmn:EscalationEventDefinition' && definitions.length === 1)
+        return escalationThrow('escalationThrowEvent', definitions[0], id, name);
       if (definitions.length > 0)
         throw unsupported(element, `intermediateThrowEvent with ${definitions.map(xmlName).join(' and ')}`);
       return { kind: 'passThrough', element: 'intermediateThrowEvent', id, name };
@@ -207,6 +213,8 @@ function plainNode(element: Element, id: string): NodeDraft {
         return boundaryError(element, definitions[0], id, name);
       if (definitions[0]?.$type === 'bpmn:MessageEventDefinition' && definitions.length === 1)
         return boundaryMessage(element, definitions[0], id, name);
+      if (definitions[0]?.$type === 'bpmn:EscalationEventDefinition' && definitions.length === 1)
+        return boundaryEscalation(element, definitions[0], id, name);
       return boundaryTimer(element, definitions, id, name);
     case 'bpmn:SubProcess':
       return subProcess(element, id, name);

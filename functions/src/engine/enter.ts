@@ -13,6 +13,7 @@ import { BpmnError } from '../core/errors';
 import { cancelInside, enterScope, leaveScopeIfDone, type Move, throwError } from './scopes';
 import { join, readyInclusiveJoin } from './joins';
 import { enterItems } from './items';
+import { escalate } from './escalations';
 
 export { STEP_LIMIT };
 
@@ -139,6 +140,7 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     case 'boundaryTimer':
     case 'boundaryError':
     case 'boundaryMessage':
+    case 'boundaryEscalation':
     case 'passThrough':
       return next(current.outgoing[0]);
     case 'endEvent':
@@ -148,6 +150,15 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
       return null;
     case 'errorEndEvent':
       return thrown(run, execution, current.errorCode, false, queue);
+    case 'escalationThrowEvent':
+    case 'escalationEndEvent': {
+      escalate(run, execution, current.escalationCode, queue);
+      // An interrupting catcher may have ended the thrower with its scope.
+      const still = tokenOf(run, execution.id);
+      if (still === undefined || still.status === 'CANCELLED' || !run.instance.activeExecutionIds.includes(still.id))
+        return null;
+      return current.kind === 'escalationThrowEvent' ? next(current.outgoing[0]) : next(undefined);
+    }
     case 'subProcess':
     case 'eventSubProcess':
       enterScope(run, execution, current, queue);

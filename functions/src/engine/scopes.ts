@@ -53,7 +53,13 @@ export function enterScope(
 export function armTriggers(run: Run, scope: ExecutionState | null): void {
   const scopeId = scope === null ? undefined : scope.activityId;
   for (const esp of Object.values(run.model.nodes)) {
-    if (esp.kind !== 'eventSubProcess' || esp.scope !== scopeId || esp.trigger.kind === 'error') continue;
+    if (
+      esp.kind !== 'eventSubProcess' ||
+      esp.scope !== scopeId ||
+      esp.trigger.kind === 'error' ||
+      esp.trigger.kind === 'escalation'
+    )
+      continue;
     const id = executionId(run.instance.id, `trigger:${scope?.id ?? 'process'}:${scope?.step ?? 0}:${esp.id}`);
     const token = newToken(run, id, esp.id, scope?.id, { step: 1, trigger: true });
     if (esp.trigger.kind === 'timer') {

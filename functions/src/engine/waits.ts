@@ -65,7 +65,8 @@ export function boundaryTimers(
   const timers: TimerState[] = [];
   for (const id of task.boundaryEventIds) {
     const event = node(run.model, id);
-    if (event.kind === 'boundaryError' || event.kind === 'boundaryMessage') continue;
+    if (event.kind === 'boundaryError' || event.kind === 'boundaryMessage' || event.kind === 'boundaryEscalation')
+      continue;
     if (event.kind !== 'boundaryTimer') throw new Error(`boundary event ${id} of ${task.id} is a ${event.kind}`);
     const timer = newTimer(run, execution, event, task.id);
     if (typeof timer === 'string') return timer;

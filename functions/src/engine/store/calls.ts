@@ -10,9 +10,8 @@
  */
 import type { Engine } from '../engine';
 import { completeCall, terminateInstance, waitsForCall } from '../call-transitions';
-import { executionId } from '../ids';
 import type { Transition } from '../state';
-import { startInstance } from '../transitions';
+import { startCall } from './start-call';
 import { readInstanceDoc } from './instance-doc';
 import type { UnitOfWork } from './unit-of-work';
 import { itemEnded, itemShardRef } from './items';
@@ -27,16 +26,7 @@ export async function callTransitions(
   for (const call of t.calls) {
     // A re-run of a step whose commit landed finds its child started.
     if ((await readInstanceDoc(uow, call.instanceId)) !== null) continue;
-    next.push(
-      startInstance(engine.model(call.processKey), engine.sync, {
-        instanceId: call.instanceId,
-        executionId: executionId(call.instanceId, 'start'),
-        businessKey: call.businessKey,
-        variables: call.variables,
-        now,
-        calledBy: call.calledBy,
-      }),
-    );
+    next.push(startCall(engine, call, now));
   }
   for (const cancel of t.cancelCalls) {
     const child = await readInstanceDoc(uow, cancel.instanceId);

@@ -15,11 +15,10 @@
  */
 import type { DocumentReference } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
-import { executionId } from '../ids';
 import { completeItems, completionHolds } from '../item-transitions';
 import { firstStarted, itemStart, shardSize } from '../items';
 import type { ExecutionState, InstanceState, ItemsState, Transition } from '../state';
-import { startInstance } from '../transitions';
+import { startCall } from './start-call';
 import { COLLECTIONS } from './collections';
 import { readInstanceDoc } from './instance-doc';
 import type { UnitOfWork } from './unit-of-work';
@@ -120,13 +119,5 @@ function startItem(
   const model = engine.model(processKey);
   const loop = model.nodes[token.activityId]?.loop;
   if (loop === undefined) throw new Error(`${token.activityId} is no multi-instance activity`);
-  const call = itemStart(model, caller, token, loop, index);
-  return startInstance(engine.model(call.processKey), engine.sync, {
-    instanceId: call.instanceId,
-    executionId: executionId(call.instanceId, 'start'),
-    businessKey: call.businessKey,
-    variables: call.variables,
-    now,
-    calledBy: call.calledBy,
-  });
+  return startCall(engine, itemStart(model, caller, token, loop, index), now);
 }
