@@ -13,6 +13,7 @@ import { button, h, row, section, table, time } from './dom';
 import { otherSections } from './instance-tables';
 import { tokenTasksOf, waitingCell, type TokenTasks } from './instance-user-tasks';
 import { openRepairDialog } from './repair-dialog';
+import { callCell, calledByFacts } from './instance-calls';
 import { link } from './router';
 
 const ENDED = new Set(['ENDED', 'CANCELLED']);
@@ -78,7 +79,7 @@ function tokensSection(v: InstanceView, ctx: ViewContext, tasks: TokenTasks): HT
             h('code', {}, t.id),
             t.activityId,
             t.status,
-            waitingCell(v, t, tasks),
+            callCell(v, t) ?? waitingCell(v, t, tasks),
             repair && isLive(t)
               ? button('Cancel token', `repair-cancel-token-${t.id}`, () =>
                   openRepairDialog({
@@ -159,6 +160,7 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
       { testid: 'instance-facts' },
       `${r.processKey}, business key `,
       h('a', { href: link.instances(r.businessKey) }, r.businessKey),
+      ...calledByFacts(v),
       `, ${r.status}, created `,
       time(r.createdAt),
       `, ${r.activeTokens} live tokens, ${r.openIncidents} open incidents`,

@@ -8,7 +8,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
-import type { RepairRequest } from '../../functions/src/operations/types';
+import type { InstanceView, RepairRequest } from '../../functions/src/operations/types';
 import { type Browser, launchBrowser, openView, waitLoaded } from '../support/browser';
 import { waitFor } from '../support/wait';
 import {
@@ -39,6 +39,30 @@ async function releaseNext(gate: Gate): Promise<void> {
   gate.waiting.shift()?.();
 }
 
+/** The fixture instance as a called one, its token waiting at a call activity whose instance has an open incident. */
+async function callingView(): Promise<InstanceView> {
+  const v = await instanceView();
+  const incident = { ...(v.incidents[0] as InstanceView['incidents'][number]), activityId: 'pack' };
+  return {
+    ...v,
+    row: { ...v.row, id: 'pi-call' },
+    calledBy: { instanceId: 'pi-parent', activityId: 'fulfil' },
+    tokens: [
+      { id: 't-call', activityId: 'settle', status: 'WAITING_CALL', waitingFor: null, calledInstanceId: 'pi-child' },
+    ],
+    calls: [
+      {
+        executionId: 't-call',
+        activityId: 'settle',
+        instanceId: 'pi-child',
+        processKey: 'shipment',
+        status: 'INCIDENT',
+        openIncidents: [incident],
+      },
+    ],
+  };
+}
+
 function routes(who: (typeof WHOAMI)[keyof typeof WHOAMI], gate: Gate | null): Routes {
   return {
     'GET /api/whoami': () => ({ status: 200, body: who }),
@@ -46,7 +70,9 @@ function routes(who: (typeof WHOAMI)[keyof typeof WHOAMI], gate: Gate | null): R
     'GET /api/instances/:id': async ({ path }) =>
       path.endsWith(`/${encodeURIComponent('pi-c-4711')}`)
         ? { status: 200, body: await instanceView() }
-        : { status: 404, body: { error: 'no such instance' } },
+        : path.endsWith('/pi-call')
+          ? { status: 200, body: await callingView() }
+          : { status: 404, body: { error: 'no such instance' } },
     'GET /api/documents/:id': ({ path }) => ({
       status: 404,
       body: { error: `no inbox document ${decodeURIComponent(path.split('/').pop() ?? '')}` },
@@ -134,6 +160,17 @@ describe('console page: the instance view in chromium', () => {
     expect(await page.locator('[data-testid="repair-record"]').first().textContent()).toContain('ops@example.com');
     await page.screenshot({ path: join(SHOTS, 'instance.png'), fullPage: true });
     console.log(`console page: instance view loaded in ${Math.round(ms)} ms`);
+    await page.close();
+  });
+
+  it('a called instance links its caller; a token at a call activity links the instance it called, with its incident', async () => {
+    const page = await browser.newPage();
+    await openView(page, `${server.url}#/instances/pi-call`, 'instance');
+    await expect(testid(page, 'called-by').getAttribute('href')).resolves.toBe('#/instances/pi-parent');
+    await expect(testid(page, 'instance-facts').textContent()).resolves.toContain('called by pi-parent at fulfil');
+    const call = testid(page, 'token-call-t-call');
+    await expect(call.textContent()).resolves.toBe('called instance shipment (INCIDENT, 1 open incident)');
+    await expect(call.getAttribute('href')).resolves.toBe('#/instances/pi-child');
     await page.close();
   });
 
