@@ -18,22 +18,36 @@ import { sleep } from './run-types';
  * it restarts with. The operator's CLI takes this line too: straight to the
  * emulator, a command could commit after the export and see its write undone
  * by the restart, which no real outage does to a committed write. `line` is
- * the stack's firestoreLine option; `host` the gate once the stack is up.
+ * the stack's firestoreLine option; `host` the gate once the stack is up;
+ * `forNewClients` points the Firestore clients this process makes from then
+ * on at the gate (the client takes FIRESTORE_EMULATOR_HOST from process.env,
+ * over any host it is given, when it is made; the CLI in process makes one
+ * per command, whatever env it is passed) and returns the undo.
  */
 export function gateOf(): {
   readonly line: (target: string, upstream: string) => Promise<string>;
   readonly host: () => string;
+  readonly forNewClients: () => () => void;
 } {
   let gate: string | null = null;
+  const host = (): string => {
+    if (gate === null) throw new Error('the stack served no relayInbox: no Firestore gate to give the CLI');
+    return gate;
+  };
   return {
     // relayInbox's upstream is the gate itself (the receiver's is a line of its own in front of it); each function keeps its line.
     line: async (target, upstream) => {
       if (target === 'relayInbox') gate = upstream;
       return upstream;
     },
-    host: () => {
-      if (gate === null) throw new Error('the stack served no relayInbox: no Firestore gate to give the CLI');
-      return gate;
+    host,
+    forNewClients: () => {
+      const before = process.env.FIRESTORE_EMULATOR_HOST;
+      process.env.FIRESTORE_EMULATOR_HOST = host();
+      return () => {
+        if (before === undefined) delete process.env.FIRESTORE_EMULATOR_HOST;
+        else process.env.FIRESTORE_EMULATOR_HOST = before;
+      };
     },
   };
 }
