@@ -400,7 +400,7 @@ describe('deploy.sh with an app it cannot deploy stops before anything', () => {
       `  every model of ${models} (inbox model check):`,
       expect.stringMatching(
         new RegExp(
-          `^    ${models}/approval\\.bpmn: refused: callActivity approve: unsupported element callActivity; supported are`,
+          `^    ${models}/approval\\.bpmn: refused: transaction approve: unsupported element transaction; supported are`,
         ),
       ),
       expect.stringMatching(

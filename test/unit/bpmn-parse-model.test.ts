@@ -285,7 +285,7 @@ describe('parseProcessModel: invalid models', () => {
       'complex gateway',
       around('<bpmn:complexGateway id="fork" />', 'fork'),
       'fork',
-      'unsupported element complexGateway; supported are: startEvent (none or message)',
+      'unsupported element complexGateway; supported are: startEvent (none, message or timer)',
     ],
     [
       'script task',

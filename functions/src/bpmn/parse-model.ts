@@ -40,11 +40,12 @@ import { errorMessage } from '../core/errors';
 import { loopOf } from './parse-loop';
 
 const SUPPORTED =
-  'supported are: startEvent (none or message), endEvent (none or terminate), serviceTask, sendTask, businessRuleTask, ' +
-  'userTask, receiveTask, callActivity, task, message and escalation throw and end events, manualTask, intermediateThrowEvent (none), ' +
-  'intermediateCatchEvent (one messageEventDefinition or timerEventDefinition), boundaryEvent (one timerEventDefinition), ' +
-  'exclusiveGateway, inclusiveGateway (a fork), parallelGateway, eventBasedGateway, sequenceFlow ' +
-  '(docs/bpmn-coverage.md)';
+  'supported are: startEvent (none, message or timer), endEvent (none, terminate, error, message or escalation), ' +
+  'serviceTask, sendTask, businessRuleTask, userTask, receiveTask, manualTask, task, callActivity, ' +
+  'subProcess (embedded, or an event subprocess), intermediateCatchEvent (message or timer), ' +
+  'intermediateThrowEvent (none, message or escalation), boundaryEvent (timer, error, message or escalation), ' +
+  'exclusiveGateway, inclusiveGateway, parallelGateway, eventBasedGateway, multiInstanceLoopCharacteristics, ' +
+  'sequenceFlow (docs/bpmn-coverage.md)';
 /** Elements of a process that only a diagram or a reader uses: ignored on purpose, never a reason to refuse. */
 const DIAGRAM_ONLY: ReadonlySet<string> = new Set([
   'bpmn:DataObject',
