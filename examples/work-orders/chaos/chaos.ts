@@ -3,8 +3,10 @@
  * plan's messages through the Pub/Sub emulator to a local stack with four
  * relays, kills relays mid-batch, restarts the Firestore emulator, fails
  * Cloud Tasks dispatches, has an operator repair (cancel-token, move-token,
- * requeue) while it goes on, then prints one line: messages, DONE, PARKED
- * by reason, lost, double correlations, double invoices, the repairs. Exit 0 when nothing
+ * requeue) and an approver complete user tasks while it goes on, then
+ * prints one line: messages, DONE, PARKED by reason, lost, double
+ * correlations, double invoices, the repairs, the second model's work
+ * orders (through the join, error path, user tasks). Exit 0 when nothing
  * was lost or done twice, 1 otherwise, 2 on a usage error. `--seed` replays
  * a run (the seed is in the line).
  */
@@ -46,6 +48,11 @@ async function main(): Promise<number> {
       numberIn(0, 10_000, true),
       d.repairs,
     )
+    .option(
+      '--inspections <n>',
+      'work orders on the second model (parallel fork and join, BPMN error, user task), of those that race nothing; default: a fifth of --orders',
+      numberIn(0, 100_000, true),
+    )
     .option('--down-ms <ms>', 'how long Firestore stays down at each restart', numberIn(0, 60_000, true), 3_000)
     .option(
       '--max-backlog <n>',
@@ -65,6 +72,7 @@ async function main(): Promise<number> {
       firestoreRestarts: number;
       dispatchFaults: number;
       repairs: number;
+      inspections?: number;
       downMs: number;
       maxBacklog: number;
       settleTimeoutS: number;
@@ -83,6 +91,7 @@ async function main(): Promise<number> {
     firestoreRestarts: options.firestoreRestarts,
     dispatchFaults: options.dispatchFaults,
     repairs: options.repairs,
+    inspections: options.inspections ?? Math.round(options.orders / 5),
     downMs: options.downMs,
     maxBacklog: options.maxBacklog,
     settleTimeoutMs: options.settleTimeoutS * 1_000,

@@ -10,13 +10,14 @@ import { INBOX } from '../../../functions/src/inbox/document';
 import { invalidDocId } from '../../../functions/src/inbox/ids';
 import type { LocalStack } from '../../../tools/local/stack';
 import { completionSubscription, TOPICS } from '../local/names';
+import { startApprover, type Approver } from './approver';
 import { operate, type OperatorTally } from './operator';
 import type { ChaosPlan } from './plan';
 import { COMPLETION_ATTRIBUTES } from './plan-messages';
 import type { PlannedFault } from './plan-schedule';
 import { startRaces, type Races } from './races';
 import { sleep, type ChaosOptions } from './run-types';
-import { operatorCli, startOrder, strike } from './stack-actions';
+import { operatorCli, orderStart, startOrder, strike } from './stack-actions';
 
 export async function drive(
   plan: ChaosPlan,
@@ -25,7 +26,7 @@ export async function drive(
   pubsub: PubSub,
   options: ChaosOptions,
   tally: OperatorTally,
-): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }>; races: Races }> {
+): Promise<{ poisonIds: string[]; faults: Array<PlannedFault & { note: string }>; races: Races; approver: Approver }> {
   const info = await stack.info();
   const topic = pubsub.topic(TOPICS.completions);
   const poisonIds: string[] = [];
@@ -77,8 +78,16 @@ export async function drive(
     if (planned !== undefined) repairChain = repairChain.then(() => operate(operator, planned));
   };
 
+  // The approver completes the second model's user tasks from the first start until the run has settled.
+  const approver = startApprover({
+    inspections: plan.inspections,
+    cli: operatorCli(projectId, cliHost, 'chaos approver'),
+    secondPerson: operatorCli(projectId, cliHost, 'second planner'),
+    progress: options.progress,
+  });
   const races = startRaces(plan, db, topic, options, () => (willExist += 1));
   const raceDeadlines = new Map(plan.races.map((r) => [r.workOrderId, r.deadline]));
+  const inspections = new Map(plan.inspections.map((i) => [i.workOrderId, i]));
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < plan.steps.length) {
@@ -89,7 +98,12 @@ export async function drive(
       const step = plan.steps[index];
       if (step === undefined) break;
       if (step.kind === 'start') {
-        await startOrder(info.functions.startProcess, step.workOrderId, raceDeadlines.get(step.workOrderId) ?? null);
+        const start = orderStart(
+          step.workOrderId,
+          raceDeadlines.get(step.workOrderId) ?? null,
+          inspections.get(step.workOrderId),
+        );
+        await startOrder(info.functions.startProcess, step.workOrderId, start);
         continue;
       }
       while (willExist - stored > options.maxBacklog) await sleep(100);
@@ -110,9 +124,13 @@ export async function drive(
     while (nextRepair < plan.repairs.length) repair();
     await faultChain;
     await repairChain;
+  } catch (err) {
+    // The run ends here: the approver stops looking (on success it goes on until the run has settled).
+    await approver.stop();
+    throw err;
   } finally {
     counting = false;
     await counter;
   }
-  return { poisonIds, faults: fired, races };
+  return { poisonIds, faults: fired, races, approver };
 }

@@ -10,8 +10,12 @@
  * instance) ends COMPLETED without an invoice, its later completions
  * waiting in the buffer (OPEN, or PARKED NO_WAITING_INSTANCE), and the token
  * it cancelled stays CANCELLED (never revived by a job or a repair); no
- * instance is left in INCIDENT.
+ * instance is left in INCIDENT. The second model's work orders: through
+ * their join once, the error path where planned, each user task completed
+ * once (evaluate-inspection.ts); their invoice is judged here with the rest.
  */
+import type { ApproverTally } from './approver';
+import { evaluateInspections } from './evaluate-inspection';
 import { judgeMessages } from './evaluate-messages';
 import { orderFacts } from './facts';
 import type { ChaosPlan } from './plan';
@@ -19,10 +23,16 @@ import type { ChaosCounts } from './report';
 import type { ChaosSnapshot } from './snapshot';
 
 /** `poisonIds[i]`: the inbox id of the i-th poison message of the plan (from its Pub/Sub messageId). */
-export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], snapshot: ChaosSnapshot): ChaosCounts {
+export function evaluateChaos(
+  plan: ChaosPlan,
+  poisonIds: readonly string[],
+  snapshot: ChaosSnapshot,
+  approvals: ApproverTally | null = null,
+): ChaosCounts {
   const { billingOf, overdueRecords, raceTimers, cancelled, timerWon } = orderFacts(plan, snapshot);
   const messages = judgeMessages(plan, poisonIds, snapshot, { cancelled, timerWon });
-  const violations: string[] = [...messages.violations];
+  const inspection = evaluateInspections(plan.inspections, snapshot, approvals);
+  const violations: string[] = [...messages.violations, ...inspection.violations];
   for (const instance of snapshot.instances) {
     if (instance.status === 'INCIDENT')
       violations.push(`${instance.businessKey}: instance ${instance.id.slice(0, 12)} left in INCIDENT`);
@@ -114,6 +124,7 @@ export function evaluateChaos(plan: ChaosPlan, poisonIds: readonly string[], sna
     lost: messages.lost,
     doubleCorrelations: messages.doubleCorrelations,
     doubleInvoices,
+    inspection,
     violations,
   };
 }

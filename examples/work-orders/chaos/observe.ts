@@ -4,21 +4,27 @@ import { instanceJobs, instanceTokens } from '../../../functions/src/engine/stor
 import { STALE_JOB_ERROR } from '../../../functions/src/engine/state';
 import { QUERIES } from '../../../functions/src/queries';
 import { INBOX } from '../../../functions/src/inbox/document';
+import { DEFECTS } from './app/inspection';
 import type { ChaosSnapshot } from './snapshot';
 import { ESCALATIONS, INVOICES } from '../local/names';
 
 /** Reads what the evaluation needs; the run has a project of its own, so whole collections are this run's. */
 export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
-  const [inbox, instances, invoices, timers, escalations] = await Promise.all([
+  const [inbox, instances, invoices, timers, escalations, userTasks, defects] = await Promise.all([
     db.collection(INBOX).select('status', 'reason', 'processInstanceId', 'deadLetter', 'requeuedAt').get(),
     // The jobs live in their instance's document (engine/store/instance-doc.ts).
     db
       .collection(COLLECTIONS.instances)
-      .select('businessKey', 'status', 'correlatedMessages', 'jobs', 'tokens', 'repairs')
+      .select('processKey', 'businessKey', 'status', 'correlatedMessages', 'jobs', 'tokens', 'repairs')
       .get(),
     db.collection(INVOICES).select('workOrderId', 'processInstanceId').get(),
     db.collection(COLLECTIONS.timers).select('processInstanceId', 'activityId', 'status').get(),
     db.collection(ESCALATIONS).select('workOrderId', 'processInstanceId').get(),
+    db
+      .collection(COLLECTIONS.userTasks)
+      .select('processInstanceId', 'activityId', 'status', 'completionRequestId', 'completedBy')
+      .get(),
+    db.collection(DEFECTS).select('workOrderId', 'processInstanceId').get(),
   ]);
   const text = (v: unknown): string | null => (typeof v === 'string' ? v : null);
   return {
@@ -34,10 +40,16 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
       const trail: unknown = d.get('correlatedMessages');
       return {
         id: d.id,
+        processKey: String(d.get('processKey')),
         businessKey: String(d.get('businessKey')),
         status: String(d.get('status')),
         correlatedMessages: Array.isArray(trail) ? trail.map(String) : [],
-        tokens: instanceTokens(d.data()).map((t) => ({ id: t.id, status: t.status })),
+        tokens: instanceTokens(d.data()).map((t) => ({ id: t.id, status: t.status, activityId: t.activityId })),
+        jobs: instanceJobs(d.data()).map((j) => ({
+          activityId: j.activityId,
+          status: j.status,
+          lastError: j.lastError,
+        })),
         repairs: repairsOf(d.get('repairs')),
       };
     }),
@@ -57,6 +69,18 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
       status: String(d.get('status')),
     })),
     escalations: escalations.docs.map((d) => ({
+      workOrderId: String(d.get('workOrderId')),
+      processInstanceId: String(d.get('processInstanceId')),
+    })),
+    userTasks: userTasks.docs.map((d) => ({
+      id: d.id,
+      processInstanceId: String(d.get('processInstanceId')),
+      activityId: String(d.get('activityId')),
+      status: String(d.get('status')),
+      completionRequestId: text(d.get('completionRequestId')),
+      completedBy: text(d.get('completedBy')),
+    })),
+    defects: defects.docs.map((d) => ({
       workOrderId: String(d.get('workOrderId')),
       processInstanceId: String(d.get('processInstanceId')),
     })),
@@ -104,24 +128,26 @@ async function pendingJobInstances(db: Firestore): Promise<number> {
  * Progress while the run settles: OPEN documents left (but those of
  * `waitForNobody`: racing tranches, which stay OPEN when their timer won,
  * and completions of orders an operator cancelled), instances with PENDING
- * jobs and timers left, documents in all. An OPEN racing tranche with no
+ * jobs and timers left, OPEN user tasks (the approver's), documents in all. An OPEN racing tranche with no
  * PENDING timer left lost its race (a won race makes it DONE in the
  * transaction that deletes the timer), so the run is settled without it.
  */
 export async function openWork(
   db: Firestore,
   waitForNobody: ReadonlySet<string>,
-): Promise<{ open: number; pendingJobs: number; pendingTimers: number; documents: number }> {
-  const [open, pending, timers, all] = await Promise.all([
+): Promise<{ open: number; pendingJobs: number; pendingTimers: number; openTasks: number; documents: number }> {
+  const [open, pending, timers, tasks, all] = await Promise.all([
     db.collection(INBOX).where('status', '==', 'OPEN').select().get(),
     pendingJobInstances(db),
     db.collection(COLLECTIONS.timers).where('status', '==', 'PENDING').count().get(),
+    db.collection(COLLECTIONS.userTasks).where('status', '==', 'OPEN').count().get(),
     db.collection(INBOX).count().get(),
   ]);
   return {
     open: open.docs.filter((d) => !waitForNobody.has(d.id)).length,
     pendingJobs: pending,
     pendingTimers: timers.data().count,
+    openTasks: tasks.data().count,
     documents: all.data().count,
   };
 }

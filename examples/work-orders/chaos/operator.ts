@@ -9,6 +9,7 @@
 import type { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS } from '../../../functions/src/engine/store/collections';
 import { INBOX } from '../../../functions/src/inbox/document';
+import { INSPECTION } from './app/inspection';
 import type { PlannedRepair } from './plan-schedule';
 
 /** The CLI in process: `inbox ARGV` on the run's project, its exit code and output. */
@@ -62,29 +63,45 @@ const CANDIDATE_LOOK_EVERY_MS = 250;
 const pickOf = <T>(items: readonly T[], pick: number): T | undefined =>
   items[Math.min(items.length - 1, Math.floor(pick * items.length))];
 
-/** A running order's first live token: the instance, its business key, the token and where it is. */
+/**
+ * A live token of a running order, not one waiting at a join: the instance,
+ * the token and where it is. `pick` chooses the instance, and among its
+ * tokens (the second model's three branches) one too, so a move lands on a
+ * tranche wait, the inspection or the user task alike. A cancel leaves the second model's
+ * orders alone: a branch cancelled before its parallel join leaves the join
+ * waiting for good (a JOIN_INCOMPLETE incident, the engine's answer), not a
+ * fault to survive. A token waiting at a join is never moved: put back on
+ * the join, it would stand for the first flow still missing, not its own.
+ */
 async function liveToken(
   deps: OperatorDeps,
-  pick: number,
-): Promise<{ instanceId: string; executionId: string; activityId: string } | null> {
+  repair: PlannedRepair,
+): Promise<{ instanceId: string; processKey: string; executionId: string; activityId: string } | null> {
   const running = (
     await deps.db
       .collection(COLLECTIONS.instances)
       .where('status', '==', 'RUNNING')
-      .select('activeExecutionIds', 'tokens')
+      .select('activeExecutionIds', 'tokens', 'processKey')
       .get()
   ).docs
     .filter((d) => !deps.leaveAlone.has(d.id))
+    .filter((d) => repair.kind !== 'cancel' || d.get('processKey') !== INSPECTION.processKey)
     .sort((a, b) => a.id.localeCompare(b.id));
-  const chosen = pickOf(running, pick);
+  const chosen = pickOf(running, repair.pick);
   if (chosen === undefined) return null;
-  const executionId = (chosen.get('activeExecutionIds') as string[] | undefined)?.[0];
-  const token =
-    executionId === undefined
-      ? undefined
-      : (chosen.get('tokens') as Record<string, { activityId?: string }> | undefined)?.[executionId];
+  const tokens = (chosen.get('tokens') ?? {}) as Record<string, { activityId?: string; status?: string }>;
+  const movable = ((chosen.get('activeExecutionIds') ?? []) as string[]).filter(
+    (id) => tokens[id]?.status !== 'WAITING_JOIN',
+  );
+  const executionId = movable[Math.floor(repair.pick * 997) % Math.max(1, movable.length)];
+  const token = executionId === undefined ? undefined : tokens[executionId];
   if (executionId === undefined || token?.activityId === undefined) return null;
-  return { instanceId: chosen.id, executionId, activityId: token.activityId };
+  return {
+    instanceId: chosen.id,
+    processKey: String(chosen.get('processKey')),
+    executionId,
+    activityId: token.activityId,
+  };
 }
 
 /**
@@ -149,10 +166,10 @@ export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promis
       return;
     }
     // An operator repairs what is under way: while nothing is (orders not started yet, or all done), look again a little later.
-    let token = await liveToken(deps, repair.pick);
+    let token = await liveToken(deps, repair);
     for (let look = 1; token === null && look < CANDIDATE_LOOKS; look++) {
       await sleep(CANDIDATE_LOOK_EVERY_MS);
-      token = await liveToken(deps, repair.pick);
+      token = await liveToken(deps, repair);
     }
     if (token === null) return nothing(deps, `${repair.kind}: no running order to repair`);
     const target = ['--instance', token.instanceId, '--execution', token.executionId];
@@ -168,7 +185,9 @@ export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promis
       (facts) => repair.kind === 'cancel' || facts.at === token.activityId,
     );
     count(deps.tally, outcome, repair.kind === 'cancel' ? 'cancelled' : 'moved');
-    deps.progress(`operator: ${argv[1] ?? ''} of ${token.instanceId.slice(0, 12)} at ${token.activityId}: ${outcome}`);
+    deps.progress(
+      `operator: ${argv[1] ?? ''} of ${token.instanceId.slice(0, 12)} (${token.processKey}) at ${token.activityId}: ${outcome}`,
+    );
   } catch (err) {
     // Reading the candidates failed (Firestore restarting): the operator tries nothing this time.
     deps.tally.failed += 1;

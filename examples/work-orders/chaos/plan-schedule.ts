@@ -12,11 +12,12 @@ export const RELAYS = 4;
  * What the chaos operator does (tools/chaos/operator.ts), as an operator
  * would with the CLI: a `--dry-run`, a pause, then the real run held to the
  * dry run's `--expect` line.
- * - cancel: ends the first live token of a running work order on purpose (the
- *   order then ends COMPLETED without an invoice, recorded on the instance);
- * - move: puts a running order's first live token back on the activity it is
- *   at (re-runs an async step, or lets it wait again): the order must still
- *   end invoiced once;
+ * - cancel: ends the first live token of a running work order of the first
+ *   model on purpose (the order then ends COMPLETED without an invoice,
+ *   recorded on the instance);
+ * - move: puts a live token of a running order (of the second model, any of
+ *   its branches but one waiting at the join) back on the activity it is at (re-runs an async step, lets it wait again, or
+ *   opens its user task anew): the order must still end invoiced once;
  * - requeue: a PARKED document (most are unreadable or collisions: refused,
  *   with the reason).
  */

@@ -2,11 +2,13 @@
  * The chaos run's plan, pure and seeded: which work orders, which messages
  * (tranche completions, duplicate publishes, key collisions, poison), in
  * which order they are started and published, which last tranches race a
- * timer, when the faults strike, and when an operator repairs.
+ * timer, which orders run the second model (plan-inspection.ts), when the
+ * faults strike, and when an operator repairs.
  * The same seed and sizes give the same plan, so a failed run can be replayed.
  */
 import { collisionDocId } from '../../../functions/src/inbox/ids';
 import { seededRandom } from '../../../tools/seeded-random';
+import { planInspections, type PlannedInspection } from './plan-inspection';
 import { planFaults, planRepairs, type PlannedFault, type PlannedRepair } from './plan-schedule';
 import { completionData, interpreted, POISON_VARIANTS, poisonData, type PlannedMessage } from './plan-messages';
 
@@ -50,6 +52,8 @@ export interface ChaosSizes {
   readonly dispatchFaults: number;
   /** Operator repairs made while the run goes on (cancel-token, move-token, requeue; see {@link PlannedRepair}). */
   readonly repairs: number;
+  /** Work orders that run the second model (parallel fork and join, BPMN error, user task): at most those that race nothing. */
+  readonly inspections: number;
 }
 
 export const DEFAULT_SIZES: ChaosSizes = {
@@ -60,6 +64,7 @@ export const DEFAULT_SIZES: ChaosSizes = {
   firestoreRestarts: 2,
   dispatchFaults: 3,
   repairs: 30,
+  inspections: 400,
 };
 
 export type Step =
@@ -90,6 +95,8 @@ export interface ChaosPlan {
   readonly races: readonly PlannedRace[];
   readonly faults: readonly PlannedFault[];
   readonly repairs: readonly PlannedRepair[];
+  /** The work orders that run the second model (plan-inspection.ts), in plan order; the others run the first. */
+  readonly inspections: readonly PlannedInspection[];
 }
 
 /** Validates sizes; every problem names the option. */
@@ -101,6 +108,7 @@ export function checkSizes(sizes: ChaosSizes): void {
     ['firestoreRestarts', 0],
     ['dispatchFaults', 0],
     ['repairs', 0],
+    ['inspections', 0],
     ['seed', 0],
   ];
   for (const [name, min] of ints) {
@@ -216,5 +224,7 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
     .map((t) => t.step);
   const faults = planFaults(sizes, steps.length, random);
   const repairs = planRepairs(sizes, steps.length);
-  return { sizes, run, orders, messages, steps, races, faults, repairs };
+  const racingOrders = new Set(races.map((r) => r.workOrderId));
+  const inspections = planInspections(sizes.seed, orders, racingOrders, sizes.inspections);
+  return { sizes, run, orders, messages, steps, races, faults, repairs, inspections };
 }

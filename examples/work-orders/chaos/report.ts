@@ -1,4 +1,5 @@
 /** A chaos run's figures and its one line. */
+import type { InspectionCounts } from './evaluate-inspection';
 
 export interface ChaosCounts {
   readonly messages: number;
@@ -22,6 +23,8 @@ export interface ChaosCounts {
   readonly lost: number;
   readonly doubleCorrelations: number;
   readonly doubleInvoices: number;
+  /** The second model's work orders: through the join, the error path, the user tasks (evaluate-inspection.ts). */
+  readonly inspection: InspectionCounts;
   /** Everything that breaks the promise, one line each (the first few are printed). */
   readonly violations: readonly string[];
 }
@@ -51,5 +54,7 @@ export function chaosLine(seed: number, c: ChaosCounts, seconds: number, op?: Op
     op === undefined
       ? ''
       : `, operator repairs: cancelled ${op.cancelled}, moved ${op.moved}, requeued ${op.requeued}, refused ${op.refusedAtPreview} by the dry run and ${op.refusedAtConfirm} at the confirmation, failed ${op.failed}, not confirmed ${op.abandoned}, nothing to do ${op.nothingToDo}`;
-  return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, races ${c.races} (timer won ${c.racesWonByTimer}, completion won ${c.racesWonByCompletion}, both paths ${c.bothPaths})${repairs}, work orders invoiced ${c.ordersInvoiced} + overdue ${c.ordersOverdue} + cancelled ${c.ordersCancelled} of ${c.orders} (${seconds} s)`;
+  const i = c.inspection;
+  const inspected = `, inspected work orders ${i.orders} (through the join ${i.throughJoin}, error path ${i.errorPaths} of ${i.defectsPlanned} with findings, user tasks completed ${i.userTasksCompleted}, repeats answered already completed ${i.repeatsAnswered}, second persons refused ${i.secondPersonsRefused}, stuck ${i.stuck})`;
+  return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, races ${c.races} (timer won ${c.racesWonByTimer}, completion won ${c.racesWonByCompletion}, both paths ${c.bothPaths})${repairs}${inspected}, work orders invoiced ${c.ordersInvoiced} + overdue ${c.ordersOverdue} + cancelled ${c.ordersCancelled} of ${c.orders} (${seconds} s)`;
 }

@@ -1,4 +1,5 @@
 /** What a chaos run is given and what it returns (run.ts drives it; drive.ts, races.ts and settle.ts share these). */
+import type { ApproverTally } from './approver';
 import type { ChaosCounts } from './report';
 import type { OperatorTally } from './operator';
 import type { ChaosSizes } from './plan';
@@ -30,6 +31,8 @@ export interface ChaosResult {
   readonly races: readonly RaceRun[];
   /** What the operator's repairs came to. */
   readonly operator: OperatorTally;
+  /** What the approver's completions of user tasks came to. */
+  readonly approver: ApproverTally;
   readonly seconds: number;
 }
 

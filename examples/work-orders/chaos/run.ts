@@ -1,15 +1,16 @@
 /**
  * Drives one chaos run: a local stack of its own (fresh emulators, four
- * relays, the chaos model), the plan's starts and publishes with flow
- * control, the races (each last tranche published around its timer's due
- * time), the faults and the operator's repairs at their steps (drive.ts),
+ * relays, the chaos app and its two models), the plan's starts and
+ * publishes with flow control, the races (each last tranche published
+ * around its timer's due time), the faults and the operator's repairs at
+ * their steps, the approver completing user tasks meanwhile (drive.ts),
  * then settling, the operator's one requeue of dead letters (settle.ts),
  * and the evaluation.
  */
 import { Firestore } from '@google-cloud/firestore';
 import { PubSub } from '@google-cloud/pubsub';
 import { startLocalStack } from '../../../tools/local/stack';
-import { WORK_ORDERS_APP } from '../local/names';
+import { emptyApproverTally } from './approver';
 import { drive } from './drive';
 import { evaluateChaos } from './evaluate';
 import { readChaosSnapshot } from './observe';
@@ -19,7 +20,7 @@ import { RELAYS } from './plan-schedule';
 import { chaosLine, chaosPassed } from './report';
 import type { ChaosOptions, ChaosResult, RaceRun } from './run-types';
 import { settleAndRepair } from './settle';
-import { CHAOS_BPMN_DIR, gateOf } from './stack-actions';
+import { CHAOS_APP, CHAOS_BPMN_DIR, gateOf, operatorCli } from './stack-actions';
 
 export type { ChaosOptions, ChaosResult } from './run-types';
 
@@ -36,7 +37,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     projectId,
     relays: RELAYS,
     reuseEmulators: false,
-    app: WORK_ORDERS_APP,
+    app: CHAOS_APP,
     env: { INBOX_BPMN_DIR: CHAOS_BPMN_DIR },
     progress: options.progress,
     firestoreLine: gate.line,
@@ -55,14 +56,23 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
   const tally = emptyTally();
   try {
     const cliHost = gate.host();
-    const { poisonIds, faults, races } = await drive(plan, stack, { db, projectId, cliHost }, pubsub, options, tally);
+    const { poisonIds, faults, races, approver } = await drive(
+      plan,
+      stack,
+      { db, projectId, cliHost },
+      pubsub,
+      options,
+      tally,
+    );
     let raced: readonly RaceRun[] = [];
+    let approvals = emptyApproverTally();
     try {
-      await settleAndRepair(cliHost, db, projectId, options, plan, races);
+      await settleAndRepair(db, operatorCli(projectId, cliHost), options, plan, { races, approver });
     } finally {
       raced = await races.finish();
+      approvals = await approver.stop();
     }
-    const counts = evaluateChaos(plan, poisonIds, await readChaosSnapshot(db));
+    const counts = evaluateChaos(plan, poisonIds, await readChaosSnapshot(db), approvals);
     const seconds = Math.round((Date.now() - started) / 1000);
     return {
       line: chaosLine(options.seed, counts, seconds, tally),
@@ -71,6 +81,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       faults,
       races: raced,
       operator: tally,
+      approver: approvals,
       seconds,
     };
   } finally {

@@ -1,24 +1,25 @@
 /** The end of a chaos run: settling, and the operator's requeue of dead letters. */
 import type { Firestore } from '@google-cloud/firestore';
-import { runCli } from '../../../functions/src/cli/main';
+import type { Approver } from './approver';
 import { cancelledOrders, openWork } from './observe';
+import type { OperatorCli } from './operator';
 import type { ChaosPlan } from './plan';
 import type { Races } from './races';
 import { sleep, type ChaosOptions } from './run-types';
 
 /**
- * Waits until nothing is OPEN or PENDING (twice in a row), then does what an
- * operator would: one `inbox requeue --reason DEAD_LETTERED --yes`. Repeats
- * while that finds something to requeue (a dead letter may land late).
- * `cliHost`: the CLI's line to Firestore, the outage gate (gateOf).
+ * Waits until nothing is OPEN or PENDING (twice in a row), no user task is
+ * OPEN and neither a race nor the approver is under way, then does what an
+ * operator would: one `inbox requeue --reason DEAD_LETTERED --yes` (`cli`,
+ * the operator's). Repeats while that finds something to requeue (a dead
+ * letter may land late).
  */
 export async function settleAndRepair(
-  cliHost: string,
   db: Firestore,
-  projectId: string,
+  cli: OperatorCli,
   options: ChaosOptions,
   plan: ChaosPlan,
-  races: Races,
+  { races, approver }: { readonly races: Races; readonly approver: Approver },
 ): Promise<void> {
   const deadline = Date.now() + options.settleTimeoutMs;
   const raceTranches = plan.races.flatMap((r) => {
@@ -47,25 +48,24 @@ export async function settleAndRepair(
           );
           return null;
         });
-      quiet =
-        work !== null && work.open === 0 && work.pendingJobs === 0 && work.pendingTimers === 0 && races.inFlight() === 0
-          ? quiet + 1
-          : 0;
+      const idle =
+        work !== null &&
+        work.open === 0 &&
+        work.pendingJobs === 0 &&
+        work.pendingTimers === 0 &&
+        work.openTasks === 0 &&
+        races.inFlight() === 0 &&
+        approver.inFlight() === 0;
+      quiet = idle ? quiet + 1 : 0;
       if (work !== null)
         options.progress(
-          `settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.pendingTimers} timers PENDING, ${races.inFlight()} races publishing, ${work.documents} documents`,
+          `settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.pendingTimers} timers PENDING, ${work.openTasks} user tasks OPEN (${approver.inFlight()} with the approver), ${races.inFlight()} races publishing, ${work.documents} documents`,
         );
     }
   };
   for (let round = 1; round <= 3; round++) {
     await settle();
-    let out = '';
-    const argv = ['--json', 'requeue', '--reason', 'DEAD_LETTERED', '--yes'];
-    await runCli(
-      argv,
-      { out: (t) => (out += t), err: () => undefined, confirm: async () => true },
-      { ...process.env, GOOGLE_CLOUD_PROJECT: projectId, FIRESTORE_EMULATOR_HOST: cliHost },
-    );
+    const { out } = await cli(['--json', 'requeue', '--reason', 'DEAD_LETTERED', '--yes']);
     const requeued = (JSON.parse(out === '' ? '{}' : out) as { requeued?: number }).requeued ?? 0;
     options.progress(`npm run inbox -- requeue --reason DEAD_LETTERED --yes: ${requeued} requeued`);
     if (requeued === 0) return;

@@ -13,11 +13,19 @@ export interface ChaosSnapshot {
   readonly inbox: readonly ChaosInboxDoc[];
   readonly instances: ReadonlyArray<{
     readonly id: string;
+    /** Its model: work-order-execution (the first) or work-order-inspection (the second). */
+    readonly processKey: string;
     readonly businessKey: string;
     readonly status: string;
     readonly correlatedMessages: readonly string[];
-    /** Its tokens (live and the last ended ones) and their status. */
-    readonly tokens: ReadonlyArray<{ readonly id: string; readonly status: string }>;
+    /** Its tokens (live and the last ended ones), their status and where they are or ended. */
+    readonly tokens: ReadonlyArray<{ readonly id: string; readonly status: string; readonly activityId: string }>;
+    /** Its jobs (the live ones and the last finished ones): which step, how they ended. */
+    readonly jobs: ReadonlyArray<{
+      readonly activityId: string;
+      readonly status: string;
+      readonly lastError: string | null;
+    }>;
     /** Its repair records: which repair, on which token. */
     readonly repairs: ReadonlyArray<{ readonly kind: string; readonly executionId: string | null }>;
   }>;
@@ -32,4 +40,15 @@ export interface ChaosSnapshot {
   }>;
   /** Overdue records (`escalations/`), one per escalateOverdueWorkOrder job. */
   readonly escalations: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
+  /** User tasks (`userTasks/`): open, completed (by which request) or cancelled. */
+  readonly userTasks: ReadonlyArray<{
+    readonly id: string;
+    readonly processInstanceId: string;
+    readonly activityId: string;
+    readonly status: string;
+    readonly completionRequestId: string | null;
+    readonly completedBy: string | null;
+  }>;
+  /** Defect records (`defects/`), one per work order whose inspection threw DEFECTS_FOUND. */
+  readonly defects: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
 }

@@ -6,9 +6,10 @@
 import { join } from 'node:path';
 import { runCli } from '../../../functions/src/cli/main';
 import type { LocalStack } from '../../../tools/local/stack';
-import { WORK_ORDERS_APP } from '../local/names';
+import { INSPECTION } from './app/inspection';
 import type { OperatorCli } from './operator';
 import { RACE } from './plan';
+import type { PlannedInspection } from './plan-inspection';
 import type { PlannedFault } from './plan-schedule';
 import { sleep } from './run-types';
 
@@ -52,8 +53,8 @@ export function gateOf(): {
   };
 }
 
-/** The CLI in process on the run's project, with the chaos model deployed (what an operator's terminal runs); `firestoreHost`: the gate (gateOf). */
-export function operatorCli(projectId: string, firestoreHost: string): OperatorCli {
+/** The CLI in process on the run's project, with the chaos app and models deployed (what an operator's terminal runs), as `actor`; `firestoreHost`: the gate (gateOf). */
+export function operatorCli(projectId: string, firestoreHost: string, actor = 'chaos operator'): OperatorCli {
   return async (argv) => {
     let out = '';
     let err = '';
@@ -61,9 +62,9 @@ export function operatorCli(projectId: string, firestoreHost: string): OperatorC
       ...process.env,
       GOOGLE_CLOUD_PROJECT: projectId,
       FIRESTORE_EMULATOR_HOST: firestoreHost,
-      INBOX_APP: WORK_ORDERS_APP,
+      INBOX_APP: CHAOS_APP,
       INBOX_BPMN_DIR: CHAOS_BPMN_DIR,
-      INBOX_OPERATOR: 'chaos operator',
+      INBOX_OPERATOR: actor,
     };
     const code = await runCli(
       [...argv],
@@ -74,8 +75,34 @@ export function operatorCli(projectId: string, firestoreHost: string): OperatorC
   };
 }
 
-/** The chaos model: the example's process, completed in four tranches, with a racing deadline at the last wait. */
+/**
+ * The app the run deploys (app/index.ts): the example's messages and steps
+ * plus the inspection's, with the chaos models in bpmn/: the example's
+ * process completed in four tranches with a racing deadline at the last
+ * wait, and the one with a parallel fork and join, a BPMN error and a user task.
+ */
+export const CHAOS_APP = 'examples/work-orders/chaos/app';
+/** Its models (the app's `models` folder too; set as INBOX_BPMN_DIR so no setting of the caller's replaces them). */
 export const CHAOS_BPMN_DIR = join(__dirname, 'bpmn');
+
+/** What a work order starts with: the second model for an inspected order (its findings), else the first (its race deadline, if it races). */
+export function orderStart(
+  workOrderId: string,
+  raceDeadline: string | null,
+  inspection: PlannedInspection | undefined,
+): { readonly processKey: string; readonly variables: Readonly<Record<string, unknown>> } {
+  // providerScript "silent": the simulated provider leaves the completions to the chaos run. No raceDeadline: the model's 14 days.
+  const variables = { workOrderId, providerScript: 'silent' };
+  if (inspection !== undefined)
+    return {
+      processKey: INSPECTION.processKey,
+      variables: { ...variables, [INSPECTION.findingsVariable]: inspection.findings },
+    };
+  return {
+    processKey: 'work-order-execution',
+    variables: { ...variables, ...(raceDeadline === null ? {} : { [RACE.variable]: raceDeadline }) },
+  };
+}
 
 export async function strike(stack: LocalStack, fault: PlannedFault, downMs: number): Promise<string> {
   switch (fault.kind) {
@@ -97,14 +124,12 @@ export async function strike(stack: LocalStack, fault: PlannedFault, downMs: num
 }
 
 /** startProcess until it answers 2xx (idempotent per work order); 5xx and refused connections are retried. */
-export async function startOrder(url: string, workOrderId: string, raceDeadline: string | null): Promise<void> {
-  // providerScript "silent": the simulated provider leaves the completions to the chaos run. No raceDeadline: the model's 14 days.
-  const variables = {
-    workOrderId,
-    providerScript: 'silent',
-    ...(raceDeadline === null ? {} : { [RACE.variable]: raceDeadline }),
-  };
-  const body = JSON.stringify({ processKey: 'work-order-execution', businessKey: workOrderId, variables });
+export async function startOrder(
+  url: string,
+  workOrderId: string,
+  start: ReturnType<typeof orderStart>,
+): Promise<void> {
+  const body = JSON.stringify({ processKey: start.processKey, businessKey: workOrderId, variables: start.variables });
   for (let attempt = 1; ; attempt++) {
     try {
       const response = await fetch(url, {

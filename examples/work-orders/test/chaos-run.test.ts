@@ -4,8 +4,11 @@ import { runChaos } from '../chaos/run';
  * The chaos run, small: every fault of `npm run test:chaos` (relays killed
  * mid-batch, a Firestore emulator restart, failing Cloud Tasks dispatches),
  * an operator who repairs meanwhile (cancel-token, move-token, requeue),
- * and four last tranches racing their timers (planned from 3.7 s to 0.3 s
- * before the due time), on fresh emulators of its own, with a fixed seed. The full run (10,000
+ * four last tranches racing their timers (planned from 3.7 s to 0.3 s
+ * before the due time), and four work orders on the second model (a
+ * parallel fork and join, an inspection whose BPMN error two of them
+ * throw, a user task an approver completes through `inbox tasks complete`),
+ * on fresh emulators of its own, with a fixed seed. The full run (10,000
  * messages) is `npm run test:chaos`; docs/reliability.md has its line.
  */
 // The run starts emulators of its own and exports their hosts into process.env; the next test file must get the suite's back.
@@ -20,7 +23,7 @@ afterAll(() => {
   }
 });
 
-test('a small chaos run: nothing lost, nothing correlated or invoiced twice, every order invoiced or (race lost) overdue', async () => {
+test('a small chaos run: nothing lost, nothing correlated or invoiced twice, every order invoiced or (race lost) overdue, every inspected order through its join once', async () => {
   const lines: string[] = [];
   const result = await runChaos({
     seed: 20261130,
@@ -30,6 +33,7 @@ test('a small chaos run: nothing lost, nothing correlated or invoiced twice, eve
     firestoreRestarts: 1,
     dispatchFaults: 1,
     repairs: 8,
+    inspections: 4,
     downMs: 2_000,
     maxBacklog: 100,
     settleTimeoutMs: 240_000,
@@ -74,10 +78,28 @@ test('a small chaos run: nothing lost, nothing correlated or invoiced twice, eve
   expect(result.faults.find((f) => f.kind === 'firestore-restart')?.note).toMatch(/^RESTARTED/);
   expect(result.line).toContain('lost 0, double correlations 0, double invoices 0');
   expect(result.line).toContain('operator repairs: cancelled');
+  // The second model: each of the 4 through its join once, nothing left; the error path exactly for the 2 with findings; each user task completed once, by the approver's request.
+  expect(result.counts.inspection).toMatchObject({
+    orders: 4,
+    throughJoin: 4,
+    defectsPlanned: 2,
+    errorPaths: 2,
+    userTasksCompleted: 4,
+    // The plan repeats 2 completions with their request id (each must answer "already completed") and has a second person try 1 (refused).
+    repeatsAnswered: 2,
+    secondPersonsRefused: 1,
+    stuck: 0,
+    violations: [],
+  });
+  // The approver completed each once (a task a repair moved away from it is cancelled, and its new one completed).
+  expect(result.approver.completed).toBe(4);
+  expect(result.approver.wrong).toEqual([]);
+  expect(result.line).toContain('inspected work orders 4 (through the join 4, error path 2 of 2 with findings');
   // The run's line and its races, for docs/reliability.md (the figure quoted there comes from here).
   console.log(
     [
       result.line,
+      `approver: ${JSON.stringify(result.approver)}`,
       ...result.races.map(
         (r) =>
           `race ${r.workOrderId}: planned ${r.plannedOffsetMs} ms, published ${r.publishedOffsetMs ?? '?'} ms from the due time`,

@@ -3,7 +3,8 @@ import { chaosLine, chaosPassed } from '../../chaos/report';
 import type { ChaosSnapshot } from '../../chaos/snapshot';
 import { DEFAULT_SIZES, planChaos, RACE, type ChaosPlan } from '../../chaos/plan';
 
-const plan: ChaosPlan = planChaos({ ...DEFAULT_SIZES, orders: 3, messages: 100, seed: 5 });
+// The first model only: the second one's orders are chaos-inspection.test.ts's.
+const plan: ChaosPlan = planChaos({ ...DEFAULT_SIZES, orders: 3, messages: 100, seed: 5, inspections: 0 });
 const poisonIds = plan.messages.filter((m) => m.kind === 'poison').map((_, i) => `poison-${i}`);
 
 /**
@@ -20,12 +21,14 @@ function perfect(
   const loser = new Set(p.races.filter((r) => timerWins.has(r.workOrderId)).map((r) => r.message));
   const instances = p.orders.map((o, i) => ({
     id: `pi-${i}`,
+    processKey: 'work-order-execution',
     businessKey: o.workOrderId,
     status: 'COMPLETED',
     correlatedMessages: p.messages.flatMap((m, n) =>
       m.kind === 'completion' && m.workOrderId === o.workOrderId && !loser.has(n) ? [m.docId] : [],
     ),
-    tokens: [{ id: `e-${i}`, status: 'ENDED' }],
+    tokens: [{ id: `e-${i}`, status: 'ENDED', activityId: 'end' }],
+    jobs: [] as Array<{ activityId: string; status: string; lastError: string | null }>,
     repairs: [] as Array<{ kind: string; executionId: string | null }>,
   }));
   const instanceOf = (workOrderId: string): string => instances.find((i) => i.businessKey === workOrderId)?.id ?? '';
@@ -85,6 +88,8 @@ function perfect(
     invoices: billed.map((i) => ({ workOrderId: i.businessKey, processInstanceId: i.id })),
     timers: overdue.map((i) => ({ processInstanceId: i.id, activityId: RACE.boundaryEventId, status: 'FIRED' })),
     escalations: overdue.map((i) => ({ workOrderId: i.businessKey, processInstanceId: i.id })),
+    userTasks: [],
+    defects: [],
   };
 }
 
@@ -108,7 +113,7 @@ describe('chaos evaluation', () => {
       parkedByReason: { KEY_COLLISION: 1, INVALID_PAYLOAD: 1 },
     });
     expect(chaosLine(5, counts, 9)).toBe(
-      'chaos seed 5: messages 100, DONE 12, PARKED INVALID_PAYLOAD 1, KEY_COLLISION 1, dead-lettered 0 (requeued 0), lost 0, double correlations 0, double invoices 0, races 1 (timer won 0, completion won 1, both paths 0), work orders invoiced 3 + overdue 0 + cancelled 0 of 3 (9 s)',
+      'chaos seed 5: messages 100, DONE 12, PARKED INVALID_PAYLOAD 1, KEY_COLLISION 1, dead-lettered 0 (requeued 0), lost 0, double correlations 0, double invoices 0, races 1 (timer won 0, completion won 1, both paths 0), inspected work orders 0 (through the join 0, error path 0 of 0 with findings, user tasks completed 0, repeats answered already completed 0, second persons refused 0, stuck 0), work orders invoiced 3 + overdue 0 + cancelled 0 of 3 (9 s)',
     );
     const op = {
       cancelled: 1,
@@ -121,7 +126,7 @@ describe('chaos evaluation', () => {
       abandoned: 2,
     };
     expect(chaosLine(5, counts, 9, op)).toContain(
-      'both paths 0), operator repairs: cancelled 1, moved 4, requeued 0, refused 2 by the dry run and 1 at the confirmation, failed 0, not confirmed 2, nothing to do 1, work orders invoiced 3',
+      'both paths 0), operator repairs: cancelled 1, moved 4, requeued 0, refused 2 by the dry run and 1 at the confirmation, failed 0, not confirmed 2, nothing to do 1, inspected work orders 0',
     );
   });
 
@@ -259,7 +264,7 @@ describe("chaos evaluation of the operator's repairs", () => {
           ? {
               ...i,
               correlatedMessages: [first ?? ''],
-              tokens: [{ id: 'e-cancelled', status: 'CANCELLED' }],
+              tokens: [{ id: 'e-cancelled', status: 'CANCELLED', activityId: 'waitForTranche2' }],
               repairs: [
                 { kind: 'move-token', executionId: 'e-cancelled' },
                 { kind: 'cancel-token', executionId: 'e-cancelled' },
@@ -296,7 +301,11 @@ describe("chaos evaluation of the operator's repairs", () => {
         ...s,
         instances: s.instances.map((i) =>
           i.businessKey === order
-            ? { ...i, status: 'RUNNING', tokens: [{ id: 'e-cancelled', status: 'WAITING_JOB' }] }
+            ? {
+                ...i,
+                status: 'RUNNING',
+                tokens: [{ id: 'e-cancelled', status: 'WAITING_JOB', activityId: 'handOverWorkOrder' }],
+              }
             : i,
         ),
       }),
@@ -334,7 +343,7 @@ const instanceOfOrderIn = (s: ChaosSnapshot, workOrderId: string): string =>
   s.instances.find((i) => i.businessKey === workOrderId)?.id ?? '';
 
 /** Three races (seed 5, 8 orders): the timer wins the first two, the completion the third. */
-const racePlan: ChaosPlan = planChaos({ ...DEFAULT_SIZES, orders: 8, messages: 100, seed: 5 });
+const racePlan: ChaosPlan = planChaos({ ...DEFAULT_SIZES, orders: 8, messages: 100, seed: 5, inspections: 0 });
 const racePoison = racePlan.messages.filter((m) => m.kind === 'poison').map((_, i) => `poison-${i}`);
 const [wonA, wonB, lostC] = racePlan.races;
 const timerWins = new Set([wonA?.workOrderId ?? '', wonB?.workOrderId ?? '']);
@@ -361,9 +370,8 @@ describe('chaos evaluation of races (a last tranche against its interrupting tim
       lost: 0,
       doubleInvoices: 0,
     });
-    expect(chaosLine(5, counts, 1)).toContain(
-      'races 3 (timer won 2, completion won 1, both paths 0), work orders invoiced 6 + overdue 2 + cancelled 0 of 8',
-    );
+    expect(chaosLine(5, counts, 1)).toContain('races 3 (timer won 2, completion won 1, both paths 0), inspected');
+    expect(chaosLine(5, counts, 1)).toContain('work orders invoiced 6 + overdue 2 + cancelled 0 of 8');
   });
 
   test('a losing tranche parked NO_WAITING_INSTANCE (the buffer window passed) is accepted too', () => {

@@ -1,0 +1,184 @@
+/**
+ * The chaos run's approver: a planner who completes the second model's user
+ * tasks ("Approve work order") while messages arrive, relays die, jobs
+ * retry and Firestore restarts, through the real completion path: `inbox
+ * tasks list --status OPEN`, then `inbox tasks complete ID --request-id R`
+ * (the CLI in process). A call that fails is sent again with the same
+ * request id, so a completion whose commit landed before the failure
+ * answers "already completed"; a planned repeat must answer that too, and a
+ * second person with a request id of their own must be refused. A task
+ * whose token a repair moved is cancelled under the approver's feet: the
+ * new task is completed instead.
+ */
+import { INSPECTION } from './app/inspection';
+import type { OperatorCli } from './operator';
+import { approvalRequestId, type PlannedInspection } from './plan-inspection';
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** What the approver's completions came to. */
+export interface ApproverTally {
+  /** Tasks completed by the approver's request (COMPLETED, or ALREADY_COMPLETED on a retry after a failed call). */
+  completed: number;
+  /** Of those: a retry after a failed call answered ALREADY_COMPLETED (the failed call had committed). */
+  landedDespiteFailure: number;
+  /** Planned repeats of a completion (same request id) answered ALREADY_COMPLETED, as they must. */
+  repeatsAnswered: number;
+  /** Second persons (another request id) refused as "already completed", as they must be. */
+  secondPersonsRefused: number;
+  /** Tasks found cancelled when completed: a repair moved their token (a new task took their place). */
+  cancelledUnderfoot: number;
+  /** Calls that failed (Firestore restarting under them) and were sent again. */
+  retries: number;
+  /** Answers that break the promise, one line each. */
+  wrong: string[];
+}
+
+export const emptyApproverTally = (): ApproverTally => ({
+  completed: 0,
+  landedDespiteFailure: 0,
+  repeatsAnswered: 0,
+  secondPersonsRefused: 0,
+  cancelledUnderfoot: 0,
+  retries: 0,
+  wrong: [],
+});
+
+export interface Approver {
+  /** Tasks seen and not finished yet (waiting for their planned moment, or being completed). */
+  inFlight(): number;
+  /** Stops looking for tasks, waits for those under way, and returns the tally. */
+  stop(): Promise<ApproverTally>;
+}
+
+export interface ApproverDeps {
+  readonly inspections: readonly PlannedInspection[];
+  /** The CLI as the approver (INBOX_OPERATOR "chaos approver"). */
+  readonly cli: OperatorCli;
+  /** The CLI as a second planner, who tries to complete a task the approver completed. */
+  readonly secondPerson: OperatorCli;
+  readonly progress: (line: string) => void;
+}
+
+/** How often the approver looks at the task list; how many completions run at once; how often one call is tried. */
+const LIST_EVERY_MS = 300;
+const AT_ONCE = 4;
+const ATTEMPTS = 120;
+const RETRY_AFTER_MS = 500;
+
+interface ListedTask {
+  readonly id: string;
+  readonly activityId: string;
+  readonly businessKey: string;
+  readonly createdAt: string;
+}
+
+type Answer = 'COMPLETED' | 'ALREADY_COMPLETED' | 'CANCELLED' | 'REFUSED';
+
+export function startApprover(deps: ApproverDeps): Approver {
+  const tally = emptyApproverTally();
+  const planned = new Map(deps.inspections.map((i) => [i.workOrderId, i]));
+  const seen = new Set<string>();
+  const running = new Set<Promise<void>>();
+  let stopped = false;
+  let calls = 0;
+
+  /** One CLI call at a time per slot (at most AT_ONCE at once), as a few people at their terminals. */
+  const call = async (cli: OperatorCli, argv: readonly string[]): ReturnType<OperatorCli> => {
+    while (calls >= AT_ONCE) await sleep(50);
+    calls += 1;
+    try {
+      return await cli(argv);
+    } finally {
+      calls -= 1;
+    }
+  };
+
+  /** `inbox tasks complete` until it answers (a failure is sent again with the same request id); how, and after how many calls. */
+  const complete = async (
+    cli: OperatorCli,
+    id: string,
+    requestId: string,
+  ): Promise<{ answer: Answer; calls: number }> => {
+    const argv = ['--json', 'tasks', 'complete', id, '--vars', '{"approved":true}', '--request-id', requestId];
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const r = await call(cli, argv);
+      if (r.code === 0) return { answer: (JSON.parse(r.out) as { status: Answer }).status, calls: attempt };
+      if (/ is cancelled: /.test(r.err)) return { answer: 'CANCELLED', calls: attempt };
+      if (/ is already completed by |no user task /.test(r.err)) return { answer: 'REFUSED', calls: attempt };
+      tally.retries += 1;
+      await sleep(RETRY_AFTER_MS);
+    }
+    throw new Error(`inbox tasks complete ${id}: no answer after ${ATTEMPTS} calls`);
+  };
+
+  const handle = async (task: ListedTask): Promise<void> => {
+    const order = planned.get(task.businessKey);
+    if (order === undefined || task.activityId !== INSPECTION.userTaskId) {
+      tally.wrong.push(
+        `user task ${task.id.slice(0, 12)} of ${task.businessKey} at ${task.activityId}: no inspected order has it`,
+      );
+      return;
+    }
+    await sleep(Math.max(0, Date.parse(task.createdAt) + order.approveAfterMs - Date.now()));
+    const requestId = approvalRequestId(task.id);
+    const first = await complete(deps.cli, task.id, requestId);
+    if (first.answer === 'CANCELLED') {
+      tally.cancelledUnderfoot += 1;
+      return;
+    }
+    // ALREADY_COMPLETED at once: another request had this request id.
+    if (first.answer === 'REFUSED' || (first.answer === 'ALREADY_COMPLETED' && first.calls === 1)) {
+      tally.wrong.push(
+        `${task.businessKey}: the approver's completion of ${task.id.slice(0, 12)} answered ${first.answer}`,
+      );
+      return;
+    }
+    tally.completed += 1;
+    if (first.answer === 'ALREADY_COMPLETED') tally.landedDespiteFailure += 1;
+    if (order.repeat) {
+      const again = await complete(deps.cli, task.id, requestId);
+      if (again.answer === 'ALREADY_COMPLETED') tally.repeatsAnswered += 1;
+      else
+        tally.wrong.push(
+          `${task.businessKey}: the repeated completion answered ${again.answer}, not ALREADY_COMPLETED`,
+        );
+    }
+    if (order.secondPerson) {
+      const other = await complete(deps.secondPerson, task.id, `second-${task.id}`);
+      if (other.answer === 'REFUSED') tally.secondPersonsRefused += 1;
+      else tally.wrong.push(`${task.businessKey}: a second person's completion answered ${other.answer}, not refused`);
+    }
+  };
+
+  const look = async (): Promise<void> => {
+    while (!stopped) {
+      const listed = await call(deps.cli, ['--json', 'tasks', 'list', '--status', 'OPEN', '--page-size', '200']);
+      // A list that failed (Firestore restarting) is tried again at the next look.
+      const tasks = listed.code === 0 ? (JSON.parse(listed.out) as { tasks: ListedTask[] }).tasks : [];
+      for (const task of tasks.filter((t) => !seen.has(t.id))) {
+        seen.add(task.id);
+        const done: Promise<void> = handle(task)
+          .catch((err: unknown) => {
+            tally.wrong.push(`${task.businessKey}: ${err instanceof Error ? err.message : String(err)}`);
+          })
+          .finally(() => running.delete(done));
+        running.add(done);
+      }
+      await sleep(LIST_EVERY_MS);
+    }
+  };
+  const looking = look();
+  return {
+    inFlight: () => running.size,
+    async stop() {
+      stopped = true;
+      await looking;
+      await Promise.all([...running]);
+      deps.progress(
+        `approver: ${tally.completed} user tasks completed (${tally.landedDespiteFailure} by a retry that found its failed call committed), ${tally.repeatsAnswered} repeats answered already completed, ${tally.secondPersonsRefused} second persons refused, ${tally.cancelledUnderfoot} cancelled by a repair, ${tally.retries} calls retried`,
+      );
+      return tally;
+    },
+  };
+}
