@@ -22,17 +22,29 @@ export function userTask(element: Element, id: string, name: string | null): Nod
   };
 }
 
-/** The errorCode of an errorEventDefinition's errorRef; null without errorRef (a boundary event that catches every code). */
-export function errorCodeOf(definition: Element, id: string): string | null {
-  const ref = definition.errorRef;
+/**
+ * The code of an error or escalation event definition's `errorRef` /
+ * `escalationRef` (`errorCode` / `escalationCode` of the element it names);
+ * null without a ref (a catcher of every code).
+ */
+function codeOf(definition: Element, id: string, kind: 'error' | 'escalation'): string | null {
+  const ref = definition[`${kind}Ref`];
   if (ref === undefined) return null;
-  if (!isElement(ref) || ref.$type !== 'bpmn:Error')
-    throw new ModelError('errorRef names no bpmn:error: refer to one with an errorCode', id);
-  const code = text(ref, 'errorCode');
+  const type = kind === 'error' ? 'bpmn:Error' : 'bpmn:Escalation';
+  if (!isElement(ref) || ref.$type !== type)
+    throw new ModelError(`${kind}Ref names no bpmn:${kind}: refer to one with an ${kind}Code`, id);
+  const code = text(ref, `${kind}Code`);
   if (code === null)
-    throw new ModelError(`bpmn:error ${idOf(ref)} has no errorCode: errors are thrown and caught by their code`, id);
+    throw new ModelError(`bpmn:${kind} ${idOf(ref)} has no ${kind}Code: ${kind}s are caught by their code`, id);
   return code;
 }
+
+/** The errorCode of an errorEventDefinition's errorRef; null without errorRef (a boundary event that catches every code). */
+export const errorCodeOf = (definition: Element, id: string): string | null => codeOf(definition, id, 'error');
+
+/** The escalationCode of an escalationEventDefinition's escalationRef; null without escalationRef. */
+export const escalationCodeOf = (definition: Element, id: string): string | null =>
+  codeOf(definition, id, 'escalation');
 
 /** An error boundary event: always interrupting; catches its errorRef's code, or every code without errorRef. */
 export function boundaryError(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
@@ -156,21 +168,6 @@ export function sentMessage<K extends 'messageThrowEvent' | 'messageEndEvent' | 
   if (messageName === null)
     throw new ModelError(`message ${idOf(ref)} has no name: a message is published under its name`, id);
   return { kind, id, name: text(element, 'name'), messageName };
-}
-
-/** The escalationCode of an escalationEventDefinition's escalationRef; null without escalationRef (a catcher of every code). */
-export function escalationCodeOf(definition: Element, id: string): string | null {
-  const ref = definition.escalationRef;
-  if (ref === undefined) return null;
-  if (!isElement(ref) || ref.$type !== 'bpmn:Escalation')
-    throw new ModelError('escalationRef names no bpmn:escalation: refer to one with an escalationCode', id);
-  const code = text(ref, 'escalationCode');
-  if (code === null)
-    throw new ModelError(
-      `bpmn:escalation ${idOf(ref)} has no escalationCode: escalations are caught by their code`,
-      id,
-    );
-  return code;
 }
 
 /** An escalation throw or end event: the code it throws (an escalationRef is required). */
