@@ -6,8 +6,9 @@ import { CoreSim } from '../support/core-sim';
 
 /**
  * Properties of parallel gateways in the pure core, over random
- * series-parallel models (async tasks and user tasks in sequences, nested
- * fork/join blocks and embedded subprocesses) completed in random order: every piece of work
+ * series-parallel models (async tasks, user tasks, message throw events and
+ * uncaught escalations in sequences, nested fork/join blocks and embedded
+ * subprocesses) completed in random order: every piece of work
  * runs exactly once, every join goes on exactly once, and the instance
  * completes; with a token cancelled on the way, the instance never waits
  * silently (it ends, or a JOIN_INCOMPLETE incident says why it cannot).
@@ -18,6 +19,10 @@ const SEED = 20_261_206;
 type Block =
   | { readonly kind: 'task' }
   | { readonly kind: 'user' }
+  /** A message throw event: a job publishes its message. */
+  | { readonly kind: 'publish' }
+  /** An escalation throw event nothing catches: the token passes on. */
+  | { readonly kind: 'notice' }
   | { readonly kind: 'seq'; readonly items: readonly Block[] }
   | { readonly kind: 'par'; readonly branches: readonly Block[] }
   | { readonly kind: 'sub'; readonly body: Block };
@@ -27,6 +32,8 @@ const block: fc.Arbitrary<Block> = fc.letrec<{ block: Block }>((tie) => ({
     { depthSize: 'small', withCrossShrink: true },
     fc.constant<Block>({ kind: 'task' }),
     fc.constant<Block>({ kind: 'user' }),
+    fc.constant<Block>({ kind: 'publish' }),
+    fc.constant<Block>({ kind: 'notice' }),
     fc.record({ kind: fc.constant('seq' as const), items: fc.array(tie('block'), { minLength: 2, maxLength: 3 }) }),
     fc.record({ kind: fc.constant('par' as const), branches: fc.array(tie('block'), { minLength: 2, maxLength: 3 }) }),
     fc.record({ kind: fc.constant('sub' as const), body: tie('block') }),
@@ -46,6 +53,25 @@ function modelXml(root: Block): { xml: string; work: string[] } {
         const id = `${b.kind}${n++}`;
         work.push(id);
         const xml = b.kind === 'task' ? element('serviceTask', id, 'inbox:async="true"') : element('userTask', id);
+        return { xml, entry: id, exit: id };
+      }
+      case 'publish': {
+        const id = `publish${n++}`;
+        work.push(id);
+        return {
+          xml: element('intermediateThrowEvent', id, '', '<bpmn:messageEventDefinition messageRef="m" />'),
+          entry: id,
+          exit: id,
+        };
+      }
+      case 'notice': {
+        const id = `notice${n++}`;
+        const xml = element(
+          'intermediateThrowEvent',
+          id,
+          '',
+          '<bpmn:escalationEventDefinition escalationRef="note" />',
+        );
         return { xml, entry: id, exit: id };
       }
       case 'seq': {
@@ -87,7 +113,7 @@ function modelXml(root: Block): { xml: string; work: string[] } {
     body.xml +
     flow('start', body.entry) +
     flow(body.exit, 'end');
-  return { xml: bpmnDocument(xml), work };
+  return { xml: bpmnDocument(xml, '<bpmn:escalation id="note" escalationCode="NOTE" />'), work };
 }
 
 /** Completes one piece of open work, the `pick`-th (mod the count); false when none is open. */
