@@ -17,10 +17,18 @@
  *
  * @type {import('jest').Config}
  */
+/** Packages published as ES modules only, compiled for Jest (see `transform`). */
+const ESM_ONLY = ['feelin', 'lezer-feel', 'min-dash', 'temporal-polyfill', 'temporal-utils'];
 const shared = {
   testEnvironment: 'node',
   // Type checking is `npm run typecheck`; tests only transpile, which is much faster.
-  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+    // feelin (FEEL) and what it imports are ES modules only. Node >= 20.19 loads them by require(); Jest's
+    // own module loader does not (before Node 24.9), so Jest compiles just these to CommonJS.
+    '^.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true, module: 'commonjs' } }],
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
 };
 const { existsSync } = require('node:fs');
 const { join } = require('node:path');
