@@ -5,7 +5,7 @@
  * every message a model waits for or starts by is one the app declares
  * (otherwise it could never arrive). Pure: the models come parsed.
  */
-import { publishedMessage, type ProcessModel } from '../bpmn/model';
+import { handlerKeyOf, publishedMessage, publishesByJob, type ProcessModel } from '../bpmn/model';
 
 /** One problem, naming the item and what to do. */
 export function modelProblems(
@@ -25,24 +25,30 @@ export function modelProblems(
     for (const node of Object.values(model.nodes)) {
       const where = `${model.key}/${node.id}`;
       const published = publishedMessage(node);
-      if (published !== null) {
-        asyncTasks.add(node.id);
-        const bySystem = app.sends?.has(published) === true;
-        if (bySystem && app.steps.has(node.id))
+      if (publishesByJob(node)) {
+        const key = 'job' in node ? handlerKeyOf(node) : node.id;
+        asyncTasks.add(key);
+        const bySystem = published !== null && app.sends?.has(published) === true;
+        if (bySystem && app.steps.has(key))
           problems.push(
-            `${where} publishes ${published}, which sends declares, and steps has a handler ${node.id} too: keep one (sends: the system publishes it; a handler: it does)`,
+            `${where} publishes ${published}, which sends declares, and steps has a handler ${key} too: keep one (sends: the system publishes it; a handler: it does)`,
           );
-        if (!bySystem && !app.steps.has(node.id))
+        if (!bySystem && !app.steps.has(key))
           problems.push(
-            `${where} publishes message ${published}, but sends does not declare it and steps has no handler ${node.id}: declare { name: '${published}', topic } in sends, or give steps a handler`,
+            published === null
+              ? `${where} is run by a worker of type ${key}, but steps has no handler ${key}: add one`
+              : `${where} publishes message ${published}, but sends does not declare it and steps has no handler ${key}: declare { name: '${published}', topic } in sends, or give steps a handler`,
           );
         continue;
       }
       if (node.kind === 'serviceTask' || node.kind === 'sendTask' || node.kind === 'businessRuleTask') {
-        (node.async ? asyncTasks : syncTasks).add(node.id);
-        if (node.async && !app.steps.has(node.id))
+        const key = handlerKeyOf(node);
+        (node.async ? asyncTasks : syncTasks).add(key);
+        if (node.async && !app.steps.has(key))
           problems.push(
-            `task ${where} is async but steps has no handler ${node.id}: add one (or drop inbox:async for a pure synchronous task in syncSteps)`,
+            node.job === undefined
+              ? `task ${where} is async but steps has no handler ${key}: add one (or drop inbox:async for a pure synchronous task in syncSteps)`
+              : `task ${where} has zeebe:taskDefinition type ${key} but steps has no handler ${key}: add one`,
           );
         if (!node.async && !app.syncSteps.has(node.id))
           problems.push(
@@ -62,7 +68,7 @@ export function modelProblems(
   for (const id of app.steps)
     if (!asyncTasks.has(id))
       problems.push(
-        `steps has a handler ${id}, but no model has an async task of that id: rename it to the task's id, or remove it`,
+        `steps has a handler ${id}, but no model has an async task of that id or task type: rename it to the task's id (or its zeebe:taskDefinition type), or remove it`,
       );
   for (const id of app.syncSteps)
     if (!syncTasks.has(id))

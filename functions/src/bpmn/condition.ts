@@ -14,9 +14,12 @@
  *   literal := number | string | true | false | null
  */
 import type { ComparisonOperator, Condition, Literal } from './model';
+import { evaluateFeelCondition, feelBody, feelSyntaxError } from './feel';
 
 /** Longer conditions belong in a task, not in a diagram. */
 const MAX_LENGTH = 4096;
+/** Messages quote a condition up to this many characters. */
+const QUOTED = 200;
 /** Bounds recursion (parentheses and `!`), so hostile input cannot blow the stack. */
 const MAX_DEPTH = 32;
 const KEYWORDS: ReadonlyMap<string, Literal> = new Map<string, Literal>([
@@ -39,7 +42,12 @@ const NUMBER = /-?[0-9]+(?:\.[0-9]+)?(?![A-Za-z0-9_.])/y;
 
 /** A syntax error; positions are 1-based columns in the text as written. */
 function fail(text: string, pos: number, problem: string): never {
-  throw new Error(`invalid condition ${JSON.stringify(text)}: ${problem} at position ${pos + 1}`);
+  throw new Error(`invalid condition ${quoted(text)}: ${problem} at position ${pos + 1}`);
+}
+
+/** A condition as a message quotes it: at most {@link QUOTED} characters, so a pasted script never floods a log line. */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > QUOTED ? `${text.slice(0, QUOTED - 1)}…` : text);
 }
 
 /** Reads a quoted string starting at `start` (the quote). Returns the value and the index after it. */
@@ -120,6 +128,35 @@ export function parseCondition(text: string): Condition {
   if (text.length > MAX_LENGTH) throw new Error(`invalid condition: longer than ${MAX_LENGTH} characters`);
   const { start, end } = bodyOf(text);
   return new Parser(text, tokenize(text, start, end), end).parse();
+}
+
+/**
+ * A condition as a model writes it: FEEL when it starts with `=` (Camunda
+ * 8; checked now, evaluated by bpmn/feel.ts), else the engine's own
+ * language ({@link parseCondition}).
+ *
+ * @throws Error naming the problem.
+ */
+export function parseAnyCondition(text: string): Condition {
+  const feel = feelBody(text.trim());
+  if (feel === null) return parseCondition(text);
+  const error = feelSyntaxError(feel);
+  if (error !== null) throw new Error(`invalid condition: ${error}`);
+  return { kind: 'feel', expression: feel };
+}
+
+/**
+ * A condition's value over the variables. The engine's own language never
+ * fails ({@link evaluateCondition}); FEEL fails on a missing variable, a
+ * failed evaluation or a value that is not true or false, and the engine
+ * turns that into an incident naming the element and the expression.
+ */
+export function conditionResult(
+  condition: Condition,
+  variables: Readonly<Record<string, unknown>>,
+): { readonly ok: true; readonly value: boolean } | { readonly ok: false; readonly error: string } {
+  if (condition.kind === 'feel') return evaluateFeelCondition(condition.expression, variables);
+  return { ok: true, value: evaluateCondition(condition, variables) };
 }
 
 /** Where the condition itself lies in `text`: inside `${ ... }` when it is so wrapped, else all of it. */
@@ -273,5 +310,10 @@ export function evaluateCondition(condition: Condition, variables: Readonly<Reco
       return evaluateCondition(condition.left, variables) || evaluateCondition(condition.right, variables);
     case 'not':
       return !evaluateCondition(condition.operand, variables);
+    case 'feel': {
+      // Only conditionResult meets FEEL (it is never inside && or ||); a failure is false here.
+      const result = evaluateFeelCondition(condition.expression, variables);
+      return result.ok && result.value;
+    }
   }
 }

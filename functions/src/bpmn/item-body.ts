@@ -5,7 +5,7 @@
  * and an end event. Pure; the engine registers one per multi-instance
  * activity under {@link itemBodyKey}.
  */
-import type { FlowNode, ProcessModel, SequenceFlow } from './model';
+import type { FlowNode, IoMapping, ProcessModel, SequenceFlow } from './model';
 
 /** Ids no BPMN element can have (`#` is not allowed in an XML id): the body's own start and end, and their flows. */
 const START = '#start';
@@ -26,6 +26,19 @@ function inside(model: ProcessModel, node: FlowNode, scopeId: string): boolean {
     scope = model.nodes[scope]?.scope;
   }
   return false;
+}
+
+/** The variable an item's FEEL output element is kept in when the item ends (store/items.ts collects it). */
+export const ITEM_OUTPUT = 'inboxItemOutput';
+
+/**
+ * A FEEL `outputElement` (Camunda 8's `zeebe:loopCharacteristics`) is
+ * evaluated as the item ends, by an output of the item's end event, so a
+ * failure stops the item with an incident instead of collecting a null.
+ */
+function outputOf(activity: FlowNode): { io?: IoMapping } {
+  const expression = activity.loop?.outputElementExpression;
+  return expression === undefined ? {} : { io: { inputs: [], outputs: [{ target: ITEM_OUTPUT, expression }] } };
 }
 
 export function itemBodyModel(model: ProcessModel, activityId: string): ProcessModel {
@@ -51,7 +64,7 @@ export function itemBodyModel(model: ProcessModel, activityId: string): ProcessM
     { kind: 'startEvent', id: START, name: null, incoming: [], outgoing: [IN] },
     body,
     ...within,
-    { kind: 'endEvent', id: END, name: null, incoming: [OUT], outgoing: [], terminate: false },
+    { kind: 'endEvent', id: END, name: null, incoming: [OUT], outgoing: [], terminate: false, ...outputOf(activity) },
   ];
   return {
     key: itemBodyKey(model.key, activityId),

@@ -18,6 +18,8 @@ export type ComparisonOperator = '==' | '!=' | '<' | '<=' | '>' | '>=';
  */
 export type Condition =
   | { readonly kind: 'compare'; readonly variable: string; readonly op: ComparisonOperator; readonly value: Literal }
+  /** A FEEL expression (written `=…`, kept without the `=`), checked at load; true or false when evaluated, else an incident. */
+  | { readonly kind: 'feel'; readonly expression: string }
   | { readonly kind: 'and' | 'or'; readonly left: Condition; readonly right: Condition }
   | { readonly kind: 'not'; readonly operand: Condition };
 
@@ -42,6 +44,36 @@ interface NodeBase {
   readonly scope?: string;
   /** Multi-instance characteristics: the activity runs once per item; absent for a plain activity. */
   readonly loop?: MultiInstance;
+  /** Its `zeebe:ioMapping`; absent without one. */
+  readonly io?: IoMapping;
+  /** Its `zeebe:properties`, name to value: kept for tools and people, never read by the engine. */
+  readonly properties?: Readonly<Record<string, string>>;
+}
+
+/**
+ * One mapping of `zeebe:ioMapping`: `target` (a variable name) gets the
+ * value of the FEEL `expression`, or the text `value` when the source is
+ * not FEEL (Camunda 8 reads a source without `=` as a text).
+ */
+export interface Mapping {
+  readonly target: string;
+  readonly expression?: string;
+  readonly value?: string;
+}
+
+/**
+ * `zeebe:ioMapping` of a job (a task with a handler), a user task or a
+ * message wait. Inputs are evaluated over the instance's variables when the
+ * handler runs, and it sees the variables with the inputs laid over them;
+ * they are never stored. With outputs, only the outputs come back: each is
+ * evaluated over the variables, the inputs and the result (the handler's,
+ * the completion's, the message's) and stored in the instance; without
+ * outputs the whole result is merged, as before. A failed evaluation is an
+ * EXPRESSION_FAILED incident naming the element and the expression.
+ */
+export interface IoMapping {
+  readonly inputs: readonly Mapping[];
+  readonly outputs: readonly Mapping[];
 }
 
 /**
@@ -64,11 +96,15 @@ interface NodeBase {
 export interface MultiInstance {
   readonly sequential: boolean;
   readonly collection: string | null;
+  /** The FEEL list of `zeebe:loopCharacteristics inputCollection` when it is no plain variable (then collection is null). */
+  readonly collectionExpression?: string;
   /** A literal count, or the variable that holds it; null with a collection. */
   readonly cardinality: { readonly literal: number } | { readonly variable: string } | null;
   readonly elementVariable: string;
   readonly outputCollection: string | null;
   readonly outputElement: string | null;
+  /** The FEEL of `zeebe:loopCharacteristics outputElement` when it is no plain variable (then outputElement is null). */
+  readonly outputElementExpression?: string;
   readonly completionCondition: Condition | null;
   readonly completionConditionText: string | null;
 }
@@ -93,7 +129,8 @@ export interface StartEventNode extends NodeBase {
 export interface MessageStartEventNode extends NodeBase {
   readonly kind: 'messageStartEvent';
   readonly messageName: string;
-  readonly correlationVariable: string;
+  /** Null: the key is the business key only (a Camunda 8 start event whose message names no plain variable). */
+  readonly correlationVariable: string | null;
 }
 
 /**
@@ -130,8 +167,10 @@ export interface TimerDefinition {
   readonly type: 'timeDuration' | 'timeDate' | 'timeCycle';
   /** The expression's text as written, for messages. */
   readonly text: string;
-  /** The variable of `${variable}`; null for a literal. */
+  /** The variable of `${variable}` (or `=variable`); null for a literal or an expression. */
   readonly variable: string | null;
+  /** A FEEL expression (`=…`, kept without the `=`) giving a duration, a date-time or a cycle text; evaluated when the timer is set. */
+  readonly expression?: string;
   /** The literal, or the variable's default (`inbox:default`); null: a variable without default. */
   readonly value: string | null;
 }
@@ -216,7 +255,8 @@ export interface BoundaryMessageNode extends NodeBase {
   readonly attachedToId: string;
   readonly cancelActivity: boolean;
   readonly messageName: string;
-  readonly correlationVariable: string;
+  readonly correlationVariable: string | null;
+  readonly correlationExpression?: string;
 }
 
 /** What starts an event subprocess: its start event's definition. */
@@ -226,7 +266,12 @@ export type EventTrigger =
   /** A BPMN error thrown inside its scope (always interrupting); errorCode null catches every code. */
   | { readonly kind: 'error'; readonly errorCode: string | null }
   /** A message, correlated like any wait, on `inbox:correlationKey` of its start event. */
-  | { readonly kind: 'message'; readonly messageName: string; readonly correlationVariable: string }
+  | {
+      readonly kind: 'message';
+      readonly messageName: string;
+      readonly correlationVariable: string | null;
+      readonly correlationExpression?: string;
+    }
   /** A timer from when its scope starts (a cycle repeats, non-interrupting only). */
   | { readonly kind: 'timer'; readonly timer: TimerDefinition };
 
@@ -308,12 +353,31 @@ export interface UserTaskNode extends NodeBase {
   readonly assignee: string | null;
   readonly candidateGroups: readonly string[];
   readonly formKey: string | null;
+  /** `zeebe:assignmentDefinition candidateUsers`, stored as written; absent when none. */
+  readonly candidateUsers?: readonly string[];
   /** Ids of the timer boundary events attached to it, in document order. */
   readonly boundaryEventIds: readonly string[];
 }
 
 /**
- * A service, send or business rule task. The handler is looked up by the task id.
+ * A job's `zeebe:taskDefinition`: the handler is looked up by `type`, so
+ * several tasks share one; `retries` bounds its failed runs (absent: the
+ * system's INBOX_JOB_MAX_ATTEMPTS); `headers` (`zeebe:taskHeaders`) are
+ * given to the handler as written.
+ */
+export interface JobDefinition {
+  readonly type: string;
+  readonly retries?: number;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** The key a job's handler is registered under in the app's `steps`: its task type, else the element's id. */
+export const handlerKeyOf = (node: { readonly id: string; readonly job?: JobDefinition }): string =>
+  node.job?.type ?? node.id;
+
+/**
+ * A service, send or business rule task. The handler is looked up by the task id,
+ * or by the type of its `zeebe:taskDefinition` (`job`), which makes it async.
  * `async`: the token stops here and a job runs the handler later (Cloud
  * Tasks); otherwise the handler runs inside the transaction and must be pure.
  */
@@ -326,6 +390,8 @@ export interface TaskNode extends NodeBase {
    * handler does the work.
    */
   readonly messageName?: string;
+  /** Its `zeebe:taskDefinition`; absent for a task of the inbox namespace. */
+  readonly job?: JobDefinition;
   /** Ids of the timer boundary events attached to it, in document order (only async tasks may have any). */
   readonly boundaryEventIds: readonly string[];
 }
@@ -362,10 +428,19 @@ export interface BoundaryEscalationNode extends NodeBase {
  */
 export interface MessageThrowNode extends NodeBase {
   readonly kind: 'messageThrowEvent' | 'messageEndEvent';
-  readonly messageName: string;
+  /** Null: no messageRef, a Camunda 8 event whose worker (`job`) publishes what it likes. */
+  readonly messageName: string | null;
+  /** Its `zeebe:taskDefinition`: a handler of that type publishes it. */
+  readonly job?: JobDefinition;
 }
 
 /** Whether a node publishes a message by a job: a message throw or end event, or a send task with a messageRef. */
+export const publishesByJob = (node: FlowNode): boolean =>
+  node.kind === 'messageThrowEvent' ||
+  node.kind === 'messageEndEvent' ||
+  (node.kind === 'sendTask' && node.messageName !== undefined);
+
+/** The name of the message a node publishes by a job (a message throw or end event, a send task with a messageRef), or null. */
 export const publishedMessage = (node: FlowNode): string | null =>
   node.kind === 'messageThrowEvent' || node.kind === 'messageEndEvent'
     ? node.messageName
@@ -394,12 +469,16 @@ export interface CallActivityNode extends NodeBase {
 /**
  * An intermediate message catch event or a receive task: the token waits
  * until a message named `messageName` arrives whose correlation key equals
- * the value of the process variable `correlationVariable`.
+ * the value of the process variable `correlationVariable`, or of the FEEL
+ * `correlationExpression` (a `zeebe:subscription` key that is no plain
+ * variable; then correlationVariable is null), evaluated when the token
+ * arrives.
  */
 export interface MessageWaitNode extends NodeBase {
   readonly kind: 'messageCatchEvent' | 'receiveTask';
   readonly messageName: string;
-  readonly correlationVariable: string;
+  readonly correlationVariable: string | null;
+  readonly correlationExpression?: string;
   /** Ids of the timer boundary events attached to it (a receive task; always empty for a catch event). */
   readonly boundaryEventIds: readonly string[];
 }

@@ -3,21 +3,58 @@
  * error and message boundary events, embedded and event subprocesses.
  * Beside parse-model.ts, which calls them from its element switch.
  */
-import { type EventTrigger, ModelError } from './model';
+import { type EventTrigger, type JobDefinition, type MessageWaitNode, ModelError } from './model';
 import type { NodeDraft } from './draft';
 import { timerDefinition } from './parse-timer';
-import { type Element, elements, idOf, isElement, messageWait, text, xmlName } from './read';
+import { type Element, elements, idOf, isElement, text, VARIABLE_NAME, xmlName } from './read';
+import { calledElementOf, jobDefinitionOf, subscriptionKeyOf, userTaskOf } from './zeebe';
+
+/** A message wait's message (`messageRef`, by name) and `inbox:correlationKey` (a variable name), or the refusal. */
+export function messageWait(
+  element: Element,
+  kind: MessageWaitNode['kind'],
+  messageRef: unknown,
+): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
+  const id = idOf(element);
+  if (!isElement(messageRef))
+    throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
+  if (messageRef.$type !== 'bpmn:Message')
+    throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
+  const messageName = text(messageRef, 'name');
+  if (messageName === null)
+    throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
+  const correlationVariable = text(element, 'correlationKey');
+  if (correlationVariable === null) {
+    const zeebe = subscriptionKeyOf(messageRef, id);
+    if (zeebe !== null) return { kind, id, name: text(element, 'name'), messageName, ...zeebe, boundaryEventIds: [] };
+    throw new ModelError(
+      `missing inbox:correlationKey: name the process variable the message's correlation key must equal (or give message ${idOf(messageRef)} a zeebe:subscription correlationKey)`,
+      id,
+    );
+  }
+  if (!VARIABLE_NAME.test(correlationVariable)) {
+    throw new ModelError(
+      `inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
+      id,
+    );
+  }
+  return { kind, id, name: text(element, 'name'), messageName, correlationVariable, boundaryEventIds: [] };
+}
 
 /** A user task: who may do it and its form, stored as written (`inbox:assignee`, `inbox:candidateGroups`, `inbox:formKey`). */
 export function userTask(element: Element, id: string, name: string | null): NodeDraft {
   const groups = text(element, 'candidateGroups');
+  // Camunda 8's assignment and form, where the inbox attributes say nothing.
+  const zeebe = userTaskOf(element);
+  const candidateGroups = groups === null ? [] : groups.split(',').flatMap((g) => (g.trim() === '' ? [] : [g.trim()]));
   return {
     kind: 'userTask',
     id,
     name,
-    assignee: text(element, 'assignee'),
-    candidateGroups: groups === null ? [] : groups.split(',').flatMap((g) => (g.trim() === '' ? [] : [g.trim()])),
-    formKey: text(element, 'formKey'),
+    assignee: text(element, 'assignee') ?? zeebe?.assignee ?? null,
+    candidateGroups: candidateGroups.length > 0 ? candidateGroups : (zeebe?.candidateGroups ?? []),
+    formKey: text(element, 'formKey') ?? zeebe?.formKey ?? null,
+    ...(zeebe === undefined || zeebe.candidateUsers.length === 0 ? {} : { candidateUsers: zeebe.candidateUsers }),
     boundaryEventIds: [],
   };
 }
@@ -67,7 +104,11 @@ function attachedTo(element: Element, id: string): string {
 
 /** A message boundary event: its message and `inbox:correlationKey`, as a message wait reads them. */
 export function boundaryMessage(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
-  const { messageName, correlationVariable } = messageWait(element, 'messageCatchEvent', definition.messageRef);
+  const { messageName, correlationVariable, correlationExpression } = messageWait(
+    element,
+    'messageCatchEvent',
+    definition.messageRef,
+  );
   const cancelActivity = element.cancelActivity !== false;
   return {
     kind: 'boundaryMessage',
@@ -77,6 +118,7 @@ export function boundaryMessage(element: Element, definition: Element, id: strin
     cancelActivity,
     messageName,
     correlationVariable,
+    ...(correlationExpression === undefined ? {} : { correlationExpression }),
   };
 }
 
@@ -97,8 +139,13 @@ function eventTrigger(start: Element, id: string): { trigger: EventTrigger; inte
         throw new ModelError('a non-interrupting error start event: an error always ends what threw it', startId);
       return { trigger: { kind: 'error', errorCode: errorCodeOf(definition, startId) }, interrupting };
     case 'bpmn:MessageEventDefinition': {
-      const { messageName, correlationVariable } = messageWait(start, 'messageCatchEvent', definition.messageRef);
-      return { trigger: { kind: 'message', messageName, correlationVariable }, interrupting };
+      const { messageName, correlationVariable, correlationExpression } = messageWait(
+        start,
+        'messageCatchEvent',
+        definition.messageRef,
+      );
+      const key = correlationExpression === undefined ? {} : { correlationExpression };
+      return { trigger: { kind: 'message', messageName, correlationVariable, ...key }, interrupting };
     }
     case 'bpmn:EscalationEventDefinition':
       return { trigger: { kind: 'escalation', escalationCode: escalationCodeOf(definition, startId) }, interrupting };
@@ -142,7 +189,7 @@ export function subProcess(element: Element, id: string, name: string | null): N
 
 /** A call activity: the process it calls, by `calledElement` (a process id of the same app; checked when the app loads). */
 export function callActivity(element: Element, id: string, name: string | null): NodeDraft {
-  const calledProcess = text(element, 'calledElement');
+  const calledProcess = text(element, 'calledElement') ?? calledElementOf(element, id);
   if (calledProcess === null)
     throw new ModelError(
       'a callActivity without calledElement: name the id of the process it starts (a model of the same app)',
@@ -159,15 +206,22 @@ export function sentMessage<K extends 'messageThrowEvent' | 'messageEndEvent' | 
   element: Element,
   kind: K,
   definition?: Element,
-): { kind: K; id: string; name: string | null; messageName: string } {
+): { kind: K; id: string; name: string | null; messageName: string | null; job?: JobDefinition } {
   const id = idOf(element);
   const ref: unknown = definition === undefined ? element.messageRef : definition.messageRef;
+  const job = jobDefinitionOf(element, id);
+  const withJob = job === undefined ? {} : { job };
+  // Camunda 8 runs a message throw or end event by a worker of its task type; the message is the worker's business.
+  if (ref === undefined && job !== undefined) return { kind, id, name: text(element, 'name'), messageName: null, job };
   if (!isElement(ref) || ref.$type !== 'bpmn:Message')
-    throw new ModelError('missing messageRef: refer to the bpmn:message it publishes', id);
+    throw new ModelError(
+      'missing messageRef: refer to the bpmn:message it publishes (or give it a zeebe:taskDefinition type whose handler publishes)',
+      id,
+    );
   const messageName = text(ref, 'name');
   if (messageName === null)
     throw new ModelError(`message ${idOf(ref)} has no name: a message is published under its name`, id);
-  return { kind, id, name: text(element, 'name'), messageName };
+  return { kind, id, name: text(element, 'name'), messageName, ...withJob };
 }
 
 /** An escalation throw or end event: the code it throws (an escalationRef is required). */

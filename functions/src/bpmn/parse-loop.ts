@@ -4,7 +4,8 @@
  * item's variable, the output and the completion condition. Standard loops
  * (`standardLoopCharacteristics`) are refused. Beside parse-model.ts.
  */
-import { parseCondition } from './condition';
+import { parseAnyCondition } from './condition';
+import { zeebeLoopOf } from './zeebe';
 import { type Condition, ModelError, type MultiInstance } from './model';
 import { type Element, isElement, text, VARIABLE_NAME } from './read';
 import { errorMessage } from '../core/errors';
@@ -41,7 +42,7 @@ function cardinalityOf(loop: Element, id: string): MultiInstance['cardinality'] 
 
 function conditionOf(text: string | null, id: string): Condition | null {
   try {
-    return text === null ? null : parseCondition(text);
+    return text === null ? null : parseAnyCondition(text);
   } catch (error) {
     throw new ModelError(`completionCondition: ${errorMessage(error)}`, id);
   }
@@ -58,6 +59,24 @@ export function loopOf(element: Element, id: string): MultiInstance | undefined 
     );
   if (!LOOPABLE.has(element.$type))
     throw new ModelError(`multi-instance characteristics on a ${element.$type.slice(5)} are not run`, id);
+  const zeebe = zeebeLoopOf(loop, id);
+  const condition = loop.completionCondition;
+  const completionConditionText = isElement(condition) && typeof condition.body === 'string' ? condition.body : null;
+  const completionCondition = conditionOf(completionConditionText, id);
+  if (zeebe !== undefined) {
+    if (zeebe.collection === null && zeebe.collectionExpression === undefined)
+      throw new ModelError('zeebe:loopCharacteristics without inputCollection: write =list, the list it runs over', id);
+    const { elementVariable, ...rest } = zeebe;
+    return {
+      sequential: loop.isSequential === true,
+      ...rest,
+      cardinality: null,
+      elementVariable: variableName(elementVariable, 'zeebe:loopCharacteristics inputElement', id) ?? 'item',
+      outputCollection: variableName(zeebe.outputCollection, 'zeebe:loopCharacteristics outputCollection', id),
+      completionCondition,
+      completionConditionText,
+    };
+  }
   const collection = variableName(text(loop, 'collection'), 'inbox:collection', id);
   const cardinality = cardinalityOf(loop, id);
   if ((collection === null) === (cardinality === null))
@@ -74,9 +93,6 @@ export function loopOf(element: Element, id: string): MultiInstance | undefined 
       'inbox:outputCollection and inbox:outputElement go together: the item variable to collect, and the list to collect it into',
       id,
     );
-  const condition = loop.completionCondition;
-  const completionConditionText = isElement(condition) && typeof condition.body === 'string' ? condition.body : null;
-  const completionCondition = conditionOf(completionConditionText, id);
   return {
     sequential: loop.isSequential === true,
     collection,

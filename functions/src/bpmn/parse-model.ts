@@ -7,12 +7,11 @@
 import BpmnModdle from 'bpmn-moddle';
 import { sha256Hex } from '../core/hash';
 import { ModelError, type ProcessModel, type SequenceFlow } from './model';
-import { parseCondition } from './condition';
+import { parseAnyCondition } from './condition';
 import { checkGraph } from './check-graph';
 import type { Draft, NodeDraft } from './draft';
 import { attachBoundaryEvents } from './check-events';
-import { boundaryTimer, eventBasedGateway, timerCatchEvent, timerDefinition } from './parse-timer';
-import { startSchedule } from './timer';
+import { boundaryTimer, eventBasedGateway, timerCatchEvent } from './parse-timer';
 import {
   boundaryError,
   boundaryEscalation,
@@ -23,21 +22,17 @@ import {
   subProcess,
   userTask,
   errorCodeOf,
-} from './parse-elements';
-import {
-  drawingOnly,
-  type Element,
-  elements,
-  idOf,
-  isElement,
   messageWait,
-  text,
-  VARIABLE_NAME,
-  xmlName,
-} from './read';
+} from './parse-elements';
+import { drawingOnly, type Element, elements, idOf, isElement, text, xmlName } from './read';
 import inboxDescriptor from './inbox-moddle.json';
+import zeebeDescriptor from 'zeebe-bpmn-moddle/resources/zeebe.json';
+import { asyncByVendor, checkExtensions, namespacesOf } from './check-extensions';
+import { checkDocument } from './check-document';
+import { ioMappingOf, jobDefinitionOf, propertiesOf } from './zeebe';
 import { errorMessage } from '../core/errors';
 import { loopOf } from './parse-loop';
+import { startEvent } from './parse-start';
 
 const SUPPORTED =
   'supported are: startEvent (none, message or timer), endEvent (none, terminate, error, message or escalation), ' +
@@ -54,6 +49,9 @@ const DIAGRAM_ONLY: ReadonlySet<string> = new Set([
 ]);
 /** Our attributes by local name: seen outside our namespace, they are a namespace mistake, not foreign data. */
 const OWN_ATTRIBUTES: ReadonlySet<string> = new Set(['async', 'correlationKey']);
+const refuse = (error: ModelError): never => {
+  throw error;
+};
 function unsupported(element: Element, what = xmlName(element)): ModelError {
   return new ModelError(`unsupported element ${what}; ${SUPPORTED}`, idOf(element));
 }
@@ -79,9 +77,10 @@ function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
 }
 
 async function readDefinitions(xml: string): Promise<Element> {
+  checkDocument(xml);
   let result: BpmnModdle.ParseResult;
   try {
-    result = await new BpmnModdle({ inbox: inboxDescriptor }).fromXML(xml);
+    result = await new BpmnModdle({ inbox: inboxDescriptor, zeebe: zeebeDescriptor }).fromXML(xml);
   } catch (error) {
     const message = errorMessage(error);
     throw new ModelError(`not readable as BPMN XML: ${message.replace(/\s+/g, ' ')}`);
@@ -123,8 +122,14 @@ const TASK_KINDS = {
   'bpmn:BusinessRuleTask': 'businessRuleTask',
 } as const;
 
+/** What every element is read with: the document's namespaces, and whether it is a Camunda 8 model. */
+interface Context {
+  readonly namespaces: ReadonlyMap<string, string>;
+  readonly camunda8: boolean;
+}
+
 /** One flow node without its flows, or an error for anything the engine cannot run. */
-function toNode(element: Element): NodeDraft {
+function toNode(element: Element, context: Context): NodeDraft {
   const id = idOf(element);
   for (const attribute of Object.keys(element.$attrs ?? {})) {
     if (OWN_ATTRIBUTES.has(attribute.slice(attribute.indexOf(':') + 1))) {
@@ -135,17 +140,67 @@ function toNode(element: Element): NodeDraft {
     }
   }
   const loop = loopOf(element, id);
-  const node = plainNode(element, id);
+  const node = withZeebe(element, plainNode(element, id, context), id);
+  if (element.correlationKey !== undefined && !KEYED.has(node.kind))
+    throw new ModelError(
+      `inbox:correlationKey on a ${xmlName(element)}: only a message event or receive task waits for a key`,
+      id,
+    );
   return loop === undefined ? node : { ...node, loop };
 }
 
+/** The nodes inbox:correlationKey means something on. */
+const KEYED: ReadonlySet<string> = new Set([
+  'messageCatchEvent',
+  'receiveTask',
+  'messageStartEvent',
+  'boundaryMessage',
+]);
+
+/** Where `zeebe:ioMapping` is run besides a job (its handler): a user task (its completion) and message throws (their job). */
+const MAPPED: ReadonlySet<string> = new Set(['userTask', 'messageThrowEvent', 'messageEndEvent']);
+/** Where only outputs are run: a message wait (over its message), and events a token passes (over the variables). */
+const OUTPUTS_ONLY: ReadonlySet<string> = new Set([
+  'messageCatchEvent',
+  'receiveTask',
+  'startEvent',
+  'messageStartEvent',
+  'endEvent',
+  'passThrough',
+]);
+
+/** A node with its `zeebe:ioMapping` and `zeebe:properties`, where the engine runs them; the refusal elsewhere. */
+function withZeebe(element: Element, node: NodeDraft, id: string): NodeDraft {
+  const io = ioMappingOf(element, id);
+  const properties = propertiesOf(element);
+  const extras = { ...(io === undefined ? {} : { io }), ...(properties === undefined ? {} : { properties }) };
+  if (io === undefined) return { ...node, ...extras };
+  const isJob = 'async' in node && node.async;
+  if (!isJob && !MAPPED.has(node.kind) && !OUTPUTS_ONLY.has(node.kind))
+    throw new ModelError(
+      `zeebe:ioMapping on a ${xmlName(element)} is not run here: map in a task with a handler before or after it`,
+      id,
+    );
+  if (io.inputs.length > 0 && OUTPUTS_ONLY.has(node.kind))
+    throw new ModelError(`zeebe:input on a ${xmlName(element)}: nothing runs there to see it; map outputs only`, id);
+  if (node.loop !== undefined || element.loopCharacteristics !== undefined)
+    throw new ModelError(
+      'zeebe:ioMapping on a multi-instance activity is not run: map in the items, or before and after',
+      id,
+    );
+  return { ...node, ...extras };
+}
+
 /** One flow node without its flows and its multi-instance characteristics. */
-function plainNode(element: Element, id: string): NodeDraft {
+function plainNode(element: Element, id: string, context: Context): NodeDraft {
   const definitions = elements(element, 'eventDefinitions');
   const name = text(element, 'name');
   switch (element.$type) {
     case 'bpmn:StartEvent':
-      return startEvent(element, id, name, definitions);
+      return (
+        startEvent(element, id, name, definitions, context.camunda8) ??
+        refuse(unsupported(element, `startEvent with ${definitions.map(xmlName).join(' and ')}`))
+      );
     case 'bpmn:EndEvent': {
       const [definition, second] = definitions;
       if (definition === undefined) return { kind: 'endEvent', id, name, terminate: false };
@@ -167,12 +222,14 @@ function plainNode(element: Element, id: string): NodeDraft {
       throw unsupported(element, `${xmlName(element)} with ${definitions.map(xmlName).join(' and ')}`);
     }
     case 'bpmn:SendTask':
-      if (element.messageRef !== undefined)
-        return { ...sentMessage(element, 'sendTask'), async: true, boundaryEventIds: [] };
-      return { kind: 'sendTask', id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
+      if (element.messageRef !== undefined) {
+        const { messageName, ...sent } = sentMessage(element, 'sendTask');
+        return { ...sent, ...(messageName === null ? {} : { messageName }), async: true, boundaryEventIds: [] };
+      }
+      return task(element, 'bpmn:SendTask', id, name, context);
     case 'bpmn:ServiceTask':
     case 'bpmn:BusinessRuleTask':
-      return { kind: TASK_KINDS[element.$type], id, name, async: asyncFlag(element, id), boundaryEventIds: [] };
+      return task(element, element.$type, id, name, context);
     case 'bpmn:Task':
     case 'bpmn:ManualTask':
       return { kind: 'passThrough', element: element.$type === 'bpmn:Task' ? 'task' : 'manualTask', id, name };
@@ -235,65 +292,26 @@ function plainNode(element: Element, id: string): NodeDraft {
 }
 
 /**
- * A none start event, or a message start event: one messageEventDefinition
- * whose messageRef names a bpmn:message, and `inbox:correlationKey`, the
- * variable the starting message's correlation key is stored into (the
- * business key is that key too). Any other definition is refused.
+ * A service, send or business rule task: async with `inbox:async="true"`, a
+ * `zeebe:taskDefinition` (its handler found by type) or another engine's
+ * async flag (check-extensions.ts); otherwise a synchronous task.
  */
-function startEvent(element: Element, id: string, name: string | null, definitions: readonly Element[]): NodeDraft {
-  const correlationVariable = text(element, 'correlationKey');
-  const [definition] = definitions;
-  if (definition === undefined) {
-    if (element.correlationKey !== undefined) {
-      throw new ModelError(
-        'inbox:correlationKey on a none start event: only a message start event (one messageEventDefinition) takes one',
-        id,
-      );
-    }
-    return { kind: 'startEvent', id, name };
-  }
-  if (definition.$type === 'bpmn:TimerEventDefinition' && definitions.length === 1)
-    return timerStartEvent(definition, id, name);
-  if (definition.$type !== 'bpmn:MessageEventDefinition' || definitions.length !== 1) {
-    throw unsupported(element, `startEvent with ${definitions.map(xmlName).join(' and ')}`);
-  }
-  const messageRef = definition.messageRef;
-  if (!isElement(messageRef))
+function task(
+  element: Element,
+  type: keyof typeof TASK_KINDS,
+  id: string,
+  name: string | null,
+  context: Context,
+): NodeDraft {
+  const job = jobDefinitionOf(element, id);
+  const flag = asyncFlag(element, id);
+  if (job !== undefined && element.async === 'false')
     throw new ModelError(
-      'missing messageRef: refer to a bpmn:message named like the message that starts the process',
+      'inbox:async="false" with a zeebe:taskDefinition: a task run by a worker is async; drop one',
       id,
     );
-  if (messageRef.$type !== 'bpmn:Message')
-    throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
-  const messageName = text(messageRef, 'name');
-  if (messageName === null)
-    throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
-  if (correlationVariable === null) {
-    throw new ModelError(
-      "missing inbox:correlationKey: name the process variable the starting message's correlation key is stored into",
-      id,
-    );
-  }
-  if (!VARIABLE_NAME.test(correlationVariable)) {
-    throw new ModelError(
-      `inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
-      id,
-    );
-  }
-  return { kind: 'messageStartEvent', id, name, messageName, correlationVariable };
-}
-
-/** A timer start event: a literal timeDate or timeCycle (R/<duration> too), checked now. */
-function timerStartEvent(definition: Element, id: string, name: string | null): NodeDraft {
-  const timer = timerDefinition(definition, id, true);
-  if (timer.variable !== null || timer.value === null)
-    throw new ModelError(
-      `a timer start event with \${${timer.variable ?? ''}}: no instance has variables before it starts; write the date or cycle`,
-      id,
-    );
-  const schedule = startSchedule(timer.type, timer.value, new Date(0));
-  if (!schedule.ok) throw new ModelError(schedule.error, id);
-  return { kind: 'timerStartEvent', id, name, timer };
+  const async = flag || job !== undefined || asyncByVendor(element, context.namespaces);
+  return { kind: TASK_KINDS[type], id, name, async, ...(job === undefined ? {} : { job }), boundaryEventIds: [] };
 }
 
 /** The message start events by message name (checkGraph refuses two for one name, so each name is one node). */
@@ -304,6 +322,9 @@ function messageStartsOf(drafts: ReadonlyMap<string, Draft>): Record<string, str
   // fromEntries: a message named `__proto__` is an own key like any other.
   return Object.fromEntries(starts);
 }
+
+/** The `language` values a condition may name: FEEL's (Camunda 8 writes none). */
+const FEEL_LANGUAGES: ReadonlySet<string> = new Set(['feel', 'http://www.omg.org/spec/feel/20140401']);
 
 function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): SequenceFlow {
   const id = idOf(element);
@@ -323,8 +344,14 @@ function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): Sequence
   const expression = element.conditionExpression;
   if (!isElement(expression)) return { id, sourceId, targetId, condition: null, conditionText: null };
   const conditionText = typeof expression.body === 'string' ? expression.body : '';
+  const language = text(expression, 'language');
+  if (language !== null && !FEEL_LANGUAGES.has(language.toLowerCase()))
+    throw new ModelError(
+      `a condition in language "${language}": write it in FEEL (=…) or the engine's own condition language, without a language`,
+      id,
+    );
   try {
-    return { id, sourceId, targetId, condition: parseCondition(conditionText), conditionText };
+    return { id, sourceId, targetId, condition: parseAnyCondition(conditionText), conditionText };
   } catch (error) {
     throw new ModelError(errorMessage(error), id);
   }
@@ -343,7 +370,14 @@ function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): Sequence
  * @throws ModelError naming the offending element id and the problem.
  */
 export async function parseProcessModel(xml: string): Promise<ProcessModel> {
-  const process = singleExecutableProcess(await readDefinitions(xml));
+  const definitions = await readDefinitions(xml);
+  const process = singleExecutableProcess(definitions);
+  const namespaces = namespacesOf(definitions);
+  const context: Context = { namespaces, camunda8: [...namespaces.values()].includes(zeebeDescriptor.uri) };
+  const used = elements(definitions, 'rootElements').filter((e) =>
+    ['bpmn:Message', 'bpmn:Error', 'bpmn:Escalation'].includes(e.$type),
+  );
+  checkExtensions([process, ...used], namespaces);
   const key = idOf(process);
   const drafts = new Map<string, Draft>();
   const flowElements: Element[] = [];
@@ -353,10 +387,15 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
       if (element.$type === 'bpmn:SequenceFlow') flowElements.push(element);
       if (element.$type === 'bpmn:SequenceFlow' || DIAGRAM_ONLY.has(element.$type)) continue;
       // An event subprocess's start event: its trigger is the subprocess's (eventTrigger); inside, the token starts there.
+      if (triggered && element.$type === 'bpmn:StartEvent' && ioMappingOf(element, idOf(element)) !== undefined)
+        throw new ModelError(
+          'zeebe:ioMapping on the start event of an event subprocess is not run: map in a task after it',
+          idOf(element),
+        );
       const node: NodeDraft =
         triggered && element.$type === 'bpmn:StartEvent'
           ? { kind: 'startEvent', id: idOf(element), name: text(element, 'name') }
-          : toNode(element);
+          : toNode(element, context);
       drafts.set(node.id, { ...node, ...(scope === null ? {} : { scope }), incoming: [], outgoing: [] });
       if (node.kind === 'subProcess' || node.kind === 'eventSubProcess')
         read(element, node.id, node.kind === 'eventSubProcess');

@@ -14,6 +14,7 @@ import {
   type TimerDefinition,
 } from './model';
 import { resolveText } from './timer';
+import { feelBody, feelSyntaxError, feelVariable, quoteFeel } from './feel';
 
 type Element = BpmnModdle.ModdleElement;
 type WithoutFlows<T> = Omit<T, 'incoming' | 'outgoing'>;
@@ -55,6 +56,8 @@ export function timerDefinition(definition: Element, id: string, onStart = false
   const text = (stringOf(expression.body) ?? '').trim();
   if (text === '') throw new ModelError(`an empty ${type}: write an ISO 8601 text or \${variable}`, id);
   const fallback = stringOf(definition.default);
+  const feel = feelBody(text);
+  if (feel !== null) return feelTimer(type, text, feel, fallback, id, onStart);
   const variable = VARIABLE.exec(text)?.[1] ?? null;
   if (variable === null) {
     if (text.includes('${') || text.includes('#{'))
@@ -70,6 +73,37 @@ export function timerDefinition(definition: Element, id: string, onStart = false
   }
   if (fallback !== null) checkText(type, fallback, `default "${fallback}"`, id);
   return { type, text, variable, value: fallback };
+}
+
+/**
+ * A Camunda 8 timer: `=days` reads a variable as `${days}` does (with
+ * `inbox:default`); any other FEEL (`=duration("P" + string(days) + "D")`)
+ * is checked now and evaluated when the timer is set, to a duration, a
+ * date-time or a cycle text.
+ */
+function feelTimer(
+  type: TimerDefinition['type'],
+  text: string,
+  body: string,
+  fallback: string | null,
+  id: string,
+  onStart: boolean,
+): TimerDefinition {
+  const variable = feelVariable(body);
+  if (variable !== null) {
+    if (fallback !== null) checkText(type, fallback, `default "${fallback}"`, id);
+    return { type, text, variable, value: fallback };
+  }
+  if (onStart)
+    throw new ModelError(
+      `a timer start event with FEEL ${quoteFeel(body)}: no instance has variables yet; write the date or cycle`,
+      id,
+    );
+  if (fallback !== null)
+    throw new ModelError(`inbox:default "${fallback}" on a FEEL ${type}: a default applies only to a variable`, id);
+  const error = feelSyntaxError(body);
+  if (error !== null) throw new ModelError(`${type}: ${error}`, id);
+  return { type, text, variable: null, value: null, expression: body };
 }
 
 /** An intermediateCatchEvent whose one definition is a timerEventDefinition. */

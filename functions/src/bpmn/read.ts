@@ -4,7 +4,7 @@
  * message a wait, a boundary event or an event subprocess names.
  */
 import type BpmnModdle from 'bpmn-moddle';
-import { type MessageWaitNode, ModelError } from './model';
+import { ModelError } from './model';
 
 export type Element = BpmnModdle.ModdleElement;
 
@@ -35,36 +35,6 @@ export function idOf(element: Element): string {
   const id = text(element, 'id');
   if (id === null) throw new ModelError(`a ${xmlName(element)} has no id; every element needs one`);
   return id;
-}
-
-/** A message wait's message (`messageRef`, by name) and `inbox:correlationKey` (a variable name), or the refusal. */
-export function messageWait(
-  element: Element,
-  kind: MessageWaitNode['kind'],
-  messageRef: unknown,
-): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
-  const id = idOf(element);
-  if (!isElement(messageRef))
-    throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
-  if (messageRef.$type !== 'bpmn:Message')
-    throw new ModelError(`messageRef ${idOf(messageRef)} is a ${xmlName(messageRef)}, not a message`, id);
-  const messageName = text(messageRef, 'name');
-  if (messageName === null)
-    throw new ModelError(`message ${idOf(messageRef)} has no name: incoming messages are matched by name`, id);
-  const correlationVariable = text(element, 'correlationKey');
-  if (correlationVariable === null) {
-    throw new ModelError(
-      "missing inbox:correlationKey: name the process variable the message's correlation key must equal",
-      id,
-    );
-  }
-  if (!VARIABLE_NAME.test(correlationVariable)) {
-    throw new ModelError(
-      `inbox:correlationKey "${correlationVariable}" is not a variable name ([A-Za-z_][A-Za-z0-9_]*)`,
-      id,
-    );
-  }
-  return { kind, id, name: text(element, 'name'), messageName, correlationVariable, boundaryEventIds: [] };
 }
 
 /**

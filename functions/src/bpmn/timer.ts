@@ -8,6 +8,7 @@
  * unbounded cycles, cycles with a start date and cron.
  */
 import type { TimerDefinition } from './model';
+import { evaluateFeel } from './feel';
 
 const SECOND = 1_000;
 const MINUTE = 60 * SECOND;
@@ -201,6 +202,15 @@ export function resolveTimer(
   now: Date,
 ): ResolvedTimer | string {
   let text: string;
+  if (def.expression !== undefined) {
+    // FEEL: a duration or date-time value (its ISO text), or a text of the timer's form.
+    const result = evaluateFeel(def.expression, variables);
+    if (!result.ok) return `${def.type}: ${result.error}`;
+    if (typeof result.value !== 'string')
+      return `${def.type} ${def.text} gave ${JSON.stringify(result.value)}, not a duration, date-time or cycle`;
+    const resolved = resolveText(def.type, result.value, now);
+    return resolved.ok ? resolved.value : `${def.type} ${def.text} gave "${result.value}": ${resolved.error}`;
+  }
   if (def.variable === null) {
     if (def.value === null) return `timer ${def.text} has no value`;
     text = def.value;

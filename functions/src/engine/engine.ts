@@ -1,4 +1,10 @@
-import { type MessageStartEventNode, ModelError, type ProcessModel } from '../bpmn/model';
+import {
+  handlerKeyOf,
+  type JobDefinition,
+  type MessageStartEventNode,
+  ModelError,
+  type ProcessModel,
+} from '../bpmn/model';
 import type { WaitingPoint } from './state';
 import { itemBodyModel } from '../bpmn/item-body';
 import type { UnitOfWork } from './store/unit-of-work';
@@ -72,16 +78,21 @@ export class Engine {
         starts.set(node.messageName, { model, node });
       }
       for (const node of Object.values(model.nodes)) {
+        // runJob looks a job's handler up by its task type, then by its element's id.
+        const hasAsync = (n: { id: string; job?: JobDefinition }): boolean =>
+          asyncHandlerIds.has(n.id) || (n.job !== undefined && asyncHandlerIds.has(n.job.type));
         if (node.kind === 'messageThrowEvent' || node.kind === 'messageEndEvent') {
-          if (!asyncHandlerIds.has(node.id))
+          if (!hasAsync(node))
             throw new ModelError(
-              `nothing publishes message ${node.messageName}: declare it in the app's sends, or give steps a handler ${node.id}`,
+              node.messageName === null
+                ? `no handler of type ${handlerKeyOf(node)} is registered for this event`
+                : `nothing publishes message ${node.messageName}: declare it in the app's sends, or give steps a handler ${handlerKeyOf(node)}`,
               node.id,
             );
           continue;
         }
         if (node.kind !== 'serviceTask' && node.kind !== 'sendTask' && node.kind !== 'businessRuleTask') continue;
-        const known = node.async ? asyncHandlerIds.has(node.id) : Object.prototype.hasOwnProperty.call(sync, node.id);
+        const known = node.async ? hasAsync(node) : Object.prototype.hasOwnProperty.call(sync, node.id);
         if (!known)
           throw new ModelError(
             `no ${node.async ? 'async' : 'synchronous'} handler is registered for this task`,

@@ -3,7 +3,6 @@
  * ends or stops with an incident. Every transition ends here. A fork makes
  * new tokens; they move after the one that forked them, in flow order.
  */
-import { evaluateCondition } from '../bpmn/condition';
 import { type EndEventNode, type InclusiveGatewayNode, type ProcessModel, STEP_LIMIT } from '../bpmn/model';
 import { executionId } from './ids';
 import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
@@ -14,21 +13,23 @@ import { cancelInside, enterScope, leaveScopeIfDone, type Move, throwError } fro
 import { join, readyInclusiveJoin } from './joins';
 import { enterItems } from './items';
 import { escalate } from './escalations';
+import { flowTaken, resultInto, type Stop } from './expressions';
 
 export { STEP_LIMIT };
 
-/** The flow an exclusive gateway takes: first true condition in document order, else the default. */
+/** The flow an exclusive gateway takes: first true condition in document order, else the default; a failed FEEL condition stops. */
 function chooseFlow(
   model: ProcessModel,
   gatewayId: string,
   variables: Readonly<Record<string, unknown>>,
-): string | null {
+): string | null | Stop {
   const gateway = node(model, gatewayId);
   const defaultFlowId = gateway.kind === 'exclusiveGateway' ? gateway.defaultFlowId : null;
   for (const flowId of gateway.outgoing) {
     const flow = model.flows[flowId];
     if (flow === undefined || flowId === defaultFlowId) continue;
-    if (flow.condition === null || evaluateCondition(flow.condition, variables)) return flowId;
+    const taken = flowTaken(flow, variables);
+    if (taken !== false) return taken === true ? flowId : taken;
   }
   return defaultFlowId;
 }
@@ -38,15 +39,21 @@ function inclusiveFlows(
   model: ProcessModel,
   gateway: InclusiveGatewayNode,
   variables: Readonly<Record<string, unknown>>,
-): string[] {
-  const taken = gateway.outgoing.filter((flowId) => {
+): string[] | Stop {
+  const taken: string[] = [];
+  for (const flowId of gateway.outgoing) {
     const flow = model.flows[flowId];
-    if (flow === undefined || flowId === gateway.defaultFlowId) return false;
-    return flow.condition === null || evaluateCondition(flow.condition, variables);
-  });
+    if (flow === undefined || flowId === gateway.defaultFlowId) continue;
+    const holds = flowTaken(flow, variables);
+    if (holds === true) taken.push(flowId);
+    else if (holds !== false) return holds;
+  }
   if (taken.length > 0) return taken;
   return gateway.defaultFlowId === null ? [] : [gateway.defaultFlowId];
 }
+
+/** The kinds a token passes whose zeebe:ioMapping outputs set variables as it passes (parse-model.ts lets only these have them). */
+const PASSING: ReadonlySet<string> = new Set(['startEvent', 'messageStartEvent', 'endEvent', 'passThrough']);
 
 /**
  * A token goes down each of `flows`: this one down the first, a new token
@@ -128,6 +135,11 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     raise(run, execution, 'STEP_LIMIT', `created ${STEP_LIMIT} tokens in one step`);
     return null;
   };
+  if (current.io !== undefined && PASSING.has(current.kind)) {
+    const passed = resultInto(current.io, run.instance.variables, {}, current.id);
+    if (!('values' in passed)) return (raise(run, execution, passed.reason, passed.message), null);
+    run.instance = { ...run.instance, variables: passed.values, updatedAt: run.now };
+  }
   if (current.loop !== undefined) {
     let moved: Move | null = null;
     enterItems(run, execution, { ...current, loop: current.loop }, (flowId) => (moved = next(flowId)));
@@ -205,11 +217,14 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
       return null;
     case 'exclusiveGateway': {
       const flowId = chooseFlow(run.model, current.id, run.instance.variables);
+      if (flowId !== null && typeof flowId !== 'string')
+        return (raise(run, execution, flowId.reason, flowId.message), null);
       return flowId !== null ? next(flowId) : noFlow(run, execution, current.id);
     }
     case 'inclusiveGateway': {
       if (current.incoming.length > 1 && !join(run, execution, current, via)) return null;
       const flows = inclusiveFlows(run.model, current, run.instance.variables);
+      if (!Array.isArray(flows)) return (raise(run, execution, flows.reason, flows.message), null);
       return flows.length > 0 ? forkOrRaise(flows) : noFlow(run, execution, current.id);
     }
     case 'parallelGateway':

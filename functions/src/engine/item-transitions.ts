@@ -3,11 +3,11 @@
  * condition after an item, and the token leaving once the items are done.
  * The store (store/items.ts) decides when; items.ts starts them.
  */
-import { evaluateCondition } from '../bpmn/condition';
+import { conditionResult } from '../bpmn/condition';
 import type { MultiInstance, ProcessModel } from '../bpmn/model';
 import { leaveFrom } from './enter';
 import { itemInstanceId } from './ids';
-import { finish, newRun, release, type SyncHandler } from './run';
+import { addIncident, finish, newRun, release, type SyncHandler } from './run';
 import type { ExecutionState, InstanceState, Transition } from './state';
 
 /** What the completion condition sees after an item ended: the item's variables and the counts. */
@@ -15,9 +15,9 @@ export function completionHolds(
   loop: MultiInstance,
   itemVariables: Readonly<Record<string, unknown>>,
   counts: { readonly total: number; readonly completed: number; readonly active: number },
-): boolean {
+): boolean | string {
   if (loop.completionCondition === null) return false;
-  return evaluateCondition(loop.completionCondition, {
+  const result = conditionResult(loop.completionCondition, {
     ...itemVariables,
     numberOfInstances: counts.total,
     numberOfCompletedInstances: counts.completed,
@@ -26,6 +26,30 @@ export function completionHolds(
     nrOfCompletedInstances: counts.completed,
     nrOfActiveInstances: counts.active,
   });
+  return result.ok ? result.value : `completion condition: ${result.error}`;
+}
+
+/** The completion condition failed: an EXPRESSION_FAILED incident on the waiting token, which keeps its items. */
+export function stopItems(
+  model: ProcessModel,
+  sync: Readonly<Record<string, SyncHandler>>,
+  caller: {
+    readonly instance: InstanceState;
+    readonly execution: ExecutionState;
+    readonly tokens: Readonly<Record<string, ExecutionState>>;
+  },
+  error: string,
+  now: Date,
+): Transition {
+  const run = newRun(model, sync, { ...caller.instance, updatedAt: now }, now, caller.tokens);
+  addIncident(
+    run,
+    'EXPRESSION_FAILED',
+    caller.execution.id,
+    caller.execution.activityId,
+    `${caller.execution.activityId}: ${error}`,
+  );
+  return finish(run);
 }
 
 /**

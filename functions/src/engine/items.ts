@@ -7,6 +7,7 @@
  * completion condition holds, moves the token on (item-transitions.ts).
  */
 import { itemBodyKey } from '../bpmn/item-body';
+import { evaluateFeel } from '../bpmn/feel';
 import { type FlowNode, ITEMS_IN_FLIGHT, MAX_ITEMS, type MultiInstance, type ProcessModel } from '../bpmn/model';
 import { itemBatchId, itemInstanceId } from './ids';
 import { raise, type Run, update } from './run';
@@ -31,6 +32,13 @@ function itemsOf(
   loop: MultiInstance,
   variables: Readonly<Record<string, unknown>>,
 ): readonly unknown[] | number | string {
+  if (loop.collectionExpression !== undefined) {
+    const result = evaluateFeel(loop.collectionExpression, variables);
+    if (!result.ok) return `inputCollection: ${result.error}`;
+    return Array.isArray(result.value)
+      ? result.value
+      : `inputCollection =${loop.collectionExpression} must give a list, not ${JSON.stringify(result.value)}`;
+  }
   if (loop.collection !== null) {
     const value = variables[loop.collection];
     return Array.isArray(value)

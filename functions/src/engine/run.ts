@@ -217,7 +217,13 @@ export function newToken(
 }
 
 /** Records an open incident on the instance (INCIDENT until an operator resolves it). */
-function addIncident(run: Run, reason: IncidentReason, executionId: string, activityId: string, message: string): void {
+export function addIncident(
+  run: Run,
+  reason: IncidentReason,
+  executionId: string,
+  activityId: string,
+  message: string,
+): void {
   const incident: Incident = { reason, executionId, activityId, message, at: run.now };
   run.instance = {
     ...run.instance,

@@ -9,7 +9,8 @@ import type { BoundaryErrorNode, EventSubProcessNode, SubProcessNode } from '../
 import { executionId } from './ids';
 import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
-import { armBoundaries, correlationValue, newTimer } from './waits';
+import { armBoundaries, newTimer } from './waits';
+import { waitKey } from './expressions';
 
 /** A token about to enter a node, by a flow (null: placed there by a start, a repair or a boundary event). */
 export interface Move {
@@ -72,17 +73,13 @@ export function armTriggers(run: Run, scope: ExecutionState | null): void {
       update(run, token, { status: 'WAITING_TIMER', timerIds: [timer.id] });
       continue;
     }
-    const { messageName, correlationVariable } = esp.trigger;
-    const key = correlationValue(run.instance.variables[correlationVariable]);
-    if (key === null) {
-      raise(
-        run,
-        token,
-        'MISSING_CORRELATION_KEY',
-        `variable ${correlationVariable} must be a non-empty string or a number to wait for ${messageName} (event subprocess ${esp.id})`,
-      );
+    const { messageName } = esp.trigger;
+    const found = waitKey(esp.trigger, run.instance.variables, ` (event subprocess ${esp.id})`);
+    if (!('key' in found)) {
+      raise(run, token, found.reason, found.message);
       continue;
     }
+    const key = found.key;
     run.subscribe.push({
       messageName,
       correlationKey: key,

@@ -25,7 +25,9 @@ export type IncidentReason =
   /** A BPMN error (an error end event, a handler's BpmnError) that no error boundary event catches. */
   | 'UNCAUGHT_ERROR'
   /** A multi-instance activity's collection is no list, or its loopCardinality no whole number. */
-  | 'INVALID_ITEMS';
+  | 'INVALID_ITEMS'
+  /** A FEEL expression failed: a variable missing, an evaluation that failed, a condition neither true nor false. */
+  | 'EXPRESSION_FAILED';
 
 export interface Incident {
   readonly reason: IncidentReason;
@@ -233,6 +235,10 @@ export interface JobState {
   readonly processInstanceId: string;
   readonly executionId: string;
   readonly activityId: string;
+  /** The task's `zeebe:taskDefinition` type: the handler runJob looks up first; absent for a task of the inbox namespace. */
+  readonly taskType?: string;
+  /** Its `zeebe:taskDefinition retries`: the failed runs before it is FAILED; absent: INBOX_JOB_MAX_ATTEMPTS. */
+  readonly maxAttempts?: number;
   readonly status: JobStatus;
   readonly attempts: number;
   readonly lastError: string | null;

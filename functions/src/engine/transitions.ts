@@ -25,6 +25,7 @@ import {
   type WaitingPoint,
 } from './state';
 import type { ProcessModel } from '../bpmn/model';
+import { resultInto } from './expressions';
 
 /**
  * The engine core: pure functions from state to a Transition. No I/O, no
@@ -117,15 +118,18 @@ export function completeJob(
   result: Readonly<Record<string, unknown>>,
   now: Date,
 ): Transition & { readonly job: JobState } {
-  const run = newRun(
-    model,
-    sync,
-    { ...state.instance, variables: { ...state.instance.variables, ...result }, updatedAt: now },
-    now,
-    state.tokens,
+  // zeebe:ioMapping outputs: only they come back; a failed one stops the token here.
+  const merged = resultInto(
+    model.nodes[state.job.activityId]?.io,
+    state.instance.variables,
+    result,
+    state.job.activityId,
   );
+  const variables = 'values' in merged ? merged.values : state.instance.variables;
+  const run = newRun(model, sync, { ...state.instance, variables, updatedAt: now }, now, state.tokens);
   const released = release(run, state.execution, { jobId: state.job.id });
-  leaveFrom(run, released, released.activityId);
+  if ('values' in merged) leaveFrom(run, released, released.activityId);
+  else raise(run, released, merged.reason, merged.message);
   return { ...finish(run), job: { ...state.job, status: 'DONE', finishedAt: now } };
 }
 
@@ -169,14 +173,26 @@ export function deliverMessage(
     messageId === null
       ? {}
       : { correlatedMessages: [...(instance.correlatedMessages ?? []), messageId].slice(-CORRELATED_MESSAGES_KEPT) };
+  const point = state.point;
+  // A message wait's zeebe:ioMapping outputs, over its message (the only waits the parser lets have them).
+  const wait = execution.trigger === true || point?.boundaryOf !== undefined ? null : messageBranch(execution, point);
+  const merged = resultInto(
+    wait === null ? undefined : model.nodes[wait]?.io,
+    instance.variables,
+    variables,
+    wait ?? '',
+  );
   const run = newRun(
     model,
     sync,
-    { ...instance, variables: { ...instance.variables, ...variables }, ...audit, updatedAt: now },
+    { ...instance, variables: 'values' in merged ? merged.values : instance.variables, ...audit, updatedAt: now },
     now,
     state.tokens,
   );
-  const point = state.point;
+  if (!('values' in merged)) {
+    raise(run, release(run, execution), merged.reason, merged.message);
+    return finish(run);
+  }
   if (execution.trigger === true) {
     // An event subprocess's message start: it runs (a non-interrupting one beside the rest, the trigger waiting on).
     const queue: Move[] = [];
@@ -185,7 +201,7 @@ export function deliverMessage(
   } else if (point?.boundaryOf !== undefined) {
     boundaryMessage(run, execution, point, messageId);
   } else {
-    leaveFrom(run, release(run, execution), messageBranch(execution, point));
+    leaveFrom(run, release(run, execution), wait ?? messageBranch(execution, point));
   }
   return finish(run);
 }
@@ -234,14 +250,22 @@ export function completeUserTask(
   const { execution, userTask } = state;
   if (execution.status !== 'WAITING_USER' || execution.userTaskId !== userTask.id || userTask.status !== 'OPEN')
     throw new Error(`token ${execution.id} does not wait for user task ${userTask.id}`);
+  const merged = resultInto(
+    model.nodes[execution.activityId]?.io,
+    state.instance.variables,
+    variables,
+    execution.activityId,
+  );
   const run = newRun(
     model,
     sync,
-    { ...state.instance, variables: { ...state.instance.variables, ...variables }, updatedAt: now },
+    { ...state.instance, variables: 'values' in merged ? merged.values : state.instance.variables, updatedAt: now },
     now,
     state.tokens,
   );
-  leaveFrom(run, release(run, execution, { userTaskId: userTask.id }), execution.activityId);
+  const released = release(run, execution, { userTaskId: userTask.id });
+  if ('values' in merged) leaveFrom(run, released, execution.activityId);
+  else raise(run, released, merged.reason, merged.message);
   return {
     ...finish(run),
     userTask: {

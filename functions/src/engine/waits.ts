@@ -21,14 +21,8 @@ import { resolveTimer } from '../bpmn/timer';
 import { calledInstanceId, jobId, timerId, userTaskId } from './ids';
 import { node, raise, type Run, targetOf, update } from './run';
 import { MAX_CALL_DEPTH } from './state';
+import { waitKey } from './expressions';
 import type { ExecutionState, GatewayWait, JobState, TimerState, UserTaskState, WaitingPoint } from './state';
-
-/** The key a message wait waits under for a variable's value: a non-empty string, or a finite number as text; null for anything else. */
-export function correlationValue(value: unknown): string | null {
-  if (typeof value === 'string' && value.length > 0) return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
-  return null;
-}
 
 /** The first timer of a timer event, set now by a token at `waitingAt`; an error text when it cannot be resolved. */
 export function newTimer(
@@ -100,17 +94,12 @@ export function armBoundaries(
   for (const id of activity.boundaryEventIds) {
     const event = node(run.model, id);
     if (event.kind !== 'boundaryMessage') continue;
-    const key = correlationValue(run.instance.variables[event.correlationVariable]);
-    if (key === null) {
-      raise(
-        run,
-        execution,
-        'MISSING_CORRELATION_KEY',
-        `variable ${event.correlationVariable} must be a non-empty string or a number to wait for ${event.messageName} (boundary event ${event.id})`,
-      );
+    const found = waitKey(event, run.instance.variables, ` (boundary event ${event.id})`);
+    if (!('key' in found)) {
+      raise(run, execution, found.reason, found.message);
       return null;
     }
-    waits.push({ messageName: event.messageName, correlationKey: key, activityId: event.id });
+    waits.push({ messageName: event.messageName, correlationKey: found.key, activityId: event.id });
   }
   run.timers.push(...timers);
   run.subscribe.push(
@@ -134,6 +123,8 @@ export function waitAtAsyncTask(run: Run, execution: ExecutionState, task: TaskN
     processInstanceId: run.instance.id,
     executionId: execution.id,
     activityId: task.id,
+    ...(task.job === undefined ? {} : { taskType: task.job.type }),
+    ...(task.job?.retries === undefined ? {} : { maxAttempts: task.job.retries }),
     status: 'PENDING',
     attempts: 0,
     lastError: null,
@@ -200,15 +191,9 @@ export function waitAtCall(run: Run, execution: ExecutionState, call: CallActivi
 }
 
 export function waitForMessage(run: Run, execution: ExecutionState, wait: MessageWaitNode): void {
-  const key = correlationValue(run.instance.variables[wait.correlationVariable]);
-  if (key === null) {
-    return raise(
-      run,
-      execution,
-      'MISSING_CORRELATION_KEY',
-      `variable ${wait.correlationVariable} must be a non-empty string or a number to wait for ${wait.messageName}`,
-    );
-  }
+  const found = waitKey(wait, run.instance.variables);
+  if (!('key' in found)) return raise(run, execution, found.reason, found.message);
+  const key = found.key;
   const armed = armBoundaries(run, execution, wait);
   if (armed === null) return;
   const point: WaitingPoint = {
@@ -240,16 +225,9 @@ export function waitAtGateway(run: Run, execution: ExecutionState, gateway: Even
   for (const flowId of gateway.outgoing) {
     const branch = node(run.model, targetOf(run.model, flowId));
     if (branch.kind === 'messageCatchEvent') {
-      const key = correlationValue(run.instance.variables[branch.correlationVariable]);
-      if (key === null) {
-        return raise(
-          run,
-          execution,
-          'MISSING_CORRELATION_KEY',
-          `variable ${branch.correlationVariable} must be a non-empty string or a number to wait for ${branch.messageName} (branch ${branch.id})`,
-        );
-      }
-      waits.push({ messageName: branch.messageName, correlationKey: key, activityId: branch.id });
+      const found = waitKey(branch, run.instance.variables, ` (branch ${branch.id})`);
+      if (!('key' in found)) return raise(run, execution, found.reason, found.message);
+      waits.push({ messageName: branch.messageName, correlationKey: found.key, activityId: branch.id });
     } else if (branch.kind === 'timerCatchEvent') {
       const timer = newTimer(run, execution, branch, gateway.id);
       if (typeof timer === 'string') return raise(run, execution, 'INVALID_TIMER', timer);

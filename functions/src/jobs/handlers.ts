@@ -10,7 +10,10 @@ import type { InstanceState, JobState } from '../engine/state';
  */
 export interface JobContext {
   readonly job: JobState;
+  /** The instance; its variables with the task's `zeebe:ioMapping` inputs laid over them. */
   readonly instance: InstanceState;
+  /** The task's `zeebe:taskHeaders`, as written (runJob always gives them; optional so a test may leave them out). */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly now: Date;
 }
 export type AsyncHandler = (ctx: JobContext) => Promise<Readonly<Record<string, unknown>>>;

@@ -15,6 +15,7 @@ import type { Logger } from '../log';
 import type { JobQueue } from '../tasks/job-queue';
 import { annotateSpan } from '../trace/trace';
 import { dispatchSettled, logDuplicates } from './dispatch';
+import { inputsOver } from '../engine/expressions';
 import type { AsyncHandler } from './handlers';
 import { type JobDelivery, jobRefOf, loadPendingJob } from './load-job';
 
@@ -144,19 +145,26 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
       'inbox.job.activity': job.activityId,
       'inbox.process.instance': job.processInstanceId,
     });
-    const handler = (await deps.handlers())[job.activityId];
+    const handlers = await deps.handlers();
+    // By task type first (several tasks share a worker), then by the element's id (a task of the inbox namespace, a publish).
+    const handler = (job.taskType === undefined ? undefined : handlers[job.taskType]) ?? handlers[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
     if (handler === undefined)
       return await settleFailure(
         deps,
         delivery,
-        `no async handler registered for ${job.activityId}`,
+        `no async handler registered for ${job.taskType === undefined ? job.activityId : `task type ${job.taskType}`}`,
         'NO_HANDLER',
         'PERMANENT',
       );
+    const task = (await deps.engine()).model(instance.processKey).nodes[job.activityId];
+    // zeebe:ioMapping inputs: what the handler sees; a failed one no retry heals.
+    const view = inputsOver(task?.io, instance.variables, job.activityId);
+    if (!('values' in view)) return await settleFailure(deps, delivery, view.message, view.reason, 'PERMANENT');
+    const headers = task !== undefined && 'job' in task ? (task.job.headers ?? {}) : {};
     let result: Readonly<Record<string, unknown>>;
     try {
-      result = await handler({ job, instance, now: deps.now() });
+      result = await handler({ job, instance: { ...instance, variables: view.values }, headers, now: deps.now() });
     } catch (err) {
       // A business error for the model to handle: caught by an error boundary event, or an incident; never retried.
       if (err instanceof BpmnError) return await finishWithError(deps, delivery, job, err);

@@ -6,7 +6,7 @@
  * storage-size rules (https://firebase.google.com/docs/firestore/storage-size),
  * each checked against the emulator in test/process/start-process-door.test.ts.
  */
-import { correlationValue } from '../engine/waits';
+import { correlationValue } from '../engine/expressions';
 import type { MessageWaitNode, ProcessModel } from '../bpmn/model';
 import { resolveTimer } from '../bpmn/timer';
 import { hasLoneSurrogate } from '../receiver/envelope';
@@ -144,7 +144,9 @@ export interface CorrelationRequirement {
 export function correlationRequirements(model: ProcessModel): CorrelationRequirement[] {
   const byVariable = new Map<string, MessageWaitNode[]>();
   for (const node of Object.values(model.nodes)) {
-    if (node.kind !== 'messageCatchEvent' && node.kind !== 'receiveTask') continue;
+    // A FEEL key is computed when the token arrives: nothing to check at the door.
+    if ((node.kind !== 'messageCatchEvent' && node.kind !== 'receiveTask') || node.correlationVariable === null)
+      continue;
     byVariable.set(node.correlationVariable, [...(byVariable.get(node.correlationVariable) ?? []), node]);
   }
   return [...byVariable].map(([variable, waits]) => ({ variable, waits }));

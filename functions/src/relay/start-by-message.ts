@@ -79,7 +79,8 @@ export async function startByMessage(
   const existing = await loadInstance(uow, id);
   if (existing !== null)
     return { kind: 'ALREADY_STARTED', processInstanceId: id, processKey: model.key, instanceStatus: existing.status };
-  const variables = { ...messageVariables(message.document), [node.correlationVariable]: message.correlationKey };
+  const key = node.correlationVariable === null ? {} : { [node.correlationVariable]: message.correlationKey };
+  const variables = { ...messageVariables(message.document), ...key };
   const problem = messageStartProblem(model, variables);
   if (problem !== null) return { kind: 'START_REFUSED', processKey: model.key, activityId: node.id, problem };
   const t = startInstance(model, engine.sync, {

@@ -15,8 +15,9 @@
  */
 import type { DocumentReference } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
-import { completeItems, completionHolds } from '../item-transitions';
+import { completeItems, completionHolds, stopItems } from '../item-transitions';
 import { firstStarted, itemStart, shardSize } from '../items';
+import { ITEM_OUTPUT } from '../../bpmn/item-body';
 import type { ExecutionState, InstanceState, ItemsState, Transition } from '../state';
 import { startCall } from './start-call';
 import { COLLECTIONS } from './collections';
@@ -63,13 +64,27 @@ export async function itemEnded(
   const shard = ref.index % items.shards;
   const stored = await readShard(uow, items, shard);
   if (Object.hasOwn(stored.done, String(ref.index))) return [];
-  const output = loop.outputElement === null ? null : (item.variables[loop.outputElement] ?? null);
+  const outputVariable = loop.outputElementExpression === undefined ? loop.outputElement : ITEM_OUTPUT;
+  const output = outputVariable === null ? null : (item.variables[outputVariable] ?? null);
   const done = { ...stored.done, [String(ref.index)]: output };
   const completed = Object.keys(done).length;
   const next: Transition[] = [];
   const state = { ...caller, execution: waiting };
   const counts = { total: items.total, completed, active: Math.min(stored.nextIndex, items.total) - completed };
-  if (completionHolds(loop, item.variables, counts)) {
+  const holds = completionHolds(loop, item.variables, counts);
+  if (typeof holds === 'string') {
+    // A FEEL completion condition that fails stops the caller's token with an incident; the items go on.
+    next.push(stopItems(model, engine.sync, state, holds, now));
+    uow.set(itemShardRef(uow, items.batch, shard), {
+      batch: items.batch,
+      shard,
+      done,
+      nextIndex: stored.nextIndex,
+      updatedAt: now,
+    });
+    return next;
+  }
+  if (holds) {
     // One shard (items.ts): every item that started and did not end is still running.
     const running: number[] = [];
     for (let i = 0; i < Math.min(stored.nextIndex, items.total); i++)

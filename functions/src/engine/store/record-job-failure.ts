@@ -45,7 +45,8 @@ export async function recordJobFailure(
       await endStale(uow, counted, legacyPath, now);
       return { status: 'STALE', attempts: counted.attempts };
     }
-    if (counted.attempts < maxAttempts && options.final !== true) {
+    // A task definition's retries bound its own job; every other job has the system's bound.
+    if (counted.attempts < (job.maxAttempts ?? maxAttempts) && options.final !== true) {
       await writeJobOf(uow, counted, legacyPath);
       return { status: 'RETRY', attempts: counted.attempts };
     }
