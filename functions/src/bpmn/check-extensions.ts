@@ -38,6 +38,9 @@ const IGNORED_ATTRIBUTES: ReadonlySet<string> = new Set([
   'versionTag',
   'historyTimeToLive',
   'isStartableInTasklist',
+  // Who may start the process in that engine's task list: the app's own door decides here.
+  'candidateStarterGroups',
+  'candidateStarterUsers',
   // Job scheduling hints: the jobs of one instance are serialised by its transaction anyway.
   'exclusive',
   'jobPriority',
@@ -111,7 +114,7 @@ const INSTEAD: Readonly<Record<string, string>> = {
   conditionalFilter: 'this engine has no conditional events: wait for a message instead',
 };
 
-const DEFAULT_INSTEAD = 'this engine does not run it: remove it, or do its work in a task with a handler';
+const DEFAULT_INSTEAD = 'remove it, or do its work in a task with a handler';
 
 /** The namespace URIs declared on the document, by prefix. */
 export function namespacesOf(definitions: Element): ReadonlyMap<string, string> {
