@@ -23,6 +23,8 @@ export interface UserTask {
   readonly step: number;
   readonly assignee: string | null;
   readonly candidateGroups: readonly string[];
+  /** A Camunda 8 model's candidate users, as written; absent when none. */
+  readonly candidateUsers?: readonly string[];
   /** Which form a task list would show: text to the console, never fetched. */
   readonly formKey: string | null;
   readonly status: UserTaskStatus;

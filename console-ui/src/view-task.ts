@@ -32,6 +32,7 @@ function facts(t: UserTask): HTMLElement {
     ),
     ...fact('Assignee', 'task-assignee', t.assignee ?? '—'),
     ...fact('Candidate groups', 'task-groups', t.candidateGroups.length === 0 ? '—' : t.candidateGroups.join(', ')),
+    ...(t.candidateUsers === undefined ? [] : fact('Candidate users', 'task-users', t.candidateUsers.join(', '))),
     // The form key names a form of the team's own task list: shown as text, never fetched or opened.
     ...fact('Form key', 'task-form-key', t.formKey === null ? '—' : h('code', {}, t.formKey)),
     ...fact('Status', 'task-status', t.status),

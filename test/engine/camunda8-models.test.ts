@@ -319,9 +319,7 @@ describe('user tasks', () => {
     await completeAndEnd(s.instance.id, task);
   });
 
-  // Known gap: the model carries candidateUsers but the stored task drops it (engine/waits.ts waitAtUserTask
-  // copies assignee, candidateGroups and formKey only). Fails once it is stored: then make this a plain test.
-  test.failing('simple_user_task.bpmn: the stored task keeps candidateUsers as written', async () => {
+  test('simple_user_task.bpmn: the stored task keeps candidateUsers as written', async () => {
     const s = await start('SimpleUserTask', 'simple-users', {});
     expect(await openTaskOf(s.instance.id)).toMatchObject({ candidateUsers: ['User1', 'User2'] });
   });

@@ -65,6 +65,9 @@ export async function tasksShowCommand(ctx: CliContext, id: string): Promise<voi
     ['token', task.executionId],
     ['assignee', task.assignee ?? '(none)'],
     ['candidate groups', task.candidateGroups.join(', ') || '(none)'],
+    ...(task.candidateUsers === undefined
+      ? []
+      : [['candidate users', task.candidateUsers.join(', ')] as [string, string]]),
     ['form key', task.formKey ?? '(none)'],
     ['created', task.createdAt],
   ];

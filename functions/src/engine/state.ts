@@ -348,6 +348,8 @@ export interface UserTaskState {
   readonly step: number;
   readonly assignee: string | null;
   readonly candidateGroups: readonly string[];
+  /** `zeebe:assignmentDefinition candidateUsers`, stored as written; absent when the model names none. */
+  readonly candidateUsers?: readonly string[];
   readonly formKey: string | null;
   readonly status: UserTaskStatus;
   readonly createdAt: Date;

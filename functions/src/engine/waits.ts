@@ -150,6 +150,7 @@ export function waitAtUserTask(run: Run, execution: ExecutionState, task: UserTa
     step: execution.step,
     assignee: task.assignee,
     candidateGroups: task.candidateGroups,
+    ...(task.candidateUsers === undefined ? {} : { candidateUsers: task.candidateUsers }),
     formKey: task.formKey,
     status: 'OPEN',
     createdAt: run.now,
