@@ -125,7 +125,7 @@ export function namespacesOf(definitions: Element): ReadonlyMap<string, string> 
 }
 
 /** The engine a prefixed name belongs to (`camunda:class` → Camunda 7), or null. */
-function engineOf(name: string, namespaces: ReadonlyMap<string, string>): string | null {
+export function engineOf(name: string, namespaces: ReadonlyMap<string, string>): string | null {
   const colon = name.indexOf(':');
   if (colon < 0) return null;
   const uri = namespaces.get(name.slice(0, colon));

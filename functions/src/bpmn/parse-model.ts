@@ -27,7 +27,7 @@ import {
 import { drawingOnly, type Element, elements, idOf, isElement, text, xmlName } from './read';
 import inboxDescriptor from './inbox-moddle.json';
 import zeebeDescriptor from 'zeebe-bpmn-moddle/resources/zeebe.json';
-import { asyncByVendor, checkExtensions, namespacesOf } from './check-extensions';
+import { asyncByVendor, checkExtensions, engineOf, namespacesOf } from './check-extensions';
 import { checkDocument } from './check-document';
 import { ioMappingOf, jobDefinitionOf, propertiesOf } from './zeebe';
 import { errorMessage } from '../core/errors';
@@ -132,7 +132,11 @@ interface Context {
 function toNode(element: Element, context: Context): NodeDraft {
   const id = idOf(element);
   for (const attribute of Object.keys(element.$attrs ?? {})) {
-    if (OWN_ATTRIBUTES.has(attribute.slice(attribute.indexOf(':') + 1))) {
+    // Another engine's `async` is its own flag (check-extensions.ts), not a misspelt inbox:async.
+    if (
+      OWN_ATTRIBUTES.has(attribute.slice(attribute.indexOf(':') + 1)) &&
+      engineOf(attribute, context.namespaces) === null
+    ) {
       throw new ModelError(
         `attribute ${attribute} is not in the inbox namespace; declare xmlns:inbox="${inboxDescriptor.uri}"`,
         id,
