@@ -48,10 +48,38 @@ function auditSection(v: InstanceView): HTMLElement {
   );
 }
 
+/** What each element of the model runs, as the engine read it: handler types, keys, FEEL and mappings as written. */
+function modelSection(v: InstanceView): HTMLElement[] {
+  if (v.model === null) return [];
+  return [
+    section(
+      'How the model runs',
+      'model-notes',
+      table(
+        'model-notes-table',
+        ['Element', 'Kind', 'Runs'],
+        v.model.notes.map((n) =>
+          row(
+            'model-note-row',
+            [
+              h('code', {}, n.id),
+              n.kind,
+              h('span', {}, ...n.notes.flatMap((text, i) => (i === 0 ? [text] : [h('br'), text]))),
+            ],
+            { 'data-id': n.id },
+          ),
+        ),
+        'No element with a handler, key, condition or mapping.',
+      ),
+    ),
+  ];
+}
+
 /** The sections below the tokens and incidents. */
 export function otherSections(v: InstanceView): HTMLElement[] {
   const now = Date.now();
   return [
+    ...modelSection(v),
     section(
       'Timers',
       'timers',

@@ -9,6 +9,7 @@
  * each value is what a test asserts the page shows. The end-to-end tests
  * against the local stack replace these with what the real operations read.
  */
+import { modelNotes } from '../../functions/src/operations/model-notes';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
@@ -142,7 +143,7 @@ export async function instanceView(): Promise<InstanceView> {
         details: { from: 'handOver', to: wait },
       },
     ],
-    model: { processKey: model.key, xml },
+    model: { processKey: model.key, xml, notes: modelNotes(model) },
     overlays: [
       { activityId: wait, tokens: 2, waiting: 2, timers: 0, incidents: 1 },
       { activityId: timerAt, tokens: 0, waiting: 0, timers: 2, incidents: 0 },

@@ -49,6 +49,8 @@ describe('checkModelXml: the verdict on one model', () => {
       elementKind: null,
       message: null,
       unexpected: false,
+      // What `--elements` prints: the one element that runs something, as the engine read it.
+      notes: [{ id: 'work', kind: 'serviceTask', name: 'Work', notes: ['async, handler work'] }],
     });
   });
 

@@ -381,9 +381,11 @@ function addModelCommand(program: Command, io: CliIo): void {
     .description(
       'whether each .bpmn file loads as a deploy loads it (folders: every *.bpmn below them): one line per file, its process key or the refused element, its kind and what to do (exit 1 when any is refused); needs no project',
     )
-    .action((paths: string[]) =>
-      load.modelCheck().modelCheckCommand(io, paths, program.opts<{ json?: boolean }>().json === true),
-    );
+    .option('--elements', 'under each file that loads, what each element runs as read: handler types, keys, FEEL')
+    .action((paths: string[], o: { elements?: boolean }) => {
+      const json = program.opts<{ json?: boolean }>().json === true;
+      return load.modelCheck().modelCheckCommand(io, paths, json, o.elements === true);
+    });
 }
 
 /**

@@ -17,6 +17,7 @@ import { errorCode, errorMessage } from '../core/errors';
 import { CliFailure, EXIT } from './failures';
 import {
   checkLine,
+  noteLines,
   checkModelXml,
   checkViews,
   MAX_MODEL_BYTES,
@@ -143,16 +144,22 @@ export async function checkModelFile(file: string): Promise<ModelCheck> {
   }
 }
 
-/** `inbox model check PATH... [--json]`. */
-export async function modelCheckCommand(io: ModelCheckIo, paths: readonly string[], json: boolean): Promise<void> {
+/** `inbox model check PATH... [--elements] [--json]`. */
+export async function modelCheckCommand(
+  io: ModelCheckIo,
+  paths: readonly string[],
+  json: boolean,
+  elements = false,
+): Promise<void> {
   const checks: ModelCheck[] = [];
   for (const { file, unreadable } of await modelFiles(paths)) {
     const check = unreadable === undefined ? await checkModelFile(file) : { file, ...refusedFile(unreadable) };
     checks.push(check);
     // A line as each file is done: a long run shows its progress.
     if (!json) io.out(checkLine(check));
+    if (!json && elements) for (const line of noteLines(check)) io.out(line);
   }
-  io.out(json ? JSON.stringify(checkViews(checks), null, 2) : summaryLine(checks));
+  io.out(json ? JSON.stringify(checkViews(checks, elements), null, 2) : summaryLine(checks));
   const refused = checks.filter((c) => !c.ok).length;
   if (refused > 0)
     throw new CliFailure(

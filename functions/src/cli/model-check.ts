@@ -8,6 +8,7 @@ import BpmnModdle from 'bpmn-moddle';
 import { ModelError } from '../bpmn/model';
 import { parseProcessModel } from '../bpmn/parse-model';
 import { errorMessage } from '../core/errors';
+import { type ModelNote, modelNotes } from '../operations/model-notes';
 
 /** The largest file the check reads (5 MiB): a model is a few hundred KiB at most; anything larger is not read at all. */
 export const MAX_MODEL_BYTES = 5 * 1024 * 1024;
@@ -29,6 +30,8 @@ export interface ModelVerdict {
   readonly message: string | null;
   /** The parser threw something other than a ModelError: a fault of the parser, not a verdict on the model. */
   readonly unexpected: boolean;
+  /** What each element of a model that loads runs, as the engine read it (`--elements`). */
+  readonly notes?: readonly ModelNote[];
 }
 
 /** One file's check. */
@@ -45,6 +48,8 @@ export interface ModelCheckView {
   readonly elementId: string | null;
   readonly elementKind: string | null;
   readonly message: string | null;
+  /** With `--elements`, for a file that loads. */
+  readonly elements?: readonly ModelNote[];
 }
 
 const oneLine = (text: string): string => {
@@ -112,7 +117,15 @@ export async function elementKindOf(xml: string, elementId: string): Promise<str
 export async function checkModelXml(xml: string): Promise<ModelVerdict> {
   try {
     const model = await parseProcessModel(xml);
-    return { ok: true, processKey: model.key, elementId: null, elementKind: null, message: null, unexpected: false };
+    return {
+      ok: true,
+      processKey: model.key,
+      elementId: null,
+      elementKind: null,
+      message: null,
+      unexpected: false,
+      notes: modelNotes(model),
+    };
   } catch (err) {
     if (!(err instanceof ModelError)) return unexpectedVerdict(err);
     const { elementId } = err;
@@ -140,6 +153,15 @@ export function checkLine(check: ModelCheck): string {
   return `${check.file}: refused: ${element === '' ? '' : `${element}: `}${check.message ?? 'no reason given'}`;
 }
 
+/**
+ * `--elements`: under a file that loads, one line per element that runs
+ * something, as the engine read it (`  ServiceTask_1 serviceTask: handler
+ * of type send-invoice (zeebe:taskDefinition, retries 5)`).
+ */
+export function noteLines(check: ModelCheck): string[] {
+  return (check.notes ?? []).map((n) => `  ${n.id} ${n.kind}: ${n.notes.join('; ')}`);
+}
+
 /** The closing line: how many files, how many load, how many are refused. */
 export function summaryLine(checks: readonly ModelCheck[]): string {
   const refused = checks.filter((c) => !c.ok).length;
@@ -147,14 +169,15 @@ export function summaryLine(checks: readonly ModelCheck[]): string {
   return `${files}: ${checks.length - refused} ${checks.length - refused === 1 ? 'loads' : 'load'}, ${refused} refused`;
 }
 
-/** What `--json` prints: one object per file, in the order checked. */
-export function checkViews(checks: readonly ModelCheck[]): ModelCheckView[] {
-  return checks.map(({ file, ok, processKey, elementId, elementKind, message }) => ({
+/** What `--json` prints: one object per file, in the order checked; with `--elements`, each loading file's notes. */
+export function checkViews(checks: readonly ModelCheck[], elements = false): ModelCheckView[] {
+  return checks.map(({ file, ok, processKey, elementId, elementKind, message, notes }) => ({
     file,
     ok,
     processKey,
     elementId,
     elementKind,
     message,
+    ...(elements && ok ? { elements: notes ?? [] } : {}),
   }));
 }

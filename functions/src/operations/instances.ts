@@ -15,6 +15,7 @@ import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { jsonSafe, repairsOf, ROW_FIELDS, rowOf, view } from './documents';
 import { overlaysOf, type WaitingAt } from './overlays';
+import { type ModelNote, modelNotes } from './model-notes';
 import { readStoredInstance, type StoredInstance } from './stored-instance';
 import { isoOrNull } from './stored-values';
 import type {
@@ -180,6 +181,16 @@ function callerOf(d: Readonly<Record<string, unknown>>): InstanceView['calledBy'
 }
 
 /** One instance with everything its page shows; null when there is no such instance. */
+/** What each element of the instance's deployed model runs; none when the engine cannot be loaded (the page still draws). */
+async function notesOf(deps: OperationsDeps, processKey: string): Promise<readonly ModelNote[]> {
+  try {
+    const model = (await deps.engine()).find(modelKeyOf(processKey));
+    return model === null ? [] : modelNotes(model);
+  } catch {
+    return [];
+  }
+}
+
 export async function readInstance(deps: OperationsDeps, id: string): Promise<InstanceView | null> {
   const db = deps.db();
   const stored = await readStoredInstance(db, id);
@@ -213,7 +224,8 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
     audit,
     parked,
     repairs: repairsOf(d),
-    model: xml === null ? null : { processKey: modelKeyOf(row.processKey), xml },
+    model:
+      xml === null ? null : { processKey: modelKeyOf(row.processKey), xml, notes: await notesOf(deps, row.processKey) },
     overlays: overlaysOf(tokens, timers, incidents, waitingOf(stored.tokens), calls),
     calledBy: callerOf(d),
     calls,

@@ -12,6 +12,7 @@ import type { Logger } from '../log';
 import type { MessageRegistry } from '../receiver/registry';
 import type { PayloadStore } from '../storage/payload-store';
 import type { JobQueue } from '../tasks/job-queue';
+import type { ModelNote } from './model-notes';
 
 /** What an operation needs: the clients (created on first use), the configuration and the clock. */
 export interface OperationsDeps {
@@ -238,8 +239,12 @@ export interface InstanceView {
   /** PARKED inbox documents of this instance's correlation keys (e.g. the AMBIGUOUS completion that met two tokens). */
   readonly parked: readonly DocumentRow[];
   readonly repairs: readonly RepairRecordView[];
-  /** The deployed BPMN XML of its process; null when the model is no longer deployed. */
-  readonly model: { readonly processKey: string; readonly xml: string } | null;
+  /**
+   * The deployed BPMN XML of its process, and what each element runs as the
+   * engine read it (handler types, message keys, FEEL, mappings; model-notes.ts);
+   * null when the model is no longer deployed.
+   */
+  readonly model: { readonly processKey: string; readonly xml: string; readonly notes: readonly ModelNote[] } | null;
   readonly overlays: readonly ElementOverlay[];
   /** The call activity that started it; null for a top-level instance. */
   readonly calledBy: { readonly instanceId: string; readonly activityId: string } | null;
