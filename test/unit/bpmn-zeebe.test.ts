@@ -135,6 +135,18 @@ describe('zeebe: what each extension becomes in the model', () => {
       { kind: 'callActivity', calledProcess: 'child' },
     ],
     [
+      'zeebe:calledElement propagateAllChildVariables="false" → no variables back',
+      around(
+        `<bpmn:callActivity id="t">${ext('<zeebe:calledElement processId="child" propagateAllChildVariables="false" />')}</bpmn:callActivity>`,
+      ),
+      '',
+      (m) => {
+        const n = node(m);
+        return n.kind === 'callActivity' ? { calledProcess: n.calledProcess, back: n.propagateChildVariables } : {};
+      },
+      { calledProcess: 'child', back: false },
+    ],
+    [
       'zeebe:userTask, assignmentDefinition and formDefinition formId',
       around(
         `<bpmn:userTask id="t">${ext(
@@ -305,12 +317,12 @@ describe('zeebe: what is refused, naming the element', () => {
       /^t: zeebe:subscription correlationKey "orderId" is no FEEL expression/,
     ],
     [
-      'calledElement propagateAllChildVariables="false"',
+      'calledElement propagateAllParentVariables="false"',
       around(
-        `<bpmn:callActivity id="t">${ext('<zeebe:calledElement processId="child" propagateAllChildVariables="false" />')}</bpmn:callActivity>`,
+        `<bpmn:callActivity id="t">${ext('<zeebe:calledElement processId="child" propagateAllParentVariables="false" />')}</bpmn:callActivity>`,
       ),
       '',
-      /^t: zeebe:calledElement propagateAllChildVariables="false"/,
+      /^t: zeebe:calledElement propagateAllParentVariables="false"/,
     ],
     [
       'calledElement processId "=x"',

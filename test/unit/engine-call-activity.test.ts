@@ -178,3 +178,78 @@ describe('call activity, the load', () => {
     expect(() => new Engine([parent, { ...parent, key: 'missing' }], {}, new Set())).not.toThrow();
   });
 });
+
+describe('call activity with zeebe:calledElement and zeebe:ioMapping', () => {
+  const zeebe = (body: string) =>
+    parseProcessModel(
+      bpmnDocument(body).replace('xmlns:inbox=', 'xmlns:zeebe="http://camunda.org/schema/zeebe/1.0" xmlns:inbox='),
+    );
+  const ext = (inner: string) => `<bpmn:extensionElements>${inner}</bpmn:extensionElements>`;
+  const mapped = (called: string, io: string) =>
+    zeebe(
+      element('startEvent', 'start') +
+        element('callActivity', 'call', '', ext(called + io)) +
+        element('endEvent', 'done') +
+        chain('start', 'call', 'done'),
+    );
+  /** Starts the caller, then ends its child with `childVariables`: the caller's transition. */
+  const roundTrip = async (caller: Promise<Awaited<ReturnType<typeof zeebe>>>, start: Record<string, unknown>) => {
+    const sim = new CoreSim(await caller);
+    sim.start(start);
+    const token = sim.tokenAt('call');
+    const call = sim.log[0]?.calls[0];
+    if (call === undefined) throw new Error('no call');
+    const end = (childVariables: Record<string, unknown>): Transition =>
+      sim.apply(
+        completeCall(
+          sim.model,
+          {},
+          { instance: sim.instance!, execution: token, tokens: { ...sim.tokens } },
+          { ...sim.instance!, id: call.instanceId, variables: childVariables, activeExecutionIds: [] },
+          sim.now,
+        ),
+      );
+    return { call, end };
+  };
+
+  test('inputs go into the child’s start; outputs alone come back', async () => {
+    const { call, end } = await roundTrip(
+      mapped(
+        '<zeebe:calledElement processId="child" />',
+        '<zeebe:ioMapping><zeebe:input source="=order.id" target="orderId" /><zeebe:output source="=shipped and orderId = &quot;O-1&quot;" target="ok" /></zeebe:ioMapping>',
+      ),
+      { order: { id: 'O-1' } },
+    );
+    expect(call.variables).toEqual({ order: { id: 'O-1' }, orderId: 'O-1' });
+    const t = end({ orderId: 'O-1', shipped: true, noise: 1 });
+    expect(t.instance).toMatchObject({ status: 'COMPLETED', variables: { order: { id: 'O-1' }, ok: true } });
+    expect(t.instance.variables).not.toHaveProperty('noise');
+  });
+
+  test('propagateAllChildVariables="false" without outputs: nothing comes back', async () => {
+    const { end } = await roundTrip(
+      mapped('<zeebe:calledElement processId="child" propagateAllChildVariables="false" />', ''),
+      { a: 1 },
+    );
+    expect(end({ a: 2, b: 3 }).instance).toMatchObject({ status: 'COMPLETED', variables: { a: 1 } });
+  });
+
+  test('an output that fails stops the caller’s token with EXPRESSION_FAILED naming the expression', async () => {
+    const { end } = await roundTrip(
+      mapped(
+        '<zeebe:calledElement processId="child" />',
+        '<zeebe:ioMapping><zeebe:output source="=missing.value" target="v" /></zeebe:ioMapping>',
+      ),
+      {},
+    );
+    const t = end({ other: 1 });
+    expect(t.instance.status).toBe('INCIDENT');
+    expect(t.instance.incidents).toEqual([
+      expect.objectContaining({
+        reason: 'EXPRESSION_FAILED',
+        activityId: 'call',
+        message: expect.stringContaining('=missing.value'),
+      }),
+    ]);
+  });
+});

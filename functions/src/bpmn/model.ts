@@ -462,6 +462,13 @@ export const publishedMessage = (node: FlowNode): string | null =>
 export interface CallActivityNode extends NodeBase {
   readonly kind: 'callActivity';
   readonly calledProcess: string;
+  /**
+   * `zeebe:calledElement propagateAllChildVariables="false"`: none of the
+   * child's variables come back, only its `zeebe:ioMapping` outputs (the
+   * inputs go into the child's start variables; outputs are evaluated over
+   * the caller's variables, the inputs and the child's variables).
+   */
+  readonly propagateChildVariables?: false;
   /** Ids of the timer and message boundary events attached to it, in document order. */
   readonly boundaryEventIds: readonly string[];
 }

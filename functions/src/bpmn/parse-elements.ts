@@ -189,13 +189,15 @@ export function subProcess(element: Element, id: string, name: string | null): N
 
 /** A call activity: the process it calls, by `calledElement` (a process id of the same app; checked when the app loads). */
 export function callActivity(element: Element, id: string, name: string | null): NodeDraft {
-  const calledProcess = text(element, 'calledElement') ?? calledElementOf(element, id);
+  const zeebe = calledElementOf(element, id);
+  const calledProcess = text(element, 'calledElement') ?? zeebe?.processId ?? null;
   if (calledProcess === null)
     throw new ModelError(
       'a callActivity without calledElement: name the id of the process it starts (a model of the same app)',
       id,
     );
-  return { kind: 'callActivity', id, name, calledProcess, boundaryEventIds: [] };
+  const returns = zeebe?.propagateChildVariables === false ? { propagateChildVariables: false as const } : {};
+  return { kind: 'callActivity', id, name, calledProcess, ...returns, boundaryEventIds: [] };
 }
 
 /**

@@ -162,7 +162,7 @@ const KEYED: ReadonlySet<string> = new Set([
 ]);
 
 /** Where `zeebe:ioMapping` is run besides a job (its handler): a user task (its completion) and message throws (their job). */
-const MAPPED: ReadonlySet<string> = new Set(['userTask', 'messageThrowEvent', 'messageEndEvent']);
+const MAPPED: ReadonlySet<string> = new Set(['userTask', 'messageThrowEvent', 'messageEndEvent', 'callActivity']);
 /** Where only outputs are run: a message wait (over its message), and events a token passes (over the variables). */
 const OUTPUTS_ONLY: ReadonlySet<string> = new Set([
   'messageCatchEvent',

@@ -120,8 +120,15 @@ export function subscriptionKeyOf(message: Element, id: string): CorrelationSour
   };
 }
 
-/** `zeebe:calledElement processId`: the process a call activity starts; null without one. */
-export function calledElementOf(element: Element, id: string): string | null {
+/**
+ * `zeebe:calledElement processId`: the process a call activity starts, and
+ * whether the child's variables come back (`propagateAllChildVariables`,
+ * default true); null without one.
+ */
+export function calledElementOf(
+  element: Element,
+  id: string,
+): { readonly processId: string; readonly propagateChildVariables: boolean } | null {
   const called = extension(element, 'zeebe:CalledElement');
   if (called === undefined) return null;
   const refuse = (what: string): never => {
@@ -129,8 +136,6 @@ export function calledElementOf(element: Element, id: string): string | null {
   };
   if (text(called, 'processIdExpression') !== null || (text(called, 'processId') ?? '').startsWith('='))
     refuse('names its process by an expression: write the process id');
-  if (called.propagateAllChildVariables === false)
-    refuse('propagateAllChildVariables="false": all variables of the called process come back; remove it');
   if (called.propagateAllParentVariables === false)
     refuse('propagateAllParentVariables="false": a called process gets all variables of the caller; remove it');
   if (text(called, 'businessId') !== null)
@@ -138,7 +143,8 @@ export function calledElementOf(element: Element, id: string): string | null {
   const bindingType = text(called, 'bindingType');
   if (bindingType !== null && bindingType !== 'latest')
     refuse(`bindingType="${bindingType}": calls start the model deployed now (latest)`);
-  return text(called, 'processId') ?? refuse('without processId: name the id of the process it starts');
+  const processId = text(called, 'processId') ?? refuse('without processId: name the id of the process it starts');
+  return { processId, propagateChildVariables: called.propagateAllChildVariables !== false };
 }
 
 const list = (value: string | null): readonly string[] =>

@@ -6,7 +6,8 @@
  */
 import type { ProcessModel } from '../bpmn/model';
 import { leaveFrom } from './enter';
-import { end, finish, liveTokens, newRun, NO_MODEL, release, type SyncHandler } from './run';
+import { end, finish, liveTokens, newRun, NO_MODEL, raise, release, type SyncHandler } from './run';
+import { resultInto } from './expressions';
 import type { ExecutionState, InstanceState, Transition } from './state';
 
 /** An instance and its tokens as stored (see transitions.ts, TokenState). */
@@ -35,14 +36,18 @@ export function completeCall(
   const { execution } = caller;
   if (!waitsForCall(execution, child.id))
     throw new Error(`token ${execution.id} does not wait for called instance ${child.id}`);
-  const run = newRun(
-    model,
-    sync,
-    { ...caller.instance, variables: { ...caller.instance.variables, ...child.variables }, updatedAt: now },
-    now,
-    caller.tokens,
-  );
-  leaveFrom(run, release(run, execution, { calledInstanceId: child.id }), execution.activityId);
+  const call = model.nodes[execution.activityId];
+  // Outputs, when the call has any; else all the child's variables, unless propagateAllChildVariables="false".
+  const back =
+    call?.kind === 'callActivity' && call.propagateChildVariables === false && (call.io?.outputs.length ?? 0) === 0
+      ? {}
+      : child.variables;
+  const merged = resultInto(call?.io, caller.instance.variables, back, execution.activityId);
+  const variables = 'values' in merged ? merged.values : caller.instance.variables;
+  const run = newRun(model, sync, { ...caller.instance, variables, updatedAt: now }, now, caller.tokens);
+  const released = release(run, execution, { calledInstanceId: child.id });
+  if ('values' in merged) leaveFrom(run, released, execution.activityId);
+  else raise(run, released, merged.reason, merged.message);
   return finish(run);
 }
 

@@ -21,7 +21,7 @@ import { resolveTimer } from '../bpmn/timer';
 import { calledInstanceId, jobId, timerId, userTaskId } from './ids';
 import { node, raise, type Run, targetOf, update } from './run';
 import { MAX_CALL_DEPTH } from './state';
-import { waitKey } from './expressions';
+import { inputsOver, waitKey } from './expressions';
 import type { ExecutionState, GatewayWait, JobState, TimerState, UserTaskState, WaitingPoint } from './state';
 
 /** The first timer of a timer event, set now by a token at `waitingAt`; an error text when it cannot be resolved. */
@@ -178,6 +178,9 @@ export function waitAtCall(run: Run, execution: ExecutionState, call: CallActivi
       'STEP_LIMIT',
       `call activity ${call.id} would start a call ${depth} levels deep (at most ${MAX_CALL_DEPTH}): does ${call.calledProcess} call itself before any wait?`,
     );
+  // zeebe:ioMapping inputs: the child starts with the caller's variables and the inputs laid over them.
+  const start = inputsOver(call.io, run.instance.variables, call.id);
+  if (!('values' in start)) return raise(run, execution, start.reason, start.message);
   const armed = armBoundaries(run, execution, call);
   if (armed === null) return;
   const childId = calledInstanceId(run.instance.id, execution.id, execution.step);
@@ -185,7 +188,7 @@ export function waitAtCall(run: Run, execution: ExecutionState, call: CallActivi
     instanceId: childId,
     processKey: call.calledProcess,
     businessKey: run.instance.businessKey,
-    variables: run.instance.variables,
+    variables: start.values,
     calledBy: { instanceId: run.instance.id, executionId: execution.id, activityId: call.id, depth },
   });
   update(run, execution, { status: 'WAITING_CALL', calledInstanceId: childId, ...armed });

@@ -109,7 +109,9 @@ function nodeNotes(node: FlowNode): string[] {
       break;
     }
     case 'callActivity':
-      notes.push(`calls ${node.calledProcess}`);
+      notes.push(
+        `calls ${node.calledProcess}${node.propagateChildVariables === false ? ', no variables back but its outputs' : ''}`,
+      );
       break;
     case 'eventSubProcess':
       if (node.trigger.kind === 'message') notes.push(keyNote(node.trigger.messageName, node.trigger));
