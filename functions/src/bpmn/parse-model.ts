@@ -171,6 +171,9 @@ const OUTPUTS_ONLY: ReadonlySet<string> = new Set([
   'messageStartEvent',
   'endEvent',
   'passThrough',
+  'boundaryError',
+  'boundaryTimer',
+  'boundaryEscalation',
 ]);
 
 /** A node with its `zeebe:ioMapping` and `zeebe:properties`, where the engine runs them; the refusal elsewhere. */

@@ -53,7 +53,15 @@ function inclusiveFlows(
 }
 
 /** The kinds a token passes whose zeebe:ioMapping outputs set variables as it passes (parse-model.ts lets only these have them). */
-const PASSING: ReadonlySet<string> = new Set(['startEvent', 'messageStartEvent', 'endEvent', 'passThrough']);
+const PASSING: ReadonlySet<string> = new Set([
+  'startEvent',
+  'messageStartEvent',
+  'endEvent',
+  'passThrough',
+  'boundaryError',
+  'boundaryTimer',
+  'boundaryEscalation',
+]);
 
 /**
  * A token goes down each of `flows`: this one down the first, a new token
