@@ -11,9 +11,11 @@ import { spawnCli } from './run-cli';
  * refused for a call activity, a file that is not XML, an empty file; the file
  * over 5 MiB is made sparse in a scratch folder (not kept in git). Exit codes,
  * the lines and the JSON; the pure part is test/unit/model-check.test.ts.
+ * `--elements` over a public Camunda 8 model (test/fixtures/camunda8/).
  */
 const MODELS = join(__dirname, '..', 'fixtures', 'models');
 const at = (name: string): string => join(MODELS, name);
+const SAY_HELLO = join(__dirname, '..', 'fixtures', 'camunda8', 'say_hello.bpmn');
 const home = mkdtempSync(join(tmpdir(), 'inbox-model-check-'));
 const inbox = spawnCli({ PATH: process.env.PATH, HOME: home });
 /** A folder that holds no .bpmn file. */
@@ -117,4 +119,55 @@ test.each([
   const r = await inbox(...args);
   expect({ code: r.code, out: r.out }).toEqual({ code: 2, out: '' });
   expect(r.err).toMatch(says);
+});
+
+describe('--elements: what each element runs, as the engine read it', () => {
+  const helloTask =
+    '  Activity_0apsury serviceTask: handler of type hello_task (zeebe:taskDefinition); inputs: name ← =name; outputs: message ← =message';
+  const helloNote = {
+    id: 'Activity_0apsury',
+    kind: 'serviceTask',
+    name: 'Say hello',
+    notes: ['handler of type hello_task (zeebe:taskDefinition)', 'inputs: name ← =name', 'outputs: message ← =message'],
+  };
+  const helloView = {
+    file: SAY_HELLO,
+    ok: true,
+    processKey: 'hello_process',
+    elementId: null,
+    elementKind: null,
+    message: null,
+  };
+  const refusedView = {
+    file: at('complex-gateway.bpmn'),
+    ok: false,
+    processKey: null,
+    elementId: 'approve',
+    elementKind: 'complexGateway',
+    message: expect.stringMatching(SUPPORTED),
+  };
+
+  test('an indented line per element under a file that loads, nothing under a refused file', async () => {
+    const r = await inbox('model', 'check', '--elements', SAY_HELLO, at('complex-gateway.bpmn'));
+    expect(r.code).toBe(1);
+    expect(r.out.split('\n')).toEqual([
+      `${SAY_HELLO}: loads, process hello_process`,
+      helloTask,
+      expect.stringMatching(/complex-gateway\.bpmn: refused: complexGateway approve: unsupported element/),
+      '2 files: 1 loads, 1 refused',
+    ]);
+  });
+
+  test('with --json: an elements array on each file that loads, and only with the flag', async () => {
+    const withFlag = await inbox('--json', 'model', 'check', '--elements', SAY_HELLO, at('complex-gateway.bpmn'));
+    expect(withFlag.code).toBe(1);
+    expect(withFlag.json()).toEqual([{ ...helloView, elements: [helloNote] }, refusedView]);
+    const without = await inbox('--json', 'model', 'check', SAY_HELLO, at('complex-gateway.bpmn'));
+    expect(without.code).toBe(1);
+    expect(without.json()).toEqual([helloView, refusedView]);
+    expect((without.json() as Record<string, unknown>[]).map((view) => Object.keys(view))).toEqual([
+      ['file', 'ok', 'processKey', 'elementId', 'elementKind', 'message'],
+      ['file', 'ok', 'processKey', 'elementId', 'elementKind', 'message'],
+    ]);
+  });
 });

@@ -493,6 +493,33 @@ describe('routes', () => {
     expect(second.status).toBe(200);
   });
 
+  test('an instance: its model with what each element runs, as the engine read it (model.notes)', async () => {
+    const started = await startProcessInstance(db, engine, {
+      processKey: 'fixture-process',
+      businessKey: 'C-api-notes',
+      variables: { caseId: 'C-api-notes' },
+      now: new Date(),
+    });
+    const res = await call(`/api/instances/${encodeURIComponent(started.instance.id)}`, { headers: viewer() });
+    expect(res.status).toBe(200);
+    const model = res.body.model as { processKey: string; xml: string; notes: Array<{ id: string }> };
+    expect(model.processKey).toBe('fixture-process');
+    expect(model.notes.map((n) => n.id)).toEqual([
+      'opened',
+      'handOver',
+      'waitForCompletion',
+      'completionOverdue',
+      'escalate',
+      'settle',
+    ]);
+    expect(model.notes).toContainEqual({
+      id: 'waitForCompletion',
+      kind: 'receiveTask',
+      name: 'Wait for completion',
+      notes: ['waits for TaskCompleted, key variable caseId'],
+    });
+  });
+
   test('a waiting point edited by hand (createdAt no timestamp): 409 naming the document, not a retryable 5xx', async () => {
     const ref = db.collection('correlationKeys').doc('C-api-edited');
     // Found by the page query (shard, waitingFor, waitingSince as the engine writes them), unreadable as a point.

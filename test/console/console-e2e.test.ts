@@ -237,6 +237,14 @@ test('the double-token instance: two tokens on "Wait for completion" in the diag
   const parked = page.getByTestId('parked').getByTestId('document-row');
   expect(await parked.evaluateAll((trs) => trs.map((tr) => tr.getAttribute('data-id')))).toEqual([COMPLETION_ID]);
   expect(await parked.textContent()).toContain('AMBIGUOUS_CORRELATION');
+  // What each element of its model runs, as the engine read it: the receive task waits under the variable caseId.
+  const noted = page.getByTestId('model-notes').getByTestId('model-notes-table');
+  const note = noted.locator('[data-testid="model-note-row"][data-id="waitForCompletion"]');
+  expect(await note.locator('td').allTextContents()).toEqual([
+    'waitForCompletion',
+    'receiveTask',
+    'waits for TaskCompleted, key variable caseId',
+  ]);
   // The window (1280×900): the diagram with its badges, the tokens and the incidents; the whole page besides.
   await page.screenshot({ path: join(SHOTS, 'instance-double-token.png') });
   await page.screenshot({ path: join(SHOTS, 'instance-double-token-full.png'), fullPage: true });

@@ -11,6 +11,7 @@ import {
   elementKindOf,
   MAX_MODEL_BYTES,
   type ModelCheck,
+  noteLines,
   summaryLine,
   xmlKind,
 } from '../../functions/src/cli/model-check';
@@ -183,6 +184,29 @@ describe('the lines and the JSON', () => {
       },
     ]);
   });
+
+  const notes = [
+    { id: 'work', kind: 'serviceTask', name: 'Work', notes: ['async, handler work'] },
+    { id: 'yes', kind: 'sequenceFlow', name: null, notes: ['condition ${ ok }', 'a second note'] },
+  ];
+
+  test('--elements: one indented line per element, its notes joined by "; "; none for a refused file', () => {
+    expect(noteLines({ ...loads, notes })).toEqual([
+      '  work serviceTask: async, handler work',
+      '  yes sequenceFlow: condition ${ ok }; a second note',
+    ]);
+    expect(noteLines(loads)).toEqual([]);
+    expect(noteLines(refused)).toEqual([]);
+  });
+
+  test('--json --elements: elements on each file that loads (empty when none runs anything), never on a refused one', () => {
+    const views = checkViews([{ ...loads, notes }, loads, refused], true);
+    expect(views.map((v) => v.elements)).toEqual([notes, [], undefined]);
+    expect(Object.keys(views[2] ?? {})).not.toContain('elements');
+    expect(checkViews([{ ...loads, notes }]).map((v) => Object.keys(v))).toEqual([
+      ['file', 'ok', 'processKey', 'elementId', 'elementKind', 'message'],
+    ]);
+  });
 });
 
 describe('the command over files and folders', () => {
@@ -246,6 +270,19 @@ describe('the command over files and folders', () => {
     expect(out).toEqual([
       expect.stringMatching(/1\.bpmn: refused: complexGateway approve: unsupported element complexGateway/),
       `${join(dir, '2.bpmn')}: loads, process checked`,
+      '2 files: 1 loads, 1 refused',
+    ]);
+  });
+
+  test('--elements: the notes under the file that loads, nothing under the refused one', async () => {
+    put('1.bpmn', fixture('complex-gateway.bpmn'));
+    put('2.bpmn', fixture('loads.bpmn'));
+    const out: string[] = [];
+    await expect(modelCheckCommand({ out: (t) => out.push(t) }, [dir], false, true)).rejects.toBeInstanceOf(CliFailure);
+    expect(out).toEqual([
+      expect.stringMatching(/1\.bpmn: refused: complexGateway approve: /),
+      `${join(dir, '2.bpmn')}: loads, process checked`,
+      '  work serviceTask: async, handler work',
       '2 files: 1 loads, 1 refused',
     ]);
   });
