@@ -156,7 +156,7 @@ export function checkLine(check: ModelCheck): string {
 /**
  * `--elements`: under a file that loads, one line per element that runs
  * something, as the engine read it (`  ServiceTask_1 serviceTask: handler
- * of type send-invoice (zeebe:taskDefinition, retries 5)`).
+ * of type notify (zeebe:taskDefinition, retries 5)`).
  */
 export function noteLines(check: ModelCheck): string[] {
   return (check.notes ?? []).map((n) => `  ${n.id} ${n.kind}: ${n.notes.join('; ')}`);

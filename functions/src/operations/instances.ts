@@ -180,7 +180,6 @@ function callerOf(d: Readonly<Record<string, unknown>>): InstanceView['calledBy'
     : null;
 }
 
-/** One instance with everything its page shows; null when there is no such instance. */
 /** What each element of the instance's deployed model runs; none when the engine cannot be loaded (the page still draws). */
 async function notesOf(deps: OperationsDeps, processKey: string): Promise<readonly ModelNote[]> {
   try {
@@ -191,6 +190,7 @@ async function notesOf(deps: OperationsDeps, processKey: string): Promise<readon
   }
 }
 
+/** One instance with everything its page shows; null when there is no such instance. */
 export async function readInstance(deps: OperationsDeps, id: string): Promise<InstanceView | null> {
   const db = deps.db();
   const stored = await readStoredInstance(db, id);

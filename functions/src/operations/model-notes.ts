@@ -47,22 +47,22 @@ function keyNote(
 
 function loopNotes(loop: MultiInstance | undefined): string[] {
   if (loop === undefined) return [];
+  const mode = loop.sequential ? 'sequential' : 'parallel';
   const over =
     loop.collectionExpression !== undefined
-      ? `=${loop.collectionExpression}`
+      ? ` over =${loop.collectionExpression} as ${loop.elementVariable}`
       : loop.collection !== null
-        ? `variable ${loop.collection}`
+        ? ` over variable ${loop.collection} as ${loop.elementVariable}`
         : loop.cardinality === null
-          ? '?'
+          ? ''
           : 'literal' in loop.cardinality
-            ? `${loop.cardinality.literal} times`
-            : `\${${loop.cardinality.variable}} times`;
-  const output =
-    loop.outputCollection === null
-      ? ''
-      : `, collects ${loop.outputElementExpression === undefined ? (loop.outputElement ?? '') : `=${loop.outputElementExpression}`} into ${loop.outputCollection}`;
+            ? `, ${loop.cardinality.literal} times`
+            : `, \${${loop.cardinality.variable}} times`;
+  const element =
+    loop.outputElementExpression === undefined ? (loop.outputElement ?? '') : `=${loop.outputElementExpression}`;
+  const output = loop.outputCollection === null ? '' : `, collects ${element} into ${loop.outputCollection}`;
   const until = loop.completionConditionText === null ? '' : `, until ${loop.completionConditionText.trim()}`;
-  return [`${loop.sequential ? 'sequential' : 'parallel'} over ${over} as ${loop.elementVariable}${output}${until}`];
+  return [`${mode}${over}${output}${until}`];
 }
 
 function nodeNotes(node: FlowNode): string[] {
