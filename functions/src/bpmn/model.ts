@@ -51,6 +51,20 @@ interface NodeBase {
 }
 
 /**
+ * The kinds whose `zeebe:ioMapping` outputs set variables as a token
+ * passes them (over the variables; inputs there are refused at load).
+ */
+export const OUTPUTS_AS_PASSED: ReadonlySet<string> = new Set([
+  'startEvent',
+  'messageStartEvent',
+  'endEvent',
+  'passThrough',
+  'boundaryError',
+  'boundaryTimer',
+  'boundaryEscalation',
+]);
+
+/**
  * One mapping of `zeebe:ioMapping`: `target` (a variable name) gets the
  * value of the FEEL `expression`, or the text `value` when the source is
  * not FEEL (Camunda 8 reads a source without `=` as a text).

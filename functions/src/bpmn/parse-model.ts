@@ -6,7 +6,7 @@
  */
 import BpmnModdle from 'bpmn-moddle';
 import { sha256Hex } from '../core/hash';
-import { ModelError, type ProcessModel, type SequenceFlow } from './model';
+import { ModelError, OUTPUTS_AS_PASSED, type ProcessModel, type SequenceFlow } from './model';
 import { parseAnyCondition } from './condition';
 import { checkGraph } from './check-graph';
 import type { Draft, NodeDraft } from './draft';
@@ -164,17 +164,7 @@ const KEYED: ReadonlySet<string> = new Set([
 /** Where `zeebe:ioMapping` is run besides a job (its handler): a user task (its completion) and message throws (their job). */
 const MAPPED: ReadonlySet<string> = new Set(['userTask', 'messageThrowEvent', 'messageEndEvent', 'callActivity']);
 /** Where only outputs are run: a message wait (over its message), and events a token passes (over the variables). */
-const OUTPUTS_ONLY: ReadonlySet<string> = new Set([
-  'messageCatchEvent',
-  'receiveTask',
-  'startEvent',
-  'messageStartEvent',
-  'endEvent',
-  'passThrough',
-  'boundaryError',
-  'boundaryTimer',
-  'boundaryEscalation',
-]);
+const OUTPUTS_ONLY: ReadonlySet<string> = new Set(['messageCatchEvent', 'receiveTask', ...OUTPUTS_AS_PASSED]);
 
 /** A node with its `zeebe:ioMapping` and `zeebe:properties`, where the engine runs them; the refusal elsewhere. */
 function withZeebe(element: Element, node: NodeDraft, id: string): NodeDraft {

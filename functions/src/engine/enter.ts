@@ -3,7 +3,13 @@
  * ends or stops with an incident. Every transition ends here. A fork makes
  * new tokens; they move after the one that forked them, in flow order.
  */
-import { type EndEventNode, type InclusiveGatewayNode, type ProcessModel, STEP_LIMIT } from '../bpmn/model';
+import {
+  type EndEventNode,
+  type InclusiveGatewayNode,
+  OUTPUTS_AS_PASSED,
+  type ProcessModel,
+  STEP_LIMIT,
+} from '../bpmn/model';
 import { executionId } from './ids';
 import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
@@ -51,17 +57,6 @@ function inclusiveFlows(
   if (taken.length > 0) return taken;
   return gateway.defaultFlowId === null ? [] : [gateway.defaultFlowId];
 }
-
-/** The kinds a token passes whose zeebe:ioMapping outputs set variables as it passes (parse-model.ts lets only these have them). */
-const PASSING: ReadonlySet<string> = new Set([
-  'startEvent',
-  'messageStartEvent',
-  'endEvent',
-  'passThrough',
-  'boundaryError',
-  'boundaryTimer',
-  'boundaryEscalation',
-]);
 
 /**
  * A token goes down each of `flows`: this one down the first, a new token
@@ -143,7 +138,7 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     raise(run, execution, 'STEP_LIMIT', `created ${STEP_LIMIT} tokens in one step`);
     return null;
   };
-  if (current.io !== undefined && PASSING.has(current.kind)) {
+  if (current.io !== undefined && OUTPUTS_AS_PASSED.has(current.kind)) {
     const passed = resultInto(current.io, run.instance.variables, {}, current.id);
     if (!('values' in passed)) return (raise(run, execution, passed.reason, passed.message), null);
     run.instance = { ...run.instance, variables: passed.values, updatedAt: run.now };

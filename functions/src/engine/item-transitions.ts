@@ -10,6 +10,13 @@ import { itemInstanceId } from './ids';
 import { addIncident, finish, newRun, release, type SyncHandler } from './run';
 import type { ExecutionState, InstanceState, Transition } from './state';
 
+/** The caller's instance, the token waiting for the items, and its tokens. */
+interface Caller {
+  readonly instance: InstanceState;
+  readonly execution: ExecutionState;
+  readonly tokens: Readonly<Record<string, ExecutionState>>;
+}
+
 /** What the completion condition sees after an item ended: the item's variables and the counts. */
 export function completionHolds(
   loop: MultiInstance,
@@ -33,11 +40,7 @@ export function completionHolds(
 export function stopItems(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
-  caller: {
-    readonly instance: InstanceState;
-    readonly execution: ExecutionState;
-    readonly tokens: Readonly<Record<string, ExecutionState>>;
-  },
+  caller: Caller,
   error: string,
   now: Date,
 ): Transition {
@@ -61,11 +64,7 @@ export function stopItems(
 export function completeItems(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
-  caller: {
-    readonly instance: InstanceState;
-    readonly execution: ExecutionState;
-    readonly tokens: Readonly<Record<string, ExecutionState>>;
-  },
+  caller: Caller,
   outputs: readonly unknown[],
   running: readonly number[],
   now: Date,
