@@ -29,7 +29,7 @@ import inboxDescriptor from './inbox-moddle.json';
 import zeebeDescriptor from 'zeebe-bpmn-moddle/resources/zeebe.json';
 import { asyncByVendor, checkExtensions, engineOf, namespacesOf } from './check-extensions';
 import { checkDocument } from './check-document';
-import { ioMappingOf, jobDefinitionOf, propertiesOf } from './zeebe';
+import { extension, ioMappingOf, jobDefinitionOf, propertiesOf } from './zeebe';
 import { errorMessage } from '../core/errors';
 import { loopOf } from './parse-loop';
 import { startEvent } from './parse-start';
@@ -166,8 +166,39 @@ const MAPPED: ReadonlySet<string> = new Set(['userTask', 'messageThrowEvent', 'm
 /** Where only outputs are run: a message wait (over its message), and events a token passes (over the variables). */
 const OUTPUTS_ONLY: ReadonlySet<string> = new Set(['messageCatchEvent', 'receiveTask', ...OUTPUTS_AS_PASSED]);
 
+/**
+ * The zeebe elements that mean something only on some elements: drawn
+ * elsewhere (a task definition on a user task, a called element on a
+ * service task, a subscription outside its message), nothing would read
+ * them, so the model is refused rather than run without them.
+ */
+function checkPlacement(element: Element, node: NodeDraft, id: string): void {
+  const hasJob = 'job' in node;
+  const placed: readonly [string, boolean][] = [
+    ['zeebe:TaskDefinition', hasJob],
+    ['zeebe:TaskHeaders', hasJob],
+    ['zeebe:CalledElement', node.kind === 'callActivity'],
+    ['zeebe:UserTask', node.kind === 'userTask'],
+    ['zeebe:AssignmentDefinition', node.kind === 'userTask'],
+    // A start event's form is a start form: kept by the modeller, never read by an engine that starts by messages.
+    ['zeebe:FormDefinition', node.kind === 'userTask' || element.$type === 'bpmn:StartEvent'],
+    ['zeebe:Subscription', false],
+  ];
+  for (const [type, ok] of placed)
+    if (!ok && extension(element, type) !== undefined)
+      throw new ModelError(
+        `zeebe:${type.charAt(6).toLowerCase()}${type.slice(7)} on a ${xmlName(element)} is not read there: ${
+          type === 'zeebe:Subscription'
+            ? 'put it in the bpmn:message'
+            : 'remove it, or move it to an element that runs it'
+        }`,
+        id,
+      );
+}
+
 /** A node with its `zeebe:ioMapping` and `zeebe:properties`, where the engine runs them; the refusal elsewhere. */
 function withZeebe(element: Element, node: NodeDraft, id: string): NodeDraft {
+  checkPlacement(element, node, id);
   const io = ioMappingOf(element, id);
   const properties = propertiesOf(element);
   const extras = { ...(io === undefined ? {} : { io }), ...(properties === undefined ? {} : { properties }) };
