@@ -108,9 +108,11 @@ export interface AppDefinition {
   readonly models?: string;
   readonly messages: readonly AppMessage[];
   /**
-   * The handlers of its async steps, by the BPMN task id, made once per
-   * process from the clients. Every async task of the models needs one, and
-   * every handler a task: both are checked when the app is loaded.
+   * The handlers of its async steps, by the BPMN task id (or, for a task
+   * with a `zeebe:taskDefinition`, by its type, which several tasks may
+   * share), made once per process from the clients. Every async task of the
+   * models needs one, and every handler a task: both are checked when the
+   * app is loaded.
    */
   readonly steps: (context: AppContext) => Readonly<Record<string, StepHandler>>;
   /** Pure handlers of synchronous service tasks (no `inbox:async`), by task id: they run inside the transaction. */

@@ -2,7 +2,7 @@ import { PermanentFailureError } from '../core/errors';
 import type { InstanceState, JobState } from '../engine/state';
 
 /**
- * Async step handlers, registered by BPMN task id (the app's `steps`,
+ * Async step handlers, registered by BPMN task id or zeebe task type (the app's `steps`,
  * functions/src/app.ts). They run in runJob, outside any transaction, and
  * may run more than once (Cloud Tasks is at-least-once, and a crash after
  * the side effect re-runs the job): each must be idempotent. They return

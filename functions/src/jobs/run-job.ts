@@ -29,7 +29,7 @@ export interface RunJobDeps {
   readonly queue: () => JobQueue;
   /** The timers queue (INBOX_TIMERS_QUEUE, tasks POSTed to fireTimer): the timers a finished job's token sets go there after the commit. */
   readonly timerQueue: () => JobQueue;
-  /** The async handlers by BPMN task id (jobs/handlers.ts); a job of a task without one fails for good (NO_HANDLER). */
+  /** The async handlers by task type or BPMN task id (jobs/handlers.ts); a job of a task without one fails for good (NO_HANDLER). */
   readonly handlers: () => Readonly<Record<string, AsyncHandler>> | Promise<Readonly<Record<string, AsyncHandler>>>;
   /**
    * Checks the OIDC token Cloud Tasks signs for the runJob URL as
