@@ -61,10 +61,13 @@ const seen: Array<{
 }> = [];
 /** What a handler returns, by task type (default `{}`). */
 const results: Record<string, Record<string, unknown>> = { hello_task: { message: 'Hello World', extra: 1 } };
+/** Task types whose handler fails (a technical failure, retried) while listed. */
+const failing = new Set<string>();
 const handler =
   (type: string): AsyncHandler =>
   async ({ job, instance }) => {
     seen.push({ type, activityId: job.activityId, taskType: job.taskType, variables: { ...instance.variables } });
+    if (failing.has(type)) throw new Error(`${type} is down`);
     return results[type] ?? {};
   };
 /** Keyed by task type only: none of these is an element id of the models. */
@@ -338,4 +341,45 @@ test('an app without the hello_task handler is refused naming the task type', as
   expect(
     modelProblems(models, { steps: new Set(TYPES), syncSteps: new Set(), messages: new Set(['Message_In']) }),
   ).toEqual([]);
+});
+
+describe('zeebe:taskDefinition retries bound the job, not the system default', () => {
+  /** One delivery of a job as Cloud Tasks' first attempt: the status and the body. */
+  const deliver = async (job: JobState): Promise<{ status: number; body: Record<string, unknown> }> => {
+    const res = await request(runJobUrl)
+      .post('/')
+      .set('X-CloudTasks-TaskRetryCount', '0')
+      .send({ jobId: job.id, processInstanceId: job.processInstanceId });
+    return { status: res.status, body: res.body as Record<string, unknown> };
+  };
+
+  test('retries="1" (looping-servicetask): the first failure fails the job, where runJob allows 3', async () => {
+    failing.add('test');
+    try {
+      const s = await start('looping-servicetask', 'loop-retries', { totalLoops: 3 });
+      const [job] = s.jobs;
+      if (job === undefined) throw new Error('no job');
+      expect(job).toMatchObject({ taskType: 'test', maxAttempts: 1 });
+      expect(await deliver(job)).toMatchObject({ status: 200, body: { outcome: 'failed', attempts: 1 } });
+      const instance = await instanceOf(s.instance.id);
+      expect(instance.status).toBe('INCIDENT');
+      expect(instance.incidents.map((i) => [i.reason, i.activityId])).toEqual([['JOB_FAILED', 'servicetask']]);
+    } finally {
+      failing.delete('test');
+    }
+  });
+
+  test('without retries (say_hello): the system default, so the first failure is retried', async () => {
+    failing.add('hello_task');
+    try {
+      const s = await start('hello_process', 'hello-retries', { name: 'World' });
+      const [job] = s.jobs;
+      if (job === undefined) throw new Error('no job');
+      expect(job.maxAttempts).toBeUndefined();
+      expect((await deliver(job)).status).toBe(503);
+      expect((await instanceOf(s.instance.id)).status).toBe('RUNNING');
+    } finally {
+      failing.delete('hello_task');
+    }
+  });
 });
