@@ -22,7 +22,7 @@ import { createLogger } from '../../functions/src/log';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
 import type { JobQueue } from '../../functions/src/tasks/job-queue';
 import { freshFirestores } from '../support/firestore';
-import { findJob, tokensOf } from '../support/process-state';
+import { findJob, openUserTaskOf, tokensOf } from '../support/process-state';
 
 /**
  * "Camunda 8 models run unchanged": the five public Zeebe models of
@@ -158,15 +158,7 @@ async function runJobs(first: readonly JobState[], limit = 20): Promise<string[]
 const start = (processKey: string, businessKey: string, variables: Record<string, unknown>) =>
   startProcessInstance(db, engine, { processKey, businessKey, variables, now: new Date() });
 
-const openTaskOf = async (instanceId: string): Promise<UserTaskState> => {
-  const snap = await db
-    .collection(COLLECTIONS.userTasks)
-    .where('processInstanceId', '==', instanceId)
-    .where('status', '==', 'OPEN')
-    .get();
-  expect(snap.size).toBe(1);
-  return snap.docs[0]?.data() as unknown as UserTaskState;
-};
+const openTaskOf = (instanceId: string): Promise<UserTaskState> => openUserTaskOf(db, instanceId);
 
 test('the models loaded are the fixture files, byte for byte the upstream blobs', () => {
   const files = readdirSync(MODELS)

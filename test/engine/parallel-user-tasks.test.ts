@@ -9,7 +9,7 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import type { JobState, UserTaskState } from '../../functions/src/engine/state';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
 import { freshFirestores } from '../support/firestore';
-import { tokensOf } from '../support/process-state';
+import { openUserTaskOf, tokensOf } from '../support/process-state';
 
 /**
  * Parallel gateways, user tasks and a terminate end event through the
@@ -37,16 +37,7 @@ async function started(key: string, now = new Date()) {
   });
   return s;
 }
-const openTaskOf = async (instanceId: string): Promise<UserTaskState> => {
-  const snap = await db
-    .collection(COLLECTIONS.userTasks)
-    .where('processInstanceId', '==', instanceId)
-    .where('status', '==', 'OPEN')
-    .get();
-  expect(snap.size).toBe(1);
-  const data = snap.docs[0]?.data() as Record<string, { toDate?: () => Date }>;
-  return { ...(data as unknown as UserTaskState), createdAt: data.createdAt?.toDate?.() ?? new Date(0) };
-};
+const openTaskOf = (instanceId: string): Promise<UserTaskState> => openUserTaskOf(db, instanceId);
 const statusOf = async (id: string) => (await refs.instance(db, id).get()).get('status') as string;
 
 describe('a fork, a user task and a join on the emulator', () => {

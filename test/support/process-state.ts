@@ -2,7 +2,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { STORED } from '../../functions/src/engine/store/converters';
 import { instanceJobs, instanceTokens } from '../../functions/src/engine/store/instance-doc';
-import type { ExecutionState, JobState } from '../../functions/src/engine/state';
+import type { ExecutionState, JobState, UserTaskState } from '../../functions/src/engine/state';
 
 /** The stored instance document (Timestamps as Dates), or an empty object when there is none. */
 async function instanceData(db: Firestore, instanceId: string): Promise<Record<string, unknown>> {
@@ -53,4 +53,16 @@ export async function instanceWithoutJobs(db: Firestore, instanceId: string): Pr
   return Object.fromEntries(
     Object.entries(data).filter(([k]) => !['jobs', 'jobsPendingSince', 'failedJobs'].includes(k)),
   );
+}
+
+/** The one OPEN user task of an instance (its createdAt a Date); throws unless there is exactly one. */
+export async function openUserTaskOf(db: Firestore, instanceId: string): Promise<UserTaskState> {
+  const snap = await db
+    .collection(COLLECTIONS.userTasks)
+    .where('processInstanceId', '==', instanceId)
+    .where('status', '==', 'OPEN')
+    .get();
+  if (snap.size !== 1) throw new Error(`instance ${instanceId} has ${snap.size} open user tasks, not one`);
+  const data = snap.docs[0]?.data() as Record<string, { toDate?: () => Date }>;
+  return { ...(data as unknown as UserTaskState), createdAt: data.createdAt?.toDate?.() ?? new Date(0) };
 }
