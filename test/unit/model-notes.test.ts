@@ -37,7 +37,7 @@ describe('the five public Camunda 8 models', () => {
           kind: 'messageCatchEvent',
           name: 'message_1',
           // correlationKey="=uniqueId" names a plain variable: the engine reads it as one.
-          notes: ['waits for Message_In, key variable uniqueId'],
+          notes: ['waits for Message_In, key =uniqueId (zeebe:subscription)'],
         },
         {
           id: 'ServiceTask_1rszkg1',
@@ -160,25 +160,31 @@ describe('one snippet per kind of note', () => {
       'zeebe:subscription correlationKey =order.id: the FEEL as written',
       definitions(around(catchMessage()), message('=order.id'), true),
       'messageCatchEvent',
-      ['waits for Done, key =order.id'],
+      ['waits for Done, key =order.id (zeebe:subscription)'],
     ],
     [
-      'zeebe:subscription correlationKey =orderId: a variable',
+      'zeebe:subscription correlationKey =orderId: as written, not as read',
       definitions(around(catchMessage()), message('=orderId'), true),
       'messageCatchEvent',
-      ['waits for Done, key variable orderId'],
+      ['waits for Done, key =orderId (zeebe:subscription)'],
     ],
     [
       'a receive task with a FEEL key',
       definitions(around('<bpmn:receiveTask id="t" messageRef="m" />'), message('=order.id'), true),
       'receiveTask',
-      ['waits for Done, key =order.id'],
+      ['waits for Done, key =order.id (zeebe:subscription)'],
     ],
     [
       'a message start event with inbox:correlationKey',
       definitions(messageStart('inbox:correlationKey="orderId"'), message()),
       'messageStartEvent',
       ['started by Done, key into variable orderId'],
+    ],
+    [
+      'a Camunda 8 message start event keyed =orderId: stored, and shown as written',
+      definitions(messageStart(), message('=orderId'), true),
+      'messageStartEvent',
+      ['started by Done, key into variable orderId (zeebe:subscription =orderId)'],
     ],
     [
       'a Camunda 8 message start event without a key',

@@ -145,6 +145,8 @@ export interface MessageStartEventNode extends NodeBase {
   readonly messageName: string;
   /** Null: the key is the business key only (a Camunda 8 start event whose message names no plain variable). */
   readonly correlationVariable: string | null;
+  /** A `zeebe:subscription correlationKey` as written (`=orderId`), when the key came from one. */
+  readonly correlationKeyText?: string;
 }
 
 /**
@@ -271,6 +273,8 @@ export interface BoundaryMessageNode extends NodeBase {
   readonly messageName: string;
   readonly correlationVariable: string | null;
   readonly correlationExpression?: string;
+  /** A `zeebe:subscription correlationKey` as written (`=orderId`), when the key came from one. */
+  readonly correlationKeyText?: string;
 }
 
 /** What starts an event subprocess: its start event's definition. */
@@ -285,6 +289,8 @@ export type EventTrigger =
       readonly messageName: string;
       readonly correlationVariable: string | null;
       readonly correlationExpression?: string;
+      /** A `zeebe:subscription correlationKey` as written (`=orderId`), when the key came from one. */
+      readonly correlationKeyText?: string;
     }
   /** A timer from when its scope starts (a cycle repeats, non-interrupting only). */
   | { readonly kind: 'timer'; readonly timer: TimerDefinition };
@@ -500,6 +506,8 @@ export interface MessageWaitNode extends NodeBase {
   readonly messageName: string;
   readonly correlationVariable: string | null;
   readonly correlationExpression?: string;
+  /** A `zeebe:subscription correlationKey` as written (`=orderId`), when the key came from one. */
+  readonly correlationKeyText?: string;
   /** Ids of the timer boundary events attached to it (a receive task; always empty for a catch event). */
   readonly boundaryEventIds: readonly string[];
 }

@@ -104,7 +104,7 @@ function attachedTo(element: Element, id: string): string {
 
 /** A message boundary event: its message and `inbox:correlationKey`, as a message wait reads them. */
 export function boundaryMessage(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
-  const { messageName, correlationVariable, correlationExpression } = messageWait(
+  const { messageName, correlationVariable, correlationExpression, correlationKeyText } = messageWait(
     element,
     'messageCatchEvent',
     definition.messageRef,
@@ -119,6 +119,7 @@ export function boundaryMessage(element: Element, definition: Element, id: strin
     messageName,
     correlationVariable,
     ...(correlationExpression === undefined ? {} : { correlationExpression }),
+    ...(correlationKeyText === undefined ? {} : { correlationKeyText }),
   };
 }
 
@@ -139,12 +140,15 @@ function eventTrigger(start: Element, id: string): { trigger: EventTrigger; inte
         throw new ModelError('a non-interrupting error start event: an error always ends what threw it', startId);
       return { trigger: { kind: 'error', errorCode: errorCodeOf(definition, startId) }, interrupting };
     case 'bpmn:MessageEventDefinition': {
-      const { messageName, correlationVariable, correlationExpression } = messageWait(
+      const { messageName, correlationVariable, correlationExpression, correlationKeyText } = messageWait(
         start,
         'messageCatchEvent',
         definition.messageRef,
       );
-      const key = correlationExpression === undefined ? {} : { correlationExpression };
+      const key = {
+        ...(correlationExpression === undefined ? {} : { correlationExpression }),
+        ...(correlationKeyText === undefined ? {} : { correlationKeyText }),
+      };
       return { trigger: { kind: 'message', messageName, correlationVariable, ...key }, interrupting };
     }
     case 'bpmn:EscalationEventDefinition':

@@ -60,6 +60,7 @@ export function startEvent(
         name,
         messageName,
         correlationVariable: zeebe?.correlationVariable ?? null,
+        ...(zeebe === null ? {} : { correlationKeyText: zeebe.correlationKeyText }),
       };
     throw new ModelError(
       "missing inbox:correlationKey: name the process variable the starting message's correlation key is stored into",

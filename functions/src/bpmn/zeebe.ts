@@ -92,9 +92,13 @@ export function propertiesOf(element: Element): Readonly<Record<string, string>>
 }
 
 /** Where a message wait's key comes from: a variable, or a FEEL expression over the variables. */
-export type CorrelationSource =
+export type CorrelationSource = (
   | { readonly correlationVariable: string }
-  | { readonly correlationVariable: null; readonly correlationExpression: string };
+  | { readonly correlationVariable: null; readonly correlationExpression: string }
+) & {
+  /** The `zeebe:subscription correlationKey` as written (`=orderId`), for people. */
+  readonly correlationKeyText: string;
+};
 
 /**
  * The key of a message's `zeebe:subscription correlationKey`: `=orderId`
@@ -113,8 +117,9 @@ export function subscriptionKeyOf(message: Element, id: string): CorrelationSour
       id,
     );
   const variable = feelVariable(body);
-  if (variable !== null) return { correlationVariable: variable };
+  if (variable !== null) return { correlationVariable: variable, correlationKeyText: key };
   return {
+    correlationKeyText: key,
     correlationVariable: null,
     correlationExpression: checkedFeel(body, id, 'zeebe:subscription correlationKey'),
   };

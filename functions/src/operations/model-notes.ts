@@ -34,14 +34,17 @@ const timerNote = (timer: TimerDefinition): string =>
 
 function keyNote(
   messageName: string,
-  source: { correlationVariable: string | null; correlationExpression?: string },
+  source: { correlationVariable: string | null; correlationExpression?: string; correlationKeyText?: string },
 ): string {
+  // A Camunda 8 key as the modeller wrote it; the engine's reading follows from it (=name is the variable name).
   const key =
-    source.correlationExpression !== undefined
-      ? `=${source.correlationExpression}`
-      : source.correlationVariable === null
-        ? 'the business key'
-        : `variable ${source.correlationVariable}`;
+    source.correlationKeyText !== undefined
+      ? `${source.correlationKeyText} (zeebe:subscription)`
+      : source.correlationExpression !== undefined
+        ? `=${source.correlationExpression}`
+        : source.correlationVariable === null
+          ? 'the business key'
+          : `variable ${source.correlationVariable}`;
   return `waits for ${messageName}, key ${key}`;
 }
 
@@ -90,7 +93,7 @@ function nodeNotes(node: FlowNode): string[] {
       break;
     case 'messageStartEvent':
       notes.push(
-        `started by ${node.messageName}, key ${node.correlationVariable === null ? 'the business key' : `into variable ${node.correlationVariable}`}`,
+        `started by ${node.messageName}, key ${node.correlationVariable === null ? 'the business key' : `into variable ${node.correlationVariable}`}${node.correlationKeyText === undefined ? '' : ` (zeebe:subscription ${node.correlationKeyText})`}`,
       );
       break;
     case 'timerCatchEvent':
