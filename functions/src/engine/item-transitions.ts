@@ -36,7 +36,11 @@ export function completionHolds(
   return result.ok ? result.value : `completion condition: ${result.error}`;
 }
 
-/** The completion condition failed: an EXPRESSION_FAILED incident on the waiting token, which keeps its items. */
+/**
+ * The completion condition failed: an EXPRESSION_FAILED incident on the
+ * waiting token, which keeps its items. Once: each item that ends after it
+ * meets the same failure, and one open incident says it.
+ */
 export function stopItems(
   model: ProcessModel,
   sync: Readonly<Record<string, SyncHandler>>,
@@ -45,13 +49,20 @@ export function stopItems(
   now: Date,
 ): Transition {
   const run = newRun(model, sync, { ...caller.instance, updatedAt: now }, now, caller.tokens);
-  addIncident(
-    run,
-    'EXPRESSION_FAILED',
-    caller.execution.id,
-    caller.execution.activityId,
-    `${caller.execution.activityId}: ${error}`,
+  const open = caller.instance.incidents.some(
+    (i) =>
+      i.reason === 'EXPRESSION_FAILED' &&
+      i.executionId === caller.execution.id &&
+      (i.resolvedAt === undefined || i.resolvedAt === null),
   );
+  if (!open)
+    addIncident(
+      run,
+      'EXPRESSION_FAILED',
+      caller.execution.id,
+      caller.execution.activityId,
+      `${caller.execution.activityId}: ${error}`,
+    );
   return finish(run);
 }
 
