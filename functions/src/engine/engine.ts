@@ -132,10 +132,15 @@ export class Engine {
     return this.models.get(processKey) ?? null;
   }
 
+  /** The model of a process key (or of a multi-instance activity's items); null for a key not deployed (any more). */
+  deployed(processKey: string): ProcessModel | null {
+    return this.models.get(processKey) ?? this.itemBodies.get(processKey) ?? null;
+  }
+
   /** The model of a process key (or of a multi-instance activity's items); throws for an unknown key (stored state names only deployed models). */
   model(processKey: string): ProcessModel {
-    const model = this.models.get(processKey) ?? this.itemBodies.get(processKey);
-    if (model === undefined) throw new ModelError(`process ${processKey} is not deployed`, processKey);
+    const model = this.deployed(processKey);
+    if (model === null) throw new ModelError(`process ${processKey} is not deployed`, processKey);
     return model;
   }
 

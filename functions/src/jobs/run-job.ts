@@ -157,7 +157,8 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
         'NO_HANDLER',
         'PERMANENT',
       );
-    const task = (await deps.engine()).model(instance.processKey).nodes[job.activityId];
+    // A job of a model no longer deployed still runs its handler, as before: only its mappings and headers are unknown.
+    const task = (await deps.engine()).deployed(instance.processKey)?.nodes[job.activityId];
     // zeebe:ioMapping inputs: what the handler sees; a failed one no retry heals.
     const view = inputsOver(task?.io, instance.variables, job.activityId);
     if (!('values' in view)) return await settleFailure(deps, delivery, view.message, view.reason, 'PERMANENT');
