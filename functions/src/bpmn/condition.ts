@@ -14,12 +14,10 @@
  *   literal := number | string | true | false | null
  */
 import type { ComparisonOperator, Condition, Literal } from './model';
-import { evaluateFeelCondition, feelBody, feelSyntaxError } from './feel';
+import { evaluateFeelCondition, feelBody, feelSyntaxError, quoteText } from './feel';
 
 /** Longer conditions belong in a task, not in a diagram. */
 const MAX_LENGTH = 4096;
-/** Messages quote a condition up to this many characters. */
-const QUOTED = 200;
 /** Bounds recursion (parentheses and `!`), so hostile input cannot blow the stack. */
 const MAX_DEPTH = 32;
 const KEYWORDS: ReadonlyMap<string, Literal> = new Map<string, Literal>([
@@ -42,12 +40,7 @@ const NUMBER = /-?[0-9]+(?:\.[0-9]+)?(?![A-Za-z0-9_.])/y;
 
 /** A syntax error; positions are 1-based columns in the text as written. */
 function fail(text: string, pos: number, problem: string): never {
-  throw new Error(`invalid condition ${quoted(text)}: ${problem} at position ${pos + 1}`);
-}
-
-/** A condition as a message quotes it: at most {@link QUOTED} characters, so a pasted script never floods a log line. */
-function quoted(text: string): string {
-  return JSON.stringify(text.length > QUOTED ? `${text.slice(0, QUOTED - 1)}…` : text);
+  throw new Error(`invalid condition ${quoteText(text)}: ${problem} at position ${pos + 1}`);
 }
 
 /** Reads a quoted string starting at `start` (the quote). Returns the value and the index after it. */

@@ -27,11 +27,13 @@ export function feelBody(text: string): string | null {
   return text.startsWith('=') ? text.slice(1).trim() : null;
 }
 
-/** The expression as a message quotes it: `=…`, at most {@link QUOTED} characters. */
-export function quoteFeel(expression: string): string {
-  const written = `=${expression}`;
-  return JSON.stringify(written.length > QUOTED ? `${written.slice(0, QUOTED - 1)}…` : written);
+/** A condition or an expression as a message quotes it: at most {@link QUOTED} characters, so a pasted script never floods a line. */
+export function quoteText(text: string): string {
+  return JSON.stringify(text.length > QUOTED ? `${text.slice(0, QUOTED - 1)}…` : text);
 }
+
+/** The expression as a message quotes it: `=…`, bounded by {@link quoteText}. */
+export const quoteFeel = (expression: string): string => quoteText(`=${expression}`);
 
 /** The name an expression reads when it is a plain variable (`orderId`), else null. */
 export function feelVariable(expression: string): string | null {
