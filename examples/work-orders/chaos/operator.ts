@@ -7,6 +7,7 @@
  * from what the store holds at that moment.
  */
 import type { Firestore } from '@google-cloud/firestore';
+import { EXIT } from '../../../functions/src/cli/failures';
 import { COLLECTIONS } from '../../../functions/src/engine/store/collections';
 import { INBOX } from '../../../functions/src/inbox/document';
 import { INSPECTION } from './app/inspection';
@@ -28,7 +29,7 @@ export interface OperatorTally {
   refusedAtPreview: number;
   /** Refused at the confirmation: what the dry run read changed during the pause. */
   refusedAtConfirm: number;
-  /** The command failed (Firestore restarting under it): nothing done, as the CLI said. */
+  /** The command failed (Firestore still restarting after the operator's wait, or the confirmation cut off): nothing done, as the CLI said. */
   failed: number;
   /** No candidate at that moment (no running order, nothing parked). */
   nothingToDo: number;
@@ -54,12 +55,17 @@ export interface OperatorDeps {
   readonly leaveAlone: ReadonlySet<string>;
   readonly tally: OperatorTally;
   readonly progress: (line: string) => void;
+  /** How long to keep starting a repair over while the CLI finds no Firestore; default 90 s. */
+  readonly unreachableWaitMs?: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 /** How often, and how long apart, the operator looks for a running order before giving a repair up. */
 const CANDIDATE_LOOKS = 40;
 const CANDIDATE_LOOK_EVERY_MS = 250;
+/** How long the operator keeps trying while the CLI says Firestore does not answer (a restart under a busy machine takes its time), and how often. */
+const UNREACHABLE_WAIT_MS = 90_000;
+const UNREACHABLE_LOOK_EVERY_MS = 1_000;
 const pickOf = <T>(items: readonly T[], pick: number): T | undefined =>
   items[Math.min(items.length - 1, Math.floor(pick * items.length))];
 
@@ -114,10 +120,15 @@ async function previewThenConfirm(
   argv: readonly string[],
   pauseMs: number,
   confirmIf: (facts: Readonly<Record<string, string>>) => boolean = () => true,
-): Promise<'DONE' | 'REFUSED_AT_PREVIEW' | 'REFUSED_AT_CONFIRM' | 'FAILED' | 'ABANDONED'> {
+): Promise<'DONE' | 'REFUSED_AT_PREVIEW' | 'REFUSED_AT_CONFIRM' | 'FAILED' | 'ABANDONED' | 'UNREACHABLE'> {
   const dry = await deps.cli(['--json', ...argv, '--dry-run']);
   if (dry.code === 1) return 'REFUSED_AT_PREVIEW';
-  if (dry.code !== 0) return 'FAILED';
+  if (dry.code !== 0) {
+    deps.progress(
+      `operator: ${argv.slice(0, 2).join(' ')} --dry-run failed (exit ${dry.code}): ${dry.err.slice(0, 300)}`,
+    );
+    return dry.code === EXIT.UNREACHABLE ? 'UNREACHABLE' : 'FAILED';
+  }
   const preview = JSON.parse(dry.out) as { expect?: string | null; basis?: { facts?: Record<string, string> } | null };
   if (!confirmIf(preview.basis?.facts ?? {})) return 'ABANDONED';
   const expect = preview.expect ?? null;
@@ -130,21 +141,25 @@ async function previewThenConfirm(
   return real.code === 1 ? 'REFUSED_AT_CONFIRM' : 'FAILED';
 }
 
+/** Tallies how a repair ended; 'UNREACHABLE' (nothing done, Firestore away) is not an end: {@link operate} tries again. */
 function count(
   tally: OperatorTally,
   outcome: Awaited<ReturnType<typeof previewThenConfirm>>,
   done: 'cancelled' | 'moved' | 'requeued',
-): void {
+): 'UNREACHABLE' | 'TALLIED' {
+  if (outcome === 'UNREACHABLE') return outcome;
   if (outcome === 'DONE') tally[done] += 1;
   else if (outcome === 'REFUSED_AT_PREVIEW') tally.refusedAtPreview += 1;
   else if (outcome === 'REFUSED_AT_CONFIRM') tally.refusedAtConfirm += 1;
   else if (outcome === 'ABANDONED') tally.abandoned += 1;
   else tally.failed += 1;
+  return 'TALLIED';
 }
 
-function nothing(deps: OperatorDeps, why: string): void {
+function nothing(deps: OperatorDeps, why: string): 'TALLIED' {
   deps.tally.nothingToDo += 1;
   deps.progress(`operator: ${why}`);
+  return 'TALLIED';
 }
 
 /**
@@ -153,6 +168,21 @@ function nothing(deps: OperatorDeps, why: string): void {
  * failed after its commit landed cancelled its token all the same.
  */
 export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promise<void> {
+  // The dry run found no Firestore (a restart under way): nothing was done; as a person would, wait and start the repair over.
+  const waitMs = deps.unreachableWaitMs ?? UNREACHABLE_WAIT_MS;
+  for (const until = Date.now() + waitMs; ;) {
+    if ((await attempt(deps, repair)) !== 'UNREACHABLE') return;
+    if (Date.now() >= until) {
+      deps.tally.failed += 1;
+      deps.progress(`operator: ${repair.kind}: Firestore did not answer for ${waitMs} ms; given up`);
+      return;
+    }
+    await sleep(UNREACHABLE_LOOK_EVERY_MS);
+  }
+}
+
+/** One try at a repair: what it came to is tallied, but for 'UNREACHABLE', which {@link operate} tries again. */
+async function attempt(deps: OperatorDeps, repair: PlannedRepair): Promise<'UNREACHABLE' | 'TALLIED'> {
   try {
     if (repair.kind === 'requeue') {
       const parked = (await deps.db.collection(INBOX).where('status', '==', 'PARKED').select().get()).docs
@@ -161,9 +191,8 @@ export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promis
       const id = pickOf(parked, repair.pick);
       if (id === undefined) return nothing(deps, 'requeue: nothing is PARKED');
       const outcome = await previewThenConfirm(deps, ['requeue', id], repair.pauseMs);
-      count(deps.tally, outcome, 'requeued');
       deps.progress(`operator: requeue ${id.slice(0, 12)}: ${outcome}`);
-      return;
+      return count(deps.tally, outcome, 'requeued');
     }
     // An operator repairs what is under way: while nothing is (orders not started yet, or all done), look again a little later.
     let token = await liveToken(deps, repair);
@@ -184,13 +213,14 @@ export async function operate(deps: OperatorDeps, repair: PlannedRepair): Promis
       repair.pauseMs,
       (facts) => repair.kind === 'cancel' || facts.at === token.activityId,
     );
-    count(deps.tally, outcome, repair.kind === 'cancel' ? 'cancelled' : 'moved');
     deps.progress(
       `operator: ${argv[1] ?? ''} of ${token.instanceId.slice(0, 12)} (${token.processKey}) at ${token.activityId}: ${outcome}`,
     );
+    return count(deps.tally, outcome, repair.kind === 'cancel' ? 'cancelled' : 'moved');
   } catch (err) {
     // Reading the candidates failed (Firestore restarting): the operator tries nothing this time.
     deps.tally.failed += 1;
     deps.progress(`operator: ${repair.kind} not attempted: ${err instanceof Error ? err.message : String(err)}`);
+    return 'TALLIED';
   }
 }
