@@ -3,7 +3,6 @@ import type { Server } from 'node:http';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { emulatorClient } from '@inbox/cloud-tasks-emulator';
-import request from 'supertest';
 import { defineApp } from '../../functions/src/app';
 import { loadAppEngine } from '../../functions/src/apps/app-engine';
 import { checkApp } from '../../functions/src/apps/check-app';
@@ -14,11 +13,10 @@ import { STORED } from '../../functions/src/engine/store/converters';
 import type { InstanceState } from '../../functions/src/engine/state';
 import { INBOX } from '../../functions/src/inbox/document';
 import { messageDocId } from '../../functions/src/inbox/ids';
-import { createLogger } from '../../functions/src/log';
-import { relayBatch } from '../../functions/src/relay/relay-batch';
 import camunda8, { IN_TOPIC } from '../fixtures/apps/camunda8';
 import { REPO_ROOT, stepIdsOf } from '../support/app';
 import { freshFirestores } from '../support/firestore';
+import { relayOnStack, startOverHttp } from '../support/pipeline';
 import { jobsOf } from '../support/process-state';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
 import { testReceiver } from '../support/receiver';
@@ -41,7 +39,6 @@ const TYPES = ['demo-service', 'hello_task', 'process-message', 'test', 'time-ou
 
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('camunda8-app');
-const log = createLogger(() => undefined);
 let stack: ProcessStack;
 let receiver: Server;
 let pushSubscription: Subscription;
@@ -71,28 +68,9 @@ firestore.beforeTerminate(async () => {
   await stack?.stop();
 });
 
-const relay = (): ReturnType<typeof relayBatch> =>
-  relayBatch(
-    {
-      db,
-      engine: stack.engine,
-      policy: { backoffBaseMs: 1_000, backoffCapMs: 5_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
-      retentionMs: 7 * 86_400_000,
-      transactionTimeoutMs: 15_000,
-      now: () => new Date(),
-      random: () => 0.5,
-    },
-    stack.queues,
-    log,
-    { budgetMs: 30_000, parallelism: 2, batchSize: 50, shards: 16 },
-  );
-
-/** Starts `processKey` through startProcess (HTTP); its instance id. */
-async function started(processKey: string, businessKey: string, variables: Record<string, unknown>): Promise<string> {
-  const res = await request(stack.startServer).post('/').send({ processKey, businessKey, variables });
-  expect(res.status).toBe(201);
-  return res.body.processInstanceId as string;
-}
+const relay = (): ReturnType<typeof relayOnStack> => relayOnStack(db, stack);
+const started = (processKey: string, businessKey: string, variables: Record<string, unknown>): Promise<string> =>
+  startOverHttp(stack, processKey, businessKey, variables);
 
 const instanceOf = async (id: string): Promise<InstanceState | undefined> =>
   (await refs.instance(db, id).withConverter(STORED).get()).data() as unknown as InstanceState | undefined;

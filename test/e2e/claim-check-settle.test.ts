@@ -1,11 +1,7 @@
 import type { Subscription } from '@google-cloud/pubsub';
-import request from 'supertest';
 import { DEFAULTS } from '../../functions/src/config';
 import { refs } from '../../functions/src/engine/store/collections';
 import { INBOX } from '../../functions/src/inbox/document';
-import { createLogger } from '../../functions/src/log';
-import { relayBatch } from '../../functions/src/relay/relay-batch';
-import type { RelayDeps } from '../../functions/src/relay/relay-one';
 import { createGcsPayloadStore } from '../../functions/src/storage/gcs-payload-store';
 import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import { lineItems, reportReference, storeOffloaded, storeReferenced, uploadReport } from '../support/claims';
@@ -15,6 +11,7 @@ import { startProcessStack, subscribeCounterpart, type ProcessStack } from '../s
 import { useTestStorage } from '../support/storage';
 import { waitFor } from '../support/wait';
 import { jobsOf } from '../support/process-state';
+import { relayOnStack, startOverHttp, waitingOn } from '../support/pipeline';
 import { settlementRef } from '../support/app';
 
 /**
@@ -32,7 +29,6 @@ const PAYLOADS = 'inbox-payloads-e2e';
 const storage = useTestStorage([REPORTS, PAYLOADS]);
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('claims-e2e');
-const log = createLogger(() => undefined);
 let stack: ProcessStack;
 let counterpart: Subscription;
 let store: PayloadStore;
@@ -47,31 +43,13 @@ firestore.beforeTerminate(async () => {
   await stack.stop();
 });
 
-const relayDeps = (): RelayDeps => ({
-  db,
-  engine: stack.engine,
-  policy: { backoffBaseMs: 1_000, backoffCapMs: 5_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
-  retentionMs: 7 * 86_400_000,
-  transactionTimeoutMs: 15_000,
-  now: () => new Date(),
-  random: () => 0.5,
-  payloadStore: () => store,
-});
-const relay = (): ReturnType<typeof relayBatch> =>
-  relayBatch(relayDeps(), stack.queues, log, { budgetMs: 30_000, parallelism: 2, batchSize: 50, shards: 16 });
+const relay = (): ReturnType<typeof relayOnStack> => relayOnStack(db, stack, () => store);
 
 /** Starts the case through startProcess and waits until its token waits for the completion. */
 async function started(caseId: string): Promise<string> {
-  const res = await request(stack.startServer)
-    .post('/')
-    .send({ processKey: 'fixture-process', businessKey: caseId, variables: { caseId } });
-  expect(res.status).toBe(201);
-  await waitFor(`${caseId} waiting`, async () =>
-    (((await refs.correlationKey(db, caseId).get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1
-      ? true
-      : undefined,
-  );
-  return res.body.processInstanceId as string;
+  const instanceId = await startOverHttp(stack, 'fixture-process', caseId, { caseId });
+  await waitingOn(db, caseId);
+  return instanceId;
 }
 
 const settlementOf = (caseId: string): Promise<Record<string, unknown>> =>

@@ -1,13 +1,9 @@
-import request from 'supertest';
 import { join } from 'node:path';
 import type { Subscription } from '@google-cloud/pubsub';
 import { DEFAULTS } from '../../../functions/src/config';
 import { refs } from '../../../functions/src/engine/store/collections';
 import type { JobState } from '../../../functions/src/engine/state';
 import { INBOX } from '../../../functions/src/inbox/document';
-import { createLogger } from '../../../functions/src/log';
-import { relayBatch } from '../../../functions/src/relay/relay-batch';
-import type { RelayDeps } from '../../../functions/src/relay/relay-one';
 import { createGcsPayloadStore } from '../../../functions/src/storage/gcs-payload-store';
 import type { PayloadStore } from '../../../functions/src/storage/payload-store';
 import {
@@ -20,6 +16,7 @@ import {
 } from '../../../test/support/claims';
 import { freshFirestores } from '../../../test/support/firestore';
 import { storePushed } from '../../../test/support/inbox';
+import { relayOnStack, startOverHttp, waitingOn } from '../../../test/support/pipeline';
 import { jobsOf } from '../../../test/support/process-state';
 import { startProcessStack, subscribeCounterpart, type ProcessStack } from '../../../test/support/process-stack';
 import { useTestStorage } from '../../../test/support/storage';
@@ -44,7 +41,6 @@ const COMPLETED: StoredAs = { registry: WORK_ORDER_REGISTRY, name: 'WorkOrderCom
 const storage = useTestStorage([REPORTS, PAYLOADS]);
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('wo-invoice');
-const log = createLogger(() => undefined);
 let stack: ProcessStack;
 let provider: Subscription;
 let store: PayloadStore;
@@ -69,31 +65,13 @@ const completion = (workOrderId: string, extra: Record<string, unknown> = {}): R
   completionTimestamp: '2026-11-29T10:00:00Z',
   ...extra,
 });
-const relayDeps = (): RelayDeps => ({
-  db,
-  engine: stack.engine,
-  policy: { backoffBaseMs: 1_000, backoffCapMs: 5_000, bufferWindowMs: 86_400_000, errorAfterAttempts: 3 },
-  retentionMs: 7 * 86_400_000,
-  transactionTimeoutMs: 15_000,
-  now: () => new Date(),
-  random: () => 0.5,
-  payloadStore: () => store,
-});
-const relay = (): ReturnType<typeof relayBatch> =>
-  relayBatch(relayDeps(), stack.queues, log, { budgetMs: 30_000, parallelism: 2, batchSize: 50, shards: 16 });
+const relay = (): ReturnType<typeof relayOnStack> => relayOnStack(db, stack, () => store);
 
 /** Starts the work order through startProcess and waits until its token waits for the completion. */
 async function started(workOrderId: string): Promise<string> {
-  const res = await request(stack.startServer)
-    .post('/')
-    .send({ processKey: 'work-order-execution', businessKey: workOrderId, variables: { workOrderId } });
-  expect(res.status).toBe(201);
-  await waitFor(`${workOrderId} waiting`, async () =>
-    (((await refs.correlationKey(db, workOrderId).get()).get('waiting') as unknown[] | undefined)?.length ?? 0) === 1
-      ? true
-      : undefined,
-  );
-  return res.body.processInstanceId as string;
+  const instanceId = await startOverHttp(stack, 'work-order-execution', workOrderId, { workOrderId });
+  await waitingOn(db, workOrderId);
+  return instanceId;
 }
 
 const invoiceOf = (workOrderId: string): Promise<Record<string, unknown>> =>
