@@ -8,7 +8,7 @@ import type { MultiInstance, ProcessModel } from '../bpmn/model';
 import { leaveFrom } from './enter';
 import { itemInstanceId } from './ids';
 import { addIncident, finish, newRun, release, type SyncHandler } from './run';
-import type { ExecutionState, InstanceState, Transition } from './state';
+import { type ExecutionState, type InstanceState, isOpenIncident, type Transition } from './state';
 
 /** The caller's instance, the token waiting for the items, and its tokens. */
 interface Caller {
@@ -50,10 +50,7 @@ export function stopItems(
 ): Transition {
   const run = newRun(model, sync, { ...caller.instance, updatedAt: now }, now, caller.tokens);
   const open = caller.instance.incidents.some(
-    (i) =>
-      i.reason === 'EXPRESSION_FAILED' &&
-      i.executionId === caller.execution.id &&
-      (i.resolvedAt === undefined || i.resolvedAt === null),
+    (i) => i.reason === 'EXPRESSION_FAILED' && i.executionId === caller.execution.id && isOpenIncident(i),
   );
   if (!open)
     addIncident(
