@@ -43,7 +43,7 @@ const modelWith = (element: string, extra = ''): string => `<?xml version="1.0" 
 
 describe('checkModelXml: the verdict on one model', () => {
   test('a model that loads: its process key, nothing refused', async () => {
-    expect(await checkModelXml(fixture('loads.bpmn'))).toEqual({
+    expect(await checkModelXml(fixture('loads.bpmn'), true)).toEqual({
       ok: true,
       processKey: 'checked',
       elementId: null,
@@ -53,6 +53,8 @@ describe('checkModelXml: the verdict on one model', () => {
       // What `--elements` prints: the one element that runs something, as the engine read it.
       notes: [{ id: 'work', kind: 'serviceTask', name: 'Work', notes: ['async, handler work'] }],
     });
+    // Without --elements the notes are not worked out.
+    expect((await checkModelXml(fixture('loads.bpmn'))).notes).toBeUndefined();
   });
 
   test("a refused element: its id, its kind as the XML spells it and the parser's message without the id", async () => {

@@ -126,8 +126,8 @@ async function readModel(file: string): Promise<Buffer | string> {
   }
 }
 
-/** One file's check; never throws. */
-export async function checkModelFile(file: string): Promise<ModelCheck> {
+/** One file's check (with `elements`, what each element of a model that loads runs); never throws. */
+export async function checkModelFile(file: string, elements = false): Promise<ModelCheck> {
   try {
     const bytes = await readModel(file);
     if (typeof bytes === 'string') return { file, ...refusedFile(bytes) };
@@ -138,7 +138,7 @@ export async function checkModelFile(file: string): Promise<ModelCheck> {
         file,
         ...refusedFile('the file is empty: a model is BPMN 2.0 XML, drawn in a modeller and saved as .bpmn'),
       };
-    return { file, ...(await checkModelXml(xml)) };
+    return { file, ...(await checkModelXml(xml, elements)) };
   } catch (err) {
     return { file, ...unexpectedVerdict(err) };
   }
@@ -153,7 +153,8 @@ export async function modelCheckCommand(
 ): Promise<void> {
   const checks: ModelCheck[] = [];
   for (const { file, unreadable } of await modelFiles(paths)) {
-    const check = unreadable === undefined ? await checkModelFile(file) : { file, ...refusedFile(unreadable) };
+    const check =
+      unreadable === undefined ? await checkModelFile(file, elements) : { file, ...refusedFile(unreadable) };
     checks.push(check);
     // A line as each file is done: a long run shows its progress.
     if (!json) io.out(checkLine(check));

@@ -112,9 +112,10 @@ export async function elementKindOf(xml: string, elementId: string): Promise<str
  * The verdict on one model's XML: parsed as a deploy parses it
  * (parseProcessModel); a ModelError is a refusal naming the element, its kind
  * and what to do; anything else the parser throws is a refusal too, marked
- * `unexpected`. Never throws.
+ * `unexpected`. With `elements`, a model that loads carries what each
+ * element runs (`--elements`); without, that is not worked out. Never throws.
  */
-export async function checkModelXml(xml: string): Promise<ModelVerdict> {
+export async function checkModelXml(xml: string, elements = false): Promise<ModelVerdict> {
   try {
     const model = await parseProcessModel(xml);
     return {
@@ -124,7 +125,7 @@ export async function checkModelXml(xml: string): Promise<ModelVerdict> {
       elementKind: null,
       message: null,
       unexpected: false,
-      notes: modelNotes(model),
+      ...(elements ? { notes: modelNotes(model) } : {}),
     };
   } catch (err) {
     if (!(err instanceof ModelError)) return unexpectedVerdict(err);
