@@ -15,6 +15,23 @@ export function messageWait(
   kind: MessageWaitNode['kind'],
   messageRef: unknown,
 ): Omit<MessageWaitNode, 'incoming' | 'outgoing'> {
+  return {
+    kind,
+    id: idOf(element),
+    name: text(element, 'name'),
+    ...messageKey(element, messageRef),
+    boundaryEventIds: [],
+  };
+}
+
+/** The message an event waits for, and where its key comes from, as every message wait stores them. */
+type MessageKey = Pick<
+  MessageWaitNode,
+  'messageName' | 'correlationVariable' | 'correlationExpression' | 'correlationKeyText'
+>;
+
+/** The message `messageRef` names and the key: `inbox:correlationKey` on the event, else the message's `zeebe:subscription`. */
+function messageKey(element: Element, messageRef: unknown): MessageKey {
   const id = idOf(element);
   if (!isElement(messageRef))
     throw new ModelError('missing messageRef: refer to a bpmn:message named like the awaited message', id);
@@ -26,7 +43,7 @@ export function messageWait(
   const correlationVariable = text(element, 'correlationKey');
   if (correlationVariable === null) {
     const zeebe = subscriptionKeyOf(messageRef, id);
-    if (zeebe !== null) return { kind, id, name: text(element, 'name'), messageName, ...zeebe, boundaryEventIds: [] };
+    if (zeebe !== null) return { messageName, ...zeebe };
     throw new ModelError(
       `missing inbox:correlationKey: name the process variable the message's correlation key must equal (or give message ${idOf(messageRef)} a zeebe:subscription correlationKey)`,
       id,
@@ -38,7 +55,7 @@ export function messageWait(
       id,
     );
   }
-  return { kind, id, name: text(element, 'name'), messageName, correlationVariable, boundaryEventIds: [] };
+  return { messageName, correlationVariable };
 }
 
 /** A user task: who may do it and its form, stored as written (`inbox:assignee`, `inbox:candidateGroups`, `inbox:formKey`). */
@@ -104,11 +121,6 @@ function attachedTo(element: Element, id: string): string {
 
 /** A message boundary event: its message and `inbox:correlationKey`, as a message wait reads them. */
 export function boundaryMessage(element: Element, definition: Element, id: string, name: string | null): NodeDraft {
-  const { messageName, correlationVariable, correlationExpression, correlationKeyText } = messageWait(
-    element,
-    'messageCatchEvent',
-    definition.messageRef,
-  );
   const cancelActivity = element.cancelActivity !== false;
   return {
     kind: 'boundaryMessage',
@@ -116,10 +128,7 @@ export function boundaryMessage(element: Element, definition: Element, id: strin
     name,
     attachedToId: attachedTo(element, id),
     cancelActivity,
-    messageName,
-    correlationVariable,
-    ...(correlationExpression === undefined ? {} : { correlationExpression }),
-    ...(correlationKeyText === undefined ? {} : { correlationKeyText }),
+    ...messageKey(element, definition.messageRef),
   };
 }
 
@@ -139,18 +148,8 @@ function eventTrigger(start: Element, id: string): { trigger: EventTrigger; inte
       if (!interrupting)
         throw new ModelError('a non-interrupting error start event: an error always ends what threw it', startId);
       return { trigger: { kind: 'error', errorCode: errorCodeOf(definition, startId) }, interrupting };
-    case 'bpmn:MessageEventDefinition': {
-      const { messageName, correlationVariable, correlationExpression, correlationKeyText } = messageWait(
-        start,
-        'messageCatchEvent',
-        definition.messageRef,
-      );
-      const key = {
-        ...(correlationExpression === undefined ? {} : { correlationExpression }),
-        ...(correlationKeyText === undefined ? {} : { correlationKeyText }),
-      };
-      return { trigger: { kind: 'message', messageName, correlationVariable, ...key }, interrupting };
-    }
+    case 'bpmn:MessageEventDefinition':
+      return { trigger: { kind: 'message', ...messageKey(start, definition.messageRef) }, interrupting };
     case 'bpmn:EscalationEventDefinition':
       return { trigger: { kind: 'escalation', escalationCode: escalationCodeOf(definition, startId) }, interrupting };
     case 'bpmn:TimerEventDefinition': {
