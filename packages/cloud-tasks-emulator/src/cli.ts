@@ -64,11 +64,17 @@ export async function runCli(argv: readonly string[], extras: CliExtras = {}): P
     console.error(USAGE);
     return 2;
   }
+  // The emulator's own timers and servers are unref'd on purpose; this keeps the CLI up, from its start
+  // (while the key server is already unref'd and the gRPC server not yet bound) until a signal.
+  const keepAlive = setInterval(() => undefined, 1 << 30);
   const emulator = await startCloudTasksEmulator({
     port: args.port,
     oidc: { port: args.oidcPort, ...(args.issuer === undefined ? {} : { issuer: args.issuer }) },
     queues: [...args.queues.map((name) => ({ name })), ...(extras.queues ?? [])],
     ...(args.quiet ? {} : { log: (line: string) => console.error(`# ${new Date().toISOString()} ${line}`) }),
+  }).catch((err: unknown) => {
+    clearInterval(keepAlive);
+    throw err;
   });
   console.log(`CLOUD_TASKS_EMULATOR_HOST=${emulator.host}`);
   console.log(`CLOUD_TASKS_EMULATOR_OIDC_ISSUER=${emulator.oidc.issuer}`);
@@ -81,8 +87,6 @@ export async function runCli(argv: readonly string[], extras: CliExtras = {}): P
   }
   extras.started?.(emulator);
   console.error('# cloud tasks emulator ready; Ctrl-C stops it');
-  // The emulator's own timers and servers are unref'd on purpose; this keeps the CLI up until a signal.
-  const keepAlive = setInterval(() => undefined, 1 << 30);
   const signal = await new Promise<NodeJS.Signals>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
