@@ -14,6 +14,20 @@ interface Cli {
   exited(): Promise<number | null>;
 }
 
+/** Waits for the CLI's ready line; a CLI that exits or stays silent instead fails the test with all it printed. */
+async function ready(cli: Cli): Promise<void> {
+  const gone = (): boolean => cli.child.exitCode !== null || cli.child.signalCode !== null;
+  await waitFor(() => cli.out.stderr.includes('ready') || gone(), 'the CLI to be ready', 30_000).catch(
+    (err: unknown) => {
+      throw new Error(`${err instanceof Error ? err.message : String(err)}; it printed ${JSON.stringify(cli.out)}`);
+    },
+  );
+  if (!cli.out.stderr.includes('ready'))
+    throw new Error(
+      `the CLI ended (exit ${cli.child.exitCode}, signal ${cli.child.signalCode}) before it was ready; it printed ${JSON.stringify(cli.out)}`,
+    );
+}
+
 /** Every CLI a test started: one a failed test leaves running is stopped after it, so the run ends. */
 const started: ChildProcess[] = [];
 afterEach(() => {
@@ -67,7 +81,7 @@ test('the CLI creates the --queue queues, says so, prints where it is, and stops
   const queue = uniqueQueue('cli');
   const cli = startCli([`--queue=${queue}`, '--quiet']);
   try {
-    await waitFor(() => cli.out.stderr.includes('ready'), 'the CLI to be ready', 30_000);
+    await ready(cli);
     expect(cli.out.stderr).toContain(`# created queue ${queue}\n`);
     expect(cli.out.stderr).not.toContain('no queues');
     const host = printed(cli, 'CLOUD_TASKS_EMULATOR_HOST') ?? '';
@@ -90,7 +104,7 @@ test('the CLI creates the --queue queues, says so, prints where it is, and stops
 test('started without queues, the CLI says that CreateTask will answer NOT_FOUND', async () => {
   const cli = startCli(['--quiet']);
   try {
-    await waitFor(() => cli.out.stderr.includes('ready'), 'the CLI to be ready', 30_000);
+    await ready(cli);
     expect(cli.out.stderr).toContain('# no queues: CreateTask answers NOT_FOUND');
   } finally {
     cli.child.kill('SIGTERM');
