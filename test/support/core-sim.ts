@@ -22,6 +22,7 @@ import {
   completeJob,
   completeUserTask,
   deliverMessage,
+  jobThrewError,
   placeToken,
   startInstance,
 } from '../../functions/src/engine/transitions';
@@ -106,6 +107,15 @@ export class CoreSim {
     const job = this.pendingJobs().find((j) => j.activityId === activityId);
     if (job === undefined) throw new Error(`no pending job at ${activityId}`);
     const t = completeJob(this.model, this.sync, { ...this.state(job.executionId), job }, result, this.now);
+    this.jobs.set(job.id, t.job);
+    return this.apply(t);
+  }
+
+  /** The job of the token at `activityId` throws BPMN error `code` (its handler's BpmnError). */
+  throwAt(activityId: string, code: string): Transition {
+    const job = this.pendingJobs().find((j) => j.activityId === activityId);
+    if (job === undefined) throw new Error(`no pending job at ${activityId}`);
+    const t = jobThrewError(this.model, this.sync, { ...this.state(job.executionId), job }, code, code, this.now);
     this.jobs.set(job.id, t.job);
     return this.apply(t);
   }

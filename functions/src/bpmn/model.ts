@@ -579,11 +579,21 @@ export interface ProcessModel {
 }
 
 /**
- * Upper bound of nodes one token passes in one step, and of tokens one step
- * creates. The load refuses a chain of more nodes without a wait
- * (check-waits.ts); the engine raises STEP_LIMIT should a step still exceed it.
+ * Upper bound of nodes one token passes in one step. The load refuses a
+ * chain of more nodes without a wait (check-waits.ts); the engine raises
+ * STEP_LIMIT should a step still exceed it.
  */
 export const STEP_LIMIT = 1_000;
+
+/**
+ * Upper bound of the work of one transition in all: every node any token
+ * enters, plus every token it creates (forks, scopes, handlers, boundary
+ * tokens). A step that would do more stops with STEP_LIMIT on the token that
+ * passes it, whatever the shape that got it there (a loop through error
+ * handlers, a fork in a loop), so a transition always ends, in bounded time
+ * and memory.
+ */
+export const TRANSITION_BUDGET = 10 * STEP_LIMIT;
 
 /** A model could not be loaded. The message names the element and what is wrong. */
 export class ModelError extends Error {

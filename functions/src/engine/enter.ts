@@ -9,9 +9,10 @@ import {
   OUTPUTS_AS_PASSED,
   type ProcessModel,
   STEP_LIMIT,
+  TRANSITION_BUDGET,
 } from '../bpmn/model';
 import { executionId } from './ids';
-import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
+import { end, liveTokens, newToken, noRoomFor, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
 import type { ExecutionState } from './state';
 import { waitAtAsyncTask, waitAtCall, waitAtGateway, waitAtUserTask, waitForMessage, waitForTimer } from './waits';
 import { BpmnError } from '../core/errors';
@@ -63,13 +64,16 @@ function inclusiveFlows(
  * (its id derived from this token, its step and the flow, so a re-run of
  * the step makes the same tokens) down each other. The new ones are queued.
  */
-function fork(run: Run, execution: ExecutionState, flows: readonly string[], queue: Move[]): Move | 'limit' {
+function fork(run: Run, execution: ExecutionState, flows: readonly string[], queue: Move[]): Move | Stop {
   const [first, ...rest] = flows;
   if (first === undefined) throw new Error(`fork at ${execution.activityId} with no flow`);
-  if (run.created + rest.length > STEP_LIMIT) return 'limit';
+  // All of the new tokens, or none.
+  const full = noRoomFor(run, rest.length);
+  if (full !== null) return { reason: full.reason, message: `forking ${flows.length} ways: ${full.message}` };
   for (const flowId of rest) {
     const id = executionId(run.instance.id, `fork:${execution.id}:${execution.step}:${flowId}`);
     const token = newToken(run, id, execution.activityId, execution.parentId);
+    if (token === null) throw new Error(`no room for the token of ${flowId} after room was found`);
     queue.push({ execution: token, nodeId: targetOf(run.model, flowId), via: flowId });
   }
   return { execution, nodeId: targetOf(run.model, first), via: first };
@@ -120,8 +124,21 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
     jobId: null,
     waitingFor: null,
   });
+  // The budget ran out earlier in this step: the token stops where it is (the incident names the one that passed it).
+  if (run.exhausted) return null;
   if (steps >= STEP_LIMIT) {
     raise(run, execution, 'STEP_LIMIT', `passed ${STEP_LIMIT} nodes without waiting`);
+    return null;
+  }
+  run.spent += 1;
+  if (run.spent > TRANSITION_BUDGET) {
+    run.exhausted = true;
+    raise(
+      run,
+      execution,
+      'STEP_LIMIT',
+      `the step did ${TRANSITION_BUDGET} nodes and tokens in all without waiting (a loop through events or handlers?): every token still moving stopped where it stood`,
+    );
     return null;
   }
   const current = node(run.model, nodeId);
@@ -134,8 +151,8 @@ function step(run: Run, move: Move, queue: Move[], steps: number): Move | null {
   };
   const forkOrRaise = (flows: readonly string[]): Move | null => {
     const moved = fork(run, execution, flows, queue);
-    if (moved !== 'limit') return moved;
-    raise(run, execution, 'STEP_LIMIT', `created ${STEP_LIMIT} tokens in one step`);
+    if ('nodeId' in moved) return moved;
+    raise(run, execution, moved.reason, moved.message);
     return null;
   };
   if (current.io !== undefined && OUTPUTS_AS_PASSED.has(current.kind)) {

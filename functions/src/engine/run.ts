@@ -3,9 +3,9 @@
  * started from and everything it changed so far, plus the helpers every
  * transition shares. Pure, like the rest of the core (transitions.ts).
  */
-import type { FlowNode, ProcessModel } from '../bpmn/model';
+import { type FlowNode, type ProcessModel, TRANSITION_BUDGET } from '../bpmn/model';
 import { itemInstanceId } from './ids';
-import { isOpenIncident } from './state';
+import { isOpenIncident, MAX_LIVE_TOKENS } from './state';
 import type {
   CallCancel,
   CallStart,
@@ -44,8 +44,10 @@ export interface Run {
   readonly calls: CallStart[];
   readonly cancelCalls: CallCancel[];
   readonly endBatches: { readonly batch: string; readonly shards: number }[];
-  /** Tokens created in this step (forks, spawned boundary tokens): bounded like a token's steps. */
-  created: number;
+  /** The work done so far (every node entered, every token created): at most TRANSITION_BUDGET. */
+  spent: number;
+  /** Set once the budget ran out: the token that passed it has its STEP_LIMIT incident; every later move stops where it is. */
+  exhausted: boolean;
 }
 
 /** Steps that never enter a node (failing a job, cancelling a token) run without a model. */
@@ -84,7 +86,8 @@ export function newRun(
     calls: [],
     cancelCalls: [],
     endBatches: [],
-    created: 0,
+    spent: 0,
+    exhausted: false,
   };
 }
 
@@ -183,11 +186,49 @@ export function update(run: Run, execution: ExecutionState, changes: Partial<Exe
   return next;
 }
 
+/** Why `count` more tokens cannot be made in this step, or null: the transition's budget, or the instance's live tokens. */
+export function noRoomFor(
+  run: Run,
+  count: number,
+): { readonly reason: IncidentReason; readonly message: string } | null {
+  if (run.exhausted || run.spent + count > TRANSITION_BUDGET)
+    return {
+      reason: 'STEP_LIMIT',
+      message: `the step would do more than ${TRANSITION_BUDGET} nodes and tokens in all without waiting`,
+    };
+  const live = run.instance.activeExecutionIds.length;
+  if (live + count > MAX_LIVE_TOKENS)
+    return {
+      reason: 'TOKEN_LIMIT',
+      message: `the instance holds ${live} live tokens and may hold at most ${MAX_LIVE_TOKENS}`,
+    };
+  return null;
+}
+
+/**
+ * An incident about an event, not a stopped token (the token it names goes
+ * on): recorded once while one of the same reason at the same element is open.
+ */
+export function noteIncident(
+  run: Run,
+  reason: IncidentReason,
+  executionId: string,
+  activityId: string,
+  message: string,
+): void {
+  const open = run.instance.incidents.some(
+    (i) => i.reason === reason && i.activityId === activityId && isOpenIncident(i),
+  );
+  if (!open) addIncident(run, reason, executionId, activityId, message);
+}
+
 /**
  * A new live token of the instance at `activityId` (ACTIVE, step 0), inside
  * the scope `parentId` when given: listed in `activeExecutionIds`, counted
- * against the step's token limit. Its id derives from what made it, so a
- * re-run of the step makes the same token.
+ * against the step's budget. Its id derives from what made it, so a re-run
+ * of the step makes the same token. Null when there is no room for it
+ * ({@link noRoomFor}): the caller stops the token that needed it, or notes
+ * the event it did not take.
  */
 export function newToken(
   run: Run,
@@ -195,8 +236,9 @@ export function newToken(
   activityId: string,
   parentId: string | undefined,
   fields: Partial<ExecutionState> = {},
-): ExecutionState {
-  run.created += 1;
+): ExecutionState | null {
+  if (noRoomFor(run, 1) !== null) return null;
+  run.spent += 1;
   run.instance = { ...run.instance, activeExecutionIds: [...run.instance.activeExecutionIds, id] };
   return update(
     run,

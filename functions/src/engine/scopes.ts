@@ -7,7 +7,20 @@
  */
 import type { BoundaryErrorNode, EventSubProcessNode, SubProcessNode } from '../bpmn/model';
 import { executionId } from './ids';
-import { end, liveTokens, newToken, node, raise, release, type Run, targetOf, tokenOf, update } from './run';
+import {
+  end,
+  liveTokens,
+  newToken,
+  noRoomFor,
+  node,
+  noteIncident,
+  raise,
+  release,
+  type Run,
+  targetOf,
+  tokenOf,
+  update,
+} from './run';
 import type { ExecutionState } from './state';
 import { armBoundaries, newTimer } from './waits';
 import { waitKey } from './expressions';
@@ -30,6 +43,9 @@ export function enterScope(
   sub: SubProcessNode | EventSubProcessNode,
   queue: Move[],
 ): void {
+  // The token that runs inside: without room for it, the scope is not entered.
+  const full = noRoomFor(run, 1);
+  if (full !== null) return raise(run, execution, full.reason, `entering ${sub.id}: ${full.message}`);
   const armed = sub.kind === 'subProcess' ? armBoundaries(run, execution, sub) : {};
   if (armed === null) return;
   const scope = update(run, execution, { status: 'WAITING_SCOPE', ...armed });
@@ -39,6 +55,7 @@ export function enterScope(
     sub.startEventId,
     scope.id,
   );
+  if (child === null) throw new Error(`no room for the token inside ${sub.id} after room was found`);
   queue.push({ execution: child, nodeId: sub.startEventId, via: null });
   armTriggers(run, scope);
 }
@@ -63,6 +80,17 @@ export function armTriggers(run: Run, scope: ExecutionState | null): void {
       continue;
     const id = executionId(run.instance.id, `trigger:${scope?.id ?? 'process'}:${scope?.step ?? 0}:${esp.id}`);
     const token = newToken(run, id, esp.id, scope?.id, { step: 1, trigger: true });
+    if (token === null) {
+      const full = noRoomFor(run, 1);
+      noteIncident(
+        run,
+        full?.reason ?? 'TOKEN_LIMIT',
+        scope?.id ?? id,
+        esp.id,
+        `${esp.id} does not wait: ${full?.message ?? 'no room'}`,
+      );
+      continue;
+    }
     if (esp.trigger.kind === 'timer') {
       const timer = newTimer(run, token, { id: esp.id, timer: esp.trigger.timer }, esp.id);
       if (typeof timer === 'string') {
@@ -119,7 +147,15 @@ export function fireTrigger(run: Run, trigger: ExecutionState, seed: string, que
     return;
   }
   const id = executionId(run.instance.id, `event:${trigger.id}:${seed}`);
-  enterScope(run, newToken(run, id, esp.id, trigger.parentId, { step: 1 }), esp, queue);
+  const token = newToken(run, id, esp.id, trigger.parentId, { step: 1 });
+  if (token === null) return notTaken(run, trigger.id, esp.id);
+  enterScope(run, token, esp, queue);
+}
+
+/** A non-interrupting event found no room for the token it would start: noted once, the rest goes on. */
+export function notTaken(run: Run, executionId: string, eventId: string): void {
+  const full = noRoomFor(run, 1) ?? { reason: 'TOKEN_LIMIT' as const, message: 'no room for its token' };
+  noteIncident(run, full.reason, executionId, eventId, `${eventId} was not taken: ${full.message}`);
 }
 
 /** Whether `token` runs inside the scope of `scopeId` (as a child, or deeper). */
@@ -169,13 +205,32 @@ function catcherOn(run: Run, activityId: string, code: string): BoundaryErrorNod
 }
 
 /**
+ * Which event subprocesses of a scope may catch a throw that comes out of
+ * `left`, the event subprocess run the walk just left (null: none): never
+ * that event subprocess itself, and none of the scope once an interrupting
+ * one runs in it (a scope runs at most one interrupting event subprocess,
+ * as BPMN says and Camunda 8 does). So a handler's own throw never starts
+ * it again.
+ */
+export function mayCatch(left: EventSubProcessNode | null): (handler: EventSubProcessNode) => boolean {
+  return (handler) => left === null || (handler.id !== left.id && !left.interrupting);
+}
+
+/** The event subprocess a scope token runs (its run's token), or null for any other scope. */
+export function eventSubprocessOf(run: Run, scope: ExecutionState): EventSubProcessNode | null {
+  const found = run.model.nodes[scope.activityId];
+  return found?.kind === 'eventSubProcess' ? found : null;
+}
+
+/**
  * A BPMN error `code` thrown by `thrower`: at its activity (`atActivity`:
  * a task's handler threw it; false: an error end event), else at each
  * enclosing subprocess outwards, the first matching error boundary event
- * catches it. The catching token (the thrower, or the subprocess's token
- * after everything inside it is cancelled) is released and queued at the
- * boundary event. Returns false when nothing catches it: the caller raises
- * UNCAUGHT_ERROR.
+ * catches it, or an error event subprocess drawn in that scope
+ * ({@link mayCatch}: never the one the error comes out of). The catching
+ * token (the thrower, or the subprocess's token after everything inside it
+ * is cancelled) is released and queued at the boundary event. Returns false
+ * when nothing catches it: the caller raises UNCAUGHT_ERROR.
  */
 export function throwError(
   run: Run,
@@ -192,15 +247,15 @@ export function throwError(
       return true;
     }
   }
+  let left: EventSubProcessNode | null = null;
   for (let scopeId = thrower.parentId, depth = 0; scopeId !== undefined && depth < 100; depth++) {
     const scope = tokenOf(run, scopeId);
     if (scope === undefined) return false;
     // Inside the scope first: an error event subprocess drawn in it.
-    const handler = errorSubprocessIn(run, scope.activityId, code);
+    const handler = errorSubprocessIn(run, scope.activityId, code, mayCatch(left));
     if (handler !== null) {
       cancelInside(run, scope.id, reason);
-      runErrorSubprocess(run, handler, scope, queue);
-      return true;
+      return runErrorSubprocess(run, handler, scope, thrower, queue);
     }
     const catcher = catcherOn(run, scope.activityId, code);
     if (catcher !== null) {
@@ -208,27 +263,51 @@ export function throwError(
       queue.push({ execution: release(run, scope, { reason }), nodeId: catcher.id, via: null });
       return true;
     }
+    left = eventSubprocessOf(run, scope);
     scopeId = scope.parentId;
   }
   // The process level: an error event subprocess drawn in the process ends every token, then runs.
-  const handler = errorSubprocessIn(run, undefined, code);
+  const handler = errorSubprocessIn(run, undefined, code, mayCatch(left));
   if (handler === null) return false;
   for (const token of liveTokens(run)) end(run, release(run, token, { reason }), 'CANCELLED');
-  runErrorSubprocess(run, handler, null, queue);
-  return true;
+  return runErrorSubprocess(run, handler, null, thrower, queue);
 }
 
 /** The error event subprocess drawn in scope `scopeId` (undefined: the process) that catches `code`: the exact code first, else a catch-all. */
-function errorSubprocessIn(run: Run, scopeId: string | undefined, code: string): EventSubProcessNode | null {
+function errorSubprocessIn(
+  run: Run,
+  scopeId: string | undefined,
+  code: string,
+  allowed: (handler: EventSubProcessNode) => boolean,
+): EventSubProcessNode | null {
   const handlers = Object.values(run.model.nodes).filter(
-    (n): n is EventSubProcessNode => n.kind === 'eventSubProcess' && n.scope === scopeId && n.trigger.kind === 'error',
+    (n): n is EventSubProcessNode =>
+      n.kind === 'eventSubProcess' && n.scope === scopeId && n.trigger.kind === 'error' && allowed(n),
   );
   const codeOf = (n: EventSubProcessNode): string | null => (n.trigger.kind === 'error' ? n.trigger.errorCode : null);
   return handlers.find((n) => codeOf(n) === code) ?? handlers.find((n) => codeOf(n) === null) ?? null;
 }
 
-/** A new token runs the error event subprocess inside `scope` (null: at the process level); its id derives from the scope's token and step. */
-function runErrorSubprocess(run: Run, esp: EventSubProcessNode, scope: ExecutionState | null, queue: Move[]): void {
-  const id = executionId(run.instance.id, `error:${scope?.id ?? 'process'}:${scope?.step ?? run.created}:${esp.id}`);
-  enterScope(run, newToken(run, id, esp.id, scope?.id, { step: 1 }), esp, queue);
+/**
+ * A new token runs the error event subprocess inside `scope` (null: at the
+ * process level). Its id derives from the token that threw and its step,
+ * so every throw runs a handler of its own (with jobs and user tasks of its
+ * own) and a re-run of the same step makes the same one. False when there
+ * was no room for it: the error is then uncaught.
+ */
+function runErrorSubprocess(
+  run: Run,
+  esp: EventSubProcessNode,
+  scope: ExecutionState | null,
+  thrower: ExecutionState,
+  queue: Move[],
+): boolean {
+  const id = executionId(run.instance.id, `error:${thrower.id}:${thrower.step}:${esp.id}`);
+  const token = newToken(run, id, esp.id, scope?.id, { step: 1 });
+  if (token === null) {
+    notTaken(run, thrower.id, esp.id);
+    return true;
+  }
+  enterScope(run, token, esp, queue);
+  return true;
 }

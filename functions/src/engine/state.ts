@@ -27,7 +27,9 @@ export type IncidentReason =
   /** A multi-instance activity's collection is no list, or its loopCardinality no whole number. */
   | 'INVALID_ITEMS'
   /** A FEEL expression failed: a variable missing, an evaluation that failed, a condition neither true nor false. */
-  | 'EXPRESSION_FAILED';
+  | 'EXPRESSION_FAILED'
+  /** An event would have added a token to an instance that holds {@link MAX_LIVE_TOKENS} already: it was not taken. */
+  | 'TOKEN_LIMIT';
 
 export interface Incident {
   readonly reason: IncidentReason;
@@ -146,6 +148,15 @@ export interface ItemsState {
   /** The collection's items as read when the activity started; null for loopCardinality. */
   readonly elements: readonly unknown[] | null;
 }
+
+/**
+ * Most tokens one instance holds live at once (its document holds every one
+ * of them). An event that would add one more (a non-interrupting boundary
+ * event or event subprocess, a fork) is not taken: a TOKEN_LIMIT incident
+ * says so, and a message that would have started it is parked instead of
+ * correlated, so a flood of messages to one instance ends bounded and visible.
+ */
+export const MAX_LIVE_TOKENS = 1_000;
 
 /** How deep call activities may nest: a process that calls itself before any wait would otherwise start instances without end. */
 export const MAX_CALL_DEPTH = 50;

@@ -5,7 +5,7 @@
  */
 import type { BoundaryTimerNode, ProcessModel } from '../bpmn/model';
 import { enter, leaveFrom, moveAll } from './enter';
-import { cancelInside, fireTrigger, type Move } from './scopes';
+import { cancelInside, fireTrigger, type Move, notTaken } from './scopes';
 import { executionId, timerId } from './ids';
 import { end, finish, newRun, newToken, node, release, type Run, type SyncHandler, update } from './run';
 import type { ExecutionState, InstanceState, TimerState, Transition } from './state';
@@ -49,7 +49,9 @@ function spawn(run: Run, execution: ExecutionState, timer: TimerState, event: Bo
   if (next !== null) run.timers.push(next);
   update(run, execution, { timerIds: next === null ? others : [...others, next.id] });
   // The new token runs where the task (or subprocess) the event is on stands: in the same scope.
-  enter(run, newToken(run, executionId(run.instance.id, `timer:${timer.id}`), event.id, execution.parentId), event.id);
+  const token = newToken(run, executionId(run.instance.id, `timer:${timer.id}`), event.id, execution.parentId);
+  if (token === null) return notTaken(run, execution.id, event.id);
+  enter(run, token, event.id);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { leaveFrom, enter, moveAll } from './enter';
-import { armTriggers, cancelInside, fireTrigger, leaveScopeIfDone, type Move, throwError } from './scopes';
+import { armTriggers, cancelInside, fireTrigger, leaveScopeIfDone, type Move, notTaken, throwError } from './scopes';
 import { executionId } from './ids';
 import {
   end,
@@ -224,7 +224,9 @@ function boundaryMessage(run: Run, execution: ExecutionState, point: WaitingPoin
   }
   const seed = messageId ?? String(run.instance.correlatedMessages?.length ?? 0);
   const id = executionId(run.instance.id, `message:${execution.id}:${event.id}:${seed}`);
-  enter(run, newToken(run, id, event.id, execution.parentId), event.id);
+  const token = newToken(run, id, event.id, execution.parentId);
+  if (token === null) return notTaken(run, execution.id, event.id);
+  enter(run, token, event.id);
 }
 
 /** Who completes a user task: the actor and the request id that makes a repeated completion the same one. */
