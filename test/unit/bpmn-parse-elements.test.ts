@@ -149,13 +149,13 @@ describe('what cannot run as drawn is refused at load, naming the element', () =
         sequenceFlow('back', 'again', 'a', '${n &lt; 3}') +
         sequenceFlow('out', 'again', 'end'),
       'a',
-      'a cycle of sequence flows with no wait in it (a → again → a)',
+      'a cycle with no wait in it (a → again → a)',
     ],
     [
       'a chain longer than the step limit',
       start + longChain + end() + chain('start', ...longIds, 'end'),
       'start',
-      `a chain of ${STEP_LIMIT + 2} elements without a wait starts here: a token passes at most ${STEP_LIMIT} in one step`,
+      `a chain of ${STEP_LIMIT + 3} elements without a wait starts here: a token passes at most ${STEP_LIMIT} in one step`,
     ],
     [
       'a timer boundary event on a synchronous business rule task',

@@ -1,37 +1,33 @@
 /**
  * A token moves within one transaction from one wait to the next. A cycle of
- * sequence flows with no wait in it would spin until the engine's step
- * limit, and so would a chain longer than that limit; both are refused when
- * the model loads, naming the elements, so a model that loads never stops
- * half-way with STEP_LIMIT.
+ * moves with no wait in it would spin until the engine's budget, and so
+ * would a chain longer than the step limit; both are refused when the model
+ * loads, naming the elements, so a model that loads does not stop half-way
+ * with STEP_LIMIT.
+ *
+ * The moves are more than sequence flows: entering a subprocess goes to its
+ * start event, its last end leaves it by its outgoing flow, and an error or
+ * escalation goes to the boundary event or event subprocess that catches it
+ * (by the engine's own rule: engine/scopes.ts, an event subprocess never
+ * catches what comes out of its own run). So the drawing "retry the
+ * subprocess on error" without a wait on the way round is refused too.
  */
 import { ModelError, type SequenceFlow, STEP_LIMIT } from './model';
 import type { Draft } from './draft';
 
-/** Whether a token stops at the node (a job, a person, a message, a timer, a join waiting for its other flows) or ends there. */
-export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean {
+type Nodes = ReadonlyMap<string, Draft>;
+type EventSubProcessDraft = Extract<Draft, { readonly kind: 'eventSubProcess' }>;
+
+/** Whether a token stops at the node: a job, a person, a message, a timer, items or a called instance, a join waiting for its other flows. */
+export function waitsAt(node: Draft): boolean {
   // A multi-instance activity's token waits for its items.
   if (node.loop !== undefined) return true;
   switch (node.kind) {
-    case 'subProcess':
-      // A subprocess with a wait anywhere inside stops its token there (its child's, then its own).
-      return [...nodes.values()].some((n) => n.scope === node.id && waitsAt(n, nodes));
-    case 'errorEndEvent':
-    case 'eventSubProcess':
-      return true;
-    case 'boundaryError':
-    case 'boundaryMessage':
-    case 'boundaryEscalation':
-    case 'escalationThrowEvent':
-      return false;
-    case 'escalationEndEvent':
-      return true;
     case 'serviceTask':
     case 'sendTask':
     case 'businessRuleTask':
       return node.async;
     case 'parallelGateway':
-      return node.incoming.length > 1;
     case 'inclusiveGateway':
       return node.incoming.length > 1;
     case 'userTask':
@@ -42,29 +38,137 @@ export function waitsAt(node: Draft, nodes: ReadonlyMap<string, Draft>): boolean
     case 'messageCatchEvent':
     case 'timerCatchEvent':
     case 'eventBasedGateway':
-    case 'endEvent':
       return true;
+    case 'subProcess':
+    case 'eventSubProcess':
+    case 'endEvent':
+    case 'errorEndEvent':
+    case 'escalationEndEvent':
+    case 'escalationThrowEvent':
+    case 'boundaryError':
+    case 'boundaryMessage':
+    case 'boundaryEscalation':
+    case 'boundaryTimer':
     case 'startEvent':
     case 'messageStartEvent':
     case 'timerStartEvent':
-    case 'boundaryTimer':
     case 'passThrough':
     case 'exclusiveGateway':
       return false;
   }
 }
 
+/** Where a token goes when its scope `scopeId` (undefined: the process) has no token left: the scope's way out. */
+function exitOf(
+  scopeId: string | undefined,
+  nodes: Nodes,
+  flows: ReadonlyMap<string, SequenceFlow>,
+  depth = 0,
+): Draft[] {
+  const scope = scopeId === undefined ? undefined : nodes.get(scopeId);
+  if (scope === undefined || depth > 100) return [];
+  // An event subprocess's run ends: its own scope may end with it.
+  if (scope.kind === 'eventSubProcess') return exitOf(scope.scope, nodes, flows, depth + 1);
+  if (scope.outgoing.length === 0) return exitOf(scope.scope, nodes, flows, depth + 1);
+  return targets(scope, nodes, flows);
+}
+
+function targets(node: Draft, nodes: Nodes, flows: ReadonlyMap<string, SequenceFlow>): Draft[] {
+  return node.outgoing.flatMap((flowId) => {
+    const target = nodes.get(flows.get(flowId)?.targetId ?? '');
+    return target === undefined ? [] : [target];
+  });
+}
+
+/** The code a catcher catches (null: every code), or undefined when it is no catcher of this kind. */
+function caughtCode(node: Draft, kind: 'error' | 'escalation'): string | null | undefined {
+  if (kind === 'error') {
+    if (node.kind === 'boundaryError') return node.errorCode;
+    if (node.kind === 'eventSubProcess' && node.trigger.kind === 'error') return node.trigger.errorCode;
+    return undefined;
+  }
+  if (node.kind === 'boundaryEscalation') return node.escalationCode;
+  if (node.kind === 'eventSubProcess' && node.trigger.kind === 'escalation') return node.trigger.escalationCode;
+  return undefined;
+}
+
+/** Of `candidates`, the one that catches `code`: the exact code before a catch-all. */
+function catcherAmong(candidates: readonly Draft[], kind: 'error' | 'escalation', code: string): Draft | null {
+  return (
+    candidates.find((n) => caughtCode(n, kind) === code) ?? candidates.find((n) => caughtCode(n, kind) === null) ?? null
+  );
+}
+
 /**
- * Refuses a cycle made only of nodes that do not wait (the first one found,
- * in document order, as `a → b → a`) and a chain of more than
- * {@link STEP_LIMIT} such nodes.
+ * What catches an error or escalation `code` thrown in scope `scopeId`, as
+ * the engine looks (engine/scopes.ts, throwError; engine/escalations.ts):
+ * each scope outwards, its event subprocesses first (never the one the
+ * throw comes out of, none once an interrupting one runs there), then the
+ * boundary events on the scope's subprocess.
  */
-export function checkWaits(nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap<string, SequenceFlow>): void {
-  const next = (node: Draft): Draft[] =>
-    node.outgoing.flatMap((flowId) => {
-      const target = nodes.get(flows.get(flowId)?.targetId ?? '');
-      return target === undefined || waitsAt(target, nodes) ? [] : [target];
-    });
+function catcherOf(
+  kind: 'error' | 'escalation',
+  code: string,
+  scopeId: string | undefined,
+  nodes: Nodes,
+): Draft | null {
+  const all = [...nodes.values()];
+  let left: EventSubProcessDraft | null = null;
+  for (let scope = scopeId, depth = 0; depth < 100; depth++) {
+    const handler = catcherAmong(
+      all.filter(
+        (n) =>
+          n.kind === 'eventSubProcess' &&
+          n.scope === scope &&
+          caughtCode(n, kind) !== undefined &&
+          (left === null || (n.id !== left.id && !left.interrupting)),
+      ),
+      kind,
+      code,
+    );
+    if (handler !== null) return handler;
+    if (scope === undefined) return null;
+    const boundary = catcherAmong(
+      all.filter((n) => 'attachedToId' in n && n.attachedToId === scope && caughtCode(n, kind) !== undefined),
+      kind,
+      code,
+    );
+    if (boundary !== null) return boundary;
+    const node = nodes.get(scope);
+    left = node?.kind === 'eventSubProcess' ? node : null;
+    scope = node?.scope;
+  }
+  return null;
+}
+
+/** Where a token at `node` (that does not wait there) can be next within the same step. */
+export function movesFrom(node: Draft, nodes: Nodes, flows: ReadonlyMap<string, SequenceFlow>): Draft[] {
+  const inside = (id: string): Draft[] => {
+    const start = nodes.get(id);
+    return start === undefined ? [] : [start];
+  };
+  if (node.kind === 'subProcess' || node.kind === 'eventSubProcess') return inside(node.startEventId);
+  if (node.kind === 'errorEndEvent') {
+    const catcher = catcherOf('error', node.errorCode, node.scope, nodes);
+    return catcher === null ? [] : [catcher];
+  }
+  if (node.kind === 'escalationThrowEvent' || node.kind === 'escalationEndEvent') {
+    const catcher = catcherOf('escalation', node.escalationCode, node.scope, nodes);
+    // The thrower goes on (an intermediate event) or ends (its scope may end with it).
+    const on = node.kind === 'escalationThrowEvent' ? targets(node, nodes, flows) : exitOf(node.scope, nodes, flows);
+    return catcher === null ? on : [catcher, ...on];
+  }
+  // No outgoing flow: an end (explicit or implicit), after which its scope may end.
+  return node.outgoing.length === 0 ? exitOf(node.scope, nodes, flows) : targets(node, nodes, flows);
+}
+
+/**
+ * Refuses a cycle of moves none of which waits (the first one found, in
+ * document order, as `a → b → a`) and a chain of more than
+ * {@link STEP_LIMIT} such moves.
+ */
+export function checkWaits(nodes: Nodes, flows: ReadonlyMap<string, SequenceFlow>): void {
+  const next = (node: Draft): Draft[] => movesFrom(node, nodes, flows).filter((target) => !waitsAt(target));
   // Depth-first over the nodes that do not wait: a node met again while on the path closes a cycle.
   const longest = new Map<string, number>();
   const onPath: string[] = [];
@@ -75,7 +179,7 @@ export function checkWaits(nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap
     if (at >= 0) {
       const cycle = [...onPath.slice(at), node.id];
       throw new ModelError(
-        `a cycle of sequence flows with no wait in it (${cycle.join(' → ')}): a token would go round within one step until the step limit; put a wait in it (an async task, a user task, a message or timer event)`,
+        `a cycle with no wait in it (${cycle.join(' → ')}): a token would go round within one step until the step limit; put a wait in it (an async task, a user task, a message or timer event)`,
         node.id,
       );
     }
@@ -86,7 +190,7 @@ export function checkWaits(nodes: ReadonlyMap<string, Draft>, flows: ReadonlyMap
     return length;
   };
   for (const node of nodes.values()) {
-    if (waitsAt(node, nodes)) continue;
+    if (waitsAt(node)) continue;
     if (visit(node) > STEP_LIMIT) {
       throw new ModelError(
         `a chain of ${longest.get(node.id)} elements without a wait starts here: a token passes at most ${STEP_LIMIT} in one step; put a wait in it`,
