@@ -177,6 +177,22 @@ describe('call activity, the load', () => {
     expect(() => new Engine([parent], {}, new Set())).toThrow(/call: calledElement missing is no process of this app/);
     expect(() => new Engine([parent, { ...parent, key: 'missing' }], {}, new Set())).not.toThrow();
   });
+
+  test('the engine refuses a call to a process with no none start event at load, naming the call activity', async () => {
+    const byMessage = await model(
+      '<bpmn:startEvent id="ms" inbox:correlationKey="orderId"><bpmn:messageEventDefinition messageRef="m" /></bpmn:startEvent>' +
+        element('endEvent', 'me') +
+        chain('ms', 'me'),
+      'child',
+    );
+    const parent = await caller();
+    const plainChild = await child();
+    expect(byMessage.startEventId).toBeNull();
+    expect(() => new Engine([parent, byMessage], {}, new Set())).toThrow(
+      /^call: calledElement child has no none start event, where a call activity starts it \(it starts by message only\)/,
+    );
+    expect(() => new Engine([parent, plainChild], {}, new Set(['work']))).not.toThrow();
+  });
 });
 
 describe('call activity with zeebe:calledElement and zeebe:ioMapping', () => {

@@ -102,9 +102,16 @@ export class Engine {
     }
     for (const model of models) {
       for (const node of Object.values(model.nodes)) {
-        if (node.kind === 'callActivity' && !byKey.has(node.calledProcess))
+        if (node.kind !== 'callActivity') continue;
+        const called = byKey.get(node.calledProcess);
+        if (called === undefined)
           throw new ModelError(
             `calledElement ${node.calledProcess} is no process of this app (deployed: ${[...byKey.keys()].join(', ')})`,
+            node.id,
+          );
+        if (called.startEventId === null)
+          throw new ModelError(
+            `calledElement ${node.calledProcess} has no none start event, where a call activity starts it (it starts by ${Object.keys(called.messageStartEvents).length > 0 ? 'message' : 'timer'} only): give it a none start event, or call another process`,
             node.id,
           );
       }
