@@ -24,7 +24,10 @@ export interface Runtime {
   /** The folder of the models the engine runs: INBOX_BPMN_DIR, else the app's. */
   readonly modelsDir: () => string;
   readonly engine: () => Promise<Engine>;
-  /** The app's step handlers, and the system's for the messages its models publish (its `sends`: jobs/publish-steps.ts). */
+  /**
+   * The app's step handlers, by task type or element id, and the system's for the messages its models publish (its
+   * `sends`), by process and element (jobs/publish-steps.ts): runJob tries the latter first.
+   */
   readonly handlers: () => Promise<Readonly<Record<string, AsyncHandler>>>;
   /** The jobs queue (INBOX_TASKS_QUEUE), POSTing to runJob at `runJobUrl`. */
   readonly queue: (runJobUrl: string) => JobQueue;

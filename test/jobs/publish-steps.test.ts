@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { PubSub } from '@google-cloud/pubsub';
+import { publishStepKey } from '../../functions/src/bpmn/model';
 import { loadProcessModel } from '../../functions/src/engine/deployed';
 import { Engine } from '../../functions/src/engine/engine';
 import { refs } from '../../functions/src/engine/store/collections';
@@ -8,7 +9,12 @@ import { startProcessInstance } from '../../functions/src/engine/store/start-ins
 import type { JobState } from '../../functions/src/engine/state';
 import { loadInstance } from '../../functions/src/engine/store/apply';
 import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
-import { MESSAGE_ID_ATTRIBUTE, publishSteps, type SentMessage } from '../../functions/src/jobs/publish-steps';
+import {
+  MESSAGE_ID_ATTRIBUTE,
+  publishStepOf,
+  publishSteps,
+  type SentMessage,
+} from '../../functions/src/jobs/publish-steps';
 import { freshFirestores } from '../support/firestore';
 
 /**
@@ -59,7 +65,9 @@ test('each publishing element is a job that publishes after the commit; a retry 
   const steps = publishSteps([model], { sends: SENDS }, async (t, data, attributes) =>
     pubsub.topic(t).publishMessage({ data, attributes: { ...attributes } }),
   );
-  expect(Object.keys(steps).sort()).toEqual(['closed', 'notified', 'ship']);
+  expect(Object.keys(steps).sort()).toEqual(
+    ['closed', 'notified', 'ship'].map((id) => publishStepKey('fixture-notify', id)),
+  );
   const engine = new Engine([model], {}, new Set(Object.keys(steps)));
 
   const s = await startProcessInstance(db, engine, {
@@ -74,7 +82,7 @@ test('each publishing element is a job that publishes after the commit; a retry 
     const job = jobs[0] as JobState;
     order.push(job.activityId);
     const instance = await runUnitOfWork(db, (uow) => loadInstance(uow, job.processInstanceId));
-    const handler = steps[job.activityId];
+    const handler = publishStepOf(steps, instance.result?.processKey ?? '', job.activityId);
     if (handler === undefined || instance.result === null)
       throw new Error(`no handler or instance for ${job.activityId}`);
     // The first publish runs twice, as after a crash before runJob recorded it: the same job, the same id.

@@ -1,7 +1,8 @@
 import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
 import { modelProblems } from '../../functions/src/apps/check-models';
 import { Engine } from '../../functions/src/engine/engine';
-import { publishSteps } from '../../functions/src/jobs/publish-steps';
+import { publishStepKey } from '../../functions/src/bpmn/model';
+import { publishStepOf, publishSteps } from '../../functions/src/jobs/publish-steps';
 import { bpmnDocument, chain, element } from '../support/bpmn-xml';
 import { CoreSim } from '../support/core-sim';
 
@@ -63,7 +64,20 @@ describe('publishing elements, the load and the core', () => {
     const m = await three();
     expect(() => new Engine([m], {}, new Set(['ship', 'bye']))).toThrow(/tell: nothing publishes message Sent/);
     const steps = publishSteps([m], { sends: [{ name: 'Sent', topic: 't', nameAttribute: 'eventType' }] });
-    expect(Object.keys(steps).sort()).toEqual(['bye', 'ship', 'tell']);
+    expect(Object.keys(steps).sort()).toEqual(['bye', 'ship', 'tell'].map((id) => publishStepKey('p', id)));
     expect(Object.keys(publishSteps([m], { sends: [] }))).toEqual([]);
+    // The engine finds them by process and element: the same ids in another process are not this one's.
+    expect(() => new Engine([m], {}, new Set(Object.keys(steps)))).not.toThrow();
+    expect(() => new Engine([m], {}, new Set(['tell', 'ship', 'bye'].map((id) => publishStepKey('q', id))))).toThrow(
+      /tell: nothing publishes message Sent/,
+    );
+  });
+
+  test('publishStepOf finds a step by process and element, an item of a multi-instance activity by its model', async () => {
+    const steps = publishSteps([await three()], { sends: [{ name: 'Sent', topic: 't', nameAttribute: 'eventType' }] });
+    expect(publishStepOf(steps, 'p', 'ship')).toBe(steps[publishStepKey('p', 'ship')]);
+    expect(publishStepOf(steps, 'p#ship', 'ship')).toBe(steps[publishStepKey('p', 'ship')]);
+    expect(publishStepOf(steps, 'q', 'ship')).toBeUndefined();
+    expect(publishStepOf(steps, 'p', 'constructor')).toBeUndefined();
   });
 });

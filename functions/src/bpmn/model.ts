@@ -469,6 +469,17 @@ export const publishedMessage = (node: FlowNode): string | null =>
       : null;
 
 /**
+ * The key of the system's publishing step of element `elementId` in the
+ * model of process `processKey` (jobs/publish-steps.ts), beside the app's
+ * handlers, which are keyed by task type or element id: an element id is
+ * unique only within its model, and a model copied from another keeps its
+ * ids, so two models' publishing elements may share one. The two parts are
+ * joined by U+0000, which no XML document can hold, so no app handler's key
+ * (an element id or a task type, both written in a model) is ever one.
+ */
+export const publishStepKey = (processKey: string, elementId: string): string => `${processKey}\u0000${elementId}`;
+
+/**
  * A call activity: a token entering it starts an instance of the process
  * `calledProcess` (the BPMN `calledElement`, a process id of the same app)
  * in the same transaction, and waits (WAITING_CALL) until that instance has

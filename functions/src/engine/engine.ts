@@ -4,6 +4,7 @@ import {
   type MessageStartEventNode,
   ModelError,
   type ProcessModel,
+  publishStepKey,
 } from '../bpmn/model';
 import type { WaitingPoint } from './state';
 import { itemBodyModel } from '../bpmn/item-body';
@@ -51,7 +52,7 @@ export class Engine {
     models: readonly ProcessModel[],
     /** Pure handlers of synchronous tasks, by task id. */
     readonly sync: Readonly<Record<string, SyncHandler>>,
-    /** Ids of tasks whose async handlers runJob knows. */
+    /** The keys of the async handlers runJob knows: task ids and types, and publishing steps' publishStepKey. */
     asyncHandlerIds: ReadonlySet<string>,
     /** Where early messages wait; null: no buffering (a message must find its waiting point). */
     readonly buffer: MessageBuffer | null = null,
@@ -78,9 +79,12 @@ export class Engine {
         starts.set(node.messageName, { model, node });
       }
       for (const node of Object.values(model.nodes)) {
-        // runJob looks a job's handler up by its task type, then by its element's id.
+        // runJob looks a job's handler up as the system's publishing step of this model's element, then by its task
+        // type, then by its element's id.
         const hasAsync = (n: { id: string; job?: JobDefinition }): boolean =>
-          asyncHandlerIds.has(n.id) || (n.job !== undefined && asyncHandlerIds.has(n.job.type));
+          asyncHandlerIds.has(publishStepKey(model.key, n.id)) ||
+          asyncHandlerIds.has(n.id) ||
+          (n.job !== undefined && asyncHandlerIds.has(n.job.type));
         if (node.kind === 'messageThrowEvent' || node.kind === 'messageEndEvent') {
           if (!hasAsync(node))
             throw new ModelError(

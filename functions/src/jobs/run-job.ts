@@ -17,6 +17,7 @@ import { annotateSpan } from '../trace/trace';
 import { dispatchSettled, logDuplicates } from './dispatch';
 import { inputsOver } from '../engine/expressions';
 import type { AsyncHandler } from './handlers';
+import { publishStepOf } from './publish-steps';
 import { type JobDelivery, jobRefOf, loadPendingJob } from './load-job';
 
 /** What runJob needs, passed in (tests build their own); runJobFunction (wiring.ts) builds it from the configuration. */
@@ -29,7 +30,10 @@ export interface RunJobDeps {
   readonly queue: () => JobQueue;
   /** The timers queue (INBOX_TIMERS_QUEUE, tasks POSTed to fireTimer): the timers a finished job's token sets go there after the commit. */
   readonly timerQueue: () => JobQueue;
-  /** The async handlers by task type or BPMN task id (jobs/handlers.ts); a job of a task without one fails for good (NO_HANDLER). */
+  /**
+   * The app's async handlers by task type or BPMN task id (jobs/handlers.ts), and the system's publishing steps by
+   * process and element (jobs/publish-steps.ts); a job of a task without one fails for good (NO_HANDLER).
+   */
   readonly handlers: () => Readonly<Record<string, AsyncHandler>> | Promise<Readonly<Record<string, AsyncHandler>>>;
   /**
    * Checks the OIDC token Cloud Tasks signs for the runJob URL as
@@ -146,8 +150,12 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
       'inbox.process.instance': job.processInstanceId,
     });
     const handlers = await deps.handlers();
-    // By task type first (several tasks share a worker), then by the element's id (a task of the inbox namespace, a publish).
-    const handler = (job.taskType === undefined ? undefined : handlers[job.taskType]) ?? handlers[job.activityId];
+    // The system's publish of this process's element first (element ids repeat across models), then the app's
+    // handler by task type (several tasks share a worker), then by the element's id (a task of the inbox namespace).
+    const handler =
+      publishStepOf(handlers, instance.processKey, job.activityId) ??
+      (job.taskType === undefined ? undefined : handlers[job.taskType]) ??
+      handlers[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
     if (handler === undefined)
       return await settleFailure(
