@@ -131,6 +131,41 @@ describe('inbox tasks', () => {
   });
 
   test.each([
+    ['a value near 1 MiB', JSON.stringify({ note: 'x'.repeat(1_000_000) }), {}, /variables\.note, \d+ bytes\)/],
+    // JSON text: the parser keeps a lone surrogate that JSON.stringify would escape.
+    ['a lone surrogate', '{"remark":"a\\ud800b"}', {}, /variables\.remark is not valid Unicode \(lone surrogate\)/],
+    ['a reserved key', '{"__name__":1}', {}, /has the key "__name__", which Firestore does not allow/],
+    [
+      'variables each fine whose merge with the instance’s passes the bound',
+      JSON.stringify({ review: 'r'.repeat(30_000) }),
+      { notes: 'n'.repeat(40_000) },
+      /merged with the instance's variables, variables take \d+ bytes .*variables\.notes/,
+    ],
+  ])(
+    'complete --vars with %s: refused (exit 1) naming the path; the task stays OPEN, the instance unchanged',
+    async (_what, vars, more, message) => {
+      const key = `T-vars-${Math.random().toString(36).slice(2)}`;
+      const s = await startProcessInstance(db, engine, {
+        processKey: 'fixture-review',
+        businessKey: key,
+        variables: { caseId: key, ...more },
+        now: new Date(),
+      });
+      const [task] = await open('--instance', s.instance.id);
+      const before = await refs.instance(db, s.instance.id).get();
+      const r = await cli('tasks', 'complete', task?.id ?? '', '--vars', vars);
+      expect(r.code).toBe(1);
+      expect(r.err).toMatch(message);
+      expect(r.err).toMatch(/the task stays OPEN/);
+      expect(r.err.split('\n')).toHaveLength(1);
+      expect((await open('--instance', s.instance.id)).map((t) => t.status)).toEqual(['OPEN']);
+      const after = await refs.instance(db, s.instance.id).get();
+      expect(after.updateTime?.isEqual(before.updateTime!)).toBe(true);
+      expect(after.data()).toEqual(before.data());
+    },
+  );
+
+  test.each([
     [['tasks', 'complete', 'x', '--vars', '[1]'], 2, '--vars: a JSON object of variables, not an array'],
     [['tasks', 'complete', 'x', '--vars', '{'], 2, '--vars: not JSON'],
     [['tasks', 'list', '--assignee', 'a', '--group', 'g'], 2, 'give at most one of --assignee, --group and --instance'],

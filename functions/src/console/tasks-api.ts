@@ -8,7 +8,7 @@ import type { Request } from '@google-cloud/functions-framework';
 import { z } from 'zod';
 import type { Answer, Rejection } from '../http/answer';
 import { parseBody } from '../http/request';
-import { isRefusal } from '../operations/refused';
+import { InvalidRequestError, isRefusal } from '../operations/refused';
 import { pageCursorOf } from '../operations/shard-page-query';
 import { completeTask, listUserTasks, readUserTask, TASKS_ORDER } from '../operations/user-tasks';
 import type { OperationsDeps } from '../operations/types';
@@ -88,7 +88,13 @@ export async function answerTasks(
   }
 }
 
-/** POST /api/tasks/ID/complete: a refusal (completed by another request, cancelled, gone) is a 409 with the reason, never a 5xx. */
+/**
+ * POST /api/tasks/ID/complete: a refusal (completed by another request,
+ * cancelled, gone, variables that would take the instance's over their
+ * bound) is a 409 with the reason, never a 5xx; variables Firestore could
+ * not store or over the bounds themselves a 400 naming the path, as
+ * startProcess answers them (both `refused`: nothing changed).
+ */
 async function complete(
   ops: OperationsDeps,
   req: Request,
@@ -114,6 +120,7 @@ async function complete(
     });
     return { kind: 'ok', body: { ...done } };
   } catch (err) {
+    if (err instanceof InvalidRequestError) return { ...refusedAnswer(err.message), status: 400 };
     if (isRefusal(err)) return refusedAnswer(err.message);
     return failed(err, `complete user task ${id}`);
   }

@@ -5,14 +5,16 @@
  * `userTasks/{id}` (engine/store/user-tasks.ts).
  */
 import { randomUUID } from 'node:crypto';
+import { resultInto } from '../engine/expressions';
 import type { UserTaskState } from '../engine/state';
 import { refs } from '../engine/store/collections';
 import { completeUserTaskRun, type UserTaskOutcome } from '../engine/store/complete-user-task';
 import { asUserTask } from '../engine/store/user-tasks';
+import { mergedVariablesProblem, variablesProblem } from '../process/variables';
 import { type PageCursor, QUERIES, type UserTaskFilter } from '../queries';
 import { dispatchAfterRepair } from './dispatch-after-repair';
 import { view } from './documents';
-import { RefusedError } from './refused';
+import { InvalidRequestError, RefusedError } from './refused';
 import { formatCursor, type ShardedOrder } from './shard-page';
 import { positionOf } from './shard-page-query';
 import type { Actor, OperationsDeps } from './types';
@@ -79,13 +81,56 @@ export interface CompletedTask {
   readonly dispatched: number;
 }
 
+/** What a refusal of a completion's variables adds: nothing was written, and what to do. */
+const STAYS_OPEN = 'the task stays OPEN and its instance unchanged';
+const FIX_VALUE = `${STAYS_OPEN}: correct what it names and complete it again`;
+const FIX_SIZE = `${STAYS_OPEN}: complete it with smaller variables (a reference to a large document, not the document)`;
+
+/**
+ * startProcess's door checks (process/variables.ts) on a completion, before
+ * its transaction: its variables themselves (size, values, depth, keys
+ * Firestore reserves, lone surrogates: an InvalidRequestError, the same
+ * whatever the state), then the instance's variables as the completion
+ * would leave them (with the task's output mappings, as the engine merges
+ * them: a RefusedError, since the same completion may fit another
+ * instance). The merge is read outside the transaction, so a job's result
+ * merged in between is not counted: the bound is a sixteenth of the
+ * document, a margin that covers it, and the check is there to refuse
+ * completions that could never fit, not to police the last byte.
+ */
+async function checkCompletion(deps: OperationsDeps, request: CompleteTaskRequest): Promise<void> {
+  const own = variablesProblem(request.variables);
+  if (own !== null) throw new InvalidRequestError(`user task ${request.userTaskId}: ${own}; ${FIX_VALUE}`);
+  const db = deps.db();
+  const snap = await refs.userTask(db, request.userTaskId).get();
+  // Unknown, completed or cancelled: the transaction answers that (a repeat of this very request included).
+  if (!snap.exists) return;
+  const task = asUserTask(view(snap));
+  if (task.status !== 'OPEN') return;
+  const [instance] = await db.getAll(refs.instance(db, task.processInstanceId), {
+    fieldMask: ['processKey', 'variables'],
+  });
+  if (instance?.exists !== true) return;
+  const before = (instance.get('variables') ?? {}) as Readonly<Record<string, unknown>>;
+  const model = (await deps.engine()).deployed(String(instance.get('processKey')));
+  const merged = resultInto(model?.nodes[task.activityId]?.io, before, request.variables, task.activityId);
+  // A mapping that fails is the engine's to report (an incident at the task), as for any completion.
+  if (!('values' in merged)) return;
+  const problem = mergedVariablesProblem(before, merged.values);
+  if (problem !== null)
+    throw new RefusedError(`user task ${request.userTaskId} (${task.activityId}): ${problem}; ${FIX_SIZE}`);
+}
+
 /**
  * Completes a user task (one transaction; engine/store/complete-user-task.ts),
  * then dispatches the jobs and timers its move created. Refused (a
  * RefusedError saying why) for an unknown task, one completed by another
- * request, one cancelled, or one whose token left it.
+ * request, one cancelled, or one whose token left it; and for variables
+ * startProcess would refuse, alone or merged with the instance's
+ * ({@link checkCompletion}), before anything is written.
  */
 export async function completeTask(deps: OperationsDeps, request: CompleteTaskRequest): Promise<CompletedTask> {
+  await checkCompletion(deps, request);
   const requestId = request.requestId ?? randomUUID();
   const outcome: UserTaskOutcome = await completeUserTaskRun(
     deps.db(),

@@ -105,13 +105,8 @@ function visit(
   return null;
 }
 
-/**
- * Why Firestore could not store these variables as an instance's
- * `variables`, or why they exceed our bounds; null if they are fine. Works
- * on the raw request body, so a `__proto__` key (which zod's record parser
- * drops) is seen too.
- */
-export function variablesProblem(variables: unknown): string | null {
+/** Walks `variables` as they are stored: what Firestore could not store (null: nothing), and the counts. */
+function measure(variables: unknown): { readonly problem: string | null; readonly walk: Walk } {
   const walk: Walk = { values: 0, size: 0 };
   const problem = visit(variables, walk, {
     path: STORED_UNDER,
@@ -119,13 +114,62 @@ export function variablesProblem(variables: unknown): string | null {
     depth: 0,
     inArray: false,
   });
-  if (problem !== null) return problem;
   // The map itself is not a value the caller chose.
-  if (walk.values - 1 > MAX_VARIABLE_VALUES)
-    return `variables hold ${walk.values - 1} values; at most ${MAX_VARIABLE_VALUES} values are allowed`;
+  return { problem, walk: { values: walk.values - 1, size: walk.size } };
+}
+
+/** The top-level variable that takes the most bytes (its key with it), as a message names it: ` (the largest: variables.x, N bytes)`. */
+function largestOf(variables: unknown): string {
+  if (typeof variables !== 'object' || variables === null || Array.isArray(variables)) return '';
+  let largest: { readonly path: string; readonly size: number } | null = null;
+  for (const [key, value] of Object.entries(variables as Record<string, unknown>)) {
+    const size = bytes(key) + 1 + measure(value).walk.size;
+    if (largest === null || size > largest.size) largest = { path: child(STORED_UNDER, key), size };
+  }
+  return largest === null ? '' : ` (the largest: ${largest.path}, ${largest.size} bytes)`;
+}
+
+/** Why variables of these counts exceed our bounds (naming the largest variable of `variables` for the size), or null. */
+function boundsProblem(variables: unknown, walk: Walk): string | null {
+  if (walk.values > MAX_VARIABLE_VALUES)
+    return `variables hold ${walk.values} values; at most ${MAX_VARIABLE_VALUES} values are allowed`;
   if (walk.size > MAX_VARIABLES_BYTES)
-    return `variables take ${walk.size} bytes as Firestore counts them; at most ${MAX_VARIABLES_BYTES} bytes are allowed`;
+    return `variables take ${walk.size} bytes as Firestore counts them${largestOf(variables)}; at most ${MAX_VARIABLES_BYTES} bytes are allowed`;
   return null;
+}
+
+/**
+ * Why Firestore could not store these variables as an instance's
+ * `variables`, or why they exceed our bounds; null if they are fine. Works
+ * on the raw request body, so a `__proto__` key (which zod's record parser
+ * drops) is seen too.
+ */
+export function variablesProblem(variables: unknown): string | null {
+  const { problem, walk } = measure(variables);
+  return problem ?? boundsProblem(variables, walk);
+}
+
+/**
+ * Why an instance's variables after a merge (`merged`: `before`, its
+ * variables now, with what a user task's completion brings) would exceed
+ * the bounds, or null. Each part within the bounds does not make the merge
+ * so: 40 KiB of variables and a completion of 30 KiB are 70 KiB together,
+ * and every step after it merges more. Checked on the merge, not only on
+ * the completion, since the merge is what the instance stores. A merge no
+ * bigger than `before` is never refused, even when `before` is over a bound
+ * already (variables a job or a message merged in): a completion that adds
+ * nothing must not leave its task uncompletable.
+ */
+export function mergedVariablesProblem(
+  before: Readonly<Record<string, unknown>>,
+  merged: Readonly<Record<string, unknown>>,
+): string | null {
+  const after = measure(merged);
+  const problem = after.problem ?? boundsProblem(merged, after.walk);
+  if (problem === null) return null;
+  const was = measure(before);
+  if (after.walk.size <= was.walk.size && after.walk.values <= was.walk.values) return null;
+  return `merged with the instance's variables, ${problem}`;
 }
 
 /** A variable the model correlates on, and where it waits on it. */
