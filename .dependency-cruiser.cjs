@@ -26,7 +26,7 @@ const PURE = [
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
   '^functions/src/process/variables\\.ts$',
   '^functions/src/cli/(parse|model-check)\\.ts$',
-  '^functions/src/operations/(explain|explain-model|explain-words|claim-view|overlays|vocabulary|shard-page|stored-values|basis-change|raw-text|model-notes)\\.ts$',
+  '^functions/src/operations/(explain|explain-model|explain-words|explain-parked|claim-view|overlays|vocabulary|shard-page|stored-values|basis-change|raw-text|model-notes)\\.ts$',
   '^functions/src/http/loopback\\.ts$',
 ];
 

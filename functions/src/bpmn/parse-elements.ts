@@ -193,7 +193,9 @@ export function subProcess(element: Element, id: string, name: string | null): N
 /** A call activity: the process it calls, by `calledElement` (a process id of the same app; checked when the app loads). */
 export function callActivity(element: Element, id: string, name: string | null): NodeDraft {
   const zeebe = calledElementOf(element, id);
-  const calledProcess = text(element, 'calledElement') ?? zeebe?.processId ?? null;
+  // Trimmed: a process id never holds a space, so `calledElement=" child "` can only mean child (docs/bpmn-coverage.md).
+  const written = (text(element, 'calledElement') ?? zeebe?.processId ?? '').trim();
+  const calledProcess = written === '' ? null : written;
   if (calledProcess === null)
     throw new ModelError(
       'a callActivity without calledElement: name the id of the process it starts (a model of the same app)',

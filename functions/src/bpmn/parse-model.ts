@@ -24,7 +24,7 @@ import {
   errorCodeOf,
   messageWait,
 } from './parse-elements';
-import { drawingOnly, type Element, elements, idOf, isElement, text, xmlName } from './read';
+import { drawingOnly, type Element, elements, idOf, isElement, spacedIdProblem, text, xmlName } from './read';
 import inboxDescriptor from './inbox-moddle.json';
 import zeebeDescriptor from 'zeebe-bpmn-moddle/resources/zeebe.json';
 import { asyncByVendor, checkExtensions, engineOf, namespacesOf } from './check-extensions';
@@ -56,6 +56,9 @@ function unsupported(element: Element, what = xmlName(element)): ModelError {
   return new ModelError(`unsupported element ${what}; ${SUPPORTED}`, idOf(element));
 }
 
+/** What bpmn-moddle reads as an id (moddle-xml's own test): an XML name, ASCII only, an optional prefix. */
+const XML_ID = /^([a-z][\w-.]*:)?[a-z_][\w-.]*$/i;
+
 /** Moddle reports what it skipped as warnings; a skipped attribute would silently change behaviour, so each is fatal. */
 function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
   // An event definition is drawn as its event; name the event, which is what the modeller sees.
@@ -64,6 +67,18 @@ function warningToError(warning: BpmnModdle.ImportWarning): ModelError {
     warning.element?.$type.endsWith('EventDefinition') === true && isElement(parent) ? parent : warning.element;
   const elementId = element === undefined ? null : text(element, 'id');
   const value = typeof warning.value === 'string' ? warning.value : '';
+  const illegal = /^illegal ID <([\s\S]*)>$/.exec(warning.error?.message ?? '')?.[1];
+  if (illegal !== undefined) {
+    // The element is dropped, so the warning names no element: the tag and the id as written say which.
+    const tag = /^unparsable content <([^\s>]+)>/.exec(warning.message)?.[1] ?? 'an element';
+    return new ModelError(
+      illegal !== illegal.trim() && XML_ID.test(illegal.trim())
+        ? `${tag} ${spacedIdProblem('id', illegal)}`
+        : `${tag} id ${JSON.stringify(illegal)} is not an XML name: an id holds letters, digits, _, - and ., and starts with a letter or _`,
+    );
+  }
+  if (warning.message.startsWith('unresolved reference') && value !== value.trim() && warning.property !== undefined)
+    return new ModelError(spacedIdProblem(warning.property.replace(/^bpmn:/, ''), value), elementId);
   if (warning.message.startsWith('unresolved reference')) {
     if (warning.property === 'bpmn:sourceRef' || warning.property === 'bpmn:targetRef') {
       return new ModelError(`dangling flow: ${warning.property.slice(5)} "${value}" names no element`, elementId);

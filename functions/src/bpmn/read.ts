@@ -31,6 +31,18 @@ export function xmlName(element: Element): string {
   return local.charAt(0).toLowerCase() + local.slice(1);
 }
 
+/**
+ * What is wrong with an id, or a reference to one, written with spaces
+ * around it (`id=" s "`), and what to write instead (`id="s"`). Refused,
+ * not trimmed: bpmn-moddle, and so bpmn-js (Camunda Modeler, the console's
+ * diagram), reads an id as written and drops an element whose id is not an
+ * XML name, so a trimmed model would run what those tools neither show nor
+ * save (docs/bpmn-coverage.md).
+ */
+export function spacedIdProblem(attribute: string, written: string): string {
+  return `${attribute} ${JSON.stringify(written)} has spaces around it: an id is read as written, and the modeller and the console's diagram (bpmn-js) cannot read this one; write ${attribute}="${written.trim()}"`;
+}
+
 export function idOf(element: Element): string {
   const id = text(element, 'id');
   if (id === null) throw new ModelError(`a ${xmlName(element)} has no id; every element needs one`);

@@ -90,6 +90,34 @@ export class BpmnError extends Error {
 }
 
 /**
+ * A step of the engine failed for a reason a retry on the same state does
+ * not change: its pure transition threw (a token at a node its model does
+ * not have, a stored state the engine cannot read), or the step would
+ * apply more changes than one transaction may. Nothing of it was written.
+ * Not technical, so never retried without end: the relay parks the message
+ * after a few attempts (a deploy under way may still heal it), runJob ends
+ * the job FAILED at once, fireTimer records an incident; each with this
+ * message.
+ */
+export class StepFailedError extends Error {
+  override readonly name = 'StepFailedError';
+}
+
+/**
+ * Runs a pure computation of a step: what it throws is a
+ * {@link StepFailedError} naming `what` (a Firestore or deadline error
+ * cannot come from it: it does no I/O).
+ */
+export function computeStep<T>(what: string, compute: () => T): T {
+  try {
+    return compute();
+  } catch (err) {
+    if (err instanceof StepFailedError) throw err;
+    throw new StepFailedError(`${what}: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/**
  * HTTP statuses a retry can heal: request timeout, rate limit, server errors.
  * The same list as the Cloud Storage client's own retry decision.
  */
@@ -120,6 +148,8 @@ export type FailureClass =
   | { readonly kind: 'retryable'; readonly code: string }
   /** Declared permanent by its thrower ({@link PermanentFailureError}): end it now, no retry. */
   | { readonly kind: 'permanent'; readonly code: 'PERMANENT' }
+  /** A step of the engine that cannot be applied ({@link StepFailedError}): bounded attempts, then an incident or a parked document. */
+  | { readonly kind: 'step'; readonly code: 'STEP_FAILED' }
   /** Unexpected: a defect or misconfiguration. Still never acked (answer 500), logged as ERROR. */
   | { readonly kind: 'unexpected'; readonly code: string };
 
@@ -148,6 +178,7 @@ export function errorCode(err: unknown): number | string | undefined {
 /** Decides whether a thrown error is worth a retry. Pure. */
 export function classifyFailure(err: unknown): FailureClass {
   if (err instanceof DeadlineExceededError) return { kind: 'retryable', code: 'DEADLINE_EXCEEDED' };
+  if (err instanceof StepFailedError) return { kind: 'step', code: 'STEP_FAILED' };
   if (permanentIn(err) !== null) return { kind: 'permanent', code: 'PERMANENT' };
   if (err instanceof HttpApiError) {
     if (err.status === null) return { kind: 'retryable', code: 'UNAVAILABLE' };

@@ -30,6 +30,8 @@ function causeAt(state: IncidentState, execution: ExecutionState): string | null
   ) {
     return `token ${execution.id} waits at ${execution.activityId} for FAILED job ${execution.jobId}: move the token onto the step to re-run it, or cancel it`;
   }
+  if (execution.status === 'WAITING_ITEMS' && execution.items?.conditionFailed !== undefined)
+    return `token ${execution.id} waits at multi-instance ${execution.activityId}, whose completion condition failed (${execution.items.conditionFailed}): it can never finish by itself; move the token (onto ${execution.activityId} to run its items again, or past it) or cancel it`;
   if (execution.status === 'WAITING_MESSAGE' && execution.waitingFor !== null) {
     const { messageName, correlationKey } = execution.waitingFor;
     const others = (state.waiting[correlationKey] ?? []).filter(
@@ -46,8 +48,9 @@ function causeAt(state: IncidentState, execution: ExecutionState): string | null
 /**
  * Repair: an operator declares an instance's incidents resolved. Refused
  * while a cause persists: a token stopped by an incident (ACTIVE), a token
- * waiting for a FAILED job, a token sharing its waiting point's message and
- * key with another. Otherwise every open incident gets `resolvedAt` and the
+ * waiting for a FAILED job, a multi-instance activity whose completion
+ * condition failed, a token sharing its waiting point's message and key
+ * with another. Otherwise every open incident gets `resolvedAt` and the
  * note, and the instance is RUNNING again, or COMPLETED if no token is left
  * (its last token ended while it was INCIDENT).
  */

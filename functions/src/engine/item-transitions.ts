@@ -7,8 +7,8 @@ import { conditionResult } from '../bpmn/condition';
 import type { MultiInstance, ProcessModel } from '../bpmn/model';
 import { leaveFrom } from './enter';
 import { itemInstanceId } from './ids';
-import { addIncident, finish, newRun, release, type SyncHandler } from './run';
-import { type ExecutionState, type InstanceState, isOpenIncident, type Transition } from './state';
+import { addIncident, finish, newRun, release, type SyncHandler, update } from './run';
+import type { ExecutionState, InstanceState, Transition } from './state';
 
 /** The caller's instance, the token waiting for the items, and its tokens. */
 interface Caller {
@@ -37,9 +37,11 @@ export function completionHolds(
 }
 
 /**
- * The completion condition failed: an EXPRESSION_FAILED incident on the
- * waiting token, which keeps its items. Once: each item that ends after it
- * meets the same failure, and one open incident says it.
+ * The completion condition failed after an item: the waiting token keeps
+ * its items but is marked (`items.conditionFailed`), so the activity starts
+ * no further item, cannot finish by itself and holds the instance in
+ * INCIDENT until a repair moves or cancels it; an EXPRESSION_FAILED incident
+ * names the activity and the failure.
  */
 export function stopItems(
   model: ProcessModel,
@@ -49,17 +51,11 @@ export function stopItems(
   now: Date,
 ): Transition {
   const run = newRun(model, sync, { ...caller.instance, updatedAt: now }, now, caller.tokens);
-  const open = caller.instance.incidents.some(
-    (i) => i.reason === 'EXPRESSION_FAILED' && i.executionId === caller.execution.id && isOpenIncident(i),
-  );
-  if (!open)
-    addIncident(
-      run,
-      'EXPRESSION_FAILED',
-      caller.execution.id,
-      caller.execution.activityId,
-      `${caller.execution.activityId}: ${error}`,
-    );
+  const { execution } = caller;
+  if (execution.status !== 'WAITING_ITEMS' || execution.items === undefined)
+    throw new Error(`token ${execution.id} waits for no items`);
+  update(run, execution, { items: { ...execution.items, conditionFailed: error } });
+  addIncident(run, 'EXPRESSION_FAILED', execution.id, execution.activityId, `${execution.activityId}: ${error}`);
   return finish(run);
 }
 

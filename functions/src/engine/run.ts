@@ -107,6 +107,7 @@ export function liveTokens(run: Run): ExecutionState[] {
 export function finish(run: Run): Transition {
   standbyDone(run);
   stuckJoins(run);
+  statusOfTokens(run);
   return {
     instance: run.instance,
     executions: [...run.executions.values()],
@@ -122,6 +123,21 @@ export function finish(run: Run): Transition {
     cancelCalls: run.cancelCalls,
     endBatches: run.endBatches,
   };
+}
+
+/**
+ * An instance's status agrees with its tokens after every transition: one
+ * with a live token is never COMPLETED (a repair that gives a completed
+ * instance a token makes it RUNNING, or keeps it INCIDENT), and one without
+ * is never RUNNING. A terminated instance stays as its caller left it.
+ */
+function statusOfTokens(run: Run): void {
+  const { instance } = run;
+  if (instance.terminated !== undefined) return;
+  const live = instance.activeExecutionIds.length > 0;
+  if (live && instance.status === 'COMPLETED') run.instance = { ...instance, status: 'RUNNING', completedAt: null };
+  else if (!live && instance.status === 'RUNNING')
+    run.instance = { ...instance, status: 'COMPLETED', completedAt: instance.completedAt ?? run.now };
 }
 
 /**

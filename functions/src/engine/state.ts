@@ -29,7 +29,9 @@ export type IncidentReason =
   /** A FEEL expression failed: a variable missing, an evaluation that failed, a condition neither true nor false. */
   | 'EXPRESSION_FAILED'
   /** An event would have added a token to an instance that holds {@link MAX_LIVE_TOKENS} already: it was not taken. */
-  | 'TOKEN_LIMIT';
+  | 'TOKEN_LIMIT'
+  /** A step could not be applied (its transition threw: e.g. a timer's path through a model that changed): it was not taken. */
+  | 'STEP_FAILED';
 
 export interface Incident {
   readonly reason: IncidentReason;
@@ -147,6 +149,13 @@ export interface ItemsState {
   readonly window: number;
   /** The collection's items as read when the activity started; null for loopCardinality. */
   readonly elements: readonly unknown[] | null;
+  /**
+   * Set when the completion condition failed after an item (the failure's
+   * text; an EXPRESSION_FAILED incident names it): the activity starts no
+   * further item and cannot finish by itself, so `inbox repair
+   * resolve-incident` is refused until a repair moves or cancels the token.
+   */
+  readonly conditionFailed?: string;
 }
 
 /**

@@ -7,7 +7,20 @@ import type { BoundaryTimerNode, ProcessModel } from '../bpmn/model';
 import { enter, leaveFrom, moveAll } from './enter';
 import { cancelInside, fireTrigger, type Move, notTaken } from './scopes';
 import { executionId, timerId } from './ids';
-import { end, finish, newRun, newToken, node, release, type Run, type SyncHandler, update } from './run';
+import {
+  addIncident,
+  end,
+  finish,
+  newRun,
+  newToken,
+  NO_MODEL,
+  node,
+  raise,
+  release,
+  type Run,
+  type SyncHandler,
+  update,
+} from './run';
 import type { ExecutionState, InstanceState, TimerState, Transition } from './state';
 
 /**
@@ -118,4 +131,35 @@ export function fireTimer(
     throw new Error(`timer ${timer.id} belongs to ${event.kind} ${event.id}, not a timer event`);
   }
   return { ...finish(run), timer: { ...timer, status: 'FIRED', firedAt: now } };
+}
+
+/**
+ * A due timer's firing could not be applied (its transition threw: a
+ * StepFailedError, `message`): the timer goes, so nothing fires it again,
+ * and a STEP_FAILED incident says why. The token waits on for whatever
+ * else it waits for; one left with nothing that could move it (a timer
+ * catch event, a gateway of timers only) stops there instead, so the
+ * incident cannot be resolved before a repair moves or cancels it.
+ */
+export function timerFailed(
+  state: {
+    instance: InstanceState;
+    execution: ExecutionState;
+    timer: TimerState;
+    tokens: Readonly<Record<string, ExecutionState>>;
+  },
+  message: string,
+  now: Date,
+): Transition {
+  const { execution, timer } = state;
+  const run = newRun(NO_MODEL, {}, { ...state.instance, updatedAt: now }, now, state.tokens);
+  run.cancelTimers.push(timer.id);
+  const left = update(run, execution, { timerIds: (execution.timerIds ?? []).filter((id) => id !== timer.id) });
+  const text = `timer ${timer.id} of ${timer.activityId} could not fire: ${message}`;
+  const stuck =
+    left.status === 'WAITING_TIMER' ||
+    (left.status === 'WAITING_EVENT' && (left.gatewayWaits ?? []).length === 0 && (left.timerIds ?? []).length === 0);
+  if (stuck) raise(run, release(run, left, { reason: text }), 'STEP_FAILED', text);
+  else addIncident(run, 'STEP_FAILED', execution.id, timer.activityId, `${text}; the token waits on without it`);
+  return finish(run);
 }

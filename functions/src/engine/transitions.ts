@@ -153,6 +153,22 @@ function messageBranch(execution: ExecutionState, point: WaitingPoint | undefine
 }
 
 /**
+ * Whether a message at `point` adds a token to the instance rather than
+ * moving the one that waits: a non-interrupting event subprocess's start
+ * or a non-interrupting message boundary event. The store refuses such a
+ * delivery to an instance that holds MAX_LIVE_TOKENS already.
+ */
+export function deliveryAddsToken(model: ProcessModel, execution: ExecutionState, point: WaitingPoint): boolean {
+  if (execution.trigger === true) {
+    const esp = model.nodes[execution.activityId];
+    return esp?.kind === 'eventSubProcess' && !esp.interrupting;
+  }
+  if (point.boundaryOf === undefined) return false;
+  const event = model.nodes[point.activityId];
+  return event?.kind === 'boundaryMessage' && !event.cancelActivity;
+}
+
+/**
  * A message reached a waiting token: merge its variables, drop the token's
  * waiting points and timers (a receive task's boundary timers, the other
  * branches of its event-based gateway), move on. A token at an event-based

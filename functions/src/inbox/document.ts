@@ -32,7 +32,11 @@ export type ParkReason =
    * again and send a new message (or an operator restores the object and
    * requeues). Set by the relay before correlating; lastError says which.
    */
-  | 'REFERENCE_UNAVAILABLE';
+  | 'REFERENCE_UNAVAILABLE'
+  /** A token waits for it, but the instance holds its most live tokens (MAX_LIVE_TOKENS): requeue once they have ended. */
+  | 'TOKEN_LIMIT'
+  /** The engine could not apply it (its step threw, or needs more than one transaction), after a few attempts: lastError says why. */
+  | 'STEP_FAILED';
 
 /** Where the message came from, as Pub/Sub described it. */
 export interface InboxSource {

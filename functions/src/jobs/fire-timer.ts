@@ -2,8 +2,9 @@ import type { Request, Response } from '@google-cloud/functions-framework';
 import type { Firestore } from '@google-cloud/firestore';
 import { z } from 'zod';
 import type { PushTokenVerifier } from '../auth/push-token';
-import { classifyFailure, errorMessage, storableText } from '../core/errors';
+import { classifyFailure, errorMessage, StepFailedError, storableText } from '../core/errors';
 import type { Engine } from '../engine/engine';
+import { failTimerRun } from '../engine/store/fail-timer';
 import { fireTimerRun, type TimerFiring } from '../engine/store/fire-timer';
 import { type Answer, answering, failureAnswer } from '../http/answer';
 import { parseBody, refuseMethod, refuseToken } from '../http/request';
@@ -84,11 +85,35 @@ async function answerDelivery(deps: FireTimerDeps, req: Request): Promise<Answer
   }
 }
 
+/**
+ * A firing the engine cannot apply (StepFailedError): Cloud Tasks and the
+ * sweep would fire it again and fail the same way without end, so the
+ * timer is deleted and its instance shows a STEP_FAILED incident saying
+ * why (engine/store/fail-timer.ts); 200 ends the task.
+ */
+async function failed(deps: FireTimerDeps, timerId: string, err: StepFailedError): Promise<Answer> {
+  const error = storableText(err.message);
+  const recorded = await failTimerRun(deps.db(), timerId, error, deps.now());
+  deps.log.error('timer could not fire: the engine cannot apply its path; incident STEP_FAILED', {
+    incident: 'STEP_FAILED',
+    timerId,
+    recorded,
+    error,
+  });
+  return { kind: 'ok', body: { outcome: 'failed', timerId } };
+}
+
 /** The firing's transaction, then what it created dispatched (fired) or the outcome logged; the answer by outcome. */
 async function fire(deps: FireTimerDeps, timerId: string): Promise<Answer> {
   const engine = await deps.engine();
   const now = deps.now();
-  const firing: TimerFiring = await (deps.fire ?? fireTimerRun)(deps.db(), engine, timerId, now);
+  let firing: TimerFiring;
+  try {
+    firing = await (deps.fire ?? fireTimerRun)(deps.db(), engine, timerId, now);
+  } catch (err) {
+    if (err instanceof StepFailedError) return failed(deps, timerId, err);
+    throw err;
+  }
   const context = {
     timerId,
     processInstanceId: firing.timer?.processInstanceId ?? null,

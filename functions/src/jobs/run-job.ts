@@ -255,10 +255,14 @@ async function finishWithError(
  * A failure outside the handler (reading, loading the engine, committing):
  * not the step's fault, so not counted against the job, and the retry re-runs
  * the (idempotent) handler. On the queue's last attempt it is recorded now,
- * or the job would stay PENDING for good.
+ * or the job would stay PENDING for good. A step the engine cannot apply
+ * (StepFailedError) is no such failure: the job is FAILED at once.
  */
 async function failedOutsideHandler(deps: RunJobDeps, delivery: Delivery, err: unknown): Promise<Answer> {
   const failure = classifyFailure(err);
+  // The engine cannot apply the job's outcome (its step threw, or needs more than one transaction): running the
+  // handler again would only end the same way, so the job ends FAILED now, its incident saying why.
+  if (failure.kind === 'step') return settleFailure(deps, delivery, message(err), failure.code, 'PERMANENT');
   if (delivery.lastAttempt) return settleFailure(deps, delivery, message(err), failure.code, 'LAST_ATTEMPT');
   if (failure.kind === 'retryable') {
     deps.log.warn('job run failed before it could finish; Cloud Tasks will retry', {

@@ -1,9 +1,10 @@
 import type { Firestore, QueryDocumentSnapshot } from '@google-cloud/firestore';
 import { DEFAULTS } from '../config';
-import { classifyFailure, errorMessage } from '../core/errors';
+import { classifyFailure, errorMessage, storableText } from '../core/errors';
 import { isTimestamp } from '../core/timestamp';
 import type { Engine } from '../engine/engine';
 import { refs, STATE_SHARDS } from '../engine/store/collections';
+import { failTimerRun } from '../engine/store/fail-timer';
 import { fireTimerRun } from '../engine/store/fire-timer';
 import { TIMER_HORIZON_MS } from '../engine/store/timers';
 import { startDueByTimer, timerStartsOf } from '../engine/store/timer-starts';
@@ -230,6 +231,18 @@ async function fireLate(deps: TimerSweepDeps, timer: Found, summary: TimerSweepS
   } catch (err) {
     summary.failures += 1;
     const failure = classifyFailure(err);
+    if (failure.kind === 'step') {
+      // The engine cannot apply its path: recorded as an incident and the timer deleted, so no sweep tries it again.
+      const error = storableText(errorMessage(err));
+      const recorded = await failTimerRun(deps.db, timer.id, error, deps.now).catch((e: unknown) => errorMessage(e));
+      deps.log.error('overdue timer could not fire: the engine cannot apply its path; incident STEP_FAILED', {
+        ...context,
+        incident: 'STEP_FAILED',
+        recorded,
+        error,
+      });
+      return;
+    }
     deps.log.log(
       failure.kind === 'retryable' ? 'WARNING' : 'ERROR',
       'overdue timer not fired; the next sweep tries again',

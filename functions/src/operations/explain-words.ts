@@ -1,5 +1,5 @@
 /** How times and process tokens read in `inbox explain` and the console's explanation. Pure. */
-import type { TokenFact } from './explain-model';
+import type { ExplainFacts, TokenFact } from './explain-model';
 
 /** An ISO time with how far it is from now. */
 export function when(at: Date, now: Date): string {
@@ -34,4 +34,44 @@ export function tokenText(t: TokenFact): string {
     return `token ${t.executionId} waits at subprocess ${t.activityId} until no token is left inside it`;
   if (t.status === 'ACTIVE') return `token ${t.executionId} is stopped at activity ${t.activityId}`;
   return `token ${t.executionId} is ${t.status} at activity ${t.activityId}`;
+}
+
+/** The CLI as the explanations quote it. */
+export const CLI = 'npx inbox';
+
+/** The instances' state for a key nobody waits under: why no token waits, and what would repair it. */
+export function whyNobodyWaits(f: ExplainFacts, now: Date): { because: string[]; repair: string[]; late: boolean } {
+  const { messageName, correlationKey } = f.doc;
+  if (f.instances.length === 0) {
+    return {
+      because: [
+        `no process instance for key ${String(correlationKey)}: none waits for ${String(messageName)} with it and none has it as business key (the process was never started, or under another business key)`,
+      ],
+      repair: [
+        `start the process for ${String(correlationKey)} (POST {processKey, businessKey, variables} to startProcess; the runbook's NO_WAITING_INSTANCE section)`,
+      ],
+      late: false,
+    };
+  }
+  const because: string[] = [];
+  const repair: string[] = [];
+  let open = 0;
+  for (const i of f.instances) {
+    if (i.status === 'COMPLETED') {
+      because.push(
+        `instance ${i.id} (business key ${i.businessKey}) completed${i.completedAt === null ? '' : ` at ${when(i.completedAt, now)}`}: no token of it will wait again`,
+      );
+      continue;
+    }
+    open += 1;
+    const incidents = i.openIncidents.length > 0 ? `, open incidents: ${i.openIncidents.join(', ')}` : '';
+    const tokens = i.tokens.length === 0 ? 'no active token' : i.tokens.map((t) => tokenText(t)).join('; ');
+    because.push(`instance ${i.id} (business key ${i.businessKey}) is ${i.status}${incidents}: ${tokens}`);
+    if (i.status === 'INCIDENT' || i.tokens.some((t) => t.status === 'ACTIVE')) {
+      repair.push(
+        `repair instance ${i.id} first (${CLI} incidents; the runbook's process incidents / jobs failed sections), e.g. ${CLI} repair move-token --instance ${i.id} --activity WAIT_ACTIVITY`,
+      );
+    }
+  }
+  return { because, repair, late: open === 0 };
 }

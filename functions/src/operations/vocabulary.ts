@@ -8,6 +8,8 @@ export const REASONS = [
   'ALREADY_STARTED',
   'START_REFUSED',
   'REFERENCE_UNAVAILABLE',
+  'TOKEN_LIMIT',
+  'STEP_FAILED',
   'DEAD_LETTERED',
   'MANUAL',
 ] as const;

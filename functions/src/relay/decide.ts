@@ -36,6 +36,13 @@ export type RelayOutcome =
     }
   | { readonly kind: 'NO_WAITING_INSTANCE' }
   | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] }
+  /** A token waits for it, but taking it would add a token to an instance that holds MAX_LIVE_TOKENS already. */
+  | {
+      readonly kind: 'TOKEN_LIMIT';
+      readonly processInstanceId: string;
+      readonly activityId: string;
+      readonly live: number;
+    }
   /** The sender's claim-check reference (`uri`) names no readable generation: the stat before correlating said so. */
   | { readonly kind: 'REFERENCE_UNAVAILABLE'; readonly uri: string; readonly unavailable: Unavailable }
   | { readonly kind: 'TECHNICAL'; readonly failure: FailureClass; readonly error: string };
@@ -53,7 +60,13 @@ export type Decision =
   | {
       readonly kind: 'PARK';
       readonly reason:
-        'NO_WAITING_INSTANCE' | 'AMBIGUOUS_CORRELATION' | 'ALREADY_STARTED' | 'START_REFUSED' | 'REFERENCE_UNAVAILABLE';
+        | 'NO_WAITING_INSTANCE'
+        | 'AMBIGUOUS_CORRELATION'
+        | 'ALREADY_STARTED'
+        | 'START_REFUSED'
+        | 'REFERENCE_UNAVAILABLE'
+        | 'TOKEN_LIMIT'
+        | 'STEP_FAILED';
       readonly attempts: number;
       readonly lastError: string;
       readonly details: Readonly<Record<string, unknown>>;
@@ -69,6 +82,14 @@ export interface CandidateState {
    */
   readonly requeuedAt?: Date | null;
 }
+
+/**
+ * How many attempts a document whose correlation cannot be applied
+ * (STEP_FAILED: the engine's step threw, or needs more than one
+ * transaction) gets before it is parked: a deploy under way (functions on
+ * two versions of a model) heals within them; anything else does not.
+ */
+export const STEP_FAILURE_ATTEMPTS = 3;
 
 /**
  * The relay's decision table. Pure: the outcome, the document's attempts and
@@ -87,8 +108,13 @@ export interface CandidateState {
  * - REFERENCE_UNAVAILABLE: the referenced generation is gone or replaced;
  *   no retry brings it back (only the sender, or an operator restoring it):
  *   park at once, saying which and the live generation.
+ * - TOKEN_LIMIT: the instance holds its most live tokens; the message
+ *   is parked at once, with the instance, for a requeue once its tokens
+ *   have ended (a flood of messages to one instance ends bounded).
  * - TECHNICAL: a retry heals it; never parked, an ERROR log from
- *   `errorAfterAttempts` on.
+ *   `errorAfterAttempts` on. A step that cannot be applied (STEP_FAILED)
+ *   is retried {@link STEP_FAILURE_ATTEMPTS} times, then parked with its
+ *   reason: no retry changes what the engine computes.
  */
 export function decide(
   outcome: RelayOutcome,
@@ -173,7 +199,23 @@ export function decide(
             : { uri, unavailable: 'CHANGED', liveGeneration: unavailable.liveGeneration },
       };
     }
+    case 'TOKEN_LIMIT':
+      return {
+        kind: 'PARK',
+        reason: 'TOKEN_LIMIT',
+        attempts,
+        lastError: `a token of instance ${outcome.processInstanceId} waits for it at ${outcome.activityId}, but taking it would add a token to an instance that holds ${outcome.live} live tokens already (the most it may hold); requeue it once the instance's tokens have ended`,
+        details: { processInstanceId: outcome.processInstanceId, activityId: outcome.activityId, live: outcome.live },
+      };
     case 'TECHNICAL':
+      if (outcome.failure.kind === 'step' && attempts >= STEP_FAILURE_ATTEMPTS)
+        return {
+          kind: 'PARK',
+          reason: 'STEP_FAILED',
+          attempts,
+          lastError: `the engine could not apply this message, ${attempts} attempts: ${outcome.error}`,
+          details: { error: outcome.error },
+        };
       return {
         kind: 'RETRY',
         attempts,

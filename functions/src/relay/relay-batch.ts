@@ -6,6 +6,7 @@ import { dispatchSettled, logDuplicates, type SettledQueues } from '../jobs/disp
 import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
 import { reshardStrays } from './reshard';
+import type { Decision } from './decide';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
 import { fromTraceparent, withSpan } from '../trace/trace';
 
@@ -74,6 +75,18 @@ export function emptySummary(): RelaySummary {
   };
 }
 
+/** A parked document, counted by reason and logged at ERROR (the parked metric and its alert read this line). */
+function parked(summary: RelaySummary, id: string, decision: Extract<Decision, { kind: 'PARK' }>, log: Logger): void {
+  summary.parked[decision.reason] = (summary.parked[decision.reason] ?? 0) + 1;
+  log.error('inbox document parked', {
+    inboxId: id,
+    reason: decision.reason,
+    attempts: decision.attempts,
+    lastError: decision.lastError,
+    details: decision.details,
+  });
+}
+
 /** Adds one result to the summary, dispatches its jobs and timers and logs what needs attention. */
 export async function account(
   summary: RelaySummary,
@@ -95,6 +108,11 @@ export async function account(
       return;
     case 'FAILED':
       summary.technicalFailures += 1;
+      // A step the engine cannot apply, out of attempts: the failure's record parked it.
+      if (result.decision?.kind === 'PARK') {
+        parked(summary, id, result.decision, log);
+        return;
+      }
       if (result.decision?.kind === 'RETRY' && result.decision.alarm) {
         log.error('inbox document keeps failing technically (still retried)', {
           inboxId: id,
@@ -115,16 +133,7 @@ export async function account(
       const { decision } = result;
       if (decision.kind === 'DONE') summary.correlated += 1;
       if (decision.kind === 'RETRY') summary.retried += 1;
-      if (decision.kind === 'PARK') {
-        summary.parked[decision.reason] = (summary.parked[decision.reason] ?? 0) + 1;
-        log.error('inbox document parked', {
-          inboxId: id,
-          reason: decision.reason,
-          attempts: decision.attempts,
-          lastError: decision.lastError,
-          details: decision.details,
-        });
-      }
+      if (decision.kind === 'PARK') parked(summary, id, decision, log);
       logDuplicates(log, result.duplicates);
       await dispatchSettled(queues, result, log);
     }

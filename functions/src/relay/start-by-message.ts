@@ -1,3 +1,4 @@
+import { computeStep } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import { executionId, instanceId } from '../engine/ids';
 import { applyAndSettle, loadInstance, type Settled } from '../engine/store/apply';
@@ -83,14 +84,16 @@ export async function startByMessage(
   const variables = { ...messageVariables(message.document), ...key };
   const problem = messageStartProblem(model, variables);
   if (problem !== null) return { kind: 'START_REFUSED', processKey: model.key, activityId: node.id, problem };
-  const t = startInstance(model, engine.sync, {
-    instanceId: id,
-    executionId: executionId(id, 'start'),
-    businessKey: message.correlationKey,
-    variables,
-    now: message.now,
-    startEventId: node.id,
-  });
+  const t = computeStep(`starting ${model.key} by message ${message.messageName}`, () =>
+    startInstance(model, engine.sync, {
+      instanceId: id,
+      executionId: executionId(id, 'start'),
+      businessKey: message.correlationKey,
+      variables,
+      now: message.now,
+      startEventId: node.id,
+    }),
+  );
   const tagged = {
     ...t,
     instance: { ...t.instance, startedByMessage: message.inboxId, correlatedMessages: [message.inboxId] },

@@ -1,22 +1,25 @@
-import type { Engine } from '../engine';
+import { computeStep, StepFailedError } from '../../core/errors';
+import type { Engine, MessageBuffer } from '../engine';
 import {
   type ExecutionState,
   type Incident,
   type InstanceState,
   isOpenIncident,
+  MAX_LIVE_TOKENS,
   type JobState,
   type TimerState,
   type Transition,
   type WaitingPoint,
 } from '../state';
-import { deliverMessage } from '../transitions';
+import { deliverMessage, deliveryAddsToken } from '../transitions';
 import { asCorrelationKey, plain, refs, saveCorrelationKey } from './collections';
 import { readInstanceDoc, readJob, writeInstance } from './instance-doc';
 import { staleEnd } from './stale-job';
 import { asTimer, nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
 import { writeUserTasks } from './user-tasks';
-import { callTransitions } from './calls';
+import { callSteps } from './calls';
+import type { Step } from './step';
 
 /** Two or more tokens now wait for the same message under the same key. */
 export interface DuplicateWaitingPoint {
@@ -181,17 +184,44 @@ export async function stillPending(
 }
 
 /**
- * Applies a transition, then lets every new waiting point take its buffered
- * message (if the engine has a buffer), applying what that delivery changes,
- * until nothing more moves. All in the caller's unit of work.
+ * Most transitions one unit of work applies (the step itself, the instances
+ * its call and multi-instance activities start and end, the buffered
+ * messages its new waits take): a step that needs more is more than one
+ * transaction may hold (Firestore takes about 500 documents in one) and
+ * fails as a StepFailedError, written nowhere.
+ */
+export const UNIT_BUDGET = 500;
+
+/**
+ * Applies a transition, then what follows from it in the same unit of work,
+ * depth first: the instances its call activities start or terminate, the
+ * caller its called instance's end moves on (an item's end: counted,
+ * items.ts), and every new waiting point's buffered message (if the engine
+ * has a buffer). Each follow-up is computed when its turn comes
+ * ({@link Step}), so two changes of one instance never start from the same
+ * state, and right after what caused it, so a multi-instance activity whose
+ * completion condition holds leaves before its other items go on.
  */
 export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Transition, now: Date): Promise<Settled> {
   const jobs: JobState[] = [];
   const timers: TimerState[] = [];
   const duplicates: DuplicateWaitingPoint[] = [];
   const consumed: string[] = [];
-  const pending: Transition[] = [first];
-  for (let t = pending.shift(); t !== undefined; t = pending.shift()) {
+  const stack: Step[] = [() => Promise.resolve(first)];
+  let applied = 0;
+  for (let step = stack.pop(); step !== undefined; step = stack.pop()) {
+    const next = await step();
+    if (next === null) continue;
+    if (!('instance' in next)) {
+      stack.push(...[...next].reverse());
+      continue;
+    }
+    const t = next;
+    applied += 1;
+    if (applied > UNIT_BUDGET)
+      throw new StepFailedError(
+        `the step would apply more than ${UNIT_BUDGET} transitions in one transaction (call and multi-instance activities that start and end at once, buffered messages)`,
+      );
     const dups = await applyTransition(uow, t, now);
     duplicates.push(...dups);
     jobs.push(...t.jobs);
@@ -200,36 +230,49 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
     for (let i = timers.length - 1; i >= 0; i--) if (cancelled.has(timers[i]?.id ?? '')) timers.splice(i, 1);
     timers.push(...nearTimers(t.timers, now));
     // Call activities: instances started or terminated, a caller moved on by its child's end.
-    pending.push(...(await callTransitions(uow, engine, t, now)));
-    if (engine.buffer === null) continue;
-    // One delivery per token: the branches of an event-based gateway are several points of one token.
-    const delivered = new Set<string>();
-    for (const point of t.subscribe) {
-      // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
-      if (
-        delivered.has(point.executionId) ||
-        dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName)
-      )
-        continue;
-      const waiting = await waitingState(uow, point);
-      if (waiting === null) continue;
-      const buffered = await engine.buffer.take(uow, point, now);
-      if (buffered === null) continue;
-      consumed.push(buffered.inboxId);
-      delivered.add(point.executionId);
-      pending.push(
-        deliverMessage(
-          engine.model(waiting.instance.processKey),
-          engine.sync,
-          { ...waiting, point },
-          buffered.variables,
-          now,
-          buffered.inboxId,
-        ),
-      );
+    const follow = callSteps(uow, engine, t, now);
+    if (engine.buffer !== null) {
+      const buffer = engine.buffer;
+      for (const point of t.subscribe) {
+        // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
+        if (dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName))
+          continue;
+        follow.push(() => takeBuffered(uow, engine, buffer, point, now, consumed));
+      }
     }
+    stack.push(...follow.reverse());
   }
   return { jobs, timers, duplicates, consumed };
+}
+
+/**
+ * A new waiting point takes its key's oldest buffered message, if its token
+ * still waits there (the branches of an event-based gateway are several
+ * points of one token: the first message moves it, the others find it gone).
+ */
+async function takeBuffered(
+  uow: UnitOfWork,
+  engine: Engine,
+  buffer: MessageBuffer,
+  point: WaitingPoint,
+  now: Date,
+  consumed: string[],
+): Promise<Transition | null> {
+  const waiting = await waitingState(uow, point);
+  if (waiting === null) return null;
+  // A delivery that would pass the instance's most live tokens leaves the message to the relay, which parks it.
+  const model = engine.model(waiting.instance.processKey);
+  if (
+    waiting.instance.activeExecutionIds.length >= MAX_LIVE_TOKENS &&
+    deliveryAddsToken(model, waiting.execution, point)
+  )
+    return null;
+  const buffered = await buffer.take(uow, point, now);
+  if (buffered === null) return null;
+  consumed.push(buffered.inboxId);
+  return computeStep(`delivering buffered message ${buffered.inboxId} at ${point.activityId}`, () =>
+    deliverMessage(model, engine.sync, { ...waiting, point }, buffered.variables, now, buffered.inboxId),
+  );
 }
 
 /**

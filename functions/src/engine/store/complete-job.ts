@@ -1,3 +1,4 @@
+import { computeStep } from '../../core/errors';
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
 import type { JobState } from '../state';
@@ -53,12 +54,14 @@ export async function completeJobCounted(
       await endStale(uow, job, legacyPath, now);
       return { ...NOTHING_SETTLED, status: 'STALE' };
     }
-    const t = completeJob(
-      engine.model(instance.processKey),
-      engine.sync,
-      { instance, execution, job, tokens: doc.tokens },
-      result,
-      now,
+    const t = computeStep(`completing job ${job.id} at ${job.activityId}`, () =>
+      completeJob(
+        engine.model(instance.processKey),
+        engine.sync,
+        { instance, execution, job, tokens: doc.tokens },
+        result,
+        now,
+      ),
     );
     await writeJobOf(uow, t.job, legacyPath);
     return { ...(await applyAndSettle(uow, engine, t, now)), status: 'COMPLETED' };

@@ -1,4 +1,5 @@
 /** Completing a user task: one transaction, idempotent by the request id (user-tasks.ts: how tasks are stored). */
+import { computeStep } from '../../core/errors';
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
 import type { UserTaskState } from '../state';
@@ -68,13 +69,15 @@ export async function completeUserTaskCounted(
       );
       return { kind: 'REFUSED', task, reason: `cancelled: ${reason}` };
     }
-    const t = completeUserTask(
-      engine.model(doc.instance.processKey),
-      engine.sync,
-      { instance: doc.instance, execution, userTask: task, tokens: doc.tokens },
-      request.variables,
-      request,
-      now,
+    const t = computeStep(`completing user task ${task.id} at ${task.activityId}`, () =>
+      completeUserTask(
+        engine.model(doc.instance.processKey),
+        engine.sync,
+        { instance: doc.instance, execution, userTask: task, tokens: doc.tokens },
+        request.variables,
+        request,
+        now,
+      ),
     );
     uow.set(refs.userTask(db, task.id), userTaskDoc(t.userTask));
     return { ...(await applyAndSettle(uow, engine, t, now)), kind: 'COMPLETED', task: t.userTask };

@@ -1,6 +1,7 @@
+import { computeStep } from '../../core/errors';
 import type { Engine } from '../engine';
-import { deliverMessage } from '../transitions';
-import type { Transition, WaitingPoint } from '../state';
+import { deliverMessage, deliveryAddsToken } from '../transitions';
+import { MAX_LIVE_TOKENS, type Transition, type WaitingPoint } from '../state';
 import { applyAndSettle, type Settled, waitingState } from './apply';
 import { asCorrelationKey, refs } from './collections';
 import type { UnitOfWork } from './unit-of-work';
@@ -17,7 +18,14 @@ export type CorrelationOutcome =
   /** Nobody waits for this message and key (not yet, or not any more). */
   | { readonly kind: 'NO_WAITING_INSTANCE' }
   /** More than one token waits: no right choice, so none is made. */
-  | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] };
+  | { readonly kind: 'AMBIGUOUS'; readonly count: number; readonly waiting: readonly WaitingPoint[] }
+  /** A token waits, but taking the message would add one to an instance that holds MAX_LIVE_TOKENS: nothing changed. */
+  | {
+      readonly kind: 'TOKEN_LIMIT';
+      readonly processInstanceId: string;
+      readonly activityId: string;
+      readonly live: number;
+    };
 
 export interface MessageToCorrelate {
   readonly messageName: string;
@@ -55,14 +63,20 @@ export async function correlate(
   const state = await waitingState(uow, point);
   if (state === null) return { kind: 'NO_WAITING_INSTANCE' };
   const { instance, execution } = state;
+  const model = engine.model(instance.processKey);
+  const live = instance.activeExecutionIds.length;
+  if (live >= MAX_LIVE_TOKENS && deliveryAddsToken(model, execution, point))
+    return { kind: 'TOKEN_LIMIT', processInstanceId: instance.id, activityId: point.activityId, live };
 
-  const transition = deliverMessage(
-    engine.model(instance.processKey),
-    engine.sync,
-    { instance, execution, point, tokens: state.tokens },
-    message.variables,
-    message.now,
-    message.messageId ?? null,
+  const transition = computeStep(`delivering ${message.messageName} at ${point.activityId}`, () =>
+    deliverMessage(
+      model,
+      engine.sync,
+      { instance, execution, point, tokens: state.tokens },
+      message.variables,
+      message.now,
+      message.messageId ?? null,
+    ),
   );
   const settled = await applyAndSettle(uow, engine, transition, message.now);
   return { kind: 'CORRELATED', processInstanceId: instance.id, executionId: execution.id, transition, ...settled };

@@ -1,3 +1,4 @@
+import { computeStep } from '../../core/errors';
 import type { Firestore } from '@google-cloud/firestore';
 import { randomUUID } from 'node:crypto';
 import type { Engine } from '../engine';
@@ -113,11 +114,9 @@ export async function fireTimerCounted(
       uow.delete(ref);
       return { ...NOTHING_SETTLED, status: 'STALE', timer };
     }
-    const t = fireTimer(
-      engine.model(instance.processKey),
-      engine.sync,
-      { instance, execution, timer, tokens: await loadTokens(uow, instance.id) },
-      now,
+    const tokens = await loadTokens(uow, instance.id);
+    const t = computeStep(`firing timer ${timer.id} of ${timer.activityId}`, () =>
+      fireTimer(engine.model(instance.processKey), engine.sync, { instance, execution, timer, tokens }, now),
     );
     const settled = await applyAndSettle(uow, engine, t, now);
     const firing: FiringRecord = {

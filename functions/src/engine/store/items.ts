@@ -14,12 +14,14 @@
  * shards are read: all full, the caller's token moves on.
  */
 import type { DocumentReference } from '@google-cloud/firestore';
+import { computeStep, StepFailedError } from '../../core/errors';
 import type { Engine } from '../engine';
 import { completeItems, completionHolds, stopItems } from '../item-transitions';
 import { firstStarted, itemStart, shardSize } from '../items';
 import { ITEM_OUTPUT } from '../../bpmn/item-body';
 import type { ExecutionState, InstanceState, ItemsState, Transition } from '../state';
-import { startCall } from './start-call';
+import type { Step } from './step';
+import { startIfAwaited } from './start-call';
 import { COLLECTIONS } from './collections';
 import { readInstanceDoc } from './instance-doc';
 import type { UnitOfWork } from './unit-of-work';
@@ -43,96 +45,129 @@ async function readShard(uow: UnitOfWork, items: ItemsState, shard: number): Pro
 
 type Waiting = ExecutionState & { readonly items: ItemsState };
 
-/** The transitions an item's end brings: the next item's start, and the caller's move when the items are done. */
+/**
+ * An item ended (its last token): a step of the unit of work that counts it
+ * in its shard, checks the completion condition (such an activity counts in
+ * one document, so the counts are whole), and gives the steps that follow:
+ * the caller's move when the items are done, else the next item of its
+ * shard. Nothing when the activity was left meanwhile (a boundary event, a
+ * repair, its completion condition), or when it stopped on a failed
+ * completion condition: the item's output is still counted then.
+ */
 export async function itemEnded(
   uow: UnitOfWork,
   engine: Engine,
   item: InstanceState,
   now: Date,
-): Promise<Transition[]> {
+): Promise<readonly Step[] | null> {
   const ref = item.calledBy?.item;
-  if (item.calledBy === undefined || ref === undefined) return [];
+  if (item.calledBy === undefined || ref === undefined) return null;
   const caller = await readInstanceDoc(uow, item.calledBy.instanceId);
   const token = caller?.tokens[item.calledBy.executionId];
-  // The activity was left (a boundary event, a repair): the items are its no more.
-  if (caller === null || token?.status !== 'WAITING_ITEMS' || token.items?.batch !== ref.batch) return [];
+  // The activity was left (a boundary event, a repair, its completion condition): the items are its no more.
+  if (caller === null || token?.status !== 'WAITING_ITEMS' || token.items?.batch !== ref.batch) return null;
   const waiting = token as Waiting;
   const { items } = waiting;
   const model = engine.model(caller.instance.processKey);
   const loop = model.nodes[waiting.activityId]?.loop;
-  if (loop === undefined) throw new Error(`${waiting.activityId} of ${model.key} is no multi-instance activity`);
+  if (loop === undefined)
+    throw new StepFailedError(`${waiting.activityId} of ${model.key} is no multi-instance activity`);
   const shard = ref.index % items.shards;
   const stored = await readShard(uow, items, shard);
-  if (Object.hasOwn(stored.done, String(ref.index))) return [];
+  if (Object.hasOwn(stored.done, String(ref.index))) return null;
   const outputVariable = loop.outputElementExpression === undefined ? loop.outputElement : ITEM_OUTPUT;
   const output = outputVariable === null ? null : (item.variables[outputVariable] ?? null);
   const done = { ...stored.done, [String(ref.index)]: output };
-  const completed = Object.keys(done).length;
-  const next: Transition[] = [];
+  const save = (nextIndex: number): void =>
+    uow.set(itemShardRef(uow, items.batch, shard), { batch: items.batch, shard, done, nextIndex, updatedAt: now });
   const state = { ...caller, execution: waiting };
+  // Stopped on a failed completion condition: the item counts, nothing starts, the incident stands.
+  if (items.conditionFailed !== undefined) return (save(stored.nextIndex), null);
+  const completed = Object.keys(done).length;
   const counts = { total: items.total, completed, active: Math.min(stored.nextIndex, items.total) - completed };
-  const holds = completionHolds(loop, item.variables, counts);
+  const holds = computeStep(`the completion condition of ${waiting.activityId}`, () =>
+    completionHolds(loop, item.variables, counts),
+  );
   if (typeof holds === 'string') {
-    // A FEEL completion condition that fails stops the caller's token with an incident; the items go on.
-    next.push(stopItems(model, engine.sync, state, holds, now));
-    uow.set(itemShardRef(uow, items.batch, shard), {
-      batch: items.batch,
-      shard,
-      done,
-      nextIndex: stored.nextIndex,
-      updatedAt: now,
-    });
-    return next;
+    save(stored.nextIndex);
+    return [
+      () =>
+        Promise.resolve(
+          computeStep(`stopping ${waiting.activityId}`, () => stopItems(model, engine.sync, state, holds, now)),
+        ),
+    ];
   }
   if (holds) {
-    // One shard (items.ts): every item that started and did not end is still running.
-    const running: number[] = [];
-    for (let i = 0; i < Math.min(stored.nextIndex, items.total); i++)
-      if (!Object.hasOwn(done, String(i))) running.push(i);
-    next.push(completeItems(model, engine.sync, state, outputsOf(items, [done]), running, now));
-    return next;
+    save(stored.nextIndex);
+    return [() => leaveWhenDone(uow, engine, caller.instance.id, waiting, now)];
   }
   let nextIndex = stored.nextIndex;
+  const steps: Step[] = [];
   if (nextIndex < items.total) {
-    next.push(startItem(engine, caller.instance, waiting, model.key, nextIndex, now));
+    const index = nextIndex;
+    steps.push(async () => {
+      const current = await waitingFor(uow, caller.instance.id, waiting);
+      if (current === null) return null;
+      return startIfAwaited(uow, engine, itemStart(model, current.instance, current.execution, loop, index), now);
+    });
     nextIndex += items.shards;
   }
-  if (completed < shardSize(items, shard)) {
-    uow.set(itemShardRef(uow, items.batch, shard), { batch: items.batch, shard, done, nextIndex, updatedAt: now });
-    return next;
-  }
-  const all: Record<string, unknown>[] = [done];
+  save(nextIndex);
+  if (completed < shardSize(items, shard)) return steps;
   for (let other = 0; other < items.shards; other++) {
     if (other === shard) continue;
     const s = await readShard(uow, items, other);
-    if (Object.keys(s.done).length < shardSize(items, other)) {
-      uow.set(itemShardRef(uow, items.batch, shard), { batch: items.batch, shard, done, nextIndex, updatedAt: now });
-      return next;
-    }
-    all.push({ ...s.done });
+    if (Object.keys(s.done).length < shardSize(items, other)) return steps;
   }
   // Every item ended: the caller moves on (its transition deletes the batch's documents).
-  next.push(completeItems(model, engine.sync, state, outputsOf(items, all), [], now));
-  return next;
+  return [...steps, () => leaveWhenDone(uow, engine, caller.instance.id, waiting, now)];
 }
 
+/** The caller's instance and token, if the token still waits for the same items; null once it left them. */
+async function waitingFor(
+  uow: UnitOfWork,
+  callerId: string,
+  waiting: Waiting,
+): Promise<{ instance: InstanceState; execution: Waiting; tokens: Readonly<Record<string, ExecutionState>> } | null> {
+  const caller = await readInstanceDoc(uow, callerId);
+  const token = caller?.tokens[waiting.id];
+  if (caller === null || token?.status !== 'WAITING_ITEMS' || token.items?.batch !== waiting.items.batch) return null;
+  return { instance: caller.instance, execution: token as Waiting, tokens: caller.tokens };
+}
+
+/**
+ * The items are done (every one ended, or the completion condition held):
+ * the caller's token leaves with the outputs of the items that ended (read
+ * now, from every shard), terminating those still running; nothing if it
+ * left already (another item's end got there first).
+ */
+async function leaveWhenDone(
+  uow: UnitOfWork,
+  engine: Engine,
+  callerId: string,
+  waiting: Waiting,
+  now: Date,
+): Promise<Transition | null> {
+  const current = await waitingFor(uow, callerId, waiting);
+  if (current === null) return null;
+  const { items } = current.execution;
+  const shards: Readonly<Record<string, unknown>>[] = [];
+  // Started (below its shard's next index) and not ended: still running, terminated as the caller leaves.
+  const running: number[] = [];
+  for (let shard = 0; shard < items.shards; shard++) {
+    const s = await readShard(uow, items, shard);
+    shards.push(s.done);
+    for (let index = shard; index < Math.min(s.nextIndex, items.total); index += items.shards)
+      if (!Object.hasOwn(s.done, String(index))) running.push(index);
+  }
+  const model = engine.model(current.instance.processKey);
+  return computeStep(`leaving ${waiting.activityId} after its items`, () =>
+    completeItems(model, engine.sync, current, outputsOf(items, shards), running, now),
+  );
+}
 /** The outputs in item order (null for an item that has none). */
 function outputsOf(items: ItemsState, shards: readonly Readonly<Record<string, unknown>>[]): unknown[] {
   const outputs: unknown[] = new Array<unknown>(items.total).fill(null);
   for (const done of shards) for (const [index, value] of Object.entries(done)) outputs[Number(index)] = value;
   return outputs;
-}
-
-function startItem(
-  engine: Engine,
-  caller: InstanceState,
-  token: Waiting,
-  processKey: string,
-  index: number,
-  now: Date,
-): Transition {
-  const model = engine.model(processKey);
-  const loop = model.nodes[token.activityId]?.loop;
-  if (loop === undefined) throw new Error(`${token.activityId} is no multi-instance activity`);
-  return startCall(engine, itemStart(model, caller, token, loop, index), now);
 }

@@ -1,3 +1,4 @@
+import { computeStep } from '../../core/errors';
 import type { Firestore } from '@google-cloud/firestore';
 import type { Engine } from '../engine';
 import { jobThrewError } from '../transitions';
@@ -37,13 +38,15 @@ export async function throwJobError(
       await endStale(uow, job, legacyPath, now);
       return { ...NOTHING_SETTLED, status: 'STALE' };
     }
-    const t = jobThrewError(
-      engine.model(doc.instance.processKey),
-      engine.sync,
-      { instance: doc.instance, execution, job, tokens: doc.tokens },
-      error.code,
-      error.message,
-      now,
+    const t = computeStep(`BPMN error ${error.code} of job ${job.id} at ${job.activityId}`, () =>
+      jobThrewError(
+        engine.model(doc.instance.processKey),
+        engine.sync,
+        { instance: doc.instance, execution, job, tokens: doc.tokens },
+        error.code,
+        error.message,
+        now,
+      ),
     );
     await writeJobOf(uow, t.job, legacyPath);
     return { ...(await applyAndSettle(uow, engine, t, now)), status: t.caught ? 'CAUGHT' : 'UNCAUGHT' };

@@ -9,6 +9,7 @@
  * schedule on. Missed starts (nothing swept for a while) start one instance,
  * for the latest missed time, not one per miss.
  */
+import { computeStep } from '../../core/errors';
 import type { Firestore } from '@google-cloud/firestore';
 import { stableId } from '../../core/hash';
 import type { ProcessModel, TimerStartEventNode } from '../../bpmn/model';
@@ -90,14 +91,16 @@ export async function startDueByTimer(
     uow.set(ref, { ...stored, ...after(stored, stored.nextAt, now), updatedAt: now });
     if ((await loadInstance(uow, id)) !== null)
       return { ...NOTHING_SETTLED, kind: 'STARTED', processInstanceId: id, businessKey };
-    const t = startInstance(model, engine.sync, {
-      instanceId: id,
-      executionId: executionId(id, 'start'),
-      businessKey,
-      variables: {},
-      now,
-      startEventId: event.id,
-    });
+    const t = computeStep(`starting ${model.key} by timer ${event.id}`, () =>
+      startInstance(model, engine.sync, {
+        instanceId: id,
+        executionId: executionId(id, 'start'),
+        businessKey,
+        variables: {},
+        now,
+        startEventId: event.id,
+      }),
+    );
     return { ...(await applyAndSettle(uow, engine, t, now)), kind: 'STARTED', processInstanceId: id, businessKey };
   });
   return run.result;
