@@ -30,8 +30,8 @@ const PURE = [
   '^functions/src/http/loopback\\.ts$',
 ];
 
-/** What a pure module may load at run time besides the pure core: validation, BPMN XML reading (and Camunda 8's descriptor), FEEL, hashing. */
-const PURE_PACKAGES = ['^node_modules/(zod|bpmn-moddle|zeebe-bpmn-moddle|feelin)/', '^crypto$'];
+/** What a pure module may load at run time besides the pure core: validation, BPMN XML reading (and Camunda 8's descriptor), FEEL (and node:vm, whose watchdog bounds its evaluation), hashing. */
+const PURE_PACKAGES = ['^node_modules/(zod|bpmn-moddle|zeebe-bpmn-moddle|feelin)/', '^crypto$', '^vm$'];
 
 /** Packages and node modules that reach the network, the disk or a process. */
 const IO = [
