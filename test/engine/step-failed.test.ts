@@ -30,7 +30,11 @@ beforeAll(async () => {
   stack = await startProcessStack(db, projectId, {
     runJob: {
       handlers: () => ({
-        handOver: async () => ((handOvers += 1), { handedOverMessageId: 'm' }),
+        handOver: async ({ instance }) => {
+          handOvers += 1;
+          // A handler that returns more than an instance document holds (a report, not a reference to one).
+          return instance.variables.big === true ? { report: 'x'.repeat(1_100_000) } : { handedOverMessageId: 'm' };
+        },
         settle: async () => ({}),
       }),
     },
@@ -69,6 +73,28 @@ test('runJob: a job whose completion cannot be applied runs its handler once and
   const again = await request(stack.runJobUrl).post('/').send({ jobId: job.id, processInstanceId: s.instance.id });
   expect(again.status).toBe(200);
   expect(handOvers).toBe(1);
+});
+
+test('runJob: a result that would make the instance document too large ends the job FAILED, naming the variable', async () => {
+  const s = await startProcessInstance(db, stack.engine, {
+    processKey: 'fixture-process',
+    businessKey: 'C-step-big',
+    variables: { caseId: 'C-step-big', big: true },
+    now: new Date(),
+  });
+  const job = s.jobs[0];
+  if (job === undefined) throw new Error('no job');
+  const before = handOvers;
+  const res = await request(stack.runJobUrl).post('/').send({ jobId: job.id, processInstanceId: s.instance.id });
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({ outcome: 'failed' });
+  expect(handOvers).toBe(before + 1);
+  const stored = await instance(s.instance.id);
+  expect(stored.incidents.map((i) => i.reason)).toEqual(['JOB_FAILED']);
+  expect(stored.incidents[0]?.message).toMatch(
+    /would be \d+ bytes, more than the 1000000 one document holds: .*variables\.report \(1100001 bytes, 1100001 more than stored\)/,
+  );
+  expect(stored.variables).not.toHaveProperty('report');
 });
 
 describe('fireTimer: a firing the engine cannot apply', () => {

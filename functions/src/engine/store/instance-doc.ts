@@ -19,6 +19,8 @@
  * the first unit of work that writes the instance moves them in and deletes
  * those documents. No migration step.
  */
+import { StepFailedError } from '../../core/errors';
+import { storedSize } from '../../core/stored-size';
 import type { ExecutionState, InstanceState, JobState } from '../state';
 import { asExecution, asInstance, asJob, plain, refs, shardOf } from './collections';
 import type { UnitOfWork } from './unit-of-work';
@@ -129,9 +131,34 @@ export interface InstancePatch {
 }
 
 /**
+ * The most an instance document may hold by Firestore's count (1 MiB, less
+ * what its name and index entries take): a step that would write more is
+ * refused before the commit, naming what grew, instead of failing at every
+ * retry with Firestore's own refusal.
+ */
+export const MAX_INSTANCE_BYTES = 1_000_000;
+
+/** The largest variables of `instance`, and what each grew by against `before` (as stored), for the refusal's text. */
+function largest(instance: InstanceState, before: InstanceState | undefined): string {
+  return Object.entries(instance.variables)
+    .map(([name, value]) => {
+      const size = storedSize(value);
+      const was =
+        before !== undefined && Object.hasOwn(before.variables, name) ? storedSize(before.variables[name]) : 0;
+      return { name, size, grew: size - was };
+    })
+    .sort((a, b) => b.grew - a.grew || b.size - a.size)
+    .slice(0, 3)
+    .map((v) => `variables.${v.name} (${v.size} bytes${v.grew > 0 ? `, ${v.grew} more than stored` : ''})`)
+    .join(', ');
+}
+
+/**
  * Writes an instance document through the unit of work: the instance as it
  * stands in this unit with `patch` applied, one `set` however often it is
- * called (the unit keeps the last). Old-layout documents it folded in are deleted.
+ * called (the unit keeps the last). Old-layout documents it folded in are
+ * deleted. Throws a StepFailedError, writing nothing, when the document
+ * would be larger than {@link MAX_INSTANCE_BYTES}: the step is not taken.
  */
 export async function writeInstance(uow: UnitOfWork, id: string, patch: InstancePatch): Promise<void> {
   const current = await readInstanceDoc(uow, id);
@@ -141,8 +168,16 @@ export async function writeInstance(uow: UnitOfWork, id: string, patch: Instance
   for (const e of patch.executions ?? []) tokens[e.id] = e;
   const jobs: Record<string, JobState> = { ...(current?.jobs ?? {}) };
   for (const j of patch.jobs ?? []) jobs[j.id] = j;
+  const data = instanceDocData({ instance, tokens, jobs });
+  const size = storedSize(data);
+  if (size > MAX_INSTANCE_BYTES) {
+    const stored = uow.stored(refs.instance(uow.db, id));
+    throw new StepFailedError(
+      `instance ${id} would be ${size} bytes, more than the ${MAX_INSTANCE_BYTES} one document holds: the step is not taken; the largest variables: ${largest(instance, stored === undefined ? undefined : asInstance(stored))} (keep large data out of process variables: a claim check, docs/how-it-works.md)`,
+    );
+  }
   for (const path of current?.legacy ?? []) uow.delete(uow.db.doc(path));
-  uow.set(refs.instance(uow.db, id), instanceDocData({ instance, tokens, jobs }));
+  uow.set(refs.instance(uow.db, id), data);
 }
 
 /**

@@ -35,6 +35,11 @@ export class UnitOfWork {
     return data;
   }
 
+  /** The document as this unit read it from Firestore (not its own pending writes); undefined when it was absent or not read. */
+  stored(ref: DocumentReference): StoredData | undefined {
+    return this.cache.get(ref.path);
+  }
+
   /** Creates a document that must not exist (the commit fails with ALREADY_EXISTS otherwise). */
   create(ref: DocumentReference, data: Record<string, unknown>): void {
     const known = this.cache.get(ref.path);
