@@ -28,6 +28,8 @@ declare module 'bpmn-moddle' {
       /** The qualified property name, e.g. `bpmn:targetRef`. */
       readonly property?: string;
       readonly value?: unknown;
+      /** What made the reader skip an element (`illegal ID < s >`, `duplicate ID <s>`), when it skipped one. */
+      readonly error?: Error;
     }
 
     interface ParseResult {

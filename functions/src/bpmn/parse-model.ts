@@ -7,7 +7,7 @@
 import BpmnModdle from 'bpmn-moddle';
 import { sha256Hex } from '../core/hash';
 import { ModelError, OUTPUTS_AS_PASSED, type ProcessModel, type SequenceFlow } from './model';
-import { parseAnyCondition } from './condition';
+import { sequenceFlows } from './parse-flow';
 import { checkGraph } from './check-graph';
 import type { Draft, NodeDraft } from './draft';
 import { attachBoundaryEvents } from './check-events';
@@ -366,40 +366,6 @@ function messageStartsOf(drafts: ReadonlyMap<string, Draft>): Record<string, str
   return Object.fromEntries(starts);
 }
 
-/** The `language` values a condition may name: FEEL's (Camunda 8 writes none). */
-const FEEL_LANGUAGES: ReadonlySet<string> = new Set(['feel', 'http://www.omg.org/spec/feel/20140401']);
-
-function toFlow(element: Element, nodes: ReadonlyMap<string, unknown>): SequenceFlow {
-  const id = idOf(element);
-  const end = (property: 'sourceRef' | 'targetRef'): string => {
-    const ref = element[property];
-    const refId = isElement(ref) ? text(ref, 'id') : null;
-    if (refId === null || !nodes.has(refId)) {
-      throw new ModelError(
-        `dangling flow: ${property} ${refId === null ? 'is missing' : `"${refId}" is not a flow node of this process`}`,
-        id,
-      );
-    }
-    return refId;
-  };
-  const sourceId = end('sourceRef');
-  const targetId = end('targetRef');
-  const expression = element.conditionExpression;
-  if (!isElement(expression)) return { id, sourceId, targetId, condition: null, conditionText: null };
-  const conditionText = typeof expression.body === 'string' ? expression.body : '';
-  const language = text(expression, 'language');
-  if (language !== null && !FEEL_LANGUAGES.has(language.toLowerCase()))
-    throw new ModelError(
-      `a condition in language "${language}": write it in FEEL (=…) or the engine's own condition language, without a language`,
-      id,
-    );
-  try {
-    return { id, sourceId, targetId, condition: parseAnyCondition(conditionText), conditionText };
-  } catch (error) {
-    throw new ModelError(errorMessage(error), id);
-  }
-}
-
 /**
  * Parses BPMN 2.0 XML into a validated {@link ProcessModel}: exactly one
  * executable process (`isExecutable="true"`; others are ignored) made only of
@@ -446,8 +412,7 @@ export async function parseProcessModel(xml: string): Promise<ProcessModel> {
   };
   read(process, null, false);
   const flows = new Map<string, SequenceFlow>();
-  for (const element of flowElements) {
-    const flow = toFlow(element, drafts);
+  for (const flow of sequenceFlows(flowElements, drafts)) {
     flows.set(flow.id, flow);
     drafts.get(flow.sourceId)?.outgoing.push(flow.id);
     drafts.get(flow.targetId)?.incoming.push(flow.id);

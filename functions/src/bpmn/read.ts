@@ -43,9 +43,20 @@ export function spacedIdProblem(attribute: string, written: string): string {
   return `${attribute} ${JSON.stringify(written)} has spaces around it: an id is read as written, and the modeller and the console's diagram (bpmn-js) cannot read this one; write ${attribute}="${written.trim()}"`;
 }
 
+/**
+ * An element's id, or the refusal: what the engine names (a flow node, by
+ * its tokens, jobs, incidents and repairs; the process, by its key) needs
+ * its own. A sequence flow without one gets a derived id instead
+ * (parse-flow.ts).
+ */
 export function idOf(element: Element): string {
   const id = text(element, 'id');
-  if (id === null) throw new ModelError(`a ${xmlName(element)} has no id; every element needs one`);
+  if (id === null) {
+    const name = xmlName(element);
+    throw new ModelError(
+      `${/^[aeiou]/i.test(name) ? 'an' : 'a'} ${name} has no id: every element but a sequence flow needs one (tokens, jobs, incidents and repairs name it)`,
+    );
+  }
   return id;
 }
 
