@@ -193,6 +193,14 @@ export async function stillPending(
 export const UNIT_BUDGET = 500;
 
 /**
+ * Transitions after which a unit takes no further buffered message: a
+ * backlog on one key is consumed in one transaction up to here, and the
+ * rest stays OPEN for the relay's next document, so a long backlog never
+ * makes a unit fail.
+ */
+export const BUFFERED_SHARE = 400;
+
+/**
  * Applies a transition, then what follows from it in the same unit of work,
  * depth first: the instances its call activities start or terminate, the
  * caller its called instance's end moves on (an item's end: counted,
@@ -237,7 +245,10 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
         // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
         if (dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName))
           continue;
-        follow.push(() => takeBuffered(uow, engine, buffer, point, now, consumed));
+        // A long backlog of one key is taken in one unit up to a share of its budget; the rest stays OPEN for the relay.
+        follow.push(() =>
+          applied >= BUFFERED_SHARE ? Promise.resolve(null) : takeBuffered(uow, engine, buffer, point, now, consumed),
+        );
       }
     }
     stack.push(...follow.reverse());
