@@ -5,7 +5,8 @@
  */
 import { type ProcessModel, TRANSITION_BUDGET } from '../../functions/src/bpmn/model';
 import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
-import { MAX_LIVE_TOKENS } from '../../functions/src/engine/state';
+import { terminateInstance } from '../../functions/src/engine/call-transitions';
+import { type InstanceState, MAX_LIVE_TOKENS } from '../../functions/src/engine/state';
 import { asyncTask, bpmnDocument, chain, element, sequenceFlow } from '../support/bpmn-xml';
 import { CoreSim } from '../support/core-sim';
 
@@ -190,5 +191,36 @@ describe('one transition does a bounded amount of work, whatever the model', () 
     expect(t.instance.incidents.map((i) => [i.reason, i.activityId])).toEqual([['TOKEN_LIMIT', 'split']]);
     expect(t.instance.activeExecutionIds).toHaveLength(MAX_LIVE_TOKENS);
     expect(t.jobs).toHaveLength(MAX_LIVE_TOKENS - 1);
+  });
+});
+
+describe("an instance's status agrees with its tokens after every step", () => {
+  test('a repair that moves a live token of an instance stored COMPLETED makes it RUNNING', async () => {
+    const sim = new CoreSim(
+      await model(
+        element('startEvent', 'start') + asyncTask('work') + element('endEvent', 'end') + chain('start', 'work', 'end'),
+      ),
+    );
+    sim.start();
+    // As an earlier version could leave it: COMPLETED while a token still waits.
+    if (sim.instance === null) throw new Error('not started');
+    sim.instance = { ...sim.instance, status: 'COMPLETED', completedAt: sim.now };
+    const t = sim.move(sim.tokenAt('work').id, 'work');
+    expect(t.instance).toMatchObject({ status: 'RUNNING', completedAt: null });
+    expect(sim.finishJob('work').instance.status).toBe('COMPLETED');
+  });
+
+  test('a repair that adds a token to a terminated instance makes it RUNNING', async () => {
+    const sim = new CoreSim(
+      await model(
+        element('startEvent', 'start') + asyncTask('work') + element('endEvent', 'end') + chain('start', 'work', 'end'),
+      ),
+    );
+    sim.start();
+    sim.apply(
+      terminateInstance({ instance: sim.instance as InstanceState, tokens: sim.tokens }, 'its caller left', sim.now),
+    );
+    expect(sim.instance?.status).toBe('COMPLETED');
+    expect(sim.add('work').instance.status).toBe('RUNNING');
   });
 });

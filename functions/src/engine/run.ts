@@ -127,13 +127,12 @@ export function finish(run: Run): Transition {
 
 /**
  * An instance's status agrees with its tokens after every transition: one
- * with a live token is never COMPLETED (a repair that gives a completed
- * instance a token makes it RUNNING, or keeps it INCIDENT), and one without
- * is never RUNNING. A terminated instance stays as its caller left it.
+ * with a live token is never COMPLETED (a repair that gives a completed or
+ * terminated instance a token makes it RUNNING, or keeps it INCIDENT), and
+ * one without is never RUNNING.
  */
 function statusOfTokens(run: Run): void {
   const { instance } = run;
-  if (instance.terminated !== undefined) return;
   const live = instance.activeExecutionIds.length > 0;
   if (live && instance.status === 'COMPLETED') run.instance = { ...instance, status: 'RUNNING', completedAt: null };
   else if (!live && instance.status === 'RUNNING')
