@@ -9,10 +9,20 @@
  * second person with a request id of their own must be refused. A task
  * whose token a repair moved is cancelled under the approver's feet: the
  * new task is completed instead.
+ *
+ * It also answers for the approvers of "Ask the approvers" (a parallel
+ * multi-instance user task): for an item's task it looks the item up with
+ * `inbox instances BUSINESS_KEY` (whose approval it is: the item's
+ * `approver`), waits the time planned for that approver and answers what
+ * they planned (`approves`), so the items are answered in a random order.
+ * Once the first yes (or the third answer) ends the activity, the items
+ * still open are terminated: an answer to one of those must be refused as
+ * cancelled by the completion condition, and is counted (late answers).
+ * Every answer is logged with how it ended, for the evaluation.
  */
-import { INSPECTION } from './app/inspection';
+import { APPROVALS, INSPECTION, TERMINATED_BY_CONDITION } from './app/inspection';
 import type { OperatorCli } from './operator';
-import { approvalRequestId, type PlannedInspection } from './plan-inspection';
+import { answerRequestId, approvalRequestId, type PlannedInspection } from './plan-inspection';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -30,8 +40,29 @@ export interface ApproverTally {
   cancelledUnderfoot: number;
   /** Calls that failed (Firestore restarting under them) and were sent again. */
   retries: number;
+  /** Approvers' answers to items of "Ask the approvers" that completed their item. */
+  answered: number;
+  /** Approvers' answers refused because the item had been terminated when the completion condition held (late answers). */
+  lateRefused: number;
+  /** Every approver's answer to an item's task, and how it ended. */
+  answers: ApproverAnswer[];
   /** Answers that break the promise, one line each. */
   wrong: string[];
+}
+
+/** One approver's answer to an item's task of "Ask the approvers", as the approver saw it end. */
+export interface ApproverAnswer {
+  readonly workOrderId: string;
+  readonly taskId: string;
+  /** The item's instance (the task's processInstanceId). */
+  readonly itemInstanceId: string;
+  readonly approver: string;
+  readonly approves: boolean;
+  /** COMPLETED: it completed the item; TERMINATED: refused, the completion condition had ended the item; MOVED: refused, a repair had moved the item's (or the activity's) token. */
+  readonly outcome: 'COMPLETED' | 'TERMINATED' | 'MOVED';
+  /** When its first call went out, and when the approver had its final answer (ms, the run's clock): an answer sent after another's was taken comes after it. */
+  readonly sentAt: number;
+  readonly doneAt: number;
 }
 
 export const emptyApproverTally = (): ApproverTally => ({
@@ -41,6 +72,9 @@ export const emptyApproverTally = (): ApproverTally => ({
   secondPersonsRefused: 0,
   cancelledUnderfoot: 0,
   retries: 0,
+  answered: 0,
+  lateRefused: 0,
+  answers: [],
   wrong: [],
 });
 
@@ -68,12 +102,17 @@ const RETRY_AFTER_MS = 500;
 
 interface ListedTask {
   readonly id: string;
+  readonly processInstanceId: string;
   readonly activityId: string;
   readonly businessKey: string;
   readonly createdAt: string;
 }
 
 type Answer = 'COMPLETED' | 'ALREADY_COMPLETED' | 'CANCELLED' | 'REFUSED';
+
+/** Why a cancelled task was cancelled, from the CLI's refusal ("… is cancelled: REASON"). */
+const cancelReason = (err: string): string => / is cancelled: (.*)$/m.exec(err)?.[1]?.trim() ?? err.trim();
+const MOVED_BY_A_REPAIR = /^a repair moved its token to /;
 
 export function startApprover(deps: ApproverDeps): Approver {
   const tally = emptyApproverTally();
@@ -83,10 +122,11 @@ export function startApprover(deps: ApproverDeps): Approver {
   let stopped = false;
   let calls = 0;
 
-  /** One CLI call at a time per slot (at most AT_ONCE at once), as a few people at their terminals. */
-  const call = async (cli: OperatorCli, argv: readonly string[]): ReturnType<OperatorCli> => {
+  /** One CLI call at a time per slot (at most AT_ONCE at once), as a few people at their terminals; `sent` when it goes out. */
+  const call = async (cli: OperatorCli, argv: readonly string[], sent?: () => void): ReturnType<OperatorCli> => {
     while (calls >= AT_ONCE) await sleep(50);
     calls += 1;
+    sent?.();
     try {
       return await cli(argv);
     } finally {
@@ -94,26 +134,98 @@ export function startApprover(deps: ApproverDeps): Approver {
     }
   };
 
-  /** `inbox tasks complete` until it answers (a failure is sent again with the same request id); how, and after how many calls. */
+  /** `inbox tasks complete` until it answers (a failure is sent again with the same request id); how, after how many calls, why a cancelled one was, and when the first call went out. */
   const complete = async (
     cli: OperatorCli,
     id: string,
     requestId: string,
-  ): Promise<{ answer: Answer; calls: number }> => {
-    const argv = ['--json', 'tasks', 'complete', id, '--vars', '{"approved":true}', '--request-id', requestId];
+    variables: Readonly<Record<string, unknown>> = { approved: true },
+  ): Promise<{ answer: Answer; calls: number; reason: string; sentAt: number }> => {
+    const argv = ['--json', 'tasks', 'complete', id, '--vars', JSON.stringify(variables), '--request-id', requestId];
+    let sentAt = 0;
+    const first = (): void => {
+      if (sentAt === 0) sentAt = Date.now();
+    };
     for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
-      const r = await call(cli, argv);
-      if (r.code === 0) return { answer: (JSON.parse(r.out) as { status: Answer }).status, calls: attempt };
-      if (/ is cancelled: /.test(r.err)) return { answer: 'CANCELLED', calls: attempt };
-      if (/ is already completed by |no user task /.test(r.err)) return { answer: 'REFUSED', calls: attempt };
+      const r = await call(cli, argv, first);
+      if (r.code === 0)
+        return { answer: (JSON.parse(r.out) as { status: Answer }).status, calls: attempt, reason: '', sentAt };
+      if (/ is cancelled: /.test(r.err))
+        return { answer: 'CANCELLED', calls: attempt, reason: cancelReason(r.err), sentAt };
+      if (/ is already completed by |no user task /.test(r.err))
+        return { answer: 'REFUSED', calls: attempt, reason: r.err.trim(), sentAt };
       tally.retries += 1;
       await sleep(RETRY_AFTER_MS);
     }
     throw new Error(`inbox tasks complete ${id}: no answer after ${ATTEMPTS} calls`);
   };
 
+  /** Each work order's items as `inbox instances` last listed them: item instance → its approver. */
+  const itemsOf = new Map<string, Map<string, string>>();
+  /** Whose approval an item's task is: the item's `approver`, from `inbox instances BUSINESS_KEY` (again while it fails or lists the item not yet). */
+  const approverOf = async (task: ListedTask): Promise<string> => {
+    for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
+      const known = itemsOf.get(task.businessKey)?.get(task.processInstanceId);
+      if (known !== undefined) return known;
+      const r = await call(deps.cli, ['--json', 'instances', task.businessKey]);
+      if (r.code === 0) {
+        const listed = JSON.parse(r.out) as Array<{ id: string; variables?: Record<string, unknown> }>;
+        const items = new Map<string, string>();
+        for (const i of listed) {
+          const name = i.variables?.[APPROVALS.elementVariable];
+          if (typeof name === 'string') items.set(i.id, name);
+        }
+        itemsOf.set(task.businessKey, items);
+        if (items.has(task.processInstanceId)) continue;
+      } else tally.retries += 1;
+      await sleep(RETRY_AFTER_MS);
+    }
+    throw new Error(`item ${task.processInstanceId.slice(0, 12)} of task ${task.id.slice(0, 12)}: no approver found`);
+  };
+
+  /** An approver's answer to an item's task of "Ask the approvers", at the time planned for them. */
+  const answer = async (task: ListedTask, order: PlannedInspection): Promise<void> => {
+    const name = await approverOf(task);
+    const approver = order.approvers.find((a) => a.name === name);
+    if (approver === undefined) {
+      tally.wrong.push(`${task.businessKey}: an item's task for approver ${name}, who was not asked`);
+      return;
+    }
+    await sleep(Math.max(0, Date.parse(task.createdAt) + approver.answerAfterMs - Date.now()));
+    const said = await complete(deps.cli, task.id, answerRequestId(task.id), {
+      [APPROVALS.answerVariable]: approver.approves,
+    });
+    const doneAt = Date.now();
+    const log = (outcome: ApproverAnswer['outcome']): number =>
+      tally.answers.push({
+        workOrderId: task.businessKey,
+        taskId: task.id,
+        itemInstanceId: task.processInstanceId,
+        approver: name,
+        approves: approver.approves,
+        outcome,
+        sentAt: said.sentAt,
+        doneAt,
+      });
+    if (said.answer === 'COMPLETED' || (said.answer === 'ALREADY_COMPLETED' && said.calls > 1)) {
+      tally.answered += 1;
+      if (said.answer === 'ALREADY_COMPLETED') tally.landedDespiteFailure += 1;
+      log('COMPLETED');
+    } else if (said.answer === 'CANCELLED' && said.reason === TERMINATED_BY_CONDITION) {
+      tally.lateRefused += 1;
+      log('TERMINATED');
+    } else if (said.answer === 'CANCELLED' && MOVED_BY_A_REPAIR.test(said.reason)) {
+      tally.cancelledUnderfoot += 1;
+      log('MOVED');
+    } else
+      tally.wrong.push(
+        `${task.businessKey}: ${name}'s answer to ${task.id.slice(0, 12)} answered ${said.answer}${said.reason === '' ? '' : ` (${said.reason})`}`,
+      );
+  };
+
   const handle = async (task: ListedTask): Promise<void> => {
     const order = planned.get(task.businessKey);
+    if (order !== undefined && task.activityId === APPROVALS.activityId) return answer(task, order);
     if (order === undefined || task.activityId !== INSPECTION.userTaskId) {
       tally.wrong.push(
         `user task ${task.id.slice(0, 12)} of ${task.businessKey} at ${task.activityId}: no inspected order has it`,
@@ -176,7 +288,7 @@ export function startApprover(deps: ApproverDeps): Approver {
       await looking;
       await Promise.all([...running]);
       deps.progress(
-        `approver: ${tally.completed} user tasks completed (${tally.landedDespiteFailure} by a retry that found its failed call committed), ${tally.repeatsAnswered} repeats answered already completed, ${tally.secondPersonsRefused} second persons refused, ${tally.cancelledUnderfoot} cancelled by a repair, ${tally.retries} calls retried`,
+        `approver: ${tally.completed} user tasks completed and ${tally.answered} approvers' answers taken (${tally.landedDespiteFailure} by a retry that found its failed call committed), ${tally.lateRefused} late answers refused, ${tally.repeatsAnswered} repeats answered already completed, ${tally.secondPersonsRefused} second persons refused, ${tally.cancelledUnderfoot} cancelled by a repair, ${tally.retries} calls retried`,
       );
       return tally;
     },

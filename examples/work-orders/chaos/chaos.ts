@@ -6,7 +6,8 @@
  * requeue) and an approver complete user tasks while it goes on, then
  * prints one line: messages, DONE, PARKED by reason, lost, double
  * correlations, double invoices, the repairs, the second model's work
- * orders (through the join, error path, user tasks). Exit 0 when nothing
+ * orders (through the join, the rounds of the error loop, the user tasks,
+ * how "Ask the approvers" ended and what it collected). Exit 0 when nothing
  * was lost or done twice, 1 otherwise, 2 on a usage error. `--seed` replays
  * a run (the seed is in the line).
  */
@@ -50,7 +51,7 @@ async function main(): Promise<number> {
     )
     .option(
       '--inspections <n>',
-      'work orders on the second model (parallel fork and join, BPMN error, user task), of those that race nothing; default: a fifth of --orders',
+      'work orders on the second model (parallel fork and join, an error boundary loop, a user task, a multi-instance user task with a completion condition), of those that race nothing; default: a fifth of --orders',
       numberIn(0, 100_000, true),
     )
     .option('--down-ms <ms>', 'how long Firestore stays down at each restart', numberIn(0, 60_000, true), 3_000)

@@ -55,7 +55,9 @@ export function evaluateChaos(
     const overdue = overdueRecords(workOrderId);
     const timers = raceTimers(workOrderId);
     const fired = timers.filter((t) => t.status === 'FIRED').length;
-    const completed = snapshot.instances.some((i) => i.businessKey === workOrderId && i.status === 'COMPLETED');
+    const completed = snapshot.instances.some(
+      (i) => i.businessKey === workOrderId && i.calledBy === null && i.status === 'COMPLETED',
+    );
     if (instances.length > 1) violations.push(`${workOrderId}: ${instances.length} process instances`);
     if (jobs > 1 || invoices > 1) {
       doubleInvoices += 1;

@@ -3,7 +3,7 @@ import { RACE, type ChaosPlan } from './plan';
 import type { ChaosSnapshot } from './snapshot';
 
 export interface OrderFacts {
-  /** Its instances, "Create invoice" jobs (not stale ones) and invoices. */
+  /** Its instances (the top-level ones: not the items of a multi-instance activity, which have its business key too), "Create invoice" jobs (not stale ones) and invoices. */
   readonly billingOf: (workOrderId: string) => { instances: string[]; jobs: number; invoices: number };
   /** Its overdue records (`escalations/`). */
   readonly overdueRecords: (workOrderId: string) => number;
@@ -17,7 +17,8 @@ export interface OrderFacts {
 
 export function orderFacts(plan: ChaosPlan, snapshot: ChaosSnapshot): OrderFacts {
   const instancesOf = new Map<string, string[]>();
-  for (const i of snapshot.instances) instancesOf.set(i.businessKey, [...(instancesOf.get(i.businessKey) ?? []), i.id]);
+  for (const i of snapshot.instances.filter((x) => x.calledBy === null))
+    instancesOf.set(i.businessKey, [...(instancesOf.get(i.businessKey) ?? []), i.id]);
   const jobsOf = new Map<string, number>();
   for (const j of snapshot.invoiceJobs) jobsOf.set(j.processInstanceId, (jobsOf.get(j.processInstanceId) ?? 0) + 1);
   const billingOf = (workOrderId: string): { instances: string[]; jobs: number; invoices: number } => {

@@ -73,11 +73,20 @@ const pickOf = <T>(items: readonly T[], pick: number): T | undefined =>
  * A live token of a running order, not one waiting at a join: the instance,
  * the token and where it is. `pick` chooses the instance, and among its
  * tokens (the second model's three branches) one too, so a move lands on a
- * tranche wait, the inspection or the user task alike. A cancel leaves the second model's
- * orders alone: a branch cancelled before its parallel join leaves the join
- * waiting for good (a JOIN_INCOMPLETE incident, the engine's answer), not a
- * fault to survive. A token waiting at a join is never moved: put back on
- * the join, it would stand for the first flow still missing, not its own.
+ * tranche wait, the inspection's step inside its subprocess, "Record the
+ * defects", the user task, "Ask the approvers" (its token waiting for the
+ * items: put back, it terminates them and starts the items over) or one
+ * of its items (an instance of its own with the order's business key) alike.
+ * A cancel leaves the second model's orders and their items alone: a branch
+ * cancelled before its parallel join leaves the join waiting for good (a
+ * JOIN_INCOMPLETE incident, the engine's answer), not a fault to survive,
+ * and an item cancelled ends without an answer. A token waiting at a join
+ * is never moved: put back on the join, it would stand for the first flow
+ * still missing, not its own. Nor is a subprocess's token (WAITING_SCOPE):
+ * the engine's move-token leaves the tokens inside it running and starts the
+ * subprocess again beside them (a defect of the engine's placeToken, which,
+ * unlike cancel-token, does not end what is inside; see docs/reliability.md),
+ * so the run moves the token inside the subprocess instead.
  */
 async function liveToken(
   deps: OperatorDeps,
@@ -91,13 +100,13 @@ async function liveToken(
       .get()
   ).docs
     .filter((d) => !deps.leaveAlone.has(d.id))
-    .filter((d) => repair.kind !== 'cancel' || d.get('processKey') !== INSPECTION.processKey)
+    .filter((d) => repair.kind !== 'cancel' || String(d.get('processKey')).split('#')[0] !== INSPECTION.processKey)
     .sort((a, b) => a.id.localeCompare(b.id));
   const chosen = pickOf(running, repair.pick);
   if (chosen === undefined) return null;
   const tokens = (chosen.get('tokens') ?? {}) as Record<string, { activityId?: string; status?: string }>;
   const movable = ((chosen.get('activeExecutionIds') ?? []) as string[]).filter(
-    (id) => tokens[id]?.status !== 'WAITING_JOIN',
+    (id) => tokens[id]?.status !== 'WAITING_JOIN' && tokens[id]?.status !== 'WAITING_SCOPE',
   );
   const executionId = movable[Math.floor(repair.pick * 997) % Math.max(1, movable.length)];
   const token = executionId === undefined ? undefined : tokens[executionId];

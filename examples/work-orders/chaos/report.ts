@@ -23,7 +23,7 @@ export interface ChaosCounts {
   readonly lost: number;
   readonly doubleCorrelations: number;
   readonly doubleInvoices: number;
-  /** The second model's work orders: through the join, the error path, the user tasks (evaluate-inspection.ts). */
+  /** The second model's work orders: through the join, the error loop, the user tasks, the approvers (evaluate-inspection.ts). */
   readonly inspection: InspectionCounts;
   /** Everything that breaks the promise, one line each (the first few are printed). */
   readonly violations: readonly string[];
@@ -55,6 +55,6 @@ export function chaosLine(seed: number, c: ChaosCounts, seconds: number, op?: Op
       ? ''
       : `, operator repairs: cancelled ${op.cancelled}, moved ${op.moved}, requeued ${op.requeued}, refused ${op.refusedAtPreview} by the dry run and ${op.refusedAtConfirm} at the confirmation, failed ${op.failed}, not confirmed ${op.abandoned}, nothing to do ${op.nothingToDo}`;
   const i = c.inspection;
-  const inspected = `, inspected work orders ${i.orders} (through the join ${i.throughJoin}, error path ${i.errorPaths} of ${i.defectsPlanned} with findings, user tasks completed ${i.userTasksCompleted}, repeats answered already completed ${i.repeatsAnswered}, second persons refused ${i.secondPersonsRefused}, stuck ${i.stuck})`;
+  const inspected = `, inspected work orders ${i.orders} (through the join ${i.throughJoin}, error loops ${i.rounds} of ${i.roundsPlanned} rounds on ${i.defectsPlanned} orders with findings, defect records ${i.defectRecords}, passed at the end ${i.passedAtEnd}, user tasks completed ${i.userTasksCompleted}, repeats answered already completed ${i.repeatsAnswered}, second persons refused ${i.secondPersonsRefused}, approvals ended ${i.approvalsEnded} (condition ${i.endedByCondition}, all answered ${i.endedAllAnswered}), outputs exact ${i.outputsExact}, late answers refused ${i.lateAnswersRefused}, tallied once ${i.talliedOnce}, stuck ${i.stuck})`;
   return `chaos seed ${seed}: messages ${c.messages}, DONE ${c.done}, PARKED ${parked === '' ? 0 : parked}, dead-lettered ${c.deadLettered} (requeued ${c.requeued}), lost ${c.lost}, double correlations ${c.doubleCorrelations}, double invoices ${c.doubleInvoices}, races ${c.races} (timer won ${c.racesWonByTimer}, completion won ${c.racesWonByCompletion}, both paths ${c.bothPaths})${repairs}${inspected}, work orders invoiced ${c.ordersInvoiced} + overdue ${c.ordersOverdue} + cancelled ${c.ordersCancelled} of ${c.orders} (${seconds} s)`;
 }

@@ -1,18 +1,42 @@
 /** The end of a chaos run: settling, and the operator's requeue of dead letters. */
 import type { Firestore } from '@google-cloud/firestore';
+import { STALE_JOB_ERROR } from '../../../functions/src/engine/state';
+import { INSPECTION } from './app/inspection';
 import type { Approver } from './approver';
-import { cancelledOrders, openWork } from './observe';
+import { cancelledOrders, openWork, type PendingWork } from './observe';
 import type { OperatorCli } from './operator';
 import type { ChaosPlan } from './plan';
 import type { Races } from './races';
 import { sleep, type ChaosOptions } from './run-types';
 
 /**
- * Waits until nothing is OPEN or PENDING (twice in a row), no user task is
- * OPEN and neither a race nor the approver is under way, then does what an
- * operator would: one `inbox requeue --reason DEAD_LETTERED --yes` (`cli`,
- * the operator's). Repeats while that finds something to requeue (a dead
- * letter may land late).
+ * A second-model order whose inspection went round its error boundary loop
+ * more often than it has findings: its rounds no longer lower the findings
+ * (or one ran twice), so it will go round for ever, a job always PENDING.
+ * The run does not wait for it; the evaluation reports it stuck.
+ */
+export function runawayLoop(plan: ChaosPlan): (instance: PendingWork) => boolean {
+  const findings = new Map(plan.inspections.map((i) => [i.workOrderId, i.findings]));
+  const caught = `BPMN error ${INSPECTION.errorCode}:`;
+  return (instance) => {
+    const k = findings.get(instance.businessKey);
+    if (k === undefined) return false;
+    const rounds = instance.jobs.filter(
+      (j) =>
+        j.activityId === INSPECTION.inspectTaskId &&
+        j.lastError !== STALE_JOB_ERROR &&
+        j.lastError?.startsWith(caught) === true,
+    ).length;
+    return rounds > k;
+  };
+}
+
+/**
+ * Waits until nothing is OPEN or PENDING (twice in a row; a runaway loop's
+ * jobs aside, runawayLoop), no user task is OPEN and neither a race nor
+ * the approver is under way, then does what an operator would: one `inbox
+ * requeue --reason DEAD_LETTERED --yes` (`cli`, the operator's). Repeats
+ * while that finds something to requeue (a dead letter may land late).
  */
 export async function settleAndRepair(
   db: Firestore,
@@ -34,6 +58,7 @@ export async function settleAndRepair(
     );
     return new Set([...raceTranches, ...ofCancelled]);
   };
+  const runaway = runawayLoop(plan);
   const settle = async (): Promise<void> => {
     let quiet = 0;
     while (quiet < 2) {
@@ -41,7 +66,7 @@ export async function settleAndRepair(
       await sleep(2_000);
       // A read that fails (Firestore restarting) is retried; say so, or a read that always fails would look like a run that never settles.
       const work = await waitForNobody()
-        .then((nobody) => openWork(db, nobody))
+        .then((nobody) => openWork(db, nobody, runaway))
         .catch((err: unknown) => {
           options.progress(
             `settling: could not read the open work (${err instanceof Error ? err.message : String(err)})`,
@@ -59,7 +84,7 @@ export async function settleAndRepair(
       quiet = idle ? quiet + 1 : 0;
       if (work !== null)
         options.progress(
-          `settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING, ${work.pendingTimers} timers PENDING, ${work.openTasks} user tasks OPEN (${approver.inFlight()} with the approver), ${races.inFlight()} races publishing, ${work.documents} documents`,
+          `settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING${work.runaways > 0 ? ` (and ${work.runaways} runaway loops, not waited for)` : ''}, ${work.pendingTimers} timers PENDING, ${work.openTasks} user tasks OPEN (${approver.inFlight()} with the approver), ${races.inFlight()} races publishing, ${work.documents} documents`,
         );
     }
   };

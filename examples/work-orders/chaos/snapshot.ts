@@ -18,6 +18,17 @@ export interface ChaosSnapshot {
     readonly businessKey: string;
     readonly status: string;
     readonly correlatedMessages: readonly string[];
+    /** Who called it: an item of a multi-instance activity has its caller's business key, the activity and its index and batch; null at the top level. */
+    readonly calledBy: {
+      readonly instanceId: string;
+      readonly activityId: string;
+      readonly index: number | null;
+      readonly batch: string | null;
+    } | null;
+    /** Why its caller terminated it (an item still running when the completion condition held), or null. */
+    readonly terminated: string | null;
+    /** Its variables as they are now. */
+    readonly variables: Readonly<Record<string, unknown>>;
     /** Its tokens (live and the last ended ones), their status and where they are or ended. */
     readonly tokens: ReadonlyArray<{ readonly id: string; readonly status: string; readonly activityId: string }>;
     /** Its jobs (the live ones and the last finished ones): which step, how they ended. */
@@ -25,6 +36,8 @@ export interface ChaosSnapshot {
       readonly activityId: string;
       readonly status: string;
       readonly lastError: string | null;
+      /** When it finished, ms since the epoch; null while PENDING. */
+      readonly finishedAt: number | null;
     }>;
     /** Its repair records: which repair, on which token. */
     readonly repairs: ReadonlyArray<{ readonly kind: string; readonly executionId: string | null }>;
@@ -48,7 +61,14 @@ export interface ChaosSnapshot {
     readonly status: string;
     readonly completionRequestId: string | null;
     readonly completedBy: string | null;
+    readonly cancelReason: string | null;
   }>;
-  /** Defect records (`defects/`), one per work order whose inspection threw DEFECTS_FOUND. */
-  readonly defects: ReadonlyArray<{ readonly workOrderId: string; readonly processInstanceId: string }>;
+  /** Defect records (`defects/`), one per round of a work order's inspection loop: the round that found `findingsLeft`. */
+  readonly defects: ReadonlyArray<{
+    readonly workOrderId: string;
+    readonly processInstanceId: string;
+    readonly findingsLeft: number;
+  }>;
+  /** Counting documents of multi-instance activities (`itemBatches/`) still there: an activity that ended deletes its own. */
+  readonly itemBatches: ReadonlyArray<{ readonly id: string; readonly batch: string }>;
 }

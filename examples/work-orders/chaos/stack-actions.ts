@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { runCli } from '../../../functions/src/cli/main';
 import type { LocalStack } from '../../../tools/local/stack';
-import { INSPECTION } from './app/inspection';
+import { APPROVALS, INSPECTION } from './app/inspection';
 import type { OperatorCli } from './operator';
 import { RACE } from './plan';
 import type { PlannedInspection } from './plan-inspection';
@@ -79,13 +79,14 @@ export function operatorCli(projectId: string, firestoreHost: string, actor = 'c
  * The app the run deploys (app/index.ts): the example's messages and steps
  * plus the inspection's, with the chaos models in bpmn/: the example's
  * process completed in four tranches with a racing deadline at the last
- * wait, and the one with a parallel fork and join, a BPMN error and a user task.
+ * wait, and the one with a parallel fork and join, an error boundary loop, a
+ * user task and a multi-instance user task with a completion condition.
  */
 export const CHAOS_APP = 'examples/work-orders/chaos/app';
 /** Its models (the app's `models` folder too; set as INBOX_BPMN_DIR so no setting of the caller's replaces them). */
 export const CHAOS_BPMN_DIR = join(__dirname, 'bpmn');
 
-/** What a work order starts with: the second model for an inspected order (its findings), else the first (its race deadline, if it races). */
+/** What a work order starts with: the second model for an inspected order (its findings and approvers), else the first (its race deadline, if it races). */
 export function orderStart(
   workOrderId: string,
   raceDeadline: string | null,
@@ -96,7 +97,11 @@ export function orderStart(
   if (inspection !== undefined)
     return {
       processKey: INSPECTION.processKey,
-      variables: { ...variables, [INSPECTION.findingsVariable]: inspection.findings },
+      variables: {
+        ...variables,
+        [INSPECTION.findingsVariable]: inspection.findings,
+        [APPROVALS.collectionVariable]: inspection.approvers.map((a) => a.name),
+      },
     };
   return {
     processKey: 'work-order-execution',

@@ -6,9 +6,13 @@ import { runChaos } from '../chaos/run';
  * an operator who repairs meanwhile (cancel-token, move-token, requeue),
  * four last tranches racing their timers (planned from 3.7 s to 0.3 s
  * before the due time), and four work orders on the second model (a
- * parallel fork and join, an inspection whose BPMN error two of them
- * throw, a user task an approver completes through `inbox tasks complete`),
- * on fresh emulators of its own, with a fixed seed. The full run (10,000
+ * parallel fork and join; an inspection that goes round its error boundary
+ * loop once per finding, 2 and 1 rounds for two of them; a user task an
+ * approver completes through `inbox tasks complete`; and "Ask the
+ * approvers", a parallel multi-instance user task whose items the approver
+ * answers in a random order, ended by its completion condition, the first
+ * yes or the third answer, or after its last item), on fresh emulators of
+ * its own, with a fixed seed. The full run (10,000
  * messages) is `npm run test:chaos`; docs/reliability.md has its line.
  */
 // The run starts emulators of its own and exports their hosts into process.env; the next test file must get the suite's back.
@@ -23,7 +27,7 @@ afterAll(() => {
   }
 });
 
-test('a small chaos run: nothing lost, nothing correlated or invoiced twice, every order invoiced or (race lost) overdue, every inspected order through its join once', async () => {
+test('a small chaos run: nothing lost, nothing correlated or invoiced twice, every order invoiced or (race lost) overdue, every inspected order round its loop and through its join once', async () => {
   const lines: string[] = [];
   const result = await runChaos({
     seed: 20261130,
@@ -80,28 +84,50 @@ test('a small chaos run: nothing lost, nothing correlated or invoiced twice, eve
   expect(result.faults.find((f) => f.kind === 'firestore-restart')?.note).toMatch(/^RESTARTED/);
   expect(result.line).toContain('lost 0, double correlations 0, double invoices 0');
   expect(result.line).toContain('operator repairs: cancelled');
-  // The second model: each of the 4 through its join once, nothing left; the error path exactly for the 2 with findings; each user task completed once, by the approver's request.
+  // The second model: each of the 4 through its join once, nothing left; the error loop round exactly once per finding (2 and 1), each
+  // round recorded once, then the inspection passed once; each user task completed once, by the approver's request; "Ask the approvers"
+  // ended once each, as its condition says, with exactly the answers taken in its output, and the step after it run once.
   expect(result.counts.inspection).toMatchObject({
     orders: 4,
     throughJoin: 4,
     defectsPlanned: 2,
-    errorPaths: 2,
+    roundsPlanned: 3,
+    rounds: 3,
+    defectRecords: 3,
+    passedAtEnd: 4,
     userTasksCompleted: 4,
     // The plan repeats 2 completions with their request id (each must answer "already completed") and has a second person try 1 (refused).
     repeatsAnswered: 2,
     secondPersonsRefused: 1,
+    approvalsEnded: 4,
+    outputsExact: 4,
+    talliedOnce: 4,
     stuck: 0,
     violations: [],
   });
+  const { endedByCondition, endedAllAnswered, lateAnswersRefused } = result.counts.inspection;
+  expect(endedByCondition + endedAllAnswered).toBe(4);
+  // One order's two approvers both say no: it ends after its last item; two have an approver who answers after a yes: a late answer, refused.
+  expect(endedAllAnswered).toBeGreaterThanOrEqual(1);
+  expect(lateAnswersRefused).toBeGreaterThanOrEqual(1);
   // The approver completed each once (a task a repair moved away from it is cancelled, and its new one completed).
   expect(result.approver.completed).toBe(4);
+  expect(result.approver.lateRefused).toBe(lateAnswersRefused);
   expect(result.approver.wrong).toEqual([]);
-  expect(result.line).toContain('inspected work orders 4 (through the join 4, error path 2 of 2 with findings');
+  expect(result.line).toContain(
+    'inspected work orders 4 (through the join 4, error loops 3 of 3 rounds on 2 orders with findings, defect records 3, passed at the end 4',
+  );
+  expect(result.line).toMatch(
+    /approvals ended 4 \(condition \d, all answered \d\), outputs exact 4, late answers refused \d+, tallied once 4, stuck 0\)/,
+  );
   // The run's line and its races, for docs/reliability.md (the figure quoted there comes from here).
   console.log(
     [
       result.line,
-      `approver: ${JSON.stringify(result.approver)}`,
+      `approver: ${JSON.stringify({ ...result.approver, answers: result.approver.answers.length })}`,
+      ...result.approver.answers.map(
+        (a) => `answer ${a.workOrderId} ${a.approver} ${a.approves ? 'yes' : 'no'}: ${a.outcome}`,
+      ),
       ...result.races.map(
         (r) =>
           `race ${r.workOrderId}: planned ${r.plannedOffsetMs} ms, published ${r.publishedOffsetMs ?? '?'} ms from the due time`,

@@ -27,8 +27,11 @@ function perfect(
     correlatedMessages: p.messages.flatMap((m, n) =>
       m.kind === 'completion' && m.workOrderId === o.workOrderId && !loser.has(n) ? [m.docId] : [],
     ),
+    calledBy: null,
+    terminated: null,
+    variables: {},
     tokens: [{ id: `e-${i}`, status: 'ENDED', activityId: 'end' }],
-    jobs: [] as Array<{ activityId: string; status: string; lastError: string | null }>,
+    jobs: [] as Array<{ activityId: string; status: string; lastError: string | null; finishedAt: number | null }>,
     repairs: [] as Array<{ kind: string; executionId: string | null }>,
   }));
   const instanceOf = (workOrderId: string): string => instances.find((i) => i.businessKey === workOrderId)?.id ?? '';
@@ -90,6 +93,7 @@ function perfect(
     escalations: overdue.map((i) => ({ workOrderId: i.businessKey, processInstanceId: i.id })),
     userTasks: [],
     defects: [],
+    itemBatches: [],
   };
 }
 
@@ -113,7 +117,7 @@ describe('chaos evaluation', () => {
       parkedByReason: { KEY_COLLISION: 1, INVALID_PAYLOAD: 1 },
     });
     expect(chaosLine(5, counts, 9)).toBe(
-      'chaos seed 5: messages 100, DONE 12, PARKED INVALID_PAYLOAD 1, KEY_COLLISION 1, dead-lettered 0 (requeued 0), lost 0, double correlations 0, double invoices 0, races 1 (timer won 0, completion won 1, both paths 0), inspected work orders 0 (through the join 0, error path 0 of 0 with findings, user tasks completed 0, repeats answered already completed 0, second persons refused 0, stuck 0), work orders invoiced 3 + overdue 0 + cancelled 0 of 3 (9 s)',
+      'chaos seed 5: messages 100, DONE 12, PARKED INVALID_PAYLOAD 1, KEY_COLLISION 1, dead-lettered 0 (requeued 0), lost 0, double correlations 0, double invoices 0, races 1 (timer won 0, completion won 1, both paths 0), inspected work orders 0 (through the join 0, error loops 0 of 0 rounds on 0 orders with findings, defect records 0, passed at the end 0, user tasks completed 0, repeats answered already completed 0, second persons refused 0, approvals ended 0 (condition 0, all answered 0), outputs exact 0, late answers refused 0, tallied once 0, stuck 0), work orders invoiced 3 + overdue 0 + cancelled 0 of 3 (9 s)',
     );
     const op = {
       cancelled: 1,
