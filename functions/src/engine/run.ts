@@ -108,15 +108,22 @@ export function finish(run: Run): Transition {
   standbyDone(run);
   stuckJoins(run);
   statusOfTokens(run);
+  // A timer or job set and left again within this step (a subprocess or call that ends at once, a token a
+  // terminate end event cancels) never existed: neither created nor deleted, nor dispatched.
+  const timersLeft = new Set(run.cancelTimers);
+  const jobsLeft = new Set(run.staleJobs);
+  const timers = run.timers.filter((t) => !timersLeft.has(t.id));
+  const jobs = run.jobs.filter((j) => !jobsLeft.has(j.id));
+  const setHere = (id: string, made: readonly { readonly id: string }[]): boolean => made.some((m) => m.id === id);
   return {
     instance: run.instance,
     executions: [...run.executions.values()],
-    jobs: run.jobs,
+    jobs,
     subscribe: run.subscribe,
     unsubscribe: run.unsubscribe,
-    timers: run.timers,
-    cancelTimers: run.cancelTimers,
-    staleJobs: run.staleJobs,
+    timers,
+    cancelTimers: run.cancelTimers.filter((id) => !setHere(id, run.timers)),
+    staleJobs: run.staleJobs.filter((id) => !setHere(id, run.jobs)),
     userTasks: run.userTasks,
     closeUserTasks: run.closeUserTasks,
     calls: run.calls,
@@ -363,7 +370,17 @@ export function release(
     readonly reason?: string;
   } = {},
 ): ExecutionState {
-  run.unsubscribe.push(...pointsOf(execution));
+  for (const point of pointsOf(execution)) {
+    // A point this very step subscribed never reached the store: it goes from the step's subscriptions instead.
+    const here = run.subscribe.findIndex(
+      (p) =>
+        p.executionId === point.executionId &&
+        p.messageName === point.messageName &&
+        p.correlationKey === point.correlationKey,
+    );
+    if (here >= 0) run.subscribe.splice(here, 1);
+    else run.unsubscribe.push(point);
+  }
   run.cancelTimers.push(...(execution.timerIds ?? []).filter((id) => id !== except.timerId));
   if (execution.status === 'WAITING_JOB' && execution.jobId !== null && execution.jobId !== except.jobId)
     run.staleJobs.push(execution.jobId);

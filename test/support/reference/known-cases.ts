@@ -11,6 +11,8 @@ export interface KnownCase {
   readonly id: string;
   readonly shape: Shape;
   readonly moves: readonly Choice[];
+  /** Runs through our store only (a call or multi-instance activity): test/engine/reference-engine-store.test.ts checks it. */
+  readonly store?: true;
 }
 
 const user: Block = { kind: 'user', boundaries: [] };
@@ -34,22 +36,6 @@ const branch = (body: Block, when: Flag | null = null, ending: Ending | null = n
 const move = (pick = 0, error: string | null = null): Choice => ({ pick, vars: {}, error });
 
 export const KNOWN_CASES: readonly KnownCase[] = [
-  {
-    // A loop round a parallel block whose inclusive join's untaken branch (the timer) is reachable only round the loop.
-    id: 'TODO(inclusive-join-loop): inclusive join waits for a token that must pass it first',
-    shape: shape({
-      kind: 'loop',
-      again: 'f1',
-      body: seq(user, {
-        kind: 'and',
-        branches: [
-          branch({ kind: 'or', branches: [branch(pass), branch({ kind: 'timer' }, 'f0')], otherwise: 0 }),
-          branch(user),
-        ],
-      }),
-    }),
-    moves: [move(), move()],
-  },
   {
     id: 'error-event-subprocess-ignores-job-errors',
     shape: shape(job, { handlers: [{ kind: 'error', code: 'E1', body: seq(pass), ending: NONE }] }),
@@ -155,5 +141,72 @@ export const KNOWN_CASES: readonly KnownCase[] = [
       }),
     ),
     moves: [move()],
+  },
+  {
+    // Defect 2's shape: the condition reads a variable no item sets.
+    id: 'completion-condition-fails',
+    shape: shape(
+      seq({
+        kind: 'mi',
+        activity: 'user',
+        body: seq(),
+        sequential: true,
+        count: 2,
+        completion: 'missing',
+        boundaries: [],
+      }),
+    ),
+    moves: [move()],
+    store: true,
+  },
+  {
+    // A call activity whose child waits, interrupted by its timer.
+    id: 'interrupted-call-activity-never-ends',
+    shape: shape({
+      kind: 'call',
+      callee: user,
+      boundaries: [{ kind: 'timer', interrupting: true, then: seq(), to: 'end', ending: NONE }],
+    }),
+    moves: [move(0)],
+    store: true,
+  },
+  {
+    // A choice with no way out inside a subprocess that has a catch-all error boundary event.
+    id: 'catch-all-error-boundary-catches-incidents',
+    shape: shape({
+      kind: 'sub',
+      body: { kind: 'xor', branches: [branch(pass, 'f0'), branch(pass, 'f1')], otherwise: null },
+      ending: NONE,
+      handlers: [],
+      boundaries: [{ kind: 'error', code: null, then: seq(pass), to: 'end', ending: NONE }],
+    }),
+    moves: [],
+  },
+  {
+    // Defect 7's shape: three parallel items of a subprocess of tasks, done after two.
+    id: 'TODO(defect-7): parallel items that never wait stop starting once the completion condition holds',
+    shape: shape(
+      seq({
+        kind: 'mi',
+        activity: 'sub',
+        body: seq(pass),
+        sequential: false,
+        count: 3,
+        completion: 'second',
+        boundaries: [],
+      }),
+    ),
+    moves: [],
+    store: true,
+  },
+  {
+    // A terminate end event beside a call activity whose called process waits.
+    id: 'terminate-leaves-called-process-running',
+    shape: shape({
+      kind: 'and',
+      branches: [branch({ kind: 'call', callee: user, boundaries: [] }), branch(pass, null, { kind: 'terminate' })],
+    }),
+    moves: [],
+    store: true,
   },
 ];

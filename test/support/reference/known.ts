@@ -12,95 +12,45 @@
  * Any other difference fails the test with report.ts's account of it.
  */
 import type { RunResult } from './compare';
-import type { GraphNode, NodeKind } from './draw';
+import { MAIN_PROCESS } from './draw';
+import {
+  differingElements,
+  extraPasses,
+  isInside,
+  nodes,
+  oursIncident,
+  passed,
+  reaches,
+  startOf,
+  stalledJoins,
+} from './run-queries';
 import { multisetDiff } from './visits';
 
 export interface KnownDifference {
   readonly id: string;
   readonly kind: 'A' | 'B' | 'C';
+  /** What it explains: a difference between the engines (the default), or an inconsistency of ours alone. */
+  readonly explains?: 'difference' | 'inconsistency';
   /** One line: why the engines differ here. */
   readonly reason: string;
   readonly matches: (result: RunResult) => boolean;
 }
 
-/** The elements a side passed (every element of its paths). */
-function passed(result: RunResult, side: 'ours' | 'reference'): Set<string> {
-  const s = result[side];
-  return new Set((s?.paths ?? []).flatMap((p) => p.split('>')));
-}
-
-const nodes = (result: RunResult, ...kinds: NodeKind[]): GraphNode[] =>
-  result.graph.nodes.filter((n) => kinds.includes(n.kind));
-
-/** The start event of event subprocess `esp`. */
-const startOf = (result: RunResult, esp: string): GraphNode | undefined =>
-  result.graph.nodes.find((n) => n.scope === esp && n.kind === 'espStart');
-
-/** Elements on the paths only one side has. */
-function differingElements(result: RunResult): Set<string> {
-  const { onlyA, onlyB } = multisetDiff(result.ours?.paths ?? [], result.reference?.paths ?? []);
-  return new Set([...onlyA, ...onlyB].flatMap((p) => p.split('>')));
-}
-
-/** The elements bpmn-engine stalled at (nothing waits, yet it is not done): a postponed flow's target, or a postponed element. */
-function stalledJoins(result: RunResult): Set<string> {
-  const line = (result.reference?.end.detail ?? []).find((d) => d.startsWith('stalled: '));
-  if (line === undefined) return new Set();
-  const ids = line.slice('stalled: '.length).split(', ');
-  return new Set(ids.map((id) => result.graph.flows.find((f) => f.id === id)?.target ?? id));
-}
-
-/** Whether element `id` is drawn inside `scope`, at any depth. */
-function isInside(result: RunResult, id: string, scope: string): boolean {
-  for (
-    let at = result.graph.nodes.find((n) => n.id === id)?.scope ?? null, depth = 0;
-    at !== null && depth < 50;
-    depth++
-  ) {
-    if (at === scope) return true;
-    at = result.graph.nodes.find((n) => n.id === at)?.scope ?? null;
-  }
-  return false;
-}
-
-/** Whether `to` is reachable from `from` along sequence flows (or is it). */
-function reaches(result: RunResult, from: string, to: string): boolean {
-  const seen = new Set<string>();
-  for (const pending = [from]; pending.length > 0;) {
-    const id = pending.pop() as string;
-    if (id === to) return true;
-    if (seen.has(id)) continue;
-    seen.add(id);
-    for (const f of result.graph.flows) if (f.source === id) pending.push(f.target);
-  }
-  return false;
-}
-
-/** Elements (with repeats) one side passed and the other did not: `onlyA` ours, `onlyB` bpmn-engine's. */
-function extraPasses(result: RunResult): { onlyA: string[]; onlyB: string[] } {
-  const elements = (paths: readonly string[]) => paths.flatMap((p) => p.split('>')).sort();
-  return multisetDiff(elements(result.ours?.paths ?? []), elements(result.reference?.paths ?? []));
-}
-
-const oursIncident = (result: RunResult, reason: string): string[] =>
-  (result.ours?.end.detail ?? []).flatMap((d) => {
-    const m = new RegExp(`^${reason} at (\\S+):`).exec(d);
-    return m === null ? [] : [m[1] as string];
-  });
-
 export const KNOWN: readonly KnownDifference[] = [
   {
-    id: 'TODO(inclusive-join-loop): inclusive join waits for a token that must pass it first',
+    id: 'TODO(defect-7): parallel items that never wait stop starting once the completion condition holds',
     kind: 'A',
     reason:
-      'a defect of ours, to be fixed: an inclusive join waits for every live token that can reach one of its empty incoming flows, also one that can only get there by going round a loop through the join’s own non-empty flows (a token in a parallel branch beside it, or waiting at the join after it); the BPMN 2.0 inclusive gateway’s activation rule leaves such a token out, bpmn-engine goes on, and we wait for ever (JOIN_INCOMPLETE once nothing else moves)',
+      'to be decided with defect 7: a parallel multi-instance activity starts all its items at once (up to 100, docs/bpmn-coverage.md), but an item that never waits ends inside its own start, the completion condition is checked then, and once it holds the store does not start the items still queued in that step (startIfAwaited), so they never run; bpmn-engine (and Camunda 8, which activates every item first) runs them',
     matches: (r) => {
-      const { onlyB } = extraPasses(r);
-      const stuck = oursIncident(r, 'JOIN_INCOMPLETE');
-      return nodes(r, 'orJoin').some(
-        (j) =>
-          (onlyB.includes(j.id) || stuck.includes(j.id)) &&
-          r.graph.flows.some((f) => f.source === j.id && reaches(r, f.target, j.id)),
+      const { onlyA, onlyB } = extraPasses(r);
+      const parallelWithCondition = r.graph.nodes.filter(
+        (n) => n.kind === 'sub' && n.loop !== undefined && !n.loop.sequential && n.loop.completion !== null,
+      );
+      return (
+        onlyA.length === 0 &&
+        onlyB.length > 0 &&
+        onlyB.every((e) => parallelWithCondition.some((mi) => isInside(r, e, mi.id)))
       );
     },
   },
@@ -143,6 +93,22 @@ export const KNOWN: readonly KnownDifference[] = [
     matches: (r) => {
       const ours = passed(r, 'ours');
       return nodes(r, 'esp').some((esp) => esp.interrupting === true && ours.has(esp.id));
+    },
+  },
+  {
+    id: 'catch-all-error-boundary-catches-incidents',
+    kind: 'B',
+    reason:
+      'bpmn-engine (not in strict mode, which would also stop it catching a service’s error) lets an error boundary event without errorRef catch any failure inside its activity, an exclusive gateway with no flow to take included; for us that is a NO_MATCHING_FLOW incident, not a BPMN error, and nothing catches it (Camunda 8 alike)',
+    matches: (r) => {
+      const ref = passed(r, 'reference');
+      const stuck = oursIncident(r, 'NO_MATCHING_FLOW');
+      return nodes(r, 'boundaryError').some(
+        (b) =>
+          b.code === null &&
+          ref.has(b.id) &&
+          stuck.some((at) => at === b.attachedTo || isInside(r, at, b.attachedTo ?? '')),
+      );
     },
   },
   {
@@ -229,6 +195,19 @@ export const KNOWN: readonly KnownDifference[] = [
     },
   },
   {
+    id: 'terminate-leaves-called-process-running',
+    kind: 'B',
+    reason:
+      'a terminate end event ends bpmn-engine’s process, but not the process a call activity of it called: that one goes on waiting (and can be completed); we terminate the called instance with its caller, as Camunda 8 does',
+    matches: (r) => {
+      const ref = passed(r, 'reference');
+      const terminated = nodes(r, 'terminateEnd').some((t) => t.process === MAIN_PROCESS && ref.has(t.id));
+      const waits = [...(r.reference?.end.waits ?? [])].map((w) => w.slice(w.indexOf(':') + 1));
+      const inCallee = (id: string) => r.graph.nodes.some((n) => n.id === id && n.process !== MAIN_PROCESS);
+      return terminated && waits.length > 0 && waits.every(inCallee) && (r.ours?.end.waits.length ?? 0) === 0;
+    },
+  },
+  {
     id: 'terminate-ends-the-step-elsewhere',
     kind: 'B',
     reason:
@@ -262,9 +241,42 @@ export const KNOWN: readonly KnownDifference[] = [
       return multisetDiff(elements(ref), elements(ours)).onlyA.length === 0;
     },
   },
+  {
+    id: 'completion-condition-fails',
+    kind: 'C',
+    reason:
+      'a completion condition that reads a variable nothing sets (FEEL `=missing`) is an EXPRESSION_FAILED incident on the multi-instance activity for us, as in Camunda 8 (FEEL is evaluated strictly); bpmn-engine’s expression gives undefined, which is false, and the activity runs all its items',
+    matches: (r) => {
+      const failing = new Set(r.graph.nodes.filter((n) => n.loop?.completion === 'missing').map((n) => n.id));
+      return oursIncident(r, 'EXPRESSION_FAILED').some((at) => failing.has(at));
+    },
+  },
+  {
+    id: 'interrupted-call-activity-never-ends',
+    kind: 'B',
+    reason:
+      'when an interrupting boundary event takes the token off a call activity, bpmn-engine stops the called process but leaves the call activity running: its scope (the instance, the subprocess) never completes; we terminate the called instance and leave the call activity (BPMN, Camunda 8)',
+    matches: (r) => {
+      const [ours, ref] = [passed(r, 'ours'), passed(r, 'reference')];
+      const stalled = stalledJoins(r);
+      return r.graph.nodes.some(
+        (b) =>
+          b.interrupting === true &&
+          b.attachedTo !== undefined &&
+          nodes(r, 'call').some((c) => c.id === b.attachedTo && stalled.has(c.id)) &&
+          ours.has(b.id) &&
+          ref.has(b.id),
+      );
+    },
+  },
 ];
 
 /** The first entry (the list runs from the narrowest shape to the broadest) that explains the run's difference, or null. */
 export function explain(result: RunResult): KnownDifference | null {
-  return KNOWN.find((k) => k.matches(result)) ?? null;
+  return KNOWN.find((k) => (k.explains ?? 'difference') === 'difference' && k.matches(result)) ?? null;
+}
+
+/** The entry that explains the run's inconsistency of ours (an INCONSISTENT detail), or null. */
+export function explainInconsistency(result: RunResult): KnownDifference | null {
+  return KNOWN.find((k) => k.explains === 'inconsistency' && k.matches(result)) ?? null;
 }
