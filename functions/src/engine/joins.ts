@@ -24,13 +24,17 @@ function waitingAt(run: Run, gateway: JoinNode, execution: ExecutionState): Exec
     .sort((a, b) => a.updatedAt.getTime() - b.updatedAt.getTime() || a.id.localeCompare(b.id));
 }
 
-/** Whether a token at `from` can reach node `target` along sequence flows and boundary events, without passing `avoid`. */
-export function reaches(model: ProcessModel, from: string, target: string, avoid: string): boolean {
+/**
+ * Whether a token at `from` can reach node `target` along sequence flows
+ * and boundary events without passing a node of `avoid` (the node it stands
+ * at is not passed: a token at a fork is on its way down one of its flows).
+ */
+export function reaches(model: ProcessModel, from: string, target: string, avoid: ReadonlySet<string>): boolean {
   const seen = new Set<string>([from]);
   for (const pending = [from]; pending.length > 0;) {
     const id = pending.pop() as string;
+    if (id !== from && avoid.has(id)) continue;
     if (id === target) return true;
-    if (id === avoid) continue;
     const node = model.nodes[id];
     if (node === undefined) continue;
     const next = [
@@ -72,20 +76,53 @@ export function join(run: Run, execution: ExecutionState, gateway: JoinNode, via
   return true;
 }
 
-/** Whether no live token of the join's scope (other than those waiting at it) can still reach one of the `missing` flows. */
+/**
+ * The nodes with a path to one of `filled` (incoming flows of the join a
+ * token has brought), along flows backwards (a boundary event's way back is
+ * its activity), not through the join itself.
+ */
+function feedingFilled(model: ProcessModel, gateway: JoinNode, filled: readonly string[]): Set<string> {
+  const before = new Map<string, string[]>();
+  const link = (from: string, to: string): void => void before.set(to, [...(before.get(to) ?? []), from]);
+  for (const flow of Object.values(model.flows)) link(flow.sourceId, flow.targetId);
+  for (const node of Object.values(model.nodes)) if ('attachedToId' in node) link(node.attachedToId, node.id);
+  const found = new Set<string>();
+  const pending = filled.flatMap((f) => {
+    const source = model.flows[f]?.sourceId;
+    return source === undefined ? [] : [source];
+  });
+  for (let id = pending.pop(); id !== undefined; id = pending.pop()) {
+    if (found.has(id) || id === gateway.id) continue;
+    found.add(id);
+    pending.push(...(before.get(id) ?? []));
+  }
+  return found;
+}
+
+/**
+ * Whether no live token of the join's scope (other than those waiting at
+ * it) can still bring a token to one of the `missing` flows: BPMN 2.0's
+ * activation rule of the inclusive gateway (13.3.2). A token blocks the
+ * join only by a path to a missing flow that passes neither the join nor a
+ * node with a path to a flow already filled: a token that can only come
+ * round through the join, or that is on its way to a filled flow, will not
+ * bring the missing one first.
+ */
 function nothingUpstream(run: Run, gateway: JoinNode, waiting: ExecutionState, missing: readonly string[]): boolean {
   if (missing.length === 0) return true;
   const sources = missing.flatMap((f) => {
     const source = run.model.flows[f]?.sourceId;
     return source === undefined ? [] : [source];
   });
+  const filled = gateway.incoming.filter((f) => !missing.includes(f));
+  const avoid = new Set([gateway.id, ...feedingFilled(run.model, gateway, filled)]);
   return !liveTokens(run).some(
     (t) =>
       t.parentId === waiting.parentId &&
       t.trigger !== true &&
       !(t.status === 'WAITING_JOIN' && t.activityId === gateway.id) &&
       t.id !== waiting.id &&
-      sources.some((s) => reaches(run.model, t.activityId, s, gateway.id)),
+      sources.some((s) => reaches(run.model, t.activityId, s, avoid)),
   );
 }
 
