@@ -174,13 +174,9 @@ function stuckJoins(run: Run): void {
   for (const token of live) byJoin.set(token.activityId, [...(byJoin.get(token.activityId) ?? []), token]);
   for (const [joinId, tokens] of byJoin) {
     const first = tokens[0] as ExecutionState;
-    const open = run.instance.incidents.some(
-      (i) => i.reason === 'JOIN_INCOMPLETE' && i.activityId === joinId && isOpenIncident(i),
-    );
-    if (open) continue;
     const arrived = new Set(tokens.map((t) => t.arrivedBy));
     const missing = (run.model.nodes[joinId]?.incoming ?? []).filter((f) => !arrived.has(f));
-    addIncident(
+    noteIncident(
       run,
       'JOIN_INCOMPLETE',
       first.id,
