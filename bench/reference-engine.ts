@@ -6,15 +6,27 @@
  * by ours, reference looped, differences by kind (known.ts's entries, and
  * the unexplained ones); then the report of the first few unexplained
  * differences, smallest model first. Exits 1 when any is unexplained. Needs
- * no build, no emulator; one core (run it alone on a small machine).
+ * no build and no emulator; one core (run it alone on a small machine).
  *
- * Flags: --runs 10000 (models), --seed N (default: the time), --show 3 (reports printed).
+ * With --store, the models of test/engine/reference-engine-store.test.ts
+ * (call and multi-instance activities) run through our store on the
+ * Firestore emulator: the one FIRESTORE_EMULATOR_HOST and
+ * PUBSUB_EMULATOR_HOST name when they answer, else one started for the run.
+ *
+ * Flags: --runs 10000 (models), --seed N (default: the time), --show 3 (reports printed), --store.
  */
 import '../test/support/reference/our-trace';
 import fc from 'fast-check';
 import { runBoth, type RunResult } from '../test/support/reference/compare';
 import { draw } from '../test/support/reference/draw';
-import { choicesArb, modelShape } from '../test/support/reference/generate';
+import type { Firestore } from '@google-cloud/firestore';
+import { createFirestore } from '../functions/src/firestore';
+import type { Graph } from '../test/support/reference/graph';
+import { modelShape, storeModelShape } from '../test/support/reference/models';
+import type { EngineDriver } from '../test/support/reference/outcome';
+import { StoreDriver } from '../test/support/reference/store-driver';
+import { useEmulators } from '../tools/local/use-emulators';
+import { choicesArb } from '../test/support/reference/moves';
 import { report } from '../test/support/reference/report';
 import { judge, Tally } from '../test/support/reference/tally';
 
@@ -32,19 +44,30 @@ function arg(name: string, fallback: number): number {
 /** Models generated in batches: fast-check's sample is an array. */
 const BATCH = 500;
 
+/** Our side of a store run: each model an instance of its own business key on the emulator. */
+function storeRuns(db: Firestore): (graph: Graph) => Promise<EngineDriver> {
+  let n = 0;
+  return (graph) => StoreDriver.start(db, graph, `REF-${++n}`);
+}
+
 async function main(): Promise<void> {
   const runs = arg('runs', 10_000);
   const seed = arg('seed', Date.now() % 2_147_483_647);
   const show = arg('show', 3);
+  const store = process.argv.includes('--store');
+  const emulators = store ? await useEmulators() : null;
+  const db = store ? createFirestore(`reference-${Date.now().toString(36)}`) : null;
+  const ours = db === null ? undefined : storeRuns(db);
+  const models = store ? storeModelShape() : modelShape();
   const tally = new Tally();
   const unexplained: { result: RunResult; why: string }[] = [];
   const started = Date.now();
   for (let done = 0, batch = 0; done < runs; batch++) {
     const n = Math.min(BATCH, runs - done);
     // One seed per batch, derived from the run's: the same --seed replays the same models.
-    const samples = fc.sample(fc.tuple(modelShape(), choicesArb), { numRuns: n, seed: (seed + batch * 7919) | 0 });
+    const samples = fc.sample(fc.tuple(models, choicesArb), { numRuns: n, seed: (seed + batch * 7919) | 0 });
     for (const [shape, choices] of samples) {
-      const result = await runBoth(draw(shape), choices);
+      const result = await runBoth(draw(shape), choices, ours === undefined ? {} : { ours });
       const verdict = judge(result);
       tally.add(result, verdict);
       if (!verdict.ok) unexplained.push({ result, why: verdict.why });
@@ -52,7 +75,9 @@ async function main(): Promise<void> {
     done += n;
   }
   const seconds = ((Date.now() - started) / 1000).toFixed(0);
-  console.log(`reference engine (seed ${seed}, ${seconds} s): ${tally.line()}`);
+  await db?.terminate();
+  await emulators?.stop();
+  console.log(`reference engine${store ? ' through the store' : ''} (seed ${seed}, ${seconds} s): ${tally.line()}`);
   if (tally.refused > 0)
     console.log(
       `refusals: ${[...tally.refusals.entries()]

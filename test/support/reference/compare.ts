@@ -6,7 +6,7 @@
  * (visits.ts) and the end state. The first difference is kept with
  * everything a report needs.
  */
-import type { Graph } from './draw';
+import type { Graph } from './graph';
 import { type EngineDriver, type Choice, type EndState, Looped, type Visit, type WaitKey } from './outcome';
 import { OurDriver } from './our-driver';
 import { ReferenceDriver } from './reference-driver';
@@ -41,10 +41,10 @@ export interface RunResult {
 
 const NO_CHOICE: Choice = { pick: 0, vars: {}, error: null };
 
-const side = (driver: EngineDriver, notes: readonly string[] = [], tamper = (v: Visit[]) => v): Side => {
+async function side(driver: EngineDriver, tamper = (v: Visit[]) => v): Promise<Side> {
   const visits = tamper(driver.visits());
-  return { visits, paths: paths(visits), end: driver.end(), notes };
-};
+  return { visits, paths: paths(visits), end: await driver.end(), notes: driver.notes() };
+}
 
 function endDifference(ours: EndState, ref: EndState): string | null {
   if (ours.status !== ref.status) return `ours ${ours.status}, bpmn-engine ${ref.status}`;
@@ -55,31 +55,35 @@ function endDifference(ours: EndState, ref: EndState): string | null {
   return null;
 }
 
-/** For the harness's own tests only: change what our engine is seen to pass, to prove the comparison notices. */
-export interface Tampering {
+/** How a run is made: which driver runs our engine (CoreSim by default; the store's on the emulator), and the harness's self-test. */
+export interface RunOptions {
+  /** Starts our engine on the model; throws ModelError when our parser refuses it. */
+  readonly ours?: (graph: Graph) => Promise<EngineDriver>;
+  /** For the harness's own tests only: change what our engine is seen to pass, to prove the comparison notices. */
   readonly ourVisits?: (visits: Visit[]) => Visit[];
 }
 
+const pureCore = (graph: Graph): Promise<EngineDriver> => OurDriver.start(modelXml(graph, 'ours'), { ...graph.start });
+
 /** Runs `graph` through both engines with `choices`, one per move. */
-export async function runBoth(graph: Graph, choices: readonly Choice[], tampering: Tampering = {}): Promise<RunResult> {
-  const start = { ...graph.start };
+export async function runBoth(graph: Graph, choices: readonly Choice[], options: RunOptions = {}): Promise<RunResult> {
   const base = { graph, refusal: null, moves: [], ours: null, reference: null, difference: null };
-  let ours: OurDriver;
+  let ours: EngineDriver;
   try {
-    ours = await OurDriver.start(modelXml(graph, 'ours'), start);
+    ours = await (options.ours ?? pureCore)(graph);
   } catch (err) {
     if (err instanceof ModelError) return { ...base, outcome: 'refused', refusal: err.message };
     if (err instanceof Looped)
       return { ...base, outcome: 'ours looped', difference: { kind: 'end', what: err.message } };
     throw err;
   }
-  const ref = await ReferenceDriver.start(modelXml(graph, 'reference'), start);
+  const ref = await ReferenceDriver.start(modelXml(graph, 'reference'), { ...graph.start });
   const moves: { wait: WaitKey; choice: Choice }[] = [];
   let difference: RunResult['difference'] = null;
   let oursLooped = false;
   for (let i = 0; i < MAX_MOVES && !ref.looped; i++) {
-    if (ours.end().status === 'failed' || ref.end().status === 'failed') break;
-    const [w1, w2] = [ours.waits(), ref.waits()];
+    if ((await ours.end()).status === 'failed' || (await ref.end()).status === 'failed') break;
+    const [w1, w2] = [await ours.waits(), await ref.waits()];
     if (w1.join() !== w2.join()) {
       difference = {
         kind: 'waits',
@@ -91,18 +95,19 @@ export async function runBoth(graph: Graph, choices: readonly Choice[], tamperin
     const wait = w1[choice.pick % w1.length];
     if (wait === undefined) break;
     moves.push({ wait, choice });
+    const scoped = graph.scoped.has(wait.slice(wait.indexOf(':') + 1));
     try {
-      ours.act(wait, choice);
+      await ours.act(wait, choice, scoped);
     } catch (err) {
       if (!(err instanceof Looped)) throw err;
       oursLooped = true;
       difference = { kind: 'end', what: err.message };
       break;
     }
-    ref.act(wait, choice);
+    await ref.act(wait, choice, scoped);
   }
-  const oursSide = side(ours, [], tampering.ourVisits);
-  const refSide = side(ref, ref.discards);
+  const oursSide = await side(ours, options.ourVisits);
+  const refSide = await side(ref);
   const result = { ...base, moves, ours: oursSide, reference: refSide };
   if (oursLooped) return { ...result, outcome: 'ours looped', difference };
   if (ref.looped) {

@@ -1,68 +1,9 @@
 /**
- * A generated Shape drawn as a graph: elements with ids, each in its scope
- * (the process, or the subprocess it is drawn in), and sequence flows with
- * their conditions. Ids name the element's kind and a number (`user4`,
- * `xor7`), so a report reads like the model. xml.ts writes the graph as
- * BPMN XML, once for each engine.
+ * A generated Shape drawn as a graph (graph.ts). Ids name the element's kind
+ * and a number (`user4`, `xor7`), so a report reads like the model.
  */
+import { type Graph, type GraphFlow, type GraphNode, MAIN_PROCESS, type NodeKind } from './graph';
 import type { Block, Boundary, Ending, Flag, Handler, Shape } from './shapes';
-
-export type NodeKind =
-  | 'start'
-  | 'end'
-  | 'errorEnd'
-  | 'terminateEnd'
-  | 'escalationEnd'
-  | 'user'
-  | 'job'
-  | 'pass'
-  | 'timer'
-  | 'escalate'
-  | 'xor'
-  | 'or'
-  /** An inclusive join: an inclusiveGateway for us, a parallelGateway for bpmn-engine (xml.ts says why). */
-  | 'orJoin'
-  | 'and'
-  | 'sub'
-  /** An event subprocess; its start event is an `espStart` inside it. */
-  | 'esp'
-  | 'espStart'
-  | 'boundaryError'
-  | 'boundaryTimer'
-  | 'boundaryEscalation';
-
-export interface GraphNode {
-  readonly id: string;
-  readonly kind: NodeKind;
-  /** The subprocess or event subprocess it is drawn in; null at the process level. */
-  readonly scope: string | null;
-  /** An error or escalation code (null: a catch-all). */
-  readonly code?: string | null;
-  readonly interrupting?: boolean;
-  readonly attachedTo?: string;
-  /** An event subprocess start: what starts it. */
-  readonly trigger?: 'error' | 'escalation';
-  /** A parallel or inclusive join, or an exclusive choice's merge: the split that opens its block. */
-  readonly pair?: string;
-  /** An exclusive gateway that merges a block's paths (a choice's branches, an activity and its boundary events' paths), not a loop's entry. */
-  readonly merge?: true;
-  /** A gateway's default flow. */
-  defaultFlow?: string;
-}
-
-export interface GraphFlow {
-  readonly id: string;
-  readonly source: string;
-  readonly target: string;
-  readonly when: Flag | null;
-}
-
-export interface Graph {
-  readonly nodes: readonly GraphNode[];
-  readonly flows: readonly GraphFlow[];
-  readonly start: Readonly<Record<string, boolean>>;
-  readonly origin: string;
-}
 
 /** Where a drawn block is entered, and the node the next flow leaves (null: the block ends every path). */
 interface Drawn {
@@ -77,10 +18,17 @@ export function draw(shape: Shape): Graph {
   /** Exits whose next flow is their gateway's default (a loop's split leaves by its default flow). */
   const leavesByDefault = new Set<string>();
 
+  const callees: string[] = [];
+  const scoped = new Set<string>();
+  /** The process being drawn, and whether inside a multi-instance activity's items or a callee. */
+  let proc = MAIN_PROCESS;
+  let inItems = false;
+
   const add = (kind: NodeKind, scope: string | null, fields: Partial<GraphNode> = {}): string => {
     count += 1;
     const id = `${kind === 'orJoin' ? 'orj' : kind === 'espStart' ? 'espstart' : kind}${count}`;
-    nodes.push({ id, kind, scope, ...fields });
+    nodes.push({ id, kind, scope, process: proc, ...fields });
+    if (inItems || proc !== MAIN_PROCESS || fields.loop !== undefined) scoped.add(id);
     return id;
   };
   const flow = (source: string, target: string, when: Flag | null = null, isDefault = false): string => {
@@ -193,6 +141,28 @@ export function draw(shape: Shape): Graph {
         for (const h of b.handlers) handler(h, id);
         return { entry: id, exit: boundaries(id, b.boundaries, scope) };
       }
+      case 'call': {
+        count += 1;
+        const callee = `callee${count}`;
+        const id = add('call', scope, { calls: callee });
+        const caller = proc;
+        proc = callee;
+        callees.push(callee);
+        close(add('start', null), block(b.callee, null), { kind: 'none' }, null);
+        proc = caller;
+        return { entry: id, exit: boundaries(id, b.boundaries, scope) };
+      }
+      case 'mi': {
+        const loop = { sequential: b.sequential, count: b.count, completion: b.completion };
+        const id = add(b.activity, scope, { loop });
+        if (b.activity === 'sub') {
+          const outer = inItems;
+          inItems = true;
+          close(add('start', id), block(b.body, id), { kind: 'none' }, id);
+          inItems = outer;
+        }
+        return { entry: id, exit: boundaries(id, b.boundaries, scope) };
+      }
     }
   };
   /** Draws the boundary events of `activity`; returns the node the activity's successor follows (a merge when a path rejoins). */
@@ -231,12 +201,5 @@ export function draw(shape: Shape): Graph {
   const start = add('start', null);
   close(start, block(shape.body, null), shape.ending, null);
   for (const h of shape.handlers) handler(h, null);
-  return { nodes, flows, start: shape.start, origin: shape.origin };
-}
-
-/** A node of the graph by id (throws for an unknown one: the graph is the test's own). */
-export function nodeOf(graph: Graph, id: string): GraphNode {
-  const found = graph.nodes.find((n) => n.id === id);
-  if (found === undefined) throw new Error(`no node ${id} in the drawn model`);
-  return found;
+  return { nodes, flows, callees, scoped, start: shape.start, origin: shape.origin };
 }

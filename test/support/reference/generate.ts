@@ -1,7 +1,8 @@
 /**
- * fast-check arbitraries of the models the differential test runs: random
- * block-structured processes from the subset both engines support, and the
- * shapes of issue 39's defect 1 (loops within one step) among them.
+ * fast-check arbitraries of the blocks the differential test's models are
+ * made of: random block-structured processes from the subset both engines
+ * support (models.ts mixes in the defect shapes of defects.ts, and the
+ * call and multi-instance activities of store-blocks.ts).
  *
  * One rule keeps the comparison meaningful: no element is ever reached by a
  * second token while a first one is still in it (bpmn-engine queues the
@@ -18,15 +19,13 @@ import {
   ERROR_CODES,
   ESCALATION_CODES,
   FLAGS,
-  type Flag,
   type Handler,
   NONE,
   seq,
   type Shape,
 } from './shapes';
-import type { Choice } from './outcome';
 
-interface Ctx {
+export interface Ctx {
   readonly depth: number;
   /** On a path a non-interrupting event spawned: nothing on it may wait. */
   readonly spawned: boolean;
@@ -42,11 +41,20 @@ interface Ctx {
    * as an arrival (known.ts, join-counts-discarded-flow).
    */
   readonly tail?: boolean;
+  /** A called process's or a multi-instance subprocess's body: tasks, timers, sequences and parallel blocks only. */
+  readonly plain?: boolean;
+  /** More composite blocks (store-blocks.ts: call activities, multi-instance activities), given the context. */
+  readonly extra?: (ctx: Ctx) => Weighted<Block>[];
 }
 
-const flag = fc.constantFrom(...FLAGS);
-const errorCode = fc.constantFrom(...ERROR_CODES);
-const escalationCode = fc.constantFrom(...ESCALATION_CODES);
+export interface Weighted<T> {
+  readonly arbitrary: fc.Arbitrary<T>;
+  readonly weight: number;
+}
+
+export const flag = fc.constantFrom(...FLAGS);
+export const errorCode = fc.constantFrom(...ERROR_CODES);
+export const escalationCode = fc.constantFrom(...ESCALATION_CODES);
 const maybe = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<T | null> =>
   fc.oneof({ arbitrary: arb, weight: 3 }, { arbitrary: fc.constant(null), weight: 1 });
 
@@ -58,7 +66,7 @@ const ending: fc.Arbitrary<Ending> = fc.oneof(
   { arbitrary: escalationCode.map((code): Ending => ({ kind: 'escalation', code })), weight: 1 },
 );
 
-function boundary(ctx: Ctx, on: 'user' | 'job' | 'sub'): fc.Arbitrary<Boundary> {
+export function boundary(ctx: Ctx, on: 'user' | 'job' | 'sub'): fc.Arbitrary<Boundary> {
   const path = (spawned: boolean): fc.Arbitrary<Block> =>
     fc.oneof(
       { arbitrary: fc.constant(seq()), weight: 2 },
@@ -149,7 +157,7 @@ const handlers = (ctx: Ctx): fc.Arbitrary<readonly Handler[]> =>
   );
 
 /** A leaf that waits (a user task, a job, a timer), for loop bodies. */
-function waiting(ctx: Ctx): fc.Arbitrary<Block> {
+export function waiting(ctx: Ctx): fc.Arbitrary<Block> {
   const leaves: fc.Arbitrary<Block>[] = [
     boundaries(ctx, 'user').map((b): Block => ({ kind: 'user', boundaries: b })),
     fc.constant<Block>({ kind: 'timer' }),
@@ -168,8 +176,30 @@ function branches(ctx: Ctx, conditions: 'all' | 'some' | 'none'): fc.Arbitrary<B
   return fc.array(fc.record({ when, body: block(inner), ending: branchEnding }), { minLength: 2, maxLength: 3 });
 }
 
+/** A plain block: tasks, timers, sequences and parallel blocks (no choice, no error, no escalation, no event subprocess). */
+function plainBlock(ctx: Ctx): fc.Arbitrary<Block> {
+  const leaves: Weighted<Block>[] = [
+    { arbitrary: fc.constant<Block>({ kind: 'pass' }), weight: 2 },
+    { arbitrary: waiting({ ...ctx, bare: true }), weight: 4 },
+  ];
+  if (ctx.depth <= 0) return fc.oneof(...leaves);
+  const inner = { ...ctx, depth: ctx.depth - 1 };
+  const branch = fc.record({ when: fc.constant(null), body: plainBlock(inner), ending: fc.constant(null) });
+  return fc.oneof(
+    ...leaves,
+    { arbitrary: fc.array(plainBlock(inner), { minLength: 2, maxLength: 3 }).map((items) => seq(...items)), weight: 2 },
+    {
+      arbitrary: fc
+        .array(branch, { minLength: 2, maxLength: 3 })
+        .map((list): Block => ({ kind: 'and', branches: list })),
+      weight: 1,
+    },
+  );
+}
+
 export function block(ctx: Ctx): fc.Arbitrary<Block> {
-  const leaves: { arbitrary: fc.Arbitrary<Block>; weight: number }[] = [
+  if (ctx.plain === true) return plainBlock(ctx);
+  const leaves: Weighted<Block>[] = [
     { arbitrary: fc.constant<Block>({ kind: 'pass' }), weight: 2 },
     { arbitrary: escalationCode.map((code): Block => ({ kind: 'escalate', code })), weight: 1 },
   ];
@@ -178,7 +208,7 @@ export function block(ctx: Ctx): fc.Arbitrary<Block> {
   const inner = { ...ctx, depth: ctx.depth - 1 };
   // Which branch is the default: an index (taken modulo the branches), or none.
   const otherwise = fc.oneof({ arbitrary: fc.nat({ max: 2 }), weight: 4 }, { arbitrary: fc.constant(null), weight: 1 });
-  const composites: { arbitrary: fc.Arbitrary<Block>; weight: number }[] = [
+  const composites: Weighted<Block>[] = [
     {
       arbitrary: fc
         .tuple(fc.array(block({ ...inner, tail: false }), { minLength: 1, maxLength: 2 }), block(inner))
@@ -217,14 +247,15 @@ export function block(ctx: Ctx): fc.Arbitrary<Block> {
         .map(({ first, rest, again }): Block => ({ kind: 'loop', body: seq(first, rest), again })),
       weight: 1,
     });
+  if (!ctx.spawned && ctx.extra !== undefined) composites.push(...ctx.extra(inner));
   return fc.oneof(...leaves, ...composites);
 }
 
-const startVariables = fc.record(Object.fromEntries(FLAGS.map((f) => [f, fc.boolean()])));
+export const startVariables = fc.record(Object.fromEntries(FLAGS.map((f) => [f, fc.boolean()])));
 
-/** A random model: a body of depth up to `depth`, process-level event subprocesses, an ending. */
-export function randomShape(depth = 3): fc.Arbitrary<Shape> {
-  const ctx: Ctx = { depth, spawned: false, handler: false, tail: true };
+/** A random model: a body of depth up to `depth`, process-level event subprocesses, an ending; `extra` blocks besides. */
+export function randomShape(depth = 3, extra?: Ctx['extra']): fc.Arbitrary<Shape> {
+  const ctx: Ctx = { depth, spawned: false, handler: false, tail: true, ...(extra === undefined ? {} : { extra }) };
   return fc.record({
     body: block(ctx),
     ending: fc.oneof({ arbitrary: fc.constant(NONE), weight: 6 }, { arbitrary: ending, weight: 1 }),
@@ -233,87 +264,3 @@ export function randomShape(depth = 3): fc.Arbitrary<Shape> {
     origin: fc.constant('random'),
   });
 }
-
-/**
- * The shapes of defect 1, each inside a random model: an error event
- * subprocess whose body throws the code it catches (1a); a non-interrupting
- * escalation event subprocess that throws what it catches (1b); an error
- * boundary event on a subprocess whose flow leads back into it while a path
- * inside ends in an error end event with no wait before it (1c).
- */
-export function defectOneShape(): fc.Arbitrary<Shape> {
-  const ctx: Ctx = { depth: 1, spawned: false, handler: false };
-  const around = block(ctx);
-  const code = errorCode;
-  const oneA = fc
-    .record({ code, catchAll: fc.boolean(), before: around, viaJob: fc.boolean() })
-    .map(({ code: c, catchAll, before, viaJob }): { body: Block; handlers: Handler[]; origin: string } => ({
-      body: viaJob ? seq(before, { kind: 'job', boundaries: [] }) : before,
-      handlers: [
-        { kind: 'error', code: catchAll ? null : c, body: seq({ kind: 'pass' }), ending: { kind: 'error', code: c } },
-      ],
-      origin: 'defect-1a',
-    }));
-  const oneB = fc
-    .record({ code: escalationCode, catchAll: fc.boolean(), before: around, asEnd: fc.boolean() })
-    .map(({ code: c, catchAll, before, asEnd }): { body: Block; handlers: Handler[]; origin: string } => ({
-      body: seq(before, { kind: 'escalate', code: c }, { kind: 'user', boundaries: [] }),
-      handlers: [
-        {
-          kind: 'escalation',
-          code: catchAll ? null : c,
-          interrupting: false,
-          body: asEnd ? seq() : seq({ kind: 'escalate', code: c }),
-          ending: asEnd ? { kind: 'escalation', code: c } : NONE,
-        },
-      ],
-      origin: 'defect-1b',
-    }));
-  const oneC = fc
-    .record({ code, catchAll: fc.boolean(), before: around, guard: flag, direct: fc.boolean() })
-    .map(({ code: c, catchAll, before, guard, direct }): { body: Block; handlers: Handler[]; origin: string } => {
-      const inside: Block = direct
-        ? seq({ kind: 'pass' })
-        : {
-            kind: 'xor',
-            branches: [
-              { when: guard, body: seq({ kind: 'pass' }), ending: { kind: 'error', code: c } },
-              { when: null, body: seq({ kind: 'user', boundaries: [] }), ending: null },
-            ],
-            otherwise: 1,
-          };
-      const retry: Boundary = { kind: 'error', code: catchAll ? null : c, then: seq(), to: 'back', ending: NONE };
-      return {
-        body: seq(before, {
-          kind: 'sub',
-          body: inside,
-          ending: direct ? { kind: 'error', code: c } : NONE,
-          boundaries: [retry],
-          handlers: [],
-        }),
-        handlers: [],
-        origin: 'defect-1c',
-      };
-    });
-  return fc
-    .record({ drawn: fc.oneof(oneA, oneB, oneC), start: startVariables })
-    .map(({ drawn, start }): Shape => ({ ...drawn, ending: NONE, start }));
-}
-
-/** Random models, and a share of defect-1 shapes among them. */
-export function modelShape(depth = 3): fc.Arbitrary<Shape> {
-  return fc.oneof({ arbitrary: randomShape(depth), weight: 9 }, { arbitrary: defectOneShape(), weight: 1 });
-}
-
-/** One move's choice: which wait, the variables it sets, and (a quarter of the time) the BPMN error a job throws. */
-export const choiceArb: fc.Arbitrary<Choice> = fc.record({
-  pick: fc.nat({ max: 1000 }),
-  vars: fc
-    .record(Object.fromEntries(FLAGS.map((f) => [f, fc.boolean()])) as Record<Flag, fc.Arbitrary<boolean>>, {
-      requiredKeys: [],
-    })
-    .map((vars) => vars as Readonly<Record<string, boolean>>),
-  error: fc.oneof({ arbitrary: fc.constant(null), weight: 3 }, { arbitrary: errorCode, weight: 1 }),
-});
-
-export const choicesArb: fc.Arbitrary<Choice[]> = fc.array(choiceArb, { maxLength: 16 });

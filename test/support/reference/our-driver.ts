@@ -10,8 +10,12 @@ import { parseProcessModel } from '../../../functions/src/bpmn/parse-model';
 import { isOpenIncident } from '../../../functions/src/engine/state';
 import { timerIsLive } from '../../../functions/src/engine/timer-transitions';
 import { CoreSim } from '../core-sim';
-import { type Choice, type EndState, type EngineDriver, Looped, type Visit, type WaitKey } from './outcome';
+import { type Choice, type EndState, type EngineDriver, Looped, resultOf, type Visit, type WaitKey } from './outcome';
 import { OurVisits } from './our-visits';
+
+/** The detail of a PENDING timer whose token left it (known.ts recognises it). */
+export const staleTimer = (activityId: string): string =>
+  `INCONSISTENT: timer ${activityId} is still PENDING though its token left without it`;
 
 /** More node entries than this in one move: the engine is looping (the hook stops it by throwing). */
 export const OUR_ENTRY_LIMIT = 50_000;
@@ -25,7 +29,7 @@ export class OurDriver implements EngineDriver {
     readonly model: ProcessModel,
     private readonly sim: CoreSim,
   ) {
-    this.trace = new OurVisits(() => model);
+    this.trace = new OurVisits((key) => (key === model.key ? model : null));
   }
 
   /** Parses the model (a ModelError: ours refused it) and starts an instance with `variables`. */
@@ -47,7 +51,17 @@ export class OurDriver implements EngineDriver {
     }, fn);
   }
 
-  waits(): WaitKey[] {
+  readonly looped = false;
+
+  notes(): readonly string[] {
+    return [];
+  }
+
+  async waits(): Promise<WaitKey[]> {
+    return this.waitsNow();
+  }
+
+  private waitsNow(): WaitKey[] {
     const jobs = this.sim.pendingJobs().map((j): WaitKey => `job:${j.activityId}`);
     const users = this.sim.openTasks().map((u): WaitKey => `user:${u.activityId}`);
     const timers = [...this.sim.timers.values()]
@@ -59,12 +73,13 @@ export class OurDriver implements EngineDriver {
     return [...jobs, ...users, ...timers].sort();
   }
 
-  act(wait: WaitKey, choice: Choice): void {
+  async act(wait: WaitKey, choice: Choice, scoped: boolean): Promise<void> {
     const [kind, element] = wait.split(':') as [string, string];
+    const result = resultOf(choice, scoped);
     this.move(() => {
-      if (kind === 'job' && choice.error !== null) this.sim.throwAt(element, choice.error);
-      else if (kind === 'job') this.sim.finishJob(element, choice.vars);
-      else if (kind === 'user') this.sim.completeTask(element, choice.vars);
+      if (kind === 'job' && choice.error !== null && !scoped) this.sim.throwAt(element, choice.error);
+      else if (kind === 'job') this.sim.finishJob(element, result);
+      else if (kind === 'user') this.sim.completeTask(element, result);
       else this.sim.fire(element);
     });
   }
@@ -73,16 +88,23 @@ export class OurDriver implements EngineDriver {
     return this.trace.visits();
   }
 
-  end(): EndState {
+  async end(): Promise<EndState> {
     const instance = this.sim.instance;
     const incidents = (instance?.incidents ?? []).filter(isOpenIncident);
-    const waits = this.waits();
+    const waits = this.waitsNow();
     const live = this.sim.live();
-    // Checked on our side alone, whatever bpmn-engine does: a completed instance has no token left.
-    const inconsistent =
-      instance?.status === 'COMPLETED' && live.length > 0
+    // Checked on our side alone, whatever bpmn-engine does: a completed instance has no token left, and a
+    // PENDING timer belongs to a live token that lists it (state.ts: deleted when its token leaves without it).
+    const stale = [...this.sim.timers.values()].filter(
+      (t) =>
+        t.status === 'PENDING' && !live.some((token) => token.id === t.executionId && token.timerIds?.includes(t.id)),
+    );
+    const inconsistent = [
+      ...(instance?.status === 'COMPLETED' && live.length > 0
         ? [`INCONSISTENT: the instance is COMPLETED with live tokens at ${live.map((t) => t.activityId).join(', ')}`]
-        : [];
+        : []),
+      ...stale.map((t) => staleTimer(t.activityId)),
+    ];
     return {
       status: incidents.length > 0 ? 'failed' : instance?.status === 'COMPLETED' ? 'completed' : 'running',
       waits,

@@ -23,29 +23,21 @@
 import type { Run } from '../../../functions/src/engine/run';
 import type { ExecutionState } from '../../../functions/src/engine/state';
 
+/** Where an event happened: the instance, the token, the node, and the model the instance runs (its key: `p`, a callee, an item body `p#activity`). */
+interface At {
+  readonly instance: string;
+  readonly model: string;
+  readonly token: string;
+  readonly node: string;
+  /** The token's step (its node entries so far) after the event. */
+  readonly step: number;
+}
+
 export type TraceEvent =
-  | {
-      readonly kind: 'enter';
-      readonly instance: string;
-      readonly token: string;
-      readonly node: string;
-      readonly step: number;
-    }
-  | {
-      readonly kind: 'create';
-      readonly instance: string;
-      readonly token: string;
-      readonly node: string;
-      readonly parent: string | undefined;
-    }
-  | {
-      readonly kind: 'end';
-      readonly instance: string;
-      readonly token: string;
-      readonly node: string;
-      readonly status: string;
-    }
-  | { readonly kind: 'joined'; readonly instance: string; readonly token: string; readonly node: string };
+  | (At & { readonly kind: 'enter' })
+  | (At & { readonly kind: 'create'; readonly parent: string | undefined })
+  | (At & { readonly kind: 'end'; readonly status: string })
+  | (At & { readonly kind: 'joined' });
 
 type Update = (run: Run, execution: ExecutionState, changes: Partial<ExecutionState>) => ExecutionState;
 type NewToken = (
@@ -66,9 +58,15 @@ const wrappers = {
     (run, execution, changes) => {
       const next = original(run, execution, changes);
       if (listener === null) return next;
-      const base = { instance: run.instance.id, token: next.id, node: next.activityId };
+      const base = {
+        instance: run.instance.id,
+        model: run.model.key,
+        token: next.id,
+        node: next.activityId,
+        step: next.step,
+      };
       if ('activityId' in changes && 'step' in changes && changes.step === execution.step + 1)
-        listener({ kind: 'enter', ...base, step: next.step });
+        listener({ kind: 'enter', ...base });
       else if (changes.status === 'ACTIVE' && 'arrivedBy' in changes && execution.status === 'WAITING_JOIN')
         listener({ kind: 'joined', ...base });
       return next;
@@ -81,8 +79,10 @@ const wrappers = {
         listener({
           kind: 'create',
           instance: run.instance.id,
+          model: run.model.key,
           token: token.id,
           node: token.activityId,
+          step: token.step,
           parent: parentId,
         });
       return token;
@@ -91,7 +91,15 @@ const wrappers = {
     (original: End): End =>
     (run, execution, status) => {
       original(run, execution, status);
-      listener?.({ kind: 'end', instance: run.instance.id, token: execution.id, node: execution.activityId, status });
+      listener?.({
+        kind: 'end',
+        instance: run.instance.id,
+        model: run.model.key,
+        token: execution.id,
+        node: execution.activityId,
+        step: execution.step,
+        status,
+      });
     },
 };
 

@@ -6,7 +6,10 @@
  * bpmn-engine. A join is one visit: every token entering it waits there
  * (an entry each) until one goes on and the others end, and those visits
  * become the one that went on, with all their arrivals; a join nobody went
- * on from was not passed.
+ * on from was not passed. A multi-instance activity's item runs a model of
+ * its own (bpmn/item-body.ts: `#start`, the activity, `#end`): only what
+ * runs inside the activity counts, as bpmn-engine passes the activity once
+ * and what is inside it once per item.
  */
 import type { FlowNode, ProcessModel } from '../../../functions/src/bpmn/model';
 import type { Visit } from './outcome';
@@ -29,16 +32,19 @@ export class OurVisits {
   /** Node entries so far: a guard against a loop within one move. */
   entries = 0;
 
-  /** `modelOf`: the model an instance runs (one model for the pure core; caller, children and item bodies for the store). */
-  constructor(private readonly modelOf: (instance: string) => ProcessModel) {}
+  /** `modelOf`: a model by its key (one model for the pure core; callers, callees and item bodies for the store). */
+  constructor(private readonly modelOf: (key: string) => ProcessModel | null) {}
 
-  private node(instance: string, id: string): FlowNode | undefined {
-    return this.modelOf(instance).nodes[id];
+  /** An item body's own nodes: its start, its end, and the activity itself, which the caller's token passed. */
+  private static boilerplate(e: TraceEvent): boolean {
+    const at = e.model.indexOf('#');
+    return at >= 0 && (e.node.startsWith('#') || e.node === e.model.slice(at + 1));
   }
 
   on(e: TraceEvent): void {
+    if (OurVisits.boilerplate(e)) return;
     const key = `${e.instance}/${e.token}`;
-    const node = this.node(e.instance, e.node);
+    const node = this.modelOf(e.model)?.nodes[e.node];
     switch (e.kind) {
       case 'create': {
         if (node?.kind === 'eventSubProcess') this.add(e.node, [], null);

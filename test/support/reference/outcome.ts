@@ -15,8 +15,14 @@ export interface Choice {
   readonly pick: number;
   /** Variables the job's result or the user task's completion sets. */
   readonly vars: Readonly<Record<string, boolean>>;
-  /** A job throws this BPMN error code instead of completing; ignored for user tasks and timers. */
+  /** A job throws this BPMN error code instead of completing; ignored for user tasks, timers and scoped waits. */
   readonly error: string | null;
+  /**
+   * What an item's job or user task returns as `done` (a completion
+   * condition reads it); a scoped wait (an item's, a called instance's:
+   * Graph.scoped) returns only this, never `vars`.
+   */
+  readonly done?: boolean;
 }
 
 /** How an instance stands when the run stops. */
@@ -40,16 +46,28 @@ export interface Visit {
   readonly from: number[];
 }
 
-/** A driver of one engine over one model. */
+/** A driver of one engine over one model (async: the store's driver works through Firestore). */
 export interface EngineDriver {
   /** The waits the driver may complete now, sorted. */
-  waits(): WaitKey[];
-  /** Completes a wait: a job with `vars` (or throwing `error`), a user task with `vars`, a timer. */
-  act(wait: WaitKey, choice: Choice): void;
+  waits(): Promise<WaitKey[]>;
+  /**
+   * Completes a wait: a job with `vars` (or throwing `error`), a user task
+   * with `vars`, a timer. A `scoped` wait (Graph.scoped) returns `{ done }`
+   * only and throws nothing.
+   */
+  act(wait: WaitKey, choice: Choice, scoped: boolean): Promise<void>;
   /** Every element passed so far, in the order first entered. */
   visits(): Visit[];
-  end(): EndState;
+  end(): Promise<EndState>;
+  /** What the driver noticed on the way (bpmn-engine: joins that counted a discarded flow). */
+  notes(): readonly string[];
+  /** Whether the engine was stopped as looping. */
+  readonly looped: boolean;
 }
+
+/** What a move sets: an unscoped wait's variables, or a scoped one's `done` only. */
+export const resultOf = (choice: Choice, scoped: boolean): Readonly<Record<string, unknown>> =>
+  scoped ? { done: choice.done === true } : choice.vars;
 
 /** The engine looped: it passed more elements in one move than any model here needs. */
 export class Looped extends Error {

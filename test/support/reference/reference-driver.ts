@@ -19,7 +19,10 @@
  */
 import { EventEmitter } from 'node:events';
 import { type BpmnEngineOptions, Engine } from 'bpmn-engine';
-import { type Choice, type EndState, type EngineDriver, type Visit, type WaitKey } from './outcome';
+import { ManualTimers } from './manual-timers';
+import { ReferenceWaits } from './reference-waits';
+import { ancestors, type Api, type Parent, ReferenceVisits } from './reference-visits';
+import { type Choice, type EndState, type EngineDriver, resultOf, type Visit, type WaitKey } from './outcome';
 
 /** Thrown out of bpmn-engine's run by the activation limit. */
 class ReferenceLooped extends Error {}
@@ -29,74 +32,14 @@ const SILENT = { debug: () => undefined, error: () => undefined, warn: () => und
 /** Element activations after which bpmn-engine is stopped and the run reported as "reference looped". */
 export const REFERENCE_ACTIVATION_LIMIT = 1_000;
 
-interface TimerRef {
-  readonly owner: { readonly id?: string; readonly executionId?: string } | null;
-  readonly callback: (...args: unknown[]) => unknown;
-  readonly args: unknown[];
-}
-
-/** bpmn-elements' Timers interface, with timeouts that run only when the driver fires them. */
-class ManualTimers {
-  readonly pending: TimerRef[] = [];
-  register(owner: TimerRef['owner']) {
-    return {
-      setTimeout: (callback: TimerRef['callback'], _delay: number, ...args: unknown[]) =>
-        this.add(owner, callback, args),
-      clearTimeout: (ref: TimerRef) => this.clearTimeout(ref),
-    };
-  }
-  setTimeout = (callback: TimerRef['callback'], _delay: number, ...args: unknown[]): TimerRef =>
-    this.add(null, callback, args);
-  clearTimeout = (ref: TimerRef | undefined): undefined => {
-    const i = ref === undefined ? -1 : this.pending.indexOf(ref);
-    if (i >= 0) this.pending.splice(i, 1);
-    return undefined;
-  };
-  get executing(): TimerRef[] {
-    return [...this.pending];
-  }
-  private add(owner: TimerRef['owner'], callback: TimerRef['callback'], args: unknown[]): TimerRef {
-    const ref = { owner, callback, args };
-    this.pending.push(ref);
-    return ref;
-  }
-}
-
-interface Api {
-  readonly id: string;
-  readonly type: string;
-  readonly executionId: string;
-  readonly content: {
-    readonly inbound?: readonly {
-      readonly action?: string;
-      readonly evaluationId?: string;
-      readonly id?: string;
-      readonly discardSequence?: readonly string[];
-    }[];
-    readonly isMultiInstance?: boolean;
-  };
-}
-
-interface PendingJob {
-  readonly element: string;
-  readonly executionId: string;
-  readonly callback: (err: Error | null, result?: unknown) => void;
-}
-
 export class ReferenceDriver implements EngineDriver {
   private readonly timers = new ManualTimers();
-  private readonly jobs: PendingJob[] = [];
-  private readonly users: { element: string; executionId: string; signal: (message?: unknown) => void }[] = [];
-  private readonly list: Visit[] = [];
-  private readonly byExecution = new Map<string, number>();
-  /** Boundary events waiting with their activity (their end event names the event definition's type, not theirs). */
-  private readonly boundaryRuns = new Set<string>();
+  private readonly waiting = new ReferenceWaits();
+  private readonly trace = new ReferenceVisits();
   private readonly variables: Record<string, unknown>;
   private engine: Engine | null = null;
   private activations = 0;
   looped = false;
-  /** Joins that went on counting a discarded flow as arrived (`discard into J from A>B`, the discard's way). */
-  readonly discards: string[] = [];
   /** The instance's failure: bpmn-engine's error event (an error nothing caught), or a throw out of a move. */
   private readonly errors: { element: string; message: string }[] = [];
   /** Activities that errored in the current move, innermost first (an error bubbles up through each enclosing subprocess; a caught one errors too). */
@@ -115,11 +58,16 @@ export class ReferenceDriver implements EngineDriver {
       // The wait's own api signals it (execution.signal({ id }) is delegated, and then bpmn-engine lets an error
       // end event right after the task escape its subprocess's error boundary event).
       if (api.type === 'bpmn:UserTask')
-        driver.users.push({ element: api.id, executionId: api.executionId, signal: (m) => api.signal(m) });
+        driver.waiting.users.push({
+          element: api.id,
+          executionId: api.executionId,
+          within: ancestors(api.content.parent),
+          signal: (m) => api.signal(m),
+        });
     });
-    listener.on('activity.leave', (api: Api) => driver.left(api.executionId));
-    // A terminate end event stops its scope's activities (no leave; the stop names the element only).
-    listener.on('activity.stop', (api: Api) => driver.stopped(api.id));
+    for (const event of ['activity.leave', 'activity.discard', 'process.leave'])
+      listener.on(event, (api: Api) => driver.waiting.left(api.executionId));
+    listener.on('activity.stop', (api: Api) => driver.waiting.stopped(api.id));
     listener.on('activity.error', (api: Api) => driver.erroredInMove.push(api.id));
     const engine = new Engine({
       name: 'reference',
@@ -129,8 +77,14 @@ export class ReferenceDriver implements EngineDriver {
       // The interface bpmn-elements calls (register, setTimeout, clearTimeout), not its Timer records.
       timers: driver.timers as unknown as NonNullable<BpmnEngineOptions['timers']>,
       services: {
-        job: (scope: { content: { id: string; executionId: string } }, callback: PendingJob['callback']) => {
-          driver.jobs.push({ element: scope.content.id, executionId: scope.content.executionId, callback });
+        // A completion condition `at least n + 1 items ended`, from the index of the item that ended (xml.ts).
+        atLeast: (index: unknown, n: unknown) => Number(index) >= Number(n),
+        job: (
+          scope: { content: { id: string; executionId: string; parent?: Parent } },
+          callback: (err: Error | null, result?: unknown) => void,
+        ) => {
+          const { id, executionId, parent } = scope.content;
+          driver.waiting.jobs.push({ element: id, executionId, within: ancestors(parent), callback });
         },
       },
     });
@@ -154,37 +108,12 @@ export class ReferenceDriver implements EngineDriver {
       // Out of the synchronous run at once (stop() would take effect only when it unwinds, if ever); the engine is dropped.
       throw new ReferenceLooped();
     }
-    if (api.type === 'bpmn:BoundaryEvent') return void this.boundaryRuns.add(api.executionId);
-    if (this.byExecution.has(api.executionId)) return;
-    const inbound = api.content.inbound ?? [];
-    // A join that went on with a discarded flow among its arrivals (dead-path elimination): noted with where the discard began.
-    if (inbound.some((f) => f.action === 'take'))
-      for (const f of inbound)
-        if (f.action === 'discard')
-          this.discards.push(`discard into ${api.id} from ${(f.discardSequence ?? []).join('>')}`);
-    const from = inbound.flatMap((flow) => {
-      const source = flow.action === 'take' ? this.byExecution.get(flow.evaluationId ?? '') : undefined;
-      return source === undefined ? [] : [source];
-    });
-    this.add(api, from);
+    this.trace.started(api);
   }
 
   private ended(api: Api): void {
-    // A boundary event starts with its activity and waits; it was passed only when it was triggered.
-    if (this.boundaryRuns.delete(api.executionId) && !this.looped) this.add(api, []);
-    this.left(api.executionId);
-  }
-
-  private add(api: Api, from: number[]): void {
-    this.list.push({ element: api.id, from });
-    this.byExecution.set(api.executionId, this.list.length - 1);
-  }
-
-  private left(executionId: string): void {
-    const user = this.users.findIndex((u) => u.executionId === executionId);
-    if (user >= 0) this.users.splice(user, 1);
-    const job = this.jobs.findIndex((j) => j.executionId === executionId);
-    if (job >= 0) this.jobs.splice(job, 1);
+    if (!this.looped) this.trace.ended(api);
+    this.waiting.left(api.executionId);
   }
 
   /** bpmn-engine's state: idle (done), running, stopped or error. */
@@ -192,46 +121,61 @@ export class ReferenceDriver implements EngineDriver {
     return String(this.engine?.state ?? 'not started');
   }
 
-  /** Every wait at `element` goes (no element is ever reached by two tokens at once: generate.ts). */
-  private stopped(element: string): void {
-    for (const list of [this.users, this.jobs] as { element: string }[][])
-      for (let i = list.length - 1; i >= 0; i--) if (list[i]?.element === element) list.splice(i, 1);
-  }
-
   private get done(): boolean {
     return this.looped || this.errors.length > 0;
   }
 
-  waits(): WaitKey[] {
+  notes(): readonly string[] {
+    return this.trace.discards;
+  }
+
+  async waits(): Promise<WaitKey[]> {
+    return this.waitsNow();
+  }
+
+  private waitsNow(): WaitKey[] {
     // Done (completed, or ended by a terminate end event, which stops the jobs' activities without leaving them).
     if (this.done || this.state === 'idle') return [];
     const timers = this.timers.pending.flatMap((t): WaitKey[] =>
       t.owner?.id === undefined ? [] : [`timer:${t.owner.id}`],
     );
     return [
-      ...this.jobs.map((j): WaitKey => `job:${j.element}`),
-      ...this.users.map((u): WaitKey => `user:${u.element}`),
+      ...this.waiting.jobs.map((j): WaitKey => `job:${j.element}`),
+      ...this.waiting.users.map((u): WaitKey => `user:${u.element}`),
       ...timers,
     ].sort();
   }
 
-  act(wait: WaitKey, choice: Choice): void {
+  async act(wait: WaitKey, choice: Choice, scoped: boolean): Promise<void> {
+    this.actNow(wait, choice, scoped);
+    return Promise.resolve();
+  }
+
+  /**
+   * An unscoped wait sets its variables in the shared `v`; a scoped one (an
+   * item's, a called instance's) only returns `{ done }`: as the service's
+   * callback argument or the signal's message, the output a multi-instance
+   * activity's completion condition reads (xml.ts).
+   */
+  private actNow(wait: WaitKey, choice: Choice, scoped: boolean): void {
     const [kind, element] = wait.split(':') as [string, string];
+    const result = resultOf(choice, scoped);
     this.erroredInMove = [];
     try {
       if (kind === 'job') {
-        const i = this.jobs.findIndex((j) => j.element === element);
-        const [job] = this.jobs.splice(i, 1);
+        const job = this.waiting.take(this.waiting.jobs, element);
         if (job === undefined) throw new Error(`no job at ${element}`);
-        if (choice.error !== null) return job.callback(Object.assign(new Error(choice.error), { code: choice.error }));
-        Object.assign(this.variables, choice.vars);
-        return job.callback(null, {});
+        if (choice.error !== null && !scoped)
+          return job.callback(Object.assign(new Error(choice.error), { code: choice.error }));
+        if (!scoped) Object.assign(this.variables, result);
+        return job.callback(null, result);
       }
       if (kind === 'user') {
-        const user = this.users.find((u) => u.element === element);
+        // Taken off here: a multi-instance activity's item ends without a leave of its own.
+        const user = this.waiting.take(this.waiting.users, element);
         if (user === undefined) throw new Error(`no user task at ${element}`);
-        Object.assign(this.variables, choice.vars);
-        user.signal({});
+        if (!scoped) Object.assign(this.variables, result);
+        user.signal(result);
         return;
       }
       const timer = this.timers.pending.find((t) => t.owner?.id === element);
@@ -253,10 +197,14 @@ export class ReferenceDriver implements EngineDriver {
   }
 
   visits(): Visit[] {
-    return this.list.map((v) => ({ element: v.element, from: [...v.from] }));
+    return this.trace.visits();
   }
 
-  end(): EndState {
+  async end(): Promise<EndState> {
+    return this.endNow();
+  }
+
+  private endNow(): EndState {
     if (this.looped)
       return {
         status: 'failed',
@@ -271,7 +219,7 @@ export class ReferenceDriver implements EngineDriver {
         failedAt: [...new Set(this.errors.map((e) => e.element))].sort(),
         detail: this.errors.map((e) => `${e.element}: ${e.message}`),
       };
-    const waits = this.waits();
+    const waits = this.waitsNow();
     const completed = this.state === 'idle' && waits.length === 0;
     const stalled = completed || waits.length > 0 ? [] : [`stalled: ${this.postponed().join(', ')}`];
     return {
@@ -296,6 +244,6 @@ export class ReferenceDriver implements EngineDriver {
       }
     };
     walk(this.engine?.execution.getPostponed() ?? [], 0);
-    return ids;
+    return [...new Set(ids)];
   }
 }

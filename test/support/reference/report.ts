@@ -17,7 +17,7 @@ const sideText = (name: string, s: Side | null): string[] =>
         `  paths: ${s.paths.join('  |  ')}`,
       ];
 
-export function report(result: RunResult, title = 'a difference nothing in known-differences.ts explains'): string {
+export function report(result: RunResult, title = 'a difference nothing in known.ts explains'): string {
   const moves = result.moves.map(({ wait, choice }) => {
     const vars = Object.entries(choice.vars)
       .map(([k, v]) => `${k}=${String(v)}`)

@@ -76,6 +76,14 @@ export interface Branch {
   readonly ending: Ending | null;
 }
 
+/**
+ * A multi-instance activity's completion condition: the item that just ended
+ * returned `done` true (a user task's or a job's item); at least two items
+ * ended (sequential, or items that never wait, which end in item order); or
+ * a variable no item sets (defect 2's shape: FEEL fails on it for us).
+ */
+export type Completion = 'done' | 'second' | 'missing';
+
 export type Block =
   | { readonly kind: 'seq'; readonly items: readonly Block[] }
   /** bpmn:task: passed through. */
@@ -96,6 +104,21 @@ export type Block =
   | { readonly kind: 'and'; readonly branches: readonly Branch[] }
   /** A loop: an exclusive merge, the body, an exclusive split back to the merge while `again` holds. */
   | { readonly kind: 'loop'; readonly body: Block; readonly again: Flag }
+  /** A call activity: the process it calls runs `callee` (a process of its own); timer boundary events on it. */
+  | { readonly kind: 'call'; readonly callee: Block; readonly boundaries: readonly Boundary[] }
+  /**
+   * A multi-instance activity over `count` items: a user task, a job, a task
+   * (its items never wait) or a subprocess running `body`; timer boundary events on it.
+   */
+  | {
+      readonly kind: 'mi';
+      readonly activity: 'user' | 'job' | 'pass' | 'sub';
+      readonly body: Block;
+      readonly sequential: boolean;
+      readonly count: number;
+      readonly completion: Completion | null;
+      readonly boundaries: readonly Boundary[];
+    }
   /** An embedded subprocess with its boundary events and event subprocesses. */
   | {
       readonly kind: 'sub';

@@ -3,7 +3,7 @@
  * and the summary line the suite and `npm run test:reference` print.
  */
 import type { RunResult } from './compare';
-import { explain, type KnownDifference } from './known';
+import { explain, explainInconsistency, type KnownDifference } from './known';
 
 export type Verdict =
   /** The engines agree (or a refusal or a loop, which compare nothing further). */
@@ -13,10 +13,18 @@ export type Verdict =
   /** They differ in a way nothing explains, or our engine contradicts itself: the test fails. */
   | { readonly ok: false; readonly why: string };
 
+/**
+ * A run passes when the engines agree and ours is consistent with itself
+ * (our drivers check that alone: a completed instance has nothing left, a
+ * timer is PENDING only while its token waits with it), or when known.ts
+ * explains what is wrong (a known inconsistency is a TODO of kind A).
+ */
 export function judge(result: RunResult): Verdict {
   const inconsistent = result.ours?.end.detail.find((d) => d.startsWith('INCONSISTENT'));
-  if (inconsistent !== undefined) return { ok: false, why: `our engine contradicts itself: ${inconsistent}` };
-  if (result.difference === null) return { ok: true, known: null };
+  const ownKnown = inconsistent === undefined ? null : explainInconsistency(result);
+  if (inconsistent !== undefined && ownKnown === null)
+    return { ok: false, why: `our engine contradicts itself: ${inconsistent}` };
+  if (result.difference === null) return { ok: true, known: ownKnown };
   const known = explain(result);
   return known === null ? { ok: false, why: 'a difference nothing in known.ts explains' } : { ok: true, known };
 }

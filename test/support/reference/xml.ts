@@ -22,7 +22,7 @@
  *   that branch's arrival (known.ts, join-counts-discarded-flow). A loop's
  *   entry stays an exclusiveGateway (its back flow comes later).
  */
-import type { Graph, GraphFlow, GraphNode } from './draw';
+import { type Graph, type GraphFlow, type GraphNode, MAIN_PROCESS } from './graph';
 import { ERROR_CODES, ESCALATION_CODES } from './shapes';
 
 export type Dialect = 'ours' | 'reference';
@@ -34,9 +34,37 @@ const errorRef = (code: string | null | undefined): string =>
 const escalationRef = (code: string | null | undefined): string =>
   `<bpmn:escalationEventDefinition${code === null || code === undefined ? '' : ` escalationRef="Escalation_${code}"`} />`;
 
+/**
+ * A multi-instance activity's characteristics. The completion conditions
+ * read: `done`, our item's variable (its job's result, its completion's
+ * variables), which bpmn-engine sees as the item's output (a service's
+ * callback arguments, a signal's message); `second`, our count, which
+ * bpmn-engine's expression works out from the index of the item that ended
+ * (the driver's `atLeast` service); `missing`, a variable nothing sets
+ * (FEEL fails on it for us; undefined, so false, for bpmn-engine).
+ */
+function loopXml(node: GraphNode, dialect: Dialect): string {
+  const loop = node.loop;
+  if (loop === undefined) return '';
+  const text = (c: NonNullable<typeof loop.completion>): string => {
+    if (dialect === 'ours')
+      return c === 'done' ? 'done == true' : c === 'second' ? 'numberOfCompletedInstances >= 2' : '=missing';
+    if (c === 'done') return node.kind === 'job' ? '${content.output[0].done}' : '${content.output.done}';
+    return c === 'second' ? '${environment.services.atLeast(content.index,1)}' : '${environment.variables.v.missing}';
+  };
+  const completion =
+    loop.completion === null
+      ? ''
+      : `<bpmn:completionCondition xsi:type="bpmn:tFormalExpression">${text(loop.completion)}</bpmn:completionCondition>`;
+  return `<bpmn:multiInstanceLoopCharacteristics isSequential="${String(loop.sequential)}"><bpmn:loopCardinality xsi:type="bpmn:tFormalExpression">${loop.count}</bpmn:loopCardinality>${completion}</bpmn:multiInstanceLoopCharacteristics>`;
+}
+
 function element(node: GraphNode, dialect: Dialect, inner: string): string {
-  const el = (tag: string, attributes = '', body = ''): string =>
-    `<bpmn:${tag} id="${node.id}"${attributes}${body === '' ? ' />' : `>${body}</bpmn:${tag}>`}`;
+  const loop = loopXml(node, dialect);
+  const el = (tag: string, attributes = '', content = ''): string => {
+    const body = loop + content;
+    return `<bpmn:${tag} id="${node.id}"${attributes}${body === '' ? ' />' : `>${body}</bpmn:${tag}>`}`;
+  };
   const byDefault = node.defaultFlow === undefined ? '' : ` default="${node.defaultFlow}"`;
   switch (node.kind) {
     case 'start':
@@ -71,6 +99,8 @@ function element(node: GraphNode, dialect: Dialect, inner: string): string {
       return el('parallelGateway');
     case 'sub':
       return el('subProcess', '', inner);
+    case 'call':
+      return el('callActivity', ` calledElement="${node.calls ?? ''}"`);
     case 'esp':
       return el('subProcess', ' triggeredByEvent="true"', inner);
     case 'espStart':
@@ -108,18 +138,43 @@ function flowXml(flow: GraphFlow, index: number, dialect: Dialect): string {
   return `<bpmn:sequenceFlow id="${flow.id}" sourceRef="${flow.source}" targetRef="${flow.target}"><bpmn:conditionExpression xsi:type="bpmn:tFormalExpression">${text}</bpmn:conditionExpression></bpmn:sequenceFlow>`;
 }
 
-/** The elements and flows drawn in `scope` (null: the process), subprocesses with their insides. */
-function scopeXml(graph: Graph, scope: string | null, dialect: Dialect): string {
+/** The elements and flows drawn in `scope` (null: the process level of `process`), subprocesses with their insides. */
+function scopeXml(graph: Graph, scope: string | null, dialect: Dialect, process = MAIN_PROCESS): string {
   const nodes = graph.nodes
-    .filter((n) => n.scope === scope)
+    .filter((n) => n.scope === scope && (scope !== null || n.process === process))
     .map((n) => element(n, dialect, n.kind === 'sub' || n.kind === 'esp' ? scopeXml(graph, n.id, dialect) : ''));
-  const inScope = new Set(graph.nodes.filter((n) => n.scope === scope).map((n) => n.id));
+  const inScope = new Set(
+    graph.nodes.filter((n) => n.scope === scope && (scope !== null || n.process === process)).map((n) => n.id),
+  );
   const flows = graph.flows.flatMap((f, i) => (inScope.has(f.source) ? [flowXml(f, i, dialect)] : []));
   return [...nodes, ...flows].join('\n');
 }
 
-/** The model as a BPMN document for `dialect`: one executable process `p`. */
+/**
+ * The model as a BPMN document for `dialect`: the executable process `p`,
+ * and for bpmn-engine the processes its call activities call.
+ */
 export function modelXml(graph: Graph, dialect: Dialect): string {
+  // bpmn-engine runs the executable processes of a document and calls the others; ours loads one per document.
+  const callees =
+    dialect === 'reference'
+      ? graph.callees
+          .map(
+            (c) =>
+              `\n<bpmn:process id="${c}" isExecutable="false">\n${scopeXml(graph, null, dialect, c)}\n</bpmn:process>`,
+          )
+          .join('')
+      : '';
+  return documentXml(scopeXml(graph, null, dialect), MAIN_PROCESS, callees);
+}
+
+/** A called process as our engine loads it: a document of its own. */
+export function calleeXml(graph: Graph, callee: string): string {
+  return documentXml(scopeXml(graph, null, 'ours', callee), callee, '');
+}
+
+/** A definitions document with the errors and escalations, around the executable process `id` and `more`. */
+function documentXml(body: string, id: string, more: string): string {
   const roots = [
     ...ERROR_CODES.map((c) => `<bpmn:error id="Error_${c}" errorCode="${c}" />`),
     ...ESCALATION_CODES.map((c) => `<bpmn:escalation id="Escalation_${c}" escalationCode="${c}" />`),
@@ -128,8 +183,8 @@ export function modelXml(graph: Graph, dialect: Dialect): string {
 <bpmn:definitions xmlns:bpmn="http://www.omg.org/spec/BPMN/20100524/MODEL" xmlns:inbox="https://github.com/transactional-inbox/bpmn"
     xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" id="d" targetNamespace="urn:reference-test">
 ${roots}
-<bpmn:process id="p" isExecutable="true">
-${scopeXml(graph, null, dialect)}
-</bpmn:process>
+<bpmn:process id="${id}" isExecutable="true">
+${body}
+</bpmn:process>${more}
 </bpmn:definitions>`;
 }
