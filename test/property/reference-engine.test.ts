@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { runBoth } from '../support/reference/compare';
 import { draw } from '../support/reference/draw';
-import { choicesArb, modelShape } from '../support/reference/generate';
-import { explain, KNOWN } from '../support/reference/known';
+import { modelShape } from '../support/reference/models';
+import { choicesArb } from '../support/reference/moves';
+import { KNOWN } from '../support/reference/known';
 import { KNOWN_CASES } from '../support/reference/known-cases';
 import { report } from '../support/reference/report';
 import { NONE, seq, type Shape } from '../support/reference/shapes';
@@ -44,11 +45,18 @@ describe('our engine against bpmn-engine', () => {
   }, 180_000);
 
   test('each known difference still happens on its smallest model, recognised by its own entry', async () => {
+    // Every entry has its case; those of call and multi-instance activities run in the store's suite.
     expect(KNOWN_CASES.map((c) => c.id).sort()).toEqual(KNOWN.map((k) => k.id).sort());
-    for (const known of KNOWN_CASES) {
+    for (const known of KNOWN_CASES.filter((c) => c.store !== true)) {
       const result = await runBoth(draw(known.shape), known.moves);
-      expect({ id: known.id, difference: result.difference !== null }).toEqual({ id: known.id, difference: true });
-      expect({ id: known.id, explained: explain(result)?.id }).toEqual({ id: known.id, explained: known.id });
+      const verdict = judge(result);
+      const tolerated = verdict.ok ? verdict.known?.id : undefined;
+      // The run's report when it is not the known difference, so a failure shows what happened instead.
+      expect({ id: known.id, tolerated, report: tolerated === known.id ? '' : report(result) }).toEqual({
+        id: known.id,
+        tolerated: known.id,
+        report: '',
+      });
     }
   });
 

@@ -209,4 +209,26 @@ export const KNOWN_CASES: readonly KnownCase[] = [
     moves: [],
     store: true,
   },
+  {
+    // An escalation starts an event subprocess whose subprocess throws an error its own boundary event catches.
+    id: 'error-boundary-misses-inside-event-subprocess',
+    shape: shape(seq({ kind: 'escalate', code: 'C1' }, user), {
+      handlers: [
+        {
+          kind: 'escalation',
+          code: 'C1',
+          interrupting: false,
+          body: {
+            kind: 'sub',
+            body: pass,
+            ending: E1,
+            handlers: [],
+            boundaries: [{ kind: 'error', code: 'E1', then: seq(), to: 'end', ending: NONE }],
+          },
+          ending: NONE,
+        },
+      ],
+    }),
+    moves: [],
+  },
 ];
