@@ -224,3 +224,39 @@ describe("an instance's status agrees with its tokens after every step", () => {
     expect(sim.add('work').instance.status).toBe('RUNNING');
   });
 });
+
+describe('a repair that moves a subprocess’s own token', () => {
+  const withSub = () =>
+    model(
+      element('startEvent', 'start') +
+        element(
+          'subProcess',
+          'sub',
+          '',
+          element('startEvent', 's0') + asyncTask('work') + element('endEvent', 'e0') + chain('s0', 'work', 'e0'),
+        ) +
+        element('endEvent', 'end') +
+        chain('start', 'sub', 'end'),
+    );
+
+  test('back onto the subprocess: it runs afresh, the old run ends (its job stale), never two runs side by side', async () => {
+    const sim = new CoreSim(await withSub());
+    sim.start();
+    const oldJob = sim.pendingJobs()[0];
+    const t = sim.move(sim.tokenAt('sub').id, 'sub');
+    expect(t.staleJobs).toEqual([oldJob?.id]);
+    expect(sim.live().filter((x) => x.activityId === 'work')).toHaveLength(1);
+    expect(sim.pendingJobs()).toHaveLength(1);
+    expect(sim.pendingJobs()[0]?.id).not.toBe(oldJob?.id);
+    expect(sim.finishJob('work').instance.status).toBe('COMPLETED');
+  });
+
+  test('past the subprocess: nothing of it runs on without its scope', async () => {
+    const sim = new CoreSim(await withSub());
+    sim.start();
+    const t = sim.move(sim.tokenAt('sub').id, 'end');
+    expect(t.instance.status).toBe('COMPLETED');
+    expect(sim.live()).toEqual([]);
+    expect(sim.pendingJobs()).toEqual([]);
+  });
+});

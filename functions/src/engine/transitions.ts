@@ -404,14 +404,12 @@ export function placeToken(
   const run = newRun(model, sync, state.instance, now, state.tokens);
   const refusal = moveRefusal(model, state.execution, activityId, run.instance.activeExecutionIds);
   if (refusal !== null) throw new Error(refusal);
+  const reason = `a repair moved its token to ${activityId}`;
+  // A subprocess's token takes everything inside with it, as when it is cancelled: moved, even back onto the
+  // subprocess, it runs it afresh, never beside the old run.
+  if (state.execution.status === 'WAITING_SCOPE') cancelInside(run, state.execution.id, reason);
   // A token that had ended or been cancelled is live again from here.
-  const execution = update(
-    run,
-    release(run, state.execution, { reason: `a repair moved its token to ${activityId}` }),
-    {
-      status: 'ACTIVE',
-    },
-  );
+  const execution = update(run, release(run, state.execution, { reason }), { status: 'ACTIVE' });
   if (!run.instance.activeExecutionIds.includes(execution.id)) {
     run.instance = {
       ...run.instance,
