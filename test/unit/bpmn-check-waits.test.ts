@@ -108,6 +108,29 @@ describe('a cycle without a wait through boundary events and event subprocesses 
   });
 });
 
+test('a synchronous task whose handler throws back into a loop without a wait: its error boundary is a way round too', async () => {
+  // start → sub [ s0 → check (sync) → e0 ] → done; an error boundary on sub → fix (sync) → sub.
+  const body =
+    element('startEvent', 'start') +
+    element(
+      'subProcess',
+      'sub',
+      '',
+      element('startEvent', 's0') +
+        element('serviceTask', 'check') +
+        element('endEvent', 'e0') +
+        chain('s0', 'check', 'e0'),
+    ) +
+    element('boundaryEvent', 'failed', 'attachedToRef="sub"', errorDef()) +
+    element('endEvent', 'done') +
+    chain('start', 'sub', 'done');
+  const error = await refusal(body + element('serviceTask', 'fix') + chain('failed', 'fix', 'sub'));
+  expect((error as ModelError).message).toContain('a cycle with no wait in it (sub → s0 → check → failed → fix → sub)');
+  // With the fix an async step, a job stands on the way round: it loads.
+  const model = await load(body + asyncTask('fix') + chain('failed', 'fix', 'sub'));
+  expect(model.nodes.check?.kind).toBe('serviceTask');
+});
+
 describe('the same drawings with a wait, or without a way round, load', () => {
   test('retry the subprocess on error through an async task', async () => {
     const model = await load(retry(asyncTask('retryLater'), ['retryLater']));

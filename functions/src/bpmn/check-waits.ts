@@ -9,8 +9,10 @@
  * start event, its last end leaves it by its outgoing flow, and an error or
  * escalation goes to the boundary event or event subprocess that catches it
  * (by the engine's own rule: engine/scopes.ts, an event subprocess never
- * catches what comes out of its own run). So the drawing "retry the
- * subprocess on error" without a wait on the way round is refused too.
+ * catches what comes out of its own run), and from a synchronous task,
+ * whose handler may throw any code within the step, to whatever may catch
+ * it. So the drawing "retry the subprocess on error" without a wait on the
+ * way round is refused too.
  */
 import { ModelError, type SequenceFlow, STEP_LIMIT } from './model';
 import type { Draft } from './draft';
@@ -141,6 +143,36 @@ function catcherOf(
   return null;
 }
 
+/**
+ * What may catch an error of any code a synchronous task's handler throws
+ * (`BpmnError` inside the transaction): the error boundary events on the
+ * task, then, scope by scope outwards, the error event subprocesses and
+ * boundary events that could catch one, up to the first that catches every
+ * code.
+ */
+function anyErrorCatchers(task: Draft, nodes: Nodes): Draft[] {
+  const all = [...nodes.values()];
+  const found: Draft[] = all.filter((n) => n.kind === 'boundaryError' && n.attachedToId === task.id);
+  if (found.some((n) => caughtCode(n, 'error') === null)) return found;
+  let left: EventSubProcessDraft | null = null;
+  for (let scope = task.scope, depth = 0; depth < 100; depth++) {
+    const here = all.filter(
+      (n) =>
+        (n.kind === 'eventSubProcess' &&
+          n.scope === scope &&
+          caughtCode(n, 'error') !== undefined &&
+          (left === null || (n.id !== left.id && !left.interrupting))) ||
+        (scope !== undefined && n.kind === 'boundaryError' && n.attachedToId === scope),
+    );
+    found.push(...here);
+    if (scope === undefined || here.some((n) => caughtCode(n, 'error') === null)) return found;
+    const node = nodes.get(scope);
+    left = node?.kind === 'eventSubProcess' ? node : null;
+    scope = node?.scope;
+  }
+  return found;
+}
+
 /** Where a token at `node` (that does not wait there) can be next within the same step. */
 export function movesFrom(node: Draft, nodes: Nodes, flows: ReadonlyMap<string, SequenceFlow>): Draft[] {
   const inside = (id: string): Draft[] => {
@@ -159,7 +191,11 @@ export function movesFrom(node: Draft, nodes: Nodes, flows: ReadonlyMap<string, 
     return catcher === null ? on : [catcher, ...on];
   }
   // No outgoing flow: an end (explicit or implicit), after which its scope may end.
-  return node.outgoing.length === 0 ? exitOf(node.scope, nodes, flows) : targets(node, nodes, flows);
+  const on = node.outgoing.length === 0 ? exitOf(node.scope, nodes, flows) : targets(node, nodes, flows);
+  // A synchronous task's handler may throw a BPMN error within the step: to whatever may catch it.
+  const sync =
+    (node.kind === 'serviceTask' || node.kind === 'sendTask' || node.kind === 'businessRuleTask') && !node.async;
+  return sync ? [...on, ...anyErrorCatchers(node, nodes)] : on;
 }
 
 /**
