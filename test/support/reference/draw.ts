@@ -127,6 +127,11 @@ export function draw(shape: Shape): Graph {
       case 'loop': {
         const merge = add('xor', scope);
         const body = block(b.body, scope);
+        // A body that ends every path (its own end events) never comes round: no split to go back from.
+        if (body.entry !== null && body.exit === null) {
+          flow(merge, body.entry);
+          return { entry: merge, exit: null };
+        }
         const split = add('xor', scope);
         flow(merge, body.entry ?? split);
         if (body.entry !== null && body.exit !== null) flow(body.exit, split);
