@@ -57,7 +57,7 @@ describe('synchronous items with a completion condition (each item ends in the s
     ['b', ['y-a', 'y-b', null]],
     ['c', ['y-a', 'y-b', 'y-c']],
   ])(
-    'the condition holds at item %s: the activity leaves once, with the outputs of the items that ran',
+    'the condition holds at item %s: the activity leaves once, with the outputs of the items that ended before it held',
     async (stopAt, outs) => {
       const engine = await engineFor(stopAt);
       const s = await startProcessInstance(db, engine, {
@@ -71,9 +71,10 @@ describe('synchronous items with a completion condition (each item ends in the s
       const stored = await instance(s.instance.id);
       expect(stored.variables.outs).toEqual(outs);
       expect((await tokensOf(db, s.instance.id)).filter((t) => t.activityId === 'after')).toHaveLength(1);
-      // Items after the one that met the condition never started.
+      // A parallel activity starts its items together (as Camunda 8 activates them all first): each ran, and the
+      // ends after the one that met the condition came too late to count.
       const items = await db.collection(COLLECTIONS.instances).where('calledBy.instanceId', '==', s.instance.id).get();
-      expect(items.size).toBe(outs.filter((o) => o !== null).length);
+      expect(items.size).toBe(3);
       expect(items.docs.every((d) => d.get('status') === 'COMPLETED')).toBe(true);
     },
   );

@@ -183,23 +183,6 @@ export const KNOWN_CASES: readonly KnownCase[] = [
     moves: [],
   },
   {
-    // Defect 7's shape: three parallel items of a subprocess of tasks, done after two.
-    id: 'TODO(defect-7): parallel items that never wait stop starting once the completion condition holds',
-    shape: shape(
-      seq({
-        kind: 'mi',
-        activity: 'sub',
-        body: seq(pass),
-        sequential: false,
-        count: 3,
-        completion: 'second',
-        boundaries: [],
-      }),
-    ),
-    moves: [],
-    store: true,
-  },
-  {
     // A terminate end event beside a call activity whose called process waits.
     id: 'terminate-leaves-called-process-running',
     shape: shape({

@@ -4,27 +4,10 @@
  * named for the defect, removed with its fix), each with the smallest model
  * that shows it in known-cases.ts.
  */
-import { type KnownDifference, extraPasses, isInside, nodes, oursIncident } from './run-queries';
+import { type KnownDifference, nodes, oursIncident } from './run-queries';
 import { multisetDiff } from './visits';
 
 export const OUR_DIFFERENCES: readonly KnownDifference[] = [
-  {
-    id: 'TODO(defect-7): parallel items that never wait stop starting once the completion condition holds',
-    kind: 'A',
-    reason:
-      'to be decided with defect 7: a parallel multi-instance activity starts all its items at once (up to 100, docs/bpmn-coverage.md), but an item that never waits ends inside its own start, the completion condition is checked then, and once it holds the store does not start the items still queued in that step (startIfAwaited), so they never run; bpmn-engine (and Camunda 8, which activates every item first) runs them',
-    matches: (r) => {
-      const { onlyA, onlyB } = extraPasses(r);
-      const parallelWithCondition = r.graph.nodes.filter(
-        (n) => n.kind === 'sub' && n.loop !== undefined && !n.loop.sequential && n.loop.completion !== null,
-      );
-      return (
-        onlyA.length === 0 &&
-        onlyB.length > 0 &&
-        onlyB.every((e) => parallelWithCondition.some((mi) => isInside(r, e, mi.id)))
-      );
-    },
-  },
   {
     id: 'uncaught-error-end-event',
     kind: 'C',

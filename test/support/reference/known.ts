@@ -20,7 +20,6 @@ export type { KnownDifference } from './run-queries';
 
 /** The order entries are tried in: the narrowest shape first, the broadest last. */
 const ORDER: readonly string[] = [
-  'TODO(defect-7): parallel items that never wait stop starting once the completion condition holds',
   'error-event-subprocess-ignores-job-errors',
   'catch-all-never-catches',
   'event-subprocess-already-running',

@@ -215,16 +215,9 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
   const timers: TimerState[] = [];
   const duplicates: DuplicateWaitingPoint[] = [];
   const consumed: string[] = [];
-  const stack: Step[] = [() => Promise.resolve(first)];
   let applied = 0;
-  for (let step = stack.pop(); step !== undefined; step = stack.pop()) {
-    const next = await step();
-    if (next === null) continue;
-    if (!('instance' in next)) {
-      stack.push(...[...next].reverse());
-      continue;
-    }
-    const t = next;
+  /** Applies one transition; returns the steps that follow from it. */
+  const apply = async (t: Transition): Promise<Step[]> => {
     applied += 1;
     if (applied > UNIT_BUDGET)
       throw new StepFailedError(
@@ -239,19 +232,34 @@ export async function applyAndSettle(uow: UnitOfWork, engine: Engine, first: Tra
     timers.push(...nearTimers(t.timers, now));
     // Call activities: instances started or terminated, a caller moved on by its child's end.
     const follow = callSteps(uow, engine, t, now);
-    if (engine.buffer !== null) {
-      const buffer = engine.buffer;
-      for (const point of t.subscribe) {
-        // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
-        if (dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName))
-          continue;
-        // A long backlog of one key is taken in one unit up to a share of its budget; the rest stays OPEN for the relay.
-        follow.push(() =>
-          applied >= BUFFERED_SHARE ? Promise.resolve(null) : takeBuffered(uow, engine, buffer, point, now, consumed),
-        );
-      }
+    if (engine.buffer === null) return follow;
+    const buffer = engine.buffer;
+    for (const point of t.subscribe) {
+      // Two tokens wait: delivering to either would be a guess. The relay parks the message instead.
+      if (dups.some((d) => d.correlationKey === point.correlationKey && d.messageName === point.messageName)) continue;
+      // A long backlog of one key is taken in one unit up to a share of its budget; the rest stays OPEN for the relay.
+      follow.push(() =>
+        applied >= BUFFERED_SHARE ? Promise.resolve(null) : takeBuffered(uow, engine, buffer, point, now, consumed),
+      );
     }
-    stack.push(...follow.reverse());
+    return follow;
+  };
+  const stack: Step[] = [() => Promise.resolve(first)];
+  for (let step = stack.pop(); step !== undefined; step = stack.pop()) {
+    const next = await step();
+    if (next === null) continue;
+    if ('instance' in next) stack.push(...(await apply(next)).reverse());
+    else if ('siblings' in next) {
+      // Each sibling is applied before anything that follows from any of them.
+      const after: Step[] = [];
+      for (const sibling of next.siblings) {
+        const t = await sibling();
+        if (t === null) continue;
+        if (!('instance' in t)) throw new Error('a sibling step gives a transition or nothing');
+        after.push(...(await apply(t)));
+      }
+      stack.push(...after.reverse());
+    } else stack.push(...[...next].reverse());
   }
   return { jobs, timers, duplicates, consumed };
 }

@@ -18,7 +18,9 @@ import type { UnitOfWork } from './unit-of-work';
 import { itemEnded, itemShardRef } from './items';
 
 export function callSteps(uow: UnitOfWork, engine: Engine, t: Transition, now: Date): Step[] {
-  const steps: Step[] = t.calls.map((call) => () => startIfAwaited(uow, engine, call, now));
+  // The instances this transition starts (a call's child, a parallel activity's first items) all start first.
+  const starts = t.calls.map((call) => () => startIfAwaited(uow, engine, call, now));
+  const steps: Step[] = starts.length <= 1 ? starts : [() => Promise.resolve({ siblings: starts })];
   for (const cancel of t.cancelCalls)
     steps.push(async () => {
       const child = await readInstanceDoc(uow, cancel.instanceId);
