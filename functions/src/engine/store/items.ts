@@ -80,7 +80,6 @@ export async function itemEnded(
   const done = { ...stored.done, [String(ref.index)]: output };
   const save = (nextIndex: number): void =>
     uow.set(itemShardRef(uow, items.batch, shard), { batch: items.batch, shard, done, nextIndex, updatedAt: now });
-  const state = { ...caller, execution: waiting };
   // Stopped on a failed completion condition: the item counts, nothing starts, the incident stands.
   if (items.conditionFailed !== undefined) return (save(stored.nextIndex), null);
   const completed = Object.keys(done).length;
@@ -91,10 +90,11 @@ export async function itemEnded(
   if (typeof holds === 'string') {
     save(stored.nextIndex);
     return [
-      () =>
-        Promise.resolve(
-          computeStep(`stopping ${waiting.activityId}`, () => stopItems(model, engine.sync, state, holds, now)),
-        ),
+      async () => {
+        const current = await waitingFor(uow, caller.instance.id, waiting);
+        if (current === null || current.execution.items.conditionFailed !== undefined) return null;
+        return computeStep(`stopping ${waiting.activityId}`, () => stopItems(model, engine.sync, current, holds, now));
+      },
     ];
   }
   if (holds) {
@@ -165,6 +165,7 @@ async function leaveWhenDone(
     completeItems(model, engine.sync, current, outputsOf(items, shards), running, now),
   );
 }
+
 /** The outputs in item order (null for an item that has none). */
 function outputsOf(items: ItemsState, shards: readonly Readonly<Record<string, unknown>>[]): unknown[] {
   const outputs: unknown[] = new Array<unknown>(items.total).fill(null);
