@@ -4,13 +4,18 @@
  * machine (the ratio is the figure; the microseconds move with the load).
  * Each condition is parsed and evaluated over the same variables, in rounds
  * that alternate the two languages, so a noisy neighbour slows both alike.
- * Prints microseconds per parse and per evaluation, and FEEL / own. Needs no
+ * Prints microseconds per parse and per evaluation, and FEEL / own. Also what
+ * FEEL's time limit costs an expression that loops (it runs under V8's
+ * watchdog, bpmn/feel.ts): such an expression through the
+ * engine against the same one by feelin directly, alternating. Needs no
  * build, no emulator.
  *
  * Flags: --rounds=5 --n=2000 --json
  */
 import { performance } from 'node:perf_hooks';
+import { evaluate } from 'feelin';
 import { conditionResult, evaluateCondition, parseAnyCondition, parseCondition } from '../functions/src/bpmn/condition';
+import { evaluateFeel } from '../functions/src/bpmn/feel';
 
 const arg = (name: string, fallback: number): number => {
   const found = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -28,6 +33,14 @@ const PAIRS: readonly (readonly [own: string, feel: string])[] = [
   ['review.score > 7', '=review.score > 7'],
 ];
 const VARIABLES = { amount: 12_500, kind: 'EXPRESS', priority: 1, retries: 4, approved: true, review: { score: 8 } };
+
+/** Expressions whose work grows with the values they meet: the engine evaluates them under its time limit. */
+const GUARDED = [
+  'count(for x in items return x) > 2',
+  'some x in items satisfies x > 2',
+  'every x in items satisfies x > 0',
+];
+const ITEMS = { items: [1, 2, 3] };
 
 /** Microseconds per call of `fn` over `n` calls. */
 function time(n: number, fn: () => unknown): number {
@@ -47,8 +60,15 @@ function main(): void {
     const b = conditionResult(feel[i]!, VARIABLES);
     if (!b.ok || b.value !== a) throw new Error(`the two languages disagree on ${text}`);
   });
-  const sums = { ownParse: 0, feelParse: 0, ownEval: 0, feelEval: 0 };
+  const sums = { ownParse: 0, feelParse: 0, ownEval: 0, feelEval: 0, guarded: 0, direct: 0 };
+  for (const text of GUARDED) {
+    const engine = evaluateFeel(text, ITEMS);
+    if (!engine.ok || engine.value !== evaluate(text, { ...ITEMS }).value)
+      throw new Error(`the guarded evaluation differs on ${text}`);
+  }
   for (let r = 0; r < rounds; r++) {
+    sums.guarded += time(n, () => GUARDED.forEach((text) => evaluateFeel(text, ITEMS))) / GUARDED.length;
+    sums.direct += time(n, () => GUARDED.forEach((text) => evaluate(text, { ...ITEMS }))) / GUARDED.length;
     sums.ownParse += time(n, () => PAIRS.forEach(([text]) => parseCondition(text))) / PAIRS.length;
     sums.feelParse += time(n, () => PAIRS.forEach(([, text]) => parseAnyCondition(text))) / PAIRS.length;
     sums.ownEval += time(n, () => own.forEach((c) => evaluateCondition(c, VARIABLES))) / PAIRS.length;
@@ -60,9 +80,11 @@ function main(): void {
     calls: rounds * n * PAIRS.length,
     parseMicros: { own: avg(sums.ownParse), feel: avg(sums.feelParse) },
     evaluateMicros: { own: avg(sums.ownEval), feel: avg(sums.feelEval) },
+    guardedMicros: { engine: avg(sums.guarded), feelin: avg(sums.direct) },
     ratio: {
       parse: Math.round((sums.feelParse / sums.ownParse) * 10) / 10,
       evaluate: Math.round((sums.feelEval / sums.ownEval) * 10) / 10,
+      guarded: Math.round((sums.guarded / sums.direct) * 10) / 10,
     },
   };
   if (process.argv.includes('--json')) {
@@ -74,6 +96,7 @@ function main(): void {
       `conditions: ${result.conditions} (each in both languages), ${result.calls} calls per measure`,
       `parse:    own ${result.parseMicros.own} µs, FEEL ${result.parseMicros.feel} µs, FEEL / own ${result.ratio.parse}`,
       `evaluate: own ${result.evaluateMicros.own} µs, FEEL ${result.evaluateMicros.feel} µs, FEEL / own ${result.ratio.evaluate}`,
+      `loops (${GUARDED.length}, under the time limit): engine ${result.guardedMicros.engine} µs, feelin directly ${result.guardedMicros.feelin} µs, engine / feelin ${result.ratio.guarded}`,
       '',
     ].join('\n'),
   );

@@ -18,12 +18,12 @@ import { createContext, Script } from 'node:vm';
 const MAX_LENGTH = 4096;
 
 /**
- * How long one evaluation of an expression that loops or calls functions
- * may run (`for`, `some`, `every`, a filter, a function): its work can grow
- * with a variable (`count(for i in 1..n return i)` with `n` from a message),
- * so it runs under V8's own watchdog and fails past this. A plain
- * expression (paths, comparisons, arithmetic) does work bounded by its text
- * and runs directly. About a thousand times what an expression of a model
+ * How long one evaluation of an expression that loops may run (`for`,
+ * `some`, `every`, or a function it defines): its work can grow with a
+ * variable (`count(for i in 1..n return i)` with `n` from a message), so it
+ * runs under V8's own watchdog and fails past this. Any other expression
+ * (paths, comparisons, arithmetic, filters, built-in functions) does work
+ * bounded by its text and the variables it reads, and runs directly. About a thousand times what an expression of a model
  * takes (0.15 ms), so only a runaway one meets it.
  */
 export const FEEL_TIME_LIMIT_MS = 100;
@@ -134,16 +134,16 @@ function plain(value: unknown, size: Size, depth = 0): FeelResult {
   return { ok: false, error: `a ${typeof value} cannot be stored` };
 }
 
-/** The syntax nodes whose work grows with the values they meet, not with the expression's text. */
-const UNBOUNDED = new Set([
-  'ForExpression',
-  'QuantifiedExpression',
-  'FilterExpression',
-  'FunctionInvocation',
-  'FunctionDefinition',
-]);
+/**
+ * The syntax nodes whose work a variable can make grow beyond the values it
+ * holds: a loop over a range (`for i in 1..n`, `some`, `every`), and a
+ * function the expression defines (it may call itself). Everything else,
+ * built-in functions and filters included, does work bounded by the
+ * expression's text and the size of the variables it reads.
+ */
+const UNBOUNDED = new Set(['ForExpression', 'QuantifiedExpression', 'FunctionDefinition']);
 
-/** Whether an expression loops or calls functions (so runs under the time limit), by its text; remembered per text. */
+/** Whether an expression loops (so runs under the time limit), by its text; remembered per text. */
 const guarded = new Map<string, boolean>();
 
 function needsGuard(expression: string): boolean {
