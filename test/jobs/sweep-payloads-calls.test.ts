@@ -48,6 +48,7 @@ const FAST: StoragePolicy = {
   retryDelayMultiplier: 1,
   maxRetryDelaySeconds: 1,
   totalTimeoutSeconds: 3,
+  uploadBytesPerSecond: 4 * 1024 * 1024,
 };
 const logs: Array<Record<string, unknown>> = [];
 const log = createLogger((l) => logs.push(JSON.parse(l) as Record<string, unknown>));

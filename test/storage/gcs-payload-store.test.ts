@@ -18,6 +18,7 @@ const FAST: StoragePolicy = {
   retryDelayMultiplier: 1,
   maxRetryDelaySeconds: 1,
   totalTimeoutSeconds: 5,
+  uploadBytesPerSecond: 4 * 1024 * 1024,
 };
 let store: PayloadStore;
 let n = 0;

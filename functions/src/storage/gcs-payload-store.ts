@@ -12,14 +12,17 @@ import type { ObjectPage, PayloadStore, ReadResult, StatResult, Unavailable } fr
  * client retries 408, 429 and 5xx answers (and reset connections) at most
  * `maxRetries` times, backing off about 1 s then 2 s
  * (`retryDelayMultiplier`, capped by `maxRetryDelaySeconds`), and starts no
- * retry once `totalTimeoutSeconds` have passed. What the client does not
- * retry: an upload that timed out (file.save() retries only answered
- * failures), so a slow create fails after one timeout and the redelivery
- * finds the object if it landed. JSON calls (stat, read, delete, list) also
- * retry a request without an answer. Worst cases: a create, 2 + 1 + 2 + 2 s
- * of 5xx-then-timeout, about 7 s; a JSON call, the 5 s total plus one last
- * timeout. What still fails is the caller's to retry (Pub/Sub redelivers,
- * the relay backs off).
+ * retry once `totalTimeoutSeconds` have passed. An upload gets more time
+ * the larger it is: `requestTimeoutMs` plus its bytes at
+ * `uploadBytesPerSecond` ({@link uploadTimeoutMs}), so a 10 MiB report on a
+ * busy instance is not cut off by the deadline a 2 KiB one needs. What the
+ * client does not retry: an upload that timed out (file.save() retries only
+ * answered failures), so a slow create fails after one timeout and the
+ * redelivery finds the object if it landed. JSON calls (stat, read, delete,
+ * list) also retry a request without an answer. Worst cases: a create of
+ * 10 MiB, 5xx, 1 s, 5xx, 2 s, then a 4.5 s timeout, about 7.5 s; a JSON
+ * call, the 5 s total plus one last timeout. What still fails is the
+ * caller's to retry (Pub/Sub redelivers, the relay backs off).
  */
 export interface StoragePolicy {
   readonly requestTimeoutMs: number;
@@ -27,6 +30,8 @@ export interface StoragePolicy {
   readonly retryDelayMultiplier: number;
   readonly maxRetryDelaySeconds: number;
   readonly totalTimeoutSeconds: number;
+  /** The slowest upload rate that is still healthy: an upload's timeout grows by its bytes at this rate. */
+  readonly uploadBytesPerSecond: number;
 }
 
 /** The deployed policy (see {@link StoragePolicy}). */
@@ -36,7 +41,12 @@ export const STORAGE_POLICY: StoragePolicy = {
   retryDelayMultiplier: 2,
   maxRetryDelaySeconds: 2,
   totalTimeoutSeconds: 5,
+  uploadBytesPerSecond: 4 * 1024 * 1024,
 };
+
+/** How long one upload of `bytes` may take before the client gives up (see {@link StoragePolicy}). */
+export const uploadTimeoutMs = (policy: StoragePolicy, bytes: number): number =>
+  policy.requestTimeoutMs + Math.ceil((bytes * 1000) / policy.uploadBytesPerSecond);
 
 const PRECONDITION_FAILED = 412;
 const NOT_FOUND = 404;
@@ -176,7 +186,7 @@ export function createGcsPayloadStore(projectId: string, policy: StoragePolicy =
           preconditionOpts: { ifGenerationMatch: 0 },
           contentType,
           validation: 'md5',
-          timeout: policy.requestTimeoutMs,
+          timeout: uploadTimeoutMs(policy, data.length),
         });
         return { generation: String(file.metadata.generation), created: true };
       } catch (err) {

@@ -26,7 +26,8 @@ const TABLE: Uint32Array = (() => {
 /** The CRC-32C of `data` as an unsigned 32-bit number. */
 export function crc32c(data: Uint8Array): number {
   let crc = 0xffffffff;
-  for (const byte of data) crc = (TABLE[(crc ^ byte) & 0xff] ?? 0) ^ (crc >>> 8);
+  // An indexed loop: iterating a Buffer with for-of took two to eight times as long on a 10 MiB upload.
+  for (let i = 0; i < data.length; i++) crc = (TABLE[(crc ^ (data[i] ?? 0)) & 0xff] ?? 0) ^ (crc >>> 8);
   return (crc ^ 0xffffffff) >>> 0;
 }
 
