@@ -75,13 +75,23 @@ export function createRuntime(config: Config): Runtime {
   const engine = lazyAsync(async () => {
     const { loadAppEngine } = await import('./apps/app-engine');
     const { inboxBuffer } = await import('./relay/buffer');
+    const { registerVersions } = await import('./engine/store/versions');
+    const { deployedModelXml } = await import('./engine/deployed');
     // The inbox is the engine's message buffer: a token that starts waiting takes its early message at once.
-    return loadAppEngine(
+    const loadedEngine = await loadAppEngine(
       loaded(),
       modelsDir(),
       Object.keys(steps()),
       inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs),
     );
+    // Each version this deployment runs is kept, so its instances run on it after the next deploy (one read a model).
+    await registerVersions(
+      db(),
+      loadedEngine.processKeys.map((key) => loadedEngine.model(key)),
+      (key) => deployedModelXml(modelsDir(), key),
+      new Date(),
+    );
+    return loadedEngine;
   });
   const handlers = lazyAsync(async (): Promise<Readonly<Record<string, AsyncHandler>>> => {
     const { publishSteps } = await import('./jobs/publish-steps');

@@ -155,6 +155,53 @@ export class Engine {
     return model;
   }
 
+  /** Versions loaded beside the deployed ones (store/versions.ts), by `KEY@VERSION`: an older model's instances run on it. */
+  private readonly older = new Map<string, ProcessModel>();
+
+  /**
+   * The model of `processKey` (a process, or `PROCESS#ACTIVITY` for the items
+   * of a multi-instance activity) at `version`: the deployed one when it is
+   * that version, else one {@link remember}ed; null when this engine has not
+   * got it (the store reads it from processVersions).
+   */
+  at(processKey: string, version: string): ProcessModel | null {
+    const deployed = this.deployed(processKey);
+    if (deployed !== null && deployed.version === version) return deployed;
+    const known = this.older.get(`${processKey}@${version}`);
+    if (known !== undefined) return known;
+    const [base, activity] = processKey.split('#');
+    if (activity === undefined || base === undefined) return null;
+    const model = this.older.get(`${base}@${version}`);
+    if (model === undefined || model.nodes[activity]?.loop === undefined) return null;
+    const body = itemBodyModel(model, activity);
+    this.older.set(`${processKey}@${version}`, body);
+    return body;
+  }
+
+  /** Versions met that are not stored (`KEY@VERSION`): their instances ran on the deployed model; the relay logs them. */
+  private readonly unstored = new Set<string>();
+
+  private readonly reported = new Set<string>();
+
+  /** Notes a version met without its stored XML (its instance runs on the deployed model). */
+  noteUnstored(processKey: string, version: string): void {
+    const key = `${processKey}@${version}`;
+    if (!this.reported.has(key)) this.unstored.add(key);
+  }
+
+  /** The versions noted and not yet taken: each is taken once in the life of this engine, to be logged once. */
+  takeUnstored(): string[] {
+    const found = [...this.unstored];
+    for (const key of found) this.reported.add(key);
+    this.unstored.clear();
+    return found;
+  }
+
+  /** Keeps an older version of a deployed process's model (read from processVersions), so its instances run on it. */
+  remember(model: ProcessModel): void {
+    this.older.set(`${model.key}@${model.version}`, model);
+  }
+
   get processKeys(): string[] {
     return [...this.models.keys()];
   }

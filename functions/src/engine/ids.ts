@@ -50,3 +50,8 @@ export function timerId(executionIdValue: string, step: number, activityId: stri
 export function correlationKeyDocId(correlationKey: string): string {
   return stableId('correlation-key', correlationKey);
 }
+
+/** The stored version of a process model: one document per (process key, version), whatever process or file holds it. */
+export function processVersionId(processKey: string, version: string): string {
+  return stableId('process-version', processKey, version);
+}

@@ -65,6 +65,7 @@ export function itemStart(
   return {
     instanceId: itemInstanceId(token.items.batch, index),
     processKey: itemBodyKey(model.key, token.activityId),
+    processVersion: model.version,
     businessKey: caller.businessKey,
     variables: { ...caller.variables, ...element, loopCounter: index + 1 },
     calledBy: {

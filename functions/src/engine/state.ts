@@ -392,6 +392,8 @@ export interface ClosedUserTask {
 export interface CallStart {
   readonly instanceId: string;
   readonly processKey: string;
+  /** The version it starts on: a multi-instance activity's items run their caller's version; absent (a call activity's child): the one deployed now. */
+  readonly processVersion?: string;
   readonly businessKey: string;
   readonly variables: Readonly<Record<string, unknown>>;
   readonly calledBy: CallerRef;

@@ -6,6 +6,7 @@ import { BpmnError, classifyFailure, errorMessage, storableText } from '../core/
 import { throwJobError } from '../engine/store/job-error';
 import type { Engine } from '../engine/engine';
 import { completeJobRun } from '../engine/store/complete-job';
+import { modelOutside } from '../engine/store/versions';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
 import { endStaleJob } from '../engine/store/stale-job';
 import type { JobState } from '../engine/state';
@@ -165,8 +166,12 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
         'NO_HANDLER',
         'PERMANENT',
       );
-    // A job of a model no longer deployed still runs its handler, as before: only its mappings and headers are unknown.
-    const task = (await deps.engine()).deployed(instance.processKey)?.nodes[job.activityId];
+    // The task as the instance's own version draws it (its mappings and headers); a process no longer deployed at all
+    // still runs its handler, as before, without them.
+    const engine = await deps.engine();
+    const model =
+      engine.deployed(instance.processKey) === null ? null : await modelOutside(delivery.db, engine, instance);
+    const task = model?.nodes[job.activityId];
     // zeebe:ioMapping inputs: what the handler sees; a failed one no retry heals.
     const view = inputsOver(task?.io, instance.variables, job.activityId);
     if (!('values' in view)) return await settleFailure(deps, delivery, view.message, view.reason, 'PERMANENT');

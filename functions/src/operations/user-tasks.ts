@@ -9,6 +9,7 @@ import { resultInto } from '../engine/expressions';
 import type { UserTaskState } from '../engine/state';
 import { refs } from '../engine/store/collections';
 import { completeUserTaskRun, type UserTaskOutcome } from '../engine/store/complete-user-task';
+import { modelOutside } from '../engine/store/versions';
 import { asUserTask } from '../engine/store/user-tasks';
 import { mergedVariablesProblem, variablesProblem } from '../process/variables';
 import { type PageCursor, QUERIES, type UserTaskFilter } from '../queries';
@@ -108,11 +109,17 @@ async function checkCompletion(deps: OperationsDeps, request: CompleteTaskReques
   const task = asUserTask(view(snap));
   if (task.status !== 'OPEN') return;
   const [instance] = await db.getAll(refs.instance(db, task.processInstanceId), {
-    fieldMask: ['processKey', 'variables'],
+    fieldMask: ['processKey', 'processVersion', 'variables'],
   });
   if (instance?.exists !== true) return;
   const before = (instance.get('variables') ?? {}) as Readonly<Record<string, unknown>>;
-  const model = (await deps.engine()).deployed(String(instance.get('processKey')));
+  const engine = await deps.engine();
+  const processKey = String(instance.get('processKey'));
+  // The task as the instance's own version draws it.
+  const model =
+    engine.deployed(processKey) === null
+      ? null
+      : await modelOutside(db, engine, { processKey, processVersion: String(instance.get('processVersion')) });
   const merged = resultInto(model?.nodes[task.activityId]?.io, before, request.variables, task.activityId);
   // A mapping that fails is the engine's to report (an incident at the task), as for any completion.
   if (!('values' in merged)) return;

@@ -20,6 +20,7 @@ import type { UnitOfWork } from './unit-of-work';
 import { writeUserTasks } from './user-tasks';
 import { callSteps } from './calls';
 import type { Step } from './step';
+import { modelOf } from './versions';
 
 /** Two or more tokens now wait for the same message under the same key. */
 export interface DuplicateWaitingPoint {
@@ -280,7 +281,7 @@ async function takeBuffered(
   const waiting = await waitingState(uow, point);
   if (waiting === null) return null;
   // A delivery that would pass the instance's most live tokens leaves the message to the relay, which parks it.
-  const model = engine.model(waiting.instance.processKey);
+  const model = await modelOf(uow, engine, waiting.instance);
   if (
     waiting.instance.activeExecutionIds.length >= MAX_LIVE_TOKENS &&
     deliveryAddsToken(model, waiting.execution, point)

@@ -16,6 +16,7 @@ import { startIfAwaited } from './start-call';
 import { readInstanceDoc } from './instance-doc';
 import type { UnitOfWork } from './unit-of-work';
 import { itemEnded, itemShardRef } from './items';
+import { modelOf } from './versions';
 
 export function callSteps(uow: UnitOfWork, engine: Engine, t: Transition, now: Date): Step[] {
   // The instances this transition starts (a call's child, a parallel activity's first items) all start first.
@@ -40,10 +41,10 @@ export function callSteps(uow: UnitOfWork, engine: Engine, t: Transition, now: D
     const caller = await readInstanceDoc(uow, calledBy.instanceId);
     const execution = caller?.tokens[calledBy.executionId];
     if (caller === null || execution === undefined || !waitsForCall(execution, instance.id)) return null;
+    const model = await modelOf(uow, engine, caller.instance);
     return computeStep(
       `moving ${calledBy.activityId} of ${caller.instance.id} on after its called instance ended`,
-      () =>
-        completeCall(engine.model(caller.instance.processKey), engine.sync, { ...caller, execution }, instance, now),
+      () => completeCall(model, engine.sync, { ...caller, execution }, instance, now),
     );
   });
   return steps;

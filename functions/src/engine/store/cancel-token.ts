@@ -12,6 +12,7 @@ import {
   runRepair,
 } from './repair-request';
 import { changedBy, recordOnInstance, type Repaired } from './token-repair';
+import { modelOf } from './versions';
 
 /** What a cancel's request id is bound to: the token. */
 export const cancelBinding = (executionId: string): RepairBinding => ({ kind: 'cancel-token', target: executionId });
@@ -47,15 +48,11 @@ export async function cancelTokenRun(
       checkBasis(options.expect, basis, `token ${execution.id}`);
       if (execution.status === 'ENDED' || execution.status === 'CANCELLED')
         throw new RepairRefusedError(`execution ${executionIdValue} has already ${execution.status.toLowerCase()}`);
+      const model = await modelOf(uow, engine, instance);
       const changed = await applyAndSettle(
         uow,
         engine,
-        cancelToken(
-          { instance, execution, tokens: await loadTokens(uow, instance.id) },
-          now,
-          engine.model(instance.processKey),
-          engine.sync,
-        ),
+        cancelToken({ instance, execution, tokens: await loadTokens(uow, instance.id) }, now, model, engine.sync),
         now,
       );
       await recordOnInstance(

@@ -18,6 +18,8 @@ export const COLLECTIONS = {
   userTasks: 'userTasks',
   /** The counts of a multi-instance activity's items that ended, `{batch}-{shard}` (items.ts); deleted when the activity ends. */
   itemBatches: 'itemBatches',
+  /** Every version of a model that ran here, its XML kept while anything of it may run (versions.ts). */
+  processVersions: 'processVersions',
 } as const;
 
 /**

@@ -7,6 +7,7 @@ import { applyAndSettle, NOTHING_SETTLED, type Settled } from './apply';
 import { readInstanceDoc, readJob, writeJobOf } from './instance-doc';
 import { endStale, isStale } from './stale-job';
 import { runUnitOfWork, type UnitStats } from './unit-of-work';
+import { modelOf } from './versions';
 
 /** Outcome of finishing a job. */
 export type JobCompletion = Settled & { readonly status: 'COMPLETED' | 'ALREADY_FINISHED' | 'NOT_FOUND' | 'STALE' };
@@ -54,14 +55,9 @@ export async function completeJobCounted(
       await endStale(uow, job, legacyPath, now);
       return { ...NOTHING_SETTLED, status: 'STALE' };
     }
+    const model = await modelOf(uow, engine, instance);
     const t = computeStep(`completing job ${job.id} at ${job.activityId}`, () =>
-      completeJob(
-        engine.model(instance.processKey),
-        engine.sync,
-        { instance, execution, job, tokens: doc.tokens },
-        result,
-        now,
-      ),
+      completeJob(model, engine.sync, { instance, execution, job, tokens: doc.tokens }, result, now),
     );
     await writeJobOf(uow, t.job, legacyPath);
     return { ...(await applyAndSettle(uow, engine, t, now)), status: 'COMPLETED' };

@@ -9,6 +9,7 @@ import { refs } from './collections';
 import { readInstanceDoc } from './instance-doc';
 import { runUnitOfWork, type UnitStats } from './unit-of-work';
 import { asUserTask, userTaskDoc } from './user-tasks';
+import { modelOf } from './versions';
 
 /** A completion request: the task, the variables to merge, who and which request. */
 export interface UserTaskCompletion extends Completion {
@@ -69,9 +70,10 @@ export async function completeUserTaskCounted(
       );
       return { kind: 'REFUSED', task, reason: `cancelled: ${reason}` };
     }
+    const model = await modelOf(uow, engine, doc.instance);
     const t = computeStep(`completing user task ${task.id} at ${task.activityId}`, () =>
       completeUserTask(
-        engine.model(doc.instance.processKey),
+        model,
         engine.sync,
         { instance: doc.instance, execution, userTask: task, tokens: doc.tokens },
         request.variables,

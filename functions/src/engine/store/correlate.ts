@@ -5,6 +5,7 @@ import { MAX_LIVE_TOKENS, type Transition, type WaitingPoint } from '../state';
 import { applyAndSettle, type Settled, waitingState } from './apply';
 import { asCorrelationKey, refs } from './collections';
 import type { UnitOfWork } from './unit-of-work';
+import { modelOf } from './versions';
 
 /** What correlating one message did. Only CORRELATED changed anything. */
 export type CorrelationOutcome =
@@ -63,7 +64,7 @@ export async function correlate(
   const state = await waitingState(uow, point);
   if (state === null) return { kind: 'NO_WAITING_INSTANCE' };
   const { instance, execution } = state;
-  const model = engine.model(instance.processKey);
+  const model = await modelOf(uow, engine, instance);
   const live = instance.activeExecutionIds.length;
   if (live >= MAX_LIVE_TOKENS && deliveryAddsToken(model, execution, point))
     return { kind: 'TOKEN_LIMIT', processInstanceId: instance.id, activityId: point.activityId, live };

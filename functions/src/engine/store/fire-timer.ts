@@ -16,6 +16,7 @@ import {
 import { plain, refs } from './collections';
 import { asTimer, firedTimerDoc } from './timers';
 import { runUnitOfWork, type UnitStats } from './unit-of-work';
+import { modelOf } from './versions';
 
 /**
  * How early a timer may fire: a Cloud Task dispatched by a clock a little
@@ -115,8 +116,9 @@ export async function fireTimerCounted(
       return { ...NOTHING_SETTLED, status: 'STALE', timer };
     }
     const tokens = await loadTokens(uow, instance.id);
+    const model = await modelOf(uow, engine, instance);
     const t = computeStep(`firing timer ${timer.id} of ${timer.activityId}`, () =>
-      fireTimer(engine.model(instance.processKey), engine.sync, { instance, execution, timer, tokens }, now),
+      fireTimer(model, engine.sync, { instance, execution, timer, tokens }, now),
     );
     const settled = await applyAndSettle(uow, engine, t, now);
     const firing: FiringRecord = {

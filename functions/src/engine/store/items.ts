@@ -25,6 +25,7 @@ import { startIfAwaited } from './start-call';
 import { COLLECTIONS } from './collections';
 import { readInstanceDoc } from './instance-doc';
 import type { UnitOfWork } from './unit-of-work';
+import { modelOf } from './versions';
 
 export const itemShardRef = (uow: UnitOfWork, batch: string, shard: number): DocumentReference =>
   uow.db.collection(COLLECTIONS.itemBatches).doc(`${batch}-${shard}`);
@@ -68,7 +69,7 @@ export async function itemEnded(
   if (caller === null || token?.status !== 'WAITING_ITEMS' || token.items?.batch !== ref.batch) return null;
   const waiting = token as Waiting;
   const { items } = waiting;
-  const model = engine.model(caller.instance.processKey);
+  const model = await modelOf(uow, engine, caller.instance);
   const loop = model.nodes[waiting.activityId]?.loop;
   if (loop === undefined)
     throw new StepFailedError(`${waiting.activityId} of ${model.key} is no multi-instance activity`);
@@ -160,7 +161,7 @@ async function leaveWhenDone(
     for (let index = shard; index < Math.min(s.nextIndex, items.total); index += items.shards)
       if (!Object.hasOwn(s.done, String(index))) running.push(index);
   }
-  const model = engine.model(current.instance.processKey);
+  const model = await modelOf(uow, engine, current.instance);
   return computeStep(`leaving ${waiting.activityId} after its items`, () =>
     completeItems(model, engine.sync, current, outputsOf(items, shards), running, now),
   );

@@ -7,6 +7,7 @@ import type { JobRef } from './complete-job';
 import { readInstanceDoc, readJob, writeJobOf } from './instance-doc';
 import { endStale, isStale } from './stale-job';
 import { runUnitOfWork } from './unit-of-work';
+import { modelOf } from './versions';
 
 /** What a handler's BPMN error did: CAUGHT moved the token to the boundary event; UNCAUGHT failed the job (incident). */
 export type JobErrorOutcome = Settled & {
@@ -38,9 +39,10 @@ export async function throwJobError(
       await endStale(uow, job, legacyPath, now);
       return { ...NOTHING_SETTLED, status: 'STALE' };
     }
+    const model = await modelOf(uow, engine, doc.instance);
     const t = computeStep(`BPMN error ${error.code} of job ${job.id} at ${job.activityId}`, () =>
       jobThrewError(
-        engine.model(doc.instance.processKey),
+        model,
         engine.sync,
         { instance: doc.instance, execution, job, tokens: doc.tokens },
         error.code,

@@ -17,6 +17,7 @@ import {
 } from './repair-request';
 import { changedBy, recordOnInstance, type Repaired } from './token-repair';
 import type { UnitOfWork } from './unit-of-work';
+import { modelOf } from './versions';
 
 /** What `inbox repair move-token` asks for. */
 export interface MoveTokenRequest {
@@ -103,15 +104,11 @@ export async function moveToken(
           updatedAt: request.now,
         };
       }
-      const refusal = moveRefusal(
-        engine.model(instance.processKey),
-        execution,
-        request.activityId,
-        instance.activeExecutionIds,
-      );
+      const model = await modelOf(uow, engine, instance);
+      const refusal = moveRefusal(model, execution, request.activityId, instance.activeExecutionIds);
       if (refusal !== null) throw new RepairRefusedError(refusal);
       const t = placeToken(
-        engine.model(instance.processKey),
+        model,
         engine.sync,
         { instance, execution, tokens: await loadTokens(uow, instance.id) },
         request.activityId,

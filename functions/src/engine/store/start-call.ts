@@ -8,7 +8,12 @@ import type { UnitOfWork } from './unit-of-work';
 
 /** The start of an instance a call activity, or a multi-instance activity's item, asks for: its token at the called model's start. */
 export function startCall(engine: Engine, call: CallStart, now: Date): Transition {
-  return startInstance(engine.model(call.processKey), engine.sync, {
+  // An item runs its caller's version (which the caller's step has loaded); a called process, the one deployed now.
+  const model =
+    call.processVersion === undefined
+      ? engine.model(call.processKey)
+      : (engine.at(call.processKey, call.processVersion) ?? engine.model(call.processKey));
+  return startInstance(model, engine.sync, {
     instanceId: call.instanceId,
     executionId: executionId(call.instanceId, 'start'),
     businessKey: call.businessKey,
