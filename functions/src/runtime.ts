@@ -37,7 +37,14 @@ export interface Runtime {
   readonly payloadStore: () => PayloadStore;
 }
 
-export function createRuntime(config: Config): Runtime {
+/**
+ * `keepVersions`: store the versions of the models this runtime loads in
+ * processVersions (the functions: what they run is deployed). The CLI runs
+ * an operator's checkout, which may be ahead of or behind the deployment,
+ * so it stores nothing (`inbox versions --register` does, on purpose).
+ */
+export function createRuntime(config: Config, options: { readonly keepVersions?: boolean } = {}): Runtime {
+  const keepVersions = options.keepVersions ?? true;
   const db = lazy(() => (require('./firestore') as typeof import('./firestore')).createFirestore(config.projectId));
   const pubsub = lazy(() => {
     const { PubSub } = require('@google-cloud/pubsub') as typeof PubSubModule;
@@ -85,12 +92,13 @@ export function createRuntime(config: Config): Runtime {
       inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs),
     );
     // Each version this deployment runs is kept, so its instances run on it after the next deploy (one read a model).
-    await registerVersions(
-      db(),
-      loadedEngine.processKeys.map((key) => loadedEngine.model(key)),
-      (key) => deployedModelXml(modelsDir(), key),
-      new Date(),
-    );
+    if (keepVersions)
+      await registerVersions(
+        db(),
+        loadedEngine.processKeys.map((key) => loadedEngine.model(key)),
+        (key) => deployedModelXml(modelsDir(), key),
+        new Date(),
+      );
     return loadedEngine;
   });
   const handlers = lazyAsync(async (): Promise<Readonly<Record<string, AsyncHandler>>> => {

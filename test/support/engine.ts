@@ -69,5 +69,8 @@ export function failingEngine(
     override model(): never {
       throw error;
     }
+    override at(): never {
+      throw error;
+    }
   })(models, engine.sync, asyncIds, engine.buffer);
 }

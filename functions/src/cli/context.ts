@@ -31,7 +31,7 @@ export interface CliContext {
  */
 export function cliContext(env: NodeJS.ProcessEnv, io: CliIo, json: boolean): CliContext {
   const config = loadConfig(env);
-  const runtime = createRuntime(config);
+  const runtime = createRuntime(config, { keepVersions: false });
   let opened = false;
   const db = lazy(() => {
     opened = true;
