@@ -32,7 +32,14 @@ let registered = 0;
 export interface ProcessStack {
   /** The app whose handlers run. */
   readonly app: App;
+  /** The models the functions run now (what the last deploy loaded). */
   readonly engine: Engine;
+  /**
+   * A deploy of changed models: from now on startProcess, runJob, fireTimer
+   * (and relayOnStack) load `engine`, as new function instances would, while
+   * the queues and their tasks in flight stay as they are.
+   */
+  redeploy(engine: Engine): void;
   readonly tasks: CloudTasksEmulator;
   readonly queue: JobQueue;
   /** The timers queue (INBOX_TIMERS_QUEUE's default), its tasks POSTed to fireTimer at their scheduleTime. */
@@ -46,6 +53,8 @@ export interface ProcessStack {
   readonly fireTimerUrl: string;
   /** Full name of the timers queue in the emulator. */
   readonly timersQueueName: string;
+  /** Full name of the jobs queue in the emulator. */
+  readonly jobsQueueName: string;
   readonly handlers: Readonly<Record<string, AsyncHandler>>;
   readonly logs: Array<Record<string, unknown>>;
   readonly pubsub: PubSub;
@@ -97,7 +106,7 @@ export async function startProcessStack(
   options: ProcessStackOptions = {},
 ): Promise<ProcessStack> {
   const { app, folder } = options.app ?? { app: fixtureApp, folder: FIXTURE_APP_DIR };
-  const engine =
+  let engine =
     options.engine ??
     (await loadAppEngine({ app, folder }, join(folder, app.models), stepIdsOf(app), inboxBuffer(7 * 24 * 3_600_000)));
   const now = options.now ?? ((): Date => new Date());
@@ -192,7 +201,12 @@ export async function startProcessStack(
 
   return {
     app,
-    engine,
+    get engine() {
+      return engine;
+    },
+    redeploy(next: Engine) {
+      engine = next;
+    },
     tasks,
     queue: queues.jobs,
     timerQueue: queues.timers,
@@ -201,6 +215,7 @@ export async function startProcessStack(
     runJobUrl: runJob.url,
     fireTimerUrl: fireTimer.url,
     timersQueueName,
+    jobsQueueName: `${location}/queues/${config.tasks.queue}`,
     handlers,
     logs,
     pubsub,

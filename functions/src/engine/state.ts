@@ -63,7 +63,12 @@ export interface InstanceState {
   readonly id: string;
   /** The BPMN process id of its model (`ProcessModel.key`, engine/model.ts). */
   readonly processKey: string;
-  /** `ProcessModel.version` at the start; a record only: the engine runs the model deployed now. */
+  /**
+   * `ProcessModel.version` at the start (the model's content hash): the
+   * version every step of this instance runs on, kept in `processVersions`
+   * (engine/store/versions.ts) until `inbox versions --retire`. Changed only
+   * by `inbox migrate`.
+   */
   readonly processVersion: string;
   /** The caller's key for the instance (an order or case number): trimmed, 1 to 256 characters (startProcess checks). */
   readonly businessKey: string;
