@@ -138,8 +138,7 @@ const waitingAt = (id: string, caseId: string, wait: string): Promise<true> =>
       ? true
       : undefined;
   });
-const start = (caseId: string): Promise<string> =>
-  startOverHttp(stack, 'case-handling', caseId, { caseId });
+const start = (caseId: string): Promise<string> => startOverHttp(stack, 'case-handling', caseId, { caseId });
 
 /** Publishes Approved for `caseId` and relays until its document is DONE. */
 async function approve(caseId: string): Promise<void> {
@@ -188,17 +187,13 @@ test('instances at a wait, a job in flight and a timer when v2 is deployed compl
     await waitingAt(inFlight, 'C-job', 'waitApproval');
 
     // The reminder of C-timer is due an hour on: fireTimer's clock moves, Cloud Tasks runs the task now.
-    const [timer] = (
-      await db.collection(COLLECTIONS.timers).where('processInstanceId', '==', atTimer).get()
-    ).docs;
+    const [timer] = (await db.collection(COLLECTIONS.timers).where('processInstanceId', '==', atTimer).get()).docs;
     expect(timer).toBeDefined();
     clockOffsetMs = 2 * HOUR;
     const timerTask = stack.tasks.tasks(stack.timersQueueName).find((t) => t.name.endsWith(timer?.id ?? '-'));
     expect(timerTask).toBeDefined();
     await admin.runTask({ name: timerTask?.name ?? '' });
-    await waitFor('the nudge of C-timer', async () =>
-      (await ranSteps(atTimer)).includes('nudge') ? true : undefined,
-    );
+    await waitFor('the nudge of C-timer', async () => ((await ranSteps(atTimer)).includes('nudge') ? true : undefined));
     clockOffsetMs = 0;
 
     // A new instance starts on v2.
