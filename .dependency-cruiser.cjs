@@ -21,6 +21,7 @@
 const PURE = [
   '^functions/src/(core|bpmn)/',
   '^functions/src/engine/(transitions|timer-transitions|run|enter|waits|scopes|joins|incidents|state|ids|engine|repair-basis|items|item-transitions|call-transitions|escalations|expressions)\\.ts$',
+  '^functions/src/engine/migration/',
   '^functions/src/relay/(classify|decide|backoff|lane|budget)\\.ts$',
   '^functions/src/receiver/(interpret|envelope|registry)\\.ts$',
   '^functions/src/inbox/(ids|dedup|draft|document|claim-check)\\.ts$',
