@@ -56,10 +56,12 @@ const load = {
   app: () => require('./app-command') as typeof import('./app-command'),
   tasks: () => require('./tasks-command') as typeof import('./tasks-command'),
   modelCheck: () => require('./model-check-command') as typeof import('./model-check-command'),
+  modelDiff: () => require('./model-diff-command') as typeof import('./model-diff-command'),
+  modelImpact: () => require('./model-impact-command') as typeof import('./model-impact-command'),
 };
 
 /** Commands that need no project and no Firestore, by their words after `inbox`. */
-const NO_FIRESTORE: ReadonlySet<string> = new Set(['console', 'app', 'model check']);
+const NO_FIRESTORE: ReadonlySet<string> = new Set(['console', 'app', 'model check', 'model diff', 'model impact']);
 
 /** A command's words after `inbox`: `stats`, `repair move-token`, `model check`. */
 function commandWords(command: Command): string {
@@ -104,6 +106,12 @@ export async function runCli(
     )
     .action(() => load.app().appCommand(io, env, program.opts<{ json?: boolean }>().json === true));
   addModelCommand(program, io);
+  // `model diff` reads the project only when asked to: then it makes its context and runs the same preflight.
+  addModelDiffCommands(program, io, env, async () => {
+    const made = context();
+    await preflight(target(), env);
+    return made;
+  });
   try {
     await program.parseAsync([...argv], { from: 'user' });
     return EXIT.OK;
@@ -386,6 +394,41 @@ function addModelCommand(program: Command, io: CliIo): void {
       const json = program.opts<{ json?: boolean }>().json === true;
       return load.modelCheck().modelCheckCommand(io, paths, json, o.elements === true);
     });
+}
+
+/** model diff and model impact: what a change of the models changes, with what runs there when the project is read. */
+function addModelDiffCommands(
+  program: Command,
+  io: CliIo,
+  env: NodeJS.ProcessEnv,
+  project: () => Promise<CliContext>,
+): void {
+  const model = program.commands.find((c) => c.name() === 'model');
+  if (model === undefined) throw new Error('the model command is registered before model diff');
+  const json = (): boolean => program.opts<{ json?: boolean }>().json === true;
+  model
+    .command('diff <paths...>')
+    .description(
+      'OLD NEW: the elements and flows added, removed and changed between two versions of a process (.bpmn files); needs no project unless --live, --deployed or --from-version reads it, which adds what waits at each removed or changed element',
+    )
+    .option(
+      '--live',
+      "add the project's tokens, pending jobs, timers and user tasks at each removed or changed element",
+    )
+    .option('--deployed', 'OLD is the newest version of the process stored in the project (give NEW only)')
+    .option('--from-version <version>', 'OLD is this stored version of the process (give NEW only)')
+    .action((paths: string[], o: import('./model-diff-command').ModelDiffOptions) =>
+      load.modelDiff().modelDiffCommand(io, paths, o, json(), project),
+    );
+  model
+    .command('impact')
+    .description(
+      "the app (INBOX_APP) against the project, as a deploy does: each changed model's diff from its newest stored version with what waits at each removed or changed element, and the step handlers the app drops that pending jobs still need (exit 1: refused, unless --force)",
+    )
+    .option('--force', 'do not refuse: say which pending jobs will become incidents (NO_HANDLER)')
+    .action(async (o: { force?: boolean }) =>
+      load.modelImpact().modelImpactCommand(io, env, await project(), json(), o.force === true),
+    );
 }
 
 /**

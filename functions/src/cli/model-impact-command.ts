@@ -1,0 +1,173 @@
+/**
+ * `inbox model impact [--force] [--json]`: the app INBOX_APP names, as a
+ * deploy would run it, against the project's live state, read only. For
+ * each of the app's processes: its diff from the newest version stored in
+ * processVersions, with the tokens, pending jobs, scheduled timers and open
+ * user tasks at each removed or changed element (of instances of any other
+ * version); for the processes of the project the app no longer has, how
+ * many instances run on. Then the step handlers the app drops that pending
+ * jobs of RUNNING or INCIDENT instances still need (any version): a deploy
+ * is refused (exit 1) naming each with its count, unless `--force`, which
+ * prints what will become an incident instead. infra/deploy.sh runs it
+ * before it changes anything (its dry run too).
+ */
+import { checkApp } from '../apps/check-app';
+import type { ProcessModel } from '../bpmn/model';
+import { diffModels } from '../bpmn/model-diff';
+import { loadAppSettings } from '../config';
+import { publishSteps } from '../jobs/publish-steps';
+import { type DroppedHandler, droppedHandlers, droppedWords } from '../operations/dropped-handlers';
+import { type PendingJob, type ProcessLoad, readProcessLoad } from '../operations/model-impact';
+import { listStoredVersions, newestVersions, storedModel } from '../operations/stored-versions';
+import type { CliContext, CliIo } from './context';
+import { CliFailure, EXIT } from './failures';
+import { itemActivitiesOf } from './model-diff-command';
+import { type DiffImpact, diffLines, impactOf } from './model-diff-lines';
+
+/** One process as the impact sees it. */
+interface ProcessImpact {
+  readonly processKey: string;
+  /** changed: a diff from the newest stored version; unchanged: that version is the app's; new: none stored; gone: stored, not in the app. */
+  readonly status: 'changed' | 'unchanged' | 'new' | 'gone';
+  readonly fromVersion: string | null;
+  readonly toVersion: string | null;
+  readonly diff?: ReturnType<typeof diffModels>;
+  readonly impact?: DiffImpact;
+  /** RUNNING and INCIDENT instances read (its items included). */
+  readonly instancesRead: number;
+  readonly capped: boolean;
+  /** Why no diff could be made (a stored version that no longer loads). */
+  readonly note?: string;
+}
+
+/** What is read of each process: its load, and the models its items may come from. */
+async function loadOf(
+  ctx: CliContext,
+  key: string,
+  models: readonly ProcessModel[],
+  skip: string | null,
+): Promise<ProcessLoad> {
+  return readProcessLoad(ctx.db(), key, itemActivitiesOf(...models), skip);
+}
+
+export async function modelImpactCommand(
+  io: Pick<CliIo, 'out'>,
+  env: NodeJS.ProcessEnv,
+  ctx: CliContext,
+  json: boolean,
+  force: boolean,
+): Promise<void> {
+  const { app, steps, engine } = await checkApp(loadAppSettings(env));
+  const models = engine.processKeys.map((k) => engine.model(k));
+  const handlers = new Set([...steps, ...Object.keys(publishSteps(models, app))]);
+  const { versions, capped: versionsCapped } = await listStoredVersions(ctx.db());
+  const newest = newestVersions(versions);
+  const processes: ProcessImpact[] = [];
+  const jobs: PendingJob[] = [];
+  for (const model of models) {
+    const stored = newest.get(model.key);
+    const old =
+      stored === undefined || stored.version === model.version
+        ? null
+        : await storedModel(ctx.db(), model.key, stored.version);
+    const oldModel = old !== null && 'model' in old ? old.model : null;
+    const load = await loadOf(ctx, model.key, oldModel === null ? [model] : [oldModel, model], model.version);
+    jobs.push(...load.pendingJobs);
+    const base = {
+      processKey: model.key,
+      toVersion: model.version,
+      instancesRead: load.instancesRead,
+      capped: load.capped,
+    };
+    if (stored === undefined) processes.push({ ...base, status: 'new', fromVersion: null });
+    else if (oldModel === null)
+      processes.push({
+        ...base,
+        status: stored.version === model.version ? 'unchanged' : 'changed',
+        fromVersion: stored.version,
+        ...(old !== null && 'missing' in old ? { note: old.missing } : {}),
+      });
+    else {
+      const diff = diffModels(oldModel, model);
+      processes.push({ ...base, status: 'changed', fromVersion: stored.version, diff, impact: impactOf(diff, load) });
+    }
+  }
+  for (const [key, stored] of newest) {
+    if (engine.deployed(key) !== null) continue;
+    const found = await storedModel(ctx.db(), key, stored.version);
+    const load = await loadOf(ctx, key, 'model' in found ? [found.model] : [], null);
+    jobs.push(...load.pendingJobs);
+    processes.push({
+      processKey: key,
+      status: 'gone',
+      fromVersion: stored.version,
+      toVersion: null,
+      instancesRead: load.instancesRead,
+      capped: load.capped,
+    });
+  }
+  const dropped = droppedHandlers(jobs, handlers);
+  const refused = dropped.length > 0 && !force;
+  const capped = versionsCapped || processes.some((p) => p.capped);
+  if (json)
+    io.out(
+      JSON.stringify(
+        {
+          app: app.name,
+          project: ctx.config.projectId,
+          processes,
+          droppedHandlers: dropped,
+          capped,
+          refused,
+          forced: force && dropped.length > 0,
+        },
+        null,
+        2,
+      ),
+    );
+  else for (const line of impactLines(app.name, ctx.config.projectId, processes, dropped, force, capped)) io.out(line);
+  if (refused)
+    throw new CliFailure(
+      EXIT.FAILED,
+      `refused: the app drops step handlers that pending jobs still need: ${dropped.map(droppedWords).join('; ')}: keep each handler in the app's steps until its jobs are done (\`inbox incidents\`, \`inbox instances\`), or deploy with --force (each such job then fails as NO_HANDLER, an incident)`,
+    );
+}
+
+function impactLines(
+  appName: string,
+  project: string,
+  processes: readonly ProcessImpact[],
+  dropped: readonly DroppedHandler[],
+  force: boolean,
+  capped: boolean,
+): string[] {
+  const lines = [`impact of app ${appName} on project ${project} (against the newest stored version of each process):`];
+  for (const p of processes) {
+    const running = `${p.instancesRead} RUNNING or INCIDENT instances${p.capped ? ' (capped)' : ''}`;
+    if (p.status === 'changed' && p.diff !== undefined && p.impact !== undefined)
+      lines.push(
+        ...diffLines(
+          p.diff,
+          `version ${p.fromVersion ?? '?'} (deployed)`,
+          `version ${p.toVersion ?? '?'} (the app's)`,
+          p.impact,
+        ),
+      );
+    else if (p.status === 'changed')
+      lines.push(`${p.processKey}: changed, not compared: ${p.note ?? 'no stored model'}`);
+    else if (p.status === 'unchanged')
+      lines.push(`${p.processKey}: unchanged (version ${p.fromVersion ?? '?'}); ${running}`);
+    else if (p.status === 'new')
+      lines.push(
+        `${p.processKey}: no version stored yet (a first deploy, or one from before versions were kept); ${running}`,
+      );
+    else lines.push(`${p.processKey}: no longer in the app; ${running} keep running on their stored versions`);
+  }
+  if (dropped.length === 0) lines.push('handlers: every pending job has its handler in the app');
+  else if (force)
+    for (const d of dropped)
+      lines.push(`--force: will become incidents (NO_HANDLER) when they run: handler ${droppedWords(d)}`);
+  else for (const d of dropped) lines.push(`DROPPED handler ${droppedWords(d)}`);
+  if (capped) lines.push('CAPPED: more than the bound was left unread; the counts are lower bounds');
+  return lines;
+}
