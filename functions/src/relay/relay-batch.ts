@@ -6,6 +6,7 @@ import { dispatchSettled, logDuplicates, type SettledQueues } from '../jobs/disp
 import { findCandidates, type Candidate } from './candidates';
 import { compareLane } from './lane';
 import { reshardStrays } from './reshard';
+import { logUnstored } from './unstored-log';
 import type { Decision } from './decide';
 import { relayOne, type RelayDeps, type RelayResult } from './relay-one';
 import { fromTraceparent, withSpan } from '../trace/trace';
@@ -264,6 +265,7 @@ export async function relayBatch(
     };
     await Promise.all(Array.from({ length: Math.min(options.parallelism, groups.length) }, worker));
   }
+  logUnstored(deps.engine, log);
   summary.durationMs = budget.elapsedMs();
   return summary;
 }

@@ -11,6 +11,7 @@ import type { PayloadStore } from '../storage/payload-store';
 import type { JobQueue } from '../tasks/job-queue';
 import { type Gauges, readAllWaitingGauges, readGauges, type WaitingGauge } from './gauges';
 import { account, emptySummary, relayBatch } from './relay-batch';
+import { logUnstored } from './unstored-log';
 import { relayOne, type RelayDeps } from './relay-one';
 import { withSpan } from '../trace/trace';
 
@@ -103,6 +104,7 @@ async function relayInbox(deps: RelayFunctionDeps, req: Request): Promise<Answer
           const r = await relayOne(relayDeps, inboxId);
           span.setAttribute('inbox.relay.result', r.kind === 'DECIDED' ? r.decision.kind : r.kind);
           await account(summary, inboxId, r, relayDeps, { jobs: deps.queue(), timers: deps.timerQueue() }, deps.log);
+          logUnstored(relayDeps.engine, deps.log);
           return r;
         },
         { 'inbox.id': inboxId },
