@@ -9,7 +9,7 @@ import type {
   DocumentPage,
   DocumentView,
   IncidentList,
-  InstanceRow,
+  InstancePage,
   InstanceView,
   Overview,
   RepairBasisView,
@@ -109,14 +109,25 @@ function query(params: Readonly<Record<string, string | undefined>>): string {
   return s === '' ? '' : `?${s}`;
 }
 
+/** The filters of GET /api/instances: a business key, or a process and a version; a status with either. */
+export interface InstanceQuery {
+  readonly businessKey?: string;
+  readonly process?: string;
+  readonly version?: string;
+  readonly status?: string;
+}
+
 export const api = {
   whoami: (): Promise<Whoami> => call('api/whoami'),
   overview: (): Promise<Overview> => call('api/overview'),
   documents: (filters: DocumentQuery, after: string | null): Promise<DocumentPage> =>
     call(`api/documents${query({ ...filters, limit: String(PAGE_SIZE), after: after ?? undefined })}`),
   document: (id: string): Promise<DocumentView> => call(`api/documents/${encodeURIComponent(id)}`),
-  instances: (businessKey: string): Promise<{ instances: InstanceRow[] }> =>
-    call(`api/instances${query({ businessKey })}`),
+  /** A business key's instances (whole; `next` null), or a process version's, a page at a time; `status` narrows either. */
+  instances: (filters: InstanceQuery, after: string | null): Promise<InstancePage> =>
+    call(
+      `api/instances${query({ ...filters, ...(filters.businessKey === undefined ? { limit: String(PAGE_SIZE), after: after ?? undefined } : {}) })}`,
+    ),
   instance: (id: string): Promise<InstanceView> => call(`api/instances/${encodeURIComponent(id)}`),
   incidents: (all: boolean): Promise<IncidentList> => call(`api/incidents${all ? '?all=true' : ''}`),
   waiting: (filters: WaitingQuery, after: string | null): Promise<WaitingPage> =>

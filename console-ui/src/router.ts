@@ -1,7 +1,7 @@
 /**
  * Hash routes, so the server serves one page and every view has an address
  * an operator can paste: #/ overview, #/documents?filters, #/documents/ID,
- * #/instances?businessKey=K, #/instances/ID, #/incidents[?all=true],
+ * #/instances?businessKey=K, #/instances?process=P&version=V, #/instances/ID, #/incidents[?all=true],
  * #/waiting?filters, #/tasks?filters, #/tasks/ID.
  */
 
@@ -66,6 +66,8 @@ export const link = {
   document: (id: string): string => `#/documents/${encodeURIComponent(id)}`,
   instances: (businessKey?: string): string =>
     businessKey === undefined ? '#/instances' : `#/instances?businessKey=${encodeURIComponent(businessKey)}`,
+  /** The instances of a process version (`status`, `after`: the list's filters and page). */
+  versionInstances: (params: Readonly<Record<string, string | undefined>>): string => listLink('#/instances', params),
   instance: (id: string): string => `#/instances/${encodeURIComponent(id)}`,
   incidents: (all = false): string => (all ? '#/incidents?all=true' : '#/incidents'),
   waiting: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/waiting', params),

@@ -15,6 +15,7 @@ import { tokenTasksOf, waitingCell, type TokenTasks } from './instance-user-task
 import { openRepairDialog } from './repair-dialog';
 import { callCell, calledByFacts } from './instance-calls';
 import { link } from './router';
+import { shortVersion, versionLink } from './version';
 
 const ENDED = new Set(['ENDED', 'CANCELLED']);
 
@@ -145,6 +146,35 @@ function incidentsSection(v: InstanceView, ctx: ViewContext): HTMLElement {
   );
 }
 
+/** Its version beside the deployed one: "version 1a2b3c4d (deployed)", "version 1a2b3c4d (deployed now: 5e6f7a8b)". */
+function versionFacts(v: InstanceView): readonly (Node | string)[] {
+  const { id, deployed } = v.version;
+  const which =
+    id === null
+      ? ''
+      : deployed === null
+        ? ' (no version of it is deployed now)'
+        : id === deployed
+          ? ' (deployed)'
+          : ` (deployed now: ${shortVersion(deployed)})`;
+  return [
+    ', version ',
+    versionLink(v.row.processKey, id, 'instance-version'),
+    h('span', { testid: 'instance-version-deployed' }, which),
+  ];
+}
+
+/** Said under the diagram when it is not the instance's own version: that version is not stored, so it runs on the deployed one. */
+function fallbackNote(v: InstanceView): HTMLElement | null {
+  if (v.version.drawn !== 'deployed' || v.model === null) return null;
+  const own = v.version.id === null ? 'no version' : `version ${shortVersion(v.version.id)}, which is not stored`;
+  return h(
+    'p',
+    { class: 'note', testid: 'diagram-fallback' },
+    `This instance records ${own} (it started before versions were kept): it runs on the deployed model, version ${shortVersion(v.model.version)}, drawn here.`,
+  );
+}
+
 /** Draws the instance once both it and who is looking are known (both asked at once), and its tokens' user tasks. */
 export async function renderInstance(main: HTMLElement, id: string, context: Promise<ViewContext>): Promise<void> {
   const [v, ctx] = await Promise.all([api.instance(id), context]);
@@ -152,13 +182,16 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
   const r = v.row;
   const diagramBox = h('div', { class: 'diagram', testid: 'diagram' });
   const diagramNote = h('div', { testid: 'diagram-note' });
+  const fallback = fallbackNote(v);
   const actions = h('div', { class: 'actions', testid: 'instance-actions' });
   main.replaceChildren(
     h('h1', {}, 'Instance ', h('code', { testid: 'instance-id' }, r.id)),
     h(
       'p',
       { testid: 'instance-facts' },
-      `${r.processKey}, business key `,
+      r.processKey,
+      ...versionFacts(v),
+      ', business key ',
       h('a', { href: link.instances(r.businessKey) }, r.businessKey),
       ...calledByFacts(v),
       `, ${r.status}, created `,
@@ -167,6 +200,7 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
     ),
     actions,
     diagramBox,
+    ...(fallback === null ? [] : [fallback]),
     diagramNote,
     tokensSection(v, ctx, tasks),
     incidentsSection(v, ctx),
@@ -178,7 +212,7 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
       h(
         'p',
         { class: 'empty', testid: 'diagram-missing' },
-        `The model ${r.processKey} is no longer deployed: no diagram.`,
+        `The model ${r.processKey} is no longer deployed${v.version.id === null ? '' : ` and its version ${shortVersion(v.version.id)} is not stored`}: no diagram.`,
       ),
     );
   } else {

@@ -234,6 +234,39 @@ export const QUERIES = {
     { collection: 'processInstances', equality: ['businessKey'], range: null, orderBy: [] },
     (db, businessKey: string) => db.collection('processInstances').where('businessKey', '==', businessKey),
   ),
+  /**
+   * The console's instances of one process version (`processVersion`, the
+   * model's content hash), optionally of one status, a page at a time in
+   * document-id order after an id. Equality filters only: they merge the
+   * single-field indexes, and their results come in id order, which the
+   * cursor states (orderBy the document id, the implicit order: no other
+   * index; createdAt's index is switched off, so it cannot order them).
+   */
+  instancesOfVersion: query(
+    [
+      { collection: 'processInstances', equality: ['processKey', 'processVersion'], range: null, orderBy: [] },
+      {
+        collection: 'processInstances',
+        equality: ['processKey', 'processVersion', 'status'],
+        range: null,
+        orderBy: [],
+      },
+    ],
+    (
+      db,
+      filter: { readonly processKey: string; readonly version: string; readonly status?: string },
+      after: string | null,
+      limit: number,
+    ) => {
+      let q = db
+        .collection('processInstances')
+        .where('processKey', '==', filter.processKey)
+        .where('processVersion', '==', filter.version);
+      if (filter.status !== undefined) q = q.where('status', '==', filter.status);
+      q = q.orderBy(documentId());
+      return (after === null ? q : q.startAfter(after)).limit(limit);
+    },
+  ),
   /** CLI `incidents` and the relay's gauge of open incidents (count() of INCIDENT): instances that need a human. */
   instancesByStatus: query(
     { collection: 'processInstances', equality: ['status'], range: null, orderBy: [] },

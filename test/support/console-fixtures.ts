@@ -86,6 +86,7 @@ export async function instanceView(): Promise<InstanceView> {
       businessKey: BUSINESS_KEY,
       status: 'INCIDENT',
       createdAt: '2026-12-01T10:00:01.000Z',
+      processVersion: model.version,
       activeTokens: 2,
       openIncidents: 1,
     },
@@ -143,7 +144,8 @@ export async function instanceView(): Promise<InstanceView> {
         details: { from: 'handOver', to: wait },
       },
     ],
-    model: { processKey: model.key, xml, notes: modelNotes(model) },
+    version: { id: model.version, deployed: model.version, drawn: 'own' },
+    model: { processKey: model.key, version: model.version, xml, notes: modelNotes(model) },
     overlays: [
       { activityId: wait, tokens: 2, waiting: 2, timers: 0, incidents: 1 },
       { activityId: timerAt, tokens: 0, waiting: 0, timers: 2, incidents: 0 },

@@ -6,7 +6,7 @@ import { parseBody } from '../http/request';
 import type { Logger } from '../log';
 import { listDocuments, readDocument } from '../operations/documents';
 import { listIncidents } from '../operations/incidents';
-import { instancesByBusinessKey, readInstance } from '../operations/instances';
+import { instancesByBusinessKey, instancesOfVersion, readInstance } from '../operations/instances';
 import { readRawData } from '../operations/raw-data';
 import { readOverview } from '../operations/overview';
 import { isRefusal } from '../operations/refused';
@@ -62,7 +62,24 @@ const DocumentQuery = z
   })
   .strict();
 
-const InstanceQuery = z.object({ businessKey: text }).strict();
+/** A process version as instances record it (processVersion): the first 16 hex digits of the model's SHA-256. */
+const version = z.string().regex(/^[0-9a-f]{16}$/, "an instance's processVersion: 16 lowercase hex digits");
+
+/**
+ * GET /api/instances: those of a business key (all of them, optionally only
+ * those of a process, a version, a status), or those of one process version
+ * (`process` and `version`, optionally a status), a page at a time.
+ */
+const InstanceQuery = z
+  .object({
+    businessKey: text.optional(),
+    process: text.optional(),
+    version: version.optional(),
+    status: z.enum(['RUNNING', 'COMPLETED', 'INCIDENT']).optional(),
+    limit: z.coerce.number().int().min(1).max(MAX_PAGE).default(DEFAULT_PAGE),
+    after: text.optional(),
+  })
+  .strict();
 
 const IncidentQuery = z.object({ all: z.enum(['true', 'false']).default('false') }).strict();
 
@@ -231,11 +248,8 @@ async function read(deps: ApiDeps, req: Request, caller: Caller, route: Route, i
     }
     case 'document-raw':
       return rawData(deps, itemId ?? '');
-    case 'instances': {
-      const q = parseQuery(req, InstanceQuery);
-      if (!q.ok) return q.answer;
-      return { kind: 'ok', body: { instances: await instancesByBusinessKey(deps.ops, q.value.businessKey) } };
-    }
+    case 'instances':
+      return instances(deps, req);
     case 'instance': {
       const view = await readInstance(deps.ops, itemId ?? '');
       return view === null ? notFound(`no process instance ${itemId ?? ''}`) : { kind: 'ok', body: { ...view } };
@@ -263,6 +277,34 @@ async function rawData(deps: ApiDeps, id: string): Promise<Answer> {
       `${id} keeps no raw data: its message was readable, and its payload is shown with the document (\`inbox show ${id} --raw FILE\` writes its exact bytes)`,
     );
   return { kind: 'bytes', body: raw.bytes, contentType: 'application/octet-stream', filename: `${id}.bin` };
+}
+
+/** GET /api/instances: a business key's instances (filtered here), or a process version's a page at a time; anything else is a 400 saying what to give. */
+async function instances(deps: ApiDeps, req: Request): Promise<Answer> {
+  const q = parseQuery(req, InstanceQuery);
+  if (!q.ok) return q.answer;
+  const { businessKey, process, version: v, status, limit, after } = q.value;
+  if (businessKey !== undefined) {
+    if (after !== undefined)
+      return badRequest('after: a business key has one instance per process, listed whole; after pages a version');
+    const rows = (await instancesByBusinessKey(deps.ops, businessKey)).filter(
+      (r) =>
+        (process === undefined || r.processKey === process) &&
+        (v === undefined || r.processVersion === v) &&
+        (status === undefined || r.status === status),
+    );
+    return { kind: 'ok', body: { instances: rows, next: null } };
+  }
+  if (process === undefined || v === undefined)
+    return badRequest(
+      "give businessKey, or process and version (the process key and an instance's processVersion, 16 hex digits, as its page shows it)",
+    );
+  const page = await instancesOfVersion(
+    deps.ops,
+    { processKey: process, version: v, ...(status === undefined ? {} : { status }) },
+    { limit, after: after ?? null },
+  );
+  return { kind: 'ok', body: { ...page } };
 }
 
 /** GET /api/waiting: the CLI's `inbox waiting`; an unknown message name or a cursor no page gave is a 400 that says what is accepted. */

@@ -3,11 +3,10 @@
  * (`inbox instances KEY`), and one instance with everything its console
  * page shows: tokens, timers, incidents, jobs, the audit trail of correlated
  * messages, the parked messages of its keys, repairs, the model and the
- * overlays on it.
+ * overlays on it, drawn on the version of the model it runs on; and the
+ * instances of one process version (the console's version filter).
  */
 import type { Firestore } from '@google-cloud/firestore';
-import { deployedModelXml } from '../engine/deployed';
-import { modelKeyOf } from '../bpmn/item-body';
 import { isOpenIncident, type ExecutionState, type Incident, type JobState } from '../engine/state';
 import { STORED } from '../engine/store/converters';
 import { refs } from '../engine/store/collections';
@@ -15,14 +14,15 @@ import { INBOX } from '../inbox/document';
 import { QUERIES } from '../queries';
 import { jsonSafe, repairsOf, ROW_FIELDS, rowOf, view } from './documents';
 import { overlaysOf, type WaitingAt } from './overlays';
-import { type ModelNote, modelNotes } from './model-notes';
-import { readStoredInstance, type StoredInstance } from './stored-instance';
+import { instanceModel } from './instance-model';
+import { readStoredInstance, type StoredInstance, storedInstanceOf } from './stored-instance';
 import { isoOrNull } from './stored-values';
 import type {
   AuditEntry,
   CallView,
   DocumentRow,
   IncidentView,
+  InstancePage,
   InstanceRow,
   InstanceView,
   JobView,
@@ -50,6 +50,7 @@ function rowOfInstance(id: string, s: StoredInstance): InstanceRow {
     businessKey: String(d.businessKey),
     status: String(d.status),
     createdAt: isoOrNull(d.createdAt),
+    processVersion: typeof d.processVersion === 'string' ? d.processVersion : null,
     activeTokens: s.tokens.filter((t) => !FINISHED.has(t.status)).length,
     openIncidents: incidentsOf(d).filter(isOpenIncident).length,
   };
@@ -61,6 +62,38 @@ export async function instancesByBusinessKey(deps: OperationsDeps, key: string):
   const ids = (await QUERIES.instancesByBusinessKey.build(db, key).get()).docs.map((d) => d.id).sort();
   const stored = await Promise.all(ids.map(async (id) => ({ id, s: await readStoredInstance(db, id) })));
   return stored.flatMap(({ id, s }) => (s === null ? [] : [rowOfInstance(id, s)]));
+}
+
+/** Which instances of a process version a page lists: of one status too, when given. */
+export interface VersionFilter {
+  readonly processKey: string;
+  readonly version: string;
+  readonly status?: string;
+}
+
+/**
+ * The instances of one process version (its processVersion, the model's
+ * content hash), a page at a time in id order after `after`: one query
+ * (equality filters only, merged single-field indexes), and a read of the
+ * token documents only for an instance of the layout before 0.6.0.
+ */
+export async function instancesOfVersion(
+  deps: OperationsDeps,
+  filter: VersionFilter,
+  page: { readonly limit: number; readonly after: string | null },
+): Promise<InstancePage> {
+  const db = deps.db();
+  const snaps = (
+    await QUERIES.instancesOfVersion
+      .build(db, filter, page.after, page.limit + 1)
+      .withConverter(STORED)
+      .get()
+  ).docs;
+  const shown = snaps.slice(0, page.limit);
+  const rows = await Promise.all(
+    shown.map(async (snap) => rowOfInstance(snap.id, await storedInstanceOf(db, snap.id, snap.data()))),
+  );
+  return { instances: rows, next: snaps.length > page.limit ? (shown.at(-1)?.id ?? null) : null };
 }
 
 const tokenView = (t: ExecutionState): TokenView => ({
@@ -180,16 +213,6 @@ function callerOf(d: Readonly<Record<string, unknown>>): InstanceView['calledBy'
     : null;
 }
 
-/** What each element of the instance's deployed model runs; none when the engine cannot be loaded (the page still draws). */
-async function notesOf(deps: OperationsDeps, processKey: string): Promise<readonly ModelNote[]> {
-  try {
-    const model = (await deps.engine()).find(modelKeyOf(processKey));
-    return model === null ? [] : modelNotes(model);
-  } catch {
-    return [];
-  }
-}
-
 /** One instance with everything its page shows; null when there is no such instance. */
 export async function readInstance(deps: OperationsDeps, id: string): Promise<InstanceView | null> {
   const db = deps.db();
@@ -200,12 +223,12 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
   const correlated = Array.isArray(d.correlatedMessages)
     ? d.correlatedMessages.filter((m): m is string => typeof m === 'string')
     : [];
-  const [timers, audit, parked, xml, calls] = await Promise.all([
+  const [timers, audit, parked, drawn, calls] = await Promise.all([
     timersOf(db, id),
     auditOf(db, correlated),
     parkedOf(db, keysOf(row.businessKey, stored.tokens)),
-    // An item of a multi-instance activity (`PROCESS#ACTIVITY`) is drawn on its caller's model: the element ids are the same.
-    deployedModelXml(deps.modelsDir(), modelKeyOf(row.processKey)),
+    // The version it runs on, not the deployed one (instance-model.ts).
+    instanceModel(deps, row.processKey, row.processVersion),
     callsOf(db, stored.tokens),
   ]);
   const tokens = stored.tokens.map(tokenView);
@@ -224,8 +247,8 @@ export async function readInstance(deps: OperationsDeps, id: string): Promise<In
     audit,
     parked,
     repairs: repairsOf(d),
-    model:
-      xml === null ? null : { processKey: modelKeyOf(row.processKey), xml, notes: await notesOf(deps, row.processKey) },
+    version: drawn.version,
+    model: drawn.model,
     overlays: overlaysOf(tokens, timers, incidents, waitingOf(stored.tokens), calls),
     calledBy: callerOf(d),
     calls,

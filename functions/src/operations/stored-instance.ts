@@ -23,7 +23,11 @@ export interface StoredInstance {
  */
 export async function readStoredInstance(db: Firestore, id: string): Promise<StoredInstance | null> {
   const data = (await refs.instance(db, id).withConverter(STORED).get()).data();
-  if (data === undefined) return null;
+  return data === undefined ? null : storedInstanceOf(db, id, data);
+}
+
+/** An instance whose document a query already read: no further read for the current layout, the token documents' for the old one. */
+export async function storedInstanceOf(db: Firestore, id: string, data: StoredData): Promise<StoredInstance> {
   if (!isLegacyInstance(data)) return { data, tokens: instanceTokens(data), jobs: instanceJobs(data), legacy: false };
   const tokens = (await QUERIES.executionsOfInstance.build(db, id).withConverter(STORED).get()).docs.map((d) =>
     asExecution(d.data()),

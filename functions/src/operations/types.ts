@@ -162,9 +162,34 @@ export interface InstanceRow {
   readonly businessKey: string;
   readonly status: string;
   readonly createdAt: string | null;
+  /** The version of its model it runs on (processVersion: the model's content hash, 16 hex digits); null when the document names none. */
+  readonly processVersion: string | null;
   /** Tokens not ended. */
   readonly activeTokens: number;
   readonly openIncidents: number;
+}
+
+/** A page of instances (a process version's, in id order; a business key's, whole, with `next` null). */
+export interface InstancePage {
+  readonly instances: readonly InstanceRow[];
+  /** The id to pass as `after` for the next page; null on the last. */
+  readonly next: string | null;
+}
+
+/** The version an instance runs on, beside the one deployed now, and which of them its page draws. */
+export interface InstanceVersionView {
+  /** Its processVersion (the model's content hash); null when the document names none. */
+  readonly id: string | null;
+  /** The version new instances of its process start on now; null when the process is not deployed or the models cannot be loaded. */
+  readonly deployed: string | null;
+  /**
+   * Whose XML `model` holds: the instance's own version (`own`, from the
+   * deployed files when it is the deployed one, else from processVersions),
+   * or the deployed model's (`deployed`) because its own version is not
+   * stored (an instance started before versions were kept runs on the
+   * deployed model); `none` when there is no model to draw.
+   */
+  readonly drawn: 'own' | 'deployed' | 'none';
 }
 
 export interface TokenView {
@@ -239,12 +264,21 @@ export interface InstanceView {
   /** PARKED inbox documents of this instance's correlation keys (e.g. the AMBIGUOUS completion that met two tokens). */
   readonly parked: readonly DocumentRow[];
   readonly repairs: readonly RepairRecordView[];
+  /** Its version, the deployed one, and which of them `model` is. */
+  readonly version: InstanceVersionView;
   /**
-   * The deployed BPMN XML of its process, and what each element runs as the
-   * engine read it (handler types, message keys, FEEL, mappings; model-notes.ts);
-   * null when the model is no longer deployed.
+   * The BPMN XML of the version it runs on (`version.drawn` says whose),
+   * and what each element runs as the engine read it (handler types,
+   * message keys, FEEL, mappings; model-notes.ts); null when there is none
+   * to draw (the process is no longer deployed and its version not stored).
    */
-  readonly model: { readonly processKey: string; readonly xml: string; readonly notes: readonly ModelNote[] } | null;
+  readonly model: {
+    readonly processKey: string;
+    /** The version this XML is (its content hash). */
+    readonly version: string;
+    readonly xml: string;
+    readonly notes: readonly ModelNote[];
+  } | null;
   readonly overlays: readonly ElementOverlay[];
   /** The call activity that started it; null for a top-level instance. */
   readonly calledBy: { readonly instanceId: string; readonly activityId: string } | null;

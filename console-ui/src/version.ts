@@ -1,0 +1,20 @@
+/**
+ * A process version as the console shows it: the first 8 of its 16 hex
+ * digits (the whole hash as the title), linked to the instances of that
+ * version.
+ */
+import { h } from './dom';
+import { link } from './router';
+
+/** The short form of a version hash. */
+export const shortVersion = (version: string): string => version.slice(0, 8);
+
+/** The version, short, as a link to the list of its process's instances of that version; "—" for none. */
+export function versionLink(processKey: string, version: string | null, testid = 'version-link'): Node | string {
+  if (version === null) return '—';
+  return h(
+    'a',
+    { href: link.versionInstances({ process: processKey, version }), title: version, testid },
+    h('code', {}, shortVersion(version)),
+  );
+}
