@@ -41,6 +41,7 @@ const load = {
   instances: () => require('./instances-command') as typeof import('./instances-command'),
   incidents: () => require('./incidents-command') as typeof import('./incidents-command'),
   moveToken: () => require('./move-token-command') as typeof import('./move-token-command'),
+  migrate: () => require('./migrate-command') as typeof import('./migrate-command'),
   resolveIncident: () => require('./resolve-incident-command') as typeof import('./resolve-incident-command'),
   admitCollision: () => require('./admit-collision-command') as typeof import('./admit-collision-command'),
   dismiss: () => require('./dismiss-command') as typeof import('./dismiss-command'),
@@ -280,6 +281,25 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     .action((options: Parameters<typeof import('./cancel-token-command').cancelTokenCommand>[1]) =>
       load.cancelToken().cancelTokenCommand(context(), options),
     );
+  program
+    .command('migrate')
+    .description(
+      'move instances of a process from one stored version to another (docs/cli.md, migrate): each token to the element of the same id and kind, or as --map says; refuses, per instance, what cannot be mapped',
+    )
+    .requiredOption('--process <key>', 'the process (its BPMN id)')
+    .requiredOption('--from <version>', 'the version the instances run (inbox versions lists them)')
+    .requiredOption('--to <version>', 'the stored version to move them to')
+    .option(
+      '--map <source=target>',
+      'a token at SOURCE goes to TARGET (repeat it; default: the element with the same id)',
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
+    )
+    .option('--instances <ids>', 'these instances, comma-separated')
+    .option('--all', 'every RUNNING and INCIDENT instance of the process at --from, 50 per batch')
+    .option('--dry-run', DRY_RUN)
+    .option('--expect <line>', `${EXPECT} (per instance; @FILE reads the line from FILE)`)
+    .option('--request-id <id>', 'resume an interrupted run: what this id migrated already is skipped')
+    .action((options: import('./migrate-command').MigrateOptions) => load.migrate().migrateCommand(context(), options));
 }
 
 /** waiting, timers and their repairs: tokens that wait for a message or a timer. */

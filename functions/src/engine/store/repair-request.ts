@@ -17,7 +17,7 @@ import { runUnitOfWork, type UnitOfWork, type WriteSink } from './unit-of-work';
 
 /** Which operator command recorded a repair. */
 export type RepairKind =
-  'requeue' | 'park' | 'move-token' | 'cancel-token' | 'resolve-incident' | 'admit-collision' | 'dismiss';
+  'requeue' | 'park' | 'move-token' | 'cancel-token' | 'resolve-incident' | 'admit-collision' | 'dismiss' | 'migrate';
 
 /** One applied repair, kept on the document it changed (`repairs`, the last {@link REPAIRS_KEPT}). */
 export interface RepairRecord {
