@@ -66,7 +66,11 @@ Options:
   --dry-run                     print every command (prefixed "+ ") and run nothing, not even
                                 look-ups: placeholders such as PROJECT_NUMBER stand in for them;
                                 local work only (reading the app, writing the upload's ignore
-                                file under infra/.generated/ that the commands name)
+                                file under infra/.generated/ that the commands name), and one
+                                read of the project's Firestore when it can: the impact check
+  --force                       deploy even when the impact check refuses (the app drops a step
+                                handler that pending jobs still need: they become incidents) or
+                                cannot read the project
   -h, --help                    this text
 
 Environment (settings of the claim check, see docs/deploy.md):
@@ -118,6 +122,11 @@ parse_args() {
         ;;
       --dry-run)
         DRY_RUN=true
+        shift
+        continue
+        ;;
+      --force)
+        FORCE=true
         shift
         continue
         ;;
@@ -205,6 +214,8 @@ source "$INFRA_DIR/lib/functions.sh"
 source "$INFRA_DIR/lib/monitoring.sh"
 # shellcheck source=lib/storage.sh
 source "$INFRA_DIR/lib/storage.sh"
+# shellcheck source=lib/impact.sh
+source "$INFRA_DIR/lib/impact.sh"
 
 main() {
   parse_args "$@"
@@ -229,6 +240,8 @@ main() {
   fi
   note "project=$PROJECT region=$REGION firestore-location=$FIRESTORE_LOCATION max-delivery-attempts=$MAX_DELIVERY_ATTEMPTS"
   describe_app
+  # Before anything is created: a deploy that would strand pending jobs is refused here.
+  check_impact
 
   enable_apis
   local project_number

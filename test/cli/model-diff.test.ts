@@ -113,7 +113,7 @@ describe('model impact: an app whose v3 drops the prepare handler', () => {
     expect(view.droppedHandlers).toEqual([expect.objectContaining({ handler: 'prepare', pendingJobs: 2 })]);
     const text = await v3('model', 'impact', '--force');
     expect(text.out).toContain(
-      '--force: will become incidents (NO_HANDLER) when they run: handler prepare (2 pending jobs',
+      '--force: will become incidents (JOB_FAILED, no async handler registered) when they run: handler prepare (2 pending jobs',
     );
   });
 

@@ -445,7 +445,10 @@ function addModelDiffCommands(
     .description(
       "the app (INBOX_APP) against the project, as a deploy does: each changed model's diff from its newest stored version with what waits at each removed or changed element, and the step handlers the app drops that pending jobs still need (exit 1: refused, unless --force)",
     )
-    .option('--force', 'do not refuse: say which pending jobs will become incidents (NO_HANDLER)')
+    .option(
+      '--force',
+      'do not refuse: say which pending jobs will become incidents (JOB_FAILED: no async handler registered)',
+    )
     .action(async (o: { force?: boolean }) =>
       load.modelImpact().modelImpactCommand(io, env, await project(), json(), o.force === true),
     );

@@ -129,7 +129,7 @@ export async function modelImpactCommand(
   if (refused)
     throw new CliFailure(
       EXIT.FAILED,
-      `refused: the app drops step handlers that pending jobs still need: ${dropped.map(droppedWords).join('; ')}: keep each handler in the app's steps until its jobs are done (\`inbox incidents\`, \`inbox instances\`), or deploy with --force (each such job then fails as NO_HANDLER, an incident)`,
+      `refused: the app drops step handlers that pending jobs still need: ${dropped.map(droppedWords).join('; ')}: keep each handler in the app's steps until its jobs are done (run \`inbox model impact\` again to see), or deploy with --force (each such job then fails on its first run: the job FAILED, its instance in INCIDENT, JOB_FAILED: no async handler registered)`,
     );
 }
 
@@ -166,7 +166,9 @@ function impactLines(
   if (dropped.length === 0) lines.push('handlers: every pending job has its handler in the app');
   else if (force)
     for (const d of dropped)
-      lines.push(`--force: will become incidents (NO_HANDLER) when they run: handler ${droppedWords(d)}`);
+      lines.push(
+        `--force: will become incidents (JOB_FAILED, no async handler registered) when they run: handler ${droppedWords(d)}`,
+      );
   else for (const d of dropped) lines.push(`DROPPED handler ${droppedWords(d)}`);
   if (capped) lines.push('CAPPED: more than the bound was left unread; the counts are lower bounds');
   return lines;

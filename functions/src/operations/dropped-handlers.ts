@@ -3,7 +3,7 @@
  * for each PENDING job of a running instance, the handler runJob would look
  * up (jobs/run-job.ts: the system's publish of the element, then the app's
  * handler by task type, then by the element's id) among the new app's; a job
- * that finds none fails for good when it runs (NO_HANDLER: the job FAILED,
+ * that finds none fails for good on its first run (logged NO_HANDLER: the job FAILED,
  * its instance INCIDENT). Pure.
  */
 import { publishStepOf } from '../jobs/publish-steps';
