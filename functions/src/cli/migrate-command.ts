@@ -67,12 +67,17 @@ function runOf(options: MigrateOptions): MigrateRun {
   };
 }
 
+/** Most instances the progress bar counts up front (the bar grows past it if need be). */
+const COUNT_CAP = 1_000_000;
+
 /** How many instances the run takes: the named ones, or a count of RUNNING and INCIDENT instances at --from. */
 async function totalOf(ctx: CliContext, run: MigrateRun): Promise<number> {
   if (run.instances !== 'all') return new Set(run.instances).size;
   let total = 0;
   for (const status of ['RUNNING', 'INCIDENT']) {
-    const q = QUERIES.instancesOfVersionByStatus.build(ctx.db(), run.processKey, run.from, status, null, null);
+    // A count() of the paged query: its limit only caps what is counted.
+    const filter = { processKey: run.processKey, version: run.from, status };
+    const q = QUERIES.instancesOfVersion.build(ctx.db(), filter, null, COUNT_CAP);
     total += (await q.count().get()).data().count;
   }
   return total;

@@ -159,9 +159,8 @@ async function* batches(db: Firestore, run: MigrateRun, size: number): AsyncGene
   for (const status of ['RUNNING', 'INCIDENT']) {
     let after: string | null = null;
     for (;;) {
-      const page = await QUERIES.instancesOfVersionByStatus
-        .build(db, run.processKey, run.from, status, after, size)
-        .get();
+      const filter = { processKey: run.processKey, version: run.from, status };
+      const page = await QUERIES.instancesOfVersion.build(db, filter, after, size).get();
       if (page.empty) break;
       yield page.docs.map((d) => d.id);
       after = page.docs[page.docs.length - 1]?.id ?? null;
