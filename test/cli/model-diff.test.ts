@@ -9,6 +9,7 @@
  * --force says what will become an incident.
  */
 import { runCli } from '../../functions/src/cli/main';
+import { readProcessLoad } from '../../functions/src/operations/model-impact';
 import type { DiffImpact } from '../../functions/src/cli/model-diff-lines';
 import {
   type CaseVersions,
@@ -68,6 +69,14 @@ test('--live: what sits at each removed or changed element, v2 instances left ou
     /removed {2}waitApproval \(receiveTask\) {2}\[2 running \+ 0 in incident tokens, 0 pending jobs/,
   );
   expect(text.out).toContain('live: 5 RUNNING and INCIDENT instances read');
+});
+
+test('the read is bounded: at the bound it says capped, exactly at the count it does not', async () => {
+  // Five instances of case-handling are RUNNING or INCIDENT.
+  const under = await readProcessLoad(db, 'case-handling', [], null, 2);
+  expect({ read: under.instancesRead, capped: under.capped }).toEqual({ read: 2, capped: true });
+  const exact = await readProcessLoad(db, 'case-handling', [], null, 5);
+  expect({ read: exact.instancesRead, capped: exact.capped }).toEqual({ read: 5, capped: false });
 });
 
 test('--deployed: OLD is the newest stored version (v1 here), with the same counts', async () => {
