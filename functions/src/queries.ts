@@ -472,6 +472,92 @@ export const QUERIES = {
       return (after === null ? q : q.startAfter(after.at, after.id)).limit(limit);
     },
   ),
+  /**
+   * `inbox versions`: the stored versions (of one process, or all), without
+   * their XML. One document per version ever deployed: a small collection.
+   */
+  storedVersionsOf: query(
+    [
+      { collection: 'processVersions', equality: [], range: null, orderBy: [] },
+      { collection: 'processVersions', equality: ['processKey'], range: null, orderBy: [] },
+    ],
+    (db, processKey: string | null) => {
+      const q = db.collection('processVersions');
+      return (processKey === null ? q : q.where('processKey', '==', processKey)).select(
+        'processKey',
+        'version',
+        'name',
+        'firstDeployedAt',
+      );
+    },
+  ),
+  /**
+   * `inbox versions`: the instances of a process (not its items) in one
+   * status, a page at a time in document-id order (equality only: merged
+   * single-field indexes; the id order is the implicit one).
+   */
+  instancesOfProcess: query(
+    { collection: 'processInstances', equality: ['processKey', 'status'], range: null, orderBy: [] },
+    (db, processKey: string, status: string, afterId: string | null, limit: number) => {
+      const q = db
+        .collection('processInstances')
+        .where('processKey', '==', processKey)
+        .where('status', '==', status)
+        .orderBy(documentId());
+      return (afterId === null ? q : q.startAfter(afterId)).limit(limit);
+    },
+  ),
+  /**
+   * `inbox versions` and its `--retire`: the instances of one version of a
+   * process in one status (count() with no limit, or a page in document-id order).
+   */
+  instancesOfVersionByStatus: query(
+    { collection: 'processInstances', equality: ['processKey', 'processVersion', 'status'], range: null, orderBy: [] },
+    (db, processKey: string, version: string, status: string, afterId: string | null, limit: number | null) => {
+      const q = db
+        .collection('processInstances')
+        .where('processKey', '==', processKey)
+        .where('processVersion', '==', version)
+        .where('status', '==', status);
+      if (limit === null) return q;
+      const paged = q.orderBy(documentId());
+      return (afterId === null ? paged : paged.startAfter(afterId)).limit(limit);
+    },
+  ),
+  /**
+   * `inbox versions` and its `--retire`: the item instances of a process's
+   * multi-instance activities (processKey `PROCESS#ACTIVITY`: the range
+   * from `PROCESS#` up to `PROCESS$`, `$` being the character after `#`) of
+   * one version in one status: count(), or a page ordered by processKey and
+   * the document id. The composite index (processVersion, status, processKey).
+   */
+  itemsOfVersion: query(
+    {
+      collection: 'processInstances',
+      equality: ['processVersion', 'status'],
+      range: 'processKey',
+      orderBy: [{ field: 'processKey', direction: 'asc' }],
+    },
+    (
+      db,
+      processKey: string,
+      version: string,
+      status: string,
+      after: { readonly processKey: string; readonly id: string } | null,
+      limit: number | null,
+    ) => {
+      const q = db
+        .collection('processInstances')
+        .where('processVersion', '==', version)
+        .where('status', '==', status)
+        .where('processKey', '>=', `${processKey}#`)
+        .where('processKey', '<', `${processKey}$`)
+        .orderBy('processKey');
+      if (limit === null) return q;
+      const paged = q.orderBy(documentId());
+      return (after === null ? paged : paged.startAfter(after.processKey, after.id)).limit(limit);
+    },
+  ),
   /** The user-task waiting gauge: how many OPEN user tasks were created at or before the threshold (a count()). */
   openUserTasksBefore: query(
     { collection: 'userTasks', equality: ['status'], range: 'createdAt', orderBy: [] },
