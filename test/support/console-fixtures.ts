@@ -174,7 +174,12 @@ export const FIXTURE_BASIS = {
 
 /** In words, what the fixture server says a repair does (the real text comes from operations/repairs.ts). */
 export function outcomeOf(request: RepairRequest, preview: boolean): RepairOutcome {
-  const target = 'instanceId' in request ? request.instanceId : request.id;
+  const target =
+    'instanceId' in request
+      ? request.instanceId
+      : 'id' in request
+        ? request.id
+        : `${request.processKey}@${request.version}`;
   const summary =
     request.kind === 'move-token'
       ? `moves token ${request.executionId ?? '(the only one)'} to ${request.activityId}`

@@ -10,8 +10,8 @@
 import type { ExecutionState, InstanceState } from './state';
 import { isOpenIncident } from './state';
 
-/** What the basis describes: one token, an instance (its tokens, or its incidents), or an inbox document. */
-export type BasisSubject = 'token' | 'tokens' | 'incidents' | 'document';
+/** What the basis describes: one token, an instance (its tokens, or its incidents), an inbox document, or a stored process version. */
+export type BasisSubject = 'token' | 'tokens' | 'incidents' | 'document' | 'version';
 
 /**
  * The facts a repair's checks read, by name, in a fixed order. Values are
@@ -61,6 +61,25 @@ export function documentBasis(
   };
 }
 
+/**
+ * A stored process version a retire deletes: which one, when it was first
+ * stored (a version retired and stored again is another document), and how
+ * many live instances and items of it the queries before the transaction
+ * found (a transaction reads by id, never queries: the delete is held to
+ * what they found).
+ */
+export function versionBasis(
+  processKey: string,
+  version: string,
+  firstDeployedAt: Date | null,
+  live: number,
+): RepairBasis {
+  return {
+    subject: 'version',
+    facts: { process: processKey, version, since: firstDeployedAt?.toISOString() ?? '', live: String(live) },
+  };
+}
+
 /** Whether two bases describe the same state (the same subject and the same facts). */
 export function sameBasis(a: RepairBasis, b: RepairBasis): boolean {
   const keys = new Set([...Object.keys(a.facts), ...Object.keys(b.facts)]);
@@ -74,7 +93,7 @@ export function formatBasis(basis: RepairBasis): string {
     .join(';')}`;
 }
 
-const SUBJECTS: readonly BasisSubject[] = ['token', 'tokens', 'incidents', 'document'];
+const SUBJECTS: readonly BasisSubject[] = ['token', 'tokens', 'incidents', 'document', 'version'];
 
 /** A line of {@link formatBasis} read back; null for text no basis gave. */
 export function parseBasis(text: string): RepairBasis | null {

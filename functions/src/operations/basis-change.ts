@@ -40,6 +40,9 @@ export function basisChangeText(err: BasisChangedError, label: (activityId: stri
     case 'document':
       what = `the document is ${[fact(now, 'status'), fact(now, 'reason')].filter((s) => s !== '').join(' ')} now, ${[fact(then, 'status'), fact(then, 'reason')].filter((s) => s !== '').join(' ')} at the preview`;
       break;
+    case 'version':
+      what = `the stored version changed since the preview (then ${describeFacts(then)}; now ${describeFacts(now)})`;
+      break;
   }
   return `refused: ${what}: nothing was done; preview again to see what the repair would do now`;
 }

@@ -19,6 +19,7 @@ import { dispatchAfterRepair } from './dispatch-after-repair';
 import { checkRequeue, park, requeue } from './inbox-repairs';
 import { chunkedDraft, isChunkedPayload, offloadChunked } from './offload-chunked';
 import { RefusedError } from './refused';
+import { retireVersion, type RetiredVersion } from './retire-version';
 import type { Actor, OperationsDeps, RepairOutcome, RepairRequest } from './types';
 
 /**
@@ -84,6 +85,8 @@ export async function runRepairRequest(
       return (await cancelTokenRepair(deps, request, options)).outcome;
     case 'resolve-incident':
       return (await resolveIncidentRepair(deps, request, options)).outcome;
+    case 'retire-version':
+      return (await retireVersionRepair(deps, request, options)).outcome;
   }
 }
 
@@ -347,6 +350,33 @@ export async function resolveIncidentRepair(
       target: request.instanceId,
       summary,
       alreadyApplied: result.alreadyApplied,
+      basis: result.basis,
+    }),
+  };
+}
+
+/** Delete a stored process version nothing uses (operations/retire-version.ts); refused for the deployed one or one in use. */
+export async function retireVersionRepair(
+  deps: OperationsDeps,
+  request: Req<'retire-version'>,
+  options: RepairRunOptions,
+): Promise<RepairRun<RetiredVersion>> {
+  const engine = await deps.engine();
+  const now = deps.now();
+  const requestId = options.requestId ?? newRequestId();
+  const sink = sinkFor(options);
+  const result = await heldToPreview(
+    (a) => a,
+    () => retireVersion(deps.db(), engine, request, { sink, ...expectOf(options) }),
+  );
+  const summary = `retire version ${request.version} of ${request.processKey}: its stored XML deleted (no live instance, item, job, timer or user task uses it; ${result.completed} completed instance${result.completed === 1 ? '' : 's'} keep their record)`;
+  return {
+    result,
+    outcome: await settle(deps, request, options, requestId, sink, now, {
+      ...NOTHING_CREATED,
+      target: `${request.processKey}@${request.version}`,
+      summary,
+      alreadyApplied: false,
       basis: result.basis,
     }),
   };

@@ -298,7 +298,9 @@ export type RepairRequest =
       readonly force: boolean;
     }
   | { readonly kind: 'cancel-token'; readonly instanceId: string; readonly executionId: string }
-  | { readonly kind: 'resolve-incident'; readonly instanceId: string; readonly note: string | null };
+  | { readonly kind: 'resolve-incident'; readonly instanceId: string; readonly note: string | null }
+  /** Deletes a stored process version nothing uses (`inbox versions --retire`); `version` is the whole hash. */
+  | { readonly kind: 'retire-version'; readonly processKey: string; readonly version: string };
 
 /** One document a repair writes (or, in a preview, would write). */
 export interface PlannedWrite {
@@ -315,7 +317,7 @@ export interface PlannedWrite {
  * instance a token is added to), incidents or document.
  */
 export interface RepairBasisView {
-  readonly subject: 'token' | 'tokens' | 'incidents' | 'document';
+  readonly subject: 'token' | 'tokens' | 'incidents' | 'document' | 'version';
   readonly facts: Readonly<Record<string, string>>;
 }
 
