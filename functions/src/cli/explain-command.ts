@@ -8,6 +8,7 @@ function printHuman(ctx: CliContext, e: Explanation): void {
   const lines = [
     `${e.id}: ${e.summary}`,
     ...(e.because.length > 0 ? ['because:', ...e.because.map((b) => `  - ${b}`)] : []),
+    ...(e.versions !== undefined && e.versions.length > 0 ? ['versions:', ...e.versions.map((v) => `  - ${v}`)] : []),
     e.next.length > 0 ? 'next:' : 'next: nothing to do',
     ...e.next.map((n) => `  ${n}`),
   ];

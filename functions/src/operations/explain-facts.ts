@@ -8,13 +8,15 @@ import { instanceId } from '../engine/ids';
 import { asCorrelationKey, type CorrelationKeyDoc, refs } from '../engine/store/collections';
 import { isOpenIncident, type Incident } from '../engine/state';
 import { STORED } from '../engine/store/converters';
+import { versionRef } from '../engine/store/versions';
+import { modelKeyOf } from '../bpmn/item-body';
 import { INBOX } from '../inbox/document';
 import { readInstanceHolds } from '../inbox/instance-hold';
 import { QUERIES } from '../queries';
 import { laneEntryOf, type InboxView } from '../relay/inbox-writes';
 import { awaitedNames, holdsBack, olderThan, type StartFacts, withoutEntry } from '../relay/lane';
-import type { ExplainedDoc, ExplainFacts, InstanceFact, TokenFact } from './explain-model';
-import { readStoredInstance } from './stored-instance';
+import type { ExplainedDoc, ExplainFacts, InstanceFact, TokenFact, VersionFact } from './explain-model';
+import { readStoredInstance, type StoredInstance } from './stored-instance';
 import { stringOrNull } from './stored-values';
 
 type Data = Record<string, unknown>;
@@ -85,10 +87,45 @@ async function heldBehind(
   return null;
 }
 
-async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | null> {
-  const stored = await readStoredInstance(db, id);
-  if (stored === null) return null;
+/** `KEY@VERSION` of a stored instance's process version; null when it names none. */
+const versionKeyOf = (data: Data): { processKey: string; version: string } | null =>
+  typeof data.processKey === 'string' && typeof data.processVersion === 'string'
+    ? { processKey: data.processKey, version: data.processVersion }
+    : null;
+
+/**
+ * The versions these instances run on: whether each is stored (one batched
+ * read by id) and which version of its process is deployed (the app's
+ * models; null when they cannot be loaded).
+ */
+async function versionFacts(
+  db: Firestore,
+  engine: () => Promise<Engine>,
+  instances: readonly Data[],
+): Promise<Map<string, VersionFact>> {
+  const pairs = new Map<string, { processKey: string; version: string }>();
+  for (const data of instances) {
+    const v = versionKeyOf(data);
+    if (v !== null) pairs.set(`${v.processKey}@${v.version}`, v);
+  }
+  const facts = new Map<string, VersionFact>();
+  if (pairs.size === 0) return facts;
+  const loaded = await engine().catch(() => null);
+  const list = [...pairs.entries()];
+  const snaps = await db.getAll(...list.map(([, v]) => versionRef(db, modelKeyOf(v.processKey), v.version)));
+  list.forEach(([key, v], n) => {
+    facts.set(key, {
+      ...v,
+      deployedVersion: loaded?.find(modelKeyOf(v.processKey))?.version ?? null,
+      stored: snaps[n]?.exists === true,
+    });
+  });
+  return facts;
+}
+
+function instanceFact(id: string, stored: StoredInstance, versions: ReadonlyMap<string, VersionFact>): InstanceFact {
   const i = stored.data;
+  const own = versionKeyOf(i);
   const active = Array.isArray(i.activeExecutionIds)
     ? i.activeExecutionIds.filter((e): e is string => typeof e === 'string')
     : [];
@@ -122,6 +159,7 @@ async function instanceFact(db: Firestore, id: string): Promise<InstanceFact | n
     completedAt: date(i.completedAt),
     tokens,
     openIncidents: incidents.filter(isOpenIncident).map((x) => x.reason),
+    version: own === null ? null : (versions.get(`${own.processKey}@${own.version}`) ?? null),
   };
 }
 
@@ -168,9 +206,14 @@ export async function explainFacts(
     ...byBusinessKey,
     ...(start === null ? [] : [start.instanceId]),
   ]);
-  const instances = (await Promise.all([...ids].map((i) => instanceFact(db, i)))).filter(
-    (i): i is InstanceFact => i !== null,
+  const read = await Promise.all([...ids].map(async (i) => ({ id: i, stored: await readStoredInstance(db, i) })));
+  const found = read.filter((r): r is { id: string; stored: StoredInstance } => r.stored !== null);
+  const versions = await versionFacts(
+    db,
+    engine,
+    found.map((r) => r.stored.data),
   );
+  const instances = found.map((r) => instanceFact(r.id, r.stored, versions));
   const facts =
     start === null
       ? null

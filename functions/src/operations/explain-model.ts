@@ -15,6 +15,18 @@ export interface TokenFact {
   readonly waitsOn: string | null;
 }
 
+/** The process version an instance runs on (engine/store/versions.ts). */
+export interface VersionFact {
+  /** Its process key (an item instance's is `PROCESS#ACTIVITY`). */
+  readonly processKey: string;
+  /** Its processVersion, the model's content hash. */
+  readonly version: string;
+  /** The version new instances of the process start on now; null when the app does not deploy it (or its models could not be loaded). */
+  readonly deployedVersion: string | null;
+  /** Whether processVersions holds it; one that is not runs on the deployed model. */
+  readonly stored: boolean;
+}
+
 /** A process instance related to the document's key. */
 export interface InstanceFact {
   readonly id: string;
@@ -25,6 +37,8 @@ export interface InstanceFact {
   readonly tokens: readonly TokenFact[];
   /** Reasons of its open incidents. */
   readonly openIncidents: readonly string[];
+  /** The version it runs on; absent or null when its document names none. */
+  readonly version?: VersionFact | null;
 }
 
 /** The inbox document's fields explain reads (Timestamps as Dates). */
@@ -115,4 +129,6 @@ export interface Explanation {
   readonly heldBehind: ExplainFacts['heldBehind'];
   readonly waiting: readonly WaitingFact[];
   readonly instances: readonly InstanceFact[];
+  /** The version each instance runs on, in words (one line per instance that names one). */
+  readonly versions?: readonly string[];
 }

@@ -1,5 +1,5 @@
 /** How times and process tokens read in `inbox explain` and the console's explanation. Pure. */
-import type { ExplainFacts, TokenFact } from './explain-model';
+import type { ExplainFacts, InstanceFact, TokenFact } from './explain-model';
 
 /** An ISO time with how far it is from now. */
 export function when(at: Date, now: Date): string {
@@ -74,4 +74,20 @@ export function whyNobodyWaits(f: ExplainFacts, now: Date): { because: string[];
     }
   }
   return { because, repair, late: open === 0 };
+}
+
+/** The version an instance runs on, in words; null when its document names none. */
+export function versionText(i: InstanceFact): string | null {
+  const v = i.version ?? null;
+  if (v === null) return null;
+  const deployed =
+    v.deployedVersion === null
+      ? 'its process is not deployed by this app'
+      : v.deployedVersion === v.version
+        ? 'the deployed one'
+        : `not the deployed one (${v.deployedVersion.slice(0, 8)})`;
+  const stored = v.stored
+    ? 'stored'
+    : `never stored: it runs on the deployed model (register its XML: ${CLI} versions --register FILE)`;
+  return `instance ${i.id} runs process ${v.processKey} version ${v.version.slice(0, 8)}: ${deployed}, ${stored}`;
 }

@@ -4,7 +4,7 @@
  * do next, in the runbook's words and with its commands (ids filled in).
  */
 
-import { CLI, when, whyNobodyWaits } from './explain-words';
+import { CLI, versionText, when, whyNobodyWaits } from './explain-words';
 import { explainParked } from './explain-parked';
 import type { ExplainedDoc, WaitingFact, ExplainFacts, Explanation } from './explain-model';
 
@@ -154,6 +154,7 @@ export function explain(f: ExplainFacts, now: Date): Explanation {
     heldBehind: f.heldBehind,
     waiting: f.waiting,
     instances: f.instances,
+    versions: f.instances.flatMap((i) => versionText(i) ?? []),
   };
   if (f.doc.status === 'OPEN') return { ...base, ...explainOpen(f, now), nextAttemptAt: f.doc.nextAttemptAt };
   const none = { nextAttemptAt: null, parkedFromIfUnclaimed: null };
