@@ -57,6 +57,7 @@ const load = {
   app: () => require('./app-command') as typeof import('./app-command'),
   tasks: () => require('./tasks-command') as typeof import('./tasks-command'),
   modelCheck: () => require('./model-check-command') as typeof import('./model-check-command'),
+  versions: () => require('./versions-command') as typeof import('./versions-command'),
   modelDiff: () => require('./model-diff-command') as typeof import('./model-diff-command'),
   modelImpact: () => require('./model-impact-command') as typeof import('./model-impact-command'),
 };
@@ -198,6 +199,25 @@ function addProcessCommands(program: Command, context: () => CliContext): void {
     )
     .option('--all', 'also resolved incidents and every FAILED job')
     .action((options: { all?: boolean }) => load.incidents().incidentsCommand(context(), options));
+  program
+    .command('versions [process]')
+    .description(
+      'each version of each process (or of PROCESS): first deployed, whether new instances start on it, instances running / in incident / completed (and of its multi-instance items), live tokens by activity; versions live instances run that were never stored',
+    )
+    .option(
+      '--retire <version>',
+      'delete this stored version (8 to 16 hex digits) if nothing uses it; refused, naming what does, otherwise',
+    )
+    .option(
+      '--register <file>',
+      'store the version of a .bpmn file (for instances started on it before versions were stored)',
+    )
+    .option('--dry-run', DRY_RUN)
+    .option('--expect <line>', EXPECT)
+    .option('--scan-limit <n>', 'live instance documents read per process for the waiting tokens (default 5000)')
+    .action((processKey: string | undefined, options: import('./versions-command').VersionsOptions) =>
+      load.versions().versionsCommand(context(), processKey, options),
+    );
   const repair = program
     .command('repair')
     .description(
