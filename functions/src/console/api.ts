@@ -18,6 +18,7 @@ import { waitedMessageNames } from '../relay/gauges';
 import type { AppSummary, OperationsDeps, RepairRequest } from '../operations/types';
 import type { Caller } from './access';
 import { crossSiteRefusal } from './access';
+import { answerMigration } from './migrate-api';
 import { answerTasks } from './tasks-api';
 import { onlyMethod, refusedAnswer } from './rejections';
 
@@ -172,6 +173,10 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
   const [resource, rawId, ...rest] = parts;
   if (resource === 'repairs' && rawId === undefined)
     return req.method === 'POST' ? repair(deps, req, caller) : onlyMethod('POST');
+  if (resource === 'migrations' && rawId === undefined)
+    return req.method === 'POST'
+      ? answerMigration(deps.ops, req, caller, (err, action) => failed(deps, err, action, { path: req.path }))
+      : onlyMethod('POST');
   if (resource === 'tasks') {
     const taskId = rawId === undefined ? null : segment(rawId);
     if (rawId !== undefined && (taskId === null || taskId === '')) return badRequest(`not an id: ${rawId}`);
@@ -182,7 +187,7 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
   const route = routeOf(resource, rawId, rest);
   if (route === null)
     return notFound(
-      `no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID[/raw]], /api/instances[/ID], /api/incidents, /api/waiting, /api/tasks[/ID], POST /api/tasks/ID/complete and POST /api/repairs`,
+      `no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID[/raw]], /api/instances[/ID], /api/incidents, /api/waiting, /api/tasks[/ID], POST /api/tasks/ID/complete, POST /api/repairs and POST /api/migrations`,
     );
   if (req.method !== 'GET' && req.method !== 'HEAD') return onlyMethod('GET');
   const itemId = rawId === undefined ? null : segment(rawId);
