@@ -21,7 +21,7 @@ import { registerVersions } from '../../functions/src/engine/store/versions';
 import type { InstanceState, JobState } from '../../functions/src/engine/state';
 import type { MigrationOutcome } from '../../functions/src/operations/migrate';
 import { freshFirestores } from '../support/firestore';
-import { cliFor } from './run-cli';
+import { cliFor, fakeTerminal } from './run-cli';
 
 const DIR = join(__dirname, '..', 'fixtures', 'bpmn-versions');
 const { db, projectId } = freshFirestores().project('cli-migrate');
@@ -210,4 +210,32 @@ test('--all takes every running instance at --from; a version that is not stored
   );
   expect(unknown.code).toBe(1);
   expect(unknown.err).toMatch(/version ffffffffffffffff of case-handling is not stored in processVersions/);
+});
+
+test('for people: a table of moves, a progress bar on a terminal, and the --expect line to run it', async () => {
+  const e = await waiting('M-e');
+  const f = await waiting('M-f');
+  const terminal = fakeTerminal();
+  const human = cliFor(projectId, terminal.stream);
+  const args = ['--process', 'case-handling', '--from', v1.version, '--to', v2.version];
+  const dry = await human(
+    'migrate',
+    ...args,
+    '--map',
+    'waitApproval=waitDecision',
+    '--instances',
+    `${e},${f}`,
+    '--dry-run',
+  );
+  expect(dry.code).toBe(0);
+  expect(dry.out).toContain('would migrate');
+  expect(dry.out).toContain('waitApproval → waitDecision (WAITING_MESSAGE)');
+  expect(dry.out).toMatch(/dry run: nothing changed; 2 would migrate, 0 would be refused/);
+  expect(dry.out).toMatch(/--expect 'migration:[^']+'/);
+  expect(terminal.drawn()).toContain('2/2 instances');
+  const unmapped = await human('migrate', ...args, '--instances', e, '--dry-run');
+  expect(unmapped.code).toBe(1);
+  expect(unmapped.out).toMatch(
+    /no target: the target version draws no waitApproval; map it with --map waitApproval=TARGET/,
+  );
 });
