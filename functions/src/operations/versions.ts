@@ -69,7 +69,7 @@ export interface VersionsReport {
 }
 
 /** What is left of a process's read, and whether the limit was reached. */
-interface Budget {
+export interface ReadBudget {
   left: number;
   capped: boolean;
   scanned: number;
@@ -105,7 +105,7 @@ const LIVE_FIELDS = ['processKey', 'processVersion', 'tokens', 'jobs', 'activeEx
  * handing each document to `each`; `cursor` is what the next page starts after.
  */
 async function readPages<C>(
-  budget: Budget,
+  budget: ReadBudget,
   page: (after: C | null, n: number) => Query,
   cursor: (data: Readonly<Record<string, unknown>>, id: string) => C,
   each: (data: Readonly<Record<string, unknown>>) => void,
@@ -133,7 +133,7 @@ async function readPages<C>(
 export async function liveByVersion(
   db: Firestore,
   processKey: string,
-  budget: Budget,
+  budget: ReadBudget,
 ): Promise<Map<string, VersionUsage>> {
   const byVersion = new Map<string, VersionUsage>();
   for (const status of LIVE_STATUSES)
@@ -156,7 +156,7 @@ export async function liveItems(
   db: Firestore,
   processKey: string,
   version: string,
-  budget: Budget,
+  budget: ReadBudget,
 ): Promise<VersionUsage> {
   const usage = emptyUsage();
   for (const status of LIVE_STATUSES)
@@ -191,7 +191,7 @@ export async function versionCounts(
 }
 
 /** A new read budget of `limit` documents. */
-export const budgetOf = (limit: number): Budget => ({ left: limit, capped: false, scanned: 0 });
+export const budgetOf = (limit: number): ReadBudget => ({ left: limit, capped: false, scanned: 0 });
 
 /**
  * Every version of every process (stored, deployed, or run by live
