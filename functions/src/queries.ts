@@ -494,7 +494,9 @@ export const QUERIES = {
   /**
    * `inbox versions`: the instances of a process (not its items) in one
    * status, a page at a time in document-id order (equality only: merged
-   * single-field indexes; the id order is the implicit one).
+   * single-field indexes; the id order is the implicit one). `inbox model
+   * diff --live` and `inbox model impact` read it for a process and for each
+   * of its items' keys (`PROCESS#ACTIVITY`), with a projection.
    */
   instancesOfProcess: query(
     { collection: 'processInstances', equality: ['processKey', 'status'], range: null, orderBy: [] },
@@ -562,30 +564,6 @@ export const QUERIES = {
   openUserTasksBefore: query(
     { collection: 'userTasks', equality: ['status'], range: 'createdAt', orderBy: [] },
     (db, cutoff: Date) => db.collection('userTasks').where('status', '==', 'OPEN').where('createdAt', '<=', cutoff),
-  ),
-  /**
-   * `inbox model diff --live` and `inbox model impact`: the instances of one
-   * process key in one status, a page after a document id (equality only:
-   * merged single-field indexes, in document-id order), without their
-   * variables.
-   */
-  instancesOfProcessByStatus: query(
-    { collection: 'processInstances', equality: ['processKey', 'status'], range: null, orderBy: [] },
-    (db, processKey: string, status: string, after: string | null, limit: number) => {
-      const q = db
-        .collection('processInstances')
-        .where('processKey', '==', processKey)
-        .where('status', '==', status)
-        .select('processKey', 'processVersion', 'status', 'tokens', 'jobs')
-        .orderBy(documentId());
-      return (after === null ? q : q.startAfter(after)).limit(limit);
-    },
-  ),
-  /** `inbox model diff --deployed` and `inbox model impact`: every stored version, without its XML. */
-  storedVersions: query(
-    { collection: 'processVersions', equality: [], range: null, orderBy: [] },
-    (db, limit: number) =>
-      db.collection('processVersions').select('processKey', 'version', 'name', 'firstDeployedAt').limit(limit),
   ),
 } as const;
 

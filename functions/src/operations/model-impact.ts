@@ -97,7 +97,11 @@ export async function readProcessLoad(
       for (;;) {
         // At the bound, one more document read only to say whether any was left unread.
         const limit = Math.max(1, Math.min(PAGE, maxInstances - read));
-        const page = await QUERIES.instancesOfProcessByStatus.build(db, key, status, after, limit).get();
+        const page = await QUERIES.instancesOfProcess
+          .build(db, key, status, after, limit)
+          // Without the variables, the largest part of an instance document.
+          .select('processKey', 'processVersion', 'status', 'tokens', 'jobs')
+          .get();
         if (read >= maxInstances) {
           capped ||= page.docs.length > 0;
           break;

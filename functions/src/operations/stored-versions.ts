@@ -30,7 +30,10 @@ const dateOf = (value: unknown): Date | null =>
 
 /** Every stored version (at most {@link MAX_VERSIONS_READ}; `capped` when there are more). */
 export async function listStoredVersions(db: Firestore): Promise<{ versions: VersionEntry[]; capped: boolean }> {
-  const snap = await QUERIES.storedVersions.build(db, MAX_VERSIONS_READ + 1).get();
+  const snap = await QUERIES.storedVersionsOf
+    .build(db, null)
+    .limit(MAX_VERSIONS_READ + 1)
+    .get();
   const versions = snap.docs.slice(0, MAX_VERSIONS_READ).flatMap((doc): VersionEntry[] => {
     const d = doc.data();
     return typeof d.processKey === 'string' && typeof d.version === 'string'
