@@ -193,7 +193,22 @@ test('--all takes every running instance at --from; a version that is not stored
   const dry = await migrate('--all', '--dry-run');
   const preview = dry.json() as MigrationOutcome;
   expect(preview.instances.map((i) => i.instanceId)).toContain(d);
-  const real = await migrate('--all', '--expect', preview.expect ?? '');
+  // The versions as `inbox versions` names them: 8 hex digits do.
+  const real = await cli(
+    '--json',
+    'migrate',
+    '--process',
+    'case-handling',
+    '--from',
+    v1.version.slice(0, 8),
+    '--to',
+    v2.version.slice(0, 8),
+    '--map',
+    'waitApproval=waitDecision',
+    '--all',
+    '--expect',
+    preview.expect ?? '',
+  );
   const outcome = real.json() as MigrationOutcome;
   expect(outcome.instances.find((i) => i.instanceId === d)?.verdict).toBe('MIGRATED');
   expect((await instance(d)).processVersion).toBe(v2.version);
@@ -209,7 +224,7 @@ test('--all takes every running instance at --from; a version that is not stored
     '--dry-run',
   );
   expect(unknown.code).toBe(1);
-  expect(unknown.err).toMatch(/version ffffffffffffffff of case-handling is not stored in processVersions/);
+  expect(unknown.err).toMatch(/no stored version ffffffffffffffff of process case-handling/);
 });
 
 test('for people: a table of moves, a progress bar on a terminal, and the --expect line to run it', async () => {

@@ -101,5 +101,5 @@ test('preview, a run without its expect refused, the run held to it, an unknown 
 
   const unknown = await post({ ...ask, to: 'ffffffffffffffff', preview: true });
   expect(unknown.status).toBe(409);
-  expect(unknown.body.error).toMatch(/not stored in processVersions/);
+  expect(unknown.body.error).toMatch(/no stored version ffffffffffffffff of process case-handling/);
 });

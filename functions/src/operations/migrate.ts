@@ -20,6 +20,7 @@ import type { WriteSink } from '../engine/store/unit-of-work';
 import { QUERIES } from '../queries';
 import { dispatchAfterRepair } from './dispatch-after-repair';
 import { RefusedError } from './refused';
+import { findStoredVersion } from './retire-version';
 import type { Actor, OperationsDeps } from './types';
 
 /** How many instances one batch takes (one transaction each). */
@@ -73,14 +74,24 @@ export interface MigrationOutcome {
   readonly by: string;
 }
 
-/** Runs (or previews) a migration; refuses up front (RefusedError) an unknown version or a mapping that names no element. */
+/**
+ * Runs (or previews) a migration; refuses up front (RefusedError) a version
+ * that is not stored (`from` and `to`: a stored version or a prefix of at
+ * least 8 hex digits naming one) or a mapping that names no element.
+ */
 export async function migrateInstances(
   deps: OperationsDeps,
-  run: MigrateRun,
+  asked: MigrateRun,
   options: MigrateRunOptions,
 ): Promise<MigrationOutcome> {
   const db = deps.db();
   const engine = await deps.engine();
+  // As `inbox versions` names them: a prefix of at least 8 hex digits of a stored version.
+  const run: MigrateRun = {
+    ...asked,
+    from: (await findStoredVersion(db, asked.from, asked.processKey)).version,
+    to: (await findStoredVersion(db, asked.to, asked.processKey)).version,
+  };
   const stored = (version: string) => async () => (await versionRef(db, run.processKey, version).get()).data();
   const models = await Promise.all(
     [run.from, run.to].map((v) => storedVersion(engine, run.processKey, v, stored(v))),
