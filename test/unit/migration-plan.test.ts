@@ -241,3 +241,60 @@ test('the expect line lists each instance with the fingerprint of its basis; a t
   expect(parseMigrationExpect('tokens:status=RUNNING')).toBeNull();
   expect(parseMigrationExpect('migration:i-1=xyz')).toBeNull();
 });
+
+const CALL = readFileSync(join(__dirname, '..', 'fixtures', 'bpmn-call', 'order.bpmn'), 'utf8');
+const ITEMS = readFileSync(join(__dirname, '..', 'fixtures', 'bpmn-items', 'inspection.bpmn'), 'utf8');
+const onlyToken = async (sourceXml: string, targetXml: string, t: ExecutionState, mapping: ElementMapping = {}) => {
+  const source = await parseProcessModel(sourceXml);
+  const target = await parseProcessModel(targetXml);
+  return planMigration({
+    instance: { ...instance(source.version, [t.id]), processKey: source.key },
+    tokens: { [t.id]: t },
+    jobs: {},
+    timers: {},
+    source,
+    target,
+    mapping,
+    now,
+  });
+};
+
+test('a call in flight moves like for like, and its called instance then names the new element; another called process is refused', async () => {
+  const atShip = token({ activityId: 'ship', status: 'WAITING_CALL', calledInstanceId: 'child-1', waitingFor: null });
+  const renamed = CALL.replace(/"ship"/g, '"send"');
+  const moved = await onlyToken(CALL, renamed, atShip, { ship: 'send' });
+  expect(moved.refusals).toEqual([]);
+  expect(moved.changes.callers).toEqual([{ instanceId: 'child-1', activityId: 'send' }]);
+  expect(moved.moves[0]?.effects[0]).toMatch(/its called instance child-1 goes on unchanged/);
+  const other = await onlyToken(
+    CALL,
+    CALL.replace('calledElement="fixture-shipment"', 'calledElement="fixture-notice"'),
+    atShip,
+  );
+  expect(other.refusals[0]).toMatch(/it called fixture-shipment, and ship calls fixture-notice/);
+});
+
+test('a multi-instance activity in flight keeps its id and its characteristics, or is refused', async () => {
+  const atItems = token({ activityId: 'inspect', status: 'WAITING_ITEMS', waitingFor: null });
+  expect((await onlyToken(ITEMS, ITEMS, atItems)).refusals).toEqual([]);
+  const sequential = ITEMS.replace(
+    '<bpmn:multiInstanceLoopCharacteristics ',
+    '<bpmn:multiInstanceLoopCharacteristics isSequential="true" ',
+  );
+  expect((await onlyToken(ITEMS, sequential, atItems)).refusals[0]).toMatch(
+    /multi-instance characteristics of inspect change/,
+  );
+  const renamed = ITEMS.replace(/"inspect"/g, '"check"');
+  expect((await onlyToken(ITEMS, renamed, atItems, { inspect: 'check' })).refusals[0]).toMatch(
+    /a multi-instance activity in flight keeps its id/,
+  );
+  const plain = ITEMS.replace(/<bpmn:multiInstanceLoopCharacteristics[^>]*\/>/, '');
+  expect((await onlyToken(ITEMS, plain, atItems)).refusals[0]).toMatch(
+    /one of inspect and inspect is a multi-instance activity/,
+  );
+});
+
+test('a token at an event-based gateway is refused', () => {
+  const atGateway = token({ status: 'WAITING_EVENT', waitingFor: null });
+  expect(plan(v1, v1, [atGateway], {}, { timers: [] }).refusals[0]).toMatch(/event-based gateway/);
+});
