@@ -17,7 +17,8 @@ import type { ProcessModel } from '../bpmn/model';
 import { parseProcessModel } from '../bpmn/parse-model';
 import { errorCode, errorMessage } from '../core/errors';
 import { readProcessLoad } from '../operations/model-impact';
-import { listStoredVersions, newestVersions, storedModel } from '../operations/stored-versions';
+import { newestVersions, storedModel } from '../operations/stored-versions';
+import { storedVersions } from '../operations/versions';
 import type { CliContext, CliIo } from './context';
 import { CliFailure, EXIT } from './failures';
 import { MAX_MODEL_BYTES } from './model-check';
@@ -80,8 +81,7 @@ async function oldModel(
   const ctx = await project();
   let version = options.fromVersion;
   if (version === undefined) {
-    const { versions } = await listStoredVersions(ctx.db());
-    version = newestVersions(versions).get(next.key)?.version;
+    version = newestVersions(await storedVersions(ctx.db(), next.key)).get(next.key)?.version;
     if (version === undefined)
       throw new CliFailure(
         EXIT.FAILED,

@@ -18,7 +18,8 @@ import { loadAppSettings } from '../config';
 import { publishSteps } from '../jobs/publish-steps';
 import { type DroppedHandler, droppedHandlers, droppedWords } from '../operations/dropped-handlers';
 import { type PendingJob, type ProcessLoad, readProcessLoad } from '../operations/model-impact';
-import { listStoredVersions, newestVersions, storedModel } from '../operations/stored-versions';
+import { newestVersions, storedModel } from '../operations/stored-versions';
+import { storedVersions } from '../operations/versions';
 import type { CliContext, CliIo } from './context';
 import { CliFailure, EXIT } from './failures';
 import { itemActivitiesOf } from './model-diff-command';
@@ -60,8 +61,7 @@ export async function modelImpactCommand(
   const { app, steps, engine } = await checkApp(loadAppSettings(env));
   const models = engine.processKeys.map((k) => engine.model(k));
   const handlers = new Set([...steps, ...Object.keys(publishSteps(models, app))]);
-  const { versions, capped: versionsCapped } = await listStoredVersions(ctx.db());
-  const newest = newestVersions(versions);
+  const newest = newestVersions(await storedVersions(ctx.db(), null));
   const processes: ProcessImpact[] = [];
   const jobs: PendingJob[] = [];
   for (const model of models) {
@@ -108,7 +108,7 @@ export async function modelImpactCommand(
   }
   const dropped = droppedHandlers(jobs, handlers);
   const refused = dropped.length > 0 && !force;
-  const capped = versionsCapped || processes.some((p) => p.capped);
+  const capped = processes.some((p) => p.capped);
   if (json)
     io.out(
       JSON.stringify(
