@@ -84,6 +84,13 @@ export interface LocalStack extends StackControl {
    * mid-batch; `busy` says whether one was.
    */
   killRelay(index: number): Promise<{ readonly busy: boolean }>;
+  /**
+   * A deploy: every function is stopped (SIGTERM, as Cloud Run drains an
+   * instance) and started again on its port with `env` over its settings,
+   * one after the other; the emulators, queues, tasks and messages in flight
+   * stay. E.g. `{ INBOX_BPMN_DIR: dir }` deploys the models of `dir`.
+   */
+  redeploy(env: Readonly<Record<string, string>>): Promise<void>;
   /** Cloud Tasks dispatch attempts fail without reaching the target (see the emulator's failDispatches). */
   failDispatches: CloudTasksEmulator['failDispatches'];
   /** The next CreateTask calls fail: the functions cannot dispatch their jobs (sweepJobs must). */
@@ -189,6 +196,9 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
     };
     const served = new Map<FunctionTarget, ServedFunction>();
     const all: ServedFunction[] = [];
+    /** What redeploy() lays over every function's settings; how each served function was started. */
+    let deployed: Readonly<Record<string, string>> = {};
+    const startedWith = new Map<ServedFunction, Readonly<Record<string, string>>>();
     const serve = async (
       target: FunctionTarget,
       env: Readonly<Record<string, string>> = {},
@@ -207,6 +217,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
             ? {}
             : { INBOX_TRACE_EXPORTER: `file:${join(options.traceDir, `spans-${target}.jsonl`)}` }),
           ...env,
+          ...deployed,
           FIRESTORE_EMULATOR_HOST: firestoreHost,
         },
         ...(port === undefined ? {} : { port }),
@@ -221,6 +232,7 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
       });
       served.set(target, fn);
       all.push(fn);
+      startedWith.set(fn, env);
       cleanup.push(async () => {
         await fn.stop();
         await new Promise((resolve) => file.end(resolve));
@@ -334,6 +346,19 @@ export async function startLocalStack(options: StackOptions = {}): Promise<Local
         await victim.kill();
         relays[index] = await serve('relayInbox', {}, victim.port);
         return { busy };
+      },
+      async redeploy(env) {
+        deployed = { ...env };
+        for (const old of [...all]) {
+          const extra = startedWith.get(old);
+          if (extra === undefined || (old.target === 'relayInbox' && !relays.includes(old))) continue;
+          await old.stop();
+          const fresh = await serve(old.target as FunctionTarget, extra, old.port);
+          const r = relays.indexOf(old);
+          if (r >= 0) relays[r] = fresh;
+          all.splice(all.indexOf(old), 1);
+          startedWith.delete(old);
+        }
       },
       failDispatches: (rule, fault) => tasks.failDispatches(rule, fault),
       failNextCreateTask: (count, code) => tasks.failNextCreateTask(count, code),

@@ -89,11 +89,17 @@ export async function drive(
   const raceDeadlines = new Map(plan.races.map((r) => [r.workOrderId, r.deadline]));
   const inspections = new Map(plan.inspections.map((i) => [i.workOrderId, i]));
   let next = 0;
+  let deployed: Promise<void> = Promise.resolve();
   const worker = async (): Promise<void> => {
     while (next < plan.steps.length) {
       const index = next++;
-      while (nextFault < plan.faults.length && (plan.faults[nextFault]?.atStep ?? Infinity) <= index)
-        fire(plan.faults[nextFault++] as PlannedFault);
+      while (nextFault < plan.faults.length && (plan.faults[nextFault]?.atStep ?? Infinity) <= index) {
+        const fault = plan.faults[nextFault++] as PlannedFault;
+        fire(fault);
+        // A deploy is a moment of the run: every step from it on waits for it (what is in flight meanwhile meets the restart).
+        if (fault.kind === 'deploy') deployed = faultChain;
+      }
+      await deployed;
       while (nextRepair < plan.repairs.length && (plan.repairs[nextRepair]?.atStep ?? Infinity) <= index) repair();
       const step = plan.steps[index];
       if (step === undefined) break;

@@ -17,6 +17,7 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
       .collection(COLLECTIONS.instances)
       .select(
         'processKey',
+        'processVersion',
         'businessKey',
         'status',
         'correlatedMessages',
@@ -53,6 +54,7 @@ export async function readChaosSnapshot(db: Firestore): Promise<ChaosSnapshot> {
       return {
         id: d.id,
         processKey: String(d.get('processKey')),
+        processVersion: String(d.get('processVersion')),
         businessKey: String(d.get('businessKey')),
         status: String(d.get('status')),
         correlatedMessages: Array.isArray(trail) ? trail.map(String) : [],
@@ -223,4 +225,16 @@ export async function openWork(
     openTasks: tasks.data().count,
     documents: all.data().count,
   };
+}
+
+/** How many of the inbox documents `ids` do not exist yet (read by id, 300 at a time, no fields). */
+export async function undelivered(db: Firestore, ids: readonly string[]): Promise<number> {
+  let missing = 0;
+  for (let i = 0; i < ids.length; i += 300) {
+    const refs = ids.slice(i, i + 300).map((id) => db.collection(INBOX).doc(id));
+    if (refs.length === 0) continue;
+    const snaps = await db.getAll(...refs, { fieldMask: [] });
+    missing += snaps.filter((s) => !s.exists).length;
+  }
+  return missing;
 }

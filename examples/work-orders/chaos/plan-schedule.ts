@@ -33,7 +33,7 @@ export interface PlannedRepair {
 }
 const REPAIR_KINDS: readonly RepairKind[] = ['cancel', 'move', 'move', 'requeue'];
 
-export type FaultKind = 'relay-kill' | 'firestore-restart' | 'dispatch-faults';
+export type FaultKind = 'relay-kill' | 'firestore-restart' | 'dispatch-faults' | 'deploy';
 /** A fault strikes once `atStep` steps have been taken. */
 export interface PlannedFault {
   readonly kind: FaultKind;
@@ -47,6 +47,7 @@ export function planFaults(
   sizes: { readonly relayKills: number; readonly firestoreRestarts: number; readonly dispatchFaults: number },
   stepCount: number,
   random: () => number,
+  deployAt: number = Math.floor(stepCount / 2),
 ): PlannedFault[] {
   const faults: PlannedFault[] = [];
   const strike = (kind: FaultKind, count: number, from: number, to: number, targets: number): void => {
@@ -60,6 +61,8 @@ export function planFaults(
   strike('relay-kill', sizes.relayKills, 0.05, 0.95, RELAYS);
   strike('firestore-restart', sizes.firestoreRestarts, 0.15, 0.85, 1);
   strike('dispatch-faults', sizes.dispatchFaults, 0.1, 0.9, 1);
+  // A second version of both models, deployed once at `deployAt` (no draw: every other fault of a seed stays where it was).
+  faults.push({ kind: 'deploy', atStep: deployAt, target: 0 });
   return faults.sort((a, b) => a.atStep - b.atStep);
 }
 

@@ -222,9 +222,23 @@ export function planChaos(sizes: ChaosSizes): ChaosPlan {
     .filter((t) => t.step.kind !== 'publish' || !racing.has(t.step.message))
     .sort((a, b) => a.at - b.at)
     .map((t) => t.step);
-  const faults = planFaults(sizes, steps.length, random);
-  const repairs = planRepairs(sizes, steps.length);
   const racingOrders = new Set(races.map((r) => r.workOrderId));
   const inspections = planInspections(sizes.seed, orders, racingOrders, sizes.inspections);
+  const faults = planFaults(sizes, steps.length, random, deployStep(steps, inspections));
+  const repairs = planRepairs(sizes, steps.length);
   return { sizes, run, orders, messages, steps, races, faults, repairs, inspections };
+}
+
+/**
+ * Where the second version is deployed: when half the orders of the model
+ * that starts sooner have started (the earlier of the two models' median
+ * starts), so each model has instances on both versions.
+ */
+function deployStep(steps: readonly Step[], inspections: readonly PlannedInspection[]): number {
+  const inspected = new Set(inspections.map((i) => i.workOrderId));
+  const starts: [number[], number[]] = [[], []];
+  for (const [index, step] of steps.entries())
+    if (step.kind === 'start') starts[inspected.has(step.workOrderId) ? 1 : 0].push(index);
+  const medians = starts.filter((s) => s.length > 0).map((s) => s[Math.floor(s.length / 2)] ?? 0);
+  return medians.length === 0 ? Math.floor(steps.length / 2) : Math.min(...medians);
 }

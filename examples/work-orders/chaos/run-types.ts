@@ -4,6 +4,7 @@ import type { ChaosCounts } from './report';
 import type { OperatorTally } from './operator';
 import type { ChaosSizes } from './plan';
 import type { PlannedFault } from './plan-schedule';
+import type { VersionCounts } from './versions';
 
 export interface ChaosOptions extends ChaosSizes {
   /** Documents published but not yet stored before publishing pauses (keeps the 2-core machine out of overload). */
@@ -26,6 +27,8 @@ export interface ChaosResult {
   readonly line: string;
   readonly ok: boolean;
   readonly counts: ChaosCounts;
+  /** Instances per version of each model after the mid-run deploy (versions.ts). */
+  readonly versions: VersionCounts;
   readonly faults: ReadonlyArray<PlannedFault & { readonly note: string }>;
   /** Each race as run. */
   readonly races: readonly RaceRun[];

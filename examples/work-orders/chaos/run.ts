@@ -21,6 +21,7 @@ import { chaosLine, chaosPassed } from './report';
 import type { ChaosOptions, ChaosResult, RaceRun } from './run-types';
 import { settleAndRepair } from './settle';
 import { CHAOS_APP, CHAOS_BPMN_DIR, gateOf, operatorCli } from './stack-actions';
+import { countVersions, storedVersions, versionsText } from './versions';
 
 export type { ChaosOptions, ChaosResult } from './run-types';
 
@@ -72,11 +73,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       raced = await races.finish();
       approvals = await approver.stop();
     }
-    const counts = evaluateChaos(plan, poisonIds, await readChaosSnapshot(db), approvals);
+    const snapshot = await readChaosSnapshot(db);
+    const counts = evaluateChaos(plan, poisonIds, snapshot, approvals);
+    const versions = countVersions(snapshot, await storedVersions(db));
     const seconds = Math.round((Date.now() - started) / 1000);
     return {
-      line: chaosLine(options.seed, counts, seconds, tally),
-      ok: chaosPassed(counts),
+      line: `${chaosLine(options.seed, counts, seconds, tally)}; ${versionsText(versions)}`,
+      ok: chaosPassed(counts) && versions.unstored === 0,
+      versions,
       counts,
       faults,
       races: raced,

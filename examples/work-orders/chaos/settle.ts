@@ -3,7 +3,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { STALE_JOB_ERROR } from '../../../functions/src/engine/state';
 import { INSPECTION } from './app/inspection';
 import type { Approver } from './approver';
-import { cancelledOrders, openWork, type PendingWork } from './observe';
+import { cancelledOrders, openWork, type PendingWork, undelivered } from './observe';
 import type { OperatorCli } from './operator';
 import type { ChaosPlan } from './plan';
 import type { Races } from './races';
@@ -32,7 +32,7 @@ export function runawayLoop(plan: ChaosPlan): (instance: PendingWork) => boolean
 }
 
 /**
- * Waits until nothing is OPEN or PENDING (twice in a row; a runaway loop's
+ * Waits until every tranche is stored, nothing is OPEN or PENDING (twice in a row; a runaway loop's
  * jobs aside, runawayLoop), no user task is OPEN and neither a race nor
  * the approver is under way, then does what an operator would: one `inbox
  * requeue --reason DEAD_LETTERED --yes` (`cli`, the operator's). Repeats
@@ -59,6 +59,9 @@ export async function settleAndRepair(
     return new Set([...raceTranches, ...ofCancelled]);
   };
   const runaway = runawayLoop(plan);
+  // Every tranche is stored once Pub/Sub has pushed it; one still held by Pub/Sub (backing off after a refused push,
+  // a restart of the receiver) is work under way, not settled: without this the run would call it lost.
+  const tranches = [...new Set(plan.messages.flatMap((m) => (m.kind === 'completion' ? [m.docId] : [])))];
   const settle = async (): Promise<void> => {
     let quiet = 0;
     while (quiet < 2) {
@@ -66,7 +69,10 @@ export async function settleAndRepair(
       await sleep(2_000);
       // A read that fails (Firestore restarting) is retried; say so, or a read that always fails would look like a run that never settles.
       const work = await waitForNobody()
-        .then((nobody) => openWork(db, nobody, runaway))
+        .then(async (nobody) => ({
+          ...(await openWork(db, nobody, runaway)),
+          inPubSub: await undelivered(db, tranches),
+        }))
         .catch((err: unknown) => {
           options.progress(
             `settling: could not read the open work (${err instanceof Error ? err.message : String(err)})`,
@@ -76,6 +82,7 @@ export async function settleAndRepair(
       const idle =
         work !== null &&
         work.open === 0 &&
+        work.inPubSub === 0 &&
         work.pendingJobs === 0 &&
         work.pendingTimers === 0 &&
         work.openTasks === 0 &&
@@ -84,7 +91,7 @@ export async function settleAndRepair(
       quiet = idle ? quiet + 1 : 0;
       if (work !== null)
         options.progress(
-          `settling: ${work.open} OPEN, ${work.pendingJobs} jobs PENDING${work.runaways > 0 ? ` (and ${work.runaways} runaway loops, not waited for)` : ''}, ${work.pendingTimers} timers PENDING, ${work.openTasks} user tasks OPEN (${approver.inFlight()} with the approver), ${races.inFlight()} races publishing, ${work.documents} documents`,
+          `settling: ${work.open} OPEN, ${work.inPubSub} tranches not yet pushed, ${work.pendingJobs} jobs PENDING${work.runaways > 0 ? ` (and ${work.runaways} runaway loops, not waited for)` : ''}, ${work.pendingTimers} timers PENDING, ${work.openTasks} user tasks OPEN (${approver.inFlight()} with the approver), ${races.inFlight()} races publishing, ${work.documents} documents`,
         );
     }
   };

@@ -15,6 +15,8 @@ export interface ChaosSnapshot {
     readonly id: string;
     /** Its model: work-order-execution (the first) or work-order-inspection (the second). */
     readonly processKey: string;
+    /** The version it runs on (its model's content hash). */
+    readonly processVersion: string;
     readonly businessKey: string;
     readonly status: string;
     readonly correlatedMessages: readonly string[];

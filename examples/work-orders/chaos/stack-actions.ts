@@ -3,6 +3,8 @@
  * strikes, the starts it makes through startProcess, and the operator's CLI
  * in process on the run's project.
  */
+import { mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runCli } from '../../../functions/src/cli/main';
 import type { LocalStack } from '../../../tools/local/stack';
@@ -125,7 +127,31 @@ export async function strike(stack: LocalStack, fault: PlannedFault, downMs: num
       stack.failDispatches(10, 'connection-refused');
       stack.failNextCreateTask(10);
       return '50 dispatch attempts and 10 CreateTask calls failed';
+    case 'deploy':
+      await stack.redeploy({ INBOX_BPMN_DIR: await secondVersion() });
+      return 'every function restarted on version 2 of both models';
   }
+}
+
+/**
+ * Version 2 of the chaos models, as a team deploys an edited file: the same
+ * drawing with a changed name and a note, so every instance started before
+ * runs on version 1 (read from processVersions by the restarted functions)
+ * and every one started after on version 2, and the evaluation's
+ * expectations hold for both. Written to a folder of its own.
+ */
+export async function secondVersion(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'chaos-v2-'));
+  for (const file of (await readdir(CHAOS_BPMN_DIR)).filter((f) => f.endsWith('.bpmn'))) {
+    const xml = await readFile(join(CHAOS_BPMN_DIR, file), 'utf8');
+    const v2 = xml.replace(
+      /(<bpmn:process id="[^"]+" name=")([^"]*)(" isExecutable="true">)/,
+      '$1$2 (v2)$3\n    <bpmn:documentation>Version 2, deployed mid-run by the chaos run.</bpmn:documentation>',
+    );
+    if (v2 === xml) throw new Error(`${file}: no <bpmn:process id name isExecutable> to give a second version`);
+    await writeFile(join(dir, file), v2);
+  }
+  return dir;
 }
 
 /** startProcess until it answers 2xx (idempotent per work order); 5xx and refused connections are retried. */

@@ -76,12 +76,17 @@ test('a small chaos run: nothing lost, nothing correlated or invoiced twice, eve
       (result.counts.parkedByReason.DEAD_LETTERED ?? 0),
   ).toBe(2);
   expect(result.faults.map((f) => f.kind).sort()).toEqual([
+    'deploy',
     'dispatch-faults',
     'firestore-restart',
     'relay-kill',
     'relay-kill',
   ]);
   expect(result.faults.find((f) => f.kind === 'firestore-restart')?.note).toMatch(/^RESTARTED/);
+  // The mid-run deploy stored a second version of both models; every instance runs on a stored one, and both are used.
+  expect(result.versions.unstored).toBe(0);
+  expect(Object.values(result.versions.byProcess).map((counts) => counts.length)).toEqual([2, 2]);
+  expect(Object.entries(result.versions.byProcess).filter(([, counts]) => counts.some((n) => n === 0))).toEqual([]);
   expect(result.line).toContain('lost 0, double correlations 0, double invoices 0');
   expect(result.line).toContain('operator repairs: cancelled');
   // The second model: each of the 4 through its join once, nothing left; the error loop round exactly once per finding (2 and 1), each

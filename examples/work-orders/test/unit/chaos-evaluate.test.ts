@@ -22,6 +22,7 @@ function perfect(
   const instances = p.orders.map((o, i) => ({
     id: `pi-${i}`,
     processKey: 'work-order-execution',
+    processVersion: 'v1',
     businessKey: o.workOrderId,
     status: 'COMPLETED',
     correlatedMessages: p.messages.flatMap((m, n) =>

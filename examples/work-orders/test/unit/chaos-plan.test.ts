@@ -97,7 +97,7 @@ describe('chaos plan', () => {
   test('faults: the asked number of each, at steps inside the run, on existing relays', () => {
     const plan = planChaos(sizes({ relayKills: 5, firestoreRestarts: 2, dispatchFaults: 3 }));
     const of = (kind: string): number => plan.faults.filter((f) => f.kind === kind).length;
-    expect([of('relay-kill'), of('firestore-restart'), of('dispatch-faults')]).toEqual([5, 2, 3]);
+    expect([of('relay-kill'), of('firestore-restart'), of('dispatch-faults'), of('deploy')]).toEqual([5, 2, 3, 1]);
     for (const f of plan.faults) {
       expect(f.atStep).toBeGreaterThanOrEqual(0);
       expect(f.atStep).toBeLessThan(plan.steps.length);
@@ -165,4 +165,18 @@ describe('chaos plan', () => {
   ])('sizes %p are refused with a message naming the option', (over, message) => {
     expect(() => checkSizes(sizes(over))).toThrow(message);
   });
+});
+
+test('the deploy of the second version: once, when half of the orders of the model that starts sooner have started', () => {
+  const plan = planChaos(sizes({ seed: 9, orders: 200, messages: 1_000, inspections: 60 }));
+  const [deploy] = plan.faults.filter((f) => f.kind === 'deploy');
+  const inspected = new Set(plan.inspections.map((i) => i.workOrderId));
+  const startsBefore = (mine: boolean) =>
+    plan.steps.slice(0, deploy?.atStep ?? 0).filter((s) => s.kind === 'start' && inspected.has(s.workOrderId) === mine)
+      .length;
+  // Both models keep starts for after the deploy; one of them has started half of its orders.
+  const [plain, second] = [startsBefore(false), startsBefore(true)];
+  expect(plain).toBeLessThan(200 - 60);
+  expect(second).toBeLessThan(60);
+  expect(plain === Math.floor((200 - 60) / 2) || second === Math.floor(60 / 2)).toBe(true);
 });
