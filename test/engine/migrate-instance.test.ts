@@ -91,6 +91,11 @@ test('a user task follows its token, its boundary timer is what the target draws
     timerIds: [timers.docs[0]?.id],
   });
   expect(((await refs.instance(db, id).get()).data() as InstanceState).processVersion).toBe(v2.version);
+  // The same request again (a re-run after a commit reported as failed): done, and its new timer still to dispatch.
+  const again = await migrateInstance(db, e2, request(id, v1, v2, { review: 'check' }, 'm-1'));
+  expect(again.alreadyApplied).toBe(true);
+  expect(again.moves).toEqual(done.moves);
+  expect(again.timers.map((t) => t.id)).toEqual(done.timers.map((t) => t.id));
 
   // The hand-over's job ends: its token waits at the join, half reached.
   const handOver = await completeJobCounted(db, e2, started.jobs[0] as JobState, {}, new Date());

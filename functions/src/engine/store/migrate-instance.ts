@@ -20,7 +20,7 @@ import { fingerprint, migrationBasis } from '../migration/expect';
 import { type ElementMapping, type MigrationChanges, planMigration, type TokenMove } from '../migration/plan';
 import { describeFacts, type RepairBasis } from '../repair-basis';
 import type { TimerState, WaitingPoint } from '../state';
-import { loadInstance } from './apply';
+import { loadInstance, stillPending } from './apply';
 import { asCorrelationKey, plain, refs, saveCorrelationKey } from './collections';
 import { readInstanceDoc, writeInstance } from './instance-doc';
 import {
@@ -116,7 +116,12 @@ export async function migrateInstance(
       if (doc === null) throw new RepairRefusedError(`process instance ${id} does not exist`);
       const applied = appliedRepair(doc.instance, request.requestId, binding);
       if (applied !== null)
-        return { ...doneBefore(applied.details), alreadyApplied: true, basis: null, fingerprint: null };
+        return {
+          ...(await doneBefore(uow, id, applied.details)),
+          alreadyApplied: true,
+          basis: null,
+          fingerprint: null,
+        };
       const { instance } = doc;
       if (instance.processKey !== request.processKey)
         throw new RepairRefusedError(`instance ${id} runs ${instance.processKey}, not ${request.processKey}`);
@@ -165,9 +170,20 @@ export async function migrateInstance(
   );
 }
 
-/** What an applied migration's record says it did (its timers are dispatched again: harmless). */
-function doneBefore(details: Readonly<Record<string, unknown>>): Pick<Migrated, 'moves' | 'timers'> {
-  return { moves: Array.isArray(details.moves) ? (details.moves as TokenMove[]) : [], timers: [] };
+/** What an applied migration's record says it did, with the timers it set that are still PENDING (dispatched again: harmless). */
+async function doneBefore(
+  uow: UnitOfWork,
+  instanceId: string,
+  details: Readonly<Record<string, unknown>>,
+): Promise<Pick<Migrated, 'moves' | 'timers'>> {
+  const ids: unknown[] = Array.isArray(details.timerIds) ? details.timerIds : [];
+  const { timers } = await stillPending(
+    uow,
+    instanceId,
+    [],
+    ids.filter((t): t is string => typeof t === 'string'),
+  );
+  return { moves: Array.isArray(details.moves) ? (details.moves as TokenMove[]) : [], timers };
 }
 
 /** The documents keyed by element besides the instance: timers, waiting points, user tasks, called instances. */
