@@ -9,11 +9,14 @@ import { ESCALATIONS, INVOICES, PROVIDER_TOPIC, workOrderSteps } from './steps';
  * token waits for WorkOrderCompleted (with a completion deadline that
  * escalates), and "Create invoice" bills it once. Its topic and
  * subscription names are those of the deployments from before apps, so an
- * upgrade keeps them.
+ * upgrade keeps them. It is the repository's default app (INBOX_APP's
+ * default), so its model lives in the repository's top-level bpmn/, the
+ * models this repository deploys by default; its code stays here.
  */
 export default defineApp({
   name: 'work-orders',
-  models: 'bpmn',
+  // The repository's top-level bpmn/ (relative to this folder): the models the repository deploys by default.
+  models: '../../bpmn',
   messages: [WorkOrderCompletedType, WorkOrderReleasedType],
   steps: workOrderSteps,
   publishes: [PROVIDER_TOPIC],

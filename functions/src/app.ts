@@ -104,7 +104,12 @@ export interface AppSend {
 export interface AppDefinition {
   /** The app's name: lower-case letters, digits and dashes (it labels the deployment's subscriptions). */
   readonly name: string;
-  /** The folder of its `.bpmn` models, relative to the app's folder (default `bpmn`). */
+  /**
+   * The folder of its `.bpmn` models, relative to the app's folder (default
+   * `bpmn`, beside index.ts). It may lead out of the app's folder to another
+   * inside the repository, as the default app's does (`../../bpmn`, the
+   * repository's top-level bpmn/); one outside the repository is refused.
+   */
   readonly models?: string;
   readonly messages: readonly AppMessage[];
   /**

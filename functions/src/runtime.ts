@@ -1,6 +1,5 @@
 import type { Firestore } from '@google-cloud/firestore';
 import type * as PubSubModule from '@google-cloud/pubsub';
-import { join } from 'node:path';
 import type { App, AppContext, ClaimRead } from './app';
 import type { Config } from './config';
 import { lazy, lazyAsync } from './core/lazy';
@@ -58,7 +57,9 @@ export function createRuntime(config: Config, options: { readonly keepVersions?:
   const loaded = lazy(() => (require('./apps/load-app') as typeof import('./apps/load-app')).loadApp(config.app));
   const app = (): App => loaded().app;
   const registry = lazy(() => (require('./apps/load-app') as typeof import('./apps/load-app')).registryOf(app()));
-  const modelsDir = (): string => config.bpmnDir ?? join(loaded().folder, app().models);
+  const modelsDir = (): string =>
+    config.bpmnDir ??
+    (require('./apps/load-app') as typeof import('./apps/load-app')).modelsFolder(loaded().folder, app());
   const context: AppContext = {
     db,
     publish: async (topic, data, attributes = {}) => {

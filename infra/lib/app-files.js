@@ -14,9 +14,13 @@
  *                             bundle (the system's modules under functions/src and the
  *                             packages are uploaded or installed anyway, so not listed)
  *
- * Refuses, naming it, a models folder or an imported file outside the app's
- * folder: the upload lets the app's folder back in and nothing else, so an
- * app is one folder. Reads local files only; never calls a cloud API.
+ * Refuses, naming it, an imported file outside the app's folder (the upload
+ * lets back in the app's folder and its models, nothing else, so an app's
+ * code is one folder), and a models folder outside the repository or one of
+ * the folders the upload carries anyway. The models folder may be outside
+ * the app's folder: the default app's is the repository's top-level bpmn/
+ * (examples/work-orders/index.ts), let back in with it. Reads local files
+ * only; never calls a cloud API.
  */
 'use strict';
 
@@ -31,6 +35,9 @@ function inside(root, file) {
 }
 
 const within = (rel, folder) => rel === folder || rel.startsWith(`${folder}/`);
+
+/** The folders the upload carries whatever the app (infra/gcloudignore): no app's models live in them. */
+const UPLOADED = ['functions', 'console-ui', 'tools', 'node_modules', 'dist'];
 
 /** Marks every import of the system (functions/src) external, as the app's bundle does: uploaded anyway. */
 function systemExternal(system) {
@@ -60,9 +67,15 @@ async function appFiles(appJson) {
   if (folder === null)
     throw new Error(`${appJson}: "folder" ${JSON.stringify(view?.folder)} is no folder inside the repository`);
   const models = typeof view.models === 'string' ? inside(root, view.models) : null;
-  if (models === null || !within(models, folder)) {
+  if (models === null) {
     throw new Error(
-      `the app's models folder ${JSON.stringify(view.models)} is outside its folder ${folder}: the upload carries that folder only; move the models into it (defineApp's models)`,
+      `the app's models folder ${JSON.stringify(view.models)} is outside the repository: the upload carries the repository only; move the models into it (defineApp's models)`,
+    );
+  }
+  const carried = UPLOADED.find((top) => within(models, top));
+  if (carried !== undefined) {
+    throw new Error(
+      `the app's models folder ${models} is inside ${carried}/, which holds the system's own files: put the models in the app's folder or in bpmn/ (defineApp's models)`,
     );
   }
   const esbuild = require('esbuild');

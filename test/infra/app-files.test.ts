@@ -31,16 +31,15 @@ function tree(files: Readonly<Record<string, string>>, view: unknown): { root: s
 
 describe('app-files.js on the examples', () => {
   it.each([
-    [DEFAULT_APP, ['billing.ts', 'index.ts', 'messages.ts', 'steps.ts']],
-    [CLAIMS_APP, ['index.ts', 'messages.ts', 'payout.ts', 'steps.ts']],
+    // The default app's models are the repository's top-level bpmn/ (examples/work-orders/index.ts); claims keeps its own.
+    [DEFAULT_APP, 'bpmn', ['billing.ts', 'index.ts', 'messages.ts', 'steps.ts']],
+    [CLAIMS_APP, `${CLAIMS_APP}/bpmn`, ['index.ts', 'messages.ts', 'payout.ts', 'steps.ts']],
   ])(
-    "%s: its models folder, then the files its bundle takes (not its tests or tooling, nor the system's modules)",
-    (folder, files) => {
+    "%s: its models folder (%s), then the files its bundle takes (not its tests or tooling, nor the system's modules)",
+    (folder, models, files) => {
       const result = appFiles(ROOT, appView(folder).file);
       expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
-      expect(result.stdout).toBe(
-        [`models ${folder}/bpmn`, ...files.map((f) => `file ${folder}/${f}`)].join('\n') + '\n',
-      );
+      expect(result.stdout).toBe([`models ${models}`, ...files.map((f) => `file ${folder}/${f}`)].join('\n') + '\n');
     },
     60_000,
   );
@@ -65,16 +64,32 @@ describe('app-files.js refuses, naming it, what the upload could not carry', () 
     );
   });
 
-  it("a models folder outside the app's folder", () => {
+  it("a models folder outside the app's folder but inside the repository is listed (the default app's bpmn/)", () => {
     const { root, viewFile } = tree(
-      { 'apps/a/index.ts': 'export default 1;\n' },
-      { ...APP, models: 'apps/shared/bpmn' },
+      { 'apps/a/index.ts': 'export default 1;\n', 'bpmn/p.bpmn': '' },
+      { ...APP, models: 'bpmn' },
     );
     const result = appFiles(root, viewFile);
-    expect(result.status).toBe(1);
-    expect(result.stderr).toContain(
-      'app-files: the app\'s models folder "apps/shared/bpmn" is outside its folder apps/a',
-    );
+    expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+    expect(result.stdout).toBe('models bpmn\nfile apps/a/index.ts\n');
+  });
+
+  it.each([
+    [
+      'outside the repository',
+      '../shared/bpmn',
+      'app-files: the app\'s models folder "../shared/bpmn" is outside the repository',
+    ],
+    [
+      "inside a folder the upload carries for the system's own files",
+      'functions/src/bpmn',
+      "app-files: the app's models folder functions/src/bpmn is inside functions/, which holds the system's own files",
+    ],
+  ])('a models folder %s', (_what, models, message) => {
+    const { root, viewFile } = tree({ 'apps/a/index.ts': 'export default 1;\n' }, { ...APP, models });
+    const result = appFiles(root, viewFile);
+    expect({ status: result.status, stdout: result.stdout }).toEqual({ status: 1, stdout: '' });
+    expect(result.stderr).toContain(message);
   });
 
   it("an import that does not resolve: esbuild's answer with the file and line", () => {

@@ -43,9 +43,10 @@ const REFERENCE_BUCKETS = ['sender-a-reports', 'sender-b-reports'];
 
 /**
  * What the build needs, and all the upload may hold: a new file elsewhere must be placed on purpose.
- * Of the app (`appFiles`, its folder's files): its models and the files its bundle takes, named here.
+ * Of the app (`appFiles`, its folder's files): its models (`models`, the default app's the top-level bpmn/) and the
+ * files its bundle takes, named here.
  */
-function expectedUpload(app: string, appFiles: readonly string[]): string[] {
+function expectedUpload(app: string, models: string, appFiles: readonly string[]): string[] {
   const walk = (dir: string): string[] =>
     readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
       e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)],
@@ -60,7 +61,7 @@ function expectedUpload(app: string, appFiles: readonly string[]): string[] {
     ...walk('functions/src'),
     ...walk('console-ui'),
     ...walk('tools/build'),
-    ...walk(join(app, 'bpmn')),
+    ...walk(models),
     ...appFiles.map((f) => join(app, f)),
   ].sort();
 }
@@ -128,17 +129,20 @@ describe.each([
     label: 'the work-order example, the default app',
     app: DEFAULT_APP,
     appArgs: [],
+    // The default app's models: the repository's top-level bpmn/ (examples/work-orders/index.ts).
+    models: 'bpmn',
     appFiles: ['billing.ts', 'index.ts', 'messages.ts', 'steps.ts'],
   },
   {
     label: 'the claims example, by --app',
     app: CLAIMS_APP,
     appArgs: ['--app', CLAIMS_APP],
+    models: join(CLAIMS_APP, 'bpmn'),
     appFiles: ['index.ts', 'messages.ts', 'payout.ts', 'steps.ts'],
   },
 ])(
   'deploy rehearsal of $label: the real gcloud, a stand-in Cloud Functions API, the upload built and started',
-  ({ app, appArgs, appFiles }) => {
+  ({ app, appArgs, models, appFiles }) => {
     let standIn: FunctionsApiStandIn;
     let gcloud: RealGcloud;
     const deployed: Array<{ fn: string; status: number | null; output: string }> = [];
@@ -205,7 +209,7 @@ describe.each([
     });
 
     it('uploads exactly what the build needs: package files, tsconfigs, functions/src, console-ui/, tools/build/ and of the app its models and code, no node_modules, .git, dist, other apps, tests or tooling', () => {
-      const expected = expectedUpload(app, appFiles);
+      const expected = expectedUpload(app, models, appFiles);
       for (const fn of FUNCTIONS) {
         const zip = standIn.zipOf(fn);
         expect({ fn, uploaded: zip !== undefined }).toEqual({ fn, uploaded: true });
@@ -382,7 +386,7 @@ describe.each([
       expect(names.length).toBeGreaterThan(0);
       expect(names.every((n) => n.startsWith('functions/src/'))).toBe(true);
       expect(names).not.toContain('package.json');
-      expect(names).not.toEqual(expectedUpload(app, appFiles));
+      expect(names).not.toEqual(expectedUpload(app, models, appFiles));
     });
   },
 );

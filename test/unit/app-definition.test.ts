@@ -1,7 +1,8 @@
+import { join } from 'node:path';
 import { z } from 'zod';
 import { type AppDefinition, AppDefinitionError, defineApp, defineMessage } from '../../functions/src/app';
 import { checkApp } from '../../functions/src/apps/check-app';
-import { loadApp } from '../../functions/src/apps/load-app';
+import { loadApp, modelsFolder, packageRoot } from '../../functions/src/apps/load-app';
 import { topologyOf } from '../../functions/src/apps/topology';
 
 /**
@@ -123,6 +124,23 @@ describe('loading an app: the refusal names its file', () => {
       /INBOX_APP=test\/fixtures\/apps\/none: no test\/fixtures\/apps\/none\/index\.ts/,
     );
     expect(() => loadApp('../elsewhere')).toThrow(/an app is a folder inside the repository/);
+  });
+
+  test("the models folder: the app's own, the default app's top-level bpmn/, never one outside the repository", async () => {
+    const root = packageRoot();
+    expect(modelsFolder(join(root, 'examples', 'claims'), defineApp(app()))).toBe(
+      join(root, 'examples', 'claims', 'bpmn'),
+    );
+    // The default app names the repository's top-level bpmn/, and the check finds its model there.
+    const checked = await checkApp({ app: 'examples/work-orders', bpmnDir: null });
+    expect(checked.modelsDir).toBe(join(root, 'bpmn'));
+    expect(checked.engine.processKeys).toEqual(['work-order-execution']);
+    for (const models of ['../../..', '/etc/models', '../..'])
+      expect(() => modelsFolder(join(root, 'examples', 'claims'), defineApp(app({ models })))).toThrow(
+        new AppDefinitionError(
+          `examples/claims/index.ts: models: ${JSON.stringify(models)} is no folder inside the repository; name one relative to the app's folder (e.g. bpmn)`,
+        ),
+      );
   });
 
   test('steps that do not match the models, and a message nobody declares: every problem in one line', async () => {

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:cost`: what a work order costs. N work orders of
- * bpmn/work-order-execution.bpmn run end to end on the local stack, once
+ * the app's model (bpmn/work-order-execution.bpmn at the repository's top level) run end to end on the local stack, once
  * through this system and once through each baseline of `npm run bench`
  * ((a) naive ack-in-catch, (b) nack + dead-letter, which correlate in the
  * push handler), counted at the wire per function (Firestore reads, writes,

@@ -17,6 +17,7 @@ import { messageDocId } from '../../../functions/src/inbox/ids';
 import { storeMessage } from '../../../functions/src/inbox/store-message';
 import { parsePushEnvelope } from '../../../functions/src/receiver/envelope';
 import { interpretMessage } from '../../../functions/src/receiver/interpret';
+import workOrders from '../index';
 import { WORK_ORDER_REGISTRY } from '../local/names';
 import { inboxBuffer } from '../../../functions/src/relay/buffer';
 import { runPool } from './pool';
@@ -27,7 +28,8 @@ const RETENTION_MS = 7 * 24 * 3_600_000;
 /** The deployed models with the work-order handlers' task ids and the inbox as buffer (what runtime.ts builds). */
 export function workOrderEngine(): Promise<Engine> {
   return loadEngine(
-    join(__dirname, '..', 'bpmn'),
+    // The app's models folder (its `models`: the repository's top-level bpmn/).
+    join(__dirname, '..', workOrders.models),
     {},
     new Set(['handOverWorkOrder', 'escalateOverdueWorkOrder', 'createInvoice']),
     inboxBuffer(RETENTION_MS),

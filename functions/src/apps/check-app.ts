@@ -1,8 +1,7 @@
-import { join } from 'node:path';
 import type { App, AppContext } from '../app';
 import type { Engine } from '../engine/engine';
 import { loadAppEngine } from './app-engine';
-import { loadApp } from './load-app';
+import { loadApp, modelsFolder } from './load-app';
 import { type AppTopology, topologyOf } from './topology';
 
 /** A context that refuses use: the check only asks the app which steps it has. */
@@ -41,7 +40,7 @@ export async function checkApp(settings: {
   const loaded = loadApp(settings.app);
   const { app } = loaded;
   const steps = Object.keys(app.steps(NO_CLIENTS)).sort();
-  const modelsDir = settings.bpmnDir ?? join(loaded.folder, app.models);
+  const modelsDir = settings.bpmnDir ?? modelsFolder(loaded.folder, app);
   const engine = await loadAppEngine(loaded, modelsDir, steps, null);
   return { app, folder: loaded.folder, modelsDir, steps, engine, topology: topologyOf(app) };
 }

@@ -87,6 +87,21 @@ export function loadApp(
   return { app: asApp(exported, relative(root, file)), file, folder };
 }
 
+/**
+ * The app's models folder (defineApp's `models`, relative to its folder),
+ * absolute; refused when it leads outside the repository (the upload and
+ * the build carry the repository only).
+ */
+export function modelsFolder(folder: string, app: App, root: string = packageRoot()): string {
+  const dir = join(folder, app.models);
+  const inside = relative(root, dir);
+  if (isAbsolute(app.models) || inside === '' || inside.startsWith('..') || isAbsolute(inside))
+    throw new AppDefinitionError(
+      `${relative(root, join(folder, 'index.ts'))}: models: ${JSON.stringify(app.models)} is no folder inside the repository; name one relative to the app's folder (e.g. bpmn)`,
+    );
+  return dir;
+}
+
 /** The app's message types as the receiver, the relay and the CLI read them. */
 export function registryOf(app: App): MessageRegistry {
   return app.messages.map((m): MessageType => m);
