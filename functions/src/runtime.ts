@@ -84,7 +84,7 @@ export function createRuntime(config: Config, options: { readonly keepVersions?:
     const { loadAppEngine } = await import('./apps/app-engine');
     const { inboxBuffer } = await import('./relay/buffer');
     const { registerVersions } = await import('./engine/store/versions');
-    const { deployedModelXml } = await import('./engine/deployed');
+    const { readModelXml } = await import('./engine/deployed');
     // The inbox is the engine's message buffer: a token that starts waiting takes its early message at once.
     const loadedEngine = await loadAppEngine(
       loaded(),
@@ -93,11 +93,13 @@ export function createRuntime(config: Config, options: { readonly keepVersions?:
       inboxBuffer(config.relay.retentionMs, config.relay.recordRetentionMs),
     );
     // Each version this deployment runs is kept, so its instances run on it after the next deploy (one read a model).
+    // The files are read (once) only when a version is not stored yet; what is read is checked against the version.
+    let files: Promise<ReadonlyMap<string, string>> | undefined;
     if (keepVersions)
       await registerVersions(
         db(),
         loadedEngine.processKeys.map((key) => loadedEngine.model(key)),
-        (key) => deployedModelXml(modelsDir(), key),
+        async (key) => (await (files ??= readModelXml(modelsDir()))).get(key) ?? null,
         new Date(),
       );
     return loadedEngine;

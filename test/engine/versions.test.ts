@@ -145,3 +145,15 @@ test('an instance of a version that is not stored runs on the deployed model, as
   expect(e2.takeUnstored()).toEqual([`case-handling@${v1.model.version}`]);
   expect(e2.takeUnstored()).toEqual([]);
 });
+
+test('a version is stored only with its own XML: a file that changed after the model was read is not stored under it', async () => {
+  const { db: third } = fresh.project('versions-mismatch');
+  // v2's model with v1's text (a cached or rewritten file): nothing stored, so no instance can run on the wrong drawing.
+  expect(await registerVersions(third, [v2.model], async () => v1.xml, new Date())).toBe(0);
+  expect((await third.collection(COLLECTIONS.processVersions).get()).size).toBe(0);
+  expect(await registerVersions(third, [v2.model], async () => v2.xml, new Date())).toBe(1);
+  const [stored] = (await third.collection(COLLECTIONS.processVersions).get()).docs;
+  expect(stored?.get('version')).toBe(v2.model.version);
+  // Stored already: a second function's start reads it and writes nothing.
+  expect(await registerVersions(third, [v2.model], async () => v2.xml, new Date())).toBe(0);
+});

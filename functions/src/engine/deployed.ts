@@ -51,7 +51,8 @@ export async function deployedModelXml(bpmnDir: string, processKey: string): Pro
  */
 const modelXmlByDir = new Map<string, Promise<ReadonlyMap<string, string>>>();
 
-async function readModelXml(bpmnDir: string): Promise<ReadonlyMap<string, string>> {
+/** The XML of every model in a folder, by process key, read now (not the console's cached copy): what a function keeps as its versions. */
+export async function readModelXml(bpmnDir: string): Promise<ReadonlyMap<string, string>> {
   const byKey = new Map<string, string>();
   const files = (await readdir(bpmnDir)).filter((f) => f.endsWith('.bpmn')).sort();
   for (const f of files) {

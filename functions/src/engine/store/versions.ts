@@ -15,6 +15,7 @@ import type { ProcessModel } from '../../bpmn/model';
 import { parseProcessModel } from '../../bpmn/parse-model';
 import { modelKeyOf } from '../../bpmn/item-body';
 import { isRefusedAsExisting, StepFailedError } from '../../core/errors';
+import { sha256Hex } from '../../core/hash';
 import type { Engine } from '../engine';
 import { processVersionId } from '../ids';
 import type { InstanceState } from '../state';
@@ -61,11 +62,17 @@ export function versionDoc(model: ProcessModel, xml: string, now: Date): StoredV
   };
 }
 
+/** The version a model parsed from `xml` has (ProcessModel.version: the first 16 hex digits of its SHA-256). */
+export const versionOfXml = (xml: string): string => sha256Hex(xml).slice(0, 16);
+
 /**
  * Stores each of `models` whose version is not stored yet (its XML by
  * `xmlOf`), keeping the first time one was seen. One read per model (a
  * batched get), a create per new version; a create that finds the version
  * stored meanwhile (another function started at the same time) is done.
+ * An XML that is not the model's (the file changed after the model was
+ * read) is never stored under the model's version: that model is skipped,
+ * and the next load stores what it reads.
  */
 export async function registerVersions(
   db: Firestore,
@@ -80,7 +87,7 @@ export async function registerVersions(
     const model = models[i];
     if (snap.exists || model === undefined) continue;
     const xml = await xmlOf(model.key);
-    if (xml === null) continue;
+    if (xml === null || versionOfXml(xml) !== model.version) continue;
     try {
       await versionRef(db, model.key, model.version).create({ ...versionDoc(model, xml, now) });
       created += 1;
