@@ -21,7 +21,7 @@ import { z } from 'zod';
 import { defineApp, defineMessage, keyString, type StepHandler } from '../../functions/src/app';
 import { loadAppEngine } from '../../functions/src/apps/app-engine';
 import { registryOf } from '../../functions/src/apps/load-app';
-import { deployedModelXml } from '../../functions/src/engine/deployed';
+import { readModelXml } from '../../functions/src/engine/deployed';
 import type { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { STORED } from '../../functions/src/engine/store/converters';
@@ -29,6 +29,8 @@ import { registerVersions } from '../../functions/src/engine/store/versions';
 import type { ExecutionState as Token, InstanceState } from '../../functions/src/engine/state';
 import { INBOX } from '../../functions/src/inbox/document';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
+import type { MigrationOutcome } from '../../functions/src/operations/migrate';
+import { cliFor } from '../cli/run-cli';
 import { REPO_ROOT, stepIdsOf } from '../support/app';
 import { freshFirestores } from '../support/firestore';
 import { relayOnStack, startOverHttp } from '../support/pipeline';
@@ -84,7 +86,7 @@ async function deploy(file: 'v1.bpmn' | 'v2.bpmn', app: typeof V1_APP): Promise<
   await registerVersions(
     db,
     engine.processKeys.map((k) => engine.model(k)),
-    (k) => deployedModelXml(folder, k),
+    async (k) => (await readModelXml(folder)).get(k) ?? null,
     new Date(),
   );
   return engine;
@@ -159,7 +161,7 @@ const completed = (id: string): Promise<InstanceState> =>
     return instance.status === 'COMPLETED' ? instance : undefined;
   });
 
-test('instances at a wait, a job in flight and a timer when v2 is deployed complete along v1; new ones along v2', async () => {
+test('instances at a wait, a job in flight and a timer when v2 is deployed complete along v1; new ones and a migrated group along v2', async () => {
   const v1 = stack.engine.model('case-handling').version;
   // At the wait: prepare ran, the token waits for Approved.
   const atWait = await start('C-wait');
@@ -167,6 +169,9 @@ test('instances at a wait, a job in flight and a timer when v2 is deployed compl
   // At the timer: waiting too; its reminder fires after the deploy.
   const atTimer = await start('C-timer');
   await waitingAt(atTimer, 'C-timer', 'waitApproval');
+  // A group the operator will move onto v2.
+  const group = [await start('C-mig-1'), await start('C-mig-2')];
+  for (const [i, id] of group.entries()) await waitingAt(id, `C-mig-${i + 1}`, 'waitApproval');
   // A job in flight: its prepare task sits in the paused queue across the deploy.
   const admin = emulatorClient(stack.tasks.host);
   const jobsQueue = stack.jobsQueueName;
@@ -196,19 +201,48 @@ test('instances at a wait, a job in flight and a timer when v2 is deployed compl
     await waitFor('the nudge of C-timer', async () => ((await ranSteps(atTimer)).includes('nudge') ? true : undefined));
     clockOffsetMs = 0;
 
+    // The group moves to v2 at the renamed wait: previewed, then held to the preview.
+    const migrate = (...args: string[]) =>
+      cliFor(projectId)(
+        '--json',
+        'migrate',
+        '--process',
+        'case-handling',
+        '--from',
+        v1,
+        '--to',
+        v2,
+        '--map',
+        'waitApproval=waitDecision',
+        '--instances',
+        group.join(','),
+        ...args,
+      );
+    const dry = await migrate('--dry-run');
+    expect(dry.err).toBe('');
+    const preview = dry.json() as MigrationOutcome;
+    expect(preview.instances.map((i) => i.verdict)).toEqual(['WOULD_MIGRATE', 'WOULD_MIGRATE']);
+    expect((await instanceOf(group[0] ?? '')).processVersion).toBe(v1);
+    const run = await migrate('--expect', preview.expect ?? '');
+    expect(run.code).toBe(0);
+    expect((run.json() as MigrationOutcome).instances.map((i) => i.verdict)).toEqual(['MIGRATED', 'MIGRATED']);
+    for (const [i, id] of group.entries()) await waitingAt(id, `C-mig-${i + 1}`, 'waitDecision');
+
     // A new instance starts on v2.
     const fresh = await start('C-new');
     await waitingAt(fresh, 'C-new', 'waitDecision');
 
-    for (const caseId of ['C-wait', 'C-job', 'C-timer', 'C-new']) await approve(caseId);
-    const ended = await Promise.all([atWait, inFlight, atTimer, fresh].map(completed));
-    expect(ended.map((i) => i.processVersion)).toEqual([v1, v1, v1, v2]);
-    expect(ended.map((i) => i.incidents)).toEqual([[], [], [], []]);
+    for (const caseId of ['C-wait', 'C-job', 'C-timer', 'C-new', 'C-mig-1', 'C-mig-2']) await approve(caseId);
+    const ended = await Promise.all([atWait, inFlight, atTimer, fresh, ...group].map(completed));
+    expect(ended.map((i) => i.processVersion)).toEqual([v1, v1, v1, v2, v2, v2]);
+    expect(ended.map((i) => i.incidents)).toEqual([[], [], [], [], [], []]);
     expect(await ranSteps(atWait)).toEqual(['prepare', 'pay']);
     expect(await ranSteps(inFlight)).toEqual(['prepare', 'pay']);
     // nudge's job bears fireTimer's clock, two hours on: compared as a set.
     expect((await ranSteps(atTimer)).sort()).toEqual(['nudge', 'pay', 'prepare']);
     expect(await ranSteps(fresh)).toEqual(['prepare', 'audit', 'pay']);
+    // The migrated group from the mapped wait on: v2's audit, then pay.
+    for (const id of group) expect(await ranSteps(id)).toEqual(['prepare', 'audit', 'pay']);
   } finally {
     await admin.close();
   }
@@ -218,6 +252,12 @@ test('instances at a wait, a job in flight and a timer when v2 is deployed compl
     [
       'C-job pay',
       'C-job prepare',
+      'C-mig-1 audit',
+      'C-mig-1 pay',
+      'C-mig-1 prepare',
+      'C-mig-2 audit',
+      'C-mig-2 pay',
+      'C-mig-2 prepare',
       'C-new audit',
       'C-new pay',
       'C-new prepare',
@@ -229,6 +269,6 @@ test('instances at a wait, a job in flight and a timer when v2 is deployed compl
     ].sort(),
   );
   const inbox = await db.collection(INBOX).get();
-  expect(inbox.docs.map((d) => d.get('status'))).toEqual(['DONE', 'DONE', 'DONE', 'DONE']);
+  expect(inbox.docs.map((d) => d.get('status'))).toEqual(Array(6).fill('DONE'));
   expect(stack.logs.filter((l) => l.severity === 'ERROR')).toEqual([]);
 }, 120_000);
