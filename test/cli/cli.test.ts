@@ -180,7 +180,7 @@ describe('inbox CLI against the emulator', () => {
     expect(asked.code).toBe(1);
     expect(await status(ids.noWaiting!)).toBe('PARKED');
     const dry = await cli('--json', 'requeue', '--reason', 'NO_WAITING_INSTANCE', '--since', '1d', '--dry-run');
-    expect(dry.json()).toEqual({ wouldRequeue: [ids.noWaiting], wouldRefuse: [] });
+    expect(dry.json()).toEqual({ wouldRequeue: [ids.noWaiting], wouldPark: [], wouldRefuse: [] });
     expect(await status(ids.noWaiting!)).toBe('PARKED');
     expect((await cli('requeue', '--reason', 'NO_WAITING_INSTANCE', '--yes')).code).toBe(0);
     expect(await status(ids.noWaiting!)).toBe('OPEN');

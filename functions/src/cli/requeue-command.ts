@@ -8,6 +8,7 @@ import type { CliContext } from './context';
 import { view } from '../operations/documents';
 import { requeueRepair } from '../operations/repairs';
 import { checkRequeue } from '../operations/inbox-repairs';
+import { requeueFit } from '../operations/requeue-fit';
 import { RefusedError } from '../operations/refused';
 import { cliActor, operationsDeps } from './operations-deps';
 import { ALREADY_APPLIED, print } from './output';
@@ -55,22 +56,38 @@ async function byReason(db: Firestore, options: BulkOptions, now: Date): Promise
   return snaps.filter(parkedSince).map(targetOf);
 }
 
-/** Reads every target (by id) and applies the real run's checks: what it would requeue and what it would refuse. */
+/**
+ * Reads every target (by id) and applies the real run's checks: what it would
+ * requeue, what it would park again as INVALID_PAYLOAD (its payload no longer
+ * fits today's schema) and what it would refuse.
+ */
 async function dryRun(ctx: CliContext, targets: readonly Target[]): Promise<void> {
-  const checks = targets.map((t) => ({ id: t.id, check: checkRequeue(t.id, t.doc) }));
-  const wouldRequeue = checks.filter((c) => c.check.ok).map((c) => c.id);
+  const deps = operationsDeps(ctx, {});
+  const checks = [];
+  for (const t of targets) {
+    const check = checkRequeue(t.id, t.doc);
+    const fit = check.ok ? await requeueFit(deps, t.id, t.doc) : null;
+    checks.push({ id: t.id, check, misfit: fit?.fits === false ? fit.error : null });
+  }
+  const wouldRequeue = checks.filter((c) => c.check.ok && c.misfit === null).map((c) => c.id);
+  const wouldPark = checks.flatMap((c) => (c.misfit === null ? [] : [{ id: c.id, why: c.misfit }]));
   const wouldRefuse = checks.flatMap((c) => (c.check.ok ? [] : [{ id: c.id, why: c.check.why }]));
   print(
     ctx,
-    { wouldRequeue, wouldRefuse },
+    { wouldRequeue, wouldPark, wouldRefuse },
     ['id', 'would', 'because'],
-    [...wouldRequeue.map((id) => [id, 'requeue', '']), ...wouldRefuse.map((r) => [r.id, 'refuse', r.why])],
+    [
+      ...wouldRequeue.map((id) => [id, 'requeue', '']),
+      ...wouldPark.map((r) => [r.id, 'park INVALID_PAYLOAD', r.why]),
+      ...wouldRefuse.map((r) => [r.id, 'refuse', r.why]),
+    ],
   );
+  for (const r of wouldPark) ctx.io.err(`${r.id}: would stay PARKED as INVALID_PAYLOAD: ${r.why}`);
   for (const r of wouldRefuse) ctx.io.err(`${r.id}: ${r.why}`);
-  // Exits as the real run would: 1 when any target would be refused (an unknown id included).
-  if (wouldRefuse.length > 0)
+  // Exits as the real run would: 1 when any target would not go back OPEN (an unknown id included).
+  if (wouldRefuse.length + wouldPark.length > 0)
     throw new RefusedError(
-      `dry run: ${wouldRefuse.length} of ${targets.length} documents would be refused, nothing changed`,
+      `dry run: ${wouldRefuse.length} of ${targets.length} documents would be refused and ${wouldPark.length} parked again, nothing changed`,
     );
 }
 
@@ -93,6 +110,8 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
   if (named.length === 0 && !(await confirmBulk(ctx, 'Requeue', targets.length, options)))
     throw new RefusedError('not confirmed');
   const failures: Array<[string, string]> = [];
+  // Stayed PARKED, now INVALID_PAYLOAD: the payload no longer fits the app's schema as deployed now.
+  const misfits: Array<[string, string]> = [];
   // One request id for the whole run: each document records it, so a transaction re-run finds its own requeue.
   const requestId = newRequestId();
   let alreadyApplied = 0;
@@ -102,27 +121,34 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
   await withProgress(ctx, targets, async (id) => {
     try {
       // One document's requeue as the console's (operations/repairs.ts): a payload kept in chunks is offloaded first.
-      if (
-        (await requeueRepair(deps, { kind: 'requeue', id }, { preview: false, actor, requestId })).outcome
-          .alreadyApplied
-      )
-        alreadyApplied += 1;
+      const run = await requeueRepair(deps, { kind: 'requeue', id }, { preview: false, actor, requestId });
+      if (run.outcome.alreadyApplied) alreadyApplied += 1;
+      if (run.result.misfit !== null) misfits.push([id, run.result.misfit]);
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       failures.push([id, err.message]);
     }
   });
+  const requeued = targets.length - failures.length - misfits.length;
   print(
     ctx,
-    { requeued: targets.length - failures.length, alreadyApplied, refused: failures.map(([id, why]) => ({ id, why })) },
-    ['id', 'refused because'],
-    failures,
+    {
+      requeued,
+      alreadyApplied,
+      parked: misfits.map(([id, why]) => ({ id, reason: 'INVALID_PAYLOAD', why })),
+      refused: failures.map(([id, why]) => ({ id, why })),
+    },
+    ['id', 'not requeued because'],
+    [...misfits.map(([id, why]) => [id, `parked INVALID_PAYLOAD: ${why}`]), ...failures],
   );
   if (!ctx.json)
     ctx.io.out(
-      `requeued ${targets.length - failures.length} of ${targets.length}${alreadyApplied > 0 ? ` (${alreadyApplied} ${ALREADY_APPLIED})` : ''}`,
+      `requeued ${requeued} of ${targets.length}${alreadyApplied > 0 ? ` (${alreadyApplied} ${ALREADY_APPLIED})` : ''}`,
     );
+  for (const [id, why] of misfits) ctx.io.err(`${id}: stays PARKED as INVALID_PAYLOAD: ${why}`);
   for (const [id, why] of failures) ctx.io.err(`${id}: ${why}`);
-  if (failures.length > 0)
-    throw new RefusedError(`${failures.length} of ${targets.length} documents could not be requeued`);
+  if (failures.length + misfits.length > 0)
+    throw new RefusedError(
+      `${failures.length + misfits.length} of ${targets.length} documents could not be requeued${misfits.length > 0 ? ` (${misfits.length} no longer fit the app's message schema: parked INVALID_PAYLOAD)` : ''}`,
+    );
 }

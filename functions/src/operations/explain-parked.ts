@@ -14,6 +14,17 @@ export function explainParked(f: ExplainFacts, now: Date): Pick<Explanation, 'su
   const requeue = `${CLI} requeue ${id}`;
   switch (doc.reason) {
     case 'INVALID_PAYLOAD':
+      // Read when it arrived, parked again by a requeue: it no longer fits the app's schema as deployed now.
+      if (doc.correlationKey !== null)
+        return {
+          summary,
+          because: [
+            `a requeue found its stored payload no longer fits the app's message schema as deployed now: ${String(doc.validationError ?? doc.lastError ?? 'no validation error stored')}`,
+          ],
+          next: [
+            `have the sender publish it again in today's form (a new message gets its own document), or deploy an app whose schema accepts it and then ${requeue}`,
+          ],
+        };
       return {
         summary,
         because: [

@@ -23,6 +23,14 @@ export type RequeueCheck =
   | { readonly ok: true; readonly doc: InboxView; readonly correlationKey: string }
   | { readonly ok: false; readonly why: string };
 
+/** What a requeue did: `misfit` set when the document stayed PARKED as INVALID_PAYLOAD, its payload no longer fitting today's schema. */
+export interface RequeueResult {
+  readonly previousReason: string | null;
+  readonly alreadyApplied: boolean;
+  readonly basis: RepairBasis | null;
+  readonly misfit: string | null;
+}
+
 /**
  * Whether `requeue` can requeue a document as read (undefined: no such
  * document). The one check of the real run (inside its transaction) and of
@@ -59,6 +67,11 @@ export function checkRequeue(id: string, doc: InboxView | undefined): RequeueChe
  * repair-request.ts): a re-run that finds it recorded reports it requeued.
  * `options`: who, whether it only previews, and the basis of its preview
  * (repair-request.ts): refused if the document's status or reason changed since.
+ * `misfit`: why its payload no longer fits the app's message schema as
+ * deployed now (requeue-fit.ts), or null when it fits. Such a document is
+ * not reopened: it stays PARKED, now as INVALID_PAYLOAD with that text as
+ * its lastError and validationError, recorded as this requeue (a re-run
+ * reports it the same way); once the app accepts it again, a requeue reopens it.
  */
 export async function requeue(
   db: Firestore,
@@ -67,7 +80,8 @@ export async function requeue(
   requestId: string = newRequestId(),
   offloaded: OffloadedPayload | null = null,
   options: RepairOptions = {},
-): Promise<{ previousReason: string | null; alreadyApplied: boolean; basis: RepairBasis | null }> {
+  misfit: string | null = null,
+): Promise<RequeueResult> {
   return runRepair(
     db,
     async (uow) => {
@@ -79,12 +93,32 @@ export async function requeue(
           previousReason: typeof applied.details.previousReason === 'string' ? applied.details.previousReason : null,
           alreadyApplied: true,
           basis: null,
+          misfit: typeof applied.details.misfit === 'string' ? applied.details.misfit : null,
         };
       const basis = documentBasis(stored);
       checkBasis(options.expect, basis, `document ${id}`);
       const check = checkRequeue(id, stored);
       if (!check.ok) throw new RefusedError(check.why);
       const { doc } = check;
+      if (misfit !== null) {
+        // Stays out of its key's lane (a PARKED document is in none): only its reason and text change.
+        uow.set(
+          ref,
+          withRepair(
+            {
+              ...doc,
+              reason: 'INVALID_PAYLOAD',
+              lastError: misfit,
+              validationError: misfit,
+              parkedAt: now,
+              requeuedAt: now,
+              previousReason: doc.reason,
+            },
+            repairRecord(REQUEUE, requestId, now, { previousReason: doc.reason, misfit }, options.actor),
+          ),
+        );
+        return { previousReason: doc.reason, alreadyApplied: false, basis, misfit };
+      }
       const key = asCorrelationKey(await uow.get(refs.correlationKey(db, check.correlationKey)), check.correlationKey);
       // `offloaded`: the payload of a dead letter kept in chunks, written to the bucket just before (offload-chunked.ts).
       const reopened: InboxView = {
@@ -104,7 +138,7 @@ export async function requeue(
           repairRecord(REQUEUE, requestId, now, { previousReason: doc.reason }, options.actor),
         ),
       );
-      return { previousReason: doc.reason, alreadyApplied: false, basis };
+      return { previousReason: doc.reason, alreadyApplied: false, basis, misfit: null };
     },
     options.sink === undefined ? {} : { sink: options.sink },
   );

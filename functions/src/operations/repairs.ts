@@ -16,9 +16,10 @@ import { logDuplicates } from '../jobs/dispatch';
 import type { InboxView } from '../relay/inbox-writes';
 import { basisChangeText } from './basis-change';
 import { dispatchAfterRepair } from './dispatch-after-repair';
-import { checkRequeue, park, requeue } from './inbox-repairs';
+import { checkRequeue, park, requeue, type RequeueResult } from './inbox-repairs';
 import { chunkedDraft, isChunkedPayload, offloadChunked } from './offload-chunked';
 import { RefusedError } from './refused';
+import { requeueFit } from './requeue-fit';
 import { retireVersion, type RetiredVersion } from './retire-version';
 import type { Actor, OperationsDeps, RepairOutcome, RepairRequest } from './types';
 
@@ -174,30 +175,34 @@ async function processKeyOf(deps: OperationsDeps, instanceId: string): Promise<s
 }
 
 /**
- * PARKED back to OPEN (operations/inbox-repairs.ts). A dead letter whose
- * payload is kept in chunks has it offloaded first, as the receiver would
- * have, and its chunks deleted after the commit; a preview only reads the
- * chunks back (refusing as the real run would) and writes no object.
+ * PARKED back to OPEN (operations/inbox-repairs.ts), if its payload fits the
+ * app's message schema as deployed now (requeue-fit.ts); one that no longer
+ * fits stays PARKED as INVALID_PAYLOAD with the validation message. A dead
+ * letter whose payload is kept in chunks has it offloaded first, as the
+ * receiver would have, and its chunks deleted after the commit; a preview
+ * only reads the chunks back (refusing as the real run would) and writes no object.
  */
 export async function requeueRepair(
   deps: OperationsDeps,
   request: Req<'requeue'>,
   options: RepairRunOptions,
-): Promise<RepairRun<{ previousReason: string | null; alreadyApplied: boolean }>> {
+): Promise<RepairRun<RequeueResult>> {
   const { id } = request;
   const db = deps.db();
   const now = deps.now();
   const requestId = options.requestId ?? newRequestId();
   const stored = (await db.collection(INBOX).doc(id).get()).data();
-  // Checked first, so a document requeue refuses anyway is not offloaded for nothing.
-  const chunked = isChunkedPayload(stored) && checkRequeue(id, stored as InboxView).ok;
+  const fit = await requeueFit(deps, id, stored);
+  const misfit = fit.fits === false ? fit.error : null;
+  // Checked first, so a document requeue refuses (or parks again) is not offloaded for nothing.
+  const chunked = misfit === null && isChunkedPayload(stored) && checkRequeue(id, stored as InboxView).ok;
   let offloaded: OffloadedPayload | null = null;
   if (chunked && options.preview) await chunkedDraft(deps, id, stored ?? {});
   else if (chunked) offloaded = await offloadChunked(deps, deps.log, id, stored ?? {});
   const sink = sinkFor(options);
   const result = await heldToPreview(
     (a) => a,
-    () => requeue(db, id, now, requestId, offloaded, { actor: options.actor, sink, ...expectOf(options) }),
+    () => requeue(db, id, now, requestId, offloaded, { actor: options.actor, sink, ...expectOf(options) }, misfit),
   );
   if (offloaded !== null) await deleteRawChunks(db, id);
   const chunkNote = chunked
@@ -205,7 +210,11 @@ export async function requeueRepair(
       ? '; its payload, kept in chunks, is offloaded to the payload bucket first'
       : '; its payload, kept in chunks, offloaded to the payload bucket'
     : '';
-  const summary = `requeue ${id}: PARKED (${result.previousReason ?? 'no reason'}) → OPEN, due now${chunkNote}`;
+  const uncheckedNote = fit.fits === 'unchecked' ? `; ${fit.why}` : '';
+  const summary =
+    result.misfit === null
+      ? `requeue ${id}: PARKED (${result.previousReason ?? 'no reason'}) → OPEN, due now${chunkNote}${uncheckedNote}`
+      : `requeue ${id}: PARKED (${result.previousReason ?? 'no reason'}) → PARKED (INVALID_PAYLOAD), its payload no longer fits today's schema: ${result.misfit}`;
   return {
     result,
     outcome: await settle(deps, request, options, requestId, sink, now, {
