@@ -17,6 +17,7 @@ import { argNumber } from './pool';
 import { PRICE_REGION, PRICES, PRICES_AS_OF } from './cost/prices';
 import { functionTable, perHour, perWorkOrder, PRICE_NOTE, table } from './cost/report';
 import { type CostDesign, type DesignCost, runCostDesign } from './cost/run';
+import { measureVersionLookup, versionLookupLine } from './cost/version-lookup';
 
 const N = argNumber('n', 200);
 const CONCURRENCY = argNumber('concurrency', 8);
@@ -43,6 +44,8 @@ async function main(): Promise<void> {
         progress: say,
       }),
     );
+  say('version lookup: a correlation into instances of the deployed and of an older version');
+  const lookup = await measureVersionLookup();
   const rows = results.map(perWorkOrder);
   const system = rows.find((r) => r.design === 'system');
   const systemResult = results.find((r) => r.design === 'system');
@@ -63,6 +66,8 @@ async function main(): Promise<void> {
           `Not per work order: the scheduled relay and sweepJobs at one call a minute each, idle: per hour ${hourly.reads} reads, ${hourly.writes} writes, ${hourly.deletes} deletes, ${hourly.requests} requests, ${hourly.cpuMs} CPU ms: USD ${hourly.usd}/hour.`,
         ]),
     '',
+    versionLookupLine(lookup),
+    '',
     PRICE_NOTE,
     ...(recovered.length === 0
       ? []
@@ -81,6 +86,7 @@ async function main(): Promise<void> {
       prices: { asOf: PRICES_AS_OF, region: PRICE_REGION, table: PRICES },
       perWorkOrder: rows,
       scheduledPerHour: hourly,
+      versionLookup: lookup,
       raw: results,
       table: text,
     };
