@@ -100,12 +100,7 @@ test('instances waiting at a wait, a job and a timer when v2 is deployed go on a
   const afterPrepare = (await instance(inFlight.instance.id)).variables;
   expect(afterPrepare).toEqual({ caseId: 'C-job' });
   const timers = await db.collection(COLLECTIONS.timers).where('processInstanceId', '==', withTimer.instance.id).get();
-  const fired = await fireTimerRun(
-    db,
-    e2,
-    timers.docs[0]?.id ?? '',
-    new Date(Date.now() + 2 * 3_600_000),
-  );
+  const fired = await fireTimerRun(db, e2, timers.docs[0]?.id ?? '', new Date(Date.now() + 2 * 3_600_000));
   expect(fired.status).toBe('FIRED');
   // v1's reminder: its job runs as v1 draws it.
   expect(await runJobs(e2, fired.jobs)).toEqual(['nudge']);
