@@ -11,23 +11,36 @@ import type { App } from '../../functions/src/app';
 import { loadAppEngine } from '../../functions/src/apps/app-engine';
 import { modelsFolder, registryOf } from '../../functions/src/apps/load-app';
 import type { Engine } from '../../functions/src/engine/engine';
+import { parseBasis } from '../../functions/src/engine/repair-basis';
 import { refs } from '../../functions/src/engine/store/collections';
 import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
 import { INBOX } from '../../functions/src/inbox/document';
 import { inboxBuffer } from '../../functions/src/relay/buffer';
+import { runRepairRequest } from '../../functions/src/operations/repairs';
 import { relayOne } from '../../functions/src/relay/relay-one';
+import { createGcsPayloadStore } from '../../functions/src/storage/gcs-payload-store';
+import type { PayloadStore } from '../../functions/src/storage/payload-store';
 import V1 from '../fixtures/apps/schema-v1';
 import V2 from '../fixtures/apps/schema-v2';
 import { REPO_ROOT, stepIdsOf } from '../support/app';
+import { storeOffloaded } from '../support/claims';
 import { freshFirestores } from '../support/firestore';
 import { storePushed } from '../support/inbox';
+import { operationsDepsFor } from '../support/operations';
+import { useTestStorage } from '../support/storage';
 import { cliFor } from './run-cli';
 
+const PAYLOADS = 'inbox-payloads-requeue-schema';
+useTestStorage([PAYLOADS]);
 const { db, projectId } = freshFirestores().project('cli-requeue-schema');
 const HOUR = 3_600_000;
 const V1_APP = 'test/fixtures/apps/schema-v1';
 const V2_APP = 'test/fixtures/apps/schema-v2';
-const cliWith = (app: string) => cliFor(projectId, undefined, { INBOX_APP: app });
+const cliWith = (app: string) => cliFor(projectId, undefined, { INBOX_APP: app, INBOX_PAYLOAD_BUCKET: PAYLOADS });
+let store: PayloadStore;
+beforeAll(() => {
+  store = createGcsPayloadStore(projectId);
+});
 
 const engineOf = (app: App, dir: string): Promise<Engine> => {
   const folder = join(REPO_ROOT, dir);
@@ -47,6 +60,7 @@ const relay = (engine: Engine, id: string, aheadMs = 0) =>
       transactionTimeoutMs: 20_000,
       now: () => new Date(Date.now() + aheadMs),
       random: () => 0.5,
+      payloadStore: () => store,
     },
     id,
   );
@@ -137,4 +151,45 @@ test('a requeue under schema v2 parks the v1 document that lacks amount as INVAL
   await relay(v1, old);
   expect(await doc(old)).toMatchObject({ status: 'DONE' });
   expect((await tokenAt(oldCase)).status).toBe('COMPLETED');
+}, 60_000);
+
+test("an offloaded payload is checked whole, from its object: the console's preview and run park it; one whose object is gone goes OPEN unchecked", async () => {
+  const v1 = await engineOf(V1, V1_APP);
+  const offloaded = async (caseId: string) => {
+    const stored = await storeOffloaded(db, store, PAYLOADS, { caseId, eventId: `approved-${caseId}` }, new Date(), {
+      registry: registryOf(V1),
+      name: 'Approved',
+    });
+    await relay(v1, stored.id, 25 * HOUR);
+    expect(await doc(stored.id)).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE' });
+    return stored;
+  };
+  const misfit = await offloaded('O-old');
+  const gone = await offloaded('O-gone');
+  expect(await store.delete(gone.offloaded)).toBe('DELETED');
+
+  // The console's repair (operations/repairs.ts) with schema v2: previewed, nothing written; then held to the preview.
+  const { deps } = operationsDepsFor(db, projectId, await engineOf(V2, V2_APP));
+  const v2deps = { ...deps, registry: () => registryOf(V2), payloadStore: () => store };
+  const actor = { id: 'ops@example.com', via: 'console' as const };
+  const request = { kind: 'requeue' as const, id: misfit.id };
+  const preview = await runRepairRequest(v2deps, request, { preview: true, actor });
+  expect(preview.summary).toMatch(/→ PARKED \(INVALID_PAYLOAD\)[\s\S]*amount/);
+  expect(await doc(misfit.id)).toMatchObject({ status: 'PARKED', reason: 'NO_WAITING_INSTANCE' });
+  const basis = parseBasis(preview.expect ?? '');
+  expect(basis).not.toBeNull();
+  const done = await runRepairRequest(v2deps, request, {
+    preview: false,
+    actor,
+    ...(basis === null ? {} : { expect: basis }),
+  });
+  expect(done.summary).toBe(preview.summary);
+  expect(await doc(misfit.id)).toMatchObject({ status: 'PARKED', reason: 'INVALID_PAYLOAD' });
+  expect(String((await doc(misfit.id)).lastError)).toMatch(/amount/);
+
+  // Its object gone, the payload cannot be read whole: the requeue says so and reopens it (the relay answers for the object).
+  const run = await cliWith(V2_APP)('requeue', gone.id);
+  expect(run.code).toBe(0);
+  expect(run.err).toContain(`${gone.id}: its offloaded payload is MISSING: not checked against today's schema`);
+  expect(await doc(gone.id)).toMatchObject({ status: 'OPEN', reason: null });
 }, 60_000);

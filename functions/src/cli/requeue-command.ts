@@ -68,6 +68,7 @@ async function dryRun(ctx: CliContext, targets: readonly Target[]): Promise<void
     const check = checkRequeue(t.id, t.doc);
     const fit = check.ok ? await requeueFit(deps, t.id, t.doc) : null;
     checks.push({ id: t.id, check, misfit: fit?.fits === false ? fit.error : null });
+    if (fit?.fits === 'unchecked') ctx.io.err(`${t.id}: ${fit.why}`);
   }
   const wouldRequeue = checks.filter((c) => c.check.ok && c.misfit === null).map((c) => c.id);
   const wouldPark = checks.flatMap((c) => (c.misfit === null ? [] : [{ id: c.id, why: c.misfit }]));
@@ -124,6 +125,7 @@ export async function requeueCommand(ctx: CliContext, ids: readonly string[], op
       const run = await requeueRepair(deps, { kind: 'requeue', id }, { preview: false, actor, requestId });
       if (run.outcome.alreadyApplied) alreadyApplied += 1;
       if (run.result.misfit !== null) misfits.push([id, run.result.misfit]);
+      if (run.result.unchecked !== null) ctx.io.err(`${id}: ${run.result.unchecked}`);
     } catch (err) {
       if (!(err instanceof RefusedError)) throw err;
       failures.push([id, err.message]);

@@ -186,7 +186,7 @@ export async function requeueRepair(
   deps: OperationsDeps,
   request: Req<'requeue'>,
   options: RepairRunOptions,
-): Promise<RepairRun<RequeueResult>> {
+): Promise<RepairRun<RequeueResult & { readonly unchecked: string | null }>> {
   const { id } = request;
   const db = deps.db();
   const now = deps.now();
@@ -216,7 +216,7 @@ export async function requeueRepair(
       ? `requeue ${id}: PARKED (${result.previousReason ?? 'no reason'}) → OPEN, due now${chunkNote}${uncheckedNote}`
       : `requeue ${id}: PARKED (${result.previousReason ?? 'no reason'}) → PARKED (INVALID_PAYLOAD), its payload no longer fits today's schema: ${result.misfit}`;
   return {
-    result,
+    result: { ...result, unchecked: fit.fits === 'unchecked' ? fit.why : null },
     outcome: await settle(deps, request, options, requestId, sink, now, {
       ...NOTHING_CREATED,
       target: id,
