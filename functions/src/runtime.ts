@@ -4,6 +4,7 @@ import type { App, AppContext, ClaimRead } from './app';
 import type { Config } from './config';
 import { lazy, lazyAsync } from './core/lazy';
 import type { Engine } from './engine/engine';
+import type { ProcessModel } from './bpmn/model';
 import type { AsyncHandler } from './jobs/handlers';
 import type { MessageRegistry } from './receiver/registry';
 import type { JobQueue } from './tasks/job-queue';
@@ -28,6 +29,11 @@ export interface Runtime {
    * `sends`), by process and element (jobs/publish-steps.ts): runJob tries the latter first.
    */
   readonly handlers: () => Promise<Readonly<Record<string, AsyncHandler>>>;
+  /**
+   * The system's publishing steps of one version of a model (the instance's own, which may be older than the
+   * deployed one): runJob looks a job's publish up here, so an element only an older version draws still publishes.
+   */
+  readonly publishStepsOf: (model: ProcessModel) => Readonly<Record<string, AsyncHandler>>;
   /** The jobs queue (INBOX_TASKS_QUEUE), POSTing to runJob at `runJobUrl`. */
   readonly queue: (runJobUrl: string) => JobQueue;
   /** The timers queue (INBOX_TIMERS_QUEUE), POSTing to fireTimer at `fireTimerUrl`. */
@@ -110,6 +116,16 @@ export function createRuntime(config: Config, options: { readonly keepVersions?:
     const models = loadedEngine.processKeys.map((key) => loadedEngine.model(key));
     return { ...publishSteps(models, app(), context.publish), ...steps() };
   });
+  const byVersion = new WeakMap<ProcessModel, Readonly<Record<string, AsyncHandler>>>();
+  const publishStepsOf = (model: ProcessModel): Readonly<Record<string, AsyncHandler>> => {
+    let found = byVersion.get(model);
+    if (found === undefined) {
+      const { publishSteps } = require('./jobs/publish-steps') as typeof import('./jobs/publish-steps');
+      found = publishSteps([model], app(), context.publish);
+      byVersion.set(model, found);
+    }
+    return found;
+  };
   const queues = new Map<string, JobQueue>();
   // The Cloud Tasks client is loaded on the first task, not at start-up.
   const queueFor = (kind: 'jobs' | 'timers', url: string): JobQueue => {
@@ -129,6 +145,7 @@ export function createRuntime(config: Config, options: { readonly keepVersions?:
     modelsDir,
     engine,
     handlers,
+    publishStepsOf,
     payloadStore,
     queue: (runJobUrl) => queueFor('jobs', runJobUrl),
     timerQueue: (fireTimerUrl) => queueFor('timers', fireTimerUrl),

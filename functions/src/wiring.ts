@@ -117,6 +117,7 @@ export const runJobFunction: FunctionFactory = (config, runtime) => {
     queue: () => runtime.queue(runJobUrl),
     timerQueue: () => runtime.timerQueue(fireTimerUrl),
     handlers: runtime.handlers,
+    publishStepsOf: runtime.publishStepsOf,
     verifier: tasksVerifier(config, runJobUrl),
     log: createLogger(undefined, { function: 'runJob' }),
     now: () => new Date(),

@@ -81,7 +81,7 @@ export interface ProcessStackOptions {
   /** The jobs queue's retryConfig.maxAttempts, also told to runJob (default 10). */
   readonly queueMaxAttempts?: number;
   /** Replace runJob's adapters, e.g. an engine loader that fails (a failure outside the handler). */
-  readonly runJob?: Partial<Pick<RunJobDeps, 'engine' | 'handlers'>>;
+  readonly runJob?: Partial<Pick<RunJobDeps, 'engine' | 'handlers' | 'publishStepsOf'>>;
   /** The models every function runs (default: the app's, checked as a function start checks them). */
   readonly engine?: Engine;
   /** The clock of startProcess, runJob and fireTimer (default: the real one). */

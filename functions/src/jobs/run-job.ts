@@ -6,6 +6,8 @@ import { BpmnError, classifyFailure, errorMessage, storableText } from '../core/
 import { throwJobError } from '../engine/store/job-error';
 import type { Engine } from '../engine/engine';
 import { completeJobRun } from '../engine/store/complete-job';
+import { modelKeyOf } from '../bpmn/item-body';
+import type { ProcessModel } from '../bpmn/model';
 import { modelOutside } from '../engine/store/versions';
 import { type JobFailure, recordJobFailure } from '../engine/store/record-job-failure';
 import { endStaleJob } from '../engine/store/stale-job';
@@ -36,6 +38,11 @@ export interface RunJobDeps {
    * process and element (jobs/publish-steps.ts); a job of a task without one fails for good (NO_HANDLER).
    */
   readonly handlers: () => Readonly<Record<string, AsyncHandler>> | Promise<Readonly<Record<string, AsyncHandler>>>;
+  /**
+   * The publishing steps of one version of a model (runtime.publishStepsOf): a job's publish is looked up in its
+   * instance's own version. Absent: in `handlers` (the deployed models' only).
+   */
+  readonly publishStepsOf?: (model: ProcessModel) => Readonly<Record<string, AsyncHandler>>;
   /**
    * Checks the OIDC token Cloud Tasks signs for the runJob URL as
    * INBOX_TASKS_SERVICE_ACCOUNT, the only signer it accepts. null when
@@ -151,10 +158,17 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
       'inbox.process.instance': job.processInstanceId,
     });
     const handlers = await deps.handlers();
+    // The task as the instance's own version draws it (its mappings and headers, and what it publishes); a process no
+    // longer deployed at all still runs its handler, as before, without them.
+    const engine = await deps.engine();
+    const model =
+      engine.deployed(instance.processKey) === null ? null : await modelOutside(delivery.db, engine, instance);
+    const version = model === null ? null : engine.at(modelKeyOf(instance.processKey), instance.processVersion);
+    const publishing = version === null || deps.publishStepsOf === undefined ? handlers : deps.publishStepsOf(version);
     // The system's publish of this process's element first (element ids repeat across models), then the app's
     // handler by task type (several tasks share a worker), then by the element's id (a task of the inbox namespace).
     const handler =
-      publishStepOf(handlers, instance.processKey, job.activityId) ??
+      publishStepOf(publishing, instance.processKey, job.activityId) ??
       (job.taskType === undefined ? undefined : handlers[job.taskType]) ??
       handlers[job.activityId];
     // No retry brings a handler this deployment lacks (e.g. a job of a task a new model removed).
@@ -166,11 +180,6 @@ async function run(deps: RunJobDeps, received: Delivery): Promise<Answer> {
         'NO_HANDLER',
         'PERMANENT',
       );
-    // The task as the instance's own version draws it (its mappings and headers); a process no longer deployed at all
-    // still runs its handler, as before, without them.
-    const engine = await deps.engine();
-    const model =
-      engine.deployed(instance.processKey) === null ? null : await modelOutside(delivery.db, engine, instance);
     const task = model?.nodes[job.activityId];
     // zeebe:ioMapping inputs: what the handler sees; a failed one no retry heals.
     const view = inputsOver(task?.io, instance.variables, job.activityId);
