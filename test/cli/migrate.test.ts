@@ -7,58 +7,25 @@
  * along v2; the same request id again changes nothing.
  */
 import type { Firestore } from '@google-cloud/firestore';
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import type { ProcessModel } from '../../functions/src/bpmn/model';
-import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
 import { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
-import { completeJobCounted } from '../../functions/src/engine/store/complete-job';
-import { correlate } from '../../functions/src/engine/store/correlate';
-import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
-import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { registerVersions } from '../../functions/src/engine/store/versions';
-import type { InstanceState, JobState } from '../../functions/src/engine/state';
+import type { InstanceState } from '../../functions/src/engine/state';
 import type { MigrationOutcome } from '../../functions/src/operations/migrate';
+import { caseDriver, loadVersion, STEPS, V1_FILE, V2_FILE } from '../support/case-versions';
 import { freshFirestores } from '../support/firestore';
 import { cliFor, fakeTerminal } from './run-cli';
 
-const DIR = join(__dirname, '..', 'fixtures', 'bpmn-versions');
 const { db, projectId } = freshFirestores().project('cli-migrate');
 const cli = cliFor(projectId);
-const STEPS = new Set(['prepare', 'nudge', 'audit', 'pay']);
+const { approve, runJobs, ...cases } = caseDriver(db);
 let v1: ProcessModel;
 let v2: ProcessModel;
 let e1: Engine;
 let e2: Engine;
 
-const load = async (file: string): Promise<{ model: ProcessModel; xml: string }> => {
-  const xml = await readFile(join(DIR, file), 'utf8');
-  return { model: await parseProcessModel(xml), xml };
-};
-
-const start = (caseId: string) =>
-  startProcessInstance(db, e1, {
-    processKey: 'case-handling',
-    businessKey: caseId,
-    variables: { caseId },
-    now: new Date(),
-  });
-const approve = (engine: Engine, caseId: string) =>
-  runUnitOfWork(db, (uow) =>
-    correlate(uow, engine, { messageName: 'Approved', correlationKey: caseId, variables: {}, now: new Date() }),
-  );
-async function runJobs(engine: Engine, first: readonly JobState[]): Promise<string[]> {
-  const ran: string[] = [];
-  for (const queue = [...first]; queue.length > 0;) {
-    const job = queue.shift() as JobState;
-    const done = await completeJobCounted(db, engine, job, {}, new Date());
-    expect(done.result.status).toBe('COMPLETED');
-    ran.push(job.activityId);
-    queue.push(...done.result.jobs);
-  }
-  return ran;
-}
+const start = (caseId: string) => cases.start(e1, caseId);
 /** A case waiting at v1's waitApproval (its prepare job done), with its reminder timer set. */
 async function waiting(caseId: string): Promise<string> {
   const s = await start(caseId);
@@ -78,24 +45,26 @@ async function everything(store: Firestore): Promise<string> {
   return JSON.stringify(dump);
 }
 
-const migrate = (...args: string[]) =>
+/** `inbox --json migrate` of case-handling from FROM to TO, waitApproval mapped to waitDecision, then `args`. */
+const migrateBetween = (from: string, to: string, ...args: string[]) =>
   cli(
     '--json',
     'migrate',
     '--process',
     'case-handling',
     '--from',
-    v1.version,
+    from,
     '--to',
-    v2.version,
+    to,
     '--map',
     'waitApproval=waitDecision',
     ...args,
   );
+const migrate = (...args: string[]) => migrateBetween(v1.version, v2.version, ...args);
 
 beforeAll(async () => {
-  const a = await load('v1.bpmn');
-  const b = await load('v2.bpmn');
+  const a = await loadVersion(V1_FILE);
+  const b = await loadVersion(V2_FILE);
   v1 = a.model;
   v2 = b.model;
   await registerVersions(db, [v1], async () => a.xml, new Date());
@@ -194,17 +163,9 @@ test('--all takes every running instance at --from; a version that is not stored
   const preview = dry.json() as MigrationOutcome;
   expect(preview.instances.map((i) => i.instanceId)).toContain(d);
   // The versions as `inbox versions` names them: 8 hex digits do.
-  const real = await cli(
-    '--json',
-    'migrate',
-    '--process',
-    'case-handling',
-    '--from',
+  const real = await migrateBetween(
     v1.version.slice(0, 8),
-    '--to',
     v2.version.slice(0, 8),
-    '--map',
-    'waitApproval=waitDecision',
     '--all',
     '--expect',
     preview.expect ?? '',

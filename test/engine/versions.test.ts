@@ -5,72 +5,33 @@
  * store on the emulator: v1 is `prepare → waitApproval (with a reminder
  * timer) → pay`, v2 renames the wait to waitDecision and adds audit before pay.
  */
-import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import type { ProcessModel } from '../../functions/src/bpmn/model';
-import { parseProcessModel } from '../../functions/src/bpmn/parse-model';
 import { Engine } from '../../functions/src/engine/engine';
 import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
 import { completeJobCounted } from '../../functions/src/engine/store/complete-job';
-import { correlate } from '../../functions/src/engine/store/correlate';
 import { fireTimerRun } from '../../functions/src/engine/store/fire-timer';
-import { startProcessInstance } from '../../functions/src/engine/store/start-instance';
-import { runUnitOfWork } from '../../functions/src/engine/store/unit-of-work';
 import { registerVersions } from '../../functions/src/engine/store/versions';
 import type { InstanceState, JobState } from '../../functions/src/engine/state';
+import { caseDriver, type LoadedVersion, loadVersion, STEPS, V1_FILE, V2_FILE } from '../support/case-versions';
 import { freshFirestores } from '../support/firestore';
 import { jobsOf } from '../support/process-state';
 
-const DIR = join(__dirname, '..', 'fixtures', 'bpmn-versions');
 const fresh = freshFirestores();
 const { db } = fresh.project('versions');
 const other = fresh.project('versions-unstored').db;
-const STEPS = new Set(['prepare', 'nudge', 'audit', 'pay']);
-let v1: { model: ProcessModel; xml: string };
-let v2: { model: ProcessModel; xml: string };
+const { start, approve, runJobs } = caseDriver(db);
+let v1: LoadedVersion;
+let v2: LoadedVersion;
 
-const load = async (file: string) => {
-  const xml = await readFile(join(DIR, file), 'utf8');
-  return { model: await parseProcessModel(xml), xml };
-};
-const engineOf = async (v: { model: ProcessModel; xml: string }): Promise<Engine> => {
+const engineOf = async (v: LoadedVersion): Promise<Engine> => {
   await registerVersions(db, [v.model], async () => v.xml, new Date());
   return new Engine([v.model], {}, STEPS);
 };
 const instance = async (id: string): Promise<InstanceState> =>
   (await refs.instance(db, id).get()).data() as unknown as InstanceState;
-const start = (engine: Engine, caseId: string) =>
-  startProcessInstance(db, engine, {
-    processKey: 'case-handling',
-    businessKey: caseId,
-    variables: { caseId },
-    now: new Date(),
-  });
-const approve = (engine: Engine, caseId: string) =>
-  runUnitOfWork(db, (uow) =>
-    correlate(uow, engine, {
-      messageName: 'Approved',
-      correlationKey: caseId,
-      variables: { approved: true },
-      now: new Date(),
-    }),
-  );
-/** Runs every job of an instance to the end with `engine`, in order; returns the activities run. */
-async function runJobs(engine: Engine, first: readonly JobState[]): Promise<string[]> {
-  const ran: string[] = [];
-  for (const queue = [...first]; queue.length > 0;) {
-    const job = queue.shift() as JobState;
-    const done = await completeJobCounted(db, engine, job, {}, new Date());
-    expect(done.result.status).toBe('COMPLETED');
-    ran.push(job.activityId);
-    queue.push(...done.result.jobs);
-  }
-  return ran;
-}
 
 beforeAll(async () => {
-  v1 = await load('v1.bpmn');
-  v2 = await load('v2.bpmn');
+  v1 = await loadVersion(V1_FILE);
+  v2 = await loadVersion(V2_FILE);
 });
 
 test('instances waiting at a wait, a job and a timer when v2 is deployed go on along v1; new ones along v2', async () => {
@@ -89,7 +50,7 @@ test('instances waiting at a wait, a job and a timer when v2 is deployed go on a
   const e2 = await engineOf(v2);
   expect(e2.at('case-handling', v1.model.version)).toBeNull();
 
-  const approved = await approve(e2, 'C-wait');
+  const approved = await approve(e2, 'C-wait', { approved: true });
   expect(approved.result.kind).toBe('CORRELATED');
   expect(await runJobs(e2, approved.result.kind === 'CORRELATED' ? approved.result.jobs : [])).toEqual(['pay']);
   expect((await instance(atWait.instance.id)).status).toBe('COMPLETED');
@@ -105,7 +66,7 @@ test('instances waiting at a wait, a job and a timer when v2 is deployed go on a
   // v1's reminder: its job runs as v1 draws it.
   expect(await runJobs(e2, fired.jobs)).toEqual(['nudge']);
   for (const key of ['C-job', 'C-timer']) {
-    const r = await approve(e2, key);
+    const r = await approve(e2, key, { approved: true });
     expect(await runJobs(e2, r.result.kind === 'CORRELATED' ? r.result.jobs : [])).toEqual(['pay']);
   }
 
@@ -113,7 +74,7 @@ test('instances waiting at a wait, a job and a timer when v2 is deployed go on a
   const fresh = await start(e2, 'C-new');
   expect(fresh.instance.processVersion).toBe(v2.model.version);
   await runJobs(e2, fresh.jobs);
-  const r = await approve(e2, 'C-new');
+  const r = await approve(e2, 'C-new', { approved: true });
   expect(await runJobs(e2, r.result.kind === 'CORRELATED' ? r.result.jobs : [])).toEqual(['audit', 'pay']);
   for (const id of [atWait.instance.id, inFlight.instance.id, withTimer.instance.id, fresh.instance.id])
     expect((await instance(id)).status).toBe('COMPLETED');
@@ -122,21 +83,13 @@ test('instances waiting at a wait, a job and a timer when v2 is deployed go on a
 });
 
 test('an instance of a version that is not stored runs on the deployed model, as before, and the engine notes it', async () => {
+  const unstored = caseDriver(other);
   const e1 = new Engine([v1.model], {}, STEPS);
-  const s = await startProcessInstance(other, e1, {
-    processKey: 'case-handling',
-    businessKey: 'C-unstored',
-    variables: { caseId: 'C-unstored' },
-    now: new Date(),
-  });
+  const s = await unstored.start(e1, 'C-unstored');
   await completeJobCounted(other, e1, s.jobs[0] as JobState, {}, new Date());
   const e2 = new Engine([v2.model], {}, STEPS);
   // v2 has no waitApproval: the step cannot be applied, as before versions were kept; the version is noted for the log.
-  await expect(
-    runUnitOfWork(other, (uow) =>
-      correlate(uow, e2, { messageName: 'Approved', correlationKey: 'C-unstored', variables: {}, now: new Date() }),
-    ),
-  ).rejects.toThrow(/has no node waitApproval/);
+  await expect(unstored.approve(e2, 'C-unstored')).rejects.toThrow(/has no node waitApproval/);
   expect(e2.takeUnstored()).toEqual([`case-handling@${v1.model.version}`]);
   expect(e2.takeUnstored()).toEqual([]);
 });
