@@ -18,6 +18,7 @@ import { waitedMessageNames } from '../relay/gauges';
 import type { AppSummary, OperationsDeps, RepairRequest } from '../operations/types';
 import type { Caller } from './access';
 import { crossSiteRefusal } from './access';
+import { consoleRun, REQUEST_ID } from './console-run';
 import { answerMigration } from './migrate-api';
 import { answerTasks } from './tasks-api';
 import { onlyMethod, refusedAnswer } from './rejections';
@@ -129,10 +130,7 @@ const RepairBody = z
   .object({
     request: RepairRequestSchema,
     preview: z.boolean(),
-    requestId: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, - and _, at most 100')
-      .optional(),
+    requestId: REQUEST_ID.optional(),
     expect: BasisSchema.optional(),
   })
   .strict();
@@ -357,12 +355,7 @@ async function repair(deps: ApiDeps, req: Request, caller: Caller): Promise<Answ
   const { request, preview, requestId, expect } = body.value;
   const fields = { kind: request.kind, by: caller.id, preview, requestId: requestId ?? null };
   try {
-    const outcome = await runRepairRequest(deps.ops, request, {
-      preview,
-      actor: { id: caller.id, via: 'console' },
-      ...(requestId === undefined ? {} : { requestId }),
-      ...(expect === undefined ? {} : { expect }),
-    });
+    const outcome = await runRepairRequest(deps.ops, request, consoleRun(caller, { preview, requestId, expect }));
     return { kind: 'ok', body: { ...outcome } };
   } catch (err) {
     if (isRefusal(err)) {

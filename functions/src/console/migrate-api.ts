@@ -16,6 +16,7 @@ import { migrateInstances } from '../operations/migrate';
 import { isRefusal } from '../operations/refused';
 import type { OperationsDeps } from '../operations/types';
 import { type Caller, crossSiteRefusal } from './access';
+import { consoleRun, REQUEST_ID } from './console-run';
 import { refusedAnswer } from './rejections';
 
 const id = z.string().min(1).max(1_500);
@@ -29,10 +30,7 @@ const MigrationBody = z
     mapping: z.record(id, id).default({}),
     instances: z.union([z.literal('all'), z.array(id).min(1).max(500)]),
     preview: z.boolean(),
-    requestId: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, - and _, at most 100')
-      .optional(),
+    requestId: REQUEST_ID.optional(),
     /** The preview's `expect` line; required when `preview` is false. */
     expect: z.string().max(2_000_000).optional(),
   })
@@ -62,12 +60,7 @@ export async function answerMigration(
   if (!preview && expect === undefined)
     return reject(400, 'expect: a migration runs only as its preview showed it: preview first, then send its `expect`');
   try {
-    const outcome = await migrateInstances(ops, run, {
-      preview,
-      actor: { id: caller.id, via: 'console' },
-      ...(requestId === undefined ? {} : { requestId }),
-      ...(expect === undefined ? {} : { expect }),
-    });
+    const outcome = await migrateInstances(ops, run, consoleRun(caller, { preview, requestId, expect }));
     return { kind: 'ok', body: { ...outcome } };
   } catch (err) {
     if (isRefusal(err)) return refusedAnswer(err.message);

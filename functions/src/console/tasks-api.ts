@@ -13,6 +13,7 @@ import { pageCursorOf } from '../operations/shard-page-query';
 import { completeTask, listUserTasks, readUserTask, TASKS_ORDER } from '../operations/user-tasks';
 import type { OperationsDeps } from '../operations/types';
 import { type Caller, crossSiteRefusal } from './access';
+import { REQUEST_ID } from './console-run';
 import { onlyMethod, refusedAnswer } from './rejections';
 
 const text = z.string().min(1).max(1_500);
@@ -35,10 +36,7 @@ const TaskQuery = z
 const CompleteBody = z
   .object({
     variables: z.record(z.string(), z.unknown()).default({}),
-    requestId: z
-      .string()
-      .regex(/^[A-Za-z0-9_-]{1,100}$/, 'letters, digits, - and _, at most 100')
-      .optional(),
+    requestId: REQUEST_ID.optional(),
   })
   .strict();
 
