@@ -21,6 +21,7 @@ import { crossSiteRefusal } from './access';
 import { consoleRun, REQUEST_ID } from './console-run';
 import { answerMigration } from './migrate-api';
 import { answerTasks } from './tasks-api';
+import { answerVersions } from './versions-api';
 import { onlyMethod, refusedAnswer } from './rejections';
 
 /**
@@ -175,6 +176,8 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
     return req.method === 'POST'
       ? answerMigration(deps.ops, req, caller, (err, action) => failed(deps, err, action, { path: req.path }))
       : onlyMethod('POST');
+  if (resource === 'versions' && rest.length === 0)
+    return answerVersions(deps.ops, req, rawId, (err, action) => failed(deps, err, action, { path: req.path }));
   if (resource === 'tasks') {
     const taskId = rawId === undefined ? null : segment(rawId);
     if (rawId !== undefined && (taskId === null || taskId === '')) return badRequest(`not an id: ${rawId}`);
@@ -185,7 +188,7 @@ export async function answerApi(deps: ApiDeps, req: Request, caller: Caller): Pr
   const route = routeOf(resource, rawId, rest);
   if (route === null)
     return notFound(
-      `no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID[/raw]], /api/instances[/ID], /api/incidents, /api/waiting, /api/tasks[/ID], POST /api/tasks/ID/complete, POST /api/repairs and POST /api/migrations`,
+      `no route ${req.path}: the API has /api/whoami, /api/overview, /api/documents[/ID[/raw]], /api/instances[/ID], /api/incidents, /api/waiting, /api/tasks[/ID], /api/versions[/VERSION]?process=KEY, POST /api/tasks/ID/complete, POST /api/repairs and POST /api/migrations`,
     );
   if (req.method !== 'GET' && req.method !== 'HEAD') return onlyMethod('GET');
   const itemId = rawId === undefined ? null : segment(rawId);

@@ -30,7 +30,7 @@ async function engineOrNull(deps: OperationsDeps): Promise<Engine | null> {
 }
 
 /** A stored version's XML and model; null when it is not stored. A stored XML that no longer parses is drawn without notes. */
-async function storedVersion(
+export async function storedVersion(
   deps: OperationsDeps,
   engine: Engine | null,
   base: string,

@@ -415,3 +415,81 @@ export interface WaitingPage {
   readonly waitingPoints: readonly WaitingRow[];
   readonly next: string | null;
 }
+
+/** One version of a process as the console's migration view offers it (GET /api/versions?process=KEY). */
+export interface VersionChoice {
+  /** The model's content hash (16 hex digits). */
+  readonly version: string;
+  /** The process's BPMN name; null when unnamed or not stored. */
+  readonly name: string | null;
+  /** When a function first ran it (ISO); null when it is not stored. */
+  readonly firstDeployedAt: string | null;
+  /** Whether processVersions holds its XML: only a stored version can be migrated from or to. */
+  readonly stored: boolean;
+  /** Whether new instances start on it now. */
+  readonly deployed: boolean;
+  /** Its RUNNING and INCIDENT instances (exact counts). */
+  readonly live: number;
+  /** Live tokens of its live instances by element (of the documents read: see `capped`). */
+  readonly waiting: Readonly<Record<string, number>>;
+}
+
+/** The versions of one process, oldest stored first (`inbox versions PROCESS`'s read). */
+export interface ProcessVersionsView {
+  readonly processKey: string;
+  readonly deployedVersion: string | null;
+  /** Whether the read of live instances stopped at its limit: `waiting` then counts part of them. */
+  readonly capped: boolean;
+  readonly versions: readonly VersionChoice[];
+}
+
+/** A flow node of a stored version, as a migration maps tokens (the same kind and scope on both sides). */
+export interface VersionElementView {
+  readonly id: string;
+  readonly name: string | null;
+  /** The engine's kind of element (`receiveTask`, `serviceTask`, …): a token moves only to one of the same kind. */
+  readonly kind: string;
+  /** The embedded subprocess it is drawn in; null at the process level. */
+  readonly scope: string | null;
+}
+
+/** One stored version with its XML and elements (GET /api/versions/VERSION?process=KEY). */
+export interface VersionModelView {
+  readonly processKey: string;
+  readonly version: string;
+  readonly name: string | null;
+  readonly deployed: boolean;
+  readonly xml: string;
+  /** Its flow nodes by id; empty when the stored XML no longer parses. */
+  readonly elements: readonly VersionElementView[];
+}
+
+/** A token's move in a migration, and what happens to what it waits with (engine/migration/plan.ts TokenMove). */
+export interface TokenMoveView {
+  readonly executionId: string;
+  readonly from: string;
+  readonly to: string;
+  readonly status: string;
+  readonly effects: readonly string[];
+}
+
+/** POST /api/migrations's answer (operations/migrate.ts MigrationOutcome has this shape). */
+export interface MigrationOutcomeView {
+  readonly preview: boolean;
+  readonly processKey: string;
+  readonly from: string;
+  readonly to: string;
+  readonly mapping: Readonly<Record<string, string>>;
+  readonly requestId: string;
+  readonly instances: ReadonlyArray<{
+    readonly instanceId: string;
+    readonly verdict: 'MIGRATED' | 'WOULD_MIGRATE' | 'ALREADY_MIGRATED' | 'REFUSED';
+    readonly moves: readonly TokenMoveView[];
+    readonly reason: string | null;
+    readonly writes: number;
+    readonly timersDispatched: number;
+  }>;
+  /** A preview's line that the run sends back (`--expect`); null for a run. */
+  readonly expect: string | null;
+  readonly by: string;
+}
