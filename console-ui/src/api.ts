@@ -11,11 +11,14 @@ import type {
   IncidentList,
   InstancePage,
   InstanceView,
+  MigrationOutcomeView,
   Overview,
+  ProcessVersionsView,
   RepairBasisView,
   RepairOutcome,
   RepairRequest,
   Role,
+  VersionModelView,
   WaitingPage,
 } from '../../functions/src/operations/types';
 import type { TaskCompletion, TaskQuery, UserTask, UserTaskPage } from './task-types';
@@ -167,7 +170,29 @@ export const api = {
       headers: { 'Content-Type': 'application/json', 'X-Inbox-Console': '1' },
       body: JSON.stringify({ request, preview, requestId, ...(expect === null ? {} : { expect }) }),
     }),
+  /** GET /api/versions?process=KEY: the versions of a process, each with its live instances and where their tokens are. */
+  versions: (processKey: string): Promise<ProcessVersionsView> => call(`api/versions${query({ process: processKey })}`),
+  /** GET /api/versions/VERSION?process=KEY: one stored version's XML and elements. */
+  version: (processKey: string, version: string): Promise<VersionModelView> =>
+    call(`api/versions/${encodeURIComponent(version)}${query({ process: processKey })}`),
+  /** POST /api/migrations (`inbox migrate`): a preview answers `expect`, which the run sends back with the same requestId. */
+  migrate: (request: MigrationRequest, preview: boolean, requestId: string, expect: string | null = null) =>
+    call<MigrationOutcomeView>('api/migrations', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Inbox-Console': '1' },
+      body: JSON.stringify({ ...request, preview, requestId, ...(expect === null ? {} : { expect }) }),
+    }),
 };
+
+/** What a migration moves: `inbox migrate`'s --process, --from, --to, --map and --instances or --all. */
+export interface MigrationRequest {
+  readonly processKey: string;
+  readonly from: string;
+  readonly to: string;
+  /** Source element id → target element id (`--map`); an element not named moves to the same id. */
+  readonly mapping: Readonly<Record<string, string>>;
+  readonly instances: readonly string[] | 'all';
+}
 
 /** GET /api/documents/ID/raw: the exact bytes the receiver kept, as a file (a link, not a fetch: the browser saves it). */
 export function rawUrl(id: string): string {

@@ -62,18 +62,23 @@ function badgesOf(overlay: ElementOverlay): HTMLElement | null {
   return parts.length === 0 ? null : h('div', { class: 'badges', testid: `overlay-${overlay.activityId}` }, ...parts);
 }
 
-let current: NavigatedViewer | null = null;
+/** The viewer drawn in each slot: a page draws one diagram ('main'), the migration view two ('source', 'target'). */
+const current = new Map<string, NavigatedViewer>();
 
-/** Draws `xml` into `container` and places the overlays; throws (bpmn-js's import error) when the XML cannot be drawn. */
+/**
+ * Draws `xml` into `container` and places the overlays; throws (bpmn-js's import error) when the XML cannot be drawn.
+ * A diagram drawn in the same `slot` before (the page left behind, the target version chosen before) is let go.
+ */
 export async function renderDiagram(
   container: HTMLElement,
   xml: string,
   overlays: readonly ElementOverlay[],
+  slot = 'main',
 ): Promise<RenderedDiagram> {
-  // One diagram on the page at a time: the one of the page left behind lets go of its listeners.
-  current?.destroy();
+  // One diagram per slot: the one of the page left behind lets go of its listeners.
+  current.get(slot)?.destroy();
   const viewer = new NavigatedViewer({ container });
-  current = viewer;
+  current.set(slot, viewer);
   await viewer.importXML(xml);
   const canvas = viewer.get<Canvas>('canvas');
   const registry = viewer.get<ElementRegistry>('elementRegistry');

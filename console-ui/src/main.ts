@@ -15,6 +15,7 @@ import { renderDocuments } from './view-documents';
 import { renderIncidents } from './view-incidents';
 import { renderInstance } from './view-instance';
 import { renderInstances } from './view-instances';
+import { renderMigrate } from './view-migrate';
 import { renderOverview } from './view-overview';
 import { renderTask } from './view-task';
 import { renderTasks } from './view-tasks';
@@ -78,7 +79,7 @@ async function renderRoute(route: Route, main: HTMLElement, ctx: Promise<ViewCon
     case 'document':
       return renderDocument(main, route.id, ctx);
     case 'instances':
-      return renderInstances(main, route.params);
+      return renderInstances(main, route.params, ctx);
     case 'instance':
       return renderInstance(main, route.id, ctx);
     case 'incidents':
@@ -89,6 +90,8 @@ async function renderRoute(route: Route, main: HTMLElement, ctx: Promise<ViewCon
       return renderTasks(main, route.params);
     case 'task':
       return renderTask(main, route.id, ctx);
+    case 'migrate':
+      return renderMigrate(main, route.params, ctx);
     case 'not-found':
       throw new Error(`There is no page at ${route.hash}.`);
   }

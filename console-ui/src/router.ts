@@ -2,7 +2,7 @@
  * Hash routes, so the server serves one page and every view has an address
  * an operator can paste: #/ overview, #/documents?filters, #/documents/ID,
  * #/instances?businessKey=K, #/instances?process=P&version=V, #/instances/ID, #/incidents[?all=true],
- * #/waiting?filters, #/tasks?filters, #/tasks/ID.
+ * #/waiting?filters, #/tasks?filters, #/tasks/ID, #/migrate?process=P&from=V[&instance=ID].
  */
 
 /** Where the page is. */
@@ -16,6 +16,7 @@ export type Route =
   | { readonly view: 'waiting'; readonly params: URLSearchParams }
   | { readonly view: 'tasks'; readonly params: URLSearchParams }
   | { readonly view: 'task'; readonly id: string }
+  | { readonly view: 'migrate'; readonly params: URLSearchParams }
   | { readonly view: 'not-found'; readonly hash: string };
 
 function decode(part: string): string | null {
@@ -47,7 +48,8 @@ export function parseRoute(hash: string): Route {
     if (id === undefined) return { view: 'tasks', params };
     return decoded === null ? { view: 'not-found', hash } : { view: 'task', id: decoded };
   }
-  if ((head === 'incidents' || head === 'waiting') && id === undefined) return { view: head, params };
+  if ((head === 'incidents' || head === 'waiting' || head === 'migrate') && id === undefined)
+    return { view: head, params };
   return { view: 'not-found', hash };
 }
 
@@ -73,4 +75,7 @@ export const link = {
   waiting: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/waiting', params),
   tasks: (params: Readonly<Record<string, string | undefined>> = {}): string => listLink('#/tasks', params),
   task: (id: string): string => `#/tasks/${encodeURIComponent(id)}`,
+  /** The migration view of a process version's live instances, or of one of them (`instance`). */
+  migrate: (params: { readonly process: string; readonly from: string; readonly instance?: string }): string =>
+    listLink('#/migrate', params),
 };

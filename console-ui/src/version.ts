@@ -1,8 +1,10 @@
 /**
  * A process version as the console shows it: the first 8 of its 16 hex
  * digits (the whole hash as the title), linked to the instances of that
- * version.
+ * version; and the link of an instance on another version than the
+ * deployed one to the migration view.
  */
+import type { InstanceView } from '../../functions/src/operations/types';
 import { h } from './dom';
 import { link } from './router';
 
@@ -16,5 +18,16 @@ export function versionLink(processKey: string, version: string | null, testid =
     'a',
     { href: link.versionInstances({ process: processKey, version }), title: version, testid },
     h('code', {}, shortVersion(version)),
+  );
+}
+
+/** "Migrate this instance…" for an instance (not a multi-instance item) on a stored version other than the deployed one; else null. */
+export function migrateLink(v: InstanceView): HTMLElement | null {
+  const { id, deployed, drawn } = v.version;
+  if (id === null || id === deployed || drawn !== 'own' || v.row.processKey.includes('#')) return null;
+  return h(
+    'a',
+    { href: link.migrate({ process: v.row.processKey, from: id, instance: v.row.id }), testid: 'migrate-instance' },
+    'Migrate this instance…',
   );
 }

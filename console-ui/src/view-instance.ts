@@ -15,7 +15,7 @@ import { tokenTasksOf, waitingCell, type TokenTasks } from './instance-user-task
 import { openRepairDialog } from './repair-dialog';
 import { callCell, calledByFacts } from './instance-calls';
 import { link } from './router';
-import { shortVersion, versionLink } from './version';
+import { migrateLink, shortVersion, versionLink } from './version';
 
 const ENDED = new Set(['ENDED', 'CANCELLED']);
 
@@ -237,4 +237,6 @@ export async function renderInstance(main: HTMLElement, id: string, context: Pro
   }
   if (mayRepair(ctx) && v.tokens.some(isLive))
     actions.append(button('Move token…', 'repair-move-token', () => moveTokenDialog(v, elements, ctx)));
+  const migrate = migrateLink(v);
+  if (mayRepair(ctx) && v.tokens.some(isLive) && migrate !== null) actions.append(migrate);
 }

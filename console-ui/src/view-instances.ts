@@ -1,10 +1,12 @@
 /**
  * Instances: those of a business key (a search box), or those of one
  * process version (the version filter: process, version, and a status if
- * wanted), a page at a time. Each row shows the version it runs on.
+ * wanted), a page at a time. Each row shows the version it runs on; a
+ * repairer gets the migration view of the version's live instances.
  */
 import type { InstanceRow } from '../../functions/src/operations/types';
 import { api } from './api';
+import { mayRepair, type ViewContext } from './context';
 import { h, row, table, time } from './dom';
 import { filtersOf, goOnSubmit, pager, textFilter } from './filters';
 import { link } from './router';
@@ -77,7 +79,11 @@ function instanceRow(i: InstanceRow): HTMLTableRowElement {
 
 const HEADERS = ['Id', 'Process', 'Version', 'Status', 'Created', 'Active tokens', 'Open incidents'];
 
-export async function renderInstances(main: HTMLElement, params: URLSearchParams): Promise<void> {
+export async function renderInstances(
+  main: HTMLElement,
+  params: URLSearchParams,
+  context: Promise<ViewContext>,
+): Promise<void> {
   const key = params.get('businessKey')?.trim() ?? '';
   const filters = filtersOf(params, VERSION_FILTERS);
   const after = params.get('after');
@@ -107,7 +113,7 @@ export async function renderInstances(main: HTMLElement, params: URLSearchParams
     );
     return;
   }
-  const page = await api.instances(filters, after);
+  const [page, ctx] = await Promise.all([api.instances(filters, after), context]);
   main.replaceChildren(
     h(
       'h1',
@@ -120,6 +126,19 @@ export async function renderInstances(main: HTMLElement, params: URLSearchParams
     ),
     searchBox(''),
     versionForm(filters),
+    ...(mayRepair(ctx)
+      ? [
+          h(
+            'div',
+            { class: 'actions' },
+            h(
+              'a',
+              { href: link.migrate({ process, from: version }), testid: 'migrate-version' },
+              'Migrate instances of this version…',
+            ),
+          ),
+        ]
+      : []),
     h('p', { class: 'page-info', testid: 'page-info' }, `${page.instances.length} on this page, in id order`),
     table('instances', HEADERS, page.instances.map(instanceRow), `No instance of ${process} runs on this version.`),
     pager(filters, after, page.next, link.versionInstances),
