@@ -15,7 +15,7 @@ import { formatMigrationExpect } from '../engine/migration/expect';
 import { type ElementMapping, mappingErrors, type TokenMove } from '../engine/migration/plan';
 import { migrateInstance, storedVersion } from '../engine/store/migrate-instance';
 import { newRequestId, RepairRefusedError } from '../engine/store/repair-request';
-import { versionRef } from '../engine/store/versions';
+import { type VersionRead, versionRef } from '../engine/store/versions';
 import type { WriteSink } from '../engine/store/unit-of-work';
 import { QUERIES } from '../queries';
 import { dispatchAfterRepair } from './dispatch-after-repair';
@@ -92,9 +92,9 @@ export async function migrateInstances(
     from: (await findStoredVersion(db, asked.from, asked.processKey)).version,
     to: (await findStoredVersion(db, asked.to, asked.processKey)).version,
   };
-  const stored = (version: string) => async () => (await versionRef(db, run.processKey, version).get()).data();
+  const stored: VersionRead = async (processKey, version) => (await versionRef(db, processKey, version).get()).data();
   const models = await Promise.all(
-    [run.from, run.to].map((v) => storedVersion(engine, run.processKey, v, stored(v))),
+    [run.from, run.to].map((v) => storedVersion(engine, run.processKey, v, stored)),
   ).catch((err: unknown) => {
     throw err instanceof RepairRefusedError ? new RefusedError(err.message) : err;
   });

@@ -13,7 +13,6 @@
  */
 import type { Firestore } from '@google-cloud/firestore';
 import type { ProcessModel } from '../../bpmn/model';
-import { parseProcessModel } from '../../bpmn/parse-model';
 import type { Engine } from '../engine';
 import type { PointChange } from '../migration/catch-events';
 import { fingerprint, migrationBasis } from '../migration/expect';
@@ -34,7 +33,7 @@ import {
 } from './repair-request';
 import { asTimer, nearTimers, pendingTimerDoc } from './timers';
 import type { UnitOfWork } from './unit-of-work';
-import { versionRef, versionXml } from './versions';
+import { storedModel, type VersionRead, versionRef } from './versions';
 
 /** What `inbox migrate` asks of one instance. */
 export interface MigrateRequest {
@@ -78,25 +77,21 @@ export function migrateBinding(request: Pick<MigrateRequest, 'processKey' | 'fro
 }
 
 /**
- * A stored version of a model: the engine's, or read from processVersions
- * (through `read`) and kept by the engine. Refused when it is not stored: a
- * migration never runs on a guess.
+ * A stored version of a model (versions.ts, storedModel: the engine's, or
+ * read through `read` and kept by the engine). Refused when it is not
+ * stored: a migration never runs on a guess.
  */
 export async function storedVersion(
   engine: Engine,
   processKey: string,
   version: string,
-  read: () => Promise<Readonly<Record<string, unknown>> | undefined>,
+  read: VersionRead,
 ): Promise<ProcessModel> {
-  const known = engine.at(processKey, version);
-  if (known !== null) return known;
-  const data = await read();
-  if (data === undefined)
+  const model = await storedModel(engine, processKey, version, read);
+  if (model === null)
     throw new RepairRefusedError(
       `version ${version} of ${processKey} is not stored in processVersions: list the stored ones with inbox versions ${processKey}`,
     );
-  const model = await parseProcessModel(versionXml(data));
-  engine.remember(model);
   return model;
 }
 
@@ -139,9 +134,9 @@ export async function migrateInstance(
         throw new RepairRefusedError(`instance ${id} is on version ${instance.processVersion}, not ${request.from}`);
       if (instance.status === 'COMPLETED')
         throw new RepairRefusedError(`instance ${id} has completed: nothing to migrate`);
-      const read = (version: string) => () => uow.get(versionRef(uow.db, request.processKey, version));
-      const source = await storedVersion(engine, request.processKey, request.from, read(request.from));
-      const target = await storedVersion(engine, request.processKey, request.to, read(request.to));
+      const read: VersionRead = (processKey, version) => uow.get(versionRef(uow.db, processKey, version));
+      const source = await storedVersion(engine, request.processKey, request.from, read);
+      const target = await storedVersion(engine, request.processKey, request.to, read);
       const timers: Record<string, TimerState> = {};
       for (const token of Object.values(doc.tokens))
         for (const timerId of token.timerIds ?? []) {

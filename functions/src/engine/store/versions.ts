@@ -125,31 +125,56 @@ export async function modelOutside(
   );
 }
 
+/** Reads a stored version's document (`processVersions`) by process key and version; undefined: not stored. */
+export type VersionRead = (
+  processKey: string,
+  version: string,
+) => Promise<Readonly<Record<string, unknown>> | undefined>;
+
 async function modelRead(
   engine: Engine,
   instance: Pick<InstanceState, 'processKey' | 'processVersion'>,
-  read: (processKey: string, version: string) => Promise<Readonly<Record<string, unknown>> | undefined>,
+  read: VersionRead,
 ): Promise<ProcessModel> {
   const { processKey, processVersion } = instance;
   const known = engine.at(processKey, processVersion);
   if (known !== null) return known;
   const base = modelKeyOf(processKey);
-  const data = await read(base, processVersion);
-  if (data === undefined) {
+  const model = await storedModel(engine, base, processVersion, read);
+  if (model === null) {
     engine.noteUnstored(base, processVersion);
     return engine.model(processKey);
   }
-  const model = await parseProcessModel(versionXml(data)).catch((err: unknown) => {
-    throw new StepFailedError(
-      `version ${processVersion} of ${base} no longer loads: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  });
-  if (model.key !== base || model.version !== processVersion)
-    throw new StepFailedError(
-      `processVersions holds ${model.key}@${model.version} where ${base}@${processVersion} was expected`,
-    );
-  engine.remember(model);
   const found = engine.at(processKey, processVersion);
   if (found === null) throw new StepFailedError(`version ${processVersion} of ${base} has no ${processKey}`);
   return found;
+}
+
+/**
+ * One stored version of a process (its own key, not an item's): the one the
+ * engine holds costs no read; another is read through `read`, checked to be
+ * what was asked for, and kept by the engine. Null when it is not stored:
+ * a step then runs on the deployed model (modelOf), a migration is refused.
+ */
+export async function storedModel(
+  engine: Engine,
+  processKey: string,
+  version: string,
+  read: VersionRead,
+): Promise<ProcessModel | null> {
+  const known = engine.at(processKey, version);
+  if (known !== null) return known;
+  const data = await read(processKey, version);
+  if (data === undefined) return null;
+  const model = await parseProcessModel(versionXml(data)).catch((err: unknown) => {
+    throw new StepFailedError(
+      `version ${version} of ${processKey} no longer loads: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  });
+  if (model.key !== processKey || model.version !== version)
+    throw new StepFailedError(
+      `processVersions holds ${model.key}@${model.version} where ${processKey}@${version} was expected`,
+    );
+  engine.remember(model);
+  return model;
 }
