@@ -98,6 +98,7 @@ export async function renderMigrate(main: HTMLElement, params: URLSearchParams, 
   );
   const sourceBox = h('div', { class: 'diagram', testid: 'diagram-source' });
   const targetBox = h('div', { class: 'diagram', testid: 'diagram-target' });
+  const targetHeading = h('h2', {}, 'Target');
   const mappingBox = h('div', { testid: 'mapping-box' });
   const cli = h('pre', { class: 'cli', testid: 'migrate-cli' });
   const status = h('div', { class: 'status', testid: 'migrate-status', 'aria-live': 'polite' });
@@ -139,6 +140,7 @@ export async function renderMigrate(main: HTMLElement, params: URLSearchParams, 
     mapping = mappingTable(source.elements, target.elements, waiting, changed);
     mappingBox.replaceChildren(mapping.element);
     changed();
+    targetHeading.textContent = `Target ${shortVersion(target.version)}`;
     await draw(targetBox, target, [], 'target');
     previewButton.disabled = false;
     view.dataset.target = target.version;
@@ -215,7 +217,7 @@ export async function renderMigrate(main: HTMLElement, params: URLSearchParams, 
       'div',
       { class: 'diagrams' },
       h('div', {}, h('h2', {}, `Source ${shortVersion(source.version)}`), sourceBox),
-      h('div', {}, h('h2', {}, 'Target'), targetBox),
+      h('div', {}, targetHeading, targetBox),
     ),
     h('h2', {}, 'Where each token goes'),
     mappingBox,

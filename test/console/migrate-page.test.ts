@@ -13,7 +13,7 @@
  */
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -41,6 +41,7 @@ jest.setTimeout(60_000);
 const { db, projectId } = freshFirestores().project('console-migrate-page');
 const FIXTURES = join(__dirname, '..', 'fixtures', 'bpmn-versions');
 const PAGE = join(REPO_ROOT, 'dist', 'console-page');
+const SHOTS = join(REPO_ROOT, 'test-output', 'console');
 const STEPS = new Set(['prepare', 'nudge', 'audit', 'pay']);
 const models = mkdtempSync(join(tmpdir(), 'console-migrate-page-'));
 
@@ -253,6 +254,9 @@ describe('the migration view in the browser', () => {
       .evaluateAll((els) => els.map((e) => `${e.getAttribute('data-from')}→${e.getAttribute('data-to')}`));
     expect(moves.sort()).toEqual(['prepare→prepare', 'waitApproval→waitDecision', 'waitApproval→waitDecision']);
     expect(await testid('migration-preview-summary').textContent()).toBe('3 would migrate.');
+    // For a person to look at (test-output/ is not committed).
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'migrate.png'), fullPage: true });
     for (const id of [...waitingIds, preparingId]) expect(await versionOf(id)).toBe(v1.model.version);
 
     expect(await testid('migrate-confirm').textContent()).toBe('Migrate 3 instances');
