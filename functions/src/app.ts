@@ -116,10 +116,21 @@ export interface AppDefinition {
    * The handlers of its async steps, by the BPMN task id (or, for a task
    * with a `zeebe:taskDefinition`, by its type, which several tasks may
    * share), made once per process from the clients. Every async task of the
-   * models needs one, and every handler a task: both are checked when the
-   * app is loaded.
+   * models needs one, and every handler a task (or a place in
+   * `keepForOlderVersions`): both are checked when the app is loaded.
    */
   readonly steps: (context: AppContext) => Readonly<Record<string, StepHandler>>;
+  /**
+   * Keys of `steps` kept only for instances of older versions: handlers no
+   * task of the models names any more (the new version removed or renamed
+   * the task) but that instances started on an older version can still
+   * reach (`inbox model impact` names them). Handlers serve every version,
+   * so keep each one here until `inbox versions` shows no running instance
+   * of a version that draws it, then remove it from here and from `steps`.
+   * The app check refuses a key here that no handler has, or that a task of
+   * the models names (that is no older version's).
+   */
+  readonly keepForOlderVersions?: readonly string[];
   /** Pure handlers of synchronous service tasks (no `inbox:async`), by task id: they run inside the transaction. */
   readonly syncSteps?: Readonly<Record<string, SyncHandler>>;
   /** Topics its handlers publish to: deploy.sh creates them and grants the jobs' account publishing. */
@@ -138,6 +149,7 @@ export interface App {
   readonly models: string;
   readonly messages: readonly (AppMessage & { readonly subscription: string; readonly nameAttribute: string })[];
   readonly steps: AppDefinition['steps'];
+  readonly keepForOlderVersions: readonly string[];
   readonly syncSteps: Readonly<Record<string, SyncHandler>>;
   readonly publishes: readonly string[];
   readonly sends: readonly (AppSend & { readonly nameAttribute: string })[];
@@ -164,6 +176,7 @@ export function defineApp(definition: AppDefinition): App {
       nameAttribute: m.nameAttribute ?? 'eventType',
     })),
     steps: definition.steps,
+    keepForOlderVersions: [...(definition.keepForOlderVersions ?? [])],
     syncSteps: definition.syncSteps ?? {},
     publishes: [...new Set([...(definition.publishes ?? []), ...(definition.sends ?? []).map((m) => m.topic)])],
     sends: (definition.sends ?? []).map((m) => ({ ...m, nameAttribute: m.nameAttribute ?? 'eventType' })),

@@ -46,6 +46,7 @@ export async function loadAppEngine(
   const problems = modelProblems(models, {
     steps: new Set(stepIds),
     syncSteps: new Set(Object.keys(app.syncSteps)),
+    keptForOlderVersions: new Set(app.keepForOlderVersions),
     messages: new Set(app.messages.map((m) => m.name)),
     sends,
   });

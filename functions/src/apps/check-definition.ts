@@ -18,6 +18,7 @@ export interface DefinitionShape {
   readonly sends?: ReadonlyArray<{ readonly name: unknown; readonly topic: unknown; readonly payload?: unknown }>;
   readonly collections?: readonly unknown[];
   readonly deadLetterTopic?: unknown;
+  readonly keepForOlderVersions?: unknown;
 }
 
 /** An app declaration the system cannot run; the message names the item (and, from the loader, the app's file). */
@@ -104,6 +105,22 @@ export function checkAppDefinition(definition: DefinitionShape): void {
   if (definition.deadLetterTopic !== undefined) {
     const problem = pubsubNameProblem(definition.deadLetterTopic);
     if (problem !== null) refuse(`deadLetterTopic: ${problem}`);
+  }
+  const kept = definition.keepForOlderVersions;
+  if (kept !== undefined) {
+    if (!Array.isArray(kept))
+      refuse(
+        "keepForOlderVersions: a list of the step keys (task ids or task types) kept for older versions, e.g. ['pay']",
+      );
+    const seen = new Set<unknown>();
+    for (const key of kept as unknown[]) {
+      if (typeof key !== 'string' || key.trim() === '' || key !== key.trim())
+        refuse(
+          `keepForOlderVersions: ${JSON.stringify(key)} is no step key (a task id or task type, as steps names it)`,
+        );
+      if (seen.has(key)) refuse(`keepForOlderVersions: ${String(key)} is listed twice`);
+      seen.add(key);
+    }
   }
   for (const c of definition.collections ?? []) {
     if (typeof c !== 'string' || !/^[A-Za-z][A-Za-z0-9_-]{0,99}$/.test(c))

@@ -1,7 +1,8 @@
 /**
  * The checks of an app that need its models: every async task has a
  * handler and every handler a task (one left over is a task renamed in the
- * model but not in the code), every synchronous task a pure handler, and
+ * model but not in the code) unless the app keeps it for older versions
+ * (`keepForOlderVersions`: then it must be a handler no task names), every synchronous task a pure handler, and
  * every message a model waits for or starts by is one the app declares
  * (otherwise it could never arrive). Pure: the models come parsed.
  */
@@ -16,6 +17,8 @@ export function modelProblems(
     readonly messages: ReadonlySet<string>;
     /** The messages the system publishes for the app (its `sends`). */
     readonly sends?: ReadonlySet<string>;
+    /** The step keys kept only for instances of older versions (`keepForOlderVersions`). */
+    readonly keptForOlderVersions?: ReadonlySet<string>;
   },
 ): string[] {
   const problems: string[] = [];
@@ -65,11 +68,22 @@ export function modelProblems(
       }
     }
   }
+  const kept = app.keptForOlderVersions ?? new Set<string>();
   for (const id of app.steps)
-    if (!asyncTasks.has(id))
+    if (!asyncTasks.has(id) && !kept.has(id))
       problems.push(
-        `steps has a handler ${id}, but no model has an async task of that id or task type: rename it to the task's id (or its zeebe:taskDefinition type), or remove it`,
+        `steps has a handler ${id}, but no model has an async task of that id or task type: rename it to the task's id (or its zeebe:taskDefinition type), or remove it; if instances of an older version still need it, list ${id} in keepForOlderVersions`,
       );
+  for (const id of kept) {
+    if (asyncTasks.has(id))
+      problems.push(
+        `keepForOlderVersions lists ${id}, but a task of the models is run by it: it is not only for older versions; remove ${id} from keepForOlderVersions (steps keeps it)`,
+      );
+    else if (!app.steps.has(id))
+      problems.push(
+        `keepForOlderVersions lists ${id}, but steps has no handler ${id}: add the handler older versions' instances need, or remove ${id} from keepForOlderVersions once \`inbox versions\` shows no running instance of a version that draws it`,
+      );
+  }
   for (const id of app.syncSteps)
     if (!syncTasks.has(id))
       problems.push(`syncSteps has a handler ${id}, but no model has a synchronous task of that id`);

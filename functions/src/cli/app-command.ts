@@ -30,6 +30,7 @@ export async function appCommand(io: CliIo, env: NodeJS.ProcessEnv, json: boolea
     })),
     steps,
     syncSteps: Object.keys(app.syncSteps).sort(),
+    keptForOlderVersions: [...app.keepForOlderVersions].sort(),
     topology,
   };
   if (json) {
@@ -43,10 +44,14 @@ export async function appCommand(io: CliIo, env: NodeJS.ProcessEnv, json: boolea
   io.out(
     `  steps: ${steps.join(', ') || '(none)'}${view.syncSteps.length > 0 ? `; synchronous: ${view.syncSteps.join(', ')}` : ''}`,
   );
+  if (view.keptForOlderVersions.length > 0)
+    io.out(
+      `  kept for older versions: ${view.keptForOlderVersions.join(', ')} (remove each once \`inbox versions\` shows no running instance of a version that draws it)`,
+    );
   io.out(
     `  publishes to: ${topology.publishes.join(', ') || '(nothing)'}; writes: ${topology.collections.join(', ') || '(nothing of its own)'}`,
   );
   io.out(
-    'checked: every async task has its handler, every handler its task, every message a model waits for is declared',
+    'checked: every async task has its handler, every handler its task (or its place in keepForOlderVersions), every message a model waits for is declared',
   );
 }
