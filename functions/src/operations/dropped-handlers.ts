@@ -22,15 +22,13 @@ export interface DroppedHandler {
 
 /** The pending jobs whose handler `handlers` (the new app's steps and publishing steps, by key) lacks, by handler and process. */
 export function droppedHandlers(jobs: readonly PendingJob[], handlers: ReadonlySet<string>): DroppedHandler[] {
-  const has = Object.fromEntries([...handlers].map((k) => [k, true]));
+  const lacks = handlerLookup(handlers);
   const found = new Map<
     string,
     { handler: string; processKey: string; activities: Set<string>; versions: Set<string>; count: number }
   >();
   for (const job of jobs) {
-    if (publishStepOf(has, job.processKey, job.activityId) !== undefined) continue;
-    if (job.taskType !== null && handlers.has(job.taskType)) continue;
-    if (handlers.has(job.activityId)) continue;
+    if (!lacks(job)) continue;
     const handler = job.taskType ?? job.activityId;
     const processKey = modelKeyOf(job.processKey);
     const key = `${processKey}\u0000${handler}`;
@@ -51,6 +49,22 @@ export function droppedHandlers(jobs: readonly PendingJob[], handlers: ReadonlyS
     .sort((a, b) =>
       a.handler === b.handler ? (a.processKey < b.processKey ? -1 : 1) : a.handler < b.handler ? -1 : 1,
     );
+}
+
+/**
+ * Whether runJob would find no handler for a job of `activityId` (of task
+ * type `taskType`) of process `processKey` among `handlers` (the app's
+ * steps and publishing steps, by key): neither the system's publish of the
+ * element, nor a handler by task type, nor one by element id.
+ */
+export function handlerLookup(
+  handlers: ReadonlySet<string>,
+): (job: Pick<PendingJob, 'processKey' | 'activityId' | 'taskType'>) => boolean {
+  const has = Object.fromEntries([...handlers].map((k) => [k, true]));
+  return (job) =>
+    publishStepOf(has, job.processKey, job.activityId) === undefined &&
+    !(job.taskType !== null && handlers.has(job.taskType)) &&
+    !handlers.has(job.activityId);
 }
 
 /** "pay (3 pending jobs of case-handling at pay)". */

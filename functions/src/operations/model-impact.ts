@@ -12,6 +12,7 @@ import type { Firestore } from '@google-cloud/firestore';
 import { isLegacyInstance, instanceJobs, instanceTokens } from '../engine/store/instance-doc';
 import { COLLECTIONS } from '../engine/store/collections';
 import { QUERIES } from '../queries';
+import type { WalkStart } from '../bpmn/reachable';
 
 /** Instances read per process (its items included) at most. */
 export const MAX_INSTANCES_READ = 5_000;
@@ -40,6 +41,13 @@ export interface PendingJob {
   readonly taskType: string | null;
 }
 
+/** Instances of one version standing at the same points (bpmn/reachable.ts walks from there). */
+export interface PositionGroup {
+  readonly processVersion: string;
+  readonly starts: readonly WalkStart[];
+  readonly instances: number;
+}
+
 export interface ProcessLoad {
   readonly processKey: string;
   /** Instances read (RUNNING and INCIDENT, the items included), those of `skipVersion` among them. */
@@ -52,6 +60,25 @@ export interface ProcessLoad {
   readonly elements: Readonly<Record<string, ElementLoad>>;
   /** Every PENDING job read, of any version. */
   readonly pendingJobs: readonly PendingJob[];
+  /**
+   * Where the live tokens of the process's own instances (not its items: a
+   * token at their multi-instance activity stands for them) stand, any
+   * version, instances at the same points grouped.
+   */
+  readonly positions: readonly PositionGroup[];
+}
+
+/** Where an instance's live tokens stand, for the walk: an element runs again unless a pending job already stands for it. */
+function startsOf(tokens: ReturnType<typeof instanceTokens>, pendingAt: ReadonlySet<string>): WalkStart[] {
+  const starts = new Map<string, boolean>();
+  for (const token of tokens) {
+    if (ENDED.has(token.status)) continue;
+    const self =
+      token.status === 'WAITING_ITEMS' ||
+      ((token.status === 'WAITING_JOB' || token.status === 'ACTIVE') && !pendingAt.has(token.activityId));
+    starts.set(token.activityId, (starts.get(token.activityId) ?? false) || self);
+  }
+  return [...starts].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([elementId, self]) => ({ elementId, self }));
 }
 
 const ZERO: ElementLoad = { tokensRunning: 0, tokensIncident: 0, pendingJobs: 0, scheduledTimers: 0, openUserTasks: 0 };
@@ -86,6 +113,7 @@ export async function readProcessLoad(
     };
   };
   const pendingJobs: PendingJob[] = [];
+  const positions = new Map<string, PositionGroup>();
   const timerIds: string[] = [];
   let read = 0;
   let capped = false;
@@ -122,6 +150,12 @@ export async function readProcessLoad(
               activityId: job.activityId,
               taskType: job.taskType ?? null,
             });
+          if (key === processKey) {
+            const starts = startsOf(instanceTokens(data), new Set(jobs.map((j) => j.activityId)));
+            const id = JSON.stringify([version, starts]);
+            const was = positions.get(id);
+            positions.set(id, { processVersion: version, starts, instances: (was?.instances ?? 0) + 1 });
+          }
           if (version === skipVersion) continue;
           for (const job of jobs) add(job.activityId, { pendingJobs: 1 });
           for (const token of instanceTokens(data)) {
@@ -145,5 +179,13 @@ export async function readProcessLoad(
         add(timer.activityId, { scheduledTimers: 1 });
     }
   }
-  return { processKey, instancesRead: read, capped, legacyInstances: legacy, elements, pendingJobs };
+  return {
+    processKey,
+    instancesRead: read,
+    capped,
+    legacyInstances: legacy,
+    elements,
+    pendingJobs,
+    positions: [...positions.values()],
+  };
 }
