@@ -4,9 +4,10 @@
 # model's diff from the newest version stored in processVersions, with the
 # tokens, pending jobs, scheduled timers and open user tasks at each removed
 # or changed element, and the step handlers the app drops that pending jobs
-# still need. Such a drop refuses the deploy (the dry run too), naming each
-# handler and its count, unless --force, which deploys and says which jobs
-# will become incidents. Read only; the CLI runs from source, as read_app's.
+# still need or that instances of older versions can still reach. Such a
+# drop refuses the deploy (the dry run too), naming each handler and its
+# count, unless --force, which deploys and says which jobs may become
+# incidents. Read only; the CLI runs from source, as read_app's.
 # Sourced by infra/deploy.sh.
 
 # Set by parse_args (--force).

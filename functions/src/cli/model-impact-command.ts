@@ -6,9 +6,11 @@
  * user tasks at each removed or changed element (of instances of any other
  * version); for the processes of the project the app no longer has, how
  * many instances run on. Then the step handlers the app drops that pending
- * jobs of RUNNING or INCIDENT instances still need (any version): a deploy
- * is refused (exit 1) naming each with its count, unless `--force`, which
- * prints what will become an incident instead. infra/deploy.sh runs it
+ * jobs of RUNNING or INCIDENT instances still need (any version), and those
+ * that instances of older versions can still reach from where their tokens
+ * stand (operations/older-version-needs.ts): a deploy is refused (exit 1)
+ * naming each with its count, unless `--force`, which prints what may
+ * become an incident instead. infra/deploy.sh runs it
  * before it changes anything (its dry run too).
  */
 import { checkApp } from '../apps/check-app';
@@ -19,6 +21,8 @@ import { publishSteps } from '../jobs/publish-steps';
 import { type DroppedHandler, droppedHandlers, droppedWords } from '../operations/dropped-handlers';
 import { type PendingJob, type ProcessLoad, readProcessLoad } from '../operations/model-impact';
 import { newestVersions, storedModel } from '../operations/stored-versions';
+import { olderVersionNeeds, type UnwalkedVersion } from '../operations/older-version-needs';
+import { type UnreachedHandler, unreachedWords } from '../operations/unreached-handlers';
 import { storedVersions } from '../operations/versions';
 import type { CliContext, CliIo } from './context';
 import { CliFailure, EXIT } from './failures';
@@ -64,6 +68,13 @@ export async function modelImpactCommand(
   const newest = newestVersions(await storedVersions(ctx.db(), null));
   const processes: ProcessImpact[] = [];
   const jobs: PendingJob[] = [];
+  const unreached: UnreachedHandler[] = [];
+  const unwalked: UnwalkedVersion[] = [];
+  const walk = async (key: string, load: ProcessLoad, atHand: readonly ProcessModel[]): Promise<void> => {
+    const needs = await olderVersionNeeds(ctx.db(), key, load.positions, atHand, handlers);
+    unreached.push(...needs.unreached);
+    unwalked.push(...needs.unwalked);
+  };
   for (const model of models) {
     const stored = newest.get(model.key);
     const old =
@@ -73,6 +84,7 @@ export async function modelImpactCommand(
     const oldModel = old !== null && 'model' in old ? old.model : null;
     const load = await loadOf(ctx, model.key, oldModel === null ? [model] : [oldModel, model], model.version);
     jobs.push(...load.pendingJobs);
+    await walk(model.key, load, oldModel === null ? [model] : [oldModel, model]);
     const base = {
       processKey: model.key,
       toVersion: model.version,
@@ -97,6 +109,7 @@ export async function modelImpactCommand(
     const found = await storedModel(ctx.db(), key, stored.version);
     const load = await loadOf(ctx, key, 'model' in found ? [found.model] : [], null);
     jobs.push(...load.pendingJobs);
+    await walk(key, load, 'model' in found ? [found.model] : []);
     processes.push({
       processKey: key,
       status: 'gone',
@@ -107,7 +120,8 @@ export async function modelImpactCommand(
     });
   }
   const dropped = droppedHandlers(jobs, handlers);
-  const refused = dropped.length > 0 && !force;
+  const needed = dropped.length > 0 || unreached.length > 0;
+  const refused = needed && !force;
   const capped = processes.some((p) => p.capped);
   if (json)
     io.out(
@@ -117,30 +131,49 @@ export async function modelImpactCommand(
           project: ctx.config.projectId,
           processes,
           droppedHandlers: dropped,
+          unreachedHandlers: unreached,
+          unwalkedVersions: unwalked,
           capped,
           refused,
-          forced: force && dropped.length > 0,
+          forced: force && needed,
         },
         null,
         2,
       ),
     );
-  else for (const line of impactLines(app.name, ctx.config.projectId, processes, dropped, force, capped)) io.out(line);
-  if (refused)
-    throw new CliFailure(
-      EXIT.FAILED,
-      `refused: the app drops step handlers that pending jobs still need: ${dropped.map(droppedWords).join('; ')}: keep each handler in the app's steps until its jobs are done (run \`inbox model impact\` again to see), or deploy with --force (each such job then fails on its first run: the job FAILED, its instance in INCIDENT, JOB_FAILED: no async handler registered)`,
+  else
+    for (const line of impactLines(app.name, ctx.config.projectId, processes, { dropped, unreached, unwalked }, force))
+      io.out(line);
+  if (capped && !json) io.out('CAPPED: more than the bound was left unread; the counts are lower bounds');
+  if (refused) throw new CliFailure(EXIT.FAILED, refusal(dropped, unreached));
+}
+
+/** Why the deploy is refused, and what to do. */
+function refusal(dropped: readonly DroppedHandler[], unreached: readonly UnreachedHandler[]): string {
+  const parts: string[] = [];
+  if (dropped.length > 0)
+    parts.push(
+      `the app drops step handlers that pending jobs still need: ${dropped.map(droppedWords).join('; ')}: keep each handler in the app's steps until its jobs are done (run \`inbox model impact\` again to see)`,
     );
+  if (unreached.length > 0)
+    parts.push(
+      `the app drops step handlers that instances of older versions can still reach: ${unreached.map(unreachedWords).join('; ')}: keep each handler in the app's steps and name it in defineApp's keepForOlderVersions (remove it once \`inbox versions\` shows no running instance of a version that draws it), or move those instances first (\`inbox migrate\`)`,
+    );
+  return `refused: ${parts.join('; and ')}; or deploy with --force (each such job then fails on its first run: the job FAILED, its instance in INCIDENT, JOB_FAILED: no async handler registered)`;
 }
 
 function impactLines(
   appName: string,
   project: string,
   processes: readonly ProcessImpact[],
-  dropped: readonly DroppedHandler[],
+  handlers: {
+    readonly dropped: readonly DroppedHandler[];
+    readonly unreached: readonly UnreachedHandler[];
+    readonly unwalked: readonly UnwalkedVersion[];
+  },
   force: boolean,
-  capped: boolean,
 ): string[] {
+  const { dropped, unreached, unwalked } = handlers;
   const lines = [`impact of app ${appName} on project ${project} (against the newest stored version of each process):`];
   for (const p of processes) {
     const running = `${p.instancesRead} RUNNING or INCIDENT instances${p.capped ? ' (capped)' : ''}`;
@@ -170,6 +203,17 @@ function impactLines(
         `--force: will become incidents (JOB_FAILED, no async handler registered) when they run: handler ${droppedWords(d)}`,
       );
   else for (const d of dropped) lines.push(`DROPPED handler ${droppedWords(d)}`);
-  if (capped) lines.push('CAPPED: more than the bound was left unread; the counts are lower bounds');
+  if (unreached.length === 0)
+    lines.push('handlers: no instance of an older version can reach a task the app has no handler for');
+  else if (force)
+    for (const u of unreached)
+      lines.push(
+        `--force: may become incidents (JOB_FAILED, no async handler registered): handler ${unreachedWords(u)}`,
+      );
+  else for (const u of unreached) lines.push(`DROPPED handler ${unreachedWords(u)}`);
+  for (const u of unwalked)
+    lines.push(
+      `NOT WALKED: ${u.instances} ${u.instances === 1 ? 'instance' : 'instances'} of ${u.processKey} version ${u.processVersion.slice(0, 8)}: ${u.why}; the tasks they can still reach were not checked`,
+    );
   return lines;
 }
