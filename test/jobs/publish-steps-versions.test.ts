@@ -3,11 +3,14 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { loadConfig } from '../../functions/src/config';
+import { emulatorClient } from '@inbox/cloud-tasks-emulator';
 import { refs } from '../../functions/src/engine/store/collections';
 import { MESSAGE_ID_ATTRIBUTE } from '../../functions/src/jobs/publish-steps';
 import { createRuntime } from '../../functions/src/runtime';
 import twoPublishers, { ORDERS_TOPIC } from '../fixtures/apps/two-publishers';
+import { cliFor } from '../cli/run-cli';
 import { REPO_ROOT } from '../support/app';
+import { jobsOf } from '../support/process-state';
 import { freshFirestores } from '../support/firestore';
 import { startOverHttp } from '../support/pipeline';
 import { startProcessStack, type ProcessStack } from '../support/process-stack';
@@ -86,4 +89,31 @@ test('a v1 instance publishes at the end event v2 renamed, on a runJob with v2 d
   const names = received.map((r) => r.name).sort();
   expect(names).toEqual(['ItemPacked', 'OrderShipped']);
   expect(new Set(received.map((r) => r.id)).size).toBe(2);
+});
+
+test('the deploy check of v2 counts a v1 job at the renamed end event as served: the app still sends its message', async () => {
+  const admin = emulatorClient(stack.tasks.host);
+  try {
+    // No items: the token is at the end event at once, its job held in the paused queue.
+    await admin.pauseQueue({ name: stack.jobsQueueName });
+    const id = await startOverHttp(stack, 'fixture-orders', 'O-v1-held', { orderId: 'O-v1-held', items: [] });
+    await waitFor('the end event job', async () =>
+      (await jobsOf(db, id)).some((j) => j.activityId === 'EndEvent_1' && j.status === 'PENDING') ? true : undefined,
+    );
+    const impact = await cliFor(projectId, undefined, { INBOX_APP: APP, INBOX_BPMN_DIR: v2Dir })(
+      '--json',
+      'model',
+      'impact',
+    );
+    expect(impact.err).toBe('');
+    expect(impact.code).toBe(0);
+    expect(impact.json()).toMatchObject({ refused: false, droppedHandlers: [], unreachedHandlers: [] });
+    await admin.resumeQueue({ name: stack.jobsQueueName });
+    await waitFor(`instance ${id} COMPLETED`, async () =>
+      (await refs.instance(db, id).get()).get('status') === 'COMPLETED' ? true : undefined,
+    );
+    expect(received.filter((r) => r.name === 'OrderShipped')).toHaveLength(2);
+  } finally {
+    await admin.close();
+  }
 });

@@ -65,13 +65,19 @@ export async function modelImpactCommand(
   const { app, steps, engine } = await checkApp(loadAppSettings(env));
   const models = engine.processKeys.map((k) => engine.model(k));
   const handlers = new Set([...steps, ...Object.keys(publishSteps(models, app))]);
+  // runJob takes a job's publishing step from its instance's own version: an element only an older version draws
+  // still publishes while the app sends its message.
+  const handlersOf = (model: ProcessModel): ReadonlySet<string> =>
+    new Set([...handlers, ...Object.keys(publishSteps([model], app))]);
+  const versionPublishes = new Set<string>();
   const newest = newestVersions(await storedVersions(ctx.db(), null));
   const processes: ProcessImpact[] = [];
   const jobs: PendingJob[] = [];
   const unreached: UnreachedHandler[] = [];
   const unwalked: UnwalkedVersion[] = [];
   const walk = async (key: string, load: ProcessLoad, atHand: readonly ProcessModel[]): Promise<void> => {
-    const needs = await olderVersionNeeds(ctx.db(), key, load.positions, atHand, handlers);
+    const needs = await olderVersionNeeds(ctx.db(), key, load.positions, atHand, handlersOf);
+    for (const model of needs.walked) for (const k of Object.keys(publishSteps([model], app))) versionPublishes.add(k);
     unreached.push(...needs.unreached);
     unwalked.push(...needs.unwalked);
   };
@@ -119,7 +125,7 @@ export async function modelImpactCommand(
       capped: load.capped,
     });
   }
-  const dropped = droppedHandlers(jobs, handlers);
+  const dropped = droppedHandlers(jobs, new Set([...handlers, ...versionPublishes]));
   const needed = dropped.length > 0 || unreached.length > 0;
   const refused = needed && !force;
   const capped = processes.some((p) => p.capped);

@@ -26,18 +26,22 @@ export async function olderVersionNeeds(
   processKey: string,
   positions: readonly PositionGroup[],
   atHand: readonly ProcessModel[],
-  handlers: ReadonlySet<string>,
-): Promise<{ unreached: UnreachedHandler[]; unwalked: UnwalkedVersion[] }> {
+  /** The handlers runJob would find for a job of `model`: the app's steps, and that version's publishing steps. */
+  handlersOf: (model: ProcessModel) => ReadonlySet<string>,
+): Promise<{ unreached: UnreachedHandler[]; unwalked: UnwalkedVersion[]; walked: ProcessModel[] }> {
   const byVersion = new Map<string, PositionGroup[]>();
   for (const group of positions)
     byVersion.set(group.processVersion, [...(byVersion.get(group.processVersion) ?? []), group]);
   const unreached: UnreachedHandler[] = [];
   const unwalked: UnwalkedVersion[] = [];
+  const walked: ProcessModel[] = [];
   for (const [version, groups] of [...byVersion].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const known = atHand.find((m) => m.key === processKey && m.version === version);
     const found = known !== undefined ? { model: known } : await storedModel(db, processKey, version);
-    if ('model' in found) unreached.push(...unreachedHandlers(found.model, groups, handlers));
-    else
+    if ('model' in found) {
+      walked.push(found.model);
+      unreached.push(...unreachedHandlers(found.model, groups, handlersOf(found.model)));
+    } else
       unwalked.push({
         processKey,
         processVersion: version,
@@ -45,5 +49,5 @@ export async function olderVersionNeeds(
         why: found.missing,
       });
   }
-  return { unreached, unwalked };
+  return { unreached, unwalked, walked };
 }
