@@ -9,13 +9,15 @@
  * (test/support/bpmn-di.ts), so bpmn-js draws their shapes; v2 is deployed
  * (INBOX_BPMN_DIR). inboxConsole in local access (a repairer), served in
  * this process on the emulator, its page (dist/console-page,
- * `npm run build:console`) in Debian's chromium.
+ * `npm run build:console`) in Debian's chromium; and served as deployed
+ * (dist/, `npm run build`) in iam access, where a viewer's signed token
+ * gets the view without its buttons.
  */
 import { http } from '@google-cloud/functions-framework';
 import { getTestServer } from '@google-cloud/functions-framework/testing';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,10 +34,13 @@ import type { MigrationOutcome } from '../../functions/src/operations/migrate';
 import type { MigrationOutcomeView, ProcessVersionsView, VersionModelView } from '../../functions/src/operations/types';
 import { createRuntime } from '../../functions/src/runtime';
 import { inboxConsoleFunctionWith } from '../../functions/src/wiring';
+import { buildApp } from '../../tools/build/build-app';
+import { serveFunction, type ServedFunction } from '../../tools/local/serve-function';
 import { FIXTURE_ENV, REPO_ROOT } from '../support/app';
 import { withDiagram } from '../support/bpmn-di';
 import { type Browser, launchBrowser, openView, waitLoaded } from '../support/browser';
 import { freshFirestores } from '../support/firestore';
+import { createSigner } from '../support/tokens';
 
 jest.setTimeout(60_000);
 const { db, projectId } = freshFirestores().project('console-migrate-page');
@@ -56,6 +61,16 @@ let v1: Version;
 let v2: Version;
 let server: Server;
 let base: string;
+/** The same console in iam access, where a signed token of VIEWER is a viewer; and the signer's certs. */
+let iam: ServedFunction;
+let iamBase: string;
+let certs: Server;
+let issuer = '';
+/** The case deployed as an app at v2 (its handlers and message), for the console served as deployed. */
+const V2_APP = 'test/fixtures/apps/case-handling-v2';
+const VIEWER = 'viewer@example.test';
+const AUDIENCE = 'https://inbox-console.example.test';
+const signer = createSigner();
 let browser: Browser;
 /** The v1 instances waiting at waitApproval, and the one whose `prepare` job is pending. */
 const waitingIds: string[] = [];
@@ -70,6 +85,11 @@ async function get<T>(path: string): Promise<{ status: number; body: T & { error
   const res = await fetch(`${base}${path}`);
   return { status: res.status, body: (await res.json()) as T & { error?: string } };
 }
+
+const listen = async (s: Server): Promise<string> => {
+  await new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(s.address() as AddressInfo).port}`;
+};
 
 const versionOf = async (id: string): Promise<unknown> => (await refs.instance(db, id).get()).get('processVersion');
 
@@ -106,15 +126,40 @@ beforeAll(async () => {
     inboxConsoleFunctionWith(PAGE)(config, { ...createRuntime(config), db: () => db, engine: async () => deployed }),
   );
   server = getTestServer('inboxConsoleMigratePageTest');
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  base = await listen(server);
+  certs = createServer((_req, answer) => {
+    answer.setHeader('content-type', 'application/json');
+    answer.end(JSON.stringify(signer.certs));
+  });
+  issuer = await listen(certs);
+  // Served in a child process, as deployed: the token check fetches the certs, which jest's VM cannot.
+  await buildApp(V2_APP, models);
+  iam = await serveFunction({
+    target: 'inboxConsole',
+    env: {
+      INBOX_APP: V2_APP,
+      INBOX_BPMN_DIR: models,
+      GOOGLE_CLOUD_PROJECT: projectId,
+      FIRESTORE_EMULATOR_HOST: process.env.FIRESTORE_EMULATOR_HOST ?? '',
+      INBOX_CONSOLE_ACCESS: 'iam',
+      INBOX_CONSOLE_OIDC_ISSUER: issuer,
+      INBOX_CONSOLE_OIDC_CERTS_URL: `${issuer}/certs`,
+      INBOX_CONSOLE_AUDIENCES: AUDIENCE,
+      INBOX_CONSOLE_VIEWERS: VIEWER,
+    },
+  });
+  iamBase = iam.url.replace(/\/$/, '');
   browser = await launchBrowser();
 });
 
 afterAll(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
   await browser?.close();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
+  await iam?.stop();
+  for (const s of [server, certs])
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
+    if (s !== undefined) await new Promise<void>((resolve) => s.close(() => resolve()));
   rmSync(models, { recursive: true, force: true });
 });
 
@@ -174,6 +219,30 @@ describe('the migration view in the browser', () => {
       .locator(`[data-testid="${id}"]`)
       .evaluateAll((els) => els.map((e) => [e.getAttribute('data-id'), e.getAttribute('data-verdict')] as const))
       .then((rows) => rows.map(([a, b]) => [a, b]));
+
+  test('a viewer sees the view without its buttons, and no way to it from the list', async () => {
+    const viewerPage = await browser.newPage();
+    await viewerPage.setExtraHTTPHeaders({
+      Authorization: `Bearer ${signer.token({ iss: issuer, aud: AUDIENCE, email: VIEWER })}`,
+    });
+    try {
+      await openView(
+        viewerPage,
+        `${iamBase}/#/instances?process=case-handling&version=${v1.model.version}`,
+        'instances',
+      );
+      expect(await viewerPage.getByTestId('whoami').textContent()).toContain(`${VIEWER} (viewer)`);
+      expect(await viewerPage.getByTestId('instance-row').count()).toBe(3);
+      expect(await viewerPage.getByTestId('migrate-version').count()).toBe(0);
+      await openView(viewerPage, `${iamBase}/#/migrate?process=case-handling&from=${v1.model.version}`, 'migrate');
+      await viewerPage.locator(`[data-testid="migrate-view"][data-target="${v2.model.version}"]`).waitFor();
+      expect(await viewerPage.getByTestId('mapping-row').count()).toBe(2);
+      expect(await viewerPage.getByTestId('migrate-viewer').textContent()).toContain('not migrate');
+      expect(await viewerPage.locator('button[data-testid^="migrate-"]').count()).toBe(0);
+    } finally {
+      await viewerPage.close();
+    }
+  });
 
   test("from a v1 instance's page: only its tokens to map, and a preview of it alone", async () => {
     const id = waitingIds[0] ?? '';
