@@ -11,37 +11,18 @@
  * Tasks emulator to runJob, Approved published to the Pub/Sub emulator and
  * pushed to the receiver, the relay.
  */
-import type { Subscription } from '@google-cloud/pubsub';
-import { copyFile, mkdtemp, readdir, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
+import { copyFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { defineApp, defineMessage, keyString, type StepHandler } from '../../functions/src/app';
-import { loadAppEngine } from '../../functions/src/apps/app-engine';
-import { registryOf } from '../../functions/src/apps/load-app';
-import { readModelXml } from '../../functions/src/engine/deployed';
-import type { Engine } from '../../functions/src/engine/engine';
-import { refs } from '../../functions/src/engine/store/collections';
-import { STORED } from '../../functions/src/engine/store/converters';
-import { registerVersions } from '../../functions/src/engine/store/versions';
-import type { ExecutionState as Token, InstanceState } from '../../functions/src/engine/state';
+import type { App, StepHandler } from '../../functions/src/app';
 import { INBOX } from '../../functions/src/inbox/document';
-import { inboxBuffer } from '../../functions/src/relay/buffer';
 import type { MigrationOutcome } from '../../functions/src/operations/migrate';
 import { cliFor } from '../cli/run-cli';
-import { REPO_ROOT, stepIdsOf } from '../support/app';
+import { REPO_ROOT } from '../support/app';
+import { approvalApp, type ApprovalStack, startApprovalStack } from '../support/approval-stack';
 import { freshFirestores } from '../support/firestore';
-import { relayOnStack, startOverHttp } from '../support/pipeline';
-import { jobsOf } from '../support/process-state';
-import { startProcessStack, type ProcessStack } from '../support/process-stack';
-import { testReceiver } from '../support/receiver';
-import { waitFor } from '../support/wait';
-import { waitingPointsOf } from '../support/waiting';
 
 const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'bpmn-changes');
 const TOPIC = 'changes-approved';
-const HOUR = 3_600_000;
 
 /** Every handler call, `caseId step` (`caseId fee activity tier` for the fee): each step's side effect. */
 const calls: string[] = [];
@@ -56,115 +37,35 @@ const fee: StepHandler = async ({ instance, job, headers }) => {
   calls.push(`${String(instance.variables.caseId)} fee ${job.activityId} ${String(headers?.tier)}`);
   return {};
 };
-const Approved = z.object({ caseId: keyString(), eventId: keyString() });
 /** The app as deployed with v1 (pay, fee) and with v2 (notify and review added with their tasks). */
-const appWith = (steps: readonly string[]) =>
-  defineApp({
-    name: 'changes',
-    messages: [
-      defineMessage<z.infer<typeof Approved>>({
-        name: 'Approved',
-        topic: TOPIC,
-        schema: Approved,
-        correlationKey: (p) => p.caseId,
-        dedupKey: (p) => p.eventId,
-      }),
-    ],
-    steps: () => ({ ...Object.fromEntries(steps.map((s) => [s, step(s)])), fee }),
-  });
+const appWith = (steps: readonly string[]): App =>
+  approvalApp('changes', TOPIC, { ...Object.fromEntries(steps.map((s) => [s, step(s)])), fee });
 const V1_APP = appWith(['pay']);
 const V2_APP = appWith(['notify', 'review', 'pay']);
+/** Every model of `FIXTURES/version` copied over the folder's: the files edited in place. */
+const edit =
+  (version: 'v1' | 'v2') =>
+  async (folder: string): Promise<void> => {
+    for (const file of await readdir(join(FIXTURES, version)))
+      await copyFile(join(FIXTURES, version, file), join(folder, file));
+  };
 
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('changing-a-process');
-let folder: string;
-let stack: ProcessStack;
-let receiver: Server;
-let push: Subscription;
-
-/** A deploy: every model of `FIXTURES/version` copied over the folder's, loaded and checked with the app, their versions kept. */
-async function deploy(version: 'v1' | 'v2', app: typeof V1_APP): Promise<Engine> {
-  for (const file of await readdir(join(FIXTURES, version)))
-    await copyFile(join(FIXTURES, version, file), join(folder, file));
-  const engine = await loadAppEngine({ app, folder }, folder, stepIdsOf(app), inboxBuffer(HOUR));
-  // Read now: deployedModelXml keeps a folder's first read, and this folder changes.
-  const xml = await readModelXml(folder);
-  await registerVersions(
-    db,
-    engine.processKeys.map((k) => engine.model(k)),
-    async (k) => xml.get(k) ?? null,
-    new Date(),
-  );
-  return engine;
-}
+let s: ApprovalStack;
 
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), 'changing-a-process-'));
-  const v1 = await deploy('v1', V1_APP);
   // Today's handlers from the start: v1 never asks for notify or review, and the deploy swaps the models.
-  stack = await startProcessStack(db, projectId, { app: { app: V2_APP, folder }, engine: v1 });
-  receiver = testReceiver(db, { registry: registryOf(V2_APP) }).server;
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const address = receiver.address();
-  if (address === null || typeof address === 'string') throw new Error('the receiver has no address');
-  const [topic] = await stack.pubsub.createTopic(TOPIC);
-  [push] = await topic.createSubscription(`${TOPIC}-push`, {
-    pushConfig: { pushEndpoint: `http://127.0.0.1:${address.port}/` },
-    ackDeadlineSeconds: 10,
-    retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } },
-  });
+  s = await startApprovalStack(db, projectId, { topic: TOPIC, first: edit('v1'), firstApp: V1_APP, app: V2_APP });
 }, 60_000);
 
 firestore.beforeTerminate(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
-  await push?.delete();
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
-  if (receiver?.listening) await new Promise((resolve) => receiver.close(resolve));
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
-  await stack?.stop();
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
-  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+  await s?.stop();
 });
 
-const instanceOf = async (id: string): Promise<InstanceState> =>
-  (await refs.instance(db, id).withConverter(STORED).get()).data() as unknown as InstanceState;
-/** The steps whose jobs ran, in order. */
-const ranSteps = async (id: string): Promise<string[]> =>
-  (await jobsOf(db, id))
-    .filter((j) => j.status === 'DONE')
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
-    .map((j) => j.activityId);
-/** Waits until the instance's token waits for its message at `wait`, its waiting point stored. */
-const waitingAt = (id: string, caseId: string, wait: string): Promise<true> =>
-  waitFor(`${caseId} waiting at ${wait}`, async () => {
-    const tokens = Object.values(((await refs.instance(db, id).get()).get('tokens') ?? {}) as Record<string, Token>);
-    return tokens.some((t) => t.status === 'WAITING_MESSAGE' && t.activityId === wait) &&
-      (await waitingPointsOf(db, id, caseId)).length > 0
-      ? true
-      : undefined;
-  });
-const start = (processKey: string, caseId: string, variables: Record<string, unknown> = {}): Promise<string> =>
-  startOverHttp(stack, processKey, caseId, { caseId, ...variables });
-
-/** Publishes Approved for `caseId` and relays until its document is DONE. */
-async function approve(caseId: string): Promise<void> {
-  await stack.pubsub
-    .topic(TOPIC)
-    .publishMessage({ json: { caseId, eventId: `approved-${caseId}` }, attributes: { eventType: 'Approved' } });
-  await waitFor(`Approved for ${caseId}, DONE`, async () => {
-    const doc = (await db.collection(INBOX).where('correlationKey', '==', caseId).get()).docs[0];
-    if (doc === undefined) return undefined;
-    if (doc.get('status') === 'OPEN') await relayOnStack(db, stack);
-    return (await doc.ref.get()).get('status') === 'DONE' ? true : undefined;
-  });
-}
-const completed = (id: string): Promise<InstanceState> =>
-  waitFor(`instance ${id} COMPLETED`, async () => {
-    const instance = await instanceOf(id);
-    return instance.status === 'COMPLETED' ? instance : undefined;
-  });
-
 test('add a step, rename a wait, remove a branch, migrate: waiting instances go on along v1 (or v2, migrated), new ones along v2', async () => {
+  const { stack, start, waitingAt, ranSteps, approve, completed, instanceOf } = s;
   const v1 = (key: string): string => stack.engine.model(key).version;
   const before = Object.fromEntries(
     ['add-step', 'rename-wait', 'remove-branch', 'migrate-case'].map((k) => [k, v1(k)]),
@@ -181,7 +82,7 @@ test('add a step, rename a wait, remove a branch, migrate: waiting instances go 
   for (const [i, id] of group.entries()) await waitingAt(id, `M-${i + 1}`, 'waitApproval');
 
   // The deploy: the four files edited in place, v2 loaded, checked and kept.
-  const engine = await deploy('v2', V2_APP);
+  const engine = await s.deploy(edit('v2'), V2_APP);
   stack.redeploy(engine);
   const after = (key: string): string => engine.model(key).version;
   for (const key of Object.keys(before)) expect(after(key)).not.toBe(before[key]);

@@ -11,34 +11,18 @@
  * The deploy keeps the queues and their tasks, as Cloud Tasks does, and
  * loads the edited folder as a new function instance would.
  */
-import type { Subscription } from '@google-cloud/pubsub';
 import { emulatorClient } from '@inbox/cloud-tasks-emulator';
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
-import type { Server } from 'node:http';
-import { tmpdir } from 'node:os';
+import { copyFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { z } from 'zod';
-import { defineApp, defineMessage, keyString, type StepHandler } from '../../functions/src/app';
-import { loadAppEngine } from '../../functions/src/apps/app-engine';
-import { registryOf } from '../../functions/src/apps/load-app';
-import { readModelXml } from '../../functions/src/engine/deployed';
-import type { Engine } from '../../functions/src/engine/engine';
-import { COLLECTIONS, refs } from '../../functions/src/engine/store/collections';
-import { STORED } from '../../functions/src/engine/store/converters';
-import { registerVersions } from '../../functions/src/engine/store/versions';
-import type { ExecutionState as Token, InstanceState } from '../../functions/src/engine/state';
+import type { App, StepHandler } from '../../functions/src/app';
+import { COLLECTIONS } from '../../functions/src/engine/store/collections';
 import { INBOX } from '../../functions/src/inbox/document';
-import { inboxBuffer } from '../../functions/src/relay/buffer';
 import type { MigrationOutcome } from '../../functions/src/operations/migrate';
 import { cliFor } from '../cli/run-cli';
-import { REPO_ROOT, stepIdsOf } from '../support/app';
+import { REPO_ROOT } from '../support/app';
+import { approvalApp, type ApprovalStack, startApprovalStack } from '../support/approval-stack';
 import { freshFirestores } from '../support/firestore';
-import { relayOnStack, startOverHttp } from '../support/pipeline';
-import { jobsOf } from '../support/process-state';
-import { startProcessStack, type ProcessStack } from '../support/process-stack';
-import { testReceiver } from '../support/receiver';
 import { waitFor } from '../support/wait';
-import { waitingPointsOf } from '../support/waiting';
 
 const FIXTURES = join(REPO_ROOT, 'test', 'fixtures', 'bpmn-versions');
 const TOPIC = 'versions-approved';
@@ -52,116 +36,41 @@ const step =
     calls.push(`${String(instance.variables.caseId)} ${name}`);
     return {};
   };
-const Approved = z.object({ caseId: keyString(), eventId: keyString() });
 /** The app as deployed with v1 (no audit) and with v2 (audit added with its task). */
-const appWith = (steps: readonly string[]) =>
-  defineApp({
-    name: 'versions',
-    messages: [
-      defineMessage<z.infer<typeof Approved>>({
-        name: 'Approved',
-        topic: TOPIC,
-        schema: Approved,
-        correlationKey: (p) => p.caseId,
-        dedupKey: (p) => p.eventId,
-      }),
-    ],
-    steps: () => Object.fromEntries(steps.map((s) => [s, step(s)])),
-  });
+const appWith = (steps: readonly string[]): App =>
+  approvalApp('versions', TOPIC, Object.fromEntries(steps.map((s) => [s, step(s)])));
 const V1_APP = appWith(['prepare', 'nudge', 'pay']);
 const V2_APP = appWith(['prepare', 'nudge', 'audit', 'pay']);
+/** The model file edited in place: the team's one case-handling.bpmn. */
+const edit =
+  (file: 'v1.bpmn' | 'v2.bpmn') =>
+  (folder: string): Promise<void> =>
+    copyFile(join(FIXTURES, file), join(folder, 'case-handling.bpmn'));
 
 const firestore = freshFirestores();
 const { db, projectId } = firestore.project('versions-e2e');
-let folder: string;
-let stack: ProcessStack;
-let receiver: Server;
-let push: Subscription;
+let s: ApprovalStack;
 let clockOffsetMs = 0;
 
-/** What a deploy does: the folder's models loaded and checked with the app, and their versions kept. */
-async function deploy(file: 'v1.bpmn' | 'v2.bpmn', app: typeof V1_APP): Promise<Engine> {
-  await copyFile(join(FIXTURES, file), join(folder, 'case-handling.bpmn'));
-  const engine = await loadAppEngine({ app, folder }, folder, stepIdsOf(app), inboxBuffer(HOUR));
-  await registerVersions(
-    db,
-    engine.processKeys.map((k) => engine.model(k)),
-    async (k) => (await readModelXml(folder)).get(k) ?? null,
-    new Date(),
-  );
-  return engine;
-}
-
 beforeAll(async () => {
-  folder = await mkdtemp(join(tmpdir(), 'versions-e2e-'));
-  const v1 = await deploy('v1.bpmn', V1_APP);
   // The handlers of the newer app from the start: v1 never asks for audit, and the deploy swaps the models.
-  stack = await startProcessStack(db, projectId, {
-    app: { app: V2_APP, folder },
-    engine: v1,
+  s = await startApprovalStack(db, projectId, {
+    topic: TOPIC,
+    first: edit('v1.bpmn'),
+    firstApp: V1_APP,
+    app: V2_APP,
     now: () => new Date(Date.now() + clockOffsetMs),
-  });
-  receiver = testReceiver(db, { registry: registryOf(V2_APP) }).server;
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const address = receiver.address();
-  if (address === null || typeof address === 'string') throw new Error('the receiver has no address');
-  const [topic] = await stack.pubsub.createTopic(TOPIC);
-  [push] = await topic.createSubscription(`${TOPIC}-push`, {
-    pushConfig: { pushEndpoint: `http://127.0.0.1:${address.port}/` },
-    ackDeadlineSeconds: 10,
-    retryPolicy: { minimumBackoff: { seconds: 0 }, maximumBackoff: { seconds: 1 } },
   });
 }, 60_000);
 
 firestore.beforeTerminate(async () => {
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- undefined after a beforeAll that failed before assigning it
-  await push?.delete();
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
-  if (receiver?.listening) await new Promise((resolve) => receiver.close(resolve));
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
-  await stack?.stop();
-  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- as above
-  if (folder !== undefined) await rm(folder, { recursive: true, force: true });
+  await s?.stop();
 });
 
-const instanceOf = async (id: string): Promise<InstanceState> =>
-  (await refs.instance(db, id).withConverter(STORED).get()).data() as unknown as InstanceState;
-const ranSteps = async (id: string): Promise<string[]> =>
-  (await jobsOf(db, id))
-    .filter((j) => j.status === 'DONE')
-    .sort((a, b) => a.createdAt.getTime() - b.createdAt.getTime())
-    .map((j) => j.activityId);
-/** Waits until the instance's token waits for its message at `wait`, its waiting point stored. */
-const waitingAt = (id: string, caseId: string, wait: string): Promise<true> =>
-  waitFor(`${caseId} waiting at ${wait}`, async () => {
-    const tokens = Object.values(((await refs.instance(db, id).get()).get('tokens') ?? {}) as Record<string, Token>);
-    return tokens.some((t) => t.status === 'WAITING_MESSAGE' && t.activityId === wait) &&
-      (await waitingPointsOf(db, id, caseId)).length > 0
-      ? true
-      : undefined;
-  });
-const start = (caseId: string): Promise<string> => startOverHttp(stack, 'case-handling', caseId, { caseId });
-
-/** Publishes Approved for `caseId` and relays until its document is DONE. */
-async function approve(caseId: string): Promise<void> {
-  await stack.pubsub
-    .topic(TOPIC)
-    .publishMessage({ json: { caseId, eventId: `approved-${caseId}` }, attributes: { eventType: 'Approved' } });
-  await waitFor(`Approved for ${caseId}, DONE`, async () => {
-    const docs = await db.collection(INBOX).where('correlationKey', '==', caseId).get();
-    const doc = docs.docs[0];
-    if (doc === undefined) return undefined;
-    if (doc.get('status') === 'OPEN') await relayOnStack(db, stack);
-    return (await doc.ref.get()).get('status') === 'DONE' ? true : undefined;
-  });
-}
-const completed = (id: string): Promise<InstanceState> =>
-  waitFor(`instance ${id} COMPLETED`, async () => {
-    const instance = await instanceOf(id);
-    return instance.status === 'COMPLETED' ? instance : undefined;
-  });
-
 test('instances at a wait, a job in flight and a timer when v2 is deployed complete along v1; new ones and a migrated group along v2', async () => {
+  const { stack, waitingAt, ranSteps, approve, completed, instanceOf } = s;
+  const start = (caseId: string): Promise<string> => s.start('case-handling', caseId);
   const v1 = stack.engine.model('case-handling').version;
   // At the wait: prepare ran, the token waits for Approved.
   const atWait = await start('C-wait');
@@ -183,7 +92,7 @@ test('instances at a wait, a job in flight and a timer when v2 is deployed compl
     );
 
     // The deploy: the file edited in place, v2 loaded, checked and kept.
-    const v2engine = await deploy('v2.bpmn', V2_APP);
+    const v2engine = await s.deploy(edit('v2.bpmn'), V2_APP);
     stack.redeploy(v2engine);
     const v2 = v2engine.model('case-handling').version;
     expect(v2).not.toBe(v1);
