@@ -1,7 +1,10 @@
 import { createServer } from 'node:net';
 import { INBOX } from '../../../functions/src/inbox/document';
 import { freshFirestores } from '../../../test/support/firestore';
-import { completionPayload, storePushed } from '../../../test/support/inbox';
+import { storePushed } from '../../../test/support/inbox';
+import { registryOf } from '../../../functions/src/apps/load-app';
+import chaosApp from '../chaos/app';
+import { completionOf } from '../local/completions';
 import { emptyTally, operate, type OperatorCli, type OperatorTally } from '../chaos/operator';
 import { operatorCli } from '../chaos/stack-actions';
 
@@ -32,7 +35,12 @@ function cliAwayFor(away: number, dead: string): { cli: OperatorCli; calls: () =
 }
 
 async function parkedDocument(caseId: string): Promise<string> {
-  const id = await storePushed(db, { name: 'TaskCompleted', payload: completionPayload(caseId) });
+  // A message of the app the operator's CLI runs: a requeue checks the payload against that app's schema.
+  const id = await storePushed(db, {
+    name: 'WorkOrderCompleted',
+    payload: completionOf(caseId),
+    registry: registryOf(chaosApp),
+  });
   const parked = await operatorCli(
     projectId,
     process.env.FIRESTORE_EMULATOR_HOST ?? '',
